@@ -1,0 +1,110 @@
+//! listCategories, createCategory, deleteCategory.
+
+use serde::Deserialize;
+use serde_json::json;
+use switchboard_guest::cursor::Cursor;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{created, fail, is_uuid, new_id, now, ok, req, HResult, Request, Success, Value};
+
+use crate::fields;
+use crate::model::{self, violation, CATEGORY_COLS};
+
+/// Categories in creation order (ids are uuid v7), with contact counts.
+pub fn list(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let limit = req::limit(req, 50, 200)?;
+    let cursor = req::query_nonempty(req, "cursor").map(Cursor::parse).transpose()?;
+    let mut sql = format!("SELECT {CATEGORY_COLS} FROM categories WHERE business_id = ?1");
+    let mut params: Vec<Value> = vec![biz.into()];
+    if let Some(c) = &cursor {
+        params.push(c.id.as_str().into());
+        sql += " AND id > ?2";
+    }
+    sql += &format!(" ORDER BY id LIMIT {}", limit + 1);
+    let mut rows = db::query(&sql, &params)?;
+    let next = if rows.len() > limit as usize {
+        rows.truncate(limit as usize);
+        rows.last().map(|r| Cursor::from_id(&r.text(0)).encode())
+    } else {
+        None
+    };
+    let categories = model::render_categories(biz, &rows)?;
+    ok(&json!({"categories": categories, "nextCursor": next}))
+}
+
+#[derive(Deserialize)]
+struct CreateBody {
+    name: String,
+}
+
+fn find_by_name(biz: &str, name: &str) -> HResult<Option<serde_json::Value>> {
+    let rows = db::query(
+        &format!("SELECT {CATEGORY_COLS} FROM categories WHERE business_id = ?1 AND name = ?2 COLLATE NOCASE"),
+        &[biz.into(), name.into()],
+    )?;
+    Ok(model::render_categories(biz, &rows)?.into_iter().next())
+}
+
+/// Creates a category, or returns the existing one whose name matches
+/// case-insensitively (`200`, `created: false`).
+pub fn create(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let body: CreateBody = req::body(req)?;
+    let name = fields::category_name(&body.name).map_err(violation)?;
+    if let Some(category) = find_by_name(biz, &name)? {
+        return ok(&json!({"category": category, "created": false}));
+    }
+    let id = new_id();
+    let now = now();
+    db::execute_or(
+        "INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, ?3, ?4)",
+        &[id.as_str().into(), biz.into(), name.as_str().into(), now.as_str().into()],
+        || fail::conflict("category_name_exists", "a category with this `name` already exists"),
+    )?;
+    created(&json!({"category": {"id": id, "name": name, "contactCount": 0, "createdAt": now}, "created": true}))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DeleteBody {
+    category_id: String,
+    confirm_name: String,
+}
+
+/// Deletes a category after name confirmation, refusing while any contact
+/// has it as its only category.
+pub fn delete(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let body: DeleteBody = req::body(req)?;
+    let cat = body.category_id.as_str();
+    if !is_uuid(cat) {
+        return Err(model::category_not_found(cat));
+    }
+    let row = db::query_one("SELECT name FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), cat.into()])?
+        .ok_or_else(|| model::category_not_found(cat))?;
+    if body.confirm_name != row.text(0) {
+        return Err(fail::validation("confirmation_mismatch", "`confirmName` must equal the category's exact current name"));
+    }
+    let p = [Value::from(biz), Value::from(cat)];
+    let exclusive = db::query_one(
+        "SELECT COUNT(*) FROM contact_categories cc WHERE cc.business_id = ?1 AND cc.category_id = ?2 \
+         AND NOT EXISTS (SELECT 1 FROM contact_categories o \
+         WHERE o.contact_id = cc.contact_id AND o.business_id = ?1 AND o.category_id <> ?2)",
+        &p,
+    )?
+    .map_or(0, |r| r.int(0));
+    if exclusive > 0 {
+        let who = if exclusive == 1 { "1 contact belongs".to_string() } else { format!("{exclusive} contacts belong") };
+        return Err(fail::conflict(
+            "category_has_exclusive_contacts",
+            format!(
+                "{who} only to this category and would be left without a category; \
+                 delete them first with DELETE /api/v1/contacts and body {{\"businessId\", \"categoryId\"}}, \
+                 or add them to another category"
+            ),
+        ));
+    }
+    db::execute("DELETE FROM contact_categories WHERE business_id = ?1 AND category_id = ?2", &p)?;
+    db::execute("DELETE FROM categories WHERE business_id = ?1 AND id = ?2", &p)?;
+    ok(&json!({"deleted": true, "categoryId": cat}))
+}

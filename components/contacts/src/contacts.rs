@@ -1,0 +1,272 @@
+//! listContacts, createContact, getContact, updateContact, deleteContacts.
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value as J};
+use switchboard_guest::cursor::Cursor;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{created, e164, fail, new_id, now, ok, req, HResult, Request, Success, Value};
+
+use crate::fields;
+use crate::model::{self, violation, CONTACT_COLS};
+
+const E164_RULE: &str = "an E.164 number: +, a digit 1-9, then 7 to 14 digits (spaces, dashes, dots and parentheses are ignored)";
+
+fn mobile(raw: &str) -> HResult<String> {
+    e164::normalize(raw).ok_or_else(|| fail::validation("invalid_mobile", format!("`mobile` must be {E164_RULE}")))
+}
+
+fn mobile_exists() -> switchboard_guest::Failure {
+    fail::conflict("contact_mobile_exists", "a contact with this `mobile` already exists in this business")
+}
+
+/// Turns `search` into a LIKE pattern on `mobile`.
+///
+/// Separators are ignored, and so is a leading space: an unencoded `+` arrives
+/// decoded as a space. `+digits` matches mobiles starting with them; plain
+/// digits match anywhere in the mobile. Anything else is `400 invalid_search`.
+fn search_pattern(raw: &str) -> HResult<Option<String>> {
+    let s = e164::strip_separators(raw);
+    if s.is_empty() {
+        return Ok(None);
+    }
+    let (prefix, digits) = match s.strip_prefix('+') {
+        Some(rest) => (true, rest),
+        None => (false, s.as_str()),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(fail::validation(
+            "invalid_search",
+            "query parameter `search` matches mobile numbers: digits, optionally after a leading + (URL-encode it as %2B)",
+        ));
+    }
+    Ok(Some(if prefix { format!("+{digits}%") } else { format!("%{digits}%") }))
+}
+
+pub fn list(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let limit = req::limit(req, 50, 200)?;
+    let cursor = req::query_nonempty(req, "cursor").map(Cursor::parse).transpose()?;
+    let category = req::query_uuid(req, "categoryId")?;
+    let search = match req::query(req, "search") {
+        Some(s) => search_pattern(s)?,
+        None => None,
+    };
+
+    let mut sql = format!("SELECT {CONTACT_COLS} FROM contacts c WHERE c.business_id = ?1");
+    let mut params: Vec<Value> = vec![biz.into()];
+    if let Some(c) = &cursor {
+        params.push(c.id.as_str().into());
+        sql += &format!(" AND c.id > ?{}", params.len());
+    }
+    if let Some(cat) = category {
+        if db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), cat.into()])?.is_none() {
+            return Err(model::category_not_found(cat));
+        }
+        params.push(cat.into());
+        sql += &format!(
+            " AND EXISTS (SELECT 1 FROM contact_categories cc WHERE cc.contact_id = c.id AND cc.category_id = ?{})",
+            params.len()
+        );
+    }
+    if let Some(p) = search {
+        params.push(p.into());
+        sql += &format!(" AND c.mobile LIKE ?{}", params.len());
+    }
+    sql += &format!(" ORDER BY c.id LIMIT {}", limit + 1);
+
+    let mut rows = db::query(&sql, &params)?;
+    let next = if rows.len() > limit as usize {
+        rows.truncate(limit as usize);
+        rows.last().map(|r| Cursor::from_id(&r.text(0)).encode())
+    } else {
+        None
+    };
+    let contacts = model::render_contacts(biz, &rows)?;
+    ok(&json!({"contacts": contacts, "nextCursor": next}))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateBody {
+    name: String,
+    mobile: String,
+    category_ids: Vec<String>,
+    #[serde(default)]
+    fields: Map<String, J>,
+    #[serde(default)]
+    communication_blocked: bool,
+}
+
+pub fn create(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let body: CreateBody = req::body(req)?;
+    let name = fields::contact_name(&body.name).map_err(violation)?;
+    let mobile = mobile(&body.mobile)?;
+    fields::check_fields(&body.fields).map_err(violation)?;
+    let categories = model::resolve_categories(biz, &body.category_ids)?;
+
+    if db::query_one("SELECT 1 FROM contacts WHERE business_id = ?1 AND mobile = ?2", &[biz.into(), mobile.as_str().into()])?.is_some() {
+        return Err(mobile_exists());
+    }
+    let id = new_id();
+    let now = now();
+    let fields_json = J::Object(body.fields.clone()).to_string();
+    db::execute_or(
+        "INSERT INTO contacts (id, business_id, mobile, name, fields_json, communication_blocked, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+        &[id.as_str().into(), biz.into(), mobile.into(), name.into(), fields_json.into(), body.communication_blocked.into(), now.as_str().into()],
+        mobile_exists,
+    )?;
+    model::link_categories(biz, &id, &categories)?;
+    model::register_field_keys(biz, body.fields.keys(), &now)?;
+
+    let contact = model::load_contact(biz, &id)?.ok_or_else(model::contact_not_found)?;
+    created(&json!({"contact": contact}))
+}
+
+pub fn get(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let id = req::path_uuid(req, "contactId", "contact_not_found", "contact")?;
+    // campaignId is accepted (and validated) but campaigns do not exist yet, so
+    // there is never a shared campaign summary: `campaignSummary` is null.
+    let _campaign = req::query_uuid(req, "campaignId")?;
+    let contact = model::load_contact(biz, id)?.ok_or_else(model::contact_not_found)?;
+    ok(&json!({"contact": contact, "campaignSummary": null}))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UpdateBody {
+    name: Option<String>,
+    mobile: Option<String>,
+    /// Merged into the stored fields; a `null` value removes the key.
+    fields: Option<Map<String, J>>,
+    /// Replaces the contact's categories.
+    category_ids: Option<Vec<String>>,
+    communication_blocked: Option<bool>,
+}
+
+pub fn update(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let id = req::path_uuid(req, "contactId", "contact_not_found", "contact")?;
+    let body: UpdateBody = req::body(req)?;
+    if body.name.is_none() && body.mobile.is_none() && body.fields.is_none() && body.category_ids.is_none() && body.communication_blocked.is_none() {
+        return Err(fail::validation("empty_update", "give at least one of `name`, `mobile`, `fields`, `categoryIds`, `communicationBlocked`"));
+    }
+    let row = db::query_one("SELECT mobile, name, fields_json, communication_blocked FROM contacts WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?
+        .ok_or_else(model::contact_not_found)?;
+
+    let name = match &body.name {
+        Some(n) => fields::contact_name(n).map_err(violation)?,
+        None => row.text(1),
+    };
+    let mobile = match &body.mobile {
+        Some(m) => mobile(m)?,
+        None => row.text(0),
+    };
+    let mut stored = model::parse_fields(&row.text(2));
+    let mut new_keys: Vec<String> = Vec::new();
+    if let Some(patch) = &body.fields {
+        for (k, v) in patch {
+            match v {
+                J::Null => {
+                    stored.remove(k);
+                }
+                J::String(s) => {
+                    fields::check_pair("fields", k, s).map_err(violation)?;
+                    stored.insert(k.clone(), v.clone());
+                    new_keys.push(k.clone());
+                }
+                _ => return Err(fail::validation("invalid_field_value", format!("`fields.{k}` must be a string or null"))),
+            }
+        }
+        if stored.len() > fields::MAX_FIELDS {
+            return Err(violation(fields::too_many_fields()));
+        }
+    }
+    let categories = body.category_ids.as_deref().map(|ids| model::resolve_categories(biz, ids)).transpose()?;
+    let blocked = body.communication_blocked.unwrap_or_else(|| row.boolean(3));
+
+    if mobile != row.text(0)
+        && db::query_one("SELECT 1 FROM contacts WHERE business_id = ?1 AND mobile = ?2 AND id <> ?3", &[biz.into(), mobile.as_str().into(), id.into()])?.is_some()
+    {
+        return Err(mobile_exists());
+    }
+    let now = now();
+    db::execute_or(
+        "UPDATE contacts SET name = ?3, mobile = ?4, fields_json = ?5, communication_blocked = ?6, updated_at = ?7 \
+         WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), id.into(), name.into(), mobile.into(), J::Object(stored).to_string().into(), blocked.into(), now.as_str().into()],
+        mobile_exists,
+    )?;
+    if let Some(cats) = categories {
+        db::execute("DELETE FROM contact_categories WHERE business_id = ?1 AND contact_id = ?2", &[biz.into(), id.into()])?;
+        model::link_categories(biz, id, &cats)?;
+    }
+    model::register_field_keys(biz, new_keys.iter(), &now)?;
+
+    let contact = model::load_contact(biz, id)?.ok_or_else(model::contact_not_found)?;
+    ok(&json!({"contact": contact}))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DeleteBody {
+    contact_ids: Option<Vec<String>>,
+    category_id: Option<String>,
+}
+
+/// Deletes the listed contacts (ids not in this business are not counted) or
+/// every contact in a category, with their category links and timeline entries.
+pub fn delete(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let body: DeleteBody = req::body(req)?;
+    let deleted = match (body.contact_ids, body.category_id) {
+        (Some(ids), None) => {
+            if ids.is_empty() || ids.len() > 1000 {
+                return Err(fail::validation("invalid_contact_ids", "`contactIds` must contain 1 to 1000 contact ids"));
+            }
+            let mut unique: Vec<&String> = ids.iter().collect();
+            unique.sort();
+            unique.dedup();
+            let rows: Vec<Vec<Value>> = unique.iter().map(|id| vec![biz.into(), Value::from(*id)]).collect();
+            db::execute_many("DELETE FROM contact_categories WHERE business_id = ?1 AND contact_id = ?2", &rows)?;
+            db::execute_many("DELETE FROM timeline_entries WHERE business_id = ?1 AND contact_id = ?2", &rows)?;
+            db::execute_many("DELETE FROM contacts WHERE business_id = ?1 AND id = ?2", &rows)?
+        }
+        (None, Some(cat)) => {
+            if !switchboard_guest::is_uuid(&cat)
+                || db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), cat.as_str().into()])?.is_none()
+            {
+                return Err(model::category_not_found(&cat));
+            }
+            // The IN subqueries are uncorrelated, so SQLite evaluates each once
+            // before deleting; the links are removed last because both earlier
+            // statements select through them.
+            const MEMBERS: &str = "SELECT contact_id FROM contact_categories WHERE business_id = ?1 AND category_id = ?2";
+            let p = [Value::from(biz), Value::from(cat.as_str())];
+            db::execute(&format!("DELETE FROM timeline_entries WHERE business_id = ?1 AND contact_id IN ({MEMBERS})"), &p)?;
+            let n = db::execute(&format!("DELETE FROM contacts WHERE business_id = ?1 AND id IN ({MEMBERS})"), &p)?;
+            db::execute(&format!("DELETE FROM contact_categories WHERE business_id = ?1 AND contact_id IN ({MEMBERS})"), &p)?;
+            n
+        }
+        _ => return Err(fail::validation("invalid_body", "give exactly one of `contactIds` or `categoryId`")),
+    };
+    ok(&json!({"deleted": deleted}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::search_pattern;
+
+    #[test]
+    fn search() {
+        assert_eq!(search_pattern("+1415").unwrap().as_deref(), Some("+1415%"));
+        assert_eq!(search_pattern(" 1415").unwrap().as_deref(), Some("%1415%"));
+        assert_eq!(search_pattern("415 555").unwrap().as_deref(), Some("%415555%"));
+        assert_eq!(search_pattern("  ").unwrap(), None);
+        assert!(search_pattern("ada").is_err());
+        assert!(search_pattern("+").is_err());
+        assert!(search_pattern("1%").is_err());
+    }
+}

@@ -1,0 +1,419 @@
+//! importContacts: CSV rows into contacts, merged by mobile.
+//!
+//! Rules (also in the report to the API docs):
+//! * The first record is the header. Row numbers in `errors[].row` count CSV
+//!   records with the header as row 1, so the first data record is row 2
+//!   (a quoted cell spanning lines is still one record). Blank records are
+//!   skipped and not counted in `totalRows`, but keep their number.
+//! * Mobile column: `mobileColumn` if given, else the first header named
+//!   `mobile`, `phone`, `phone_number` or `msisdn` (case-insensitive; spaces and
+//!   dashes count as `_`). None: `400 missing_mobile_column`.
+//! * Name column: `nameColumn` if given (missing: `400 missing_name_column`),
+//!   else a header named `name` if present. The name is optional per row: a new
+//!   contact without a name is named after its mobile; an existing contact's
+//!   name is never replaced by an empty cell.
+//! * Every other column is a custom field. Its header, trimmed, with spaces and
+//!   dashes turned into `_`, must match `^[a-zA-Z][a-zA-Z0-9_]{0,63}$`
+//!   (`400 invalid_column_header`), be unique (`400 duplicate_column_header`),
+//!   and there may be at most 50 (`400 too_many_columns`). Empty cells set
+//!   nothing (they never erase a stored value).
+//! * Cells are trimmed. Per-row failures (the row is skipped, `failed` counts
+//!   it): `malformed_csv`, `ragged_row`, `missing_mobile`, `invalid_mobile`,
+//!   `invalid_name`, `field_value_too_long`, `too_many_fields` (a merge would
+//!   exceed 50 custom fields). At most 1000 errors are listed
+//!   (`errorsTruncated`).
+//! * A mobile that already exists in the business, or appeared on an earlier
+//!   row, is merged: the contact is added to `categoryIds` and, when
+//!   `updateExisting` (default true), its name (if the row has one) and
+//!   non-empty fields are updated, in file order. Counted in `merged`.
+//! * Rows are written in batches of 500 with `execute-many`; memory is bounded
+//!   by one batch (plus the request body itself).
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value as J};
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{e164, fail, new_id, now, ok, req, Failure, HResult, Request, Success, Value};
+
+use crate::csv::{self, Record};
+use crate::fields;
+use crate::model;
+
+pub const BATCH: usize = 500;
+pub const MAX_ERRORS: usize = 1000;
+const MOBILE_HEADERS: [&str; 4] = ["mobile", "phone", "phone_number", "msisdn"];
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ImportBody {
+    category_ids: Vec<String>,
+    csv: String,
+    mobile_column: Option<String>,
+    name_column: Option<String>,
+    #[serde(default = "yes")]
+    update_existing: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Which column is what.
+#[derive(Debug, PartialEq)]
+pub struct Plan {
+    pub width: usize,
+    pub mobile: usize,
+    pub name: Option<usize>,
+    /// (column index, field key)
+    pub fields: Vec<(usize, String)>,
+    /// Header text per column (trimmed), for error reports.
+    pub headers: Vec<String>,
+}
+
+fn comparable(h: &str) -> String {
+    h.trim().chars().map(|c| if c.is_whitespace() || c == '-' { '_' } else { c.to_ascii_lowercase() }).collect()
+}
+
+/// Works out the columns from the header record.
+pub fn plan(header: &Record, mobile_column: Option<&str>, name_column: Option<&str>) -> Result<Plan, Failure> {
+    if header.error.is_some() {
+        return Err(fail::validation("malformed_csv_header", "the CSV header row is malformed (check its quotes)"));
+    }
+    let headers: Vec<String> = header.fields.iter().map(|h| h.trim().to_string()).collect();
+    let find = |want: &str| headers.iter().position(|h| comparable(h) == comparable(want));
+
+    let mobile = match mobile_column {
+        Some(col) => find(col).ok_or_else(|| {
+            fail::validation("missing_mobile_column", format!("the CSV header has no column `{}` (from `mobileColumn`)", fields::truncate(col, 64)))
+        })?,
+        None => headers.iter().position(|h| MOBILE_HEADERS.contains(&comparable(h).as_str())).ok_or_else(|| {
+            fail::validation(
+                "missing_mobile_column",
+                "the CSV header has no mobile column: name one `mobile`, `phone`, `phone_number` or `msisdn`, or set `mobileColumn`",
+            )
+        })?,
+    };
+    let name = match name_column {
+        Some(col) => Some(find(col).ok_or_else(|| {
+            fail::validation("missing_name_column", format!("the CSV header has no column `{}` (from `nameColumn`)", fields::truncate(col, 64)))
+        })?),
+        None => find("name").filter(|i| *i != mobile),
+    };
+
+    let mut field_cols: Vec<(usize, String)> = Vec::new();
+    for (i, h) in headers.iter().enumerate() {
+        if i == mobile || Some(i) == name {
+            continue;
+        }
+        let key = fields::header_to_key(h).ok_or_else(|| {
+            fail::validation(
+                "invalid_column_header",
+                format!(
+                    "CSV column {} header `{}` is not a valid custom field name: start with a letter, then letters, digits or _ (at most 64; spaces and dashes become _)",
+                    i + 1,
+                    fields::truncate(h, 64)
+                ),
+            )
+        })?;
+        if field_cols.iter().any(|(_, k)| *k == key) {
+            return Err(fail::validation("duplicate_column_header", format!("CSV column {} header `{}` repeats an earlier column", i + 1, fields::truncate(h, 64))));
+        }
+        field_cols.push((i, key));
+    }
+    if field_cols.len() > fields::MAX_FIELDS {
+        return Err(fail::validation(
+            "too_many_columns",
+            format!("the CSV has {} custom field columns; at most {} are allowed", field_cols.len(), fields::MAX_FIELDS),
+        ));
+    }
+    Ok(Plan { width: headers.len(), mobile, name, fields: field_cols, headers })
+}
+
+/// One valid data row.
+#[derive(Debug, PartialEq)]
+pub struct ImportRow {
+    pub row: u64,
+    pub mobile: String,
+    pub name: Option<String>,
+    pub fields: Map<String, J>,
+}
+
+/// Why a row was skipped.
+#[derive(Debug, PartialEq)]
+pub struct RowError {
+    pub row: u64,
+    pub column: Option<String>,
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// Parses one data record (`row` is its 1-based record number).
+pub fn parse_row(plan: &Plan, rec: &Record, row: u64) -> Result<ImportRow, RowError> {
+    let err = |column: Option<usize>, code: &'static str, message: String| RowError {
+        row,
+        column: column.map(|c| plan.headers[c].clone()),
+        code,
+        message,
+    };
+    if let Some(m) = rec.error {
+        return Err(err(None, "malformed_csv", m.message().to_string()));
+    }
+    if rec.fields.len() != plan.width {
+        return Err(err(None, "ragged_row", format!("row has {} cells but the header has {}", rec.fields.len(), plan.width)));
+    }
+    let raw_mobile = rec.fields[plan.mobile].trim();
+    if raw_mobile.is_empty() {
+        return Err(err(Some(plan.mobile), "missing_mobile", "the mobile cell is empty".into()));
+    }
+    let mobile = e164::normalize(raw_mobile).ok_or_else(|| {
+        err(Some(plan.mobile), "invalid_mobile", "mobile must be E.164: +, a digit 1-9, then 7 to 14 digits (spaces, dashes, dots and parentheses are ignored)".into())
+    })?;
+    let name = match plan.name.map(|i| rec.fields[i].trim()) {
+        None | Some("") => None,
+        Some(n) if n.chars().count() > fields::MAX_NAME_CHARS => {
+            return Err(err(plan.name, "invalid_name", format!("name must be at most {} characters", fields::MAX_NAME_CHARS)));
+        }
+        Some(n) => Some(n.to_string()),
+    };
+    let mut values = Map::new();
+    for (i, key) in &plan.fields {
+        let v = rec.fields[*i].trim();
+        if v.is_empty() {
+            continue;
+        }
+        if v.chars().count() > fields::MAX_FIELD_VALUE_CHARS {
+            return Err(err(Some(*i), "field_value_too_long", format!("value must be at most {} characters", fields::MAX_FIELD_VALUE_CHARS)));
+        }
+        values.insert(key.clone(), J::String(v.to_string()));
+    }
+    Ok(ImportRow { row, mobile, name, fields: values })
+}
+
+#[derive(Default)]
+struct Report {
+    total: u64,
+    created: u64,
+    merged: u64,
+    failed: u64,
+    errors: Vec<J>,
+    truncated: bool,
+}
+
+impl Report {
+    fn fail(&mut self, e: RowError) {
+        self.failed += 1;
+        if self.errors.len() < MAX_ERRORS {
+            self.errors.push(json!({"row": e.row, "column": e.column, "code": e.code, "message": e.message}));
+        } else {
+            self.truncated = true;
+        }
+    }
+}
+
+struct Ctx<'a> {
+    biz: &'a str,
+    categories: &'a [String],
+    update_existing: bool,
+    now: String,
+}
+
+/// Writes one batch: inserts new contacts, updates merged ones, links all of
+/// them to the categories. Drains `batch`.
+fn flush(ctx: &Ctx, batch: &mut Vec<ImportRow>, report: &mut Report, used_keys: &mut [bool], plan: &Plan) -> HResult<()> {
+    if batch.is_empty() {
+        return Ok(());
+    }
+    let mut mobiles: Vec<&str> = batch.iter().map(|r| r.mobile.as_str()).collect();
+    mobiles.sort_unstable();
+    mobiles.dedup();
+    let (params, ph) = model::in_params(ctx.biz, &mobiles);
+    // Current custom fields of every mobile seen so far in this batch
+    // (stored ones first); presence means "merge".
+    let mut seen: HashMap<String, Map<String, J>> = db::query(
+        &format!("SELECT mobile, fields_json FROM contacts WHERE business_id = ?1 AND mobile IN ({ph})"),
+        &params,
+    )?
+    .iter()
+    .map(|r| (r.text(0), model::parse_fields(&r.text(1))))
+    .collect();
+
+    let mut inserts: Vec<Vec<Value>> = Vec::new();
+    let mut updates: Vec<Vec<Value>> = Vec::new();
+    let mut linked: Vec<String> = Vec::new();
+    for row in batch.drain(..) {
+        if let Some(current) = seen.get_mut(&row.mobile) {
+            if ctx.update_existing {
+                let mut merged = current.clone();
+                merged.extend(row.fields.iter().map(|(k, v)| (k.clone(), v.clone())));
+                if merged.len() > fields::MAX_FIELDS {
+                    report.fail(RowError {
+                        row: row.row,
+                        column: None,
+                        code: "too_many_fields",
+                        message: format!("merging this row would give the contact more than {} custom fields", fields::MAX_FIELDS),
+                    });
+                    continue;
+                }
+                updates.push(vec![
+                    ctx.biz.into(),
+                    row.mobile.as_str().into(),
+                    row.name.clone().into(),
+                    J::Object(merged.clone()).to_string().into(),
+                    ctx.now.as_str().into(),
+                ]);
+                *current = merged;
+                mark_used(&row, used_keys, plan);
+            }
+            report.merged += 1;
+        } else {
+            let name = row.name.clone().unwrap_or_else(|| row.mobile.clone());
+            inserts.push(vec![
+                new_id().into(),
+                ctx.biz.into(),
+                row.mobile.as_str().into(),
+                name.into(),
+                J::Object(row.fields.clone()).to_string().into(),
+                ctx.now.as_str().into(),
+            ]);
+            mark_used(&row, used_keys, plan);
+            seen.insert(row.mobile.clone(), row.fields);
+            report.created += 1;
+        }
+        linked.push(row.mobile);
+    }
+
+    db::execute_many(
+        "INSERT INTO contacts (id, business_id, mobile, name, fields_json, communication_blocked, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?6)",
+        &inserts,
+    )?;
+    db::execute_many(
+        "UPDATE contacts SET name = COALESCE(?3, name), fields_json = ?4, updated_at = ?5 WHERE business_id = ?1 AND mobile = ?2",
+        &updates,
+    )?;
+    linked.sort_unstable();
+    linked.dedup();
+    if !linked.is_empty() {
+        let (mut params, mobiles_ph) = model::in_params(ctx.biz, &linked);
+        let cats_ph = db::placeholders(params.len() + 1, ctx.categories.len());
+        params.extend(ctx.categories.iter().map(Value::from));
+        db::execute(
+            &format!(
+                "INSERT OR IGNORE INTO contact_categories (business_id, contact_id, category_id) \
+                 SELECT ?1, c.id, k.id FROM contacts c, categories k \
+                 WHERE c.business_id = ?1 AND c.mobile IN ({mobiles_ph}) AND k.business_id = ?1 AND k.id IN ({cats_ph})"
+            ),
+            &params,
+        )?;
+    }
+    Ok(())
+}
+
+fn mark_used(row: &ImportRow, used: &mut [bool], plan: &Plan) {
+    for (n, (_, key)) in plan.fields.iter().enumerate() {
+        if row.fields.contains_key(key) {
+            used[n] = true;
+        }
+    }
+}
+
+pub fn run(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let body: ImportBody = req::body(req)?;
+    let categories = model::resolve_categories(biz, &body.category_ids)?;
+
+    let mut records = csv::Reader::new(&body.csv);
+    let header = records.next().ok_or_else(|| fail::validation("empty_csv", "`csv` is empty: it needs a header row and data rows"))?;
+    let plan = plan(&header, body.mobile_column.as_deref(), body.name_column.as_deref())?;
+
+    let ctx = Ctx { biz, categories: &categories, update_existing: body.update_existing, now: now() };
+    let mut report = Report::default();
+    let mut used_keys = vec![false; plan.fields.len()];
+    let mut batch: Vec<ImportRow> = Vec::with_capacity(BATCH);
+    for (i, rec) in records.enumerate() {
+        if rec.is_blank() {
+            continue;
+        }
+        report.total += 1;
+        match parse_row(&plan, &rec, i as u64 + 2) {
+            Ok(row) => batch.push(row),
+            Err(e) => report.fail(e),
+        }
+        if batch.len() >= BATCH {
+            flush(&ctx, &mut batch, &mut report, &mut used_keys, &plan)?;
+        }
+    }
+    flush(&ctx, &mut batch, &mut report, &mut used_keys, &plan)?;
+
+    let keys: Vec<String> = plan.fields.iter().zip(&used_keys).filter(|(_, u)| **u).map(|((_, k), _)| k.clone()).collect();
+    model::register_field_keys(biz, keys.iter(), &ctx.now)?;
+
+    ok(&json!({
+        "totalRows": report.total,
+        "created": report.created,
+        "merged": report.merged,
+        "failed": report.failed,
+        "errors": report.errors,
+        "errorsTruncated": report.truncated,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(cells: &[&str]) -> Record {
+        Record { fields: cells.iter().map(|s| s.to_string()).collect(), error: None }
+    }
+
+    #[test]
+    fn plan_defaults() {
+        let p = plan(&rec(&["Name", " Phone Number ", "city", "Date of birth"]), None, None).unwrap();
+        assert_eq!(p.mobile, 1);
+        assert_eq!(p.name, Some(0));
+        assert_eq!(p.fields, vec![(2, "city".to_string()), (3, "Date_of_birth".to_string())]);
+        let p = plan(&rec(&["msisdn"]), None, None).unwrap();
+        assert_eq!((p.mobile, p.name), (0, None));
+    }
+
+    #[test]
+    fn plan_explicit_and_errors() {
+        let p = plan(&rec(&["cell", "full name", "tier"]), Some("Cell"), Some("full name")).unwrap();
+        assert_eq!((p.mobile, p.name), (0, Some(1)));
+        assert_eq!(plan(&rec(&["name", "city"]), None, None).unwrap_err().code, "missing_mobile_column");
+        assert_eq!(plan(&rec(&["cell"]), Some("mobile"), None).unwrap_err().code, "missing_mobile_column");
+        assert_eq!(plan(&rec(&["mobile"]), None, Some("nom")).unwrap_err().code, "missing_name_column");
+        assert_eq!(plan(&rec(&["mobile", "e-mail?"]), None, None).unwrap_err().code, "invalid_column_header");
+        assert_eq!(plan(&rec(&["mobile", ""]), None, None).unwrap_err().code, "invalid_column_header");
+        assert_eq!(plan(&rec(&["mobile", "a b", "a-b"]), None, None).unwrap_err().code, "duplicate_column_header");
+        let mut many = vec!["mobile".to_string()];
+        many.extend((0..51).map(|i| format!("f{i}")));
+        let many: Vec<&str> = many.iter().map(|s| s.as_str()).collect();
+        assert_eq!(plan(&rec(&many), None, None).unwrap_err().code, "too_many_columns");
+    }
+
+    #[test]
+    fn rows() {
+        let p = plan(&rec(&["mobile", "name", "city"]), None, None).unwrap();
+        let r = parse_row(&p, &rec(&[" +1 415 555 0123 ", " Ada ", ""]), 2).unwrap();
+        assert_eq!(r.mobile, "+14155550123");
+        assert_eq!(r.name.as_deref(), Some("Ada"));
+        assert!(r.fields.is_empty());
+        let r = parse_row(&p, &rec(&["+14155550123", "", "Paris"]), 3).unwrap();
+        assert_eq!(r.name, None);
+        assert_eq!(r.fields.get("city"), Some(&J::String("Paris".into())));
+
+        let e = parse_row(&p, &rec(&["+14155550123", "x"]), 4).unwrap_err();
+        assert_eq!((e.code, e.row, e.column.clone()), ("ragged_row", 4, None));
+        let e = parse_row(&p, &rec(&["0415", "x", ""]), 5).unwrap_err();
+        assert_eq!((e.code, e.column.as_deref()), ("invalid_mobile", Some("mobile")));
+        let e = parse_row(&p, &rec(&["  ", "x", ""]), 5).unwrap_err();
+        assert_eq!(e.code, "missing_mobile");
+        let long = "y".repeat(1001);
+        let e = parse_row(&p, &rec(&["+14155550123", "x", &long]), 6).unwrap_err();
+        assert_eq!((e.code, e.column.as_deref()), ("field_value_too_long", Some("city")));
+        let bad = Record { fields: vec!["+14155550123".into(), "x".into(), "".into()], error: Some(csv::Malformed::TextAfterQuote) };
+        assert_eq!(parse_row(&p, &bad, 7).unwrap_err().code, "malformed_csv");
+    }
+}

@@ -1,0 +1,49 @@
+//! The contacts resource area (spec operations 24-34): contacts, categories,
+//! CSV import and the cross-channel timeline.
+//!
+//! Tenancy: every statement filters by `request.business-id`, which the host
+//! has already matched against the caller's key. The host has validated the
+//! body against the operation's schema; rules the schema cannot express
+//! (custom field keys, trimmed names, E.164 after separator removal, category
+//! ownership) are checked here.
+
+// On the native target (unit tests only) nothing calls the handlers.
+#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+
+pub mod csv;
+pub mod fields;
+
+mod categories;
+mod contacts;
+mod import;
+mod model;
+mod timeline;
+
+use switchboard_guest::{fail, Failure, Guest, Request, Success};
+
+struct Contacts;
+
+impl Guest for Contacts {
+    fn handle(req: Request) -> Result<Success, Failure> {
+        match req.operation.as_str() {
+            "listContacts" => contacts::list(&req),
+            "createContact" => contacts::create(&req),
+            "deleteContacts" => contacts::delete(&req),
+            "importContacts" => import::run(&req),
+            "listCategories" => categories::list(&req),
+            "createCategory" => categories::create(&req),
+            "deleteCategory" => categories::delete(&req),
+            "getContact" => contacts::get(&req),
+            "updateContact" => contacts::update(&req),
+            "getContactTimeline" => timeline::get(&req),
+            // Designed (ParticipantLink / ParticipantLinked) but not built yet.
+            "linkParticipantContact" => Err(fail::not_implemented("linkParticipantContact")),
+            other => Err(fail::not_implemented(other)),
+        }
+    }
+}
+
+// Native builds (unit tests) skip the export: its symbol names are only
+// meaningful to the component linker.
+#[cfg(target_arch = "wasm32")]
+switchboard_guest::export!(Contacts);

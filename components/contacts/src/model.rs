@@ -1,0 +1,179 @@
+//! Loading and rendering contacts and categories, shared by the operations.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Map, Value as J};
+use switchboard_guest::db::{self, Row, RowExt};
+use switchboard_guest::{fail, is_uuid, Failure, HResult, Value};
+
+use crate::fields::{self, Violation};
+
+/// Columns of a contact row, in the order [`render_contacts`] reads them.
+pub const CONTACT_COLS: &str =
+    "c.id, c.mobile, c.name, c.fields_json, c.communication_blocked, c.created_at, c.updated_at";
+
+/// Channels reported in a contact's `activity` rollup.
+pub const ACTIVITY_CHANNELS: [&str; 3] = ["chatapp", "photoapp", "voice"];
+
+pub fn violation(v: Violation) -> Failure {
+    fail::validation(v.0, v.1)
+}
+
+pub fn contact_not_found() -> Failure {
+    fail::not_found("contact_not_found", "contact not found")
+}
+
+pub fn category_not_found(id: &str) -> Failure {
+    fail::not_found("category_not_found", format!("category `{}` not found", fields::truncate(id, 64)))
+}
+
+/// `[biz, ids...]` as parameters, with the `?2..` placeholder list for the ids.
+pub fn in_params<S: AsRef<str>>(biz: &str, ids: &[S]) -> (Vec<Value>, String) {
+    let mut params: Vec<Value> = Vec::with_capacity(ids.len() + 1);
+    params.push(biz.into());
+    params.extend(ids.iter().map(|s| Value::from(s.as_ref())));
+    (params, db::placeholders(2, ids.len()))
+}
+
+/// Parses stored `fields_json` (always an object; anything else reads as `{}`).
+pub fn parse_fields(text: &str) -> Map<String, J> {
+    match serde_json::from_str::<J>(text) {
+        Ok(J::Object(m)) => m,
+        _ => Map::new(),
+    }
+}
+
+/// Renders contact rows (selected with [`CONTACT_COLS`]) with their categories
+/// and activity rollups: one query for the categories of all rows and one for
+/// their activity, whatever the number of rows.
+pub fn render_contacts(biz: &str, rows: &[Row]) -> HResult<Vec<J>> {
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<String> = rows.iter().map(|r| r.text(0)).collect();
+    let (params, ph) = in_params(biz, &ids);
+
+    let mut categories: HashMap<String, Vec<J>> = HashMap::new();
+    for r in db::query(
+        &format!(
+            "SELECT cc.contact_id, k.id, k.name FROM contact_categories cc \
+             JOIN categories k ON k.id = cc.category_id AND k.business_id = ?1 \
+             WHERE cc.business_id = ?1 AND cc.contact_id IN ({ph}) \
+             ORDER BY k.name COLLATE NOCASE, k.id"
+        ),
+        &params,
+    )? {
+        categories.entry(r.text(0)).or_default().push(json!({"id": r.text(1), "name": r.text(2)}));
+    }
+
+    let mut activity: HashMap<(String, String), (i64, Option<String>)> = HashMap::new();
+    for r in db::query(
+        &format!(
+            "SELECT contact_id, channel, COUNT(*), MAX(occurred_at) FROM timeline_entries \
+             WHERE business_id = ?1 AND contact_id IN ({ph}) AND channel IN ('chatapp', 'photoapp', 'voice') \
+             GROUP BY contact_id, channel"
+        ),
+        &params,
+    )? {
+        activity.insert((r.text(0), r.text(1)), (r.int(2), r.opt_text(3)));
+    }
+
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let id = r.text(0);
+            let mut act = Map::new();
+            for ch in ACTIVITY_CHANNELS {
+                let (count, last) = activity.remove(&(id.clone(), ch.to_string())).unwrap_or((0, None));
+                act.insert(ch.into(), json!({"count": count, "lastActivityAt": last}));
+            }
+            json!({
+                "id": id,
+                "mobile": r.text(1),
+                "name": r.text(2),
+                "fields": parse_fields(&r.text(3)),
+                "communicationBlocked": r.boolean(4),
+                "categories": categories.remove(&id).unwrap_or_default(),
+                "activity": act,
+                "createdAt": r.text(5),
+                "updatedAt": r.text(6),
+            })
+        })
+        .collect())
+}
+
+/// One contact of this business, rendered; `None` if there is none.
+pub fn load_contact(biz: &str, id: &str) -> HResult<Option<J>> {
+    let rows = db::query(&format!("SELECT {CONTACT_COLS} FROM contacts c WHERE c.business_id = ?1 AND c.id = ?2"), &[biz.into(), id.into()])?;
+    Ok(render_contacts(biz, &rows)?.into_iter().next())
+}
+
+/// Checks a `categoryIds` list (1..=50 entries) and that every id is a
+/// category of this business. Returns the ids without duplicates, in order.
+/// A category of another business is indistinguishable from a missing one.
+pub fn resolve_categories(biz: &str, ids: &[String]) -> HResult<Vec<String>> {
+    if ids.is_empty() {
+        return Err(fail::validation("invalid_category_ids", "`categoryIds` must contain at least one category id (a contact always belongs to a category)"));
+    }
+    let mut unique: Vec<String> = Vec::with_capacity(ids.len());
+    for id in ids {
+        if !unique.contains(id) {
+            unique.push(id.clone());
+        }
+    }
+    if unique.len() > 50 {
+        return Err(fail::validation("invalid_category_ids", "`categoryIds` may contain at most 50 category ids"));
+    }
+    if let Some(bad) = unique.iter().find(|id| !is_uuid(id)) {
+        return Err(category_not_found(bad));
+    }
+    let (params, ph) = in_params(biz, &unique);
+    let found: Vec<String> = db::query(&format!("SELECT id FROM categories WHERE business_id = ?1 AND id IN ({ph})"), &params)?
+        .iter()
+        .map(|r| r.text(0))
+        .collect();
+    if let Some(missing) = unique.iter().find(|id| !found.contains(id)) {
+        return Err(category_not_found(missing));
+    }
+    Ok(unique)
+}
+
+/// Adds `contact_id` to each category (already resolved) of this business.
+pub fn link_categories(biz: &str, contact_id: &str, category_ids: &[String]) -> HResult<()> {
+    let rows: Vec<Vec<Value>> = category_ids.iter().map(|k| vec![biz.into(), contact_id.into(), k.into()]).collect();
+    db::execute_many("INSERT OR IGNORE INTO contact_categories (business_id, contact_id, category_id) VALUES (?1, ?2, ?3)", &rows)?;
+    Ok(())
+}
+
+/// Records custom field keys in the business's key registry (`contact_fields`).
+pub fn register_field_keys<'a>(biz: &str, keys: impl Iterator<Item = &'a String>, now: &str) -> HResult<()> {
+    let rows: Vec<Vec<Value>> = keys.map(|k| vec![biz.into(), k.into(), now.into()]).collect();
+    db::execute_many("INSERT OR IGNORE INTO contact_fields (business_id, field_key, created_at) VALUES (?1, ?2, ?3)", &rows)?;
+    Ok(())
+}
+
+/// A category as listed: `{id, name, contactCount, createdAt}`.
+pub fn render_categories(biz: &str, rows: &[Row]) -> HResult<Vec<J>> {
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<String> = rows.iter().map(|r| r.text(0)).collect();
+    let (params, ph) = in_params(biz, &ids);
+    let counts: HashMap<String, i64> = db::query(
+        &format!("SELECT category_id, COUNT(*) FROM contact_categories WHERE business_id = ?1 AND category_id IN ({ph}) GROUP BY category_id"),
+        &params,
+    )?
+    .iter()
+    .map(|r| (r.text(0), r.int(1)))
+    .collect();
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let id = r.text(0);
+            json!({"id": id, "name": r.text(1), "contactCount": counts.get(&id).copied().unwrap_or(0), "createdAt": r.text(2)})
+        })
+        .collect())
+}
+
+/// Columns of a category row for [`render_categories`].
+pub const CATEGORY_COLS: &str = "id, name, created_at";

@@ -1,0 +1,129 @@
+//! SQL access through the host `store` interface, with failures already
+//! mapped for the handler, plus parameter and row helpers.
+//!
+//! ```ignore
+//! let rows = db::query("SELECT id, name FROM t WHERE business_id = ?1", &[biz.into()])?;
+//! for r in &rows { let id = r.text(0); let name = r.opt_text(1); }
+//! ```
+
+use crate::{fail, log, store, Failure, StoreError, Value};
+
+pub type Row = Vec<Value>;
+
+/// Maps a store error to a failure. `busy` is a retryable 503; anything else
+/// is a 500 whose message stays generic (details go to the host log).
+pub fn store_failure(e: StoreError) -> Failure {
+    log::log(log::Level::Error, &format!("store error ({}): {}", e.kind, e.message));
+    match e.kind.as_str() {
+        "busy" => fail::busy("store_busy", "the database is busy; retry the request"),
+        _ => fail::internal("internal_error", "an internal database error occurred"),
+    }
+}
+
+pub fn query(sql: &str, params: &[Value]) -> Result<Vec<Row>, Failure> {
+    store::query(sql, params).map_err(store_failure)
+}
+
+pub fn execute(sql: &str, params: &[Value]) -> Result<u64, Failure> {
+    store::execute(sql, params).map_err(store_failure)
+}
+
+pub fn execute_many(sql: &str, rows: &[Vec<Value>]) -> Result<u64, Failure> {
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    store::execute_many(sql, rows).map_err(store_failure)
+}
+
+/// Runs a statement; a `constraint` error (UNIQUE/CHECK) becomes the failure
+/// made by `on_constraint`, e.g. a domain `409`.
+pub fn execute_or(sql: &str, params: &[Value], on_constraint: impl FnOnce() -> Failure) -> Result<u64, Failure> {
+    store::execute(sql, params).map_err(|e| if e.kind == "constraint" { on_constraint() } else { store_failure(e) })
+}
+
+/// First row of a query, if any.
+pub fn query_one(sql: &str, params: &[Value]) -> Result<Option<Row>, Failure> {
+    Ok(query(sql, params)?.into_iter().next())
+}
+
+/// `?{start},?{start+1},...` — `n` numbered placeholders for an `IN (...)` list.
+pub fn placeholders(start: usize, n: usize) -> String {
+    (start..start + n).map(|i| format!("?{i}")).collect::<Vec<_>>().join(",")
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::Text(s.to_string())
+    }
+}
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Value::Text(s)
+    }
+}
+impl From<&String> for Value {
+    fn from(s: &String) -> Self {
+        Value::Text(s.clone())
+    }
+}
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Value::Integer(n)
+    }
+}
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Value::Integer(b as i64)
+    }
+}
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(o: Option<T>) -> Self {
+        o.map_or(Value::Null, Into::into)
+    }
+}
+
+/// Typed reads of a row's columns. Reading a column with an unexpected type
+/// is a programming error and traps (the host rolls back and answers 500).
+pub trait RowExt {
+    fn opt_text(&self, i: usize) -> Option<String>;
+    fn opt_int(&self, i: usize) -> Option<i64>;
+    fn text(&self, i: usize) -> String {
+        self.opt_text(i).unwrap_or_else(|| panic!("column {i} is NULL"))
+    }
+    fn int(&self, i: usize) -> i64 {
+        self.opt_int(i).unwrap_or_else(|| panic!("column {i} is NULL"))
+    }
+    fn boolean(&self, i: usize) -> bool {
+        self.int(i) != 0
+    }
+}
+
+impl RowExt for [Value] {
+    fn opt_text(&self, i: usize) -> Option<String> {
+        match &self[i] {
+            Value::Null => None,
+            Value::Text(s) => Some(s.clone()),
+            Value::Integer(n) => Some(n.to_string()),
+            Value::Real(f) => Some(f.to_string()),
+            Value::Blob(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        }
+    }
+    fn opt_int(&self, i: usize) -> Option<i64> {
+        match &self[i] {
+            Value::Null => None,
+            Value::Integer(n) => Some(*n),
+            Value::Real(f) => Some(*f as i64),
+            Value::Text(s) => Some(s.parse().unwrap_or_else(|_| panic!("column {i} is not an integer"))),
+            Value::Blob(_) => panic!("column {i} is a blob"),
+        }
+    }
+}
+
+impl RowExt for Vec<Value> {
+    fn opt_text(&self, i: usize) -> Option<String> {
+        self.as_slice().opt_text(i)
+    }
+    fn opt_int(&self, i: usize) -> Option<i64> {
+        self.as_slice().opt_int(i)
+    }
+}

@@ -1,0 +1,83 @@
+//! Shared guest-side code for Switchboard resource-area components.
+//!
+//! * [`bindings`]: the `wit-bindgen` bindings of world `resource-area`
+//!   (`../../wit/platform.wit`). A component implements [`Guest`] and calls
+//!   `switchboard_guest::export!(MyComponent);`.
+//! * Small helpers every component reuses: failures ([`fail`]), SQL access and
+//!   row reading ([`db`]), request access ([`req`]), opaque cursors
+//!   ([`cursor`]), E.164 normalisation ([`e164`]).
+//!
+//! The pure modules (`cursor`, `e164`, `base64url`) have no host calls and are
+//! unit-tested on the native target (`cargo test -p switchboard-guest`).
+
+pub mod bindings {
+    wit_bindgen::generate!({
+        world: "resource-area",
+        path: "../../wit",
+        pub_export_macro: true,
+        export_macro_name: "export",
+        default_bindings_module: "switchboard_guest::bindings",
+    });
+}
+
+pub mod base64url;
+pub mod cursor;
+pub mod db;
+pub mod e164;
+pub mod fail;
+pub mod req;
+
+pub use bindings::export;
+pub use bindings::exports::switchboard::platform::handler::Guest;
+pub use bindings::switchboard::platform::store::StoreError;
+pub use bindings::switchboard::platform::types::{Failure, Request, Success, Value};
+pub use bindings::switchboard::platform::{clock, ids, jobs, log, store};
+
+/// The result type of a handler and of every helper that can fail a request.
+pub type HResult<T> = Result<T, Failure>;
+
+/// A success with `status` whose `data` is the JSON object `data`.
+pub fn success(status: u16, data: &serde_json::Value) -> HResult<Success> {
+    debug_assert!(data.is_object(), "data must be a JSON object");
+    Ok(Success { status, data_json: data.to_string() })
+}
+
+/// `200 OK` with `data`.
+pub fn ok(data: &serde_json::Value) -> HResult<Success> {
+    success(200, data)
+}
+
+/// `201 Created` with `data`.
+pub fn created(data: &serde_json::Value) -> HResult<Success> {
+    success(201, data)
+}
+
+/// A fresh uuid v7 from the host (time ordered).
+pub fn new_id() -> String {
+    ids::uuid_v7()
+}
+
+/// The current time as RFC 3339 UTC with milliseconds, from the host.
+pub fn now() -> String {
+    clock::now_rfc3339()
+}
+
+/// True when `s` is a lowercase-or-uppercase hyphenated uuid (8-4-4-4-12 hex).
+pub fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn uuid_shape() {
+        assert!(super::is_uuid("0190f6b1-1c2d-7e3f-8a9b-0c1d2e3f4a5b"));
+        assert!(!super::is_uuid("0190f6b1-1c2d-7e3f-8a9b-0c1d2e3f4a5"));
+        assert!(!super::is_uuid("0190f6b1x1c2d-7e3f-8a9b-0c1d2e3f4a5b"));
+    }
+}

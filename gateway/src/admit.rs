@@ -1,0 +1,262 @@
+//! `Gateway::admit`: every generic check a request passes before its owning
+//! component sees it, in order: route, authentication, body syntax,
+//! tenancy, scopes, Idempotency-Key syntax, schema validation.
+
+use crate::auth;
+use crate::errors::Failure;
+use crate::idempotency;
+use crate::openapi;
+use crate::operations::{self, BusinessIn, Operation, RouteMatch, OPERATIONS};
+use crate::validate::{is_uuid, Validator};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// What the key store knows about a key.
+#[derive(Clone, Debug)]
+pub struct KeyRecord {
+    pub key_id: String,
+    pub business_id: String,
+    pub scopes: Vec<String>,
+    pub revoked: bool,
+}
+
+/// Storage behind authentication: look a key up by its hash.
+pub trait KeyDirectory {
+    fn find_by_hash(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure>;
+}
+
+/// The parts of an HTTP request the gateway reads.
+pub struct Incoming<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+    pub query: Option<&'a str>,
+    pub authorization: Option<&'a str>,
+    pub idempotency_key: Option<&'a str>,
+    pub body: &'a [u8],
+}
+
+/// A request that passed every generic check.
+#[derive(Debug)]
+pub struct Admitted {
+    pub op: &'static Operation,
+    pub path_params: Vec<(String, String)>,
+    pub query: Vec<(String, String)>,
+    pub body: Option<Value>,
+    /// None only for public operations.
+    pub business_id: Option<String>,
+    pub key_id: Option<String>,
+    pub scopes: Vec<String>,
+    pub idempotency_key: Option<String>,
+    /// Fingerprint of operation, path and canonical body (for idempotency).
+    pub fingerprint: String,
+}
+
+pub struct Gateway {
+    document: Value,
+    document_text: String,
+    validator: Validator,
+    query_schemas: HashMap<(&'static str, &'static str), Value>,
+}
+
+impl Gateway {
+    pub fn new() -> Result<Self, String> {
+        let document = openapi::document()?;
+        let schemas = document["components"]["schemas"].as_object().cloned().unwrap_or_default();
+        let mut query_schemas = HashMap::new();
+        for op in OPERATIONS {
+            for q in op.query {
+                let s: Value = serde_json::from_str(q.schema).map_err(|e| format!("{}.{}: {e}", op.id, q.name))?;
+                query_schemas.insert((op.id, q.name), s);
+            }
+            for name in op.request.into_iter().chain(match op.response {
+                operations::Response::Json(n) => Some(n),
+                operations::Response::Raw(_) => None,
+            }) {
+                if !schemas.contains_key(name) {
+                    return Err(format!("{} names schema {name}, which no schema file defines", op.id));
+                }
+            }
+        }
+        let extra: Vec<&Value> = query_schemas.values().collect();
+        let validator = Validator::new(schemas, &extra)?;
+        let document_text = serde_json::to_string(&document).map_err(|e| e.to_string())?;
+        Ok(Gateway { document, document_text, validator, query_schemas })
+    }
+
+    pub fn document(&self) -> &Value {
+        &self.document
+    }
+
+    pub fn document_text(&self) -> &str {
+        &self.document_text
+    }
+
+    pub fn route(&self, method: &str, path: &str) -> Result<(&'static Operation, Vec<(String, String)>), Failure> {
+        match operations::route(method, path) {
+            RouteMatch::Found(op, params) => {
+                for (name, value) in &params {
+                    if !is_uuid(value) {
+                        return Err(Failure::validation("invalid_path_parameter", format!("path parameter `{name}` must be a uuid")));
+                    }
+                }
+                Ok((op, params))
+            }
+            RouteMatch::MethodNotAllowed(allowed) => {
+                let list = allowed.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(", ");
+                Err(Failure::new(405, "validation", "method_not_allowed", format!("{method} is not allowed on {path}; allowed: {list}"))
+                    .with_header("Allow", list))
+            }
+            RouteMatch::NotFound => Err(Failure::not_found("route_not_found", format!("no operation at {path}"))),
+        }
+    }
+
+    pub fn admit(&self, req: &Incoming, keys: &dyn KeyDirectory) -> Result<Admitted, Failure> {
+        let (op, path_params) = self.route(req.method, req.path)?;
+        let key = if op.business_in == BusinessIn::Public { None } else { Some(authenticate(req.authorization, keys)?) };
+        let query = operations::parse_query(req.query.unwrap_or(""))
+            .ok_or_else(|| Failure::validation("malformed_query", "the query string has a broken %-escape or is not UTF-8"))?;
+        let body = parse_body(op, req.body)?;
+
+        let business_id = match (&key, op.business_in) {
+            (Some(key), where_) => Some(check_business(key, where_, &query, body.as_ref())?),
+            (None, _) => None,
+        };
+        if let Some(key) = &key {
+            check_scopes(op, &key.scopes, body.as_ref(), &query)?;
+        }
+        let idempotency_key = match req.idempotency_key {
+            Some(k) => {
+                idempotency::check_key(k).map_err(|m| Failure::validation("invalid_idempotency_key", m))?;
+                Some(k.to_string())
+            }
+            None if op.idempotency_required => {
+                return Err(Failure::validation("idempotency_key_required", format!("{} requires an Idempotency-Key header", op.id)))
+            }
+            None => None,
+        };
+        let query = self.validate_query(op, query)?;
+        if let (Some(name), Some(b)) = (op.request, body.as_ref()) {
+            let schema = self.validator.schema(name).expect("checked in Gateway::new");
+            self.validator.validate(schema, b).map_err(|v| Failure::from_violations(v, "request body"))?;
+        }
+        let fingerprint = idempotency::fingerprint(op.id, &path_params, body.as_ref());
+        Ok(Admitted {
+            op,
+            path_params,
+            query,
+            body,
+            business_id,
+            key_id: key.as_ref().map(|k| k.key_id.clone()),
+            scopes: key.map(|k| k.scopes).unwrap_or_default(),
+            idempotency_key,
+            fingerprint,
+        })
+    }
+
+    /// Declared parameters are checked against their schemas; undeclared
+    /// ones are ignored; a declared one given twice is an error.
+    fn validate_query(&self, op: &Operation, query: Vec<(String, String)>) -> Result<Vec<(String, String)>, Failure> {
+        let mut violations = Vec::new();
+        for q in op.query {
+            let values: Vec<&String> = query.iter().filter(|(k, _)| k == q.name).map(|(_, v)| v).collect();
+            match values.as_slice() {
+                [] if q.required => violations.push(crate::validate::Violation {
+                    field: q.name.to_string(),
+                    rule: "required",
+                    message: format!("query parameter `{}` is required", q.name),
+                }),
+                [] => {}
+                [v] => {
+                    let schema = &self.query_schemas[&(op.id, q.name)];
+                    let typed = if schema["type"] == "integer" {
+                        v.parse::<i64>().map(Value::from).unwrap_or_else(|_| Value::String((*v).clone()))
+                    } else {
+                        Value::String((*v).clone())
+                    };
+                    if let Err(mut v) = self.validator.validate(schema, &typed) {
+                        for x in &mut v {
+                            x.field = q.name.to_string();
+                            x.message = x.message.replacen("the body", &format!("query parameter `{}`", q.name), 1);
+                        }
+                        violations.extend(v);
+                    }
+                }
+                _ => violations.push(crate::validate::Violation {
+                    field: q.name.to_string(),
+                    rule: "maxItems",
+                    message: format!("query parameter `{}` must appear at most once", q.name),
+                }),
+            }
+        }
+        if violations.is_empty() {
+            Ok(query)
+        } else {
+            Err(Failure::from_violations(violations, "query"))
+        }
+    }
+}
+
+fn authenticate(header: Option<&str>, keys: &dyn KeyDirectory) -> Result<KeyRecord, Failure> {
+    let token = auth::bearer_token(header)
+        .ok_or_else(|| Failure::authentication("send an API key as `Authorization: Bearer <key>`"))?;
+    if !auth::looks_like_key(token) {
+        return Err(Failure::authentication("the API key is not valid"));
+    }
+    match keys.find_by_hash(&auth::hash_key(token))? {
+        Some(k) if !k.revoked => Ok(k),
+        Some(_) => Err(Failure::authentication("the API key has been revoked")),
+        None => Err(Failure::authentication("the API key is not valid")),
+    }
+}
+
+fn parse_body(op: &Operation, bytes: &[u8]) -> Result<Option<Value>, Failure> {
+    let blank = bytes.iter().all(u8::is_ascii_whitespace);
+    if op.request.is_none() {
+        return if blank || op.business_in != BusinessIn::Body && !op.method.is_mutation() {
+            Ok(None)
+        } else {
+            Err(Failure::validation("unexpected_body", format!("{} takes no request body; send businessId as a query parameter", op.id)))
+        };
+    }
+    if blank {
+        return Err(Failure::validation("body_required", format!("{} needs a JSON request body", op.id)));
+    }
+    let v: Value = serde_json::from_slice(bytes)
+        .map_err(|e| Failure::validation("malformed_json", format!("the request body is not valid JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(Failure::validation("malformed_json", "the request body must be a JSON object"));
+    }
+    Ok(Some(v))
+}
+
+fn check_business(key: &KeyRecord, where_: BusinessIn, query: &[(String, String)], body: Option<&Value>) -> Result<String, Failure> {
+    let (found, place) = match where_ {
+        BusinessIn::Query => (query.iter().find(|(k, _)| k == "businessId").map(|(_, v)| Value::String(v.clone())), "query parameter"),
+        BusinessIn::Body => (body.and_then(|b| b.get("businessId")).cloned(), "body field"),
+        BusinessIn::Public => return Ok(String::new()),
+    };
+    let id = match found {
+        None => return Err(Failure::validation("business_id_required", format!("`businessId` ({place}) is required"))),
+        Some(Value::String(s)) if is_uuid(&s) => s.to_ascii_lowercase(),
+        Some(_) => return Err(Failure::validation("invalid_business_id", format!("`businessId` ({place}) must be a uuid"))),
+    };
+    if id != key.business_id {
+        return Err(Failure::authorization("business_mismatch", "the API key does not belong to this businessId"));
+    }
+    Ok(id)
+}
+
+fn check_scopes(op: &Operation, held: &[String], body: Option<&Value>, query: &[(String, String)]) -> Result<(), Failure> {
+    let has = |s: &str| held.iter().any(|h| h == s);
+    let mut missing: Vec<&str> = op.scopes.iter().copied().filter(|s| !has(s)).collect();
+    for c in op.conditional_scopes {
+        if c.when.holds(body, query) && !has(c.scope) && !missing.contains(&c.scope) {
+            missing.push(c.scope);
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let list = missing.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ");
+    Err(Failure::authorization("missing_scope", format!("this API key lacks the scope{} {list} needed by {}", if missing.len() > 1 { "s" } else { "" }, op.id)))
+}

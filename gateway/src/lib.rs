@@ -1,0 +1,17 @@
+//! The portable request path of Switchboard. This crate knows nothing of
+//! hyper or wasmtime: it routes, authenticates (through the `KeyDirectory`
+//! trait), checks tenancy and scopes, checks `Idempotency-Key` syntax,
+//! validates against the OpenAPI document and builds envelopes. The host
+//! supplies I/O.
+
+pub mod auth;
+pub mod errors;
+pub mod idempotency;
+pub mod openapi;
+pub mod operations;
+pub mod validate;
+mod admit;
+
+pub use admit::{Admitted, Gateway, Incoming, KeyDirectory, KeyRecord};
+pub use errors::Failure;
+pub use operations::{Operation, OPERATIONS};

@@ -1,0 +1,499 @@
+//! The operation table: one row per operation of the API contract. Routing,
+//! scopes, idempotency, validation and the OpenAPI paths all read this table,
+//! so they cannot drift apart.
+
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+    Patch,
+    Delete,
+}
+
+impl Method {
+    pub fn parse(s: &str) -> Option<Method> {
+        match s {
+            "GET" => Some(Method::Get),
+            "POST" => Some(Method::Post),
+            "PATCH" => Some(Method::Patch),
+            "DELETE" => Some(Method::Delete),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+    /// Mutations run inside one write transaction in the host.
+    pub fn is_mutation(self) -> bool {
+        self != Method::Get
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The resource area (WebAssembly component) that owns an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Component {
+    Webhooks,
+    Messaging,
+    Agents,
+    DataSources,
+    Contacts,
+    Voice,
+    Campaigns,
+}
+
+impl Component {
+    pub fn name(self) -> &'static str {
+        match self {
+            Component::Webhooks => "webhooks",
+            Component::Messaging => "messaging",
+            Component::Agents => "agents",
+            Component::DataSources => "data-sources",
+            Component::Contacts => "contacts",
+            Component::Voice => "voice",
+            Component::Campaigns => "campaigns",
+        }
+    }
+}
+
+/// Where the request carries `businessId`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BusinessIn {
+    /// Public operation: no business, no key.
+    Public,
+    Query,
+    Body,
+}
+
+/// A scope required only when the request has a certain shape.
+#[derive(Clone, Copy, Debug)]
+pub struct ConditionalScope {
+    pub when: Condition,
+    pub scope: &'static str,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Condition {
+    /// The body's top-level `field` equals the string `value`.
+    BodyFieldIs { field: &'static str, value: &'static str },
+    /// The body's top-level `field` is present and not null.
+    BodyFieldPresent { field: &'static str },
+    /// The query string carries the parameter.
+    QueryPresent { name: &'static str },
+    /// Both conditions hold.
+    All(&'static [Condition]),
+}
+
+impl Condition {
+    pub fn holds(&self, body: Option<&serde_json::Value>, query: &[(String, String)]) -> bool {
+        match self {
+            Condition::BodyFieldIs { field, value } => body
+                .and_then(|b| b.get(*field))
+                .and_then(|v| v.as_str())
+                .is_some_and(|s| s == *value),
+            Condition::BodyFieldPresent { field } => {
+                body.and_then(|b| b.get(*field)).is_some_and(|v| !v.is_null())
+            }
+            Condition::QueryPresent { name } => query.iter().any(|(k, _)| k == name),
+            Condition::All(all) => all.iter().all(|c| c.holds(body, query)),
+        }
+    }
+}
+
+/// A declared query parameter; `schema` is inline JSON Schema text.
+#[derive(Clone, Copy, Debug)]
+pub struct QueryParam {
+    pub name: &'static str,
+    pub required: bool,
+    pub schema: &'static str,
+    pub description: &'static str,
+}
+
+/// What a successful response carries.
+#[derive(Clone, Copy, Debug)]
+pub enum Response {
+    /// The success envelope around the named `data` schema.
+    Json(&'static str),
+    /// A raw body of this media type (downloads, exports).
+    Raw(&'static str),
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Operation {
+    /// The row number in the contract's endpoint table.
+    pub number: u8,
+    pub method: Method,
+    /// Path template below the server root, e.g. `/api/v1/contacts/{contactId}`.
+    pub path: &'static str,
+    pub id: &'static str,
+    pub summary: &'static str,
+    pub scopes: &'static [&'static str],
+    pub conditional_scopes: &'static [ConditionalScope],
+    /// `Idempotency-Key` must be sent. Other mutations may send one.
+    pub idempotency_required: bool,
+    pub component: Component,
+    pub business_in: BusinessIn,
+    pub query: &'static [QueryParam],
+    /// Request body schema name in `components.schemas`.
+    pub request: Option<&'static str>,
+    pub response: Response,
+    /// Success statuses, the usual one first (createCategory answers 200 when
+    /// it reuses an existing name).
+    pub success_status: &'static [u16],
+}
+
+const UUID: &str = r#"{"type":"string","format":"uuid"}"#;
+
+const BUSINESS: QueryParam = QueryParam {
+    name: "businessId",
+    required: true,
+    schema: UUID,
+    description: "The business the API key belongs to.",
+};
+const CURSOR: QueryParam = QueryParam {
+    name: "cursor",
+    required: false,
+    schema: r#"{"type":"string","minLength":1,"maxLength":512}"#,
+    description: "Opaque cursor from the previous page's `nextCursor`.",
+};
+const LIMIT: QueryParam = QueryParam {
+    name: "limit",
+    required: false,
+    schema: r#"{"type":"integer","minimum":1,"maximum":200,"default":50}"#,
+    description: "Page size, 1 to 200 (default 50).",
+};
+const fn uuid_param(name: &'static str, required: bool, description: &'static str) -> QueryParam {
+    QueryParam { name, required, schema: UUID, description }
+}
+
+const Q_BUSINESS: &[QueryParam] = &[BUSINESS];
+const Q_PAGE: &[QueryParam] = &[BUSINESS, CURSOR, LIMIT];
+
+use BusinessIn::{Body, Public, Query};
+use Component::*;
+use Method::*;
+
+macro_rules! op {
+    ($n:expr, $m:ident, $path:expr, $id:expr, $summary:expr, scopes: [$($s:expr),*], cond: $cond:expr,
+     idem: $idem:expr, $comp:ident, $bin:ident, query: $q:expr, req: $req:expr, resp: $resp:expr, status: $st:expr) => {
+        Operation {
+            number: $n, method: $m, path: concat!("/api/v1", $path), id: $id, summary: $summary,
+            scopes: &[$($s),*], conditional_scopes: $cond, idempotency_required: $idem,
+            component: $comp, business_in: $bin, query: $q, request: $req, response: $resp,
+            success_status: &$st,
+        }
+    };
+}
+
+const NONE: &[ConditionalScope] = &[];
+use Response::{Json, Raw};
+
+pub static OPERATIONS: &[Operation] = &[
+    op!(1, Get, "/contracts/whatsapp-automation", "getAutomationContract", "Read the public chatapp automation contract",
+        scopes: [], cond: NONE, idem: false, Webhooks, Public, query: &[], req: None, resp: Json("AutomationContract"), status: [200]),
+    op!(2, Get, "/webhook-subscriptions", "listWebhookSubscriptions", "List webhook subscriptions",
+        scopes: ["webhooks:write"], cond: NONE, idem: false, Webhooks, Query, query: Q_PAGE, req: None, resp: Json("WebhookSubscriptionList"), status: [200]),
+    op!(3, Post, "/webhook-subscriptions", "createWebhookSubscription", "Create a webhook subscription",
+        scopes: ["webhooks:write", "channels:write"], cond: NONE, idem: false, Webhooks, Body, query: &[], req: Some("WebhookSubscriptionCreate"), resp: Json("WebhookSubscriptionWithSecret"), status: [201]),
+    op!(4, Patch, "/webhook-subscriptions/{subscriptionId}", "updateWebhookSubscription", "Update a webhook subscription",
+        scopes: ["webhooks:write"], cond: NONE, idem: false, Webhooks, Body, query: &[], req: Some("WebhookSubscriptionUpdate"), resp: Json("WebhookSubscriptionResult"), status: [200]),
+    op!(5, Delete, "/webhook-subscriptions/{subscriptionId}", "revokeWebhookSubscription", "Revoke a webhook subscription permanently",
+        scopes: ["webhooks:write"], cond: NONE, idem: false, Webhooks, Query, query: Q_BUSINESS, req: None, resp: Json("WebhookSubscriptionResult"), status: [200]),
+    op!(6, Post, "/webhook-subscriptions/{subscriptionId}/rotate-secret", "rotateWebhookSigningSecret", "Rotate a subscription's signing secret",
+        scopes: ["webhooks:write"], cond: NONE, idem: false, Webhooks, Body, query: &[], req: Some("BusinessMutation"), resp: Json("WebhookSubscriptionWithSecret"), status: [200]),
+    op!(7, Post, "/media", "uploadMedia", "Upload image media for chatapp messages",
+        scopes: ["chatapp:media"], cond: NONE, idem: true, Messaging, Body, query: &[], req: Some("MediaUpload"), resp: Json("MediaUploaded"), status: [201]),
+    op!(8, Post, "/messages", "sendMessage", "Queue a chatapp or photoapp message",
+        scopes: ["communications:write"], cond: &[
+            ConditionalScope { when: Condition::BodyFieldIs { field: "type", value: "image" }, scope: "chatapp:media" },
+            ConditionalScope { when: Condition::BodyFieldIs { field: "channel", value: "photoapp" }, scope: "photoapp:write" },
+        ], idem: true, Messaging, Body, query: &[], req: Some("MessageSend"), resp: Json("MessageQueued"), status: [202]),
+    op!(9, Get, "/messages/{messageId}", "getMessage", "Read a message's delivery state",
+        scopes: ["communications:read"], cond: NONE, idem: false, Messaging, Query, query: Q_BUSINESS, req: None, resp: Json("MessageDeliveryState"), status: [200]),
+    op!(10, Get, "/channels", "listChannels", "List channels with readiness and assignment mode",
+        scopes: ["channels:read"], cond: NONE, idem: false, Messaging, Query, query: Q_BUSINESS, req: None, resp: Json("ChannelList"), status: [200]),
+    op!(11, Get, "/channels/photoapp", "getPhotoappConnection", "Read the photoapp connection",
+        scopes: ["channels:read", "photoapp:read"], cond: NONE, idem: false, Messaging, Query, query: Q_BUSINESS, req: None, resp: Json("PhotoappConnection"), status: [200]),
+    op!(12, Delete, "/channels/photoapp", "disconnectPhotoapp", "Disconnect the photoapp account",
+        scopes: ["channels:write", "photoapp:write"], cond: NONE, idem: false, Messaging, Body, query: &[], req: Some("BusinessMutation"), resp: Json("PhotoappConnection"), status: [200]),
+    op!(13, Get, "/agents", "listAgents", "List agents",
+        scopes: ["agents:read"], cond: NONE, idem: false, Agents, Query, query: Q_PAGE, req: None, resp: Json("AgentList"), status: [200]),
+    op!(14, Post, "/agents", "createAgent", "Create an agent",
+        scopes: ["agents:write"], cond: &[
+            ConditionalScope { when: Condition::All(&[Condition::BodyFieldIs { field: "channel", value: "chatapp" }, Condition::BodyFieldPresent { field: "assignment" }]), scope: "channels:write" },
+        ], idem: true, Agents, Body, query: &[], req: Some("AgentCreate"), resp: Json("AgentCreated"), status: [201]),
+    op!(15, Patch, "/agents", "updateAgent", "Update an agent",
+        scopes: ["agents:write"], cond: NONE, idem: true, Agents, Body, query: &[], req: Some("AgentUpdate"), resp: Json("AgentResult"), status: [200]),
+    op!(16, Delete, "/agents", "archiveAgent", "Archive an agent",
+        scopes: ["agents:write"], cond: NONE, idem: true, Agents, Body, query: &[], req: Some("BusinessAgentMutation"), resp: Json("AgentResult"), status: [200]),
+    op!(17, Get, "/data-sources", "listDataSources", "List data sources",
+        scopes: ["data_sources:read"], cond: NONE, idem: false, DataSources, Query, query: Q_PAGE, req: None, resp: Json("DataSourceList"), status: [200]),
+    op!(18, Post, "/data-sources", "createDataSource", "Create a data source",
+        scopes: ["data_sources:write"], cond: NONE, idem: true, DataSources, Body, query: &[], req: Some("DataSourceCreate"), resp: Json("DataSourceResult"), status: [201]),
+    op!(19, Patch, "/data-sources", "updateDataSource", "Update a data source",
+        scopes: ["data_sources:write"], cond: NONE, idem: true, DataSources, Body, query: &[], req: Some("DataSourceUpdate"), resp: Json("DataSourceResult"), status: [200]),
+    op!(20, Delete, "/data-sources", "archiveDataSource", "Archive a data source",
+        scopes: ["data_sources:write"], cond: NONE, idem: true, DataSources, Body, query: &[], req: Some("DataSourceMutation"), resp: Json("DataSourceResult"), status: [200]),
+    op!(21, Post, "/data-sources/upload", "uploadDataSourceAsset", "Upload a CSV, TSV, JSON, XLSX or XLSM asset for ingestion",
+        scopes: ["data_sources:write"], cond: NONE, idem: true, DataSources, Body, query: &[], req: Some("DataSourceUpload"), resp: Json("IngestionAccepted"), status: [202]),
+    op!(22, Get, "/data-sources/ingestions", "inspectIngestion", "Inspect an ingestion",
+        scopes: ["data_sources:read"], cond: NONE, idem: false, DataSources, Query,
+        query: &[BUSINESS, uuid_param("ingestionId", true, "The ingestion returned by upload.")], req: None, resp: Json("IngestionInspection"), status: [200]),
+    op!(23, Patch, "/data-sources/ingestions", "resolveIngestion", "Resolve reviewed columns and activate the version",
+        scopes: ["data_sources:write"], cond: NONE, idem: true, DataSources, Body, query: &[], req: Some("IngestionResolve"), resp: Json("IngestionInspection"), status: [200]),
+    op!(24, Get, "/contacts", "listContacts", "List contacts",
+        scopes: ["contacts:read"], cond: NONE, idem: false, Contacts, Query,
+        query: &[BUSINESS, CURSOR, LIMIT,
+            QueryParam { name: "search", required: false, schema: r#"{"type":"string","minLength":1,"maxLength":64}"#, description: "Matches a mobile number; URL-encode the leading plus (%2B)." },
+            uuid_param("categoryId", false, "Only contacts of this category.")],
+        req: None, resp: Json("ContactList"), status: [200]),
+    op!(25, Post, "/contacts", "createContact", "Create a contact",
+        scopes: ["contacts:write"], cond: NONE, idem: true, Contacts, Body, query: &[], req: Some("ContactCreate"), resp: Json("ContactResult"), status: [201]),
+    op!(26, Delete, "/contacts", "deleteContacts", "Delete selected contacts or every contact of a category",
+        scopes: ["contacts:write"], cond: NONE, idem: true, Contacts, Body, query: &[], req: Some("ContactsDelete"), resp: Json("ContactsDeleted"), status: [200]),
+    op!(27, Post, "/contacts/imports", "importContacts", "Import contacts from CSV into categories",
+        scopes: ["contacts:write"], cond: NONE, idem: true, Contacts, Body, query: &[], req: Some("ContactImport"), resp: Json("ContactImportResult"), status: [200]),
+    op!(28, Get, "/contacts/categories", "listCategories", "List categories with contact counts",
+        scopes: ["contacts:read"], cond: NONE, idem: false, Contacts, Query, query: Q_PAGE, req: None, resp: Json("CategoryList"), status: [200]),
+    op!(29, Post, "/contacts/categories", "createCategory", "Create a category (an existing name is reused)",
+        scopes: ["contacts:write"], cond: NONE, idem: true, Contacts, Body, query: &[], req: Some("CategoryCreate"), resp: Json("CategoryResult"), status: [201, 200]),
+    op!(30, Delete, "/contacts/categories", "deleteCategory", "Delete a category, confirming its exact name",
+        scopes: ["contacts:write"], cond: NONE, idem: true, Contacts, Body, query: &[], req: Some("CategoryDelete"), resp: Json("CategoryDeleted"), status: [200]),
+    op!(31, Get, "/contacts/{contactId}", "getContact", "Read a contact",
+        scopes: ["contacts:read"], cond: &[
+            ConditionalScope { when: Condition::QueryPresent { name: "campaignId" }, scope: "communications:read" },
+        ], idem: false, Contacts, Query,
+        query: &[BUSINESS, uuid_param("campaignId", false, "Include this campaign's shared contact summary (needs communications:read).")],
+        req: None, resp: Json("ContactDetail"), status: [200]),
+    op!(32, Patch, "/contacts/{contactId}", "updateContact", "Update a contact",
+        scopes: ["contacts:write"], cond: NONE, idem: true, Contacts, Body, query: &[], req: Some("ContactUpdate"), resp: Json("ContactResult"), status: [200]),
+    op!(33, Get, "/contacts/{contactId}/timeline", "getContactTimeline", "Read a contact's cross-channel timeline, newest first",
+        scopes: ["communications:read"], cond: NONE, idem: false, Contacts, Query,
+        query: &[BUSINESS, CURSOR, LIMIT, uuid_param("campaignId", false, "Only entries of this campaign.")],
+        req: None, resp: Json("Timeline"), status: [200]),
+    op!(34, Post, "/channel-participants/{participantId}/link-contact", "linkParticipantContact", "Link a channel participant to a mobile-first contact",
+        scopes: ["contacts:write"], cond: NONE, idem: true, Contacts, Body, query: &[], req: Some("ParticipantLink"), resp: Json("ParticipantLinked"), status: [200]),
+    op!(35, Get, "/channels/assignments", "getChannelAssignment", "Read a channel assignment",
+        scopes: ["channels:read"], cond: NONE, idem: false, Agents, Query,
+        query: &[BUSINESS,
+            QueryParam { name: "channel", required: true, schema: r#"{"type":"string","enum":["chatapp","sms","voice","photoapp","other"]}"#, description: "The channel, e.g. chatapp." },
+            QueryParam { name: "phoneNumberId", required: false, schema: r#"{"type":"string","minLength":1,"maxLength":128}"#, description: "The connected phone number (chatapp)." }],
+        req: None, resp: Json("ChannelAssignmentRead"), status: [200]),
+    op!(36, Patch, "/channels/assignments", "updateChannelAssignment", "Assign an agent to a channel",
+        scopes: ["channels:write"], cond: NONE, idem: false, Agents, Body, query: &[], req: Some("ChannelAssignment"), resp: Json("ChannelAssignmentRead"), status: [200]),
+    op!(37, Get, "/voice/calls", "listCalls", "List calls",
+        scopes: ["voice:read"], cond: NONE, idem: false, Voice, Query, query: Q_PAGE, req: None, resp: Json("CallList"), status: [200]),
+    op!(38, Post, "/voice/calls", "startCall", "Start an outbound AI voice call",
+        scopes: ["voice:write"], cond: NONE, idem: true, Voice, Body, query: &[], req: Some("VoiceCallStart"), resp: Json("CallStartResult"), status: [202]),
+    op!(39, Post, "/voice/calls/batch", "startCallBatch", "Start calls to up to 20 contacts",
+        scopes: ["voice:write"], cond: NONE, idem: true, Voice, Body, query: &[], req: Some("VoiceBatchStart"), resp: Json("CallBatchResult"), status: [202]),
+    op!(40, Get, "/voice/calls/resolve", "resolveCallContext", "Resolve an agent's allowlisted contact variables and destination",
+        scopes: ["voice:read", "contacts:read"], cond: NONE, idem: false, Voice, Query,
+        query: &[BUSINESS, uuid_param("agentId", true, "The voice agent."), uuid_param("contactId", false, "The contact to resolve."),
+            QueryParam { name: "toNumber", required: false, schema: r#"{"type":"string","pattern":"^\\+[1-9][0-9]{7,14}$"}"#, description: "A direct E.164 target." }],
+        req: None, resp: Json("ResolvedContext"), status: [200]),
+    op!(41, Get, "/voice/calls/{callId}", "getCall", "Read a call report",
+        scopes: ["voice:read"], cond: NONE, idem: false, Voice, Query, query: Q_BUSINESS, req: None, resp: Json("CallDetail"), status: [200]),
+    op!(42, Get, "/voice/calls/{callId}/transcript", "downloadTranscript", "Download a call transcript",
+        scopes: ["voice:read"], cond: NONE, idem: false, Voice, Query, query: Q_BUSINESS, req: None, resp: Raw("text/plain; charset=utf-8"), status: [200]),
+    op!(43, Delete, "/voice/calls/{callId}", "cancelCall", "Cancel a call",
+        scopes: ["voice:write"], cond: NONE, idem: true, Voice, Query, query: Q_BUSINESS, req: None, resp: Json("CallCancellation"), status: [200]),
+    op!(44, Get, "/campaigns", "listCampaigns", "List campaigns",
+        scopes: ["campaigns:read"], cond: NONE, idem: false, Campaigns, Query, query: Q_PAGE, req: None, resp: Json("CampaignList"), status: [200]),
+    op!(45, Post, "/campaigns", "createCampaign", "Create a campaign with its first iteration",
+        scopes: ["campaigns:write"], cond: NONE, idem: true, Campaigns, Body, query: &[], req: Some("CampaignCreate"), resp: Json("CampaignResult"), status: [201]),
+    op!(46, Get, "/campaigns/{campaignId}", "getCampaign", "Read a campaign",
+        scopes: ["campaigns:read"], cond: NONE, idem: false, Campaigns, Query, query: Q_BUSINESS, req: None, resp: Json("CampaignResult"), status: [200]),
+    op!(47, Patch, "/campaigns/{campaignId}", "updateCampaign", "Start, pause or cancel the current iteration",
+        scopes: ["campaigns:write"], cond: NONE, idem: true, Campaigns, Body, query: &[], req: Some("CampaignUpdate"), resp: Json("CampaignResult"), status: [200]),
+    op!(48, Get, "/campaigns/{campaignId}/iterations", "listIterations", "List a campaign's iterations",
+        scopes: ["campaigns:read"], cond: NONE, idem: false, Campaigns, Query, query: Q_PAGE, req: None, resp: Json("IterationList"), status: [200]),
+    op!(49, Post, "/campaigns/{campaignId}/iterations", "createIteration", "Create a follow-up iteration",
+        scopes: ["campaigns:write"], cond: NONE, idem: true, Campaigns, Body, query: &[], req: Some("IterationCreate"), resp: Json("IterationResult"), status: [201]),
+    op!(50, Get, "/campaigns/{campaignId}/memberships", "listMemberships", "List iteration memberships",
+        scopes: ["campaigns:read", "contacts:read"], cond: NONE, idem: false, Campaigns, Query, query: Q_PAGE, req: None, resp: Json("MembershipList"), status: [200]),
+    op!(51, Get, "/campaigns/{campaignId}/activities", "listActivities", "List attributed activities, newest first",
+        scopes: ["campaigns:read", "communications:read"], cond: NONE, idem: false, Campaigns, Query,
+        query: &[BUSINESS, CURSOR, LIMIT, uuid_param("contactId", false, "Only this contact."), uuid_param("iterationId", false, "Only this iteration."),
+            QueryParam { name: "channel", required: false, schema: r#"{"type":"string","enum":["voice","chatapp","sms"]}"#, description: "Only this channel." },
+            QueryParam { name: "status", required: false, schema: r#"{"type":"string","minLength":1,"maxLength":32}"#, description: "Only activities in this status." }],
+        req: None, resp: Json("ActivityList"), status: [200]),
+    op!(52, Get, "/campaigns/{campaignId}/summary-runs", "listSummaryRuns", "List AI summary runs",
+        scopes: ["campaigns:read", "communications:read"], cond: NONE, idem: false, Campaigns, Query, query: Q_PAGE, req: None, resp: Json("SummaryRunList"), status: [200]),
+    op!(53, Post, "/campaigns/{campaignId}/summary-runs", "createSummaryRun", "Estimate or confirm an AI summary run",
+        scopes: ["campaigns:write", "communications:read"], cond: NONE, idem: true, Campaigns, Body, query: &[], req: Some("SummaryRunCreate"), resp: Json("SummaryRunResult"), status: [201, 200]),
+    op!(54, Get, "/campaigns/{campaignId}/exports", "exportCampaign", "Export one conclusion per contact as CSV",
+        scopes: ["campaigns:read", "communications:read", "contacts:read"], cond: NONE, idem: false, Campaigns, Query,
+        query: &[BUSINESS, uuid_param("summaryRunId", true, "A completed or partial summary run.")], req: None, resp: Raw("text/csv; charset=utf-8"), status: [200]),
+];
+
+/// The result of matching a method and path against the table.
+pub enum RouteMatch {
+    Found(&'static Operation, Vec<(String, String)>),
+    /// The path exists but not with this method; carries the allowed methods.
+    MethodNotAllowed(Vec<Method>),
+    NotFound,
+}
+
+/// Matches a request path (no query string) against the table. Literal
+/// segments win over `{param}` segments (`/contacts/categories` is not a
+/// contact id).
+pub fn route(method: &str, path: &str) -> RouteMatch {
+    let segs: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+    let mut best: Option<(usize, &'static Operation, Vec<(String, String)>)> = None;
+    let mut allowed = Vec::new();
+    for op in OPERATIONS {
+        let Some((literal, params)) = match_template(op.path, &segs) else { continue };
+        if Some(op.method) != Method::parse(method) {
+            if !allowed.contains(&op.method) {
+                allowed.push(op.method);
+            }
+            continue;
+        }
+        if best.as_ref().is_none_or(|(l, _, _)| literal > *l) {
+            best = Some((literal, op, params));
+        }
+    }
+    match best {
+        Some((literal, op, params)) => {
+            // A more literal path with another method shadows this match.
+            let shadowed = OPERATIONS.iter().any(|o| {
+                o.method != op.method && match_template(o.path, &segs).is_some_and(|(l, _)| l > literal)
+            });
+            if shadowed {
+                let methods = OPERATIONS
+                    .iter()
+                    .filter(|o| match_template(o.path, &segs).is_some_and(|(l, _)| l > literal))
+                    .map(|o| o.method)
+                    .collect();
+                return RouteMatch::MethodNotAllowed(methods);
+            }
+            RouteMatch::Found(op, params)
+        }
+        None if !allowed.is_empty() => RouteMatch::MethodNotAllowed(allowed),
+        None => RouteMatch::NotFound,
+    }
+}
+
+/// Returns the number of literal segments matched and the captured params.
+fn match_template(template: &str, segs: &[&str]) -> Option<(usize, Vec<(String, String)>)> {
+    let tsegs: Vec<&str> = template.split('/').collect();
+    if tsegs.len() != segs.len() {
+        return None;
+    }
+    let mut literal = 0;
+    let mut params = Vec::new();
+    for (t, s) in tsegs.iter().zip(segs) {
+        if let Some(name) = t.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+            if s.is_empty() {
+                return None;
+            }
+            params.push((name.to_string(), percent_decode(s)?));
+        } else if t == s {
+            literal += 1;
+        } else {
+            return None;
+        }
+    }
+    Some((literal, params))
+}
+
+/// Decodes `%XX` escapes (and `+` stays `+`: it is not a space in paths or,
+/// by our rule, in query values, so an unencoded leading plus still works).
+pub fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3)?;
+            let v = u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+            out.push(v);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Splits and decodes a query string. Returns None when an escape is broken.
+pub fn parse_query(q: &str) -> Option<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for pair in q.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        out.push((percent_decode(k)?, percent_decode(v)?));
+    }
+    Some(out)
+}
+
+pub fn by_id(id: &str) -> Option<&'static Operation> {
+    OPERATIONS.iter().find(|o| o.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_has_all_54_operations_in_order() {
+        assert_eq!(OPERATIONS.len(), 54);
+        for (i, op) in OPERATIONS.iter().enumerate() {
+            assert_eq!(op.number as usize, i + 1, "{}", op.id);
+        }
+        let mut ids: Vec<_> = OPERATIONS.iter().map(|o| o.id).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), 54, "operationIds are unique");
+    }
+
+    #[test]
+    fn literal_segments_win_over_params() {
+        match route("GET", "/api/v1/contacts/categories") {
+            RouteMatch::Found(op, p) => {
+                assert_eq!(op.id, "listCategories");
+                assert!(p.is_empty());
+            }
+            _ => panic!("no match"),
+        }
+        match route("GET", "/api/v1/contacts/0190c0de-0000-7000-8000-000000000000") {
+            RouteMatch::Found(op, p) => {
+                assert_eq!(op.id, "getContact");
+                assert_eq!(p[0].0, "contactId");
+            }
+            _ => panic!("no match"),
+        }
+        match route("GET", "/api/v1/voice/calls/resolve") {
+            RouteMatch::Found(op, _) => assert_eq!(op.id, "resolveCallContext"),
+            _ => panic!("no match"),
+        }
+    }
+
+    #[test]
+    fn wrong_method_and_unknown_path() {
+        assert!(matches!(route("PUT", "/api/v1/contacts"), RouteMatch::MethodNotAllowed(_)));
+        assert!(matches!(route("PATCH", "/api/v1/contacts/categories"), RouteMatch::MethodNotAllowed(_)));
+        assert!(matches!(route("GET", "/api/v1/nope"), RouteMatch::NotFound));
+    }
+
+    #[test]
+    fn query_decoding_keeps_plus() {
+        let q = parse_query("search=%2B4470&x=+4470").unwrap();
+        assert_eq!(q[0].1, "+4470");
+        assert_eq!(q[1].1, "+4470");
+        assert!(parse_query("a=%zz").is_none());
+    }
+}

@@ -1,0 +1,553 @@
+//! A JSON Schema validator for the subset of keywords our OpenAPI document
+//! uses (see gateway/openapi/NAMES.md). Written for clear messages: every
+//! violation names the field (as a dotted path) and the rule it broke.
+
+use regex::Regex;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Violation {
+    /// Dotted path of the offending field, e.g. `voiceSettings.firstGreeting`
+    /// or `contactIds[2]`; empty for the whole body.
+    pub field: String,
+    /// The schema keyword that failed, e.g. `pattern`, `required`.
+    pub rule: &'static str,
+    pub message: String,
+}
+
+impl Violation {
+    fn new(field: &str, rule: &'static str, message: String) -> Self {
+        Violation { field: field.to_string(), rule, message }
+    }
+}
+
+/// Holds `components.schemas` and every compiled pattern.
+pub struct Validator {
+    schemas: Map<String, Value>,
+    patterns: HashMap<String, Regex>,
+}
+
+const MAX_VIOLATIONS: usize = 20;
+
+impl Validator {
+    /// Compiles every `pattern` found in the schemas (and in `extra`, e.g.
+    /// query parameter schemas); fails on a bad pattern or a dangling `$ref`.
+    pub fn new(schemas: Map<String, Value>, extra: &[&Value]) -> Result<Self, String> {
+        let mut v = Validator { schemas, patterns: HashMap::new() };
+        let mut found = Vec::new();
+        for s in v.schemas.values() {
+            collect_patterns_and_refs(s, &mut found);
+        }
+        for s in extra {
+            collect_patterns_and_refs(s, &mut found);
+        }
+        for item in found {
+            match item {
+                Found::Pattern(p) => {
+                    let re = Regex::new(&p).map_err(|e| format!("bad pattern {p}: {e}"))?;
+                    v.patterns.insert(p, re);
+                }
+                Found::Ref(r) => {
+                    v.resolve(&r).ok_or_else(|| format!("dangling $ref {r}"))?;
+                }
+            }
+        }
+        Ok(v)
+    }
+
+    pub fn schema(&self, name: &str) -> Option<&Value> {
+        self.schemas.get(name)
+    }
+
+    fn resolve(&self, r: &str) -> Option<&Value> {
+        self.schemas.get(r.strip_prefix("#/components/schemas/")?)
+    }
+
+    /// Validates `instance`; returns up to 20 violations, the most useful first.
+    pub fn validate(&self, schema: &Value, instance: &Value) -> Result<(), Vec<Violation>> {
+        let mut out = Vec::new();
+        self.check(schema, instance, "", &mut out);
+        if out.is_empty() {
+            Ok(())
+        } else {
+            out.truncate(MAX_VIOLATIONS);
+            Err(out)
+        }
+    }
+
+    fn check(&self, schema: &Value, v: &Value, path: &str, out: &mut Vec<Violation>) {
+        if out.len() >= MAX_VIOLATIONS {
+            return;
+        }
+        let Some(s) = schema.as_object() else { return };
+        if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+            if let Some(target) = self.resolve(r) {
+                self.check(target, v, path, out);
+            }
+            return;
+        }
+        let name = display(path);
+        if let Some(t) = s.get("type") {
+            if !type_matches(t, v) {
+                out.push(Violation::new(path, "type", format!("{name} must be {}", describe_type(t))));
+                return;
+            }
+        }
+        if let Some(c) = s.get("const") {
+            if c != v {
+                out.push(Violation::new(path, "const", format!("{name} must be {c}")));
+                return;
+            }
+        }
+        if let Some(e) = s.get("enum").and_then(Value::as_array) {
+            if !e.contains(v) {
+                let allowed: Vec<String> = e.iter().map(|x| x.to_string()).collect();
+                out.push(Violation::new(path, "enum", format!("{name} must be one of {}", allowed.join(", "))));
+                return;
+            }
+        }
+        if let Some(branches) = s.get("oneOf").and_then(Value::as_array) {
+            self.check_one_of(s, branches, v, path, out);
+        }
+        match v {
+            Value::String(text) => self.check_string(s, text, path, &name, out),
+            Value::Number(_) => check_number(s, v, path, &name, out),
+            Value::Array(items) => self.check_array(s, items, path, &name, out),
+            Value::Object(obj) => self.check_object(s, obj, path, &name, out),
+            _ => {}
+        }
+    }
+
+    fn check_one_of(&self, s: &Map<String, Value>, branches: &[Value], v: &Value, path: &str, out: &mut Vec<Violation>) {
+        // A discriminator picks the branch, so the errors are that branch's own.
+        if let Some(d) = s.get("discriminator") {
+            let prop = d.get("propertyName").and_then(Value::as_str).unwrap_or("");
+            if let Some(tag) = v.get(prop).and_then(Value::as_str) {
+                if let Some(target) = d.get("mapping").and_then(|m| m.get(tag)).and_then(Value::as_str) {
+                    if let Some(branch) = self.resolve(target) {
+                        self.check(branch, v, path, out);
+                        return;
+                    }
+                }
+                let field = join(path, prop);
+                let allowed: Vec<&str> = d
+                    .get("mapping")
+                    .and_then(Value::as_object)
+                    .map(|m| m.keys().map(String::as_str).collect())
+                    .unwrap_or_default();
+                out.push(Violation::new(&field, "discriminator", format!("`{field}` must be one of {}", allowed.join(", "))));
+                return;
+            }
+        }
+        let mut results: Vec<Vec<Violation>> = Vec::new();
+        for b in branches {
+            let mut errs = Vec::new();
+            self.check(b, v, path, &mut errs);
+            results.push(errs);
+        }
+        let passing = results.iter().filter(|r| r.is_empty()).count();
+        match passing {
+            1 => {}
+            0 => {
+                // Report the branch that came closest: fewest violations.
+                let best = results.into_iter().min_by_key(|r| r.len()).unwrap_or_default();
+                out.extend(best);
+            }
+            _ => out.push(Violation::new(
+                path,
+                "oneOf",
+                format!("{} matches more than one allowed shape; send exactly one of the alternatives", display(path)),
+            )),
+        }
+    }
+
+    fn check_string(&self, s: &Map<String, Value>, text: &str, path: &str, name: &str, out: &mut Vec<Violation>) {
+        let len = text.chars().count() as u64;
+        if let Some(min) = s.get("minLength").and_then(Value::as_u64) {
+            if len < min {
+                let msg = if min == 1 { format!("{name} must not be empty") } else { format!("{name} must be at least {min} characters") };
+                out.push(Violation::new(path, "minLength", msg));
+            }
+        }
+        if let Some(max) = s.get("maxLength").and_then(Value::as_u64) {
+            if len > max {
+                out.push(Violation::new(path, "maxLength", format!("{name} must be at most {max} characters (got {len})")));
+            }
+        }
+        if let Some(max) = s.get("x-maxWords").and_then(Value::as_u64) {
+            let words = text.split_whitespace().count() as u64;
+            if words > max {
+                out.push(Violation::new(path, "x-maxWords", format!("{name} must be at most {max} words (got {words})")));
+            }
+        }
+        if let Some(p) = s.get("pattern").and_then(Value::as_str) {
+            if let Some(re) = self.patterns.get(p) {
+                if !re.is_match(text) {
+                    out.push(Violation::new(path, "pattern", format!("{name} must match the pattern {p}")));
+                }
+            }
+        }
+        if let Some(f) = s.get("format").and_then(Value::as_str) {
+            if !format_ok(f, text) {
+                out.push(Violation::new(path, "format", format!("{name} must be a valid {f}")));
+            }
+        }
+    }
+
+    fn check_array(&self, s: &Map<String, Value>, items: &[Value], path: &str, name: &str, out: &mut Vec<Violation>) {
+        let n = items.len() as u64;
+        if let Some(min) = s.get("minItems").and_then(Value::as_u64) {
+            if n < min {
+                out.push(Violation::new(path, "minItems", format!("{name} must have at least {min} item{}", plural(min))));
+            }
+        }
+        if let Some(max) = s.get("maxItems").and_then(Value::as_u64) {
+            if n > max {
+                out.push(Violation::new(path, "maxItems", format!("{name} must have at most {max} item{} (got {n})", plural(max))));
+            }
+        }
+        if s.get("uniqueItems").and_then(Value::as_bool) == Some(true) {
+            let mut seen = std::collections::HashSet::new();
+            for (i, it) in items.iter().enumerate() {
+                if !seen.insert(canonical_json(it)) {
+                    out.push(Violation::new(&format!("{path}[{i}]"), "uniqueItems", format!("{name} must not repeat items ({it} appears twice)")));
+                    break;
+                }
+            }
+        }
+        if let Some(item_schema) = s.get("items") {
+            for (i, it) in items.iter().enumerate() {
+                self.check(item_schema, it, &format!("{path}[{i}]"), out);
+            }
+        }
+    }
+
+    fn check_object(&self, s: &Map<String, Value>, obj: &Map<String, Value>, path: &str, name: &str, out: &mut Vec<Violation>) {
+        let props = s.get("properties").and_then(Value::as_object);
+        if let Some(req) = s.get("required").and_then(Value::as_array) {
+            for r in req.iter().filter_map(Value::as_str) {
+                if !obj.contains_key(r) {
+                    let f = join(path, r);
+                    out.push(Violation::new(&f, "required", format!("`{f}` is required")));
+                }
+            }
+        }
+        for (k, val) in obj {
+            let f = join(path, k);
+            match props.and_then(|p| p.get(k)) {
+                Some(ps) => self.check(ps, val, &f, out),
+                None => match s.get("additionalProperties") {
+                    Some(Value::Bool(false)) => {
+                        out.push(Violation::new(&f, "additionalProperties", format!("unknown property `{f}`")));
+                    }
+                    Some(extra @ Value::Object(_)) => self.check(extra, val, &f, out),
+                    _ => {}
+                },
+            }
+        }
+        let n = obj.len() as u64;
+        if let Some(min) = s.get("minProperties").and_then(Value::as_u64) {
+            if n < min {
+                let msg = match props {
+                    Some(p) if s.get("additionalProperties") == Some(&Value::Bool(false)) => {
+                        let optional: Vec<&str> = p.keys().filter(|k| !obj.contains_key(*k)).map(String::as_str).collect();
+                        format!("{name} must have at least {min} properties; add one of: {}", optional.join(", "))
+                    }
+                    _ => format!("{name} must have at least {min} properties"),
+                };
+                out.push(Violation::new(path, "minProperties", msg));
+            }
+        }
+        if let Some(max) = s.get("maxProperties").and_then(Value::as_u64) {
+            if n > max {
+                out.push(Violation::new(path, "maxProperties", format!("{name} must have at most {max} properties (got {n})")));
+            }
+        }
+    }
+}
+
+fn check_number(s: &Map<String, Value>, v: &Value, path: &str, name: &str, out: &mut Vec<Violation>) {
+    let x = v.as_f64().unwrap_or(f64::NAN);
+    let bound = |k: &str| s.get(k).and_then(Value::as_f64);
+    if let Some(m) = bound("minimum") {
+        if x < m {
+            out.push(Violation::new(path, "minimum", format!("{name} must be at least {}", num(m))));
+        }
+    }
+    if let Some(m) = bound("maximum") {
+        if x > m {
+            out.push(Violation::new(path, "maximum", format!("{name} must be at most {}", num(m))));
+        }
+    }
+    if let Some(m) = bound("exclusiveMinimum") {
+        if x <= m {
+            out.push(Violation::new(path, "exclusiveMinimum", format!("{name} must be greater than {}", num(m))));
+        }
+    }
+    if let Some(m) = bound("exclusiveMaximum") {
+        if x >= m {
+            out.push(Violation::new(path, "exclusiveMaximum", format!("{name} must be less than {}", num(m))));
+        }
+    }
+    if let Some(m) = bound("multipleOf") {
+        let q = x / m;
+        if (q - q.round()).abs() > 1e-9 {
+            out.push(Violation::new(path, "multipleOf", format!("{name} must be a multiple of {}", num(m))));
+        }
+    }
+}
+
+fn num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 { format!("{}", x as i64) } else { x.to_string() }
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+}
+
+fn display(path: &str) -> String {
+    if path.is_empty() { "the body".to_string() } else { format!("`{path}`") }
+}
+
+fn type_matches(t: &Value, v: &Value) -> bool {
+    match t {
+        Value::String(t) => one_type(t, v),
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).any(|t| one_type(t, v)),
+        _ => true,
+    }
+}
+
+fn one_type(t: &str, v: &Value) -> bool {
+    match t {
+        "string" => v.is_string(),
+        "integer" => v.is_i64() || v.is_u64() || v.as_f64().is_some_and(|f| f.fract() == 0.0 && f.is_finite()),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "null" => v.is_null(),
+        _ => false,
+    }
+}
+
+fn describe_type(t: &Value) -> String {
+    let article = |t: &str| match t {
+        "integer" | "array" | "object" => format!("an {t}"),
+        "null" => "null".to_string(),
+        _ => format!("a {t}"),
+    };
+    match t {
+        Value::String(t) => article(t),
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).map(article).collect::<Vec<_>>().join(" or "),
+        _ => "valid".into(),
+    }
+}
+
+fn format_ok(f: &str, s: &str) -> bool {
+    match f {
+        "uuid" => is_uuid(s),
+        "date-time" => is_date_time(s),
+        "uri" => is_uri(s),
+        "email" => {
+            let mut parts = s.splitn(2, '@');
+            let (a, b) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+            !a.is_empty() && b.contains('.') && !b.starts_with('.') && !s.chars().any(char::is_whitespace)
+        }
+        _ => true,
+    }
+}
+
+/// 8-4-4-4-12 hex digits.
+pub fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+fn is_date_time(s: &str) -> bool {
+    // RFC 3339: 2026-11-22T10:00:00(.sss)?(Z|+hh:mm)
+    let b = s.as_bytes();
+    if b.len() < 20 {
+        return false;
+    }
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    let head = digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10)
+        && matches!(b[10], b'T' | b't') && digits(11..13) && b[13] == b':' && digits(14..16) && b[16] == b':' && digits(17..19);
+    if !head {
+        return false;
+    }
+    let mut rest = &s[19..];
+    if let Some(frac) = rest.strip_prefix('.') {
+        let n = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if n == 0 {
+            return false;
+        }
+        rest = &frac[n..];
+    }
+    matches!(rest, "Z" | "z")
+        || (rest.len() == 6
+            && matches!(rest.as_bytes()[0], b'+' | b'-')
+            && rest[1..3].bytes().all(|c| c.is_ascii_digit())
+            && &rest[3..4] == ":"
+            && rest[4..6].bytes().all(|c| c.is_ascii_digit()))
+}
+
+/// An absolute URI: a scheme, and for http(s) a non-empty host; no spaces.
+pub fn is_uri(s: &str) -> bool {
+    let Some((scheme, rest)) = s.split_once(':') else { return false };
+    let scheme_ok = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+    if !scheme_ok || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return false;
+    }
+    if matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https") {
+        let Some(after) = rest.strip_prefix("//") else { return false };
+        let authority = after.split(['/', '?', '#']).next().unwrap_or("");
+        let host = authority.rsplit('@').next().unwrap_or("");
+        let host = if host.starts_with('[') { host } else { host.split(':').next().unwrap_or("") };
+        return !host.is_empty();
+    }
+    !rest.is_empty()
+}
+
+/// JSON with object keys sorted and no insignificant whitespace: two bodies
+/// that differ only in key order or spacing give the same text.
+pub fn canonical_json(v: &Value) -> String {
+    fn write(v: &Value, out: &mut String) {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, k) in keys.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String((*k).clone()).to_string());
+                    out.push(':');
+                    write(&m[*k], out);
+                }
+                out.push('}');
+            }
+            Value::Array(a) => {
+                out.push('[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(x, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut s = String::new();
+    write(v, &mut s);
+    s
+}
+
+enum Found {
+    Pattern(String),
+    Ref(String),
+}
+
+fn collect_patterns_and_refs(v: &Value, out: &mut Vec<Found>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                match (k.as_str(), x) {
+                    ("pattern", Value::String(p)) => out.push(Found::Pattern(p.clone())),
+                    ("$ref", Value::String(r)) => out.push(Found::Ref(r.clone())),
+                    _ => collect_patterns_and_refs(x, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| collect_patterns_and_refs(x, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn validator() -> Validator {
+        let schemas = json!({
+            "Thing": {"type": "object", "additionalProperties": false, "required": ["id", "name"],
+                "properties": {
+                    "id": {"type": "string", "format": "uuid"},
+                    "name": {"type": "string", "minLength": 1, "maxLength": 5},
+                    "mobile": {"type": "string", "pattern": "^\\+[1-9][0-9]{7,14}$"},
+                    "n": {"type": "integer", "minimum": 50, "maximum": 1000, "multipleOf": 50},
+                    "tags": {"type": "array", "uniqueItems": true, "items": {"type": "string"}},
+                    "words": {"type": "string", "x-maxWords": 3},
+                    "kind": {"enum": ["a", "b"]}
+                }},
+            "Shape": {"oneOf": [{"$ref": "#/components/schemas/A"}, {"$ref": "#/components/schemas/B"}],
+                "discriminator": {"propertyName": "channel", "mapping": {"a": "#/components/schemas/A", "b": "#/components/schemas/B"}}},
+            "A": {"type": "object", "additionalProperties": false, "required": ["channel", "x"], "properties": {"channel": {"const": "a"}, "x": {"type": "string"}}},
+            "B": {"type": "object", "additionalProperties": false, "required": ["channel", "y"], "properties": {"channel": {"const": "b"}, "y": {"type": "string"}}}
+        });
+        Validator::new(schemas.as_object().unwrap().clone(), &[]).unwrap()
+    }
+
+    fn rules(v: &Validator, name: &str, body: Value) -> Vec<(String, &'static str)> {
+        match v.validate(v.schema(name).unwrap(), &body) {
+            Ok(()) => vec![],
+            Err(e) => e.into_iter().map(|x| (x.field, x.rule)).collect(),
+        }
+    }
+
+    #[test]
+    fn names_field_and_rule() {
+        let v = validator();
+        let id = "0190c0de-0000-7000-8000-000000000000";
+        assert!(rules(&v, "Thing", json!({"id": id, "name": "ab"})).is_empty());
+        assert_eq!(rules(&v, "Thing", json!({"id": id})), vec![("name".into(), "required")]);
+        assert_eq!(rules(&v, "Thing", json!({"id": id, "name": "ab", "zz": 1})), vec![("zz".into(), "additionalProperties")]);
+        assert_eq!(rules(&v, "Thing", json!({"id": "nope", "name": "ab"})), vec![("id".into(), "format")]);
+        assert_eq!(rules(&v, "Thing", json!({"id": id, "name": "abcdef"})), vec![("name".into(), "maxLength")]);
+        assert_eq!(rules(&v, "Thing", json!({"id": id, "name": "a", "mobile": "0044"})), vec![("mobile".into(), "pattern")]);
+        assert_eq!(rules(&v, "Thing", json!({"id": id, "name": "a", "n": 75})), vec![("n".into(), "multipleOf")]);
+        assert_eq!(rules(&v, "Thing", json!({"id": id, "name": "a", "n": 1050})), vec![("n".into(), "maximum")]);
+        assert_eq!(rules(&v, "Thing", json!({"id": id, "name": "a", "n": 1.5})), vec![("n".into(), "type")]);
+        assert_eq!(rules(&v, "Thing", json!({"id": id, "name": "a", "tags": ["x", "x"]})), vec![("tags[1]".into(), "uniqueItems")]);
+        assert_eq!(rules(&v, "Thing", json!({"id": id, "name": "a", "words": "one two  three four"})), vec![("words".into(), "x-maxWords")]);
+        assert_eq!(rules(&v, "Thing", json!({"id": id, "name": "a", "kind": "c"})), vec![("kind".into(), "enum")]);
+    }
+
+    #[test]
+    fn one_of_uses_the_discriminator() {
+        let v = validator();
+        assert!(rules(&v, "Shape", json!({"channel": "a", "x": "1"})).is_empty());
+        assert_eq!(rules(&v, "Shape", json!({"channel": "a", "y": "1"})), vec![("x".into(), "required"), ("y".into(), "additionalProperties")]);
+        assert_eq!(rules(&v, "Shape", json!({"channel": "q"})), vec![("channel".into(), "discriminator")]);
+    }
+
+    #[test]
+    fn canonical_json_ignores_order_and_space() {
+        let a: Value = serde_json::from_str(r#"{"b": [1, {"y":1,"x":2}], "a": "s"}"#).unwrap();
+        let b: Value = serde_json::from_str(r#"{"a":"s","b":[1,{"x":2,"y":1}]}"#).unwrap();
+        assert_eq!(canonical_json(&a), canonical_json(&b));
+    }
+
+    #[test]
+    fn formats() {
+        assert!(is_date_time("2026-11-22T10:00:00.123Z"));
+        assert!(is_date_time("2026-11-22T10:00:00+01:00"));
+        assert!(!is_date_time("2026-11-22 10:00:00"));
+        assert!(is_uri("https://example.test/hook?x=1"));
+        assert!(!is_uri("https:///nohost"));
+        assert!(!is_uri("not a uri"));
+    }
+}

@@ -1,0 +1,101 @@
+//! Builds the guest components for wasm32-wasip2 and embeds them, and embeds
+//! the SQL migrations, so `cargo build` / `cargo test` is the only build step.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Components embedded in the binary: (cargo package, wasm file stem).
+const COMPONENTS: &[&str] = &["contacts"];
+
+fn main() {
+    let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).parent().unwrap().to_path_buf();
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    embed_migrations(&root, &out);
+    build_components(&root, &out);
+}
+
+fn embed_migrations(root: &Path, out: &Path) {
+    let dir = root.join("migrations");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
+        .expect("migrations/ exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sql"))
+        .collect();
+    files.sort();
+    let mut code = String::from("/// (file name, SQL) in the order they apply.\npub static MIGRATIONS: &[(&str, &str)] = &[\n");
+    for f in files {
+        println!("cargo:rerun-if-changed={}", f.display());
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        code.push_str(&format!("    ({name:?}, include_str!({:?})),\n", f.display().to_string()));
+    }
+    code.push_str("];\n");
+    fs::write(out.join("migrations.rs"), code).unwrap();
+}
+
+fn build_components(root: &Path, out: &Path) {
+    let guests = root.join("components");
+    let wit = root.join("wit");
+    for p in [&guests, &wit] {
+        println!("cargo:rerun-if-changed={}", p.display());
+    }
+    // Cargo only watches the listed paths shallowly for directories, so list
+    // every source file of the guests too.
+    watch(&guests);
+    watch(&wit);
+    let target_dir = out.join("guest-target");
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.arg("build")
+        .arg("--release")
+        .arg("--target")
+        .arg("wasm32-wasip2")
+        .arg("--manifest-path")
+        .arg(guests.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target_dir);
+    for pkg in COMPONENTS {
+        cmd.arg("-p").arg(format!("switchboard-{pkg}"));
+    }
+    // The outer cargo's build-script variables confuse the inner build.
+    for (k, _) in env::vars() {
+        if k.starts_with("CARGO_CFG_")
+            || k.starts_with("CARGO_FEATURE_")
+            || k.starts_with("CARGO_ENCODED_RUSTFLAGS")
+            || k.starts_with("CARGO_MAKEFLAGS")
+            || matches!(k.as_str(), "RUSTFLAGS" | "TARGET" | "HOST" | "PROFILE" | "OPT_LEVEL" | "DEBUG" | "RUSTC_LINKER" | "RUSTC_WRAPPER" | "RUSTC_WORKSPACE_WRAPPER" | "NUM_JOBS" | "OUT_DIR" | "CARGO_TARGET_DIR")
+        {
+            cmd.env_remove(&k);
+        }
+    }
+    let status = cmd.status().expect("run cargo for the guest components");
+    if !status.success() {
+        panic!("building the guest components failed (is the wasm32-wasip2 target installed? `rustup target add wasm32-wasip2`)");
+    }
+    let mut code = String::from("/// (component name, wasm bytes) embedded at build time.\npub static COMPONENTS: &[(&str, &[u8])] = &[\n");
+    for pkg in COMPONENTS {
+        let wasm = target_dir.join("wasm32-wasip2/release").join(format!("switchboard_{}.wasm", pkg.replace('-', "_")));
+        assert!(wasm.exists(), "missing {}", wasm.display());
+        code.push_str(&format!("    ({pkg:?}, include_bytes!({:?})),\n", wasm.display().to_string()));
+    }
+    code.push_str("];\n");
+    fs::write(out.join("components.rs"), code).unwrap();
+}
+
+fn watch(dir: &Path) {
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        let name = e.file_name();
+        if name == "target" || name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        if p.is_dir() {
+            watch(&p);
+        } else {
+            println!("cargo:rerun-if-changed={}", p.display());
+        }
+    }
+}

@@ -1,0 +1,311 @@
+//! The WebAssembly side of the host: one wasmtime engine with the pooling
+//! allocator, each component compiled once (precompiled artifacts cached in
+//! the data dir), an `InstancePre` per component, and a fresh, bounded store
+//! per request.
+
+use crate::db::{block, SqlValue};
+use anyhow::{Context, Result};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+include!(concat!(env!("OUT_DIR"), "/components.rs"));
+
+wasmtime::component::bindgen!({
+    path: "../wit",
+    world: "resource-area",
+});
+
+use switchboard::platform::{clock, ids, jobs, log, store, types};
+
+/// Wall-clock tick of the epoch counter.
+const EPOCH_TICK: Duration = Duration::from_millis(10);
+/// Linear memory a single instance may grow to.
+pub const INSTANCE_MEMORY_LIMIT: usize = 256 << 20;
+/// Instances alive at once (also bounds the pooling allocator's reservation).
+pub const MAX_INSTANCES: u32 = 128;
+
+/// Per-request state of one component instance.
+pub struct RequestState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+    /// The request's connection; mutations arrive with a write transaction
+    /// already open on it.
+    conn: libsql::Connection,
+    log_context: String,
+}
+
+impl WasiView for RequestState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+pub struct Components {
+    engine: Engine,
+    pres: HashMap<String, ResourceAreaPre<RequestState>>,
+}
+
+/// How a component call ended when it did not return normally.
+pub enum CallError {
+    /// The epoch deadline passed (a runaway loop).
+    Deadline,
+    /// A memory or table limit was hit.
+    ResourceLimit,
+    /// Any other trap or host error.
+    Trap(String),
+    /// All instance slots are busy.
+    Capacity,
+}
+
+impl Components {
+    pub fn load(cache_dir: &Path) -> Result<Components> {
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(MAX_INSTANCES)
+            .total_core_instances(MAX_INSTANCES * 4)
+            .total_memories(MAX_INSTANCES * 2)
+            .total_tables(MAX_INSTANCES * 4)
+            .max_memory_size(INSTANCE_MEMORY_LIMIT)
+            // Keeping a little memory resident makes fresh instances cheap.
+            .linear_memory_keep_resident(1 << 20)
+            .table_keep_resident(1 << 14);
+        let mut config = Config::new();
+        config
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
+            .epoch_interruption(true)
+            .wasm_component_model(true);
+        let engine = Engine::new(&config)?;
+
+        let mut linker: Linker<RequestState> = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        ResourceArea::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+
+        std::fs::create_dir_all(cache_dir)?;
+        let mut pres = HashMap::new();
+        for (name, wasm) in COMPONENTS {
+            let component = compile_cached(&engine, cache_dir, name, wasm)?;
+            let pre = linker.instantiate_pre(&component).map_err(anyhow::Error::from).with_context(|| format!("linking component {name}"))?;
+            pres.insert(name.to_string(), ResourceAreaPre::new(pre)?);
+        }
+
+        // The epoch ticker: deadlines are counted in ticks.
+        let ticker = engine.clone();
+        std::thread::Builder::new().name("epoch-ticker".into()).spawn(move || loop {
+            std::thread::sleep(EPOCH_TICK);
+            ticker.increment_epoch();
+        })?;
+        Ok(Components { engine, pres })
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.pres.contains_key(name)
+    }
+
+    /// Instantiates `name` in a fresh store and calls `handle`. Runs on a
+    /// blocking thread; `conn` is handed back with whatever the component did
+    /// (the caller commits or rolls back).
+    pub fn call(
+        &self,
+        name: &str,
+        conn: libsql::Connection,
+        req: &types::Request,
+        deadline: Duration,
+    ) -> (libsql::Connection, Result<Result<types::Success, types::Failure>, CallError>) {
+        let pre = &self.pres[name];
+        let state = RequestState {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new().memory_size(INSTANCE_MEMORY_LIMIT).instances(16).trap_on_grow_failure(true).build(),
+            conn,
+            log_context: format!("component={name} requestId={}", req.request_id),
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        let ticks = (deadline.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
+        store.set_epoch_deadline(ticks);
+        let result = match pre.instantiate(&mut store) {
+            Ok(inst) => inst.switchboard_platform_handler().call_handle(&mut store, req).map_err(classify),
+            Err(e) => Err(classify_instantiate(e)),
+        };
+        let state = store.into_data();
+        (state.conn, result)
+    }
+}
+
+fn classify_instantiate(e: wasmtime::Error) -> CallError {
+    let text = format!("{e:#}");
+    if text.contains("maximum concurrent") || text.contains("pooling") || text.contains("limit") {
+        CallError::Capacity
+    } else {
+        CallError::Trap(text)
+    }
+}
+
+fn classify(e: wasmtime::Error) -> CallError {
+    if let Some(trap) = e.downcast_ref::<wasmtime::Trap>() {
+        return match trap {
+            wasmtime::Trap::Interrupt => CallError::Deadline,
+            wasmtime::Trap::MemoryOutOfBounds | wasmtime::Trap::TableOutOfBounds => CallError::Trap(format!("{e:#}")),
+            _ => CallError::Trap(format!("{e:#}")),
+        };
+    }
+    // With trap_on_grow_failure the error is not a Trap: look at the cause.
+    let text = format!("{e:?}");
+    if text.contains("forcing trap when growing memory") || text.contains("memory") && text.contains("limit") {
+        CallError::ResourceLimit
+    } else {
+        CallError::Trap(format!("{e:#}"))
+    }
+}
+
+/// Compiles a component once per (bytes, engine configuration) and keeps the
+/// native artifact in `cache_dir`.
+fn compile_cached(engine: &Engine, cache_dir: &Path, name: &str, wasm: &[u8]) -> Result<Component> {
+    let mut h = Sha256::new();
+    h.update(wasm);
+    let mut compat = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut compat);
+    h.update(std::hash::Hasher::finish(&compat).to_le_bytes());
+    h.update(env!("CARGO_PKG_VERSION"));
+    let key = hex::encode(&h.finalize()[..12]);
+    let path = cache_dir.join(format!("{name}-{key}.cwasm"));
+    if path.exists() {
+        // SAFETY: the file was written by `precompile_component` of this same
+        // engine configuration (the name carries its compatibility hash) into
+        // our own data dir.
+        match unsafe { Component::deserialize_file(engine, &path) } {
+            Ok(c) => return Ok(c),
+            Err(_) => {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+    let bytes = engine.precompile_component(wasm).map_err(anyhow::Error::from).with_context(|| format!("compiling component {name}"))?;
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, &bytes)?;
+    std::fs::rename(&tmp, &path)?;
+    // SAFETY: as above, just written by this engine.
+    Ok(unsafe { Component::deserialize(engine, &bytes)? })
+}
+
+fn to_sql(v: types::Value) -> SqlValue {
+    match v {
+        types::Value::Null => SqlValue::Null,
+        types::Value::Integer(i) => SqlValue::Integer(i),
+        types::Value::Real(f) => SqlValue::Real(f),
+        types::Value::Text(s) => SqlValue::Text(s),
+        types::Value::Blob(b) => SqlValue::Blob(b),
+    }
+}
+
+fn from_sql(v: SqlValue) -> types::Value {
+    match v {
+        SqlValue::Null => types::Value::Null,
+        SqlValue::Integer(i) => types::Value::Integer(i),
+        SqlValue::Real(f) => types::Value::Real(f),
+        SqlValue::Text(s) => types::Value::Text(s),
+        SqlValue::Blob(b) => types::Value::Blob(b),
+    }
+}
+
+fn store_error(e: libsql::Error) -> store::StoreError {
+    let message = e.to_string();
+    let kind = if message.contains("constraint") || message.contains("UNIQUE") {
+        "constraint"
+    } else if message.contains("locked") || message.contains("busy") {
+        "busy"
+    } else {
+        "other"
+    };
+    store::StoreError { kind: kind.into(), message }
+}
+
+impl types::Host for RequestState {}
+
+impl store::Host for RequestState {
+    fn query(&mut self, sql: String, params: Vec<types::Value>) -> Result<Vec<Vec<types::Value>>, store::StoreError> {
+        let params: Vec<SqlValue> = params.into_iter().map(to_sql).collect();
+        crate::db::query_rows(&self.conn, &sql, params)
+            .map(|rows| rows.into_iter().map(|r| r.into_iter().map(from_sql).collect()).collect())
+            .map_err(|e| match e.downcast::<libsql::Error>() {
+                Ok(e) => store_error(e),
+                Err(e) => store::StoreError { kind: "other".into(), message: e.to_string() },
+            })
+    }
+
+    fn execute(&mut self, sql: String, params: Vec<types::Value>) -> Result<u64, store::StoreError> {
+        let params: Vec<SqlValue> = params.into_iter().map(to_sql).collect();
+        block(self.conn.execute(&sql, params)).map_err(store_error)
+    }
+
+    fn execute_many(&mut self, sql: String, rows: Vec<Vec<types::Value>>) -> Result<u64, store::StoreError> {
+        block(async {
+            let stmt = self.conn.prepare(&sql).await?;
+            let mut total = 0u64;
+            for row in rows {
+                let params: Vec<SqlValue> = row.into_iter().map(to_sql).collect();
+                total += stmt.execute(params).await? as u64;
+                stmt.reset();
+            }
+            Ok(total)
+        })
+        .map_err(store_error)
+    }
+}
+
+impl jobs::Host for RequestState {
+    fn enqueue(&mut self, kind: String, business_id: String, payload_json: String, delay_ms: u64) -> Result<String, store::StoreError> {
+        let id = uuid::Uuid::now_v7().to_string();
+        let now = crate::clock::now_ms();
+        block(self.conn.execute(
+            "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            vec![
+                SqlValue::Text(id.clone()),
+                SqlValue::Text(kind),
+                SqlValue::Text(business_id),
+                SqlValue::Text(payload_json),
+                SqlValue::Integer(now + delay_ms as i64),
+                SqlValue::Integer(now),
+            ],
+        ))
+        .map_err(store_error)?;
+        Ok(id)
+    }
+}
+
+impl clock::Host for RequestState {
+    fn now_ms(&mut self) -> i64 {
+        crate::clock::now_ms()
+    }
+    fn now_rfc3339(&mut self) -> String {
+        crate::clock::now_rfc3339()
+    }
+}
+
+impl ids::Host for RequestState {
+    fn uuid_v7(&mut self) -> String {
+        uuid::Uuid::now_v7().to_string()
+    }
+    fn random_bytes(&mut self, len: u32) -> Vec<u8> {
+        let mut v = vec![0u8; len.min(4096) as usize];
+        rand::fill(&mut v[..]);
+        v
+    }
+}
+
+impl log::Host for RequestState {
+    fn log(&mut self, level: log::Level, message: String) {
+        let level = match level {
+            log::Level::Debug => "debug",
+            log::Level::Info => "info",
+            log::Level::Warn => "warn",
+            log::Level::Error => "error",
+        };
+        crate::logging::line(level, &format!("{} {message}", self.log_context));
+    }
+}

@@ -1,0 +1,19 @@
+//! One JSON line per event on stderr. Callers never pass secrets, keys,
+//! request bodies, query strings (they can carry mobile numbers) or provider
+//! ids.
+
+pub fn line(level: &str, msg: &str) {
+    eprintln!(
+        "{{\"ts\":\"{}\",\"level\":\"{level}\",\"msg\":{}}}",
+        crate::clock::now_rfc3339(),
+        serde_json::Value::String(msg.to_string())
+    );
+}
+
+pub fn request(request_id: &str, method: &str, path: &str, operation: &str, status: u16, micros: u128) {
+    eprintln!(
+        "{{\"ts\":\"{}\",\"level\":\"info\",\"requestId\":\"{request_id}\",\"method\":\"{method}\",\"path\":{},\"operation\":\"{operation}\",\"status\":{status},\"durationUs\":{micros}}}",
+        crate::clock::now_rfc3339(),
+        serde_json::Value::String(path.to_string())
+    );
+}

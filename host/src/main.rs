@@ -1,0 +1,134 @@
+//! `switchboard`: the native host. `serve` runs the API; `admin` manages
+//! businesses and keys on a data dir.
+
+mod admin;
+mod bench_native;
+mod clock;
+mod contract;
+mod db;
+mod engine;
+mod logging;
+mod pipeline;
+mod server;
+
+use anyhow::{bail, Context, Result};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+const USAGE: &str = "\
+usage:
+  switchboard serve [--listen ADDR] [--data-dir DIR] [--request-timeout-ms MS] [--bench-baseline]
+  switchboard admin [--data-dir DIR] business create --name NAME
+  switchboard admin [--data-dir DIR] key create --business ID --scopes LIST|all
+  switchboard admin [--data-dir DIR] key list --business ID
+  switchboard admin [--data-dir DIR] key revoke --key-id ID
+
+defaults: --listen 127.0.0.1:8080, --data-dir ./data (or $SWITCHBOARD_DATA_DIR),
+          --request-timeout-ms 30000";
+
+/// Flags of the form `--name value` (and bare `--flag`), plus positionals.
+struct Args {
+    positional: Vec<String>,
+    flags: Vec<(String, Option<String>)>,
+}
+
+impl Args {
+    fn parse(raw: impl Iterator<Item = String>) -> Result<Args> {
+        let mut positional = Vec::new();
+        let mut flags = Vec::new();
+        let mut it = raw.peekable();
+        while let Some(a) = it.next() {
+            if let Some(name) = a.strip_prefix("--") {
+                if let Some((k, v)) = name.split_once('=') {
+                    flags.push((k.to_string(), Some(v.to_string())));
+                } else if name == "bench-baseline" || name == "help" {
+                    flags.push((name.to_string(), None));
+                } else {
+                    let v = it.next().with_context(|| format!("--{name} needs a value"))?;
+                    flags.push((name.to_string(), Some(v)));
+                }
+            } else {
+                positional.push(a);
+            }
+        }
+        Ok(Args { positional, flags })
+    }
+    fn get(&self, name: &str) -> Option<&str> {
+        self.flags.iter().rev().find(|(k, _)| k == name).and_then(|(_, v)| v.as_deref())
+    }
+    fn has(&self, name: &str) -> bool {
+        self.flags.iter().any(|(k, _)| k == name)
+    }
+    fn require(&self, name: &str) -> Result<&str> {
+        self.get(name).with_context(|| format!("--{name} is required\n\n{USAGE}"))
+    }
+    fn check_known(&self, known: &[&str]) -> Result<()> {
+        for (k, _) in &self.flags {
+            if !known.contains(&k.as_str()) {
+                bail!("unknown option --{k}\n\n{USAGE}");
+            }
+        }
+        Ok(())
+    }
+    fn data_dir(&self) -> PathBuf {
+        self.get("data-dir")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("SWITCHBOARD_DATA_DIR").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("./data"))
+    }
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e:#}");
+        std::process::exit(2);
+    }
+}
+
+fn run() -> Result<()> {
+    let args = Args::parse(std::env::args().skip(1))?;
+    if args.has("help") || args.positional.is_empty() {
+        println!("{USAGE}");
+        return Ok(());
+    }
+    match args.positional[0].as_str() {
+        "serve" => {
+            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline"])?;
+            serve(&args)
+        }
+        "admin" => {
+            args.check_known(&["data-dir", "name", "business", "scopes", "key-id"])?;
+            let db = db::Db::open(&args.data_dir())?;
+            let words: Vec<&str> = args.positional[1..].iter().map(String::as_str).collect();
+            let out = match words.as_slice() {
+                ["business", "create"] => admin::create_business(&db, args.require("name")?)?,
+                ["key", "create"] => admin::create_key(&db, args.require("business")?, args.require("scopes")?)?,
+                ["key", "list"] => admin::list_keys(&db, args.require("business")?)?,
+                ["key", "revoke"] => admin::revoke_key(&db, args.require("key-id")?)?,
+                _ => bail!("unknown admin command\n\n{USAGE}"),
+            };
+            println!("{out}");
+            Ok(())
+        }
+        other => bail!("unknown command `{other}`\n\n{USAGE}"),
+    }
+}
+
+fn serve(args: &Args) -> Result<()> {
+    let addr: SocketAddr = args.get("listen").unwrap_or("127.0.0.1:8080").parse().context("--listen must be HOST:PORT")?;
+    let deadline_ms: u64 = args.get("request-timeout-ms").unwrap_or("30000").parse().context("--request-timeout-ms must be a number")?;
+    let data_dir = args.data_dir();
+    let db = db::Db::open(&data_dir)?;
+    let components = engine::Components::load(&data_dir.join("cache")).context("loading components")?;
+    let gateway = switchboard_gateway::Gateway::new().map_err(anyhow::Error::msg).context("building the OpenAPI document")?;
+    let app = pipeline::App {
+        gateway,
+        db,
+        components,
+        deadline: Duration::from_millis(deadline_ms.max(10)),
+        bench_baseline: args.has("bench-baseline"),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(256).build()?;
+    runtime.block_on(server::serve(app, addr))
+}

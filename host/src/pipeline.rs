@@ -1,0 +1,277 @@
+//! One request, end to end, after HTTP parsing: the gateway admits it, the
+//! host applies idempotency and the transaction, the owning component
+//! answers, the host builds the envelope. Runs on a blocking thread.
+
+use crate::db::{self, Db, SqlValue};
+use crate::engine::{CallError, Components};
+use crate::engine::switchboard::platform::types as wit;
+use switchboard_gateway::errors::success_envelope;
+use switchboard_gateway::operations::Response;
+use switchboard_gateway::{idempotency, Admitted, Failure, Gateway, Incoming, KeyDirectory, KeyRecord};
+use std::time::Duration;
+
+pub struct App {
+    pub gateway: Gateway,
+    pub db: Db,
+    pub components: Components,
+    /// How long one component call may run before it is interrupted.
+    pub deadline: Duration,
+    /// Serve the native baseline route used by bench/ (off by default).
+    pub bench_baseline: bool,
+}
+
+/// What goes back over HTTP.
+pub struct Answer {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: String,
+    pub headers: Vec<(&'static str, String)>,
+    /// The operationId, for the access log.
+    pub operation: &'static str,
+}
+
+impl Answer {
+    pub fn failure(f: &Failure, request_id: &str) -> Answer {
+        Answer {
+            status: f.status,
+            content_type: "application/json",
+            body: f.envelope(request_id).to_string(),
+            headers: f.headers.clone(),
+            operation: "-",
+        }
+    }
+    fn json(status: u16, body: String) -> Answer {
+        Answer { status, content_type: "application/json", body, headers: Vec::new(), operation: "-" }
+    }
+}
+
+/// How long a mutation waits for the write gate before answering 503.
+const WRITE_GATE_WAIT: Duration = Duration::from_secs(30);
+
+impl KeyDirectory for Db {
+    fn find_by_hash(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
+        let c = self.conn().map_err(|_| unavailable())?;
+        let rows = db::query_rows(
+            &c,
+            "SELECT id, business_id, scopes, revoked_at IS NOT NULL FROM api_keys WHERE key_hash = ?1",
+            vec![SqlValue::Text(key_hash.to_string())],
+        )
+        .map_err(|_| unavailable())?;
+        Ok(rows.into_iter().next().map(|r| KeyRecord {
+            key_id: text(&r[0]),
+            business_id: text(&r[1]),
+            scopes: text(&r[2]).split(',').filter(|s| !s.is_empty()).map(String::from).collect(),
+            revoked: matches!(r[3], SqlValue::Integer(1)),
+        }))
+    }
+}
+
+fn text(v: &SqlValue) -> String {
+    match v {
+        SqlValue::Text(s) => s.clone(),
+        SqlValue::Integer(i) => i.to_string(),
+        _ => String::new(),
+    }
+}
+
+fn unavailable() -> Failure {
+    Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry shortly")
+}
+
+impl App {
+    pub fn handle(&self, incoming: &Incoming, request_id: &str) -> Answer {
+        let admitted = match self.gateway.admit(incoming, &self.db) {
+            Ok(a) => a,
+            Err(f) => return Answer::failure(&f, request_id),
+        };
+        let op = admitted.op;
+        let mut answer = self.dispatch(admitted, request_id);
+        answer.operation = op.id;
+        answer
+    }
+
+    fn dispatch(&self, a: Admitted, request_id: &str) -> Answer {
+        let op = a.op;
+        if op.id == "getAutomationContract" {
+            return Answer::json(200, success_envelope(&crate::contract::contract_json(&self.gateway), request_id));
+        }
+        let component = op.component.name();
+        if !self.components.has(component) {
+            return Answer::failure(
+                &Failure::new(501, "internal", "not_implemented", format!("{} is part of the contract but not built yet in this release", op.id)),
+                request_id,
+            );
+        }
+        if op.method.is_mutation() {
+            self.mutate(&a, component, request_id)
+        } else {
+            self.read(&a, component, request_id)
+        }
+    }
+
+    fn request(&self, a: &Admitted, request_id: &str) -> wit::Request {
+        wit::Request {
+            operation: a.op.id.to_string(),
+            business_id: a.business_id.clone().unwrap_or_default(),
+            path_params: a.path_params.clone(),
+            query: a.query.clone(),
+            body: a.body.as_ref().map(|b| b.to_string()),
+            scopes: a.scopes.clone(),
+            request_id: request_id.to_string(),
+        }
+    }
+
+    fn read(&self, a: &Admitted, component: &str, request_id: &str) -> Answer {
+        let Ok(conn) = self.db.conn().map(|c| c.detach()) else { return Answer::failure(&unavailable(), request_id) };
+        // One read transaction: every query of the handler sees one snapshot.
+        if db::execute(&conn, "BEGIN DEFERRED", vec![]).is_err() {
+            return Answer::failure(&unavailable(), request_id);
+        }
+        let (conn, result) = self.components.call(component, conn, &self.request(a, request_id), self.deadline);
+        let _ = db::execute(&conn, "ROLLBACK", vec![]);
+        self.db.give_back(conn);
+        self.render(a, result, request_id)
+    }
+
+    fn mutate(&self, a: &Admitted, component: &str, request_id: &str) -> Answer {
+        let Some(_gate) = self.db.write_gate(WRITE_GATE_WAIT) else {
+            return Answer::failure(&unavailable(), request_id);
+        };
+        let Ok(conn) = self.db.conn().map(|c| c.detach()) else { return Answer::failure(&unavailable(), request_id) };
+        // Holding the write transaction from the idempotency lookup to the
+        // commit means an exact retry that races the first attempt waits for
+        // it and then replays it: it never executes twice.
+        if db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
+            self.db.give_back(conn);
+            return Answer::failure(&unavailable(), request_id);
+        }
+        let business = a.business_id.clone().unwrap_or_default();
+        if let Some(key) = &a.idempotency_key {
+            match stored_result(&conn, &business, a.op.id, key) {
+                Ok(Some((fingerprint, status, body))) => {
+                    let _ = db::execute(&conn, "ROLLBACK", vec![]);
+                    self.db.give_back(conn);
+                    if fingerprint != a.fingerprint {
+                        return Answer::failure(
+                            &Failure::conflict(
+                                "idempotency_key_conflict",
+                                "this Idempotency-Key was already used with a different request body; use a new key for a new request",
+                            ),
+                            request_id,
+                        );
+                    }
+                    let mut ans = Answer::json(status, body);
+                    ans.headers.push(("Idempotent-Replayed", "true".into()));
+                    return ans;
+                }
+                Ok(None) => {}
+                Err(_) => {
+                    let _ = db::execute(&conn, "ROLLBACK", vec![]);
+                    self.db.give_back(conn);
+                    return Answer::failure(&unavailable(), request_id);
+                }
+            }
+        }
+        let (conn, result) = self.components.call(component, conn, &self.request(a, request_id), self.deadline);
+        let succeeded = matches!(&result, Ok(Ok(s)) if s.status < 400);
+        let answer = self.render(a, result, request_id);
+        let outcome = if succeeded {
+            let recorded = match &a.idempotency_key {
+                Some(key) => record_result(&conn, &business, a.op.id, key, &a.fingerprint, &answer),
+                None => Ok(()),
+            };
+            recorded.and_then(|_| db::execute(&conn, "COMMIT", vec![]).map(|_| ()))
+        } else {
+            // Nothing of a failed handler survives; its 4xx answer is still
+            // recorded so a retry replays it. 5xx answers are not recorded.
+            let _ = db::execute(&conn, "ROLLBACK", vec![]);
+            match &a.idempotency_key {
+                Some(key) if answer.status < 500 => db::execute(&conn, "BEGIN IMMEDIATE", vec![])
+                    .and_then(|_| record_result(&conn, &business, a.op.id, key, &a.fingerprint, &answer))
+                    .and_then(|_| db::execute(&conn, "COMMIT", vec![]).map(|_| ())),
+                _ => Ok(()),
+            }
+        };
+        if let Err(e) = outcome {
+            let _ = db::execute(&conn, "ROLLBACK", vec![]);
+            self.db.give_back(conn);
+            crate::logging::line("error", &format!("requestId={request_id} commit failed: {e}"));
+            return Answer::failure(&Failure::internal("the change could not be saved; nothing was written, retry").retryable(true), request_id);
+        }
+        self.db.give_back(conn);
+        answer
+    }
+
+    fn render(&self, a: &Admitted, result: Result<Result<wit::Success, wit::Failure>, CallError>, request_id: &str) -> Answer {
+        match result {
+            Ok(Ok(s)) if (200..300).contains(&s.status) => match a.op.response {
+                Response::Json(_) => Answer::json(s.status, success_envelope(&s.data_json, request_id)),
+                Response::Raw(media) => Answer { status: s.status, content_type: media, body: s.data_json, headers: Vec::new(), operation: "-" },
+            },
+            Ok(Ok(s)) => {
+                crate::logging::line("error", &format!("requestId={request_id} component answered success with status {}", s.status));
+                Answer::failure(&Failure::internal("the handler produced an invalid answer"), request_id)
+            }
+            Ok(Err(f)) => {
+                let category = switchboard_gateway::errors::CATEGORIES.iter().find(|c| **c == f.category).copied().unwrap_or("internal");
+                let status = if (400..600).contains(&f.status) { f.status } else { switchboard_gateway::errors::status_for_category(category) };
+                Answer::failure(&Failure::new(status, category, &f.code, f.message).retryable(f.retryable), request_id)
+            }
+            Err(CallError::Deadline) => Answer::failure(
+                &Failure::new(503, "capacity", "handler_deadline_exceeded", "the request took too long and was stopped; nothing was written").retryable(true),
+                request_id,
+            ),
+            Err(CallError::ResourceLimit) => Answer::failure(
+                &Failure::new(500, "internal", "handler_resource_limit", "the request exceeded its memory limit and was stopped; nothing was written").retryable(false),
+                request_id,
+            ),
+            Err(CallError::Capacity) => Answer::failure(
+                &Failure::new(503, "capacity", "over_capacity", "the server is at capacity; retry shortly"),
+                request_id,
+            ),
+            Err(CallError::Trap(detail)) => {
+                crate::logging::line("error", &format!("requestId={request_id} component trapped: {detail}"));
+                Answer::failure(&Failure::internal("the request failed inside the service; nothing was written"), request_id)
+            }
+        }
+    }
+}
+
+/// A stored, unexpired result for this (business, operation, key).
+fn stored_result(conn: &libsql::Connection, business: &str, op: &str, key: &str) -> anyhow::Result<Option<(String, u16, String)>> {
+    let oldest = crate::clock::now_ms() - idempotency::RETENTION_SECONDS * 1000;
+    let rows = db::query_rows(
+        conn,
+        "SELECT fingerprint, status, response_body FROM idempotency_records \
+         WHERE business_id = ?1 AND operation_id = ?2 AND idem_key = ?3 AND created_at_ms >= ?4",
+        vec![SqlValue::Text(business.into()), SqlValue::Text(op.into()), SqlValue::Text(key.into()), SqlValue::Integer(oldest)],
+    )?;
+    Ok(rows.into_iter().next().map(|r| (text(&r[0]), text(&r[1]).parse().unwrap_or(500), text(&r[2]))))
+}
+
+fn record_result(conn: &libsql::Connection, business: &str, op: &str, key: &str, fingerprint: &str, answer: &Answer) -> anyhow::Result<()> {
+    db::execute(
+        conn,
+        "INSERT OR REPLACE INTO idempotency_records (business_id, operation_id, idem_key, fingerprint, status, response_body, created_at_ms) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        vec![
+            SqlValue::Text(business.into()),
+            SqlValue::Text(op.into()),
+            SqlValue::Text(key.into()),
+            SqlValue::Text(fingerprint.into()),
+            SqlValue::Integer(answer.status as i64),
+            SqlValue::Text(answer.body.clone()),
+            SqlValue::Integer(crate::clock::now_ms()),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Deletes idempotency records past their retention.
+pub fn purge_expired_idempotency(db: &Db) {
+    let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return };
+    if let Ok(c) = db.conn() {
+        let oldest = crate::clock::now_ms() - idempotency::RETENTION_SECONDS * 1000;
+        let _ = db::execute(&c, "DELETE FROM idempotency_records WHERE created_at_ms < ?1", vec![SqlValue::Integer(oldest)]);
+    }
+}

@@ -1,0 +1,176 @@
+//! HTTP: hyper accepts, the body is read under the size limit, the pipeline
+//! runs on a blocking thread, and shutdown lets in-flight requests finish.
+
+use crate::pipeline::{Answer, App};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming as HyperBody;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use switchboard_gateway::{Failure, Incoming};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+/// Largest request body accepted (room for a base64 image upload).
+pub const MAX_BODY_BYTES: usize = 10 << 20;
+const OPENAPI_PATH: &str = "/api/v1/openapi.json";
+/// Prefix of the native baseline route served with `--bench-baseline`.
+pub const BENCH_NATIVE_PREFIX: &str = "/_bench/native";
+
+struct Shared {
+    app: App,
+    /// Bounds concurrent component calls to the instance pool's size.
+    permits: Semaphore,
+}
+
+pub async fn serve(app: App, addr: SocketAddr) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    crate::logging::line("info", &format!("listening on http://{local}"));
+    let shared = Arc::new(Shared { app, permits: Semaphore::new(crate::engine::MAX_INSTANCES as usize) });
+
+    let janitor = shared.clone();
+    tokio::spawn(async move {
+        loop {
+            let j = janitor.clone();
+            let _ = tokio::task::spawn_blocking(move || crate::pipeline::purge_expired_idempotency(&j.app.db)).await;
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+        }
+    });
+
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown_signal());
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let _ = stream.set_nodelay(true);
+                let shared = shared.clone();
+                let svc = hyper::service::service_fn(move |req| handle(shared.clone(), req));
+                let conn = hyper::server::conn::http1::Builder::new()
+                    .keep_alive(true)
+                    .serve_connection(TokioIo::new(stream), svc);
+                let watched = graceful.watch(conn);
+                tokio::spawn(async move {
+                    let _ = watched.await;
+                });
+            }
+            _ = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    crate::logging::line("info", "shutting down: finishing in-flight requests");
+    if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown()).await.is_err() {
+        crate::logging::line("warn", "in-flight requests did not finish within 30s");
+    }
+    crate::logging::line("info", "stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+        tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
+async fn handle(shared: Arc<Shared>, req: Request<HyperBody>) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
+    let started = Instant::now();
+    let request_id = uuid::Uuid::new_v4().to_string();
+    let method = req.method().as_str().to_string();
+    let path = req.uri().path().to_string();
+    let answer = answer(&shared, req, &request_id).await;
+    crate::logging::request(&request_id, &method, &path, answer.operation, answer.status, started.elapsed().as_micros());
+    Ok(to_response(answer, &request_id))
+}
+
+async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str) -> Answer {
+    if req.method() == hyper::Method::GET && req.uri().path() == OPENAPI_PATH {
+        return Answer {
+            status: 200,
+            content_type: "application/json",
+            body: shared.app.gateway.document_text().to_string(),
+            headers: Vec::new(),
+            operation: "openapi",
+        };
+    }
+    let header = |name: &str| req.headers().get(name).map(|v| v.to_str().map(String::from));
+    let authorization = match header("authorization") {
+        Some(Err(_)) => return Answer::failure(&Failure::authentication("the Authorization header is not valid text"), request_id),
+        other => other.and_then(Result::ok),
+    };
+    let idempotency_key = match header("idempotency-key") {
+        Some(Err(_)) => {
+            return Answer::failure(
+                &Failure::validation("invalid_idempotency_key", "Idempotency-Key may contain only visible ASCII characters (0x21 to 0x7E)"),
+                request_id,
+            )
+        }
+        other => other.and_then(Result::ok),
+    };
+    if let Some(len) = req.headers().get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok()) {
+        if len > MAX_BODY_BYTES as u64 {
+            return Answer::failure(&too_large(), request_id);
+        }
+    }
+    let method = req.method().as_str().to_string();
+    let mut path = req.uri().path().to_string();
+    let query = req.uri().query().map(String::from);
+    let native = shared.app.bench_baseline && path.starts_with(BENCH_NATIVE_PREFIX);
+    if native {
+        path = format!("/api/v1{}", &path[BENCH_NATIVE_PREFIX.len()..]);
+    }
+    let body = match Limited::new(req.into_body(), MAX_BODY_BYTES).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => return Answer::failure(&too_large(), request_id),
+        Err(_) => return Answer::failure(&Failure::validation("body_read_failed", "the request body could not be read"), request_id),
+    };
+    let Ok(_permit) = shared.permits.acquire().await else {
+        return Answer::failure(&Failure::new(503, "capacity", "shutting_down", "the server is shutting down"), request_id);
+    };
+    let shared2 = shared.clone();
+    let rid = request_id.to_string();
+    let run = tokio::task::spawn_blocking(move || {
+        let incoming = Incoming {
+            method: &method,
+            path: &path,
+            query: query.as_deref(),
+            authorization: authorization.as_deref(),
+            idempotency_key: idempotency_key.as_deref(),
+            body: &body,
+        };
+        if native {
+            crate::bench_native::handle(&shared2.app, &incoming, &rid)
+        } else {
+            shared2.app.handle(&incoming, &rid)
+        }
+    });
+    match run.await {
+        Ok(a) => a,
+        Err(_) => Answer::failure(&Failure::internal("the request failed inside the service"), request_id),
+    }
+}
+
+fn too_large() -> Failure {
+    Failure::new(413, "validation", "payload_too_large", format!("the request body exceeds {} bytes", MAX_BODY_BYTES))
+}
+
+fn to_response(a: Answer, request_id: &str) -> Response<Full<Bytes>> {
+    let mut b = Response::builder()
+        .status(StatusCode::from_u16(a.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .header("content-type", a.content_type)
+        .header("x-request-id", request_id)
+        .header("cache-control", "no-store");
+    for (k, v) in a.headers {
+        b = b.header(k, v);
+    }
+    b.body(Full::new(Bytes::from(a.body))).expect("valid response parts")
+}

@@ -1,0 +1,227 @@
+//! Starting and stopping the real binary, admin commands, and an HTTP client.
+
+use serde_json::{json, Value};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
+
+/// A temp data dir removed on drop.
+pub struct DataDir(pub PathBuf);
+
+impl DataDir {
+    pub fn new() -> DataDir {
+        let p = std::env::temp_dir().join(format!("switchboard-test-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&p).unwrap();
+        DataDir(p)
+    }
+}
+
+impl Drop for DataDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A running server; stopped (by pid) on drop.
+pub struct Server {
+    pub child: Child,
+    pub base: String,
+    pub data_dir: PathBuf,
+    http: reqwest::blocking::Client,
+}
+
+impl Server {
+    pub fn start(dir: &Path) -> Server {
+        Self::start_with(dir, &[])
+    }
+
+    pub fn start_with(dir: &Path, extra: &[&str]) -> Server {
+        let port = free_port();
+        let child = Command::new(BIN)
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
+            .arg(dir)
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start switchboard");
+        let s = Server {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            data_dir: dir.to_path_buf(),
+            http: reqwest::blocking::Client::builder().timeout(Duration::from_secs(120)).build().unwrap(),
+        };
+        let started = Instant::now();
+        loop {
+            if s.http.get(format!("{}/api/v1/openapi.json", s.base)).send().is_ok_and(|r| r.status() == 200) {
+                return s;
+            }
+            assert!(started.elapsed() < Duration::from_secs(120), "server did not come up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// SIGTERM, then wait for the process to exit; returns its exit status.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let started = Instant::now();
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return st;
+            }
+            if started.elapsed() > Duration::from_secs(60) {
+                let _ = self.child.kill();
+                panic!("server did not stop after SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn admin(&self, args: &[&str]) -> Value {
+        admin(&self.data_dir, args)
+    }
+
+    pub fn req(&self) -> Req<'_> {
+        Req { server: self, key: None, idem: None }
+    }
+
+    pub fn as_key<'a>(&'a self, key: &'a str) -> Req<'a> {
+        Req { server: self, key: Some(key.to_string()), idem: None }
+    }
+
+    pub fn client(&self) -> &reqwest::blocking::Client {
+        &self.http
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `switchboard admin --data-dir DIR ARGS…` and parses its JSON output.
+pub fn admin(dir: &Path, args: &[&str]) -> Value {
+    let out = Command::new(BIN).arg("admin").arg("--data-dir").arg(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "admin {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A business and an API key for it.
+pub struct Tenant {
+    pub business: String,
+    pub key: String,
+    pub key_id: String,
+}
+
+pub fn tenant(dir: &Path, scopes: &str) -> Tenant {
+    let business = admin(dir, &["business", "create", "--name", "Test Co"])["businessId"].as_str().unwrap().to_string();
+    let k = admin(dir, &["key", "create", "--business", &business, "--scopes", scopes]);
+    Tenant { business, key: k["apiKey"].as_str().unwrap().into(), key_id: k["keyId"].as_str().unwrap().into() }
+}
+
+pub fn key_for(dir: &Path, business: &str, scopes: &str) -> String {
+    admin(dir, &["key", "create", "--business", business, "--scopes", scopes])["apiKey"].as_str().unwrap().to_string()
+}
+
+pub struct Req<'a> {
+    server: &'a Server,
+    key: Option<String>,
+    idem: Option<String>,
+}
+
+/// A response: status, headers of interest, parsed JSON body.
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub body: Value,
+    pub text: String,
+    pub request_id: Option<String>,
+    pub replayed: bool,
+}
+
+impl Resp {
+    pub fn code(&self) -> &str {
+        self.body["error"]["code"].as_str().unwrap_or("")
+    }
+    pub fn message(&self) -> &str {
+        self.body["error"]["message"].as_str().unwrap_or("")
+    }
+    pub fn data(&self) -> &Value {
+        &self.body["data"]
+    }
+    /// Asserts the failure envelope is complete and consistent.
+    pub fn assert_failure(&self, status: u16, category: &str) -> &Self {
+        assert_eq!(self.status, status, "{}", self.text);
+        let e = &self.body["error"];
+        assert_eq!(self.body["ok"], json!(false), "{}", self.text);
+        assert_eq!(e["category"], json!(category), "{}", self.text);
+        assert!(e["code"].as_str().is_some_and(|c| !c.is_empty()), "{}", self.text);
+        assert!(e["message"].as_str().is_some_and(|c| !c.is_empty()), "{}", self.text);
+        assert!(e["retryable"].is_boolean(), "{}", self.text);
+        let rid = e["requestId"].as_str().unwrap();
+        assert_eq!(self.body["meta"]["requestId"].as_str(), Some(rid));
+        assert_eq!(self.request_id.as_deref(), Some(rid));
+        self
+    }
+    pub fn assert_ok(&self, status: u16) -> &Value {
+        assert_eq!(self.status, status, "{}", self.text);
+        assert_eq!(self.body["ok"], json!(true), "{}", self.text);
+        assert!(self.body["meta"]["requestId"].as_str().is_some_and(|r| r.len() == 36));
+        &self.body["data"]
+    }
+}
+
+impl<'a> Req<'a> {
+    pub fn idem(mut self, key: &str) -> Self {
+        self.idem = Some(key.to_string());
+        self
+    }
+    /// A fresh random Idempotency-Key.
+    pub fn fresh(self) -> Self {
+        let k = uuid::Uuid::new_v4().to_string();
+        self.idem(&k)
+    }
+
+    pub fn get(&self, path_and_query: &str) -> Resp {
+        self.send("GET", path_and_query, None)
+    }
+    pub fn post(&self, path: &str, body: &Value) -> Resp {
+        self.send("POST", path, Some(body.to_string()))
+    }
+    pub fn patch(&self, path: &str, body: &Value) -> Resp {
+        self.send("PATCH", path, Some(body.to_string()))
+    }
+    pub fn delete(&self, path: &str, body: &Value) -> Resp {
+        self.send("DELETE", path, Some(body.to_string()))
+    }
+
+    pub fn send(&self, method: &str, path: &str, body: Option<String>) -> Resp {
+        let url = format!("{}{}", self.server.base, path);
+        let mut rb = self.server.http.request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), url);
+        if let Some(k) = &self.key {
+            rb = rb.header("authorization", format!("Bearer {k}"));
+        }
+        if let Some(i) = &self.idem {
+            rb = rb.header("idempotency-key", i.as_str());
+        }
+        if let Some(b) = body {
+            rb = rb.header("content-type", "application/json").body(b);
+        }
+        let r = rb.send().expect("request");
+        let status = r.status().as_u16();
+        let request_id = r.headers().get("x-request-id").map(|v| v.to_str().unwrap().to_string());
+        let replayed = r.headers().get("idempotent-replayed").is_some();
+        let text = r.text().unwrap();
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Resp { status, body, text, request_id, replayed }
+    }
+}

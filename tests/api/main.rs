@@ -1,0 +1,6 @@
+//! Black-box tests: each starts the real `switchboard` binary on a free
+//! loopback port with a temp data dir and speaks HTTP to it.
+
+mod contacts;
+mod harness;
+mod platform;

@@ -1,0 +1,312 @@
+//! The request path every operation shares: authentication, tenancy,
+//! scopes, idempotency, validation, limits, the OpenAPI document, restarts.
+
+use crate::harness::*;
+use serde_json::json;
+
+fn contact_body(business: &str, mobile: &str, category: &str) -> serde_json::Value {
+    json!({"businessId": business, "name": "Ada", "mobile": mobile, "categoryIds": [category]})
+}
+
+fn category(s: &Server, t: &Tenant, name: &str) -> String {
+    let r = s.as_key(&t.key).fresh().post("/api/v1/contacts/categories", &json!({"businessId": t.business, "name": name}));
+    assert!(r.status == 201 || r.status == 200, "{}", r.text);
+    r.data()["category"]["id"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn openapi_document_and_contract_are_public() {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
+    let doc = s.req().get("/api/v1/openapi.json");
+    assert_eq!(doc.status, 200);
+    assert_eq!(doc.body["openapi"], "3.1.0");
+    assert_eq!(doc.body["info"]["version"], "1.4.0");
+    let mut ops = 0;
+    for (_, item) in doc.body["paths"].as_object().unwrap() {
+        for (_, op) in item.as_object().unwrap() {
+            ops += 1;
+            assert!(op["operationId"].is_string());
+            assert!(op["responses"]["default"].is_object());
+        }
+    }
+    assert_eq!(ops, 54);
+    assert_eq!(doc.body["components"]["schemas"]["ContactCreate"]["type"], "object");
+
+    let c = s.req().get("/api/v1/contracts/whatsapp-automation");
+    let data = c.assert_ok(200);
+    assert_eq!(data["contractVersion"], "1.1");
+    let events = data["eventTypes"].as_array().unwrap();
+    assert_eq!(events.len(), 14);
+    assert!(events.contains(&json!("chatapp.message.received")));
+    assert!(events.contains(&json!("photoapp.comment.failed")));
+}
+
+#[test]
+fn authentication_is_required_and_revocation_is_immediate() {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
+    let t = tenant(&dir.0, "all");
+    let path = format!("/api/v1/contacts?businessId={}", t.business);
+
+    s.req().get(&path).assert_failure(401, "authentication");
+    s.as_key("sbk_0000000000000000000000000000000000000000000000000000000000000000").get(&path).assert_failure(401, "authentication");
+    s.as_key("not-even-a-key").get(&path).assert_failure(401, "authentication");
+    s.as_key(&t.key).get(&path).assert_ok(200);
+
+    // Revoked from the admin CLI while the server runs on the same data dir.
+    let listed = s.admin(&["key", "list", "--business", &t.business]);
+    assert_eq!(listed["keys"][0]["keyId"], json!(t.key_id));
+    assert!(!listed.to_string().contains(&t.key), "the key itself is never listed");
+    s.admin(&["key", "revoke", "--key-id", &t.key_id]);
+    let r = s.as_key(&t.key).get(&path);
+    r.assert_failure(401, "authentication");
+    assert!(r.message().contains("revoked"));
+}
+
+#[test]
+fn business_id_is_required_and_must_be_the_keys() {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
+    let a = tenant(&dir.0, "all");
+    let b = tenant(&dir.0, "all");
+
+    let r = s.as_key(&a.key).get("/api/v1/contacts");
+    r.assert_failure(400, "validation");
+    assert_eq!(r.code(), "business_id_required");
+    s.as_key(&a.key).get("/api/v1/contacts?businessId=nope").assert_failure(400, "validation");
+    let r = s.as_key(&a.key).get(&format!("/api/v1/contacts?businessId={}", b.business));
+    r.assert_failure(403, "authorization");
+    assert_eq!(r.code(), "business_mismatch");
+    // In a body too.
+    let r = s.as_key(&a.key).fresh().post("/api/v1/contacts/categories", &json!({"businessId": b.business, "name": "x"}));
+    r.assert_failure(403, "authorization");
+}
+
+#[test]
+fn every_scope_of_the_operation_is_required() {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
+    let t = tenant(&dir.0, "contacts:read");
+    let r = s.as_key(&t.key).fresh().post("/api/v1/contacts/categories", &json!({"businessId": t.business, "name": "VIP"}));
+    r.assert_failure(403, "authorization");
+    assert_eq!(r.code(), "missing_scope");
+    assert!(r.message().contains("contacts:write"), "{}", r.message());
+    // Conditional scope: reading a contact with campaignId also needs communications:read.
+    let id = uuid::Uuid::new_v4();
+    let r = s.as_key(&t.key).get(&format!("/api/v1/contacts/{id}?businessId={}&campaignId={id}", t.business));
+    assert_eq!(r.code(), "missing_scope");
+    assert!(r.message().contains("communications:read"));
+    // Without it, the same read is allowed (and the contact simply isn't there).
+    s.as_key(&t.key).get(&format!("/api/v1/contacts/{id}?businessId={}", t.business)).assert_failure(404, "not_found");
+    // A multi-scope operation names every missing scope.
+    let r = s.as_key(&t.key).get(&format!("/api/v1/campaigns/{id}/exports?businessId={}&summaryRunId={id}", t.business));
+    assert!(r.message().contains("campaigns:read") && r.message().contains("communications:read"), "{}", r.message());
+}
+
+#[test]
+fn http_level_errors_use_the_envelope() {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
+    let t = tenant(&dir.0, "all");
+    let k = s.as_key(&t.key);
+
+    let r = k.get("/api/v1/nothing-here");
+    r.assert_failure(404, "not_found");
+    let r = k.send("PUT", "/api/v1/contacts", None);
+    r.assert_failure(405, "validation");
+    assert_eq!(r.code(), "method_not_allowed");
+    let r = s.as_key(&t.key).fresh().send("POST", "/api/v1/contacts", Some("{\"businessId\": ".into()));
+    r.assert_failure(400, "validation");
+    assert_eq!(r.code(), "malformed_json");
+    let big = format!("{{\"businessId\":\"{}\",\"csv\":\"{}\"}}", t.business, "a".repeat(11 << 20));
+    let r = s.as_key(&t.key).fresh().send("POST", "/api/v1/contacts/imports", Some(big));
+    r.assert_failure(413, "validation");
+    // A contract operation this release does not build yet.
+    let r = s.as_key(&t.key).get(&format!("/api/v1/voice/calls?businessId={}", t.business));
+    r.assert_failure(501, "internal");
+    assert_eq!(r.code(), "not_implemented");
+    // A path parameter that is not a uuid.
+    k.get(&format!("/api/v1/contacts/abc/timeline?businessId={}", t.business)).assert_failure(400, "validation");
+}
+
+#[test]
+fn validation_names_the_field_and_rule() {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
+    let t = tenant(&dir.0, "all");
+    let cat = category(&s, &t, "Leads");
+    let post = |body: serde_json::Value| s.as_key(&t.key).fresh().post("/api/v1/contacts", &body);
+
+    let mut b = contact_body(&t.business, "+447700900123", &cat);
+    b["nickname"] = json!("x");
+    let r = post(b);
+    r.assert_failure(400, "validation");
+    assert!(r.message().contains("unknown property `nickname`"), "{}", r.message());
+    assert_eq!(r.body["error"]["details"][0]["field"], "nickname");
+
+    let r = post(contact_body(&t.business, "07700 900123", &cat));
+    assert_eq!(r.body["error"]["details"][0]["field"], "mobile");
+    assert_eq!(r.body["error"]["details"][0]["rule"], "pattern");
+
+    let mut b = contact_body(&t.business, "+447700900123", &cat);
+    b["categoryIds"] = json!([]);
+    let r = post(b);
+    assert_eq!(r.body["error"]["details"][0]["field"], "categoryIds");
+    assert_eq!(r.body["error"]["details"][0]["rule"], "minItems");
+
+    let mut b = contact_body(&t.business, "+447700900123", &cat);
+    b["categoryIds"] = json!([cat, cat]);
+    let r = post(b);
+    assert_eq!(r.body["error"]["details"][0]["rule"], "uniqueItems");
+
+    let mut b = contact_body(&t.business, "+447700900123", &cat);
+    b.as_object_mut().unwrap().remove("name");
+    let r = post(b);
+    assert!(r.message().contains("`name` is required"), "{}", r.message());
+
+    let r = s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}&limit=0", t.business));
+    r.assert_failure(400, "validation");
+    assert!(r.message().contains("limit"), "{}", r.message());
+}
+
+#[test]
+fn idempotency_replays_conflicts_and_rejects_bad_keys() {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
+    let t = tenant(&dir.0, "all");
+    let cat = category(&s, &t, "Leads");
+    let body = contact_body(&t.business, "+447700900001", &cat);
+
+    let first = s.as_key(&t.key).idem("create-ada-1").post("/api/v1/contacts", &body);
+    let id = first.assert_ok(201)["contact"]["id"].as_str().unwrap().to_string();
+    // Same key, same body with other key order and spacing: the original answer.
+    let reordered = format!(
+        "{{ \"categoryIds\": [\"{cat}\"],\n \"mobile\": \"+447700900001\", \"name\": \"Ada\", \"businessId\": \"{}\" }}",
+        t.business
+    );
+    let again = s.as_key(&t.key).idem("create-ada-1").send("POST", "/api/v1/contacts", Some(reordered));
+    assert_eq!(again.status, 201);
+    assert!(again.replayed);
+    assert_eq!(again.body, first.body, "the replay is the original body");
+    // Same key, different body.
+    let mut other = body.clone();
+    other["name"] = json!("Grace");
+    let r = s.as_key(&t.key).idem("create-ada-1").post("/api/v1/contacts", &other);
+    r.assert_failure(409, "conflict");
+    assert_eq!(r.code(), "idempotency_key_conflict");
+    // Missing and malformed keys are rejected before anything happens.
+    let fresh = contact_body(&t.business, "+447700900002", &cat);
+    let r = s.as_key(&t.key).post("/api/v1/contacts", &fresh);
+    r.assert_failure(400, "validation");
+    assert_eq!(r.code(), "idempotency_key_required");
+    for bad in ["has space", &"k".repeat(513), "tab\tkey"] {
+        let r = s.as_key(&t.key).idem(bad).post("/api/v1/contacts", &fresh);
+        r.assert_failure(400, "validation");
+        assert_eq!(r.code(), "invalid_idempotency_key", "{bad:?}");
+    }
+    // The allowed punctuation, and exactly 512 characters, are fine.
+    let ok_key = format!("a/b#c|d=e_f:g-h.{}", "x".repeat(512 - 16));
+    s.as_key(&t.key).idem(&ok_key).post("/api/v1/contacts", &fresh).assert_ok(201);
+    // Nothing was created by the rejected attempts: exactly two contacts.
+    let list = s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}", t.business));
+    assert_eq!(list.data()["contacts"].as_array().unwrap().len(), 2);
+    assert!(list.data()["contacts"].as_array().unwrap().iter().any(|c| c["id"] == json!(id)));
+    // A key is scoped to its business: another business may use the same key text.
+    let u = tenant(&dir.0, "all");
+    let ucat = category(&s, &u, "Leads");
+    s.as_key(&u.key).idem("create-ada-1").post("/api/v1/contacts", &contact_body(&u.business, "+447700900001", &ucat)).assert_ok(201);
+}
+
+#[test]
+fn fifty_parallel_identical_requests_create_one_contact() {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
+    let t = tenant(&dir.0, "all");
+    let cat = category(&s, &t, "Leads");
+    let body = contact_body(&t.business, "+447700900777", &cat);
+    let results: Vec<Resp> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..50)
+            .map(|_| scope.spawn(|| s.as_key(&t.key).idem("same-key-50").post("/api/v1/contacts", &body)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let ids: std::collections::HashSet<String> = results
+        .iter()
+        .map(|r| {
+            assert_eq!(r.status, 201, "{}", r.text);
+            r.data()["contact"]["id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(ids.len(), 1, "every answer names the same contact");
+    assert_eq!(results.iter().filter(|r| !r.replayed).count(), 1, "exactly one execution");
+    let list = s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}", t.business));
+    assert_eq!(list.data()["contacts"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn data_and_idempotency_records_survive_a_restart() {
+    let dir = DataDir::new();
+    let t;
+    let first;
+    let body;
+    {
+        let mut s = Server::start(&dir.0);
+        t = tenant(&dir.0, "all");
+        let cat = category(&s, &t, "Leads");
+        body = contact_body(&t.business, "+447700900555", &cat);
+        first = s.as_key(&t.key).idem("before-restart").post("/api/v1/contacts", &body);
+        first.assert_ok(201);
+        assert!(s.terminate().success(), "graceful exit on SIGTERM");
+    }
+    let s = Server::start(&dir.0);
+    let id = first.data()["contact"]["id"].as_str().unwrap();
+    let read = s.as_key(&t.key).get(&format!("/api/v1/contacts/{id}?businessId={}", t.business));
+    assert_eq!(read.assert_ok(200)["contact"]["mobile"], "+447700900555");
+    let replay = s.as_key(&t.key).idem("before-restart").post("/api/v1/contacts", &body);
+    assert!(replay.replayed);
+    assert_eq!(replay.body, first.body);
+}
+
+#[test]
+fn a_newer_database_is_refused() {
+    let dir = DataDir::new();
+    {
+        let _s = Server::start(&dir.0);
+    }
+    // Pretend a newer binary applied a migration this one does not know.
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"INSERT INTO schema_migrations VALUES ('9999_future.sql', 'now')\"); c.commit()")
+        .arg(dir.0.join("switchboard.db"))
+        .status()
+        .unwrap();
+    assert!(out.success());
+    let out = std::process::Command::new(BIN).args(["serve", "--listen", "127.0.0.1:0", "--data-dir"]).arg(&dir.0).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("newer Switchboard") && err.contains("9999_future.sql"), "{err}");
+}
+
+#[test]
+fn sigterm_lets_an_in_flight_request_finish() {
+    let dir = DataDir::new();
+    let mut s = Server::start(&dir.0);
+    let t = tenant(&dir.0, "all");
+    let cat = category(&s, &t, "Bulk");
+    let mut csv = String::from("mobile,name\n");
+    for i in 0..60_000 {
+        csv.push_str(&format!("+1555{:07},Person {i}\n", i));
+    }
+    let body = json!({"businessId": t.business, "categoryIds": [cat], "csv": csv});
+    let resp = std::thread::scope(|scope| {
+        let h = scope.spawn(|| s.as_key(&t.key).fresh().post("/api/v1/contacts/imports", &body));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let pid = s.child.id();
+        let _ = std::process::Command::new("kill").arg("-TERM").arg(pid.to_string()).status();
+        h.join().unwrap()
+    });
+    let data = resp.assert_ok(200);
+    assert_eq!(data["created"], 60_000);
+    assert!(s.terminate().success());
+}
