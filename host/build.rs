@@ -6,8 +6,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Components embedded in the binary: (cargo package, wasm file stem).
+/// Components embedded in the binary (cargo package `switchboard-<name>`).
 const COMPONENTS: &[&str] = &["contacts"];
+/// Built alongside but never embedded: the misbehaving component of the
+/// fault tests, whose path reaches them as `SWITCHBOARD_TESTBED_WASM`.
+const TEST_COMPONENTS: &[&str] = &["testbed"];
 
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).parent().unwrap().to_path_buf();
@@ -56,7 +59,7 @@ fn build_components(root: &Path, out: &Path) {
         .arg(guests.join("Cargo.toml"))
         .arg("--target-dir")
         .arg(&target_dir);
-    for pkg in COMPONENTS {
+    for pkg in COMPONENTS.iter().chain(TEST_COMPONENTS) {
         cmd.arg("-p").arg(format!("switchboard-{pkg}"));
     }
     // The outer cargo's build-script variables confuse the inner build.
@@ -74,10 +77,17 @@ fn build_components(root: &Path, out: &Path) {
     if !status.success() {
         panic!("building the guest components failed (is the wasm32-wasip2 target installed? `rustup target add wasm32-wasip2`)");
     }
-    let mut code = String::from("/// (component name, wasm bytes) embedded at build time.\npub static COMPONENTS: &[(&str, &[u8])] = &[\n");
-    for pkg in COMPONENTS {
+    let wasm_of = |pkg: &str| {
         let wasm = target_dir.join("wasm32-wasip2/release").join(format!("switchboard_{}.wasm", pkg.replace('-', "_")));
         assert!(wasm.exists(), "missing {}", wasm.display());
+        wasm
+    };
+    for pkg in TEST_COMPONENTS {
+        println!("cargo:rustc-env=SWITCHBOARD_{}_WASM={}", pkg.to_uppercase(), wasm_of(pkg).display());
+    }
+    let mut code = String::from("/// (component name, wasm bytes) embedded at build time.\npub static COMPONENTS: &[(&str, &[u8])] = &[\n");
+    for pkg in COMPONENTS {
+        let wasm = wasm_of(pkg);
         code.push_str(&format!("    ({pkg:?}, include_bytes!({:?})),\n", wasm.display().to_string()));
     }
     code.push_str("];\n");

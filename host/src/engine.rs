@@ -64,7 +64,9 @@ pub enum CallError {
 }
 
 impl Components {
-    pub fn load(cache_dir: &Path) -> Result<Components> {
+    /// Compiles the embedded components; `overrides` replaces one by name
+    /// with a wasm file (development, fault tests, a patched build).
+    pub fn load(cache_dir: &Path, overrides: &[(String, std::path::PathBuf)]) -> Result<Components> {
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(MAX_INSTANCES)
             .total_core_instances(MAX_INSTANCES * 4)
@@ -87,7 +89,20 @@ impl Components {
 
         std::fs::create_dir_all(cache_dir)?;
         let mut pres = HashMap::new();
-        for (name, wasm) in COMPONENTS {
+        for (name, path) in overrides {
+            if !COMPONENTS.iter().any(|(n, _)| n == name) {
+                anyhow::bail!("--component-override names `{name}`, which is not a component of this build");
+            }
+            if !path.is_file() {
+                anyhow::bail!("--component-override {name}={}: no such file", path.display());
+            }
+        }
+        for (name, embedded) in COMPONENTS {
+            let replacement = match overrides.iter().find(|(n, _)| n == name) {
+                Some((_, path)) => Some(std::fs::read(path)?),
+                None => None,
+            };
+            let wasm = replacement.as_deref().unwrap_or(embedded);
             let component = compile_cached(&engine, cache_dir, name, wasm)?;
             let pre = linker.instantiate_pre(&component).map_err(anyhow::Error::from).with_context(|| format!("linking component {name}"))?;
             pres.insert(name.to_string(), ResourceAreaPre::new(pre)?);

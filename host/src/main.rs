@@ -19,6 +19,7 @@ use std::time::Duration;
 const USAGE: &str = "\
 usage:
   switchboard serve [--listen ADDR] [--data-dir DIR] [--request-timeout-ms MS] [--bench-baseline]
+                    [--component-override NAME=WASM]...
   switchboard admin [--data-dir DIR] business create --name NAME
   switchboard admin [--data-dir DIR] key create --business ID --scopes LIST|all
   switchboard admin [--data-dir DIR] key list --business ID
@@ -57,6 +58,9 @@ impl Args {
     fn get(&self, name: &str) -> Option<&str> {
         self.flags.iter().rev().find(|(k, _)| k == name).and_then(|(_, v)| v.as_deref())
     }
+    fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.flags.iter().filter(move |(k, _)| k == name).filter_map(|(_, v)| v.as_deref())
+    }
     fn has(&self, name: &str) -> bool {
         self.flags.iter().any(|(k, _)| k == name)
     }
@@ -94,7 +98,7 @@ fn run() -> Result<()> {
     }
     match args.positional[0].as_str() {
         "serve" => {
-            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline"])?;
+            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline", "component-override"])?;
             serve(&args)
         }
         "admin" => {
@@ -120,7 +124,14 @@ fn serve(args: &Args) -> Result<()> {
     let deadline_ms: u64 = args.get("request-timeout-ms").unwrap_or("30000").parse().context("--request-timeout-ms must be a number")?;
     let data_dir = args.data_dir();
     let db = db::Db::open(&data_dir)?;
-    let components = engine::Components::load(&data_dir.join("cache")).context("loading components")?;
+    let overrides = args
+        .all("component-override")
+        .map(|o| {
+            let (name, path) = o.split_once('=').context("--component-override takes NAME=PATH")?;
+            Ok((name.to_string(), PathBuf::from(path)))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let components = engine::Components::load(&data_dir.join("cache"), &overrides).context("loading components")?;
     let gateway = switchboard_gateway::Gateway::new().map_err(anyhow::Error::msg).context("building the OpenAPI document")?;
     let app = pipeline::App {
         gateway,

@@ -95,10 +95,6 @@ impl Server {
     pub fn as_key<'a>(&'a self, key: &'a str) -> Req<'a> {
         Req { server: self, key: Some(key.to_string()), idem: None }
     }
-
-    pub fn client(&self) -> &reqwest::blocking::Client {
-        &self.http
-    }
 }
 
 impl Drop for Server {
@@ -126,10 +122,6 @@ pub fn tenant(dir: &Path, scopes: &str) -> Tenant {
     let business = admin(dir, &["business", "create", "--name", "Test Co"])["businessId"].as_str().unwrap().to_string();
     let k = admin(dir, &["key", "create", "--business", &business, "--scopes", scopes]);
     Tenant { business, key: k["apiKey"].as_str().unwrap().into(), key_id: k["keyId"].as_str().unwrap().into() }
-}
-
-pub fn key_for(dir: &Path, business: &str, scopes: &str) -> String {
-    admin(dir, &["key", "create", "--business", business, "--scopes", scopes])["apiKey"].as_str().unwrap().to_string()
 }
 
 pub struct Req<'a> {

@@ -2,5 +2,6 @@
 //! loopback port with a temp data dir and speaks HTTP to it.
 
 mod contacts;
+mod faults;
 mod harness;
 mod platform;

@@ -1,0 +1,54 @@
+//! A component that misbehaves on request, so tests can prove the host
+//! contains it: tests start the server with
+//! `--component-override contacts=<this wasm>` and pick the behaviour with
+//! the `search` query parameter of `listContacts`.
+
+#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+
+use serde_json::json;
+use switchboard_guest::req::query;
+use switchboard_guest::{db, ok, Failure, Guest, Request, Success, Value};
+
+struct Testbed;
+
+impl Guest for Testbed {
+    fn handle(req: Request) -> Result<Success, Failure> {
+        match (req.operation.as_str(), query(&req, "search")) {
+            ("listContacts", Some("loop")) => {
+                let mut n: u64 = 0;
+                loop {
+                    n = std::hint::black_box(n.wrapping_add(1));
+                }
+            }
+            ("listContacts", Some("bomb")) => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1u8; 8 << 20]);
+                    std::hint::black_box(&hoard);
+                }
+            }
+            ("listContacts", Some("panic")) => panic!("testbed panics on purpose"),
+            // Writes a row, then traps: the host must roll the write back.
+            ("createCategory", _) => {
+                db::execute(
+                    "INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, 'half-written', '2026-01-01T00:00:00.000Z')",
+                    &[switchboard_guest::new_id().into(), req.business_id.as_str().into()],
+                )?;
+                panic!("trap after a write");
+            }
+            // Reports how many categories the business has.
+            ("listCategories", _) => {
+                let row = db::query_one("SELECT COUNT(*) FROM categories WHERE business_id = ?1", &[req.business_id.as_str().into()])?;
+                let n = match row.as_ref().and_then(|r| r.first()) {
+                    Some(Value::Integer(n)) => *n,
+                    _ => -1,
+                };
+                ok(&json!({"categories": [], "nextCursor": null, "testbedCount": n}))
+            }
+            _ => ok(&json!({"contacts": [], "nextCursor": null})),
+        }
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+switchboard_guest::export!(Testbed);
