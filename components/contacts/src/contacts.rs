@@ -19,7 +19,9 @@ fn mobile_exists() -> switchboard_guest::Failure {
     fail::conflict("contact_mobile_exists", "a contact with this `mobile` already exists in this business")
 }
 
-/// Turns `search` into a LIKE pattern on `mobile`.
+/// Turns `search` into a GLOB pattern on `mobile` (GLOB, unlike LIKE, is
+/// case-sensitive, so a `+digits*` prefix can use the (business_id, mobile)
+/// index).
 ///
 /// Separators are ignored, and so is a leading space: an unencoded `+` arrives
 /// decoded as a space. `+digits` matches mobiles starting with them; plain
@@ -39,7 +41,7 @@ fn search_pattern(raw: &str) -> HResult<Option<String>> {
             "query parameter `search` matches mobile numbers: digits, optionally after a leading + (URL-encode it as %2B)",
         ));
     }
-    Ok(Some(if prefix { format!("+{digits}%") } else { format!("%{digits}%") }))
+    Ok(Some(if prefix { format!("+{digits}*") } else { format!("*{digits}*") }))
 }
 
 pub fn list(req: &Request) -> HResult<Success> {
@@ -70,7 +72,7 @@ pub fn list(req: &Request) -> HResult<Success> {
     }
     if let Some(p) = search {
         params.push(p.into());
-        sql += &format!(" AND c.mobile LIKE ?{}", params.len());
+        sql += &format!(" AND c.mobile GLOB ?{}", params.len());
     }
     sql += &format!(" ORDER BY c.id LIMIT {}", limit + 1);
 
@@ -261,9 +263,9 @@ mod tests {
 
     #[test]
     fn search() {
-        assert_eq!(search_pattern("+1415").unwrap().as_deref(), Some("+1415%"));
-        assert_eq!(search_pattern(" 1415").unwrap().as_deref(), Some("%1415%"));
-        assert_eq!(search_pattern("415 555").unwrap().as_deref(), Some("%415555%"));
+        assert_eq!(search_pattern("+1415").unwrap().as_deref(), Some("+1415*"));
+        assert_eq!(search_pattern(" 1415").unwrap().as_deref(), Some("*1415*"));
+        assert_eq!(search_pattern("415 555").unwrap().as_deref(), Some("*415555*"));
         assert_eq!(search_pattern("  ").unwrap(), None);
         assert!(search_pattern("ada").is_err());
         assert!(search_pattern("+").is_err());
