@@ -13,12 +13,30 @@ pub fn create_business(db: &Db, name: &str) -> Result<serde_json::Value> {
         bail!("--name must be 1 to 200 characters");
     }
     let id = uuid::Uuid::new_v4().to_string();
+    let now = crate::clock::now_rfc3339();
     let c = db.conn()?;
-    db::execute(
+    // The business and its built-in Contacts data source, together.
+    db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
+    let created = db::execute(
         &c,
         "INSERT INTO businesses (id, name, created_at) VALUES (?1, ?2, ?3)",
-        vec![SqlValue::Text(id.clone()), SqlValue::Text(name.into()), SqlValue::Text(crate::clock::now_rfc3339())],
-    )?;
+        vec![SqlValue::Text(id.clone()), SqlValue::Text(name.into()), SqlValue::Text(now.clone())],
+    )
+    .and_then(|_| {
+        db::execute(
+            &c,
+            "INSERT INTO data_sources (id, business_id, name, description, class, kind, built_in, created_at, updated_at) \
+             VALUES (?1, ?2, 'Contacts', 'The built-in contacts of this business', 'structured', 'table', 1, ?3, ?3)",
+            vec![SqlValue::Text(uuid::Uuid::now_v7().to_string()), SqlValue::Text(id.clone()), SqlValue::Text(now)],
+        )
+    });
+    match created {
+        Ok(_) => db::execute(&c, "COMMIT", vec![])?,
+        Err(e) => {
+            let _ = db::execute(&c, "ROLLBACK", vec![]);
+            return Err(e);
+        }
+    };
     Ok(json!({"businessId": id}))
 }
 

@@ -22,6 +22,30 @@ wasmtime::component::bindgen!({
 
 use switchboard::platform::{clock, ids, jobs, log, store, types};
 
+/// The dispatcher's world shares every import with `resource-area`, so one
+/// set of host implementations serves both.
+mod dispatcher_world {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "dispatcher",
+        with: {
+            "switchboard:platform/types": super::switchboard::platform::types,
+            "switchboard:platform/store": super::switchboard::platform::store,
+            "switchboard:platform/jobs": super::switchboard::platform::jobs,
+            "switchboard:platform/clock": super::switchboard::platform::clock,
+            "switchboard:platform/ids": super::switchboard::platform::ids,
+            "switchboard:platform/log": super::switchboard::platform::log,
+        },
+    });
+}
+pub use dispatcher_world::exports::switchboard::platform::job_handler::{Job, Outcome};
+use dispatcher_world::DispatcherPre;
+
+/// The embedded component that runs background jobs.
+pub const DISPATCHER: &str = "dispatcher";
+/// How long one job step may run.
+pub const JOB_DEADLINE: Duration = Duration::from_secs(60);
+
 /// Wall-clock tick of the epoch counter.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// Linear memory a single instance may grow to.
@@ -49,6 +73,7 @@ impl WasiView for RequestState {
 pub struct Components {
     engine: Engine,
     pres: HashMap<String, ResourceAreaPre<RequestState>>,
+    dispatcher: Option<DispatcherPre<RequestState>>,
 }
 
 /// How a component call ended when it did not return normally.
@@ -89,6 +114,7 @@ impl Components {
 
         std::fs::create_dir_all(cache_dir)?;
         let mut pres = HashMap::new();
+        let mut dispatcher = None;
         for (name, path) in overrides {
             if !COMPONENTS.iter().any(|(n, _)| n == name) {
                 anyhow::bail!("--component-override names `{name}`, which is not a component of this build");
@@ -105,7 +131,11 @@ impl Components {
             let wasm = replacement.as_deref().unwrap_or(embedded);
             let component = compile_cached(&engine, cache_dir, name, wasm)?;
             let pre = linker.instantiate_pre(&component).map_err(anyhow::Error::from).with_context(|| format!("linking component {name}"))?;
-            pres.insert(name.to_string(), ResourceAreaPre::new(pre)?);
+            if *name == DISPATCHER {
+                dispatcher = Some(DispatcherPre::new(pre)?);
+            } else {
+                pres.insert(name.to_string(), ResourceAreaPre::new(pre)?);
+            }
         }
 
         // The epoch ticker: deadlines are counted in ticks.
@@ -114,11 +144,40 @@ impl Components {
             std::thread::sleep(EPOCH_TICK);
             ticker.increment_epoch();
         })?;
-        Ok(Components { engine, pres })
+        Ok(Components { engine, pres, dispatcher })
     }
 
     pub fn has(&self, name: &str) -> bool {
         self.pres.contains_key(name)
+    }
+
+    fn store(&self, conn: libsql::Connection, log_context: String, deadline: Duration) -> Store<RequestState> {
+        let state = RequestState {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new().memory_size(INSTANCE_MEMORY_LIMIT).instances(16).trap_on_grow_failure(true).build(),
+            conn,
+            log_context,
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        let ticks = (deadline.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
+        store.set_epoch_deadline(ticks);
+        store
+    }
+
+    /// Runs one job step in the dispatcher, on `conn` (whose transaction the
+    /// job runner owns).
+    pub fn run_job(&self, conn: libsql::Connection, job: &Job) -> (libsql::Connection, Result<Outcome, CallError>) {
+        let Some(pre) = &self.dispatcher else {
+            return (conn, Err(CallError::Trap("no dispatcher component in this build".into())));
+        };
+        let mut store = self.store(conn, format!("component=dispatcher job={} kind={}", job.id, job.kind), JOB_DEADLINE);
+        let result = match pre.instantiate(&mut store) {
+            Ok(inst) => inst.switchboard_platform_job_handler().call_run(&mut store, job).map_err(classify),
+            Err(e) => Err(classify_instantiate(e)),
+        };
+        (store.into_data().conn, result)
     }
 
     /// Instantiates `name` in a fresh store and calls `handle`. Runs on a
@@ -132,23 +191,12 @@ impl Components {
         deadline: Duration,
     ) -> (libsql::Connection, Result<Result<types::Success, types::Failure>, CallError>) {
         let pre = &self.pres[name];
-        let state = RequestState {
-            wasi: WasiCtx::builder().build(),
-            table: ResourceTable::new(),
-            limits: StoreLimitsBuilder::new().memory_size(INSTANCE_MEMORY_LIMIT).instances(16).trap_on_grow_failure(true).build(),
-            conn,
-            log_context: format!("component={name} requestId={}", req.request_id),
-        };
-        let mut store = Store::new(&self.engine, state);
-        store.limiter(|s| &mut s.limits);
-        let ticks = (deadline.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
-        store.set_epoch_deadline(ticks);
+        let mut store = self.store(conn, format!("component={name} requestId={}", req.request_id), deadline);
         let result = match pre.instantiate(&mut store) {
             Ok(inst) => inst.switchboard_platform_handler().call_handle(&mut store, req).map_err(classify),
             Err(e) => Err(classify_instantiate(e)),
         };
-        let state = store.into_data();
-        (state.conn, result)
+        (store.into_data().conn, result)
     }
 }
 

@@ -7,6 +7,7 @@ mod clock;
 mod contract;
 mod db;
 mod engine;
+mod jobs;
 mod logging;
 mod pipeline;
 mod server;

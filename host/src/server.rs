@@ -3,7 +3,7 @@
 
 use crate::pipeline::{Answer, App};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as HyperBody;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
@@ -17,6 +17,8 @@ use tokio::sync::Semaphore;
 
 /// Largest request body accepted (room for a base64 image upload).
 pub const MAX_BODY_BYTES: usize = 10 << 20;
+/// Oversized bodies up to this size are drained before the 413 is sent.
+const DRAIN_LIMIT_BYTES: usize = 64 << 20;
 const OPENAPI_PATH: &str = "/api/v1/openapi.json";
 /// Prefix of the native baseline route served with `--bench-baseline`.
 pub const BENCH_NATIVE_PREFIX: &str = "/_bench/native";
@@ -41,6 +43,9 @@ pub async fn serve(app: App, addr: SocketAddr) -> anyhow::Result<()> {
             tokio::time::sleep(Duration::from_secs(3600)).await;
         }
     });
+
+    let stop_jobs = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let job_loop = spawn_job_runner(shared.clone(), stop_jobs.clone());
 
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown_signal());
@@ -67,8 +72,24 @@ pub async fn serve(app: App, addr: SocketAddr) -> anyhow::Result<()> {
     if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown()).await.is_err() {
         crate::logging::line("warn", "in-flight requests did not finish within 30s");
     }
+    // The runner finishes its current step (committed or rolled back whole).
+    stop_jobs.store(true, std::sync::atomic::Ordering::SeqCst);
+    let _ = job_loop.await;
     crate::logging::line("info", "stopped");
     Ok(())
+}
+
+/// Runs job rounds on a blocking thread until `stop`; idles 200 ms when
+/// there was nothing to do.
+fn spawn_job_runner(shared: Arc<Shared>, stop: Arc<std::sync::atomic::AtomicBool>) -> tokio::task::JoinHandle<()> {
+    tokio::task::spawn_blocking(move || {
+        let mut runner = crate::jobs::Runner::new();
+        while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+            if runner.tick(&shared.app.db, &shared.app.components) == 0 {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+    })
 }
 
 async fn shutdown_signal() {
@@ -116,10 +137,10 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
         }
         other => other.and_then(Result::ok),
     };
-    if let Some(len) = req.headers().get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok()) {
-        if len > MAX_BODY_BYTES as u64 {
-            return Answer::failure(&too_large(), request_id);
-        }
+    let declared_len = req.headers().get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    if declared_len.is_some_and(|len| len > DRAIN_LIMIT_BYTES as u64) {
+        // Far too large to be worth reading: answer now and close.
+        return Answer::failure(&too_large(), request_id);
     }
     let method = req.method().as_str().to_string();
     let mut path = req.uri().path().to_string();
@@ -128,10 +149,9 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
     if native {
         path = format!("/api/v1{}", &path[BENCH_NATIVE_PREFIX.len()..]);
     }
-    let body = match Limited::new(req.into_body(), MAX_BODY_BYTES).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => return Answer::failure(&too_large(), request_id),
-        Err(_) => return Answer::failure(&Failure::validation("body_read_failed", "the request body could not be read"), request_id),
+    let body = match read_body(req.into_body()).await {
+        Ok(b) => b,
+        Err(f) => return Answer::failure(&f, request_id),
     };
     let Ok(_permit) = shared.permits.acquire().await else {
         return Answer::failure(&Failure::new(503, "capacity", "shutting_down", "the server is shutting down"), request_id);
@@ -157,6 +177,30 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
         Ok(a) => a,
         Err(_) => Answer::failure(&Failure::internal("the request failed inside the service"), request_id),
     }
+}
+
+/// Reads the body up to MAX_BODY_BYTES. A larger body is read on (and
+/// discarded) up to DRAIN_LIMIT_BYTES so the client, which is usually still
+/// writing, receives the 413 instead of a broken pipe.
+async fn read_body(mut body: HyperBody) -> Result<Bytes, Failure> {
+    let mut buf = bytes::BytesMut::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|_| Failure::validation("body_read_failed", "the request body could not be read"))?;
+        if let Ok(data) = frame.into_data() {
+            seen += data.len();
+            if seen > DRAIN_LIMIT_BYTES {
+                break;
+            }
+            if seen <= MAX_BODY_BYTES {
+                buf.extend_from_slice(&data);
+            }
+        }
+    }
+    if seen > MAX_BODY_BYTES {
+        return Err(too_large());
+    }
+    Ok(buf.freeze())
 }
 
 fn too_large() -> Failure {

@@ -1,0 +1,63 @@
+//! The dispatcher: background work of every resource area, one job per call.
+//!
+//! The host's runner claims a due job under a lease with a fencing token and
+//! calls `run` inside a write transaction; the job's writes commit together
+//! with its new state only while the fence holds. Long work returns
+//! `continue` with a cursor in its payload so each step is bounded and
+//! separately committed (a restart resumes from the last committed step).
+
+#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+
+mod bindings {
+    // The imports are the guest crate's, so every helper there (db, req,
+    // fail, ...) works here too; only the job-handler export is generated.
+    wit_bindgen::generate!({
+        world: "dispatcher",
+        path: "../../wit",
+        with: {
+            "switchboard:platform/types@0.1.0": switchboard_guest::bindings::switchboard::platform::types,
+            "switchboard:platform/store@0.1.0": switchboard_guest::bindings::switchboard::platform::store,
+            "switchboard:platform/jobs@0.1.0": switchboard_guest::bindings::switchboard::platform::jobs,
+            "switchboard:platform/clock@0.1.0": switchboard_guest::bindings::switchboard::platform::clock,
+            "switchboard:platform/ids@0.1.0": switchboard_guest::bindings::switchboard::platform::ids,
+            "switchboard:platform/log@0.1.0": switchboard_guest::bindings::switchboard::platform::log,
+        },
+    });
+}
+
+use bindings::exports::switchboard::platform::job_handler::{Guest, Job, Outcome, RetryAfter};
+
+struct Dispatcher;
+
+impl Guest for Dispatcher {
+    fn run(job: Job) -> Outcome {
+        match job.kind.as_str() {
+            // Kinds are added here by the resource areas that enqueue them.
+            other => Outcome::Dead(format!("unknown job kind `{other}`")),
+        }
+    }
+}
+
+/// Exponential backoff for transient failures: 1 s, 2 s, 4 s … capped at 1 h.
+pub fn backoff_ms(attempt: u32) -> u64 {
+    let exp = attempt.saturating_sub(1).min(12);
+    (1000u64 << exp).min(3_600_000)
+}
+
+#[allow(dead_code)]
+fn retry(attempt: u32, reason: impl Into<String>) -> Outcome {
+    Outcome::Retry(RetryAfter { delay_ms: backoff_ms(attempt), reason: reason.into() })
+}
+
+#[cfg(target_arch = "wasm32")]
+bindings::export!(Dispatcher with_types_in bindings);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn backoff_doubles_and_caps() {
+        assert_eq!(super::backoff_ms(1), 1000);
+        assert_eq!(super::backoff_ms(2), 2000);
+        assert_eq!(super::backoff_ms(30), 3_600_000);
+    }
+}

@@ -1,0 +1,356 @@
+//! The durable job runner: leadership, claiming with fencing tokens, running
+//! each job through the dispatcher component, and fenced completion.
+//!
+//! A job's writes and its new state commit in one transaction, and only while
+//! the fence taken at claim time is still the job's fence. Work left leased by
+//! a crashed or stalled node is reclaimed once its lease expires, with a new
+//! fence, so the stalled node's late completion is refused.
+
+use crate::db::{self, Db, SqlValue};
+use crate::engine::{CallError, Components, Job, Outcome};
+use std::time::Duration;
+
+/// How long a claimed job stays ours without completing.
+pub const JOB_LEASE: Duration = Duration::from_secs(60);
+/// How long a node stays leader without renewing.
+pub const LEADER_LEASE: Duration = Duration::from_secs(10);
+/// Failed attempts before a job is declared dead.
+pub const MAX_ATTEMPTS: i64 = 25;
+/// Jobs claimed per round.
+const BATCH: i64 = 16;
+
+/// A claimed job and the fence that proves the claim.
+#[derive(Debug, Clone)]
+pub struct Claim {
+    pub id: String,
+    pub kind: String,
+    pub business_id: String,
+    pub payload: String,
+    pub attempts: i64,
+    pub fence: i64,
+}
+
+pub struct Runner {
+    pub node: String,
+    leader_until_ms: i64,
+}
+
+fn t(v: &SqlValue) -> String {
+    match v {
+        SqlValue::Text(s) => s.clone(),
+        SqlValue::Integer(i) => i.to_string(),
+        _ => String::new(),
+    }
+}
+fn i(v: &SqlValue) -> i64 {
+    match v {
+        SqlValue::Integer(i) => *i,
+        _ => 0,
+    }
+}
+
+impl Runner {
+    pub fn new() -> Runner {
+        Runner { node: uuid::Uuid::new_v4().to_string(), leader_until_ms: 0 }
+    }
+
+    /// One round: keep or take leadership, claim due jobs, run them. Returns
+    /// how many jobs ran (0 = idle).
+    pub fn tick(&mut self, db: &Db, components: &Components) -> usize {
+        if !self.lead(db) {
+            return 0;
+        }
+        let claims = match claim(db, &self.node, BATCH) {
+            Ok(c) => c,
+            Err(e) => {
+                crate::logging::line("warn", &format!("job claim failed: {e}"));
+                return 0;
+            }
+        };
+        for c in &claims {
+            run_one(db, components, &self.node, c);
+        }
+        claims.len()
+    }
+
+    /// Takes or renews the dispatcher lease; true while this node leads.
+    fn lead(&mut self, db: &Db) -> bool {
+        let now = crate::clock::now_ms();
+        // Renew only past half the lease, to keep idle writes rare.
+        if self.leader_until_ms - now > LEADER_LEASE.as_millis() as i64 / 2 {
+            return true;
+        }
+        let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return false };
+        let Ok(c) = db.conn() else { return false };
+        let until = now + LEADER_LEASE.as_millis() as i64;
+        let won = db::execute(&c, "INSERT OR IGNORE INTO leases (name, owner, fence, expires_at_ms) VALUES ('dispatcher', '', 0, 0)", vec![])
+            .and_then(|_| {
+                db::execute(
+                    &c,
+                    "UPDATE leases SET fence = fence + (owner <> ?1), owner = ?1, expires_at_ms = ?2 \
+                     WHERE name = 'dispatcher' AND (owner = ?1 OR expires_at_ms < ?3)",
+                    vec![SqlValue::Text(self.node.clone()), SqlValue::Integer(until), SqlValue::Integer(now)],
+                )
+            })
+            .map(|n| n == 1)
+            .unwrap_or(false);
+        self.leader_until_ms = if won { until } else { 0 };
+        won
+    }
+}
+
+/// Claims up to `limit` due jobs (pending and due, or leased with an expired
+/// lease), giving each a new fence.
+pub fn claim(db: &Db, node: &str, limit: i64) -> anyhow::Result<Vec<Claim>> {
+    let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return Ok(Vec::new()) };
+    let c = db.conn()?;
+    let now = crate::clock::now_ms();
+    db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
+    let result = (|| {
+        let rows = db::query_rows(
+            &c,
+            "SELECT id, kind, business_id, payload, attempts, fence FROM jobs \
+             WHERE (state = 'pending' AND due_at_ms <= ?1) OR (state = 'leased' AND lease_until_ms < ?1) \
+             ORDER BY due_at_ms LIMIT ?2",
+            vec![SqlValue::Integer(now), SqlValue::Integer(limit)],
+        )?;
+        let mut claims = Vec::new();
+        for r in rows {
+            let claim = Claim { id: t(&r[0]), kind: t(&r[1]), business_id: t(&r[2]), payload: t(&r[3]), attempts: i(&r[4]) + 1, fence: i(&r[5]) + 1 };
+            db::execute(
+                &c,
+                "UPDATE jobs SET state = 'leased', lease_owner = ?2, lease_until_ms = ?3, fence = ?4, attempts = ?5 WHERE id = ?1",
+                vec![
+                    SqlValue::Text(claim.id.clone()),
+                    SqlValue::Text(node.into()),
+                    SqlValue::Integer(now + JOB_LEASE.as_millis() as i64),
+                    SqlValue::Integer(claim.fence),
+                    SqlValue::Integer(claim.attempts),
+                ],
+            )?;
+            claims.push(claim);
+        }
+        Ok(claims)
+    })();
+    match &result {
+        Ok(_) => {
+            db::execute(&c, "COMMIT", vec![])?;
+        }
+        Err(_) => {
+            let _ = db::execute(&c, "ROLLBACK", vec![]);
+        }
+    }
+    result
+}
+
+/// The job's next state for an outcome.
+pub enum Next {
+    Done,
+    Pending { due_at_ms: i64, payload: Option<String>, reset_attempts: bool, error: Option<String> },
+    Dead(String),
+}
+
+/// Writes the job's next state, only if `fence` is still its fence. Returns
+/// false for a stale fence (the caller must roll back the job's writes).
+pub fn complete(c: &libsql::Connection, claim: &Claim, next: &Next) -> anyhow::Result<bool> {
+    let id = SqlValue::Text(claim.id.clone());
+    let fence = SqlValue::Integer(claim.fence);
+    let n = match next {
+        Next::Done => db::execute(
+            c,
+            "UPDATE jobs SET state = 'done', lease_owner = NULL, lease_until_ms = NULL, last_error = NULL WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
+            vec![id, fence],
+        )?,
+        Next::Pending { due_at_ms, payload, reset_attempts, error } => db::execute(
+            c,
+            "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL, due_at_ms = ?3, \
+             payload = COALESCE(?4, payload), attempts = CASE WHEN ?5 THEN 0 ELSE attempts END, last_error = ?6 \
+             WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
+            vec![
+                id,
+                fence,
+                SqlValue::Integer(*due_at_ms),
+                payload.clone().map(SqlValue::Text).unwrap_or(SqlValue::Null),
+                SqlValue::Integer(*reset_attempts as i64),
+                error.clone().map(SqlValue::Text).unwrap_or(SqlValue::Null),
+            ],
+        )?,
+        Next::Dead(reason) => db::execute(
+            c,
+            "UPDATE jobs SET state = 'dead', lease_owner = NULL, lease_until_ms = NULL, last_error = ?3 WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
+            vec![id, fence, SqlValue::Text(reason.clone())],
+        )?,
+    };
+    Ok(n == 1)
+}
+
+fn next_for(claim: &Claim, outcome: &Outcome) -> (Next, &'static str, Option<String>) {
+    let now = crate::clock::now_ms();
+    match outcome {
+        Outcome::Done => (Next::Done, "done", None),
+        Outcome::Retry(r) if claim.attempts >= MAX_ATTEMPTS => {
+            (Next::Dead(format!("gave up after {} attempts: {}", claim.attempts, r.reason)), "dead", Some(r.reason.clone()))
+        }
+        Outcome::Retry(r) => (
+            Next::Pending { due_at_ms: now + r.delay_ms as i64, payload: None, reset_attempts: false, error: Some(r.reason.clone()) },
+            "retry",
+            Some(r.reason.clone()),
+        ),
+        Outcome::Continue(c) => (
+            Next::Pending { due_at_ms: now + c.delay_ms as i64, payload: Some(c.payload_json.clone()), reset_attempts: true, error: None },
+            "continue",
+            None,
+        ),
+        Outcome::Dead(reason) => (Next::Dead(reason.clone()), "dead", Some(reason.clone())),
+    }
+}
+
+/// Backoff after a trap: 1 s doubling to 1 h.
+fn trap_backoff_ms(attempts: i64) -> i64 {
+    (1000i64 << (attempts.clamp(1, 13) - 1)).min(3_600_000)
+}
+
+fn record_run(c: &libsql::Connection, claim: &Claim, node: &str, started: i64, outcome: &str, detail: Option<String>) {
+    let _ = db::execute(
+        c,
+        "INSERT OR REPLACE INTO job_runs (job_id, fence, node, started_at_ms, ended_at_ms, outcome, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        vec![
+            SqlValue::Text(claim.id.clone()),
+            SqlValue::Integer(claim.fence),
+            SqlValue::Text(node.into()),
+            SqlValue::Integer(started),
+            SqlValue::Integer(crate::clock::now_ms()),
+            SqlValue::Text(outcome.into()),
+            detail.map(SqlValue::Text).unwrap_or(SqlValue::Null),
+        ],
+    );
+}
+
+/// Runs one claimed job in one write transaction, committed only while its
+/// fence holds.
+pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim) {
+    let started = crate::clock::now_ms();
+    let Some(_gate) = db.write_gate(Duration::from_secs(30)) else { return };
+    let Ok(conn) = db.conn().map(|c| c.detach()) else { return };
+    if db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
+        db.give_back(conn);
+        return;
+    }
+    let job = Job {
+        id: claim.id.clone(),
+        kind: claim.kind.clone(),
+        business_id: claim.business_id.clone(),
+        payload_json: claim.payload.clone(),
+        attempt: claim.attempts.max(1) as u32,
+    };
+    let (conn, result) = components.run_job(conn, &job);
+    let finished = match result {
+        Ok(outcome) => {
+            let (next, label, detail) = next_for(claim, &outcome);
+            match complete(&conn, claim, &next) {
+                Ok(true) => {
+                    record_run(&conn, claim, node, started, label, detail);
+                    db::execute(&conn, "COMMIT", vec![]).is_ok()
+                }
+                _ => {
+                    // Stale fence: another node reclaimed the job. Nothing
+                    // of this run may survive.
+                    let _ = db::execute(&conn, "ROLLBACK", vec![]);
+                    crate::logging::line("warn", &format!("job {} completion refused: stale fence {}", claim.id, claim.fence));
+                    true
+                }
+            }
+        }
+        Err(e) => {
+            let _ = db::execute(&conn, "ROLLBACK", vec![]);
+            let reason = match e {
+                CallError::Deadline => "the job step exceeded its deadline".to_string(),
+                CallError::ResourceLimit => "the job step exceeded its memory limit".to_string(),
+                CallError::Capacity => "no instance slot was free".to_string(),
+                CallError::Trap(detail) => {
+                    crate::logging::line("error", &format!("job {} ({}) trapped: {detail}", claim.id, claim.kind));
+                    "the job step failed".to_string()
+                }
+            };
+            let next = if claim.attempts >= MAX_ATTEMPTS {
+                Next::Dead(reason.clone())
+            } else {
+                Next::Pending { due_at_ms: crate::clock::now_ms() + trap_backoff_ms(claim.attempts), payload: None, reset_attempts: false, error: Some(reason.clone()) }
+            };
+            db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_ok()
+                && complete(&conn, claim, &next).unwrap_or(false)
+                && {
+                    record_run(&conn, claim, node, started, "trapped", Some(reason));
+                    db::execute(&conn, "COMMIT", vec![]).is_ok()
+                }
+        }
+    };
+    if !finished {
+        let _ = db::execute(&conn, "ROLLBACK", vec![]);
+    }
+    db.give_back(conn);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_db() -> (Db, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("switchboard-jobs-{}", uuid::Uuid::new_v4()));
+        (Db::open(&dir).unwrap(), dir)
+    }
+
+    fn enqueue(db: &Db, id: &str) {
+        let c = db.conn().unwrap();
+        db::execute(
+            &c,
+            "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms) VALUES (?1, 'test', 'b', '{}', 0, 0)",
+            vec![SqlValue::Text(id.into())],
+        )
+        .unwrap();
+    }
+
+    fn expire_leases(db: &Db) {
+        let c = db.conn().unwrap();
+        db::execute(&c, "UPDATE jobs SET lease_until_ms = 0 WHERE state = 'leased'", vec![]).unwrap();
+    }
+
+    #[test]
+    fn a_stale_fence_cannot_complete_a_reclaimed_job() {
+        let (db, dir) = temp_db();
+        enqueue(&db, "j1");
+        let first = claim(&db, "node-a", 10).unwrap();
+        assert_eq!(first.len(), 1);
+        assert!(claim(&db, "node-b", 10).unwrap().is_empty(), "a live lease is not claimable");
+        // node-a stalls; its lease expires and node-b reclaims with a new fence.
+        expire_leases(&db);
+        let second = claim(&db, "node-b", 10).unwrap();
+        assert_eq!(second[0].fence, first[0].fence + 1);
+        assert_eq!(second[0].attempts, 2);
+        let c = db.conn().unwrap();
+        assert!(!complete(&c, &first[0], &Next::Done).unwrap(), "the stale fence is refused");
+        assert!(complete(&c, &second[0], &Next::Done).unwrap());
+        assert!(claim(&db, "node-a", 10).unwrap().is_empty(), "done jobs never run again");
+        drop(c);
+        drop(db);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn only_one_node_leads() {
+        let (db, dir) = temp_db();
+        let mut a = Runner::new();
+        let mut b = Runner::new();
+        assert!(a.lead(&db));
+        assert!(!b.lead(&db), "a live leader keeps the lease");
+        // a stops renewing; once its lease expires b takes over.
+        let c = db.conn().unwrap();
+        db::execute(&c, "UPDATE leases SET expires_at_ms = 0", vec![]).unwrap();
+        assert!(b.lead(&db));
+        a.leader_until_ms = 0;
+        assert!(!a.lead(&db));
+        drop(c);
+        drop(db);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
