@@ -20,7 +20,7 @@ THREADS=2
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
 cargo build --release -q -p switchboard
-BIN=target/release/switchboard
+BIN=${CARGO_TARGET_DIR:-target}/release/switchboard
 
 DATA=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
