@@ -35,10 +35,10 @@ BIZ=$($BIN admin --data-dir "$DATA" business create --name Bench | json 'd["busi
 KEY=$($BIN admin --data-dir "$DATA" key create --business "$BIZ" --scopes all | json 'd["apiKey"]')
 CAT=$(curl -sf $BASE/api/v1/contacts/categories -H "Authorization: Bearer $KEY" -H "Idempotency-Key: bench-cat" \
   -H 'content-type: application/json' -d "{\"businessId\":\"$BIZ\",\"name\":\"Bench\"}" | json 'd["data"]["category"]["id"]')
-CSV=$(python3 -c 'print("mobile,name\\n" + "".join("+1999%07d,Seed %d\\n" % (i, i) for i in range(1000)), end="")')
-python3 - "$BASE" "$KEY" "$BIZ" "$CAT" "$CSV" <<'PY'
+python3 - "$BASE" "$KEY" "$BIZ" "$CAT" <<'PY'
 import json, sys, urllib.request
-base, key, biz, cat, csv = sys.argv[1:]
+base, key, biz, cat = sys.argv[1:]
+csv = "mobile,name\n" + "".join("+1999%07d,Seed %d\n" % (i, i) for i in range(1000))
 req = urllib.request.Request(base + "/api/v1/contacts/imports", method="POST",
     data=json.dumps({"businessId": biz, "categoryIds": [cat], "csv": csv}).encode(),
     headers={"Authorization": "Bearer " + key, "Idempotency-Key": "bench-seed", "Content-Type": "application/json"})
