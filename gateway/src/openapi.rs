@@ -96,7 +96,7 @@ fn operation_object(op: &Operation) -> Value {
     let mut o = json!({
         "operationId": op.id,
         "summary": op.summary,
-        "description": format!("Operation {} of the contract. {}", op.number, scope_text(op)),
+        "description": format!("Operation {} of the contract. {} Request bodies up to {} MiB.", op.number, scope_text(op), op.max_body_bytes() >> 20),
         "tags": [op.component.name()],
         "parameters": params,
         "responses": responses,

@@ -154,6 +154,20 @@ pub struct Operation {
     pub success_status: &'static [u16],
 }
 
+/// Request body limit of most operations: room for a base64 image upload.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 10 << 20;
+
+impl Operation {
+    /// The largest request body this operation accepts (413 beyond it).
+    pub fn max_body_bytes(&self) -> usize {
+        match self.id {
+            // Data source assets (CSV, XLSX …) arrive as base64 in JSON.
+            "uploadDataSourceAsset" => 64 << 20,
+            _ => DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
 const UUID: &str = r#"{"type":"string","format":"uuid"}"#;
 
 const BUSINESS: QueryParam = QueryParam {

@@ -15,10 +15,9 @@ use switchboard_gateway::{Failure, Incoming};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-/// Largest request body accepted (room for a base64 image upload).
-pub const MAX_BODY_BYTES: usize = 10 << 20;
-/// Oversized bodies up to this size are drained before the 413 is sent.
-const DRAIN_LIMIT_BYTES: usize = 64 << 20;
+/// Oversized bodies up to this much beyond their limit are drained before
+/// the 413 is sent.
+const DRAIN_EXTRA_BYTES: usize = 32 << 20;
 const OPENAPI_PATH: &str = "/api/v1/openapi.json";
 /// Prefix of the native baseline route served with `--bench-baseline`.
 pub const BENCH_NATIVE_PREFIX: &str = "/_bench/native";
@@ -137,10 +136,14 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
         }
         other => other.and_then(Result::ok),
     };
+    let max_body = match switchboard_gateway::operations::route(req.method().as_str(), req.uri().path()) {
+        switchboard_gateway::operations::RouteMatch::Found(op, _) => op.max_body_bytes(),
+        _ => switchboard_gateway::operations::DEFAULT_MAX_BODY_BYTES,
+    };
     let declared_len = req.headers().get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
-    if declared_len.is_some_and(|len| len > DRAIN_LIMIT_BYTES as u64) {
+    if declared_len.is_some_and(|len| len > (max_body + DRAIN_EXTRA_BYTES) as u64) {
         // Far too large to be worth reading: answer now and close.
-        return Answer::failure(&too_large(), request_id);
+        return Answer::failure(&too_large(max_body), request_id);
     }
     let method = req.method().as_str().to_string();
     let mut path = req.uri().path().to_string();
@@ -149,7 +152,7 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
     if native {
         path = format!("/api/v1{}", &path[BENCH_NATIVE_PREFIX.len()..]);
     }
-    let body = match read_body(req.into_body()).await {
+    let body = match read_body(req.into_body(), max_body).await {
         Ok(b) => b,
         Err(f) => return Answer::failure(&f, request_id),
     };
@@ -179,32 +182,32 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
     }
 }
 
-/// Reads the body up to MAX_BODY_BYTES. A larger body is read on (and
-/// discarded) up to DRAIN_LIMIT_BYTES so the client, which is usually still
-/// writing, receives the 413 instead of a broken pipe.
-async fn read_body(mut body: HyperBody) -> Result<Bytes, Failure> {
+/// Reads the body up to `max` bytes. A larger body is read on (and
+/// discarded) up to DRAIN_EXTRA_BYTES more, so the client, which is usually
+/// still writing, receives the 413 instead of a broken pipe.
+async fn read_body(mut body: HyperBody, max: usize) -> Result<Bytes, Failure> {
     let mut buf = bytes::BytesMut::new();
     let mut seen = 0usize;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|_| Failure::validation("body_read_failed", "the request body could not be read"))?;
         if let Ok(data) = frame.into_data() {
             seen += data.len();
-            if seen > DRAIN_LIMIT_BYTES {
+            if seen > max + DRAIN_EXTRA_BYTES {
                 break;
             }
-            if seen <= MAX_BODY_BYTES {
+            if seen <= max {
                 buf.extend_from_slice(&data);
             }
         }
     }
-    if seen > MAX_BODY_BYTES {
-        return Err(too_large());
+    if seen > max {
+        return Err(too_large(max));
     }
     Ok(buf.freeze())
 }
 
-fn too_large() -> Failure {
-    Failure::new(413, "validation", "payload_too_large", format!("the request body exceeds {} bytes", MAX_BODY_BYTES))
+fn too_large(max: usize) -> Failure {
+    Failure::new(413, "validation", "payload_too_large", format!("the request body exceeds this operation's limit of {max} bytes"))
 }
 
 fn to_response(a: Answer, request_id: &str) -> Response<Full<Bytes>> {
