@@ -101,3 +101,98 @@ pub fn revoke_key(db: &Db, key_id: &str) -> Result<serde_json::Value> {
     }
     Ok(json!({"keyId": key_id, "revoked": true}))
 }
+
+/// `admin channel connect`: provider onboarding, outside the API. Connects a
+/// chatapp phone number (`provider_id` = phoneNumberId, `label`) or the
+/// photoapp professional account (`provider_id` = account id, `label` =
+/// username; connecting another account disconnects the previous one) and
+/// stores a fresh random provider token reference. The token reference is
+/// never printed, logged or returned by the API. A number or account
+/// connected to another business is refused.
+pub fn connect_channel(db: &Db, business: &str, channel: &str, provider_id: &str, label: Option<&str>) -> Result<serde_json::Value> {
+    let business = business.to_ascii_lowercase();
+    let (id_flag, label_flag) = match channel {
+        "chatapp" => ("--phone-number-id", "--label"),
+        "photoapp" => ("--account-id", "--username"),
+        _ => bail!("--channel must be chatapp or photoapp"),
+    };
+    if provider_id.is_empty() || provider_id.len() > 128 || !provider_id.bytes().all(|c| c.is_ascii_alphanumeric() || b"._:-".contains(&c)) {
+        bail!("{id_flag} must be 1 to 128 letters, digits or . _ : -");
+    }
+    let label = label.map(str::trim).filter(|l| !l.is_empty());
+    if label.is_some_and(|l| l.chars().count() > 120) {
+        bail!("{label_flag} must be at most 120 characters");
+    }
+    let mut random = [0u8; 32];
+    rand::fill(&mut random);
+    let token_ref = format!("sbpt_{}", hex::encode(random));
+    let now = crate::clock::now_rfc3339();
+    let t = |s: &str| SqlValue::Text(s.to_string());
+    let opt = |s: Option<&str>| s.map_or(SqlValue::Null, |s| SqlValue::Text(s.to_string()));
+    let c = db.conn()?;
+    db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
+    let result = (|| -> Result<String> {
+        if db::query_strings(&c, "SELECT id FROM businesses WHERE id = ?1", vec![t(&business)])?.is_empty() {
+            bail!("no business {business} in this data dir");
+        }
+        let elsewhere = db::query_strings(
+            &c,
+            "SELECT business_id FROM channel_connections WHERE channel = ?1 AND provider_id = ?2 AND status = 'connected' AND business_id <> ?3",
+            vec![t(channel), t(provider_id), t(&business)],
+        )?;
+        if !elsewhere.is_empty() {
+            bail!("{id_flag} {provider_id} is connected to another business; disconnect it there first");
+        }
+        if channel == "photoapp" {
+            // One photoapp account per business: the previous one is disconnected.
+            db::execute(
+                &c,
+                "DELETE FROM channel_assignments WHERE business_id = ?1 AND channel = 'photoapp' AND provider_id IN \
+                 (SELECT provider_id FROM channel_connections WHERE business_id = ?1 AND channel = 'photoapp' AND status = 'connected' AND provider_id <> ?2)",
+                vec![t(&business), t(provider_id)],
+            )?;
+            db::execute(
+                &c,
+                "UPDATE channel_connections SET status = 'disconnected', token_ref = NULL, provider_assets_json = NULL, label = NULL, \
+                 disconnected_at = ?3, updated_at = ?3 \
+                 WHERE business_id = ?1 AND channel = 'photoapp' AND status = 'connected' AND provider_id <> ?2",
+                vec![t(&business), t(provider_id), t(&now)],
+            )?;
+        }
+        db::execute(
+            &c,
+            "INSERT INTO channel_connections (id, business_id, channel, provider_id, label, status, token_ref, provider_assets_json, \
+             connected_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 'connected', ?6, '{}', ?7, ?7) \
+             ON CONFLICT (business_id, channel, provider_id) DO UPDATE SET label = COALESCE(excluded.label, channel_connections.label), status = 'connected', \
+             token_ref = excluded.token_ref, provider_assets_json = excluded.provider_assets_json, \
+             connected_at = CASE WHEN channel_connections.status = 'connected' THEN channel_connections.connected_at ELSE excluded.connected_at END, \
+             updated_at = excluded.updated_at",
+            vec![t(&uuid::Uuid::now_v7().to_string()), t(&business), t(channel), t(provider_id), opt(label), SqlValue::Text(token_ref), t(&now)],
+        )?;
+        let ids = db::query_strings(
+            &c,
+            "SELECT id FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3",
+            vec![t(&business), t(channel), t(provider_id)],
+        )?;
+        Ok(ids.into_iter().next().unwrap_or_default())
+    })();
+    let connection_id = match result {
+        Ok(id) => {
+            db::execute(&c, "COMMIT", vec![])?;
+            id
+        }
+        Err(e) => {
+            let _ = db::execute(&c, "ROLLBACK", vec![]);
+            return Err(e);
+        }
+    };
+    let mut out = json!({"connectionId": connection_id, "businessId": business, "channel": channel, "status": "connected"});
+    if channel == "chatapp" {
+        out["phoneNumberId"] = json!(provider_id);
+        out["label"] = json!(label);
+    } else {
+        out["providerAccountId"] = json!(provider_id);
+        out["username"] = json!(label);
+    }
+    Ok(out)
+}

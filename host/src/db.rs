@@ -24,9 +24,10 @@ pub struct Db {
     database: libsql::Database,
     idle: Mutex<Vec<libsql::Connection>>,
     /// One writer at a time inside this process: write transactions queue
-    /// here fairly instead of spinning in SQLite's busy handler. Other
-    /// processes (the admin CLI) are covered by the busy timeout.
-    write_gate: Mutex<()>,
+    /// here in arrival order (a fair mutex, so no writer starves under load)
+    /// instead of spinning in SQLite's busy handler. Other processes (the
+    /// admin CLI, a second node) are covered by the busy timeout.
+    write_gate: parking_lot::FairMutex<()>,
 }
 
 /// A pooled connection, returned to the pool on drop.
@@ -70,7 +71,7 @@ impl Db {
         let path = dir.join("switchboard.db");
         let database = block(libsql::Builder::new_local(&path).build())
             .with_context(|| format!("opening {}", path.display()))?;
-        let db = Db { database, idle: Mutex::new(Vec::new()), write_gate: Mutex::new(()) };
+        let db = Db { database, idle: Mutex::new(Vec::new()), write_gate: parking_lot::FairMutex::new(()) };
         {
             let c = db.conn()?;
             block(c.execute_batch("PRAGMA journal_mode=WAL;"))?;
@@ -85,7 +86,10 @@ impl Db {
         }
         let c = self.database.connect()?;
         c.busy_timeout(BUSY_TIMEOUT)?;
-        block(c.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;"))?;
+        // Checkpoints run on their own thread (`checkpoint`), never inside a
+        // committing request: an automatic checkpoint's fsync would stall
+        // whichever writer happened to cross the threshold.
+        block(c.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF; PRAGMA wal_autocheckpoint=0;"))?;
         Ok(Conn { db: self, conn: Some(c) })
     }
 
@@ -96,8 +100,17 @@ impl Db {
 
     /// Holds the in-process write gate; `None` after `wait` (the caller
     /// answers 503, retryable).
-    pub fn write_gate(&self, wait: Duration) -> Option<parking_lot::MutexGuard<'_, ()>> {
+    pub fn write_gate(&self, wait: Duration) -> Option<parking_lot::FairMutexGuard<'_, ()>> {
         self.write_gate.try_lock_for(wait)
+    }
+
+    /// Copies committed WAL frames into the database file without blocking
+    /// writers (PASSIVE); `truncate` also resets the WAL file (at shutdown).
+    pub fn checkpoint(&self, truncate: bool) {
+        if let Ok(c) = self.conn() {
+            let mode = if truncate { "TRUNCATE" } else { "PASSIVE" };
+            let _ = query_rows(&c, &format!("PRAGMA wal_checkpoint({mode})"), vec![]);
+        }
     }
 
     fn migrate(&self) -> Result<()> {

@@ -25,6 +25,8 @@ usage:
   switchboard admin [--data-dir DIR] key create --business ID --scopes LIST|all
   switchboard admin [--data-dir DIR] key list --business ID
   switchboard admin [--data-dir DIR] key revoke --key-id ID
+  switchboard admin [--data-dir DIR] channel connect --business ID --channel chatapp --phone-number-id PNID [--label TEXT]
+  switchboard admin [--data-dir DIR] channel connect --business ID --channel photoapp --account-id ACCT [--username NAME]
 
 defaults: --listen 127.0.0.1:8080, --data-dir ./data (or $SWITCHBOARD_DATA_DIR),
           --request-timeout-ms 30000";
@@ -103,7 +105,7 @@ fn run() -> Result<()> {
             serve(&args)
         }
         "admin" => {
-            args.check_known(&["data-dir", "name", "business", "scopes", "key-id"])?;
+            args.check_known(&["data-dir", "name", "business", "scopes", "key-id", "channel", "phone-number-id", "label", "account-id", "username"])?;
             let db = db::Db::open(&args.data_dir())?;
             let words: Vec<&str> = args.positional[1..].iter().map(String::as_str).collect();
             let out = match words.as_slice() {
@@ -111,6 +113,11 @@ fn run() -> Result<()> {
                 ["key", "create"] => admin::create_key(&db, args.require("business")?, args.require("scopes")?)?,
                 ["key", "list"] => admin::list_keys(&db, args.require("business")?)?,
                 ["key", "revoke"] => admin::revoke_key(&db, args.require("key-id")?)?,
+                ["channel", "connect"] => match args.require("channel")? {
+                    "photoapp" => admin::connect_channel(&db, args.require("business")?, "photoapp", args.require("account-id")?, args.get("username"))?,
+                    "chatapp" => admin::connect_channel(&db, args.require("business")?, "chatapp", args.require("phone-number-id")?, args.get("label"))?,
+                    _ => bail!("--channel must be chatapp or photoapp\n\n{USAGE}"),
+                },
                 _ => bail!("unknown admin command\n\n{USAGE}"),
             };
             println!("{out}");

@@ -45,6 +45,14 @@ pub async fn serve(app: App, addr: SocketAddr) -> anyhow::Result<()> {
 
     let stop_jobs = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let job_loop = spawn_job_runner(shared.clone(), stop_jobs.clone());
+    let checkpointer = shared.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let c = checkpointer.clone();
+            let _ = tokio::task::spawn_blocking(move || c.app.db.checkpoint(false)).await;
+        }
+    });
 
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown_signal());
@@ -74,6 +82,8 @@ pub async fn serve(app: App, addr: SocketAddr) -> anyhow::Result<()> {
     // The runner finishes its current step (committed or rolled back whole).
     stop_jobs.store(true, std::sync::atomic::Ordering::SeqCst);
     let _ = job_loop.await;
+    let last = shared.clone();
+    let _ = tokio::task::spawn_blocking(move || last.app.db.checkpoint(true)).await;
     crate::logging::line("info", "stopped");
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Black-box tests: each starts the real `switchboard` binary on a free
 //! loopback port with a temp data dir and speaks HTTP to it.
 
+mod agents;
 mod contacts;
 mod faults;
 mod harness;

@@ -1,0 +1,361 @@
+//! listChannels, getPhotoappConnection, disconnectPhotoapp,
+//! getChannelAssignment, updateChannelAssignment, and the connection and
+//! assignment helpers agent create shares.
+//!
+//! Connections are rows of `channel_connections` written by the admin
+//! command. This module never selects `token_ref`.
+
+use serde::Deserialize;
+use serde_json::{json, Value as J};
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{fail, now, ok, req, Failure, HResult, Request, Success};
+
+use crate::agents::{self, agent_not_found};
+use crate::rules::quote;
+
+/// (key, label, live, assignment mode, availability), in listing order.
+/// `live`: the channel is generally available; `ready` (per business) is
+/// computed by [`readiness`].
+const CHANNELS: [(&str, &str, bool, &str, &str); 5] = [
+    ("chatapp", "Chat app", true, "per_phone_number", "live"),
+    ("voice", "Voice calls", true, "agent_only", "live"),
+    ("photoapp", "Photo app", true, "per_account", "live"),
+    ("sms", "SMS", false, "none", "coming_later"),
+    ("other", "Other (agent only, no delivery)", false, "agent_only", "reserved"),
+];
+
+/// Connected chatapp phone numbers of the business: (phoneNumberId, label),
+/// oldest connection first.
+fn chatapp_numbers(biz: &str) -> HResult<Vec<(String, Option<String>)>> {
+    Ok(db::query(
+        "SELECT provider_id, label FROM channel_connections \
+         WHERE business_id = ?1 AND channel = 'chatapp' AND status = 'connected' ORDER BY connected_at, id",
+        &[biz.into()],
+    )?
+    .iter()
+    .map(|r| (r.text(0), r.opt_text(1)))
+    .collect())
+}
+
+fn chatapp_number_connected(biz: &str, phone: &str) -> HResult<bool> {
+    Ok(db::query_one(
+        "SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = 'chatapp' AND provider_id = ?2 AND status = 'connected'",
+        &[biz.into(), phone.into()],
+    )?
+    .is_some())
+}
+
+/// The connected photoapp account of the business: (providerAccountId, username).
+fn photoapp_account(biz: &str) -> HResult<Option<(String, Option<String>)>> {
+    Ok(db::query_one(
+        "SELECT provider_id, label FROM channel_connections \
+         WHERE business_id = ?1 AND channel = 'photoapp' AND status = 'connected' ORDER BY connected_at DESC, id DESC LIMIT 1",
+        &[biz.into()],
+    )?
+    .map(|r| (r.text(0), r.opt_text(1))))
+}
+
+/// (live, ready) of a channel for this business: chatapp is ready with at
+/// least one connected phone number, photoapp with a connected account,
+/// voice always; sms (coming later) and other (reserved) never.
+pub fn readiness(biz: &str, channel: &str) -> HResult<(bool, bool)> {
+    let live = CHANNELS.iter().find(|c| c.0 == channel).is_some_and(|c| c.2);
+    let ready = match channel {
+        "chatapp" => !chatapp_numbers(biz)?.is_empty(),
+        "photoapp" => photoapp_account(biz)?.is_some(),
+        "voice" => true,
+        _ => false,
+    };
+    Ok((live, ready))
+}
+
+/// The current assignment of one target: (aiAgentId, autoReplyEnabled, humanHandoffActive).
+fn read_assignment(biz: &str, channel: &str, target: &str) -> HResult<(Option<String>, bool, bool)> {
+    Ok(db::query_one(
+        "SELECT ai_agent_id, auto_reply_enabled, human_handoff_active FROM channel_assignments \
+         WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3",
+        &[biz.into(), channel.into(), target.into()],
+    )?
+    .map_or((None, false, false), |r| (r.opt_text(0), r.boolean(1), r.boolean(2))))
+}
+
+pub fn write_assignment(biz: &str, channel: &str, target: &str, agent: Option<&str>, auto: bool, handoff: bool, now: &str) -> HResult<()> {
+    db::execute(
+        "INSERT INTO channel_assignments (business_id, channel, provider_id, ai_agent_id, auto_reply_enabled, human_handoff_active, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
+         ON CONFLICT (business_id, channel, provider_id) DO UPDATE SET ai_agent_id = excluded.ai_agent_id, \
+         auto_reply_enabled = excluded.auto_reply_enabled, human_handoff_active = excluded.human_handoff_active, updated_at = excluded.updated_at",
+        &[biz.into(), channel.into(), target.into(), agent.into(), auto.into(), handoff.into(), now.into()],
+    )?;
+    Ok(())
+}
+
+/// Unassigns an (archived) agent everywhere.
+pub fn clear_agent_assignments(biz: &str, agent: &str, now: &str) -> HResult<()> {
+    db::execute(
+        "UPDATE channel_assignments SET ai_agent_id = NULL, updated_at = ?3 WHERE business_id = ?1 AND ai_agent_id = ?2",
+        &[biz.into(), agent.into(), now.into()],
+    )?;
+    Ok(())
+}
+
+fn not_supported(channel: &str) -> Failure {
+    let why = match channel {
+        "sms" => "sms is coming later; assignment is not supported until that provider is enabled",
+        "voice" => "voice agents are selected per call, not assigned to a channel",
+        _ => "`other` is a reserved agent-only channel without delivery",
+    };
+    fail::validation("channel_assignment_not_supported", format!("channel `{channel}` does not support assignments: {why}"))
+}
+
+/// The phone number (chatapp) or account (photoapp) an assignment applies
+/// to. A missing `phoneNumberId` means the business's only connected number;
+/// a missing `providerAccountId` means the connected account. `prefix` names
+/// the body field's parent (`assignment.` in agent create).
+pub fn resolve_target(biz: &str, channel: &str, phone: Option<&str>, account: Option<&str>, prefix: &str) -> HResult<String> {
+    match channel {
+        "chatapp" => {
+            if account.is_some() {
+                return Err(fail::validation(
+                    "provider_account_id_not_allowed",
+                    format!("`{prefix}providerAccountId` applies to photoapp only; chatapp assignments name a `{prefix}phoneNumberId`"),
+                ));
+            }
+            match phone {
+                Some(p) if chatapp_number_connected(biz, p)? => Ok(p.to_string()),
+                Some(p) => Err(fail::validation(
+                    "phone_number_not_connected",
+                    format!("`{prefix}phoneNumberId` `{}` is not a connected chatapp phone number of this business", quote(p, 64)),
+                )),
+                None => {
+                    let mut numbers = chatapp_numbers(biz)?;
+                    match numbers.len() {
+                        0 => Err(fail::validation(
+                            "phone_number_not_connected",
+                            "no chatapp phone number is connected to this business; connect one before assigning an agent",
+                        )),
+                        1 => Ok(numbers.remove(0).0),
+                        _ => Err(fail::validation(
+                            "phone_number_id_required",
+                            format!("`{prefix}phoneNumberId` is required: this business has several connected chatapp phone numbers"),
+                        )),
+                    }
+                }
+            }
+        }
+        "photoapp" => {
+            if phone.is_some() {
+                return Err(fail::validation(
+                    "phone_number_id_not_allowed",
+                    format!("`{prefix}phoneNumberId` applies to chatapp only; photoapp assignments name a `{prefix}providerAccountId`"),
+                ));
+            }
+            match (photoapp_account(biz)?, account) {
+                (Some((acct, _)), None) => Ok(acct),
+                (Some((acct, _)), Some(a)) if a == acct => Ok(acct),
+                (_, Some(a)) => Err(fail::validation(
+                    "photoapp_account_not_connected",
+                    format!("`{prefix}providerAccountId` `{}` is not the connected photoapp account of this business", quote(a, 64)),
+                )),
+                (None, None) => Err(fail::validation(
+                    "photoapp_account_not_connected",
+                    "no photoapp account is connected to this business; connect one before assigning an agent",
+                )),
+            }
+        }
+        other => Err(not_supported(other)),
+    }
+}
+
+pub fn list(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let numbers = chatapp_numbers(biz)?;
+    let account = photoapp_account(biz)?;
+    let mut channels = Vec::new();
+    for (key, label, live, mode, availability) in CHANNELS {
+        let connections: Vec<J> = match key {
+            "chatapp" => numbers
+                .iter()
+                .map(|(p, l)| {
+                    let (agent, _, _) = read_assignment(biz, key, p)?;
+                    Ok(json!({"phoneNumberId": p, "providerAccountId": null, "label": l, "aiAgentId": agent}))
+                })
+                .collect::<HResult<_>>()?,
+            "photoapp" => match &account {
+                Some((a, u)) => {
+                    let (agent, _, _) = read_assignment(biz, key, a)?;
+                    vec![json!({"phoneNumberId": null, "providerAccountId": a, "label": u, "aiAgentId": agent})]
+                }
+                None => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        let ready = match key {
+            "chatapp" | "photoapp" => !connections.is_empty(),
+            "voice" => true,
+            _ => false,
+        };
+        channels.push(json!({
+            "key": key, "label": label, "live": live, "ready": ready, "assignmentMode": mode,
+            "availability": availability, "connections": connections,
+        }));
+    }
+    ok(&json!({"channels": channels, "nextCursor": null}))
+}
+
+/// Metadata of the business's photoapp connection (the latest one), never
+/// its token: `status` is `connected`, `disconnected` or `not_connected`.
+fn photoapp_json(biz: &str) -> HResult<J> {
+    let row = db::query_one(
+        "SELECT provider_id, label, status, connected_at, disconnected_at FROM channel_connections \
+         WHERE business_id = ?1 AND channel = 'photoapp' \
+         ORDER BY status = 'connected' DESC, COALESCE(disconnected_at, connected_at) DESC, id DESC LIMIT 1",
+        &[biz.into()],
+    )?;
+    Ok(match row {
+        None => json!({"status": "not_connected", "connected": false, "providerAccountId": null, "username": null,
+                       "connectedAt": null, "disconnectedAt": null}),
+        Some(r) => {
+            let connected = r.text(2) == "connected";
+            json!({
+                "status": r.text(2),
+                "connected": connected,
+                "providerAccountId": r.text(0),
+                "username": r.opt_text(1),
+                "connectedAt": if connected { J::from(r.text(3)) } else { J::Null },
+                "disconnectedAt": r.opt_text(4),
+            })
+        }
+    })
+}
+
+pub fn get_photoapp(req: &Request) -> HResult<Success> {
+    ok(&photoapp_json(&req.business_id)?)
+}
+
+/// Revokes use of the photoapp connection: the token reference and the
+/// provider account assets (username, cached assets) are cleared, the
+/// account's assignment is removed. Idempotent.
+pub fn disconnect_photoapp(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let now = now();
+    let connected: Vec<String> = db::query(
+        "SELECT provider_id FROM channel_connections WHERE business_id = ?1 AND channel = 'photoapp' AND status = 'connected'",
+        &[biz.into()],
+    )?
+    .iter()
+    .map(|r| r.text(0))
+    .collect();
+    for account in &connected {
+        db::execute(
+            "UPDATE channel_connections SET status = 'disconnected', token_ref = NULL, provider_assets_json = NULL, label = NULL, \
+             disconnected_at = ?3, updated_at = ?3 WHERE business_id = ?1 AND channel = 'photoapp' AND provider_id = ?2",
+            &[biz.into(), account.into(), now.as_str().into()],
+        )?;
+        db::execute(
+            "DELETE FROM channel_assignments WHERE business_id = ?1 AND channel = 'photoapp' AND provider_id = ?2",
+            &[biz.into(), account.into()],
+        )?;
+    }
+    ok(&photoapp_json(biz)?)
+}
+
+/// Active agents of a channel, as assignable.
+fn assignable(biz: &str, channel: &str) -> HResult<Vec<J>> {
+    Ok(db::query(
+        "SELECT id, name, reference_name, status FROM agents WHERE business_id = ?1 AND channel = ?2 AND status = 'active' ORDER BY id",
+        &[biz.into(), channel.into()],
+    )?
+    .iter()
+    .map(|r| json!({"id": r.text(0), "name": r.text(1), "referenceName": r.text(2), "status": r.text(3)}))
+    .collect())
+}
+
+fn assignment_json(biz: &str, channel: &str, target: Option<&str>) -> HResult<J> {
+    let (agent, auto, handoff) = match target {
+        Some(t) => read_assignment(biz, channel, t)?,
+        None => (None, false, false),
+    };
+    let (phone, account) = match channel {
+        "chatapp" => (target, None),
+        "photoapp" => (None, target),
+        _ => (None, None),
+    };
+    Ok(json!({
+        "channel": channel,
+        "phoneNumberId": phone,
+        "providerAccountId": account,
+        "aiAgentId": agent,
+        "autoReplyEnabled": auto,
+        "humanHandoffActive": handoff,
+        "assignableAgents": assignable(biz, channel)?,
+    }))
+}
+
+/// The assignment of a channel: for chatapp the given connected phone number
+/// (or the first connected one; null when none), for photoapp the connected
+/// account; plus the active agents of the channel.
+pub fn get_assignment(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let channel = req::query_nonempty(req, "channel")
+        .ok_or_else(|| fail::validation("invalid_query_parameter", "query parameter `channel` is required"))?;
+    if !CHANNELS.iter().any(|c| c.0 == channel) {
+        return Err(fail::validation("invalid_query_parameter", "query parameter `channel` must be one of chatapp, voice, photoapp, sms, other"));
+    }
+    let phone = req::query_nonempty(req, "phoneNumberId");
+    if phone.is_some() && channel != "chatapp" {
+        return Err(fail::validation("phone_number_id_not_allowed", "query parameter `phoneNumberId` applies to channel chatapp only"));
+    }
+    let target = match channel {
+        "chatapp" => match phone {
+            Some(p) if chatapp_number_connected(biz, p)? => Some(p.to_string()),
+            Some(p) => {
+                return Err(fail::validation(
+                    "phone_number_not_connected",
+                    format!("query parameter `phoneNumberId` `{}` is not a connected chatapp phone number of this business", quote(p, 64)),
+                ))
+            }
+            None => chatapp_numbers(biz)?.into_iter().next().map(|n| n.0),
+        },
+        "photoapp" => photoapp_account(biz)?.map(|a| a.0),
+        _ => None,
+    };
+    ok(&assignment_json(biz, channel, target.as_deref())?)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AssignmentUpdate {
+    channel: String,
+    phone_number_id: Option<String>,
+    provider_account_id: Option<String>,
+    ai_agent_id: Option<String>,
+    #[serde(default)]
+    auto_reply_enabled: bool,
+    #[serde(default)]
+    human_handoff_active: bool,
+}
+
+/// Sets the whole assignment of one phone number (chatapp) or account
+/// (photoapp): an absent or null `aiAgentId` unassigns; the flags default to
+/// false. Only active agents of the same channel can be assigned.
+pub fn update_assignment(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let b: AssignmentUpdate = req::body(req)?;
+    let channel = b.channel.as_str();
+    let target = resolve_target(biz, channel, b.phone_number_id.as_deref(), b.provider_account_id.as_deref(), "")?;
+    if let Some(id) = b.ai_agent_id.as_deref() {
+        let row = agents::load_row(biz, id)?.ok_or_else(|| agent_not_found(id))?;
+        if row.text(1) != channel {
+            return Err(fail::validation(
+                "agent_channel_mismatch",
+                format!("`aiAgentId`: agent `{id}` is a `{}` agent and cannot be assigned to channel `{channel}`", row.text(1)),
+            ));
+        }
+        if row.text(5) != "active" {
+            return Err(fail::conflict("agent_archived", format!("`aiAgentId`: agent `{id}` is archived and cannot be assigned")));
+        }
+    }
+    write_assignment(biz, channel, &target, b.ai_agent_id.as_deref(), b.auto_reply_enabled, b.human_handoff_active, &now())?;
+    ok(&assignment_json(biz, channel, Some(&target))?)
+}

@@ -1,0 +1,49 @@
+//! The agents resource area (spec operations 10-16 and 35-36): agents per
+//! channel, the channel list with readiness, the photoapp connection and
+//! channel assignments.
+//!
+//! Tenancy: every statement filters by `request.business-id`, which the host
+//! has already matched against the caller's key; an id of another business is
+//! indistinguishable from a missing one. The host has validated the body
+//! against the operation's schema and runs every mutation in one transaction;
+//! the rules the schema cannot express (ids that must exist, field keys of a
+//! source, declared placeholders, channel-specific settings) are checked
+//! here, all before the first write.
+//!
+//! Provider connections (a chatapp phone number, a photoapp account) are
+//! written by `switchboard admin channel connect`; their token reference is
+//! never selected by this component.
+
+// On the native target (unit tests only) nothing calls the handlers.
+#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+
+pub mod rules;
+
+mod agents;
+mod channels;
+
+use switchboard_guest::{fail, Failure, Guest, Request, Success};
+
+struct Agents;
+
+impl Guest for Agents {
+    fn handle(req: Request) -> Result<Success, Failure> {
+        match req.operation.as_str() {
+            "listChannels" => channels::list(&req),
+            "getPhotoappConnection" => channels::get_photoapp(&req),
+            "disconnectPhotoapp" => channels::disconnect_photoapp(&req),
+            "listAgents" => agents::list(&req),
+            "createAgent" => agents::create(&req),
+            "updateAgent" => agents::update(&req),
+            "archiveAgent" => agents::archive(&req),
+            "getChannelAssignment" => channels::get_assignment(&req),
+            "updateChannelAssignment" => channels::update_assignment(&req),
+            other => Err(fail::not_implemented(other)),
+        }
+    }
+}
+
+// Native builds (unit tests) skip the export: its symbol names are only
+// meaningful to the component linker.
+#[cfg(target_arch = "wasm32")]
+switchboard_guest::export!(Agents);

@@ -1,0 +1,725 @@
+//! The agents component (operations 10-16 and 35-36) over HTTP: agents,
+//! channels, the photoapp connection and channel assignments. Provider
+//! connections come from `switchboard admin channel connect`.
+
+use crate::harness::*;
+use serde_json::{json, Value};
+use std::cell::RefCell;
+use std::path::Path;
+use std::process::Command;
+use switchboard_gateway::operations::{route, Response, RouteMatch};
+use switchboard_gateway::validate::Validator;
+
+/// Runs SQL on the data dir directly: reading the stored provider token
+/// references (to prove no response contains them) and seeding structured
+/// data sources with declared fields (owned by the data-sources component).
+fn sql_rows(dir: &Path, sql: &str) -> Vec<Vec<String>> {
+    futures_executor::block_on(async {
+        let db = libsql::Builder::new_local(dir.join("switchboard.db")).build().await.unwrap();
+        let c = db.connect().unwrap();
+        c.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
+        let mut rows = c.query(sql, ()).await.unwrap();
+        let n = rows.column_count();
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().await.unwrap() {
+            out.push(
+                (0..n)
+                    .map(|i| match r.get_value(i).unwrap() {
+                        libsql::Value::Text(s) => s,
+                        libsql::Value::Integer(i) => i.to_string(),
+                        libsql::Value::Null => "NULL".into(),
+                        other => format!("{other:?}"),
+                    })
+                    .collect(),
+            );
+        }
+        out
+    })
+}
+
+fn sql_exec(dir: &Path, sql: &str) {
+    futures_executor::block_on(async {
+        let db = libsql::Builder::new_local(dir.join("switchboard.db")).build().await.unwrap();
+        let c = db.connect().unwrap();
+        c.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
+        c.execute_batch(sql).await.unwrap();
+    })
+}
+
+fn admin_fails(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new(BIN).arg("admin").arg("--data-dir").arg(dir).args(args).output().unwrap();
+    assert!(!out.status.success(), "admin {args:?} should fail: {}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+struct Ctx {
+    s: Server,
+    a: Tenant,
+    b: Tenant,
+    dir: DataDir,
+    /// Every response body seen, to prove no provider token ever leaks.
+    seen: RefCell<Vec<String>>,
+    /// The OpenAPI document's schemas: every success `data` must conform.
+    schemas: Validator,
+}
+
+fn setup() -> Ctx {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
+    let a = tenant(&dir.0, "all");
+    let b = tenant(&dir.0, "all");
+    let doc = switchboard_gateway::Gateway::new().unwrap().document().clone();
+    let schemas = Validator::new(doc["components"]["schemas"].as_object().unwrap().clone(), &[]).unwrap();
+    Ctx { s, a, b, dir, seen: RefCell::new(Vec::new()), schemas }
+}
+
+impl Ctx {
+    fn path(&self) -> &Path {
+        &self.dir.0
+    }
+    /// Records the body and checks a success `data` against the operation's
+    /// documented response schema.
+    fn keep(&self, method: &str, path: &str, r: Resp) -> Resp {
+        self.seen.borrow_mut().push(r.text.clone());
+        if r.status < 300 {
+            let path = path.split('?').next().unwrap();
+            let RouteMatch::Found(op, _) = route(method, path) else { panic!("no route {method} {path}") };
+            let Response::Json(name) = op.response else { panic!("not JSON") };
+            if let Err(v) = self.schemas.validate(&json!({"$ref": format!("#/components/schemas/{name}")}), r.data()) {
+                panic!("{method} {path}: data does not match {name}: {:?}\n{}", v.iter().map(|v| &v.message).collect::<Vec<_>>(), r.text);
+            }
+        }
+        r
+    }
+    fn get(&self, t: &Tenant, path: &str) -> Resp {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        self.keep("GET", path, self.s.as_key(&t.key).get(&format!("{path}{sep}businessId={}", t.business)))
+    }
+    fn post(&self, t: &Tenant, path: &str, body: Value) -> Resp {
+        self.keep("POST", path, self.s.as_key(&t.key).fresh().post(path, &with_business(t, body)))
+    }
+    fn patch(&self, t: &Tenant, path: &str, body: Value) -> Resp {
+        self.keep("PATCH", path, self.s.as_key(&t.key).fresh().patch(path, &with_business(t, body)))
+    }
+    fn delete(&self, t: &Tenant, path: &str, body: Value) -> Resp {
+        self.keep("DELETE", path, self.s.as_key(&t.key).fresh().delete(path, &with_business(t, body)))
+    }
+    fn create(&self, t: &Tenant, body: Value) -> Resp {
+        self.post(t, "/api/v1/agents", body)
+    }
+    fn create_ok(&self, t: &Tenant, body: Value) -> Value {
+        self.create(t, body).assert_ok(201).clone()
+    }
+    fn connect_chatapp(&self, t: &Tenant, pnid: &str, label: &str) -> Value {
+        self.s.admin(&["channel", "connect", "--business", &t.business, "--channel", "chatapp", "--phone-number-id", pnid, "--label", label])
+    }
+    fn connect_photoapp(&self, t: &Tenant, acct: &str, username: &str) -> Value {
+        self.s.admin(&["channel", "connect", "--business", &t.business, "--channel", "photoapp", "--account-id", acct, "--username", username])
+    }
+    fn category(&self, t: &Tenant, name: &str) -> String {
+        let r = self.post(t, "/api/v1/contacts/categories", json!({"name": name}));
+        assert!(r.status == 201 || r.status == 200, "{}", r.text);
+        r.data()["category"]["id"].as_str().unwrap().to_string()
+    }
+    /// The business's built-in Contacts data source.
+    fn contacts_source(&self, t: &Tenant) -> String {
+        let rows = sql_rows(self.path(), &format!("SELECT id FROM data_sources WHERE business_id = '{}' AND built_in = 1", t.business));
+        rows[0][0].clone()
+    }
+    /// Seeds a data source with declared fields (the data-sources component's rows).
+    fn source(&self, t: &Tenant, class: &str, fields: &[&str]) -> String {
+        let id = uuid::Uuid::new_v4().to_string();
+        let kind = if class == "structured" { "table" } else { "text" };
+        let mut sql = format!(
+            "INSERT INTO data_sources (id, business_id, name, class, kind, built_in, created_at, updated_at) \
+             VALUES ('{id}', '{}', 'Source {id}', '{class}', '{kind}', 0, '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:00.000Z');",
+            t.business
+        );
+        for (i, f) in fields.iter().enumerate() {
+            sql += &format!(
+                "INSERT INTO data_source_fields (business_id, data_source_id, field_key, label, type, position) \
+                 VALUES ('{}', '{id}', '{f}', '{f}', 'text', {i});",
+                t.business
+            );
+        }
+        sql_exec(self.path(), &sql);
+        id
+    }
+    fn tokens(&self) -> Vec<String> {
+        sql_rows(self.path(), "SELECT token_ref FROM channel_connections WHERE token_ref IS NOT NULL").into_iter().map(|r| r[0].clone()).collect()
+    }
+    fn assert_no_token_leaked(&self, tokens: &[String]) {
+        assert!(!tokens.is_empty());
+        for body in self.seen.borrow().iter() {
+            for t in tokens {
+                assert!(!body.contains(t.as_str()), "a response contains a provider token reference: {body}");
+                assert!(!body.contains("sbpt_"), "a response contains a provider token reference: {body}");
+            }
+        }
+    }
+}
+
+fn with_business(t: &Tenant, mut body: Value) -> Value {
+    if body.get("businessId").is_none() {
+        body["businessId"] = json!(t.business);
+    }
+    body
+}
+
+fn words(n: usize) -> String {
+    vec!["word"; n].join(" ")
+}
+
+fn detail_fields(r: &Resp) -> Vec<String> {
+    r.body["error"]["details"].as_array().map_or(vec![], |d| d.iter().map(|x| x["field"].as_str().unwrap().to_string()).collect())
+}
+
+fn assert_invalid(r: &Resp, field: &str) {
+    r.assert_failure(400, "validation");
+    assert!(detail_fields(r).iter().any(|f| f == field), "expected a detail naming `{field}`: {}", r.text);
+}
+
+fn assert_code(r: &Resp, status: u16, category: &str, code: &str) {
+    r.assert_failure(status, category);
+    assert_eq!(r.code(), code, "{}", r.text);
+}
+
+fn chat(name: &str) -> Value {
+    json!({"channel": "chatapp", "name": name, "instructions": "Answer questions about opening hours."})
+}
+
+fn voice(name: &str) -> Value {
+    json!({"channel": "voice", "name": name, "instructions": "Call to confirm the appointment."})
+}
+
+fn reference_name_ok(n: &str) -> bool {
+    let parts: Vec<&str> = n.split('-').collect();
+    parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+}
+
+#[test]
+fn channel_list_readiness_and_photoapp_connection() {
+    let c = setup();
+    let r = c.get(&c.a, "/api/v1/channels");
+    let d = r.assert_ok(200);
+    assert_eq!(d["nextCursor"], Value::Null);
+    let keys: Vec<&str> = d["channels"].as_array().unwrap().iter().map(|c| c["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["chatapp", "voice", "photoapp", "sms", "other"]);
+    let ch = |d: &Value, k: &str| d["channels"].as_array().unwrap().iter().find(|c| c["key"] == k).unwrap().clone();
+    let chatapp = ch(d, "chatapp");
+    assert_eq!((chatapp["live"].clone(), chatapp["ready"].clone(), chatapp["assignmentMode"].clone()), (json!(true), json!(false), json!("per_phone_number")));
+    assert_eq!(ch(d, "voice")["ready"], true);
+    assert_eq!(ch(d, "voice")["assignmentMode"], "agent_only");
+    assert_eq!(ch(d, "photoapp")["ready"], false);
+    assert_eq!(ch(d, "photoapp")["assignmentMode"], "per_account");
+    let sms = ch(d, "sms");
+    assert_eq!((sms["live"].clone(), sms["ready"].clone(), sms["availability"].clone()), (json!(false), json!(false), json!("coming_later")));
+    let other = ch(d, "other");
+    assert_eq!((other["live"].clone(), other["availability"].clone(), other["assignmentMode"].clone()), (json!(false), json!("reserved"), json!("agent_only")));
+    for k in ["chatapp", "voice", "photoapp", "sms", "other"] {
+        assert!(ch(d, k)["label"].as_str().is_some_and(|l| !l.is_empty()));
+    }
+
+    // Never connected.
+    let p = c.get(&c.a, "/api/v1/channels/photoapp");
+    let pd = p.assert_ok(200);
+    assert_eq!(pd["status"], "not_connected");
+    assert_eq!(pd["connected"], false);
+
+    // Provider onboarding through the admin command; its output has no token.
+    let out = c.connect_chatapp(&c.a, "pn-a-1", "Main line");
+    assert_eq!(out["status"], "connected");
+    assert_eq!(out["phoneNumberId"], "pn-a-1");
+    let out2 = c.connect_photoapp(&c.a, "ig-a-1", "shop_a");
+    assert_eq!(out2["providerAccountId"], "ig-a-1");
+    let tokens = c.tokens();
+    assert_eq!(tokens.len(), 2);
+    for t in &tokens {
+        assert!(!out.to_string().contains(t.as_str()) && !out2.to_string().contains(t.as_str()));
+    }
+    // A number connected to business A cannot be connected to B; bad flags fail.
+    let err = admin_fails(c.path(), &["channel", "connect", "--business", &c.b.business, "--channel", "chatapp", "--phone-number-id", "pn-a-1"]);
+    assert!(err.contains("another business"), "{err}");
+    admin_fails(c.path(), &["channel", "connect", "--business", &c.b.business, "--channel", "sms", "--phone-number-id", "x"]);
+    admin_fails(c.path(), &["channel", "connect", "--business", &c.b.business, "--channel", "chatapp", "--phone-number-id", "bad id"]);
+    admin_fails(c.path(), &["channel", "connect", "--business", &uuid::Uuid::new_v4().to_string(), "--channel", "chatapp", "--phone-number-id", "x"]);
+
+    let d = c.get(&c.a, "/api/v1/channels").assert_ok(200).clone();
+    let chatapp = ch(&d, "chatapp");
+    assert_eq!(chatapp["ready"], true);
+    assert_eq!(chatapp["connections"], json!([{"phoneNumberId": "pn-a-1", "providerAccountId": null, "label": "Main line", "aiAgentId": null}]));
+    let photo = ch(&d, "photoapp");
+    assert_eq!(photo["ready"], true);
+    assert_eq!(photo["connections"][0]["providerAccountId"], "ig-a-1");
+
+    let p = c.get(&c.a, "/api/v1/channels/photoapp");
+    let pd = p.assert_ok(200);
+    assert_eq!(pd["status"], "connected");
+    assert_eq!(pd["connected"], true);
+    assert_eq!(pd["providerAccountId"], "ig-a-1");
+    assert_eq!(pd["username"], "shop_a");
+    assert!(pd["connectedAt"].is_string());
+    assert_eq!(pd["disconnectedAt"], Value::Null);
+
+    // Tenancy: B sees none of A's connections.
+    let bd = c.get(&c.b, "/api/v1/channels").assert_ok(200).clone();
+    assert_eq!(ch(&bd, "chatapp")["ready"], false);
+    assert_eq!(ch(&bd, "photoapp")["ready"], false);
+    assert_eq!(c.get(&c.b, "/api/v1/channels/photoapp").assert_ok(200)["status"], "not_connected");
+    // B disconnecting its (absent) account does not touch A's.
+    assert_eq!(c.delete(&c.b, "/api/v1/channels/photoapp", json!({})).assert_ok(200)["status"], "not_connected");
+    assert_eq!(c.get(&c.a, "/api/v1/channels/photoapp").assert_ok(200)["status"], "connected");
+
+    // Disconnect revokes use: status, token and assets cleared; idempotent.
+    let dis = c.delete(&c.a, "/api/v1/channels/photoapp", json!({}));
+    let dd = dis.assert_ok(200);
+    assert_eq!(dd["status"], "disconnected");
+    assert_eq!(dd["connected"], false);
+    assert_eq!(dd["username"], Value::Null);
+    assert!(dd["disconnectedAt"].is_string());
+    let again = c.delete(&c.a, "/api/v1/channels/photoapp", json!({}));
+    assert_eq!(again.assert_ok(200)["status"], "disconnected");
+    assert_eq!(c.get(&c.a, "/api/v1/channels/photoapp").assert_ok(200)["status"], "disconnected");
+    let row = sql_rows(c.path(), "SELECT token_ref, provider_assets_json FROM channel_connections WHERE channel = 'photoapp'");
+    assert_eq!(row, vec![vec!["NULL".to_string(), "NULL".to_string()]]);
+    let d = c.get(&c.a, "/api/v1/channels").assert_ok(200).clone();
+    assert_eq!(ch(&d, "photoapp")["ready"], false);
+
+    // Reconnecting makes it connected again with a fresh token.
+    c.connect_photoapp(&c.a, "ig-a-1", "shop_a");
+    assert_eq!(c.get(&c.a, "/api/v1/channels/photoapp").assert_ok(200)["status"], "connected");
+    let mut all = tokens;
+    all.extend(c.tokens());
+    c.assert_no_token_leaked(&all);
+
+    // Scopes: the photoapp read needs photoapp:read too.
+    let k = c.s.admin(&["key", "create", "--business", &c.a.business, "--scopes", "channels:read"]);
+    let r = c.s.as_key(k["apiKey"].as_str().unwrap()).get(&format!("/api/v1/channels/photoapp?businessId={}", c.a.business));
+    r.assert_failure(403, "authorization");
+}
+
+#[test]
+fn create_returns_agent_reference_name_readiness_and_defaults() {
+    let c = setup();
+    let r = c.create_ok(&c.a, chat("Front desk"));
+    let a = &r["agent"];
+    assert_eq!(a["status"], "active");
+    assert_eq!(a["channel"], "chatapp");
+    assert_eq!(a["name"], "Front desk");
+    assert_eq!(a["languageCode"], "en");
+    assert_eq!(a["businessId"], json!(c.a.business));
+    assert_eq!(a["contactContextRequired"], false);
+    assert_eq!(a["voiceSettings"], Value::Null);
+    assert_eq!(a["photoappCollectMobileEnabled"], Value::Null);
+    assert_eq!(a["dataSourceIds"], json!([]));
+    assert_eq!(a["archivedAt"], Value::Null);
+    let rn = r["referenceName"].as_str().unwrap();
+    assert!(reference_name_ok(rn), "{rn}");
+    assert_eq!(a["referenceName"], json!(rn));
+    assert_eq!(r["channelReadiness"], json!({"channel": "chatapp", "live": true, "ready": false}));
+    assert_eq!(r["assignment"], Value::Null);
+
+    // Voice: effective defaults are returned; given values are kept.
+    let v = c.create_ok(&c.a, voice("Caller"));
+    assert_eq!(v["agent"]["voiceSettings"], json!({"backgroundNoiseLevelPercent": 300, "allowGreetingInterrupt": false, "nudgeAfterSilenceSeconds": 12}));
+    assert_eq!(v["channelReadiness"], json!({"channel": "voice", "live": true, "ready": true}));
+    assert_eq!(v["agent"]["photoappCollectMobileEnabled"], Value::Null);
+    let mut body = voice("Caller 2");
+    body["voiceSettings"] = json!({"agentGender": "female", "backgroundNoiseLevelPercent": 1000, "nudgeAfterSilenceSeconds": 7.5,
+                                  "allowGreetingInterrupt": true, "firstGreeting": "Hello there"});
+    body["languageCode"] = json!("pt-BR");
+    let v2 = c.create_ok(&c.a, body);
+    let vs = &v2["agent"]["voiceSettings"];
+    assert_eq!(vs["agentGender"], "female");
+    assert_eq!(vs["backgroundNoiseLevelPercent"], 1000);
+    assert_eq!(vs["nudgeAfterSilenceSeconds"], 7.5);
+    assert_eq!(vs["allowGreetingInterrupt"], true);
+    assert_eq!(v2["agent"]["languageCode"], "pt-BR");
+
+    // Photoapp: mobile capture defaults to true; not ready until connected.
+    let p = c.create_ok(&c.a, json!({"channel": "photoapp", "name": "DM helper", "instructions": "Help."}));
+    assert_eq!(p["agent"]["photoappCollectMobileEnabled"], true);
+    assert_eq!(p["channelReadiness"], json!({"channel": "photoapp", "live": true, "ready": false}));
+    let p2 = c.create_ok(&c.a, json!({"channel": "photoapp", "name": "Quiet", "instructions": "Help.", "photoappCollectMobileEnabled": false}));
+    assert_eq!(p2["agent"]["photoappCollectMobileEnabled"], false);
+    // sms and other agents can exist; their channels are not ready.
+    let s = c.create_ok(&c.a, json!({"channel": "sms", "name": "Texter", "instructions": "Help."}));
+    assert_eq!(s["channelReadiness"], json!({"channel": "sms", "live": false, "ready": false}));
+    let o = c.create_ok(&c.a, json!({"channel": "other", "name": "Internal", "instructions": "Help."}));
+    assert_eq!(o["channelReadiness"]["live"], false);
+
+    // Reference names are unique within the business.
+    let mut names = std::collections::HashSet::new();
+    for i in 0..30 {
+        let r = c.create_ok(&c.a, chat(&format!("Agent {i}")));
+        assert!(names.insert(r["referenceName"].as_str().unwrap().to_string()));
+    }
+
+    // An exact retry with the same Idempotency-Key replays the same agent.
+    let body = with_business(&c.a, chat("Replayed"));
+    let r1 = c.s.as_key(&c.a.key).idem("agent-replay-1").post("/api/v1/agents", &body);
+    let r2 = c.s.as_key(&c.a.key).idem("agent-replay-1").post("/api/v1/agents", &body);
+    assert_eq!(r1.assert_ok(201)["agent"]["id"], r2.assert_ok(201)["agent"]["id"]);
+    assert!(r2.replayed);
+}
+
+#[test]
+fn agent_bad_inputs_are_clear_4xx() {
+    let c = setup();
+    let cat = c.category(&c.a, "Leads");
+    let contacts = c.contacts_source(&c.a);
+    let b_contacts = c.contacts_source(&c.b);
+    let b_cat = c.category(&c.b, "B leads");
+
+    // Instructions: at most 20,000 words (exactly 20,000 is fine).
+    let mut body = chat("Long");
+    body["instructions"] = json!(words(20_001));
+    assert_invalid(&c.create(&c.a, body.clone()), "instructions");
+    body["instructions"] = json!(words(20_000));
+    c.create(&c.a, body).assert_ok(201);
+    let mut body = chat("Blank");
+    body["instructions"] = json!("   ");
+    assert_code(&c.create(&c.a, body), 400, "validation", "invalid_instructions");
+    let mut body = chat("x");
+    body["name"] = json!("  ");
+    assert_code(&c.create(&c.a, body), 400, "validation", "invalid_name");
+    let mut body = chat("x");
+    body["name"] = json!("");
+    assert_invalid(&c.create(&c.a, body), "name");
+    let mut body = chat("x");
+    body["languageCode"] = json!("english please");
+    assert_code(&c.create(&c.a, body), 400, "validation", "invalid_language_code");
+
+    // Voice settings.
+    let vs = |settings: Value| {
+        let mut b = voice("V");
+        b["voiceSettings"] = settings;
+        b
+    };
+    assert_invalid(&c.create(&c.a, vs(json!({"firstGreeting": words(31)}))), "voiceSettings.firstGreeting");
+    c.create(&c.a, vs(json!({"firstGreeting": words(30)}))).assert_ok(201);
+    assert_invalid(&c.create(&c.a, vs(json!({"backgroundNoiseLevelPercent": 75}))), "voiceSettings.backgroundNoiseLevelPercent");
+    assert_invalid(&c.create(&c.a, vs(json!({"backgroundNoiseLevelPercent": 0}))), "voiceSettings.backgroundNoiseLevelPercent");
+    assert_invalid(&c.create(&c.a, vs(json!({"backgroundNoiseLevelPercent": 1050}))), "voiceSettings.backgroundNoiseLevelPercent");
+    assert_invalid(&c.create(&c.a, vs(json!({"agentGender": "robot"}))), "voiceSettings.agentGender");
+    assert_invalid(&c.create(&c.a, vs(json!({"colour": "red"}))), "voiceSettings.colour");
+    assert_code(&c.create(&c.a, vs(json!({"nudgeAfterSilenceSeconds": -1}))), 400, "validation", "invalid_voice_settings");
+    let r = c.create(&c.a, vs(json!({"firstGreeting": "Hi {{firstName}}, this is the clinic"})));
+    assert_code(&r, 400, "validation", "undeclared_placeholder");
+    assert!(r.message().contains("firstName") && r.message().contains("voiceSettings.firstGreeting"), "{}", r.text);
+    assert_code(&c.create(&c.a, vs(json!({"firstGreeting": "Hi {{first name}}"}))), 400, "validation", "invalid_placeholder");
+    // Voice settings only on voice agents; mobile capture only on photoapp.
+    let mut body = chat("x");
+    body["voiceSettings"] = json!({"agentGender": "male"});
+    assert_code(&c.create(&c.a, body), 400, "validation", "voice_settings_not_allowed");
+    let mut body = voice("x");
+    body["photoappCollectMobileEnabled"] = json!(true);
+    assert_code(&c.create(&c.a, body), 400, "validation", "photoapp_setting_not_allowed");
+
+    // Duplicate ids (schema: uniqueItems).
+    let mut body = chat("x");
+    body["dataSourceIds"] = json!([contacts, contacts]);
+    assert_invalid(&c.create(&c.a, body), "dataSourceIds[1]");
+    let mut body = chat("x");
+    body["contactCategoryIds"] = json!([cat, cat]);
+    assert_invalid(&c.create(&c.a, body), "contactCategoryIds[1]");
+
+    // Unknown and foreign ids look the same: 404 naming the field and id.
+    let ghost = uuid::Uuid::new_v4().to_string();
+    for id in [&ghost, &b_contacts] {
+        let mut body = chat("x");
+        body["dataSourceIds"] = json!([contacts, id]);
+        let r = c.create(&c.a, body);
+        assert_code(&r, 404, "not_found", "data_source_not_found");
+        assert!(r.message().contains("dataSourceIds[1]") && r.message().contains(id.as_str()), "{}", r.text);
+    }
+    for id in [&ghost, &b_cat] {
+        let mut body = chat("x");
+        body["contactCategoryIds"] = json!([id]);
+        let r = c.create(&c.a, body);
+        assert_code(&r, 404, "not_found", "category_not_found");
+        assert!(r.message().contains("contactCategoryIds[0]"), "{}", r.text);
+    }
+
+    // Declared variables.
+    c.post(&c.a, "/api/v1/contacts", json!({"name": "Ada", "mobile": "+447700900123", "categoryIds": [cat], "fields": {"city": "London"}}))
+        .assert_ok(201);
+    let table = c.source(&c.a, "structured", &["plan", "renewal_date"]);
+    let notes = c.source(&c.a, "unstructured", &[]);
+    let var = |source: &str, key: &str, alias: &str| json!({"sourceId": source, "fieldKey": key, "alias": alias});
+    let with_vars = |vars: Value| {
+        let mut b = chat("Vars");
+        b["dataSourceVariables"] = vars;
+        b
+    };
+    let ok = c.create_ok(
+        &c.a,
+        with_vars(json!([var(&contacts, "name", "customerName"), var(&contacts, "mobile", "mobile"), var(&contacts, "city", "city"),
+                         var(&table, "plan", "plan")])),
+    );
+    assert_eq!(ok["agent"]["contactContextRequired"], true);
+    assert_eq!(ok["agent"]["dataSourceVariables"][3], var(&table, "plan", "plan"));
+    let r = c.create(&c.a, with_vars(json!([var(&contacts, "shoeSize", "shoe")])));
+    assert_code(&r, 400, "validation", "unknown_field_key");
+    assert!(r.message().contains("dataSourceVariables[0].fieldKey") && r.message().contains("shoeSize"), "{}", r.text);
+    assert_code(&c.create(&c.a, with_vars(json!([var(&table, "city", "city")]))), 400, "validation", "unknown_field_key");
+    let r = c.create(&c.a, with_vars(json!([var(&contacts, "name", "who"), var(&table, "plan", "who")])));
+    assert_code(&r, 400, "validation", "duplicate_alias");
+    assert!(r.message().contains("dataSourceVariables[1].alias"), "{}", r.text);
+    assert_code(&c.create(&c.a, with_vars(json!([var(&notes, "body", "body")]))), 400, "validation", "data_source_not_structured");
+    let r = c.create(&c.a, with_vars(json!([var(&b_contacts, "name", "name")])));
+    assert_code(&r, 404, "not_found", "data_source_not_found");
+    assert!(r.message().contains("dataSourceVariables[0].sourceId"), "{}", r.text);
+    assert_invalid(&c.create(&c.a, with_vars(json!([var(&contacts, "1name", "x")]))), "dataSourceVariables[0].fieldKey");
+    assert_invalid(&c.create(&c.a, with_vars(json!([var(&contacts, "name", "my-alias")]))), "dataSourceVariables[0].alias");
+    assert_invalid(&c.create(&c.a, with_vars(json!([{"sourceId": contacts, "fieldKey": "name"}]))), "dataSourceVariables[0].alias");
+
+    // Contacts-backed variables: a voice agent must be scoped to categories.
+    let mut body = voice("Needs categories");
+    body["dataSourceVariables"] = json!([var(&contacts, "name", "firstName")]);
+    body["voiceSettings"] = json!({"firstGreeting": "Hi {{firstName}}, this is the clinic"});
+    assert_code(&c.create(&c.a, body.clone()), 400, "validation", "contact_categories_required");
+    body["contactCategoryIds"] = json!([cat]);
+    let r = c.create_ok(&c.a, body);
+    assert_eq!(r["agent"]["contactContextRequired"], true);
+    assert_eq!(r["agent"]["contactCategoryIds"], json!([cat]));
+    assert_eq!(r["agent"]["voiceSettings"]["firstGreeting"], "Hi {{firstName}}, this is the clinic");
+    // A voice agent using only a non-contact source needs no categories.
+    let mut body = voice("Plans");
+    body["dataSourceVariables"] = json!([var(&table, "plan", "plan")]);
+    assert_eq!(c.create_ok(&c.a, body)["agent"]["contactContextRequired"], false);
+
+    // Nothing above left a half-created agent behind.
+    let listed = c.get(&c.a, "/api/v1/agents?limit=200");
+    let names: Vec<&str> = listed.assert_ok(200)["agents"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Long", "V", "Vars", "Needs categories", "Plans"]);
+}
+
+#[test]
+fn update_archive_list_and_tenancy() {
+    let c = setup();
+    let cat = c.category(&c.a, "VIP");
+    let contacts = c.contacts_source(&c.a);
+    let created = c.create_ok(&c.a, voice("Caller"));
+    let id = created["agent"]["id"].as_str().unwrap().to_string();
+    let rn = created["referenceName"].clone();
+
+    let upd = |body: Value| {
+        let mut b = json!({"agentId": id});
+        for (k, v) in body.as_object().unwrap() {
+            b[k] = v.clone();
+        }
+        c.patch(&c.a, "/api/v1/agents", b)
+    };
+    let r = upd(json!({"channel": "voice", "name": "Caller v2", "instructions": "New instructions.", "languageCode": "fr",
+                       "dataSourceIds": [contacts], "contactCategoryIds": [cat],
+                       "dataSourceVariables": [{"sourceId": contacts, "fieldKey": "name", "alias": "name"}],
+                       "voiceSettings": {"backgroundNoiseLevelPercent": 50, "firstGreeting": "Bonjour {{name}}"}}));
+    let a = r.assert_ok(200)["agent"].clone();
+    assert_eq!(a["name"], "Caller v2");
+    assert_eq!(a["languageCode"], "fr");
+    assert_eq!(a["referenceName"], rn, "the reference name is stable");
+    assert_eq!(a["contactContextRequired"], true);
+    assert_eq!(a["dataSourceIds"], json!([contacts]));
+    assert_eq!(a["voiceSettings"]["backgroundNoiseLevelPercent"], 50);
+    assert_eq!(a["voiceSettings"]["nudgeAfterSilenceSeconds"], 12);
+    // Full replacement: omitted lists are emptied, omitted settings default.
+    let r = upd(json!({"channel": "voice", "name": "Caller v3", "instructions": "Plain."}));
+    let a = r.assert_ok(200)["agent"].clone();
+    assert_eq!(a["dataSourceVariables"], json!([]));
+    assert_eq!(a["contactContextRequired"], false);
+    assert_eq!(a["languageCode"], "en");
+    assert_eq!(a["voiceSettings"]["backgroundNoiseLevelPercent"], 300);
+    assert_eq!(a["referenceName"], rn);
+
+    // Update rules.
+    assert_invalid(&upd(json!({"channel": "voice", "name": "n".repeat(121), "instructions": "x"})), "name");
+    upd(json!({"channel": "voice", "name": "n".repeat(120), "instructions": "x"})).assert_ok(200);
+    assert_invalid(&upd(json!({"channel": "voice", "name": "x", "instructions": words(20_001)})), "instructions");
+    assert_code(&upd(json!({"channel": "chatapp", "name": "x", "instructions": "x"})), 400, "validation", "channel_immutable");
+    assert_code(
+        &upd(json!({"channel": "voice", "name": "x", "instructions": "x", "dataSourceVariables": [{"sourceId": contacts, "fieldKey": "name", "alias": "n"}]})),
+        400,
+        "validation",
+        "contact_categories_required",
+    );
+    assert_invalid(&c.patch(&c.a, "/api/v1/agents", json!({"channel": "voice", "name": "x", "instructions": "x"})), "agentId");
+    let ghost = uuid::Uuid::new_v4().to_string();
+    assert_code(&c.patch(&c.a, "/api/v1/agents", json!({"agentId": ghost, "channel": "voice", "name": "x", "instructions": "x"})), 404, "not_found", "agent_not_found");
+
+    // Tenancy: B cannot read, update or archive A's agent.
+    let b_list = c.get(&c.b, "/api/v1/agents");
+    assert_eq!(b_list.assert_ok(200)["agents"], json!([]));
+    assert_code(&c.patch(&c.b, "/api/v1/agents", json!({"agentId": id, "channel": "voice", "name": "x", "instructions": "x"})), 404, "not_found", "agent_not_found");
+    assert_code(&c.delete(&c.b, "/api/v1/agents", json!({"agentId": id})), 404, "not_found", "agent_not_found");
+    // B naming A's business in the body is refused by the host.
+    let r = c.s.as_key(&c.b.key).fresh().post("/api/v1/agents", &json!({"businessId": c.a.business, "channel": "voice", "name": "x", "instructions": "x"}));
+    r.assert_failure(403, "authorization");
+
+    // Archive: status archived; twice is harmless and answers the same record.
+    let first = c.delete(&c.a, "/api/v1/agents", json!({"agentId": id}));
+    let a1 = first.assert_ok(200)["agent"].clone();
+    assert_eq!(a1["status"], "archived");
+    assert!(a1["archivedAt"].is_string());
+    let second = c.delete(&c.a, "/api/v1/agents", json!({"agentId": id}));
+    assert_eq!(second.assert_ok(200)["agent"], a1);
+    assert_code(&upd(json!({"channel": "voice", "name": "x", "instructions": "x"})), 409, "conflict", "agent_archived");
+    assert_code(&c.delete(&c.a, "/api/v1/agents", json!({"agentId": ghost})), 404, "not_found", "agent_not_found");
+
+    // Listing: archived agents stay listed with their status; cursor pages.
+    for i in 0..4 {
+        c.create_ok(&c.a, chat(&format!("Chat {i}")));
+    }
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let q = match &cursor {
+            Some(cur) => format!("/api/v1/agents?limit=2&cursor={cur}"),
+            None => "/api/v1/agents?limit=2".into(),
+        };
+        let r = c.get(&c.a, &q);
+        let d = r.assert_ok(200).clone();
+        for a in d["agents"].as_array().unwrap() {
+            seen.push((a["name"].as_str().unwrap().to_string(), a["status"].as_str().unwrap().to_string()));
+        }
+        match d["nextCursor"].as_str() {
+            Some(n) => cursor = Some(n.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 5);
+    assert_eq!(seen[0].1, "archived");
+    assert!(seen[1..].iter().all(|(_, s)| s == "active"));
+    let r = c.get(&c.a, "/api/v1/agents?cursor=not-a-cursor");
+    assert_code(&r, 400, "validation", "invalid_cursor");
+}
+
+#[test]
+fn channel_assignments() {
+    let c = setup();
+    c.connect_chatapp(&c.a, "pn-1", "Sales");
+    c.connect_chatapp(&c.a, "pn-2", "Support");
+    c.connect_chatapp(&c.b, "pn-b", "B line");
+    c.connect_photoapp(&c.a, "ig-1", "shop");
+    let agent = c.create_ok(&c.a, chat("Sales bot"))["agent"]["id"].as_str().unwrap().to_string();
+    let other = c.create_ok(&c.a, chat("Support bot"))["agent"]["id"].as_str().unwrap().to_string();
+    let voice_agent = c.create_ok(&c.a, voice("Caller"))["agent"]["id"].as_str().unwrap().to_string();
+    let b_agent = c.create_ok(&c.b, chat("B bot"))["agent"]["id"].as_str().unwrap().to_string();
+
+    // Read: the phone number plus the active agents of the channel.
+    let r = c.get(&c.a, "/api/v1/channels/assignments?channel=chatapp&phoneNumberId=pn-1");
+    let d = r.assert_ok(200);
+    assert_eq!(d["phoneNumberId"], "pn-1");
+    assert_eq!(d["aiAgentId"], Value::Null);
+    assert_eq!(d["autoReplyEnabled"], false);
+    let ids: Vec<&str> = d["assignableAgents"].as_array().unwrap().iter().map(|a| a["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [agent.as_str(), other.as_str()]);
+    assert!(d["assignableAgents"][0]["referenceName"].as_str().is_some_and(reference_name_ok));
+    // Without a phone number: the first connected one.
+    assert_eq!(c.get(&c.a, "/api/v1/channels/assignments?channel=chatapp").assert_ok(200)["phoneNumberId"], "pn-1");
+    // B's number is not A's.
+    assert_code(&c.get(&c.a, "/api/v1/channels/assignments?channel=chatapp&phoneNumberId=pn-b"), 400, "validation", "phone_number_not_connected");
+    assert_invalid(&c.get(&c.a, "/api/v1/channels/assignments"), "channel");
+    let v = c.get(&c.a, "/api/v1/channels/assignments?channel=voice");
+    assert_eq!(v.assert_ok(200)["assignableAgents"][0]["id"], json!(voice_agent));
+
+    // Update: assign an active chatapp agent of this business to a connected number.
+    let put = |body: Value| c.patch(&c.a, "/api/v1/channels/assignments", body);
+    let r = put(json!({"channel": "chatapp", "phoneNumberId": "pn-1", "aiAgentId": agent, "autoReplyEnabled": true}));
+    let d = r.assert_ok(200);
+    assert_eq!((d["phoneNumberId"].clone(), d["aiAgentId"].clone(), d["autoReplyEnabled"].clone(), d["humanHandoffActive"].clone()),
+               (json!("pn-1"), json!(agent), json!(true), json!(false)));
+    let read = c.get(&c.a, "/api/v1/channels/assignments?channel=chatapp&phoneNumberId=pn-1");
+    assert_eq!(read.assert_ok(200)["aiAgentId"], json!(agent));
+    let list = c.get(&c.a, "/api/v1/channels").assert_ok(200).clone();
+    assert_eq!(list["channels"][0]["connections"][0]["aiAgentId"], json!(agent));
+    assert_eq!(list["channels"][0]["connections"][1]["aiAgentId"], Value::Null);
+
+    // Bad assignments.
+    assert_code(&put(json!({"channel": "chatapp", "aiAgentId": agent})), 400, "validation", "phone_number_id_required");
+    assert_code(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-9", "aiAgentId": agent})), 400, "validation", "phone_number_not_connected");
+    assert_code(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-b", "aiAgentId": agent})), 400, "validation", "phone_number_not_connected");
+    assert_code(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-1", "aiAgentId": voice_agent})), 400, "validation", "agent_channel_mismatch");
+    assert_code(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-1", "aiAgentId": b_agent})), 404, "not_found", "agent_not_found");
+    assert_code(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-1", "providerAccountId": "ig-1"})), 400, "validation", "provider_account_id_not_allowed");
+    for ch in ["sms", "voice", "other"] {
+        let r = put(json!({"channel": ch, "phoneNumberId": "pn-1", "aiAgentId": agent}));
+        assert_code(&r, 400, "validation", "channel_assignment_not_supported");
+    }
+    assert_code(&put(json!({"channel": "sms"})), 400, "validation", "channel_assignment_not_supported");
+    assert_invalid(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-1", "aiAgentId": "not-a-uuid"})), "aiAgentId");
+    // None of those changed the assignment.
+    assert_eq!(c.get(&c.a, "/api/v1/channels/assignments?channel=chatapp&phoneNumberId=pn-1").assert_ok(200)["aiAgentId"], json!(agent));
+
+    // Null unassigns.
+    let r = put(json!({"channel": "chatapp", "phoneNumberId": "pn-1", "aiAgentId": null}));
+    assert_eq!(r.assert_ok(200)["aiAgentId"], Value::Null);
+
+    // Create with an assignment applies it (autoReplyEnabled defaults to true).
+    let r = c.create_ok(&c.a, {
+        let mut b = chat("Night shift");
+        b["assignment"] = json!({"phoneNumberId": "pn-2"});
+        b
+    });
+    let night = r["agent"]["id"].as_str().unwrap().to_string();
+    assert_eq!(r["assignment"], json!({"channel": "chatapp", "phoneNumberId": "pn-2", "providerAccountId": null, "aiAgentId": night,
+                                      "autoReplyEnabled": true, "humanHandoffActive": false}));
+    assert_eq!(r["channelReadiness"], json!({"channel": "chatapp", "live": true, "ready": true}));
+    assert_eq!(c.get(&c.a, "/api/v1/channels/assignments?channel=chatapp&phoneNumberId=pn-2").assert_ok(200)["aiAgentId"], json!(night));
+    // A failed assignment creates no agent.
+    let before = c.get(&c.a, "/api/v1/agents?limit=200").assert_ok(200)["agents"].as_array().unwrap().len();
+    let mut b = chat("Nowhere");
+    b["assignment"] = json!({"phoneNumberId": "pn-b"});
+    assert_code(&c.create(&c.a, b), 400, "validation", "phone_number_not_connected");
+    let mut b = json!({"channel": "sms", "name": "Texter", "instructions": "x"});
+    b["assignment"] = json!({"phoneNumberId": "pn-1"});
+    assert_code(&c.create(&c.a, b), 400, "validation", "channel_assignment_not_supported");
+    assert_eq!(c.get(&c.a, "/api/v1/agents?limit=200").assert_ok(200)["agents"].as_array().unwrap().len(), before);
+    // assignment: null is no assignment.
+    let mut b = chat("Unassigned");
+    b["assignment"] = Value::Null;
+    assert_eq!(c.create_ok(&c.a, b)["assignment"], Value::Null);
+    // A chatapp assignment in create also needs channels:write.
+    let k = c.s.admin(&["key", "create", "--business", &c.a.business, "--scopes", "agents:write"]);
+    let key = k["apiKey"].as_str().unwrap();
+    let mut b = with_business(&c.a, chat("Scoped"));
+    b["assignment"] = json!({"phoneNumberId": "pn-2"});
+    c.s.as_key(key).fresh().post("/api/v1/agents", &b).assert_failure(403, "authorization");
+    c.s.as_key(key).fresh().post("/api/v1/agents", &with_business(&c.a, chat("Scoped"))).assert_ok(201);
+
+    // Archived agents are not assignable and lose their assignments.
+    let r = c.delete(&c.a, "/api/v1/agents", json!({"agentId": night}));
+    r.assert_ok(200);
+    let d = c.get(&c.a, "/api/v1/channels/assignments?channel=chatapp&phoneNumberId=pn-2").assert_ok(200).clone();
+    assert_eq!(d["aiAgentId"], Value::Null);
+    assert!(d["assignableAgents"].as_array().unwrap().iter().all(|a| a["id"] != json!(night) && a["status"] == "active"));
+    assert_code(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-2", "aiAgentId": night})), 409, "conflict", "agent_archived");
+
+    // Photoapp: assignment per connected account.
+    let mut b = json!({"channel": "photoapp", "name": "DM bot", "instructions": "x"});
+    b["assignment"] = json!({"providerAccountId": "ig-other"});
+    assert_code(&c.create(&c.a, b.clone()), 400, "validation", "photoapp_account_not_connected");
+    b["assignment"] = json!({"providerAccountId": "ig-1", "autoReplyEnabled": false, "humanHandoffActive": true});
+    let r = c.create_ok(&c.a, b);
+    let dm = r["agent"]["id"].as_str().unwrap().to_string();
+    assert_eq!(r["assignment"]["providerAccountId"], "ig-1");
+    assert_eq!(r["assignment"]["phoneNumberId"], Value::Null);
+    assert_eq!(r["assignment"]["humanHandoffActive"], true);
+    let d = c.get(&c.a, "/api/v1/channels/assignments?channel=photoapp").assert_ok(200).clone();
+    assert_eq!((d["providerAccountId"].clone(), d["aiAgentId"].clone()), (json!("ig-1"), json!(dm)));
+    assert_code(&put(json!({"channel": "photoapp", "phoneNumberId": "pn-1", "aiAgentId": dm})), 400, "validation", "phone_number_id_not_allowed");
+    // Disconnecting revokes the account's use, including its assignment.
+    c.delete(&c.a, "/api/v1/channels/photoapp", json!({})).assert_ok(200);
+    let d = c.get(&c.a, "/api/v1/channels/assignments?channel=photoapp").assert_ok(200).clone();
+    assert_eq!((d["providerAccountId"].clone(), d["aiAgentId"].clone()), (Value::Null, Value::Null));
+    assert_code(&put(json!({"channel": "photoapp", "aiAgentId": dm})), 400, "validation", "photoapp_account_not_connected");
+
+    // B's view is its own.
+    let d = c.get(&c.b, "/api/v1/channels/assignments?channel=chatapp").assert_ok(200).clone();
+    assert_eq!(d["phoneNumberId"], "pn-b");
+    let ids: Vec<&Value> = d["assignableAgents"].as_array().unwrap().iter().map(|a| &a["id"]).collect();
+    assert_eq!(ids, vec![&json!(b_agent)]);
+
+    let tokens = c.tokens();
+    c.assert_no_token_leaked(&tokens);
+}
