@@ -74,6 +74,10 @@ impl Runner {
     }
 
     /// Takes or renews the dispatcher lease; true while this node leads.
+    /// A node that takes the lease over from another releases the jobs the
+    /// other left leased: only the leader runs jobs, so they are orphans,
+    /// and the next claim gives them a new fence (a stalled old leader's
+    /// late completion is refused).
     fn lead(&mut self, db: &Db) -> bool {
         let now = crate::clock::now_ms();
         // Renew only past half the lease, to keep idle writes rare.
@@ -83,17 +87,39 @@ impl Runner {
         let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return false };
         let Ok(c) = db.conn() else { return false };
         let until = now + LEADER_LEASE.as_millis() as i64;
-        let won = db::execute(&c, "INSERT OR IGNORE INTO leases (name, owner, fence, expires_at_ms) VALUES ('dispatcher', '', 0, 0)", vec![])
-            .and_then(|_| {
-                db::execute(
+        let me = SqlValue::Text(self.node.clone());
+        let result = (|| -> anyhow::Result<bool> {
+            db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
+            db::execute(&c, "INSERT OR IGNORE INTO leases (name, owner, fence, expires_at_ms) VALUES ('dispatcher', '', 0, 0)", vec![])?;
+            let row = db::query_rows(&c, "SELECT owner, expires_at_ms FROM leases WHERE name = 'dispatcher'", vec![])?;
+            let (owner, expires) = row.first().map(|r| (t(&r[0]), i(&r[1]))).unwrap_or_default();
+            if owner != self.node && expires >= now {
+                return Ok(false);
+            }
+            db::execute(
+                &c,
+                "UPDATE leases SET fence = fence + (owner <> ?1), owner = ?1, expires_at_ms = ?2 WHERE name = 'dispatcher'",
+                vec![me.clone(), SqlValue::Integer(until)],
+            )?;
+            if owner != self.node {
+                let released = db::execute(
                     &c,
-                    "UPDATE leases SET fence = fence + (owner <> ?1), owner = ?1, expires_at_ms = ?2 \
-                     WHERE name = 'dispatcher' AND (owner = ?1 OR expires_at_ms < ?3)",
-                    vec![SqlValue::Text(self.node.clone()), SqlValue::Integer(until), SqlValue::Integer(now)],
-                )
-            })
-            .map(|n| n == 1)
-            .unwrap_or(false);
+                    "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL WHERE state = 'leased' AND lease_owner <> ?1",
+                    vec![me.clone()],
+                )?;
+                if released > 0 {
+                    crate::logging::line("info", &format!("took over the dispatcher lease; released {released} orphaned job(s)"));
+                }
+            }
+            Ok(true)
+        })();
+        let won = match result {
+            Ok(won) => db::execute(&c, "COMMIT", vec![]).is_ok() && won,
+            Err(_) => {
+                let _ = db::execute(&c, "ROLLBACK", vec![]);
+                false
+            }
+        };
         self.leader_until_ms = if won { until } else { 0 };
         won
     }
@@ -331,6 +357,29 @@ mod tests {
         assert!(!complete(&c, &first[0], &Next::Done).unwrap(), "the stale fence is refused");
         assert!(complete(&c, &second[0], &Next::Done).unwrap());
         assert!(claim(&db, "node-a", 10).unwrap().is_empty(), "done jobs never run again");
+        drop(c);
+        drop(db);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_new_leader_releases_jobs_the_old_one_left_leased() {
+        let (db, dir) = temp_db();
+        let mut a = Runner::new();
+        let mut b = Runner::new();
+        assert!(a.lead(&db));
+        enqueue(&db, "j1");
+        let claimed = claim(&db, &a.node, 10).unwrap();
+        assert_eq!(claimed.len(), 1);
+        // a dies holding the job; once its leader lease expires b leads and
+        // can run the job at once, without waiting for the job's own lease.
+        let c = db.conn().unwrap();
+        db::execute(&c, "UPDATE leases SET expires_at_ms = 0", vec![]).unwrap();
+        assert!(b.lead(&db));
+        let reclaimed = claim(&db, &b.node, 10).unwrap();
+        assert_eq!(reclaimed.len(), 1);
+        assert!(reclaimed[0].fence > claimed[0].fence);
+        assert!(!complete(&c, &claimed[0], &Next::Done).unwrap(), "the dead leader's fence is stale");
         drop(c);
         drop(db);
         let _ = std::fs::remove_dir_all(dir);
