@@ -3,6 +3,7 @@
 
 mod agents;
 mod contacts;
+mod data_sources;
 mod faults;
 mod harness;
 mod platform;

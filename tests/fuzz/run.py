@@ -30,7 +30,7 @@ EXAMPLES = os.environ.get("SB_FUZZ_EXAMPLES", "25")
 TIMEOUT = int(os.environ.get("SB_FUZZ_SECONDS", "600"))
 # Operations whose component is built; the others answer 501 by design, and
 # so does the participant link until messaging exists.
-TAGS = ["contacts", "agents"]
+TAGS = ["contacts", "agents", "data-sources"]
 NOT_BUILT = ["linkParticipantContact"]
 
 

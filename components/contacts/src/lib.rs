@@ -10,7 +10,8 @@
 // On the native target (unit tests only) nothing calls the handlers.
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
-pub mod csv;
+/// The CSV reader lives in the shared `switchboard-tabular` crate.
+pub use switchboard_tabular::csv;
 pub mod fields;
 
 mod categories;

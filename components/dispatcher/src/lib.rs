@@ -25,6 +25,11 @@ mod bindings {
     });
 }
 
+#[path = "../../data-sources/src/activate.rs"]
+mod activate;
+mod ingest;
+mod ingest_parse;
+
 use bindings::exports::switchboard::platform::job_handler::{Guest, Job, Outcome, RetryAfter};
 
 struct Dispatcher;
@@ -33,6 +38,7 @@ impl Guest for Dispatcher {
     fn run(job: Job) -> Outcome {
         match job.kind.as_str() {
             // Kinds are added here by the resource areas that enqueue them.
+            ingest::KIND => ingest::run(&job),
             other => Outcome::Dead(format!("unknown job kind `{other}`")),
         }
     }

@@ -1,6 +1,8 @@
-//! A small streaming RFC 4180 CSV reader.
+//! A small streaming RFC 4180 CSV reader (moved here from the contacts
+//! component so contacts import and data-source ingestion share it).
 //!
-//! * Fields are separated by `,`; records end with CRLF, LF or a lone CR.
+//! * Fields are separated by `,` (or another byte, e.g. tab for TSV, with
+//!   [`Reader::with_delimiter`]); records end with CRLF, LF or a lone CR.
 //! * A field starting with `"` is quoted: it may contain separators, line
 //!   breaks and `""` (an escaped quote).
 //! * A leading UTF-8 byte order mark is skipped.
@@ -11,7 +13,9 @@
 //!   fail just that row; the reader always makes progress.
 //!
 //! The reader borrows the input and yields one record at a time, so memory
-//! stays bounded by the largest record.
+//! stays bounded by the largest record. [`Reader::position`] is the byte
+//! offset just after the last record returned, so a caller reading a large
+//! file window by window can resume exactly there.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Malformed {
@@ -46,19 +50,31 @@ impl Record {
 pub struct Reader<'a> {
     src: &'a str,
     pos: usize,
+    delim: u8,
 }
 
 impl<'a> Reader<'a> {
     pub fn new(src: &'a str) -> Self {
+        Self::with_delimiter(src, b',')
+    }
+
+    /// A reader whose fields are separated by `delim` (an ASCII byte other
+    /// than `"`, CR or LF).
+    pub fn with_delimiter(src: &'a str, delim: u8) -> Self {
         let pos = if src.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
-        Reader { src, pos }
+        Reader { src, pos, delim }
+    }
+
+    /// Byte offset just after the last record returned (after its line break).
+    pub fn position(&self) -> usize {
+        self.pos
     }
 
     /// Index of the next `,`, `\r` or `\n` at or after `from` (or the end).
     fn field_end(&self, from: usize) -> usize {
         self.src.as_bytes()[from..]
             .iter()
-            .position(|b| matches!(b, b',' | b'\r' | b'\n'))
+            .position(|b| *b == self.delim || matches!(b, b'\r' | b'\n'))
             .map_or(self.src.len(), |i| from + i)
     }
 }
@@ -98,7 +114,7 @@ impl Iterator for Reader<'_> {
                         }
                     }
                 }
-                if !matches!(b.get(self.pos), None | Some(b',' | b'\r' | b'\n')) {
+                if !matches!(b.get(self.pos), None | Some(b'\r' | b'\n')) && b.get(self.pos) != Some(&self.delim) {
                     error.get_or_insert(Malformed::TextAfterQuote);
                     let end = self.field_end(self.pos);
                     field.push_str(&self.src[self.pos..end]);
@@ -111,7 +127,7 @@ impl Iterator for Reader<'_> {
             }
             fields.push(field);
             match b.get(self.pos) {
-                Some(b',') => self.pos += 1,
+                Some(c) if *c == self.delim => self.pos += 1,
                 Some(b'\r') => {
                     self.pos += 1;
                     if b.get(self.pos) == Some(&b'\n') {
@@ -185,6 +201,18 @@ mod tests {
     }
 
     #[test]
+    fn tabs_and_positions() {
+        let src = "a\tb\n\"x\ty\"\tz\r\nlast";
+        let mut r = Reader::with_delimiter(src, b'\t');
+        assert_eq!(r.next().unwrap().fields, vec!["a", "b"]);
+        assert_eq!(r.position(), 4);
+        assert_eq!(r.next().unwrap().fields, vec!["x\ty", "z"]);
+        assert_eq!(&src[r.position()..], "last");
+        assert_eq!(r.next().unwrap().fields, vec!["last"]);
+        assert_eq!(r.position(), src.len());
+    }
+
+    #[test]
     fn large_input_is_fast() {
         let mut s = String::from("mobile,name,city\n");
         for i in 0..100_000 {
@@ -192,5 +220,33 @@ mod tests {
         }
         let n = Reader::new(&s).count();
         assert_eq!(n, 100_001);
+    }
+}
+
+/// Appends one record as a CSV line (RFC 4180 quoting where needed, LF end).
+pub fn write_record(out: &mut String, fields: &[String]) {
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if f.contains([',', '"', '\r', '\n']) {
+            out.push('"');
+            out.push_str(&f.replace('"', "\"\""));
+            out.push('"');
+        } else {
+            out.push_str(f);
+        }
+    }
+    out.push('\n');
+}
+
+#[cfg(test)]
+mod write_tests {
+    #[test]
+    fn roundtrip() {
+        let rec = vec!["a,b".to_string(), "say \"hi\"".into(), "line\nbreak".into(), "".into()];
+        let mut s = String::new();
+        super::write_record(&mut s, &rec);
+        assert_eq!(super::Reader::new(&s).next().unwrap().fields, rec);
     }
 }

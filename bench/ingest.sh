@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Ingestion benchmark: rows per second and peak memory for two CSV sizes.
+#
+#   bench/ingest.sh [SMALL_MB] [LARGE_MB]      (default 10 and 45)
+#
+# Builds the release binary. For each size, starts a fresh server (own temp
+# data dir), generates a CSV of about that many MB (5 columns: integer id,
+# quoted name with a comma, decimal, date, city), uploads it to a structured
+# source and polls inspect until the version is active. Reports:
+#   upload s      time of the POST (base64 JSON body, stored in chunks, 202)
+#   ingest s      from the 202 to stage `active` (parse + validate jobs)
+#   rows/s        rows / ingest s
+#   idle MiB      VmHWM after start-up, before the upload
+#   upload MiB    VmHWM after the upload request (holds the request body)
+#   ingest MiB    VmHWM during ingestion alone (reset with clear_refs=5
+#                 after the upload), the figure that must not grow with size
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SMALL=${1:-10}
+LARGE=${2:-45}
+rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
+cargo build --release -q -p switchboard
+BIN=${CARGO_TARGET_DIR:-target}/release/switchboard
+
+run_size() { # MB
+  local mb=$1 data port pid
+  data=$(mktemp -d)
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  $BIN serve --listen 127.0.0.1:$port --data-dir "$data" 2>/dev/null &
+  pid=$!
+  for _ in $(seq 1 300); do curl -sf http://127.0.0.1:$port/api/v1/openapi.json >/dev/null && break; sleep 0.1; done
+  local biz key
+  biz=$($BIN admin --data-dir "$data" business create --name Bench | python3 -c 'import json,sys; print(json.load(sys.stdin)["businessId"])')
+  key=$($BIN admin --data-dir "$data" key create --business "$biz" --scopes all | python3 -c 'import json,sys; print(json.load(sys.stdin)["apiKey"])')
+  python3 - "$mb" "http://127.0.0.1:$port" "$key" "$biz" "$pid" <<'PY' || true
+import base64, json, sys, time, urllib.request
+mb, base, key, biz, pid = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+
+def hwm():
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+def call(method, path, body=None, idem=None):
+    h = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
+    if idem: h["Idempotency-Key"] = idem
+    req = urllib.request.Request(base + path, method=method, data=None if body is None else json.dumps(body).encode(), headers=h)
+    return json.load(urllib.request.urlopen(req, timeout=600))["data"]
+
+parts, size, i = ["id,name,score,joined,city\n"], 0, 0
+target = mb * 1_000_000
+while size < target:
+    line = '%d,"Name, %d",%d.%02d,2024-%02d-%02d,City %d\n' % (i, i, i % 1000, i % 100, i % 12 + 1, i % 28 + 1, i % 97)
+    parts.append(line); size += len(line); i += 1
+csv = "".join(parts).encode(); rows = i
+del parts
+idle = hwm()
+src = call("POST", "/api/v1/data-sources", {"businessId": biz, "name": "Bench", "class": "structured", "kind": "table"}, "bench-src")["dataSource"]["id"]
+body = {"businessId": biz, "dataSourceId": src, "fileName": "bench.csv", "format": "csv", "contentBase64": base64.b64encode(csv).decode()}
+del csv
+t0 = time.time()
+acc = call("POST", "/api/v1/data-sources/upload", body, "bench-upload")
+t1 = time.time()
+del body
+up = hwm()
+with open(f"/proc/{pid}/clear_refs", "w") as f:
+    f.write("5")  # resets VmHWM to the current RSS
+while True:
+    d = call("GET", f"/api/v1/data-sources/ingestions?businessId={biz}&ingestionId={acc['ingestionId']}")["ingestion"]
+    if d["stage"] in ("active", "needs_review", "failed"):
+        break
+    time.sleep(0.2)
+t2 = time.time()
+assert d["stage"] == "active" and d["rowCount"] == rows, d
+print("%6d MB  %9d rows  upload %6.1f s  ingest %6.1f s  %8.0f rows/s  idle %6.0f MiB  upload %6.0f MiB  ingest %6.0f MiB"
+      % (mb, rows, t1 - t0, t2 - t1, rows / (t2 - t1), idle, up, hwm()), flush=True)
+PY
+  kill $pid 2>/dev/null; wait $pid 2>/dev/null || true
+  rm -rf "$data"
+}
+
+echo "release build; one fresh server per size"
+run_size "$SMALL"
+run_size "$LARGE"

@@ -1,0 +1,357 @@
+//! Job kind `data-sources.ingest`: turns an uploaded asset into an immutable
+//! ingestion version, in bounded steps.
+//!
+//! Phases (the cursor travels in the job payload, so every step commits
+//! separately together with its new payload and a restart resumes from the
+//! last committed step — no row is stored twice or lost):
+//!
+//! 1. start (`received` → `parsing`): XLSX/XLSM are converted in this one
+//!    step into CSV (stream 1 chunks; caps in `tabular::xlsx::DEFAULT_LIMITS`);
+//! 2. `parse` (`parsing`): at most `STEP_ROWS` rows or `STEP_BYTES` bytes per
+//!    step from (byte offset, row number): rows are stored with their
+//!    original cells, per-column kind counts accumulate, parse issues are
+//!    recorded (ragged rows, bad JSON rows, malformed quoting, missing
+//!    declared fields);
+//! 3. columns are typed (declared type, or inferred; ambiguous ones flagged
+//!    for review) → `validating`;
+//! 4. `interpret` (`validating`): `STEP_ROWS` rows per step get their
+//!    interpreted values; type mismatches become issues;
+//! 5. finish: nothing to review and no issues → activated atomically;
+//!    otherwise `needs_review` (resolve decides). After a resolve that
+//!    changed types, step 4 runs again and the version is activated (or left
+//!    `ready`).
+//!
+//! A corrupt or unsupported file fails the version (`failed`, with a
+//! reason; its rows are deleted) and never touches the active version. A
+//! store error panics: the trap rolls the whole step back and the runner
+//! retries it with backoff.
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{now, Failure, Value};
+use switchboard_tabular::infer::{self, ColumnStats};
+
+use crate::activate::activate;
+use crate::bindings::exports::switchboard::platform::job_handler::{Continuation, Job, Outcome};
+use crate::ingest_parse;
+
+pub const KIND: &str = "data-sources.ingest";
+/// Rows per step (parse and interpret).
+pub const STEP_ROWS: usize = 5_000;
+/// Bytes consumed per parse step (a step may read one more row past it).
+pub const STEP_BYTES: usize = 1 << 20;
+/// Issues stored per version (all are counted).
+pub const MAX_STORED_ISSUES: i64 = 1_000;
+/// Columns per file.
+pub const MAX_COLUMNS: usize = 500;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Payload {
+    pub version_id: String,
+    #[serde(default)]
+    pub phase: Option<String>,
+    /// Which chunk stream is parsed: 0 = the upload, 1 = CSV converted from a spreadsheet.
+    #[serde(default)]
+    pub stream: i64,
+    #[serde(default)]
+    pub fmt: Option<String>,
+    #[serde(default)]
+    pub size: u64,
+    /// Next byte to read (parse) of the stream.
+    #[serde(default)]
+    pub offset: u64,
+    /// Rows numbered so far (parse) / last row interpreted (interpret).
+    #[serde(default)]
+    pub row: i64,
+    /// Parse: the header (CSV) or the opening `[` (JSON) has been read.
+    #[serde(default)]
+    pub started: bool,
+    /// JSON: elements that were not objects.
+    #[serde(default)]
+    pub bad_elements: i64,
+    #[serde(default)]
+    pub resolved: bool,
+    #[serde(default = "yes")]
+    pub activate: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Why a step stopped early.
+pub enum Stop {
+    /// The file is corrupt or unsupported: fail the version with this reason.
+    Fail(String),
+    /// A store error: trap so the step rolls back.
+    Store(Failure),
+}
+
+impl From<Failure> for Stop {
+    fn from(f: Failure) -> Self {
+        Stop::Store(f)
+    }
+}
+
+pub type Step<T> = Result<T, Stop>;
+
+/// The version being ingested.
+pub struct Version {
+    pub id: String,
+    pub biz: String,
+    pub source_id: String,
+    pub format: String,
+    pub size: i64,
+    pub chunk_size: i64,
+    pub stage: String,
+}
+
+/// A column as stored.
+pub struct Column {
+    pub position: i64,
+    pub name: String,
+    pub key: String,
+    pub stats: ColumnStats,
+    pub ty: Option<String>,
+    pub declared: bool,
+}
+
+pub fn run(job: &Job) -> Outcome {
+    let p: Payload = match serde_json::from_str(&job.payload_json) {
+        Ok(p) => p,
+        Err(e) => return Outcome::Dead(format!("invalid payload: {e}")),
+    };
+    match step(&job.business_id, p) {
+        Ok(Some(next)) => Outcome::Continue(Continuation { delay_ms: 0, payload_json: serde_json::to_string(&next).expect("payload") }),
+        Ok(None) => Outcome::Done,
+        Err(Stop::Store(f)) => panic!("store error during ingestion: {} {}", f.code, f.message),
+        Err(Stop::Fail(reason)) => unreachable!("failures are handled in step: {reason}"),
+    }
+}
+
+fn load_version(biz: &str, id: &str) -> Result<Option<Version>, Failure> {
+    Ok(db::query_one(
+        "SELECT id, business_id, data_source_id, format, byte_size, chunk_size, stage FROM ingestion_versions WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), id.into()],
+    )?
+    .map(|r| Version { id: r.text(0), biz: r.text(1), source_id: r.text(2), format: r.text(3), size: r.int(4), chunk_size: r.int(5), stage: r.text(6) }))
+}
+
+/// One step; `Ok(Some(payload))` to continue, `Ok(None)` when finished.
+fn step(biz: &str, p: Payload) -> Step<Option<Payload>> {
+    let Some(v) = load_version(biz, &p.version_id)? else { return Ok(None) };
+    let phase = p.phase.clone().unwrap_or_default();
+    // A step whose version already moved on (e.g. a duplicate job) does nothing.
+    let expected: &[&str] = match phase.as_str() {
+        "" => &["received"],
+        "parse" => &["parsing"],
+        _ => &["validating"],
+    };
+    if !expected.contains(&v.stage.as_str()) {
+        return Ok(None);
+    }
+    let result = match phase.as_str() {
+        "" => start(&v, p),
+        "parse" => ingest_parse::parse_step(&v, p),
+        "interpret" => interpret_step(&v, p),
+        other => Err(Stop::Fail(format!("internal: unknown ingestion phase `{other}`"))),
+    };
+    match result {
+        Err(Stop::Fail(reason)) => {
+            fail(&v, &reason)?;
+            Ok(None)
+        }
+        other => other,
+    }
+}
+
+pub fn set_stage(v: &Version, stage: &str) -> Result<(), Failure> {
+    db::execute(
+        "UPDATE ingestion_versions SET stage = ?3, updated_at = ?4 WHERE business_id = ?1 AND id = ?2",
+        &[v.biz.as_str().into(), v.id.as_str().into(), stage.into(), now().into()],
+    )?;
+    Ok(())
+}
+
+/// Marks the version failed and drops what it had stored (rows, converted
+/// chunks); the upload itself and the issues stay for inspection.
+fn fail(v: &Version, reason: &str) -> Result<(), Failure> {
+    let reason: String = reason.chars().take(500).collect();
+    db::execute(
+        "UPDATE ingestion_versions SET stage = 'failed', failure_reason = ?3, row_count = 0, updated_at = ?4 WHERE business_id = ?1 AND id = ?2",
+        &[v.biz.as_str().into(), v.id.as_str().into(), reason.into(), now().into()],
+    )?;
+    let params: [Value; 2] = [v.biz.as_str().into(), v.id.as_str().into()];
+    db::execute("DELETE FROM ingestion_rows WHERE business_id = ?1 AND version_id = ?2", &params)?;
+    db::execute("DELETE FROM ingestion_chunks WHERE business_id = ?1 AND version_id = ?2 AND stream = 1", &params)?;
+    Ok(())
+}
+
+fn start(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
+    set_stage(v, "parsing")?;
+    p.phase = Some("parse".into());
+    p.offset = 0;
+    p.row = 0;
+    p.started = false;
+    match v.format.as_str() {
+        "xlsx" | "xlsm" => {
+            let size = ingest_parse::convert_spreadsheet(v)?;
+            p.stream = 1;
+            p.fmt = Some("csv".into());
+            p.size = size;
+        }
+        f => {
+            p.stream = 0;
+            p.fmt = Some(f.to_string());
+            p.size = v.size as u64;
+        }
+    }
+    Ok(Some(p))
+}
+
+pub fn load_columns(v: &Version) -> Result<Vec<Column>, Failure> {
+    Ok(db::query(
+        "SELECT position, name, field_key, stats, type, declared FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position",
+        &[v.biz.as_str().into(), v.id.as_str().into()],
+    )?
+    .into_iter()
+    .map(|r| Column {
+        position: r.int(0),
+        name: r.text(1),
+        key: r.text(2),
+        stats: serde_json::from_str(&r.text(3)).unwrap_or_default(),
+        ty: r.opt_text(4),
+        declared: r.boolean(5),
+    })
+    .collect())
+}
+
+/// Records issues (kind `parse` or `type`), storing at most
+/// `MAX_STORED_ISSUES` per version, counting all.
+pub fn add_issues(v: &Version, kind: &str, issues: &[(Option<i64>, Option<String>, String)]) -> Result<(), Failure> {
+    if issues.is_empty() {
+        return Ok(());
+    }
+    let stored = db::query_one("SELECT COUNT(*) FROM ingestion_issues WHERE version_id = ?1 AND business_id = ?2", &[v.id.as_str().into(), v.biz.as_str().into()])?
+        .map_or(0, |r| r.int(0));
+    let room = (MAX_STORED_ISSUES - stored).max(0) as usize;
+    let rows: Vec<Vec<Value>> = issues
+        .iter()
+        .take(room)
+        .map(|(row, col, problem)| vec![v.biz.as_str().into(), v.id.as_str().into(), kind.into(), (*row).into(), col.clone().into(), problem.as_str().into()])
+        .collect();
+    db::execute_many("INSERT INTO ingestion_issues (business_id, version_id, kind, row_number, column_name, problem) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &rows)?;
+    let counter = if kind == "parse" { "parse_issue_count" } else { "type_issue_count" };
+    db::execute(
+        &format!("UPDATE ingestion_versions SET {counter} = {counter} + ?3 WHERE business_id = ?1 AND id = ?2"),
+        &[v.biz.as_str().into(), v.id.as_str().into(), (issues.len() as i64).into()],
+    )?;
+    Ok(())
+}
+
+/// After the last parse step: type the columns and move to `validating`.
+pub fn finish_parse(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
+    let cols = load_columns(v)?;
+    // Declared fields the file lacks.
+    let declared = db::query_one("SELECT fields_declared FROM data_sources WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.source_id.as_str().into()])?
+        .is_some_and(|r| r.boolean(0));
+    if declared {
+        let missing: Vec<(Option<i64>, Option<String>, String)> = db::query(
+            "SELECT field_key FROM data_source_fields WHERE business_id = ?1 AND data_source_id = ?2 ORDER BY position",
+            &[v.biz.as_str().into(), v.source_id.as_str().into()],
+        )?
+        .iter()
+        .map(|r| r.text(0))
+        .filter(|k| !cols.iter().any(|c| c.declared && c.key == *k))
+        .map(|k| (None, Some(k.clone()), format!("declared field `{k}` is missing from the file")))
+        .collect();
+        add_issues(v, "parse", &missing)?;
+    }
+    let mut updates = Vec::new();
+    for c in cols.iter().filter(|c| !c.declared) {
+        let d = infer::decide(&c.stats);
+        let review = (!d.review.is_empty()).then(|| json!(d.review).to_string());
+        updates.push(vec![v.biz.as_str().into(), v.id.as_str().into(), c.position.into(), d.suggested.into(), review.into()]);
+    }
+    db::execute_many(
+        "UPDATE ingestion_columns SET type = ?4, review_types = ?5 WHERE business_id = ?1 AND version_id = ?2 AND position = ?3",
+        &updates,
+    )?;
+    db::execute(
+        "DELETE FROM ingestion_chunks WHERE business_id = ?1 AND version_id = ?2 AND stream = 1",
+        &[v.biz.as_str().into(), v.id.as_str().into()],
+    )?;
+    set_stage(v, "validating")?;
+    p.phase = Some("interpret".into());
+    p.row = 0;
+    Ok(Some(p))
+}
+
+fn interpret_step(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
+    let params: [Value; 2] = [v.biz.as_str().into(), v.id.as_str().into()];
+    if p.row == 0 {
+        // (Re)start: type issues are recomputed from scratch.
+        db::execute("DELETE FROM ingestion_issues WHERE business_id = ?1 AND version_id = ?2 AND kind = 'type'", &params)?;
+        db::execute("UPDATE ingestion_versions SET type_issue_count = 0 WHERE business_id = ?1 AND id = ?2", &params)?;
+    }
+    let cols = load_columns(v)?;
+    let rows = db::query(
+        &format!(
+            "SELECT row_number, original FROM ingestion_rows WHERE business_id = ?1 AND version_id = ?2 AND row_number > ?3 ORDER BY row_number LIMIT {STEP_ROWS}"
+        ),
+        &[v.biz.as_str().into(), v.id.as_str().into(), p.row.into()],
+    )?;
+    let mut updates = Vec::with_capacity(rows.len());
+    let mut issues = Vec::new();
+    for r in &rows {
+        let n = r.int(0);
+        let original: Vec<Option<String>> = serde_json::from_str(&r.text(1)).unwrap_or_default();
+        let mut obj = serde_json::Map::with_capacity(cols.len());
+        for c in &cols {
+            let cell = original.get(c.position as usize).cloned().flatten().unwrap_or_default();
+            let ty = c.ty.as_deref().unwrap_or("text");
+            let value = match infer::interpret(ty, &cell) {
+                Ok(v) => v,
+                Err(problem) => {
+                    issues.push((Some(n), Some(c.name.clone()), format!("{problem} (column type {ty})")));
+                    serde_json::Value::Null
+                }
+            };
+            obj.insert(c.key.clone(), value);
+        }
+        updates.push(vec![v.biz.as_str().into(), v.id.as_str().into(), n.into(), serde_json::Value::Object(obj).to_string().into()]);
+        p.row = n;
+    }
+    db::execute_many("UPDATE ingestion_rows SET interpreted = ?4 WHERE business_id = ?1 AND version_id = ?2 AND row_number = ?3", &updates)?;
+    add_issues(v, "type", &issues)?;
+    if rows.len() == STEP_ROWS {
+        return Ok(Some(p));
+    }
+    finish(v, &p)?;
+    Ok(None)
+}
+
+/// Last step: activate, leave `ready`, or wait in `needs_review`.
+fn finish(v: &Version, p: &Payload) -> Result<(), Failure> {
+    if p.resolved {
+        if p.activate {
+            activate(&v.biz, &v.source_id, &v.id)?;
+        } else {
+            set_stage(v, "ready")?;
+        }
+        return Ok(());
+    }
+    let pending = db::query_one(
+        "SELECT (SELECT COUNT(*) FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 AND review_types IS NOT NULL AND reviewed = 0), \
+                (SELECT parse_issue_count + type_issue_count FROM ingestion_versions WHERE business_id = ?1 AND id = ?2)",
+        &[v.biz.as_str().into(), v.id.as_str().into()],
+    )?
+    .map_or((0, 0), |r| (r.int(0), r.int(1)));
+    if pending.0 > 0 || pending.1 > 0 {
+        set_stage(v, "needs_review")
+    } else {
+        activate(&v.biz, &v.source_id, &v.id).map(|_| ())
+    }
+}
