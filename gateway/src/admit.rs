@@ -41,7 +41,10 @@ pub struct Admitted {
     pub op: &'static Operation,
     pub path_params: Vec<(String, String)>,
     pub query: Vec<(String, String)>,
-    pub body: Option<Value>,
+    /// The request body exactly as received (valid JSON that passed the
+    /// schema). Handed on as text: re-serialising a parsed value would cost
+    /// another copy of a large upload.
+    pub body: Option<String>,
     /// None only for public operations.
     pub business_id: Option<String>,
     pub key_id: Option<String>,
@@ -140,6 +143,8 @@ impl Gateway {
             self.validator.validate(schema, b).map_err(|v| Failure::from_violations(v, "request body"))?;
         }
         let fingerprint = idempotency::fingerprint(op.id, &path_params, body.as_ref());
+        // parse_body succeeded, so the bytes are valid UTF-8 JSON.
+        let body = body.map(|_| String::from_utf8_lossy(req.body).into_owned());
         Ok(Admitted {
             op,
             path_params,

@@ -115,7 +115,7 @@ impl App {
             business_id: a.business_id.clone().unwrap_or_default(),
             path_params: a.path_params.clone(),
             query: a.query.clone(),
-            body: a.body.as_ref().map(|b| b.to_string()),
+            body: a.body.clone(),
             scopes: a.scopes.clone(),
             request_id: request_id.to_string(),
         }

@@ -6,19 +6,6 @@ use crate::harness::*;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-fn b64(input: &[u8]) -> String {
-    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
-    for chunk in input.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..4 {
-            out.push(if i <= chunk.len() { B64[((n >> (18 - 6 * i)) & 63) as usize] as char } else { '=' });
-        }
-    }
-    out
-}
-
 struct Ctx {
     s: Server,
     t: Tenant,
@@ -472,14 +459,9 @@ fn a_crash_mid_ingestion_resumes_to_exactly_one_complete_version() {
     assert_eq!(s["activeVersionId"], v.as_str());
     assert_eq!(s["itemCount"], rows as i64);
     // Exactly one version, with exactly the rows 1..=N.
-    let out = std::process::Command::new("sqlite3")
-        .arg(c.dir.0.join("switchboard.db"))
-        .arg(format!("SELECT COUNT(*), COUNT(DISTINCT row_number), MIN(row_number), MAX(row_number), COUNT(interpreted) FROM ingestion_rows WHERE version_id = '{v}'; SELECT COUNT(*) FROM ingestion_versions;"))
-        .output();
-    // (Skipped only where the sqlite3 CLI is not installed.)
-    if let Ok(out) = out {
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(text.trim(), format!("{rows}|{rows}|1|{rows}|{rows}\n1"), "{text}");
-    }
+    let text = sql(
+        &c.dir.0,
+        &format!("SELECT COUNT(*), COUNT(DISTINCT row_number), MIN(row_number), MAX(row_number), COUNT(interpreted) FROM ingestion_rows WHERE version_id = '{v}'; SELECT COUNT(*) FROM ingestion_versions"),
+    );
+    assert_eq!(text.trim(), format!("{rows}|{rows}|1|{rows}|{rows}\n1"), "{text}");
 }

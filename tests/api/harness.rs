@@ -217,3 +217,26 @@ impl<'a> Req<'a> {
         Resp { status, body, text, request_id, replayed }
     }
 }
+
+/// Runs read-only SQL against a data dir's database (python3's sqlite3, so
+/// no extra tool is needed) and returns the rows as `a|b|c` lines.
+pub fn sql(dir: &Path, query: &str) -> String {
+    let script = "import sqlite3,sys\nc=sqlite3.connect('file:'+sys.argv[1]+'?mode=ro',uri=True)\nfor q in sys.argv[2].split(';'):\n    q=q.strip()\n    if q:\n        for r in c.execute(q): print('|'.join(str(x) for x in r))";
+    let out = Command::new("python3").arg("-c").arg(script).arg(dir.join("switchboard.db")).arg(query).output().expect("python3");
+    assert!(out.status.success(), "sql failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Canonical base64 (RFC 4648, padded), for upload bodies.
+pub fn b64(input: &[u8]) -> String {
+    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
+    for chunk in input.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..4 {
+            out.push(if i <= chunk.len() { B64[((n >> (18 - 6 * i)) & 63) as usize] as char } else { '=' });
+        }
+    }
+    out
+}

@@ -6,4 +6,5 @@ mod contacts;
 mod data_sources;
 mod faults;
 mod harness;
+mod jobs;
 mod platform;
