@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value as J};
-use switchboard_guest::cursor::Cursor;
+use switchboard_guest::page;
 use switchboard_guest::db::{self, Row, RowExt};
 use switchboard_guest::{created, fail, ids, new_id, now, ok, req, Failure, HResult, Request, Success, Value};
 
@@ -124,22 +124,7 @@ fn load(biz: &str, id: &str) -> HResult<J> {
 /// `status: archived`.
 pub fn list(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
-    let limit = req::limit(req, 50, 200)?;
-    let cursor = req::query_nonempty(req, "cursor").map(Cursor::parse).transpose()?;
-    let mut sql = format!("SELECT {AGENT_COLS} FROM agents WHERE business_id = ?1");
-    let mut params: Vec<Value> = vec![biz.into()];
-    if let Some(c) = &cursor {
-        params.push(c.id.as_str().into());
-        sql += " AND id > ?2";
-    }
-    sql += &format!(" ORDER BY id LIMIT {}", limit + 1);
-    let mut rows = db::query(&sql, &params)?;
-    let next = if rows.len() > limit as usize {
-        rows.truncate(limit as usize);
-        rows.last().map(|r| Cursor::from_id(&r.text(0)).encode())
-    } else {
-        None
-    };
+    let (rows, next) = page::by_id(req, &format!("SELECT {AGENT_COLS} FROM agents WHERE business_id = ?1"), vec![biz.into()], "id")?;
     ok(&json!({"agents": render(biz, &rows)?, "nextCursor": next}))
 }
 

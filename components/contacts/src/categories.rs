@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 use serde_json::json;
-use switchboard_guest::cursor::Cursor;
+use switchboard_guest::page;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{created, fail, is_uuid, new_id, now, ok, req, HResult, Request, Success, Value};
 
@@ -12,22 +12,7 @@ use crate::model::{self, violation, CATEGORY_COLS};
 /// Categories in creation order (ids are uuid v7), with contact counts.
 pub fn list(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
-    let limit = req::limit(req, 50, 200)?;
-    let cursor = req::query_nonempty(req, "cursor").map(Cursor::parse).transpose()?;
-    let mut sql = format!("SELECT {CATEGORY_COLS} FROM categories WHERE business_id = ?1");
-    let mut params: Vec<Value> = vec![biz.into()];
-    if let Some(c) = &cursor {
-        params.push(c.id.as_str().into());
-        sql += " AND id > ?2";
-    }
-    sql += &format!(" ORDER BY id LIMIT {}", limit + 1);
-    let mut rows = db::query(&sql, &params)?;
-    let next = if rows.len() > limit as usize {
-        rows.truncate(limit as usize);
-        rows.last().map(|r| Cursor::from_id(&r.text(0)).encode())
-    } else {
-        None
-    };
+    let (rows, next) = page::by_id(req, &format!("SELECT {CATEGORY_COLS} FROM categories WHERE business_id = ?1"), vec![biz.into()], "id")?;
     let categories = model::render_categories(biz, &rows)?;
     ok(&json!({"categories": categories, "nextCursor": next}))
 }

@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value as J};
-use switchboard_guest::cursor::Cursor;
+use switchboard_guest::page;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{created, e164, fail, new_id, now, ok, req, HResult, Request, Success, Value};
 
@@ -46,8 +46,6 @@ fn search_pattern(raw: &str) -> HResult<Option<String>> {
 
 pub fn list(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
-    let limit = req::limit(req, 50, 200)?;
-    let cursor = req::query_nonempty(req, "cursor").map(Cursor::parse).transpose()?;
     let category = req::query_uuid(req, "categoryId")?;
     let search = match req::query(req, "search") {
         Some(s) => search_pattern(s)?,
@@ -56,10 +54,6 @@ pub fn list(req: &Request) -> HResult<Success> {
 
     let mut sql = format!("SELECT {CONTACT_COLS} FROM contacts c WHERE c.business_id = ?1");
     let mut params: Vec<Value> = vec![biz.into()];
-    if let Some(c) = &cursor {
-        params.push(c.id.as_str().into());
-        sql += &format!(" AND c.id > ?{}", params.len());
-    }
     if let Some(cat) = category {
         if db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), cat.into()])?.is_none() {
             return Err(model::category_not_found(cat));
@@ -74,15 +68,7 @@ pub fn list(req: &Request) -> HResult<Success> {
         params.push(p.into());
         sql += &format!(" AND c.mobile GLOB ?{}", params.len());
     }
-    sql += &format!(" ORDER BY c.id LIMIT {}", limit + 1);
-
-    let mut rows = db::query(&sql, &params)?;
-    let next = if rows.len() > limit as usize {
-        rows.truncate(limit as usize);
-        rows.last().map(|r| Cursor::from_id(&r.text(0)).encode())
-    } else {
-        None
-    };
+    let (rows, next) = page::by_id(req, &sql, params, "c.id")?;
     let contacts = model::render_contacts(biz, &rows)?;
     ok(&json!({"contacts": contacts, "nextCursor": next}))
 }

@@ -8,7 +8,7 @@
 
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
-use switchboard_guest::cursor::Cursor;
+use switchboard_guest::page;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{created, fail, is_uuid, new_id, now, ok, req, HResult, Request, Success, Value};
 
@@ -89,22 +89,8 @@ pub fn render_one(biz: &str, id: &str) -> HResult<Json> {
 /// Non-archived sources in creation order (uuid v7 ids), cursor-paginated.
 pub fn list(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
-    let limit = req::limit(req, 50, 200)?;
-    let cursor = req::query_nonempty(req, "cursor").map(Cursor::parse).transpose()?;
-    let mut sql = format!("SELECT {COLS} FROM data_sources d WHERE d.business_id = ?1 AND d.status <> 'archived'");
-    let mut params: Vec<Value> = vec![biz.into()];
-    if let Some(c) = &cursor {
-        params.push(c.id.to_ascii_lowercase().into());
-        sql += " AND d.id > ?2";
-    }
-    sql += &format!(" ORDER BY d.id LIMIT {}", limit + 1);
-    let mut rows = db::query(&sql, &params)?;
-    let next = if rows.len() > limit as usize {
-        rows.truncate(limit as usize);
-        rows.last().map(|r| Cursor::from_id(&r.text(0)).encode())
-    } else {
-        None
-    };
+    let select = format!("SELECT {COLS} FROM data_sources d WHERE d.business_id = ?1 AND d.status <> 'archived'");
+    let (rows, next) = page::by_id(req, &select, vec![biz.into()], "d.id")?;
     ok(&json!({"dataSources": render(biz, &rows)?, "nextCursor": next}))
 }
 

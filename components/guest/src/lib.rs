@@ -25,6 +25,7 @@ pub mod cursor;
 pub mod db;
 pub mod e164;
 pub mod fail;
+pub mod page;
 pub mod req;
 
 pub use bindings::export;

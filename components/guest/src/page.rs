@@ -1,0 +1,32 @@
+//! Keyset pagination over id-ordered lists (ids are uuid v7, so id order is
+//! creation order): one place for `limit`, `cursor` and `nextCursor`.
+
+use crate::cursor::Cursor;
+use crate::db::{self, Row, RowExt};
+use crate::{req, HResult, Request, Value};
+
+/// Default and largest page sizes of every list.
+pub const DEFAULT_LIMIT: u32 = 50;
+pub const MAX_LIMIT: u32 = 200;
+
+/// Runs `select` (a `SELECT … WHERE …` whose first column is the id, without
+/// ORDER BY or LIMIT) for the page the request's `cursor` and `limit` ask
+/// for, ordered by `id_column`. Returns the rows and the next page's cursor
+/// (None on the last page).
+pub fn by_id(req: &Request, select: &str, mut params: Vec<Value>, id_column: &str) -> HResult<(Vec<Row>, Option<String>)> {
+    let limit = req::limit(req, DEFAULT_LIMIT, MAX_LIMIT)?;
+    let mut sql = select.to_string();
+    if let Some(c) = req::query_nonempty(req, "cursor").map(Cursor::parse).transpose()? {
+        params.push(c.id.to_ascii_lowercase().into());
+        sql += &format!(" AND {id_column} > ?{}", params.len());
+    }
+    sql += &format!(" ORDER BY {id_column} LIMIT {}", limit + 1);
+    let mut rows = db::query(&sql, &params)?;
+    let next = if rows.len() > limit as usize {
+        rows.truncate(limit as usize);
+        rows.last().map(|r| Cursor::from_id(&r.text(0)).encode())
+    } else {
+        None
+    };
+    Ok((rows, next))
+}
