@@ -32,7 +32,8 @@ pub struct Incoming<'a> {
     pub query: Option<&'a str>,
     pub authorization: Option<&'a str>,
     pub idempotency_key: Option<&'a str>,
-    pub body: &'a [u8],
+    /// Owned, so an admitted body becomes the component's text without a copy.
+    pub body: Vec<u8>,
 }
 
 /// A request that passed every generic check.
@@ -113,12 +114,12 @@ impl Gateway {
         }
     }
 
-    pub fn admit(&self, req: &Incoming, keys: &dyn KeyDirectory) -> Result<Admitted, Failure> {
+    pub fn admit(&self, req: Incoming, keys: &dyn KeyDirectory) -> Result<Admitted, Failure> {
         let (op, path_params) = self.route(req.method, req.path)?;
         let key = if op.business_in == BusinessIn::Public { None } else { Some(authenticate(req.authorization, keys)?) };
         let query = operations::parse_query(req.query.unwrap_or(""))
             .ok_or_else(|| Failure::validation("malformed_query", "the query string has a broken %-escape or is not UTF-8"))?;
-        let body = parse_body(op, req.body)?;
+        let body = parse_body(op, &req.body)?;
 
         let business_id = match (&key, op.business_in) {
             (Some(key), where_) => Some(check_business(key, where_, &query, body.as_ref())?),
@@ -143,8 +144,12 @@ impl Gateway {
             self.validator.validate(schema, b).map_err(|v| Failure::from_violations(v, "request body"))?;
         }
         let fingerprint = idempotency::fingerprint(op.id, &path_params, body.as_ref());
-        // parse_body succeeded, so the bytes are valid UTF-8 JSON.
-        let body = body.map(|_| String::from_utf8_lossy(req.body).into_owned());
+        // The parsed value is dropped here; parse_body succeeded, so the
+        // bytes are valid UTF-8 and become the text without a copy.
+        let body = match body {
+            Some(_) => Some(String::from_utf8(req.body).map_err(|_| Failure::validation("malformed_json", "the request body is not UTF-8"))?),
+            None => None,
+        };
         Ok(Admitted {
             op,
             path_params,

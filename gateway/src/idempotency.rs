@@ -33,7 +33,7 @@ pub fn fingerprint(operation_id: &str, path_params: &[(String, String)], body: O
     }
     h.update([0]);
     if let Some(b) = body {
-        h.update(crate::validate::canonical_json(b).as_bytes());
+        crate::validate::write_canonical(b, &mut |part| h.update(part.as_bytes()));
     }
     hex::encode(h.finalize())
 }

@@ -421,38 +421,47 @@ pub fn is_uri(s: &str) -> bool {
 /// JSON with object keys sorted and no insignificant whitespace: two bodies
 /// that differ only in key order or spacing give the same text.
 pub fn canonical_json(v: &Value) -> String {
-    fn write(v: &Value, out: &mut String) {
-        match v {
-            Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                out.push('{');
-                for (i, k) in keys.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&Value::String((*k).clone()).to_string());
-                    out.push(':');
-                    write(&m[*k], out);
-                }
-                out.push('}');
-            }
-            Value::Array(a) => {
-                out.push('[');
-                for (i, x) in a.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write(x, out);
-                }
-                out.push(']');
-            }
-            other => out.push_str(&other.to_string()),
-        }
-    }
     let mut s = String::new();
-    write(v, &mut s);
+    write_canonical(v, &mut |part| s.push_str(part));
     s
+}
+
+/// Streams the canonical form of `v` to `out` piece by piece, so a large
+/// body can be hashed without building its canonical text.
+pub fn write_canonical(v: &Value, out: &mut dyn FnMut(&str)) {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            out("{");
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out(",");
+                }
+                out(&Value::String((*k).clone()).to_string());
+                out(":");
+                write_canonical(&m[*k], out);
+            }
+            out("}");
+        }
+        Value::Array(a) => {
+            out("[");
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out(",");
+                }
+                write_canonical(x, out);
+            }
+            out("]");
+        }
+        // Strings are escaped in place (no copy of a large value).
+        Value::String(text) => {
+            let mut buf = Vec::with_capacity(text.len().min(1 << 16) + 2);
+            serde_json::to_writer(&mut buf, text).expect("a string serialises");
+            out(std::str::from_utf8(&buf).expect("serde_json writes UTF-8"));
+        }
+        other => out(&other.to_string()),
+    }
 }
 
 enum Found {

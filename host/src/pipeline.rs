@@ -79,7 +79,7 @@ fn unavailable() -> Failure {
 }
 
 impl App {
-    pub fn handle(&self, incoming: &Incoming, request_id: &str) -> Answer {
+    pub fn handle(&self, incoming: Incoming, request_id: &str) -> Answer {
         let admitted = match self.gateway.admit(incoming, &self.db) {
             Ok(a) => a,
             Err(f) => return Answer::failure(&f, request_id),
@@ -90,7 +90,7 @@ impl App {
         answer
     }
 
-    fn dispatch(&self, a: Admitted, request_id: &str) -> Answer {
+    fn dispatch(&self, mut a: Admitted, request_id: &str) -> Answer {
         let op = a.op;
         if op.id == "getAutomationContract" {
             return Answer::json(200, success_envelope(&crate::contract::contract_json(&self.gateway), request_id));
@@ -102,38 +102,40 @@ impl App {
                 request_id,
             );
         }
+        let req = self.request(&mut a, request_id);
         if op.method.is_mutation() {
-            self.mutate(&a, component, request_id)
+            self.mutate(&a, &req, component, request_id)
         } else {
-            self.read(&a, component, request_id)
+            self.read(&a, &req, component, request_id)
         }
     }
 
-    fn request(&self, a: &Admitted, request_id: &str) -> wit::Request {
+    /// The component's view of the request; the body moves into it.
+    fn request(&self, a: &mut Admitted, request_id: &str) -> wit::Request {
         wit::Request {
             operation: a.op.id.to_string(),
             business_id: a.business_id.clone().unwrap_or_default(),
             path_params: a.path_params.clone(),
             query: a.query.clone(),
-            body: a.body.clone(),
+            body: a.body.take(),
             scopes: a.scopes.clone(),
             request_id: request_id.to_string(),
         }
     }
 
-    fn read(&self, a: &Admitted, component: &str, request_id: &str) -> Answer {
+    fn read(&self, a: &Admitted, req: &wit::Request, component: &str, request_id: &str) -> Answer {
         let Ok(conn) = self.db.conn().map(|c| c.detach()) else { return Answer::failure(&unavailable(), request_id) };
         // One read transaction: every query of the handler sees one snapshot.
         if db::execute(&conn, "BEGIN DEFERRED", vec![]).is_err() {
             return Answer::failure(&unavailable(), request_id);
         }
-        let (conn, result) = self.components.call(component, conn, &self.request(a, request_id), self.deadline);
+        let (conn, result) = self.components.call(component, conn, req, self.deadline);
         let _ = db::execute(&conn, "ROLLBACK", vec![]);
         self.db.give_back(conn);
         self.render(a, result, request_id)
     }
 
-    fn mutate(&self, a: &Admitted, component: &str, request_id: &str) -> Answer {
+    fn mutate(&self, a: &Admitted, req: &wit::Request, component: &str, request_id: &str) -> Answer {
         let Some(_gate) = self.db.write_gate(WRITE_GATE_WAIT) else {
             return Answer::failure(&unavailable(), request_id);
         };
@@ -172,7 +174,7 @@ impl App {
                 }
             }
         }
-        let (conn, result) = self.components.call(component, conn, &self.request(a, request_id), self.deadline);
+        let (conn, result) = self.components.call(component, conn, req, self.deadline);
         let succeeded = matches!(&result, Ok(Ok(s)) if s.status < 400);
         let answer = self.render(a, result, request_id);
         let outcome = if succeeded {

@@ -178,12 +178,12 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
             query: query.as_deref(),
             authorization: authorization.as_deref(),
             idempotency_key: idempotency_key.as_deref(),
-            body: &body,
+            body,
         };
         if native {
-            crate::bench_native::handle(&shared2.app, &incoming, &rid)
+            crate::bench_native::handle(&shared2.app, incoming, &rid)
         } else {
-            shared2.app.handle(&incoming, &rid)
+            shared2.app.handle(incoming, &rid)
         }
     });
     match run.await {
@@ -195,8 +195,8 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
 /// Reads the body up to `max` bytes. A larger body is read on (and
 /// discarded) up to DRAIN_EXTRA_BYTES more, so the client, which is usually
 /// still writing, receives the 413 instead of a broken pipe.
-async fn read_body(mut body: HyperBody, max: usize) -> Result<Bytes, Failure> {
-    let mut buf = bytes::BytesMut::new();
+async fn read_body(mut body: HyperBody, max: usize) -> Result<Vec<u8>, Failure> {
+    let mut buf = Vec::new();
     let mut seen = 0usize;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|_| Failure::validation("body_read_failed", "the request body could not be read"))?;
@@ -213,7 +213,7 @@ async fn read_body(mut body: HyperBody, max: usize) -> Result<Bytes, Failure> {
     if seen > max {
         return Err(too_large(max));
     }
-    Ok(buf.freeze())
+    Ok(buf)
 }
 
 fn too_large(max: usize) -> Failure {
