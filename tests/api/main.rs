@@ -8,3 +8,4 @@ mod faults;
 mod harness;
 mod jobs;
 mod platform;
+mod webhooks;

@@ -23,14 +23,15 @@ import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "debug", "switchboard")
+TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TARGET, "debug", "switchboard")
 EXAMPLES = os.environ.get("SB_FUZZ_EXAMPLES", "25")
 # A hard stop per run; with --max-time schemathesis would keep fuzzing until
 # the budget is spent, so the run is bounded by examples and this timeout.
 TIMEOUT = int(os.environ.get("SB_FUZZ_SECONDS", "600"))
 # Operations whose component is built; the others answer 501 by design, and
 # so does the participant link until messaging exists.
-TAGS = ["contacts", "agents", "data-sources"]
+TAGS = ["contacts", "agents", "data-sources", "webhooks"]
 NOT_BUILT = ["linkParticipantContact"]
 
 

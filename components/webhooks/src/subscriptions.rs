@@ -1,0 +1,243 @@
+//! listWebhookSubscriptions, createWebhookSubscription,
+//! updateWebhookSubscription, revokeWebhookSubscription,
+//! rotateWebhookSigningSecret.
+//!
+//! Status: `active` on create; PATCH moves `active` <-> `paused`; DELETE
+//! makes it `revoked` for good (the stored secret is cleared, update and
+//! rotate answer `409 subscription_revoked`, a second DELETE answers the same
+//! revoked record). Lists show subscriptions in effect (`active` and
+//! `paused`); revoked ones are not listed.
+
+use serde::Deserialize;
+use serde_json::{json, Value as J};
+use switchboard_guest::db::{self, Row, RowExt};
+use switchboard_guest::{created, fail, ids, new_id, now, ok, page, req, Failure, HResult, Request, Success};
+
+use crate::rules::{self, quote};
+
+/// The columns every response is rendered from. `signing_secret` is
+/// deliberately absent: no response path selects it; only the future
+/// delivery job reads it (to sign).
+pub const SUB_COLS: &str = "id, business_id, channel, phone_number_id, provider_account_id, callback_url, events_json, status, \
+                            external_automation, secret_last4, created_at, updated_at, revoked_at";
+
+fn not_found() -> Failure {
+    fail::not_found("subscription_not_found", "webhook subscription not found")
+}
+
+fn revoked(id: &str) -> Failure {
+    fail::conflict("subscription_revoked", format!("webhook subscription `{id}` is revoked; revocation is permanent, create a new subscription"))
+}
+
+fn render(r: &Row) -> J {
+    let events: J = serde_json::from_str(&r.text(6)).unwrap_or_else(|_| J::Array(Vec::new()));
+    json!({
+        "id": r.text(0),
+        "businessId": r.text(1),
+        "channel": r.text(2),
+        "phoneNumberId": r.opt_text(3),
+        "providerAccountId": r.opt_text(4),
+        "callbackUrl": r.text(5),
+        "events": events,
+        "status": r.text(7),
+        "externalAutomation": r.boolean(8),
+        "secretLast4": r.text(9),
+        "createdAt": r.text(10),
+        "updatedAt": r.text(11),
+        "revokedAt": r.opt_text(12),
+    })
+}
+
+/// The subscription `id` of the business (any status), or 404.
+fn load(biz: &str, id: &str) -> HResult<Row> {
+    db::query_one(&format!("SELECT {SUB_COLS} FROM webhook_subscriptions WHERE business_id = ?1 AND id = ?2"), &[biz.into(), id.into()])?
+        .ok_or_else(not_found)
+}
+
+fn path_id(req: &Request) -> HResult<&str> {
+    req::path_uuid(req, "subscriptionId", "subscription_not_found", "webhook subscription")
+}
+
+/// A fresh copy-once secret from the host's CSPRNG.
+fn new_secret() -> String {
+    rules::secret_from(&ids::random_bytes(32))
+}
+
+/// Subscriptions in effect (active and paused), in creation order.
+pub fn list(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let (rows, next) = page::by_id(
+        req,
+        &format!("SELECT {SUB_COLS} FROM webhook_subscriptions WHERE business_id = ?1 AND status <> 'revoked'"),
+        vec![biz.into()],
+        "id",
+    )?;
+    ok(&json!({"subscriptions": rows.iter().map(render).collect::<Vec<_>>(), "nextCursor": next}))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateBody {
+    channel: Option<String>,
+    phone_number_id: Option<String>,
+    provider_account_id: Option<String>,
+    callback_url: String,
+    events: Vec<String>,
+    external_automation: bool,
+}
+
+fn connected(biz: &str, channel: &str, provider_id: &str) -> HResult<bool> {
+    Ok(db::query_one(
+        "SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3 AND status = 'connected'",
+        &[biz.into(), channel.into(), provider_id.into()],
+    )?
+    .is_some())
+}
+
+/// Creates an active subscription for a phone number (chatapp) or account
+/// (photoapp) connected to this business; 201 with the copy-once secret.
+pub fn create(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let b: CreateBody = req::body(req)?;
+    // The schema chose the shape; without `channel` it is told by the id field.
+    let channel = match (b.channel.as_deref(), b.phone_number_id.is_some(), b.provider_account_id.is_some()) {
+        (Some("chatapp"), _, false) | (None, true, false) => "chatapp",
+        (Some("photoapp"), false, _) | (None, false, true) => "photoapp",
+        _ => {
+            return Err(fail::validation(
+                "invalid_subscription_shape",
+                "a chatapp subscription names `phoneNumberId`, a photoapp subscription names `providerAccountId`; send exactly one",
+            ))
+        }
+    };
+    if !b.external_automation {
+        return Err(fail::validation("external_automation_required", "`externalAutomation` must be true"));
+    }
+    rules::check_callback_url(&b.callback_url)?;
+    rules::check_events(channel, &b.events)?;
+    let (phone, account) = match channel {
+        "chatapp" => {
+            let p = b.phone_number_id.clone().unwrap_or_default();
+            if !connected(biz, "chatapp", &p)? {
+                return Err(fail::validation(
+                    "phone_number_not_connected",
+                    format!("`phoneNumberId` `{}` is not a connected chatapp phone number of this business", quote(&p, 64)),
+                ));
+            }
+            (Some(p), None)
+        }
+        _ => {
+            let a = b.provider_account_id.clone().unwrap_or_default();
+            if !connected(biz, "photoapp", &a)? {
+                return Err(fail::validation(
+                    "photoapp_account_not_connected",
+                    format!("`providerAccountId` `{}` is not the connected photoapp account of this business", quote(&a, 64)),
+                ));
+            }
+            (None, Some(a))
+        }
+    };
+    let id = new_id();
+    let now = now();
+    let secret = new_secret();
+    db::execute(
+        "INSERT INTO webhook_subscriptions (id, business_id, channel, phone_number_id, provider_account_id, callback_url, events_json, \
+         status, external_automation, signing_secret, secret_last4, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'active', 1, ?8, ?9, ?10, ?10)",
+        &[
+            id.as_str().into(),
+            biz.into(),
+            channel.into(),
+            phone.into(),
+            account.into(),
+            b.callback_url.as_str().into(),
+            J::from(b.events.clone()).to_string().into(),
+            secret.as_str().into(),
+            rules::last4(&secret).into(),
+            now.as_str().into(),
+        ],
+    )?;
+    created(&json!({"subscription": render(&load(biz, &id)?), "signingSecret": secret}))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UpdateBody {
+    callback_url: Option<String>,
+    events: Option<Vec<String>>,
+    status: Option<String>,
+}
+
+/// Changes the callback URL, the events (of the subscription's own channel)
+/// and/or the status (`active` <-> `paused`). A revoked subscription is final.
+pub fn update(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let id = path_id(req)?;
+    let b: UpdateBody = req::body(req)?;
+    let row = load(biz, id)?;
+    if row.text(7) == "revoked" {
+        return Err(revoked(id));
+    }
+    if b.callback_url.is_none() && b.events.is_none() && b.status.is_none() {
+        return Err(fail::validation("nothing_to_update", "send at least one of `callbackUrl`, `events`, `status`"));
+    }
+    if let Some(u) = &b.callback_url {
+        rules::check_callback_url(u)?;
+    }
+    if let Some(ev) = &b.events {
+        rules::check_events(&row.text(2), ev)?;
+    }
+    if let Some(s) = b.status.as_deref() {
+        if s != "active" && s != "paused" {
+            return Err(fail::validation("invalid_status", "`status` must be `active` or `paused`; revoke with DELETE"));
+        }
+    }
+    db::execute(
+        "UPDATE webhook_subscriptions SET callback_url = COALESCE(?3, callback_url), events_json = COALESCE(?4, events_json), \
+         status = COALESCE(?5, status), updated_at = ?6 WHERE business_id = ?1 AND id = ?2 AND status <> 'revoked'",
+        &[
+            biz.into(),
+            id.into(),
+            b.callback_url.into(),
+            b.events.map(|e| J::from(e).to_string()).into(),
+            b.status.into(),
+            now().into(),
+        ],
+    )?;
+    ok(&json!({"subscription": render(&load(biz, id)?)}))
+}
+
+/// Revokes permanently and clears the stored secret; revoking a revoked
+/// subscription answers the same record.
+pub fn revoke(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let id = path_id(req)?;
+    let row = load(biz, id)?;
+    if row.text(7) != "revoked" {
+        let now = now();
+        db::execute(
+            "UPDATE webhook_subscriptions SET status = 'revoked', signing_secret = NULL, revoked_at = ?3, updated_at = ?3 \
+             WHERE business_id = ?1 AND id = ?2",
+            &[biz.into(), id.into(), now.as_str().into()],
+        )?;
+    }
+    ok(&json!({"subscription": render(&load(biz, id)?)}))
+}
+
+/// Replaces the secret (the old one is gone at once: only the current one
+/// is stored); 200 with the new copy-once secret. Paused subscriptions
+/// rotate too; revoked ones do not.
+pub fn rotate(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let id = path_id(req)?;
+    let row = load(biz, id)?;
+    if row.text(7) == "revoked" {
+        return Err(revoked(id));
+    }
+    let secret = new_secret();
+    db::execute(
+        "UPDATE webhook_subscriptions SET signing_secret = ?3, secret_last4 = ?4, updated_at = ?5 WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), id.into(), secret.as_str().into(), rules::last4(&secret).into(), now().into()],
+    )?;
+    ok(&json!({"subscription": render(&load(biz, id)?), "signingSecret": secret}))
+}
