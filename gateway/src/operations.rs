@@ -166,6 +166,15 @@ impl Operation {
             _ => DEFAULT_MAX_BODY_BYTES,
         }
     }
+
+    /// Fields of `data` that carry a copy-once secret. They are never stored
+    /// with an idempotency record, so a replay cannot show them again.
+    pub fn secret_fields(&self) -> &'static [&'static str] {
+        match self.id {
+            "createWebhookSubscription" | "rotateWebhookSigningSecret" => &["signingSecret"],
+            _ => &[],
+        }
+    }
 }
 
 const UUID: &str = r#"{"type":"string","format":"uuid"}"#;

@@ -162,6 +162,17 @@ impl App {
                             request_id,
                         );
                     }
+                    if body.contains(REDACTED) {
+                        // The first answer carried a copy-once secret; the
+                        // change happened once and its secret is not shown again.
+                        return Answer::failure(
+                            &Failure::conflict(
+                                "idempotency_replay_redacted",
+                                "this request already succeeded, and its answer carried a secret that is shown only once; read the resource, or rotate the secret to get a new one",
+                            ),
+                            request_id,
+                        );
+                    }
                     let mut ans = Answer::json(status, body);
                     ans.headers.push(("Idempotent-Replayed", "true".into()));
                     return ans;
@@ -179,7 +190,7 @@ impl App {
         let answer = self.render(a, result, request_id);
         let outcome = if succeeded {
             let recorded = match &a.idempotency_key {
-                Some(key) => record_result(&conn, &business, a.op.id, key, &a.fingerprint, &answer),
+                Some(key) => record_result(&conn, &business, a.op, key, &a.fingerprint, &answer),
                 None => Ok(()),
             };
             recorded.and_then(|_| db::execute(&conn, "COMMIT", vec![]).map(|_| ()))
@@ -189,7 +200,7 @@ impl App {
             let _ = db::execute(&conn, "ROLLBACK", vec![]);
             match &a.idempotency_key {
                 Some(key) if answer.status < 500 => db::execute(&conn, "BEGIN IMMEDIATE", vec![])
-                    .and_then(|_| record_result(&conn, &business, a.op.id, key, &a.fingerprint, &answer))
+                    .and_then(|_| record_result(&conn, &business, a.op, key, &a.fingerprint, &answer))
                     .and_then(|_| db::execute(&conn, "COMMIT", vec![]).map(|_| ())),
                 _ => Ok(()),
             }
@@ -251,18 +262,39 @@ fn stored_result(conn: &libsql::Connection, business: &str, op: &str, key: &str)
     Ok(rows.into_iter().next().map(|r| (text(&r[0]), text(&r[1]).parse().unwrap_or(500), text(&r[2]))))
 }
 
-fn record_result(conn: &libsql::Connection, business: &str, op: &str, key: &str, fingerprint: &str, answer: &Answer) -> anyhow::Result<()> {
+/// Stands in for a copy-once secret in a stored idempotency record.
+const REDACTED: &str = "__switchboard_redacted_secret__";
+
+fn record_result(
+    conn: &libsql::Connection,
+    business: &str,
+    op: &switchboard_gateway::Operation,
+    key: &str,
+    fingerprint: &str,
+    answer: &Answer,
+) -> anyhow::Result<()> {
+    let mut body = answer.body.clone();
+    if !op.secret_fields().is_empty() {
+        if let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&body) {
+            for field in op.secret_fields() {
+                if let Some(slot) = v.get_mut("data").and_then(|d| d.get_mut(*field)) {
+                    *slot = serde_json::Value::String(REDACTED.into());
+                }
+            }
+            body = v.to_string();
+        }
+    }
     db::execute(
         conn,
         "INSERT OR REPLACE INTO idempotency_records (business_id, operation_id, idem_key, fingerprint, status, response_body, created_at_ms) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         vec![
             SqlValue::Text(business.into()),
-            SqlValue::Text(op.into()),
+            SqlValue::Text(op.id.into()),
             SqlValue::Text(key.into()),
             SqlValue::Text(fingerprint.into()),
             SqlValue::Integer(answer.status as i64),
-            SqlValue::Text(answer.body.clone()),
+            SqlValue::Text(body),
             SqlValue::Integer(crate::clock::now_ms()),
         ],
     )?;

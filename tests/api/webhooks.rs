@@ -382,3 +382,31 @@ fn tenancy_and_scopes() {
     c.s.as_key(&both).post(SUBS, &body).assert_ok(201);
     assert_eq!(c.listed(&c.a).len(), 2);
 }
+
+/// An Idempotency-Key on create or rotate prevents a second execution, but a
+/// replay never shows the copy-once secret again, and the stored record
+/// holds no copy of it.
+#[test]
+fn idempotent_replays_never_show_a_secret_again() {
+    let c = setup();
+    c.connect_chatapp(&c.a, "pn-idem");
+    let body = with_business(&c.a, c.chatapp_body("pn-idem", "https://a.example.com/hook", &["chatapp.message.received"]));
+    let first = c.s.as_key(&c.a.key).idem("sub-create-1").post(SUBS, &body);
+    let secret = first.assert_ok(201)["signingSecret"].as_str().unwrap().to_string();
+    let sub = first.data()["subscription"]["id"].as_str().unwrap().to_string();
+    let again = c.s.as_key(&c.a.key).idem("sub-create-1").post(SUBS, &body);
+    again.assert_failure(409, "conflict");
+    assert_eq!(again.code(), "idempotency_replay_redacted");
+    assert!(!again.text.contains(&secret));
+    assert_eq!(c.listed(&c.a).len(), 1, "the retry did not create a second subscription");
+
+    let rotate = format!("{SUBS}/{sub}/rotate-secret");
+    let rot = c.s.as_key(&c.a.key).idem("sub-rotate-1").post(&rotate, &json!({"businessId": c.a.business}));
+    let rotated = rot.assert_ok(200)["signingSecret"].as_str().unwrap().to_string();
+    let again = c.s.as_key(&c.a.key).idem("sub-rotate-1").post(&rotate, &json!({"businessId": c.a.business}));
+    assert_eq!(again.code(), "idempotency_replay_redacted");
+    assert_eq!(c.stored_secret(&sub), rotated, "the replay did not rotate again");
+
+    let stored = sql(c.path(), "SELECT response_body FROM idempotency_records");
+    assert!(!stored.contains(&secret) && !stored.contains(&rotated), "no secret in idempotency records");
+}
