@@ -7,6 +7,7 @@ use crate::db::{block, SqlValue};
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::path::Path;
 use std::time::Duration;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
@@ -38,6 +39,7 @@ mod dispatcher_world {
         },
     });
 }
+use dispatcher_world::switchboard::platform::http_out;
 pub use dispatcher_world::exports::switchboard::platform::job_handler::{Job, Outcome};
 use dispatcher_world::DispatcherPre;
 
@@ -62,6 +64,29 @@ pub struct RequestState {
     /// already open on it.
     conn: libsql::Connection,
     log_context: String,
+    outbound: Arc<OutboundPolicy>,
+}
+
+/// How webhook deliveries go out (`serve` flags).
+#[derive(Debug, Clone)]
+pub struct OutboundPolicy {
+    pub timeout: Duration,
+    pub retry_delays_ms: Vec<u64>,
+    /// Refuse loopback, private, link-local and other non-public targets.
+    pub public_only: bool,
+}
+
+impl Default for OutboundPolicy {
+    fn default() -> Self {
+        // 10 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, 24 h:
+        // eleven retries over about 2 days 4 hours.
+        let minutes = [0.17, 0.5, 2.0, 10.0, 30.0, 60.0, 120.0, 240.0, 480.0, 720.0, 1440.0];
+        OutboundPolicy {
+            timeout: Duration::from_secs(10),
+            retry_delays_ms: minutes.iter().map(|m| (m * 60_000.0) as u64).collect(),
+            public_only: false,
+        }
+    }
 }
 
 impl WasiView for RequestState {
@@ -71,6 +96,7 @@ impl WasiView for RequestState {
 }
 
 pub struct Components {
+    outbound: Arc<OutboundPolicy>,
     engine: Engine,
     pres: HashMap<String, ResourceAreaPre<RequestState>>,
     dispatcher: Option<DispatcherPre<RequestState>>,
@@ -91,7 +117,7 @@ pub enum CallError {
 impl Components {
     /// Compiles the embedded components; `overrides` replaces one by name
     /// with a wasm file (development, fault tests, a patched build).
-    pub fn load(cache_dir: &Path, overrides: &[(String, std::path::PathBuf)]) -> Result<Components> {
+    pub fn load(cache_dir: &Path, overrides: &[(String, std::path::PathBuf)], outbound: OutboundPolicy) -> Result<Components> {
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(MAX_INSTANCES)
             .total_core_instances(MAX_INSTANCES * 4)
@@ -115,6 +141,7 @@ impl Components {
         let mut linker: Linker<RequestState> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         ResourceArea::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+        http_out::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
 
         std::fs::create_dir_all(cache_dir)?;
         let mut pres = HashMap::new();
@@ -148,7 +175,7 @@ impl Components {
             std::thread::sleep(EPOCH_TICK);
             ticker.increment_epoch();
         })?;
-        Ok(Components { engine, pres, dispatcher })
+        Ok(Components { outbound: Arc::new(outbound), engine, pres, dispatcher })
     }
 
     pub fn has(&self, name: &str) -> bool {
@@ -162,6 +189,7 @@ impl Components {
             limits: StoreLimitsBuilder::new().memory_size(INSTANCE_MEMORY_LIMIT).instances(16).trap_on_grow_failure(true).build(),
             conn,
             log_context,
+            outbound: self.outbound.clone(),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
@@ -374,5 +402,18 @@ impl log::Host for RequestState {
             log::Level::Error => "error",
         };
         crate::logging::line(level, &format!("{} {message}", self.log_context));
+    }
+}
+
+impl http_out::Host for RequestState {
+    fn policy(&mut self) -> http_out::DeliveryPolicy {
+        http_out::DeliveryPolicy {
+            timeout_ms: self.outbound.timeout.as_millis() as u32,
+            retry_delays_ms: self.outbound.retry_delays_ms.clone(),
+        }
+    }
+
+    fn post(&mut self, url: String, headers: Vec<(String, String)>, body: String) -> Result<u16, String> {
+        crate::outbound::post(&self.outbound, &url, &headers, &body)
     }
 }

@@ -18,6 +18,8 @@ pub const LEADER_LEASE: Duration = Duration::from_secs(10);
 pub const MAX_ATTEMPTS: i64 = 25;
 /// Jobs claimed per round.
 const BATCH: i64 = 16;
+/// Job kinds whose steps call out over the network (see `run_one`).
+const OUTBOUND_KINDS: &[&str] = &["webhooks.deliver"];
 
 /// A claimed job and the fence that proves the claim.
 #[derive(Debug, Clone)]
@@ -256,9 +258,17 @@ fn record_run(c: &libsql::Connection, claim: &Claim, node: &str, started: i64, o
 /// fence holds.
 pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim) {
     let started = crate::clock::now_ms();
-    let Some(_gate) = db.write_gate(Duration::from_secs(30)) else { return };
+    // An outbound (network) step runs without the write gate or a transaction:
+    // holding them across a remote call would stall every writer. Its own
+    // writes autocommit; only its completion is fenced. Such steps are
+    // at-least-once by nature (a receiver deduplicates by event id).
+    let outbound = OUTBOUND_KINDS.contains(&claim.kind.as_str());
+    let mut gate = if outbound { None } else { Some(db.write_gate(Duration::from_secs(30))) };
+    if matches!(gate, Some(None)) {
+        return;
+    }
     let Ok(conn) = db.conn().map(|c| c.detach()) else { return };
-    if db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
+    if !outbound && db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
         db.give_back(conn);
         return;
     }
@@ -270,6 +280,19 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim) {
         attempt: claim.attempts.max(1) as u32,
     };
     let (conn, result) = components.run_job(conn, &job);
+    if outbound {
+        // Now the completion, under the gate and in a transaction.
+        let Some(g) = db.write_gate(Duration::from_secs(30)) else {
+            db.give_back(conn);
+            return;
+        };
+        gate = Some(Some(g));
+        if db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
+            db.give_back(conn);
+            return;
+        }
+    }
+    let _gate = gate;
     let finished = match result {
         Ok(outcome) => {
             let (next, label, detail) = next_for(claim, &outcome);

@@ -9,6 +9,7 @@ mod db;
 mod engine;
 mod jobs;
 mod logging;
+mod outbound;
 mod pipeline;
 mod server;
 
@@ -20,13 +21,16 @@ use std::time::Duration;
 const USAGE: &str = "\
 usage:
   switchboard serve [--listen ADDR] [--data-dir DIR] [--request-timeout-ms MS] [--bench-baseline]
-                    [--component-override NAME=WASM]...
+                    [--component-override NAME=WASM]... [--webhook-public-only]
+                    [--webhook-timeout-ms MS] [--webhook-retry-delays-ms MS,MS,...]
   switchboard admin [--data-dir DIR] business create --name NAME
   switchboard admin [--data-dir DIR] key create --business ID --scopes LIST|all
   switchboard admin [--data-dir DIR] key list --business ID
   switchboard admin [--data-dir DIR] key revoke --key-id ID
   switchboard admin [--data-dir DIR] channel connect --business ID --channel chatapp --phone-number-id PNID [--label TEXT]
   switchboard admin [--data-dir DIR] channel connect --business ID --channel photoapp --account-id ACCT [--username NAME]
+  switchboard admin [--data-dir DIR] sandbox inbound --phone-number-id PNID --from +E164 --text TEXT [--name NAME]
+                    [--provider-message-id ID]
 
 defaults: --listen 127.0.0.1:8080, --data-dir ./data (or $SWITCHBOARD_DATA_DIR),
           --request-timeout-ms 30000";
@@ -46,7 +50,7 @@ impl Args {
             if let Some(name) = a.strip_prefix("--") {
                 if let Some((k, v)) = name.split_once('=') {
                     flags.push((k.to_string(), Some(v.to_string())));
-                } else if name == "bench-baseline" || name == "help" {
+                } else if matches!(name, "bench-baseline" | "help" | "webhook-public-only") {
                     flags.push((name.to_string(), None));
                 } else {
                     let v = it.next().with_context(|| format!("--{name} needs a value"))?;
@@ -101,11 +105,11 @@ fn run() -> Result<()> {
     }
     match args.positional[0].as_str() {
         "serve" => {
-            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline", "component-override"])?;
+            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline", "component-override", "webhook-public-only", "webhook-timeout-ms", "webhook-retry-delays-ms"])?;
             serve(&args)
         }
         "admin" => {
-            args.check_known(&["data-dir", "name", "business", "scopes", "key-id", "channel", "phone-number-id", "label", "account-id", "username"])?;
+            args.check_known(&["data-dir", "name", "business", "scopes", "key-id", "channel", "phone-number-id", "label", "account-id", "username", "from", "text", "provider-message-id"])?;
             let db = db::Db::open(&args.data_dir())?;
             let words: Vec<&str> = args.positional[1..].iter().map(String::as_str).collect();
             let out = match words.as_slice() {
@@ -118,6 +122,14 @@ fn run() -> Result<()> {
                     "chatapp" => admin::connect_channel(&db, args.require("business")?, "chatapp", args.require("phone-number-id")?, args.get("label"))?,
                     _ => bail!("--channel must be chatapp or photoapp\n\n{USAGE}"),
                 },
+                ["sandbox", "inbound"] => admin::sandbox_inbound(
+                    &db,
+                    args.require("phone-number-id")?,
+                    args.require("from")?,
+                    args.require("text")?,
+                    args.get("name"),
+                    args.get("provider-message-id"),
+                )?,
                 _ => bail!("unknown admin command\n\n{USAGE}"),
             };
             println!("{out}");
@@ -139,7 +151,18 @@ fn serve(args: &Args) -> Result<()> {
             Ok((name.to_string(), PathBuf::from(path)))
         })
         .collect::<Result<Vec<_>>>()?;
-    let components = engine::Components::load(&data_dir.join("cache"), &overrides).context("loading components")?;
+    let mut outbound = engine::OutboundPolicy { public_only: args.has("webhook-public-only"), ..Default::default() };
+    if let Some(ms) = args.get("webhook-timeout-ms") {
+        outbound.timeout = Duration::from_millis(ms.parse().context("--webhook-timeout-ms must be a number")?);
+    }
+    if let Some(list) = args.get("webhook-retry-delays-ms") {
+        outbound.retry_delays_ms = list
+            .split(',')
+            .map(|d| d.trim().parse::<u64>())
+            .collect::<Result<_, _>>()
+            .context("--webhook-retry-delays-ms takes comma-separated milliseconds")?;
+    }
+    let components = engine::Components::load(&data_dir.join("cache"), &overrides, outbound).context("loading components")?;
     let gateway = switchboard_gateway::Gateway::new().map_err(anyhow::Error::msg).context("building the OpenAPI document")?;
     let app = pipeline::App {
         gateway,

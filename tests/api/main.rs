@@ -6,6 +6,8 @@ mod contacts;
 mod data_sources;
 mod faults;
 mod harness;
+mod inbound;
 mod jobs;
 mod platform;
+mod webhook_delivery;
 mod webhooks;

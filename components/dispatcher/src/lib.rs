@@ -27,8 +27,10 @@ mod bindings {
 
 #[path = "../../data-sources/src/activate.rs"]
 mod activate;
+mod inbound;
 mod ingest;
 mod ingest_parse;
+mod webhook_delivery;
 
 use bindings::exports::switchboard::platform::job_handler::{Guest, Job, Outcome, RetryAfter};
 
@@ -39,6 +41,8 @@ impl Guest for Dispatcher {
         match job.kind.as_str() {
             // Kinds are added here by the resource areas that enqueue them.
             ingest::KIND => ingest::run(&job),
+            "messaging.inbound" => inbound::run(&job),
+            webhook_delivery::KIND => webhook_delivery::run(&job),
             other => Outcome::Dead(format!("unknown job kind `{other}`")),
         }
     }

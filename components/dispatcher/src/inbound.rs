@@ -1,0 +1,245 @@
+//! `messaging.inbound`: one inbound chatapp message, enqueued durably by the
+//! provider's inbound webhook (today `switchboard admin sandbox inbound`).
+//!
+//! Everything happens in the job's one fenced transaction, so a crash or a
+//! stale fence leaves nothing half done and the retry starts over:
+//!
+//! 1. a provider message id already stored is a redelivery: done;
+//! 2. the contact is resolved by mobile or created (`INSERT … ON CONFLICT
+//!    (business_id, mobile) DO NOTHING` then `SELECT`, so two messages from a
+//!    new number never create two contacts); a new contact gets the
+//!    business's "Inbound" category (reused case-insensitively, created when
+//!    missing), since every contact has at least one category;
+//! 3. the conversation (business, chatapp, phone number, contact) is found or
+//!    created, the message stored (`inbound`, `text`, `received`) and a
+//!    timeline entry appended;
+//! 4. `chatapp.message.received` is fanned out: one `webhooks.deliver` job per
+//!    subscription of that phone number that includes the event and is active
+//!    or paused (a paused subscription holds its events; the delivery job
+//!    decides). The stored payload has no `retryNumber`: the delivery job adds
+//!    it per attempt.
+//!
+//! No reply is sent here.
+
+use serde::Deserialize;
+use serde_json::json;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{e164, jobs, new_id, now, Failure};
+
+use crate::bindings::exports::switchboard::platform::job_handler::{Job, Outcome};
+
+pub const EVENT: &str = "chatapp.message.received";
+pub const DELIVER_KIND: &str = "webhooks.deliver";
+/// The category every contact first seen through an inbound message gets.
+pub const CATEGORY: &str = "Inbound";
+const MAX_NAME_CHARS: usize = 200;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Payload {
+    phone_number_id: String,
+    from: String,
+    #[serde(default)]
+    name: Option<String>,
+    text: String,
+    provider_message_id: String,
+}
+
+pub fn run(job: &Job) -> Outcome {
+    let p: Payload = match serde_json::from_str(&job.payload_json) {
+        Ok(p) => p,
+        Err(e) => return Outcome::Dead(format!("invalid payload: {e}")),
+    };
+    let Some(mobile) = e164::normalize(&p.from) else {
+        return Outcome::Dead("invalid payload: `from` is not an E.164 number".into());
+    };
+    if p.provider_message_id.is_empty() || p.phone_number_id.is_empty() {
+        return Outcome::Dead("invalid payload: empty `providerMessageId` or `phoneNumberId`".into());
+    }
+    match process(&job.business_id, &p, &mobile) {
+        Ok(()) => Outcome::Done,
+        // A trap rolls the whole transaction back and the runner retries
+        // with backoff (a busy database, a transient store error).
+        Err(f) => panic!("store error during inbound message: {} {}", f.code, f.message),
+    }
+}
+
+/// The contact name: the provider's profile name (trimmed, at most 200
+/// characters), else the mobile.
+pub fn contact_name(name: Option<&str>, mobile: &str) -> String {
+    match name.map(str::trim).filter(|n| !n.is_empty()) {
+        Some(n) => n.chars().take(MAX_NAME_CHARS).collect(),
+        None => mobile.to_string(),
+    }
+}
+
+/// True when a subscription's `events_json` includes `chatapp.message.received`.
+pub fn wants_event(events_json: &str) -> bool {
+    serde_json::from_str::<Vec<String>>(events_json).is_ok_and(|e| e.iter().any(|e| e == EVENT))
+}
+
+/// The `chatapp.message.received` payload of the spec, without `retryNumber`.
+#[allow(clippy::too_many_arguments)]
+pub fn event_payload(
+    biz: &str,
+    phone_number_id: &str,
+    conversation_id: &str,
+    provider_message_id: &str,
+    occurred_at: &str,
+    mobile: &str,
+    name: &str,
+    text: &str,
+) -> serde_json::Value {
+    json!({
+        "contractVersion": "1.1",
+        "eventId": provider_message_id,
+        "eventType": EVENT,
+        "occurredAt": occurred_at,
+        "businessId": biz,
+        "phoneNumberId": phone_number_id,
+        "channel": "chatapp",
+        "conversationId": conversation_id,
+        "providerMessageId": provider_message_id,
+        "customer": {
+            "mobileE164": mobile,
+            "chatappId": mobile.trim_start_matches('+'),
+            "name": name,
+        },
+        "message": {"type": "text", "text": text},
+    })
+}
+
+fn process(biz: &str, p: &Payload, mobile: &str) -> Result<(), Failure> {
+    let pmid = p.provider_message_id.as_str();
+    let pnid = p.phone_number_id.as_str();
+    if db::query_one("SELECT 1 FROM messages WHERE business_id = ?1 AND provider_message_id = ?2", &[biz.into(), pmid.into()])?.is_some() {
+        return Ok(());
+    }
+    let now = now();
+
+    // The contact, created at most once per (business, mobile).
+    let name = contact_name(p.name.as_deref(), mobile);
+    let created = db::execute(
+        "INSERT INTO contacts (id, business_id, mobile, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5) \
+         ON CONFLICT (business_id, mobile) DO NOTHING",
+        &[new_id().into(), biz.into(), mobile.into(), name.as_str().into(), now.as_str().into()],
+    )?;
+    let contact = db::query_one("SELECT id, name FROM contacts WHERE business_id = ?1 AND mobile = ?2", &[biz.into(), mobile.into()])?
+        .expect("contact exists after insert");
+    let (contact_id, stored_name) = (contact.text(0), contact.text(1));
+    if created > 0 {
+        let category = inbound_category(biz, &now)?;
+        db::execute(
+            "INSERT OR IGNORE INTO contact_categories (business_id, contact_id, category_id) VALUES (?1, ?2, ?3)",
+            &[biz.into(), contact_id.as_str().into(), category.into()],
+        )?;
+    }
+
+    // The conversation.
+    db::execute(
+        "INSERT INTO conversations (id, business_id, contact_id, channel, phone_number_id, created_at) \
+         VALUES (?1, ?2, ?3, 'chatapp', ?4, ?5) ON CONFLICT (business_id, channel, phone_number_id, contact_id) DO NOTHING",
+        &[new_id().into(), biz.into(), contact_id.as_str().into(), pnid.into(), now.as_str().into()],
+    )?;
+    let conversation_id = db::query_one(
+        "SELECT id FROM conversations WHERE business_id = ?1 AND channel = 'chatapp' AND phone_number_id = ?2 AND contact_id = ?3",
+        &[biz.into(), pnid.into(), contact_id.as_str().into()],
+    )?
+    .expect("conversation exists after insert")
+    .text(0);
+
+    // The message (the unique key is a second guard against a redelivery).
+    let message_id = new_id();
+    let inserted = db::execute(
+        "INSERT INTO messages (id, business_id, conversation_id, contact_id, channel, direction, type, text, provider_message_id, status, created_at) \
+         VALUES (?1, ?2, ?3, ?4, 'chatapp', 'inbound', 'text', ?5, ?6, 'received', ?7) ON CONFLICT (business_id, provider_message_id) DO NOTHING",
+        &[
+            message_id.as_str().into(),
+            biz.into(),
+            conversation_id.as_str().into(),
+            contact_id.as_str().into(),
+            p.text.as_str().into(),
+            pmid.into(),
+            now.as_str().into(),
+        ],
+    )?;
+    if inserted == 0 {
+        return Ok(());
+    }
+
+    db::execute(
+        "INSERT INTO timeline_entries (id, business_id, contact_id, channel, kind, direction, occurred_at, summary_json) \
+         VALUES (?1, ?2, ?3, 'chatapp', 'message', 'inbound', ?4, ?5)",
+        &[
+            new_id().into(),
+            biz.into(),
+            contact_id.as_str().into(),
+            now.as_str().into(),
+            json!({"messageId": message_id, "text": p.text}).to_string().into(),
+        ],
+    )?;
+
+    // Fan-out of `chatapp.message.received`, in the same transaction.
+    let subscriptions = db::query(
+        "SELECT id, events_json FROM webhook_subscriptions \
+         WHERE business_id = ?1 AND channel = 'chatapp' AND phone_number_id = ?2 AND status IN ('active', 'paused') ORDER BY id",
+        &[biz.into(), pnid.into()],
+    )?;
+    let customer_name = p.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map_or(stored_name, |n| contact_name(Some(n), mobile));
+    let event = event_payload(biz, pnid, &conversation_id, pmid, &now, mobile, &customer_name, &p.text);
+    for s in subscriptions.iter().filter(|s| wants_event(&s.text(1))) {
+        let job = json!({"subscriptionId": s.text(0), "eventId": pmid, "attempt": 0, "payload": event});
+        jobs::enqueue(DELIVER_KIND, biz, &job.to_string(), 0).map_err(db::store_failure)?;
+    }
+    Ok(())
+}
+
+/// The business's "Inbound" category (any case), created when missing.
+fn inbound_category(biz: &str, now: &str) -> Result<String, Failure> {
+    let find = || db::query_one("SELECT id FROM categories WHERE business_id = ?1 AND name = ?2 COLLATE NOCASE ORDER BY id LIMIT 1", &[biz.into(), CATEGORY.into()]);
+    if let Some(r) = find()? {
+        return Ok(r.text(0));
+    }
+    db::execute(
+        "INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+        &[new_id().into(), biz.into(), CATEGORY.into(), now.into()],
+    )?;
+    Ok(find()?.expect("category exists after insert").text(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(contact_name(None, "+14155550123"), "+14155550123");
+        assert_eq!(contact_name(Some("   "), "+14155550123"), "+14155550123");
+        assert_eq!(contact_name(Some(" Ada "), "+14155550123"), "Ada");
+        assert_eq!(contact_name(Some(&"x".repeat(300)), "+1").chars().count(), 200);
+    }
+
+    #[test]
+    fn event_filter() {
+        assert!(wants_event(r#"["chatapp.message.sent","chatapp.message.received"]"#));
+        assert!(!wants_event(r#"["chatapp.message.sent"]"#));
+        assert!(!wants_event(r#"["chatapp.message.received.x"]"#));
+        assert!(!wants_event("not json"));
+    }
+
+    #[test]
+    fn payload_shape() {
+        let p = event_payload("b", "pn-1", "c", "wamid.1", "2026-01-01T00:00:00.000Z", "+14155550123", "Ada", "hi");
+        assert_eq!(
+            p,
+            json!({
+                "contractVersion": "1.1", "eventId": "wamid.1", "eventType": "chatapp.message.received",
+                "occurredAt": "2026-01-01T00:00:00.000Z", "businessId": "b", "phoneNumberId": "pn-1", "channel": "chatapp",
+                "conversationId": "c", "providerMessageId": "wamid.1",
+                "customer": {"mobileE164": "+14155550123", "chatappId": "14155550123", "name": "Ada"},
+                "message": {"type": "text", "text": "hi"},
+            })
+        );
+        assert!(p.get("retryNumber").is_none());
+    }
+}

@@ -1,0 +1,275 @@
+//! Signed webhook delivery (issue 4 point 6) against a real receiver in the
+//! test: it verifies every signature and timestamp, and the deliveries are
+//! checked for event ids, rising retry numbers, pause/resume, rotation,
+//! revocation, and a restart with the receiver down losing nothing.
+
+use crate::harness::*;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const SUBS: &str = "/api/v1/webhook-subscriptions";
+const PNID: &str = "pn-delivery-1";
+/// Fast retries for tests: the production default spans two days.
+const FAST: &[&str] = &["--webhook-retry-delays-ms", "100,150,200,250,300", "--webhook-timeout-ms", "700"];
+/// A schedule that cannot run out while a test waits (the last flag wins).
+const PATIENT: &[&str] = &["--webhook-retry-delays-ms", "100,150,200,250,300,300,300,300,300,300,300,300,300,300,300,300,300,300,300,300"];
+
+/// One request the receiver got.
+#[derive(Debug, Clone)]
+struct Delivery {
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Delivery {
+    fn header(&self, name: &str) -> &str {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str()).unwrap_or("")
+    }
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap()
+    }
+}
+
+enum Reply {
+    Status(u16),
+    /// Answer nothing for this long (the service's timeout is shorter).
+    Hang(Duration),
+}
+
+/// A webhook receiver on a loopback port, answering from a script (200 once
+/// the script runs out).
+struct Receiver {
+    port: u16,
+    got: Arc<Mutex<Vec<Delivery>>>,
+    script: Arc<Mutex<VecDeque<Reply>>>,
+}
+
+impl Receiver {
+    fn start() -> Receiver {
+        Self::on(TcpListener::bind("127.0.0.1:0").unwrap())
+    }
+    fn on(listener: TcpListener) -> Receiver {
+        let port = listener.local_addr().unwrap().port();
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(VecDeque::new()));
+        let (g, sc) = (got.clone(), script.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                if reader.read_line(&mut line).is_err() {
+                    continue;
+                }
+                let mut headers = Vec::new();
+                loop {
+                    let mut h = String::new();
+                    reader.read_line(&mut h).unwrap();
+                    let h = h.trim_end().to_string();
+                    if h.is_empty() {
+                        break;
+                    }
+                    let (k, v) = h.split_once(':').unwrap();
+                    headers.push((k.trim().to_string(), v.trim().to_string()));
+                }
+                let len: usize = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-length")).map(|(_, v)| v.parse().unwrap()).unwrap_or(0);
+                let mut body = vec![0u8; len];
+                reader.read_exact(&mut body).unwrap();
+                g.lock().unwrap().push(Delivery { headers, body: String::from_utf8(body).unwrap() });
+                let reply = sc.lock().unwrap().pop_front().unwrap_or(Reply::Status(200));
+                let code = match reply {
+                    Reply::Status(c) => c,
+                    Reply::Hang(d) => {
+                        std::thread::sleep(d);
+                        200
+                    }
+                };
+                let _ = write!(stream, "HTTP/1.1 {code} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            }
+        });
+        Receiver { port, got, script }
+    }
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/hook", self.port)
+    }
+    fn script(&self, replies: Vec<Reply>) {
+        self.script.lock().unwrap().extend(replies);
+    }
+    fn got(&self) -> Vec<Delivery> {
+        self.got.lock().unwrap().clone()
+    }
+    /// Waits (bounded) until at least `n` requests arrived.
+    fn wait_for(&self, n: usize) -> Vec<Delivery> {
+        let started = Instant::now();
+        loop {
+            let got = self.got();
+            if got.len() >= n {
+                return got;
+            }
+            assert!(started.elapsed() < Duration::from_secs(60), "got {} of {n} deliveries", got.len());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn hmac_sha256_hex(key: &[u8], msg: &[u8]) -> String {
+    let mut k = [0u8; 64];
+    if key.len() > 64 {
+        k[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let inner: Vec<u8> = k.iter().map(|b| b ^ 0x36).chain(msg.iter().copied()).collect();
+    let outer: Vec<u8> = k.iter().map(|b| b ^ 0x5c).chain(Sha256::digest(&inner)).collect();
+    hex::encode(Sha256::digest(&outer))
+}
+
+/// What a careful receiver checks before accepting an event.
+fn verify(d: &Delivery, secret: &str) -> bool {
+    let ts = d.header("X-Service-Timestamp");
+    let fresh = ts.parse::<i64>().is_ok_and(|t| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+        (now - t).abs() <= 300
+    });
+    let expected = hmac_sha256_hex(secret.as_bytes(), format!("{ts}.{}", d.body).as_bytes());
+    fresh && expected == d.header("X-Service-Signature")
+}
+
+struct Ctx {
+    s: Server,
+    t: Tenant,
+    dir: DataDir,
+}
+
+fn setup(extra: &[&str]) -> Ctx {
+    let dir = DataDir::new();
+    let mut args: Vec<&str> = FAST.to_vec();
+    args.extend_from_slice(extra);
+    let s = Server::start_with(&dir.0, &args);
+    let t = tenant(&dir.0, "all");
+    admin(&dir.0, &["channel", "connect", "--business", &t.business, "--channel", "chatapp", "--phone-number-id", PNID]);
+    Ctx { s, t, dir }
+}
+
+impl Ctx {
+    fn subscribe(&self, url: &str) -> (String, String) {
+        let r = self.s.as_key(&self.t.key).post(
+            SUBS,
+            &json!({"businessId": self.t.business, "channel": "chatapp", "phoneNumberId": PNID, "callbackUrl": url,
+                    "events": ["chatapp.message.received"], "externalAutomation": true}),
+        );
+        let d = r.assert_ok(201);
+        (d["subscription"]["id"].as_str().unwrap().to_string(), d["signingSecret"].as_str().unwrap().to_string())
+    }
+    fn patch(&self, sub: &str, body: Value) {
+        let mut b = body;
+        b["businessId"] = json!(self.t.business);
+        self.s.as_key(&self.t.key).patch(&format!("{SUBS}/{sub}"), &b).assert_ok(200);
+    }
+}
+
+fn inbound(dir: &Path, from: &str, text: &str) -> String {
+    admin(dir, &["sandbox", "inbound", "--phone-number-id", PNID, "--from", from, "--text", text, "--name", "Ada"])["providerMessageId"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn retries_after_errors_and_timeouts_with_the_same_event_and_rising_retry_number() {
+    let c = setup(&[]);
+    let rx = Receiver::start();
+    rx.script(vec![Reply::Status(500), Reply::Hang(Duration::from_millis(1500)), Reply::Status(503)]);
+    let (sub, secret) = c.subscribe(&rx.url());
+    let pmid = inbound(&c.dir.0, "+15550009001", "hello there");
+    let got = rx.wait_for(4);
+    for (i, d) in got.iter().enumerate() {
+        assert!(verify(d, &secret), "signature {i} verifies");
+        let body = d.json();
+        assert_eq!(d.header("X-Service-Event-Id"), pmid);
+        assert_eq!(d.header("X-Service-Contract-Version"), "1.1");
+        assert_eq!(body["eventId"], json!(pmid));
+        assert_eq!(body["retryNumber"], json!(i), "retry numbers rise: {body}");
+    }
+    let first = got[0].json();
+    assert_eq!(first["contractVersion"], "1.1");
+    assert_eq!(first["eventType"], "chatapp.message.received");
+    assert_eq!(first["businessId"], json!(c.t.business));
+    assert_eq!(first["phoneNumberId"], PNID);
+    assert_eq!(first["channel"], "chatapp");
+    assert_eq!(first["customer"]["mobileE164"], "+15550009001");
+    assert_eq!(first["message"], json!({"type": "text", "text": "hello there"}));
+    // The fourth attempt was accepted: nothing more arrives, and every
+    // attempt is recorded (the timeout without a status).
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(rx.got().len(), 4);
+    let attempts = sql(&c.dir.0, &format!("SELECT retry_number, IFNULL(status_code, 'none') FROM webhook_attempts WHERE subscription_id = '{sub}' ORDER BY retry_number"));
+    assert_eq!(attempts.trim(), "0|500\n1|none\n2|503\n3|200");
+}
+
+#[test]
+fn pause_holds_rotate_switches_secret_and_revoke_drops() {
+    let c = setup(&[]);
+    let rx = Receiver::start();
+    let (sub, old_secret) = c.subscribe(&rx.url());
+    c.patch(&sub, json!({"status": "paused"}));
+    let held = inbound(&c.dir.0, "+15550009002", "while paused");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(rx.got().is_empty(), "a paused subscription holds its events");
+    c.patch(&sub, json!({"status": "active"}));
+    let got = rx.wait_for(1);
+    assert_eq!(got[0].json()["eventId"], json!(held));
+    assert_eq!(got[0].json()["retryNumber"], 0);
+    assert!(verify(&got[0], &old_secret));
+
+    // Rotate: the next event is signed with the new secret only.
+    let r = c.s.as_key(&c.t.key).post(&format!("{SUBS}/{sub}/rotate-secret"), &json!({"businessId": c.t.business}));
+    let new_secret = r.assert_ok(200)["signingSecret"].as_str().unwrap().to_string();
+    inbound(&c.dir.0, "+15550009002", "after rotation");
+    let got = rx.wait_for(2);
+    assert!(verify(&got[1], &new_secret));
+    assert!(!verify(&got[1], &old_secret), "the old secret never signs again");
+
+    // Revoke: later events are dropped.
+    c.s.as_key(&c.t.key).send("DELETE", &format!("{SUBS}/{sub}?businessId={}", c.t.business), None).assert_ok(200);
+    inbound(&c.dir.0, "+15550009002", "after revoke");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(rx.got().len(), 2);
+}
+
+#[test]
+fn a_receiver_down_and_a_killed_service_lose_nothing() {
+    let mut c = setup(PATIENT);
+    // Reserve a port, then close it: the receiver is down.
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/hook");
+    let (_sub, secret) = c.subscribe(&url);
+    let events: Vec<String> = (0..3).map(|i| inbound(&c.dir.0, "+15550009003", &format!("message {i}"))).collect();
+    // Let some attempts fail, then kill the service mid-way.
+    std::thread::sleep(Duration::from_millis(600));
+    c.s.child.kill().unwrap();
+    c.s.child.wait().unwrap();
+    // The receiver comes back; so does the service.
+    let rx = Receiver::on(TcpListener::bind(("127.0.0.1", port)).unwrap());
+    let mut args: Vec<&str> = FAST.to_vec();
+    args.extend_from_slice(PATIENT);
+    c.s = Server::start_with(&c.dir.0, &args);
+    let started = Instant::now();
+    loop {
+        let ids: std::collections::HashSet<String> = rx.got().iter().map(|d| d.json()["eventId"].as_str().unwrap().to_string()).collect();
+        if events.iter().all(|e| ids.contains(e)) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "not every event arrived: {ids:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for d in rx.got() {
+        assert!(verify(&d, &secret));
+    }
+}
