@@ -62,6 +62,10 @@ impl Runner {
         if !self.lead(db) {
             return 0;
         }
+        // A cheap read first: an idle round takes no write lock.
+        if !has_due(db) {
+            return 0;
+        }
         let claims = match claim(db, &self.node, BATCH) {
             Ok(c) => c,
             Err(e) => {
@@ -125,6 +129,20 @@ impl Runner {
         self.leader_until_ms = if won { until } else { 0 };
         won
     }
+}
+
+/// Whether any job is due (or left with an expired lease), read without the
+/// write gate.
+fn has_due(db: &Db) -> bool {
+    let Ok(c) = db.conn() else { return false };
+    let now = SqlValue::Integer(crate::clock::now_ms());
+    db::query_rows(
+        &c,
+        "SELECT 1 FROM jobs WHERE (state = 'pending' AND due_at_ms <= ?1) OR (state = 'leased' AND lease_until_ms < ?1) LIMIT 1",
+        vec![now],
+    )
+    .map(|r| !r.is_empty())
+    .unwrap_or(false)
 }
 
 /// Claims up to `limit` due jobs (pending and due, or leased with an expired

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Webhook delivery benchmark (issue 4 point 10).
+
+    bench/webhooks.py [EVENTS] [INBOUND]        (default 2000 and 50)
+
+Starts the release binary (build it first: cargo build --release) on a free
+loopback port with a temp data dir, and a local receiver (Python's threading
+HTTP server) that verifies nothing but records each delivery's arrival.
+
+1. Throughput: EVENTS `webhooks.deliver` outbox jobs are written straight
+   into the jobs table (a backlog, as after a receiver outage), and the
+   service drains them: signed deliveries per second. Baseline in the same
+   run: the same number of POSTs of the same size sent directly to the
+   receiver by one Python client, sequentially (the service also delivers
+   one at a time). Prints the ratio.
+2. Latency: INBOUND messages injected one at a time with `switchboard admin
+   sandbox inbound`; for each, the time from the command's start to the
+   receiver's arrival of its chatapp.message.received (p50/p99). This
+   includes starting the admin process and the job runner's idle poll
+   (25 ms); baseline: the admin command's own run time.
+"""
+import http.server
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "switchboard")
+EVENTS = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+INBOUND = int(sys.argv[2]) if len(sys.argv) > 2 else 50
+arrivals = {}
+lock = threading.Lock()
+
+
+class Receiver(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        with lock:
+            arrivals.setdefault(self.headers.get("X-Service-Event-Id") or json.loads(body)["eventId"], time.monotonic())
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def admin(data, *args):
+    return json.loads(subprocess.run([BIN, "admin", "--data-dir", data, *args], check=True, capture_output=True, text=True).stdout)
+
+
+def call(base, key, method, path, body):
+    req = urllib.request.Request(base + path, method=method, data=json.dumps(body).encode(),
+                                 headers={"Authorization": "Bearer " + key, "Content-Type": "application/json"})
+    return json.load(urllib.request.urlopen(req))
+
+
+def wait_for(n, timeout):
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        with lock:
+            if len(arrivals) >= n:
+                return
+        time.sleep(0.005)
+    raise SystemExit(f"only {len(arrivals)} of {n} deliveries arrived")
+
+
+def main():
+    rx = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=rx.serve_forever, daemon=True).start()
+    hook = f"http://127.0.0.1:{rx.server_address[1]}/hook"
+    data = tempfile.mkdtemp(prefix="switchboard-bench-")
+    port = free_port()
+    server = subprocess.Popen([BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data], stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(base + "/api/v1/openapi.json")
+                break
+            except OSError:
+                time.sleep(0.1)
+        biz = admin(data, "business", "create", "--name", "Bench")["businessId"]
+        key = admin(data, "key", "create", "--business", biz, "--scopes", "all")["apiKey"]
+        admin(data, "channel", "connect", "--business", biz, "--channel", "chatapp", "--phone-number-id", "pn-bench")
+        sub = call(base, key, "POST", "/api/v1/webhook-subscriptions", {
+            "businessId": biz, "channel": "chatapp", "phoneNumberId": "pn-bench", "callbackUrl": hook,
+            "events": ["chatapp.message.received"], "externalAutomation": True})["data"]["subscription"]["id"]
+
+        # 1. Throughput: a backlog of outbox jobs.
+        payload = {"contractVersion": "1.1", "eventType": "chatapp.message.received", "businessId": biz,
+                   "phoneNumberId": "pn-bench", "channel": "chatapp", "message": {"type": "text", "text": "x" * 200}}
+        db = sqlite3.connect(os.path.join(data, "switchboard.db"), timeout=30)
+        now = int(time.time() * 1000)
+        rows = []
+        for i in range(EVENTS):
+            eid = f"bench-{i}"
+            p = dict(payload, eventId=eid)
+            rows.append((str(uuid.uuid4()), "webhooks.deliver", biz,
+                         json.dumps({"subscriptionId": sub, "eventId": eid, "attempt": 0, "payload": p}), now, now))
+        body_size = len(json.dumps(dict(payload, eventId="bench-0", retryNumber=0)))
+        start = time.monotonic()
+        db.executemany("INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms) VALUES (?,?,?,?,?,?)", rows)
+        db.commit()
+        wait_for(EVENTS, 600)
+        service = EVENTS / (time.monotonic() - start)
+
+        # Baseline: direct sequential POSTs of the same size to the receiver.
+        blob = b"y" * body_size
+        start = time.monotonic()
+        for i in range(EVENTS):
+            urllib.request.urlopen(urllib.request.Request(hook, data=blob, method="POST",
+                                                          headers={"Content-Type": "application/json", "X-Service-Event-Id": f"direct-{i}"}))
+        direct = EVENTS / (time.monotonic() - start)
+
+        # 2. Inbound → delivery latency.
+        latencies, admin_times = [], []
+        for i in range(INBOUND):
+            start = time.monotonic()
+            pmid = admin(data, "sandbox", "inbound", "--phone-number-id", "pn-bench", "--from", f"+1555300{i:04d}", "--text", "hi")["providerMessageId"]
+            admin_times.append(time.monotonic() - start)
+            while True:
+                with lock:
+                    t = arrivals.get(pmid)
+                if t is not None:
+                    latencies.append(t - start)
+                    break
+                if time.monotonic() - start > 30:
+                    raise SystemExit("an inbound message was not delivered")
+                time.sleep(0.002)
+        q = lambda xs, p: sorted(xs)[min(len(xs) - 1, int(len(xs) * p))] * 1000
+        print(f"deliveries/s (signed, from the outbox)  {service:8.0f}   direct POST baseline {direct:8.0f}   ratio {service / direct:.2f}")
+        print(f"inbound -> delivery latency  p50 {q(latencies, 0.5):6.1f} ms   p99 {q(latencies, 0.99):6.1f} ms"
+              f"   (admin command alone: p50 {q(admin_times, 0.5):6.1f} ms)")
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+        rx.shutdown()
+
+
+if __name__ == "__main__":
+    main()
