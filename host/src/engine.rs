@@ -40,6 +40,7 @@ mod dispatcher_world {
     });
 }
 use dispatcher_world::switchboard::platform::http_out;
+use dispatcher_world::switchboard::platform::ai;
 pub use dispatcher_world::exports::switchboard::platform::job_handler::{Job, Outcome};
 use dispatcher_world::DispatcherPre;
 
@@ -142,6 +143,7 @@ impl Components {
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         ResourceArea::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
         http_out::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+        ai::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
 
         std::fs::create_dir_all(cache_dir)?;
         let mut pres = HashMap::new();
@@ -415,5 +417,12 @@ impl http_out::Host for RequestState {
 
     fn post(&mut self, url: String, headers: Vec<(String, String)>, body: String) -> Result<u16, String> {
         crate::outbound::post(&self.outbound, &url, &headers, &body)
+    }
+}
+
+/// `ai`: agent replies (offline responder or the configured endpoint, see ai.rs).
+impl ai::Host for RequestState {
+    fn complete(&mut self, instructions: String, history: Vec<(String, String)>) -> Result<String, String> {
+        crate::ai::complete(&instructions, &history)
     }
 }

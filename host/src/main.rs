@@ -2,6 +2,7 @@
 //! businesses and keys on a data dir.
 
 mod admin;
+mod ai;
 mod bench_native;
 mod clock;
 mod contract;
@@ -23,6 +24,7 @@ usage:
   switchboard serve [--listen ADDR] [--data-dir DIR] [--request-timeout-ms MS] [--bench-baseline]
                     [--component-override NAME=WASM]... [--webhook-public-only]
                     [--webhook-timeout-ms MS] [--webhook-retry-delays-ms MS,MS,...]
+                    [--ai-endpoint URL --ai-model NAME]   (env SWITCHBOARD_AI_API_KEY)
   switchboard admin [--data-dir DIR] business create --name NAME
   switchboard admin [--data-dir DIR] key create --business ID --scopes LIST|all
   switchboard admin [--data-dir DIR] key list --business ID
@@ -105,7 +107,7 @@ fn run() -> Result<()> {
     }
     match args.positional[0].as_str() {
         "serve" => {
-            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline", "component-override", "webhook-public-only", "webhook-timeout-ms", "webhook-retry-delays-ms"])?;
+            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline", "component-override", "webhook-public-only", "webhook-timeout-ms", "webhook-retry-delays-ms", "ai-endpoint", "ai-model"])?;
             serve(&args)
         }
         "admin" => {
@@ -161,6 +163,11 @@ fn serve(args: &Args) -> Result<()> {
             .map(|d| d.trim().parse::<u64>())
             .collect::<Result<_, _>>()
             .context("--webhook-retry-delays-ms takes comma-separated milliseconds")?;
+    }
+    match (args.get("ai-endpoint"), args.get("ai-model")) {
+        (Some(url), Some(model)) => ai::configure(url, model),
+        (None, None) => {}
+        _ => anyhow::bail!("--ai-endpoint and --ai-model go together"),
     }
     let components = engine::Components::load(&data_dir.join("cache"), &overrides, outbound).context("loading components")?;
     let gateway = switchboard_gateway::Gateway::new().map_err(anyhow::Error::msg).context("building the OpenAPI document")?;

@@ -1,7 +1,11 @@
 //! Starting and stopping the real binary, admin commands, and an HTTP client.
 
 use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -239,4 +243,127 @@ pub fn b64(input: &[u8]) -> String {
         }
     }
     out
+}
+
+// ---- A webhook receiver (shared by the delivery and messaging tests) ----
+
+/// One request the receiver got.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Delivery {
+    pub fn header(&self, name: &str) -> &str {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str()).unwrap_or("")
+    }
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap()
+    }
+}
+
+pub enum Reply {
+    Status(u16),
+    /// Answer nothing for this long (the service's timeout is shorter).
+    Hang(Duration),
+}
+
+/// A webhook receiver on a loopback port, answering from a script (200 once
+/// the script runs out).
+pub struct Receiver {
+    pub port: u16,
+    got: Arc<Mutex<Vec<Delivery>>>,
+    script: Arc<Mutex<VecDeque<Reply>>>,
+}
+
+impl Receiver {
+    pub fn start() -> Receiver {
+        Self::on(TcpListener::bind("127.0.0.1:0").unwrap())
+    }
+    pub fn on(listener: TcpListener) -> Receiver {
+        let port = listener.local_addr().unwrap().port();
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(VecDeque::new()));
+        let (g, sc) = (got.clone(), script.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                if reader.read_line(&mut line).is_err() {
+                    continue;
+                }
+                let mut headers = Vec::new();
+                loop {
+                    let mut h = String::new();
+                    reader.read_line(&mut h).unwrap();
+                    let h = h.trim_end().to_string();
+                    if h.is_empty() {
+                        break;
+                    }
+                    let (k, v) = h.split_once(':').unwrap();
+                    headers.push((k.trim().to_string(), v.trim().to_string()));
+                }
+                let len: usize = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-length")).map(|(_, v)| v.parse().unwrap()).unwrap_or(0);
+                let mut body = vec![0u8; len];
+                reader.read_exact(&mut body).unwrap();
+                g.lock().unwrap().push(Delivery { headers, body: String::from_utf8(body).unwrap() });
+                let reply = sc.lock().unwrap().pop_front().unwrap_or(Reply::Status(200));
+                let code = match reply {
+                    Reply::Status(c) => c,
+                    Reply::Hang(d) => {
+                        std::thread::sleep(d);
+                        200
+                    }
+                };
+                let _ = write!(stream, "HTTP/1.1 {code} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            }
+        });
+        Receiver { port, got, script }
+    }
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/hook", self.port)
+    }
+    pub fn script(&self, replies: Vec<Reply>) {
+        self.script.lock().unwrap().extend(replies);
+    }
+    pub fn got(&self) -> Vec<Delivery> {
+        self.got.lock().unwrap().clone()
+    }
+    /// Waits (bounded) until at least `n` requests arrived.
+    pub fn wait_for(&self, n: usize) -> Vec<Delivery> {
+        let started = Instant::now();
+        loop {
+            let got = self.got();
+            if got.len() >= n {
+                return got;
+            }
+            assert!(started.elapsed() < Duration::from_secs(60), "got {} of {n} deliveries", got.len());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+pub fn hmac_sha256_hex(key: &[u8], msg: &[u8]) -> String {
+    let mut k = [0u8; 64];
+    if key.len() > 64 {
+        k[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let inner: Vec<u8> = k.iter().map(|b| b ^ 0x36).chain(msg.iter().copied()).collect();
+    let outer: Vec<u8> = k.iter().map(|b| b ^ 0x5c).chain(Sha256::digest(&inner)).collect();
+    hex::encode(Sha256::digest(&outer))
+}
+
+/// What a careful receiver checks before accepting an event.
+pub fn verify(d: &Delivery, secret: &str) -> bool {
+    let ts = d.header("X-Service-Timestamp");
+    let fresh = ts.parse::<i64>().is_ok_and(|t| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+        (now - t).abs() <= 300
+    });
+    let expected = hmac_sha256_hex(secret.as_bytes(), format!("{ts}.{}", d.body).as_bytes());
+    fresh && expected == d.header("X-Service-Signature")
 }

@@ -2,12 +2,15 @@
 //! loopback port with a temp data dir and speaks HTTP to it.
 
 mod agents;
+mod autoreply;
 mod contacts;
 mod data_sources;
 mod faults;
 mod harness;
 mod inbound;
 mod jobs;
+mod messaging;
+mod participants;
 mod platform;
 mod webhook_delivery;
 mod webhooks;

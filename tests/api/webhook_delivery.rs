@@ -5,12 +5,8 @@
 
 use crate::harness::*;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
-use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const SUBS: &str = "/api/v1/webhook-subscriptions";
@@ -19,127 +15,6 @@ const PNID: &str = "pn-delivery-1";
 const FAST: &[&str] = &["--webhook-retry-delays-ms", "100,150,200,250,300", "--webhook-timeout-ms", "700"];
 /// A schedule that cannot run out while a test waits (the last flag wins).
 const PATIENT: &[&str] = &["--webhook-retry-delays-ms", "100,150,200,250,300,300,300,300,300,300,300,300,300,300,300,300,300,300,300,300"];
-
-/// One request the receiver got.
-#[derive(Debug, Clone)]
-struct Delivery {
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Delivery {
-    fn header(&self, name: &str) -> &str {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str()).unwrap_or("")
-    }
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap()
-    }
-}
-
-enum Reply {
-    Status(u16),
-    /// Answer nothing for this long (the service's timeout is shorter).
-    Hang(Duration),
-}
-
-/// A webhook receiver on a loopback port, answering from a script (200 once
-/// the script runs out).
-struct Receiver {
-    port: u16,
-    got: Arc<Mutex<Vec<Delivery>>>,
-    script: Arc<Mutex<VecDeque<Reply>>>,
-}
-
-impl Receiver {
-    fn start() -> Receiver {
-        Self::on(TcpListener::bind("127.0.0.1:0").unwrap())
-    }
-    fn on(listener: TcpListener) -> Receiver {
-        let port = listener.local_addr().unwrap().port();
-        let got = Arc::new(Mutex::new(Vec::new()));
-        let script = Arc::new(Mutex::new(VecDeque::new()));
-        let (g, sc) = (got.clone(), script.clone());
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut line = String::new();
-                if reader.read_line(&mut line).is_err() {
-                    continue;
-                }
-                let mut headers = Vec::new();
-                loop {
-                    let mut h = String::new();
-                    reader.read_line(&mut h).unwrap();
-                    let h = h.trim_end().to_string();
-                    if h.is_empty() {
-                        break;
-                    }
-                    let (k, v) = h.split_once(':').unwrap();
-                    headers.push((k.trim().to_string(), v.trim().to_string()));
-                }
-                let len: usize = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-length")).map(|(_, v)| v.parse().unwrap()).unwrap_or(0);
-                let mut body = vec![0u8; len];
-                reader.read_exact(&mut body).unwrap();
-                g.lock().unwrap().push(Delivery { headers, body: String::from_utf8(body).unwrap() });
-                let reply = sc.lock().unwrap().pop_front().unwrap_or(Reply::Status(200));
-                let code = match reply {
-                    Reply::Status(c) => c,
-                    Reply::Hang(d) => {
-                        std::thread::sleep(d);
-                        200
-                    }
-                };
-                let _ = write!(stream, "HTTP/1.1 {code} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-            }
-        });
-        Receiver { port, got, script }
-    }
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/hook", self.port)
-    }
-    fn script(&self, replies: Vec<Reply>) {
-        self.script.lock().unwrap().extend(replies);
-    }
-    fn got(&self) -> Vec<Delivery> {
-        self.got.lock().unwrap().clone()
-    }
-    /// Waits (bounded) until at least `n` requests arrived.
-    fn wait_for(&self, n: usize) -> Vec<Delivery> {
-        let started = Instant::now();
-        loop {
-            let got = self.got();
-            if got.len() >= n {
-                return got;
-            }
-            assert!(started.elapsed() < Duration::from_secs(60), "got {} of {n} deliveries", got.len());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-fn hmac_sha256_hex(key: &[u8], msg: &[u8]) -> String {
-    let mut k = [0u8; 64];
-    if key.len() > 64 {
-        k[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        k[..key.len()].copy_from_slice(key);
-    }
-    let inner: Vec<u8> = k.iter().map(|b| b ^ 0x36).chain(msg.iter().copied()).collect();
-    let outer: Vec<u8> = k.iter().map(|b| b ^ 0x5c).chain(Sha256::digest(&inner)).collect();
-    hex::encode(Sha256::digest(&outer))
-}
-
-/// What a careful receiver checks before accepting an event.
-fn verify(d: &Delivery, secret: &str) -> bool {
-    let ts = d.header("X-Service-Timestamp");
-    let fresh = ts.parse::<i64>().is_ok_and(|t| {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
-        (now - t).abs() <= 300
-    });
-    let expected = hmac_sha256_hex(secret.as_bytes(), format!("{ts}.{}", d.body).as_bytes());
-    fresh && expected == d.header("X-Service-Signature")
-}
 
 struct Ctx {
     s: Server,

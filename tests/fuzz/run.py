@@ -29,10 +29,9 @@ EXAMPLES = os.environ.get("SB_FUZZ_EXAMPLES", "25")
 # A hard stop per run; with --max-time schemathesis would keep fuzzing until
 # the budget is spent, so the run is bounded by examples and this timeout.
 TIMEOUT = int(os.environ.get("SB_FUZZ_SECONDS", "600"))
-# Operations whose component is built; the others answer 501 by design, and
-# so does the participant link until messaging exists.
-TAGS = ["contacts", "agents", "data-sources", "webhooks"]
-NOT_BUILT = ["linkParticipantContact"]
+# Operations whose component is built; the others answer 501 by design.
+TAGS = ["contacts", "agents", "data-sources", "webhooks", "messaging"]
+NOT_BUILT = []
 
 
 def free_port():
@@ -53,9 +52,11 @@ def schemathesis(url, key, business, mode, checks, workdir):
     if mode == "positive":
         env["SCHEMATHESIS_HOOKS"] = "hooks"
         env["PYTHONPATH"] = os.path.dirname(os.path.abspath(__file__))
+    # One worker: with two, hypothesis's lambda-source cache has raced inside
+    # schemathesis itself ("AST constructor recursion depth mismatch").
     cmd = ["schemathesis", "run", url, "--mode", mode, "--checks", checks,
            "--max-examples", EXAMPLES, "--no-color",
-           "--phases", "examples,coverage,fuzzing", "--workers", "2", "--seed", "1",
+           "--phases", "examples,coverage,fuzzing", "--workers", "1", "--seed", "1",
            "--generation-database", "none", "--warnings", "off"]
     for tag in TAGS:
         cmd += ["--include-tag", tag]
@@ -70,8 +71,9 @@ def schemathesis(url, key, business, mode, checks, workdir):
 
 
 def main():
+    # A pinned version keeps the run reproducible.
     if shutil.which("schemathesis") is None:
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "schemathesis"], check=True)
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "schemathesis==4.32.5"], check=True)
     data = tempfile.mkdtemp(prefix="switchboard-fuzz-")
     work = tempfile.mkdtemp(prefix="switchboard-fuzz-cfg-")
     port = free_port()

@@ -1,5 +1,5 @@
 //! The contacts resource area (spec operations 24-34): contacts, categories,
-//! CSV import and the cross-channel timeline.
+//! CSV import, the cross-channel timeline and participant links.
 //!
 //! Tenancy: every statement filters by `request.business-id`, which the host
 //! has already matched against the caller's key. The host has validated the
@@ -18,6 +18,7 @@ mod categories;
 mod contacts;
 mod import;
 mod model;
+mod participants;
 mod timeline;
 
 use switchboard_guest::{fail, Failure, Guest, Request, Success};
@@ -37,8 +38,7 @@ impl Guest for Contacts {
             "getContact" => contacts::get(&req),
             "updateContact" => contacts::update(&req),
             "getContactTimeline" => timeline::get(&req),
-            // Designed (ParticipantLink / ParticipantLinked) but not built yet.
-            "linkParticipantContact" => Err(fail::not_implemented("linkParticipantContact")),
+            "linkParticipantContact" => participants::link(&req),
             other => Err(fail::not_implemented(other)),
         }
     }

@@ -5,31 +5,30 @@
 //! stale fence leaves nothing half done and the retry starts over:
 //!
 //! 1. a provider message id already stored is a redelivery: done;
-//! 2. the contact is resolved by mobile or created (`INSERT … ON CONFLICT
-//!    (business_id, mobile) DO NOTHING` then `SELECT`, so two messages from a
-//!    new number never create two contacts); a new contact gets the
-//!    business's "Inbound" category (reused case-insensitively, created when
-//!    missing), since every contact has at least one category;
+//! 2. the contact is resolved by mobile or created, concurrency-safe, with
+//!    the business's "Inbound" category when new (`contact.rs` of the
+//!    messaging component, shared with outbound sends);
 //! 3. the conversation (business, chatapp, phone number, contact) is found or
 //!    created, the message stored (`inbound`, `text`, `received`) and a
 //!    timeline entry appended;
-//! 4. `chatapp.message.received` is fanned out: one `webhooks.deliver` job per
-//!    subscription of that phone number that includes the event and is active
-//!    or paused (a paused subscription holds its events; the delivery job
-//!    decides). The stored payload has no `retryNumber`: the delivery job adds
-//!    it per attempt.
+//! 4. `chatapp.message.received` is fanned out with
+//!    [`webhook_delivery::fan_out`](crate::webhook_delivery::fan_out) (one
+//!    `webhooks.deliver` job per subscription that includes the event).
 //!
-//! No reply is sent here.
+//! 5. when no active (external-automation) subscription covers the number
+//!    and its assigned agent auto-replies without a human handoff, a
+//!    `messaging.autoreply` job is enqueued (autoreply.rs writes the reply).
 
 use serde::Deserialize;
 use serde_json::json;
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{e164, jobs, new_id, now, Failure};
+use switchboard_guest::db;
+use switchboard_guest::{e164, new_id, now, Failure};
+
+use crate::contact;
 
 use crate::bindings::exports::switchboard::platform::job_handler::{Job, Outcome};
 
 pub const EVENT: &str = "chatapp.message.received";
-pub const DELIVER_KIND: &str = "webhooks.deliver";
 /// The category every contact first seen through an inbound message gets.
 pub const CATEGORY: &str = "Inbound";
 const MAX_NAME_CHARS: usize = 200;
@@ -75,7 +74,7 @@ pub fn contact_name(name: Option<&str>, mobile: &str) -> String {
 
 /// True when a subscription's `events_json` includes `chatapp.message.received`.
 pub fn wants_event(events_json: &str) -> bool {
-    serde_json::from_str::<Vec<String>>(events_json).is_ok_and(|e| e.iter().any(|e| e == EVENT))
+    crate::webhook_delivery::wants(events_json, EVENT)
 }
 
 /// The `chatapp.message.received` payload of the spec, without `retryNumber`.
@@ -117,36 +116,11 @@ fn process(biz: &str, p: &Payload, mobile: &str) -> Result<(), Failure> {
     }
     let now = now();
 
-    // The contact, created at most once per (business, mobile).
+    // The contact, created at most once per (business, mobile), and the conversation.
     let name = contact_name(p.name.as_deref(), mobile);
-    let created = db::execute(
-        "INSERT INTO contacts (id, business_id, mobile, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5) \
-         ON CONFLICT (business_id, mobile) DO NOTHING",
-        &[new_id().into(), biz.into(), mobile.into(), name.as_str().into(), now.as_str().into()],
-    )?;
-    let contact = db::query_one("SELECT id, name FROM contacts WHERE business_id = ?1 AND mobile = ?2", &[biz.into(), mobile.into()])?
-        .expect("contact exists after insert");
-    let (contact_id, stored_name) = (contact.text(0), contact.text(1));
-    if created > 0 {
-        let category = inbound_category(biz, &now)?;
-        db::execute(
-            "INSERT OR IGNORE INTO contact_categories (business_id, contact_id, category_id) VALUES (?1, ?2, ?3)",
-            &[biz.into(), contact_id.as_str().into(), category.into()],
-        )?;
-    }
-
-    // The conversation.
-    db::execute(
-        "INSERT INTO conversations (id, business_id, contact_id, channel, phone_number_id, created_at) \
-         VALUES (?1, ?2, ?3, 'chatapp', ?4, ?5) ON CONFLICT (business_id, channel, phone_number_id, contact_id) DO NOTHING",
-        &[new_id().into(), biz.into(), contact_id.as_str().into(), pnid.into(), now.as_str().into()],
-    )?;
-    let conversation_id = db::query_one(
-        "SELECT id FROM conversations WHERE business_id = ?1 AND channel = 'chatapp' AND phone_number_id = ?2 AND contact_id = ?3",
-        &[biz.into(), pnid.into(), contact_id.as_str().into()],
-    )?
-    .expect("conversation exists after insert")
-    .text(0);
+    let c = contact::resolve(biz, mobile, &name, CATEGORY, &now)?;
+    let (contact_id, stored_name) = (c.id, c.name);
+    let conversation_id = contact::conversation(biz, pnid, &contact_id, &now)?;
 
     // The message (the unique key is a second guard against a redelivery).
     let message_id = new_id();
@@ -179,32 +153,13 @@ fn process(biz: &str, p: &Payload, mobile: &str) -> Result<(), Failure> {
         ],
     )?;
 
+    // The agent's reply, when the service answers this number (autoreply.rs).
+    crate::autoreply::maybe_enqueue(biz, pnid, &message_id)?;
+
     // Fan-out of `chatapp.message.received`, in the same transaction.
-    let subscriptions = db::query(
-        "SELECT id, events_json FROM webhook_subscriptions \
-         WHERE business_id = ?1 AND channel = 'chatapp' AND phone_number_id = ?2 AND status IN ('active', 'paused') ORDER BY id",
-        &[biz.into(), pnid.into()],
-    )?;
     let customer_name = p.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map_or(stored_name, |n| contact_name(Some(n), mobile));
     let event = event_payload(biz, pnid, &conversation_id, pmid, &now, mobile, &customer_name, &p.text);
-    for s in subscriptions.iter().filter(|s| wants_event(&s.text(1))) {
-        let job = json!({"subscriptionId": s.text(0), "eventId": pmid, "attempt": 0, "payload": event});
-        jobs::enqueue(DELIVER_KIND, biz, &job.to_string(), 0).map_err(db::store_failure)?;
-    }
-    Ok(())
-}
-
-/// The business's "Inbound" category (any case), created when missing.
-fn inbound_category(biz: &str, now: &str) -> Result<String, Failure> {
-    let find = || db::query_one("SELECT id FROM categories WHERE business_id = ?1 AND name = ?2 COLLATE NOCASE ORDER BY id LIMIT 1", &[biz.into(), CATEGORY.into()]);
-    if let Some(r) = find()? {
-        return Ok(r.text(0));
-    }
-    db::execute(
-        "INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
-        &[new_id().into(), biz.into(), CATEGORY.into(), now.into()],
-    )?;
-    Ok(find()?.expect("category exists after insert").text(0))
+    crate::webhook_delivery::fan_out(biz, pnid, EVENT, pmid, &event)
 }
 
 #[cfg(test)]

@@ -27,9 +27,13 @@ mod bindings {
 
 #[path = "../../data-sources/src/activate.rs"]
 mod activate;
+mod autoreply;
+#[path = "../../messaging/src/contact.rs"]
+mod contact;
 mod inbound;
 mod ingest;
 mod ingest_parse;
+mod sandbox_messenger;
 mod webhook_delivery;
 
 use bindings::exports::switchboard::platform::job_handler::{Guest, Job, Outcome, RetryAfter};
@@ -42,7 +46,9 @@ impl Guest for Dispatcher {
             // Kinds are added here by the resource areas that enqueue them.
             ingest::KIND => ingest::run(&job),
             "messaging.inbound" => inbound::run(&job),
+            autoreply::KIND => autoreply::run(&job),
             webhook_delivery::KIND => webhook_delivery::run(&job),
+            sandbox_messenger::KIND => sandbox_messenger::run(&job),
             other => Outcome::Dead(format!("unknown job kind `{other}`")),
         }
     }

@@ -17,7 +17,7 @@ use hmac::{Hmac, Mac};
 use serde_json::{json, Map, Value};
 use sha2::Sha256;
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{clock, ids, log};
+use switchboard_guest::{clock, ids, jobs, log, Failure};
 
 pub const KIND: &str = "webhooks.deliver";
 /// How often a paused subscription is checked for resumption.
@@ -73,6 +73,29 @@ pub fn run(job: &Job) -> Outcome {
         }
         None => Outcome::Dead(format!("no 2xx after {} attempts", attempt + 1)),
     }
+}
+
+/// True when a subscription's `events_json` includes `event_type`.
+pub fn wants(events_json: &str, event_type: &str) -> bool {
+    serde_json::from_str::<Vec<String>>(events_json).is_ok_and(|e| e.iter().any(|e| e == event_type))
+}
+
+/// The fan-out of one chatapp event, called inside the transaction of the
+/// change that caused it: one `webhooks.deliver` job (the outbox row) per
+/// subscription of that phone number that includes `event_type` and is
+/// active or paused (a paused subscription holds its events; the delivery
+/// job decides). `payload` has no `retryNumber`: each attempt adds it.
+pub fn fan_out(biz: &str, phone_number_id: &str, event_type: &str, event_id: &str, payload: &Value) -> Result<(), Failure> {
+    let subscriptions = db::query(
+        "SELECT id, events_json FROM webhook_subscriptions \
+         WHERE business_id = ?1 AND channel = 'chatapp' AND phone_number_id = ?2 AND status IN ('active', 'paused') ORDER BY id",
+        &[biz.into(), phone_number_id.into()],
+    )?;
+    for s in subscriptions.iter().filter(|s| wants(&s.text(1), event_type)) {
+        let job = json!({"subscriptionId": s.text(0), "eventId": event_id, "attempt": 0, "payload": payload});
+        jobs::enqueue(KIND, biz, &job.to_string(), 0).map_err(db::store_failure)?;
+    }
+    Ok(())
 }
 
 /// Runs the job again later with `outbox` as its payload.

@@ -1,0 +1,129 @@
+//! linkParticipantContact (operation 34): links a channel participant's
+//! earlier history to a mobile-first contact, without OTP verification.
+//!
+//! The participant (path `participantId`) is a conversation id of this
+//! business: one chatapp/photoapp conversation is one participant on one
+//! business number or account. An id that is malformed, unknown, of another
+//! business, or of a conversation on another `channel` is
+//! `404 participant_not_found`.
+//!
+//! The contact with `mobile` is resolved, or created (named `name`, else the
+//! mobile) in the business's "Inbound" category (the same category inbound
+//! messages use, created when missing). Then, in the request's transaction,
+//! the conversation, its messages and their timeline entries move to that
+//! contact. When the contact already has a conversation on the same number,
+//! the participant's messages join that conversation and the participant's
+//! conversation is removed (its id then no longer resolves). The previous
+//! contact is kept, even if it is left without history. `linkedEntries`
+//! counts the timeline entries that moved (0 when the participant was already
+//! linked to this contact).
+
+use serde::Deserialize;
+use serde_json::json;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{e164, fail, new_id, now, ok, req, Failure, HResult, Request, Success};
+
+use crate::fields;
+use crate::model::violation;
+
+/// The category a contact created by a link gets (shared with inbound messages).
+pub const CATEGORY: &str = "Inbound";
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LinkBody {
+    channel: String,
+    mobile: String,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+fn participant_not_found() -> Failure {
+    fail::not_found("participant_not_found", "participant not found")
+}
+
+pub fn link(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let conversation = req::path_uuid(req, "participantId", "participant_not_found", "participant")?;
+    let body: LinkBody = req::body(req)?;
+    let mobile = e164::normalize(&body.mobile).ok_or_else(|| {
+        fail::validation("invalid_mobile", "`mobile` must be an E.164 number: +, a digit 1-9, then 7 to 14 digits")
+    })?;
+    let name = match body.name.as_deref() {
+        Some(n) => fields::contact_name(n).map_err(violation)?,
+        None => mobile.clone(),
+    };
+    let conv = db::query_one(
+        "SELECT contact_id, phone_number_id FROM conversations WHERE business_id = ?1 AND id = ?2 AND channel = ?3",
+        &[biz.into(), conversation.into(), body.channel.as_str().into()],
+    )?
+    .ok_or_else(participant_not_found)?;
+    let (old_contact, number) = (conv.text(0), conv.opt_text(1));
+    let now = now();
+
+    // The mobile-first contact, resolved or created.
+    let created = db::execute(
+        "INSERT INTO contacts (id, business_id, mobile, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5) \
+         ON CONFLICT (business_id, mobile) DO NOTHING",
+        &[new_id().into(), biz.into(), mobile.as_str().into(), name.as_str().into(), now.as_str().into()],
+    )?;
+    let contact = db::query_one("SELECT id FROM contacts WHERE business_id = ?1 AND mobile = ?2", &[biz.into(), mobile.as_str().into()])?
+        .ok_or_else(|| fail::internal("contact_missing", "the contact vanished during the link"))?
+        .text(0);
+    if created > 0 {
+        let category = category(biz, &now)?;
+        db::execute(
+            "INSERT OR IGNORE INTO contact_categories (business_id, contact_id, category_id) VALUES (?1, ?2, ?3)",
+            &[biz.into(), contact.as_str().into(), category.into()],
+        )?;
+    }
+    if contact == old_contact {
+        return ok(&json!({"contactId": contact, "linkedEntries": 0}));
+    }
+
+    // Timeline entries of the conversation's messages (before the messages move).
+    let linked = db::execute(
+        "UPDATE timeline_entries SET contact_id = ?3 WHERE business_id = ?1 AND contact_id = ?4 AND kind = 'message' \
+         AND json_extract(summary_json, '$.messageId') IN (SELECT id FROM messages WHERE business_id = ?1 AND conversation_id = ?2)",
+        &[biz.into(), conversation.into(), contact.as_str().into(), old_contact.as_str().into()],
+    )?;
+    // The contact's existing conversation on the same number, if any.
+    let existing = db::query_one(
+        "SELECT id FROM conversations WHERE business_id = ?1 AND channel = ?2 AND phone_number_id IS ?3 AND contact_id = ?4",
+        &[biz.into(), body.channel.as_str().into(), number.clone().into(), contact.as_str().into()],
+    )?
+    .map(|r| r.text(0));
+    match existing {
+        Some(target) => {
+            db::execute(
+                "UPDATE messages SET contact_id = ?3, conversation_id = ?4 WHERE business_id = ?1 AND conversation_id = ?2",
+                &[biz.into(), conversation.into(), contact.as_str().into(), target.into()],
+            )?;
+            db::execute("DELETE FROM conversations WHERE business_id = ?1 AND id = ?2", &[biz.into(), conversation.into()])?;
+        }
+        None => {
+            db::execute(
+                "UPDATE messages SET contact_id = ?3 WHERE business_id = ?1 AND conversation_id = ?2",
+                &[biz.into(), conversation.into(), contact.as_str().into()],
+            )?;
+            db::execute(
+                "UPDATE conversations SET contact_id = ?3 WHERE business_id = ?1 AND id = ?2",
+                &[biz.into(), conversation.into(), contact.as_str().into()],
+            )?;
+        }
+    }
+    ok(&json!({"contactId": contact, "linkedEntries": linked}))
+}
+
+/// The business's "Inbound" category (any case), created when missing.
+fn category(biz: &str, now: &str) -> HResult<String> {
+    let find = || db::query_one("SELECT id FROM categories WHERE business_id = ?1 AND name = ?2 COLLATE NOCASE ORDER BY id LIMIT 1", &[biz.into(), CATEGORY.into()]);
+    if let Some(r) = find()? {
+        return Ok(r.text(0));
+    }
+    db::execute(
+        "INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+        &[new_id().into(), biz.into(), CATEGORY.into(), now.into()],
+    )?;
+    Ok(find()?.ok_or_else(|| fail::internal("category_missing", "the category vanished"))?.text(0))
+}

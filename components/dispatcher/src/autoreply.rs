@@ -1,0 +1,187 @@
+//! `messaging.autoreply`: the assigned agent answers one inbound chatapp
+//! message (issue 4 point 7, the reply half).
+//!
+//! `inbound.rs` enqueues the job in the same transaction as the stored
+//! message, only when [`eligible`] holds for the phone number:
+//!
+//! - no subscription of that number is `active` (every subscription is
+//!   `externalAutomation: true`, so an active one means the integrator
+//!   answers; a paused one does not);
+//! - the number's chatapp assignment names an active chatapp agent, with
+//!   `auto_reply_enabled = 1` and `human_handoff_active = 0`.
+//!
+//! The job checks the same rules again when it runs (a handoff or a
+//! subscription may have arrived in between) and skips a contact whose
+//! communication is blocked. It then reads the last [`HISTORY`] messages of
+//! the conversation (oldest first; inbound = `user`, outbound = `assistant`)
+//! and the agent's instructions, asks the host's `ai` interface for a reply
+//! and stores it as an outbound `text` message with status `queued` plus a
+//! timeline entry, and enqueues its `messaging.deliver` job (the same
+//! delivery as an API send: recipient = the contact's mobile, `task_ref` =
+//! the delivery job), all in the job's one fenced transaction. An `ai` error
+//! is retried with backoff, then the job is dead (no reply).
+
+use serde::Deserialize;
+use serde_json::json;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{new_id, now, Failure};
+
+use crate::bindings::exports::switchboard::platform::job_handler::{Job, Outcome};
+use crate::bindings::switchboard::platform::ai;
+
+pub const KIND: &str = "messaging.autoreply";
+/// Conversation history an agent turn sees (spec: last 20 messages).
+pub const HISTORY: usize = 20;
+/// The outbound delivery job (sandbox_messenger.rs), as for an API send.
+const DELIVER_KIND: &str = "messaging.deliver";
+/// `ai` failures are retried this many times before the job gives up.
+const MAX_ATTEMPTS: u32 = 6;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Payload {
+    message_id: String,
+}
+
+/// The assigned agent's id when the number is answered by the service.
+pub fn eligible(biz: &str, phone_number_id: &str) -> Result<Option<(String, String)>, Failure> {
+    let row = db::query_one(
+        "SELECT a.id, a.instructions FROM channel_assignments ca \
+         JOIN agents a ON a.business_id = ca.business_id AND a.id = ca.ai_agent_id \
+         WHERE ca.business_id = ?1 AND ca.channel = 'chatapp' AND ca.provider_id = ?2 \
+           AND ca.auto_reply_enabled = 1 AND ca.human_handoff_active = 0 \
+           AND a.status = 'active' AND a.channel = 'chatapp' \
+           AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions ws WHERE ws.business_id = ?1 AND ws.channel = 'chatapp' \
+                           AND ws.phone_number_id = ?2 AND ws.status = 'active' AND ws.external_automation = 1)",
+        &[biz.into(), phone_number_id.into()],
+    )?;
+    Ok(row.map(|r| (r.text(0), r.text(1))))
+}
+
+/// Called by `messaging.inbound` after storing `message_id`.
+pub fn maybe_enqueue(biz: &str, phone_number_id: &str, message_id: &str) -> Result<(), Failure> {
+    if eligible(biz, phone_number_id)?.is_some() {
+        let payload = json!({"messageId": message_id}).to_string();
+        switchboard_guest::jobs::enqueue(KIND, biz, &payload, 0).map_err(db::store_failure)?;
+    }
+    Ok(())
+}
+
+/// (role, text) pairs, oldest first, from (direction, text) rows newest
+/// first; at most [`HISTORY`] of them.
+pub fn history(newest_first: &[(String, Option<String>)]) -> Vec<(String, String)> {
+    let mut h: Vec<(String, String)> = newest_first
+        .iter()
+        .take(HISTORY)
+        .map(|(dir, text)| {
+            let role = if dir == "outbound" { "assistant" } else { "user" };
+            (role.to_string(), text.clone().unwrap_or_else(|| "[image]".to_string()))
+        })
+        .collect();
+    h.reverse();
+    h
+}
+
+pub fn run(job: &Job) -> Outcome {
+    let p: Payload = match serde_json::from_str(&job.payload_json) {
+        Ok(p) => p,
+        Err(e) => return Outcome::Dead(format!("invalid payload: {e}")),
+    };
+    match reply(job, &p.message_id) {
+        Ok(o) => o,
+        Err(f) => panic!("store error during auto-reply: {} {}", f.code, f.message),
+    }
+}
+
+fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
+    let biz = job.business_id.as_str();
+    let Some(m) = db::query_one(
+        "SELECT m.conversation_id, m.contact_id, c.phone_number_id, k.communication_blocked, k.mobile FROM messages m \
+         JOIN conversations c ON c.business_id = m.business_id AND c.id = m.conversation_id \
+         JOIN contacts k ON k.business_id = m.business_id AND k.id = m.contact_id \
+         WHERE m.business_id = ?1 AND m.id = ?2 AND m.direction = 'inbound' AND m.channel = 'chatapp'",
+        &[biz.into(), message_id.into()],
+    )?
+    else {
+        return Ok(Outcome::Dead("the inbound message no longer exists".into()));
+    };
+    let (conversation_id, contact_id, pnid, mobile) = (m.text(0), m.text(1), m.text(2), m.text(4));
+    if m.boolean(3) {
+        return Ok(Outcome::Done);
+    }
+    let Some((_agent, instructions)) = eligible(biz, &pnid)? else {
+        return Ok(Outcome::Done);
+    };
+
+    let rows = db::query(
+        &format!("SELECT direction, text FROM messages WHERE business_id = ?1 AND conversation_id = ?2 ORDER BY created_at DESC, id DESC LIMIT {HISTORY}"),
+        &[biz.into(), conversation_id.as_str().into()],
+    )?;
+    let rows: Vec<(String, Option<String>)> = rows.iter().map(|r| (r.text(0), r.opt_text(1))).collect();
+    let text = match ai::complete(&instructions, &history(&rows)) {
+        Ok(t) => t,
+        Err(e) if job.attempt >= MAX_ATTEMPTS => return Ok(Outcome::Dead(format!("ai: {e}"))),
+        Err(e) => return Ok(crate::retry(job.attempt, format!("ai: {e}"))),
+    };
+
+    let now = now();
+    let (reply_id, correlation_id) = (new_id(), new_id());
+    let task_ref = switchboard_guest::jobs::enqueue(DELIVER_KIND, biz, &json!({"messageId": reply_id}).to_string(), 0).map_err(db::store_failure)?;
+    db::execute(
+        "INSERT INTO messages (id, business_id, conversation_id, contact_id, channel, direction, type, text, status, created_at, \
+         phone_number_id, recipient, task_ref, correlation_id, queued_at) \
+         VALUES (?1, ?2, ?3, ?4, 'chatapp', 'outbound', 'text', ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?6)",
+        &[
+            reply_id.as_str().into(),
+            biz.into(),
+            conversation_id.as_str().into(),
+            contact_id.as_str().into(),
+            text.as_str().into(),
+            now.as_str().into(),
+            pnid.as_str().into(),
+            mobile.as_str().into(),
+            task_ref.as_str().into(),
+            correlation_id.as_str().into(),
+        ],
+    )?;
+    db::execute(
+        "INSERT INTO timeline_entries (id, business_id, contact_id, channel, kind, direction, occurred_at, summary_json) \
+         VALUES (?1, ?2, ?3, 'chatapp', 'message', 'outbound', ?4, ?5)",
+        &[
+            new_id().into(),
+            biz.into(),
+            contact_id.as_str().into(),
+            now.as_str().into(),
+            json!({"messageId": reply_id, "type": "text", "text": text, "mediaId": null}).to_string().into(),
+        ],
+    )?;
+    Ok(Outcome::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_is_bounded_to_the_last_20_oldest_first() {
+        // 30 messages, newest first: m29 … m0; odd ones are replies.
+        let rows: Vec<(String, Option<String>)> = (0..30)
+            .rev()
+            .map(|i| (if i % 2 == 1 { "outbound" } else { "inbound" }.to_string(), Some(format!("m{i}"))))
+            .collect();
+        let h = history(&rows);
+        assert_eq!(h.len(), HISTORY);
+        assert_eq!(h.first().unwrap(), &("user".to_string(), "m10".to_string()));
+        assert_eq!(h.last().unwrap(), &("assistant".to_string(), "m29".to_string()));
+        let texts: Vec<&str> = h.iter().map(|(_, t)| t.as_str()).collect();
+        let expected: Vec<String> = (10..30).map(|i| format!("m{i}")).collect();
+        assert_eq!(texts, expected);
+    }
+
+    #[test]
+    fn short_history_and_images() {
+        let h = history(&[("inbound".into(), None), ("outbound".into(), Some("hi".into()))]);
+        assert_eq!(h, vec![("assistant".to_string(), "hi".to_string()), ("user".to_string(), "[image]".to_string())]);
+        assert!(history(&[]).is_empty());
+    }
+}

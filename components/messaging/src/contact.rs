@@ -1,0 +1,75 @@
+//! The one place a chatapp message finds its contact and conversation, for
+//! inbound messages (dispatcher `messaging.inbound`, which includes this file
+//! by path) and outbound sends (`sendMessage`).
+//!
+//! The contact is resolved by mobile or created (`INSERT … ON CONFLICT
+//! (business_id, mobile) DO NOTHING` then `SELECT`, so two messages for a new
+//! number never create two contacts). A new contact gets the category named
+//! by the caller ("Inbound" for a first inbound message, "Outbound" for a
+//! first send), reused case-insensitively and created when missing, since
+//! every contact has at least one category.
+
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{new_id, Failure};
+
+/// A resolved contact.
+pub struct Contact {
+    pub id: String,
+    pub name: String,
+    pub blocked: bool,
+    /// True when this call created it.
+    pub created: bool,
+}
+
+/// The contact of (`biz`, `mobile`), if any.
+pub fn find(biz: &str, mobile: &str) -> Result<Option<Contact>, Failure> {
+    Ok(db::query_one("SELECT id, name, communication_blocked FROM contacts WHERE business_id = ?1 AND mobile = ?2", &[biz.into(), mobile.into()])?
+        .map(|r| Contact { id: r.text(0), name: r.text(1), blocked: r.boolean(2), created: false }))
+}
+
+/// The contact of (`biz`, `mobile`), created with `name` and `category` when missing.
+pub fn resolve(biz: &str, mobile: &str, name: &str, category: &str, now: &str) -> Result<Contact, Failure> {
+    let created = db::execute(
+        "INSERT INTO contacts (id, business_id, mobile, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5) \
+         ON CONFLICT (business_id, mobile) DO NOTHING",
+        &[new_id().into(), biz.into(), mobile.into(), name.into(), now.into()],
+    )?;
+    let mut contact = find(biz, mobile)?.expect("contact exists after insert");
+    if created > 0 {
+        contact.created = true;
+        let category = category_id(biz, category, now)?;
+        db::execute(
+            "INSERT OR IGNORE INTO contact_categories (business_id, contact_id, category_id) VALUES (?1, ?2, ?3)",
+            &[biz.into(), contact.id.as_str().into(), category.into()],
+        )?;
+    }
+    Ok(contact)
+}
+
+/// The chatapp conversation of (business, phone number, contact), created when missing.
+pub fn conversation(biz: &str, phone_number_id: &str, contact_id: &str, now: &str) -> Result<String, Failure> {
+    db::execute(
+        "INSERT INTO conversations (id, business_id, contact_id, channel, phone_number_id, created_at) \
+         VALUES (?1, ?2, ?3, 'chatapp', ?4, ?5) ON CONFLICT (business_id, channel, phone_number_id, contact_id) DO NOTHING",
+        &[new_id().into(), biz.into(), contact_id.into(), phone_number_id.into(), now.into()],
+    )?;
+    Ok(db::query_one(
+        "SELECT id FROM conversations WHERE business_id = ?1 AND channel = 'chatapp' AND phone_number_id = ?2 AND contact_id = ?3",
+        &[biz.into(), phone_number_id.into(), contact_id.into()],
+    )?
+    .expect("conversation exists after insert")
+    .text(0))
+}
+
+/// The business's category `name` (any case), created when missing.
+fn category_id(biz: &str, name: &str, now: &str) -> Result<String, Failure> {
+    let find = || db::query_one("SELECT id FROM categories WHERE business_id = ?1 AND name = ?2 COLLATE NOCASE ORDER BY id LIMIT 1", &[biz.into(), name.into()]);
+    if let Some(r) = find()? {
+        return Ok(r.text(0));
+    }
+    db::execute(
+        "INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+        &[new_id().into(), biz.into(), name.into(), now.into()],
+    )?;
+    Ok(find()?.expect("category exists after insert").text(0))
+}

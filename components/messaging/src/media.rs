@@ -1,0 +1,229 @@
+//! uploadMedia (operation 7) and the pure checks behind it.
+//!
+//! Rules, all checked before the first write: the phone number is a
+//! connected chatapp number of this business (`400
+//! phone_number_not_connected`); `contentBase64` is canonical standard base64
+//! (decoding and re-encoding gives the input back: padding, no whitespace,
+//! zero pad bits; else `400 invalid_base64`); at most 5 MiB decoded (`400
+//! media_too_large`); the magic bytes agree with `mimeType` (jpeg `FF D8 FF`,
+//! png `89 50 4E 47 0D 0A 1A 0A`, webp `RIFF????WEBP`; else `400
+//! mime_mismatch`).
+//!
+//! The sandbox provider's upload is deterministic: provider media id
+//! `sbxm.<first 16 hex of the sha256>`, status `uploaded`, kept 30 days. The
+//! same bytes uploaded again for the same number before that expiry reuse the
+//! cached provider media id and its expiry (a new `mediaId` each time).
+
+use serde::Deserialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{clock, created, fail, new_id, req, HResult, Request, Success, Value};
+
+/// The decoded size limit.
+pub const MAX_BYTES: usize = 5 * 1024 * 1024;
+/// How long the provider keeps an upload.
+pub const EXPIRY_MS: i64 = 30 * 24 * 3600 * 1000;
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Standard padded base64 of `input`.
+pub fn encode(input: &[u8]) -> String {
+    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
+    for chunk in input.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..4 {
+            out.push(if i <= chunk.len() { B64[((n >> (18 - 6 * i)) & 63) as usize] as char } else { '=' });
+        }
+    }
+    out
+}
+
+/// Decodes canonical base64 only: `None` unless re-encoding the result gives `s` back.
+pub fn decode_canonical(s: &str) -> Option<Vec<u8>> {
+    let b = s.as_bytes();
+    if b.is_empty() || b.len() % 4 != 0 {
+        return None;
+    }
+    let val = |c: u8| B64.iter().position(|x| *x == c).map(|p| p as u32);
+    let mut out = Vec::with_capacity(b.len() / 4 * 3);
+    for (ci, chunk) in b.chunks(4).enumerate() {
+        let last = ci == b.len() / 4 - 1;
+        let pad = chunk.iter().rev().take_while(|c| **c == b'=').count();
+        if pad > 2 || (pad > 0 && !last) {
+            return None;
+        }
+        let mut n = 0u32;
+        for (i, c) in chunk[..4 - pad].iter().enumerate() {
+            n |= val(*c)? << (18 - 6 * i);
+        }
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&bytes[..3 - pad]);
+    }
+    (encode(&out) == s).then_some(out)
+}
+
+/// True when the magic bytes of `bytes` are those of `mime`.
+pub fn magic_matches(mime: &str, bytes: &[u8]) -> bool {
+    match mime {
+        "image/jpeg" => bytes.starts_with(&[0xFF, 0xD8, 0xFF]),
+        "image/png" => bytes.starts_with(&[0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]),
+        "image/webp" => bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP",
+        _ => false,
+    }
+}
+
+/// The sandbox provider's media id for content with this sha256 (hex).
+pub fn provider_media_id(sha256_hex: &str) -> String {
+    format!("sbxm.{}", &sha256_hex[..16])
+}
+
+/// RFC 3339 UTC with milliseconds (the host clock's format) of epoch milliseconds.
+pub fn fmt_ms(ms: i64) -> String {
+    let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    // Civil from days (H. Hinnant).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (secs, millis) = (rem / 1000, rem % 1000);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z", secs / 3600, secs % 3600 / 60, secs % 60)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UploadBody {
+    phone_number_id: String,
+    mime_type: String,
+    file_name: String,
+    content_base64: String,
+    #[serde(default)]
+    client_asset_id: Option<String>,
+}
+
+/// True when `id` is a connected chatapp phone number of `biz`.
+pub fn chatapp_connected(biz: &str, id: &str) -> HResult<bool> {
+    Ok(db::query_one(
+        "SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = 'chatapp' AND provider_id = ?2 AND status = 'connected'",
+        &[biz.into(), id.into()],
+    )?
+    .is_some())
+}
+
+pub fn not_connected(id: &str) -> switchboard_guest::Failure {
+    let shown: String = id.chars().take(64).collect();
+    fail::validation("phone_number_not_connected", format!("`phoneNumberId` `{shown}` is not a connected chatapp phone number of this business"))
+}
+
+pub fn upload(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let b: UploadBody = req::body(r)?;
+    if !chatapp_connected(biz, &b.phone_number_id)? {
+        return Err(not_connected(&b.phone_number_id));
+    }
+    // A cheap bound before decoding anything.
+    if b.content_base64.len() / 4 * 3 > MAX_BYTES + 2 {
+        return Err(too_large());
+    }
+    let bytes = decode_canonical(&b.content_base64).ok_or_else(|| {
+        fail::validation("invalid_base64", "`contentBase64` must be canonical standard base64 (RFC 4648, padded, no whitespace or line breaks)")
+    })?;
+    if bytes.len() > MAX_BYTES {
+        return Err(too_large());
+    }
+    if !magic_matches(&b.mime_type, &bytes) {
+        return Err(fail::validation("mime_mismatch", format!("the decoded bytes are not a `{}` image", b.mime_type)));
+    }
+    let sha = hex::encode(Sha256::digest(&bytes));
+    let now_ms = clock::now_ms();
+    let uploaded_at = fmt_ms(now_ms);
+    // The provider upload, or its cached id for the same bytes.
+    let cached = db::query_one(
+        "SELECT provider_media_id, expires_at FROM media WHERE business_id = ?1 AND phone_number_id = ?2 AND content_sha256 = ?3 \
+         AND expires_at > ?4 ORDER BY expires_at DESC LIMIT 1",
+        &[biz.into(), b.phone_number_id.as_str().into(), sha.as_str().into(), uploaded_at.as_str().into()],
+    )?;
+    let (provider_id, expires_at) = match cached {
+        Some(row) => (row.text(0), row.text(1)),
+        None => (provider_media_id(&sha), fmt_ms(now_ms + EXPIRY_MS)),
+    };
+    let (media_id, correlation_id) = (new_id(), new_id());
+    db::execute(
+        "INSERT INTO media (id, business_id, phone_number_id, mime_type, file_name, client_asset_id, content_sha256, size_bytes, bytes, \
+         provider_media_id, provider_status, uploaded_at, expires_at, correlation_id) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'uploaded', ?11, ?12, ?13)",
+        &[
+            media_id.as_str().into(),
+            biz.into(),
+            b.phone_number_id.as_str().into(),
+            b.mime_type.as_str().into(),
+            b.file_name.as_str().into(),
+            b.client_asset_id.clone().into(),
+            sha.as_str().into(),
+            (bytes.len() as i64).into(),
+            Value::Blob(bytes),
+            provider_id.as_str().into(),
+            uploaded_at.as_str().into(),
+            expires_at.as_str().into(),
+            correlation_id.as_str().into(),
+        ],
+    )?;
+    created(&json!({
+        "mediaId": media_id,
+        "providerMediaId": provider_id,
+        "mediaType": "image",
+        "mimeType": b.mime_type,
+        "uploadedAt": uploaded_at,
+        "expiresAt": expires_at,
+        "contentSha256": sha,
+        "providerStatus": "uploaded",
+        "correlationId": correlation_id,
+    }))
+}
+
+fn too_large() -> switchboard_guest::Failure {
+    fail::validation("media_too_large", format!("the decoded image is larger than {MAX_BYTES} bytes (5 MiB)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_base64_only() {
+        for s in ["", "QQ==", "QUI=", "QUJD", "iVBORw0KGgo="] {
+            if s.is_empty() {
+                assert_eq!(decode_canonical(s), None);
+            } else {
+                assert_eq!(encode(&decode_canonical(s).unwrap()), s);
+            }
+        }
+        assert_eq!(decode_canonical("QUJD").unwrap(), b"ABC");
+        for s in ["QR==", "QUJ=", "QQ", "QQ=", "QQ==QQ==", "QU JD", "QUJD\n", "QUJD ", "Q===", "QU=D", "QUJ-", "QUJ_"] {
+            assert_eq!(decode_canonical(s), None, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn magic_bytes() {
+        assert!(magic_matches("image/jpeg", &[0xFF, 0xD8, 0xFF, 0xE0]));
+        assert!(magic_matches("image/png", b"\x89PNG\r\n\x1a\n...."));
+        assert!(magic_matches("image/webp", b"RIFF\0\0\0\0WEBPVP8 "));
+        assert!(!magic_matches("image/png", &[0xFF, 0xD8, 0xFF, 0xE0]));
+        assert!(!magic_matches("image/webp", b"RIFF\0\0\0\0AVI "));
+        assert!(!magic_matches("image/gif", b"GIF89a"));
+    }
+
+    #[test]
+    fn ids_and_times() {
+        assert_eq!(provider_media_id(&"ab".repeat(32)), "sbxm.abababababababab");
+        assert_eq!(fmt_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(fmt_ms(1_767_225_600_123), "2026-01-01T00:00:00.123Z");
+        assert_eq!(fmt_ms(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+}

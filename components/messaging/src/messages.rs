@@ -1,0 +1,177 @@
+//! sendMessage (operation 8) and getMessage (operation 9).
+//!
+//! Send, chatapp shape: the phone number is a connected chatapp number (`400
+//! phone_number_not_connected`); `to` is E.164 (`400 invalid_recipient`);
+//! `text` needs `text` (`400 text_required`), `image` needs `mediaId`
+//! (`400 media_id_required`) naming an upload of this business for the same
+//! number (`404 media_not_found`) that has not expired (`409
+//! media_expired`); the host already required `chatapp:media` for images. A
+//! contact with `communication_blocked` is refused (`409 contact_blocked`).
+//! The contact is resolved by mobile or created (category "Outbound", see
+//! `contact.rs`), the conversation found or created, the message stored
+//! (`outbound`, `queued`), a timeline entry appended and one
+//! `messaging.deliver` job enqueued, all in the request's transaction; the
+//! answer is `202` with the job id as `taskRef`.
+//!
+//! Send, photoapp shape: the account must be the connected photoapp account
+//! (`400 photoapp_account_not_connected`), and the recipient must have
+//! started a conversation. There is no photoapp inbound yet, so no user has:
+//! every photoapp send answers `409 photoapp_conversation_required`.
+//!
+//! Read: the delivery state of an outbound message of this business; any
+//! other id is `404 message_not_found`. `taskStatus` is the delivery job's
+//! state (`pending`, `leased`, `done`, `dead`).
+
+use serde::Deserialize;
+use serde_json::{json, Value as J};
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{e164, fail, is_uuid, jobs, new_id, now, ok, req, success, HResult, Request, Success};
+
+use crate::contact;
+use crate::media::{chatapp_connected, not_connected};
+
+pub const DELIVER_KIND: &str = "messaging.deliver";
+pub const CATEGORY: &str = "Outbound";
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SendBody {
+    #[serde(default)]
+    channel: Option<String>,
+    #[serde(default)]
+    phone_number_id: Option<String>,
+    #[serde(default)]
+    photoapp_account_id: Option<String>,
+    to: String,
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    media_id: Option<String>,
+    #[serde(default)]
+    caption: Option<String>,
+}
+
+pub fn send(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let b: SendBody = req::body(r)?;
+    if b.channel.as_deref() == Some("photoapp") {
+        let account = b.photoapp_account_id.clone().unwrap_or_default();
+        let connected = db::query_one(
+            "SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = 'photoapp' AND provider_id = ?2 AND status = 'connected'",
+            &[biz.into(), account.as_str().into()],
+        )?;
+        if connected.is_none() {
+            return Err(fail::validation("photoapp_account_not_connected", "`photoappAccountId` is not the connected photoapp account of this business"));
+        }
+        return Err(fail::conflict(
+            "photoapp_conversation_required",
+            "the recipient has not started a photoapp conversation with this account; photoapp messages can only answer a user who wrote first",
+        ));
+    }
+    let pnid = b.phone_number_id.clone().unwrap_or_default();
+    if !chatapp_connected(biz, &pnid)? {
+        return Err(not_connected(&pnid));
+    }
+    let mobile = e164::normalize(&b.to).ok_or_else(|| fail::validation("invalid_recipient", "`to` must be an E.164 mobile number"))?;
+    let now = now();
+    let (text, media_id) = match b.kind.as_str() {
+        "text" => {
+            let t = b.text.clone().filter(|t| !t.trim().is_empty()).ok_or_else(|| fail::validation("text_required", "type `text` needs `text`"))?;
+            (Some(t), None)
+        }
+        "image" => {
+            let id = b.media_id.clone().ok_or_else(|| fail::validation("media_id_required", "type `image` needs `mediaId` (from POST /media)"))?;
+            let missing = || fail::not_found("media_not_found", "`mediaId` does not name media uploaded by this business for this phone number");
+            if !is_uuid(&id) {
+                return Err(missing());
+            }
+            let row = db::query_one("SELECT expires_at FROM media WHERE business_id = ?1 AND id = ?2 AND phone_number_id = ?3", &[biz.into(), id.as_str().into(), pnid.as_str().into()])?
+                .ok_or_else(missing)?;
+            if row.text(0) <= now {
+                return Err(fail::conflict("media_expired", "the media has expired at the provider; upload it again"));
+            }
+            (b.caption.clone().or(b.text.clone()), Some(id))
+        }
+        other => return Err(fail::validation("invalid_type", format!("unsupported message type `{other}`"))),
+    };
+    if contact::find(biz, &mobile)?.is_some_and(|c| c.blocked) {
+        return Err(fail::conflict("contact_blocked", "communication with this contact is blocked"));
+    }
+    let c = contact::resolve(biz, &mobile, &mobile, CATEGORY, &now)?;
+    let conversation_id = contact::conversation(biz, &pnid, &c.id, &now)?;
+    let (message_id, correlation_id) = (new_id(), new_id());
+    let job = json!({"messageId": message_id});
+    let task_ref = jobs::enqueue(DELIVER_KIND, biz, &job.to_string(), 0).map_err(db::store_failure)?;
+    db::execute(
+        "INSERT INTO messages (id, business_id, conversation_id, contact_id, channel, direction, type, text, status, created_at, \
+         phone_number_id, recipient, media_id, task_ref, correlation_id, queued_at) \
+         VALUES (?1, ?2, ?3, ?4, 'chatapp', 'outbound', ?5, ?6, 'queued', ?7, ?8, ?9, ?10, ?11, ?12, ?7)",
+        &[
+            message_id.as_str().into(),
+            biz.into(),
+            conversation_id.as_str().into(),
+            c.id.as_str().into(),
+            b.kind.as_str().into(),
+            text.clone().into(),
+            now.as_str().into(),
+            pnid.as_str().into(),
+            mobile.as_str().into(),
+            media_id.clone().into(),
+            task_ref.as_str().into(),
+            correlation_id.as_str().into(),
+        ],
+    )?;
+    db::execute(
+        "INSERT INTO timeline_entries (id, business_id, contact_id, channel, kind, direction, occurred_at, summary_json) \
+         VALUES (?1, ?2, ?3, 'chatapp', 'message', 'outbound', ?4, ?5)",
+        &[
+            new_id().into(),
+            biz.into(),
+            c.id.as_str().into(),
+            now.as_str().into(),
+            json!({"messageId": message_id, "type": b.kind, "text": text, "mediaId": media_id}).to_string().into(),
+        ],
+    )?;
+    success(
+        202,
+        &json!({"messageId": message_id, "taskRef": task_ref, "providerMessageRef": J::Null, "queued": true, "correlationId": correlation_id}),
+    )
+}
+
+pub fn get(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let id = req::path_uuid(r, "messageId", "message_not_found", "message")?;
+    let row = db::query_one(
+        "SELECT m.id, m.business_id, m.conversation_id, m.phone_number_id, m.recipient, m.type, m.status, IFNULL(j.state, 'unknown'), \
+         m.provider_message_id, m.provider_status, m.queued_at, m.sent_at, m.delivered_at, m.read_at, m.failed_at, m.failure_code, m.failure_message \
+         FROM messages m LEFT JOIN jobs j ON j.id = m.task_ref \
+         WHERE m.business_id = ?1 AND m.id = ?2 AND m.direction = 'outbound' AND m.channel = 'chatapp'",
+        &[biz.into(), id.into()],
+    )?
+    .ok_or_else(|| fail::not_found("message_not_found", "message not found"))?;
+    let failure = if row.opt_text(15).is_some() || row.opt_text(16).is_some() || row.text(6) == "failed" {
+        json!({"code": row.opt_text(15), "message": row.opt_text(16)})
+    } else {
+        J::Null
+    };
+    ok(&json!({
+        "messageId": row.text(0),
+        "businessId": row.text(1),
+        "conversationId": row.opt_text(2),
+        "phoneNumberId": row.opt_text(3),
+        "recipient": row.text(4),
+        "type": row.text(5),
+        "status": row.text(6),
+        "taskStatus": row.text(7),
+        "providerMessageId": row.opt_text(8),
+        "providerStatus": row.opt_text(9),
+        "queuedAt": row.text(10),
+        "sentAt": row.opt_text(11),
+        "deliveredAt": row.opt_text(12),
+        "readAt": row.opt_text(13),
+        "failedAt": row.opt_text(14),
+        "failure": failure,
+    }))
+}

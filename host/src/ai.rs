@@ -1,0 +1,117 @@
+//! The host side of the `ai` interface: replies for agent turns.
+//!
+//! Embedded default (no flags): a deterministic offline responder, no network.
+//! Its reply is always
+//!
+//! ```text
+//! Thanks for your message: "<last customer text, at most 200 characters>". An agent will follow up.
+//! ```
+//!
+//! (without a customer message: `Thanks for your message. An agent will follow up.`).
+//!
+//! With `serve --ai-endpoint URL --ai-model NAME` the reply comes from an
+//! OpenAI-compatible chat-completions endpoint: a POST of `{model, messages}`
+//! with the agent's instructions as the `system` message followed by the
+//! history as `user` / `assistant` messages; the reply is
+//! `choices[0].message.content`. `SWITCHBOARD_AI_API_KEY`, when set, is sent as
+//! `Authorization: Bearer …` and never logged. The call runs inside the job's
+//! transaction, so it has a timeout well under the job deadline.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// At most this many characters of the customer's text are quoted.
+pub const QUOTE_CHARS: usize = 200;
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    pub url: String,
+    pub model: String,
+    pub api_key: Option<String>,
+}
+
+static ENDPOINT: OnceLock<Endpoint> = OnceLock::new();
+
+/// Configures the remote endpoint (`serve` flags); without it the offline
+/// responder answers.
+pub fn configure(url: &str, model: &str) {
+    let api_key = std::env::var("SWITCHBOARD_AI_API_KEY").ok().filter(|k| !k.is_empty());
+    let _ = ENDPOINT.set(Endpoint { url: url.to_string(), model: model.to_string(), api_key });
+}
+
+/// `ai.complete`: the reply for `history` (oldest first, (role, text)).
+pub fn complete(instructions: &str, history: &[(String, String)]) -> Result<String, String> {
+    match ENDPOINT.get() {
+        None => Ok(offline(history)),
+        Some(e) => remote(e, instructions, history),
+    }
+}
+
+/// The deterministic offline responder.
+pub fn offline(history: &[(String, String)]) -> String {
+    match history.iter().rev().find(|(role, _)| role == "user") {
+        Some((_, text)) => {
+            let quoted: String = text.chars().take(QUOTE_CHARS).collect();
+            format!("Thanks for your message: \"{quoted}\". An agent will follow up.")
+        }
+        None => "Thanks for your message. An agent will follow up.".to_string(),
+    }
+}
+
+/// The chat-completions request body.
+pub fn request_body(model: &str, instructions: &str, history: &[(String, String)]) -> serde_json::Value {
+    let mut messages = vec![serde_json::json!({"role": "system", "content": instructions})];
+    for (role, text) in history {
+        let role = if role == "assistant" { "assistant" } else { "user" };
+        messages.push(serde_json::json!({"role": role, "content": text}));
+    }
+    serde_json::json!({"model": model, "messages": messages})
+}
+
+fn remote(e: &Endpoint, instructions: &str, history: &[(String, String)]) -> Result<String, String> {
+    let agent = ureq::AgentBuilder::new().timeout(TIMEOUT).redirects(0).build();
+    let mut req = agent.post(&e.url).set("content-type", "application/json");
+    if let Some(k) = &e.api_key {
+        req = req.set("authorization", &format!("Bearer {k}"));
+    }
+    let resp = match req.send_string(&request_body(&e.model, instructions, history).to_string()) {
+        Ok(r) => r,
+        Err(ureq::Error::Status(code, _)) => return Err(format!("ai endpoint answered {code}")),
+        Err(ureq::Error::Transport(t)) => return Err(format!("ai endpoint unreachable: {}", t.kind())),
+    };
+    let text = resp.into_string().map_err(|_| "ai endpoint response unreadable".to_string())?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|_| "ai endpoint sent invalid JSON".to_string())?;
+    match v.pointer("/choices/0/message/content").and_then(|c| c.as_str()) {
+        Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
+        _ => Err("ai endpoint response has no choices[0].message.content".to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(v: &[(&str, &str)]) -> Vec<(String, String)> {
+        v.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+    }
+
+    #[test]
+    fn offline_quotes_the_last_customer_text() {
+        let r = offline(&h(&[("user", "first"), ("assistant", "x"), ("user", "opening hours?")]));
+        assert_eq!(r, "Thanks for your message: \"opening hours?\". An agent will follow up.");
+        let long = "é".repeat(300);
+        assert_eq!(offline(&h(&[("user", &long)])), format!("Thanks for your message: \"{}\". An agent will follow up.", "é".repeat(200)));
+        assert_eq!(offline(&[]), "Thanks for your message. An agent will follow up.");
+    }
+
+    #[test]
+    fn request_shape() {
+        let b = request_body("m", "be nice", &h(&[("user", "hi"), ("assistant", "hello")]));
+        assert_eq!(
+            b,
+            serde_json::json!({"model": "m", "messages": [
+                {"role": "system", "content": "be nice"}, {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]})
+        );
+    }
+}

@@ -1,0 +1,242 @@
+//! AI auto-reply (issue 4 point 7, the reply half): an inbound chatapp
+//! message on a number with no active (external-automation) subscription,
+//! whose assigned agent auto-replies without a human handoff, gets a reply
+//! from the `ai` interface (here the embedded deterministic offline
+//! responder), stored as a queued outbound text message in the conversation
+//! plus a timeline entry, and handed to `messaging.deliver`. The history bound (20) is unit-tested in the
+//! dispatcher (autoreply.rs).
+
+use crate::harness::*;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const PNID: &str = "pn-auto-1";
+const FROM: &str = "+15550004321";
+
+fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let started = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn wait_done(dir: &Path, job_id: &str) {
+    poll(&format!("job {job_id}"), || {
+        let state = sql(dir, &format!("SELECT state FROM jobs WHERE id = '{job_id}'"));
+        match state.trim() {
+            "done" => Some(()),
+            "dead" => panic!("job {job_id} is dead: {}", sql(dir, &format!("SELECT last_error FROM jobs WHERE id = '{job_id}'"))),
+            _ => None,
+        }
+    });
+}
+
+/// Injects an inbound message and waits until `messaging.inbound` is done.
+fn inbound(dir: &Path, text: &str) {
+    let r = admin(dir, &["sandbox", "inbound", "--phone-number-id", PNID, "--from", FROM, "--text", text, "--name", "Ada"]);
+    wait_done(dir, r["jobId"].as_str().unwrap());
+}
+
+fn expected(text: &str) -> String {
+    let quoted: String = text.chars().take(200).collect();
+    format!("Thanks for your message: \"{quoted}\". An agent will follow up.")
+}
+
+/// Outbound messages of the business: `text|type|conversation`.
+fn outbound(dir: &Path, biz: &str) -> Vec<String> {
+    sql(dir, &format!("SELECT text, type, conversation_id FROM messages WHERE business_id = '{biz}' AND direction = 'outbound' ORDER BY created_at, id"))
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Waits for every `messaging.autoreply` job of the business to finish.
+fn autoreplies_settled(dir: &Path, biz: &str) -> usize {
+    let ids = sql(dir, &format!("SELECT id FROM jobs WHERE business_id = '{biz}' AND kind = 'messaging.autoreply'"));
+    let ids: Vec<&str> = ids.lines().collect();
+    for id in &ids {
+        wait_done(dir, id);
+    }
+    ids.len()
+}
+
+struct Setup {
+    dir: DataDir,
+    s: Server,
+    t: Tenant,
+    agent: String,
+}
+
+fn setup() -> Setup {
+    setup_with(&[])
+}
+
+fn setup_with(extra: &[&str]) -> Setup {
+    let dir = DataDir::new();
+    let s = Server::start_with(&dir.0, extra);
+    let t = tenant(&dir.0, "all");
+    let biz = t.business.clone();
+    s.admin(&["channel", "connect", "--business", &biz, "--channel", "chatapp", "--phone-number-id", PNID, "--label", "Support"]);
+    let body = json!({"businessId": biz, "channel": "chatapp", "name": "Front desk", "instructions": "Answer questions about opening hours."});
+    let agent = s.as_key(&t.key).fresh().post("/api/v1/agents", &body).assert_ok(201)["agent"]["id"].as_str().unwrap().to_string();
+    let su = Setup { dir, s, t, agent };
+    su.assign(true, false);
+    su
+}
+
+impl Setup {
+    fn biz(&self) -> &str {
+        &self.t.business
+    }
+    fn assign(&self, auto: bool, handoff: bool) {
+        let body = json!({"businessId": self.biz(), "channel": "chatapp", "phoneNumberId": PNID, "aiAgentId": self.agent,
+                          "autoReplyEnabled": auto, "humanHandoffActive": handoff});
+        let d = self.s.as_key(&self.t.key).patch("/api/v1/channels/assignments", &body).assert_ok(200).clone();
+        assert_eq!((d["autoReplyEnabled"].clone(), d["humanHandoffActive"].clone()), (json!(auto), json!(handoff)));
+    }
+}
+
+#[test]
+fn assigned_agent_answers_with_the_offline_responder() {
+    let su = setup();
+    let (dir, biz) = (&su.dir.0, su.biz());
+    inbound(dir, "What are your opening hours?");
+    let replies = poll("the reply", || {
+        let o = outbound(dir, biz);
+        (!o.is_empty()).then_some(o)
+    });
+    let conversation = sql(dir, &format!("SELECT id FROM conversations WHERE business_id = '{biz}' AND phone_number_id = '{PNID}'"));
+    let conversation = conversation.trim();
+    assert_eq!(replies, [format!("{}|text|{conversation}", expected("What are your opening hours?"))]);
+    assert_eq!(autoreplies_settled(dir, biz), 1);
+    // Stored queued for the contact's mobile and handed to the same delivery
+    // job as an API send (which then moves its status on).
+    let row = sql(dir, &format!(
+        "SELECT m.recipient, m.phone_number_id, m.queued_at IS NOT NULL, j.kind, json_extract(j.payload, '$.messageId') = m.id, m.status \
+         FROM messages m JOIN jobs j ON j.id = m.task_ref WHERE m.business_id = '{biz}' AND m.direction = 'outbound'"
+    ));
+    let cols: Vec<&str> = row.trim().split('|').collect();
+    assert_eq!(cols[..5], [FROM, PNID, "1", "messaging.deliver", "1"], "{row}");
+    assert!(["queued", "submitted", "accepted", "sent", "delivered", "read"].contains(&cols[5]), "{row}");
+
+    // The reply is on the contact's timeline, after the inbound message.
+    let contact = sql(dir, &format!("SELECT contact_id FROM conversations WHERE id = '{conversation}'"));
+    let tl = su.s.as_key(&su.t.key).get(&format!("/api/v1/contacts/{}/timeline?businessId={biz}", contact.trim()));
+    let entries: Vec<Value> = tl.assert_ok(200)["entries"].as_array().unwrap().clone();
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    assert_eq!(entries[0]["direction"], "outbound");
+    assert_eq!(entries[0]["channel"], "chatapp");
+    assert_eq!(entries[0]["summary"]["text"], json!(expected("What are your opening hours?")));
+    assert_eq!(entries[1]["direction"], "inbound");
+
+    // A long message is quoted up to 200 characters; each message gets its reply.
+    let long = format!("{}tail", "x".repeat(200));
+    inbound(dir, &long);
+    assert_eq!(autoreplies_settled(dir, biz), 2);
+    let replies = outbound(dir, biz);
+    assert_eq!(replies.len(), 2);
+    assert!(replies[1].starts_with(&format!("{}|text|", expected(&long))), "{replies:?}");
+    assert!(!replies[1].contains("tail"));
+}
+
+#[test]
+fn no_reply_under_external_automation_handoff_or_auto_reply_off() {
+    let su = setup();
+    let (dir, biz) = (&su.dir.0, su.biz());
+    let key = &su.t.key;
+
+    // An active subscription on the number: the integrator answers.
+    let body = json!({"businessId": biz, "channel": "chatapp", "phoneNumberId": PNID, "callbackUrl": "http://127.0.0.1:9/hook",
+                      "events": ["chatapp.message.received"], "externalAutomation": true});
+    let sub = su.s.as_key(key).post("/api/v1/webhook-subscriptions", &body).assert_ok(201)["subscription"]["id"].as_str().unwrap().to_string();
+    inbound(dir, "first");
+    assert_eq!(autoreplies_settled(dir, biz), 0, "no reply job under external automation");
+    assert!(outbound(dir, biz).is_empty());
+
+    // Paused: the service answers again.
+    su.s.as_key(key).patch(&format!("/api/v1/webhook-subscriptions/{sub}"), &json!({"businessId": biz, "status": "paused"})).assert_ok(200);
+    inbound(dir, "second");
+    assert_eq!(autoreplies_settled(dir, biz), 1);
+    let replies = outbound(dir, biz);
+    assert_eq!(replies.len(), 1);
+    assert!(replies[0].starts_with(&expected("second")), "{replies:?}");
+
+    // A human handoff: no reply.
+    su.assign(true, true);
+    inbound(dir, "third");
+    assert_eq!(autoreplies_settled(dir, biz), 1);
+    // Auto reply off: no reply.
+    su.assign(false, false);
+    inbound(dir, "fourth");
+    assert_eq!(autoreplies_settled(dir, biz), 1);
+    assert_eq!(outbound(dir, biz).len(), 1);
+
+    // Back on: the reply sees the latest message.
+    su.assign(true, false);
+    inbound(dir, "fifth");
+    assert_eq!(autoreplies_settled(dir, biz), 2);
+    let replies = outbound(dir, biz);
+    assert!(replies[1].starts_with(&expected("fifth")), "{replies:?}");
+}
+
+/// A one-shot OpenAI-compatible chat-completions endpoint: returns the
+/// request body it received through the channel and answers `reply`.
+fn fake_completions(reply: &'static str) -> (String, std::sync::mpsc::Receiver<(String, Value)>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1/chat/completions", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut r = BufReader::new(stream);
+        let mut line = String::new();
+        r.read_line(&mut line).unwrap();
+        let request_line = line.trim().to_string();
+        let mut len = 0usize;
+        loop {
+            line.clear();
+            r.read_line(&mut line).unwrap();
+            if line.trim().is_empty() {
+                break;
+            }
+            if let Some((k, v)) = line.split_once(':') {
+                if k.eq_ignore_ascii_case("content-length") {
+                    len = v.trim().parse().unwrap();
+                }
+            }
+        }
+        let mut body = vec![0u8; len];
+        r.read_exact(&mut body).unwrap();
+        let answer = json!({"id": "c1", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}}]}).to_string();
+        let mut w = r.into_inner();
+        write!(w, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}", answer.len()).unwrap();
+        tx.send((request_line, serde_json::from_slice(&body).unwrap())).unwrap();
+    });
+    (url, rx)
+}
+
+#[test]
+fn configured_endpoint_gets_instructions_and_history() {
+    let (url, rx) = fake_completions("We open at 9.");
+    let su = setup_with(&["--ai-endpoint", &url, "--ai-model", "test-model"]);
+    let (dir, biz) = (&su.dir.0, su.biz());
+    inbound(dir, "When do you open?");
+    assert_eq!(autoreplies_settled(dir, biz), 1);
+    let (request_line, body) = rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    assert!(request_line.starts_with("POST /v1/chat/completions "), "{request_line}");
+    assert_eq!(
+        body,
+        json!({"model": "test-model", "messages": [
+            {"role": "system", "content": "Answer questions about opening hours."},
+            {"role": "user", "content": "When do you open?"}]})
+    );
+    let replies = outbound(dir, biz);
+    assert_eq!(replies.len(), 1);
+    assert!(replies[0].starts_with("We open at 9.|text|"), "{replies:?}");
+}
