@@ -203,43 +203,66 @@ pub fn connect_channel(db: &Db, business: &str, channel: &str, provider_id: &str
 /// resolves the contact, stores the message, appends the timeline entry and
 /// fans `chatapp.message.received` out to webhook subscriptions. A repeated
 /// `--provider-message-id` is processed once.
-pub fn sandbox_inbound(
+/// Why an injected inbound message was refused.
+pub enum InboundRefusal {
+    /// Bad input (the message says which).
+    Invalid(String),
+    /// The number is not a connected chatapp number (of this business).
+    NotConnected(String),
+    Storage(anyhow::Error),
+}
+
+impl From<anyhow::Error> for InboundRefusal {
+    fn from(e: anyhow::Error) -> Self {
+        InboundRefusal::Storage(e)
+    }
+}
+
+/// Enqueues a durable `messaging.inbound` job, as the provider's inbound
+/// webhook would (sandbox only: the admin command and, with
+/// `serve --sandbox-routes`, `POST /sandbox/v1/chatapp/inbound`). With
+/// `business`, the number must be connected to that business.
+pub fn enqueue_inbound(
     db: &Db,
+    business: Option<&str>,
     phone_number_id: &str,
     from: &str,
     text: &str,
     name: Option<&str>,
     provider_message_id: Option<&str>,
-) -> Result<serde_json::Value> {
+) -> std::result::Result<serde_json::Value, InboundRefusal> {
+    let invalid = |m: &str| Err(InboundRefusal::Invalid(m.to_string()));
     let from: String = from.chars().filter(|c| !(c.is_whitespace() || matches!(c, '-' | '.' | '(' | ')'))).collect();
     let b = from.as_bytes();
     if !(b.len() >= 9 && b.len() <= 16 && b[0] == b'+' && (b'1'..=b'9').contains(&b[1]) && b[2..].iter().all(u8::is_ascii_digit)) {
-        bail!("--from must be an E.164 number, e.g. +14155550123");
+        return invalid("`from` must be an E.164 number, e.g. +14155550123");
     }
     if text.trim().is_empty() || text.chars().count() > 4096 {
-        bail!("--text must be 1 to 4096 characters");
+        return invalid("`text` must be 1 to 4096 characters");
     }
     let name = name.map(str::trim).filter(|n| !n.is_empty());
     if name.is_some_and(|n| n.chars().count() > 200) {
-        bail!("--name must be at most 200 characters");
+        return invalid("`name` must be at most 200 characters");
     }
     let provider_message_id = match provider_message_id {
         Some(id) if id.is_empty() || id.len() > 256 || id.chars().any(char::is_control) => {
-            bail!("--provider-message-id must be 1 to 256 characters")
+            return invalid("`providerMessageId` must be 1 to 256 characters")
         }
         Some(id) => id.to_string(),
         None => format!("sbx.{}", uuid::Uuid::new_v4()),
     };
     let t = |s: &str| SqlValue::Text(s.to_string());
     let c = db.conn()?;
-    let Some(business) = db::query_strings(
+    let owner = db::query_strings(
         &c,
         "SELECT business_id FROM channel_connections WHERE channel = 'chatapp' AND provider_id = ?1 AND status = 'connected'",
         vec![t(phone_number_id)],
     )?
     .into_iter()
-    .next() else {
-        bail!("--phone-number-id {phone_number_id} is not a connected chatapp number");
+    .next()
+    .filter(|owner| business.is_none_or(|b| b == owner));
+    let Some(owner) = owner else {
+        return Err(InboundRefusal::NotConnected(format!("{phone_number_id} is not a connected chatapp number")));
     };
     let payload = json!({
         "phoneNumberId": phone_number_id,
@@ -253,7 +276,22 @@ pub fn sandbox_inbound(
     db::execute(
         &c,
         "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms) VALUES (?1, 'messaging.inbound', ?2, ?3, ?4, ?4)",
-        vec![t(&job_id), t(&business), SqlValue::Text(payload.to_string()), SqlValue::Integer(now)],
+        vec![t(&job_id), t(&owner), SqlValue::Text(payload.to_string()), SqlValue::Integer(now)],
     )?;
     Ok(json!({"jobId": job_id, "providerMessageId": provider_message_id}))
+}
+
+/// `admin sandbox inbound`.
+pub fn sandbox_inbound(
+    db: &Db,
+    phone_number_id: &str,
+    from: &str,
+    text: &str,
+    name: Option<&str>,
+    provider_message_id: Option<&str>,
+) -> Result<serde_json::Value> {
+    enqueue_inbound(db, None, phone_number_id, from, text, name, provider_message_id).map_err(|r| match r {
+        InboundRefusal::Invalid(m) | InboundRefusal::NotConnected(m) => anyhow::anyhow!(m),
+        InboundRefusal::Storage(e) => e,
+    })
 }

@@ -12,6 +12,7 @@ mod jobs;
 mod logging;
 mod outbound;
 mod pipeline;
+mod sandbox;
 mod server;
 
 use anyhow::{bail, Context, Result};
@@ -22,7 +23,7 @@ use std::time::Duration;
 const USAGE: &str = "\
 usage:
   switchboard serve [--listen ADDR] [--data-dir DIR] [--request-timeout-ms MS] [--bench-baseline]
-                    [--component-override NAME=WASM]... [--webhook-public-only]
+                    [--component-override NAME=WASM]... [--webhook-public-only] [--sandbox-routes]
                     [--webhook-timeout-ms MS] [--webhook-retry-delays-ms MS,MS,...]
                     [--ai-endpoint URL --ai-model NAME]   (env SWITCHBOARD_AI_API_KEY)
   switchboard admin [--data-dir DIR] business create --name NAME
@@ -52,7 +53,7 @@ impl Args {
             if let Some(name) = a.strip_prefix("--") {
                 if let Some((k, v)) = name.split_once('=') {
                     flags.push((k.to_string(), Some(v.to_string())));
-                } else if matches!(name, "bench-baseline" | "help" | "webhook-public-only") {
+                } else if matches!(name, "bench-baseline" | "help" | "webhook-public-only" | "sandbox-routes") {
                     flags.push((name.to_string(), None));
                 } else {
                     let v = it.next().with_context(|| format!("--{name} needs a value"))?;
@@ -107,7 +108,7 @@ fn run() -> Result<()> {
     }
     match args.positional[0].as_str() {
         "serve" => {
-            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline", "component-override", "webhook-public-only", "webhook-timeout-ms", "webhook-retry-delays-ms", "ai-endpoint", "ai-model"])?;
+            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline", "component-override", "webhook-public-only", "sandbox-routes", "webhook-timeout-ms", "webhook-retry-delays-ms", "ai-endpoint", "ai-model"])?;
             serve(&args)
         }
         "admin" => {
@@ -177,6 +178,7 @@ fn serve(args: &Args) -> Result<()> {
         components,
         deadline: Duration::from_millis(deadline_ms.max(10)),
         bench_baseline: args.has("bench-baseline"),
+        sandbox_routes: args.has("sandbox-routes"),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(256).build()?;
     runtime.block_on(server::serve(app, addr))

@@ -18,6 +18,8 @@ pub struct App {
     pub deadline: Duration,
     /// Serve the native baseline route used by bench/ (off by default).
     pub bench_baseline: bool,
+    /// Serve the sandbox-only routes (off by default).
+    pub sandbox_routes: bool,
 }
 
 /// What goes back over HTTP.

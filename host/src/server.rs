@@ -159,6 +159,7 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
     let mut path = req.uri().path().to_string();
     let query = req.uri().query().map(String::from);
     let native = shared.app.bench_baseline && path.starts_with(BENCH_NATIVE_PREFIX);
+    let sandbox = shared.app.sandbox_routes && path == crate::sandbox::INBOUND_PATH;
     if native {
         path = format!("/api/v1{}", &path[BENCH_NATIVE_PREFIX.len()..]);
     }
@@ -180,7 +181,9 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
             idempotency_key: idempotency_key.as_deref(),
             body,
         };
-        if native {
+        if sandbox {
+            crate::sandbox::inbound(&shared2.app, incoming.method, incoming.authorization, &incoming.body, &rid)
+        } else if native {
             crate::bench_native::handle(&shared2.app, incoming, &rid)
         } else {
             shared2.app.handle(incoming, &rid)

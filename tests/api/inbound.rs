@@ -179,3 +179,45 @@ fn inbound_messages_resolve_one_contact_and_fan_out() {
     assert_eq!(p["message"], json!({"type": "text", "text": "hello one"}));
     assert!(p["occurredAt"].as_str().is_some_and(|t| t.ends_with('Z')));
 }
+
+/// The sandbox-only inbound route: off by default; with --sandbox-routes it
+/// takes a key of the business owning the number.
+#[test]
+fn the_sandbox_inbound_route_is_off_by_default_and_scoped_when_on() {
+    let dir = DataDir::new();
+    let body = json!({"phoneNumberId": PNID, "from": FROM, "text": "via http", "name": "Ada"});
+    {
+        let s = Server::start(&dir.0);
+        let t = tenant(&dir.0, "all");
+        s.as_key(&t.key).post("/sandbox/v1/chatapp/inbound", &body).assert_failure(404, "not_found");
+    }
+    let s = Server::start_with(&dir.0, &["--sandbox-routes"]);
+    let owner = tenant(&dir.0, "all");
+    admin(&dir.0, &["channel", "connect", "--business", &owner.business, "--channel", "chatapp", "--phone-number-id", PNID]);
+    let other = tenant(&dir.0, "all");
+    let r = s.as_key(&other.key).post("/sandbox/v1/chatapp/inbound", &body);
+    r.assert_failure(404, "not_found");
+    assert_eq!(r.code(), "phone_number_not_connected", "another business's number looks unconnected");
+    let reader = key_without_chatapp_write(&dir.0, &owner.business);
+    let r = s.as_key(&reader).post("/sandbox/v1/chatapp/inbound", &body);
+    r.assert_failure(403, "authorization");
+    s.req().post("/sandbox/v1/chatapp/inbound", &body).assert_failure(401, "authentication");
+    let bad = json!({"phoneNumberId": PNID, "from": "12345", "text": "x"});
+    s.as_key(&owner.key).post("/sandbox/v1/chatapp/inbound", &bad).assert_failure(400, "validation");
+    let r = s.as_key(&owner.key).post("/sandbox/v1/chatapp/inbound", &body);
+    let pmid = r.assert_ok(202)["providerMessageId"].as_str().unwrap().to_string();
+    assert!(pmid.starts_with("sbx."));
+    let started = Instant::now();
+    loop {
+        let list = s.as_key(&owner.key).get(&format!("/api/v1/contacts?businessId={}&search=%2B15550001234", owner.business));
+        if list.data()["contacts"].as_array().is_some_and(|c| c.len() == 1) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "the injected message was not processed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn key_without_chatapp_write(dir: &Path, business: &str) -> String {
+    admin(dir, &["key", "create", "--business", business, "--scopes", "contacts:read"])["apiKey"].as_str().unwrap().to_string()
+}
