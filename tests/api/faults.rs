@@ -8,7 +8,7 @@ use serde_json::json;
 fn runaway_components_fail_cleanly_and_the_host_keeps_serving() {
     let dir = DataDir::new();
     let testbed = env!("SWITCHBOARD_TESTBED_WASM");
-    let s = Server::start_with(&dir.0, &["--component-override", &format!("contacts={testbed}"), "--request-timeout-ms", "500"]);
+    let s = Server::start_with(&dir.0, &["--component-override", &format!("contacts={testbed}"), "--request-timeout-ms", "1500"]);
     let t = tenant(&dir.0, "all");
     let list = |search: &str| s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}&search={search}", t.business));
 
