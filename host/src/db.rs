@@ -80,6 +80,13 @@ impl Db {
         Ok(db)
     }
 
+    /// A new connection outside the pool (closed when dropped).
+    pub fn fresh_conn(&self) -> Result<libsql::Connection> {
+        let c = self.database.connect()?;
+        c.busy_timeout(BUSY_TIMEOUT)?;
+        Ok(c)
+    }
+
     pub fn conn(&self) -> Result<Conn<'_>> {
         if let Some(c) = self.idle.lock().pop() {
             return Ok(Conn { db: self, conn: Some(c) });

@@ -52,13 +52,27 @@ const WRITE_GATE_WAIT: Duration = Duration::from_secs(30);
 
 impl KeyDirectory for Db {
     fn find_by_hash(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
-        let c = self.conn().map_err(|_| unavailable())?;
-        let rows = db::query_rows(
-            &c,
-            "SELECT id, business_id, scopes, revoked_at IS NOT NULL FROM api_keys WHERE key_hash = ?1",
-            vec![SqlValue::Text(key_hash.to_string())],
-        )
-        .map_err(|_| unavailable())?;
+        let lookup = |c: &libsql::Connection| {
+            db::query_rows(
+                c,
+                "SELECT id, business_id, scopes, revoked_at IS NOT NULL FROM api_keys WHERE key_hash = ?1",
+                vec![SqlValue::Text(key_hash.to_string())],
+            )
+            .map_err(|_| unavailable())
+        };
+        let pooled = self.conn().map_err(|_| unavailable())?;
+        let mut rows = lookup(&pooled)?;
+        drop(pooled);
+        if rows.is_empty() {
+            // Keys are created by another process (the admin CLI). A miss is
+            // confirmed on a brand-new connection so that a pooled one can
+            // never answer from an older view of the table.
+            let fresh = self.fresh_conn().map_err(|_| unavailable())?;
+            rows = lookup(&fresh)?;
+            if !rows.is_empty() {
+                crate::logging::line("warn", "a pooled connection missed a key that a fresh one found");
+            }
+        }
         Ok(rows.into_iter().next().map(|r| KeyRecord {
             key_id: text(&r[0]),
             business_id: text(&r[1]),

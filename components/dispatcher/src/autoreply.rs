@@ -24,7 +24,7 @@
 use serde::Deserialize;
 use serde_json::json;
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{new_id, now, Failure};
+use switchboard_guest::{now, Failure};
 
 use crate::bindings::exports::switchboard::platform::job_handler::{Job, Outcome};
 use crate::bindings::switchboard::platform::ai;
@@ -33,7 +33,6 @@ pub const KIND: &str = "messaging.autoreply";
 /// Conversation history an agent turn sees (spec: last 20 messages).
 pub const HISTORY: usize = 20;
 /// The outbound delivery job (sandbox_messenger.rs), as for an API send.
-const DELIVER_KIND: &str = "messaging.deliver";
 /// `ai` failures are retried this many times before the job gives up.
 const MAX_ATTEMPTS: u32 = 6;
 
@@ -125,36 +124,17 @@ fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
     };
 
     let now = now();
-    let (reply_id, correlation_id) = (new_id(), new_id());
-    let task_ref = switchboard_guest::jobs::enqueue(DELIVER_KIND, biz, &json!({"messageId": reply_id}).to_string(), 0).map_err(db::store_failure)?;
-    db::execute(
-        "INSERT INTO messages (id, business_id, conversation_id, contact_id, channel, direction, type, text, status, created_at, \
-         phone_number_id, recipient, task_ref, correlation_id, queued_at) \
-         VALUES (?1, ?2, ?3, ?4, 'chatapp', 'outbound', 'text', ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?6)",
-        &[
-            reply_id.as_str().into(),
-            biz.into(),
-            conversation_id.as_str().into(),
-            contact_id.as_str().into(),
-            text.as_str().into(),
-            now.as_str().into(),
-            pnid.as_str().into(),
-            mobile.as_str().into(),
-            task_ref.as_str().into(),
-            correlation_id.as_str().into(),
-        ],
-    )?;
-    db::execute(
-        "INSERT INTO timeline_entries (id, business_id, contact_id, channel, kind, direction, occurred_at, summary_json) \
-         VALUES (?1, ?2, ?3, 'chatapp', 'message', 'outbound', ?4, ?5)",
-        &[
-            new_id().into(),
-            biz.into(),
-            contact_id.as_str().into(),
-            now.as_str().into(),
-            json!({"messageId": reply_id, "type": "text", "text": text, "mediaId": null}).to_string().into(),
-        ],
-    )?;
+    crate::contact::queue_outbound(&crate::contact::Outbound {
+        business: biz,
+        conversation_id: &conversation_id,
+        contact_id: &contact_id,
+        phone_number_id: &pnid,
+        recipient: &mobile,
+        kind: "text",
+        text: Some(text),
+        media_id: None,
+        now: &now,
+    })?;
     Ok(Outcome::Done)
 }
 

@@ -1,6 +1,7 @@
 //! The one place a chatapp message finds its contact and conversation, for
 //! inbound messages (dispatcher `messaging.inbound`, which includes this file
-//! by path) and outbound sends (`sendMessage`).
+//! by path) and outbound sends (`sendMessage`), and the one place an
+//! outbound message is queued (`queue_outbound`: API sends and auto-replies).
 //!
 //! The contact is resolved by mobile or created (`INSERT … ON CONFLICT
 //! (business_id, mobile) DO NOTHING` then `SELECT`, so two messages for a new
@@ -10,12 +11,71 @@
 //! every contact has at least one category.
 
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{new_id, Failure};
+use switchboard_guest::{jobs, new_id, Failure};
+
+/// The job that moves a queued message through the messenger.
+pub const DELIVER_KIND: &str = "messaging.deliver";
+
+/// An outbound chatapp message to queue.
+pub struct Outbound<'a> {
+    pub business: &'a str,
+    pub conversation_id: &'a str,
+    pub contact_id: &'a str,
+    pub phone_number_id: &'a str,
+    pub recipient: &'a str,
+    /// `text` or `image`.
+    pub kind: &'a str,
+    pub text: Option<String>,
+    pub media_id: Option<String>,
+    pub now: &'a str,
+}
+
+/// Stores a queued outbound message, its timeline entry and its
+/// `messaging.deliver` job (in the caller's transaction). Returns
+/// (message id, task ref, correlation id).
+pub fn queue_outbound(m: &Outbound) -> Result<(String, String, String), Failure> {
+    let (message_id, correlation_id) = (new_id(), new_id());
+    let job = serde_json::json!({"messageId": message_id});
+    let task_ref = jobs::enqueue(DELIVER_KIND, m.business, &job.to_string(), 0).map_err(db::store_failure)?;
+    db::execute(
+        "INSERT INTO messages (id, business_id, conversation_id, contact_id, channel, direction, type, text, status, created_at, \
+         phone_number_id, recipient, media_id, task_ref, correlation_id, queued_at) \
+         VALUES (?1, ?2, ?3, ?4, 'chatapp', 'outbound', ?5, ?6, 'queued', ?7, ?8, ?9, ?10, ?11, ?12, ?7)",
+        &[
+            message_id.as_str().into(),
+            m.business.into(),
+            m.conversation_id.into(),
+            m.contact_id.into(),
+            m.kind.into(),
+            m.text.clone().into(),
+            m.now.into(),
+            m.phone_number_id.into(),
+            m.recipient.into(),
+            m.media_id.clone().into(),
+            task_ref.as_str().into(),
+            correlation_id.as_str().into(),
+        ],
+    )?;
+    db::execute(
+        "INSERT INTO timeline_entries (id, business_id, contact_id, channel, kind, direction, occurred_at, summary_json) \
+         VALUES (?1, ?2, ?3, 'chatapp', 'message', 'outbound', ?4, ?5)",
+        &[
+            new_id().into(),
+            m.business.into(),
+            m.contact_id.into(),
+            m.now.into(),
+            serde_json::json!({"messageId": message_id, "type": m.kind, "text": m.text, "mediaId": m.media_id}).to_string().into(),
+        ],
+    )?;
+    Ok((message_id, task_ref, correlation_id))
+}
 
 /// A resolved contact.
 pub struct Contact {
     pub id: String,
     pub name: String,
+    // Read by sendMessage; the dispatcher includes this file without it.
+    #[allow(dead_code)]
     pub blocked: bool,
     /// True when this call created it.
     pub created: bool,

@@ -25,12 +25,11 @@
 use serde::Deserialize;
 use serde_json::{json, Value as J};
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{e164, fail, is_uuid, jobs, new_id, now, ok, req, success, HResult, Request, Success};
+use switchboard_guest::{e164, fail, is_uuid, now, ok, req, success, HResult, Request, Success};
 
 use crate::contact;
 use crate::media::{chatapp_connected, not_connected};
 
-pub const DELIVER_KIND: &str = "messaging.deliver";
 pub const CATEGORY: &str = "Outbound";
 
 #[derive(Deserialize)]
@@ -101,39 +100,17 @@ pub fn send(r: &Request) -> HResult<Success> {
     }
     let c = contact::resolve(biz, &mobile, &mobile, CATEGORY, &now)?;
     let conversation_id = contact::conversation(biz, &pnid, &c.id, &now)?;
-    let (message_id, correlation_id) = (new_id(), new_id());
-    let job = json!({"messageId": message_id});
-    let task_ref = jobs::enqueue(DELIVER_KIND, biz, &job.to_string(), 0).map_err(db::store_failure)?;
-    db::execute(
-        "INSERT INTO messages (id, business_id, conversation_id, contact_id, channel, direction, type, text, status, created_at, \
-         phone_number_id, recipient, media_id, task_ref, correlation_id, queued_at) \
-         VALUES (?1, ?2, ?3, ?4, 'chatapp', 'outbound', ?5, ?6, 'queued', ?7, ?8, ?9, ?10, ?11, ?12, ?7)",
-        &[
-            message_id.as_str().into(),
-            biz.into(),
-            conversation_id.as_str().into(),
-            c.id.as_str().into(),
-            b.kind.as_str().into(),
-            text.clone().into(),
-            now.as_str().into(),
-            pnid.as_str().into(),
-            mobile.as_str().into(),
-            media_id.clone().into(),
-            task_ref.as_str().into(),
-            correlation_id.as_str().into(),
-        ],
-    )?;
-    db::execute(
-        "INSERT INTO timeline_entries (id, business_id, contact_id, channel, kind, direction, occurred_at, summary_json) \
-         VALUES (?1, ?2, ?3, 'chatapp', 'message', 'outbound', ?4, ?5)",
-        &[
-            new_id().into(),
-            biz.into(),
-            c.id.as_str().into(),
-            now.as_str().into(),
-            json!({"messageId": message_id, "type": b.kind, "text": text, "mediaId": media_id}).to_string().into(),
-        ],
-    )?;
+    let (message_id, task_ref, correlation_id) = contact::queue_outbound(&contact::Outbound {
+        business: biz,
+        conversation_id: &conversation_id,
+        contact_id: &c.id,
+        phone_number_id: &pnid,
+        recipient: &mobile,
+        kind: &b.kind,
+        text,
+        media_id,
+        now: &now,
+    })?;
     success(
         202,
         &json!({"messageId": message_id, "taskRef": task_ref, "providerMessageRef": J::Null, "queued": true, "correlationId": correlation_id}),
