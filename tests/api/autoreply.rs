@@ -11,32 +11,10 @@ use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const PNID: &str = "pn-auto-1";
 const FROM: &str = "+15550004321";
-
-fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn wait_done(dir: &Path, job_id: &str) {
-    poll(&format!("job {job_id}"), || {
-        let state = sql(dir, &format!("SELECT state FROM jobs WHERE id = '{job_id}'"));
-        match state.trim() {
-            "done" => Some(()),
-            "dead" => panic!("job {job_id} is dead: {}", sql(dir, &format!("SELECT last_error FROM jobs WHERE id = '{job_id}'"))),
-            _ => None,
-        }
-    });
-}
 
 /// Injects an inbound message and waits until `messaging.inbound` is done.
 fn inbound(dir: &Path, text: &str) {

@@ -367,3 +367,27 @@ pub fn verify(d: &Delivery, secret: &str) -> bool {
     let expected = hmac_sha256_hex(secret.as_bytes(), format!("{ts}.{}", d.body).as_bytes());
     fresh && expected == d.header("X-Service-Signature")
 }
+
+/// Polls (bounded) until `f` returns `Some`.
+pub fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let started = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits (bounded) until a job is done; a dead job fails the test.
+pub fn wait_done(dir: &Path, job_id: &str) {
+    poll(&format!("job {job_id}"), || {
+        let state = sql(dir, &format!("SELECT state FROM jobs WHERE id = '{job_id}'"));
+        match state.trim() {
+            "done" => Some(()),
+            "dead" => panic!("job {job_id} is dead: {}", sql(dir, &format!("SELECT last_error FROM jobs WHERE id = '{job_id}'"))),
+            _ => None,
+        }
+    });
+}

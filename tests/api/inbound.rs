@@ -23,29 +23,6 @@ fn inbound(dir: &Path, text: &str, pmid: Option<&str>) -> Value {
     admin(dir, &args)
 }
 
-/// Polls (bounded) until `f` returns `Some`.
-fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn wait_done(dir: &Path, job_id: &str) {
-    poll(&format!("job {job_id}"), || {
-        let state = sql(dir, &format!("SELECT state FROM jobs WHERE id = '{job_id}'"));
-        match state.trim() {
-            "done" => Some(()),
-            "dead" => panic!("job {job_id} is dead: {}", sql(dir, &format!("SELECT last_error FROM jobs WHERE id = '{job_id}'"))),
-            _ => None,
-        }
-    });
-}
-
 #[test]
 fn inbound_messages_resolve_one_contact_and_fan_out() {
     let dir = DataDir::new();
