@@ -7,6 +7,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use parking_lot::Mutex;
+use std::sync::Arc;
 use std::future::Future;
 use std::path::Path;
 use std::time::Duration;
@@ -27,8 +28,11 @@ pub struct Db {
     /// here in arrival order (a fair mutex, so no writer starves under load)
     /// instead of spinning in SQLite's busy handler. Other processes (the
     /// admin CLI, a second node) are covered by the busy timeout.
-    write_gate: parking_lot::FairMutex<()>,
+    write_gate: Arc<parking_lot::FairMutex<()>>,
 }
+
+/// Holding the write gate (owned, so a job step can keep it across calls).
+pub type WriteGuard = parking_lot::lock_api::ArcMutexGuard<parking_lot::RawFairMutex, ()>;
 
 /// A pooled connection, returned to the pool on drop.
 pub struct Conn<'a> {
@@ -71,7 +75,7 @@ impl Db {
         let path = dir.join("switchboard.db");
         let database = block(libsql::Builder::new_local(&path).build())
             .with_context(|| format!("opening {}", path.display()))?;
-        let db = Db { database, idle: Mutex::new(Vec::new()), write_gate: parking_lot::FairMutex::new(()) };
+        let db = Db { database, idle: Mutex::new(Vec::new()), write_gate: Arc::new(parking_lot::FairMutex::new(())) };
         {
             let c = db.conn()?;
             block(c.execute_batch("PRAGMA journal_mode=WAL;"))?;
@@ -107,8 +111,14 @@ impl Db {
 
     /// Holds the in-process write gate; `None` after `wait` (the caller
     /// answers 503, retryable).
-    pub fn write_gate(&self, wait: Duration) -> Option<parking_lot::FairMutexGuard<'_, ()>> {
-        self.write_gate.try_lock_for(wait)
+    pub fn write_gate(&self, wait: Duration) -> Option<WriteGuard> {
+        self.write_gate.try_lock_arc_for(wait)
+    }
+
+    /// The gate itself, for a job step that takes it only when it first
+    /// writes (see `jobs::run_one`).
+    pub fn gate(&self) -> Arc<parking_lot::FairMutex<()>> {
+        self.write_gate.clone()
     }
 
     /// Copies committed WAL frames into the database file without blocking

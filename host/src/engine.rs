@@ -41,11 +41,33 @@ mod dispatcher_world {
 }
 use dispatcher_world::switchboard::platform::http_out;
 use dispatcher_world::switchboard::platform::ai;
+use dispatcher_world::switchboard::platform::messenger;
 pub use dispatcher_world::exports::switchboard::platform::job_handler::{Job, Outcome};
 use dispatcher_world::DispatcherPre;
 
+/// The world of a messaging provider adapter: it sees no store, only the
+/// clock, ids, log and its own settings.
+mod provider_world {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "messenger-provider",
+        with: {
+            "switchboard:platform/clock": super::switchboard::platform::clock,
+            "switchboard:platform/ids": super::switchboard::platform::ids,
+            "switchboard:platform/log": super::switchboard::platform::log,
+        },
+    });
+}
+use provider_world::exports::switchboard::platform::messenger as provider;
+use provider_world::switchboard::platform::settings;
+use provider_world::MessengerProviderPre;
+
 /// The embedded component that runs background jobs.
 pub const DISPATCHER: &str = "dispatcher";
+/// The embedded messaging provider (replaceable with `--component-override`).
+pub const MESSENGER: &str = "sandbox-messenger";
+/// How long one call into the messaging provider may run.
+pub const PROVIDER_DEADLINE: Duration = Duration::from_secs(30);
 /// How long one job step may run.
 pub const JOB_DEADLINE: Duration = Duration::from_secs(60);
 
@@ -66,6 +88,63 @@ pub struct RequestState {
     conn: libsql::Connection,
     log_context: String,
     outbound: Arc<OutboundPolicy>,
+    messenger: Option<Arc<Messenger>>,
+    /// Set for a job step in network mode: the write gate and the
+    /// transaction are taken at the step's first write, not before.
+    lazy: Option<LazyWrite>,
+}
+
+/// A write transaction begun on first write (see `RequestState::begin_write`).
+pub struct LazyWrite {
+    gate: Arc<parking_lot::FairMutex<()>>,
+    guard: Option<crate::db::WriteGuard>,
+}
+
+/// How long a lazily begun write waits for the gate before the store says `busy`.
+const LAZY_GATE_WAIT: Duration = Duration::from_secs(30);
+
+impl RequestState {
+    /// In network mode, takes the write gate and begins the transaction the
+    /// first time the step writes; otherwise there is nothing to do (the
+    /// caller opened the transaction already).
+    fn begin_write(&mut self) -> Result<(), store::StoreError> {
+        let Some(lazy) = &mut self.lazy else { return Ok(()) };
+        if lazy.guard.is_some() {
+            return Ok(());
+        }
+        let busy = || store::StoreError { kind: "busy".into(), message: "the write gate stayed busy".into() };
+        let guard = lazy.gate.try_lock_arc_for(LAZY_GATE_WAIT).ok_or_else(busy)?;
+        block(self.conn.execute("BEGIN IMMEDIATE", ())).map_err(store_error)?;
+        lazy.guard = Some(guard);
+        Ok(())
+    }
+}
+
+/// True for statements that only read (everything else begins a lazy write).
+fn reads_only(sql: &str) -> bool {
+    let head: String = sql.trim_start().chars().take(6).collect::<String>().to_ascii_uppercase();
+    head.starts_with("SELECT") || head.starts_with("WITH")
+}
+
+/// The linked messaging provider: calls into it run in their own small store.
+pub struct Messenger {
+    engine: Engine,
+    pre: MessengerProviderPre<ProviderState>,
+    settings: Arc<HashMap<String, String>>,
+}
+
+/// State of one call into the messaging provider.
+pub struct ProviderState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+    settings: Arc<HashMap<String, String>>,
+}
+
+impl WasiView for ProviderState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
 }
 
 /// How webhook deliveries go out (`serve` flags).
@@ -101,6 +180,7 @@ pub struct Components {
     engine: Engine,
     pres: HashMap<String, ResourceAreaPre<RequestState>>,
     dispatcher: Option<DispatcherPre<RequestState>>,
+    messenger: Option<Arc<Messenger>>,
 }
 
 /// How a component call ended when it did not return normally.
@@ -118,7 +198,13 @@ pub enum CallError {
 impl Components {
     /// Compiles the embedded components; `overrides` replaces one by name
     /// with a wasm file (development, fault tests, a patched build).
-    pub fn load(cache_dir: &Path, overrides: &[(String, std::path::PathBuf)], outbound: OutboundPolicy) -> Result<Components> {
+    /// `messenger_settings` reach the messaging provider through `settings`.
+    pub fn load(
+        cache_dir: &Path,
+        overrides: &[(String, std::path::PathBuf)],
+        outbound: OutboundPolicy,
+        messenger_settings: HashMap<String, String>,
+    ) -> Result<Components> {
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(MAX_INSTANCES)
             .total_core_instances(MAX_INSTANCES * 4)
@@ -144,10 +230,16 @@ impl Components {
         ResourceArea::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
         http_out::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
         ai::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+        messenger::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+        let mut provider_linker: Linker<ProviderState> = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut provider_linker)?;
+        provider_world::MessengerProvider::add_to_linker::<_, HasSelf<_>>(&mut provider_linker, |s| s)?;
+        let messenger_settings = Arc::new(messenger_settings);
 
         std::fs::create_dir_all(cache_dir)?;
         let mut pres = HashMap::new();
         let mut dispatcher = None;
+        let mut messenger = None;
         for (name, path) in overrides {
             if !COMPONENTS.iter().any(|(n, _)| n == name) {
                 anyhow::bail!("--component-override names `{name}`, which is not a component of this build");
@@ -163,6 +255,12 @@ impl Components {
             };
             let wasm = replacement.as_deref().unwrap_or(embedded);
             let component = compile_cached(&engine, cache_dir, name, wasm)?;
+            if *name == MESSENGER {
+                let pre = provider_linker.instantiate_pre(&component).map_err(anyhow::Error::from).with_context(|| format!("linking component {name}"))?;
+                let pre = MessengerProviderPre::new(pre)?;
+                messenger = Some(Arc::new(Messenger { engine: engine.clone(), pre, settings: messenger_settings.clone() }));
+                continue;
+            }
             let pre = linker.instantiate_pre(&component).map_err(anyhow::Error::from).with_context(|| format!("linking component {name}"))?;
             if *name == DISPATCHER {
                 dispatcher = Some(DispatcherPre::new(pre)?);
@@ -177,7 +275,7 @@ impl Components {
             std::thread::sleep(EPOCH_TICK);
             ticker.increment_epoch();
         })?;
-        Ok(Components { outbound: Arc::new(outbound), engine, pres, dispatcher })
+        Ok(Components { outbound: Arc::new(outbound), engine, pres, dispatcher, messenger })
     }
 
     pub fn has(&self, name: &str) -> bool {
@@ -192,6 +290,8 @@ impl Components {
             conn,
             log_context,
             outbound: self.outbound.clone(),
+            messenger: self.messenger.clone(),
+            lazy: None,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
@@ -200,18 +300,28 @@ impl Components {
         store
     }
 
-    /// Runs one job step in the dispatcher, on `conn` (whose transaction the
-    /// job runner owns).
-    pub fn run_job(&self, conn: libsql::Connection, job: &Job) -> (libsql::Connection, Result<Outcome, CallError>) {
+    /// Runs one job step in the dispatcher, on `conn`. Without `lazy_gate`
+    /// the job runner has opened the transaction already; with it (network
+    /// mode) the step's first write takes the gate and begins it, and the
+    /// guard comes back so the runner commits the completion in the same
+    /// transaction.
+    pub fn run_job(
+        &self,
+        conn: libsql::Connection,
+        job: &Job,
+        lazy_gate: Option<Arc<parking_lot::FairMutex<()>>>,
+    ) -> (libsql::Connection, Option<crate::db::WriteGuard>, Result<Outcome, CallError>) {
         let Some(pre) = &self.dispatcher else {
-            return (conn, Err(CallError::Trap("no dispatcher component in this build".into())));
+            return (conn, None, Err(CallError::Trap("no dispatcher component in this build".into())));
         };
         let mut store = self.store(conn, format!("component=dispatcher job={} kind={}", job.id, job.kind), JOB_DEADLINE);
+        store.data_mut().lazy = lazy_gate.map(|gate| LazyWrite { gate, guard: None });
         let result = match pre.instantiate(&mut store) {
             Ok(inst) => inst.switchboard_platform_job_handler().call_run(&mut store, job).map_err(classify),
             Err(e) => Err(classify_instantiate(e)),
         };
-        (store.into_data().conn, result)
+        let state = store.into_data();
+        (state.conn, state.lazy.and_then(|l| l.guard), result)
     }
 
     /// Instantiates `name` in a fresh store and calls `handle`. Runs on a
@@ -326,6 +436,9 @@ impl types::Host for RequestState {}
 
 impl store::Host for RequestState {
     fn query(&mut self, sql: String, params: Vec<types::Value>) -> Result<Vec<Vec<types::Value>>, store::StoreError> {
+        if !reads_only(&sql) {
+            self.begin_write()?;
+        }
         let params: Vec<SqlValue> = params.into_iter().map(to_sql).collect();
         crate::db::query_rows(&self.conn, &sql, params)
             .map(|rows| rows.into_iter().map(|r| r.into_iter().map(from_sql).collect()).collect())
@@ -336,11 +449,13 @@ impl store::Host for RequestState {
     }
 
     fn execute(&mut self, sql: String, params: Vec<types::Value>) -> Result<u64, store::StoreError> {
+        self.begin_write()?;
         let params: Vec<SqlValue> = params.into_iter().map(to_sql).collect();
         block(self.conn.execute(&sql, params)).map_err(store_error)
     }
 
     fn execute_many(&mut self, sql: String, rows: Vec<Vec<types::Value>>) -> Result<u64, store::StoreError> {
+        self.begin_write()?;
         block(async {
             let stmt = self.conn.prepare(&sql).await?;
             let mut total = 0u64;
@@ -357,6 +472,7 @@ impl store::Host for RequestState {
 
 impl jobs::Host for RequestState {
     fn enqueue(&mut self, kind: String, business_id: String, payload_json: String, delay_ms: u64) -> Result<String, store::StoreError> {
+        self.begin_write()?;
         let id = uuid::Uuid::now_v7().to_string();
         let now = crate::clock::now_ms();
         block(self.conn.execute(
@@ -389,21 +505,29 @@ impl ids::Host for RequestState {
         uuid::Uuid::now_v7().to_string()
     }
     fn random_bytes(&mut self, len: u32) -> Vec<u8> {
-        let mut v = vec![0u8; len.min(4096) as usize];
-        rand::fill(&mut v[..]);
-        v
+        random_bytes(len)
+    }
+}
+
+/// At most 4 KiB from the CSPRNG.
+fn random_bytes(len: u32) -> Vec<u8> {
+    let mut v = vec![0u8; len.min(4096) as usize];
+    rand::fill(&mut v[..]);
+    v
+}
+
+fn level_name(level: log::Level) -> &'static str {
+    match level {
+        log::Level::Debug => "debug",
+        log::Level::Info => "info",
+        log::Level::Warn => "warn",
+        log::Level::Error => "error",
     }
 }
 
 impl log::Host for RequestState {
     fn log(&mut self, level: log::Level, message: String) {
-        let level = match level {
-            log::Level::Debug => "debug",
-            log::Level::Info => "info",
-            log::Level::Warn => "warn",
-            log::Level::Error => "error",
-        };
-        crate::logging::line(level, &format!("{} {message}", self.log_context));
+        crate::logging::line(level_name(level), &format!("{} {message}", self.log_context));
     }
 }
 
@@ -424,5 +548,101 @@ impl http_out::Host for RequestState {
 impl ai::Host for RequestState {
     fn complete(&mut self, instructions: String, history: Vec<(String, String)>) -> Result<String, String> {
         crate::ai::complete(&instructions, &history)
+    }
+}
+
+impl Messenger {
+    /// Calls the provider in a fresh, bounded store of its own.
+    fn call<T>(&self, context: &str, f: impl FnOnce(&provider::Guest, &mut Store<ProviderState>) -> wasmtime::Result<T>) -> Result<T, messenger::ProviderError> {
+        let state = ProviderState {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new().memory_size(INSTANCE_MEMORY_LIMIT).instances(16).trap_on_grow_failure(true).build(),
+            settings: self.settings.clone(),
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.set_epoch_deadline((PROVIDER_DEADLINE.as_millis() / EPOCH_TICK.as_millis()) as u64);
+        let result = self.pre.instantiate(&mut store).and_then(|inst| f(inst.switchboard_platform_messenger(), &mut store));
+        result.map_err(|e| {
+            crate::logging::line("error", &format!("{context} messaging provider trapped: {e:#}"));
+            messenger::ProviderError { code: "provider_unavailable".into(), message: "the messaging provider failed".into(), retryable: true }
+        })
+    }
+}
+
+fn provider_error(e: provider::ProviderError) -> messenger::ProviderError {
+    messenger::ProviderError { code: e.code, message: e.message, retryable: e.retryable }
+}
+
+/// `messenger`: the linked provider component answers (the sandbox messenger
+/// unless overridden).
+impl messenger::Host for RequestState {
+    fn upload_media(&mut self, m: messenger::Media) -> Result<messenger::StoredMedia, messenger::ProviderError> {
+        let p = self.messenger.clone().ok_or_else(no_messenger)?;
+        let m = provider::Media { channel: m.channel, sender_id: m.sender_id, mime_type: m.mime_type, file_name: m.file_name, sha256_hex: m.sha256_hex, bytes: m.bytes };
+        let stored = p.call(&self.log_context, |g, s| g.call_upload_media(s, &m))?.map_err(provider_error)?;
+        Ok(messenger::StoredMedia { provider_media_id: stored.provider_media_id, provider_status: stored.provider_status, expires_at_ms: stored.expires_at_ms })
+    }
+
+    fn submit(&mut self, m: messenger::OutboundMessage) -> Result<String, messenger::ProviderError> {
+        let p = self.messenger.clone().ok_or_else(no_messenger)?;
+        let m = provider::OutboundMessage {
+            message_id: m.message_id,
+            channel: m.channel,
+            sender_id: m.sender_id,
+            recipient: m.recipient,
+            kind: m.kind,
+            text: m.text,
+            provider_media_id: m.provider_media_id,
+        };
+        p.call(&self.log_context, |g, s| g.call_submit(s, &m))?.map_err(provider_error)
+    }
+
+    fn track(&mut self, provider_message_id: String, recipient: String, last_status: String) -> Result<messenger::Progress, messenger::ProviderError> {
+        let p = self.messenger.clone().ok_or_else(no_messenger)?;
+        let progress = p.call(&self.log_context, |g, s| g.call_track(s, &provider_message_id, &recipient, &last_status))?.map_err(provider_error)?;
+        Ok(messenger::Progress {
+            report: progress.report.map(|r| messenger::StatusReport {
+                status: r.status,
+                provider_status: r.provider_status,
+                failure: r.failure.map(provider_error),
+            }),
+            check_after_ms: progress.check_after_ms,
+        })
+    }
+}
+
+fn no_messenger() -> messenger::ProviderError {
+    messenger::ProviderError { code: "provider_not_configured".into(), message: "no messaging provider is linked in this build".into(), retryable: false }
+}
+
+impl settings::Host for ProviderState {
+    fn get(&mut self, name: String) -> Option<String> {
+        self.settings.get(&name).cloned()
+    }
+}
+
+impl clock::Host for ProviderState {
+    fn now_ms(&mut self) -> i64 {
+        crate::clock::now_ms()
+    }
+    fn now_rfc3339(&mut self) -> String {
+        crate::clock::now_rfc3339()
+    }
+}
+
+impl ids::Host for ProviderState {
+    fn uuid_v7(&mut self) -> String {
+        uuid::Uuid::now_v7().to_string()
+    }
+    fn random_bytes(&mut self, len: u32) -> Vec<u8> {
+        random_bytes(len)
+    }
+}
+
+impl log::Host for ProviderState {
+    fn log(&mut self, level: log::Level, message: String) {
+        crate::logging::line(level_name(level), &format!("component=messenger {message}"));
     }
 }

@@ -18,8 +18,10 @@ pub const LEADER_LEASE: Duration = Duration::from_secs(10);
 pub const MAX_ATTEMPTS: i64 = 25;
 /// Jobs claimed per round.
 const BATCH: i64 = 16;
-/// Job kinds whose steps call out over the network (see `run_one`).
-const OUTBOUND_KINDS: &[&str] = &["webhooks.deliver"];
+/// Job kinds whose steps call out over the network (a webhook receiver, the
+/// messaging provider, the AI endpoint); they run in network mode (see
+/// `run_one`).
+const NETWORK_KINDS: &[&str] = &["webhooks.deliver", "messaging.deliver", "messaging.autoreply"];
 
 /// A claimed job and the fence that proves the claim.
 #[derive(Debug, Clone)]
@@ -276,17 +278,20 @@ fn record_run(c: &libsql::Connection, claim: &Claim, node: &str, started: i64, o
 /// fence holds.
 pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim) {
     let started = crate::clock::now_ms();
-    // An outbound (network) step runs without the write gate or a transaction:
-    // holding them across a remote call would stall every writer. Its own
-    // writes autocommit; only its completion is fenced. Such steps are
-    // at-least-once by nature (a receiver deduplicates by event id).
-    let outbound = OUTBOUND_KINDS.contains(&claim.kind.as_str());
-    let mut gate = if outbound { None } else { Some(db.write_gate(Duration::from_secs(30))) };
-    if matches!(gate, Some(None)) {
-        return;
+    // Network mode: holding the write gate across a remote call would stall
+    // every writer, so such a step starts without gate or transaction; its
+    // first write takes both (the engine's lazy write), and the completion
+    // below joins that transaction. A step therefore makes its remote call
+    // before it writes; its writes and its fenced completion still commit
+    // together or not at all.
+    let network = NETWORK_KINDS.contains(&claim.kind.as_str());
+    let mut gate = None;
+    if !network {
+        let Some(g) = db.write_gate(Duration::from_secs(30)) else { return };
+        gate = Some(g);
     }
     let Ok(conn) = db.conn().map(|c| c.detach()) else { return };
-    if !outbound && db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
+    if !network && db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
         db.give_back(conn);
         return;
     }
@@ -297,17 +302,24 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim) {
         payload_json: claim.payload.clone(),
         attempt: claim.attempts.max(1) as u32,
     };
-    let (conn, result) = components.run_job(conn, &job);
-    if outbound {
-        // Now the completion, under the gate and in a transaction.
-        let Some(g) = db.write_gate(Duration::from_secs(30)) else {
-            db.give_back(conn);
-            return;
-        };
-        gate = Some(Some(g));
-        if db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
-            db.give_back(conn);
-            return;
+    let (conn, lazy_guard, result) = components.run_job(conn, &job, network.then(|| db.gate()));
+    if network {
+        match lazy_guard {
+            // The step wrote: its transaction is open and the gate held.
+            Some(g) => gate = Some(g),
+            None => {
+                // It only read (or trapped before writing): take the gate
+                // now for the completion.
+                let Some(g) = db.write_gate(Duration::from_secs(30)) else {
+                    db.give_back(conn);
+                    return;
+                };
+                gate = Some(g);
+                if db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
+                    db.give_back(conn);
+                    return;
+                }
+            }
         }
     }
     let _gate = gate;

@@ -26,6 +26,8 @@ usage:
                     [--component-override NAME=WASM]... [--webhook-public-only] [--sandbox-routes]
                     [--webhook-timeout-ms MS] [--webhook-retry-delays-ms MS,MS,...]
                     [--ai-endpoint URL --ai-model NAME]   (env SWITCHBOARD_AI_API_KEY)
+                    [--messenger-setting NAME=VALUE]...   (env SWITCHBOARD_MESSENGER_<NAME>;
+                     the sandbox messenger reads step-delay-ms, default 20)
   switchboard admin [--data-dir DIR] business create --name NAME
   switchboard admin [--data-dir DIR] key create --business ID --scopes LIST|all
   switchboard admin [--data-dir DIR] key list --business ID
@@ -108,7 +110,7 @@ fn run() -> Result<()> {
     }
     match args.positional[0].as_str() {
         "serve" => {
-            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline", "component-override", "webhook-public-only", "sandbox-routes", "webhook-timeout-ms", "webhook-retry-delays-ms", "ai-endpoint", "ai-model"])?;
+            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline", "component-override", "webhook-public-only", "sandbox-routes", "webhook-timeout-ms", "webhook-retry-delays-ms", "ai-endpoint", "ai-model", "messenger-setting"])?;
             serve(&args)
         }
         "admin" => {
@@ -142,6 +144,23 @@ fn run() -> Result<()> {
     }
 }
 
+/// Settings of the messaging provider: `SWITCHBOARD_MESSENGER_<NAME>`
+/// environment variables (for secrets of a real adapter; `STEP_DELAY_MS` is
+/// `step-delay-ms`), then each `--messenger-setting NAME=VALUE`.
+fn messenger_settings(args: &Args) -> Result<std::collections::HashMap<String, String>> {
+    let mut settings = std::collections::HashMap::new();
+    for (k, v) in std::env::vars() {
+        if let Some(name) = k.strip_prefix("SWITCHBOARD_MESSENGER_") {
+            settings.insert(name.to_ascii_lowercase().replace('_', "-"), v);
+        }
+    }
+    for s in args.all("messenger-setting") {
+        let (name, value) = s.split_once('=').context("--messenger-setting takes NAME=VALUE")?;
+        settings.insert(name.trim().to_string(), value.trim().to_string());
+    }
+    Ok(settings)
+}
+
 fn serve(args: &Args) -> Result<()> {
     let addr: SocketAddr = args.get("listen").unwrap_or("127.0.0.1:8080").parse().context("--listen must be HOST:PORT")?;
     let deadline_ms: u64 = args.get("request-timeout-ms").unwrap_or("30000").parse().context("--request-timeout-ms must be a number")?;
@@ -170,7 +189,7 @@ fn serve(args: &Args) -> Result<()> {
         (None, None) => {}
         _ => anyhow::bail!("--ai-endpoint and --ai-model go together"),
     }
-    let components = engine::Components::load(&data_dir.join("cache"), &overrides, outbound).context("loading components")?;
+    let components = engine::Components::load(&data_dir.join("cache"), &overrides, outbound, messenger_settings(args)?).context("loading components")?;
     let gateway = switchboard_gateway::Gateway::new().map_err(anyhow::Error::msg).context("building the OpenAPI document")?;
     let app = pipeline::App {
         gateway,

@@ -164,9 +164,17 @@ fn no_reply_under_external_automation_handoff_or_auto_reply_off() {
     assert!(replies[1].starts_with(&expected("fifth")), "{replies:?}");
 }
 
+/// Runs inside the fake endpoint before it answers.
+type BeforeAnswer = std::sync::Arc<std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>>;
+
 /// A one-shot OpenAI-compatible chat-completions endpoint: returns the
 /// request body it received through the channel and answers `reply`.
 fn fake_completions(reply: &'static str) -> (String, std::sync::mpsc::Receiver<(String, Value)>) {
+    fake_completions_with(reply, BeforeAnswer::default())
+}
+
+/// As [`fake_completions`], running `before` (when set) before answering.
+fn fake_completions_with(reply: &'static str, before: BeforeAnswer) -> (String, std::sync::mpsc::Receiver<(String, Value)>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1/chat/completions", listener.local_addr().unwrap());
     let (tx, rx) = std::sync::mpsc::channel();
@@ -191,6 +199,9 @@ fn fake_completions(reply: &'static str) -> (String, std::sync::mpsc::Receiver<(
         }
         let mut body = vec![0u8; len];
         r.read_exact(&mut body).unwrap();
+        if let Some(f) = before.lock().unwrap().take() {
+            f();
+        }
         let answer = json!({"id": "c1", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}}]}).to_string();
         let mut w = r.into_inner();
         write!(w, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}", answer.len()).unwrap();
@@ -217,4 +228,41 @@ fn configured_endpoint_gets_instructions_and_history() {
     let replies = outbound(dir, biz);
     assert_eq!(replies.len(), 1);
     assert!(replies[0].starts_with("We open at 9.|text|"), "{replies:?}");
+}
+
+/// The agent's turn holds no write lock while it waits for the AI endpoint:
+/// the endpoint itself creates a contact through the API before it answers.
+/// Were the write gate held across the call, that create would wait for the
+/// job (which waits for the endpoint) until the gate's 30 s wait ran out and
+/// answer 503.
+#[test]
+fn the_ai_call_holds_no_write_lock() {
+    let before = BeforeAnswer::default();
+    let (url, rx) = fake_completions_with("Noted.", before.clone());
+    let su = setup_with(&["--ai-endpoint", &url, "--ai-model", "test-model"]);
+    let (dir, biz) = (&su.dir.0, su.biz().to_string());
+    let (status_tx, status_rx) = std::sync::mpsc::channel();
+    let category = su.s.as_key(&su.t.key).fresh().post("/api/v1/contacts/categories", &json!({"businessId": biz, "name": "Walk-ins"})).assert_ok(201)["category"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (base, key, business) = (su.s.base.clone(), su.t.key.clone(), biz.clone());
+    *before.lock().unwrap() = Some(Box::new(move || {
+        let r = reqwest::blocking::Client::new()
+            .post(format!("{base}/api/v1/contacts"))
+            .bearer_auth(key)
+            .header("idempotency-key", "during-the-ai-call")
+            .json(&json!({"businessId": business, "name": "Grace", "mobile": "+15550009876", "categoryIds": [category]}))
+            .timeout(Duration::from_secs(60))
+            .send()
+            .unwrap();
+        status_tx.send(r.status().as_u16()).unwrap();
+    }));
+    inbound(dir, "Anyone there?");
+    assert_eq!(autoreplies_settled(dir, &biz), 1);
+    rx.recv_timeout(Duration::from_secs(60)).unwrap();
+    assert_eq!(status_rx.recv_timeout(Duration::from_secs(60)).unwrap(), 201, "a write during the AI call must not wait for the job");
+    let replies = outbound(dir, &biz);
+    assert_eq!(replies.len(), 1);
+    assert!(replies[0].starts_with("Noted.|text|"), "{replies:?}");
 }

@@ -27,8 +27,12 @@ struct Ctx {
 }
 
 fn setup() -> Ctx {
+    setup_with(&[])
+}
+
+fn setup_with(extra: &[&str]) -> Ctx {
     let dir = DataDir::new();
-    let s = Server::start(&dir.0);
+    let s = Server::start_with(&dir.0, extra);
     let t = tenant(&dir.0, "all");
     admin(&dir.0, &["channel", "connect", "--business", &t.business, "--channel", "chatapp", "--phone-number-id", PNID]);
     Ctx { s, t, dir }
@@ -203,17 +207,53 @@ fn recipient_rules_fail_and_stop_at_delivered() {
     assert_eq!(d["readAt"], Value::Null);
     assert!(d["sentAt"].is_string());
 
-    // Only the listed events were delivered: failed for one, delivered for the other.
-    rx.wait_for(2);
+    // Refused by the provider at submit: failed with its code, never named.
+    let refused = c.send_text("+15550002222", "hello").assert_ok(202)["messageId"].as_str().unwrap().to_string();
+    let d = c.wait_status(&refused, "failed");
+    assert_eq!(d["failure"]["code"], "invalid_recipient");
+    assert_eq!(d["providerMessageId"], Value::Null);
+    assert_eq!(d["sentAt"], Value::Null);
+
+    // Only the listed events were delivered: failed for two, delivered for one.
+    rx.wait_for(3);
     std::thread::sleep(Duration::from_millis(300));
     let got: Vec<Value> = rx.got().iter().inspect(|d| assert!(verify(d, &secret))).map(|d| d.json()).collect();
-    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got.len(), 3, "{got:?}");
+    let r = got.iter().find(|e| e["messageId"] == json!(refused)).unwrap();
+    assert_eq!((r["eventType"].as_str(), r["delivery"]["failure"]["code"].as_str()), (Some("chatapp.message.failed"), Some("invalid_recipient")));
     let f = got.iter().find(|e| e["messageId"] == json!(failed)).unwrap();
     assert_eq!(f["eventType"], "chatapp.message.failed");
     assert_eq!(f["delivery"]["failure"]["code"], "recipient_unreachable");
     assert_eq!(f["delivery"]["failedAt"], d_failed_at(&c, &failed));
     let u = got.iter().find(|e| e["messageId"] == json!(unread)).unwrap();
     assert_eq!(u["eventType"], "chatapp.message.delivered");
+}
+
+/// `--messenger-setting step-delay-ms=N` reaches the sandbox messenger: with
+/// a minute between reports a message rests at `accepted`, and its delivery
+/// job is due a minute later (read from the jobs table, not timed).
+#[test]
+fn the_provider_step_delay_is_a_setting() {
+    let c = setup_with(&["--messenger-setting", "step-delay-ms=60000"]);
+    let id = c.send_text("+15550001234", "hello").assert_ok(202)["messageId"].as_str().unwrap().to_string();
+    let started = Instant::now();
+    let d = loop {
+        let d = c.message(&id).assert_ok(200).clone();
+        if d["status"] == "accepted" {
+            break d;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "never accepted: {d}");
+        std::thread::sleep(Duration::from_millis(30));
+    };
+    assert_eq!(d["taskStatus"], "pending");
+    let job = d["messageId"].as_str().unwrap();
+    let wait_ms: i64 = sql(&c.dir.0, &format!(
+        "SELECT j.due_at_ms - CAST(strftime('%s','now') AS INTEGER) * 1000 FROM jobs j JOIN messages m ON m.task_ref = j.id WHERE m.id = '{job}'"
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    assert!(wait_ms > 30_000, "the next report is due in {wait_ms} ms");
 }
 
 fn d_failed_at(c: &Ctx, id: &str) -> Value {

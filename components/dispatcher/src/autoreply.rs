@@ -32,7 +32,6 @@ use crate::bindings::switchboard::platform::ai;
 pub const KIND: &str = "messaging.autoreply";
 /// Conversation history an agent turn sees (spec: last 20 messages).
 pub const HISTORY: usize = 20;
-/// The outbound delivery job (sandbox_messenger.rs), as for an API send.
 /// `ai` failures are retried this many times before the job gives up.
 const MAX_ATTEMPTS: u32 = 6;
 

@@ -33,7 +33,7 @@ mod contact;
 mod inbound;
 mod ingest;
 mod ingest_parse;
-mod sandbox_messenger;
+mod message_delivery;
 mod webhook_delivery;
 
 use bindings::exports::switchboard::platform::job_handler::{Guest, Job, Outcome, RetryAfter};
@@ -48,7 +48,7 @@ impl Guest for Dispatcher {
             "messaging.inbound" => inbound::run(&job),
             autoreply::KIND => autoreply::run(&job),
             webhook_delivery::KIND => webhook_delivery::run(&job),
-            sandbox_messenger::KIND => sandbox_messenger::run(&job),
+            message_delivery::KIND => message_delivery::run(&job),
             other => Outcome::Dead(format!("unknown job kind `{other}`")),
         }
     }

@@ -8,8 +8,9 @@
 //! else is retried on the host's schedule with the same event id and a
 //! rising `retryNumber`. A paused subscription holds its events (checked
 //! again every few seconds, no attempt counted) and gets them on resume; a
-//! revoked one drops them. This step runs outside any transaction (the
-//! runner's outbound mode), so its attempt record commits on its own.
+//! revoked one drops them. This kind runs in the runner's network mode: the
+//! POST happens before the step's first write, so no lock is held across
+//! it, and the attempt record commits with the job's fenced completion.
 
 use crate::bindings::exports::switchboard::platform::job_handler::{Continuation, Job, Outcome};
 use crate::bindings::switchboard::platform::http_out;

@@ -9,10 +9,12 @@
 //! png `89 50 4E 47 0D 0A 1A 0A`, webp `RIFF????WEBP`; else `400
 //! mime_mismatch`).
 //!
-//! The sandbox provider's upload is deterministic: provider media id
-//! `sbxm.<first 16 hex of the sha256>`, status `uploaded`, kept 30 days. The
-//! same bytes uploaded again for the same number before that expiry reuse the
-//! cached provider media id and its expiry (a new `mediaId` each time).
+//! The bytes then go to the provider behind the `messenger` interface
+//! (`upload-media`), which names the provider media id, its status and its
+//! expiry; a provider error is `502 <provider code>` (category `upstream`,
+//! `retryable` as the provider says). The same bytes uploaded again for the
+//! same number before that expiry reuse the cached provider media id, status
+//! and expiry without asking the provider (a new `mediaId` each time).
 
 use serde::Deserialize;
 use serde_json::json;
@@ -20,10 +22,10 @@ use sha2::{Digest, Sha256};
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{clock, created, fail, new_id, req, HResult, Request, Success, Value};
 
+use crate::bindings::switchboard::platform::messenger;
+
 /// The decoded size limit.
 pub const MAX_BYTES: usize = 5 * 1024 * 1024;
-/// How long the provider keeps an upload.
-pub const EXPIRY_MS: i64 = 30 * 24 * 3600 * 1000;
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -73,10 +75,6 @@ pub fn magic_matches(mime: &str, bytes: &[u8]) -> bool {
     }
 }
 
-/// The sandbox provider's media id for content with this sha256 (hex).
-pub fn provider_media_id(sha256_hex: &str) -> String {
-    format!("sbxm.{}", &sha256_hex[..16])
-}
 
 /// RFC 3339 UTC with milliseconds (the host clock's format) of epoch milliseconds.
 pub fn fmt_ms(ms: i64) -> String {
@@ -144,19 +142,30 @@ pub fn upload(r: &Request) -> HResult<Success> {
     let uploaded_at = fmt_ms(now_ms);
     // The provider upload, or its cached id for the same bytes.
     let cached = db::query_one(
-        "SELECT provider_media_id, expires_at FROM media WHERE business_id = ?1 AND phone_number_id = ?2 AND content_sha256 = ?3 \
+        "SELECT provider_media_id, expires_at, provider_status FROM media WHERE business_id = ?1 AND phone_number_id = ?2 AND content_sha256 = ?3 \
          AND expires_at > ?4 ORDER BY expires_at DESC LIMIT 1",
         &[biz.into(), b.phone_number_id.as_str().into(), sha.as_str().into(), uploaded_at.as_str().into()],
     )?;
-    let (provider_id, expires_at) = match cached {
-        Some(row) => (row.text(0), row.text(1)),
-        None => (provider_media_id(&sha), fmt_ms(now_ms + EXPIRY_MS)),
+    let (provider_id, expires_at, provider_status) = match cached {
+        Some(row) => (row.text(0), row.text(1), row.text(2)),
+        None => {
+            let stored = messenger::upload_media(&messenger::Media {
+                channel: "chatapp".into(),
+                sender_id: b.phone_number_id.clone(),
+                mime_type: b.mime_type.clone(),
+                file_name: b.file_name.clone(),
+                sha256_hex: sha.clone(),
+                bytes: bytes.clone(),
+            })
+            .map_err(provider_failure)?;
+            (stored.provider_media_id, fmt_ms(stored.expires_at_ms), stored.provider_status)
+        }
     };
     let (media_id, correlation_id) = (new_id(), new_id());
     db::execute(
         "INSERT INTO media (id, business_id, phone_number_id, mime_type, file_name, client_asset_id, content_sha256, size_bytes, bytes, \
          provider_media_id, provider_status, uploaded_at, expires_at, correlation_id) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'uploaded', ?11, ?12, ?13)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?14, ?11, ?12, ?13)",
         &[
             media_id.as_str().into(),
             biz.into(),
@@ -171,6 +180,7 @@ pub fn upload(r: &Request) -> HResult<Success> {
             uploaded_at.as_str().into(),
             expires_at.as_str().into(),
             correlation_id.as_str().into(),
+            provider_status.as_str().into(),
         ],
     )?;
     created(&json!({
@@ -181,9 +191,14 @@ pub fn upload(r: &Request) -> HResult<Success> {
         "uploadedAt": uploaded_at,
         "expiresAt": expires_at,
         "contentSha256": sha,
-        "providerStatus": "uploaded",
+        "providerStatus": provider_status,
         "correlationId": correlation_id,
     }))
+}
+
+/// A provider refusal or outage as this request's failure.
+fn provider_failure(e: messenger::ProviderError) -> switchboard_guest::Failure {
+    switchboard_guest::Failure { status: 502, code: e.code, message: format!("the messaging provider refused the upload: {}", e.message), category: "upstream".into(), retryable: e.retryable }
 }
 
 fn too_large() -> switchboard_guest::Failure {
@@ -221,7 +236,6 @@ mod tests {
 
     #[test]
     fn ids_and_times() {
-        assert_eq!(provider_media_id(&"ab".repeat(32)), "sbxm.abababababababab");
         assert_eq!(fmt_ms(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(fmt_ms(1_767_225_600_123), "2026-01-01T00:00:00.123Z");
         assert_eq!(fmt_ms(951_782_400_000), "2000-02-29T00:00:00.000Z");

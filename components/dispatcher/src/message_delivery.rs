@@ -1,0 +1,206 @@
+//! `messaging.deliver`: hands one outbound message (an API send or an
+//! auto-reply, queued by `contact::queue_outbound`) to the messaging provider
+//! behind the `messenger` interface and follows it to a final status. It
+//! never knows which provider answers (the embedded default is the
+//! sandbox-messenger component).
+//!
+//! A step reads the stored status and asks the provider one question:
+//! * `queued`: `submit`. The provider's message id is stored with status
+//!   `submitted`. A refusal fails the message (`failed` with the provider's
+//!   code and message); a transient error is retried with backoff, and after
+//!   [`MAX_SUBMIT_ATTEMPTS`] the message fails with `provider_unavailable`.
+//! * `submitted` … `delivered`: `track`. A reported status is stored with its
+//!   timestamp; the step continues after the provider's `check-after-ms`, or
+//!   finishes when there is nothing more to poll.
+//!
+//! `sent`, `delivered`, `read` and `failed` fan the matching
+//! `chatapp.message.*` event out to the number's webhook subscriptions in the
+//! same transaction as the status. This kind runs in the runner's network
+//! mode: the provider call happens before the first write, so no lock is held
+//! across it, and the writes commit together with the job's fenced
+//! completion (a crash in between re-asks the provider; a submit carries our
+//! message id so an adapter can make the resubmission idempotent).
+
+use serde_json::{json, Value};
+use switchboard_guest::db::{self, Row, RowExt};
+use switchboard_guest::{log, now, Failure};
+
+use crate::bindings::exports::switchboard::platform::job_handler::{Continuation, Job, Outcome};
+use crate::bindings::switchboard::platform::messenger::{self, OutboundMessage, ProviderError, StatusReport};
+use crate::webhook_delivery;
+
+pub const KIND: &str = "messaging.deliver";
+/// Transient submit failures tolerated before the message fails.
+pub const MAX_SUBMIT_ATTEMPTS: u32 = 8;
+
+pub fn run(job: &Job) -> Outcome {
+    let Ok(payload) = serde_json::from_str::<Value>(&job.payload_json) else {
+        return Outcome::Dead("invalid payload".into());
+    };
+    let Some(message_id) = payload["messageId"].as_str() else {
+        return Outcome::Dead("invalid payload: no `messageId`".into());
+    };
+    match step(job, message_id) {
+        Ok(o) => o,
+        // A trap rolls the step back; the runner retries it with backoff.
+        Err(f) => panic!("store error during message delivery: {} {}", f.code, f.message),
+    }
+}
+
+const COLUMNS: &str = "status, recipient, phone_number_id, conversation_id, provider_message_id, channel, type, text, media_id";
+
+fn step(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
+    let biz = job.business_id.as_str();
+    let Some(m) = db::query_one(
+        &format!("SELECT {COLUMNS} FROM messages WHERE business_id = ?1 AND id = ?2 AND direction = 'outbound'"),
+        &[biz.into(), message_id.into()],
+    )?
+    else {
+        return Ok(Outcome::Done);
+    };
+    let (status, recipient) = (m.text(0), m.text(1));
+    match status.as_str() {
+        "queued" => submit(job, message_id, &m),
+        "submitted" | "accepted" | "sent" | "delivered" => {
+            let Some(provider_id) = m.opt_text(4) else { return Ok(Outcome::Dead("a submitted message without a provider id".into())) };
+            match messenger::track(&provider_id, &recipient, &status) {
+                Ok(progress) => {
+                    if let Some(report) = progress.report {
+                        apply(biz, message_id, &m, &report)?;
+                    }
+                    Ok(match progress.check_after_ms {
+                        Some(delay_ms) => Outcome::Continue(Continuation { delay_ms, payload_json: job.payload_json.clone() }),
+                        None => Outcome::Done,
+                    })
+                }
+                // Tracking is best effort: the message keeps its last status.
+                Err(e) if e.retryable && job.attempt < MAX_SUBMIT_ATTEMPTS => Ok(crate::retry(job.attempt, format!("provider: {}", e.code))),
+                Err(e) => {
+                    log::log(log::Level::Warn, &format!("message {message_id}: tracking stopped: {}", e.code));
+                    Ok(Outcome::Done)
+                }
+            }
+        }
+        _ => Ok(Outcome::Done),
+    }
+}
+
+fn submit(job: &Job, message_id: &str, m: &Row) -> Result<Outcome, Failure> {
+    let biz = job.business_id.as_str();
+    let provider_media_id = match m.opt_text(8) {
+        Some(media_id) => db::query_one("SELECT provider_media_id FROM media WHERE business_id = ?1 AND id = ?2", &[biz.into(), media_id.into()])?
+            .map(|r| r.text(0)),
+        None => None,
+    };
+    let outbound = OutboundMessage {
+        message_id: message_id.to_string(),
+        channel: m.text(5),
+        sender_id: m.opt_text(2).unwrap_or_default(),
+        recipient: m.text(1),
+        kind: m.text(6),
+        text: m.opt_text(7),
+        provider_media_id,
+    };
+    match messenger::submit(&outbound) {
+        Ok(provider_id) => {
+            db::execute(
+                "UPDATE messages SET status = 'submitted', provider_status = 'submitted', submitted_at = ?3, provider_message_id = ?4 \
+                 WHERE business_id = ?1 AND id = ?2 AND status = 'queued'",
+                &[biz.into(), message_id.into(), now().as_str().into(), provider_id.as_str().into()],
+            )?;
+            Ok(Outcome::Continue(Continuation { delay_ms: 0, payload_json: job.payload_json.clone() }))
+        }
+        Err(e) if e.retryable && job.attempt < MAX_SUBMIT_ATTEMPTS => Ok(crate::retry(job.attempt, format!("provider: {}", e.code))),
+        Err(e) => {
+            let e = if e.retryable {
+                ProviderError { code: "provider_unavailable".into(), message: format!("the provider kept failing: {}", e.message), retryable: false }
+            } else {
+                e
+            };
+            let report = StatusReport { status: "failed".into(), provider_status: "rejected".into(), failure: Some(e) };
+            apply(biz, message_id, m, &report)?;
+            Ok(Outcome::Done)
+        }
+    }
+}
+
+/// The timestamp column of a status; `None` for a status we do not store.
+fn column(status: &str) -> Option<&'static str> {
+    Some(match status {
+        "submitted" => "submitted_at",
+        "accepted" => "accepted_at",
+        "sent" => "sent_at",
+        "delivered" => "delivered_at",
+        "read" => "read_at",
+        "failed" => "failed_at",
+        _ => return None,
+    })
+}
+
+/// Stores `report` and emits its delivery event.
+fn apply(biz: &str, message_id: &str, m: &Row, report: &StatusReport) -> Result<(), Failure> {
+    let to = report.status.as_str();
+    let Some(column) = column(to) else {
+        log::log(log::Level::Warn, &format!("message {message_id}: the provider reported an unknown status"));
+        return Ok(());
+    };
+    let now = now();
+    let (code, text) = match &report.failure {
+        Some(f) => (Some(f.code.as_str()), Some(f.message.as_str())),
+        None => (None, None),
+    };
+    db::execute(
+        &format!(
+            "UPDATE messages SET status = ?3, provider_status = ?4, {column} = ?5, \
+             failure_code = IFNULL(?6, failure_code), failure_message = IFNULL(?7, failure_message) \
+             WHERE business_id = ?1 AND id = ?2"
+        ),
+        &[biz.into(), message_id.into(), to.into(), report.provider_status.as_str().into(), now.as_str().into(), code.into(), text.into()],
+    )?;
+    if !matches!(to, "sent" | "delivered" | "read" | "failed") {
+        return Ok(());
+    }
+    let r = db::query_one(
+        "SELECT sent_at, delivered_at, read_at, failed_at, failure_code, failure_message, provider_message_id FROM messages WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), message_id.into()],
+    )?
+    .expect("message exists");
+    let failure = if to == "failed" { json!({"code": r.opt_text(4), "message": r.opt_text(5)}) } else { Value::Null };
+    let pnid = m.opt_text(2).unwrap_or_default();
+    let event_type = format!("chatapp.message.{to}");
+    let event_id = format!("{message_id}.{to}");
+    let event = json!({
+        "contractVersion": webhook_delivery::CONTRACT_VERSION,
+        "eventId": event_id,
+        "eventType": event_type,
+        "occurredAt": now,
+        "businessId": biz,
+        "phoneNumberId": pnid,
+        "channel": "chatapp",
+        "conversationId": m.opt_text(3),
+        "messageId": message_id,
+        "providerMessageId": r.opt_text(6),
+        "recipient": {"mobileE164": m.text(1)},
+        "delivery": {
+            "status": to,
+            "providerStatus": report.provider_status,
+            "sentAt": r.opt_text(0),
+            "deliveredAt": r.opt_text(1),
+            "readAt": r.opt_text(2),
+            "failedAt": r.opt_text(3),
+            "failure": failure,
+        },
+    });
+    webhook_delivery::fan_out(biz, &pnid, &event_type, &event_id, &event)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_reported_status_has_a_column() {
+        for s in ["submitted", "accepted", "sent", "delivered", "read", "failed"] {
+            assert!(super::column(s).is_some(), "{s}");
+        }
+        assert_eq!(super::column("queued"), None);
+    }
+}
