@@ -197,17 +197,11 @@ pub fn connect_channel(db: &Db, business: &str, channel: &str, provider_id: &str
     Ok(out)
 }
 
-/// `admin sandbox inbound`: stands in for the messenger provider's inbound
-/// webhook. Finds the business the chatapp phone number is connected to and
-/// durably enqueues one `messaging.inbound` job (due now); the dispatcher
-/// resolves the contact, stores the message, appends the timeline entry and
-/// fans `chatapp.message.received` out to webhook subscriptions. A repeated
-/// `--provider-message-id` is processed once.
 /// Why an injected inbound message was refused.
 pub enum InboundRefusal {
     /// Bad input (the message says which).
     Invalid(String),
-    /// The number is not a connected chatapp number (of this business).
+    /// The number or account is not connected (to this business).
     NotConnected(String),
     Storage(anyhow::Error),
 }
@@ -218,33 +212,61 @@ impl From<anyhow::Error> for InboundRefusal {
     }
 }
 
-/// Enqueues a durable `messaging.inbound` job, as the provider's inbound
-/// webhook would (sandbox only: the admin command and, with
-/// `serve --sandbox-routes`, `POST /sandbox/v1/chatapp/inbound`). With
-/// `business`, the number must be connected to that business.
-pub fn enqueue_inbound(
-    db: &Db,
-    business: Option<&str>,
-    phone_number_id: &str,
-    from: &str,
-    text: &str,
-    name: Option<&str>,
-    provider_message_id: Option<&str>,
-) -> std::result::Result<serde_json::Value, InboundRefusal> {
+/// Who an inbound message was written to: a chatapp phone number id or a
+/// photoapp professional account id.
+#[derive(Clone, Copy)]
+pub enum Sender<'a> {
+    Chatapp(&'a str),
+    Photoapp(&'a str),
+}
+
+/// An inbound message as the provider's webhook would hand it over.
+pub struct Inbound<'a> {
+    pub to: Sender<'a>,
+    /// E.164 (chatapp) or the provider's user id (photoapp).
+    pub from: &'a str,
+    pub text: &'a str,
+    /// The profile name (chatapp) or handle (photoapp).
+    pub name: Option<&'a str>,
+    pub provider_message_id: Option<&'a str>,
+}
+
+/// Enqueues a durable `messaging.inbound` (chatapp) or
+/// `messaging.photoapp-inbound` job, as the provider's inbound webhook would
+/// (sandbox only: the admin command and, with `serve --sandbox-routes`, the
+/// sandbox routes). With `business`, the number or account must be connected
+/// to that business.
+pub fn enqueue_inbound(db: &Db, business: Option<&str>, m: &Inbound) -> std::result::Result<serde_json::Value, InboundRefusal> {
     let invalid = |m: &str| Err(InboundRefusal::Invalid(m.to_string()));
-    let from: String = from.chars().filter(|c| !(c.is_whitespace() || matches!(c, '-' | '.' | '(' | ')'))).collect();
-    let b = from.as_bytes();
-    if !(b.len() >= 9 && b.len() <= 16 && b[0] == b'+' && (b'1'..=b'9').contains(&b[1]) && b[2..].iter().all(u8::is_ascii_digit)) {
-        return invalid("`from` must be an E.164 number, e.g. +14155550123");
-    }
-    if text.trim().is_empty() || text.chars().count() > 4096 {
+    let (channel, sender, kind) = match m.to {
+        Sender::Chatapp(id) => ("chatapp", id, "messaging.inbound"),
+        Sender::Photoapp(id) => ("photoapp", id, "messaging.photoapp-inbound"),
+    };
+    let from = match m.to {
+        Sender::Chatapp(_) => {
+            let from: String = m.from.chars().filter(|c| !(c.is_whitespace() || matches!(c, '-' | '.' | '(' | ')'))).collect();
+            let b = from.as_bytes();
+            if !(b.len() >= 9 && b.len() <= 16 && b[0] == b'+' && (b'1'..=b'9').contains(&b[1]) && b[2..].iter().all(u8::is_ascii_digit)) {
+                return invalid("`from` must be an E.164 number, e.g. +14155550123");
+            }
+            from
+        }
+        Sender::Photoapp(_) => {
+            let ok = (1..=64).contains(&m.from.len()) && m.from.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+            if !ok {
+                return invalid("`from` must be the photoapp user id: 1 to 64 letters, digits, `.`, `_` or `-`");
+            }
+            m.from.to_string()
+        }
+    };
+    if m.text.trim().is_empty() || m.text.chars().count() > 4096 {
         return invalid("`text` must be 1 to 4096 characters");
     }
-    let name = name.map(str::trim).filter(|n| !n.is_empty());
+    let name = m.name.map(str::trim).filter(|n| !n.is_empty());
     if name.is_some_and(|n| n.chars().count() > 200) {
         return invalid("`name` must be at most 200 characters");
     }
-    let provider_message_id = match provider_message_id {
+    let provider_message_id = match m.provider_message_id {
         Some(id) if id.is_empty() || id.len() > 256 || id.chars().any(char::is_control) => {
             return invalid("`providerMessageId` must be 1 to 256 characters")
         }
@@ -255,42 +277,40 @@ pub fn enqueue_inbound(
     let c = db.conn()?;
     let owner = db::query_strings(
         &c,
-        "SELECT business_id FROM channel_connections WHERE channel = 'chatapp' AND provider_id = ?1 AND status = 'connected'",
-        vec![t(phone_number_id)],
+        "SELECT business_id FROM channel_connections WHERE channel = ?1 AND provider_id = ?2 AND status = 'connected'",
+        vec![t(channel), t(sender)],
     )?
     .into_iter()
     .next()
     .filter(|owner| business.is_none_or(|b| b == owner));
     let Some(owner) = owner else {
-        return Err(InboundRefusal::NotConnected(format!("{phone_number_id} is not a connected chatapp number")));
+        return Err(InboundRefusal::NotConnected(match m.to {
+            Sender::Chatapp(_) => format!("{sender} is not a connected chatapp number"),
+            Sender::Photoapp(_) => format!("{sender} is not a connected photoapp account"),
+        }));
     };
-    let payload = json!({
-        "phoneNumberId": phone_number_id,
-        "from": from,
-        "name": name,
-        "text": text,
-        "providerMessageId": provider_message_id,
-    });
+    let mut payload = json!({"from": from, "name": name, "text": m.text, "providerMessageId": provider_message_id});
+    payload[match m.to {
+        Sender::Chatapp(_) => "phoneNumberId",
+        Sender::Photoapp(_) => "accountId",
+    }] = json!(sender);
     let job_id = uuid::Uuid::now_v7().to_string();
     let now = crate::clock::now_ms();
     db::execute(
         &c,
-        "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms) VALUES (?1, 'messaging.inbound', ?2, ?3, ?4, ?4)",
-        vec![t(&job_id), t(&owner), SqlValue::Text(payload.to_string()), SqlValue::Integer(now)],
+        "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+        vec![t(&job_id), t(kind), t(&owner), SqlValue::Text(payload.to_string()), SqlValue::Integer(now)],
     )?;
     Ok(json!({"jobId": job_id, "providerMessageId": provider_message_id}))
 }
 
-/// `admin sandbox inbound`.
-pub fn sandbox_inbound(
-    db: &Db,
-    phone_number_id: &str,
-    from: &str,
-    text: &str,
-    name: Option<&str>,
-    provider_message_id: Option<&str>,
-) -> Result<serde_json::Value> {
-    enqueue_inbound(db, None, phone_number_id, from, text, name, provider_message_id).map_err(|r| match r {
+/// `admin sandbox inbound`: stands in for the messaging provider's inbound
+/// webhook. Finds the business the number or account is connected to and
+/// durably enqueues one inbound job (due now); the dispatcher stores the
+/// message and fans `chatapp.message.received` / `photoapp.message.received`
+/// out. A repeated `--provider-message-id` is processed once.
+pub fn sandbox_inbound(db: &Db, m: &Inbound) -> Result<serde_json::Value> {
+    enqueue_inbound(db, None, m).map_err(|r| match r {
         InboundRefusal::Invalid(m) | InboundRefusal::NotConnected(m) => anyhow::anyhow!(m),
         InboundRefusal::Storage(e) => e,
     })

@@ -36,6 +36,8 @@ usage:
   switchboard admin [--data-dir DIR] channel connect --business ID --channel photoapp --account-id ACCT [--username NAME]
   switchboard admin [--data-dir DIR] sandbox inbound --phone-number-id PNID --from +E164 --text TEXT [--name NAME]
                     [--provider-message-id ID]
+  switchboard admin [--data-dir DIR] sandbox inbound --channel photoapp --account-id ACCT --from USER_ID --text TEXT
+                    [--name HANDLE] [--provider-message-id ID]
 
 defaults: --listen 127.0.0.1:8080, --data-dir ./data (or $SWITCHBOARD_DATA_DIR),
           --request-timeout-ms 30000";
@@ -127,14 +129,23 @@ fn run() -> Result<()> {
                     "chatapp" => admin::connect_channel(&db, args.require("business")?, "chatapp", args.require("phone-number-id")?, args.get("label"))?,
                     _ => bail!("--channel must be chatapp or photoapp\n\n{USAGE}"),
                 },
-                ["sandbox", "inbound"] => admin::sandbox_inbound(
-                    &db,
-                    args.require("phone-number-id")?,
-                    args.require("from")?,
-                    args.require("text")?,
-                    args.get("name"),
-                    args.get("provider-message-id"),
-                )?,
+                ["sandbox", "inbound"] => {
+                    let to = match args.get("channel").unwrap_or("chatapp") {
+                        "chatapp" => admin::Sender::Chatapp(args.require("phone-number-id")?),
+                        "photoapp" => admin::Sender::Photoapp(args.require("account-id")?),
+                        _ => bail!("--channel must be chatapp or photoapp\n\n{USAGE}"),
+                    };
+                    admin::sandbox_inbound(
+                        &db,
+                        &admin::Inbound {
+                            to,
+                            from: args.require("from")?,
+                            text: args.require("text")?,
+                            name: args.get("name"),
+                            provider_message_id: args.get("provider-message-id"),
+                        },
+                    )?
+                }
                 _ => bail!("unknown admin command\n\n{USAGE}"),
             };
             println!("{out}");

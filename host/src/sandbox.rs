@@ -1,20 +1,30 @@
 //! Sandbox-only HTTP routes, served only with `serve --sandbox-routes`:
-//! `POST /sandbox/v1/chatapp/inbound` injects an inbound chatapp message the
-//! way the provider's webhook would (a durable `messaging.inbound` job). It
-//! takes an API key with `chatapp:write` of the business that owns the number.
+//! `POST /sandbox/v1/chatapp/inbound` and `POST /sandbox/v1/photoapp/inbound`
+//! inject an inbound message the way the provider's webhook would (a durable
+//! inbound job). They take an API key of the business that owns the number
+//! (scope `chatapp:write`) or the account (scope `photoapp:write`).
 
-use crate::admin::{enqueue_inbound, InboundRefusal};
+use crate::admin::{enqueue_inbound, Inbound, InboundRefusal, Sender};
 use crate::pipeline::{Answer, App};
 use serde::Deserialize;
 use switchboard_gateway::errors::success_envelope;
 use switchboard_gateway::{auth, Failure, KeyDirectory};
 
 pub const INBOUND_PATH: &str = "/sandbox/v1/chatapp/inbound";
+pub const PHOTOAPP_INBOUND_PATH: &str = "/sandbox/v1/photoapp/inbound";
+
+/// True for a path this module serves.
+pub fn serves(path: &str) -> bool {
+    path == INBOUND_PATH || path == PHOTOAPP_INBOUND_PATH
+}
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct InboundBody {
-    phone_number_id: String,
+    #[serde(default)]
+    phone_number_id: Option<String>,
+    #[serde(default)]
+    photoapp_account_id: Option<String>,
     from: String,
     text: String,
     #[serde(default)]
@@ -23,7 +33,7 @@ struct InboundBody {
     provider_message_id: Option<String>,
 }
 
-pub fn inbound(app: &App, method: &str, authorization: Option<&str>, body: &[u8], request_id: &str) -> Answer {
+pub fn inbound(app: &App, path: &str, method: &str, authorization: Option<&str>, body: &[u8], request_id: &str) -> Answer {
     let fail = |f: Failure| Answer::failure(&f, request_id);
     if method != "POST" {
         return fail(Failure::new(405, "validation", "method_not_allowed", "use POST").with_header("Allow", "POST".into()));
@@ -36,22 +46,23 @@ pub fn inbound(app: &App, method: &str, authorization: Option<&str>, body: &[u8]
         Ok(_) => return fail(Failure::authentication("the API key is not valid")),
         Err(f) => return fail(f),
     };
-    if !key.scopes.iter().any(|s| s == "chatapp:write") {
-        return fail(Failure::authorization("missing_scope", "this API key lacks the scope `chatapp:write`"));
+    let photoapp = path == PHOTOAPP_INBOUND_PATH;
+    let scope = if photoapp { "photoapp:write" } else { "chatapp:write" };
+    if !key.scopes.iter().any(|s| s == scope) {
+        return fail(Failure::authorization("missing_scope", format!("this API key lacks the scope `{scope}`")));
     }
     let body: InboundBody = match serde_json::from_slice(body) {
         Ok(b) => b,
         Err(e) => return fail(Failure::validation("invalid_request", format!("invalid body: {e}"))),
     };
-    match enqueue_inbound(
-        &app.db,
-        Some(&key.business_id),
-        &body.phone_number_id,
-        &body.from,
-        &body.text,
-        body.name.as_deref(),
-        body.provider_message_id.as_deref(),
-    ) {
+    let to = match (photoapp, &body.phone_number_id, &body.photoapp_account_id) {
+        (false, Some(n), None) => Sender::Chatapp(n),
+        (true, None, Some(a)) => Sender::Photoapp(a),
+        (false, ..) => return fail(Failure::validation("invalid_request", "a chatapp inbound message needs `phoneNumberId` (and no `photoappAccountId`)")),
+        (true, ..) => return fail(Failure::validation("invalid_request", "a photoapp inbound message needs `photoappAccountId` (and no `phoneNumberId`)")),
+    };
+    let m = Inbound { to, from: &body.from, text: &body.text, name: body.name.as_deref(), provider_message_id: body.provider_message_id.as_deref() };
+    match enqueue_inbound(&app.db, Some(&key.business_id), &m) {
         Ok(data) => Answer {
             status: 202,
             content_type: "application/json",
@@ -60,7 +71,9 @@ pub fn inbound(app: &App, method: &str, authorization: Option<&str>, body: &[u8]
             operation: "sandboxInbound",
         },
         Err(InboundRefusal::Invalid(m)) => fail(Failure::validation("invalid_request", m)),
-        Err(InboundRefusal::NotConnected(m)) => fail(Failure::not_found("phone_number_not_connected", m)),
+        Err(InboundRefusal::NotConnected(m)) => {
+            fail(Failure::not_found(if photoapp { "photoapp_account_not_connected" } else { "phone_number_not_connected" }, m))
+        }
         Err(InboundRefusal::Storage(_)) => fail(Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry shortly")),
     }
 }

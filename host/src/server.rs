@@ -159,7 +159,7 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
     let mut path = req.uri().path().to_string();
     let query = req.uri().query().map(String::from);
     let native = shared.app.bench_baseline && path.starts_with(BENCH_NATIVE_PREFIX);
-    let sandbox = shared.app.sandbox_routes && path == crate::sandbox::INBOUND_PATH;
+    let sandbox = shared.app.sandbox_routes && crate::sandbox::serves(&path);
     if native {
         path = format!("/api/v1{}", &path[BENCH_NATIVE_PREFIX.len()..]);
     }
@@ -182,7 +182,7 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
             body,
         };
         if sandbox {
-            crate::sandbox::inbound(&shared2.app, incoming.method, incoming.authorization, &incoming.body, &rid)
+            crate::sandbox::inbound(&shared2.app, incoming.path, incoming.method, incoming.authorization, &incoming.body, &rid)
         } else if native {
             crate::bench_native::handle(&shared2.app, incoming, &rid)
         } else {

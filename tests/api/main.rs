@@ -11,6 +11,7 @@ mod inbound;
 mod jobs;
 mod messaging;
 mod participants;
+mod photoapp;
 mod platform;
 mod webhook_delivery;
 mod webhooks;

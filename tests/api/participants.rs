@@ -5,23 +5,9 @@
 use crate::harness::*;
 use serde_json::{json, Value};
 use std::path::Path;
-use std::time::{Duration, Instant};
+
 
 const PNID: &str = "pn-link-1";
-
-fn wait_done(dir: &Path, job_id: &str) {
-    let started = Instant::now();
-    loop {
-        let state = sql(dir, &format!("SELECT state FROM jobs WHERE id = '{job_id}'"));
-        match state.trim() {
-            "done" => return,
-            "dead" => panic!("job {job_id} is dead"),
-            _ => {}
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "timed out waiting for job {job_id}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 fn inbound(dir: &Path, from: &str, text: &str) {
     let r = admin(dir, &["sandbox", "inbound", "--phone-number-id", PNID, "--from", from, "--text", text]);

@@ -11,7 +11,8 @@
 //! mobile) in the business's "Inbound" category (the same category inbound
 //! messages use, created when missing). Then, in the request's transaction,
 //! the conversation, its messages and their timeline entries move to that
-//! contact. When the contact already has a conversation on the same number,
+//! contact (a photoapp participant never linked before has no entries: they
+//! are written now, one per message). When the contact already has a conversation on the same number,
 //! the participant's messages join that conversation and the participant's
 //! conversation is removed (its id then no longer resolves). The previous
 //! contact is kept, even if it is left without history. `linkedEntries`
@@ -58,7 +59,7 @@ pub fn link(req: &Request) -> HResult<Success> {
         &[biz.into(), conversation.into(), body.channel.as_str().into()],
     )?
     .ok_or_else(participant_not_found)?;
-    let (old_contact, number) = (conv.text(0), conv.opt_text(1));
+    let (old_contact, number) = (conv.opt_text(0), conv.opt_text(1));
     let now = now();
 
     // The mobile-first contact, resolved or created.
@@ -77,22 +78,32 @@ pub fn link(req: &Request) -> HResult<Success> {
             &[biz.into(), contact.as_str().into(), category.into()],
         )?;
     }
-    if contact == old_contact {
+    if old_contact.as_deref() == Some(contact.as_str()) {
         return ok(&json!({"contactId": contact, "linkedEntries": 0}));
     }
 
-    // Timeline entries of the conversation's messages (before the messages move).
-    let linked = db::execute(
-        "UPDATE timeline_entries SET contact_id = ?3 WHERE business_id = ?1 AND contact_id = ?4 AND kind = 'message' \
-         AND json_extract(summary_json, '$.messageId') IN (SELECT id FROM messages WHERE business_id = ?1 AND conversation_id = ?2)",
-        &[biz.into(), conversation.into(), contact.as_str().into(), old_contact.as_str().into()],
-    )?;
-    // The contact's existing conversation on the same number, if any.
-    let existing = db::query_one(
-        "SELECT id FROM conversations WHERE business_id = ?1 AND channel = ?2 AND phone_number_id IS ?3 AND contact_id = ?4",
-        &[biz.into(), body.channel.as_str().into(), number.clone().into(), contact.as_str().into()],
-    )?
-    .map(|r| r.text(0));
+    // Timeline entries of the conversation's messages (before the messages
+    // move): moved from the previous contact, or written now for a photoapp
+    // participant that had none.
+    let linked = match &old_contact {
+        Some(old) => db::execute(
+            "UPDATE timeline_entries SET contact_id = ?3 WHERE business_id = ?1 AND contact_id = ?4 AND kind = 'message' \
+             AND json_extract(summary_json, '$.messageId') IN (SELECT id FROM messages WHERE business_id = ?1 AND conversation_id = ?2)",
+            &[biz.into(), conversation.into(), contact.as_str().into(), old.as_str().into()],
+        )?,
+        None => first_timeline_entries(biz, &conversation, &contact)?,
+    };
+    // A chatapp contact's existing conversation on the same number, if any
+    // (a photoapp conversation is one user's, never merged).
+    let existing = if body.channel == "chatapp" {
+        db::query_one(
+            "SELECT id FROM conversations WHERE business_id = ?1 AND channel = ?2 AND phone_number_id IS ?3 AND contact_id = ?4",
+            &[biz.into(), body.channel.as_str().into(), number.clone().into(), contact.as_str().into()],
+        )?
+        .map(|r| r.text(0))
+    } else {
+        None
+    };
     match existing {
         Some(target) => {
             db::execute(
@@ -113,6 +124,24 @@ pub fn link(req: &Request) -> HResult<Success> {
         }
     }
     ok(&json!({"contactId": contact, "linkedEntries": linked}))
+}
+
+/// Timeline entries for every message of a conversation that had no contact;
+/// returns how many.
+fn first_timeline_entries(biz: &str, conversation: &str, contact: &str) -> HResult<u64> {
+    let messages = db::query(
+        "SELECT id, channel, direction, type, text, created_at FROM messages WHERE business_id = ?1 AND conversation_id = ?2 ORDER BY created_at, id",
+        &[biz.into(), conversation.into()],
+    )?;
+    for m in &messages {
+        let summary = json!({"messageId": m.text(0), "type": m.text(3), "text": m.opt_text(4)});
+        db::execute(
+            "INSERT INTO timeline_entries (id, business_id, contact_id, channel, kind, direction, occurred_at, summary_json) \
+             VALUES (?1, ?2, ?3, ?4, 'message', ?5, ?6, ?7)",
+            &[new_id().into(), biz.into(), contact.into(), m.text(1).into(), m.text(2).into(), m.text(5).into(), summary.to_string().into()],
+        )?;
+    }
+    Ok(messages.len() as u64)
 }
 
 /// The business's "Inbound" category (any case), created when missing.

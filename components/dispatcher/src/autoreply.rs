@@ -125,8 +125,9 @@ fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
     let now = now();
     crate::contact::queue_outbound(&crate::contact::Outbound {
         business: biz,
+        channel: "chatapp",
         conversation_id: &conversation_id,
-        contact_id: &contact_id,
+        contact_id: Some(&contact_id),
         phone_number_id: &pnid,
         recipient: &mobile,
         kind: "text",

@@ -136,17 +136,7 @@ fn process(biz: &str, p: &Payload, mobile: &str) -> Result<(), Failure> {
         return Ok(());
     }
 
-    db::execute(
-        "INSERT INTO timeline_entries (id, business_id, contact_id, channel, kind, direction, occurred_at, summary_json) \
-         VALUES (?1, ?2, ?3, 'chatapp', 'message', 'inbound', ?4, ?5)",
-        &[
-            new_id().into(),
-            biz.into(),
-            contact_id.as_str().into(),
-            now.as_str().into(),
-            json!({"messageId": message_id, "text": p.text}).to_string().into(),
-        ],
-    )?;
+    contact::timeline(biz, &contact_id, "chatapp", "inbound", &now, &json!({"messageId": message_id, "text": p.text}))?;
 
     // The agent's reply, when the service answers this number (autoreply.rs).
     crate::autoreply::maybe_enqueue(biz, pnid, &message_id)?;
@@ -154,7 +144,7 @@ fn process(biz: &str, p: &Payload, mobile: &str) -> Result<(), Failure> {
     // Fan-out of `chatapp.message.received`, in the same transaction.
     let customer_name = p.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map_or(stored_name, |n| contact_name(Some(n), mobile));
     let event = event_payload(biz, pnid, &conversation_id, pmid, &now, mobile, &customer_name, &p.text);
-    crate::webhook_delivery::fan_out(biz, pnid, EVENT, pmid, &event)
+    crate::webhook_delivery::fan_out(biz, "chatapp", pnid, EVENT, pmid, &event)
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ mod inbound;
 mod ingest;
 mod ingest_parse;
 mod message_delivery;
+mod photoapp_inbound;
 mod webhook_delivery;
 
 use bindings::exports::switchboard::platform::job_handler::{Guest, Job, Outcome, RetryAfter};
@@ -49,6 +50,7 @@ impl Guest for Dispatcher {
             autoreply::KIND => autoreply::run(&job),
             webhook_delivery::KIND => webhook_delivery::run(&job),
             message_delivery::KIND => message_delivery::run(&job),
+            photoapp_inbound::KIND => photoapp_inbound::run(&job),
             other => Outcome::Dead(format!("unknown job kind `{other}`")),
         }
     }

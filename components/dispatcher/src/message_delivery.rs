@@ -13,9 +13,10 @@
 //!   timestamp; the step continues after the provider's `check-after-ms`, or
 //!   finishes when there is nothing more to poll.
 //!
-//! `sent`, `delivered`, `read` and `failed` fan the matching
-//! `chatapp.message.*` event out to the number's webhook subscriptions in the
-//! same transaction as the status. This kind runs in the runner's network
+//! `sent`, `delivered`, `read` and `failed` fan the matching delivery event
+//! ([`event_type`]: `chatapp.message.*`, or `photoapp.message.sent/seen/failed`)
+//! out to the sender's webhook subscriptions in the same transaction as the
+//! status. This kind runs in the runner's network
 //! mode: the provider call happens before the first write, so no lock is held
 //! across it, and the writes commit together with the job's fenced
 //! completion (a crash in between re-asks the provider; a submit carries our
@@ -157,26 +158,24 @@ fn apply(biz: &str, message_id: &str, m: &Row, report: &StatusReport) -> Result<
         ),
         &[biz.into(), message_id.into(), to.into(), report.provider_status.as_str().into(), now.as_str().into(), code.into(), text.into()],
     )?;
-    if !matches!(to, "sent" | "delivered" | "read" | "failed") {
-        return Ok(());
-    }
+    let channel = m.text(5);
+    let Some(event_type) = event_type(&channel, to) else { return Ok(()) };
     let r = db::query_one(
         "SELECT sent_at, delivered_at, read_at, failed_at, failure_code, failure_message, provider_message_id FROM messages WHERE business_id = ?1 AND id = ?2",
         &[biz.into(), message_id.into()],
     )?
     .expect("message exists");
     let failure = if to == "failed" { json!({"code": r.opt_text(4), "message": r.opt_text(5)}) } else { Value::Null };
-    let pnid = m.opt_text(2).unwrap_or_default();
-    let event_type = format!("chatapp.message.{to}");
+    let sender = m.opt_text(2).unwrap_or_default();
     let event_id = format!("{message_id}.{to}");
-    let event = json!({
+    let mut event = json!({
         "contractVersion": webhook_delivery::CONTRACT_VERSION,
         "eventId": event_id,
         "eventType": event_type,
         "occurredAt": now,
         "businessId": biz,
-        "phoneNumberId": pnid,
-        "channel": "chatapp",
+        "phoneNumberId": sender,
+        "channel": channel,
         "conversationId": m.opt_text(3),
         "messageId": message_id,
         "providerMessageId": r.opt_text(6),
@@ -191,7 +190,31 @@ fn apply(biz: &str, message_id: &str, m: &Row, report: &StatusReport) -> Result<
             "failure": failure,
         },
     });
-    webhook_delivery::fan_out(biz, &pnid, &event_type, &event_id, &event)
+    if channel == "photoapp" {
+        // Our photoapp shape (the contract leaves it open): the account in
+        // place of the number, the user id in place of the mobile.
+        let o = event.as_object_mut().expect("an object");
+        o.shift_remove("phoneNumberId");
+        o.insert("providerAccountId".into(), json!(sender));
+        o.insert("recipient".into(), json!({"photoappUserId": m.text(1)}));
+    }
+    webhook_delivery::fan_out(biz, &channel, &sender, event_type, &event_id, &event)
+}
+
+/// The delivery event of `status` on `channel`, if it has one: chatapp
+/// reports sent/delivered/read/failed; photoapp sent/seen/failed (its
+/// `read` is `photoapp.message.seen`; it has no delivered event).
+pub fn event_type(channel: &str, status: &str) -> Option<&'static str> {
+    Some(match (channel, status) {
+        ("chatapp", "sent") => "chatapp.message.sent",
+        ("chatapp", "delivered") => "chatapp.message.delivered",
+        ("chatapp", "read") => "chatapp.message.read",
+        ("chatapp", "failed") => "chatapp.message.failed",
+        ("photoapp", "sent") => "photoapp.message.sent",
+        ("photoapp", "read") => "photoapp.message.seen",
+        ("photoapp", "failed") => "photoapp.message.failed",
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -202,5 +225,14 @@ mod tests {
             assert!(super::column(s).is_some(), "{s}");
         }
         assert_eq!(super::column("queued"), None);
+    }
+
+    #[test]
+    fn delivery_events_per_channel() {
+        use super::event_type;
+        assert_eq!(event_type("chatapp", "delivered"), Some("chatapp.message.delivered"));
+        assert_eq!(event_type("photoapp", "read"), Some("photoapp.message.seen"));
+        assert_eq!(event_type("photoapp", "delivered"), None);
+        assert_eq!(event_type("chatapp", "accepted"), None);
     }
 }

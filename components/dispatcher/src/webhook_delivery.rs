@@ -81,16 +81,19 @@ pub fn wants(events_json: &str, event_type: &str) -> bool {
     serde_json::from_str::<Vec<String>>(events_json).is_ok_and(|e| e.iter().any(|e| e == event_type))
 }
 
-/// The fan-out of one chatapp event, called inside the transaction of the
-/// change that caused it: one `webhooks.deliver` job (the outbox row) per
-/// subscription of that phone number that includes `event_type` and is
-/// active or paused (a paused subscription holds its events; the delivery
-/// job decides). `payload` has no `retryNumber`: each attempt adds it.
-pub fn fan_out(biz: &str, phone_number_id: &str, event_type: &str, event_id: &str, payload: &Value) -> Result<(), Failure> {
+/// The fan-out of one event, called inside the transaction of the change
+/// that caused it: one `webhooks.deliver` job (the outbox row) per
+/// subscription of that `channel` and sender (chatapp phone number or
+/// photoapp account) that includes `event_type` and is active or paused (a
+/// paused subscription holds its events; the delivery job decides).
+/// `payload` has no `retryNumber`: each attempt adds it.
+pub fn fan_out(biz: &str, channel: &str, sender_id: &str, event_type: &str, event_id: &str, payload: &Value) -> Result<(), Failure> {
+    // A subscription names exactly one of the two (a CHECK of the table).
     let subscriptions = db::query(
         "SELECT id, events_json FROM webhook_subscriptions \
-         WHERE business_id = ?1 AND channel = 'chatapp' AND phone_number_id = ?2 AND status IN ('active', 'paused') ORDER BY id",
-        &[biz.into(), phone_number_id.into()],
+         WHERE business_id = ?1 AND channel = ?2 AND IFNULL(phone_number_id, provider_account_id) = ?3 \
+           AND status IN ('active', 'paused') ORDER BY id",
+        &[biz.into(), channel.into(), sender_id.into()],
     )?;
     for s in subscriptions.iter().filter(|s| wants(&s.text(1), event_type)) {
         let job = json!({"subscriptionId": s.text(0), "eventId": event_id, "attempt": 0, "payload": payload});

@@ -1,4 +1,4 @@
-//! The one place a chatapp message finds its contact and conversation, for
+//! The one place a message finds its contact and conversation, for
 //! inbound messages (dispatcher `messaging.inbound`, which includes this file
 //! by path) and outbound sends (`sendMessage`), and the one place an
 //! outbound message is queued (`queue_outbound`: API sends and auto-replies).
@@ -16,12 +16,17 @@ use switchboard_guest::{jobs, new_id, Failure};
 /// The job that moves a queued message through the messenger.
 pub const DELIVER_KIND: &str = "messaging.deliver";
 
-/// An outbound chatapp message to queue.
+/// An outbound message to queue.
 pub struct Outbound<'a> {
     pub business: &'a str,
+    /// `chatapp` or `photoapp`.
+    pub channel: &'a str,
     pub conversation_id: &'a str,
-    pub contact_id: &'a str,
+    /// None for a photoapp participant not linked to a contact (no timeline).
+    pub contact_id: Option<&'a str>,
+    /// The sender: the chatapp phone number id or the photoapp account id.
     pub phone_number_id: &'a str,
+    /// E.164, or the photoapp user id.
     pub recipient: &'a str,
     /// `text` or `image`.
     pub kind: &'a str,
@@ -30,8 +35,8 @@ pub struct Outbound<'a> {
     pub now: &'a str,
 }
 
-/// Stores a queued outbound message, its timeline entry and its
-/// `messaging.deliver` job (in the caller's transaction). Returns
+/// Stores a queued outbound message, its timeline entry (when it has a
+/// contact) and its `messaging.deliver` job (in the caller's transaction). Returns
 /// (message id, task ref, correlation id).
 pub fn queue_outbound(m: &Outbound) -> Result<(String, String, String), Failure> {
     let (message_id, correlation_id) = (new_id(), new_id());
@@ -40,7 +45,7 @@ pub fn queue_outbound(m: &Outbound) -> Result<(String, String, String), Failure>
     db::execute(
         "INSERT INTO messages (id, business_id, conversation_id, contact_id, channel, direction, type, text, status, created_at, \
          phone_number_id, recipient, media_id, task_ref, correlation_id, queued_at) \
-         VALUES (?1, ?2, ?3, ?4, 'chatapp', 'outbound', ?5, ?6, 'queued', ?7, ?8, ?9, ?10, ?11, ?12, ?7)",
+         VALUES (?1, ?2, ?3, ?4, ?13, 'outbound', ?5, ?6, 'queued', ?7, ?8, ?9, ?10, ?11, ?12, ?7)",
         &[
             message_id.as_str().into(),
             m.business.into(),
@@ -54,20 +59,40 @@ pub fn queue_outbound(m: &Outbound) -> Result<(String, String, String), Failure>
             m.media_id.clone().into(),
             task_ref.as_str().into(),
             correlation_id.as_str().into(),
+            m.channel.into(),
         ],
     )?;
+    if let Some(contact_id) = m.contact_id {
+        let summary = serde_json::json!({"messageId": message_id, "type": m.kind, "text": m.text, "mediaId": m.media_id});
+        timeline(m.business, contact_id, m.channel, "outbound", m.now, &summary)?;
+    }
+    Ok((message_id, task_ref, correlation_id))
+}
+
+/// Appends a message's entry to the contact's cross-channel timeline.
+pub fn timeline(biz: &str, contact_id: &str, channel: &str, direction: &str, now: &str, summary: &serde_json::Value) -> Result<(), Failure> {
     db::execute(
         "INSERT INTO timeline_entries (id, business_id, contact_id, channel, kind, direction, occurred_at, summary_json) \
-         VALUES (?1, ?2, ?3, 'chatapp', 'message', 'outbound', ?4, ?5)",
-        &[
-            new_id().into(),
-            m.business.into(),
-            m.contact_id.into(),
-            m.now.into(),
-            serde_json::json!({"messageId": message_id, "type": m.kind, "text": m.text, "mediaId": m.media_id}).to_string().into(),
-        ],
+         VALUES (?1, ?2, ?3, ?4, 'message', ?5, ?6, ?7)",
+        &[new_id().into(), biz.into(), contact_id.into(), channel.into(), direction.into(), now.into(), summary.to_string().into()],
     )?;
-    Ok((message_id, task_ref, correlation_id))
+    Ok(())
+}
+
+/// A photoapp conversation: (conversation id, linked contact id).
+pub struct Participant {
+    pub conversation_id: String,
+    pub contact_id: Option<String>,
+}
+
+/// The conversation of photoapp user `participant` with `account`, if the
+/// user has written (only then may the business send).
+pub fn photoapp_participant(biz: &str, account: &str, participant: &str) -> Result<Option<Participant>, Failure> {
+    Ok(db::query_one(
+        "SELECT id, contact_id FROM conversations WHERE business_id = ?1 AND channel = 'photoapp' AND provider_account_id = ?2 AND participant_id = ?3",
+        &[biz.into(), account.into(), participant.into()],
+    )?
+    .map(|r| Participant { conversation_id: r.text(0), contact_id: r.opt_text(1) }))
 }
 
 /// A resolved contact.
@@ -79,6 +104,14 @@ pub struct Contact {
     pub blocked: bool,
     /// True when this call created it.
     pub created: bool,
+}
+
+/// True when communication with contact `id` is blocked.
+// Read by sendMessage; the dispatcher includes this file without it.
+#[allow(dead_code)]
+pub fn blocked(biz: &str, id: &str) -> Result<bool, Failure> {
+    Ok(db::query_one("SELECT communication_blocked FROM contacts WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?
+        .is_some_and(|r| r.boolean(0)))
 }
 
 /// The contact of (`biz`, `mobile`), if any.

@@ -15,12 +15,17 @@
 //!
 //! Send, photoapp shape: the account must be the connected photoapp account
 //! (`400 photoapp_account_not_connected`), and the recipient must have
-//! started a conversation. There is no photoapp inbound yet, so no user has:
-//! every photoapp send answers `409 photoapp_conversation_required`.
+//! started a conversation with that account (an inbound photoapp message made
+//! one), else `409 photoapp_conversation_required`; a participant linked to a
+//! blocked contact is `409 contact_blocked`. The message is queued like a
+//! chatapp text (recipient = the photoapp user id) and joins the linked
+//! contact's timeline, if any.
 //!
 //! Read: the delivery state of an outbound message of this business; any
 //! other id is `404 message_not_found`. `taskStatus` is the delivery job's
-//! state (`pending`, `leased`, `done`, `dead`).
+//! state (`pending`, `leased`, `done`, `dead`). A photoapp message has the
+//! same shape with `phoneNumberId` null and the photoapp user id as
+//! `recipient`.
 
 use serde::Deserialize;
 use serde_json::{json, Value as J};
@@ -64,10 +69,32 @@ pub fn send(r: &Request) -> HResult<Success> {
         if connected.is_none() {
             return Err(fail::validation("photoapp_account_not_connected", "`photoappAccountId` is not the connected photoapp account of this business"));
         }
-        return Err(fail::conflict(
-            "photoapp_conversation_required",
-            "the recipient has not started a photoapp conversation with this account; photoapp messages can only answer a user who wrote first",
-        ));
+        let Some(p) = contact::photoapp_participant(biz, &account, &b.to)? else {
+            return Err(fail::conflict(
+                "photoapp_conversation_required",
+                "the recipient has not started a photoapp conversation with this account; photoapp messages can only answer a user who wrote first",
+            ));
+        };
+        if let Some(id) = &p.contact_id {
+            if contact::blocked(biz, id)? {
+                return Err(blocked());
+            }
+        }
+        let text = b.text.clone().filter(|t| !t.trim().is_empty()).ok_or_else(|| fail::validation("text_required", "type `text` needs `text`"))?;
+        let now = now();
+        let (message_id, task_ref, correlation_id) = contact::queue_outbound(&contact::Outbound {
+            business: biz,
+            channel: "photoapp",
+            conversation_id: &p.conversation_id,
+            contact_id: p.contact_id.as_deref(),
+            phone_number_id: &account,
+            recipient: &b.to,
+            kind: "text",
+            text: Some(text),
+            media_id: None,
+            now: &now,
+        })?;
+        return queued(&message_id, &task_ref, &correlation_id);
     }
     let pnid = b.phone_number_id.clone().unwrap_or_default();
     if !chatapp_connected(biz, &pnid)? {
@@ -96,14 +123,15 @@ pub fn send(r: &Request) -> HResult<Success> {
         other => return Err(fail::validation("invalid_type", format!("unsupported message type `{other}`"))),
     };
     if contact::find(biz, &mobile)?.is_some_and(|c| c.blocked) {
-        return Err(fail::conflict("contact_blocked", "communication with this contact is blocked"));
+        return Err(blocked());
     }
     let c = contact::resolve(biz, &mobile, &mobile, CATEGORY, &now)?;
     let conversation_id = contact::conversation(biz, &pnid, &c.id, &now)?;
     let (message_id, task_ref, correlation_id) = contact::queue_outbound(&contact::Outbound {
         business: biz,
+        channel: "chatapp",
         conversation_id: &conversation_id,
-        contact_id: &c.id,
+        contact_id: Some(&c.id),
         phone_number_id: &pnid,
         recipient: &mobile,
         kind: &b.kind,
@@ -111,10 +139,18 @@ pub fn send(r: &Request) -> HResult<Success> {
         media_id,
         now: &now,
     })?;
+    queued(&message_id, &task_ref, &correlation_id)
+}
+
+fn queued(message_id: &str, task_ref: &str, correlation_id: &str) -> HResult<Success> {
     success(
         202,
         &json!({"messageId": message_id, "taskRef": task_ref, "providerMessageRef": J::Null, "queued": true, "correlationId": correlation_id}),
     )
+}
+
+fn blocked() -> switchboard_guest::Failure {
+    fail::conflict("contact_blocked", "communication with this contact is blocked")
 }
 
 pub fn get(r: &Request) -> HResult<Success> {
@@ -122,9 +158,9 @@ pub fn get(r: &Request) -> HResult<Success> {
     let id = req::path_uuid(r, "messageId", "message_not_found", "message")?;
     let row = db::query_one(
         "SELECT m.id, m.business_id, m.conversation_id, m.phone_number_id, m.recipient, m.type, m.status, IFNULL(j.state, 'unknown'), \
-         m.provider_message_id, m.provider_status, m.queued_at, m.sent_at, m.delivered_at, m.read_at, m.failed_at, m.failure_code, m.failure_message \
+         m.provider_message_id, m.provider_status, m.queued_at, m.sent_at, m.delivered_at, m.read_at, m.failed_at, m.failure_code, m.failure_message, m.channel \
          FROM messages m LEFT JOIN jobs j ON j.id = m.task_ref \
-         WHERE m.business_id = ?1 AND m.id = ?2 AND m.direction = 'outbound' AND m.channel = 'chatapp'",
+         WHERE m.business_id = ?1 AND m.id = ?2 AND m.direction = 'outbound'",
         &[biz.into(), id.into()],
     )?
     .ok_or_else(|| fail::not_found("message_not_found", "message not found"))?;
@@ -137,7 +173,8 @@ pub fn get(r: &Request) -> HResult<Success> {
         "messageId": row.text(0),
         "businessId": row.text(1),
         "conversationId": row.opt_text(2),
-        "phoneNumberId": row.opt_text(3),
+        // A photoapp message has an account, not a number.
+        "phoneNumberId": if row.text(17) == "chatapp" { row.opt_text(3) } else { None },
         "recipient": row.text(4),
         "type": row.text(5),
         "status": row.text(6),

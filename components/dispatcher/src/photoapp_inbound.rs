@@ -1,0 +1,147 @@
+//! `messaging.photoapp-inbound`: one inbound photoapp direct message,
+//! enqueued durably by the provider's inbound webhook (today the sandbox:
+//! `switchboard admin sandbox inbound --channel photoapp` or the sandbox
+//! route). In the job's one fenced transaction:
+//!
+//! 1. a provider message id already stored is a redelivery: done;
+//! 2. the conversation of (account, photoapp user) is found or created; a
+//!    photoapp user has no mobile, so it starts as a *participant* without a
+//!    contact (`contact_id` NULL) until operation 34 links it to a
+//!    mobile-first contact; the user's handle is kept as `participant_name`;
+//! 3. the message is stored (`inbound`, `text`, `received`) and, when the
+//!    participant is linked, appended to the contact's timeline;
+//! 4. `photoapp.message.received` is fanned out to the account's
+//!    subscriptions that include it ([`event_payload`], our shape: the
+//!    contract leaves photoapp payloads open).
+//!
+//! From then on the business may answer this user (`sendMessage`, photoapp
+//! shape). Agent auto-replies on photoapp are not built.
+
+use serde::Deserialize;
+use serde_json::json;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{new_id, now, Failure};
+
+use crate::bindings::exports::switchboard::platform::job_handler::{Job, Outcome};
+use crate::contact;
+
+pub const KIND: &str = "messaging.photoapp-inbound";
+pub const EVENT: &str = "photoapp.message.received";
+const MAX_NAME_CHARS: usize = 200;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Payload {
+    account_id: String,
+    from: String,
+    #[serde(default)]
+    name: Option<String>,
+    text: String,
+    provider_message_id: String,
+}
+
+pub fn run(job: &Job) -> Outcome {
+    let p: Payload = match serde_json::from_str(&job.payload_json) {
+        Ok(p) => p,
+        Err(e) => return Outcome::Dead(format!("invalid payload: {e}")),
+    };
+    if p.provider_message_id.is_empty() || p.account_id.is_empty() || p.from.is_empty() {
+        return Outcome::Dead("invalid payload: empty `providerMessageId`, `accountId` or `from`".into());
+    }
+    match process(&job.business_id, &p) {
+        Ok(()) => Outcome::Done,
+        Err(f) => panic!("store error during inbound photoapp message: {} {}", f.code, f.message),
+    }
+}
+
+/// The `photoapp.message.received` payload, without `retryNumber`.
+#[allow(clippy::too_many_arguments)]
+pub fn event_payload(
+    biz: &str,
+    account: &str,
+    conversation_id: &str,
+    contact_id: Option<&str>,
+    provider_message_id: &str,
+    occurred_at: &str,
+    user: (&str, Option<&str>),
+    text: &str,
+) -> serde_json::Value {
+    json!({
+        "contractVersion": "1.1",
+        "eventId": provider_message_id,
+        "eventType": EVENT,
+        "occurredAt": occurred_at,
+        "businessId": biz,
+        "providerAccountId": account,
+        "channel": "photoapp",
+        "conversationId": conversation_id,
+        "participantId": conversation_id,
+        "providerMessageId": provider_message_id,
+        "customer": {"photoappUserId": user.0, "username": user.1, "contactId": contact_id},
+        "message": {"type": "text", "text": text},
+    })
+}
+
+fn process(biz: &str, p: &Payload) -> Result<(), Failure> {
+    let pmid = p.provider_message_id.as_str();
+    if db::query_one("SELECT 1 FROM messages WHERE business_id = ?1 AND provider_message_id = ?2", &[biz.into(), pmid.into()])?.is_some() {
+        return Ok(());
+    }
+    let now = now();
+    let name: Option<String> = p.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(|n| n.chars().take(MAX_NAME_CHARS).collect());
+
+    // The participant's conversation: created once (the unique index), its
+    // handle refreshed when the provider sends one.
+    db::execute(
+        "INSERT INTO conversations (id, business_id, contact_id, channel, provider_account_id, participant_id, participant_name, created_at) \
+         VALUES (?1, ?2, NULL, 'photoapp', ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+        &[new_id().into(), biz.into(), p.account_id.as_str().into(), p.from.as_str().into(), name.clone().into(), now.as_str().into()],
+    )?;
+    if name.is_some() {
+        db::execute(
+            "UPDATE conversations SET participant_name = ?4 WHERE business_id = ?1 AND channel = 'photoapp' AND provider_account_id = ?2 AND participant_id = ?3",
+            &[biz.into(), p.account_id.as_str().into(), p.from.as_str().into(), name.clone().into()],
+        )?;
+    }
+    let c = contact::photoapp_participant(biz, &p.account_id, &p.from)?.expect("conversation exists after insert");
+
+    let message_id = new_id();
+    let inserted = db::execute(
+        "INSERT INTO messages (id, business_id, conversation_id, contact_id, channel, direction, type, text, provider_message_id, status, created_at) \
+         VALUES (?1, ?2, ?3, ?4, 'photoapp', 'inbound', 'text', ?5, ?6, 'received', ?7) ON CONFLICT (business_id, provider_message_id) DO NOTHING",
+        &[
+            message_id.as_str().into(),
+            biz.into(),
+            c.conversation_id.as_str().into(),
+            c.contact_id.clone().into(),
+            p.text.as_str().into(),
+            pmid.into(),
+            now.as_str().into(),
+        ],
+    )?;
+    if inserted == 0 {
+        return Ok(());
+    }
+    if let Some(contact_id) = &c.contact_id {
+        contact::timeline(biz, contact_id, "photoapp", "inbound", &now, &json!({"messageId": message_id, "text": p.text}))?;
+    }
+    let stored_name = db::query_one("SELECT participant_name FROM conversations WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.conversation_id.as_str().into()])?
+        .and_then(|r| r.opt_text(0));
+    let event = event_payload(biz, &p.account_id, &c.conversation_id, c.contact_id.as_deref(), pmid, &now, (&p.from, stored_name.as_deref()), &p.text);
+    crate::webhook_delivery::fan_out(biz, "photoapp", &p.account_id, EVENT, pmid, &event)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payload_shape() {
+        let p = event_payload("b", "acct-1", "c", None, "pm.1", "2026-01-01T00:00:00.000Z", ("u-42", Some("ada.l")), "hi");
+        assert_eq!(p["eventType"], EVENT);
+        assert_eq!(p["participantId"], "c");
+        assert_eq!(p["customer"], json!({"photoappUserId": "u-42", "username": "ada.l", "contactId": null}));
+        assert!(p.get("retryNumber").is_none());
+        assert!(p.get("phoneNumberId").is_none());
+    }
+}

@@ -1,0 +1,139 @@
+//! Photoapp direct messages (issue 4 point 3, photoapp half): a photoapp
+//! user who writes to the business's connected account starts a
+//! conversation (a participant without a contact); only then may the
+//! business answer that user, text only. Inbound and delivery events reach
+//! the account's subscriptions, signed; linking the participant to a
+//! mobile-first contact (operation 34) writes its history into the contact's
+//! timeline, and later messages follow.
+
+use crate::harness::*;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+const ACCOUNT: &str = "acct-photo-1";
+const INBOUND: &str = "/sandbox/v1/photoapp/inbound";
+
+fn send(s: &Server, key: &str, biz: &str, to: &str) -> Resp {
+    s.as_key(key).fresh().post(
+        "/api/v1/messages",
+        &json!({"businessId": biz, "channel": "photoapp", "photoappAccountId": ACCOUNT, "to": to, "type": "text", "text": "Thanks for writing!"}),
+    )
+}
+
+fn inbound(s: &Server, key: &str, from: &str, text: &str) {
+    let r = s.as_key(key).post(INBOUND, &json!({"photoappAccountId": ACCOUNT, "from": from, "text": text, "name": "ada.l"}));
+    wait_done(&s.data_dir, r.assert_ok(202)["jobId"].as_str().unwrap());
+}
+
+#[test]
+fn a_user_who_wrote_first_can_be_answered_and_linked() {
+    let dir = DataDir::new();
+    let s = Server::start_with(&dir.0, &["--sandbox-routes", "--messenger-setting", "step-delay-ms=1"]);
+    let t = tenant(&dir.0, "all");
+    let biz = t.business.as_str();
+    s.admin(&["channel", "connect", "--business", biz, "--channel", "photoapp", "--account-id", ACCOUNT, "--username", "shop"]);
+    let rx = Receiver::start();
+    let events = ["photoapp.message.received", "photoapp.message.sent", "photoapp.message.seen", "photoapp.message.failed"];
+    let sub = s.as_key(&t.key).fresh().post(
+        "/api/v1/webhook-subscriptions",
+        &json!({"businessId": biz, "channel": "photoapp", "providerAccountId": ACCOUNT, "callbackUrl": rx.url(), "events": events, "externalAutomation": true}),
+    );
+    let secret = sub.assert_ok(201)["signingSecret"].as_str().unwrap().to_string();
+
+    // Nobody has written yet.
+    assert_eq!(send(&s, &t.key, biz, "u-42").assert_failure(409, "conflict").code(), "photoapp_conversation_required");
+
+    // u-42 writes: a participant conversation without a contact, and the event.
+    inbound(&s, &t.key, "u-42", "Is the blue one in stock?");
+    let got = rx.wait_for(1);
+    assert!(verify(&got[0], &secret));
+    let e = got[0].json();
+    assert_eq!(e["eventType"], "photoapp.message.received");
+    assert_eq!(e["providerAccountId"], ACCOUNT);
+    assert_eq!(e["customer"], json!({"photoappUserId": "u-42", "username": "ada.l", "contactId": null}));
+    assert_eq!(e["message"], json!({"type": "text", "text": "Is the blue one in stock?"}));
+    assert_eq!(e["retryNumber"], 0);
+    let conversation = e["conversationId"].as_str().unwrap().to_string();
+    assert_eq!(e["participantId"], json!(conversation));
+
+    // Now the business may answer u-42 (and still no one else).
+    assert_eq!(send(&s, &t.key, biz, "u-99").assert_failure(409, "conflict").code(), "photoapp_conversation_required");
+    let id = send(&s, &t.key, biz, "u-42").assert_ok(202)["messageId"].as_str().unwrap().to_string();
+    let started = Instant::now();
+    let d = loop {
+        let d = s.as_key(&t.key).get(&format!("/api/v1/messages/{id}?businessId={biz}")).assert_ok(200).clone();
+        if d["status"] == "read" && d["taskStatus"] == "done" {
+            break d;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "never read: {d}");
+        std::thread::sleep(Duration::from_millis(30));
+    };
+    assert_eq!((d["recipient"].as_str(), d["phoneNumberId"].clone()), (Some("u-42"), Value::Null));
+    assert_eq!(d["conversationId"], json!(conversation));
+
+    // Its delivery events: sent, then seen (photoapp has no delivered event).
+    rx.wait_for(3);
+    std::thread::sleep(Duration::from_millis(200));
+    let got: Vec<Value> = rx.got().iter().inspect(|d| assert!(verify(d, &secret))).map(|d| d.json()).collect();
+    let mine: Vec<&Value> = got.iter().filter(|e| e["messageId"] == json!(id)).collect();
+    let kinds: Vec<&str> = mine.iter().map(|e| e["eventType"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["photoapp.message.sent", "photoapp.message.seen"], "{got:?}");
+    assert_eq!(mine[1]["recipient"], json!({"photoappUserId": "u-42"}));
+    assert_eq!(mine[1]["delivery"]["status"], "read");
+    assert!(mine[1].get("phoneNumberId").is_none());
+
+    // Linking the participant to a mobile-first contact writes its history
+    // (one inbound, one outbound) into the contact's timeline.
+    let link = s.as_key(&t.key).fresh().post(
+        &format!("/api/v1/channel-participants/{conversation}/link-contact"),
+        &json!({"businessId": biz, "channel": "photoapp", "mobile": "+15550007777", "name": "Ada"}),
+    );
+    let l = link.assert_ok(200).clone();
+    assert_eq!(l["linkedEntries"], 2, "{l}");
+    let contact = l["contactId"].as_str().unwrap().to_string();
+    let timeline = |n: usize| {
+        let entries = s.as_key(&t.key).get(&format!("/api/v1/contacts/{contact}/timeline?businessId={biz}")).assert_ok(200)["entries"].clone();
+        let entries = entries.as_array().unwrap().clone();
+        assert_eq!(entries.len(), n, "{entries:?}");
+        assert!(entries.iter().all(|e| e["channel"] == "photoapp"), "{entries:?}");
+    };
+    timeline(2);
+    // Linking again changes nothing.
+    let again = s.as_key(&t.key).fresh().post(
+        &format!("/api/v1/channel-participants/{conversation}/link-contact"),
+        &json!({"businessId": biz, "channel": "photoapp", "mobile": "+15550007777"}),
+    );
+    assert_eq!(again.assert_ok(200)["linkedEntries"], 0);
+    // Later messages of the linked participant join the timeline, and the event names the contact.
+    inbound(&s, &t.key, "u-42", "Great, I'll take it");
+    timeline(3);
+    let got = rx.wait_for(got.len() + 1);
+    assert_eq!(got.last().unwrap().json()["customer"]["contactId"], json!(contact));
+    // A blocked contact is not answered.
+    let blocked = s.as_key(&t.key).fresh().patch(
+        &format!("/api/v1/contacts/{contact}"),
+        &json!({"businessId": biz, "communicationBlocked": true}),
+    );
+    blocked.assert_ok(200);
+    assert_eq!(send(&s, &t.key, biz, "u-42").assert_failure(409, "conflict").code(), "contact_blocked");
+}
+
+#[test]
+fn bad_photoapp_inbound_is_refused() {
+    let dir = DataDir::new();
+    let s = Server::start_with(&dir.0, &["--sandbox-routes"]);
+    let t = tenant(&dir.0, "all");
+    let chat_only = admin(&dir.0, &["key", "create", "--business", &t.business, "--scopes", "chatapp:write"])["apiKey"].as_str().unwrap().to_string();
+    s.admin(&["channel", "connect", "--business", &t.business, "--channel", "photoapp", "--account-id", ACCOUNT]);
+    let post = |key: &str, body: Value| s.as_key(key).post(INBOUND, &body);
+    let ok = json!({"photoappAccountId": ACCOUNT, "from": "u-1", "text": "hi"});
+    assert_eq!(post(&chat_only, ok.clone()).assert_failure(403, "authorization").code(), "missing_scope");
+    let bad_user = json!({"photoappAccountId": ACCOUNT, "from": "u 1; drop", "text": "hi"});
+    post(&t.key, bad_user).assert_failure(400, "validation");
+    let with_number = json!({"photoappAccountId": ACCOUNT, "phoneNumberId": "pn-1", "from": "u-1", "text": "hi"});
+    post(&t.key, with_number).assert_failure(400, "validation");
+    let unknown = json!({"photoappAccountId": "acct-nope", "from": "u-1", "text": "hi"});
+    assert_eq!(post(&t.key, unknown).assert_failure(404, "not_found").code(), "photoapp_account_not_connected");
+    assert_eq!(sql(&dir.0, "SELECT COUNT(*) FROM jobs WHERE kind = 'messaging.photoapp-inbound'").trim(), "0");
+    post(&t.key, ok).assert_ok(202);
+}
