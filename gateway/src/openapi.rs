@@ -133,6 +133,7 @@ pub fn document() -> Result<Value, String> {
     }
     let scopes: Map<String, Value> = crate::auth::SCOPES.iter().map(|s| (s.to_string(), json!(s))).collect();
     Ok(json!({
+        "webhooks": webhooks(),
         "openapi": "3.1.0",
         "info": {
             "title": "Switchboard API",
@@ -157,6 +158,33 @@ pub fn document() -> Result<Value, String> {
     }))
 }
 
+/// The events the service POSTs to subscribers (OpenAPI 3.1 `webhooks`),
+/// each with its payload schema. The photoapp comment, reaction and
+/// referral types can be subscribed to but are not emitted yet.
+fn webhooks() -> Value {
+    let events: &[(&str, &str, &str)] = &[
+        ("chatapp.message.received", "ChatappMessageReceivedEvent", "An inbound chatapp message."),
+        ("chatapp.message.sent", "ChatappDeliveryEvent", "A message queued via POST /messages was sent."),
+        ("chatapp.message.delivered", "ChatappDeliveryEvent", "A message reached the recipient's device."),
+        ("chatapp.message.read", "ChatappDeliveryEvent", "The recipient read the message."),
+        ("chatapp.message.failed", "ChatappDeliveryEvent", "The message failed; `delivery.failure` says why."),
+        ("photoapp.message.received", "PhotoappMessageReceivedEvent", "A photoapp user's direct message; from now on the business may answer that user."),
+        ("photoapp.message.sent", "PhotoappDeliveryEvent", "A photoapp answer was sent."),
+        ("photoapp.message.seen", "PhotoappDeliveryEvent", "The photoapp user saw the answer (delivery status `read`)."),
+        ("photoapp.message.failed", "PhotoappDeliveryEvent", "The photoapp answer failed."),
+    ];
+    let mut out = Map::new();
+    for (event, schema, summary) in events {
+        out.insert(event.to_string(), json!({"post": {
+            "summary": summary,
+            "description": "Signed POST to the subscription's callbackUrl: `X-Service-Signature` is the hex HMAC-SHA256 of `X-Service-Timestamp`, a dot and the raw body, keyed with the subscription's signing secret; `X-Service-Event-Id` and `X-Service-Contract-Version` are set. Any non-2xx answer is retried with the same eventId and a rising retryNumber.",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}}},
+            "responses": {"2XX": {"description": "Accepted durably by the receiver."}}
+        }}));
+    }
+    Value::Object(out)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -170,5 +198,9 @@ mod tests {
         assert_eq!(n, 54);
         let events = doc["components"]["schemas"]["EventType"]["enum"].as_array().unwrap();
         assert_eq!(events.len(), 14);
+        // Every documented webhook is a subscribable event type.
+        for name in doc["webhooks"].as_object().unwrap().keys() {
+            assert!(events.iter().any(|e| e == name.as_str()), "{name}");
+        }
     }
 }
