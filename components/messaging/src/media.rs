@@ -22,47 +22,17 @@ use sha2::{Digest, Sha256};
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{clock, created, fail, new_id, req, HResult, Request, Success, Value};
 
+use switchboard_tabular::base64;
+
 use crate::bindings::switchboard::platform::messenger;
 
 /// The decoded size limit.
 pub const MAX_BYTES: usize = 5 * 1024 * 1024;
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Standard padded base64 of `input`.
-pub fn encode(input: &[u8]) -> String {
-    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
-    for chunk in input.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..4 {
-            out.push(if i <= chunk.len() { B64[((n >> (18 - 6 * i)) & 63) as usize] as char } else { '=' });
-        }
-    }
-    out
-}
-
-/// Decodes canonical base64 only: `None` unless re-encoding the result gives `s` back.
+/// Decodes canonical standard base64 only (padded, no whitespace, zero pad
+/// bits); `None` otherwise.
 pub fn decode_canonical(s: &str) -> Option<Vec<u8>> {
-    let b = s.as_bytes();
-    if b.is_empty() || b.len() % 4 != 0 {
-        return None;
-    }
-    let val = |c: u8| B64.iter().position(|x| *x == c).map(|p| p as u32);
-    let mut out = Vec::with_capacity(b.len() / 4 * 3);
-    for (ci, chunk) in b.chunks(4).enumerate() {
-        let last = ci == b.len() / 4 - 1;
-        let pad = chunk.iter().rev().take_while(|c| **c == b'=').count();
-        if pad > 2 || (pad > 0 && !last) {
-            return None;
-        }
-        let mut n = 0u32;
-        for (i, c) in chunk[..4 - pad].iter().enumerate() {
-            n |= val(*c)? << (18 - 6 * i);
-        }
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&bytes[..3 - pad]);
-    }
-    (encode(&out) == s).then_some(out)
+    base64::decode(s).ok().filter(|b| !b.is_empty())
 }
 
 /// True when the magic bytes of `bytes` are those of `mime`.
@@ -215,7 +185,7 @@ mod tests {
             if s.is_empty() {
                 assert_eq!(decode_canonical(s), None);
             } else {
-                assert_eq!(encode(&decode_canonical(s).unwrap()), s);
+                assert_eq!(base64::encode(&decode_canonical(s).unwrap()), s);
             }
         }
         assert_eq!(decode_canonical("QUJD").unwrap(), b"ABC");

@@ -68,6 +68,13 @@ pub fn decode_piece(piece: &[u8], last: bool, out: &mut Vec<u8>) -> Result<(), S
     Ok(())
 }
 
+/// Decodes a whole canonical text at once (small payloads, e.g. media).
+pub fn decode(text: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(decoded_len(text)?);
+    decode_piece(text.as_bytes(), true, &mut out)?;
+    Ok(out)
+}
+
 /// Encodes (tests and fixtures).
 pub fn encode(input: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -90,10 +97,7 @@ mod tests {
     use super::*;
 
     fn dec(s: &str) -> Result<Vec<u8>, String> {
-        decoded_len(s)?;
-        let mut out = Vec::new();
-        decode_piece(s.as_bytes(), true, &mut out)?;
-        Ok(out)
+        decode(s)
     }
 
     #[test]
