@@ -491,30 +491,33 @@ impl jobs::Host for RequestState {
     }
 }
 
-impl clock::Host for RequestState {
-    fn now_ms(&mut self) -> i64 {
-        crate::clock::now_ms()
-    }
-    fn now_rfc3339(&mut self) -> String {
-        crate::clock::now_rfc3339()
-    }
-}
+/// `clock` and `ids` are the same for a request's store and a provider's.
+macro_rules! clock_and_ids {
+    ($state:ty) => {
+        impl clock::Host for $state {
+            fn now_ms(&mut self) -> i64 {
+                crate::clock::now_ms()
+            }
+            fn now_rfc3339(&mut self) -> String {
+                crate::clock::now_rfc3339()
+            }
+        }
 
-impl ids::Host for RequestState {
-    fn uuid_v7(&mut self) -> String {
-        uuid::Uuid::now_v7().to_string()
-    }
-    fn random_bytes(&mut self, len: u32) -> Vec<u8> {
-        random_bytes(len)
-    }
+        impl ids::Host for $state {
+            fn uuid_v7(&mut self) -> String {
+                uuid::Uuid::now_v7().to_string()
+            }
+            /// At most 4 KiB from the CSPRNG.
+            fn random_bytes(&mut self, len: u32) -> Vec<u8> {
+                let mut v = vec![0u8; len.min(4096) as usize];
+                rand::fill(&mut v[..]);
+                v
+            }
+        }
+    };
 }
-
-/// At most 4 KiB from the CSPRNG.
-fn random_bytes(len: u32) -> Vec<u8> {
-    let mut v = vec![0u8; len.min(4096) as usize];
-    rand::fill(&mut v[..]);
-    v
-}
+clock_and_ids!(RequestState);
+clock_and_ids!(ProviderState);
 
 fn level_name(level: log::Level) -> &'static str {
     match level {
@@ -620,24 +623,6 @@ fn no_messenger() -> messenger::ProviderError {
 impl settings::Host for ProviderState {
     fn get(&mut self, name: String) -> Option<String> {
         self.settings.get(&name).cloned()
-    }
-}
-
-impl clock::Host for ProviderState {
-    fn now_ms(&mut self) -> i64 {
-        crate::clock::now_ms()
-    }
-    fn now_rfc3339(&mut self) -> String {
-        crate::clock::now_rfc3339()
-    }
-}
-
-impl ids::Host for ProviderState {
-    fn uuid_v7(&mut self) -> String {
-        uuid::Uuid::now_v7().to_string()
-    }
-    fn random_bytes(&mut self, len: u32) -> Vec<u8> {
-        random_bytes(len)
     }
 }
 

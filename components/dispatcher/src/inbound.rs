@@ -21,11 +21,9 @@
 
 use serde::Deserialize;
 use serde_json::json;
-use switchboard_guest::db;
-use switchboard_guest::{e164, new_id, now, Failure};
+use switchboard_guest::{e164, now, Failure};
 
 use crate::contact;
-
 use crate::bindings::exports::switchboard::platform::job_handler::{Job, Outcome};
 
 pub const EVENT: &str = "chatapp.message.received";
@@ -106,7 +104,7 @@ pub fn event_payload(
 fn process(biz: &str, p: &Payload, mobile: &str) -> Result<(), Failure> {
     let pmid = p.provider_message_id.as_str();
     let pnid = p.phone_number_id.as_str();
-    if db::query_one("SELECT 1 FROM messages WHERE business_id = ?1 AND provider_message_id = ?2", &[biz.into(), pmid.into()])?.is_some() {
+    if contact::already_stored(biz, pmid)? {
         return Ok(());
     }
     let now = now();
@@ -117,26 +115,19 @@ fn process(biz: &str, p: &Payload, mobile: &str) -> Result<(), Failure> {
     let (contact_id, stored_name) = (c.id, c.name);
     let conversation_id = contact::conversation(biz, pnid, &contact_id, &now)?;
 
-    // The message (the unique key is a second guard against a redelivery).
-    let message_id = new_id();
-    let inserted = db::execute(
-        "INSERT INTO messages (id, business_id, conversation_id, contact_id, channel, direction, type, text, provider_message_id, status, created_at) \
-         VALUES (?1, ?2, ?3, ?4, 'chatapp', 'inbound', 'text', ?5, ?6, 'received', ?7) ON CONFLICT (business_id, provider_message_id) DO NOTHING",
-        &[
-            message_id.as_str().into(),
-            biz.into(),
-            conversation_id.as_str().into(),
-            contact_id.as_str().into(),
-            p.text.as_str().into(),
-            pmid.into(),
-            now.as_str().into(),
-        ],
-    )?;
-    if inserted == 0 {
+    // The message and its timeline entry.
+    let Some(message_id) = contact::store_inbound(&contact::InboundText {
+        business: biz,
+        channel: "chatapp",
+        conversation_id: &conversation_id,
+        contact_id: Some(&contact_id),
+        text: &p.text,
+        provider_message_id: pmid,
+        now: &now,
+    })?
+    else {
         return Ok(());
-    }
-
-    contact::timeline(biz, &contact_id, "chatapp", "inbound", &now, &json!({"messageId": message_id, "text": p.text}))?;
+    };
 
     // The agent's reply, when the service answers this number (autoreply.rs).
     crate::autoreply::maybe_enqueue(biz, pnid, &message_id)?;

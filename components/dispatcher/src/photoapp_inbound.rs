@@ -84,7 +84,7 @@ pub fn event_payload(
 
 fn process(biz: &str, p: &Payload) -> Result<(), Failure> {
     let pmid = p.provider_message_id.as_str();
-    if db::query_one("SELECT 1 FROM messages WHERE business_id = ?1 AND provider_message_id = ?2", &[biz.into(), pmid.into()])?.is_some() {
+    if contact::already_stored(biz, pmid)? {
         return Ok(());
     }
     let now = now();
@@ -105,25 +105,17 @@ fn process(biz: &str, p: &Payload) -> Result<(), Failure> {
     }
     let c = contact::photoapp_participant(biz, &p.account_id, &p.from)?.expect("conversation exists after insert");
 
-    let message_id = new_id();
-    let inserted = db::execute(
-        "INSERT INTO messages (id, business_id, conversation_id, contact_id, channel, direction, type, text, provider_message_id, status, created_at) \
-         VALUES (?1, ?2, ?3, ?4, 'photoapp', 'inbound', 'text', ?5, ?6, 'received', ?7) ON CONFLICT (business_id, provider_message_id) DO NOTHING",
-        &[
-            message_id.as_str().into(),
-            biz.into(),
-            c.conversation_id.as_str().into(),
-            c.contact_id.clone().into(),
-            p.text.as_str().into(),
-            pmid.into(),
-            now.as_str().into(),
-        ],
-    )?;
-    if inserted == 0 {
+    let stored = contact::store_inbound(&contact::InboundText {
+        business: biz,
+        channel: "photoapp",
+        conversation_id: &c.conversation_id,
+        contact_id: c.contact_id.as_deref(),
+        text: &p.text,
+        provider_message_id: pmid,
+        now: &now,
+    })?;
+    if stored.is_none() {
         return Ok(());
-    }
-    if let Some(contact_id) = &c.contact_id {
-        contact::timeline(biz, contact_id, "photoapp", "inbound", &now, &json!({"messageId": message_id, "text": p.text}))?;
     }
     let stored_name = db::query_one("SELECT participant_name FROM conversations WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.conversation_id.as_str().into()])?
         .and_then(|r| r.opt_text(0));

@@ -69,6 +69,55 @@ pub fn queue_outbound(m: &Outbound) -> Result<(String, String, String), Failure>
     Ok((message_id, task_ref, correlation_id))
 }
 
+/// True when the provider message was stored already (a redelivery).
+// Used by the dispatcher's inbound jobs, which include this file by path.
+#[allow(dead_code)]
+pub fn already_stored(biz: &str, provider_message_id: &str) -> Result<bool, Failure> {
+    Ok(db::query_one("SELECT 1 FROM messages WHERE business_id = ?1 AND provider_message_id = ?2", &[biz.into(), provider_message_id.into()])?.is_some())
+}
+
+/// An inbound text message to store.
+#[allow(dead_code)]
+pub struct InboundText<'a> {
+    pub business: &'a str,
+    pub channel: &'a str,
+    pub conversation_id: &'a str,
+    /// None for a photoapp participant not linked to a contact (no timeline).
+    pub contact_id: Option<&'a str>,
+    pub text: &'a str,
+    pub provider_message_id: &'a str,
+    pub now: &'a str,
+}
+
+/// Stores an inbound text message (status `received`) and its timeline
+/// entry; `None` when the provider message id was stored already (the
+/// unique key guards a redelivery racing this one).
+#[allow(dead_code)]
+pub fn store_inbound(m: &InboundText) -> Result<Option<String>, Failure> {
+    let message_id = new_id();
+    let inserted = db::execute(
+        "INSERT INTO messages (id, business_id, conversation_id, contact_id, channel, direction, type, text, provider_message_id, status, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, 'inbound', 'text', ?6, ?7, 'received', ?8) ON CONFLICT (business_id, provider_message_id) DO NOTHING",
+        &[
+            message_id.as_str().into(),
+            m.business.into(),
+            m.conversation_id.into(),
+            m.contact_id.into(),
+            m.channel.into(),
+            m.text.into(),
+            m.provider_message_id.into(),
+            m.now.into(),
+        ],
+    )?;
+    if inserted == 0 {
+        return Ok(None);
+    }
+    if let Some(contact_id) = m.contact_id {
+        timeline(m.business, contact_id, m.channel, "inbound", m.now, &serde_json::json!({"messageId": message_id, "text": m.text}))?;
+    }
+    Ok(Some(message_id))
+}
+
 /// Appends a message's entry to the contact's cross-channel timeline.
 pub fn timeline(biz: &str, contact_id: &str, channel: &str, direction: &str, now: &str, summary: &serde_json::Value) -> Result<(), Failure> {
     db::execute(
