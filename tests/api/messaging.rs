@@ -229,6 +229,27 @@ fn recipient_rules_fail_and_stop_at_delivered() {
     assert_eq!(u["eventType"], "chatapp.message.delivered");
 }
 
+/// A provider outage (the sandbox's `3333` rule: every submit fails,
+/// retryably) keeps the message `queued` with its delivery job pending and
+/// retried with backoff; no status, no provider id, no event.
+#[test]
+fn a_provider_outage_is_retried_and_the_message_waits() {
+    let c = setup();
+    let id = c.send_text("+15550003333", "hello").assert_ok(202)["messageId"].as_str().unwrap().to_string();
+    let job = poll("a retried submit", || {
+        let row = sql(&c.dir.0, &format!(
+            "SELECT j.id, j.attempts, j.state, j.last_error FROM jobs j JOIN messages m ON m.task_ref = j.id WHERE m.id = '{id}'"
+        ));
+        let f: Vec<String> = row.trim().split('|').map(str::to_string).collect();
+        (f.len() == 4 && f[1].parse::<i64>().unwrap_or(0) >= 1 && f[2] == "pending").then_some(f)
+    });
+    assert!(job[3].contains("provider_down"), "{job:?}");
+    let d = c.message(&id).assert_ok(200).clone();
+    assert_eq!((d["status"].as_str(), d["taskStatus"].as_str()), (Some("queued"), Some("pending")));
+    assert_eq!(d["providerMessageId"], Value::Null);
+    assert_eq!(sql(&c.dir.0, &format!("SELECT DISTINCT outcome FROM job_runs WHERE job_id = '{}'", job[0])).trim(), "retry");
+}
+
 /// `--messenger-setting step-delay-ms=N` reaches the sandbox messenger: with
 /// a minute between reports a message rests at `accepted`, and its delivery
 /// job is due a minute later (read from the jobs table, not timed).

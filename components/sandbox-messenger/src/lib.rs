@@ -6,6 +6,8 @@
 //!
 //! Recipient rules (the last four characters of the recipient):
 //! * `2222`: the submit is refused, `invalid_recipient` (not retryable);
+//! * `3333`: the provider is down for this recipient: every submit fails
+//!   with `provider_down` (retryable), so the message waits in `queued`;
 //! * `0000`: `failed` right after `accepted`, `recipient_unreachable`;
 //! * `1111`: stops at `delivered` (never read);
 //! * anything else: `accepted → sent → delivered → read`.
@@ -30,6 +32,7 @@ pub const DEFAULT_STEP_DELAY_MS: u64 = 20;
 pub const MAX_STEP_DELAY_MS: u64 = 60_000;
 pub const MEDIA_EXPIRY_MS: i64 = 30 * 24 * 3600 * 1000;
 pub const REFUSED_SUFFIX: &str = "2222";
+pub const OUTAGE_SUFFIX: &str = "3333";
 pub const UNREACHABLE_SUFFIX: &str = "0000";
 pub const NO_READ_SUFFIX: &str = "1111";
 
@@ -46,8 +49,11 @@ pub fn next(last: &str, recipient: &str) -> Option<&'static str> {
     }
 }
 
-/// Why a submit to `recipient` is refused, if it is.
+/// Why a submit to `recipient` fails, if it does.
 pub fn refusal(recipient: &str) -> Option<ProviderError> {
+    if recipient.ends_with(OUTAGE_SUFFIX) {
+        return Some(ProviderError { code: "provider_down".into(), message: "the provider is not answering; try again later".into(), retryable: true });
+    }
     recipient.ends_with(REFUSED_SUFFIX).then(|| ProviderError {
         code: "invalid_recipient".into(),
         message: "the provider does not accept messages to this recipient".into(),
@@ -124,7 +130,8 @@ mod tests {
         assert_eq!(life("+15550001234"), ["accepted", "sent", "delivered", "read"]);
         assert_eq!(life("+15550000000"), ["accepted", "failed"]);
         assert_eq!(life("+15550001111"), ["accepted", "sent", "delivered"]);
-        assert!(refusal("+15550002222").is_some());
+        assert!(refusal("+15550002222").is_some_and(|e| !e.retryable));
+        assert!(refusal("+15550003333").is_some_and(|e| e.retryable));
         assert!(refusal("+15550001234").is_none());
         assert_eq!(report("failed").failure.unwrap().code, "recipient_unreachable");
         assert!(report("sent").failure.is_none());
