@@ -266,3 +266,32 @@ fn the_ai_call_holds_no_write_lock() {
     assert_eq!(replies.len(), 1);
     assert!(replies[0].starts_with("Noted.|text|"), "{replies:?}");
 }
+
+/// A photoapp account's assigned agent answers a participant's direct
+/// message the same way (no contact needed); with
+/// `photoappCollectMobileEnabled` (the default) its instructions ask for the
+/// customer's mobile.
+#[test]
+fn a_photoapp_agent_answers_a_participant() {
+    let (url, rx) = fake_completions("Happy to help!");
+    let su = setup_with(&["--ai-endpoint", &url, "--ai-model", "test-model"]);
+    let (dir, biz) = (&su.dir.0, su.biz().to_string());
+    su.s.admin(&["channel", "connect", "--business", &biz, "--channel", "photoapp", "--account-id", "acct-auto-1"]);
+    let k = || su.s.as_key(&su.t.key);
+    let agent = k().fresh().post("/api/v1/agents", &json!({"businessId": biz, "channel": "photoapp", "name": "Shop", "instructions": "Sell shoes."}));
+    let agent = agent.assert_ok(201)["agent"]["id"].as_str().unwrap().to_string();
+    let body = json!({"businessId": biz, "channel": "photoapp", "providerAccountId": "acct-auto-1", "aiAgentId": agent, "autoReplyEnabled": true});
+    k().patch("/api/v1/channels/assignments", &body).assert_ok(200);
+
+    let r = admin(dir, &["sandbox", "inbound", "--channel", "photoapp", "--account-id", "acct-auto-1", "--from", "u-7", "--text", "Do you ship?"]);
+    wait_done(dir, r["jobId"].as_str().unwrap());
+    assert_eq!(autoreplies_settled(dir, &biz), 1);
+    let (_, sent) = rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    let system = sent["messages"][0]["content"].as_str().unwrap();
+    assert!(system.starts_with("Sell shoes.") && system.contains("mobile number"), "{system}");
+    assert_eq!(sent["messages"][1], json!({"role": "user", "content": "Do you ship?"}));
+    let reply = sql(dir, &format!(
+        "SELECT text, channel, recipient, phone_number_id, IFNULL(contact_id, '-') FROM messages WHERE business_id = '{biz}' AND direction = 'outbound'"
+    ));
+    assert_eq!(reply.trim(), "Happy to help!|photoapp|u-7|acct-auto-1|-");
+}

@@ -1,14 +1,17 @@
-//! `messaging.autoreply`: the assigned agent answers one inbound chatapp
-//! message (issue 4 point 7, the reply half).
+//! `messaging.autoreply`: the assigned agent answers one inbound chatapp or
+//! photoapp message (issue 4 point 7, the reply half).
 //!
-//! `inbound.rs` enqueues the job in the same transaction as the stored
-//! message, only when [`eligible`] holds for the phone number:
+//! `inbound.rs` and `photoapp_inbound.rs` enqueue the job in the same
+//! transaction as the stored message, only when [`eligible`] holds for the
+//! phone number or photoapp account:
 //!
-//! - no subscription of that number is `active` (every subscription is
-//!   `externalAutomation: true`, so an active one means the integrator
+//! - no subscription of that number/account is `active` (every subscription
+//!   is `externalAutomation: true`, so an active one means the integrator
 //!   answers; a paused one does not);
-//! - the number's chatapp assignment names an active chatapp agent, with
-//!   `auto_reply_enabled = 1` and `human_handoff_active = 0`.
+//! - its assignment names an active agent of that channel, with
+//!   `auto_reply_enabled = 1` and `human_handoff_active = 0`; a photoapp
+//!   agent with `photoappCollectMobileEnabled` also gets [`COLLECT_MOBILE`]
+//!   appended to its instructions.
 //!
 //! The job checks the same rules again when it runs (a handoff or a
 //! subscription may have arrived in between) and skips a contact whose
@@ -41,24 +44,35 @@ struct Payload {
     message_id: String,
 }
 
-/// The assigned agent's id when the number is answered by the service.
-pub fn eligible(biz: &str, phone_number_id: &str) -> Result<Option<(String, String)>, Failure> {
+/// The assigned agent (id, instructions) when the service answers this
+/// chatapp number or photoapp account (`sender`) itself.
+pub fn eligible(biz: &str, channel: &str, sender: &str) -> Result<Option<(String, String)>, Failure> {
     let row = db::query_one(
-        "SELECT a.id, a.instructions FROM channel_assignments ca \
+        "SELECT a.id, a.instructions, IFNULL(a.photoapp_collect_mobile, 0) FROM channel_assignments ca \
          JOIN agents a ON a.business_id = ca.business_id AND a.id = ca.ai_agent_id \
-         WHERE ca.business_id = ?1 AND ca.channel = 'chatapp' AND ca.provider_id = ?2 \
+         WHERE ca.business_id = ?1 AND ca.channel = ?2 AND ca.provider_id = ?3 \
            AND ca.auto_reply_enabled = 1 AND ca.human_handoff_active = 0 \
-           AND a.status = 'active' AND a.channel = 'chatapp' \
-           AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions ws WHERE ws.business_id = ?1 AND ws.channel = 'chatapp' \
-                           AND ws.phone_number_id = ?2 AND ws.status = 'active' AND ws.external_automation = 1)",
-        &[biz.into(), phone_number_id.into()],
+           AND a.status = 'active' AND a.channel = ?2 \
+           AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions ws WHERE ws.business_id = ?1 AND ws.channel = ?2 \
+                           AND IFNULL(ws.phone_number_id, ws.provider_account_id) = ?3 AND ws.status = 'active' AND ws.external_automation = 1)",
+        &[biz.into(), channel.into(), sender.into()],
     )?;
-    Ok(row.map(|r| (r.text(0), r.text(1))))
+    Ok(row.map(|r| {
+        let mut instructions = r.text(1);
+        if r.boolean(2) {
+            instructions.push_str(COLLECT_MOBILE);
+        }
+        (r.text(0), instructions)
+    }))
 }
 
-/// Called by `messaging.inbound` after storing `message_id`.
-pub fn maybe_enqueue(biz: &str, phone_number_id: &str, message_id: &str) -> Result<(), Failure> {
-    if eligible(biz, phone_number_id)?.is_some() {
+/// Appended to a photoapp agent's instructions while
+/// `photoappCollectMobileEnabled` is on.
+pub const COLLECT_MOBILE: &str = "\n\nIf the customer has not shared a mobile number yet, ask for it naturally when it helps.";
+
+/// Called by the inbound jobs after storing `message_id`.
+pub fn maybe_enqueue(biz: &str, channel: &str, sender: &str, message_id: &str) -> Result<(), Failure> {
+    if eligible(biz, channel, sender)?.is_some() {
         let payload = json!({"messageId": message_id}).to_string();
         switchboard_guest::jobs::enqueue(KIND, biz, &payload, 0).map_err(db::store_failure)?;
     }
@@ -93,21 +107,27 @@ pub fn run(job: &Job) -> Outcome {
 
 fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
+    // The sender is the chatapp number or the photoapp account; the
+    // recipient the contact's mobile or the photoapp user; the contact may be
+    // absent for a photoapp participant not linked yet.
     let Some(m) = db::query_one(
-        "SELECT m.conversation_id, m.contact_id, c.phone_number_id, k.communication_blocked, k.mobile FROM messages m \
+        "SELECT m.conversation_id, m.contact_id, c.channel, IFNULL(c.phone_number_id, c.provider_account_id), \
+                IFNULL(k.communication_blocked, 0), CASE c.channel WHEN 'chatapp' THEN k.mobile ELSE c.participant_id END \
+         FROM messages m \
          JOIN conversations c ON c.business_id = m.business_id AND c.id = m.conversation_id \
-         JOIN contacts k ON k.business_id = m.business_id AND k.id = m.contact_id \
-         WHERE m.business_id = ?1 AND m.id = ?2 AND m.direction = 'inbound' AND m.channel = 'chatapp'",
+         LEFT JOIN contacts k ON k.business_id = m.business_id AND k.id = m.contact_id \
+         WHERE m.business_id = ?1 AND m.id = ?2 AND m.direction = 'inbound'",
         &[biz.into(), message_id.into()],
     )?
     else {
         return Ok(Outcome::Dead("the inbound message no longer exists".into()));
     };
-    let (conversation_id, contact_id, pnid, mobile) = (m.text(0), m.text(1), m.text(2), m.text(4));
-    if m.boolean(3) {
+    let (conversation_id, contact_id, channel, sender, recipient) = (m.text(0), m.opt_text(1), m.text(2), m.text(3), m.opt_text(5));
+    let Some(recipient) = recipient else { return Ok(Outcome::Dead("the conversation has no recipient".into())) };
+    if m.boolean(4) {
         return Ok(Outcome::Done);
     }
-    let Some((_agent, instructions)) = eligible(biz, &pnid)? else {
+    let Some((_agent, instructions)) = eligible(biz, &channel, &sender)? else {
         return Ok(Outcome::Done);
     };
 
@@ -125,11 +145,11 @@ fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
     let now = now();
     crate::contact::queue_outbound(&crate::contact::Outbound {
         business: biz,
-        channel: "chatapp",
+        channel: &channel,
         conversation_id: &conversation_id,
-        contact_id: Some(&contact_id),
-        phone_number_id: &pnid,
-        recipient: &mobile,
+        contact_id: contact_id.as_deref(),
+        phone_number_id: &sender,
+        recipient: &recipient,
         kind: "text",
         text: Some(text),
         media_id: None,

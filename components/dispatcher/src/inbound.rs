@@ -130,7 +130,7 @@ fn process(biz: &str, p: &Payload, mobile: &str) -> Result<(), Failure> {
     };
 
     // The agent's reply, when the service answers this number (autoreply.rs).
-    crate::autoreply::maybe_enqueue(biz, pnid, &message_id)?;
+    crate::autoreply::maybe_enqueue(biz, "chatapp", pnid, &message_id)?;
 
     // Fan-out of `chatapp.message.received`, in the same transaction.
     let customer_name = p.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map_or(stored_name, |n| contact_name(Some(n), mobile));

@@ -15,7 +15,8 @@
 //!    contract leaves photoapp payloads open).
 //!
 //! From then on the business may answer this user (`sendMessage`, photoapp
-//! shape). Agent auto-replies on photoapp are not built.
+//! shape), and the account's assigned agent answers it when the service owns
+//! the replies (autoreply.rs, as for chatapp).
 
 use serde::Deserialize;
 use serde_json::json;
@@ -105,7 +106,7 @@ fn process(biz: &str, p: &Payload) -> Result<(), Failure> {
     }
     let c = contact::photoapp_participant(biz, &p.account_id, &p.from)?.expect("conversation exists after insert");
 
-    let stored = contact::store_inbound(&contact::InboundText {
+    let Some(message_id) = contact::store_inbound(&contact::InboundText {
         business: biz,
         channel: "photoapp",
         conversation_id: &c.conversation_id,
@@ -113,10 +114,12 @@ fn process(biz: &str, p: &Payload) -> Result<(), Failure> {
         text: &p.text,
         provider_message_id: pmid,
         now: &now,
-    })?;
-    if stored.is_none() {
+    })?
+    else {
         return Ok(());
-    }
+    };
+    // The agent's reply, when the service answers this account (autoreply.rs).
+    crate::autoreply::maybe_enqueue(biz, "photoapp", &p.account_id, &message_id)?;
     let stored_name = db::query_one("SELECT participant_name FROM conversations WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.conversation_id.as_str().into()])?
         .and_then(|r| r.opt_text(0));
     let event = event_payload(biz, &p.account_id, &c.conversation_id, c.contact_id.as_deref(), pmid, &now, (&p.from, stored_name.as_deref()), &p.text);
