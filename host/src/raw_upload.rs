@@ -60,8 +60,7 @@ impl Stager {
             self.buf.extend_from_slice(&data[..take]);
             data = &data[take..];
             if self.buf.len() == CHUNK_BYTES {
-                let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK_BYTES));
-                self.write(Some(chunk), None).await?;
+                self.write(None).await?;
             }
         }
         Ok(())
@@ -70,23 +69,40 @@ impl Stager {
     /// Writes the last (short) chunk, if any, and marks the upload complete.
     async fn finish(&mut self) -> Result<Staged, Failure> {
         let sha = hex::encode(std::mem::take(&mut self.hasher).finalize());
-        let last = (!self.buf.is_empty()).then(|| std::mem::take(&mut self.buf));
-        self.write(last, Some(sha.clone())).await?;
+        self.write(Some(sha.clone())).await?;
         Ok(Staged { id: self.id.clone(), size: self.total, sha256: sha })
     }
 
-    async fn write(&mut self, data: Option<Vec<u8>>, complete: Option<String>) -> Result<(), Failure> {
-        // A chunk carries its own seq; a completion without data reuses the
-        // next one only to tell "first write" (which creates the row) apart.
+    /// Writes the buffered chunk (if any) on the staging thread, which copies
+    /// it into the row and hands the buffer back: one buffer per upload, and
+    /// the per-chunk allocations all happen on that one thread.
+    async fn write(&mut self, complete: Option<String>) -> Result<(), Failure> {
+        let buf = std::mem::take(&mut self.buf);
+        let has_data = !buf.is_empty();
+        let staged_bytes = self.seq as u64 * CHUNK_BYTES as u64 + buf.len() as u64;
+        // A completion without a last chunk keeps the next seq: only seq 0
+        // creates the upload's row.
         let seq = self.seq;
-        if data.is_some() {
+        self.armed = true;
+        let (shared, id, biz) = (self.shared.clone(), self.id.clone(), self.business.clone());
+        let done = self
+            .shared
+            .staging
+            .run(move || {
+                let data = has_data.then_some(buf.as_slice());
+                let r = staging::write(&shared.app.db, &id, &biz, seq, data, staged_bytes, complete.as_deref());
+                (r, buf)
+            })
+            .await;
+        let Some((result, mut buf)) = done else {
+            return Err(Failure::internal("the upload could not be stored; retry"));
+        };
+        buf.clear();
+        self.buf = buf;
+        if has_data {
             self.seq += 1;
         }
-        self.armed = true;
-        let (shared, id, biz, total) = (self.shared.clone(), self.id.clone(), self.business.clone(), self.total);
-        tokio::task::spawn_blocking(move || staging::write(&shared.app.db, &id, &biz, seq, data, total, complete.as_deref()))
-            .await
-            .unwrap_or_else(|_| Err(Failure::internal("the upload could not be stored; retry")))
+        result
     }
 
     /// Removes what was staged, and waits for it, so the answer that follows

@@ -26,6 +26,8 @@ pub(crate) struct Shared {
     pub(crate) app: App,
     /// Bounds concurrent component calls to the instance pool's size.
     pub(crate) permits: Semaphore,
+    /// Runs the chunk writes of raw uploads.
+    pub(crate) staging: crate::staging::Writer,
 }
 
 /// How often the maintenance loop runs (the staged-upload sweep); the
@@ -37,7 +39,7 @@ pub async fn serve(app: App, addr: SocketAddr, upload_sweep_after: Duration) -> 
     let listener = TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     crate::logging::line("info", &format!("listening on http://{local}"));
-    let shared = Arc::new(Shared { app, permits: Semaphore::new(crate::engine::MAX_INSTANCES as usize) });
+    let shared = Arc::new(Shared { app, permits: Semaphore::new(crate::engine::MAX_INSTANCES as usize), staging: crate::staging::Writer::start() });
 
     let janitor = shared.clone();
     tokio::spawn(async move {
