@@ -55,6 +55,23 @@ pub struct Admitted {
     pub fingerprint: String,
 }
 
+impl Admitted {
+    /// Completes a raw upload admitted by `Gateway::admit_raw` once its body
+    /// is staged: `body` is the host-built JSON naming the staged upload
+    /// (what the component reads), and the fingerprint covers the metadata
+    /// query parameters and the body's size and SHA-256, so an exact retry
+    /// replays and another file under the same key is a conflict.
+    pub fn seal_raw(&mut self, body: String, size: u64, sha256_hex: &str) {
+        let names = self.op.raw_body().map_or(&[][..], |r| r.required_query);
+        let metadata: Vec<(&str, &str)> = names
+            .iter()
+            .map(|n| (*n, self.query.iter().find(|(k, _)| k == n).map_or("", |(_, v)| v.as_str())))
+            .collect();
+        self.fingerprint = idempotency::raw_fingerprint(self.op.id, &self.path_params, &metadata, size, sha256_hex);
+        self.body = Some(body);
+    }
+}
+
 pub struct Gateway {
     document: Value,
     document_text: String,
@@ -72,7 +89,8 @@ impl Gateway {
                 let s: Value = serde_json::from_str(q.schema).map_err(|e| format!("{}.{}: {e}", op.id, q.name))?;
                 query_schemas.insert((op.id, q.name), s);
             }
-            for name in op.request.into_iter().chain(match op.response {
+            let raw_schemas = op.raw_body().map_or(&[][..], |r| r.media_types).iter().map(|(_, s)| *s);
+            for name in op.request.into_iter().chain(raw_schemas).chain(match op.response {
                 operations::Response::Json(n) => Some(n),
                 operations::Response::Raw(_) => None,
             }) {
@@ -160,6 +178,67 @@ impl Gateway {
             scopes: key.map(|k| k.scopes).unwrap_or_default(),
             idempotency_key,
             fingerprint,
+        })
+    }
+
+    /// Admits a raw-body request (an operation's `RawBody` variant) before
+    /// a byte of its body is read, so a request that fails here stages
+    /// nothing: route, authentication, `businessId` from the query and
+    /// tenancy, scopes, Idempotency-Key syntax, then the query metadata
+    /// (every parameter of `RawBody::required_query` present and valid).
+    /// The fingerprint stays empty until `Admitted::seal_raw` adds the
+    /// body's hash.
+    pub fn admit_raw(&self, req: Incoming, keys: &dyn KeyDirectory) -> Result<Admitted, Failure> {
+        let (op, path_params) = self.route(req.method, req.path)?;
+        let Some(raw) = op.raw_body() else {
+            return Err(Failure::new(415, "validation", "unsupported_media_type", format!("{} takes only Content-Type: application/json", op.id)));
+        };
+        let key = authenticate(req.authorization, keys)?;
+        let query = operations::parse_query(req.query.unwrap_or(""))
+            .ok_or_else(|| Failure::validation("malformed_query", "the query string has a broken %-escape or is not UTF-8"))?;
+        if !query.iter().any(|(k, _)| k == "businessId") {
+            return Err(Failure::validation(
+                "business_id_required",
+                "`businessId` (query parameter) is required: a Content-Type other than application/json selects the raw upload, \
+                 whose businessId, dataSourceId, fileName and format travel as query parameters",
+            ));
+        }
+        let business_id = check_business(&key, BusinessIn::Query, &query, None)?;
+        check_scopes(op, &key.scopes, None, &query)?;
+        let idempotency_key = match req.idempotency_key {
+            Some(k) => {
+                idempotency::check_key(k).map_err(|m| Failure::validation("invalid_idempotency_key", m))?;
+                Some(k.to_string())
+            }
+            None if op.idempotency_required => {
+                return Err(Failure::validation("idempotency_key_required", format!("{} requires an Idempotency-Key header", op.id)))
+            }
+            None => None,
+        };
+        let query = self.validate_query(op, query)?;
+        let missing: Vec<crate::validate::Violation> = raw
+            .required_query
+            .iter()
+            .filter(|name| !query.iter().any(|(k, _)| k == *name))
+            .map(|name| crate::validate::Violation {
+                field: name.to_string(),
+                rule: "required",
+                message: format!("query parameter `{name}` is required with a raw (non-JSON) body"),
+            })
+            .collect();
+        if !missing.is_empty() {
+            return Err(Failure::from_violations(missing, "query"));
+        }
+        Ok(Admitted {
+            op,
+            path_params,
+            query,
+            body: None,
+            business_id: Some(business_id),
+            key_id: Some(key.key_id.clone()),
+            scopes: key.scopes,
+            idempotency_key,
+            fingerprint: String::new(),
         })
     }
 

@@ -38,6 +38,35 @@ pub fn fingerprint(operation_id: &str, path_params: &[(String, String)], body: O
     hex::encode(h.finalize())
 }
 
+/// The fingerprint of a raw-body upload: the operation, its path
+/// parameters, the metadata query parameters (name and value, in the
+/// operation's order) and the body's size and SHA-256. A JSON fingerprint
+/// hashes canonical JSON, which starts with `{`, right after the separator;
+/// this one starts with `raw`, so the two kinds never coincide.
+pub fn raw_fingerprint(operation_id: &str, path_params: &[(String, String)], metadata: &[(&str, &str)], size: u64, sha256_hex: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(operation_id.as_bytes());
+    for (k, v) in path_params {
+        h.update([0]);
+        h.update(k.as_bytes());
+        h.update([b'=']);
+        h.update(v.as_bytes());
+    }
+    h.update([0]);
+    h.update(b"raw");
+    // Length-prefixed, so no value (a file name may hold any character)
+    // can imitate a separator.
+    for part in metadata.iter().flat_map(|(k, v)| [k.as_bytes(), v.as_bytes()]) {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    h.update([0]);
+    h.update(size.to_string().as_bytes());
+    h.update([0]);
+    h.update(sha256_hex.as_bytes());
+    hex::encode(h.finalize())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,5 +90,18 @@ mod tests {
         assert_eq!(fingerprint("op", &[], Some(&a)), fingerprint("op", &[], Some(&b)));
         assert_ne!(fingerprint("op", &[], Some(&a)), fingerprint("op", &[], Some(&c)));
         assert_ne!(fingerprint("op", &[], Some(&a)), fingerprint("other", &[], Some(&a)));
+    }
+
+    #[test]
+    fn raw_fingerprint_covers_metadata_and_body_hash() {
+        let meta = [("fileName", "a.csv"), ("format", "csv")];
+        let base = raw_fingerprint("op", &[], &meta, 3, "aa");
+        assert_eq!(base, raw_fingerprint("op", &[], &meta, 3, "aa"));
+        assert_ne!(base, raw_fingerprint("op", &[], &meta, 3, "bb"), "another body");
+        assert_ne!(base, raw_fingerprint("op", &[], &[("fileName", "b.csv"), ("format", "csv")], 3, "aa"), "another file name");
+        // Moving text between a name and a value changes the hash.
+        assert_ne!(raw_fingerprint("op", &[], &[("a", "b=c")], 3, "aa"), raw_fingerprint("op", &[], &[("a=b", "c")], 3, "aa"));
+        let json: serde_json::Value = serde_json::from_str(r#"{"fileName":"a.csv"}"#).unwrap();
+        assert_ne!(base, fingerprint("op", &[], Some(&json)));
     }
 }

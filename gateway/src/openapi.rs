@@ -96,7 +96,20 @@ fn operation_object(op: &Operation) -> Value {
     let mut o = json!({
         "operationId": op.id,
         "summary": op.summary,
-        "description": format!("Operation {} of the contract. {} Request bodies up to {} MiB.", op.number, scope_text(op), op.max_body_bytes() >> 20),
+        "description": match op.raw_body() {
+            None => format!("Operation {} of the contract. {} Request bodies up to {} MiB.", op.number, scope_text(op), op.max_body_bytes() >> 20),
+            Some(_) => format!(
+                "Operation {} of the contract. {} Two request forms: a JSON body (`application/json`, base64 file, up to {} MiB), or the raw file \
+                 as the body with any other Content-Type (e.g. `text/csv`) and the metadata `businessId`, `dataSourceId`, `fileName` and \
+                 `format` as query parameters (all required then), streamed to storage (up to {} MiB by default; 413 beyond). \
+                 A JSON file is sent raw as `application/octet-stream` with `format=json`, because `application/json` selects the JSON form. \
+                 For Idempotency-Key, a raw retry is exact when its query metadata and body bytes are identical.",
+                op.number,
+                scope_text(op),
+                op.max_body_bytes() >> 20,
+                crate::operations::RAW_UPLOAD_MAX_BYTES >> 20
+            ),
+        },
         "tags": [op.component.name()],
         "parameters": params,
         "responses": responses,
@@ -109,7 +122,14 @@ fn operation_object(op: &Operation) -> Value {
         o["security"] = json!([{"bearerAuth": op.scopes}]);
     }
     if let Some(req) = op.request {
-        o["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{req}")}}}});
+        let mut content = Map::new();
+        content.insert("application/json".into(), json!({"schema": {"$ref": format!("#/components/schemas/{req}")}}));
+        if let Some(raw) = op.raw_body() {
+            for (media, schema) in raw.media_types {
+                content.insert(media.to_string(), json!({"schema": {"$ref": format!("#/components/schemas/{schema}")}}));
+            }
+        }
+        o["requestBody"] = json!({"required": true, "content": content});
     }
     o
 }

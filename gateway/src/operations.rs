@@ -157,6 +157,48 @@ pub struct Operation {
 /// Request body limit of most operations: room for a base64 image upload.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 10 << 20;
 
+/// Default limit of a raw (streamed) upload body. Memory does not bound it:
+/// the host stages the body in 256 KiB rows and never holds it whole. What
+/// it bounds is disk and time: the request's transaction copies the staged
+/// bytes into ingestion_chunks (the WAL briefly holds about twice the file)
+/// while holding the write gate, a few seconds at this size.
+pub const RAW_UPLOAD_MAX_BYTES: usize = 512 << 20;
+
+/// The raw-body variant of an operation that also takes a JSON body: any
+/// Content-Type other than `application/json` selects it, the metadata
+/// travels in the query (`query`, every one required then) and the body is
+/// the file itself, streamed by the host into staging.
+#[derive(Clone, Copy, Debug)]
+pub struct RawBody {
+    /// The media types the document lists (others are accepted as well),
+    /// each with the name of its schema in `components.schemas`.
+    pub media_types: &'static [(&'static str, &'static str)],
+    /// Query parameters every raw request must carry (declared in the
+    /// operation's `query`, optional there because JSON bodies do not).
+    pub required_query: &'static [&'static str],
+}
+
+pub const RAW_UPLOAD: RawBody = RawBody {
+    media_types: &[
+        ("application/octet-stream", "DataSourceUploadFile"),
+        ("text/csv", "DataSourceUploadText"),
+        ("text/tab-separated-values", "DataSourceUploadText"),
+        ("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "DataSourceUploadFile"),
+        ("application/vnd.ms-excel.sheet.macroEnabled.12", "DataSourceUploadFile"),
+    ],
+    required_query: &["businessId", "dataSourceId", "fileName", "format"],
+};
+
+/// True when a Content-Type header names JSON (`application/json`, any
+/// parameters, any case). A missing header counts as JSON, so clients that
+/// never sent one keep the JSON variant.
+pub fn is_json_content_type(content_type: Option<&str>) -> bool {
+    match content_type {
+        None => true,
+        Some(ct) => ct.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/json"),
+    }
+}
+
 impl Operation {
     /// The largest request body this operation accepts (413 beyond it).
     pub fn max_body_bytes(&self) -> usize {
@@ -164,6 +206,14 @@ impl Operation {
             // Data source assets (CSV, XLSX …) arrive as base64 in JSON.
             "uploadDataSourceAsset" => 64 << 20,
             _ => DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+
+    /// The raw-body variant, for operations that have one.
+    pub fn raw_body(&self) -> Option<&'static RawBody> {
+        match self.id {
+            "uploadDataSourceAsset" => Some(&RAW_UPLOAD),
+            _ => None,
         }
     }
 
@@ -202,6 +252,35 @@ const fn uuid_param(name: &'static str, required: bool, description: &'static st
 }
 
 const Q_BUSINESS: &[QueryParam] = &[BUSINESS];
+/// The metadata of a raw upload (operation 21). Optional in the table
+/// because a JSON body carries them in the body instead; the gateway
+/// requires all four for a raw body (`RawBody::required_query`).
+const Q_UPLOAD: &[QueryParam] = &[
+    QueryParam {
+        name: "businessId",
+        required: false,
+        schema: UUID,
+        description: "Raw upload only (required with a non-JSON body; a JSON body carries it in the body): the business the API key belongs to.",
+    },
+    QueryParam {
+        name: "dataSourceId",
+        required: false,
+        schema: UUID,
+        description: "Raw upload only (required with a non-JSON body): the target structured Data Source.",
+    },
+    QueryParam {
+        name: "fileName",
+        required: false,
+        schema: r#"{"type":"string","minLength":1,"maxLength":255}"#,
+        description: "Raw upload only (required with a non-JSON body): the original file name, 1 to 255 characters (URL-encoded).",
+    },
+    QueryParam {
+        name: "format",
+        required: false,
+        schema: r#"{"type":"string","enum":["csv","tsv","json","xlsx","xlsm"]}"#,
+        description: "Raw upload only (required with a non-JSON body): csv, tsv, json (array of objects), xlsx or xlsm (first worksheet).",
+    },
+];
 const Q_PAGE: &[QueryParam] = &[BUSINESS, CURSOR, LIMIT];
 
 use BusinessIn::{Body, Public, Query};
@@ -270,7 +349,7 @@ pub static OPERATIONS: &[Operation] = &[
     op!(20, Delete, "/data-sources", "archiveDataSource", "Archive a data source",
         scopes: ["data_sources:write"], cond: NONE, idem: true, DataSources, Body, query: &[], req: Some("DataSourceMutation"), resp: Json("DataSourceResult"), status: [200]),
     op!(21, Post, "/data-sources/upload", "uploadDataSourceAsset", "Upload a CSV, TSV, JSON, XLSX or XLSM asset for ingestion",
-        scopes: ["data_sources:write"], cond: NONE, idem: true, DataSources, Body, query: &[], req: Some("DataSourceUpload"), resp: Json("IngestionAccepted"), status: [202]),
+        scopes: ["data_sources:write"], cond: NONE, idem: true, DataSources, Body, query: Q_UPLOAD, req: Some("DataSourceUpload"), resp: Json("IngestionAccepted"), status: [202]),
     op!(22, Get, "/data-sources/ingestions", "inspectIngestion", "Inspect an ingestion",
         scopes: ["data_sources:read"], cond: NONE, idem: false, DataSources, Query,
         query: &[BUSINESS, uuid_param("ingestionId", true, "The ingestion returned by upload.")], req: None, resp: Json("IngestionInspection"), status: [200]),
@@ -510,6 +589,18 @@ mod tests {
         assert!(matches!(route("PUT", "/api/v1/contacts"), RouteMatch::MethodNotAllowed(_)));
         assert!(matches!(route("PATCH", "/api/v1/contacts/categories"), RouteMatch::MethodNotAllowed(_)));
         assert!(matches!(route("GET", "/api/v1/nope"), RouteMatch::NotFound));
+    }
+
+    #[test]
+    fn only_application_json_selects_the_json_form() {
+        for json in [None, Some("application/json"), Some("Application/JSON; charset=utf-8"), Some(" application/json ")] {
+            assert!(is_json_content_type(json), "{json:?}");
+        }
+        for raw in [Some("text/csv"), Some("application/octet-stream"), Some("application/problem+json"), Some("")] {
+            assert!(!is_json_content_type(raw), "{raw:?}");
+        }
+        assert!(by_id("uploadDataSourceAsset").unwrap().raw_body().is_some());
+        assert!(by_id("uploadMedia").unwrap().raw_body().is_none());
     }
 
     #[test]

@@ -12,8 +12,10 @@ mod jobs;
 mod logging;
 mod outbound;
 mod pipeline;
+mod raw_upload;
 mod sandbox;
 mod server;
+mod staging;
 
 use anyhow::{bail, Context, Result};
 use std::net::SocketAddr;
@@ -28,6 +30,7 @@ usage:
                     [--ai-endpoint URL --ai-model NAME]   (env SWITCHBOARD_AI_API_KEY)
                     [--messenger-setting NAME=VALUE]...   (env SWITCHBOARD_MESSENGER_<NAME>;
                      the sandbox messenger reads step-delay-ms, default 20)
+                    [--max-upload-bytes N] [--upload-sweep-after-ms MS]
   switchboard admin [--data-dir DIR] business create --name NAME
   switchboard admin [--data-dir DIR] key create --business ID --scopes LIST|all
   switchboard admin [--data-dir DIR] key list --business ID
@@ -40,7 +43,8 @@ usage:
                     [--name HANDLE] [--provider-message-id ID]
 
 defaults: --listen 127.0.0.1:8080, --data-dir ./data (or $SWITCHBOARD_DATA_DIR),
-          --request-timeout-ms 30000";
+          --request-timeout-ms 30000, --max-upload-bytes 536870912 (512 MiB, raw uploads),
+          --upload-sweep-after-ms 3600000 (staged uploads idle this long are removed)";
 
 /// Flags of the form `--name value` (and bare `--flag`), plus positionals.
 struct Args {
@@ -112,7 +116,7 @@ fn run() -> Result<()> {
     }
     match args.positional[0].as_str() {
         "serve" => {
-            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline", "component-override", "webhook-public-only", "sandbox-routes", "webhook-timeout-ms", "webhook-retry-delays-ms", "ai-endpoint", "ai-model", "messenger-setting"])?;
+            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline", "component-override", "webhook-public-only", "sandbox-routes", "webhook-timeout-ms", "webhook-retry-delays-ms", "ai-endpoint", "ai-model", "messenger-setting", "max-upload-bytes", "upload-sweep-after-ms"])?;
             serve(&args)
         }
         "admin" => {
@@ -200,7 +204,14 @@ fn serve(args: &Args) -> Result<()> {
         (None, None) => {}
         _ => anyhow::bail!("--ai-endpoint and --ai-model go together"),
     }
-    let components = engine::Components::load(&data_dir.join("cache"), &overrides, outbound, messenger_settings(args)?).context("loading components")?;
+    let max_upload_bytes = match args.get("max-upload-bytes") {
+        Some(n) => n.parse::<usize>().ok().filter(|n| *n > 0).context("--max-upload-bytes must be a positive number of bytes")?,
+        None => switchboard_gateway::operations::RAW_UPLOAD_MAX_BYTES,
+    };
+    let upload_sweep_after = Duration::from_millis(
+        args.get("upload-sweep-after-ms").unwrap_or("3600000").parse().context("--upload-sweep-after-ms must be a number")?,
+    );
+        let components = engine::Components::load(&data_dir.join("cache"), &overrides, outbound, messenger_settings(args)?).context("loading components")?;
     let gateway = switchboard_gateway::Gateway::new().map_err(anyhow::Error::msg).context("building the OpenAPI document")?;
     let app = pipeline::App {
         gateway,
@@ -209,7 +220,8 @@ fn serve(args: &Args) -> Result<()> {
         deadline: Duration::from_millis(deadline_ms.max(10)),
         bench_baseline: args.has("bench-baseline"),
         sandbox_routes: args.has("sandbox-routes"),
+        max_upload_bytes,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(256).build()?;
-    runtime.block_on(server::serve(app, addr))
+    runtime.block_on(server::serve(app, addr, upload_sweep_after))
 }

@@ -20,6 +20,8 @@ pub struct App {
     pub bench_baseline: bool,
     /// Serve the sandbox-only routes (off by default).
     pub sandbox_routes: bool,
+    /// Body limit of a raw (streamed) upload.
+    pub max_upload_bytes: usize,
 }
 
 /// What goes back over HTTP.
@@ -103,6 +105,31 @@ impl App {
         let op = admitted.op;
         let mut answer = self.dispatch(admitted, request_id);
         answer.operation = op.id;
+        answer
+    }
+
+    /// The mutation of a raw upload whose body is staged (`raw_upload.rs`):
+    /// `a` comes from `Gateway::admit_raw`. The component receives a body
+    /// naming the staged upload, built here from the validated query, and
+    /// moves the chunks inside the request's transaction. Whatever it did
+    /// not move (a 4xx, a trap, a replay or a key conflict) is discarded
+    /// before the answer goes out.
+    pub fn handle_staged(&self, mut a: Admitted, staged: &crate::staging::Staged, request_id: &str) -> Answer {
+        let param = |name: &str| a.query.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).unwrap_or_default();
+        let body = serde_json::json!({
+            "businessId": a.business_id.clone().unwrap_or_default(),
+            "dataSourceId": param("dataSourceId"),
+            "fileName": param("fileName"),
+            "format": param("format"),
+            "stagedUploadId": staged.id,
+            "byteSize": staged.size,
+            "sha256": staged.sha256,
+        });
+        a.seal_raw(body.to_string(), staged.size, &staged.sha256);
+        let op = a.op;
+        let mut answer = self.dispatch(a, request_id);
+        answer.operation = op.id;
+        crate::staging::discard(&self.db, &staged.id);
         answer
     }
 

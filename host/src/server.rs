@@ -22,24 +22,37 @@ const OPENAPI_PATH: &str = "/api/v1/openapi.json";
 /// Prefix of the native baseline route served with `--bench-baseline`.
 pub const BENCH_NATIVE_PREFIX: &str = "/_bench/native";
 
-struct Shared {
-    app: App,
+pub(crate) struct Shared {
+    pub(crate) app: App,
     /// Bounds concurrent component calls to the instance pool's size.
-    permits: Semaphore,
+    pub(crate) permits: Semaphore,
+    /// Runs the chunk writes of raw uploads.
+    pub(crate) staging: crate::staging::Writer,
 }
 
-pub async fn serve(app: App, addr: SocketAddr) -> anyhow::Result<()> {
+/// How often the maintenance loop runs (the staged-upload sweep); the
+/// idempotency purge runs every 12th round (hourly).
+const MAINTENANCE_EVERY: Duration = Duration::from_secs(300);
+
+/// `upload_sweep_after`: staged uploads idle this long are removed.
+pub async fn serve(app: App, addr: SocketAddr, upload_sweep_after: Duration) -> anyhow::Result<()> {
     let listener = TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     crate::logging::line("info", &format!("listening on http://{local}"));
-    let shared = Arc::new(Shared { app, permits: Semaphore::new(crate::engine::MAX_INSTANCES as usize) });
+    let shared = Arc::new(Shared { app, permits: Semaphore::new(crate::engine::MAX_INSTANCES as usize), staging: crate::staging::Writer::start() });
 
     let janitor = shared.clone();
     tokio::spawn(async move {
-        loop {
+        for round in 0u64.. {
             let j = janitor.clone();
-            let _ = tokio::task::spawn_blocking(move || crate::pipeline::purge_expired_idempotency(&j.app.db)).await;
-            tokio::time::sleep(Duration::from_secs(3600)).await;
+            let _ = tokio::task::spawn_blocking(move || {
+                if round % 12 == 0 {
+                    crate::pipeline::purge_expired_idempotency(&j.app.db);
+                }
+                crate::staging::sweep(&j.app.db, upload_sweep_after);
+            })
+            .await;
+            tokio::time::sleep(MAINTENANCE_EVERY).await;
         }
     });
 
@@ -147,7 +160,14 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
         other => other.and_then(Result::ok),
     };
     let max_body = match switchboard_gateway::operations::route(req.method().as_str(), req.uri().path()) {
-        switchboard_gateway::operations::RouteMatch::Found(op, _) => op.max_body_bytes(),
+        switchboard_gateway::operations::RouteMatch::Found(op, _) => {
+            let content_type = req.headers().get("content-type").map(|v| v.to_str().unwrap_or("?"));
+            if op.raw_body().is_some() && !switchboard_gateway::operations::is_json_content_type(content_type) {
+                // The file itself is the body: streamed into staging, never held whole.
+                return crate::raw_upload::answer(shared, req, request_id, authorization, idempotency_key, DRAIN_EXTRA_BYTES).await;
+            }
+            op.max_body_bytes()
+        }
         _ => switchboard_gateway::operations::DEFAULT_MAX_BODY_BYTES,
     };
     let declared_len = req.headers().get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());

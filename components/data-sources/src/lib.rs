@@ -13,6 +13,7 @@
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
 pub mod activate;
+mod chunking;
 mod ingestions;
 mod sources;
 mod upload;

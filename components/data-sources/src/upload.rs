@@ -1,26 +1,40 @@
-//! uploadDataSourceAsset: stores the decoded bytes in chunk rows, creates
+//! uploadDataSourceAsset: stores the file's bytes in chunk rows, creates
 //! ingestion version N+1 (stage `received`) and enqueues the
 //! `data-sources.ingest` job, all in the request's transaction; answers 202.
 //!
-//! Memory: the body is parsed with the base64 text borrowed from the request
-//! (no copy unless the JSON escapes `/` as `\/`), then decoded one chunk at a
-//! time, so the component holds the body plus one chunk.
+//! Two forms reach this handler:
+//! - JSON: the file is `contentBase64`. The body is parsed with the base64
+//!   text borrowed from the request (no copy unless the JSON escapes `/` as
+//!   `\/`), then decoded one chunk at a time, so the component holds the
+//!   body plus one chunk.
+//! - Raw: the host has streamed the body into `staged_upload_chunks` (rows
+//!   of exactly `CHUNK_BYTES`) and hands over a body it built itself, naming
+//!   the staged upload (`stagedUploadId`, `byteSize`, `sha256`). The chunks
+//!   move into `ingestion_chunks` with one INSERT … SELECT, so the bytes never
+//!   pass through the component. Clients cannot send that body: the JSON
+//!   schema (additionalProperties: false) refuses `stagedUploadId`.
+//!
+//! Both forms share `accept`: the source checks, the version row and the job.
 
 use serde::Deserialize;
 use serde_json::json;
 use std::borrow::Cow;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{fail, jobs, new_id, now, success, HResult, Request, Success, Value};
-use switchboard_tabular::base64;
+use switchboard_tabular::{base64, xlsx};
 
+use crate::chunking::{CHUNK_BYTES, GROUPS};
 use crate::sources;
 
-/// Base64 groups per chunk: 87,381 groups = 262,143 bytes (just under 256 KiB).
-const GROUPS: usize = 87_381;
-pub const CHUNK_BYTES: usize = GROUPS * 3;
 const PIECE_CHARS: usize = GROUPS * 4;
 
 pub const JOB_KIND: &str = "data-sources.ingest";
+
+/// Borrowed from the request text unless the JSON escapes something. A
+/// newtype, because serde borrows a `Cow` only when it is the field's own
+/// type (an `Option<Cow>` would always copy, here up to 64 MiB).
+#[derive(Deserialize)]
+struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -28,14 +42,99 @@ struct Upload<'a> {
     data_source_id: String,
     file_name: String,
     format: String,
-    #[serde(borrow)]
-    content_base64: Cow<'a, str>,
+    #[serde(borrow, default)]
+    content_base64: Option<Text<'a>>,
+    /// Only in the host-built body of a raw upload.
+    #[serde(default)]
+    staged_upload_id: Option<String>,
+    #[serde(default)]
+    byte_size: Option<i64>,
+    #[serde(default)]
+    sha256: Option<String>,
 }
 
 pub fn run(req: &Request) -> HResult<Success> {
-    let biz = req.business_id.as_str();
     let text = req.body.as_deref().ok_or_else(|| fail::invalid_body("a JSON body is required"))?;
     let body: Upload = serde_json::from_str(text).map_err(fail::invalid_body)?;
+    match (&body.content_base64, &body.staged_upload_id) {
+        (Some(b64), None) => from_base64(req, &body, &b64.0),
+        (None, Some(staged)) => from_staged(req, &body, staged),
+        _ => Err(fail::invalid_body("send the file either as `contentBase64` in JSON or as the raw request body")),
+    }
+}
+
+fn from_base64(req: &Request, body: &Upload, b64: &str) -> HResult<Success> {
+    let size = base64::decoded_len(b64)
+        .map_err(|e| fail::validation("invalid_base64", format!("`contentBase64` is not canonical standard base64: {e}")))?;
+    if size == 0 {
+        return Err(fail::validation("empty_file", "`contentBase64` decodes to an empty file"));
+    }
+    let b64 = b64.as_bytes();
+    let pieces = b64.len().div_ceil(PIECE_CHARS);
+    accept(req, body, size as i64, CHUNK_BYTES as i64, |biz, version_id| {
+        let mut chunk = Vec::with_capacity(CHUNK_BYTES);
+        for (seq, piece) in b64.chunks(PIECE_CHARS).enumerate() {
+            chunk.clear();
+            base64::decode_piece(piece, seq + 1 == pieces, &mut chunk)
+                .map_err(|e| fail::validation("invalid_base64", format!("`contentBase64` is not canonical standard base64: {e}")))?;
+            db::execute(
+                "INSERT INTO ingestion_chunks (business_id, version_id, stream, seq, data) VALUES (?1, ?2, 0, ?3, ?4)",
+                &[biz.into(), version_id.into(), (seq as i64).into(), Value::Blob(std::mem::take(&mut chunk))],
+            )?;
+        }
+        Ok(())
+    })
+}
+
+/// A staged upload the host could not produce as promised; 5xx, so the
+/// answer is not kept for the Idempotency-Key and a retry starts afresh.
+fn staged_missing(detail: &str) -> switchboard_guest::Failure {
+    fail::failure(500, "internal", "staged_upload_missing", format!("the uploaded body could not be found in staging ({detail}); retry the upload"), true)
+}
+
+fn from_staged(req: &Request, body: &Upload, staged_id: &str) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let row = db::query_one(
+        "SELECT byte_size, sha256, chunk_size, (SELECT COUNT(*) FROM staged_upload_chunks c WHERE c.upload_id = s.id AND c.business_id = s.business_id) \
+         FROM staged_uploads s WHERE s.id = ?1 AND s.business_id = ?2 AND s.state = 'complete'",
+        &[staged_id.into(), biz.into()],
+    )?
+    .ok_or_else(|| staged_missing("no complete staged upload of this business with that id"))?;
+    let (size, sha, chunk_size, chunks) = (row.int(0), row.text(1), row.int(2), row.int(3));
+    if Some(size) != body.byte_size || Some(&sha) != body.sha256.as_ref() {
+        return Err(staged_missing("its size or hash differs from the request's"));
+    }
+    if size == 0 {
+        return Err(fail::validation("empty_file", "the request body is empty"));
+    }
+    if chunk_size <= 0 || chunks != (size + chunk_size - 1) / chunk_size {
+        return Err(staged_missing("chunks are missing"));
+    }
+    accept(req, body, size, chunk_size, |biz, version_id| {
+        db::execute(
+            "INSERT INTO ingestion_chunks (business_id, version_id, stream, seq, data) \
+             SELECT ?1, ?2, 0, seq, data FROM staged_upload_chunks WHERE upload_id = ?3 AND business_id = ?1 ORDER BY seq",
+            &[biz.into(), version_id.into(), staged_id.into()],
+        )?;
+        db::execute("DELETE FROM staged_upload_chunks WHERE upload_id = ?1 AND business_id = ?2", &[staged_id.into(), biz.into()])?;
+        db::execute("DELETE FROM staged_uploads WHERE id = ?1 AND business_id = ?2", &[staged_id.into(), biz.into()])?;
+        Ok(())
+    })
+}
+
+/// The one place an upload becomes a version: checks the target source,
+/// inserts version N+1 (`received`), lets `store_chunks(business, version)`
+/// write its `ingestion_chunks` (stream 0), enqueues the ingest job and
+/// answers 202. Runs inside the request's transaction, so a failure
+/// anywhere leaves nothing behind.
+fn accept(
+    req: &Request,
+    body: &Upload,
+    size: i64,
+    chunk_size: i64,
+    store_chunks: impl FnOnce(&str, &str) -> HResult<()>,
+) -> HResult<Success> {
+    let biz = req.business_id.as_str();
     let src = sources::find(biz, &body.data_source_id)?.ok_or_else(sources::not_found)?;
     let source_id = src.text(0);
     if src.boolean(5) {
@@ -47,11 +146,13 @@ pub fn run(req: &Request) -> HResult<Success> {
     if src.text(3) != "structured" {
         return Err(fail::conflict("unstructured_source", "assets can only be uploaded into structured data sources; update an unstructured source's `content` instead"));
     }
-    let b64 = body.content_base64.as_bytes();
-    let size = base64::decoded_len(&body.content_base64)
-        .map_err(|e| fail::validation("invalid_base64", format!("`contentBase64` is not canonical standard base64: {e}")))?;
-    if size == 0 {
-        return Err(fail::validation("empty_file", "`contentBase64` decodes to an empty file"));
+    if matches!(body.format.as_str(), "xlsx" | "xlsm") && size > xlsx::MAX_FILE_BYTES as i64 {
+        // Spreadsheets are unpacked in one ingestion step; refuse now rather
+        // than fail the version later.
+        return Err(fail::validation(
+            "spreadsheet_too_large",
+            format!("XLSX/XLSM files are limited to {} MiB (this one is {size} bytes); save it as CSV for larger tables", xlsx::MAX_FILE_BYTES >> 20),
+        ));
     }
     let version_id = new_id();
     let now = now();
@@ -60,7 +161,6 @@ pub fn run(req: &Request) -> HResult<Success> {
         &[biz.into(), source_id.as_str().into()],
     )?
     .map_or(1, |r| r.int(0));
-    let pieces = b64.len().div_ceil(PIECE_CHARS);
     db::execute(
         "INSERT INTO ingestion_versions (id, business_id, data_source_id, version_number, file_name, format, byte_size, chunk_size, stage, created_at, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'received', ?9, ?9)",
@@ -71,24 +171,32 @@ pub fn run(req: &Request) -> HResult<Success> {
             number.into(),
             body.file_name.as_str().into(),
             body.format.as_str().into(),
-            (size as i64).into(),
-            (CHUNK_BYTES as i64).into(),
+            size.into(),
+            chunk_size.into(),
             now.as_str().into(),
         ],
     )?;
-    let mut chunk = Vec::with_capacity(CHUNK_BYTES);
-    for (seq, piece) in b64.chunks(PIECE_CHARS).enumerate() {
-        chunk.clear();
-        base64::decode_piece(piece, seq + 1 == pieces, &mut chunk)
-            .map_err(|e| fail::validation("invalid_base64", format!("`contentBase64` is not canonical standard base64: {e}")))?;
-        db::execute(
-            "INSERT INTO ingestion_chunks (business_id, version_id, stream, seq, data) VALUES (?1, ?2, 0, ?3, ?4)",
-            &[biz.into(), version_id.as_str().into(), (seq as i64).into(), Value::Blob(std::mem::take(&mut chunk))],
-        )?;
-    }
+    store_chunks(biz, &version_id)?;
     jobs::enqueue(JOB_KIND, biz, &json!({"versionId": version_id}).to_string(), 0).map_err(db::store_failure)?;
     success(
         202,
         &json!({"ingestionId": version_id, "dataSourceId": source_id, "versionNumber": number, "stage": "received"}),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_text_is_borrowed_from_the_body() {
+        let text = r#"{"dataSourceId":"d","fileName":"f","format":"csv","contentBase64":"YQ=="}"#;
+        let u: Upload = serde_json::from_str(text).unwrap();
+        assert!(matches!(u.content_base64, Some(Text(Cow::Borrowed("YQ==")))));
+        assert!(u.staged_upload_id.is_none());
+        let staged = r#"{"dataSourceId":"d","fileName":"f","format":"csv","stagedUploadId":"s","byteSize":3,"sha256":"ab"}"#;
+        let u: Upload = serde_json::from_str(staged).unwrap();
+        assert!(u.content_base64.is_none());
+        assert_eq!((u.staged_upload_id.as_deref(), u.byte_size), (Some("s"), Some(3)));
+    }
 }

@@ -12,7 +12,7 @@ use crate::ingest::{add_issues, finish_parse, load_columns, Column, Payload, Ste
 /// Largest single row a window may grow to.
 const MAX_WINDOW: usize = 8 << 20;
 /// Largest spreadsheet converted in one step.
-const MAX_SPREADSHEET: i64 = 64 << 20;
+const MAX_SPREADSHEET: i64 = xlsx::MAX_FILE_BYTES as i64;
 
 /// Bytes `[start, end)` of a chunk stream.
 fn read_window(v: &Version, stream: i64, start: u64, end: u64) -> Result<Vec<u8>, Failure> {

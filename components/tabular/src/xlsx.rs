@@ -20,6 +20,10 @@ pub struct Limits {
     pub max_shared_strings_bytes: usize,
 }
 
+/// Largest XLSX/XLSM file accepted: the whole archive is read in one
+/// ingestion step (the upload refuses larger ones, the ingest fails them).
+pub const MAX_FILE_BYTES: usize = 64 << 20;
+
 pub const DEFAULT_LIMITS: Limits = Limits { max_sheet_bytes: 48 << 20, max_shared_strings_bytes: 16 << 20 };
 
 struct Entry {
