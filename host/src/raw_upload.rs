@@ -199,6 +199,7 @@ pub(crate) async fn answer(
     }
 
     // 2. Stream the body into staging.
+    let streaming = std::time::Instant::now();
     let mut stager = Stager::new(shared.clone(), admitted.business_id.clone().unwrap_or_default());
     while let Some(frame) = body.frame().await {
         let Ok(frame) = frame else {
@@ -230,6 +231,9 @@ pub(crate) async fn answer(
             return with_op(refuse(f));
         }
     };
+
+    // The access log's duration minus this is the mutation (the move).
+    crate::logging::line("info", &format!("requestId={request_id} staged {} bytes in {} ms", staged.size, streaming.elapsed().as_millis()));
 
     // 3. The ordinary mutation; it discards whatever the component left.
     let Ok(_permit) = shared.permits.acquire().await else {
