@@ -48,7 +48,9 @@ impl Writer {
             .spawn(move || {
                 let mut jobs = 0u32;
                 while let Ok(job) = rx.recv() {
-                    job();
+                    // A panicking write fails its own upload (its answer
+                    // channel drops), not every later one.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
                     jobs += 1;
                     if jobs % TRIM_EVERY_CHUNKS == 0 {
                         release_free_memory();

@@ -793,3 +793,86 @@ fn a_crash_mid_upload_is_swept_after_the_idle_time() {
     raw_send(&c.s, &c.t.key, Some("after-crash"), &q, "text/csv", b"a\n1\n", false).assert_ok(202);
     c.assert_nothing_staged();
 }
+
+/// An XLSX whose cells carry number formats: `rows` of (text, style), style
+/// 0 = General (strings are shared strings), 1 = built-in date (14),
+/// 2 = custom `yyyy-mm-dd hh:mm`, 3 = built-in time (21).
+fn xlsx_styled(rows: &[&[(&str, u8)]], date1904: bool) -> Vec<u8> {
+    let script = r#"
+import io, sys, json, zipfile
+rows, date1904 = json.loads(sys.argv[1]), sys.argv[2] == "1"
+strings = []
+def cell(r, c, v, s):
+    ref = chr(65 + c) + str(r + 1)
+    try:
+        float(v)
+        return '<c r="%s" s="%d"><v>%s</v></c>' % (ref, s, v)
+    except ValueError:
+        if v not in strings: strings.append(v)
+        return '<c r="%s" t="s"><v>%d</v></c>' % (ref, strings.index(v))
+sheet = ''.join('<row r="%d">%s</row>' % (i + 1, ''.join(cell(i, j, v, s) for j, (v, s) in enumerate(r))) for i, r in enumerate(rows))
+ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+buf = io.BytesIO()
+with zipfile.ZipFile(buf, 'w', zipfile.ZIP_DEFLATED) as z:
+    z.writestr('[Content_Types].xml', '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>')
+    z.writestr('xl/workbook.xml', '<?xml version="1.0"?><workbook %s xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">%s<sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>' % (ns, '<workbookPr date1904="1"/>' if date1904 else ''))
+    z.writestr('xl/_rels/workbook.xml.rels', '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>')
+    z.writestr('xl/styles.xml', '<?xml version="1.0"?><styleSheet %s><numFmts count="1"><numFmt numFmtId="164" formatCode="yyyy-mm-dd hh:mm"/></numFmts><cellXfs count="4"><xf numFmtId="0"/><xf numFmtId="14" applyNumberFormat="1"/><xf numFmtId="164" applyNumberFormat="1"/><xf numFmtId="21" applyNumberFormat="1"/></cellXfs></styleSheet>' % ns)
+    z.writestr('xl/sharedStrings.xml', '<?xml version="1.0"?><sst %s>%s</sst>' % (ns, ''.join('<si><t>%s</t></si>' % s for s in strings)))
+    z.writestr('xl/worksheets/sheet1.xml', '<?xml version="1.0"?><worksheet %s><sheetData>%s</sheetData></worksheet>' % (ns, sheet))
+sys.stdout.buffer.write(buf.getvalue())
+"#;
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(serde_json::to_string(rows).unwrap())
+        .arg(if date1904 { "1" } else { "0" })
+        .output()
+        .expect("python3");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+#[test]
+fn spreadsheet_date_cells_are_interpreted_as_iso_dates_and_keep_their_serials() {
+    let c = setup();
+    let src = c.table("Members");
+    let book = xlsx_styled(
+        &[
+            &[("name", 0), ("joined", 0), ("seen", 0), ("shift", 0), ("points", 0), ("mixed", 0)],
+            &[("Ada", 0), ("45292", 1), ("45292.5625", 2), ("0.5", 3), ("12", 0), ("45292", 1)],
+            &[("Bob", 0), ("45351", 1), ("45351", 2), ("0.25", 3), ("7", 0), ("3", 0)],
+        ],
+        false,
+    );
+    let v = c.raw(&src, "members.xlsx", "xlsx", "application/octet-stream", &book).assert_ok(202)["ingestionId"].as_str().unwrap().to_string();
+    let d = c.wait(&v, &["active", "needs_review", "failed"]);
+    assert_eq!(d["ingestion"]["stage"], "active", "{d}");
+    let types: Vec<(String, String)> =
+        c.source(&src).unwrap()["fields"].as_array().unwrap().iter().map(|f| (f["key"].as_str().unwrap().into(), f["type"].as_str().unwrap().into())).collect();
+    assert_eq!(
+        types,
+        [("name", "text"), ("joined", "date"), ("seen", "datetime"), ("shift", "text"), ("points", "integer"), ("mixed", "integer")]
+            .map(|(k, t)| (k.to_string(), t.to_string()))
+    );
+    let rows = sql(&c.dir.0, &format!("SELECT original, interpreted FROM ingestion_rows WHERE version_id = '{v}' ORDER BY row_number"));
+    let rows: Vec<(Value, Value)> = rows
+        .lines()
+        .map(|l| {
+            let (o, i) = l.split_once('|').unwrap();
+            (serde_json::from_str(o).unwrap(), serde_json::from_str(i).unwrap())
+        })
+        .collect();
+    // The original cells stay the serials the file holds.
+    assert_eq!(rows[0].0, json!(["Ada", "45292", "45292.5625", "0.5", "12", "45292"]));
+    assert_eq!(rows[0].1, json!({"name": "Ada", "joined": "2024-01-01", "seen": "2024-01-01T13:30:00", "shift": "12:00:00", "points": 12, "mixed": 45292}));
+    assert_eq!(rows[1].1, json!({"name": "Bob", "joined": "2024-02-29", "seen": "2024-02-29T00:00:00", "shift": "06:00:00", "points": 7, "mixed": 3}));
+
+    // The 1904 date system counts from 1904-01-01.
+    let book = xlsx_styled(&[&[("day", 0)], &[("43830", 1)]], true);
+    let v = c.raw(&src, "mac.xlsx", "xlsx", "application/octet-stream", &book).assert_ok(202)["ingestionId"].as_str().unwrap().to_string();
+    let d = c.wait(&v, &["active", "needs_review", "failed"]);
+    assert_eq!(d["ingestion"]["stage"], "active", "{d}");
+    let row = sql(&c.dir.0, &format!("SELECT interpreted FROM ingestion_rows WHERE version_id = '{v}'"));
+    assert_eq!(serde_json::from_str::<Value>(row.trim()).unwrap(), json!({"day": "2024-01-01"}));
+}

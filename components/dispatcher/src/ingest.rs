@@ -6,7 +6,8 @@
 //! last committed step — no row is stored twice or lost):
 //!
 //! 1. start (`received` → `parsing`): XLSX/XLSM are converted in this one
-//!    step into CSV (stream 1 chunks; caps in `tabular::xlsx::DEFAULT_LIMITS`);
+//!    step into CSV (stream 1 chunks; caps in `tabular::xlsx::DEFAULT_LIMITS`),
+//!    noting the columns whose numbers are date/time serials (`sheet_dates`);
 //! 2. `parse` (`parsing`): at most `STEP_ROWS` rows or `STEP_BYTES` bytes per
 //!    step from (byte offset, row number): rows are stored with their
 //!    original cells, per-column kind counts accumulate, parse issues are
@@ -75,6 +76,10 @@ pub struct Payload {
     pub resolved: bool,
     #[serde(default = "yes")]
     pub activate: bool,
+    /// Spreadsheets: columns (0-based) whose numbers are date/time serials,
+    /// found by the conversion and put on the columns with the header.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sheet_dates: Vec<(usize, infer::SheetDate)>,
 }
 
 fn yes() -> bool {
@@ -197,7 +202,8 @@ fn start(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
     p.started = false;
     match v.format.as_str() {
         "xlsx" | "xlsm" => {
-            let size = ingest_parse::convert_spreadsheet(v)?;
+            let (size, dates) = ingest_parse::convert_spreadsheet(v)?;
+            p.sheet_dates = dates;
             p.stream = 1;
             p.fmt = Some("csv".into());
             p.size = size;
@@ -312,7 +318,7 @@ fn interpret_step(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
         for c in &cols {
             let cell = original.get(c.position as usize).cloned().flatten().unwrap_or_default();
             let ty = c.ty.as_deref().unwrap_or("text");
-            let value = match infer::interpret(ty, &cell) {
+            let value = match infer::interpret_cell(ty, &cell, c.stats.sheet_date.as_ref()) {
                 Ok(v) => v,
                 Err(problem) => {
                     issues.push((Some(n), Some(c.name.clone()), format!("{problem} (column type {ty})")));

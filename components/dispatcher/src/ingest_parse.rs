@@ -177,6 +177,11 @@ fn delimited(v: &Version, mut p: Payload, delim: u8) -> Step<Option<Payload>> {
                 for name in &rec.fields {
                     b.add_column(name.trim())?;
                 }
+                for (position, sd) in &p.sheet_dates {
+                    if let Some(c) = b.cols.get_mut(*position) {
+                        c.stats.sheet_date = Some(*sd);
+                    }
+                }
                 p.started = true;
                 continue;
             }
@@ -361,9 +366,44 @@ fn json_row(b: &mut Batch, n: i64, raw: &[u8], bad: &mut i64) -> Step<()> {
     Ok(())
 }
 
+/// Per column of a sheet (below the header): numbers with a date/time
+/// format, numbers without one, and the widest date kind seen.
+#[derive(Default, Clone, Copy)]
+struct DateCount {
+    dated: u64,
+    plain: u64,
+    kind: Option<infer::SheetDateKind>,
+}
+
+impl DateCount {
+    fn add(&mut self, cell: &str, kind: Option<infer::SheetDateKind>) {
+        use infer::SheetDateKind::*;
+        match kind {
+            Some(k) => {
+                self.dated += 1;
+                self.kind = Some(match (self.kind, k) {
+                    (None, k) => k,
+                    (Some(a), b) if a == b => a,
+                    // A time among dates, or dates with times: date-time.
+                    _ => DateTime,
+                });
+            }
+            None => {
+                use infer::Kind::*;
+                if matches!(infer::classify(cell), Integer | Number | DigitString | LeadingZero) {
+                    self.plain += 1;
+                }
+            }
+        }
+    }
+}
+
 /// Converts the first worksheet into CSV chunks (stream 1) in this one step;
-/// returns the CSV's size.
-pub fn convert_spreadsheet(v: &Version) -> Step<u64> {
+/// returns the CSV's size and the columns (0-based) whose numbers are all
+/// date/time serials by their number format. A column mixing formatted
+/// and plain numbers keeps them all as numbers, so no plain number is ever
+/// read as a date.
+pub fn convert_spreadsheet(v: &Version) -> Step<(u64, Vec<(usize, infer::SheetDate)>)> {
     if v.size > MAX_SPREADSHEET {
         return Err(Stop::Fail(format!("spreadsheets are limited to {} MiB", MAX_SPREADSHEET >> 20)));
     }
@@ -386,7 +426,17 @@ pub fn convert_spreadsheet(v: &Version) -> Step<u64> {
         }
         Ok(())
     };
-    let read = xlsx::read_first_sheet(&zip, &xlsx::DEFAULT_LIMITS, |cells| {
+    let mut counts: Vec<DateCount> = Vec::new();
+    let mut header = true;
+    let read = xlsx::read_first_sheet_dated(&zip, &xlsx::DEFAULT_LIMITS, |cells, dates| {
+        if !std::mem::take(&mut header) {
+            if counts.len() < cells.len() {
+                counts.resize(cells.len(), DateCount::default());
+            }
+            for ((count, cell), kind) in counts.iter_mut().zip(&cells).zip(dates) {
+                count.add(cell, *kind);
+            }
+        }
         line.clear();
         csv::write_record(&mut line, &cells);
         total += line.len() as u64;
@@ -399,10 +449,16 @@ pub fn convert_spreadsheet(v: &Version) -> Step<u64> {
     if let Some(f) = store_err {
         return Err(Stop::Store(f));
     }
-    read.map_err(Stop::Fail)?;
+    let base1904 = read.map_err(Stop::Fail)?;
     flush(&mut buf, true, &mut seq)?;
     if total == 0 {
         return Err(Stop::Fail("the first worksheet is empty".into()));
     }
-    Ok(total)
+    let dates = counts
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.dated > 0 && c.plain == 0)
+        .filter_map(|(i, c)| Some((i, infer::SheetDate { kind: c.kind?, base1904 })))
+        .collect();
+    Ok((total, dates))
 }

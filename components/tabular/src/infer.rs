@@ -14,6 +14,14 @@
 //!
 //! Interpretation turns one original cell into a typed JSON value for a
 //! column type; the original text is always kept beside it by the caller.
+//!
+//! Spreadsheet dates: a workbook stores a date as a serial number (days
+//! since 1899-12-30, or 1904-01-01) and shows it through a date or time
+//! number format. A column whose numeric cells all carry such a format
+//! ([`SheetDate`], found by `xlsx`) keeps the serial as its original text,
+//! is typed `date`/`datetime` (`text` for time-only formats), and its
+//! serials are interpreted as ISO-8601 (`2024-01-31`, `2024-01-31T13:30:00`,
+//! `13:30:00`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -190,6 +198,29 @@ pub fn classify(cell: &str) -> Kind {
     Kind::Text
 }
 
+/// What a spreadsheet's number formats say about a column's numbers.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum SheetDateKind {
+    /// A date format (`m/d/yyyy`, `d-mmm-yy`, `yyyy-mm-dd` …).
+    #[default]
+    Date,
+    /// Date and time (`m/d/yyyy h:mm`).
+    DateTime,
+    /// Time of day or elapsed time only (`h:mm:ss`, `[h]:mm:ss`).
+    Time,
+}
+
+/// A spreadsheet column whose numeric cells are date or time serials.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SheetDate {
+    pub kind: SheetDateKind,
+    /// The workbook counts from 1904-01-01 (`date1904`), not 1899-12-30.
+    #[serde(default)]
+    pub base1904: bool,
+}
+
 /// Counts per kind and a few distinct samples, accumulated across steps.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ColumnStats {
@@ -219,6 +250,9 @@ pub struct ColumnStats {
     pub email: u64,
     #[serde(default)]
     pub samples: Vec<String>,
+    /// Set for a spreadsheet column of date/time serials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sheet_date: Option<SheetDate>,
 }
 
 pub const MAX_SAMPLES: usize = 5;
@@ -258,6 +292,22 @@ pub struct Decision {
 }
 
 pub fn decide(s: &ColumnStats) -> Decision {
+    // Numbers in a spreadsheet date column are dates (or times, kept as text).
+    let adjusted;
+    let s = match s.sheet_date {
+        Some(sd) => {
+            let mut a = s.clone();
+            let numbers = std::mem::take(&mut a.integer) + std::mem::take(&mut a.number) + std::mem::take(&mut a.digit_string) + std::mem::take(&mut a.leading_zero);
+            *match sd.kind {
+                SheetDateKind::Date => &mut a.iso_date,
+                SheetDateKind::DateTime => &mut a.datetime,
+                SheetDateKind::Time => &mut a.text,
+            } += numbers;
+            adjusted = a;
+            &adjusted
+        }
+        None => s,
+    };
     let certain = |t: &'static str| Decision { suggested: t, review: Vec::new() };
     let review = |t: &'static str, c: Vec<&'static str>| Decision { suggested: t, review: c };
     let present: Vec<(&'static str, u64)> = [
@@ -363,6 +413,73 @@ pub fn interpret(ty: &str, cell: &str) -> Result<Value, String> {
     }
 }
 
+/// Interprets a cell of a column: `interpret`, except that a number in a
+/// spreadsheet date column becomes the ISO-8601 date, date-time or time its
+/// serial stands for (when the column's type is `date` or `datetime`, or
+/// `text` for a time-only column). Other types keep the number.
+pub fn interpret_cell(ty: &str, cell: &str, sheet: Option<&SheetDate>) -> Result<Value, String> {
+    let s = cell.trim();
+    let Some(sd) = sheet.filter(|_| is_number(s)) else { return interpret(ty, cell) };
+    let shown: String = s.chars().take(40).collect();
+    let serial: f64 = s.parse().map_err(|_| format!("`{shown}` is not a number"))?;
+    let converted = match (ty, sd.kind) {
+        ("date", _) => serial_date(serial, sd.base1904).map(|(d, _)| d),
+        ("datetime", _) => serial_date(serial, sd.base1904).map(|(d, t)| format!("{d}T{t}")),
+        ("text", SheetDateKind::Time) => serial_time(serial),
+        _ => return interpret(ty, cell),
+    };
+    converted.map(Value::String).ok_or_else(|| format!("`{shown}` is not a date the spreadsheet can show"))
+}
+
+/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    // Shift to 0000-03-01 so leap days fall at the end of a 400-year era.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+/// A date serial as (`YYYY-MM-DD`, `HH:MM:SS`), rounded to the second.
+/// 1900 system: serial 1 is 1900-01-01, and serial 60 is the 1900-02-29
+/// that spreadsheets count but that never existed (None), so from 61 on the
+/// count starts at 1899-12-30. 1904 system: serial 0 is 1904-01-01.
+pub fn serial_date(serial: f64, base1904: bool) -> Option<(String, String)> {
+    if !serial.is_finite() || serial < 0.0 || serial >= 2_958_466.0 {
+        return None; // past 9999-12-31, as spreadsheets
+    }
+    let secs = (serial * 86_400.0).round() as i64;
+    let (days, secs) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let unix_days = if base1904 {
+        days - 24_107
+    } else if days == 60 {
+        return None;
+    } else if days < 1 {
+        return None; // serial 0 is shown as 1900-01-00
+    } else if days < 60 {
+        days - 25_568
+    } else {
+        days - 25_569
+    };
+    let (y, m, d) = civil_from_days(unix_days);
+    Some((format!("{y:04}-{m:02}-{d:02}"), format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)))
+}
+
+/// A time serial (fraction of a day; more than a day for elapsed-time
+/// formats such as `[h]:mm:ss`) as `HH:MM:SS`, hours counting on past 23.
+pub fn serial_time(serial: f64) -> Option<String> {
+    if !serial.is_finite() || serial < 0.0 || serial > 1e6 {
+        return None;
+    }
+    let secs = (serial * 86_400.0).round() as i64;
+    Some(format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60))
+}
+
 /// A field key derived from a column header: letters, digits and `_`,
 /// starting with a letter, at most 64 characters (`^[a-zA-Z][a-zA-Z0-9_]{0,63}$`).
 pub fn field_key(header: &str, position: usize) -> String {
@@ -440,6 +557,66 @@ mod tests {
         assert_eq!(interpret("phone", "+1 (415) 555-0123").unwrap(), Value::from("+14155550123"));
         assert_eq!(interpret("email", "").unwrap(), Value::Null);
         assert!(interpret("email", "nope").is_err());
+    }
+
+    #[test]
+    fn spreadsheet_serials() {
+        // 1900 system, including the fictitious 1900-02-29 (serial 60).
+        assert_eq!(serial_date(1.0, false).unwrap().0, "1900-01-01");
+        assert_eq!(serial_date(59.0, false).unwrap().0, "1900-02-28");
+        assert_eq!(serial_date(60.0, false), None);
+        assert_eq!(serial_date(61.0, false).unwrap().0, "1900-03-01");
+        assert_eq!(serial_date(25_569.0, false).unwrap().0, "1970-01-01");
+        assert_eq!(serial_date(45_351.0, false).unwrap().0, "2024-02-29");
+        assert_eq!(serial_date(45_292.5625, false).unwrap(), ("2024-01-01".into(), "13:30:00".into()));
+        assert_eq!(serial_date(2_958_465.0, false).unwrap().0, "9999-12-31");
+        assert_eq!(serial_date(2_958_466.0, false), None);
+        assert_eq!(serial_date(0.0, false), None);
+        assert_eq!(serial_date(-1.0, false), None);
+        // 1904 system; rounding to the second can carry into the next day.
+        assert_eq!(serial_date(0.0, true).unwrap().0, "1904-01-01");
+        assert_eq!(serial_date(43_830.0, true).unwrap().0, "2024-01-01");
+        assert_eq!(serial_date(45_292.999_999_9, false).unwrap(), ("2024-01-02".into(), "00:00:00".into()));
+        assert_eq!(serial_time(0.5).unwrap(), "12:00:00");
+        assert_eq!(serial_time(1.5).unwrap(), "36:00:00");
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn spreadsheet_date_columns() {
+        let date = SheetDate { kind: SheetDateKind::Date, base1904: false };
+        let datetime = SheetDate { kind: SheetDateKind::DateTime, base1904: false };
+        let time = SheetDate { kind: SheetDateKind::Time, base1904: false };
+        let with = |sd: SheetDate, cells: &[&str]| {
+            let mut s = stats(cells);
+            s.sheet_date = Some(sd);
+            decide(&s)
+        };
+        assert_eq!(with(date, &["45292", "45293", ""]), Decision { suggested: "date", review: vec![] });
+        assert_eq!(with(datetime, &["45292.5", "45293"]), Decision { suggested: "datetime", review: vec![] });
+        assert_eq!(with(time, &["0.5", "0.25"]), Decision { suggested: "text", review: vec![] });
+        assert_eq!(with(date, &["45292", "2024-01-03"]).suggested, "date");
+        assert_eq!(with(date, &["45292", "n/a"]), Decision { suggested: "text", review: vec!["text", "date"] });
+        // Without the hint the same cells are integers.
+        assert_eq!(decide(&stats(&["45292", "45293"])).suggested, "integer");
+
+        assert_eq!(interpret_cell("date", "45292", Some(&date)).unwrap(), Value::from("2024-01-01"));
+        assert_eq!(interpret_cell("datetime", "45292.5625", Some(&datetime)).unwrap(), Value::from("2024-01-01T13:30:00"));
+        assert_eq!(interpret_cell("datetime", "45292", Some(&date)).unwrap(), Value::from("2024-01-01T00:00:00"));
+        assert_eq!(interpret_cell("text", "0.5625", Some(&time)).unwrap(), Value::from("13:30:00"));
+        assert_eq!(interpret_cell("date", "2024-01-03", Some(&date)).unwrap(), Value::from("2024-01-03"));
+        assert_eq!(interpret_cell("date", "", Some(&date)).unwrap(), Value::Null);
+        assert!(interpret_cell("date", "60", Some(&date)).is_err());
+        // A person who types the column as integer keeps the serial.
+        assert_eq!(interpret_cell("integer", "45292", Some(&date)).unwrap(), Value::from(45292));
+        assert_eq!(interpret_cell("text", "45292", Some(&date)).unwrap(), Value::from("45292"));
+        assert_eq!(interpret_cell("date", "45292", None).unwrap_err(), "`45292` is not a date (YYYY-MM-DD or D/M/YYYY)");
+        // Stats written before the field existed still read.
+        let old: ColumnStats = serde_json::from_str(r#"{"integer":2,"samples":["1"]}"#).unwrap();
+        assert_eq!(old.sheet_date, None);
+        let round: ColumnStats = serde_json::from_str(&serde_json::to_string(&ColumnStats { sheet_date: Some(time), ..Default::default() }).unwrap()).unwrap();
+        assert_eq!(round.sheet_date, Some(time));
     }
 
     #[test]

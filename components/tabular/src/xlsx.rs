@@ -4,11 +4,15 @@
 //! the workbook, relationships, shared strings and the sheet.
 //!
 //! Each cell becomes its stored text: shared and inline strings as written,
-//! numbers as their stored decimal text (dates therefore arrive as the
-//! spreadsheet's serial numbers; styles are not applied), booleans as
-//! `TRUE`/`FALSE`, errors as their code (`#DIV/0!`). Formulas contribute
-//! their cached value. Rows without cells are skipped.
+//! numbers as their stored decimal text (so dates arrive as the
+//! spreadsheet's serial numbers), booleans as `TRUE`/`FALSE`, errors as
+//! their code (`#DIV/0!`). Formulas contribute their cached value. Rows
+//! without cells are skipped. Beside the text, `read_first_sheet_dated`
+//! reports which numeric cells carry a date or time number format (from
+//! `xl/styles.xml`: built-in formats 14-22 and 45-47, or a custom format
+//! code with date/time tokens) and whether the workbook counts from 1904.
 
+use crate::infer::SheetDateKind;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 
@@ -104,14 +108,16 @@ fn xml_err(part: &str, e: impl std::fmt::Display) -> String {
     format!("the workbook part `{part}` is not valid XML: {e}")
 }
 
-/// The path of the first worksheet, from workbook.xml and its relationships.
-fn first_sheet_path(zip: &[u8], list: &[Entry]) -> Result<String, String> {
+/// The path of the first worksheet, from workbook.xml and its relationships,
+/// and whether the workbook uses the 1904 date system.
+fn first_sheet_path(zip: &[u8], list: &[Entry]) -> Result<(String, bool), String> {
     let find = |n: &str| list.iter().find(|e| e.name == n);
     let fallback = || {
         list.iter()
             .filter(|e| e.name.starts_with("xl/worksheets/") && e.name.ends_with(".xml"))
             .map(|e| e.name.clone())
             .min()
+            .map(|p| (p, false))
             .ok_or_else(|| "the workbook has no worksheet".to_string())
     };
     let (Some(wb), Some(rels)) = (find("xl/workbook.xml"), find("xl/_rels/workbook.xml.rels")) else {
@@ -121,8 +127,13 @@ fn first_sheet_path(zip: &[u8], list: &[Entry]) -> Result<String, String> {
     let mut r = Reader::from_reader(wb.as_slice());
     let mut buf = Vec::new();
     let mut rid = None;
+    let mut date1904 = false;
     loop {
         match r.read_event_into(&mut buf).map_err(|e| xml_err("xl/workbook.xml", e))? {
+            // workbookPr comes before sheets in the schema's order.
+            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == b"workbookPr" => {
+                date1904 = matches!(attr(&e, b"date1904").as_deref(), Some("1" | "true"));
+            }
             Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == b"sheet" => {
                 rid = attr(&e, b"id");
                 break;
@@ -132,19 +143,20 @@ fn first_sheet_path(zip: &[u8], list: &[Entry]) -> Result<String, String> {
         }
         buf.clear();
     }
-    let Some(rid) = rid else { return fallback() };
+    let Some(rid) = rid else { return fallback().map(|(p, _)| (p, date1904)) };
     let rels = read_entry(zip, rels, 8 << 20)?;
     let mut r = Reader::from_reader(rels.as_slice());
     loop {
         match r.read_event_into(&mut buf).map_err(|e| xml_err("xl/_rels/workbook.xml.rels", e))? {
             Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == b"Relationship" && attr(&e, b"Id").as_deref() == Some(&rid) => {
                 let target = attr(&e, b"Target").unwrap_or_default();
-                return Ok(match target.strip_prefix('/') {
+                let path = match target.strip_prefix('/') {
                     Some(abs) => abs.to_string(),
                     None => format!("xl/{target}"),
-                });
+                };
+                return Ok((path, date1904));
             }
-            Event::Eof => return fallback(),
+            Event::Eof => return fallback().map(|(p, _)| (p, date1904)),
             _ => {}
         }
         buf.clear();
@@ -188,6 +200,114 @@ fn shared_strings(xml: &[u8]) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// What a number format shows: a built-in id (14-22 and 45-47 are the
+/// date and time ones) or, for a custom format, its code.
+pub fn date_format_kind(id: u32, code: Option<&str>) -> Option<SheetDateKind> {
+    match code {
+        Some(code) => format_code_kind(code),
+        None => match id {
+            14..=17 => Some(SheetDateKind::Date),
+            18..=21 | 45..=47 => Some(SheetDateKind::Time),
+            22 => Some(SheetDateKind::DateTime),
+            _ => None,
+        },
+    }
+}
+
+/// Reads a custom format code's first section for date and time tokens,
+/// skipping quoted text, escaped and padding characters and bracketed
+/// colours, locales and conditions (`[h]`, `[mm]`, `[ss]` are elapsed
+/// time). `m` is minutes right after an hour or right before seconds,
+/// otherwise months.
+fn format_code_kind(code: &str) -> Option<SheetDateKind> {
+    let mut tokens: Vec<char> = Vec::new();
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ';' => break,
+            '"' => {
+                for q in chars.by_ref() {
+                    if q == '"' {
+                        break;
+                    }
+                }
+            }
+            '\\' | '_' | '*' => {
+                chars.next();
+            }
+            '[' => {
+                let inner: String = chars.by_ref().take_while(|&b| b != ']').collect::<String>().to_ascii_lowercase();
+                if !inner.is_empty() && inner.chars().all(|x| matches!(x, 'h' | 'm' | 's')) {
+                    tokens.push(if inner.starts_with('m') { 'n' } else { 'h' });
+                }
+            }
+            _ => {
+                let l = c.to_ascii_lowercase();
+                if matches!(l, 'y' | 'd' | 'h' | 's' | 'm') {
+                    tokens.push(l);
+                } else if l == 'a' {
+                    let rest: String = std::iter::once('a').chain(chars.clone().take(4)).collect::<String>().to_ascii_lowercase();
+                    if rest.starts_with("am/pm") || rest.starts_with("a/p") {
+                        tokens.push('h');
+                    }
+                }
+            }
+        }
+    }
+    let (mut date, mut time) = (false, false);
+    for (i, t) in tokens.iter().enumerate() {
+        match t {
+            'y' | 'd' => date = true,
+            'h' | 's' | 'n' => time = true,
+            _ => {
+                // `m`: minutes when an hour precedes or a second follows it.
+                let prev = tokens[..i].iter().rev().find(|x| **x != 'm');
+                let next = tokens[i + 1..].iter().find(|x| **x != 'm');
+                if prev == Some(&'h') || next == Some(&'s') {
+                    time = true;
+                } else {
+                    date = true;
+                }
+            }
+        }
+    }
+    match (date, time) {
+        (true, false) => Some(SheetDateKind::Date),
+        (true, true) => Some(SheetDateKind::DateTime),
+        (false, true) => Some(SheetDateKind::Time),
+        (false, false) => None,
+    }
+}
+
+/// The date/time kind of each cell style (`cellXfs` index), from styles.xml.
+fn date_styles(xml: &[u8]) -> Result<Vec<Option<SheetDateKind>>, String> {
+    let mut r = Reader::from_reader(xml);
+    let mut buf = Vec::new();
+    let mut custom: Vec<(u32, String)> = Vec::new();
+    let mut out = Vec::new();
+    let mut in_xfs = false;
+    loop {
+        match r.read_event_into(&mut buf).map_err(|e| xml_err("xl/styles.xml", e))? {
+            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == b"numFmt" => {
+                if let (Some(id), Some(code)) = (attr(&e, b"numFmtId").and_then(|i| i.parse().ok()), attr(&e, b"formatCode")) {
+                    custom.push((id, code));
+                }
+            }
+            Event::Start(e) if e.local_name().as_ref() == b"cellXfs" => in_xfs = true,
+            Event::End(e) if e.local_name().as_ref() == b"cellXfs" => in_xfs = false,
+            Event::Start(e) | Event::Empty(e) if in_xfs && e.local_name().as_ref() == b"xf" => {
+                let id: u32 = attr(&e, b"numFmtId").and_then(|i| i.parse().ok()).unwrap_or(0);
+                let code = custom.iter().find(|(c, _)| *c == id).map(|(_, code)| code.as_str());
+                out.push(date_format_kind(id, code));
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    Ok(out)
+}
+
 /// Column index (0-based) from a cell reference such as `BC12`.
 fn column_of(reference: &str) -> Option<usize> {
     let letters: Vec<u8> = reference.bytes().take_while(u8::is_ascii_alphabetic).collect();
@@ -201,8 +321,23 @@ fn column_of(reference: &str) -> Option<usize> {
 /// Calls `row` with the cells of each non-empty row of the first worksheet,
 /// in order. `row` may stop the read by returning `Err`.
 pub fn read_first_sheet(zip: &[u8], limits: &Limits, mut row: impl FnMut(Vec<String>) -> Result<(), String>) -> Result<(), String> {
+    read_first_sheet_dated(zip, limits, |cells, _| row(cells)).map(|_| ())
+}
+
+/// `read_first_sheet`, also passing for each cell the date/time kind of its
+/// number format when it holds a number (`dates` is as long as `cells`).
+/// Returns whether the workbook counts dates from 1904.
+pub fn read_first_sheet_dated(
+    zip: &[u8],
+    limits: &Limits,
+    mut row: impl FnMut(Vec<String>, &[Option<SheetDateKind>]) -> Result<(), String>,
+) -> Result<bool, String> {
     let list = entries(zip)?;
-    let sheet_path = first_sheet_path(zip, &list)?;
+    let (sheet_path, date1904) = first_sheet_path(zip, &list)?;
+    let styles = match list.iter().find(|e| e.name == "xl/styles.xml") {
+        Some(e) => date_styles(&read_entry(zip, e, limits.max_shared_strings_bytes)?)?,
+        None => Vec::new(),
+    };
     let sheet = list.iter().find(|e| e.name == sheet_path).ok_or_else(|| format!("the workbook's first worksheet `{sheet_path}` is missing"))?;
     let strings = match list.iter().find(|e| e.name == "xl/sharedStrings.xml") {
         Some(e) => shared_strings(&read_entry(zip, e, limits.max_shared_strings_bytes)?)?,
@@ -212,12 +347,16 @@ pub fn read_first_sheet(zip: &[u8], limits: &Limits, mut row: impl FnMut(Vec<Str
     let mut r = Reader::from_reader(xml.as_slice());
     let mut buf = Vec::new();
     let mut cells: Vec<String> = Vec::new();
+    let mut dates: Vec<Option<SheetDateKind>> = Vec::new();
     let mut col = 0usize;
     let mut cell_type = String::new();
+    let mut style = 0usize;
     let mut value = String::new();
     let (mut in_v, mut in_t, mut in_cell) = (false, false, false);
-    let finish_cell = |cells: &mut Vec<String>, col: usize, cell_type: &str, value: &mut String| -> Result<(), String> {
+    let finish_cell = |cells: &mut Vec<String>, dates: &mut Vec<Option<SheetDateKind>>, col: usize, cell_type: &str, style: usize, value: &mut String| -> Result<(), String> {
         let v = std::mem::take(value);
+        let numeric = matches!(cell_type, "" | "n") && !v.trim().is_empty();
+        let date = if numeric { styles.get(style).copied().flatten() } else { None };
         let text = match cell_type {
             "s" => {
                 let i: usize = v.trim().parse().map_err(|_| format!("a shared-string cell has the invalid index `{v}`"))?;
@@ -228,8 +367,10 @@ pub fn read_first_sheet(zip: &[u8], limits: &Limits, mut row: impl FnMut(Vec<Str
         };
         if cells.len() <= col {
             cells.resize(col + 1, String::new());
+            dates.resize(col + 1, None);
         }
         cells[col] = text;
+        dates[col] = date;
         Ok(())
     };
     let part = sheet_path.clone();
@@ -238,12 +379,14 @@ pub fn read_first_sheet(zip: &[u8], limits: &Limits, mut row: impl FnMut(Vec<Str
             Event::Start(e) => match e.local_name().as_ref() {
                 b"row" => {
                     cells.clear();
+                    dates.clear();
                     col = 0;
                 }
                 b"c" => {
                     in_cell = true;
                     col = attr(&e, b"r").and_then(|r| column_of(&r)).unwrap_or(col);
                     cell_type = attr(&e, b"t").unwrap_or_default();
+                    style = attr(&e, b"s").and_then(|s| s.parse().ok()).unwrap_or(0);
                     value.clear();
                 }
                 b"v" if in_cell => in_v = true,
@@ -259,7 +402,7 @@ pub fn read_first_sheet(zip: &[u8], limits: &Limits, mut row: impl FnMut(Vec<Str
             },
             Event::End(e) => match e.local_name().as_ref() {
                 b"c" => {
-                    finish_cell(&mut cells, col, &cell_type, &mut value)?;
+                    finish_cell(&mut cells, &mut dates, col, &cell_type, style, &mut value)?;
                     in_cell = false;
                     col += 1;
                 }
@@ -269,9 +412,11 @@ pub fn read_first_sheet(zip: &[u8], limits: &Limits, mut row: impl FnMut(Vec<Str
                     while cells.last().is_some_and(String::is_empty) {
                         cells.pop();
                     }
+                    dates.truncate(cells.len());
                     if !cells.is_empty() {
-                        row(std::mem::take(&mut cells))?;
+                        row(std::mem::take(&mut cells), &dates)?;
                     }
+                    dates.clear();
                 }
                 _ => {}
             },
@@ -282,7 +427,7 @@ pub fn read_first_sheet(zip: &[u8], limits: &Limits, mut row: impl FnMut(Vec<Str
         }
         buf.clear();
     }
-    Ok(())
+    Ok(date1904)
 }
 
 /// Builds a minimal XLSX (stored entries) for tests: one sheet, inline
@@ -320,9 +465,14 @@ pub fn build_test_workbook(rows: &[Vec<&str>]) -> Vec<u8> {
         ("xl/sharedStrings.xml", sst),
         ("xl/worksheets/sheet1.xml", sheet),
     ];
+    build_test_zip(&parts)
+}
+
+/// A ZIP of stored (uncompressed) entries, for tests.
+pub fn build_test_zip(parts: &[(&str, String)]) -> Vec<u8> {
     let mut out = Vec::new();
     let mut central = Vec::new();
-    for (name, data) in &parts {
+    for (name, data) in parts {
         let offset = out.len() as u32;
         let crc = crc32(data.as_bytes());
         let mut local = Vec::new();
@@ -397,6 +547,73 @@ mod tests {
         zip.truncate(n - 30);
         assert!(read(&zip).is_err());
         assert!(read(&[]).is_err());
+    }
+
+    #[test]
+    fn date_formats() {
+        use SheetDateKind::*;
+        for (id, kind) in [(14, Some(Date)), (17, Some(Date)), (18, Some(Time)), (21, Some(Time)), (22, Some(DateTime)), (45, Some(Time)), (47, Some(Time))] {
+            assert_eq!(date_format_kind(id, None), kind, "built-in {id}");
+        }
+        for id in [0, 1, 2, 10, 13, 23, 44, 48, 49] {
+            assert_eq!(date_format_kind(id, None), None, "built-in {id}");
+        }
+        let custom = |code: &str| date_format_kind(164, Some(code));
+        assert_eq!(custom("yyyy-mm-dd"), Some(Date));
+        assert_eq!(custom("dd/mm/yyyy;@"), Some(Date));
+        assert_eq!(custom("mmm yy"), Some(Date));
+        assert_eq!(custom("[$-409]mmmm d, yyyy"), Some(Date));
+        assert_eq!(custom("yyyy-mm-dd hh:mm:ss"), Some(DateTime));
+        assert_eq!(custom("m/d/yy h:mm AM/PM"), Some(DateTime));
+        assert_eq!(custom("h:mm"), Some(Time));
+        assert_eq!(custom("mm:ss"), Some(Time));
+        assert_eq!(custom("[h]:mm:ss"), Some(Time));
+        assert_eq!(custom("[mm]:ss"), Some(Time));
+        assert_eq!(custom("General"), None);
+        assert_eq!(custom("0.00E+00"), None);
+        assert_eq!(custom("#,##0.00 \"days\""), None);
+        assert_eq!(custom("[Red]#,##0;[Blue]-#,##0"), None);
+        assert_eq!(custom("0\\d"), None, "an escaped letter is literal");
+        assert_eq!(custom("0_m"), None, "padding is not a token");
+        // A custom code wins over the built-in meaning of its id.
+        assert_eq!(date_format_kind(14, Some("0.00")), None);
+    }
+
+    #[test]
+    fn reads_date_styles_and_the_1904_system() {
+        let styles = r#"<?xml version="1.0"?><styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">
+            <numFmts count="2"><numFmt numFmtId="164" formatCode="yyyy\-mm\-dd\ hh:mm"/><numFmt numFmtId="165" formatCode="0.0&quot;d&quot;"/></numFmts>
+            <cellStyleXfs count="1"><xf numFmtId="14"/></cellStyleXfs>
+            <cellXfs count="5"><xf numFmtId="0"/><xf numFmtId="14" applyNumberFormat="1"><alignment/></xf><xf numFmtId="164"/><xf numFmtId="21"/><xf numFmtId="165"/></cellXfs>
+        </styleSheet>"#;
+        let sheet = r#"<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>
+            <row r="1"><c r="A1" t="inlineStr"><is><t>day</t></is></c><c r="B1" t="inlineStr"><is><t>at</t></is></c><c r="C1" t="inlineStr"><is><t>time</t></is></c><c r="D1" t="inlineStr"><is><t>n</t></is></c></row>
+            <row r="2"><c r="A2" s="1"><v>45292</v></c><c r="B2" s="2"><v>45292.5625</v></c><c r="C2" s="3"><v>0.5</v></c><c r="D2" s="4"><v>3</v></c></row>
+            <row r="3"><c r="A3" s="1" t="inlineStr"><is><t>soon</t></is></c><c r="B3" s="2" t="n"><v>1</v></c><c r="C3" s="1"/><c r="D3" s="9"><v>4</v></c></row>
+        </sheetData></worksheet>"#;
+        let book = |date1904: bool| {
+            let pr = if date1904 { r#"<workbookPr date1904="1"/>"# } else { "" };
+            build_test_zip(&[
+                ("[Content_Types].xml", "<Types/>".into()),
+                ("xl/workbook.xml", format!(r#"<workbook xmlns:r="r">{pr}<sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>"#)),
+                ("xl/_rels/workbook.xml.rels", r#"<Relationships><Relationship Id="rId1" Target="worksheets/s.xml"/></Relationships>"#.into()),
+                ("xl/styles.xml", styles.into()),
+                ("xl/worksheets/s.xml", sheet.into()),
+            ])
+        };
+        let mut rows = Vec::new();
+        let base1904 = read_first_sheet_dated(&book(false), &DEFAULT_LIMITS, |cells, dates| {
+            rows.push((cells, dates.to_vec()));
+            Ok(())
+        })
+        .unwrap();
+        assert!(!base1904);
+        use SheetDateKind::*;
+        assert_eq!(rows[0], (vec!["day".to_string(), "at".into(), "time".into(), "n".into()], vec![None, None, None, None]));
+        // The original text stays the serial; only numbers get a kind.
+        assert_eq!(rows[1], (vec!["45292".to_string(), "45292.5625".into(), "0.5".into(), "3".into()], vec![Some(Date), Some(DateTime), Some(Time), None]));
+        assert_eq!(rows[2], (vec!["soon".to_string(), "1".into(), "".into(), "4".into()], vec![None, Some(DateTime), None, None]));
+        assert!(read_first_sheet_dated(&book(true), &DEFAULT_LIMITS, |_, _| Ok(())).unwrap());
     }
 
     #[test]
