@@ -146,16 +146,7 @@ impl Gateway {
         if let Some(key) = &key {
             check_scopes(op, &key.scopes, body.as_ref(), &query)?;
         }
-        let idempotency_key = match req.idempotency_key {
-            Some(k) => {
-                idempotency::check_key(k).map_err(|m| Failure::validation("invalid_idempotency_key", m))?;
-                Some(k.to_string())
-            }
-            None if op.idempotency_required => {
-                return Err(Failure::validation("idempotency_key_required", format!("{} requires an Idempotency-Key header", op.id)))
-            }
-            None => None,
-        };
+        let idempotency_key = idempotency_key(op, req.idempotency_key)?;
         let query = self.validate_query(op, query)?;
         if let (Some(name), Some(b)) = (op.request, body.as_ref()) {
             let schema = self.validator.schema(name).expect("checked in Gateway::new");
@@ -205,16 +196,7 @@ impl Gateway {
         }
         let business_id = check_business(&key, BusinessIn::Query, &query, None)?;
         check_scopes(op, &key.scopes, None, &query)?;
-        let idempotency_key = match req.idempotency_key {
-            Some(k) => {
-                idempotency::check_key(k).map_err(|m| Failure::validation("invalid_idempotency_key", m))?;
-                Some(k.to_string())
-            }
-            None if op.idempotency_required => {
-                return Err(Failure::validation("idempotency_key_required", format!("{} requires an Idempotency-Key header", op.id)))
-            }
-            None => None,
-        };
+        let idempotency_key = idempotency_key(op, req.idempotency_key)?;
         let query = self.validate_query(op, query)?;
         let missing: Vec<crate::validate::Violation> = raw
             .required_query
@@ -295,6 +277,20 @@ fn authenticate(header: Option<&str>, keys: &dyn KeyDirectory) -> Result<KeyReco
         Some(k) if !k.revoked => Ok(k),
         Some(_) => Err(Failure::authentication("the API key has been revoked")),
         None => Err(Failure::authentication("the API key is not valid")),
+    }
+}
+
+/// The `Idempotency-Key` header, checked; required where the operation says so.
+fn idempotency_key(op: &Operation, header: Option<&str>) -> Result<Option<String>, Failure> {
+    match header {
+        Some(k) => {
+            idempotency::check_key(k).map_err(|m| Failure::validation("invalid_idempotency_key", m))?;
+            Ok(Some(k.to_string()))
+        }
+        None if op.idempotency_required => {
+            Err(Failure::validation("idempotency_key_required", format!("{} requires an Idempotency-Key header", op.id)))
+        }
+        None => Ok(None),
     }
 }
 

@@ -20,9 +20,9 @@ pub fn check_key(key: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// SHA-256 over the operation, its path parameters and the canonical JSON
-/// body, so key order and whitespace do not make a retry look different.
-pub fn fingerprint(operation_id: &str, path_params: &[(String, String)], body: Option<&serde_json::Value>) -> String {
+/// A hasher fed with what both fingerprints start with: the operation, then
+/// each path parameter as `\0name=value`, then a `\0` separator.
+fn request_hasher(operation_id: &str, path_params: &[(String, String)]) -> Sha256 {
     let mut h = Sha256::new();
     h.update(operation_id.as_bytes());
     for (k, v) in path_params {
@@ -32,6 +32,13 @@ pub fn fingerprint(operation_id: &str, path_params: &[(String, String)], body: O
         h.update(v.as_bytes());
     }
     h.update([0]);
+    h
+}
+
+/// SHA-256 over the operation, its path parameters and the canonical JSON
+/// body, so key order and whitespace do not make a retry look different.
+pub fn fingerprint(operation_id: &str, path_params: &[(String, String)], body: Option<&serde_json::Value>) -> String {
+    let mut h = request_hasher(operation_id, path_params);
     if let Some(b) = body {
         crate::validate::write_canonical(b, &mut |part| h.update(part.as_bytes()));
     }
@@ -44,15 +51,7 @@ pub fn fingerprint(operation_id: &str, path_params: &[(String, String)], body: O
 /// hashes canonical JSON, which starts with `{`, right after the separator;
 /// this one starts with `raw`, so the two kinds never coincide.
 pub fn raw_fingerprint(operation_id: &str, path_params: &[(String, String)], metadata: &[(&str, &str)], size: u64, sha256_hex: &str) -> String {
-    let mut h = Sha256::new();
-    h.update(operation_id.as_bytes());
-    for (k, v) in path_params {
-        h.update([0]);
-        h.update(k.as_bytes());
-        h.update([b'=']);
-        h.update(v.as_bytes());
-    }
-    h.update([0]);
+    let mut h = request_hasher(operation_id, path_params);
     h.update(b"raw");
     // Length-prefixed, so no value (a file name may hold any character)
     // can imitate a separator.

@@ -481,13 +481,7 @@ fn raw_send(s: &Server, key: &str, idem: Option<&str>, query: &str, content_type
         rb = rb.header("idempotency-key", i);
     }
     rb = if chunked { rb.body(reqwest::blocking::Body::new(std::io::Cursor::new(body.to_vec()))) } else { rb.body(body.to_vec()) };
-    let r = rb.send().expect("request");
-    let status = r.status().as_u16();
-    let request_id = r.headers().get("x-request-id").map(|v| v.to_str().unwrap().to_string());
-    let replayed = r.headers().get("idempotent-replayed").is_some();
-    let text = r.text().unwrap();
-    let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-    Resp { status, body, text, request_id, replayed }
+    Resp::from(rb.send().expect("request"))
 }
 
 /// A query string (values URL-encoded by the caller where needed).

@@ -144,6 +144,18 @@ pub struct Resp {
     pub replayed: bool,
 }
 
+impl From<reqwest::blocking::Response> for Resp {
+    /// Reads the status, the headers of interest and the body (JSON when it parses).
+    fn from(r: reqwest::blocking::Response) -> Resp {
+        let status = r.status().as_u16();
+        let request_id = r.headers().get("x-request-id").map(|v| v.to_str().unwrap().to_string());
+        let replayed = r.headers().get("idempotent-replayed").is_some();
+        let text = r.text().unwrap();
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Resp { status, body, text, request_id, replayed }
+    }
+}
+
 impl Resp {
     pub fn code(&self) -> &str {
         self.body["error"]["code"].as_str().unwrap_or("")
@@ -212,14 +224,15 @@ impl<'a> Req<'a> {
         if let Some(b) = body {
             rb = rb.header("content-type", "application/json").body(b);
         }
-        let r = rb.send().expect("request");
-        let status = r.status().as_u16();
-        let request_id = r.headers().get("x-request-id").map(|v| v.to_str().unwrap().to_string());
-        let replayed = r.headers().get("idempotent-replayed").is_some();
-        let text = r.text().unwrap();
-        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Resp { status, body, text, request_id, replayed }
+        Resp::from(rb.send().expect("request"))
     }
+}
+
+/// A validator over the OpenAPI document's schemas, for checking that
+/// success `data` conforms.
+pub fn document_schemas() -> switchboard_gateway::validate::Validator {
+    let doc = switchboard_gateway::Gateway::new().unwrap().document().clone();
+    switchboard_gateway::validate::Validator::new(doc["components"]["schemas"].as_object().unwrap().clone(), &[]).unwrap()
 }
 
 /// Runs read-only SQL against a data dir's database (python3's sqlite3, so

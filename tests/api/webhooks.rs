@@ -31,8 +31,7 @@ fn setup() -> Ctx {
     let s = Server::start(&dir.0);
     let a = tenant(&dir.0, "all");
     let b = tenant(&dir.0, "all");
-    let doc = switchboard_gateway::Gateway::new().unwrap().document().clone();
-    let schemas = Validator::new(doc["components"]["schemas"].as_object().unwrap().clone(), &[]).unwrap();
+    let schemas = document_schemas();
     Ctx { s, a, b, dir, seen: RefCell::new(Vec::new()), schemas }
 }
 
