@@ -23,16 +23,7 @@ pub fn is_key(k: &str) -> bool {
     !b.is_empty() && b.len() <= 64 && b[0].is_ascii_alphabetic() && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
 }
 
-/// Shortens untrusted text quoted in a message.
-pub fn quote(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(max).collect();
-        t.push('…');
-        t
-    }
-}
+pub use switchboard_guest::fail::quote;
 
 /// A trimmed agent name: at least one visible character; at most 120 on update.
 pub fn agent_name(raw: &str, on_update: bool) -> Result<String, Violation> {

@@ -95,9 +95,9 @@ pub fn history(newest_first: &[(String, Option<String>)]) -> Vec<(String, String
 }
 
 pub fn run(job: &Job) -> Outcome {
-    let p: Payload = match serde_json::from_str(&job.payload_json) {
+    let p: Payload = match crate::payload(job) {
         Ok(p) => p,
-        Err(e) => return Outcome::Dead(format!("invalid payload: {e}")),
+        Err(dead) => return dead,
     };
     match reply(job, &p.message_id) {
         Ok(o) => o,

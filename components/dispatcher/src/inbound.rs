@@ -43,9 +43,9 @@ struct Payload {
 }
 
 pub fn run(job: &Job) -> Outcome {
-    let p: Payload = match serde_json::from_str(&job.payload_json) {
+    let p: Payload = match crate::payload(job) {
         Ok(p) => p,
-        Err(e) => return Outcome::Dead(format!("invalid payload: {e}")),
+        Err(dead) => return dead,
     };
     let Some(mobile) = e164::normalize(&p.from) else {
         return Outcome::Dead("invalid payload: `from` is not an E.164 number".into());
@@ -61,13 +61,15 @@ pub fn run(job: &Job) -> Outcome {
     }
 }
 
-/// The contact name: the provider's profile name (trimmed, at most 200
-/// characters), else the mobile.
+/// The provider's profile name (chatapp) or handle (photoapp): trimmed, at
+/// most 200 characters; `None` when absent or blank.
+pub fn profile_name(name: Option<&str>) -> Option<String> {
+    name.map(str::trim).filter(|n| !n.is_empty()).map(|n| n.chars().take(MAX_NAME_CHARS).collect())
+}
+
+/// The contact name: the profile name, else the mobile.
 pub fn contact_name(name: Option<&str>, mobile: &str) -> String {
-    match name.map(str::trim).filter(|n| !n.is_empty()) {
-        Some(n) => n.chars().take(MAX_NAME_CHARS).collect(),
-        None => mobile.to_string(),
-    }
+    profile_name(name).unwrap_or_else(|| mobile.to_string())
 }
 
 /// The `chatapp.message.received` payload of the spec, without `retryNumber`.
@@ -133,7 +135,7 @@ fn process(biz: &str, p: &Payload, mobile: &str) -> Result<(), Failure> {
     crate::autoreply::maybe_enqueue(biz, "chatapp", pnid, &message_id)?;
 
     // Fan-out of `chatapp.message.received`, in the same transaction.
-    let customer_name = p.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map_or(stored_name, |n| contact_name(Some(n), mobile));
+    let customer_name = profile_name(p.name.as_deref()).unwrap_or(stored_name);
     let event = event_payload(biz, pnid, &conversation_id, pmid, &now, mobile, &customer_name, &p.text);
     crate::webhook_delivery::fan_out(biz, "chatapp", pnid, EVENT, pmid, &event)
 }

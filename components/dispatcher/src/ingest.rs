@@ -124,9 +124,9 @@ pub struct Column {
 }
 
 pub fn run(job: &Job) -> Outcome {
-    let p: Payload = match serde_json::from_str(&job.payload_json) {
+    let p: Payload = match crate::payload(job) {
         Ok(p) => p,
-        Err(e) => return Outcome::Dead(format!("invalid payload: {e}")),
+        Err(dead) => return dead,
     };
     match step(&job.business_id, p) {
         Ok(Some(next)) => Outcome::Continue(Continuation { delay_ms: 0, payload_json: serde_json::to_string(&next).expect("payload") }),

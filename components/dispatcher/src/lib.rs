@@ -56,6 +56,12 @@ impl Guest for Dispatcher {
     }
 }
 
+/// The job's payload as `T`; one that does not parse makes the job dead
+/// (running it again cannot help).
+pub fn payload<T: serde::de::DeserializeOwned>(job: &Job) -> Result<T, Outcome> {
+    serde_json::from_str(&job.payload_json).map_err(|e| Outcome::Dead(format!("invalid payload: {e}")))
+}
+
 /// Exponential backoff for transient failures: 1 s, 2 s, 4 s … capped at 1 h.
 pub fn backoff_ms(attempt: u32) -> u64 {
     let exp = attempt.saturating_sub(1).min(12);

@@ -20,7 +20,7 @@
 
 use serde::Deserialize;
 use serde_json::json;
-use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::{new_id, now, Failure};
 
 use crate::bindings::exports::switchboard::platform::job_handler::{Job, Outcome};
@@ -28,7 +28,6 @@ use crate::contact;
 
 pub const KIND: &str = "messaging.photoapp-inbound";
 pub const EVENT: &str = "photoapp.message.received";
-const MAX_NAME_CHARS: usize = 200;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -42,9 +41,9 @@ struct Payload {
 }
 
 pub fn run(job: &Job) -> Outcome {
-    let p: Payload = match serde_json::from_str(&job.payload_json) {
+    let p: Payload = match crate::payload(job) {
         Ok(p) => p,
-        Err(e) => return Outcome::Dead(format!("invalid payload: {e}")),
+        Err(dead) => return dead,
     };
     if p.provider_message_id.is_empty() || p.account_id.is_empty() || p.from.is_empty() {
         return Outcome::Dead("invalid payload: empty `providerMessageId`, `accountId` or `from`".into());
@@ -89,7 +88,7 @@ fn process(biz: &str, p: &Payload) -> Result<(), Failure> {
         return Ok(());
     }
     let now = now();
-    let name: Option<String> = p.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(|n| n.chars().take(MAX_NAME_CHARS).collect());
+    let name = crate::inbound::profile_name(p.name.as_deref());
 
     // The participant's conversation: created once (the unique index), its
     // handle refreshed when the provider sends one.
@@ -120,9 +119,7 @@ fn process(biz: &str, p: &Payload) -> Result<(), Failure> {
     };
     // The agent's reply, when the service answers this account (autoreply.rs).
     crate::autoreply::maybe_enqueue(biz, "photoapp", &p.account_id, &message_id)?;
-    let stored_name = db::query_one("SELECT participant_name FROM conversations WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.conversation_id.as_str().into()])?
-        .and_then(|r| r.opt_text(0));
-    let event = event_payload(biz, &p.account_id, &c.conversation_id, c.contact_id.as_deref(), pmid, &now, (&p.from, stored_name.as_deref()), &p.text);
+    let event = event_payload(biz, &p.account_id, &c.conversation_id, c.contact_id.as_deref(), pmid, &now, (&p.from, c.name.as_deref()), &p.text);
     crate::webhook_delivery::fan_out(biz, "photoapp", &p.account_id, EVENT, pmid, &event)
 }
 

@@ -49,3 +49,15 @@ pub fn not_implemented(operation: &str) -> Failure {
 pub fn invalid_body(detail: impl std::fmt::Display) -> Failure {
     validation("invalid_body", format!("request body is invalid: {detail}"))
 }
+
+/// At most `max` characters of an untrusted client value quoted in a
+/// message, with `…` when cut.
+pub fn quote(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max).collect();
+        t.push('…');
+        t
+    }
+}

@@ -132,16 +132,20 @@ pub fn timeline(biz: &str, contact_id: &str, channel: &str, direction: &str, now
 pub struct Participant {
     pub conversation_id: String,
     pub contact_id: Option<String>,
+    /// The user's handle, as last seen (read by the inbound job).
+    #[allow(dead_code)]
+    pub name: Option<String>,
 }
 
 /// The conversation of photoapp user `participant` with `account`, if the
 /// user has written (only then may the business send).
 pub fn photoapp_participant(biz: &str, account: &str, participant: &str) -> Result<Option<Participant>, Failure> {
     Ok(db::query_one(
-        "SELECT id, contact_id FROM conversations WHERE business_id = ?1 AND channel = 'photoapp' AND provider_account_id = ?2 AND participant_id = ?3",
+        "SELECT id, contact_id, participant_name FROM conversations \
+         WHERE business_id = ?1 AND channel = 'photoapp' AND provider_account_id = ?2 AND participant_id = ?3",
         &[biz.into(), account.into(), participant.into()],
     )?
-    .map(|r| Participant { conversation_id: r.text(0), contact_id: r.opt_text(1) }))
+    .map(|r| Participant { conversation_id: r.text(0), contact_id: r.opt_text(1), name: r.opt_text(2) }))
 }
 
 /// A resolved contact.

@@ -37,16 +37,7 @@ pub fn event_channel(event: &str) -> Option<&'static str> {
     }
 }
 
-/// At most `max` characters of a client value, for messages.
-pub fn quote(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(max).collect();
-        t.push('…');
-        t
-    }
-}
+pub use switchboard_guest::fail::quote;
 
 /// The events of a subscription of `channel`: at least one, no duplicates,
 /// each a known event type of that channel. The failure names the offending
