@@ -18,10 +18,6 @@ pub const LEADER_LEASE: Duration = Duration::from_secs(10);
 pub const MAX_ATTEMPTS: i64 = 25;
 /// Jobs claimed per round.
 const BATCH: i64 = 16;
-/// Job kinds whose steps call out over the network (a webhook receiver, the
-/// messaging provider, the AI endpoint); they run in network mode (see
-/// `run_one`).
-const NETWORK_KINDS: &[&str] = &["webhooks.deliver", "messaging.deliver", "messaging.autoreply"];
 
 /// A claimed job and the fence that proves the claim.
 #[derive(Debug, Clone)]
@@ -32,6 +28,8 @@ pub struct Claim {
     pub payload: String,
     pub attempts: i64,
     pub fence: i64,
+    /// The job declared that its steps call out (see `run_one`).
+    pub calls_out: bool,
 }
 
 pub struct Runner {
@@ -157,14 +155,14 @@ pub fn claim(db: &Db, node: &str, limit: i64) -> anyhow::Result<Vec<Claim>> {
     let result = (|| {
         let rows = db::query_rows(
             &c,
-            "SELECT id, kind, business_id, payload, attempts, fence FROM jobs \
+            "SELECT id, kind, business_id, payload, attempts, fence, calls_out FROM jobs \
              WHERE (state = 'pending' AND due_at_ms <= ?1) OR (state = 'leased' AND lease_until_ms < ?1) \
              ORDER BY due_at_ms LIMIT ?2",
             vec![SqlValue::Integer(now), SqlValue::Integer(limit)],
         )?;
         let mut claims = Vec::new();
         for r in rows {
-            let claim = Claim { id: t(&r[0]), kind: t(&r[1]), business_id: t(&r[2]), payload: t(&r[3]), attempts: i(&r[4]) + 1, fence: i(&r[5]) + 1 };
+            let claim = Claim { id: t(&r[0]), kind: t(&r[1]), business_id: t(&r[2]), payload: t(&r[3]), attempts: i(&r[4]) + 1, fence: i(&r[5]) + 1, calls_out: i(&r[6]) != 0 };
             db::execute(
                 &c,
                 "UPDATE jobs SET state = 'leased', lease_owner = ?2, lease_until_ms = ?3, fence = ?4, attempts = ?5 WHERE id = ?1",
@@ -284,7 +282,7 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim) {
     // below joins that transaction. A step therefore makes its remote call
     // before it writes; its writes and its fenced completion still commit
     // together or not at all.
-    let network = NETWORK_KINDS.contains(&claim.kind.as_str());
+    let network = claim.calls_out;
     let mut gate = None;
     if !network {
         let Some(g) = db.write_gate(Duration::from_secs(30)) else { return };
@@ -301,6 +299,7 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim) {
         business_id: claim.business_id.clone(),
         payload_json: claim.payload.clone(),
         attempt: claim.attempts.max(1) as u32,
+        fence: claim.fence as u64,
     };
     let (conn, lazy_guard, result) = components.run_job(conn, &job, network.then(|| db.gate()));
     if network {

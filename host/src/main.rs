@@ -2,7 +2,6 @@
 //! businesses and keys on a data dir.
 
 mod admin;
-mod ai;
 mod bench_native;
 mod clock;
 mod contract;
@@ -200,7 +199,7 @@ fn serve(args: &Args) -> Result<()> {
             .context("--webhook-retry-delays-ms takes comma-separated milliseconds")?;
     }
     match (args.get("ai-endpoint"), args.get("ai-model")) {
-        (Some(url), Some(model)) => ai::configure(url, model),
+        (Some(url), Some(model)) => engine::providers::ai::configure(url, model),
         (None, None) => {}
         _ => anyhow::bail!("--ai-endpoint and --ai-model go together"),
     }
@@ -211,7 +210,7 @@ fn serve(args: &Args) -> Result<()> {
     let upload_sweep_after = Duration::from_millis(
         args.get("upload-sweep-after-ms").unwrap_or("3600000").parse().context("--upload-sweep-after-ms must be a number")?,
     );
-        let components = engine::Components::load(&data_dir.join("cache"), &overrides, outbound, messenger_settings(args)?).context("loading components")?;
+        let components = engine::Components::load(&data_dir.join("cache"), &overrides, outbound, [(engine::providers::messenger::COMPONENT, messenger_settings(args)?)].into_iter().collect()).context("loading components")?;
     let gateway = switchboard_gateway::Gateway::new().map_err(anyhow::Error::msg).context("building the OpenAPI document")?;
     let app = pipeline::App {
         gateway,

@@ -163,6 +163,7 @@ impl App {
             body: a.body.take(),
             scopes: a.scopes.clone(),
             request_id: request_id.to_string(),
+            stream_cursor: None,
         }
     }
 

@@ -156,7 +156,7 @@ pub fn resolve(req: &Request) -> HResult<Success> {
             &[biz.into(), id.as_str().into(), now.as_str().into()],
         )?;
         let payload = json!({"versionId": id, "phase": "interpret", "row": 0, "resolved": true, "activate": body.activate});
-        jobs::enqueue(JOB_KIND, biz, &payload.to_string(), 0).map_err(db::store_failure)?;
+        jobs::enqueue(JOB_KIND, biz, &payload.to_string(), &jobs::JobOptions { calls_out: false, lane: None, delay_ms: 0 }).map_err(db::store_failure)?;
     } else if body.activate {
         db::execute("UPDATE ingestion_versions SET resolved = 1 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?;
         activate(biz, &source_id, &id)?;

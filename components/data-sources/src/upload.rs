@@ -177,7 +177,7 @@ fn accept(
         ],
     )?;
     store_chunks(biz, &version_id)?;
-    jobs::enqueue(JOB_KIND, biz, &json!({"versionId": version_id}).to_string(), 0).map_err(db::store_failure)?;
+    jobs::enqueue(JOB_KIND, biz, &json!({"versionId": version_id}).to_string(), &jobs::JobOptions { calls_out: false, lane: None, delay_ms: 0 }).map_err(db::store_failure)?;
     success(
         202,
         &json!({"ingestionId": version_id, "dataSourceId": source_id, "versionNumber": number, "stage": "received"}),

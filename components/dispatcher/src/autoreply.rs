@@ -29,8 +29,8 @@ use serde_json::json;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{now, Failure};
 
-use crate::bindings::exports::switchboard::platform::job_handler::{Job, Outcome};
-use crate::bindings::switchboard::platform::ai;
+use switchboard_guest::job_types::{Job, Outcome};
+use switchboard_guest::ai;
 
 pub const KIND: &str = "messaging.autoreply";
 /// Conversation history an agent turn sees (spec: last 20 messages).
@@ -74,7 +74,7 @@ pub const COLLECT_MOBILE: &str = "\n\nIf the customer has not shared a mobile nu
 pub fn maybe_enqueue(biz: &str, channel: &str, sender: &str, message_id: &str) -> Result<(), Failure> {
     if eligible(biz, channel, sender)?.is_some() {
         let payload = json!({"messageId": message_id}).to_string();
-        switchboard_guest::jobs::enqueue(KIND, biz, &payload, 0).map_err(db::store_failure)?;
+        switchboard_guest::jobs::enqueue(KIND, biz, &payload, &switchboard_guest::jobs::JobOptions { calls_out: true, lane: None, delay_ms: 0 }).map_err(db::store_failure)?;
     }
     Ok(())
 }

@@ -24,7 +24,7 @@ use serde_json::json;
 use switchboard_guest::{e164, now, Failure};
 
 use crate::contact;
-use crate::bindings::exports::switchboard::platform::job_handler::{Job, Outcome};
+use switchboard_guest::job_types::{Job, Outcome};
 
 pub const EVENT: &str = "chatapp.message.received";
 /// The category every contact first seen through an inbound message gets.

@@ -34,7 +34,7 @@ use switchboard_guest::{now, Failure, Value};
 use switchboard_tabular::infer::{self, ColumnStats};
 
 use crate::activate::activate;
-use crate::bindings::exports::switchboard::platform::job_handler::{Continuation, Job, Outcome};
+use switchboard_guest::job_types::{Continuation, Job, Outcome};
 use crate::ingest_parse;
 
 pub const KIND: &str = "data-sources.ingest";

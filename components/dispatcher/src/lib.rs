@@ -21,6 +21,10 @@ mod bindings {
             "switchboard:platform/clock@0.1.0": switchboard_guest::bindings::switchboard::platform::clock,
             "switchboard:platform/ids@0.1.0": switchboard_guest::bindings::switchboard::platform::ids,
             "switchboard:platform/log@0.1.0": switchboard_guest::bindings::switchboard::platform::log,
+            "switchboard:platform/http-out@0.1.0": switchboard_guest::bindings::switchboard::platform::http_out,
+            "switchboard:platform/ai@0.1.0": switchboard_guest::bindings::switchboard::platform::ai,
+            "switchboard:platform/messenger@0.1.0": switchboard_guest::bindings::switchboard::platform::messenger,
+            "switchboard:platform/job-types@0.1.0": switchboard_guest::bindings::switchboard::platform::job_types,
         },
     });
 }
@@ -37,7 +41,8 @@ mod message_delivery;
 mod photoapp_inbound;
 mod webhook_delivery;
 
-use bindings::exports::switchboard::platform::job_handler::{Guest, Job, Outcome, RetryAfter};
+use bindings::exports::switchboard::platform::job_handler::Guest;
+use switchboard_guest::job_types::{Job, Outcome, RetryAfter};
 
 struct Dispatcher;
 

@@ -26,8 +26,8 @@ use serde_json::{json, Value};
 use switchboard_guest::db::{self, Row, RowExt};
 use switchboard_guest::{log, now, Failure};
 
-use crate::bindings::exports::switchboard::platform::job_handler::{Continuation, Job, Outcome};
-use crate::bindings::switchboard::platform::messenger::{self, OutboundMessage, ProviderError, StatusReport};
+use switchboard_guest::job_types::{Continuation, Job, Outcome};
+use switchboard_guest::messenger::{self, OutboundMessage, ProviderError, StatusReport};
 use crate::webhook_delivery;
 
 pub const KIND: &str = "messaging.deliver";

@@ -23,7 +23,7 @@ use serde_json::json;
 use switchboard_guest::db;
 use switchboard_guest::{new_id, now, Failure};
 
-use crate::bindings::exports::switchboard::platform::job_handler::{Job, Outcome};
+use switchboard_guest::job_types::{Job, Outcome};
 use crate::contact;
 
 pub const KIND: &str = "messaging.photoapp-inbound";

@@ -12,8 +12,8 @@
 //! POST happens before the step's first write, so no lock is held across
 //! it, and the attempt record commits with the job's fenced completion.
 
-use crate::bindings::exports::switchboard::platform::job_handler::{Continuation, Job, Outcome};
-use crate::bindings::switchboard::platform::http_out;
+use switchboard_guest::job_types::{Continuation, Job, Outcome};
+use switchboard_guest::http_out;
 use hmac::{Hmac, Mac};
 use serde_json::{json, Map, Value};
 use sha2::Sha256;
@@ -97,7 +97,7 @@ pub fn fan_out(biz: &str, channel: &str, sender_id: &str, event_type: &str, even
     )?;
     for s in subscriptions.iter().filter(|s| wants(&s.text(1), event_type)) {
         let job = json!({"subscriptionId": s.text(0), "eventId": event_id, "attempt": 0, "payload": payload});
-        jobs::enqueue(KIND, biz, &job.to_string(), 0).map_err(db::store_failure)?;
+        jobs::enqueue(KIND, biz, &job.to_string(), &jobs::JobOptions { calls_out: true, lane: Some(format!("webhooks:{}", s.text(0))), delay_ms: 0 }).map_err(db::store_failure)?;
     }
     Ok(())
 }

@@ -1,8 +1,11 @@
 //! Shared guest-side code for Switchboard resource-area components.
 //!
-//! * [`bindings`]: the `wit-bindgen` bindings of world `resource-area`
-//!   (`../../wit/platform.wit`). A component implements [`Guest`] and calls
-//!   `switchboard_guest::export!(MyComponent);`.
+//! * [`bindings`]: the `wit-bindgen` bindings of world `area-library`
+//!   (`../../wit/worlds.wit`): every import an area may use (store, jobs,
+//!   clock, ids, log, http-out, ai, messenger) and the job-step types, so the
+//!   requests and the job code of every area share one set of types. A
+//!   component implements [`Guest`] and calls
+//!   `switchboard_guest::export!(MyComponent);`; it imports only what it calls.
 //! * Small helpers every component reuses: failures ([`fail`]), SQL access and
 //!   row reading ([`db`]), request access ([`req`]), opaque cursors
 //!   ([`cursor`]), E.164 normalisation ([`e164`]).
@@ -12,7 +15,7 @@
 
 pub mod bindings {
     wit_bindgen::generate!({
-        world: "resource-area",
+        world: "area-library",
         path: "../../wit",
         pub_export_macro: true,
         export_macro_name: "export",
@@ -32,7 +35,7 @@ pub use bindings::export;
 pub use bindings::exports::switchboard::platform::handler::Guest;
 pub use bindings::switchboard::platform::store::StoreError;
 pub use bindings::switchboard::platform::types::{Failure, Request, Success, Value};
-pub use bindings::switchboard::platform::{clock, ids, jobs, log, store};
+pub use bindings::switchboard::platform::{ai, clock, http_out, ids, job_types, jobs, log, messenger, store};
 
 /// The result type of a handler and of every helper that can fail a request.
 pub type HResult<T> = Result<T, Failure>;
@@ -40,7 +43,7 @@ pub type HResult<T> = Result<T, Failure>;
 /// A success with `status` whose `data` is the JSON object `data`.
 pub fn success(status: u16, data: &serde_json::Value) -> HResult<Success> {
     debug_assert!(data.is_object(), "data must be a JSON object");
-    Ok(Success { status, data_json: data.to_string() })
+    Ok(Success { status, data_json: data.to_string(), body: None })
 }
 
 /// `200 OK` with `data`.

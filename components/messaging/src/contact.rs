@@ -41,7 +41,7 @@ pub struct Outbound<'a> {
 pub fn queue_outbound(m: &Outbound) -> Result<(String, String, String), Failure> {
     let (message_id, correlation_id) = (new_id(), new_id());
     let job = serde_json::json!({"messageId": message_id});
-    let task_ref = jobs::enqueue(DELIVER_KIND, m.business, &job.to_string(), 0).map_err(db::store_failure)?;
+    let task_ref = jobs::enqueue(DELIVER_KIND, m.business, &job.to_string(), &jobs::JobOptions { calls_out: true, lane: None, delay_ms: 0 }).map_err(db::store_failure)?;
     db::execute(
         "INSERT INTO messages (id, business_id, conversation_id, contact_id, channel, direction, type, text, status, created_at, \
          phone_number_id, recipient, media_id, task_ref, correlation_id, queued_at) \

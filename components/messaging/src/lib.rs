@@ -7,30 +7,11 @@
 
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
-mod bindings {
-    // Every import but `messenger` is the guest crate's, so its helpers (db,
-    // req, fail, ...) work here; `messenger` and the handler export are
-    // generated for this world.
-    wit_bindgen::generate!({
-        world: "messaging-area",
-        path: "../../wit",
-        with: {
-            "switchboard:platform/types@0.1.0": switchboard_guest::bindings::switchboard::platform::types,
-            "switchboard:platform/store@0.1.0": switchboard_guest::bindings::switchboard::platform::store,
-            "switchboard:platform/jobs@0.1.0": switchboard_guest::bindings::switchboard::platform::jobs,
-            "switchboard:platform/clock@0.1.0": switchboard_guest::bindings::switchboard::platform::clock,
-            "switchboard:platform/ids@0.1.0": switchboard_guest::bindings::switchboard::platform::ids,
-            "switchboard:platform/log@0.1.0": switchboard_guest::bindings::switchboard::platform::log,
-        },
-    });
-}
-
 pub mod contact;
 pub mod media;
 mod messages;
 
-use bindings::exports::switchboard::platform::handler::Guest;
-use switchboard_guest::{fail, Failure, Request, Success};
+use switchboard_guest::{fail, Failure, Guest, Request, Success};
 
 struct Messaging;
 
@@ -46,4 +27,4 @@ impl Guest for Messaging {
 }
 
 #[cfg(target_arch = "wasm32")]
-bindings::export!(Messaging with_types_in bindings);
+switchboard_guest::export!(Messaging);

@@ -24,7 +24,7 @@ use switchboard_guest::{clock, created, fail, new_id, req, HResult, Request, Suc
 
 use switchboard_tabular::base64;
 
-use crate::bindings::switchboard::platform::messenger;
+use switchboard_guest::messenger;
 
 /// The decoded size limit.
 pub const MAX_BYTES: usize = 5 * 1024 * 1024;

@@ -115,3 +115,18 @@ mod tests {
         );
     }
 }
+
+use crate::engine::dispatcher_world::switchboard::platform::ai;
+use crate::engine::imports::RequestState;
+
+/// This provider interface in the registry: answered natively (the offline
+/// responder or the configured endpoint), no component.
+pub fn add_to_linker(linker: &mut wasmtime::component::Linker<RequestState>) -> anyhow::Result<()> {
+    Ok(ai::add_to_linker::<_, wasmtime::component::HasSelf<_>>(linker, |s| s)?)
+}
+
+impl ai::Host for RequestState {
+    fn complete(&mut self, instructions: String, history: Vec<(String, String)>) -> Result<String, String> {
+        complete(&instructions, &history)
+    }
+}

@@ -1,0 +1,308 @@
+//! The host side of the platform imports every component sees (`store`,
+//! `jobs`, `clock`, `ids`, `log`, `http-out`), and the state of one call: a
+//! request or a job step. Provider interfaces live in `providers/`.
+
+use super::dispatcher_world::switchboard::platform::http_out;
+use super::providers::Providers;
+use super::switchboard::platform::{jobs, log, store, types};
+use super::OutboundPolicy;
+use crate::db::{block, SqlValue};
+use std::sync::Arc;
+use std::time::Duration;
+use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::StoreLimits;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// The state of one component call (a request or a job step).
+pub struct RequestState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(super) limits: StoreLimits,
+    /// The call's connection; mutations arrive with a write transaction
+    /// already open on it.
+    pub(super) conn: libsql::Connection,
+    pub(super) log_context: String,
+    outbound: Arc<OutboundPolicy>,
+    /// The provider components and native providers of this process.
+    pub(super) providers: Arc<Providers>,
+    /// Set for a job step that calls out: the write gate and the transaction
+    /// are taken at the step's first write, not before.
+    pub(super) lazy: Option<LazyWrite>,
+    /// Set for a job step: which job and fence it runs under.
+    pub(super) step: Option<StepContext>,
+}
+
+/// The job a step runs under, for `jobs.begin-effect`.
+pub struct StepContext {
+    pub job_id: String,
+    pub fence: i64,
+}
+
+/// A write transaction begun on first write (see `RequestState::begin_write`).
+pub struct LazyWrite {
+    gate: Arc<parking_lot::FairMutex<()>>,
+    guard: Option<crate::db::WriteGuard>,
+}
+
+impl LazyWrite {
+    pub fn new(gate: Arc<parking_lot::FairMutex<()>>) -> LazyWrite {
+        LazyWrite { gate, guard: None }
+    }
+    /// The held gate, when the step wrote.
+    pub fn into_guard(self) -> Option<crate::db::WriteGuard> {
+        self.guard
+    }
+}
+
+/// How long a lazily begun write waits for the gate before the store says `busy`.
+const LAZY_GATE_WAIT: Duration = Duration::from_secs(30);
+
+impl RequestState {
+    pub(super) fn new(conn: libsql::Connection, log_context: String, outbound: Arc<OutboundPolicy>, providers: Arc<Providers>) -> RequestState {
+        RequestState {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+            limits: super::store_limits(),
+            conn,
+            log_context,
+            outbound,
+            providers,
+            lazy: None,
+            step: None,
+        }
+    }
+
+    /// The log prefix of this call (component and request or job).
+    pub fn log_context(&self) -> &str {
+        &self.log_context
+    }
+
+    pub fn providers(&self) -> &Arc<Providers> {
+        &self.providers
+    }
+
+    /// For a step that calls out, takes the write gate and begins the
+    /// transaction the first time the step writes; otherwise there is
+    /// nothing to do (the caller opened the transaction already).
+    fn begin_write(&mut self) -> Result<(), store::StoreError> {
+        let Some(lazy) = &mut self.lazy else { return Ok(()) };
+        if lazy.guard.is_some() {
+            return Ok(());
+        }
+        let guard = lazy.gate.try_lock_arc_for(LAZY_GATE_WAIT).ok_or_else(gate_busy)?;
+        block(self.conn.execute("BEGIN IMMEDIATE", ())).map_err(store_error)?;
+        lazy.guard = Some(guard);
+        Ok(())
+    }
+
+    /// `jobs.begin-effect`: records, committed at once and only while the
+    /// step's fence holds, that the effect `key` is about to be made.
+    fn begin_effect(&mut self, key: &str) -> Result<jobs::EffectStart, store::StoreError> {
+        let other = |message: &str| store::StoreError { kind: "other".into(), message: message.into() };
+        let Some(step) = &self.step else { return Err(other("begin-effect is for job steps only")) };
+        let Some(lazy) = &self.lazy else { return Err(other("begin-effect is for jobs that call out (calls-out: true)")) };
+        if lazy.guard.is_some() {
+            return Err(other("begin-effect must come before the step's first write"));
+        }
+        let _gate = lazy.gate.try_lock_arc_for(LAZY_GATE_WAIT).ok_or_else(gate_busy)?;
+        let c = &self.conn;
+        block(c.execute("BEGIN IMMEDIATE", ())).map_err(store_error)?;
+        let result = (|| {
+            let fence = crate::db::query_rows(c, "SELECT fence FROM jobs WHERE id = ?1 AND state = 'leased'", vec![SqlValue::Text(step.job_id.clone())])
+                .map_err(|e| other(&e.to_string()))?;
+            if !matches!(fence.first().map(|r| &r[0]), Some(SqlValue::Integer(f)) if *f == step.fence) {
+                return Ok(jobs::EffectStart::Superseded);
+            }
+            let inserted = block(c.execute(
+                "INSERT OR IGNORE INTO job_effects (job_id, effect_key, fence, started_at_ms) VALUES (?1, ?2, ?3, ?4)",
+                vec![
+                    SqlValue::Text(step.job_id.clone()),
+                    SqlValue::Text(key.to_string()),
+                    SqlValue::Integer(step.fence),
+                    SqlValue::Integer(crate::clock::now_ms()),
+                ],
+            ))
+            .map_err(store_error)?;
+            Ok(if inserted == 1 { jobs::EffectStart::Fresh } else { jobs::EffectStart::StartedBefore })
+        })();
+        let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        block(c.execute(end, ())).map_err(store_error)?;
+        result
+    }
+}
+
+fn gate_busy() -> store::StoreError {
+    store::StoreError { kind: "busy".into(), message: "the write gate stayed busy".into() }
+}
+
+impl WasiView for RequestState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+/// Links the imports that `resource-area`'s generated linker does not
+/// cover (the dispatcher's `http-out`).
+pub fn add_to_linker(linker: &mut Linker<RequestState>) -> anyhow::Result<()> {
+    http_out::add_to_linker::<_, HasSelf<_>>(linker, |s| s)?;
+    Ok(())
+}
+
+/// True for statements that only read (everything else begins a lazy write).
+fn reads_only(sql: &str) -> bool {
+    let head: String = sql.trim_start().chars().take(6).collect::<String>().to_ascii_uppercase();
+    head.starts_with("SELECT") || head.starts_with("WITH")
+}
+
+fn to_sql(v: types::Value) -> SqlValue {
+    match v {
+        types::Value::Null => SqlValue::Null,
+        types::Value::Integer(i) => SqlValue::Integer(i),
+        types::Value::Real(f) => SqlValue::Real(f),
+        types::Value::Text(s) => SqlValue::Text(s),
+        types::Value::Blob(b) => SqlValue::Blob(b),
+    }
+}
+
+fn from_sql(v: SqlValue) -> types::Value {
+    match v {
+        SqlValue::Null => types::Value::Null,
+        SqlValue::Integer(i) => types::Value::Integer(i),
+        SqlValue::Real(f) => types::Value::Real(f),
+        SqlValue::Text(s) => types::Value::Text(s),
+        SqlValue::Blob(b) => types::Value::Blob(b),
+    }
+}
+
+fn store_error(e: libsql::Error) -> store::StoreError {
+    let message = e.to_string();
+    let kind = if message.contains("constraint") || message.contains("UNIQUE") {
+        "constraint"
+    } else if message.contains("locked") || message.contains("busy") {
+        "busy"
+    } else {
+        "other"
+    };
+    store::StoreError { kind: kind.into(), message }
+}
+
+impl types::Host for RequestState {}
+
+impl store::Host for RequestState {
+    fn query(&mut self, sql: String, params: Vec<types::Value>) -> Result<Vec<Vec<types::Value>>, store::StoreError> {
+        if !reads_only(&sql) {
+            self.begin_write()?;
+        }
+        let params: Vec<SqlValue> = params.into_iter().map(to_sql).collect();
+        crate::db::query_rows(&self.conn, &sql, params)
+            .map(|rows| rows.into_iter().map(|r| r.into_iter().map(from_sql).collect()).collect())
+            .map_err(|e| match e.downcast::<libsql::Error>() {
+                Ok(e) => store_error(e),
+                Err(e) => store::StoreError { kind: "other".into(), message: e.to_string() },
+            })
+    }
+
+    fn execute(&mut self, sql: String, params: Vec<types::Value>) -> Result<u64, store::StoreError> {
+        self.begin_write()?;
+        let params: Vec<SqlValue> = params.into_iter().map(to_sql).collect();
+        block(self.conn.execute(&sql, params)).map_err(store_error)
+    }
+
+    fn execute_many(&mut self, sql: String, rows: Vec<Vec<types::Value>>) -> Result<u64, store::StoreError> {
+        self.begin_write()?;
+        block(async {
+            let stmt = self.conn.prepare(&sql).await?;
+            let mut total = 0u64;
+            for row in rows {
+                let params: Vec<SqlValue> = row.into_iter().map(to_sql).collect();
+                total += stmt.execute(params).await? as u64;
+                stmt.reset();
+            }
+            Ok(total)
+        })
+        .map_err(store_error)
+    }
+}
+
+impl jobs::Host for RequestState {
+    fn enqueue(&mut self, kind: String, business_id: String, payload_json: String, options: jobs::JobOptions) -> Result<String, store::StoreError> {
+        self.begin_write()?;
+        let id = uuid::Uuid::now_v7().to_string();
+        let now = crate::clock::now_ms();
+        block(self.conn.execute(
+            "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, calls_out, lane) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            vec![
+                SqlValue::Text(id.clone()),
+                SqlValue::Text(kind),
+                SqlValue::Text(business_id),
+                SqlValue::Text(payload_json),
+                SqlValue::Integer(now + options.delay_ms as i64),
+                SqlValue::Integer(now),
+                SqlValue::Integer(options.calls_out as i64),
+                options.lane.map(SqlValue::Text).unwrap_or(SqlValue::Null),
+            ],
+        ))
+        .map_err(store_error)?;
+        Ok(id)
+    }
+
+    fn begin_effect(&mut self, key: String) -> Result<jobs::EffectStart, store::StoreError> {
+        RequestState::begin_effect(self, &key)
+    }
+}
+
+/// `clock` and `ids` are the same for every store (a call's or a provider's).
+macro_rules! clock_and_ids {
+    ($state:ty) => {
+        impl $crate::engine::switchboard::platform::clock::Host for $state {
+            fn now_ms(&mut self) -> i64 {
+                crate::clock::now_ms()
+            }
+            fn now_rfc3339(&mut self) -> String {
+                crate::clock::now_rfc3339()
+            }
+        }
+
+        impl $crate::engine::switchboard::platform::ids::Host for $state {
+            fn uuid_v7(&mut self) -> String {
+                uuid::Uuid::now_v7().to_string()
+            }
+            /// At most 4 KiB from the CSPRNG.
+            fn random_bytes(&mut self, len: u32) -> Vec<u8> {
+                let mut v = vec![0u8; len.min(4096) as usize];
+                rand::fill(&mut v[..]);
+                v
+            }
+        }
+    };
+}
+pub(crate) use clock_and_ids;
+clock_and_ids!(RequestState);
+
+pub fn level_name(level: log::Level) -> &'static str {
+    match level {
+        log::Level::Debug => "debug",
+        log::Level::Info => "info",
+        log::Level::Warn => "warn",
+        log::Level::Error => "error",
+    }
+}
+
+impl log::Host for RequestState {
+    fn log(&mut self, level: log::Level, message: String) {
+        crate::logging::line(level_name(level), &format!("{} {message}", self.log_context));
+    }
+}
+
+impl http_out::Host for RequestState {
+    fn policy(&mut self) -> http_out::DeliveryPolicy {
+        http_out::DeliveryPolicy {
+            timeout_ms: self.outbound.timeout.as_millis() as u32,
+            retry_delays_ms: self.outbound.retry_delays_ms.clone(),
+        }
+    }
+
+    fn post(&mut self, url: String, headers: Vec<(String, String)>, body: String) -> Result<u16, String> {
+        crate::outbound::post(&self.outbound, &url, &headers, &body)
+    }
+}

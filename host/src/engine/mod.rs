@@ -1,0 +1,299 @@
+//! The WebAssembly side of the host, in three parts:
+//!
+//! * this file: one wasmtime engine with the pooling allocator and its
+//!   limits, each component compiled once (precompiled artifacts cached in
+//!   the data dir), an `InstancePre` per component, a fresh bounded store per
+//!   request or job step;
+//! * [`imports`]: the host side of every platform import a component sees
+//!   (store, jobs, clock, ids, log, http-out) and the per-call state;
+//! * [`providers`]: the registry of provider interfaces (messenger, ai, …),
+//!   one file each, answered by a provider component or natively.
+
+pub mod imports;
+pub mod providers;
+
+use anyhow::{Context, Result};
+use imports::{LazyWrite, RequestState, StepContext};
+use providers::{ProviderSettings, Providers};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits, StoreLimitsBuilder};
+
+include!(concat!(env!("OUT_DIR"), "/components.rs"));
+
+wasmtime::component::bindgen!({
+    path: "../wit",
+    world: "resource-area",
+});
+
+pub use switchboard::platform::types;
+
+/// The dispatcher's world shares every import with `resource-area` (and the
+/// providers' interfaces), so one set of host implementations serves both.
+pub mod dispatcher_world {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "dispatcher",
+        with: {
+            "switchboard:platform/types": super::switchboard::platform::types,
+            "switchboard:platform/store": super::switchboard::platform::store,
+            "switchboard:platform/jobs": super::switchboard::platform::jobs,
+            "switchboard:platform/clock": super::switchboard::platform::clock,
+            "switchboard:platform/ids": super::switchboard::platform::ids,
+            "switchboard:platform/log": super::switchboard::platform::log,
+        },
+    });
+}
+pub use dispatcher_world::switchboard::platform::job_types::{Job, Outcome};
+use dispatcher_world::DispatcherPre;
+
+/// The embedded component that runs background jobs.
+pub const DISPATCHER: &str = "dispatcher";
+/// How long one job step may run.
+pub const JOB_DEADLINE: Duration = Duration::from_secs(60);
+
+/// Wall-clock tick of the epoch counter.
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+/// Linear memory a single instance may grow to.
+pub const INSTANCE_MEMORY_LIMIT: usize = 256 << 20;
+/// Instances alive at once (also bounds the pooling allocator's reservation).
+pub const MAX_INSTANCES: u32 = 128;
+
+/// The limits every store gets (request, job step or provider call).
+pub fn store_limits() -> StoreLimits {
+    StoreLimitsBuilder::new().memory_size(INSTANCE_MEMORY_LIMIT).instances(16).trap_on_grow_failure(true).build()
+}
+
+/// Epoch ticks for a deadline.
+pub fn deadline_ticks(deadline: Duration) -> u64 {
+    (deadline.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
+}
+
+/// How webhook deliveries go out (`serve` flags).
+#[derive(Debug, Clone)]
+pub struct OutboundPolicy {
+    pub timeout: Duration,
+    pub retry_delays_ms: Vec<u64>,
+    /// Refuse loopback, private, link-local and other non-public targets.
+    pub public_only: bool,
+}
+
+impl Default for OutboundPolicy {
+    fn default() -> Self {
+        // 10 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, 24 h:
+        // eleven retries over about 2 days 4 hours.
+        let minutes = [0.17, 0.5, 2.0, 10.0, 30.0, 60.0, 120.0, 240.0, 480.0, 720.0, 1440.0];
+        OutboundPolicy {
+            timeout: Duration::from_secs(10),
+            retry_delays_ms: minutes.iter().map(|m| (m * 60_000.0) as u64).collect(),
+            public_only: false,
+        }
+    }
+}
+
+pub struct Components {
+    outbound: Arc<OutboundPolicy>,
+    engine: Engine,
+    pres: HashMap<String, ResourceAreaPre<RequestState>>,
+    dispatcher: Option<DispatcherPre<RequestState>>,
+    providers: Arc<Providers>,
+}
+
+/// How a component call ended when it did not return normally.
+pub enum CallError {
+    /// The epoch deadline passed (a runaway loop).
+    Deadline,
+    /// A memory or table limit was hit.
+    ResourceLimit,
+    /// Any other trap or host error.
+    Trap(String),
+    /// All instance slots are busy.
+    Capacity,
+}
+
+impl Components {
+    /// Compiles the embedded components; `overrides` replaces one by name
+    /// with a wasm file (development, fault tests, a patched build, a real
+    /// provider adapter). `provider_settings` reach the provider components.
+    pub fn load(cache_dir: &Path, overrides: &[(String, std::path::PathBuf)], outbound: OutboundPolicy, provider_settings: ProviderSettings) -> Result<Components> {
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(MAX_INSTANCES)
+            .total_core_instances(MAX_INSTANCES * 4)
+            .total_memories(MAX_INSTANCES * 2)
+            .total_tables(MAX_INSTANCES * 4)
+            .max_memory_size(INSTANCE_MEMORY_LIMIT)
+            // Reusing a slot should not page-fault: with PAGEMAP_SCAN (Linux
+            // 6.7+) only the pages a request dirtied are reset, by memset, up
+            // to this much; without it the low bytes are memset and the rest
+            // is returned with madvise.
+            .linear_memory_keep_resident(16 << 20)
+            .table_keep_resident(1 << 16)
+            .pagemap_scan(wasmtime::Enabled::Auto);
+        let mut config = Config::new();
+        config
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
+            .epoch_interruption(true)
+            .wasm_component_model(true);
+        let engine = Engine::new(&config)?;
+
+        let mut linker: Linker<RequestState> = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        ResourceArea::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+        imports::add_to_linker(&mut linker)?;
+        providers::add_to_linker(&mut linker)?;
+
+        std::fs::create_dir_all(cache_dir)?;
+        for (name, path) in overrides {
+            if !COMPONENTS.iter().any(|(n, _)| n == name) {
+                anyhow::bail!("--component-override names `{name}`, which is not a component of this build");
+            }
+            if !path.is_file() {
+                anyhow::bail!("--component-override {name}={}: no such file", path.display());
+            }
+        }
+        let mut compiled = HashMap::new();
+        for (name, embedded) in COMPONENTS {
+            let replacement = match overrides.iter().find(|(n, _)| n == name) {
+                Some((_, path)) => Some(std::fs::read(path)?),
+                None => None,
+            };
+            let wasm = replacement.as_deref().unwrap_or(embedded);
+            compiled.insert(name.to_string(), compile_cached(&engine, cache_dir, name, wasm)?);
+        }
+        // Provider components are linked into their own worlds by the registry.
+        let providers = Arc::new(Providers::load(&engine, &mut compiled, provider_settings)?);
+        let mut pres = HashMap::new();
+        let mut dispatcher = None;
+        for (name, component) in compiled {
+            let pre = linker.instantiate_pre(&component).map_err(anyhow::Error::from).with_context(|| format!("linking component {name}"))?;
+            if name == DISPATCHER {
+                dispatcher = Some(DispatcherPre::new(pre)?);
+            } else {
+                pres.insert(name, ResourceAreaPre::new(pre)?);
+            }
+        }
+
+        // The epoch ticker: deadlines are counted in ticks.
+        let ticker = engine.clone();
+        std::thread::Builder::new().name("epoch-ticker".into()).spawn(move || loop {
+            std::thread::sleep(EPOCH_TICK);
+            ticker.increment_epoch();
+        })?;
+        Ok(Components { outbound: Arc::new(outbound), engine, pres, dispatcher, providers })
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.pres.contains_key(name)
+    }
+
+    fn store(&self, conn: libsql::Connection, log_context: String, deadline: Duration) -> Store<RequestState> {
+        let state = RequestState::new(conn, log_context, self.outbound.clone(), self.providers.clone());
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.set_epoch_deadline(deadline_ticks(deadline));
+        store
+    }
+
+    /// Runs one job step in the dispatcher, on `conn`. Without `lazy_gate`
+    /// the job runner has opened the transaction already; with it (a step
+    /// that calls out) the step's first write takes the gate and begins it,
+    /// and the guard comes back so the runner commits the completion in the
+    /// same transaction.
+    pub fn run_job(
+        &self,
+        conn: libsql::Connection,
+        job: &Job,
+        lazy_gate: Option<Arc<parking_lot::FairMutex<()>>>,
+    ) -> (libsql::Connection, Option<crate::db::WriteGuard>, Result<Outcome, CallError>) {
+        let Some(pre) = &self.dispatcher else {
+            return (conn, None, Err(CallError::Trap("no dispatcher component in this build".into())));
+        };
+        let mut store = self.store(conn, format!("component=dispatcher job={} kind={}", job.id, job.kind), JOB_DEADLINE);
+        store.data_mut().lazy = lazy_gate.map(|gate| LazyWrite::new(gate));
+        store.data_mut().step = Some(StepContext { job_id: job.id.clone(), fence: job.fence as i64 });
+        let result = match pre.instantiate(&mut store) {
+            Ok(inst) => inst.switchboard_platform_job_handler().call_run(&mut store, job).map_err(classify),
+            Err(e) => Err(classify_instantiate(e)),
+        };
+        let state = store.into_data();
+        (state.conn, state.lazy.and_then(LazyWrite::into_guard), result)
+    }
+
+    /// Instantiates `name` in a fresh store and calls `handle`. Runs on a
+    /// blocking thread; `conn` is handed back with whatever the component did
+    /// (the caller commits or rolls back).
+    pub fn call(
+        &self,
+        name: &str,
+        conn: libsql::Connection,
+        req: &types::Request,
+        deadline: Duration,
+    ) -> (libsql::Connection, Result<Result<types::Success, types::Failure>, CallError>) {
+        let pre = &self.pres[name];
+        let mut store = self.store(conn, format!("component={name} requestId={}", req.request_id), deadline);
+        let result = match pre.instantiate(&mut store) {
+            Ok(inst) => inst.switchboard_platform_handler().call_handle(&mut store, req).map_err(classify),
+            Err(e) => Err(classify_instantiate(e)),
+        };
+        (store.into_data().conn, result)
+    }
+}
+
+fn classify_instantiate(e: wasmtime::Error) -> CallError {
+    let text = format!("{e:#}");
+    if text.contains("maximum concurrent") || text.contains("pooling") || text.contains("limit") {
+        CallError::Capacity
+    } else {
+        CallError::Trap(text)
+    }
+}
+
+fn classify(e: wasmtime::Error) -> CallError {
+    if let Some(trap) = e.downcast_ref::<wasmtime::Trap>() {
+        return match trap {
+            wasmtime::Trap::Interrupt => CallError::Deadline,
+            _ => CallError::Trap(format!("{e:#}")),
+        };
+    }
+    // With trap_on_grow_failure the error is not a Trap: look at the cause.
+    let text = format!("{e:?}");
+    if text.contains("forcing trap when growing memory") || text.contains("memory") && text.contains("limit") {
+        CallError::ResourceLimit
+    } else {
+        CallError::Trap(format!("{e:#}"))
+    }
+}
+
+/// Compiles a component once per (bytes, engine configuration) and keeps the
+/// native artifact in `cache_dir`.
+fn compile_cached(engine: &Engine, cache_dir: &Path, name: &str, wasm: &[u8]) -> Result<Component> {
+    let mut h = Sha256::new();
+    h.update(wasm);
+    let mut compat = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut compat);
+    h.update(std::hash::Hasher::finish(&compat).to_le_bytes());
+    h.update(env!("CARGO_PKG_VERSION"));
+    let key = hex::encode(&h.finalize()[..12]);
+    let path = cache_dir.join(format!("{name}-{key}.cwasm"));
+    if path.exists() {
+        // SAFETY: the file was written by `precompile_component` of this same
+        // engine configuration (the name carries its compatibility hash) into
+        // our own data dir.
+        match unsafe { Component::deserialize_file(engine, &path) } {
+            Ok(c) => return Ok(c),
+            Err(_) => {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+    let bytes = engine.precompile_component(wasm).map_err(anyhow::Error::from).with_context(|| format!("compiling component {name}"))?;
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, &bytes)?;
+    std::fs::rename(&tmp, &path)?;
+    // SAFETY: as above, just written by this engine.
+    Ok(unsafe { Component::deserialize(engine, &bytes)? })
+}
