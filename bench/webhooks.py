@@ -13,7 +13,12 @@ HTTP server) that verifies nothing but records each delivery's arrival.
    run: the same number of POSTs of the same size sent directly to the
    receiver by one Python client, sequentially (the service also delivers
    one at a time). Prints the ratio.
-2. Latency: INBOUND messages injected one at a time with `switchboard admin
+2. Isolation: the same backlog spread over ten subscriptions, first with
+   ten healthy receivers, then with one of them hanging on every request
+   (the service gives up after its webhook timeout, 2 s here, and retries).
+   Prints the healthy subscriptions' deliveries per second in both runs and
+   their ratio (the hung receiver should hold up only its own deliveries).
+3. Latency: INBOUND messages injected one at a time with `switchboard admin
    sandbox inbound`; for each, the time from the command's start to the
    receiver's arrival of its chatapp.message.received (p50/p99). This
    includes starting the admin process and the job runner's idle poll
@@ -43,6 +48,9 @@ lock = threading.Lock()
 class Receiver(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"]))
+        if self.path.startswith("/hung"):
+            time.sleep(30)
+            return
         with lock:
             arrivals.setdefault(self.headers.get("X-Service-Event-Id") or json.loads(body)["eventId"], time.monotonic())
         self.send_response(200)
@@ -85,7 +93,8 @@ def main():
     hook = f"http://127.0.0.1:{rx.server_address[1]}/hook"
     data = tempfile.mkdtemp(prefix="switchboard-bench-")
     port = free_port()
-    server = subprocess.Popen([BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data], stderr=subprocess.DEVNULL)
+    server = subprocess.Popen([BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data, "--webhook-timeout-ms", "2000"],
+                              stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):
@@ -114,7 +123,8 @@ def main():
                          json.dumps({"subscriptionId": sub, "eventId": eid, "attempt": 0, "payload": p}), now, now))
         body_size = len(json.dumps(dict(payload, eventId="bench-0", retryNumber=0)))
         start = time.monotonic()
-        db.executemany("INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms) VALUES (?,?,?,?,?,?)", rows)
+        db.executemany("INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, calls_out, lane) "
+                       f"VALUES (?,?,?,?,?,?,1,'webhooks:{sub}')", rows)
         db.commit()
         wait_for(EVENTS, 600)
         service = EVENTS / (time.monotonic() - start)
@@ -127,7 +137,43 @@ def main():
                                                           headers={"Content-Type": "application/json", "X-Service-Event-Id": f"direct-{i}"}))
         direct = EVENTS / (time.monotonic() - start)
 
-        # 2. Inbound → delivery latency.
+        # 2. Isolation: ten subscriptions, then one of them hung.
+        def spread(tag, hung):
+            subs = []
+            for n in range(10):
+                url = f"{hook}-{tag}-{n}" if not (hung and n == 0) else f"http://127.0.0.1:{rx.server_address[1]}/hung-{tag}"
+                subs.append(call(base, key, "POST", "/api/v1/webhook-subscriptions", {
+                    "businessId": biz, "channel": "chatapp", "phoneNumberId": f"pn-{tag}-{n}", "callbackUrl": url,
+                    "events": ["chatapp.message.received"], "externalAutomation": True})["data"]["subscription"]["id"])
+            per = EVENTS // 10
+            rows, healthy = [], []
+            now = int(time.time() * 1000)
+            for n, s in enumerate(subs):
+                for i in range(per):
+                    eid = f"{tag}-{n}-{i}"
+                    if not (hung and n == 0):
+                        healthy.append(eid)
+                    rows.append((str(uuid.uuid4()), "webhooks.deliver", biz, f"webhooks:{s}",
+                                 json.dumps({"subscriptionId": s, "eventId": eid, "attempt": 0, "payload": dict(payload, eventId=eid)}), now, now))
+            start = time.monotonic()
+            db.executemany("INSERT INTO jobs (id, kind, business_id, lane, payload, due_at_ms, created_at_ms, calls_out) VALUES (?,?,?,?,?,?,?,1)", rows)
+            db.commit()
+            while True:
+                with lock:
+                    if all(e in arrivals for e in healthy):
+                        break
+                if time.monotonic() - start > 600:
+                    raise SystemExit("the healthy subscriptions' deliveries did not all arrive")
+                time.sleep(0.005)
+            return len(healthy) / (time.monotonic() - start)
+
+        for n in range(10):
+            admin(data, "channel", "connect", "--business", biz, "--channel", "chatapp", "--phone-number-id", f"pn-ok-{n}")
+            admin(data, "channel", "connect", "--business", biz, "--channel", "chatapp", "--phone-number-id", f"pn-hang-{n}")
+        all_healthy = spread("ok", False)
+        one_hung = spread("hang", True)
+
+        # 3. Inbound → delivery latency.
         latencies, admin_times = [], []
         for i in range(INBOUND):
             start = time.monotonic()
@@ -144,6 +190,7 @@ def main():
                 time.sleep(0.002)
         q = lambda xs, p: sorted(xs)[min(len(xs) - 1, int(len(xs) * p))] * 1000
         print(f"deliveries/s (signed, from the outbox)  {service:8.0f}   direct POST baseline {direct:8.0f}   ratio {service / direct:.2f}")
+        print(f"healthy deliveries/s, ten receivers  {all_healthy:8.0f}   one of them hung {one_hung:8.0f}   ratio {one_hung / all_healthy:.2f}")
         print(f"inbound -> delivery latency  p50 {q(latencies, 0.5):6.1f} ms   p99 {q(latencies, 0.99):6.1f} ms"
               f"   (admin command alone: p50 {q(admin_times, 0.5):6.1f} ms)")
     finally:

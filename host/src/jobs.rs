@@ -8,6 +8,10 @@
 
 use crate::db::{self, Db, SqlValue};
 use crate::engine::{CallError, Components, Job, Outcome};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a claimed job stays ours without completing.
@@ -16,8 +20,8 @@ pub const JOB_LEASE: Duration = Duration::from_secs(60);
 pub const LEADER_LEASE: Duration = Duration::from_secs(10);
 /// Failed attempts before a job is declared dead.
 pub const MAX_ATTEMPTS: i64 = 25;
-/// Jobs claimed per round.
-const BATCH: i64 = 16;
+/// Steps that do not call out, claimed per round (run one after another).
+const LOCAL_BATCH: i64 = 8;
 
 /// A claimed job and the fence that proves the claim.
 #[derive(Debug, Clone)]
@@ -30,11 +34,6 @@ pub struct Claim {
     pub fence: i64,
     /// The job declared that its steps call out (see `run_one`).
     pub calls_out: bool,
-}
-
-pub struct Runner {
-    pub node: String,
-    leader_until_ms: i64,
 }
 
 fn t(v: &SqlValue) -> String {
@@ -51,32 +50,138 @@ fn i(v: &SqlValue) -> i64 {
     }
 }
 
+/// How the runner runs steps (`serve` flags).
+#[derive(Debug, Clone)]
+pub struct RunnerConfig {
+    /// Steps that call out running at once (`--job-concurrency`).
+    pub concurrency: usize,
+}
+
+impl Default for RunnerConfig {
+    fn default() -> Self {
+        RunnerConfig { concurrency: 16 }
+    }
+}
+
+/// What the runner needs from the process: the database and the components.
+pub trait JobHost: Send + Sync + 'static {
+    fn db(&self) -> &Db;
+    fn components(&self) -> &Components;
+}
+
+/// Jobs this node is running now: job id → fence. Their leases are renewed
+/// while they run, so a live step never loses its job to a reclaim.
+type InFlight = Arc<Mutex<HashMap<String, i64>>>;
+
+pub struct Runner {
+    pub node: String,
+    leader_until_ms: i64,
+    config: RunnerConfig,
+    in_flight: InFlight,
+    /// Calls-out steps running on worker threads.
+    calling_out: Arc<AtomicUsize>,
+    last_renewal_ms: i64,
+}
+
 impl Runner {
-    pub fn new() -> Runner {
-        Runner { node: uuid::Uuid::new_v4().to_string(), leader_until_ms: 0 }
+    pub fn new(config: RunnerConfig) -> Runner {
+        Runner {
+            node: uuid::Uuid::new_v4().to_string(),
+            leader_until_ms: 0,
+            config,
+            in_flight: Arc::default(),
+            calling_out: Arc::default(),
+            last_renewal_ms: 0,
+        }
     }
 
-    /// One round: keep or take leadership, claim due jobs, run them. Returns
-    /// how many jobs ran (0 = idle).
-    pub fn tick(&mut self, db: &Db, components: &Components) -> usize {
+    /// One round: keep or take leadership, renew the leases of running
+    /// steps, claim due jobs and run them: steps that call out on worker
+    /// threads (up to the concurrency bound), the others here, one after
+    /// another (they hold the write lock anyway). Returns how many jobs were
+    /// started (0 = idle).
+    pub fn tick<H: JobHost>(&mut self, host: &Arc<H>) -> usize {
+        let db = host.db();
         if !self.lead(db) {
             return 0;
         }
+        self.renew_leases(db);
         // A cheap read first: an idle round takes no write lock.
         if !has_due(db) {
             return 0;
         }
-        let claims = match claim(db, &self.node, BATCH) {
+        let free = self.config.concurrency.saturating_sub(self.calling_out.load(Ordering::SeqCst));
+        let per_business = (self.config.concurrency / 2).max(1);
+        let claims = match claim_fair(db, &self.node, LOCAL_BATCH, free as i64, per_business as i64) {
             Ok(c) => c,
             Err(e) => {
                 crate::logging::line("warn", &format!("job claim failed: {e}"));
                 return 0;
             }
         };
-        for c in &claims {
-            run_one(db, components, &self.node, c);
+        let started = claims.len();
+        let (remote, local): (Vec<Claim>, Vec<Claim>) = claims.into_iter().partition(|c| c.calls_out);
+        {
+            let mut running = self.in_flight.lock();
+            for c in remote.iter().chain(&local) {
+                running.insert(c.id.clone(), c.fence);
+            }
         }
-        claims.len()
+        for c in remote {
+            self.calling_out.fetch_add(1, Ordering::SeqCst);
+            let (host, node, in_flight, calling_out) = (host.clone(), self.node.clone(), self.in_flight.clone(), self.calling_out.clone());
+            let spawned = std::thread::Builder::new().name("job-step".into()).spawn(move || {
+                run_one(host.db(), host.components(), &node, &c);
+                in_flight.lock().remove(&c.id);
+                calling_out.fetch_sub(1, Ordering::SeqCst);
+            });
+            if spawned.is_err() {
+                // No thread: the lease runs out and the job is claimed again.
+                self.calling_out.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        for c in local {
+            run_one(db, host.components(), &self.node, &c);
+            self.in_flight.lock().remove(&c.id);
+            self.renew_leases(db);
+        }
+        started
+    }
+
+    /// Steps that call out and are still running.
+    pub fn calling_out(&self) -> usize {
+        self.calling_out.load(Ordering::SeqCst)
+    }
+
+    /// Extends the lease of every step this node is running, once a third of
+    /// the lease has passed (a stalled node stops renewing, so its jobs are
+    /// reclaimed when the lease runs out).
+    fn renew_leases(&mut self, db: &Db) {
+        let now = crate::clock::now_ms();
+        if now - self.last_renewal_ms < JOB_LEASE.as_millis() as i64 / 3 {
+            return;
+        }
+        let running: Vec<(String, i64)> = self.in_flight.lock().iter().map(|(k, v)| (k.clone(), *v)).collect();
+        self.last_renewal_ms = now;
+        if running.is_empty() {
+            return;
+        }
+        let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return };
+        let Ok(c) = db.conn() else { return };
+        let until = SqlValue::Integer(now + JOB_LEASE.as_millis() as i64);
+        if db::execute(&c, "BEGIN IMMEDIATE", vec![]).is_err() {
+            return;
+        }
+        for (id, fence) in running {
+            let _ = db::execute(
+                &c,
+                "UPDATE jobs SET lease_until_ms = ?3 WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
+                vec![SqlValue::Text(id), SqlValue::Integer(fence), until.clone()],
+            );
+        }
+        if db::execute(&c, "COMMIT", vec![]).is_err() {
+            let _ = db::execute(&c, "ROLLBACK", vec![]);
+        }
     }
 
     /// Takes or renews the dispatcher lease; true while this node leads.
@@ -145,23 +250,67 @@ fn has_due(db: &Db) -> bool {
     .unwrap_or(false)
 }
 
-/// Claims up to `limit` due jobs (pending and due, or leased with an expired
-/// lease), giving each a new fence.
+/// Claims up to `limit` due jobs of either kind (tests).
+#[cfg(test)]
 pub fn claim(db: &Db, node: &str, limit: i64) -> anyhow::Result<Vec<Claim>> {
+    claim_fair(db, node, limit, limit, i64::MAX)
+}
+
+/// Picks the due jobs of one class (`calls_out` 0 or 1) fairly: at most one
+/// per lane and none of a lane that has a live step, then round-robin
+/// across businesses (every business's oldest job before anyone's second),
+/// and no business past `?4` steps of the class at once. `?1` now, `?2` the
+/// class, `?3` how many.
+const PICK_FAIR: &str = "\
+WITH live_lanes AS (
+    SELECT DISTINCT lane FROM jobs WHERE state = 'leased' AND lease_until_ms >= ?1 AND lane IS NOT NULL
+), due AS (
+    SELECT id, business_id, lane, due_at_ms FROM jobs
+    WHERE ((state = 'pending' AND due_at_ms <= ?1) OR (state = 'leased' AND lease_until_ms < ?1))
+      AND calls_out = ?2
+      AND (lane IS NULL OR lane NOT IN (SELECT lane FROM live_lanes))
+    ORDER BY due_at_ms LIMIT 2000
+), lane_heads AS (
+    SELECT *, ROW_NUMBER() OVER (PARTITION BY IFNULL(lane, id) ORDER BY due_at_ms, id) AS lane_rank FROM due
+), ranked AS (
+    SELECT *, ROW_NUMBER() OVER (PARTITION BY business_id ORDER BY due_at_ms, id) AS turn FROM lane_heads WHERE lane_rank = 1
+), busy AS (
+    SELECT business_id, COUNT(*) AS running FROM jobs
+    WHERE state = 'leased' AND lease_until_ms >= ?1 AND calls_out = ?2 GROUP BY business_id
+)
+SELECT r.id FROM ranked r LEFT JOIN busy b ON b.business_id = r.business_id
+WHERE r.turn + IFNULL(b.running, 0) <= ?4
+ORDER BY r.turn, r.due_at_ms, r.id LIMIT ?3";
+
+/// Claims due jobs, giving each a new fence: up to `local` steps that do not
+/// call out and `remote` that do, picked fairly (see `PICK_FAIR`; a business
+/// runs at most `per_business` steps that call out at once).
+pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i64) -> anyhow::Result<Vec<Claim>> {
     let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return Ok(Vec::new()) };
     let c = db.conn()?;
     let now = crate::clock::now_ms();
     db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
     let result = (|| {
-        let rows = db::query_rows(
-            &c,
-            "SELECT id, kind, business_id, payload, attempts, fence, calls_out FROM jobs \
-             WHERE (state = 'pending' AND due_at_ms <= ?1) OR (state = 'leased' AND lease_until_ms < ?1) \
-             ORDER BY due_at_ms LIMIT ?2",
-            vec![SqlValue::Integer(now), SqlValue::Integer(limit)],
-        )?;
+        let mut ids = Vec::new();
+        for (class, limit, cap) in [(0i64, local, i64::MAX), (1, remote, per_business)] {
+            if limit <= 0 {
+                continue;
+            }
+            let picked = db::query_rows(
+                &c,
+                PICK_FAIR,
+                vec![SqlValue::Integer(now), SqlValue::Integer(class), SqlValue::Integer(limit), SqlValue::Integer(cap)],
+            )?;
+            ids.extend(picked.iter().map(|r| t(&r[0])));
+        }
         let mut claims = Vec::new();
-        for r in rows {
+        for id in ids {
+            let rows = db::query_rows(
+                &c,
+                "SELECT id, kind, business_id, payload, attempts, fence, calls_out FROM jobs WHERE id = ?1",
+                vec![SqlValue::Text(id)],
+            )?;
+            let Some(r) = rows.first() else { continue };
             let claim = Claim { id: t(&r[0]), kind: t(&r[1]), business_id: t(&r[2]), payload: t(&r[3]), attempts: i(&r[4]) + 1, fence: i(&r[5]) + 1, calls_out: i(&r[6]) != 0 };
             db::execute(
                 &c,
@@ -201,6 +350,9 @@ pub enum Next {
 pub fn complete(c: &libsql::Connection, claim: &Claim, next: &Next) -> anyhow::Result<bool> {
     let id = SqlValue::Text(claim.id.clone());
     let fence = SqlValue::Integer(claim.fence);
+    if matches!(next, Next::Done | Next::Dead(_)) {
+        db::execute(c, "DELETE FROM job_effects WHERE job_id = ?1 AND EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND fence = ?2)", vec![id.clone(), fence.clone()])?;
+    }
     let n = match next {
         Next::Done => db::execute(
             c,
@@ -417,8 +569,8 @@ mod tests {
     #[test]
     fn a_new_leader_releases_jobs_the_old_one_left_leased() {
         let (db, dir) = temp_db();
-        let mut a = Runner::new();
-        let mut b = Runner::new();
+        let mut a = Runner::new(RunnerConfig::default());
+        let mut b = Runner::new(RunnerConfig::default());
         assert!(a.lead(&db));
         enqueue(&db, "j1");
         let claimed = claim(&db, &a.node, 10).unwrap();
@@ -440,8 +592,8 @@ mod tests {
     #[test]
     fn only_one_node_leads() {
         let (db, dir) = temp_db();
-        let mut a = Runner::new();
-        let mut b = Runner::new();
+        let mut a = Runner::new(RunnerConfig::default());
+        let mut b = Runner::new(RunnerConfig::default());
         assert!(a.lead(&db));
         assert!(!b.lead(&db), "a live leader keeps the lease");
         // a stops renewing; once its lease expires b takes over.
@@ -451,6 +603,62 @@ mod tests {
         a.leader_until_ms = 0;
         assert!(!a.lead(&db));
         drop(c);
+        drop(db);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    fn enqueue_as(db: &Db, id: &str, business: &str, due: i64, calls_out: bool, lane: Option<&str>) {
+        let c = db.conn().unwrap();
+        db::execute(
+            &c,
+            "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, calls_out, lane) VALUES (?1, 'test', ?2, '{}', ?3, 0, ?4, ?5)",
+            vec![
+                SqlValue::Text(id.into()),
+                SqlValue::Text(business.into()),
+                SqlValue::Integer(due),
+                SqlValue::Integer(calls_out as i64),
+                lane.map(|l| SqlValue::Text(l.into())).unwrap_or(SqlValue::Null),
+            ],
+        )
+        .unwrap();
+    }
+
+    fn ids(claims: &[Claim]) -> Vec<&str> {
+        claims.iter().map(|c| c.id.as_str()).collect()
+    }
+
+    #[test]
+    fn a_lane_runs_one_step_at_a_time_oldest_first() {
+        let (db, dir) = temp_db();
+        enqueue_as(&db, "l1", "b", 1, true, Some("webhooks:s1"));
+        enqueue_as(&db, "l2", "b", 2, true, Some("webhooks:s1"));
+        enqueue_as(&db, "o1", "b", 3, true, Some("webhooks:s2"));
+        let first = claim_fair(&db, "n", 0, 10, 100).unwrap();
+        assert_eq!(ids(&first), vec!["l1", "o1"], "one per lane, the oldest");
+        assert!(claim_fair(&db, "n", 0, 10, 100).unwrap().is_empty(), "a lane with a live step waits");
+        let c = db.conn().unwrap();
+        assert!(complete(&c, &first[0], &Next::Done).unwrap());
+        assert_eq!(ids(&claim_fair(&db, "n", 0, 10, 100).unwrap()), vec!["l2"]);
+        drop(c);
+        drop(db);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn businesses_take_turns_and_one_business_cannot_take_every_slot() {
+        let (db, dir) = temp_db();
+        for n in 0..6 {
+            enqueue_as(&db, &format!("a{n}"), "busy", n, true, None);
+        }
+        enqueue_as(&db, "b0", "quiet", 100, true, None);
+        enqueue_as(&db, "local", "busy", 0, false, None);
+        // Four slots: the quiet business's only job is among them although
+        // it is the newest, and the busy one gets at most its cap (3).
+        let picked = claim_fair(&db, "n", 0, 4, 3).unwrap();
+        assert_eq!(ids(&picked), vec!["a0", "b0", "a1", "a2"]);
+        assert!(picked.iter().all(|c| c.calls_out));
+        let more = claim_fair(&db, "n", 5, 4, 3).unwrap();
+        assert_eq!(ids(&more), vec!["local"], "the busy business is at its cap; local steps are another class");
         drop(db);
         let _ = std::fs::remove_dir_all(dir);
     }

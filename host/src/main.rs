@@ -29,7 +29,7 @@ usage:
                     [--ai-endpoint URL --ai-model NAME]   (env SWITCHBOARD_AI_API_KEY)
                     [--messenger-setting NAME=VALUE]...   (env SWITCHBOARD_MESSENGER_<NAME>;
                      the sandbox messenger reads step-delay-ms, default 20)
-                    [--max-upload-bytes N] [--upload-sweep-after-ms MS]
+                    [--max-upload-bytes N] [--upload-sweep-after-ms MS] [--job-concurrency N]
   switchboard admin [--data-dir DIR] business create --name NAME
   switchboard admin [--data-dir DIR] key create --business ID --scopes LIST|all
   switchboard admin [--data-dir DIR] key list --business ID
@@ -43,7 +43,8 @@ usage:
 
 defaults: --listen 127.0.0.1:8080, --data-dir ./data (or $SWITCHBOARD_DATA_DIR),
           --request-timeout-ms 30000, --max-upload-bytes 536870912 (512 MiB, raw uploads),
-          --upload-sweep-after-ms 3600000 (staged uploads idle this long are removed)";
+          --upload-sweep-after-ms 3600000 (staged uploads idle this long are removed),
+          --job-concurrency 16 (job steps that call out running at once; one business at most half)";
 
 /// Flags of the form `--name value` (and bare `--flag`), plus positionals.
 struct Args {
@@ -115,7 +116,7 @@ fn run() -> Result<()> {
     }
     match args.positional[0].as_str() {
         "serve" => {
-            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline", "component-override", "webhook-public-only", "sandbox-routes", "webhook-timeout-ms", "webhook-retry-delays-ms", "ai-endpoint", "ai-model", "messenger-setting", "max-upload-bytes", "upload-sweep-after-ms"])?;
+            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline", "component-override", "webhook-public-only", "sandbox-routes", "webhook-timeout-ms", "webhook-retry-delays-ms", "ai-endpoint", "ai-model", "messenger-setting", "max-upload-bytes", "upload-sweep-after-ms", "job-concurrency"])?;
             serve(&args)
         }
         "admin" => {
@@ -211,6 +212,12 @@ fn serve(args: &Args) -> Result<()> {
         args.get("upload-sweep-after-ms").unwrap_or("3600000").parse().context("--upload-sweep-after-ms must be a number")?,
     );
         let components = engine::Components::load(&data_dir.join("cache"), &overrides, outbound, [(engine::providers::messenger::COMPONENT, messenger_settings(args)?)].into_iter().collect()).context("loading components")?;
+    let runner = jobs::RunnerConfig {
+        concurrency: match args.get("job-concurrency") {
+            Some(n) => n.parse::<usize>().ok().filter(|n| (1..=256).contains(n)).context("--job-concurrency must be 1 to 256")?,
+            None => jobs::RunnerConfig::default().concurrency,
+        },
+    };
     let gateway = switchboard_gateway::Gateway::new().map_err(anyhow::Error::msg).context("building the OpenAPI document")?;
     let app = pipeline::App {
         gateway,
@@ -222,5 +229,5 @@ fn serve(args: &Args) -> Result<()> {
         max_upload_bytes,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(256).build()?;
-    runtime.block_on(server::serve(app, addr, upload_sweep_after))
+    runtime.block_on(server::serve(app, addr, upload_sweep_after, runner))
 }

@@ -35,7 +35,7 @@ pub(crate) struct Shared {
 const MAINTENANCE_EVERY: Duration = Duration::from_secs(300);
 
 /// `upload_sweep_after`: staged uploads idle this long are removed.
-pub async fn serve(app: App, addr: SocketAddr, upload_sweep_after: Duration) -> anyhow::Result<()> {
+pub async fn serve(app: App, addr: SocketAddr, upload_sweep_after: Duration, runner: crate::jobs::RunnerConfig) -> anyhow::Result<()> {
     let listener = TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     crate::logging::line("info", &format!("listening on http://{local}"));
@@ -57,7 +57,7 @@ pub async fn serve(app: App, addr: SocketAddr, upload_sweep_after: Duration) -> 
     });
 
     let stop_jobs = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let job_loop = spawn_job_runner(shared.clone(), stop_jobs.clone());
+    let job_loop = spawn_job_runner(shared.clone(), stop_jobs.clone(), runner);
     let checkpointer = shared.clone();
     tokio::spawn(async move {
         loop {
@@ -101,15 +101,30 @@ pub async fn serve(app: App, addr: SocketAddr, upload_sweep_after: Duration) -> 
     Ok(())
 }
 
+impl crate::jobs::JobHost for Shared {
+    fn db(&self) -> &crate::db::Db {
+        &self.app.db
+    }
+    fn components(&self) -> &crate::engine::Components {
+        &self.app.components
+    }
+}
+
 /// Runs job rounds on a blocking thread until `stop`; idles 25 ms when
-/// there was nothing to do (an idle round is one indexed read).
-fn spawn_job_runner(shared: Arc<Shared>, stop: Arc<std::sync::atomic::AtomicBool>) -> tokio::task::JoinHandle<()> {
+/// there was nothing to do (an idle round is one indexed read). On stop,
+/// waits (bounded) for steps still calling out, so each ends committed or
+/// rolled back whole.
+fn spawn_job_runner(shared: Arc<Shared>, stop: Arc<std::sync::atomic::AtomicBool>, config: crate::jobs::RunnerConfig) -> tokio::task::JoinHandle<()> {
     tokio::task::spawn_blocking(move || {
-        let mut runner = crate::jobs::Runner::new();
+        let mut runner = crate::jobs::Runner::new(config);
         while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-            if runner.tick(&shared.app.db, &shared.app.components) == 0 {
+            if runner.tick(&shared) == 0 {
                 std::thread::sleep(Duration::from_millis(25));
             }
+        }
+        let deadline = Instant::now() + Duration::from_secs(35);
+        while runner.calling_out() > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
         }
     })
 }

@@ -295,42 +295,27 @@ impl Receiver {
         Self::on(TcpListener::bind("127.0.0.1:0").unwrap())
     }
     pub fn on(listener: TcpListener) -> Receiver {
+        Self::serve(listener, false)
+    }
+    /// A receiver that answers every connection on a thread of its own, so a
+    /// hanging reply does not hold up the next request.
+    pub fn concurrent() -> Receiver {
+        Self::serve(TcpListener::bind("127.0.0.1:0").unwrap(), true)
+    }
+    fn serve(listener: TcpListener, concurrent: bool) -> Receiver {
         let port = listener.local_addr().unwrap().port();
         let got = Arc::new(Mutex::new(Vec::new()));
         let script = Arc::new(Mutex::new(VecDeque::new()));
         let (g, sc) = (got.clone(), script.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut line = String::new();
-                if reader.read_line(&mut line).is_err() {
-                    continue;
+                let Ok(stream) = stream else { continue };
+                let (g, sc) = (g.clone(), sc.clone());
+                if concurrent {
+                    std::thread::spawn(move || answer_one(stream, &g, &sc));
+                } else {
+                    answer_one(stream, &g, &sc);
                 }
-                let mut headers = Vec::new();
-                loop {
-                    let mut h = String::new();
-                    reader.read_line(&mut h).unwrap();
-                    let h = h.trim_end().to_string();
-                    if h.is_empty() {
-                        break;
-                    }
-                    let (k, v) = h.split_once(':').unwrap();
-                    headers.push((k.trim().to_string(), v.trim().to_string()));
-                }
-                let len: usize = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-length")).map(|(_, v)| v.parse().unwrap()).unwrap_or(0);
-                let mut body = vec![0u8; len];
-                reader.read_exact(&mut body).unwrap();
-                g.lock().unwrap().push(Delivery { headers, body: String::from_utf8(body).unwrap() });
-                let reply = sc.lock().unwrap().pop_front().unwrap_or(Reply::Status(200));
-                let code = match reply {
-                    Reply::Status(c) => c,
-                    Reply::Hang(d) => {
-                        std::thread::sleep(d);
-                        200
-                    }
-                };
-                let _ = write!(stream, "HTTP/1.1 {code} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
             }
         });
         Receiver { port, got, script }
@@ -356,6 +341,39 @@ impl Receiver {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// Reads one request, records it, answers from the script.
+fn answer_one(mut stream: std::net::TcpStream, g: &Mutex<Vec<Delivery>>, sc: &Mutex<VecDeque<Reply>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        reader.read_line(&mut h).unwrap();
+        let h = h.trim_end().to_string();
+        if h.is_empty() {
+            break;
+        }
+        let (k, v) = h.split_once(':').unwrap();
+        headers.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    let len: usize = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-length")).map(|(_, v)| v.parse().unwrap()).unwrap_or(0);
+    let mut body = vec![0u8; len];
+    reader.read_exact(&mut body).unwrap();
+    g.lock().unwrap().push(Delivery { headers, body: String::from_utf8(body).unwrap() });
+    let reply = sc.lock().unwrap().pop_front().unwrap_or(Reply::Status(200));
+    let code = match reply {
+        Reply::Status(c) => c,
+        Reply::Hang(d) => {
+            std::thread::sleep(d);
+            200
+        }
+    };
+    let _ = write!(stream, "HTTP/1.1 {code} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
 }
 
 pub fn hmac_sha256_hex(key: &[u8], msg: &[u8]) -> String {

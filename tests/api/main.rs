@@ -13,5 +13,6 @@ mod messaging;
 mod participants;
 mod photoapp;
 mod platform;
+mod runner;
 mod webhook_delivery;
 mod webhooks;

@@ -18,7 +18,8 @@ use hmac::{Hmac, Mac};
 use serde_json::{json, Map, Value};
 use sha2::Sha256;
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{clock, ids, jobs, log, Failure};
+use switchboard_guest::jobs::{self, EffectStart};
+use switchboard_guest::{clock, ids, log, Failure};
 
 pub const KIND: &str = "webhooks.deliver";
 /// How often a paused subscription is checked for resumption.
@@ -26,7 +27,7 @@ const PAUSED_RECHECK_MS: u64 = 5_000;
 pub const CONTRACT_VERSION: &str = "1.1";
 
 pub fn run(job: &Job) -> Outcome {
-    let Ok(mut outbox) = serde_json::from_str::<Value>(&job.payload_json) else {
+    let Ok(outbox) = serde_json::from_str::<Value>(&job.payload_json) else {
         return Outcome::Dead("malformed delivery payload".into());
     };
     let attempt = outbox["attempt"].as_u64().unwrap_or(0);
@@ -47,6 +48,20 @@ pub fn run(job: &Job) -> Outcome {
         _ => return Outcome::Done,
     }
     let (url, secret) = (row.text(1), row.text(2));
+    // The attempt is committed before the POST goes out: a step that runs
+    // again after a crash or a lost lease finds it and never resends under
+    // the same key, so `retryNumber` keeps rising.
+    let key = delivery_key(job, attempt);
+    match jobs::begin_effect(&key) {
+        Ok(EffectStart::Fresh) => {}
+        Ok(EffectStart::StartedBefore) => {
+            record_attempt(job, &sub_id, &event_id, attempt, None, Some("interrupted: the outcome of this attempt is unknown"));
+            return next_attempt(outbox, attempt);
+        }
+        // Another node owns the job now; nothing of this step commits.
+        Ok(EffectStart::Superseded) => return Outcome::Dead("superseded".into()),
+        Err(_) => return hold(&outbox, PAUSED_RECHECK_MS),
+    }
     let body = with_retry_number(&outbox["payload"], attempt);
     let timestamp = (clock::now_ms() / 1000).to_string();
     let headers = vec![
@@ -56,6 +71,7 @@ pub fn run(job: &Job) -> Outcome {
         ("X-Service-Signature".to_string(), sign(&secret, &timestamp, &body)),
         ("X-Service-Event-Id".to_string(), event_id.clone()),
         ("X-Service-Contract-Version".to_string(), CONTRACT_VERSION.to_string()),
+        ("Idempotency-Key".to_string(), key),
     ];
     let result = http_out::post(&url, &headers, &body);
     let (status, error) = match &result {
@@ -66,6 +82,19 @@ pub fn run(job: &Job) -> Outcome {
     if matches!(result, Ok(code) if (200..300).contains(&code)) {
         return Outcome::Done;
     }
+    next_attempt(outbox, attempt)
+}
+
+/// The idempotency key of one attempt (sent as `Idempotency-Key`): the
+/// delivery job and the attempt's number, so every attempt has its own and
+/// no two requests ever carry the same one.
+fn delivery_key(job: &Job, attempt: u64) -> String {
+    format!("{}.{attempt}", job.id)
+}
+
+/// After a failed (or interrupted) attempt: the next one after the host's
+/// delay, or dead when the schedule has run out.
+fn next_attempt(mut outbox: Value, attempt: u64) -> Outcome {
     let delays = http_out::policy().retry_delays_ms;
     match delays.get(attempt as usize) {
         Some(delay) => {
