@@ -197,7 +197,7 @@ fn webhooks() -> Value {
     for (event, schema, summary) in events {
         out.insert(event.to_string(), json!({"post": {
             "summary": summary,
-            "description": "Signed POST to the subscription's callbackUrl: `X-Service-Signature` is the hex HMAC-SHA256 of `X-Service-Timestamp`, a dot and the raw body, keyed with the subscription's signing secret; `X-Service-Event-Id` and `X-Service-Contract-Version` are set. Any non-2xx answer is retried with the same eventId and a rising retryNumber.",
+            "description": "Signed POST to the subscription's callbackUrl: `X-Service-Signature` is the hex HMAC-SHA256 of `X-Service-Timestamp`, a dot and the raw body, keyed with the subscription's signing secret; `X-Service-Event-Id` and `X-Service-Contract-Version` are set, and `Idempotency-Key` (one value per attempt, never sent twice). Any non-2xx answer is retried with the same eventId and a rising retryNumber; an attempt interrupted by a crash counts, so retryNumber never repeats.",
             "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}}},
             "responses": {"2XX": {"description": "Accepted durably by the receiver."}}
         }}));
