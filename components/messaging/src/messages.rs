@@ -32,7 +32,8 @@ use serde_json::{json, Value as J};
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{e164, fail, is_uuid, now, ok, req, success, HResult, Request, Success};
 
-use crate::contact;
+use crate::conversation;
+use switchboard_guest::contact;
 use crate::media::{chatapp_connected, not_connected};
 
 pub const CATEGORY: &str = "Outbound";
@@ -69,7 +70,7 @@ pub fn send(r: &Request) -> HResult<Success> {
         if connected.is_none() {
             return Err(fail::validation("photoapp_account_not_connected", "`photoappAccountId` is not the connected photoapp account of this business"));
         }
-        let Some(p) = contact::photoapp_participant(biz, &account, &b.to)? else {
+        let Some(p) = conversation::photoapp_participant(biz, &account, &b.to)? else {
             return Err(fail::conflict(
                 "photoapp_conversation_required",
                 "the recipient has not started a photoapp conversation with this account; photoapp messages can only answer a user who wrote first",
@@ -82,7 +83,7 @@ pub fn send(r: &Request) -> HResult<Success> {
         }
         let text = b.text.clone().filter(|t| !t.trim().is_empty()).ok_or_else(|| fail::validation("text_required", "type `text` needs `text`"))?;
         let now = now();
-        let (message_id, task_ref, correlation_id) = contact::queue_outbound(&contact::Outbound {
+        let (message_id, task_ref, correlation_id) = conversation::queue_outbound(&conversation::Outbound {
             business: biz,
             channel: "photoapp",
             conversation_id: &p.conversation_id,
@@ -126,8 +127,8 @@ pub fn send(r: &Request) -> HResult<Success> {
         return Err(blocked());
     }
     let c = contact::resolve(biz, &mobile, &mobile, CATEGORY, &now)?;
-    let conversation_id = contact::conversation(biz, &pnid, &c.id, &now)?;
-    let (message_id, task_ref, correlation_id) = contact::queue_outbound(&contact::Outbound {
+    let conversation_id = conversation::conversation(biz, &pnid, &c.id, &now)?;
+    let (message_id, task_ref, correlation_id) = conversation::queue_outbound(&conversation::Outbound {
         business: biz,
         channel: "chatapp",
         conversation_id: &conversation_id,
