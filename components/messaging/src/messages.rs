@@ -8,7 +8,8 @@
 //! media_expired`); the host already required `chatapp:media` for images. A
 //! contact with `communication_blocked` is refused (`409 contact_blocked`).
 //! The contact is resolved by mobile or created (category "Outbound", see
-//! `contact.rs`), the conversation found or created, the message stored
+//! `switchboard_guest::contact`), the conversation found or created
+//! (`conversation.rs`), the message stored
 //! (`outbound`, `queued`), a timeline entry appended and one
 //! `messaging.deliver` job enqueued, all in the request's transaction; the
 //! answer is `202` with the job id as `taskRef`.
