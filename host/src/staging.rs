@@ -13,9 +13,9 @@ use crate::db::{self, Db, SqlValue};
 use std::time::Duration;
 use switchboard_gateway::Failure;
 
-// One definition of the chunk size, shared with the data-sources component,
+// One definition of the chunk size, shared with the guest library (data sources),
 // so staged chunks are exactly the `ingestion_chunks` rows ingestion reads.
-#[path = "../../components/data-sources/src/chunking.rs"]
+#[path = "../../components/guest/src/chunking.rs"]
 #[allow(dead_code)]
 mod chunking;
 pub use chunking::CHUNK_BYTES;

@@ -34,7 +34,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{json, Map, Value as J};
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{e164, fail, new_id, now, ok, req, Failure, HResult, Request, Success, Value};
+use switchboard_guest::{contact, e164, fail, new_id, now, ok, req, Failure, HResult, Request, Success, Value};
 
 use crate::csv::{self, Record};
 use crate::fields;
@@ -294,19 +294,7 @@ fn flush(ctx: &Ctx, batch: &mut Vec<ImportRow>, report: &mut Report, used_keys: 
     )?;
     linked.sort_unstable();
     linked.dedup();
-    if !linked.is_empty() {
-        let (mut params, mobiles_ph) = model::in_params(ctx.biz, &linked);
-        let cats_ph = db::placeholders(params.len() + 1, ctx.categories.len());
-        params.extend(ctx.categories.iter().map(Value::from));
-        db::execute(
-            &format!(
-                "INSERT OR IGNORE INTO contact_categories (business_id, contact_id, category_id) \
-                 SELECT ?1, c.id, k.id FROM contacts c, categories k \
-                 WHERE c.business_id = ?1 AND c.mobile IN ({mobiles_ph}) AND k.business_id = ?1 AND k.id IN ({cats_ph})"
-            ),
-            &params,
-        )?;
-    }
+    contact::link_categories_by_mobile(ctx.biz, &linked, ctx.categories)?;
     Ok(())
 }
 

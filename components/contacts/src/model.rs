@@ -139,11 +139,7 @@ pub fn resolve_categories(biz: &str, ids: &[String]) -> HResult<Vec<String>> {
 }
 
 /// Adds `contact_id` to each category (already resolved) of this business.
-pub fn link_categories(biz: &str, contact_id: &str, category_ids: &[String]) -> HResult<()> {
-    let rows: Vec<Vec<Value>> = category_ids.iter().map(|k| vec![biz.into(), contact_id.into(), k.into()]).collect();
-    db::execute_many("INSERT OR IGNORE INTO contact_categories (business_id, contact_id, category_id) VALUES (?1, ?2, ?3)", &rows)?;
-    Ok(())
-}
+pub use switchboard_guest::contact::link_categories;
 
 /// Records custom field keys in the business's key registry (`contact_fields`).
 pub fn register_field_keys<'a>(biz: &str, keys: impl Iterator<Item = &'a String>, now: &str) -> HResult<()> {

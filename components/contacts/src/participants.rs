@@ -22,7 +22,7 @@
 use serde::Deserialize;
 use serde_json::json;
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{e164, fail, new_id, now, ok, req, Failure, HResult, Request, Success};
+use switchboard_guest::{contact, e164, fail, now, ok, req, timeline, Failure, HResult, Request, Success};
 
 use crate::fields;
 use crate::model::violation;
@@ -63,21 +63,7 @@ pub fn link(req: &Request) -> HResult<Success> {
     let now = now();
 
     // The mobile-first contact, resolved or created.
-    let created = db::execute(
-        "INSERT INTO contacts (id, business_id, mobile, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5) \
-         ON CONFLICT (business_id, mobile) DO NOTHING",
-        &[new_id().into(), biz.into(), mobile.as_str().into(), name.as_str().into(), now.as_str().into()],
-    )?;
-    let contact = db::query_one("SELECT id FROM contacts WHERE business_id = ?1 AND mobile = ?2", &[biz.into(), mobile.as_str().into()])?
-        .ok_or_else(|| fail::internal("contact_missing", "the contact vanished during the link"))?
-        .text(0);
-    if created > 0 {
-        let category = category(biz, &now)?;
-        db::execute(
-            "INSERT OR IGNORE INTO contact_categories (business_id, contact_id, category_id) VALUES (?1, ?2, ?3)",
-            &[biz.into(), contact.as_str().into(), category.into()],
-        )?;
-    }
+    let contact = contact::resolve(biz, &mobile, &name, CATEGORY, &now)?.id;
     if old_contact.as_deref() == Some(contact.as_str()) {
         return ok(&json!({"contactId": contact, "linkedEntries": 0}));
     }
@@ -135,24 +121,7 @@ fn first_timeline_entries(biz: &str, conversation: &str, contact: &str) -> HResu
     )?;
     for m in &messages {
         let summary = json!({"messageId": m.text(0), "type": m.text(3), "text": m.opt_text(4)});
-        db::execute(
-            "INSERT INTO timeline_entries (id, business_id, contact_id, channel, kind, direction, occurred_at, summary_json) \
-             VALUES (?1, ?2, ?3, ?4, 'message', ?5, ?6, ?7)",
-            &[new_id().into(), biz.into(), contact.into(), m.text(1).into(), m.text(2).into(), m.text(5).into(), summary.to_string().into()],
-        )?;
+        timeline::append_message(biz, contact, &m.text(1), &m.text(2), &m.text(5), &summary)?;
     }
     Ok(messages.len() as u64)
-}
-
-/// The business's "Inbound" category (any case), created when missing.
-fn category(biz: &str, now: &str) -> HResult<String> {
-    let find = || db::query_one("SELECT id FROM categories WHERE business_id = ?1 AND name = ?2 COLLATE NOCASE ORDER BY id LIMIT 1", &[biz.into(), CATEGORY.into()]);
-    if let Some(r) = find()? {
-        return Ok(r.text(0));
-    }
-    db::execute(
-        "INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
-        &[new_id().into(), biz.into(), CATEGORY.into(), now.into()],
-    )?;
-    Ok(find()?.ok_or_else(|| fail::internal("category_missing", "the category vanished"))?.text(0))
 }

@@ -4,8 +4,8 @@
 //! through resolve), and, for sources without declared fields, makes the
 //! source's fields mirror the version's columns.
 //!
-//! Compiled into the data-sources component (resolve) and the dispatcher
-//! (automatic activation) with `#[path]`, so there is one copy of the rule.
+//! Used by resolve (a request) and by the last step of `data-sources.ingest`
+//! (automatic activation): one copy of the rule.
 
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{now, HResult};

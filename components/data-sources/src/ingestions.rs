@@ -13,10 +13,10 @@
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{fail, jobs, now, ok, req, HResult, Request, Success};
+use switchboard_guest::{fail, job, now, ok, req, HResult, Request, Success};
 
 use crate::activate::activate;
-use crate::upload::JOB_KIND;
+use crate::jobs::{ingest, DataSourcesJob};
 
 /// Issues listed by inspect (all are counted in `issueCount`).
 const ISSUES_SHOWN: usize = 100;
@@ -155,8 +155,7 @@ pub fn resolve(req: &Request) -> HResult<Success> {
             "UPDATE ingestion_versions SET stage = 'validating', resolved = 1, updated_at = ?3 WHERE business_id = ?1 AND id = ?2",
             &[biz.into(), id.as_str().into(), now.as_str().into()],
         )?;
-        let payload = json!({"versionId": id, "phase": "interpret", "row": 0, "resolved": true, "activate": body.activate});
-        jobs::enqueue(JOB_KIND, biz, &payload.to_string(), &jobs::JobOptions { calls_out: false, lane: None, delay_ms: 0 }).map_err(db::store_failure)?;
+        job::enqueue(biz, &DataSourcesJob::Ingest(ingest::Payload::reinterpret(&id, body.activate)))?;
     } else if body.activate {
         db::execute("UPDATE ingestion_versions SET resolved = 1 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?;
         activate(biz, &source_id, &id)?;

@@ -20,15 +20,14 @@ use serde::Deserialize;
 use serde_json::json;
 use std::borrow::Cow;
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{fail, jobs, new_id, now, success, HResult, Request, Success, Value};
+use switchboard_guest::{fail, job, new_id, now, success, HResult, Request, Success, Value};
 use switchboard_tabular::{base64, xlsx};
 
-use crate::chunking::{CHUNK_BYTES, GROUPS};
+use crate::jobs::{ingest, DataSourcesJob};
 use crate::sources;
+use switchboard_guest::chunking::{CHUNK_BYTES, GROUPS};
 
 const PIECE_CHARS: usize = GROUPS * 4;
-
-pub const JOB_KIND: &str = "data-sources.ingest";
 
 /// Borrowed from the request text unless the JSON escapes something. A
 /// newtype, because serde borrows a `Cow` only when it is the field's own
@@ -177,7 +176,7 @@ fn accept(
         ],
     )?;
     store_chunks(biz, &version_id)?;
-    jobs::enqueue(JOB_KIND, biz, &json!({"versionId": version_id}).to_string(), &jobs::JobOptions { calls_out: false, lane: None, delay_ms: 0 }).map_err(db::store_failure)?;
+    job::enqueue(biz, &DataSourcesJob::Ingest(ingest::Payload::start(&version_id)))?;
     success(
         202,
         &json!({"ingestionId": version_id, "dataSourceId": source_id, "versionNumber": number, "stage": "received"}),

@@ -1,16 +1,20 @@
-//! The dispatcher: background work of every resource area, one job per call.
+//! The dispatcher: the composition root of background work. The host's
+//! runner calls `run` for every job; the dispatcher links each area's job
+//! code and hands the job to the area named by its kind's prefix
+//! (`data-sources.ingest` → the data-sources area). It has no rules of its
+//! own: each area declares its kinds (a typed enum, `AreaJob`) and runs them
+//! in its `jobs::run`.
 //!
-//! The host's runner claims a due job under a lease with a fencing token and
-//! calls `run` inside a write transaction; the job's writes commit together
-//! with its new state only while the fence holds. Long work returns
-//! `continue` with a cursor in its payload so each step is bounded and
-//! separately committed (a restart resumes from the last committed step).
+//! The runner claims a due job under a lease with a fencing token and calls
+//! `run` inside a write transaction; the job's writes commit together with
+//! its new state only while the fence holds.
 
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
 mod bindings {
-    // The imports are the guest crate's, so every helper there (db, req,
-    // fail, ...) works here too; only the job-handler export is generated.
+    // The imports are the guest library's, so the areas' job code (written
+    // against it) links here unchanged; only the job-handler export is
+    // generated.
     wit_bindgen::generate!({
         world: "dispatcher",
         path: "../../wit",
@@ -29,53 +33,25 @@ mod bindings {
     });
 }
 
-#[path = "../../data-sources/src/activate.rs"]
-mod activate;
-mod autoreply;
-#[path = "../../messaging/src/contact.rs"]
-mod contact;
-mod inbound;
-mod ingest;
-mod ingest_parse;
-mod message_delivery;
-mod photoapp_inbound;
-mod webhook_delivery;
-
 use bindings::exports::switchboard::platform::job_handler::Guest;
-use switchboard_guest::job_types::{Job, Outcome, RetryAfter};
+use switchboard_guest::job_types::{Job, Outcome};
+
+/// The area that owns a job kind: the part of the kind before the first `.`.
+pub fn area(kind: &str) -> &str {
+    kind.split_once('.').map_or("", |(area, _)| area)
+}
 
 struct Dispatcher;
 
 impl Guest for Dispatcher {
     fn run(job: Job) -> Outcome {
-        match job.kind.as_str() {
-            // Kinds are added here by the resource areas that enqueue them.
-            ingest::KIND => ingest::run(&job),
-            "messaging.inbound" => inbound::run(&job),
-            autoreply::KIND => autoreply::run(&job),
-            webhook_delivery::KIND => webhook_delivery::run(&job),
-            message_delivery::KIND => message_delivery::run(&job),
-            photoapp_inbound::KIND => photoapp_inbound::run(&job),
-            other => Outcome::Dead(format!("unknown job kind `{other}`")),
+        match area(&job.kind) {
+            "data-sources" => switchboard_data_sources_area::jobs::run(&job),
+            "messaging" => switchboard_messaging_area::jobs::run(&job),
+            "webhooks" => switchboard_webhooks_area::jobs::run(&job),
+            _ => Outcome::Dead(format!("unknown job kind `{}`", job.kind)),
         }
     }
-}
-
-/// The job's payload as `T`; one that does not parse makes the job dead
-/// (running it again cannot help).
-pub fn payload<T: serde::de::DeserializeOwned>(job: &Job) -> Result<T, Outcome> {
-    serde_json::from_str(&job.payload_json).map_err(|e| Outcome::Dead(format!("invalid payload: {e}")))
-}
-
-/// Exponential backoff for transient failures: 1 s, 2 s, 4 s … capped at 1 h.
-pub fn backoff_ms(attempt: u32) -> u64 {
-    let exp = attempt.saturating_sub(1).min(12);
-    (1000u64 << exp).min(3_600_000)
-}
-
-#[allow(dead_code)]
-fn retry(attempt: u32, reason: impl Into<String>) -> Outcome {
-    Outcome::Retry(RetryAfter { delay_ms: backoff_ms(attempt), reason: reason.into() })
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -84,9 +60,10 @@ bindings::export!(Dispatcher with_types_in bindings);
 #[cfg(test)]
 mod tests {
     #[test]
-    fn backoff_doubles_and_caps() {
-        assert_eq!(super::backoff_ms(1), 1000);
-        assert_eq!(super::backoff_ms(2), 2000);
-        assert_eq!(super::backoff_ms(30), 3_600_000);
+    fn the_area_is_the_kind_prefix() {
+        assert_eq!(super::area("data-sources.ingest"), "data-sources");
+        assert_eq!(super::area("messaging.photoapp-inbound"), "messaging");
+        assert_eq!(super::area("webhooks.deliver"), "webhooks");
+        assert_eq!(super::area("nodot"), "");
     }
 }

@@ -8,7 +8,15 @@
 //!   `switchboard_guest::export!(MyComponent);`; it imports only what it calls.
 //! * Small helpers every component reuses: failures ([`fail`]), SQL access and
 //!   row reading ([`db`]), request access ([`req`]), opaque cursors
-//!   ([`cursor`]), E.164 normalisation ([`e164`]).
+//!   ([`cursor`]), E.164 normalisation ([`e164`]), the upload chunk size
+//!   ([`chunking`]).
+//! * Job kinds and job steps ([`job`]): the [`job::AreaJob`] trait each
+//!   area's kind enum implements, one generic [`job::enqueue`], and the
+//!   step helpers (`retry` with backoff).
+//! * The cross-area rules, each written once: resolving or creating a
+//!   contact by mobile and linking categories ([`contact`]), appending to a
+//!   contact's timeline ([`timeline`]), fanning an event out to webhook
+//!   subscriptions and the contract version ([`events`]).
 //!
 //! The pure modules (`cursor`, `e164`, `base64url`) have no host calls and are
 //! unit-tested on the native target (`cargo test -p switchboard-guest`).
@@ -24,18 +32,46 @@ pub mod bindings {
 }
 
 pub mod base64url;
+pub mod chunking;
+pub mod contact;
 pub mod cursor;
 pub mod db;
 pub mod e164;
+pub mod events;
 pub mod fail;
+pub mod job;
 pub mod page;
 pub mod req;
+pub mod timeline;
 
 pub use bindings::export;
 pub use bindings::exports::switchboard::platform::handler::Guest;
 pub use bindings::switchboard::platform::store::StoreError;
 pub use bindings::switchboard::platform::types::{Failure, Request, Success, Value};
 pub use bindings::switchboard::platform::{ai, clock, http_out, ids, job_types, jobs, log, messenger, store};
+
+/// The component of an area whose code is a library crate (requests as
+/// `pub fn handle(req) -> HResult<Success>`, jobs as `pub mod jobs` linked
+/// by the dispatcher): `switchboard_guest::area_component!(my_area::handle);`
+/// is the whole wrapper crate. The export lives only in the wrapper, so the
+/// dispatcher can link the area library without exporting its handler.
+#[macro_export]
+macro_rules! area_component {
+    ($handle:path) => {
+        struct Component;
+
+        impl $crate::Guest for Component {
+            fn handle(req: $crate::Request) -> ::core::result::Result<$crate::Success, $crate::Failure> {
+                $handle(req)
+            }
+        }
+
+        // Native builds (unit tests) skip the export: its symbol names are
+        // only meaningful to the component linker.
+        #[cfg(target_arch = "wasm32")]
+        $crate::export!(Component);
+    };
+}
 
 /// The result type of a handler and of every helper that can fail a request.
 pub type HResult<T> = Result<T, Failure>;

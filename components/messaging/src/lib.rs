@@ -1,30 +1,30 @@
-//! The messaging resource area (spec operations 7-9): image media upload,
-//! message send (queued; the dispatcher's `messaging.deliver` job hands it to the provider behind the `messenger`
-//! interface and emits the delivery events) and the
-//! message delivery state. See `media.rs` and `messages.rs` for the rules;
-//! `contact.rs` is the one place a message finds its contact and
-//! conversation (the dispatcher's inbound job includes it by path).
+//! The messaging area (spec operations 7-9): image media upload, message
+//! send (queued) and the message delivery state ([`handle`]; see `media.rs`
+//! and `messages.rs` for the rules), and its background work ([`jobs`], run
+//! by the dispatcher): inbound chatapp and photoapp messages, the agent's
+//! auto-reply, and delivery of outbound messages through the provider behind
+//! the `messenger` interface with the delivery events. `conversation.rs` is
+//! the one place a message finds its conversation and is stored or queued.
+//!
+//! This crate is a library: the component is `component/` (package
+//! `switchboard-messaging`, world `messaging-area`), and the dispatcher
+//! links [`jobs`].
 
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
-pub mod contact;
+pub mod conversation;
+pub mod jobs;
 pub mod media;
 mod messages;
 
-use switchboard_guest::{fail, Failure, Guest, Request, Success};
+use switchboard_guest::{fail, HResult, Request, Success};
 
-struct Messaging;
-
-impl Guest for Messaging {
-    fn handle(req: Request) -> Result<Success, Failure> {
-        match req.operation.as_str() {
-            "uploadMedia" => media::upload(&req),
-            "sendMessage" => messages::send(&req),
-            "getMessage" => messages::get(&req),
-            other => Err(fail::not_implemented(other)),
-        }
+/// One request of this area (the component's `handler` export).
+pub fn handle(req: Request) -> HResult<Success> {
+    match req.operation.as_str() {
+        "uploadMedia" => media::upload(&req),
+        "sendMessage" => messages::send(&req),
+        "getMessage" => messages::get(&req),
+        other => Err(fail::not_implemented(other)),
     }
 }
-
-#[cfg(target_arch = "wasm32")]
-switchboard_guest::export!(Messaging);

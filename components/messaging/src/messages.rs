@@ -8,7 +8,8 @@
 //! media_expired`); the host already required `chatapp:media` for images. A
 //! contact with `communication_blocked` is refused (`409 contact_blocked`).
 //! The contact is resolved by mobile or created (category "Outbound", see
-//! `contact.rs`), the conversation found or created, the message stored
+//! `switchboard_guest::contact`), the conversation found or created
+//! (`conversation.rs`), the message stored
 //! (`outbound`, `queued`), a timeline entry appended and one
 //! `messaging.deliver` job enqueued, all in the request's transaction; the
 //! answer is `202` with the job id as `taskRef`.
@@ -32,7 +33,8 @@ use serde_json::{json, Value as J};
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{e164, fail, is_uuid, now, ok, req, success, HResult, Request, Success};
 
-use crate::contact;
+use crate::conversation;
+use switchboard_guest::contact;
 use crate::media::{chatapp_connected, not_connected};
 
 pub const CATEGORY: &str = "Outbound";
@@ -69,7 +71,7 @@ pub fn send(r: &Request) -> HResult<Success> {
         if connected.is_none() {
             return Err(fail::validation("photoapp_account_not_connected", "`photoappAccountId` is not the connected photoapp account of this business"));
         }
-        let Some(p) = contact::photoapp_participant(biz, &account, &b.to)? else {
+        let Some(p) = conversation::photoapp_participant(biz, &account, &b.to)? else {
             return Err(fail::conflict(
                 "photoapp_conversation_required",
                 "the recipient has not started a photoapp conversation with this account; photoapp messages can only answer a user who wrote first",
@@ -82,7 +84,7 @@ pub fn send(r: &Request) -> HResult<Success> {
         }
         let text = b.text.clone().filter(|t| !t.trim().is_empty()).ok_or_else(|| fail::validation("text_required", "type `text` needs `text`"))?;
         let now = now();
-        let (message_id, task_ref, correlation_id) = contact::queue_outbound(&contact::Outbound {
+        let (message_id, task_ref, correlation_id) = conversation::queue_outbound(&conversation::Outbound {
             business: biz,
             channel: "photoapp",
             conversation_id: &p.conversation_id,
@@ -126,8 +128,8 @@ pub fn send(r: &Request) -> HResult<Success> {
         return Err(blocked());
     }
     let c = contact::resolve(biz, &mobile, &mobile, CATEGORY, &now)?;
-    let conversation_id = contact::conversation(biz, &pnid, &c.id, &now)?;
-    let (message_id, task_ref, correlation_id) = contact::queue_outbound(&contact::Outbound {
+    let conversation_id = conversation::conversation(biz, &pnid, &c.id, &now)?;
+    let (message_id, task_ref, correlation_id) = conversation::queue_outbound(&conversation::Outbound {
         business: biz,
         channel: "chatapp",
         conversation_id: &conversation_id,

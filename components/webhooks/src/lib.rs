@@ -1,7 +1,13 @@
-//! The webhooks resource area (spec operations 2-6): webhook subscriptions of
+//! The webhooks area (spec operations 2-6): webhook subscriptions of
 //! external automation for a connected chatapp phone number or photoapp
-//! account. Delivery (the outbox, signing, retries) is not part of this
-//! component; it will read `webhook_subscriptions` (migration 0007).
+//! account ([`handle`]), and their delivery ([`jobs`], kind
+//! `webhooks.deliver`, run by the dispatcher: signing, retries, the
+//! `webhook_attempts` record). The event outbox itself (the kind's payload,
+//! the fan-out every area calls, the contract version) is in the shared
+//! library (`switchboard_guest::events`), so no area imports this one.
+//!
+//! This crate is a library: the component is `component/` (package
+//! `switchboard-webhooks`), and the dispatcher links [`jobs`].
 //!
 //! Tenancy: every statement filters by `request.business-id`, which the host
 //! has already matched against the caller's key; a subscription of another
@@ -15,7 +21,7 @@
 //!
 //! Secrets: the signing secret (`whsec_` + 64 hex digits from the host's
 //! CSPRNG) is returned only by create and rotate-secret. It is stored in
-//! `webhook_subscriptions.signing_secret` for the future delivery job to sign
+//! `webhook_subscriptions.signing_secret` for the delivery job to sign
 //! with; no response path of this component ever selects that column (see
 //! [`subscriptions::SUB_COLS`]). Only the current secret is stored, so a
 //! rotated-out secret stops signing at once; revoking clears it.
@@ -23,28 +29,21 @@
 // On the native target (unit tests only) nothing calls the handlers.
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
+pub mod jobs;
 pub mod rules;
 
 mod subscriptions;
 
-use switchboard_guest::{fail, Failure, Guest, Request, Success};
+use switchboard_guest::{fail, HResult, Request, Success};
 
-struct Webhooks;
-
-impl Guest for Webhooks {
-    fn handle(req: Request) -> Result<Success, Failure> {
-        match req.operation.as_str() {
-            "listWebhookSubscriptions" => subscriptions::list(&req),
-            "createWebhookSubscription" => subscriptions::create(&req),
-            "updateWebhookSubscription" => subscriptions::update(&req),
-            "revokeWebhookSubscription" => subscriptions::revoke(&req),
-            "rotateWebhookSigningSecret" => subscriptions::rotate(&req),
-            other => Err(fail::not_implemented(other)),
-        }
+/// One request of this area (the component's `handler` export).
+pub fn handle(req: Request) -> HResult<Success> {
+    match req.operation.as_str() {
+        "listWebhookSubscriptions" => subscriptions::list(&req),
+        "createWebhookSubscription" => subscriptions::create(&req),
+        "updateWebhookSubscription" => subscriptions::update(&req),
+        "revokeWebhookSubscription" => subscriptions::revoke(&req),
+        "rotateWebhookSigningSecret" => subscriptions::rotate(&req),
+        other => Err(fail::not_implemented(other)),
     }
 }
-
-// Native builds (unit tests) skip the export: its symbol names are only
-// meaningful to the component linker.
-#[cfg(target_arch = "wasm32")]
-switchboard_guest::export!(Webhooks);

@@ -33,11 +33,11 @@ use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{now, Failure, Value};
 use switchboard_tabular::infer::{self, ColumnStats};
 
+use super::{ingest_parse, DataSourcesJob};
 use crate::activate::activate;
-use switchboard_guest::job_types::{Continuation, Job, Outcome};
-use crate::ingest_parse;
+use switchboard_guest::job::AreaJob;
+use switchboard_guest::job_types::{Job, Outcome};
 
-pub const KIND: &str = "data-sources.ingest";
 /// Rows per step (parse and interpret).
 pub const STEP_ROWS: usize = 5_000;
 /// Bytes consumed per parse step (a step may read one more row past it).
@@ -47,7 +47,8 @@ pub const MAX_STORED_ISSUES: i64 = 1_000;
 /// Columns per file.
 pub const MAX_COLUMNS: usize = 500;
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// The job's payload: the cursor of the ingestion of one version.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Payload {
     pub version_id: String,
@@ -84,6 +85,32 @@ pub struct Payload {
 
 fn yes() -> bool {
     true
+}
+
+impl Payload {
+    /// A new ingestion of `version_id` (after an upload): from the start.
+    pub fn start(version_id: &str) -> Payload {
+        Payload {
+            version_id: version_id.to_string(),
+            phase: None,
+            stream: 0,
+            fmt: None,
+            size: 0,
+            offset: 0,
+            row: 0,
+            started: false,
+            bad_elements: 0,
+            resolved: false,
+            activate: true,
+            sheet_dates: Vec::new(),
+        }
+    }
+
+    /// The interpretation again after a resolve changed column types; then
+    /// the version is activated when `activate`, else left `ready`.
+    pub fn reinterpret(version_id: &str, activate: bool) -> Payload {
+        Payload { phase: Some("interpret".into()), resolved: true, activate, ..Payload::start(version_id) }
+    }
 }
 
 /// Why a step stopped early.
@@ -123,13 +150,9 @@ pub struct Column {
     pub declared: bool,
 }
 
-pub fn run(job: &Job) -> Outcome {
-    let p: Payload = match crate::payload(job) {
-        Ok(p) => p,
-        Err(dead) => return dead,
-    };
+pub fn run(job: &Job, p: Payload) -> Outcome {
     match step(&job.business_id, p) {
-        Ok(Some(next)) => Outcome::Continue(Continuation { delay_ms: 0, payload_json: serde_json::to_string(&next).expect("payload") }),
+        Ok(Some(next)) => DataSourcesJob::Ingest(next).continue_after(0),
         Ok(None) => Outcome::Done,
         Err(Stop::Store(f)) => panic!("store error during ingestion: {} {}", f.code, f.message),
         Err(Stop::Fail(reason)) => unreachable!("failures are handled in step: {reason}"),

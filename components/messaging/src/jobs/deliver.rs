@@ -1,5 +1,5 @@
 //! `messaging.deliver`: hands one outbound message (an API send or an
-//! auto-reply, queued by `contact::queue_outbound`) to the messaging provider
+//! auto-reply, queued by `conversation::queue_outbound`) to the messaging provider
 //! behind the `messenger` interface and follows it to a final status. It
 //! never knows which provider answers (the embedded default is the
 //! sandbox-messenger component).
@@ -24,23 +24,15 @@
 
 use serde_json::{json, Value};
 use switchboard_guest::db::{self, Row, RowExt};
-use switchboard_guest::{log, now, Failure};
-
+use switchboard_guest::job::retry;
 use switchboard_guest::job_types::{Continuation, Job, Outcome};
 use switchboard_guest::messenger::{self, OutboundMessage, ProviderError, StatusReport};
-use crate::webhook_delivery;
+use switchboard_guest::{events, log, now, Failure};
 
-pub const KIND: &str = "messaging.deliver";
 /// Transient submit failures tolerated before the message fails.
 pub const MAX_SUBMIT_ATTEMPTS: u32 = 8;
 
-pub fn run(job: &Job) -> Outcome {
-    let Ok(payload) = serde_json::from_str::<Value>(&job.payload_json) else {
-        return Outcome::Dead("invalid payload".into());
-    };
-    let Some(message_id) = payload["messageId"].as_str() else {
-        return Outcome::Dead("invalid payload: no `messageId`".into());
-    };
+pub fn run(job: &Job, message_id: &str) -> Outcome {
     match step(job, message_id) {
         Ok(o) => o,
         // A trap rolls the step back; the runner retries it with backoff.
@@ -75,7 +67,7 @@ fn step(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
                     })
                 }
                 // Tracking is best effort: the message keeps its last status.
-                Err(e) if e.retryable && job.attempt < MAX_SUBMIT_ATTEMPTS => Ok(crate::retry(job.attempt, format!("provider: {}", e.code))),
+                Err(e) if e.retryable && job.attempt < MAX_SUBMIT_ATTEMPTS => Ok(retry(job.attempt, format!("provider: {}", e.code))),
                 Err(e) => {
                     log::log(log::Level::Warn, &format!("message {message_id}: tracking stopped: {}", e.code));
                     Ok(Outcome::Done)
@@ -111,7 +103,7 @@ fn submit(job: &Job, message_id: &str, m: &Row) -> Result<Outcome, Failure> {
             )?;
             Ok(Outcome::Continue(Continuation { delay_ms: 0, payload_json: job.payload_json.clone() }))
         }
-        Err(e) if e.retryable && job.attempt < MAX_SUBMIT_ATTEMPTS => Ok(crate::retry(job.attempt, format!("provider: {}", e.code))),
+        Err(e) if e.retryable && job.attempt < MAX_SUBMIT_ATTEMPTS => Ok(retry(job.attempt, format!("provider: {}", e.code))),
         Err(e) => {
             let e = if e.retryable {
                 ProviderError { code: "provider_unavailable".into(), message: format!("the provider kept failing: {}", e.message), retryable: false }
@@ -169,7 +161,7 @@ fn apply(biz: &str, message_id: &str, m: &Row, report: &StatusReport) -> Result<
     let sender = m.opt_text(2).unwrap_or_default();
     let event_id = format!("{message_id}.{to}");
     let mut event = json!({
-        "contractVersion": webhook_delivery::CONTRACT_VERSION,
+        "contractVersion": events::CONTRACT_VERSION,
         "eventId": event_id,
         "eventType": event_type,
         "occurredAt": now,
@@ -198,7 +190,7 @@ fn apply(biz: &str, message_id: &str, m: &Row, report: &StatusReport) -> Result<
         o.insert("providerAccountId".into(), json!(sender));
         o.insert("recipient".into(), json!({"photoappUserId": m.text(1)}));
     }
-    webhook_delivery::fan_out(biz, &channel, &sender, event_type, &event_id, &event)
+    events::fan_out(biz, &channel, &sender, event_type, &event_id, &event)
 }
 
 /// The delivery event of `status` on `channel`, if it has one: chatapp

@@ -1,6 +1,7 @@
 //! `webhooks.deliver`: one signed POST of one event to one subscription.
 //!
-//! The job payload is the outbox row, written in the same transaction as the
+//! The job payload is the outbox row ([`Delivery`]), written by
+//! `switchboard_guest::events::fan_out` in the same transaction as the
 //! change that caused the event: `{subscriptionId, eventId, attempt, payload}`
 //! where `payload` is the event without `retryNumber`. Each step reads the
 //! subscription as it is now (current secret, URL, status), signs
@@ -12,38 +13,35 @@
 //! POST happens before the step's first write, so no lock is held across
 //! it, and the attempt record commits with the job's fenced completion.
 
-use switchboard_guest::job_types::{Continuation, Job, Outcome};
-use switchboard_guest::http_out;
 use hmac::{Hmac, Mac};
 use serde_json::{json, Map, Value};
 use sha2::Sha256;
 use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::events::{Delivery, WebhooksJob, CONTRACT_VERSION};
+use switchboard_guest::http_out;
+use switchboard_guest::job::AreaJob;
+use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::jobs::{self, EffectStart};
-use switchboard_guest::{clock, ids, log, Failure};
+use switchboard_guest::{clock, ids, log};
 
-pub const KIND: &str = "webhooks.deliver";
 /// How often a paused subscription is checked for resumption.
 const PAUSED_RECHECK_MS: u64 = 5_000;
-pub const CONTRACT_VERSION: &str = "1.1";
 
-pub fn run(job: &Job) -> Outcome {
-    let Ok(outbox) = serde_json::from_str::<Value>(&job.payload_json) else {
-        return Outcome::Dead("malformed delivery payload".into());
-    };
-    let attempt = outbox["attempt"].as_u64().unwrap_or(0);
-    let sub_id = outbox["subscriptionId"].as_str().unwrap_or_default().to_string();
-    let event_id = outbox["eventId"].as_str().unwrap_or_default().to_string();
+pub fn run(job: &Job, outbox: Delivery) -> Outcome {
+    let attempt = outbox.attempt;
+    let sub_id = outbox.subscription_id.clone();
+    let event_id = outbox.event_id.clone();
     let row = match db::query_one(
         "SELECT status, callback_url, signing_secret FROM webhook_subscriptions WHERE business_id = ?1 AND id = ?2",
         &[job.business_id.as_str().into(), sub_id.as_str().into()],
     ) {
         Ok(r) => r,
-        Err(_) => return hold(&outbox, PAUSED_RECHECK_MS),
+        Err(_) => return hold(outbox, PAUSED_RECHECK_MS),
     };
     let Some(row) = row else { return Outcome::Done };
     match row.text(0).as_str() {
         "active" => {}
-        "paused" => return hold(&outbox, PAUSED_RECHECK_MS),
+        "paused" => return hold(outbox, PAUSED_RECHECK_MS),
         // Revoked: dropped for good.
         _ => return Outcome::Done,
     }
@@ -60,9 +58,9 @@ pub fn run(job: &Job) -> Outcome {
         }
         // Another node owns the job now; nothing of this step commits.
         Ok(EffectStart::Superseded) => return Outcome::Dead("superseded".into()),
-        Err(_) => return hold(&outbox, PAUSED_RECHECK_MS),
+        Err(_) => return hold(outbox, PAUSED_RECHECK_MS),
     }
-    let body = with_retry_number(&outbox["payload"], attempt);
+    let body = with_retry_number(&outbox.payload, attempt);
     let timestamp = (clock::now_ms() / 1000).to_string();
     let headers = vec![
         ("Content-Type".to_string(), "application/json".to_string()),
@@ -94,46 +92,20 @@ fn delivery_key(job: &Job, attempt: u64) -> String {
 
 /// After a failed (or interrupted) attempt: the next one after the host's
 /// delay, or dead when the schedule has run out.
-fn next_attempt(mut outbox: Value, attempt: u64) -> Outcome {
+fn next_attempt(mut outbox: Delivery, attempt: u64) -> Outcome {
     let delays = http_out::policy().retry_delays_ms;
     match delays.get(attempt as usize) {
         Some(delay) => {
-            outbox["attempt"] = json!(attempt + 1);
-            hold(&outbox, jitter(*delay))
+            outbox.attempt = attempt + 1;
+            hold(outbox, jitter(*delay))
         }
         None => Outcome::Dead(format!("no 2xx after {} attempts", attempt + 1)),
     }
 }
 
-/// True when a subscription's `events_json` includes `event_type`.
-pub fn wants(events_json: &str, event_type: &str) -> bool {
-    serde_json::from_str::<Vec<String>>(events_json).is_ok_and(|e| e.iter().any(|e| e == event_type))
-}
-
-/// The fan-out of one event, called inside the transaction of the change
-/// that caused it: one `webhooks.deliver` job (the outbox row) per
-/// subscription of that `channel` and sender (chatapp phone number or
-/// photoapp account) that includes `event_type` and is active or paused (a
-/// paused subscription holds its events; the delivery job decides).
-/// `payload` has no `retryNumber`: each attempt adds it.
-pub fn fan_out(biz: &str, channel: &str, sender_id: &str, event_type: &str, event_id: &str, payload: &Value) -> Result<(), Failure> {
-    // A subscription names exactly one of the two (a CHECK of the table).
-    let subscriptions = db::query(
-        "SELECT id, events_json FROM webhook_subscriptions \
-         WHERE business_id = ?1 AND channel = ?2 AND IFNULL(phone_number_id, provider_account_id) = ?3 \
-           AND status IN ('active', 'paused') ORDER BY id",
-        &[biz.into(), channel.into(), sender_id.into()],
-    )?;
-    for s in subscriptions.iter().filter(|s| wants(&s.text(1), event_type)) {
-        let job = json!({"subscriptionId": s.text(0), "eventId": event_id, "attempt": 0, "payload": payload});
-        jobs::enqueue(KIND, biz, &job.to_string(), &jobs::JobOptions { calls_out: true, lane: Some(format!("webhooks:{}", s.text(0))), delay_ms: 0 }).map_err(db::store_failure)?;
-    }
-    Ok(())
-}
-
 /// Runs the job again later with `outbox` as its payload.
-fn hold(outbox: &Value, delay_ms: u64) -> Outcome {
-    Outcome::Continue(Continuation { delay_ms, payload_json: outbox.to_string() })
+fn hold(outbox: Delivery, delay_ms: u64) -> Outcome {
+    WebhooksJob::Deliver(outbox).continue_after(delay_ms)
 }
 
 /// The event with `retryNumber` placed after `eventId`, as the contract lists it.

@@ -18,33 +18,29 @@
 //! shape), and the account's assigned agent answers it when the service owns
 //! the replies (autoreply.rs, as for chatapp).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use switchboard_guest::db;
-use switchboard_guest::{new_id, now, Failure};
-
 use switchboard_guest::job_types::{Job, Outcome};
-use crate::contact;
+use switchboard_guest::{events, new_id, now, Failure};
 
-pub const KIND: &str = "messaging.photoapp-inbound";
+use crate::conversation;
+
 pub const EVENT: &str = "photoapp.message.received";
 
-#[derive(Deserialize)]
+/// The payload, as the host writes it (`host/src/admin.rs` `enqueue_inbound`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Payload {
-    account_id: String,
-    from: String,
+pub struct Payload {
+    pub account_id: String,
+    pub from: String,
     #[serde(default)]
-    name: Option<String>,
-    text: String,
-    provider_message_id: String,
+    pub name: Option<String>,
+    pub text: String,
+    pub provider_message_id: String,
 }
 
-pub fn run(job: &Job) -> Outcome {
-    let p: Payload = match crate::payload(job) {
-        Ok(p) => p,
-        Err(dead) => return dead,
-    };
+pub fn run(job: &Job, p: Payload) -> Outcome {
     if p.provider_message_id.is_empty() || p.account_id.is_empty() || p.from.is_empty() {
         return Outcome::Dead("invalid payload: empty `providerMessageId`, `accountId` or `from`".into());
     }
@@ -67,7 +63,7 @@ pub fn event_payload(
     text: &str,
 ) -> serde_json::Value {
     json!({
-        "contractVersion": "1.1",
+        "contractVersion": events::CONTRACT_VERSION,
         "eventId": provider_message_id,
         "eventType": EVENT,
         "occurredAt": occurred_at,
@@ -84,11 +80,11 @@ pub fn event_payload(
 
 fn process(biz: &str, p: &Payload) -> Result<(), Failure> {
     let pmid = p.provider_message_id.as_str();
-    if contact::already_stored(biz, pmid)? {
+    if conversation::already_stored(biz, pmid)? {
         return Ok(());
     }
     let now = now();
-    let name = crate::inbound::profile_name(p.name.as_deref());
+    let name = super::inbound::profile_name(p.name.as_deref());
 
     // The participant's conversation: created once (the unique index), its
     // handle refreshed when the provider sends one.
@@ -103,9 +99,9 @@ fn process(biz: &str, p: &Payload) -> Result<(), Failure> {
             &[biz.into(), p.account_id.as_str().into(), p.from.as_str().into(), name.clone().into()],
         )?;
     }
-    let c = contact::photoapp_participant(biz, &p.account_id, &p.from)?.expect("conversation exists after insert");
+    let c = conversation::photoapp_participant(biz, &p.account_id, &p.from)?.expect("conversation exists after insert");
 
-    let Some(message_id) = contact::store_inbound(&contact::InboundText {
+    let Some(message_id) = conversation::store_inbound(&conversation::InboundText {
         business: biz,
         channel: "photoapp",
         conversation_id: &c.conversation_id,
@@ -118,9 +114,9 @@ fn process(biz: &str, p: &Payload) -> Result<(), Failure> {
         return Ok(());
     };
     // The agent's reply, when the service answers this account (autoreply.rs).
-    crate::autoreply::maybe_enqueue(biz, "photoapp", &p.account_id, &message_id)?;
+    super::autoreply::maybe_enqueue(biz, "photoapp", &p.account_id, &message_id)?;
     let event = event_payload(biz, &p.account_id, &c.conversation_id, c.contact_id.as_deref(), pmid, &now, (&p.from, c.name.as_deref()), &p.text);
-    crate::webhook_delivery::fan_out(biz, "photoapp", &p.account_id, EVENT, pmid, &event)
+    events::fan_out(biz, "photoapp", &p.account_id, EVENT, pmid, &event)
 }
 
 #[cfg(test)]

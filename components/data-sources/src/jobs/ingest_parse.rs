@@ -7,7 +7,7 @@ use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{Failure, Value};
 use switchboard_tabular::{csv, infer, jsonscan, xlsx};
 
-use crate::ingest::{add_issues, finish_parse, load_columns, Column, Payload, Step, Stop, Version, MAX_COLUMNS, STEP_BYTES, STEP_ROWS};
+use super::ingest::{add_issues, finish_parse, load_columns, Column, Payload, Step, Stop, Version, MAX_COLUMNS, STEP_BYTES, STEP_ROWS};
 
 /// Largest single row a window may grow to.
 const MAX_WINDOW: usize = 8 << 20;

@@ -6,47 +6,44 @@
 //!
 //! 1. a provider message id already stored is a redelivery: done;
 //! 2. the contact is resolved by mobile or created, concurrency-safe, with
-//!    the business's "Inbound" category when new (`contact.rs` of the
-//!    messaging component, shared with outbound sends);
+//!    the business's "Inbound" category when new (`switchboard_guest::contact`,
+//!    shared with outbound sends and participant links);
 //! 3. the conversation (business, chatapp, phone number, contact) is found or
 //!    created, the message stored (`inbound`, `text`, `received`) and a
 //!    timeline entry appended;
 //! 4. `chatapp.message.received` is fanned out with
-//!    [`webhook_delivery::fan_out`](crate::webhook_delivery::fan_out) (one
-//!    `webhooks.deliver` job per subscription that includes the event).
+//!    [`events::fan_out`] (one `webhooks.deliver` job per subscription that
+//!    includes the event).
 //!
 //! 5. when no active (external-automation) subscription covers the number
 //!    and its assigned agent auto-replies without a human handoff, a
 //!    `messaging.autoreply` job is enqueued (autoreply.rs writes the reply).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
-use switchboard_guest::{e164, now, Failure};
-
-use crate::contact;
 use switchboard_guest::job_types::{Job, Outcome};
+use switchboard_guest::{contact, e164, events, now, Failure};
+
+use crate::conversation;
 
 pub const EVENT: &str = "chatapp.message.received";
 /// The category every contact first seen through an inbound message gets.
 pub const CATEGORY: &str = "Inbound";
 const MAX_NAME_CHARS: usize = 200;
 
-#[derive(Deserialize)]
+/// The payload, as the host writes it (`host/src/admin.rs` `enqueue_inbound`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Payload {
-    phone_number_id: String,
-    from: String,
+pub struct Payload {
+    pub phone_number_id: String,
+    pub from: String,
     #[serde(default)]
-    name: Option<String>,
-    text: String,
-    provider_message_id: String,
+    pub name: Option<String>,
+    pub text: String,
+    pub provider_message_id: String,
 }
 
-pub fn run(job: &Job) -> Outcome {
-    let p: Payload = match crate::payload(job) {
-        Ok(p) => p,
-        Err(dead) => return dead,
-    };
+pub fn run(job: &Job, p: Payload) -> Outcome {
     let Some(mobile) = e164::normalize(&p.from) else {
         return Outcome::Dead("invalid payload: `from` is not an E.164 number".into());
     };
@@ -85,7 +82,7 @@ pub fn event_payload(
     text: &str,
 ) -> serde_json::Value {
     json!({
-        "contractVersion": "1.1",
+        "contractVersion": events::CONTRACT_VERSION,
         "eventId": provider_message_id,
         "eventType": EVENT,
         "occurredAt": occurred_at,
@@ -106,7 +103,7 @@ pub fn event_payload(
 fn process(biz: &str, p: &Payload, mobile: &str) -> Result<(), Failure> {
     let pmid = p.provider_message_id.as_str();
     let pnid = p.phone_number_id.as_str();
-    if contact::already_stored(biz, pmid)? {
+    if conversation::already_stored(biz, pmid)? {
         return Ok(());
     }
     let now = now();
@@ -115,10 +112,10 @@ fn process(biz: &str, p: &Payload, mobile: &str) -> Result<(), Failure> {
     let name = contact_name(p.name.as_deref(), mobile);
     let c = contact::resolve(biz, mobile, &name, CATEGORY, &now)?;
     let (contact_id, stored_name) = (c.id, c.name);
-    let conversation_id = contact::conversation(biz, pnid, &contact_id, &now)?;
+    let conversation_id = conversation::conversation(biz, pnid, &contact_id, &now)?;
 
     // The message and its timeline entry.
-    let Some(message_id) = contact::store_inbound(&contact::InboundText {
+    let Some(message_id) = conversation::store_inbound(&conversation::InboundText {
         business: biz,
         channel: "chatapp",
         conversation_id: &conversation_id,
@@ -132,12 +129,12 @@ fn process(biz: &str, p: &Payload, mobile: &str) -> Result<(), Failure> {
     };
 
     // The agent's reply, when the service answers this number (autoreply.rs).
-    crate::autoreply::maybe_enqueue(biz, "chatapp", pnid, &message_id)?;
+    super::autoreply::maybe_enqueue(biz, "chatapp", pnid, &message_id)?;
 
     // Fan-out of `chatapp.message.received`, in the same transaction.
     let customer_name = profile_name(p.name.as_deref()).unwrap_or(stored_name);
     let event = event_payload(biz, pnid, &conversation_id, pmid, &now, mobile, &customer_name, &p.text);
-    crate::webhook_delivery::fan_out(biz, "chatapp", pnid, EVENT, pmid, &event)
+    events::fan_out(biz, "chatapp", pnid, EVENT, pmid, &event)
 }
 
 #[cfg(test)]
@@ -153,21 +150,12 @@ mod tests {
     }
 
     #[test]
-    fn event_filter() {
-        use crate::webhook_delivery::wants;
-        assert!(wants(r#"["chatapp.message.sent","chatapp.message.received"]"#, EVENT));
-        assert!(!wants(r#"["chatapp.message.sent"]"#, EVENT));
-        assert!(!wants(r#"["chatapp.message.received.x"]"#, EVENT));
-        assert!(!wants("not json", EVENT));
-    }
-
-    #[test]
     fn payload_shape() {
         let p = event_payload("b", "pn-1", "c", "wamid.1", "2026-01-01T00:00:00.000Z", "+14155550123", "Ada", "hi");
         assert_eq!(
             p,
             json!({
-                "contractVersion": "1.1", "eventId": "wamid.1", "eventType": "chatapp.message.received",
+                "contractVersion": events::CONTRACT_VERSION, "eventId": "wamid.1", "eventType": "chatapp.message.received",
                 "occurredAt": "2026-01-01T00:00:00.000Z", "businessId": "b", "phoneNumberId": "pn-1", "channel": "chatapp",
                 "conversationId": "c", "providerMessageId": "wamid.1",
                 "customer": {"mobileE164": "+14155550123", "chatappId": "14155550123", "name": "Ada"},

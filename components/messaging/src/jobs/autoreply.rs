@@ -24,25 +24,19 @@
 //! the delivery job), all in the job's one fenced transaction. An `ai` error
 //! is retried with backoff, then the job is dead (no reply).
 
-use serde::Deserialize;
-use serde_json::json;
+use switchboard_guest::ai;
 use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::job::{self, retry};
+use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::{now, Failure};
 
-use switchboard_guest::job_types::{Job, Outcome};
-use switchboard_guest::ai;
+use super::{MessageRef, MessagingJob};
+use crate::conversation;
 
-pub const KIND: &str = "messaging.autoreply";
 /// Conversation history an agent turn sees (spec: last 20 messages).
 pub const HISTORY: usize = 20;
 /// `ai` failures are retried this many times before the job gives up.
 const MAX_ATTEMPTS: u32 = 6;
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Payload {
-    message_id: String,
-}
 
 /// The assigned agent (id, instructions) when the service answers this
 /// chatapp number or photoapp account (`sender`) itself.
@@ -73,8 +67,7 @@ pub const COLLECT_MOBILE: &str = "\n\nIf the customer has not shared a mobile nu
 /// Called by the inbound jobs after storing `message_id`.
 pub fn maybe_enqueue(biz: &str, channel: &str, sender: &str, message_id: &str) -> Result<(), Failure> {
     if eligible(biz, channel, sender)?.is_some() {
-        let payload = json!({"messageId": message_id}).to_string();
-        switchboard_guest::jobs::enqueue(KIND, biz, &payload, &switchboard_guest::jobs::JobOptions { calls_out: true, lane: None, delay_ms: 0 }).map_err(db::store_failure)?;
+        job::enqueue(biz, &MessagingJob::Autoreply(MessageRef { message_id: message_id.to_string() }))?;
     }
     Ok(())
 }
@@ -94,12 +87,8 @@ pub fn history(newest_first: &[(String, Option<String>)]) -> Vec<(String, String
     h
 }
 
-pub fn run(job: &Job) -> Outcome {
-    let p: Payload = match crate::payload(job) {
-        Ok(p) => p,
-        Err(dead) => return dead,
-    };
-    match reply(job, &p.message_id) {
+pub fn run(job: &Job, message_id: &str) -> Outcome {
+    match reply(job, message_id) {
         Ok(o) => o,
         Err(f) => panic!("store error during auto-reply: {} {}", f.code, f.message),
     }
@@ -139,11 +128,11 @@ fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
     let text = match ai::complete(&instructions, &history(&rows)) {
         Ok(t) => t,
         Err(e) if job.attempt >= MAX_ATTEMPTS => return Ok(Outcome::Dead(format!("ai: {e}"))),
-        Err(e) => return Ok(crate::retry(job.attempt, format!("ai: {e}"))),
+        Err(e) => return Ok(retry(job.attempt, format!("ai: {e}"))),
     };
 
     let now = now();
-    crate::contact::queue_outbound(&crate::contact::Outbound {
+    conversation::queue_outbound(&conversation::Outbound {
         business: biz,
         channel: &channel,
         conversation_id: &conversation_id,

@@ -1,0 +1,109 @@
+//! Webhook events as every area emits them: the contract version, the event
+//! outbox (job kind `webhooks.deliver`) and the one fan-out of an event to
+//! the subscriptions that want it.
+//!
+//! The outbox kind is declared here, in the shared library, rather than in
+//! the webhooks area: every area that emits events enqueues it (messaging
+//! today, voice and campaigns next), and no area imports another. The
+//! webhooks area runs it (`components/webhooks/src/jobs/deliver.rs`) and
+//! owns the subscriptions it reads.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::db::{self, RowExt};
+use crate::job::{self, AreaJob};
+use crate::jobs::JobOptions;
+use crate::Failure;
+
+/// `contractVersion` of every event payload and the
+/// `X-Service-Contract-Version` header of every delivery.
+pub const CONTRACT_VERSION: &str = "1.1";
+
+/// The job kinds of the webhooks area (the event outbox).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "payload")]
+pub enum WebhooksJob {
+    /// One signed POST of one event to one subscription, retried on the
+    /// host's schedule; one job per (subscription, event).
+    #[serde(rename = "webhooks.deliver")]
+    Deliver(Delivery),
+}
+
+impl AreaJob for WebhooksJob {
+    fn options(&self) -> JobOptions {
+        match self {
+            // One subscription's deliveries run one at a time, oldest first.
+            WebhooksJob::Deliver(d) => JobOptions { calls_out: true, lane: Some(format!("webhooks:{}", d.subscription_id)), delay_ms: 0 },
+        }
+    }
+}
+
+/// The outbox row of one event for one subscription: `payload` is the event
+/// without `retryNumber` (each attempt adds it); `attempt` counts the
+/// attempts made so far.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Delivery {
+    #[serde(default)]
+    pub subscription_id: String,
+    #[serde(default)]
+    pub event_id: String,
+    #[serde(default)]
+    pub attempt: u64,
+    #[serde(default)]
+    pub payload: Value,
+}
+
+/// True when a subscription's `events_json` includes `event_type`.
+pub fn wants(events_json: &str, event_type: &str) -> bool {
+    serde_json::from_str::<Vec<String>>(events_json).is_ok_and(|e| e.iter().any(|e| e == event_type))
+}
+
+/// The fan-out of one event, called inside the transaction of the change
+/// that caused it: one `webhooks.deliver` job (the outbox row) per
+/// subscription of that `channel` and sender (chatapp phone number or
+/// photoapp account) that includes `event_type` and is active or paused (a
+/// paused subscription holds its events; the delivery job decides).
+/// `payload` has no `retryNumber`: each attempt adds it.
+pub fn fan_out(biz: &str, channel: &str, sender_id: &str, event_type: &str, event_id: &str, payload: &Value) -> Result<(), Failure> {
+    // A subscription names exactly one of the two (a CHECK of the table).
+    let subscriptions = db::query(
+        "SELECT id, events_json FROM webhook_subscriptions \
+         WHERE business_id = ?1 AND channel = ?2 AND IFNULL(phone_number_id, provider_account_id) = ?3 \
+           AND status IN ('active', 'paused') ORDER BY id",
+        &[biz.into(), channel.into(), sender_id.into()],
+    )?;
+    for s in subscriptions.iter().filter(|s| wants(&s.text(1), event_type)) {
+        let delivery = Delivery { subscription_id: s.text(0), event_id: event_id.to_string(), attempt: 0, payload: payload.clone() };
+        job::enqueue(biz, &WebhooksJob::Deliver(delivery))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn event_filter() {
+        let e = "chatapp.message.received";
+        assert!(wants(r#"["chatapp.message.sent","chatapp.message.received"]"#, e));
+        assert!(!wants(r#"["chatapp.message.sent"]"#, e));
+        assert!(!wants(r#"["chatapp.message.received.x"]"#, e));
+        assert!(!wants("not json", e));
+    }
+
+    #[test]
+    fn the_outbox_row_keeps_its_shape() {
+        let d = Delivery { subscription_id: "s1".into(), event_id: "e1".into(), attempt: 0, payload: json!({"eventId": "e1", "a": 1}) };
+        let job = WebhooksJob::Deliver(d);
+        let (kind, payload) = job.to_row();
+        assert_eq!(kind, "webhooks.deliver");
+        assert_eq!(payload, r#"{"subscriptionId":"s1","eventId":"e1","attempt":0,"payload":{"eventId":"e1","a":1}}"#);
+        let o = job.options();
+        assert!(o.calls_out);
+        assert_eq!(o.lane.as_deref(), Some("webhooks:s1"));
+    }
+}

@@ -1,0 +1,15 @@
+//! The one place an entry is appended to a contact's cross-channel timeline
+//! (`timeline_entries`): inbound and outbound messages (messaging) and the
+//! entries a participant link writes for earlier messages (contacts).
+
+use crate::{db, new_id, Failure};
+
+/// Appends a message's entry (`kind` `message`) to the contact's timeline.
+pub fn append_message(biz: &str, contact_id: &str, channel: &str, direction: &str, occurred_at: &str, summary: &serde_json::Value) -> Result<(), Failure> {
+    db::execute(
+        "INSERT INTO timeline_entries (id, business_id, contact_id, channel, kind, direction, occurred_at, summary_json) \
+         VALUES (?1, ?2, ?3, ?4, 'message', ?5, ?6, ?7)",
+        &[new_id().into(), biz.into(), contact_id.into(), channel.into(), direction.into(), occurred_at.into(), summary.to_string().into()],
+    )?;
+    Ok(())
+}

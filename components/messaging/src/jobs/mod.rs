@@ -1,0 +1,63 @@
+//! The job kinds of the messaging area, declared once ([`MessagingJob`]),
+//! and [`run`], through which the dispatcher runs them.
+//!
+//! `messaging.inbound` and `messaging.photoapp-inbound` are also written by
+//! the host (`host/src/admin.rs` `enqueue_inbound`, the provider's inbound
+//! webhook), so their payloads keep exactly that shape.
+
+pub mod autoreply;
+pub mod deliver;
+pub mod inbound;
+pub mod photoapp_inbound;
+
+use serde::{Deserialize, Serialize};
+use switchboard_guest::job::AreaJob;
+use switchboard_guest::job_types::{Job, Outcome};
+use switchboard_guest::jobs::JobOptions;
+
+/// Every job kind of this area: the serde name is the kind, the content the payload.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "payload")]
+pub enum MessagingJob {
+    /// One inbound chatapp message (enqueued by the host).
+    #[serde(rename = "messaging.inbound")]
+    Inbound(inbound::Payload),
+    /// One inbound photoapp direct message (enqueued by the host).
+    #[serde(rename = "messaging.photoapp-inbound")]
+    PhotoappInbound(photoapp_inbound::Payload),
+    /// The assigned agent answers one inbound message (calls the `ai` import).
+    #[serde(rename = "messaging.autoreply")]
+    Autoreply(MessageRef),
+    /// One outbound message handed to the provider and followed to a final
+    /// status (calls the `messenger` import).
+    #[serde(rename = "messaging.deliver")]
+    Deliver(MessageRef),
+}
+
+impl AreaJob for MessagingJob {
+    fn options(&self) -> JobOptions {
+        let calls_out = match self {
+            MessagingJob::Inbound(_) | MessagingJob::PhotoappInbound(_) => false,
+            MessagingJob::Autoreply(_) | MessagingJob::Deliver(_) => true,
+        };
+        JobOptions { calls_out, lane: None, delay_ms: 0 }
+    }
+}
+
+/// The payload of a job about one stored message: `{"messageId": …}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageRef {
+    pub message_id: String,
+}
+
+/// One step of a `messaging.*` job.
+pub fn run(job: &Job) -> Outcome {
+    match MessagingJob::from_job(job) {
+        Ok(MessagingJob::Inbound(p)) => inbound::run(job, p),
+        Ok(MessagingJob::PhotoappInbound(p)) => photoapp_inbound::run(job, p),
+        Ok(MessagingJob::Autoreply(m)) => autoreply::run(job, &m.message_id),
+        Ok(MessagingJob::Deliver(m)) => deliver::run(job, &m.message_id),
+        Err(dead) => dead,
+    }
+}
