@@ -8,7 +8,7 @@
 //!   `switchboard_guest::export!(MyComponent);`; it imports only what it calls.
 //! * Small helpers every component reuses: failures ([`fail`]), SQL access and
 //!   row reading ([`db`]), request access ([`req`]), opaque cursors
-//!   ([`cursor`]), E.164 normalisation ([`e164`]).
+//!   ([`cursor`]), E.164 normalisation ([`e164`]), downloads ([`download`]).
 //!
 //! The pure modules (`cursor`, `e164`, `base64url`) have no host calls and are
 //! unit-tested on the native target (`cargo test -p switchboard-guest`).
@@ -26,6 +26,7 @@ pub mod bindings {
 pub mod base64url;
 pub mod cursor;
 pub mod db;
+pub mod download;
 pub mod e164;
 pub mod fail;
 pub mod page;
