@@ -199,3 +199,13 @@ fn a_client_that_leaves_mid_stream_stops_the_pulls() {
     let mut r = bed.get("download-500000");
     assert_eq!(Bed::drain(&mut r).unwrap(), (500_000, expected_sha256(500_000)));
 }
+
+#[test]
+fn a_mutation_may_not_answer_with_a_download() {
+    let bed = Bed::start();
+    let r = bed.s.as_key(&bed.t.key).fresh().post("/api/v1/contacts", &serde_json::json!({"businessId": bed.t.business, "name": "x", "mobile": "+447700900123", "categoryIds": [uuid::Uuid::new_v4().to_string()]}));
+    r.assert_failure(500, "internal");
+    assert!(!r.text.contains("not from a mutation"));
+    let log = std::fs::read_to_string(&bed.log).unwrap();
+    assert!(log.contains("createContact (a mutation) answered with a raw body piece"), "the refusal is logged: {log}");
+}

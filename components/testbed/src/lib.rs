@@ -6,7 +6,8 @@
 //! `search=download-<N>` answers a streamed download of `N` bytes of
 //! [`pattern`] in pieces of [`download::PIECE_BYTES`] (the cursor is the
 //! offset); `search=download-trap-<N>` does the same but traps at the piece
-//! that starts at 1 MiB.
+//! that starts at 1 MiB. `createContact` answers with a body piece, which
+//! the host must refuse (downloads are reads).
 
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
@@ -73,6 +74,8 @@ impl Guest for Testbed {
                 )?;
                 panic!("trap after a write");
             }
+            // A mutation may not answer with a download.
+            ("createContact", _) => download::piece("text/plain", None, b"not from a mutation".to_vec(), None),
             // Reports how many categories the business has.
             ("listCategories", _) => {
                 let row = db::query_one("SELECT COUNT(*) FROM categories WHERE business_id = ?1", &[req.business_id.as_str().into()])?;
