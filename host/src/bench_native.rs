@@ -49,5 +49,5 @@ pub fn handle(app: &App, incoming: Incoming, request_id: &str) -> Answer {
         "categories": cats.iter().map(|c| serde_json::json!({"id": t(&c[0]), "name": t(&c[1])})).collect::<Vec<_>>(),
         "activity": act, "createdAt": t(&row[5]), "updatedAt": t(&row[6]),
     }, "campaignSummary": null});
-    Answer { status: 200, content_type: "application/json", body: success_envelope(&data.to_string(), request_id), headers: Vec::new(), operation: "getContact(native)" }
+    Answer { status: 200, content_type: "application/json", body: success_envelope(&data.to_string(), request_id), headers: Vec::new(), operation: "getContact(native)", download: None }
 }

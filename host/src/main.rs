@@ -6,6 +6,7 @@ mod bench_native;
 mod clock;
 mod contract;
 mod db;
+mod download;
 mod engine;
 mod jobs;
 mod logging;

@@ -32,6 +32,38 @@ pub struct Answer {
     pub headers: Vec<(&'static str, String)>,
     /// The operationId, for the access log.
     pub operation: &'static str,
+    /// A raw answer (a download) instead of `body`; see "Streamed answers".
+    pub download: Option<Download>,
+}
+
+/// A download: the component answered with a body piece.
+pub struct Download {
+    /// From the first piece.
+    pub content_type: String,
+    pub content_disposition: Option<String>,
+    /// The first piece's bytes.
+    pub first: Vec<u8>,
+    /// Set when more pieces follow (the first piece had a `next-cursor`).
+    pub rest: Option<Continuation>,
+}
+
+/// What it takes to pull the next pieces of a streamed answer: the request's
+/// connection, its read transaction still open (every piece reads the same
+/// snapshot), the request with `stream-cursor` set to the next piece, and
+/// the component that answers it. `server.rs`/`download.rs` drive it with
+/// [`App::next_piece`] and end it with [`App::end_stream`]; dropped without
+/// that, the connection closes and the transaction ends with it.
+pub struct Continuation {
+    conn: Option<libsql::Connection>,
+    request: wit::Request,
+    component: &'static str,
+}
+
+/// One later piece of a streamed answer.
+pub struct Piece {
+    pub bytes: Vec<u8>,
+    /// Another piece follows.
+    pub more: bool,
 }
 
 impl Answer {
@@ -42,10 +74,11 @@ impl Answer {
             body: f.envelope(request_id).to_string(),
             headers: f.headers.clone(),
             operation: "-",
+            download: None,
         }
     }
     fn json(status: u16, body: String) -> Answer {
-        Answer { status, content_type: "application/json", body, headers: Vec::new(), operation: "-" }
+        Answer { status, content_type: "application/json", body, headers: Vec::new(), operation: "-", download: None }
     }
 }
 
@@ -149,7 +182,7 @@ impl App {
         if op.method.is_mutation() {
             self.mutate(&a, &req, component, request_id)
         } else {
-            self.read(&a, &req, component, request_id)
+            self.read(&a, req, component, request_id)
         }
     }
 
@@ -167,16 +200,86 @@ impl App {
         }
     }
 
-    fn read(&self, a: &Admitted, req: &wit::Request, component: &str, request_id: &str) -> Answer {
+    fn read(&self, a: &Admitted, req: wit::Request, component: &'static str, request_id: &str) -> Answer {
         let Ok(conn) = self.db.conn().map(|c| c.detach()) else { return Answer::failure(&unavailable(), request_id) };
         // One read transaction: every query of the handler sees one snapshot.
         if db::execute(&conn, "BEGIN DEFERRED", vec![]).is_err() {
             return Answer::failure(&unavailable(), request_id);
         }
-        let (conn, result) = self.components.call(component, conn, req, self.deadline);
-        let _ = db::execute(&conn, "ROLLBACK", vec![]);
-        self.db.give_back(conn);
-        self.render(a, result, request_id)
+        let (conn, result) = self.components.call(component, conn, &req, self.deadline);
+        match result {
+            // The first piece of a streamed answer: the snapshot stays open
+            // for the pieces that follow.
+            Ok(Ok(wit::Success { status, body: Some(piece), .. })) if (200..300).contains(&status) && piece.next_cursor.is_some() => {
+                let mut request = req;
+                request.stream_cursor = piece.next_cursor.clone();
+                let rest = Continuation { conn: Some(conn), request, component };
+                self.download(status, piece, Some(rest), request_id)
+            }
+            result => {
+                let _ = db::execute(&conn, "ROLLBACK", vec![]);
+                self.db.give_back(conn);
+                self.render(a, result, request_id)
+            }
+        }
+    }
+
+    /// A raw answer from a body piece; `rest` pulls the following pieces.
+    fn download(&self, status: u16, piece: wit::BodyPiece, rest: Option<Continuation>, request_id: &str) -> Answer {
+        let valid = |v: &str| http::HeaderValue::from_str(v).is_ok();
+        if piece.content_type.is_empty() || !valid(&piece.content_type) || !piece.content_disposition.as_deref().is_none_or(valid) {
+            if let Some(rest) = rest {
+                self.end_stream(rest);
+            }
+            crate::logging::line("error", &format!("requestId={request_id} component answered a download with an invalid content type or disposition"));
+            return Answer::failure(&Failure::internal("the handler produced an invalid answer"), request_id);
+        }
+        Answer {
+            status,
+            content_type: "",
+            body: String::new(),
+            headers: Vec::new(),
+            operation: "-",
+            download: Some(Download { content_type: piece.content_type, content_disposition: piece.content_disposition, first: piece.bytes, rest }),
+        }
+    }
+
+    /// Calls the component for the next piece of a streamed answer, in a
+    /// fresh instance with the normal request deadline, on the stream's read
+    /// snapshot. Runs on a blocking thread. An error (a trap, a deadline, a
+    /// failure answer, a success without a piece, a cursor that does not
+    /// move) ends the stream: the status is already sent, so the caller
+    /// aborts the body; the text is for the log.
+    pub fn next_piece(&self, c: &mut Continuation) -> Result<Piece, String> {
+        let conn = c.conn.take().ok_or("the stream has ended")?;
+        let (conn, result) = self.components.call(c.component, conn, &c.request, self.deadline);
+        c.conn = Some(conn);
+        match result {
+            Ok(Ok(wit::Success { status, body: Some(piece), .. })) if (200..300).contains(&status) => {
+                if piece.next_cursor.is_some() && piece.next_cursor == c.request.stream_cursor {
+                    return Err("the component answered a piece whose next cursor is the current one".into());
+                }
+                let more = piece.next_cursor.is_some();
+                c.request.stream_cursor = piece.next_cursor;
+                Ok(Piece { bytes: piece.bytes, more })
+            }
+            Ok(Ok(s)) => Err(format!("the component answered a continuation with status {} and no body piece", s.status)),
+            Ok(Err(f)) => Err(format!("the component failed a continuation: {} {}", f.status, f.code)),
+            Err(CallError::Deadline) => Err("a continuation passed its deadline".into()),
+            Err(CallError::ResourceLimit) => Err("a continuation hit its memory limit".into()),
+            Err(CallError::Capacity) => Err("no instance was free for a continuation".into()),
+            Err(CallError::Trap(detail)) => Err(format!("a continuation trapped: {detail}")),
+        }
+    }
+
+    /// Ends a streamed answer's read transaction and returns its connection
+    /// to the pool. Runs on a blocking thread.
+    pub fn end_stream(&self, mut c: Continuation) {
+        if let Some(conn) = c.conn.take() {
+            if db::execute(&conn, "ROLLBACK", vec![]).is_ok() {
+                self.db.give_back(conn);
+            }
+        }
     }
 
     fn mutate(&self, a: &Admitted, req: &wit::Request, component: &str, request_id: &str) -> Answer {
@@ -229,7 +332,12 @@ impl App {
                 }
             }
         }
-        let (conn, result) = self.components.call(component, conn, req, self.deadline);
+        let (conn, mut result) = self.components.call(component, conn, req, self.deadline);
+        if matches!(&result, Ok(Ok(s)) if s.body.is_some()) {
+            // Downloads are reads: a raw answer cannot be recorded for an
+            // idempotent replay, so a mutation answering one is a bug.
+            result = Err(CallError::Trap(format!("{} (a mutation) answered with a raw body piece", a.op.id)));
+        }
         let succeeded = matches!(&result, Ok(Ok(s)) if s.status < 400);
         let answer = self.render(a, result, request_id);
         let outcome = if succeeded {
@@ -261,9 +369,10 @@ impl App {
 
     fn render(&self, a: &Admitted, result: Result<Result<wit::Success, wit::Failure>, CallError>, request_id: &str) -> Answer {
         match result {
+            Ok(Ok(wit::Success { status, body: Some(piece), .. })) if (200..300).contains(&status) => self.download(status, piece, None, request_id),
             Ok(Ok(s)) if (200..300).contains(&s.status) => match a.op.response {
                 Response::Json(_) => Answer::json(s.status, success_envelope(&s.data_json, request_id)),
-                Response::Raw(media) => Answer { status: s.status, content_type: media, body: s.data_json, headers: Vec::new(), operation: "-" },
+                Response::Raw(media) => Answer { status: s.status, content_type: media, body: s.data_json, headers: Vec::new(), operation: "-", download: None },
             },
             Ok(Ok(s)) => {
                 crate::logging::line("error", &format!("requestId={request_id} component answered success with status {}", s.status));

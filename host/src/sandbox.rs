@@ -69,6 +69,7 @@ pub fn inbound(app: &App, path: &str, method: &str, authorization: Option<&str>,
             body: success_envelope(&data.to_string(), request_id),
             headers: Vec::new(),
             operation: "sandboxInbound",
+            download: None,
         },
         Err(InboundRefusal::Invalid(m)) => fail(Failure::validation("invalid_request", m)),
         Err(InboundRefusal::NotConnected(m)) => {

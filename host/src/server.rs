@@ -3,6 +3,7 @@
 
 use crate::pipeline::{Answer, App};
 use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as HyperBody;
 use hyper::{Request, Response, StatusCode};
@@ -140,14 +141,47 @@ async fn shutdown_signal() {
     let _ = ctrl_c.await;
 }
 
-async fn handle(shared: Arc<Shared>, req: Request<HyperBody>) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
+/// Every response body: a whole one, or a streamed answer's pieces.
+type ResBody = BoxBody<Bytes, crate::download::BoxError>;
+
+fn full(bytes: impl Into<Bytes>) -> ResBody {
+    Full::new(bytes.into()).map_err(|never| match never {}).boxed()
+}
+
+async fn handle(shared: Arc<Shared>, req: Request<HyperBody>) -> Result<Response<ResBody>, std::convert::Infallible> {
     let started = Instant::now();
     let request_id = uuid::Uuid::new_v4().to_string();
     let method = req.method().as_str().to_string();
     let path = req.uri().path().to_string();
-    let answer = answer(&shared, req, &request_id).await;
-    crate::logging::request(&request_id, &method, &path, answer.operation, answer.status, started.elapsed().as_micros());
-    Ok(to_response(answer, &request_id))
+    let mut answer = answer(&shared, req, &request_id).await;
+    let body = match answer.download.as_mut() {
+        Some(d) => {
+            let first = std::mem::take(&mut d.first);
+            match d.rest.take() {
+                // The access line is written when the stream ends.
+                Some(rest) => {
+                    let line = crate::download::AccessLine {
+                        request_id: request_id.clone(),
+                        method,
+                        path,
+                        operation: answer.operation,
+                        status: answer.status,
+                        started,
+                    };
+                    crate::download::stream(shared.clone(), first, rest, line).boxed()
+                }
+                None => {
+                    crate::logging::request(&request_id, &method, &path, answer.operation, answer.status, started.elapsed().as_micros());
+                    full(first)
+                }
+            }
+        }
+        None => {
+            crate::logging::request(&request_id, &method, &path, answer.operation, answer.status, started.elapsed().as_micros());
+            full(std::mem::take(&mut answer.body))
+        }
+    };
+    Ok(to_response(answer, body, &request_id))
 }
 
 async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str) -> Answer {
@@ -158,6 +192,7 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
             body: shared.app.gateway.document_text().to_string(),
             headers: Vec::new(),
             operation: "openapi",
+            download: None,
         };
     }
     let header = |name: &str| req.headers().get(name).map(|v| v.to_str().map(String::from));
@@ -258,14 +293,23 @@ fn too_large(max: usize) -> Failure {
     Failure::new(413, "validation", "payload_too_large", format!("the request body exceeds this operation's limit of {max} bytes"))
 }
 
-fn to_response(a: Answer, request_id: &str) -> Response<Full<Bytes>> {
-    let mut b = Response::builder()
-        .status(StatusCode::from_u16(a.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
-        .header("content-type", a.content_type)
-        .header("x-request-id", request_id)
-        .header("cache-control", "no-store");
+/// The head of `a` with `body` (taken out of `a` by the caller). A
+/// download's content type and disposition were checked to be valid header
+/// values when the answer was built (`App::download`).
+fn to_response(a: Answer, body: ResBody, request_id: &str) -> Response<ResBody> {
+    let mut b = Response::builder().status(StatusCode::from_u16(a.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
+    match &a.download {
+        Some(d) => {
+            b = b.header("content-type", d.content_type.as_str());
+            if let Some(cd) = &d.content_disposition {
+                b = b.header("content-disposition", cd.as_str());
+            }
+        }
+        None => b = b.header("content-type", a.content_type),
+    }
+    b = b.header("x-request-id", request_id).header("cache-control", "no-store");
     for (k, v) in a.headers {
         b = b.header(k, v);
     }
-    b.body(Full::new(Bytes::from(a.body))).expect("valid response parts")
+    b.body(body).expect("valid response parts")
 }

@@ -47,13 +47,22 @@ impl Server {
     }
 
     pub fn start_with(dir: &Path, extra: &[&str]) -> Server {
+        Self::spawn(dir, extra, Stdio::null())
+    }
+
+    /// Like `start_with`, with the server's log (stderr) written to `log`.
+    pub fn start_logged(dir: &Path, extra: &[&str], log: &Path) -> Server {
+        Self::spawn(dir, extra, std::fs::File::create(log).expect("create the log file").into())
+    }
+
+    fn spawn(dir: &Path, extra: &[&str], stderr: Stdio) -> Server {
         let port = free_port();
         let child = Command::new(BIN)
             .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
             .arg(dir)
             .args(extra)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("start switchboard");
         let s = Server {

@@ -5,6 +5,7 @@ mod agents;
 mod autoreply;
 mod contacts;
 mod data_sources;
+mod downloads;
 mod faults;
 mod harness;
 mod inbound;

@@ -9,7 +9,7 @@
 //! * Small helpers every component reuses: failures ([`fail`]), SQL access and
 //!   row reading ([`db`]), request access ([`req`]), opaque cursors
 //!   ([`cursor`]), E.164 normalisation ([`e164`]), the upload chunk size
-//!   ([`chunking`]).
+//!   ([`chunking`]), downloads in streamed pieces ([`download`]).
 //! * Job kinds and job steps ([`job`]): the [`job::AreaJob`] trait each
 //!   area's kind enum implements, one generic [`job::enqueue`], and the
 //!   step helpers (`retry` with backoff).
@@ -36,6 +36,7 @@ pub mod chunking;
 pub mod contact;
 pub mod cursor;
 pub mod db;
+pub mod download;
 pub mod e164;
 pub mod events;
 pub mod fail;

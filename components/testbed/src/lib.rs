@@ -2,12 +2,40 @@
 //! contains it: tests start the server with
 //! `--component-override contacts=<this wasm>` and pick the behaviour with
 //! the `search` query parameter of `listContacts`.
+//!
+//! `search=download-<N>` answers a streamed download of `N` bytes of
+//! [`pattern`] in pieces of [`download::PIECE_BYTES`] (the cursor is the
+//! offset); `search=download-trap-<N>` does the same but traps at the piece
+//! that starts at 1 MiB. `createContact` answers with a body piece, which
+//! the host must refuse (downloads are reads).
 
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
 use serde_json::json;
 use switchboard_guest::req::query;
-use switchboard_guest::{db, ok, Failure, Guest, Request, Success, Value};
+use switchboard_guest::{db, download, fail, ok, Failure, Guest, Request, Success, Value};
+
+/// The byte at `offset` of a testbed download (the API tests compute the
+/// same): varies within a piece and from piece to piece, so a lost,
+/// repeated or reordered piece changes the hash.
+pub fn pattern(offset: u64) -> u8 {
+    ((offset % 251) as u8) ^ ((offset >> 16) as u8)
+}
+
+/// One piece of a download of `total` bytes.
+fn download_piece(req: &Request, total: u64, trap: bool) -> Result<Success, Failure> {
+    let start: u64 = match download::cursor(req) {
+        None => 0,
+        Some(c) => c.parse().map_err(|_| fail::internal("bad_cursor", "the stream cursor is not an offset"))?,
+    };
+    if trap && start >= 1 << 20 {
+        panic!("testbed traps mid-stream on purpose");
+    }
+    let end = (start + download::PIECE_BYTES as u64).min(total);
+    let bytes: Vec<u8> = (start..end).map(pattern).collect();
+    let next = (end < total).then(|| end.to_string());
+    download::piece("application/octet-stream", Some(&download::attachment("testbed.bin")), bytes, next)
+}
 
 struct Testbed;
 
@@ -30,6 +58,14 @@ impl Guest for Testbed {
                 }
             }
             ("listContacts", Some("panic")) => panic!("testbed panics on purpose"),
+            ("listContacts", Some(s)) if s.starts_with("download-") => {
+                let (trap, size) = match s.strip_prefix("download-trap-") {
+                    Some(n) => (true, n),
+                    None => (false, &s["download-".len()..]),
+                };
+                let total = size.parse().map_err(|_| fail::validation("invalid_size", "download-<bytes>"))?;
+                download_piece(&req, total, trap)
+            }
             // Writes a row, then traps: the host must roll the write back.
             ("createCategory", _) => {
                 db::execute(
@@ -38,6 +74,8 @@ impl Guest for Testbed {
                 )?;
                 panic!("trap after a write");
             }
+            // A mutation may not answer with a download.
+            ("createContact", _) => download::piece("text/plain", None, b"not from a mutation".to_vec(), None),
             // Reports how many categories the business has.
             ("listCategories", _) => {
                 let row = db::query_one("SELECT COUNT(*) FROM categories WHERE business_id = ?1", &[req.business_id.as_str().into()])?;
