@@ -14,7 +14,7 @@ ALTER TABLE jobs ADD COLUMN lane TEXT;
 UPDATE jobs SET calls_out = 1 WHERE kind IN ('webhooks.deliver', 'messaging.deliver', 'messaging.autoreply');
 UPDATE jobs SET lane = 'webhooks:' || json_extract(payload, '$.subscriptionId') WHERE kind = 'webhooks.deliver';
 
-CREATE INDEX jobs_lane ON jobs (lane, state) WHERE lane IS NOT NULL;
+CREATE INDEX jobs_lane ON jobs (lane, state, due_at_ms) WHERE lane IS NOT NULL;
 
 -- An external request a step was about to make (`jobs.begin-effect`),
 -- committed before the request went out. A later step of the same job finds

@@ -34,6 +34,8 @@ pub struct Claim {
     pub fence: i64,
     /// The job declared that its steps call out (see `run_one`).
     pub calls_out: bool,
+    /// The job's lane, if any (see `PICK_FAIR`).
+    pub lane: Option<String>,
 }
 
 fn t(v: &SqlValue) -> String {
@@ -81,6 +83,30 @@ pub struct Runner {
     /// Calls-out steps running on worker threads.
     calling_out: Arc<AtomicUsize>,
     last_renewal_ms: i64,
+    /// Rung when a step that calls out ends (its slot and its lane are free).
+    wake: Arc<Wake>,
+}
+
+/// A wake-up call for the idle runner.
+#[derive(Default)]
+pub struct Wake {
+    rung: Mutex<bool>,
+    bell: parking_lot::Condvar,
+}
+
+impl Wake {
+    pub fn notify(&self) {
+        *self.rung.lock() = true;
+        self.bell.notify_one();
+    }
+    /// Waits until rung or `timeout`.
+    pub fn wait(&self, timeout: Duration) {
+        let mut rung = self.rung.lock();
+        if !*rung {
+            self.bell.wait_for(&mut rung, timeout);
+        }
+        *rung = false;
+    }
 }
 
 impl Runner {
@@ -92,6 +118,7 @@ impl Runner {
             in_flight: Arc::default(),
             calling_out: Arc::default(),
             last_renewal_ms: 0,
+            wake: Arc::default(),
         }
     }
 
@@ -130,10 +157,23 @@ impl Runner {
         for c in remote {
             self.calling_out.fetch_add(1, Ordering::SeqCst);
             let (host, node, in_flight, calling_out) = (host.clone(), self.node.clone(), self.in_flight.clone(), self.calling_out.clone());
+            let wake = self.wake.clone();
             let spawned = std::thread::Builder::new().name("job-step".into()).spawn(move || {
-                run_one(host.db(), host.components(), &node, &c);
-                in_flight.lock().remove(&c.id);
+                let mut current = c;
+                for handoffs_left in (0..LANE_HANDOFFS).rev() {
+                    let next = run_one(host.db(), host.components(), &node, &current, handoffs_left > 0);
+                    let mut running = in_flight.lock();
+                    running.remove(&current.id);
+                    match next {
+                        Some(n) => {
+                            running.insert(n.id.clone(), n.fence);
+                            current = n;
+                        }
+                        None => break,
+                    }
+                }
                 calling_out.fetch_sub(1, Ordering::SeqCst);
+                wake.notify();
             });
             if spawned.is_err() {
                 // No thread: the lease runs out and the job is claimed again.
@@ -141,11 +181,16 @@ impl Runner {
             }
         }
         for c in local {
-            run_one(db, host.components(), &self.node, &c);
+            run_one(db, host.components(), &self.node, &c, false);
             self.in_flight.lock().remove(&c.id);
             self.renew_leases(db);
         }
         started
+    }
+
+    /// Idles until a step that calls out ends, or `timeout`.
+    pub fn idle(&self, timeout: Duration) {
+        self.wake.wait(timeout);
     }
 
     /// Steps that call out and are still running.
@@ -307,23 +352,11 @@ pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i6
         for id in ids {
             let rows = db::query_rows(
                 &c,
-                "SELECT id, kind, business_id, payload, attempts, fence, calls_out FROM jobs WHERE id = ?1",
+                "SELECT id, kind, business_id, payload, attempts, fence, calls_out, lane FROM jobs WHERE id = ?1",
                 vec![SqlValue::Text(id)],
             )?;
             let Some(r) = rows.first() else { continue };
-            let claim = Claim { id: t(&r[0]), kind: t(&r[1]), business_id: t(&r[2]), payload: t(&r[3]), attempts: i(&r[4]) + 1, fence: i(&r[5]) + 1, calls_out: i(&r[6]) != 0 };
-            db::execute(
-                &c,
-                "UPDATE jobs SET state = 'leased', lease_owner = ?2, lease_until_ms = ?3, fence = ?4, attempts = ?5 WHERE id = ?1",
-                vec![
-                    SqlValue::Text(claim.id.clone()),
-                    SqlValue::Text(node.into()),
-                    SqlValue::Integer(now + JOB_LEASE.as_millis() as i64),
-                    SqlValue::Integer(claim.fence),
-                    SqlValue::Integer(claim.attempts),
-                ],
-            )?;
-            claims.push(claim);
+            claims.push(lease(&c, r, node, now)?);
         }
         Ok(claims)
     })();
@@ -336,6 +369,57 @@ pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i6
         }
     }
     result
+}
+
+/// Leases the job of row `r` (id, kind, business_id, payload, attempts,
+/// fence, calls_out, lane) to `node` with a new fence.
+fn lease(c: &libsql::Connection, r: &[SqlValue], node: &str, now: i64) -> anyhow::Result<Claim> {
+    let claim = Claim {
+        id: t(&r[0]),
+        kind: t(&r[1]),
+        business_id: t(&r[2]),
+        payload: t(&r[3]),
+        attempts: i(&r[4]) + 1,
+        fence: i(&r[5]) + 1,
+        calls_out: i(&r[6]) != 0,
+        lane: match &r[7] {
+            SqlValue::Text(l) => Some(l.clone()),
+            _ => None,
+        },
+    };
+    db::execute(
+        c,
+        "UPDATE jobs SET state = 'leased', lease_owner = ?2, lease_until_ms = ?3, fence = ?4, attempts = ?5 WHERE id = ?1",
+        vec![
+            SqlValue::Text(claim.id.clone()),
+            SqlValue::Text(node.into()),
+            SqlValue::Integer(now + JOB_LEASE.as_millis() as i64),
+            SqlValue::Integer(claim.fence),
+            SqlValue::Integer(claim.attempts),
+        ],
+    )?;
+    Ok(claim)
+}
+
+/// Consecutive jobs of one lane a worker takes before its slot goes back to
+/// the fair pick (see `run_one`'s hand-off).
+pub const LANE_HANDOFFS: u32 = 64;
+
+/// In the completing step's transaction: leases the next due job of the same
+/// lane to the same worker (a backlog of one subscription drains without a
+/// claim round per delivery; nobody else could run that lane meanwhile).
+fn hand_off(c: &libsql::Connection, lane: &str, node: &str) -> anyhow::Result<Option<Claim>> {
+    let now = crate::clock::now_ms();
+    let rows = db::query_rows(
+        c,
+        "SELECT id, kind, business_id, payload, attempts, fence, calls_out, lane FROM jobs \
+         WHERE lane = ?1 AND state = 'pending' AND due_at_ms <= ?2 ORDER BY due_at_ms LIMIT 1",
+        vec![SqlValue::Text(lane.into()), SqlValue::Integer(now)],
+    )?;
+    match rows.first() {
+        Some(r) => Ok(Some(lease(c, r, node, now)?)),
+        None => Ok(None),
+    }
 }
 
 /// The job's next state for an outcome.
@@ -426,7 +510,10 @@ fn record_run(c: &libsql::Connection, claim: &Claim, node: &str, started: i64, o
 
 /// Runs one claimed job in one write transaction, committed only while its
 /// fence holds.
-pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim) {
+/// Returns the next job of the claim's lane when one was handed to this
+/// worker in the same commit (`handoff` allows it).
+pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, handoff: bool) -> Option<Claim> {
+    let mut next_in_lane = None;
     let started = crate::clock::now_ms();
     // Network mode: holding the write gate across a remote call would stall
     // every writer, so such a step starts without gate or transaction; its
@@ -437,13 +524,13 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim) {
     let network = claim.calls_out;
     let mut gate = None;
     if !network {
-        let Some(g) = db.write_gate(Duration::from_secs(30)) else { return };
+        let Some(g) = db.write_gate(Duration::from_secs(30)) else { return None };
         gate = Some(g);
     }
-    let Ok(conn) = db.conn().map(|c| c.detach()) else { return };
+    let Ok(conn) = db.conn().map(|c| c.detach()) else { return None };
     if !network && db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
         db.give_back(conn);
-        return;
+        return None;
     }
     let job = Job {
         id: claim.id.clone(),
@@ -463,12 +550,12 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim) {
                 // now for the completion.
                 let Some(g) = db.write_gate(Duration::from_secs(30)) else {
                     db.give_back(conn);
-                    return;
+                    return None;
                 };
                 gate = Some(g);
                 if db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
                     db.give_back(conn);
-                    return;
+                    return None;
                 }
             }
         }
@@ -480,7 +567,14 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim) {
             match complete(&conn, claim, &next) {
                 Ok(true) => {
                     record_run(&conn, claim, node, started, label, detail);
-                    db::execute(&conn, "COMMIT", vec![]).is_ok()
+                    if let (true, Some(lane)) = (handoff, &claim.lane) {
+                        next_in_lane = hand_off(&conn, lane, node).unwrap_or(None);
+                    }
+                    let committed = db::execute(&conn, "COMMIT", vec![]).is_ok();
+                    if !committed {
+                        next_in_lane = None;
+                    }
+                    committed
                 }
                 _ => {
                     // Stale fence: another node reclaimed the job. Nothing
@@ -519,6 +613,7 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim) {
         let _ = db::execute(&conn, "ROLLBACK", vec![]);
     }
     db.give_back(conn);
+    next_in_lane
 }
 
 #[cfg(test)]

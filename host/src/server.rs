@@ -120,7 +120,7 @@ fn spawn_job_runner(shared: Arc<Shared>, stop: Arc<std::sync::atomic::AtomicBool
         let mut runner = crate::jobs::Runner::new(config);
         while !stop.load(std::sync::atomic::Ordering::SeqCst) {
             if runner.tick(&shared) == 0 {
-                std::thread::sleep(Duration::from_millis(25));
+                runner.idle(Duration::from_millis(25));
             }
         }
         let deadline = Instant::now() + Duration::from_secs(35);
