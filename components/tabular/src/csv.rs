@@ -42,8 +42,8 @@ impl Malformed {
     }
 
     /// Checks the quoting of one record. `raw` is its text as read (line
-    /// break included), `out` and `ends` its fields as `csv-core` produced
-    /// them: an unquoted field's raw text is its value; a quoted one's value
+    /// break included) and `ends` where its fields end in what `csv-core`
+    /// produced: an unquoted field's raw text is its value; a quoted one's value
     /// is its unescaped content followed by any text after the closing quote
     /// (kept literally), and an unclosed quote runs to the end of the input.
     fn of_record(raw: &[u8], ends: &[usize]) -> Option<Malformed> {
@@ -332,21 +332,28 @@ mod tests {
     }
 }
 
-/// Appends one record as a CSV line (RFC 4180 quoting where needed, LF end).
+/// Appends one record as a CSV line (`csv-core`'s writer: RFC 4180 quoting
+/// where needed, LF end). A record with no text at all (one empty field) is
+/// written as `""` (the hand-written writer wrote an empty line; the
+/// spreadsheet conversion, the one caller, never writes such a record).
 pub fn write_record(out: &mut String, fields: &[String]) {
+    let mut w = csv_core::Writer::new();
+    let mut buf: Vec<u8> = Vec::new();
+    let mut push = |buf: &[u8]| out.push_str(&String::from_utf8_lossy(buf));
     for (i, f) in fields.iter().enumerate() {
+        let mut tail = [0u8; 4];
         if i > 0 {
-            out.push(',');
+            let (_, n) = w.delimiter(&mut tail);
+            push(&tail[..n]);
         }
-        if f.contains([',', '"', '\r', '\n']) {
-            out.push('"');
-            out.push_str(&f.replace('"', "\"\""));
-            out.push('"');
-        } else {
-            out.push_str(f);
-        }
+        // The most a field can take: every byte a quote, plus two quotes.
+        buf.resize(2 * f.len() + 2, 0);
+        let (_, _, n) = w.field(f.as_bytes(), &mut buf);
+        push(&buf[..n]);
     }
-    out.push('\n');
+    let mut tail = [0u8; 4];
+    let (_, n) = w.terminator(&mut tail);
+    push(&tail[..n]);
 }
 
 #[cfg(test)]
@@ -357,5 +364,21 @@ mod write_tests {
         let mut s = String::new();
         super::write_record(&mut s, &rec);
         assert_eq!(super::Reader::new(&s).next().unwrap().fields, rec);
+    }
+
+    #[test]
+    fn output() {
+        let line = |fields: &[&str]| {
+            let mut s = String::new();
+            super::write_record(&mut s, &fields.iter().map(|f| f.to_string()).collect::<Vec<_>>());
+            s
+        };
+        assert_eq!(line(&["a", "b c", "", "é"]), "a,b c,,é\n");
+        assert_eq!(line(&["a,b", "say \"hi\"", "x\ry", "\"", "tab\tok"]), "\"a,b\",\"say \"\"hi\"\"\",\"x\ry\",\"\"\"\",tab\tok\n");
+        assert_eq!(line(&["", "x"]), ",x\n");
+        assert_eq!(line(&["x", ""]), "x,\n");
+        // The one change from the hand-written writer: no text at all is
+        // `""`, not an empty line (the spreadsheet conversion never writes one).
+        assert_eq!(line(&[""]), "\"\"\n");
     }
 }
