@@ -1,20 +1,17 @@
 //! Standard base64 (RFC 4648 §4, alphabet `A-Z a-z 0-9 + /`, `=` padding),
 //! decoded piece by piece so a large upload never needs a second full copy.
+//! The `base64` crate decodes; this module keeps the acceptance rules and
+//! the messages the API has always given.
 //!
 //! Only the canonical form is accepted: the length is a multiple of 4,
 //! padding appears only at the end (at most two `=`), and the unused low
 //! bits of the last group are zero.
 
-fn val(c: u8) -> Option<u32> {
-    Some(match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'+' => 62,
-        b'/' => 63,
-        _ => return None,
-    } as u32)
-}
+use base64::engine::general_purpose::{GeneralPurpose, NO_PAD, STANDARD};
+use base64::{alphabet, DecodeError, Engine as _};
+
+/// The pieces before the last one: standard alphabet, no `=` anywhere.
+const UNPADDED: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, NO_PAD);
 
 /// Checks the whole text is canonical base64 and returns the decoded length.
 pub fn decoded_len(text: &str) -> Result<usize, String> {
@@ -38,34 +35,30 @@ pub fn decode_piece(piece: &[u8], last: bool, out: &mut Vec<u8>) -> Result<(), S
     if piece.len() % 4 != 0 {
         return Err("its length is not a multiple of 4".into());
     }
-    let groups = piece.len() / 4;
-    for (g, quad) in piece.chunks_exact(4).enumerate() {
-        let final_group = last && g + 1 == groups;
-        let pad = if final_group { quad.iter().rev().take_while(|c| **c == b'=').count() } else { 0 };
-        if pad > 2 {
-            return Err("it has misplaced `=` padding".into());
-        }
-        let mut n = 0u32;
-        for (i, c) in quad[..4 - pad].iter().enumerate() {
-            n |= val(*c).ok_or_else(|| format!("it contains the invalid character {:?}", *c as char))? << (18 - 6 * i);
-        }
-        match pad {
-            0 => out.extend_from_slice(&[(n >> 16) as u8, (n >> 8) as u8, n as u8]),
-            1 => {
-                if n & 0xff != 0 {
-                    return Err("it is not canonical (stray bits before the padding)".into());
-                }
-                out.extend_from_slice(&[(n >> 16) as u8, (n >> 8) as u8]);
-            }
-            _ => {
-                if n & 0xffff != 0 {
-                    return Err("it is not canonical (stray bits before the padding)".into());
-                }
-                out.push((n >> 16) as u8);
-            }
-        }
+    let engine = if last { &STANDARD } else { &UNPADDED };
+    let before = out.len();
+    engine.decode_vec(piece, out).map_err(|e| {
+        out.truncate(before);
+        reason(piece, last, e)
+    })
+}
+
+/// The reason a piece is refused, worded as before the crate decoded it.
+fn reason(piece: &[u8], last: bool, e: DecodeError) -> String {
+    let in_final_group = match e {
+        DecodeError::InvalidByte(at, _) | DecodeError::InvalidLastSymbol(at, _) => at + 4 >= piece.len(),
+        _ => true,
+    };
+    if last && in_final_group && piece.ends_with(b"===") {
+        return "it has misplaced `=` padding".into();
     }
-    Ok(())
+    match e {
+        // Padding before the last piece.
+        DecodeError::InvalidPadding if !last => "it contains the invalid character '='".into(),
+        DecodeError::InvalidByte(_, c) => format!("it contains the invalid character {:?}", c as char),
+        DecodeError::InvalidLastSymbol(..) | DecodeError::InvalidPadding => "it is not canonical (stray bits before the padding)".into(),
+        DecodeError::InvalidLength(_) => "its length is not a multiple of 4".into(),
+    }
 }
 
 /// Decodes a whole canonical text at once (small payloads, e.g. media).
@@ -77,19 +70,7 @@ pub fn decode(text: &str) -> Result<Vec<u8>, String> {
 
 /// Encodes (tests and fixtures).
 pub fn encode(input: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
-    for chunk in input.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    STANDARD.encode(input)
 }
 
 #[cfg(test)]
@@ -130,5 +111,32 @@ mod tests {
         assert!(dec("Zm8=").is_ok());
         assert!(dec("Zm+=").is_err(), "stray bits");
         assert!(dec("Zh==").is_err(), "stray bits");
+    }
+
+    #[test]
+    fn messages_are_the_ones_the_api_has_always_given() {
+        let err = |s: &str| dec(s).unwrap_err();
+        assert_eq!(err("Zm9"), "its length is not a multiple of 4");
+        assert_eq!(err("Zm9v==="), "its length is not a multiple of 4");
+        assert_eq!(err("Zm9v===="), "it has more than two `=` padding characters");
+        assert_eq!(err("Zm9="), "it is not canonical (stray bits before the padding)");
+        assert_eq!(err("Zh=="), "it is not canonical (stray bits before the padding)");
+        assert_eq!(err("Zm9-"), "it contains the invalid character '-'");
+        assert_eq!(err("Zm9=Zm9v"), "it contains the invalid character '='");
+        assert_eq!(err(" Zm9"), "it contains the invalid character ' '");
+        assert_eq!(err("Zm9v\nZm9v"), "its length is not a multiple of 4");
+        assert_eq!(err("Zm9vZm\nv"), "it contains the invalid character '\\n'");
+        // Piece by piece: no padding before the last piece, and more than
+        // two `=` in the last group is misplaced padding.
+        let piece = |s: &str, last: bool| decode_piece(s.as_bytes(), last, &mut Vec::new());
+        assert_eq!(piece("Zm8=", false).unwrap_err(), "it contains the invalid character '='");
+        assert_eq!(piece("Zm8=", true), Ok(()));
+        assert_eq!(piece("Z===", true).unwrap_err(), "it has misplaced `=` padding");
+        assert_eq!(piece("-===", true).unwrap_err(), "it has misplaced `=` padding");
+        assert_eq!(piece("Zm-vZ===", true).unwrap_err(), "it contains the invalid character '-'");
+        // A refused piece leaves what was decoded before it.
+        let mut out = b"kept".to_vec();
+        assert!(decode_piece(b"Zm9vZm9=", false, &mut out).is_err());
+        assert_eq!(out, b"kept");
     }
 }

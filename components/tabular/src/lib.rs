@@ -1,11 +1,11 @@
 //! Pure parsing shared by the guest components (no host calls, unit-tested
 //! on the native target with `cargo test -p switchboard-tabular`):
 //!
-//! * [`csv`]: the RFC 4180 reader (contacts import, CSV/TSV ingestion) and
-//!   [`csv::write_record`];
+//! * [`csv`]: the RFC 4180 reader over `csv-core` (contacts import, CSV/TSV
+//!   ingestion) and [`csv::write_record`];
 //! * [`jsonscan`]: element-by-element scanning of a top-level JSON array;
-//! * [`xlsx`]: the first worksheet of an XLSX/XLSM workbook;
-//! * [`base64`]: canonical standard base64, decoded piecewise;
+//! * [`xlsx`]: the first worksheet of an XLSX/XLSM workbook (`zip` + `quick-xml`);
+//! * [`base64`]: canonical standard base64 (the `base64` crate), decoded piecewise;
 //! * [`infer`]: cell kinds, column type decisions and cell interpretation.
 
 pub mod base64;

@@ -1,7 +1,7 @@
 //! Reads the first worksheet of an XLSX/XLSM workbook (a ZIP of XML parts):
-//! a minimal ZIP central-directory reader (stored and deflate entries, no
-//! ZIP64, no encryption) with `miniz_oxide` for inflate, and `quick-xml` for
-//! the workbook, relationships, shared strings and the sheet.
+//! the `zip` crate opens the archive (stored and deflate entries, no
+//! encryption) and `quick-xml` reads the workbook, relationships, styles,
+//! shared strings and the sheet.
 //!
 //! Each cell becomes its stored text: shared and inline strings as written,
 //! numbers as their stored decimal text (so dates arrive as the
@@ -15,6 +15,8 @@
 use crate::infer::SheetDateKind;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
+use std::io::{Cursor, Read};
+use zip::CompressionMethod;
 
 /// Caps that keep one conversion step within the component's memory.
 pub struct Limits {
@@ -30,74 +32,42 @@ pub const MAX_FILE_BYTES: usize = 64 << 20;
 
 pub const DEFAULT_LIMITS: Limits = Limits { max_sheet_bytes: 48 << 20, max_shared_strings_bytes: 16 << 20 };
 
-struct Entry {
-    name: String,
-    method: u16,
-    flags: u16,
-    compressed: usize,
-    uncompressed: usize,
-    local_offset: usize,
-}
-
-fn u16le(b: &[u8], i: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(i..i + 2)?.try_into().ok()?))
-}
-fn u32le(b: &[u8], i: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(i..i + 4)?.try_into().ok()?))
-}
+type Archive<'z> = zip::ZipArchive<Cursor<&'z [u8]>>;
 
 const NOT_ZIP: &str = "the file is not a valid XLSX/XLSM workbook (not a readable ZIP archive)";
 
-fn entries(zip: &[u8]) -> Result<Vec<Entry>, String> {
-    // End of central directory: the last 22+ bytes (a comment may follow).
-    let min = zip.len().saturating_sub(22 + 65_535);
-    let eocd = (min..=zip.len().saturating_sub(22)).rev().find(|&i| u32le(zip, i) == Some(0x0605_4b50)).ok_or(NOT_ZIP)?;
-    let count = u16le(zip, eocd + 10).ok_or(NOT_ZIP)? as usize;
-    let mut at = u32le(zip, eocd + 16).ok_or(NOT_ZIP)? as usize;
-    if count == 0xffff || at == 0xffff_ffff {
-        return Err("ZIP64 workbooks are not supported".into());
-    }
-    let mut out = Vec::with_capacity(count);
-    for _ in 0..count {
-        if u32le(zip, at) != Some(0x0201_4b50) {
-            return Err(NOT_ZIP.into());
-        }
-        let name_len = u16le(zip, at + 28).ok_or(NOT_ZIP)? as usize;
-        let extra = u16le(zip, at + 30).ok_or(NOT_ZIP)? as usize;
-        let comment = u16le(zip, at + 32).ok_or(NOT_ZIP)? as usize;
-        let name = zip.get(at + 46..at + 46 + name_len).ok_or(NOT_ZIP)?;
-        out.push(Entry {
-            name: String::from_utf8_lossy(name).into_owned(),
-            flags: u16le(zip, at + 8).ok_or(NOT_ZIP)?,
-            method: u16le(zip, at + 10).ok_or(NOT_ZIP)?,
-            compressed: u32le(zip, at + 20).ok_or(NOT_ZIP)? as usize,
-            uncompressed: u32le(zip, at + 24).ok_or(NOT_ZIP)? as usize,
-            local_offset: u32le(zip, at + 42).ok_or(NOT_ZIP)? as usize,
-        });
-        at += 46 + name_len + extra + comment;
-    }
-    Ok(out)
+fn open(zip: &[u8]) -> Result<Archive<'_>, String> {
+    zip::ZipArchive::new(Cursor::new(zip)).map_err(|_| NOT_ZIP.to_string())
 }
 
-fn read_entry(zip: &[u8], e: &Entry, limit: usize) -> Result<Vec<u8>, String> {
-    if e.flags & 1 != 0 {
-        return Err("encrypted workbooks are not supported".into());
+/// The decompressed part `name`, refused if larger than `limit` (by the
+/// size the archive declares, or by what it actually inflates to).
+fn read_entry(zip: &mut Archive, name: &str, limit: usize) -> Result<Vec<u8>, String> {
+    let i = zip.index_for_name(name).ok_or_else(|| format!("the workbook part `{name}` is missing"))?;
+    let size = {
+        let raw = zip.by_index_raw(i).map_err(|_| NOT_ZIP.to_string())?;
+        if raw.encrypted() {
+            return Err("encrypted workbooks are not supported".into());
+        }
+        match raw.compression() {
+            CompressionMethod::Stored | CompressionMethod::Deflated => {}
+            #[allow(deprecated)] // the number is what a user can look up
+            m => return Err(format!("the workbook uses unsupported ZIP compression method {}", m.to_u16())),
+        }
+        raw.size()
+    };
+    if size > limit as u64 {
+        return Err(format!("the workbook part `{name}` is {size} bytes uncompressed; at most {limit} are supported"));
     }
-    if e.uncompressed > limit {
-        return Err(format!("the workbook part `{}` is {} bytes uncompressed; at most {} are supported", e.name, e.uncompressed, limit));
+    let corrupt = || format!("the workbook part `{name}` is corrupt (deflate data does not decode)");
+    let part = zip.by_index(i).map_err(|_| NOT_ZIP.to_string())?;
+    let mut out = Vec::with_capacity(size as usize);
+    // The reader checks the CRC at the end of the part.
+    part.take(limit as u64 + 1).read_to_end(&mut out).map_err(|_| corrupt())?;
+    if out.len() > limit {
+        return Err(corrupt());
     }
-    let h = e.local_offset;
-    if u32le(zip, h) != Some(0x0403_4b50) {
-        return Err(NOT_ZIP.into());
-    }
-    let start = h + 30 + u16le(zip, h + 26).ok_or(NOT_ZIP)? as usize + u16le(zip, h + 28).ok_or(NOT_ZIP)? as usize;
-    let data = zip.get(start..start + e.compressed).ok_or(NOT_ZIP)?;
-    match e.method {
-        0 => Ok(data.to_vec()),
-        8 => miniz_oxide::inflate::decompress_to_vec_with_limit(data, limit)
-            .map_err(|_| format!("the workbook part `{}` is corrupt (deflate data does not decode)", e.name)),
-        m => Err(format!("the workbook uses unsupported ZIP compression method {m}")),
-    }
+    Ok(out)
 }
 
 fn attr(e: &BytesStart, name: &[u8]) -> Option<String> {
@@ -110,20 +80,20 @@ fn xml_err(part: &str, e: impl std::fmt::Display) -> String {
 
 /// The path of the first worksheet, from workbook.xml and its relationships,
 /// and whether the workbook uses the 1904 date system.
-fn first_sheet_path(zip: &[u8], list: &[Entry]) -> Result<(String, bool), String> {
-    let find = |n: &str| list.iter().find(|e| e.name == n);
-    let fallback = || {
-        list.iter()
-            .filter(|e| e.name.starts_with("xl/worksheets/") && e.name.ends_with(".xml"))
-            .map(|e| e.name.clone())
+fn first_sheet_path(zip: &mut Archive) -> Result<(String, bool), String> {
+    let has = |zip: &Archive, n: &str| zip.index_for_name(n).is_some();
+    let fallback = |zip: &Archive| {
+        zip.file_names()
+            .filter_map(Result::ok)
+            .filter(|n| n.starts_with("xl/worksheets/") && n.ends_with(".xml"))
             .min()
-            .map(|p| (p, false))
+            .map(|p| (p.into_owned(), false))
             .ok_or_else(|| "the workbook has no worksheet".to_string())
     };
-    let (Some(wb), Some(rels)) = (find("xl/workbook.xml"), find("xl/_rels/workbook.xml.rels")) else {
-        return if find("[Content_Types].xml").is_some() { fallback() } else { Err("the file is not an XLSX/XLSM workbook (no [Content_Types].xml)".into()) };
-    };
-    let wb = read_entry(zip, wb, 8 << 20)?;
+    if !has(zip, "xl/workbook.xml") || !has(zip, "xl/_rels/workbook.xml.rels") {
+        return if has(zip, "[Content_Types].xml") { fallback(zip) } else { Err("the file is not an XLSX/XLSM workbook (no [Content_Types].xml)".into()) };
+    }
+    let wb = read_entry(zip, "xl/workbook.xml", 8 << 20)?;
     let mut r = Reader::from_reader(wb.as_slice());
     let mut buf = Vec::new();
     let mut rid = None;
@@ -143,8 +113,8 @@ fn first_sheet_path(zip: &[u8], list: &[Entry]) -> Result<(String, bool), String
         }
         buf.clear();
     }
-    let Some(rid) = rid else { return fallback().map(|(p, _)| (p, date1904)) };
-    let rels = read_entry(zip, rels, 8 << 20)?;
+    let Some(rid) = rid else { return fallback(zip).map(|(p, _)| (p, date1904)) };
+    let rels = read_entry(zip, "xl/_rels/workbook.xml.rels", 8 << 20)?;
     let mut r = Reader::from_reader(rels.as_slice());
     loop {
         match r.read_event_into(&mut buf).map_err(|e| xml_err("xl/_rels/workbook.xml.rels", e))? {
@@ -156,7 +126,7 @@ fn first_sheet_path(zip: &[u8], list: &[Entry]) -> Result<(String, bool), String
                 };
                 return Ok((path, date1904));
             }
-            Event::Eof => return fallback().map(|(p, _)| (p, date1904)),
+            Event::Eof => return fallback(zip).map(|(p, _)| (p, date1904)),
             _ => {}
         }
         buf.clear();
@@ -332,18 +302,20 @@ pub fn read_first_sheet_dated(
     limits: &Limits,
     mut row: impl FnMut(Vec<String>, &[Option<SheetDateKind>]) -> Result<(), String>,
 ) -> Result<bool, String> {
-    let list = entries(zip)?;
-    let (sheet_path, date1904) = first_sheet_path(zip, &list)?;
-    let styles = match list.iter().find(|e| e.name == "xl/styles.xml") {
-        Some(e) => date_styles(&read_entry(zip, e, limits.max_shared_strings_bytes)?)?,
-        None => Vec::new(),
+    let mut zip = open(zip)?;
+    let zip = &mut zip;
+    let (sheet_path, date1904) = first_sheet_path(zip)?;
+    let has = |zip: &Archive, n: &str| zip.index_for_name(n).is_some();
+    let styles = if has(zip, "xl/styles.xml") { date_styles(&read_entry(zip, "xl/styles.xml", limits.max_shared_strings_bytes)?)? } else { Vec::new() };
+    if !has(zip, &sheet_path) {
+        return Err(format!("the workbook's first worksheet `{sheet_path}` is missing"));
+    }
+    let strings = if has(zip, "xl/sharedStrings.xml") {
+        shared_strings(&read_entry(zip, "xl/sharedStrings.xml", limits.max_shared_strings_bytes)?)?
+    } else {
+        Vec::new()
     };
-    let sheet = list.iter().find(|e| e.name == sheet_path).ok_or_else(|| format!("the workbook's first worksheet `{sheet_path}` is missing"))?;
-    let strings = match list.iter().find(|e| e.name == "xl/sharedStrings.xml") {
-        Some(e) => shared_strings(&read_entry(zip, e, limits.max_shared_strings_bytes)?)?,
-        None => Vec::new(),
-    };
-    let xml = read_entry(zip, sheet, limits.max_sheet_bytes)?;
+    let xml = read_entry(zip, &sheet_path, limits.max_sheet_bytes)?;
     let mut r = Reader::from_reader(xml.as_slice());
     let mut buf = Vec::new();
     let mut cells: Vec<String> = Vec::new();
@@ -470,53 +442,19 @@ pub fn build_test_workbook(rows: &[Vec<&str>]) -> Vec<u8> {
 
 /// A ZIP of stored (uncompressed) entries, for tests.
 pub fn build_test_zip(parts: &[(&str, String)]) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut central = Vec::new();
-    for (name, data) in parts {
-        let offset = out.len() as u32;
-        let crc = crc32(data.as_bytes());
-        let mut local = Vec::new();
-        local.extend_from_slice(&0x0403_4b50u32.to_le_bytes());
-        local.extend_from_slice(&[20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-        local.extend_from_slice(&crc.to_le_bytes());
-        local.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        local.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        local.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        local.extend_from_slice(&0u16.to_le_bytes());
-        local.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(&local);
-        out.extend_from_slice(data.as_bytes());
-        central.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
-        central.extend_from_slice(&[20, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-        central.extend_from_slice(&crc.to_le_bytes());
-        central.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        central.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        central.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        central.extend_from_slice(&[0u8; 12]);
-        central.extend_from_slice(&offset.to_le_bytes());
-        central.extend_from_slice(name.as_bytes());
-    }
-    let cd_offset = out.len() as u32;
-    out.extend_from_slice(&central);
-    out.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
-    out.extend_from_slice(&[0, 0, 0, 0]);
-    out.extend_from_slice(&(parts.len() as u16).to_le_bytes());
-    out.extend_from_slice(&(parts.len() as u16).to_le_bytes());
-    out.extend_from_slice(&(central.len() as u32).to_le_bytes());
-    out.extend_from_slice(&cd_offset.to_le_bytes());
-    out.extend_from_slice(&0u16.to_le_bytes());
-    out
+    build_test_zip_with(parts, CompressionMethod::Stored)
 }
 
-fn crc32(data: &[u8]) -> u32 {
-    let mut crc = 0xffff_ffffu32;
-    for b in data {
-        crc ^= u32::from(*b);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
-        }
+/// A ZIP of entries written with `method` (stored or deflate), for tests.
+pub fn build_test_zip_with(parts: &[(&str, String)], method: CompressionMethod) -> Vec<u8> {
+    use std::io::Write;
+    let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default().compression_method(method);
+    for (name, data) in parts {
+        w.start_file(*name, options).expect("a test ZIP entry");
+        w.write_all(data.as_bytes()).expect("a test ZIP entry");
     }
-    !crc
+    w.finish().expect("a test ZIP").into_inner()
 }
 
 #[cfg(test)]
@@ -547,6 +485,50 @@ mod tests {
         zip.truncate(n - 30);
         assert!(read(&zip).is_err());
         assert!(read(&[]).is_err());
+    }
+
+    #[test]
+    fn deflated_parts_caps_and_damage() {
+        let rows = [vec!["sku", "note"], vec!["A-1", "x & y"], vec!["B-2", "2.50"]];
+        let stored = build_test_workbook(&rows);
+        let expected = read(&stored).unwrap();
+        // The same parts, deflated.
+        let parts: Vec<(String, String)> = {
+            let mut z = zip::ZipArchive::new(Cursor::new(&stored[..])).unwrap();
+            (0..z.len())
+                .map(|i| {
+                    let mut f = z.by_index(i).unwrap();
+                    let mut text = String::new();
+                    f.read_to_string(&mut text).unwrap();
+                    (f.name().unwrap().to_string(), text)
+                })
+                .collect()
+        };
+        let parts: Vec<(&str, String)> = parts.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+        let deflated = build_test_zip_with(&parts, CompressionMethod::Deflated);
+        assert_ne!(deflated, stored);
+        assert_eq!(read(&deflated).unwrap(), expected);
+        // A part over its cap, by its declared size.
+        let small = Limits { max_sheet_bytes: 100, max_shared_strings_bytes: 1 << 20 };
+        let err = read_first_sheet(&deflated, &small, |_| Ok(())).unwrap_err();
+        assert!(err.contains("`xl/worksheets/sheet1.xml` is") && err.ends_with("bytes uncompressed; at most 100 are supported"), "{err}");
+        // A damaged stored part fails its CRC check.
+        let mut damaged = stored.clone();
+        let at = damaged.windows(4).position(|w| w == b"A-1<").unwrap();
+        damaged[at] = b'Z';
+        assert!(read(&damaged).unwrap_err().contains("is corrupt"));
+        // Another compression method (12, bzip2) is named in the refusal.
+        let mut other = stored.clone();
+        for sig in [&b"PK\x03\x04"[..], &b"PK\x01\x02"[..]] {
+            let mut from = 0;
+            while let Some(p) = other[from..].windows(4).position(|w| w == sig) {
+                let p = from + p;
+                let method_at = p + if sig[2] == 3 { 8 } else { 10 };
+                other[method_at] = 12;
+                from = p + 4;
+            }
+        }
+        assert_eq!(read(&other).unwrap_err(), "the workbook uses unsupported ZIP compression method 12");
     }
 
     #[test]
