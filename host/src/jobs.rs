@@ -331,12 +331,13 @@ ORDER BY r.turn, r.due_at_ms, r.id LIMIT ?3";
 /// call out and `remote` that do, picked fairly (see `PICK_FAIR`; a business
 /// runs at most `per_business` steps that call out at once).
 pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i64) -> anyhow::Result<Vec<Claim>> {
-    let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return Ok(Vec::new()) };
-    let c = db.conn()?;
+    // The pick is a read, done without the write gate: a round that finds
+    // nothing claimable (e.g. a backlog whose lane is busy) must not hold up
+    // the steps that are completing.
     let now = crate::clock::now_ms();
-    db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
-    let result = (|| {
-        let mut ids = Vec::new();
+    let mut ids = Vec::new();
+    {
+        let c = db.conn()?;
         for (class, limit, cap) in [(0i64, local, i64::MAX), (1, remote, per_business)] {
             if limit <= 0 {
                 continue;
@@ -348,12 +349,23 @@ pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i6
             )?;
             ids.extend(picked.iter().map(|r| t(&r[0])));
         }
+    }
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return Ok(Vec::new()) };
+    let c = db.conn()?;
+    db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
+    let result = (|| {
         let mut claims = Vec::new();
         for id in ids {
+            // Still claimable? (Only this leader claims, and a hand-off only
+            // takes jobs of a lane that is running, which the pick left out.)
             let rows = db::query_rows(
                 &c,
-                "SELECT id, kind, business_id, payload, attempts, fence, calls_out, lane FROM jobs WHERE id = ?1",
-                vec![SqlValue::Text(id)],
+                "SELECT id, kind, business_id, payload, attempts, fence, calls_out, lane FROM jobs WHERE id = ?1 \
+                 AND ((state = 'pending' AND due_at_ms <= ?2) OR (state = 'leased' AND lease_until_ms < ?2))",
+                vec![SqlValue::Text(id), SqlValue::Integer(now)],
             )?;
             let Some(r) = rows.first() else { continue };
             claims.push(lease(&c, r, node, now)?);
