@@ -15,10 +15,7 @@ use switchboard_gateway::Failure;
 
 // One definition of the chunk size, shared with the guest library (data sources),
 // so staged chunks are exactly the `ingestion_chunks` rows ingestion reads.
-#[path = "../../components/guest/src/chunking.rs"]
-#[allow(dead_code)]
-mod chunking;
-pub use chunking::CHUNK_BYTES;
+pub use switchboard_chunking::CHUNK_BYTES;
 
 /// How long a chunk write waits for the write gate before the upload fails
 /// with 503 (the same patience as a mutation).

@@ -32,7 +32,7 @@ pub mod bindings {
 }
 
 pub mod base64url;
-pub mod chunking;
+pub use switchboard_chunking as chunking;
 pub mod contact;
 pub mod cursor;
 pub mod db;
