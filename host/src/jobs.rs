@@ -446,14 +446,11 @@ pub enum Next {
 pub fn complete(c: &libsql::Connection, claim: &Claim, next: &Next) -> anyhow::Result<bool> {
     let id = SqlValue::Text(claim.id.clone());
     let fence = SqlValue::Integer(claim.fence);
-    if matches!(next, Next::Done | Next::Dead(_)) {
-        db::execute(c, "DELETE FROM job_effects WHERE job_id = ?1 AND EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND fence = ?2)", vec![id.clone(), fence.clone()])?;
-    }
     let n = match next {
         Next::Done => db::execute(
             c,
             "UPDATE jobs SET state = 'done', lease_owner = NULL, lease_until_ms = NULL, last_error = NULL WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
-            vec![id, fence],
+            vec![id.clone(), fence],
         )?,
         Next::Pending { due_at_ms, payload, reset_attempts, error } => db::execute(
             c,
@@ -461,7 +458,7 @@ pub fn complete(c: &libsql::Connection, claim: &Claim, next: &Next) -> anyhow::R
              payload = COALESCE(?4, payload), attempts = CASE WHEN ?5 THEN 0 ELSE attempts END, last_error = ?6 \
              WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
             vec![
-                id,
+                id.clone(),
                 fence,
                 SqlValue::Integer(*due_at_ms),
                 payload.clone().map(SqlValue::Text).unwrap_or(SqlValue::Null),
@@ -472,9 +469,14 @@ pub fn complete(c: &libsql::Connection, claim: &Claim, next: &Next) -> anyhow::R
         Next::Dead(reason) => db::execute(
             c,
             "UPDATE jobs SET state = 'dead', lease_owner = NULL, lease_until_ms = NULL, last_error = ?3 WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
-            vec![id, fence, SqlValue::Text(reason.clone())],
+            vec![id.clone(), fence, SqlValue::Text(reason.clone())],
         )?,
     };
+    // A job finished for good needs no memory of its effects. (Under a
+    // stale fence nothing matched, and the caller rolls the step back.)
+    if n == 1 && matches!(next, Next::Done | Next::Dead(_)) {
+        db::execute(c, "DELETE FROM job_effects WHERE job_id = ?1", vec![id])?;
+    }
     Ok(n == 1)
 }
 
