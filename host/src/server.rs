@@ -154,31 +154,21 @@ async fn handle(shared: Arc<Shared>, req: Request<HyperBody>) -> Result<Response
     let method = req.method().as_str().to_string();
     let path = req.uri().path().to_string();
     let mut answer = answer(&shared, req, &request_id).await;
-    let body = match answer.download.as_mut() {
-        Some(d) => {
-            let first = std::mem::take(&mut d.first);
-            match d.rest.take() {
-                // The access line is written when the stream ends.
-                Some(rest) => {
-                    let line = crate::download::AccessLine {
-                        request_id: request_id.clone(),
-                        method,
-                        path,
-                        operation: answer.operation,
-                        status: answer.status,
-                        started,
-                    };
-                    crate::download::stream(shared.clone(), first, rest, line).boxed()
-                }
-                None => {
-                    crate::logging::request(&request_id, &method, &path, answer.operation, answer.status, started.elapsed().as_micros());
-                    full(first)
-                }
-            }
+    // A body whole, or the first piece of a download (of which the rest may
+    // follow as a stream).
+    let (whole, rest) = match answer.download.as_mut() {
+        Some(d) => (std::mem::take(&mut d.first), d.rest.take()),
+        None => (std::mem::take(&mut answer.body).into_bytes(), None),
+    };
+    let body = match rest {
+        // The access line is written when the stream ends.
+        Some(rest) => {
+            let line = crate::download::AccessLine { request_id: request_id.clone(), method, path, operation: answer.operation, status: answer.status, started };
+            crate::download::stream(shared.clone(), whole, rest, line).boxed()
         }
         None => {
             crate::logging::request(&request_id, &method, &path, answer.operation, answer.status, started.elapsed().as_micros());
-            full(std::mem::take(&mut answer.body))
+            full(whole)
         }
     };
     Ok(to_response(answer, body, &request_id))
