@@ -1,32 +1,41 @@
 #!/usr/bin/env bash
-# Measures the component path against a native baseline in the same run.
+# Measures the request path against baselines measured in the same run.
 #
 #   bench/run.sh [DURATION_SECONDS] [CONNECTIONS]
 #
-# Builds the release binary, starts it on a free loopback port with a temp
-# data dir and --bench-baseline, seeds a business, a key and 1,000 contacts,
-# then drives wrk at a fixed concurrency against:
-#   1. GET /api/v1/contacts/{id}           (gateway + wasm component)
-#   2. GET /_bench/native/contacts/{id}    (same gateway checks, same SQL,
-#                                           answered natively: the baseline)
-#   3. POST /api/v1/contacts               (gateway + idempotency + write txn)
-# and prints throughput, p99 and the component/native ratio.
+# Builds the release binary and bench/hello (a hyper hello-world on two
+# tokio workers), starts both on free loopback ports (the service with a temp
+# data dir and --bench-baseline), seeds a business, a key and 1,000 contacts,
+# then drives wrk (2 threads, CONNECTIONS connections, default 32) against:
+#   0. the hello-world                     (the ceiling: every figure is a
+#                                           ratio to it)
+#   1. GET /_bench/native/contacts/{id}    (same gateway checks and SQL as 2,
+#                                           answered natively by the host)
+#   2. GET /api/v1/contacts/{id}           (gateway + wasm component)
+#   3. GET /api/v1/contacts?limit=50       (a list page)
+#   4. POST /api/v1/contacts               (gateway + idempotency + write txn;
+#                                           unique mobile and key per request)
+# and prints throughput, p50, p99 and each ratio to the hello-world.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${1:-10}
-CONNS=${2:-16}
+CONNS=${2:-32}
 THREADS=2
 
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
-cargo build --release -q -p switchboard
+cargo build --release -q -p switchboard -p bench-hello
 BIN=${CARGO_TARGET_DIR:-target}/release/switchboard
+HELLO_BIN=${CARGO_TARGET_DIR:-target}/release/bench-hello
 
 DATA=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 $BIN serve --listen 127.0.0.1:$PORT --data-dir "$DATA" --bench-baseline 2>/dev/null &
 PID=$!
-trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$DATA"' EXIT
+HELLO_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+$HELLO_BIN 127.0.0.1:$HELLO_PORT >/dev/null &
+HELLO_PID=$!
+trap 'kill $PID $HELLO_PID 2>/dev/null; wait $PID $HELLO_PID 2>/dev/null; rm -rf "$DATA"' EXIT
 BASE=http://127.0.0.1:$PORT
 for _ in $(seq 1 200); do curl -sf $BASE/api/v1/openapi.json >/dev/null && break; sleep 0.1; done
 
@@ -51,23 +60,32 @@ A=$(curl -sf "$BASE/api/v1/contacts/$CONTACT?businessId=$BIZ" -H "Authorization:
 B=$(curl -sf "$BASE/_bench/native/contacts/$CONTACT?businessId=$BIZ" -H "Authorization: Bearer $KEY" | json 'json.dumps(d["data"], sort_keys=True)')
 [ "$A" = "$B" ] || { echo "component and native answers differ:"; echo "$A"; echo "$B"; exit 1; }
 
-# wrk prints "Requests/sec: N" and, with --latency, a "99%" line.
+# wrk prints "Requests/sec: N" and, with --latency, "50%" and "99%" lines.
 measure() { # name url [script]
   local out
   out=$(wrk -t$THREADS -c$CONNS -d${DURATION}s --latency -H "Authorization: Bearer $KEY" ${3:+-s "$3"} "$2")
-  local rps p99 errors
+  local rps p50 p99 errors
   rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+  p50=$(awk '$1=="50%" {print $2}' <<<"$out")
   p99=$(awk '$1=="99%" {print $2}' <<<"$out")
   errors=$(awk '/Non-2xx/ {print $NF}' <<<"$out")
-  printf '%-34s %10s req/s   p99 %8s   non-2xx %s\n' "$1" "$rps" "$p99" "${errors:-0}" >&2
+  printf '%-32s %10s req/s  p50 %8s  p99 %8s  non-2xx %s\n' "$1" "$rps" "$p50" "$p99" "${errors:-0}" >&2
   echo "$rps"
 }
+ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.3f}')" "$1" "$2"; }
 
-echo "concurrency $CONNS, $DURATION s per run, $(nproc) cores" >&2
-# Warm up both paths once so neither pays first-touch costs in its window.
-wrk -t1 -c4 -d2s -H "Authorization: Bearer $KEY" "$BASE/api/v1/contacts/$CONTACT?businessId=$BIZ" >/dev/null
-wrk -t1 -c4 -d2s -H "Authorization: Bearer $KEY" "$BASE/_bench/native/contacts/$CONTACT?businessId=$BIZ" >/dev/null
-NATIVE=$(measure "GET contact (native baseline)" "$BASE/_bench/native/contacts/$CONTACT?businessId=$BIZ")
-COMPONENT=$(measure "GET contact (component)" "$BASE/api/v1/contacts/$CONTACT?businessId=$BIZ")
-KEY=$KEY BIZ=$BIZ CAT=$CAT measure "POST contact (component, write)" "$BASE/api/v1/contacts" bench/post_contact.lua >/dev/null
-python3 -c "import sys; c,n=float(sys.argv[1]),float(sys.argv[2]); print(f'component/native GET throughput ratio: {c/n:.2f} (goal >= 0.80)')" "$COMPONENT" "$NATIVE"
+echo "$CONNS connections, $DURATION s per run, $(nproc) cores" >&2
+GET=$BASE/api/v1/contacts/$CONTACT?businessId=$BIZ
+NATIVE_GET=$BASE/_bench/native/contacts/$CONTACT?businessId=$BIZ
+LIST=$BASE/api/v1/contacts?businessId=$BIZ\&limit=50
+# Warm up every path once so none pays first-touch costs in its window.
+for url in "http://127.0.0.1:$HELLO_PORT/" "$GET" "$NATIVE_GET" "$LIST"; do
+  wrk -t1 -c4 -d2s -H "Authorization: Bearer $KEY" "$url" >/dev/null
+done
+HELLO=$(measure "hello-world (baseline)" "http://127.0.0.1:$HELLO_PORT/")
+NATIVE=$(measure "GET contact (native host)" "$NATIVE_GET")
+COMPONENT=$(measure "GET contact (component)" "$GET")
+LISTED=$(measure "GET 50 contacts (component)" "$LIST")
+POSTED=$(KEY=$KEY BIZ=$BIZ CAT=$CAT measure "POST contact (component, write)" "$BASE/api/v1/contacts" bench/post_contact.lua)
+echo "ratios to the hello-world: native GET $(ratio "$NATIVE" "$HELLO"), component GET $(ratio "$COMPONENT" "$HELLO") (goal >= 0.35), list $(ratio "$LISTED" "$HELLO"), POST $(ratio "$POSTED" "$HELLO")"
+echo "component/native GET: $(ratio "$COMPONENT" "$NATIVE")"

@@ -449,68 +449,43 @@ pub enum RouteMatch {
     NotFound,
 }
 
-/// Matches a request path (no query string) against the table. Literal
-/// segments win over `{param}` segments (`/contacts/categories` is not a
-/// contact id).
+/// Matches a request path (no query string) against the table. The most
+/// literal template that matches the path decides (`/contacts/categories`
+/// is not a contact id), whatever the method; a method it does not have is
+/// a 405 that lists the methods it has.
 pub fn route(method: &str, path: &str) -> RouteMatch {
-    let segs: Vec<&str> = path.trim_end_matches('/').split('/').collect();
-    let mut best: Option<(usize, &'static Operation, Vec<(String, String)>)> = None;
-    let mut allowed = Vec::new();
-    for op in OPERATIONS {
-        let Some((literal, params)) = match_template(op.path, &segs) else { continue };
-        if Some(op.method) != Method::parse(method) {
-            if !allowed.contains(&op.method) {
-                allowed.push(op.method);
-            }
-            continue;
-        }
-        if best.as_ref().is_none_or(|(l, _, _)| literal > *l) {
-            best = Some((literal, op, params));
-        }
+    let path = path.trim_end_matches('/');
+    let Ok(found) = ROUTER.at(path) else { return RouteMatch::NotFound };
+    let ops: &Vec<&'static Operation> = found.value;
+    let Some(op) = Method::parse(method).and_then(|m| ops.iter().find(|o| o.method == m)) else {
+        return RouteMatch::MethodNotAllowed(ops.iter().map(|o| o.method).collect());
+    };
+    let mut params = Vec::with_capacity(found.params.len());
+    for (name, raw) in found.params.iter() {
+        // An empty segment or a broken `%XX` escape is no id of ours.
+        let Some(value) = percent_decode(raw).filter(|v| !v.is_empty()) else { return RouteMatch::NotFound };
+        params.push((name.to_string(), value));
     }
-    match best {
-        Some((literal, op, params)) => {
-            // A more literal path with another method shadows this match.
-            let shadowed = OPERATIONS.iter().any(|o| {
-                o.method != op.method && match_template(o.path, &segs).is_some_and(|(l, _)| l > literal)
-            });
-            if shadowed {
-                let methods = OPERATIONS
-                    .iter()
-                    .filter(|o| match_template(o.path, &segs).is_some_and(|(l, _)| l > literal))
-                    .map(|o| o.method)
-                    .collect();
-                return RouteMatch::MethodNotAllowed(methods);
-            }
-            RouteMatch::Found(op, params)
-        }
-        None if !allowed.is_empty() => RouteMatch::MethodNotAllowed(allowed),
-        None => RouteMatch::NotFound,
-    }
+    RouteMatch::Found(op, params)
 }
 
-/// Returns the number of literal segments matched and the captured params.
-fn match_template(template: &str, segs: &[&str]) -> Option<(usize, Vec<(String, String)>)> {
-    let tsegs: Vec<&str> = template.split('/').collect();
-    if tsegs.len() != segs.len() {
-        return None;
-    }
-    let mut literal = 0;
-    let mut params = Vec::new();
-    for (t, s) in tsegs.iter().zip(segs) {
-        if let Some(name) = t.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
-            if s.is_empty() {
-                return None;
-            }
-            params.push((name.to_string(), percent_decode(s)?));
-        } else if t == s {
-            literal += 1;
-        } else {
-            return None;
+/// The operation table as a router (built once): each template maps to the
+/// operations that share it, one per method. `matchit` prefers a literal
+/// segment over a `{param}` one.
+static ROUTER: std::sync::LazyLock<matchit::Router<Vec<&'static Operation>>> = std::sync::LazyLock::new(|| {
+    let mut by_path: Vec<(&'static str, Vec<&'static Operation>)> = Vec::new();
+    for op in OPERATIONS {
+        match by_path.iter_mut().find(|(p, _)| *p == op.path) {
+            Some((_, ops)) => ops.push(op),
+            None => by_path.push((op.path, vec![op])),
         }
     }
-    Some((literal, params))
-}
+    let mut router = matchit::Router::new();
+    for (path, ops) in by_path {
+        router.insert(path, ops).unwrap_or_else(|e| panic!("operation path {path} does not fit the router: {e}"));
+    }
+    router
+});
 
 /// Decodes `%XX` escapes (and `+` stays `+`: it is not a space in paths or,
 /// by our rule, in query values, so an unencoded leading plus still works).
@@ -589,6 +564,25 @@ mod tests {
         assert!(matches!(route("PUT", "/api/v1/contacts"), RouteMatch::MethodNotAllowed(_)));
         assert!(matches!(route("PATCH", "/api/v1/contacts/categories"), RouteMatch::MethodNotAllowed(_)));
         assert!(matches!(route("GET", "/api/v1/nope"), RouteMatch::NotFound));
+    }
+
+    #[test]
+    fn a_literal_path_allows_only_its_own_methods() {
+        // Not the methods of `/contacts/{contactId}`, which the path would
+        // also fit.
+        match route("OPTIONS", "/api/v1/contacts/imports") {
+            RouteMatch::MethodNotAllowed(m) => assert_eq!(m, vec![Method::Post]),
+            _ => panic!("expected 405"),
+        }
+        match route("PATCH", "/api/v1/contacts/categories") {
+            RouteMatch::MethodNotAllowed(m) => assert_eq!(m, vec![Method::Get, Method::Post, Method::Delete]),
+            _ => panic!("expected 405"),
+        }
+        assert!(matches!(route("GET", "/api/v1/contacts/%zz"), RouteMatch::NotFound), "a broken escape is no id");
+        match route("GET", "/api/v1/contacts/a%2Fb/") {
+            RouteMatch::Found(op, p) => assert_eq!((op.id, p[0].1.as_str()), ("getContact", "a/b")),
+            _ => panic!("an escaped slash stays inside its segment"),
+        }
     }
 
     #[test]

@@ -1,29 +1,132 @@
-//! libSQL storage: opening the database file, migrations, a small connection
-//! pool and the process-wide write gate.
+//! libSQL storage: opening the database file, migrations, a small pool of
+//! connections that each keep their prepared statements, and the
+//! process-wide write gate.
 //!
 //! libsql's local connections do their work synchronously inside async
-//! functions, so every call here runs on a blocking thread (see
-//! `run_blocking`), never on a tokio worker.
+//! functions: `block` polls such a future once (it is always ready) and only
+//! falls back to an executor if it is not.
 
 use anyhow::{anyhow, bail, Context, Result};
 use parking_lot::Mutex;
-use std::sync::Arc;
+use std::cell::RefCell;
 use std::future::Future;
+use std::num::NonZeroUsize;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
 
 pub use libsql::Value as SqlValue;
 
-/// Drives a libsql future to completion on the current (blocking) thread.
+/// Drives a libsql future to completion on the current thread.
 pub fn block<F: Future>(f: F) -> F::Output {
-    futures_executor::block_on(f)
+    let mut f = std::pin::pin!(f);
+    match f.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
+        std::task::Poll::Ready(out) => out,
+        std::task::Poll::Pending => futures_executor::block_on(f),
+    }
+}
+
+/// Prepared statements a connection keeps, least recently used dropped
+/// first. The SQL of requests and job steps is a small set of texts (an
+/// `IN` list of n items is one text per n), so this holds the hot ones.
+const STATEMENT_CACHE: usize = 256;
+
+/// A libSQL connection that compiles each SQL text once: `query_rows` and
+/// `execute` reuse its prepared statement (SQLite re-prepares it by itself
+/// after a schema change). Parsing and planning cost more than running
+/// most of our statements.
+pub struct Connection {
+    // Declared first so the statements are finalized before the connection
+    // closes.
+    statements: RefCell<lru::LruCache<Box<str>, libsql::Statement>>,
+    inner: libsql::Connection,
+}
+
+impl std::ops::Deref for Connection {
+    type Target = libsql::Connection;
+    fn deref(&self) -> &libsql::Connection {
+        &self.inner
+    }
+}
+
+impl Connection {
+    fn new(inner: libsql::Connection) -> Connection {
+        Connection { statements: RefCell::new(lru::LruCache::new(NonZeroUsize::new(STATEMENT_CACHE).expect("non-zero"))), inner }
+    }
+
+    /// Runs `f` with the cached statement for `sql`, preparing it on first
+    /// use. The statement is reset afterwards whatever happened, so it
+    /// holds no read snapshot and no bindings leak into its next use.
+    fn with_statement<T>(&self, sql: &str, f: impl FnOnce(&libsql::Statement) -> Result<T, libsql::Error>) -> Result<T, libsql::Error> {
+        let mut cache = self.statements.borrow_mut();
+        if !cache.contains(sql) {
+            let stmt = block(self.inner.prepare(sql))?;
+            cache.put(sql.into(), stmt);
+        }
+        let stmt = cache.get(sql).expect("just inserted");
+        let out = f(stmt);
+        stmt.reset();
+        out
+    }
+
+    /// Runs a query and collects all rows.
+    pub fn query_rows(&self, sql: &str, params: Vec<SqlValue>) -> Result<Vec<Vec<SqlValue>>, libsql::Error> {
+        self.with_statement(sql, |stmt| {
+            let params = bind_all(stmt, params);
+            block(async {
+                let mut rows = stmt.query(params).await?;
+                let n = rows.column_count();
+                let mut out = Vec::new();
+                while let Some(row) = rows.next().await? {
+                    let mut vals = Vec::with_capacity(n as usize);
+                    for i in 0..n {
+                        vals.push(row.get_value(i)?);
+                    }
+                    out.push(vals);
+                }
+                Ok(out)
+            })
+        })
+    }
+
+    /// Runs a statement that returns no rows; the number of rows changed.
+    pub fn execute(&self, sql: &str, params: Vec<SqlValue>) -> Result<u64, libsql::Error> {
+        self.with_statement(sql, |stmt| {
+            let params = bind_all(stmt, params);
+            block(stmt.execute(params)).map(|n| n as u64)
+        })
+    }
+
+    /// Runs one statement once per row of parameters.
+    pub fn execute_many(&self, sql: &str, rows: Vec<Vec<SqlValue>>) -> Result<u64, libsql::Error> {
+        self.with_statement(sql, |stmt| {
+            let mut total = 0u64;
+            for row in rows {
+                let params = bind_all(stmt, row);
+                total += block(stmt.execute(params))? as u64;
+                stmt.reset();
+            }
+            Ok(total)
+        })
+    }
+}
+
+/// Missing trailing parameters are bound as NULL, as a freshly prepared
+/// statement would have them; a reused one would otherwise keep the values
+/// of its previous run.
+fn bind_all(stmt: &libsql::Statement, mut params: Vec<SqlValue>) -> Vec<SqlValue> {
+    let wanted = stmt.parameter_count();
+    if params.len() < wanted {
+        params.resize(wanted, SqlValue::Null);
+    }
+    params
 }
 
 pub struct Db {
     database: libsql::Database,
-    idle: Mutex<Vec<libsql::Connection>>,
+    idle: Mutex<Vec<Connection>>,
     /// One writer at a time inside this process: write transactions queue
     /// here in arrival order (a fair mutex, so no writer starves under load)
     /// instead of spinning in SQLite's busy handler. Other processes (the
@@ -37,12 +140,12 @@ pub type WriteGuard = parking_lot::lock_api::ArcMutexGuard<parking_lot::RawFairM
 /// A pooled connection, returned to the pool on drop.
 pub struct Conn<'a> {
     db: &'a Db,
-    conn: Option<libsql::Connection>,
+    conn: Option<Connection>,
 }
 
 impl std::ops::Deref for Conn<'_> {
-    type Target = libsql::Connection;
-    fn deref(&self) -> &libsql::Connection {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
         self.conn.as_ref().expect("present until drop")
     }
 }
@@ -60,7 +163,7 @@ impl Drop for Conn<'_> {
 
 impl<'a> Conn<'a> {
     /// Takes the connection out of the pool for good (e.g. into a wasm store).
-    pub fn detach(mut self) -> libsql::Connection {
+    pub fn detach(mut self) -> Connection {
         self.conn.take().expect("present until drop")
     }
 }
@@ -85,10 +188,10 @@ impl Db {
     }
 
     /// A new connection outside the pool (closed when dropped).
-    pub fn fresh_conn(&self) -> Result<libsql::Connection> {
+    pub fn fresh_conn(&self) -> Result<Connection> {
         let c = self.database.connect()?;
         c.busy_timeout(BUSY_TIMEOUT)?;
-        Ok(c)
+        Ok(Connection::new(c))
     }
 
     pub fn conn(&self) -> Result<Conn<'_>> {
@@ -101,11 +204,11 @@ impl Db {
         // committing request: an automatic checkpoint's fsync would stall
         // whichever writer happened to cross the threshold.
         block(c.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF; PRAGMA wal_autocheckpoint=0;"))?;
-        Ok(Conn { db: self, conn: Some(c) })
+        Ok(Conn { db: self, conn: Some(Connection::new(c)) })
     }
 
     /// Returns a detached connection to the pool.
-    pub fn give_back(&self, c: libsql::Connection) {
+    pub fn give_back(&self, c: Connection) {
         drop(Conn { db: self, conn: Some(c) });
     }
 
@@ -153,18 +256,14 @@ impl Db {
                     let _ = block(c.execute_batch("ROLLBACK"));
                     anyhow!("migration {name} failed: {e}")
                 })?;
-            tracing_info(&format!("applied migration {name}"));
+            crate::logging::line("info", &format!("applied migration {name}"));
         }
         Ok(())
     }
 }
 
-fn tracing_info(msg: &str) {
-    eprintln!("{{\"level\":\"info\",\"msg\":{}}}", serde_json::Value::String(msg.into()));
-}
-
 /// Runs a query and returns the first column of every row as text.
-pub fn query_strings(c: &libsql::Connection, sql: &str, params: Vec<SqlValue>) -> Result<Vec<String>> {
+pub fn query_strings(c: &Connection, sql: &str, params: Vec<SqlValue>) -> Result<Vec<String>> {
     let rows = query_rows(c, sql, params)?;
     Ok(rows
         .into_iter()
@@ -176,23 +275,58 @@ pub fn query_strings(c: &libsql::Connection, sql: &str, params: Vec<SqlValue>) -
         .collect())
 }
 
-/// Runs a query and collects all rows.
-pub fn query_rows(c: &libsql::Connection, sql: &str, params: Vec<SqlValue>) -> Result<Vec<Vec<SqlValue>>> {
-    block(async {
-        let mut rows = c.query(sql, params).await?;
-        let n = rows.column_count();
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().await? {
-            let mut vals = Vec::with_capacity(n as usize);
-            for i in 0..n {
-                vals.push(row.get_value(i)?);
-            }
-            out.push(vals);
-        }
-        Ok(out)
-    })
+/// Runs a query and collects all rows (through the connection's statement cache).
+pub fn query_rows(c: &Connection, sql: &str, params: Vec<SqlValue>) -> Result<Vec<Vec<SqlValue>>> {
+    Ok(c.query_rows(sql, params)?)
 }
 
-pub fn execute(c: &libsql::Connection, sql: &str, params: Vec<SqlValue>) -> Result<u64> {
-    Ok(block(c.execute(sql, params))?)
+/// Runs a statement (through the connection's statement cache).
+pub fn execute(c: &Connection, sql: &str, params: Vec<SqlValue>) -> Result<u64> {
+    Ok(c.execute(sql, params)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_db() -> (Db, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("switchboard-db-test-{}", uuid::Uuid::new_v4()));
+        (Db::open(&dir).expect("open"), dir)
+    }
+
+    #[test]
+    fn a_reused_statement_starts_from_fresh_bindings() {
+        let (db, dir) = temp_db();
+        let c = db.conn().expect("conn");
+        let sql = "SELECT ?1, ?2";
+        let first = c.query_rows(sql, vec![SqlValue::Integer(1), SqlValue::Text("two".into())]).expect("first");
+        assert_eq!(first, vec![vec![SqlValue::Integer(1), SqlValue::Text("two".into())]]);
+        // The same text, cached, with one parameter short: the missing one is
+        // NULL as in a fresh statement, not the previous run's "two".
+        let second = c.query_rows(sql, vec![SqlValue::Integer(3)]).expect("second");
+        assert_eq!(second, vec![vec![SqlValue::Integer(3), SqlValue::Null]]);
+        drop(c);
+        drop(db);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_cached_statement_holds_no_snapshot_after_use() {
+        let (db, dir) = temp_db();
+        let reader = db.conn().expect("reader").detach();
+        let writer = db.conn().expect("writer").detach();
+        writer.execute("CREATE TABLE t (v INTEGER)", vec![]).expect("create");
+        let count = |c: &Connection| c.query_rows("SELECT COUNT(*) FROM t", vec![]).expect("count")[0][0].clone();
+        assert_eq!(count(&reader), SqlValue::Integer(0));
+        // Were the reader's statement left mid-read, it would keep its
+        // snapshot and miss this row.
+        writer.execute("INSERT INTO t VALUES (1)", vec![]).expect("insert");
+        assert_eq!(count(&reader), SqlValue::Integer(1));
+        // A failed statement is reset too and can run again.
+        assert!(writer.execute("INSERT INTO missing VALUES (1)", vec![]).is_err());
+        writer.execute("INSERT INTO t VALUES (2)", vec![]).expect("insert after a failure");
+        assert_eq!(count(&reader), SqlValue::Integer(2));
+        drop((reader, writer, db));
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

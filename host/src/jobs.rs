@@ -385,7 +385,7 @@ pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i6
 
 /// Leases the job of row `r` (id, kind, business_id, payload, attempts,
 /// fence, calls_out, lane) to `node` with a new fence.
-fn lease(c: &libsql::Connection, r: &[SqlValue], node: &str, now: i64) -> anyhow::Result<Claim> {
+fn lease(c: &crate::db::Connection, r: &[SqlValue], node: &str, now: i64) -> anyhow::Result<Claim> {
     let claim = Claim {
         id: t(&r[0]),
         kind: t(&r[1]),
@@ -420,7 +420,7 @@ pub const LANE_HANDOFFS: u32 = 64;
 /// In the completing step's transaction: leases the next due job of the same
 /// lane to the same worker (a backlog of one subscription drains without a
 /// claim round per delivery; nobody else could run that lane meanwhile).
-fn hand_off(c: &libsql::Connection, lane: &str, node: &str) -> anyhow::Result<Option<Claim>> {
+fn hand_off(c: &crate::db::Connection, lane: &str, node: &str) -> anyhow::Result<Option<Claim>> {
     let now = crate::clock::now_ms();
     let rows = db::query_rows(
         c,
@@ -443,7 +443,7 @@ pub enum Next {
 
 /// Writes the job's next state, only if `fence` is still its fence. Returns
 /// false for a stale fence (the caller must roll back the job's writes).
-pub fn complete(c: &libsql::Connection, claim: &Claim, next: &Next) -> anyhow::Result<bool> {
+pub fn complete(c: &crate::db::Connection, claim: &Claim, next: &Next) -> anyhow::Result<bool> {
     let id = SqlValue::Text(claim.id.clone());
     let fence = SqlValue::Integer(claim.fence);
     let n = match next {
@@ -506,7 +506,7 @@ fn trap_backoff_ms(attempts: i64) -> i64 {
     (1000i64 << (attempts.clamp(1, 13) - 1)).min(3_600_000)
 }
 
-fn record_run(c: &libsql::Connection, claim: &Claim, node: &str, started: i64, outcome: &str, detail: Option<String>) {
+fn record_run(c: &crate::db::Connection, claim: &Claim, node: &str, started: i64, outcome: &str, detail: Option<String>) {
     let _ = db::execute(
         c,
         "INSERT OR REPLACE INTO job_runs (job_id, fence, node, started_at_ms, ended_at_ms, outcome, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",

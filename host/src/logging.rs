@@ -1,21 +1,53 @@
-//! One JSON line per event on stderr. Callers never pass secrets, keys,
-//! request bodies, query strings (they can carry mobile numbers) or provider
-//! ids.
+//! Logging through `tracing`: one JSON line per event on stderr, filtered
+//! by `RUST_LOG` (default `info`). Lines are formatted on the caller's
+//! thread and written by a background thread (`tracing-appender`'s
+//! non-blocking writer, lossy): a request never waits for a write to
+//! stderr, and a full, slow or broken stderr drops lines instead of slowing
+//! or stopping the service.
+//!
+//! Callers never pass secrets, keys, request bodies, query strings (they can
+//! carry mobile numbers) or provider ids.
 
-pub fn line(level: &str, msg: &str) {
-    eprintln!(
-        "{{\"ts\":\"{}\",\"level\":\"{level}\",\"msg\":{}}}",
-        crate::clock::now_rfc3339(),
-        serde_json::Value::String(msg.to_string())
-    );
+use tracing_subscriber::EnvFilter;
+
+/// Lines buffered for the writer thread before new ones are dropped.
+const BUFFERED_LINES: usize = 64 * 1024;
+
+/// Installs the subscriber. Keep the guard alive until the process ends:
+/// dropping it flushes what is buffered.
+pub fn init() -> tracing_appender::non_blocking::WorkerGuard {
+    let stderr = std::io::BufWriter::with_capacity(64 << 10, std::io::stderr());
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(BUFFERED_LINES)
+        .lossy(true)
+        .thread_name("log-writer")
+        .finish(stderr);
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .flatten_event(true)
+        .with_current_span(false)
+        .with_span_list(false)
+        .with_target(false)
+        .with_env_filter(filter)
+        .with_writer(writer)
+        .try_init();
+    guard
 }
 
+/// A free-text event at `level` (`debug`, `info`, `warn`, `error`).
+pub fn line(level: &str, msg: &str) {
+    match level {
+        "error" => tracing::error!("{msg}"),
+        "warn" => tracing::warn!("{msg}"),
+        "debug" => tracing::debug!("{msg}"),
+        _ => tracing::info!("{msg}"),
+    }
+}
+
+/// The access line of a whole answer.
 pub fn request(request_id: &str, method: &str, path: &str, operation: &str, status: u16, micros: u128) {
-    eprintln!(
-        "{{\"ts\":\"{}\",\"level\":\"info\",\"requestId\":\"{request_id}\",\"method\":\"{method}\",\"path\":{},\"operation\":\"{operation}\",\"status\":{status},\"durationUs\":{micros}}}",
-        crate::clock::now_rfc3339(),
-        serde_json::Value::String(path.to_string())
-    );
+    tracing::info!(requestId = request_id, method, path, operation, status, durationUs = micros as u64, "request");
 }
 
 /// The access line of a streamed answer, written when its stream ends:
@@ -23,9 +55,5 @@ pub fn request(request_id: &str, method: &str, path: &str, operation: &str, stat
 /// `client_stalled`).
 #[allow(clippy::too_many_arguments)]
 pub fn streamed(request_id: &str, method: &str, path: &str, operation: &str, status: u16, micros: u128, bytes: u64, end: &str) {
-    eprintln!(
-        "{{\"ts\":\"{}\",\"level\":\"info\",\"requestId\":\"{request_id}\",\"method\":\"{method}\",\"path\":{},\"operation\":\"{operation}\",\"status\":{status},\"durationUs\":{micros},\"bytes\":{bytes},\"streamEnd\":\"{end}\"}}",
-        crate::clock::now_rfc3339(),
-        serde_json::Value::String(path.to_string())
-    );
+    tracing::info!(requestId = request_id, method, path, operation, status, durationUs = micros as u64, bytes, streamEnd = end, "request");
 }

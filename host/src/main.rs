@@ -102,9 +102,14 @@ impl Args {
     }
 }
 
+use std::io::Write as _;
+
 fn main() {
+    let log = logging::init();
     if let Err(e) = run() {
-        eprintln!("error: {e:#}");
+        drop(log);
+        // Not eprintln!: a broken stderr must not turn this into a panic.
+        let _ = writeln!(std::io::stderr(), "error: {e:#}");
         std::process::exit(2);
     }
 }

@@ -54,7 +54,7 @@ pub struct Download {
 /// [`App::next_piece`] and end it with [`App::end_stream`]; dropped without
 /// that, the connection closes and the transaction ends with it.
 pub struct Continuation {
-    conn: Option<libsql::Connection>,
+    conn: Option<crate::db::Connection>,
     request: wit::Request,
     component: &'static str,
 }
@@ -87,7 +87,7 @@ const WRITE_GATE_WAIT: Duration = Duration::from_secs(30);
 
 impl KeyDirectory for Db {
     fn find_by_hash(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
-        let lookup = |c: &libsql::Connection| {
+        let lookup = |c: &crate::db::Connection| {
             db::query_rows(
                 c,
                 "SELECT id, business_id, scopes, revoked_at IS NOT NULL FROM api_keys WHERE key_hash = ?1",
@@ -404,7 +404,7 @@ impl App {
 }
 
 /// A stored, unexpired result for this (business, operation, key).
-fn stored_result(conn: &libsql::Connection, business: &str, op: &str, key: &str) -> anyhow::Result<Option<(String, u16, String)>> {
+fn stored_result(conn: &crate::db::Connection, business: &str, op: &str, key: &str) -> anyhow::Result<Option<(String, u16, String)>> {
     let oldest = crate::clock::now_ms() - idempotency::RETENTION_SECONDS * 1000;
     let rows = db::query_rows(
         conn,
@@ -419,7 +419,7 @@ fn stored_result(conn: &libsql::Connection, business: &str, op: &str, key: &str)
 const REDACTED: &str = "__switchboard_redacted_secret__";
 
 fn record_result(
-    conn: &libsql::Connection,
+    conn: &crate::db::Connection,
     business: &str,
     op: &switchboard_gateway::Operation,
     key: &str,

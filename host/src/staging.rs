@@ -101,7 +101,7 @@ fn unavailable() -> Failure {
 }
 
 /// Runs `f` in one `BEGIN IMMEDIATE` transaction under the write gate.
-fn in_write_tx<T>(db: &Db, f: impl FnOnce(&libsql::Connection) -> Result<T, Failure>) -> Result<T, Failure> {
+fn in_write_tx<T>(db: &Db, f: impl FnOnce(&crate::db::Connection) -> Result<T, Failure>) -> Result<T, Failure> {
     let _gate = db.write_gate(GATE_WAIT).ok_or_else(unavailable)?;
     let conn = db.conn().map_err(|_| unavailable())?;
     db::execute(&conn, "BEGIN IMMEDIATE", vec![]).map_err(|_| unavailable())?;

@@ -56,8 +56,14 @@ impl Server {
     }
 
     fn spawn(dir: &Path, extra: &[&str], stderr: Stdio) -> Server {
+        Self::spawn_command(Command::new(BIN), dir, extra, stderr)
+    }
+
+    /// Starts the server from `command` (the binary itself, or a shell that
+    /// execs it, e.g. to close a descriptor first), its stderr as given.
+    pub fn spawn_command(mut command: Command, dir: &Path, extra: &[&str], stderr: Stdio) -> Server {
         let port = free_port();
-        let child = Command::new(BIN)
+        let child = command
             .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
             .arg(dir)
             .args(extra)

@@ -10,6 +10,7 @@ mod faults;
 mod harness;
 mod inbound;
 mod jobs;
+mod logging;
 mod messaging;
 mod participants;
 mod photoapp;

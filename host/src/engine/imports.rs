@@ -6,7 +6,7 @@ use super::dispatcher_world::switchboard::platform::http_out;
 use super::providers::Providers;
 use super::switchboard::platform::{jobs, log, store, types};
 use super::OutboundPolicy;
-use crate::db::{block, SqlValue};
+use crate::db::SqlValue;
 use std::sync::Arc;
 use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
@@ -20,7 +20,7 @@ pub struct RequestState {
     pub(super) limits: StoreLimits,
     /// The call's connection; mutations arrive with a write transaction
     /// already open on it.
-    pub(super) conn: libsql::Connection,
+    pub(super) conn: crate::db::Connection,
     pub(super) log_context: String,
     outbound: Arc<OutboundPolicy>,
     /// The provider components and native providers of this process.
@@ -58,7 +58,7 @@ impl LazyWrite {
 const LAZY_GATE_WAIT: Duration = Duration::from_secs(30);
 
 impl RequestState {
-    pub(super) fn new(conn: libsql::Connection, log_context: String, outbound: Arc<OutboundPolicy>, providers: Arc<Providers>) -> RequestState {
+    pub(super) fn new(conn: crate::db::Connection, log_context: String, outbound: Arc<OutboundPolicy>, providers: Arc<Providers>) -> RequestState {
         RequestState {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
@@ -90,7 +90,7 @@ impl RequestState {
             return Ok(());
         }
         let guard = lazy.gate.try_lock_arc_for(LAZY_GATE_WAIT).ok_or_else(gate_busy)?;
-        block(self.conn.execute("BEGIN IMMEDIATE", ())).map_err(store_error)?;
+        self.conn.execute("BEGIN IMMEDIATE", vec![]).map_err(store_error)?;
         lazy.guard = Some(guard);
         Ok(())
     }
@@ -106,14 +106,13 @@ impl RequestState {
         }
         let _gate = lazy.gate.try_lock_arc_for(LAZY_GATE_WAIT).ok_or_else(gate_busy)?;
         let c = &self.conn;
-        block(c.execute("BEGIN IMMEDIATE", ())).map_err(store_error)?;
+        c.execute("BEGIN IMMEDIATE", vec![]).map_err(store_error)?;
         let result = (|| {
-            let fence = crate::db::query_rows(c, "SELECT fence FROM jobs WHERE id = ?1 AND state = 'leased'", vec![SqlValue::Text(step.job_id.clone())])
-                .map_err(|e| other(&e.to_string()))?;
+            let fence = c.query_rows("SELECT fence FROM jobs WHERE id = ?1 AND state = 'leased'", vec![SqlValue::Text(step.job_id.clone())]).map_err(store_error)?;
             if !matches!(fence.first().map(|r| &r[0]), Some(SqlValue::Integer(f)) if *f == step.fence) {
                 return Ok(jobs::EffectStart::Superseded);
             }
-            let inserted = block(c.execute(
+            let inserted = c.execute(
                 "INSERT OR IGNORE INTO job_effects (job_id, effect_key, fence, started_at_ms) VALUES (?1, ?2, ?3, ?4)",
                 vec![
                     SqlValue::Text(step.job_id.clone()),
@@ -121,12 +120,12 @@ impl RequestState {
                     SqlValue::Integer(step.fence),
                     SqlValue::Integer(crate::clock::now_ms()),
                 ],
-            ))
+            )
             .map_err(store_error)?;
             Ok(if inserted == 1 { jobs::EffectStart::Fresh } else { jobs::EffectStart::StartedBefore })
         })();
         let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
-        block(c.execute(end, ())).map_err(store_error)?;
+        c.execute(end, vec![]).map_err(store_error)?;
         result
     }
 }
@@ -194,33 +193,22 @@ impl store::Host for RequestState {
             self.begin_write()?;
         }
         let params: Vec<SqlValue> = params.into_iter().map(to_sql).collect();
-        crate::db::query_rows(&self.conn, &sql, params)
+        self.conn
+            .query_rows(&sql, params)
             .map(|rows| rows.into_iter().map(|r| r.into_iter().map(from_sql).collect()).collect())
-            .map_err(|e| match e.downcast::<libsql::Error>() {
-                Ok(e) => store_error(e),
-                Err(e) => store::StoreError { kind: "other".into(), message: e.to_string() },
-            })
+            .map_err(store_error)
     }
 
     fn execute(&mut self, sql: String, params: Vec<types::Value>) -> Result<u64, store::StoreError> {
         self.begin_write()?;
         let params: Vec<SqlValue> = params.into_iter().map(to_sql).collect();
-        block(self.conn.execute(&sql, params)).map_err(store_error)
+        self.conn.execute(&sql, params).map_err(store_error)
     }
 
     fn execute_many(&mut self, sql: String, rows: Vec<Vec<types::Value>>) -> Result<u64, store::StoreError> {
         self.begin_write()?;
-        block(async {
-            let stmt = self.conn.prepare(&sql).await?;
-            let mut total = 0u64;
-            for row in rows {
-                let params: Vec<SqlValue> = row.into_iter().map(to_sql).collect();
-                total += stmt.execute(params).await? as u64;
-                stmt.reset();
-            }
-            Ok(total)
-        })
-        .map_err(store_error)
+        let rows = rows.into_iter().map(|row| row.into_iter().map(to_sql).collect()).collect();
+        self.conn.execute_many(&sql, rows).map_err(store_error)
     }
 }
 
@@ -229,7 +217,7 @@ impl jobs::Host for RequestState {
         self.begin_write()?;
         let id = uuid::Uuid::now_v7().to_string();
         let now = crate::clock::now_ms();
-        block(self.conn.execute(
+        self.conn.execute(
             "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, calls_out, lane) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             vec![
                 SqlValue::Text(id.clone()),
@@ -241,7 +229,7 @@ impl jobs::Host for RequestState {
                 SqlValue::Integer(options.calls_out as i64),
                 options.lane.map(SqlValue::Text).unwrap_or(SqlValue::Null),
             ],
-        ))
+        )
         .map_err(store_error)?;
         Ok(id)
     }

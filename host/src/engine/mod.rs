@@ -138,6 +138,10 @@ impl Components {
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
             .epoch_interruption(true)
             .wasm_component_model(true);
+        // `perf` can name guest functions (perf-PID.map) when asked to.
+        if std::env::var_os("SWITCHBOARD_PERF_MAP").is_some() {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = Engine::new(&config)?;
 
         let mut linker: Linker<RequestState> = Linker::new(&engine);
@@ -190,7 +194,7 @@ impl Components {
         self.pres.contains_key(name)
     }
 
-    fn store(&self, conn: libsql::Connection, log_context: String, deadline: Duration) -> Store<RequestState> {
+    fn store(&self, conn: crate::db::Connection, log_context: String, deadline: Duration) -> Store<RequestState> {
         let state = RequestState::new(conn, log_context, self.outbound.clone(), self.providers.clone());
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
@@ -205,10 +209,10 @@ impl Components {
     /// same transaction.
     pub fn run_job(
         &self,
-        conn: libsql::Connection,
+        conn: crate::db::Connection,
         job: &Job,
         lazy_gate: Option<Arc<parking_lot::FairMutex<()>>>,
-    ) -> (libsql::Connection, Option<crate::db::WriteGuard>, Result<Outcome, CallError>) {
+    ) -> (crate::db::Connection, Option<crate::db::WriteGuard>, Result<Outcome, CallError>) {
         let Some(pre) = &self.dispatcher else {
             return (conn, None, Err(CallError::Trap("no dispatcher component in this build".into())));
         };
@@ -229,10 +233,10 @@ impl Components {
     pub fn call(
         &self,
         name: &str,
-        conn: libsql::Connection,
+        conn: crate::db::Connection,
         req: &types::Request,
         deadline: Duration,
-    ) -> (libsql::Connection, Result<Result<types::Success, types::Failure>, CallError>) {
+    ) -> (crate::db::Connection, Result<Result<types::Success, types::Failure>, CallError>) {
         let pre = &self.pres[name];
         let mut store = self.store(conn, format!("component={name} requestId={}", req.request_id), deadline);
         let result = match pre.instantiate(&mut store) {

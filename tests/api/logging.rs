@@ -1,0 +1,54 @@
+//! The log never stops the service: with stderr on a pipe nobody reads, on
+//! a pipe whose reader is gone, or closed outright, the server keeps
+//! answering and stops cleanly on SIGTERM.
+
+use crate::harness::*;
+use std::process::{Command, Stdio};
+
+/// Enough requests that their access lines (about 250 bytes each) overflow
+/// a pipe's 64 KiB many times over.
+const REQUESTS: usize = 1500;
+
+fn keeps_answering(server: &mut Server) {
+    for i in 0..REQUESTS {
+        // Unauthenticated: answered by the gateway, and logged like any other.
+        let r = server.req().get(&format!("/api/v1/contacts?n={i}"));
+        assert_eq!(r.status, 401, "request {i} was answered");
+    }
+    // A real read still works after the flood.
+    let biz = server.admin(&["business", "create", "--name", "Logs"])["businessId"].as_str().unwrap().to_string();
+    let key = server.admin(&["key", "create", "--business", &biz, "--scopes", "all"])["apiKey"].as_str().unwrap().to_string();
+    let r = server.as_key(&key).get(&format!("/api/v1/contacts?businessId={biz}"));
+    assert_eq!(r.status, 200, "{}", r.text);
+    let status = server.terminate();
+    assert!(status.success(), "stopped cleanly on SIGTERM: {status:?}");
+}
+
+#[test]
+fn a_pipe_nobody_reads_never_stalls_requests() {
+    let dir = DataDir::new();
+    let mut server = Server::spawn_command(Command::new(BIN), &dir.0, &[], Stdio::piped());
+    // Held open and never read: the pipe fills after 64 KiB.
+    let _unread = server.child.stderr.take();
+    keeps_answering(&mut server);
+}
+
+#[test]
+fn a_pipe_whose_reader_is_gone_never_stops_the_service() {
+    let dir = DataDir::new();
+    let mut server = Server::spawn_command(Command::new(BIN), &dir.0, &[], Stdio::piped());
+    // Every later write to stderr fails with EPIPE.
+    drop(server.child.stderr.take());
+    keeps_answering(&mut server);
+}
+
+#[test]
+fn a_closed_stderr_never_stops_the_service() {
+    let dir = DataDir::new();
+    // The shell closes descriptor 2 and execs the server in its place, so
+    // the pid is the server's.
+    let mut shell = Command::new("sh");
+    shell.args(["-c", "exec 2>&-; exec \"$0\" \"$@\"", BIN]);
+    let mut server = Server::spawn_command(shell, &dir.0, &[], Stdio::null());
+    keeps_answering(&mut server);
+}
