@@ -80,6 +80,10 @@ impl Answer {
     fn json(status: u16, body: String) -> Answer {
         Answer { status, content_type: "application/json", body, headers: Vec::new(), operation: "-", download: None }
     }
+    fn for_operation(mut self, operation: &'static str) -> Answer {
+        self.operation = operation;
+        self
+    }
 }
 
 /// How long a mutation waits for the write gate before answering 503.
@@ -129,16 +133,42 @@ fn unavailable() -> Failure {
     Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry shortly")
 }
 
+/// What an admitted request needs next.
+pub enum Prepared {
+    /// Answered already (a gateway failure, the contract, a 501).
+    Done(Answer),
+    /// A read: runs in its own read transaction (`App::read`).
+    Read(Read),
+    /// A mutation: runs in a write transaction, possibly beside others
+    /// (`App::write_batch`).
+    Write(Write),
+}
+
+/// An admitted read.
+pub struct Read {
+    admitted: Admitted,
+    req: wit::Request,
+    component: &'static str,
+    request_id: String,
+}
+
+/// An admitted mutation.
+pub struct Write {
+    admitted: Admitted,
+    req: wit::Request,
+    component: &'static str,
+    request_id: String,
+}
+
 impl App {
-    pub fn handle(&self, incoming: Incoming, request_id: &str) -> Answer {
-        let admitted = match self.gateway.admit(incoming, &self.db) {
-            Ok(a) => a,
-            Err(f) => return Answer::failure(&f, request_id),
-        };
-        let op = admitted.op;
-        let mut answer = self.dispatch(admitted, request_id);
-        answer.operation = op.id;
-        answer
+    /// Admits a request (route, key, tenancy, scopes, body) and says what
+    /// runs it. No component runs here and nothing is written, so it may run
+    /// on any thread.
+    pub fn prepare(&self, incoming: Incoming, request_id: &str) -> Prepared {
+        match self.gateway.admit(incoming, &self.db) {
+            Ok(a) => self.route(a, request_id),
+            Err(f) => Prepared::Done(Answer::failure(&f, request_id)),
+        }
     }
 
     /// The mutation of a raw upload whose body is staged (`raw_upload.rs`):
@@ -159,30 +189,37 @@ impl App {
             "sha256": staged.sha256,
         });
         a.seal_raw(body.to_string(), staged.size, &staged.sha256);
-        let op = a.op;
-        let mut answer = self.dispatch(a, request_id);
-        answer.operation = op.id;
+        let answer = match self.route(a, request_id) {
+            Prepared::Done(answer) => answer,
+            Prepared::Read(r) => self.read(r),
+            Prepared::Write(w) => self.write_batch(vec![w]).pop().expect("one answer per write"),
+        };
         crate::staging::discard(&self.db, &staged.id);
         answer
     }
 
-    fn dispatch(&self, mut a: Admitted, request_id: &str) -> Answer {
+    fn route(&self, mut a: Admitted, request_id: &str) -> Prepared {
         let op = a.op;
         if op.id == "getAutomationContract" {
-            return Answer::json(200, success_envelope(&crate::contract::contract_json(&self.gateway), request_id));
+            let mut answer = Answer::json(200, success_envelope(&crate::contract::contract_json(&self.gateway), request_id));
+            answer.operation = op.id;
+            return Prepared::Done(answer);
         }
         let component = op.component.name();
         if !self.components.has(component) {
-            return Answer::failure(
+            let mut answer = Answer::failure(
                 &Failure::new(501, "internal", "not_implemented", format!("{} is part of the contract but not built yet in this release", op.id)),
                 request_id,
             );
+            answer.operation = op.id;
+            return Prepared::Done(answer);
         }
         let req = self.request(&mut a, request_id);
+        let request_id = request_id.to_string();
         if op.method.is_mutation() {
-            self.mutate(&a, &req, component, request_id)
+            Prepared::Write(Write { admitted: a, req, component, request_id })
         } else {
-            self.read(&a, req, component, request_id)
+            Prepared::Read(Read { admitted: a, req, component, request_id })
         }
     }
 
@@ -200,7 +237,15 @@ impl App {
         }
     }
 
-    fn read(&self, a: &Admitted, req: wit::Request, component: &'static str, request_id: &str) -> Answer {
+    /// Runs a read in one read transaction. Runs on a blocking thread.
+    pub fn read(&self, r: Read) -> Answer {
+        let Read { admitted, req, component, request_id } = r;
+        let mut answer = self.read_inner(&admitted, req, component, &request_id);
+        answer.operation = admitted.op.id;
+        answer
+    }
+
+    fn read_inner(&self, a: &Admitted, req: wit::Request, component: &'static str, request_id: &str) -> Answer {
         let Ok(conn) = self.db.conn().map(|c| c.detach()) else { return Answer::failure(&unavailable(), request_id) };
         // One read transaction: every query of the handler sees one snapshot.
         if db::execute(&conn, "BEGIN DEFERRED", vec![]).is_err() {
@@ -282,53 +327,102 @@ impl App {
         }
     }
 
-    fn mutate(&self, a: &Admitted, req: &wit::Request, component: &str, request_id: &str) -> Answer {
-        let Some(_gate) = self.db.write_gate(WRITE_GATE_WAIT) else {
-            return Answer::failure(&unavailable(), request_id);
+    /// Runs mutations one after another in one write transaction and
+    /// commits once (group commit: under load, the requests that queued
+    /// while the previous batch ran share its commit). Each runs inside its
+    /// own savepoint, so a failed one leaves nothing behind and does not
+    /// touch the others. No answer is released before the commit that
+    /// holds its change; when the commit fails, every answer of the batch
+    /// becomes a retryable failure, and nothing of the batch was written.
+    /// Runs on a blocking thread; answers come back in order.
+    pub fn write_batch(&self, batch: Vec<Write>) -> Vec<Answer> {
+        let failed_all = |batch: &[Write], f: &Failure| -> Vec<Answer> {
+            batch.iter().map(|w| Answer::failure(f, &w.request_id).for_operation(w.admitted.op.id)).collect()
         };
-        let Ok(conn) = self.db.conn().map(|c| c.detach()) else { return Answer::failure(&unavailable(), request_id) };
+        let Some(_gate) = self.db.write_gate(WRITE_GATE_WAIT) else {
+            return failed_all(&batch, &unavailable());
+        };
+        let Ok(mut conn) = self.db.conn().map(|c| c.detach()) else { return failed_all(&batch, &unavailable()) };
+        if db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
+            self.db.give_back(conn);
+            return failed_all(&batch, &unavailable());
+        }
+        let mut answers = Vec::with_capacity(batch.len());
+        let mut lost = None;
+        for w in &batch {
+            let (back, answer) = self.mutate(conn, w);
+            conn = back;
+            answers.push(answer.for_operation(w.admitted.op.id));
+            if conn.is_autocommit() {
+                // SQLite rolled the whole transaction back (an I/O error, a
+                // full disk): the batch's earlier changes are gone too.
+                lost = Some(format!("requestId={} ended the batch's transaction", w.request_id));
+                break;
+            }
+        }
+        let outcome = match lost {
+            Some(why) => Err(anyhow::anyhow!(why)),
+            None => db::execute(&conn, "COMMIT", vec![]).map(|_| ()),
+        };
+        if let Err(e) = outcome {
+            let _ = db::execute(&conn, "ROLLBACK", vec![]);
+            self.db.give_back(conn);
+            crate::logging::line("error", &format!("a write batch of {} requests could not commit: {e}", batch.len()));
+            return failed_all(&batch, &Failure::internal("the change could not be saved; nothing was written, retry").retryable(true));
+        }
+        self.db.give_back(conn);
+        tracing::debug!(requests = batch.len(), "write batch committed");
+        answers
+    }
+
+    /// One mutation inside the batch's transaction, in its own savepoint.
+    fn mutate(&self, conn: db::Connection, w: &Write) -> (db::Connection, Answer) {
+        let (a, req, component, request_id) = (&w.admitted, &w.req, w.component, w.request_id.as_str());
+        if db::execute(&conn, "SAVEPOINT request", vec![]).is_err() {
+            return (conn, Answer::failure(&unavailable(), request_id));
+        }
+        // Undoes what this request wrote and ends its savepoint.
+        let undo = |conn: &db::Connection| {
+            let _ = db::execute(conn, "ROLLBACK TO request", vec![]).and_then(|_| db::execute(conn, "RELEASE request", vec![]));
+        };
         // Holding the write transaction from the idempotency lookup to the
         // commit means an exact retry that races the first attempt waits for
         // it and then replays it: it never executes twice.
-        if db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
-            self.db.give_back(conn);
-            return Answer::failure(&unavailable(), request_id);
-        }
         let business = a.business_id.clone().unwrap_or_default();
         if let Some(key) = &a.idempotency_key {
             match stored_result(&conn, &business, a.op.id, key) {
                 Ok(Some((fingerprint, status, body))) => {
-                    let _ = db::execute(&conn, "ROLLBACK", vec![]);
-                    self.db.give_back(conn);
+                    undo(&conn);
                     if fingerprint != a.fingerprint {
-                        return Answer::failure(
+                        let answer = Answer::failure(
                             &Failure::conflict(
                                 "idempotency_key_conflict",
                                 "this Idempotency-Key was already used with a different request body; use a new key for a new request",
                             ),
                             request_id,
                         );
+                        return (conn, answer);
                     }
                     if body.contains(REDACTED) {
                         // The first answer carried a copy-once secret; the
                         // change happened once and its secret is not shown again.
-                        return Answer::failure(
+                        let answer = Answer::failure(
                             &Failure::conflict(
                                 "idempotency_replay_redacted",
                                 "this request already succeeded, and its answer carried a secret that is shown only once; read the resource, or rotate the secret to get a new one",
                             ),
                             request_id,
                         );
+                        return (conn, answer);
                     }
                     let mut ans = Answer::json(status, body);
                     ans.headers.push(("Idempotent-Replayed", "true".into()));
-                    return ans;
+                    return (conn, ans);
                 }
                 Ok(None) => {}
                 Err(_) => {
-                    let _ = db::execute(&conn, "ROLLBACK", vec![]);
-                    self.db.give_back(conn);
-                    return Answer::failure(&unavailable(), request_id);
+                    undo(&conn);
+                    return (conn, Answer::failure(&unavailable(), request_id));
                 }
             }
         }
@@ -345,26 +439,25 @@ impl App {
                 Some(key) => record_result(&conn, &business, a.op, key, &a.fingerprint, &answer),
                 None => Ok(()),
             };
-            recorded.and_then(|_| db::execute(&conn, "COMMIT", vec![]).map(|_| ()))
+            recorded.and_then(|_| db::execute(&conn, "RELEASE request", vec![]).map(|_| ()))
         } else {
             // Nothing of a failed handler survives; its 4xx answer is still
             // recorded so a retry replays it. 5xx answers are not recorded.
-            let _ = db::execute(&conn, "ROLLBACK", vec![]);
-            match &a.idempotency_key {
-                Some(key) if answer.status < 500 => db::execute(&conn, "BEGIN IMMEDIATE", vec![])
-                    .and_then(|_| record_result(&conn, &business, a.op, key, &a.fingerprint, &answer))
-                    .and_then(|_| db::execute(&conn, "COMMIT", vec![]).map(|_| ())),
-                _ => Ok(()),
-            }
+            db::execute(&conn, "ROLLBACK TO request", vec![])
+                .map(|_| ())
+                .and_then(|_| match &a.idempotency_key {
+                    Some(key) if answer.status < 500 => record_result(&conn, &business, a.op, key, &a.fingerprint, &answer),
+                    _ => Ok(()),
+                })
+                .and_then(|_| db::execute(&conn, "RELEASE request", vec![]).map(|_| ()))
         };
         if let Err(e) = outcome {
-            let _ = db::execute(&conn, "ROLLBACK", vec![]);
-            self.db.give_back(conn);
-            crate::logging::line("error", &format!("requestId={request_id} commit failed: {e}"));
-            return Answer::failure(&Failure::internal("the change could not be saved; nothing was written, retry").retryable(true), request_id);
+            undo(&conn);
+            crate::logging::line("error", &format!("requestId={request_id} could not be saved: {e}"));
+            let answer = Answer::failure(&Failure::internal("the change could not be saved; nothing was written, retry").retryable(true), request_id);
+            return (conn, answer);
         }
-        self.db.give_back(conn);
-        answer
+        (conn, answer)
     }
 
     fn render(&self, a: &Admitted, result: Result<Result<wit::Success, wit::Failure>, CallError>, request_id: &str) -> Answer {

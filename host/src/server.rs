@@ -1,7 +1,7 @@
 //! HTTP: hyper accepts, the body is read under the size limit, the pipeline
 //! runs on a blocking thread, and shutdown lets in-flight requests finish.
 
-use crate::pipeline::{Answer, App};
+use crate::pipeline::{Answer, App, Prepared};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
@@ -29,6 +29,44 @@ pub(crate) struct Shared {
     pub(crate) permits: Semaphore,
     /// Runs the chunk writes of raw uploads.
     pub(crate) staging: crate::staging::Writer,
+    /// Feeds the writer thread (group commit of mutations).
+    writes: std::sync::mpsc::Sender<QueuedWrite>,
+}
+
+/// A mutation waiting for the writer thread, and where its answer goes.
+type QueuedWrite = (crate::pipeline::Write, tokio::sync::oneshot::Sender<Answer>);
+
+/// Most mutations one write transaction takes: under load, a batch holds
+/// what queued while the previous one ran (at most one per instance slot).
+const MAX_WRITE_BATCH: usize = 64;
+
+/// The writer thread: takes every mutation that is waiting, runs them in
+/// one write transaction (each in its own savepoint) and commits once, then
+/// answers them. One thread runs every API mutation: the writes are
+/// serialised by the write gate anyway, and a thread that stays busy under
+/// load costs no wake-up per request, where a blocking thread per request
+/// woke the next one at every hand-over of the gate.
+fn start_writer(shared: Arc<Shared>, queue: std::sync::mpsc::Receiver<QueuedWrite>) {
+    std::thread::Builder::new()
+        .name("writer".into())
+        .spawn(move || {
+            while let Ok(first) = queue.recv() {
+                let mut batch = vec![first];
+                while batch.len() < MAX_WRITE_BATCH {
+                    match queue.try_recv() {
+                        Ok(next) => batch.push(next),
+                        Err(_) => break,
+                    }
+                }
+                let (writes, replies): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
+                let answers = shared.app.write_batch(writes);
+                for (reply, answer) in replies.into_iter().zip(answers) {
+                    // The client may have gone; its change is committed either way.
+                    let _ = reply.send(answer);
+                }
+            }
+        })
+        .expect("spawn the writer thread");
 }
 
 /// How often the maintenance loop runs (the staged-upload sweep); the
@@ -40,7 +78,9 @@ pub async fn serve(app: App, addr: SocketAddr, upload_sweep_after: Duration, run
     let listener = TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     crate::logging::line("info", &format!("listening on http://{local}"));
-    let shared = Arc::new(Shared { app, permits: Semaphore::new(crate::engine::MAX_INSTANCES as usize), staging: crate::staging::Writer::start() });
+    let (writes, write_queue) = std::sync::mpsc::channel();
+    let shared = Arc::new(Shared { app, permits: Semaphore::new(crate::engine::MAX_INSTANCES as usize), staging: crate::staging::Writer::start(), writes });
+    start_writer(shared.clone(), write_queue);
 
     let janitor = shared.clone();
     tokio::spawn(async move {
@@ -230,16 +270,35 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
     let Ok(_permit) = shared.permits.acquire().await else {
         return Answer::failure(&Failure::new(503, "capacity", "shutting_down", "the server is shutting down"), request_id);
     };
-    let work = Work { method, path, query, authorization, idempotency_key, body, sandbox, native };
-    // Component calls never run on a tokio worker, reads included: the sync
-    // WASI bindings a guest uses to print (a panic message, say) block on a
-    // runtime of their own, which panics inside a worker. Measured, running
-    // reads right here gained about 6%; see ARCHITECTURE.md.
-    let shared2 = shared.clone();
-    let rid = request_id.to_string();
-    match tokio::task::spawn_blocking(move || work.run(&shared2, &rid)).await {
-        Ok(a) => a,
-        Err(_) => Answer::failure(&Failure::internal("the request failed inside the service"), request_id),
+    let work = Work { method, path, query, authorization, idempotency_key, body, sandbox };
+    if sandbox || native {
+        let shared2 = shared.clone();
+        let rid = request_id.to_string();
+        return match tokio::task::spawn_blocking(move || work.run_whole(&shared2, &rid)).await {
+            Ok(a) => a,
+            Err(_) => Answer::failure(&Failure::internal("the request failed inside the service"), request_id),
+        };
+    }
+    // Admission (route, key, tenancy, scopes, body) is host code only and
+    // quick: it runs here. Component calls never run on a tokio worker: the
+    // sync WASI bindings a guest prints through (a panic message, say)
+    // block on a runtime of their own, which panics inside a worker.
+    match work.prepare(shared, request_id) {
+        Prepared::Done(answer) => answer,
+        Prepared::Read(read) => {
+            let shared2 = shared.clone();
+            match tokio::task::spawn_blocking(move || shared2.app.read(read)).await {
+                Ok(a) => a,
+                Err(_) => Answer::failure(&Failure::internal("the request failed inside the service"), request_id),
+            }
+        }
+        Prepared::Write(write) => {
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            if shared.writes.send((write, reply)).is_err() {
+                return Answer::failure(&Failure::new(503, "capacity", "shutting_down", "the server is shutting down"), request_id);
+            }
+            answer.await.unwrap_or_else(|_| Answer::failure(&Failure::internal("the request failed inside the service"), request_id))
+        }
     }
 }
 
@@ -251,26 +310,36 @@ struct Work {
     authorization: Option<String>,
     idempotency_key: Option<String>,
     body: Vec<u8>,
+    /// A sandbox route (else: the bench baseline, when not an API request).
     sandbox: bool,
-    native: bool,
 }
 
 impl Work {
-    fn run(self, shared: &Shared, request_id: &str) -> Answer {
-        let incoming = Incoming {
+    fn incoming(&self) -> Incoming<'_> {
+        Incoming {
             method: &self.method,
             path: &self.path,
             query: self.query.as_deref(),
             authorization: self.authorization.as_deref(),
             idempotency_key: self.idempotency_key.as_deref(),
-            body: self.body,
-        };
+            body: Vec::new(),
+        }
+    }
+
+    /// An API request: admitted, and what runs it next.
+    fn prepare(mut self, shared: &Shared, request_id: &str) -> Prepared {
+        let body = std::mem::take(&mut self.body);
+        shared.app.prepare(Incoming { body, ..self.incoming() }, request_id)
+    }
+
+    /// A sandbox or bench-baseline request, whole, on a blocking thread.
+    fn run_whole(mut self, shared: &Shared, request_id: &str) -> Answer {
+        let body = std::mem::take(&mut self.body);
+        let incoming = Incoming { body, ..self.incoming() };
         if self.sandbox {
             crate::sandbox::inbound(&shared.app, incoming.path, incoming.method, incoming.authorization, &incoming.body, request_id)
-        } else if self.native {
-            crate::bench_native::handle(&shared.app, incoming, request_id)
         } else {
-            shared.app.handle(incoming, request_id)
+            crate::bench_native::handle(&shared.app, incoming, request_id)
         }
     }
 }

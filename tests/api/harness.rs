@@ -437,3 +437,17 @@ pub fn wait_done(dir: &Path, job_id: &str) {
         }
     });
 }
+
+/// The server's log once it contains `needle` (the log is written by a
+/// background thread, a moment after the request it describes), or as it
+/// is after ten seconds.
+pub fn log_containing(log: &Path, needle: &str) -> String {
+    let started = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if text.contains(needle) || started.elapsed() > Duration::from_secs(10) {
+            return text;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

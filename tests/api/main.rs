@@ -18,3 +18,4 @@ mod platform;
 mod runner;
 mod webhook_delivery;
 mod webhooks;
+mod writes;
