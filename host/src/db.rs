@@ -124,8 +124,39 @@ fn bind_all(stmt: &libsql::Statement, mut params: Vec<SqlValue>) -> Vec<SqlValue
     params
 }
 
+/// What a commit survives (`serve --durability`). In WAL mode both keep the
+/// database consistent; they differ in when the WAL reaches the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// `synchronous=NORMAL`: a commit survives a crash of the process; the
+    /// last commits before a power loss or an OS crash may be rolled back
+    /// (the WAL is synced at checkpoints, every second here).
+    Normal,
+    /// `synchronous=FULL`: every commit syncs the WAL before it is
+    /// answered, so it survives a power loss too. With group commit, one
+    /// sync serves every request of a batch.
+    Full,
+}
+
+impl Durability {
+    pub fn parse(s: &str) -> Option<Durability> {
+        match s {
+            "normal" => Some(Durability::Normal),
+            "full" => Some(Durability::Full),
+            _ => None,
+        }
+    }
+    fn pragma(self) -> &'static str {
+        match self {
+            Durability::Normal => "NORMAL",
+            Durability::Full => "FULL",
+        }
+    }
+}
+
 pub struct Db {
     database: libsql::Database,
+    durability: Durability,
     idle: Mutex<Vec<Connection>>,
     /// One writer at a time inside this process: write transactions queue
     /// here in arrival order (a fair mutex, so no writer starves under load)
@@ -174,11 +205,16 @@ impl Db {
     /// Opens (creating if needed) `<dir>/switchboard.db`, switches on WAL and
     /// applies pending migrations. Refuses a database newer than this binary.
     pub fn open(dir: &Path) -> Result<Db> {
+        Db::open_with(dir, Durability::Normal)
+    }
+
+    /// `open`, with the durability of commits made through this handle.
+    pub fn open_with(dir: &Path, durability: Durability) -> Result<Db> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating data dir {}", dir.display()))?;
         let path = dir.join("switchboard.db");
         let database = block(libsql::Builder::new_local(&path).build())
             .with_context(|| format!("opening {}", path.display()))?;
-        let db = Db { database, idle: Mutex::new(Vec::new()), write_gate: Arc::new(parking_lot::FairMutex::new(())) };
+        let db = Db { database, durability, idle: Mutex::new(Vec::new()), write_gate: Arc::new(parking_lot::FairMutex::new(())) };
         {
             let c = db.conn()?;
             block(c.execute_batch("PRAGMA journal_mode=WAL;"))?;
@@ -203,7 +239,8 @@ impl Db {
         // Checkpoints run on their own thread (`checkpoint`), never inside a
         // committing request: an automatic checkpoint's fsync would stall
         // whichever writer happened to cross the threshold.
-        block(c.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF; PRAGMA wal_autocheckpoint=0;"))?;
+        let synchronous = self.durability.pragma();
+        block(c.execute_batch(&format!("PRAGMA synchronous={synchronous}; PRAGMA foreign_keys=OFF; PRAGMA wal_autocheckpoint=0;")))?;
         Ok(Conn { db: self, conn: Some(Connection::new(c)) })
     }
 

@@ -31,6 +31,7 @@ usage:
                     [--messenger-setting NAME=VALUE]...   (env SWITCHBOARD_MESSENGER_<NAME>;
                      the sandbox messenger reads step-delay-ms, default 20)
                     [--max-upload-bytes N] [--upload-sweep-after-ms MS] [--job-concurrency N]
+                    [--durability normal|full]   (env SWITCHBOARD_DURABILITY)
   switchboard admin [--data-dir DIR] business create --name NAME
   switchboard admin [--data-dir DIR] key create --business ID --scopes LIST|all
   switchboard admin [--data-dir DIR] key list --business ID
@@ -45,7 +46,8 @@ usage:
 defaults: --listen 127.0.0.1:8080, --data-dir ./data (or $SWITCHBOARD_DATA_DIR),
           --request-timeout-ms 30000, --max-upload-bytes 536870912 (512 MiB, raw uploads),
           --upload-sweep-after-ms 3600000 (staged uploads idle this long are removed),
-          --job-concurrency 16 (job steps that call out running at once; one business at most half)";
+          --job-concurrency 16 (job steps that call out running at once; one business at most half),
+          --durability normal (a commit survives a process crash; `full` also a power loss)";
 
 /// Flags of the form `--name value` (and bare `--flag`), plus positionals.
 struct Args {
@@ -122,7 +124,7 @@ fn run() -> Result<()> {
     }
     match args.positional[0].as_str() {
         "serve" => {
-            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline", "component-override", "webhook-public-only", "sandbox-routes", "webhook-timeout-ms", "webhook-retry-delays-ms", "ai-endpoint", "ai-model", "messenger-setting", "max-upload-bytes", "upload-sweep-after-ms", "job-concurrency"])?;
+            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline", "component-override", "webhook-public-only", "sandbox-routes", "webhook-timeout-ms", "webhook-retry-delays-ms", "ai-endpoint", "ai-model", "messenger-setting", "max-upload-bytes", "upload-sweep-after-ms", "job-concurrency", "durability"])?;
             serve(&args)
         }
         "admin" => {
@@ -186,7 +188,11 @@ fn serve(args: &Args) -> Result<()> {
     let addr: SocketAddr = args.get("listen").unwrap_or("127.0.0.1:8080").parse().context("--listen must be HOST:PORT")?;
     let deadline_ms: u64 = args.get("request-timeout-ms").unwrap_or("30000").parse().context("--request-timeout-ms must be a number")?;
     let data_dir = args.data_dir();
-    let db = db::Db::open(&data_dir)?;
+    let durability = match args.get("durability").map(String::from).or_else(|| std::env::var("SWITCHBOARD_DURABILITY").ok()) {
+        Some(d) => db::Durability::parse(&d).context("--durability must be normal or full")?,
+        None => db::Durability::Normal,
+    };
+    let db = db::Db::open_with(&data_dir, durability)?;
     let overrides = args
         .all("component-override")
         .map(|o| {

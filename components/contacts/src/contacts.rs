@@ -69,8 +69,13 @@ pub fn list(req: &Request) -> HResult<Success> {
         sql += &format!(" AND c.mobile GLOB ?{}", params.len());
     }
     let (rows, next) = page::by_id(req, &sql, params, "c.id")?;
-    let contacts = model::render_contacts(biz, &rows)?;
-    ok(&json!({"contacts": contacts, "nextCursor": next}))
+    #[derive(serde::Serialize)]
+    struct Page {
+        contacts: Vec<model::ContactView>,
+        #[serde(rename = "nextCursor")]
+        next_cursor: Option<String>,
+    }
+    ok(&Page { contacts: model::render_contacts(biz, &rows)?, next_cursor: next })
 }
 
 #[derive(Deserialize)]
@@ -119,7 +124,14 @@ pub fn get(req: &Request) -> HResult<Success> {
     // there is never a shared campaign summary: `campaignSummary` is null.
     let _campaign = req::query_uuid(req, "campaignId")?;
     let contact = model::load_contact(biz, id)?.ok_or_else(model::contact_not_found)?;
-    ok(&json!({"contact": contact, "campaignSummary": null}))
+    #[derive(serde::Serialize)]
+    struct Answer {
+        contact: model::ContactView,
+        /// Always null until campaigns exist.
+        #[serde(rename = "campaignSummary")]
+        campaign_summary: Option<()>,
+    }
+    ok(&Answer { contact, campaign_summary: None })
 }
 
 #[derive(Deserialize)]

@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value as J};
 use switchboard_guest::db::{self, Row, RowExt};
 use switchboard_guest::{fail, is_uuid, Failure, HResult, Value};
@@ -11,9 +13,6 @@ use crate::fields::{self, Violation};
 /// Columns of a contact row, in the order [`render_contacts`] reads them.
 pub const CONTACT_COLS: &str =
     "c.id, c.mobile, c.name, c.fields_json, c.communication_blocked, c.created_at, c.updated_at";
-
-/// Channels reported in a contact's `activity` rollup.
-pub const ACTIVITY_CHANNELS: [&str; 3] = ["chatapp", "photoapp", "voice"];
 
 pub fn violation(v: Violation) -> Failure {
     fail::validation(v.0, v.1)
@@ -43,17 +42,76 @@ pub fn parse_fields(text: &str) -> Map<String, J> {
     }
 }
 
+/// A contact as every operation answers it. Serialised straight to text:
+/// a list page is built without an intermediate `serde_json::Value` tree.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContactView {
+    id: String,
+    mobile: String,
+    name: String,
+    /// The stored `fields_json`, embedded as it is (always an object).
+    fields: Box<RawValue>,
+    communication_blocked: bool,
+    categories: Vec<CategoryRef>,
+    activity: Activity,
+    created_at: String,
+    updated_at: String,
+}
+
+#[derive(Serialize)]
+struct CategoryRef {
+    id: String,
+    name: String,
+}
+
+/// A contact's `activity` rollup: one entry per conversational channel.
+#[derive(Serialize, Default)]
+struct Activity {
+    chatapp: ChannelActivity,
+    photoapp: ChannelActivity,
+    voice: ChannelActivity,
+}
+
+#[derive(Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ChannelActivity {
+    count: i64,
+    last_activity_at: Option<String>,
+}
+
+impl Activity {
+    fn channel(&mut self, channel: &str) -> Option<&mut ChannelActivity> {
+        match channel {
+            "chatapp" => Some(&mut self.chatapp),
+            "photoapp" => Some(&mut self.photoapp),
+            "voice" => Some(&mut self.voice),
+            _ => None,
+        }
+    }
+}
+
+/// Stored `fields_json` as an embeddable object (anything else reads as `{}`).
+fn fields_object(text: String) -> Box<RawValue> {
+    if text.trim_start().starts_with('{') {
+        if let Ok(raw) = RawValue::from_string(text) {
+            return raw;
+        }
+    }
+    RawValue::from_string("{}".into()).expect("valid JSON")
+}
+
 /// Renders contact rows (selected with [`CONTACT_COLS`]) with their categories
 /// and activity rollups: one query for the categories of all rows and one for
 /// their activity, whatever the number of rows.
-pub fn render_contacts(biz: &str, rows: &[Row]) -> HResult<Vec<J>> {
+pub fn render_contacts(biz: &str, rows: &[Row]) -> HResult<Vec<ContactView>> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }
     let ids: Vec<String> = rows.iter().map(|r| r.text(0)).collect();
     let (params, ph) = in_params(biz, &ids);
 
-    let mut categories: HashMap<String, Vec<J>> = HashMap::new();
+    let mut categories: HashMap<String, Vec<CategoryRef>> = HashMap::with_capacity(rows.len());
     for r in db::query(
         &format!(
             "SELECT cc.contact_id, k.id, k.name FROM contact_categories cc \
@@ -63,10 +121,10 @@ pub fn render_contacts(biz: &str, rows: &[Row]) -> HResult<Vec<J>> {
         ),
         &params,
     )? {
-        categories.entry(r.text(0)).or_default().push(json!({"id": r.text(1), "name": r.text(2)}));
+        categories.entry(r.text(0)).or_default().push(CategoryRef { id: r.text(1), name: r.text(2) });
     }
 
-    let mut activity: HashMap<(String, String), (i64, Option<String>)> = HashMap::new();
+    let mut activity: HashMap<String, Activity> = HashMap::new();
     for r in db::query(
         &format!(
             "SELECT contact_id, channel, COUNT(*), MAX(occurred_at) FROM timeline_entries \
@@ -75,35 +133,30 @@ pub fn render_contacts(biz: &str, rows: &[Row]) -> HResult<Vec<J>> {
         ),
         &params,
     )? {
-        activity.insert((r.text(0), r.text(1)), (r.int(2), r.opt_text(3)));
+        if let Some(ch) = activity.entry(r.text(0)).or_default().channel(&r.text(1)) {
+            *ch = ChannelActivity { count: r.int(2), last_activity_at: r.opt_text(3) };
+        }
     }
 
     Ok(rows
         .iter()
-        .map(|r| {
-            let id = r.text(0);
-            let mut act = Map::new();
-            for ch in ACTIVITY_CHANNELS {
-                let (count, last) = activity.remove(&(id.clone(), ch.to_string())).unwrap_or((0, None));
-                act.insert(ch.into(), json!({"count": count, "lastActivityAt": last}));
-            }
-            json!({
-                "id": id,
-                "mobile": r.text(1),
-                "name": r.text(2),
-                "fields": parse_fields(&r.text(3)),
-                "communicationBlocked": r.boolean(4),
-                "categories": categories.remove(&id).unwrap_or_default(),
-                "activity": act,
-                "createdAt": r.text(5),
-                "updatedAt": r.text(6),
-            })
+        .zip(ids)
+        .map(|(r, id)| ContactView {
+            mobile: r.text(1),
+            name: r.text(2),
+            fields: fields_object(r.text(3)),
+            communication_blocked: r.boolean(4),
+            categories: categories.remove(&id).unwrap_or_default(),
+            activity: activity.remove(&id).unwrap_or_default(),
+            created_at: r.text(5),
+            updated_at: r.text(6),
+            id,
         })
         .collect())
 }
 
 /// One contact of this business, rendered; `None` if there is none.
-pub fn load_contact(biz: &str, id: &str) -> HResult<Option<J>> {
+pub fn load_contact(biz: &str, id: &str) -> HResult<Option<ContactView>> {
     let rows = db::query(&format!("SELECT {CONTACT_COLS} FROM contacts c WHERE c.business_id = ?1 AND c.id = ?2"), &[biz.into(), id.into()])?;
     Ok(render_contacts(biz, &rows)?.into_iter().next())
 }

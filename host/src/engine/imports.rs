@@ -148,6 +148,21 @@ pub fn add_to_linker(linker: &mut Linker<RequestState>) -> anyhow::Result<()> {
 }
 
 /// True for statements that only read (everything else begins a lazy write).
+/// Statements that would end, split or widen the host's transaction (the
+/// request's, or a whole write batch's) or change the connection: the host
+/// owns them, a component never runs them.
+fn host_owned(sql: &str) -> bool {
+    let word: String = sql.trim_start().chars().take_while(|c| c.is_ascii_alphabetic()).collect::<String>().to_ascii_uppercase();
+    matches!(word.as_str(), "BEGIN" | "COMMIT" | "END" | "ROLLBACK" | "SAVEPOINT" | "RELEASE" | "ATTACH" | "DETACH" | "VACUUM" | "PRAGMA")
+}
+
+fn refuse_host_owned(sql: &str) -> Result<(), store::StoreError> {
+    if host_owned(sql) {
+        return Err(store::StoreError { kind: "other".into(), message: "transactions and connection settings belong to the host".into() });
+    }
+    Ok(())
+}
+
 fn reads_only(sql: &str) -> bool {
     let head: String = sql.trim_start().chars().take(6).collect::<String>().to_ascii_uppercase();
     head.starts_with("SELECT") || head.starts_with("WITH")
@@ -189,6 +204,7 @@ impl types::Host for RequestState {}
 
 impl store::Host for RequestState {
     fn query(&mut self, sql: String, params: Vec<types::Value>) -> Result<Vec<Vec<types::Value>>, store::StoreError> {
+        refuse_host_owned(&sql)?;
         if !reads_only(&sql) {
             self.begin_write()?;
         }
@@ -200,12 +216,14 @@ impl store::Host for RequestState {
     }
 
     fn execute(&mut self, sql: String, params: Vec<types::Value>) -> Result<u64, store::StoreError> {
+        refuse_host_owned(&sql)?;
         self.begin_write()?;
         let params: Vec<SqlValue> = params.into_iter().map(to_sql).collect();
         self.conn.execute(&sql, params).map_err(store_error)
     }
 
     fn execute_many(&mut self, sql: String, rows: Vec<Vec<types::Value>>) -> Result<u64, store::StoreError> {
+        refuse_host_owned(&sql)?;
         self.begin_write()?;
         let rows = rows.into_iter().map(|row| row.into_iter().map(to_sql).collect()).collect();
         self.conn.execute_many(&sql, rows).map_err(store_error)
@@ -292,5 +310,18 @@ impl http_out::Host for RequestState {
 
     fn post(&mut self, url: String, headers: Vec<(String, String)>, body: String) -> Result<u16, String> {
         crate::outbound::post(&self.outbound, &url, &headers, &body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn transaction_control_belongs_to_the_host() {
+        for sql in ["COMMIT", " rollback to request", "SAVEPOINT x", "release x", "BEGIN IMMEDIATE", "end", "PRAGMA synchronous=OFF", "ATTACH 'x' AS y", "VACUUM"] {
+            assert!(super::host_owned(sql), "{sql}");
+        }
+        for sql in ["SELECT 1", "INSERT INTO t VALUES (1)", "UPDATE t SET endpoint = 1", "WITH x AS (SELECT 1) SELECT * FROM x", "DELETE FROM t"] {
+            assert!(!super::host_owned(sql), "{sql}");
+        }
     }
 }
