@@ -1,24 +1,41 @@
 //! Outbound HTTP for webhook deliveries: the target policy and the POST.
-//! Response bodies are never read beyond the status, and nothing about the
-//! request (it carries a signature) is logged.
+//! Of a response only the status counts; up to 64 KiB of its body are read
+//! and dropped so the connection can be reused. Nothing about the request
+//! (it carries a signature) is logged.
 
 use crate::engine::OutboundPolicy;
+use std::io::Read;
 use std::net::{IpAddr, ToSocketAddrs};
+
+/// Idle kept-alive connections per receiver host (one per delivery lane
+/// that is sending to it at once).
+const IDLE_PER_HOST: usize = 16;
+/// A response body up to this size is read (and dropped) so its connection
+/// goes back to the pool; a larger one closes it.
+const DRAIN_RESPONSE_BYTES: u64 = 64 << 10;
+
+fn agent(policy: &OutboundPolicy) -> &ureq::Agent {
+    policy.agent.get_or_init(|| {
+        ureq::AgentBuilder::new().timeout(policy.timeout).redirects(0).max_idle_connections_per_host(IDLE_PER_HOST).build()
+    })
+}
 
 pub fn post(policy: &OutboundPolicy, url: &str, headers: &[(String, String)], body: &str) -> Result<u16, String> {
     if policy.public_only {
         check_public(url)?;
     }
-    let agent = ureq::AgentBuilder::new().timeout(policy.timeout).redirects(0).build();
-    let mut req = agent.post(url);
+    let mut req = agent(policy).post(url);
     for (k, v) in headers {
         req = req.set(k, v);
     }
-    match req.send_string(body) {
-        Ok(resp) => Ok(resp.status()),
-        Err(ureq::Error::Status(code, _)) => Ok(code),
-        Err(ureq::Error::Transport(t)) => Err(format!("{}", t.kind())),
-    }
+    let resp = match req.send_string(body) {
+        Ok(resp) => resp,
+        Err(ureq::Error::Status(_, resp)) => resp,
+        Err(ureq::Error::Transport(t)) => return Err(format!("{}", t.kind())),
+    };
+    let status = resp.status();
+    let _ = std::io::copy(&mut resp.into_reader().take(DRAIN_RESPONSE_BYTES), &mut std::io::sink());
+    Ok(status)
 }
 
 /// Refuses targets that resolve to loopback, private, link-local,
@@ -67,6 +84,56 @@ fn is_public(ip: &IpAddr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// A keep-alive receiver: answers every request of a connection with
+    /// `200` and a short body, and counts the connections it accepted.
+    fn keep_alive_receiver() -> (String, Arc<AtomicUsize>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let connections = Arc::new(AtomicUsize::new(0));
+        let counted = connections.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                counted.fetch_add(1, Ordering::SeqCst);
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut writer = stream;
+                    loop {
+                        let mut length = 0usize;
+                        loop {
+                            let mut line = String::new();
+                            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                                return;
+                            }
+                            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                                length = v.trim().parse().unwrap();
+                            }
+                            if line == "\r\n" {
+                                break;
+                            }
+                        }
+                        let mut body = vec![0u8; length];
+                        reader.read_exact(&mut body).unwrap();
+                        writer.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").unwrap();
+                    }
+                });
+            }
+        });
+        (url, connections)
+    }
+
+    #[test]
+    fn deliveries_to_one_receiver_reuse_a_connection() {
+        let (url, connections) = keep_alive_receiver();
+        let policy = OutboundPolicy::default();
+        for i in 0..5 {
+            assert_eq!(post(&policy, &url, &[("content-type".into(), "application/json".into())], &format!("{{\"n\":{i}}}")), Ok(200));
+        }
+        assert_eq!(connections.load(Ordering::SeqCst), 1, "five POSTs, one connection");
+    }
 
     #[test]
     fn public_addresses() {

@@ -80,6 +80,10 @@ pub struct OutboundPolicy {
     pub retry_delays_ms: Vec<u64>,
     /// Refuse loopback, private, link-local and other non-public targets.
     pub public_only: bool,
+    /// The HTTP client, built on first use (after the flags set `timeout`)
+    /// and shared, so deliveries to one receiver reuse kept-alive
+    /// connections instead of opening one per POST.
+    pub agent: std::sync::OnceLock<ureq::Agent>,
 }
 
 impl Default for OutboundPolicy {
@@ -91,6 +95,7 @@ impl Default for OutboundPolicy {
             timeout: Duration::from_secs(10),
             retry_delays_ms: minutes.iter().map(|m| (m * 60_000.0) as u64).collect(),
             public_only: false,
+            agent: std::sync::OnceLock::new(),
         }
     }
 }
