@@ -25,7 +25,8 @@ THREADS=2
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
 cargo build --release -q -p switchboard -p bench-hello
-BIN=${CARGO_TARGET_DIR:-target}/release/switchboard
+# SWITCHBOARD_BIN compares another build (e.g. an older commit) side by side.
+BIN=${SWITCHBOARD_BIN:-${CARGO_TARGET_DIR:-target}/release/switchboard}
 HELLO_BIN=${CARGO_TARGET_DIR:-target}/release/bench-hello
 
 DATA=$(mktemp -d)

@@ -38,7 +38,8 @@ import urllib.request
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "switchboard")
+# SWITCHBOARD_BIN compares another build (e.g. an older commit) side by side.
+BIN = os.environ.get("SWITCHBOARD_BIN") or os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "switchboard")
 EVENTS = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
 INBOUND = int(sys.argv[2]) if len(sys.argv) > 2 else 50
 arrivals = {}
