@@ -113,16 +113,12 @@ impl Gateway {
         &self.document_text
     }
 
+    /// The operation and its raw path parameters. Their syntax is checked
+    /// by `check_path_params`, after authentication: a caller without a
+    /// valid key learns nothing but 401.
     pub fn route(&self, method: &str, path: &str) -> Result<(&'static Operation, Vec<(String, String)>), Failure> {
         match operations::route(method, path) {
-            RouteMatch::Found(op, params) => {
-                for (name, value) in &params {
-                    if !is_uuid(value) {
-                        return Err(Failure::validation("invalid_path_parameter", format!("path parameter `{name}` must be a uuid")));
-                    }
-                }
-                Ok((op, params))
-            }
+            RouteMatch::Found(op, params) => Ok((op, params)),
             RouteMatch::MethodNotAllowed(allowed) => {
                 let list = allowed.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(", ");
                 Err(Failure::new(405, "validation", "method_not_allowed", format!("{method} is not allowed on {path}; allowed: {list}"))
@@ -135,6 +131,7 @@ impl Gateway {
     pub fn admit(&self, req: Incoming, keys: &dyn KeyDirectory) -> Result<Admitted, Failure> {
         let (op, path_params) = self.route(req.method, req.path)?;
         let key = if op.business_in == BusinessIn::Public { None } else { Some(authenticate(req.authorization, keys)?) };
+        check_path_params(&path_params)?;
         let query = operations::parse_query(req.query.unwrap_or(""))
             .ok_or_else(|| Failure::validation("malformed_query", "the query string has a broken %-escape or is not UTF-8"))?;
         let body = parse_body(op, &req.body)?;
@@ -185,6 +182,7 @@ impl Gateway {
             return Err(Failure::new(415, "validation", "unsupported_media_type", format!("{} takes only Content-Type: application/json", op.id)));
         };
         let key = authenticate(req.authorization, keys)?;
+        check_path_params(&path_params)?;
         let query = operations::parse_query(req.query.unwrap_or(""))
             .ok_or_else(|| Failure::validation("malformed_query", "the query string has a broken %-escape or is not UTF-8"))?;
         if !query.iter().any(|(k, _)| k == "businessId") {
@@ -264,6 +262,14 @@ impl Gateway {
         } else {
             Err(Failure::from_violations(violations, "query"))
         }
+    }
+}
+
+/// Every path parameter of ours is a uuid.
+fn check_path_params(params: &[(String, String)]) -> Result<(), Failure> {
+    match params.iter().find(|(_, value)| !is_uuid(value)) {
+        Some((name, _)) => Err(Failure::validation("invalid_path_parameter", format!("path parameter `{name}` must be a uuid"))),
+        None => Ok(()),
     }
 }
 

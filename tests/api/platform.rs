@@ -310,3 +310,18 @@ fn sigterm_lets_an_in_flight_request_finish() {
     assert_eq!(data["created"], 60_000);
     assert!(s.terminate().success());
 }
+
+#[test]
+fn without_a_valid_key_every_path_answers_401_before_its_syntax_is_checked() {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
+    let t = tenant(&dir.0, "all");
+    let path = format!("/api/v1/contacts/not-a-uuid?businessId={}", t.business);
+    // No key, or a wrong one: 401, not a hint about the path.
+    s.req().get(&path).assert_failure(401, "authentication");
+    s.as_key("sbk_0000000000000000000000000000000000000000000000000000000000000000").get(&path).assert_failure(401, "authentication");
+    // With a valid key the path parameter's syntax is checked.
+    let r = s.as_key(&t.key).get(&path);
+    r.assert_failure(400, "validation");
+    assert_eq!(r.code(), "invalid_path_parameter");
+}
