@@ -188,11 +188,32 @@ fn full(bytes: impl Into<Bytes>) -> ResBody {
     Full::new(bytes.into()).map_err(|never| match never {}).boxed()
 }
 
+/// The path as the access log records it: the operation's template
+/// (`/api/v1/contacts/{contactId}`), never the raw path, which can carry a
+/// mobile number or other personal data; `-` for a path that is no route
+/// of ours.
+fn logged_path(shared: &Shared, method: &str, path: &str) -> String {
+    use switchboard_gateway::operations::{route, RouteMatch};
+    if path == OPENAPI_PATH || (shared.app.sandbox_routes && crate::sandbox::serves(path)) {
+        return path.to_string();
+    }
+    let (prefix, api_path) = match path.strip_prefix(BENCH_NATIVE_PREFIX) {
+        Some(rest) if shared.app.bench_baseline => (BENCH_NATIVE_PREFIX, format!("/api/v1{rest}")),
+        _ => ("", path.to_string()),
+    };
+    match route(method, &api_path) {
+        RouteMatch::Found(op, _) => format!("{prefix}{}", op.path),
+        // A known path with another method: its template is the most literal
+        // one that fits, which the router does not name; say only that.
+        RouteMatch::MethodNotAllowed(_) | RouteMatch::NotFound => "-".to_string(),
+    }
+}
+
 async fn handle(shared: Arc<Shared>, req: Request<HyperBody>) -> Result<Response<ResBody>, std::convert::Infallible> {
     let started = Instant::now();
     let request_id = uuid::Uuid::new_v4().to_string();
     let method = req.method().as_str().to_string();
-    let path = req.uri().path().to_string();
+    let path = logged_path(&shared, &method, req.uri().path());
     let mut answer = answer(&shared, req, &request_id).await;
     // A body whole, or the first piece of a download (of which the rest may
     // follow as a stream).

@@ -52,3 +52,23 @@ fn a_closed_stderr_never_stops_the_service() {
     let mut server = Server::spawn_command(shell, &dir.0, &[], Stdio::null());
     keeps_answering(&mut server);
 }
+
+#[test]
+fn the_access_log_records_path_templates_never_raw_paths() {
+    let dir = DataDir::new();
+    let log = dir.0.join("server.log");
+    let s = Server::start_logged(&dir.0, &[], &log);
+    let t = tenant(&dir.0, "all");
+    // A mobile number where an id belongs, with and without a valid key, and
+    // a path that is no route at all.
+    let r = s.as_key(&t.key).get(&format!("/api/v1/contacts/+15557654321?businessId={}", t.business));
+    assert_eq!(r.status, 400);
+    let id = r.request_id.clone().expect("a request id");
+    assert_eq!(s.req().get("/api/v1/contacts/+15557654321").status, 401);
+    assert_eq!(s.req().get("/api/v1/nothing/+15557654321").status, 404);
+    let text = log_containing(&log, &id);
+    assert!(!text.contains("15557654321"), "no raw path in the log: {text}");
+    let line: serde_json::Value = text.lines().filter_map(|l| serde_json::from_str(l).ok()).find(|v: &serde_json::Value| v["requestId"] == id.as_str()).expect("the access line");
+    assert_eq!(line["path"], "/api/v1/contacts/{contactId}");
+    assert_eq!(line["status"], 400);
+}
