@@ -279,10 +279,11 @@ fn authenticate(header: Option<&str>, keys: &dyn KeyDirectory) -> Result<KeyReco
     if !auth::looks_like_key(token) {
         return Err(Failure::authentication("the API key is not valid"));
     }
+    // A revoked key and an unknown one get the same answer: the caller
+    // learns nothing about which keys ever existed.
     match keys.find_by_hash(&auth::hash_key(token))? {
         Some(k) if !k.revoked => Ok(k),
-        Some(_) => Err(Failure::authentication("the API key has been revoked")),
-        None => Err(Failure::authentication("the API key is not valid")),
+        _ => Err(Failure::authentication("the API key is not valid")),
     }
 }
 

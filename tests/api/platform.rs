@@ -58,10 +58,13 @@ fn authentication_is_required_and_revocation_is_immediate() {
     let listed = s.admin(&["key", "list", "--business", &t.business]);
     assert_eq!(listed["keys"][0]["keyId"], json!(t.key_id));
     assert!(!listed.to_string().contains(&t.key), "the key itself is never listed");
+    let unknown = s.as_key("sbk_0000000000000000000000000000000000000000000000000000000000000000").get(&path);
     s.admin(&["key", "revoke", "--key-id", &t.key_id]);
     let r = s.as_key(&t.key).get(&path);
     r.assert_failure(401, "authentication");
-    assert!(r.message().contains("revoked"));
+    // No oracle: a revoked key is answered exactly like one that never existed.
+    assert_eq!((r.code(), r.message()), (unknown.code(), unknown.message()));
+    assert!(!r.text.contains("revoked"), "{}", r.text);
 }
 
 #[test]
@@ -324,4 +327,21 @@ fn without_a_valid_key_every_path_answers_401_before_its_syntax_is_checked() {
     let r = s.as_key(&t.key).get(&path);
     r.assert_failure(400, "validation");
     assert_eq!(r.code(), "invalid_path_parameter");
+}
+
+#[test]
+fn a_replay_names_the_first_attempt_in_its_body_and_itself_in_its_header() {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
+    let t = tenant(&dir.0, "all");
+    let body = json!({"businessId": t.business, "name": "Replayed"});
+    let first = s.as_key(&t.key).idem("replay-ids").post("/api/v1/contacts/categories", &body);
+    first.assert_ok(201);
+    let first_id = first.request_id.clone().unwrap();
+    assert_eq!(first.body["meta"]["requestId"], first_id.as_str(), "a first answer's header and body agree");
+    let again = s.as_key(&t.key).idem("replay-ids").post("/api/v1/contacts/categories", &body);
+    assert!(again.replayed);
+    assert_eq!(again.body, first.body, "the original body, byte for byte in meaning");
+    assert_eq!(again.body["meta"]["requestId"], first_id.as_str(), "the body names the attempt that made the change");
+    assert_ne!(again.request_id.as_deref(), Some(first_id.as_str()), "the header names the replay");
 }
