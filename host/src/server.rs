@@ -20,6 +20,13 @@ use tokio::sync::Semaphore;
 /// the 413 is sent.
 const DRAIN_EXTRA_BYTES: usize = 32 << 20;
 const OPENAPI_PATH: &str = "/api/v1/openapi.json";
+/// Liveness: the process answers. No key needed, nothing touched.
+const HEALTHZ_PATH: &str = "/healthz";
+/// Readiness: storage takes a write transaction within READY_WAIT
+/// (migrations were applied and components compiled before the listener
+/// opened). No key needed.
+const READYZ_PATH: &str = "/readyz";
+const READY_WAIT: Duration = Duration::from_secs(2);
 /// Prefix of the native baseline route served with `--bench-baseline`.
 pub const BENCH_NATIVE_PREFIX: &str = "/_bench/native";
 
@@ -194,7 +201,7 @@ fn full(bytes: impl Into<Bytes>) -> ResBody {
 /// of ours.
 fn logged_path(shared: &Shared, method: &str, path: &str) -> String {
     use switchboard_gateway::operations::{route, RouteMatch};
-    if path == OPENAPI_PATH || (shared.app.sandbox_routes && crate::sandbox::serves(path)) {
+    if path == OPENAPI_PATH || path == HEALTHZ_PATH || path == READYZ_PATH || (shared.app.sandbox_routes && crate::sandbox::serves(path)) {
         return path.to_string();
     }
     let (prefix, api_path) = match path.strip_prefix(BENCH_NATIVE_PREFIX) {
@@ -245,6 +252,14 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
             operation: "openapi",
             download: None,
         };
+    }
+    if req.method() == hyper::Method::GET && req.uri().path() == HEALTHZ_PATH {
+        return probe(Ok(()), "healthz", request_id);
+    }
+    if req.method() == hyper::Method::GET && req.uri().path() == READYZ_PATH {
+        let s = shared.clone();
+        let ready = tokio::task::spawn_blocking(move || storage_ready(&s.app.db)).await.unwrap_or_else(|_| Err("the readiness check failed".into()));
+        return probe(ready, "readyz", request_id);
     }
     let header = |name: &str| req.headers().get(name).map(|v| v.to_str().map(String::from));
     let authorization = match header("authorization") {
@@ -321,6 +336,39 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
             answer.await.unwrap_or_else(|_| Answer::failure(&Failure::internal("the request failed inside the service"), request_id))
         }
     }
+}
+
+/// Storage is ready when a write transaction can begin (the file is
+/// writable, not locked by a stuck writer) and end.
+fn storage_ready(db: &crate::db::Db) -> Result<(), String> {
+    let Some(_gate) = db.write_gate(READY_WAIT) else {
+        return Err(format!("storage: the write gate stayed busy for {} s", READY_WAIT.as_secs()));
+    };
+    // Its own connection with a short busy timeout: a lock held by another
+    // process answers within READY_WAIT, not the pool's ten seconds.
+    let conn = db.fresh_conn().map_err(|e| format!("storage: no connection: {e}"))?;
+    conn.busy_timeout(READY_WAIT).map_err(|e| format!("storage: {e}"))?;
+    crate::db::execute(&conn, "BEGIN IMMEDIATE", vec![]).map_err(|e| format!("storage: cannot begin a write: {e}"))?;
+    crate::db::execute(&conn, "ROLLBACK", vec![]).map_err(|e| format!("storage: cannot end a write: {e}"))?;
+    Ok(())
+}
+
+/// The answer of a health probe: `200 {status: "ok"}` in the success
+/// envelope, or `503 not_ready` naming what failed.
+fn probe(result: Result<(), String>, operation: &'static str, request_id: &str) -> Answer {
+    let mut answer = match result {
+        Ok(()) => Answer {
+            status: 200,
+            content_type: "application/json",
+            body: switchboard_gateway::errors::success_envelope(r#"{"status":"ok"}"#, request_id),
+            headers: Vec::new(),
+            operation: "-",
+            download: None,
+        },
+        Err(reason) => Answer::failure(&Failure::new(503, "capacity", "not_ready", reason).retryable(true), request_id),
+    };
+    answer.operation = operation;
+    answer
 }
 
 /// A request with its body read, ready for the pipeline.

@@ -345,3 +345,35 @@ fn a_replay_names_the_first_attempt_in_its_body_and_itself_in_its_header() {
     assert_eq!(again.body["meta"]["requestId"], first_id.as_str(), "the body names the attempt that made the change");
     assert_ne!(again.request_id.as_deref(), Some(first_id.as_str()), "the header names the replay");
 }
+
+#[test]
+fn health_probes_need_no_key_and_readiness_follows_storage() {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
+    for path in ["/healthz", "/readyz"] {
+        let r = s.req().get(path);
+        assert_eq!(r.assert_ok(200)["status"], "ok", "{path}");
+    }
+    // Another process holds the database's write lock: not ready (503,
+    // retryable, naming storage), while the process itself is alive.
+    let mut holder = std::process::Command::new("python3")
+        .arg("-c")
+        .arg("import sqlite3,sys,time; c=sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(8)")
+        .arg(dir.0.join("switchboard.db"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(holder.stdout.take().unwrap()), &mut line).unwrap();
+    assert_eq!(line.trim(), "locked");
+    let r = s.req().get("/readyz");
+    r.assert_failure(503, "capacity");
+    assert_eq!(r.code(), "not_ready");
+    assert_eq!(r.body["error"]["retryable"], true);
+    assert!(r.message().contains("storage"), "{}", r.text);
+    assert_eq!(s.req().get("/healthz").status, 200);
+    // Once the lock is gone, ready again.
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(s.req().get("/readyz").assert_ok(200)["status"], "ok");
+}
