@@ -585,7 +585,9 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
                         next_in_lane = hand_off(&conn, lane, node).unwrap_or(None);
                     }
                     let committed = db::execute(&conn, "COMMIT", vec![]).is_ok();
-                    if !committed {
+                    if committed {
+                        crate::metrics::job_step(&claim.kind, label, started);
+                    } else {
                         next_in_lane = None;
                     }
                     committed
@@ -619,7 +621,11 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
                 && complete(&conn, claim, &next).unwrap_or(false)
                 && {
                     record_run(&conn, claim, node, started, "trapped", Some(reason));
-                    db::execute(&conn, "COMMIT", vec![]).is_ok()
+                    let committed = db::execute(&conn, "COMMIT", vec![]).is_ok();
+                    if committed {
+                        crate::metrics::job_step(&claim.kind, "trapped", started);
+                    }
+                    committed
                 }
         }
     };

@@ -10,6 +10,7 @@ mod download;
 mod engine;
 mod jobs;
 mod logging;
+mod metrics;
 mod outbound;
 mod pipeline;
 mod raw_upload;
@@ -193,6 +194,7 @@ fn serve(args: &Args) -> Result<()> {
         None => db::Durability::Normal,
     };
     let db = db::Db::open_with(&data_dir, durability)?;
+    metrics::install();
     let overrides = args
         .all("component-override")
         .map(|o| {

@@ -372,6 +372,7 @@ impl App {
         }
         self.db.give_back(conn);
         tracing::debug!(requests = batch.len(), "write batch committed");
+        crate::metrics::write_batch(batch.len());
         answers
     }
 

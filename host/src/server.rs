@@ -27,6 +27,8 @@ const HEALTHZ_PATH: &str = "/healthz";
 /// opened). No key needed.
 const READYZ_PATH: &str = "/readyz";
 const READY_WAIT: Duration = Duration::from_secs(2);
+/// Prometheus metrics (`metrics.rs`). No key needed.
+const METRICS_PATH: &str = "/metrics";
 /// Prefix of the native baseline route served with `--bench-baseline`.
 pub const BENCH_NATIVE_PREFIX: &str = "/_bench/native";
 
@@ -201,7 +203,7 @@ fn full(bytes: impl Into<Bytes>) -> ResBody {
 /// of ours.
 fn logged_path(shared: &Shared, method: &str, path: &str) -> String {
     use switchboard_gateway::operations::{route, RouteMatch};
-    if path == OPENAPI_PATH || path == HEALTHZ_PATH || path == READYZ_PATH || (shared.app.sandbox_routes && crate::sandbox::serves(path)) {
+    if path == OPENAPI_PATH || path == HEALTHZ_PATH || path == READYZ_PATH || path == METRICS_PATH || (shared.app.sandbox_routes && crate::sandbox::serves(path)) {
         return path.to_string();
     }
     let (prefix, api_path) = match path.strip_prefix(BENCH_NATIVE_PREFIX) {
@@ -222,6 +224,7 @@ async fn handle(shared: Arc<Shared>, req: Request<HyperBody>) -> Result<Response
     let method = req.method().as_str().to_string();
     let path = logged_path(&shared, &method, req.uri().path());
     let mut answer = answer(&shared, req, &request_id).await;
+    crate::metrics::request(answer.operation, answer.status, started);
     // A body whole, or the first piece of a download (of which the rest may
     // follow as a stream).
     let (whole, rest) = match answer.download.as_mut() {
@@ -252,6 +255,11 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
             operation: "openapi",
             download: None,
         };
+    }
+    if req.method() == hyper::Method::GET && req.uri().path() == METRICS_PATH {
+        let s = shared.clone();
+        let text = tokio::task::spawn_blocking(move || crate::metrics::render(&s.app.db)).await.unwrap_or_default();
+        return Answer { status: 200, content_type: "text/plain; version=0.0.4", body: text, headers: Vec::new(), operation: "metrics", download: None };
     }
     if req.method() == hyper::Method::GET && req.uri().path() == HEALTHZ_PATH {
         return probe(Ok(()), "healthz", request_id);

@@ -377,3 +377,33 @@ fn health_probes_need_no_key_and_readiness_follows_storage() {
     let _ = holder.wait();
     assert_eq!(s.req().get("/readyz").assert_ok(200)["status"], "ok");
 }
+
+#[test]
+fn metrics_count_requests_and_job_steps_without_tenant_data() {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
+    let t = tenant(&dir.0, "all");
+    s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}", t.business)).assert_ok(200);
+    assert_eq!(s.req().get(&format!("/api/v1/contacts?businessId={}", t.business)).status, 401);
+    s.admin(&["channel", "connect", "--business", &t.business, "--channel", "chatapp", "--phone-number-id", "pn-metrics"]);
+    s.admin(&["sandbox", "inbound", "--phone-number-id", "pn-metrics", "--from", "+15550001111", "--text", "hello", "--name", "Ada"]);
+
+    // The inbound message is a job; its step shows up once it ran.
+    let started = std::time::Instant::now();
+    let text = loop {
+        let r = s.req().get("/metrics");
+        assert_eq!(r.status, 200);
+        if r.text.contains(r#"switchboard_job_steps_total{kind="messaging.inbound",outcome="done"} 1"#) || started.elapsed().as_secs() > 30 {
+            break r.text;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(text.contains(r#"switchboard_job_steps_total{kind="messaging.inbound",outcome="done"} 1"#), "{text}");
+    assert!(text.contains(r#"switchboard_requests_total{operation="listContacts",status="200"} 1"#), "{text}");
+    assert!(text.contains(r#"status="401""#), "{text}");
+    assert!(text.contains("switchboard_request_duration_seconds_bucket{operation=\"listContacts\""), "{text}");
+    // Nothing that names a tenant, a key or a number.
+    for secret in [t.business.as_str(), t.key.as_str(), t.key_id.as_str(), "15550001111", "pn-metrics"] {
+        assert!(!text.contains(secret), "{secret} in metrics");
+    }
+}
