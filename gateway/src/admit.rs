@@ -134,6 +134,9 @@ impl Gateway {
         check_path_params(&path_params)?;
         let query = operations::parse_query(req.query.unwrap_or(""))
             .ok_or_else(|| Failure::validation("malformed_query", "the query string has a broken %-escape or is not UTF-8"))?;
+        if let Some((name, _)) = query.iter().find(|(k, v)| k.contains('\0') || v.contains('\0')) {
+            return Err(nul_refused(&format!("query parameter `{}`", name.replace('\0', "\\0"))));
+        }
         let body = parse_body(op, &req.body)?;
 
         let business_id = match (&key, op.business_in) {
@@ -185,6 +188,9 @@ impl Gateway {
         check_path_params(&path_params)?;
         let query = operations::parse_query(req.query.unwrap_or(""))
             .ok_or_else(|| Failure::validation("malformed_query", "the query string has a broken %-escape or is not UTF-8"))?;
+        if let Some((name, _)) = query.iter().find(|(k, v)| k.contains('\0') || v.contains('\0')) {
+            return Err(nul_refused(&format!("query parameter `{}`", name.replace('\0', "\\0"))));
+        }
         if !query.iter().any(|(k, _)| k == "businessId") {
             return Err(Failure::validation(
                 "business_id_required",
@@ -318,7 +324,33 @@ fn parse_body(op: &Operation, bytes: &[u8]) -> Result<Option<Value>, Failure> {
     if !v.is_object() {
         return Err(Failure::validation("malformed_json", "the request body must be a JSON object"));
     }
+    if let Some(field) = nul_in(&v, "") {
+        return Err(nul_refused(&format!("body field `{}`", if field.is_empty() { "(root)" } else { &field })));
+    }
     Ok(Some(v))
+}
+
+/// The path of the first string (or object key) holding U+0000, if any.
+/// Storage cannot keep such a string whole (SQLite's text would end at the
+/// NUL), so it is refused instead of silently shortened.
+fn nul_in(v: &Value, at: &str) -> Option<String> {
+    match v {
+        Value::String(s) if s.contains('\0') => Some(at.to_string()),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| nul_in(item, &format!("{at}[{i}]"))),
+        Value::Object(map) => map.iter().find_map(|(k, item)| {
+            let here = if at.is_empty() { k.clone() } else { format!("{at}.{k}") };
+            if k.contains('\0') {
+                Some(here)
+            } else {
+                nul_in(item, &here)
+            }
+        }),
+        _ => None,
+    }
+}
+
+fn nul_refused(place: &str) -> Failure {
+    Failure::validation("nul_character", format!("{place} contains the NUL character (U+0000), which is not accepted in any text"))
 }
 
 fn check_business(key: &KeyRecord, where_: BusinessIn, query: &[(String, String)], body: Option<&Value>) -> Result<String, Failure> {

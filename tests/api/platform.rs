@@ -407,3 +407,27 @@ fn metrics_count_requests_and_job_steps_without_tenant_data() {
         assert!(!text.contains(secret), "{secret} in metrics");
     }
 }
+
+#[test]
+fn text_with_a_nul_character_is_refused_never_shortened() {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
+    let t = tenant(&dir.0, "all");
+    let r = s.as_key(&t.key).fresh().post("/api/v1/contacts/categories", &json!({"businessId": t.business, "name": "ab\u{0}cd"}));
+    r.assert_failure(400, "validation");
+    assert_eq!(r.code(), "nul_character");
+    assert!(r.message().contains("`name`"), "{}", r.text);
+    // Nothing was stored under a shortened name.
+    let listed = s.as_key(&t.key).get(&format!("/api/v1/contacts/categories?businessId={}", t.business));
+    assert_eq!(listed.assert_ok(200)["categories"], json!([]));
+    // Nested fields and query parameters alike.
+    let cat = category(&s, &t, "Plain");
+    let r = s.as_key(&t.key).fresh().post(
+        "/api/v1/contacts",
+        &json!({"businessId": t.business, "name": "Ada", "mobile": "+15550009999", "categoryIds": [cat], "fields": {"note": "x\u{0}y"}}),
+    );
+    assert_eq!((r.status, r.code()), (400, "nul_character"), "{}", r.text);
+    assert!(r.message().contains("`fields.note`"), "{}", r.text);
+    let r = s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}&search=%00", t.business));
+    assert_eq!((r.status, r.code()), (400, "nul_character"), "{}", r.text);
+}
