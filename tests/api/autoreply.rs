@@ -1,5 +1,5 @@
 //! AI auto-reply (issue 4 point 7, the reply half): an inbound chatapp
-//! message on a number with no active (external-automation) subscription,
+//! message on a number with no active or paused external-automation subscription,
 //! whose assigned agent auto-replies without a human handoff, gets a reply
 //! from the `ai` interface (here the embedded deterministic offline
 //! responder), stored as a queued outbound text message in the conversation
@@ -138,8 +138,15 @@ fn no_reply_under_external_automation_handoff_or_auto_reply_off() {
     assert_eq!(autoreplies_settled(dir, biz), 0, "no reply job under external automation");
     assert!(outbound(dir, biz).is_empty());
 
-    // Paused: the service answers again.
+    // Paused: the integrator still owns the replies (it would answer this
+    // message after resuming; a reply now would be a second answer).
     su.s.as_key(key).patch(&format!("/api/v1/webhook-subscriptions/{sub}"), &json!({"businessId": biz, "status": "paused"})).assert_ok(200);
+    inbound(dir, "paused");
+    assert_eq!(autoreplies_settled(dir, biz), 0, "no reply job while the external automation is paused");
+    assert!(outbound(dir, biz).is_empty());
+
+    // Revoked: the assignment decides again, and it says reply.
+    su.s.as_key(key).send("DELETE", &format!("/api/v1/webhook-subscriptions/{sub}?businessId={biz}"), None).assert_ok(200);
     inbound(dir, "second");
     assert_eq!(autoreplies_settled(dir, biz), 1);
     let replies = outbound(dir, biz);

@@ -39,7 +39,11 @@ pub const HISTORY: usize = 20;
 const MAX_ATTEMPTS: u32 = 6;
 
 /// The assigned agent (id, instructions) when the service answers this
-/// chatapp number or photoapp account (`sender`) itself.
+/// chatapp number or photoapp account (`sender`) itself: never while an
+/// external-automation subscription for it is active or paused (a paused
+/// integrator still owns the replies; answering then would give the
+/// customer two answers after it resumes), and after revocation as the
+/// assignment says.
 pub fn eligible(biz: &str, channel: &str, sender: &str) -> Result<Option<(String, String)>, Failure> {
     let row = db::query_one(
         "SELECT a.id, a.instructions, IFNULL(a.photoapp_collect_mobile, 0) FROM channel_assignments ca \
@@ -48,7 +52,8 @@ pub fn eligible(biz: &str, channel: &str, sender: &str) -> Result<Option<(String
            AND ca.auto_reply_enabled = 1 AND ca.human_handoff_active = 0 \
            AND a.status = 'active' AND a.channel = ?2 \
            AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions ws WHERE ws.business_id = ?1 AND ws.channel = ?2 \
-                           AND IFNULL(ws.phone_number_id, ws.provider_account_id) = ?3 AND ws.status = 'active' AND ws.external_automation = 1)",
+                           AND IFNULL(ws.phone_number_id, ws.provider_account_id) = ?3 AND ws.status IN ('active', 'paused') \
+                           AND ws.external_automation = 1)",
         &[biz.into(), channel.into(), sender.into()],
     )?;
     Ok(row.map(|r| {
