@@ -143,6 +143,27 @@ async fn drain(body: &mut HyperBody, mut budget: usize) {
     }
 }
 
+/// A form body (`curl -d @file` sends `application/x-www-form-urlencoded`,
+/// `curl -F` sends `multipart/form-data`) is not the file: its bytes would
+/// be ingested as data and could become an empty or mangled version. It is
+/// refused with 415 naming what is accepted.
+fn form_encoded(content_type: Option<&hyper::header::HeaderValue>) -> Option<Failure> {
+    let media = content_type?.to_str().ok()?.split(';').next()?.trim().to_ascii_lowercase();
+    if media == "application/x-www-form-urlencoded" || media.starts_with("multipart/") {
+        return Some(Failure::new(
+            415,
+            "validation",
+            "unsupported_media_type",
+            format!(
+                "a {media} body is a form, not the file: send the file itself as the body (curl --data-binary @FILE) with \
+                 Content-Type text/csv, text/tab-separated-values, application/octet-stream or the XLSX/XLSM type, \
+                 or use application/json for the base64 form"
+            ),
+        ));
+    }
+    None
+}
+
 pub(crate) async fn answer(
     shared: &Arc<Shared>,
     req: Request<HyperBody>,
@@ -194,6 +215,9 @@ pub(crate) async fn answer(
         a.operation = operation;
         a
     };
+    if let Some(f) = form_encoded(parts.headers.get("content-type")) {
+        return with_op(refuse_draining(f, body).await);
+    }
     if declared.is_some_and(|n| n > limit as u64) {
         return with_op(refuse_draining(too_large(limit), body).await);
     }

@@ -631,6 +631,17 @@ fn raw_uploads_refused_before_staging_leave_nothing() {
     assert_eq!(send(&c.t.key, Some("k1"), &format!("{q}&fileName=%zz")).assert_failure(400, "validation").code(), "malformed_query");
     c.assert_nothing_staged();
 
+    // A form is not the file (`curl -d @file`, `curl -F`): 415 naming what
+    // is accepted, nothing staged, no version.
+    for form in ["application/x-www-form-urlencoded", "multipart/form-data; boundary=xyz"] {
+        let r = raw_send(&c.s, &c.t.key, Some("k1"), &q, form, &body, false);
+        r.assert_failure(415, "validation");
+        assert_eq!(r.code(), "unsupported_media_type");
+        assert!(r.message().contains("text/csv") && r.message().contains("--data-binary"), "{}", r.message());
+    }
+    c.assert_nothing_staged();
+    assert_eq!(sql(&c.dir.0, &format!("SELECT COUNT(*) FROM ingestion_versions WHERE data_source_id = '{src}'")).trim(), "0");
+
     // None of these consumed the key: the same key now uploads.
     send(&c.t.key, Some("k1"), &q).assert_ok(202);
     c.assert_nothing_staged();
