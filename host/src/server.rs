@@ -197,24 +197,36 @@ fn full(bytes: impl Into<Bytes>) -> ResBody {
     Full::new(bytes.into()).map_err(|never| match never {}).boxed()
 }
 
+/// The operation a request path names, routed once per request (for the
+/// access log and the body limit; the gateway routes again when it admits,
+/// with the path parameters). The bench baseline's path names the API
+/// operation it mirrors.
+fn operation_of(shared: &Shared, method: &str, path: &str) -> Option<&'static switchboard_gateway::Operation> {
+    use switchboard_gateway::operations::{route, RouteMatch};
+    let found = match path.strip_prefix(BENCH_NATIVE_PREFIX) {
+        Some(rest) if shared.app.bench_baseline => route(method, &format!("/api/v1{rest}")),
+        _ => route(method, path),
+    };
+    match found {
+        RouteMatch::Found(op, _) => Some(op),
+        // A known path with another method: its template is the most literal
+        // one that fits, which the router does not name.
+        RouteMatch::MethodNotAllowed(_) | RouteMatch::NotFound => None,
+    }
+}
+
 /// The path as the access log records it: the operation's template
 /// (`/api/v1/contacts/{contactId}`), never the raw path, which can carry a
 /// mobile number or other personal data; `-` for a path that is no route
 /// of ours.
-fn logged_path(shared: &Shared, method: &str, path: &str) -> String {
-    use switchboard_gateway::operations::{route, RouteMatch};
+fn logged_path(shared: &Shared, path: &str, op: Option<&switchboard_gateway::Operation>) -> String {
     if path == OPENAPI_PATH || path == HEALTHZ_PATH || path == READYZ_PATH || path == METRICS_PATH || (shared.app.sandbox_routes && crate::sandbox::serves(path)) {
         return path.to_string();
     }
-    let (prefix, api_path) = match path.strip_prefix(BENCH_NATIVE_PREFIX) {
-        Some(rest) if shared.app.bench_baseline => (BENCH_NATIVE_PREFIX, format!("/api/v1{rest}")),
-        _ => ("", path.to_string()),
-    };
-    match route(method, &api_path) {
-        RouteMatch::Found(op, _) => format!("{prefix}{}", op.path),
-        // A known path with another method: its template is the most literal
-        // one that fits, which the router does not name; say only that.
-        RouteMatch::MethodNotAllowed(_) | RouteMatch::NotFound => "-".to_string(),
+    match op {
+        Some(op) if shared.app.bench_baseline && path.starts_with(BENCH_NATIVE_PREFIX) => format!("{BENCH_NATIVE_PREFIX}{}", &op.path["/api/v1".len()..]),
+        Some(op) => op.path.to_string(),
+        None => "-".to_string(),
     }
 }
 
@@ -222,8 +234,9 @@ async fn handle(shared: Arc<Shared>, req: Request<HyperBody>) -> Result<Response
     let started = Instant::now();
     let request_id = uuid::Uuid::new_v4().to_string();
     let method = req.method().as_str().to_string();
-    let path = logged_path(&shared, &method, req.uri().path());
-    let mut answer = answer(&shared, req, &request_id).await;
+    let op = operation_of(&shared, &method, req.uri().path());
+    let path = logged_path(&shared, req.uri().path(), op);
+    let mut answer = answer(&shared, req, op, &request_id).await;
     crate::metrics::request(answer.operation, answer.status, started);
     // A body whole, or the first piece of a download (of which the rest may
     // follow as a stream).
@@ -245,7 +258,8 @@ async fn handle(shared: Arc<Shared>, req: Request<HyperBody>) -> Result<Response
     Ok(to_response(answer, body, &request_id))
 }
 
-async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str) -> Answer {
+/// `op`: what `operation_of` found for the request's path.
+async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'static switchboard_gateway::Operation>, request_id: &str) -> Answer {
     if req.method() == hyper::Method::GET && req.uri().path() == OPENAPI_PATH {
         return Answer {
             status: 200,
@@ -283,8 +297,11 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str)
         }
         other => other.and_then(Result::ok),
     };
-    let max_body = match switchboard_gateway::operations::route(req.method().as_str(), req.uri().path()) {
-        switchboard_gateway::operations::RouteMatch::Found(op, _) => {
+    // The bench baseline's path only mirrors its operation: it has the
+    // default body limit and no raw form.
+    let op = op.filter(|_| !(shared.app.bench_baseline && req.uri().path().starts_with(BENCH_NATIVE_PREFIX)));
+    let max_body = match op {
+        Some(op) => {
             let content_type = req.headers().get("content-type").map(|v| v.to_str().unwrap_or("?"));
             if op.raw_body().is_some() && !switchboard_gateway::operations::is_json_content_type(content_type) {
                 // The file itself is the body: streamed into staging, never held whole.
@@ -364,19 +381,17 @@ fn storage_ready(db: &crate::db::Db) -> Result<(), String> {
 /// The answer of a health probe: `200 {status: "ok"}` in the success
 /// envelope, or `503 not_ready` naming what failed.
 fn probe(result: Result<(), String>, operation: &'static str, request_id: &str) -> Answer {
-    let mut answer = match result {
+    match result {
         Ok(()) => Answer {
             status: 200,
             content_type: "application/json",
             body: switchboard_gateway::errors::success_envelope(r#"{"status":"ok"}"#, request_id),
             headers: Vec::new(),
-            operation: "-",
+            operation,
             download: None,
         },
-        Err(reason) => Answer::failure(&Failure::new(503, "capacity", "not_ready", reason).retryable(true), request_id),
-    };
-    answer.operation = operation;
-    answer
+        Err(reason) => Answer { operation, ..Answer::failure(&Failure::new(503, "capacity", "not_ready", reason).retryable(true), request_id) },
+    }
 }
 
 /// A request with its body read, ready for the pipeline.
@@ -392,27 +407,29 @@ struct Work {
 }
 
 impl Work {
-    fn incoming(&self) -> Incoming<'_> {
+    /// The gateway's view of the request; `body` is moved out of `self` by
+    /// the caller first.
+    fn incoming(&self, body: Vec<u8>) -> Incoming<'_> {
         Incoming {
             method: &self.method,
             path: &self.path,
             query: self.query.as_deref(),
             authorization: self.authorization.as_deref(),
             idempotency_key: self.idempotency_key.as_deref(),
-            body: Vec::new(),
+            body,
         }
     }
 
     /// An API request: admitted, and what runs it next.
     fn prepare(mut self, shared: &Shared, request_id: &str) -> Prepared {
         let body = std::mem::take(&mut self.body);
-        shared.app.prepare(Incoming { body, ..self.incoming() }, request_id)
+        shared.app.prepare(self.incoming(body), request_id)
     }
 
     /// A sandbox or bench-baseline request, whole, on a blocking thread.
     fn run_whole(mut self, shared: &Shared, request_id: &str) -> Answer {
         let body = std::mem::take(&mut self.body);
-        let incoming = Incoming { body, ..self.incoming() };
+        let incoming = self.incoming(body);
         if self.sandbox {
             crate::sandbox::inbound(&shared.app, incoming.path, incoming.method, incoming.authorization, &incoming.body, request_id)
         } else {
