@@ -40,6 +40,18 @@ pub fn create_business(db: &Db, name: &str) -> Result<serde_json::Value> {
     Ok(json!({"businessId": id}))
 }
 
+/// `admin business list`: every business, oldest first.
+pub fn list_businesses(db: &Db) -> Result<serde_json::Value> {
+    let c = db.conn()?;
+    let rows = db::query_rows(&c, "SELECT id, name, created_at FROM businesses ORDER BY created_at, id", vec![])?;
+    let t = |v: &SqlValue| match v {
+        SqlValue::Text(s) => json!(s),
+        _ => serde_json::Value::Null,
+    };
+    let businesses: Vec<_> = rows.iter().map(|r| json!({"businessId": t(&r[0]), "name": t(&r[1]), "createdAt": t(&r[2])})).collect();
+    Ok(json!({"businesses": businesses}))
+}
+
 pub fn create_key(db: &Db, business: &str, scopes: &str) -> Result<serde_json::Value> {
     let scopes = auth::parse_scopes(scopes).map_err(anyhow::Error::msg)?;
     let c = db.conn()?;

@@ -139,13 +139,6 @@ pub enum Durability {
 }
 
 impl Durability {
-    pub fn parse(s: &str) -> Option<Durability> {
-        match s {
-            "normal" => Some(Durability::Normal),
-            "full" => Some(Durability::Full),
-            _ => None,
-        }
-    }
     fn pragma(self) -> &'static str {
         match self {
             Durability::Normal => "NORMAL",

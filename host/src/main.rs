@@ -1,5 +1,7 @@
 //! `switchboard`: the native host. `serve` runs the API; `admin` manages
-//! businesses and keys on a data dir.
+//! businesses and keys on a data dir. The command line is `clap`'s: every
+//! flag of `serve` also reads a `SWITCHBOARD_*` environment variable, and
+//! every setting is checked here, before anything starts.
 
 mod admin;
 mod bench_native;
@@ -19,229 +21,364 @@ mod server;
 mod staging;
 
 use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::io::Write as _;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-const USAGE: &str = "\
-usage:
-  switchboard serve [--listen ADDR] [--data-dir DIR] [--request-timeout-ms MS] [--bench-baseline]
-                    [--component-override NAME=WASM]... [--webhook-public-only] [--sandbox-routes]
-                    [--webhook-timeout-ms MS] [--webhook-retry-delays-ms MS,MS,...]
-                    [--ai-endpoint URL --ai-model NAME]   (env SWITCHBOARD_AI_API_KEY)
-                    [--messenger-setting NAME=VALUE]...   (env SWITCHBOARD_MESSENGER_<NAME>;
-                     the sandbox messenger reads step-delay-ms, default 20)
-                    [--max-upload-bytes N] [--upload-sweep-after-ms MS] [--job-concurrency N]
-                    [--durability normal|full]   (env SWITCHBOARD_DURABILITY)
-  switchboard admin [--data-dir DIR] business create --name NAME
-  switchboard admin [--data-dir DIR] key create --business ID --scopes LIST|all
-  switchboard admin [--data-dir DIR] key list --business ID
-  switchboard admin [--data-dir DIR] key revoke --key-id ID
-  switchboard admin [--data-dir DIR] channel connect --business ID --channel chatapp --phone-number-id PNID [--label TEXT]
-  switchboard admin [--data-dir DIR] channel connect --business ID --channel photoapp --account-id ACCT [--username NAME]
-  switchboard admin [--data-dir DIR] sandbox inbound --phone-number-id PNID --from +E164 --text TEXT [--name NAME]
-                    [--provider-message-id ID]
-  switchboard admin [--data-dir DIR] sandbox inbound --channel photoapp --account-id ACCT --from USER_ID --text TEXT
-                    [--name HANDLE] [--provider-message-id ID]
-
-defaults: --listen 127.0.0.1:8080, --data-dir ./data (or $SWITCHBOARD_DATA_DIR),
-          --request-timeout-ms 30000, --max-upload-bytes 536870912 (512 MiB, raw uploads),
-          --upload-sweep-after-ms 3600000 (staged uploads idle this long are removed),
-          --job-concurrency 16 (job steps that call out running at once; one business at most half),
-          --durability normal (a commit survives a process crash; `full` also a power loss)";
-
-/// Flags of the form `--name value` (and bare `--flag`), plus positionals.
-struct Args {
-    positional: Vec<String>,
-    flags: Vec<(String, Option<String>)>,
+#[derive(Parser)]
+#[command(name = "switchboard", version, about = "One API for chat-app and photo-app messages, AI voice calls and campaigns.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
 }
 
-impl Args {
-    fn parse(raw: impl Iterator<Item = String>) -> Result<Args> {
-        let mut positional = Vec::new();
-        let mut flags = Vec::new();
-        let mut it = raw.peekable();
-        while let Some(a) = it.next() {
-            if let Some(name) = a.strip_prefix("--") {
-                if let Some((k, v)) = name.split_once('=') {
-                    flags.push((k.to_string(), Some(v.to_string())));
-                } else if matches!(name, "bench-baseline" | "help" | "webhook-public-only" | "sandbox-routes") {
-                    flags.push((name.to_string(), None));
-                } else {
-                    let v = it.next().with_context(|| format!("--{name} needs a value"))?;
-                    flags.push((name.to_string(), Some(v)));
-                }
-            } else {
-                positional.push(a);
-            }
-        }
-        Ok(Args { positional, flags })
-    }
-    fn get(&self, name: &str) -> Option<&str> {
-        self.flags.iter().rev().find(|(k, _)| k == name).and_then(|(_, v)| v.as_deref())
-    }
-    fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.flags.iter().filter(move |(k, _)| k == name).filter_map(|(_, v)| v.as_deref())
-    }
-    fn has(&self, name: &str) -> bool {
-        self.flags.iter().any(|(k, _)| k == name)
-    }
-    fn require(&self, name: &str) -> Result<&str> {
-        self.get(name).with_context(|| format!("--{name} is required\n\n{USAGE}"))
-    }
-    fn check_known(&self, known: &[&str]) -> Result<()> {
-        for (k, _) in &self.flags {
-            if !known.contains(&k.as_str()) {
-                bail!("unknown option --{k}\n\n{USAGE}");
-            }
-        }
-        Ok(())
-    }
-    fn data_dir(&self) -> PathBuf {
-        self.get("data-dir")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("SWITCHBOARD_DATA_DIR").map(PathBuf::from))
-            .unwrap_or_else(|| PathBuf::from("./data"))
+#[derive(Subcommand)]
+enum Command {
+    /// Run the API on a data dir (created on first start).
+    Serve(Box<ServeArgs>),
+    /// Manage businesses, keys and channels on a data dir, with or without a running server.
+    Admin(AdminArgs),
+}
+
+/// A positive number of milliseconds.
+fn millis(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(0) => Err("must be at least 1 millisecond".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("must be a whole number of milliseconds".into()),
     }
 }
 
-use std::io::Write as _;
+/// `NAME=VALUE` (a component override, a messenger setting).
+fn name_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((n, v)) if !n.trim().is_empty() && !v.trim().is_empty() => Ok((n.trim().to_string(), v.trim().to_string())),
+        _ => Err("takes NAME=VALUE".into()),
+    }
+}
+
+/// A comma-separated, non-empty list of delays in milliseconds.
+fn delays(s: &str) -> Result<Vec<u64>, String> {
+    let list: Vec<u64> = s
+        .split(',')
+        .map(|d| d.trim().parse::<u64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| "takes comma-separated whole milliseconds, e.g. 10000,30000,120000".to_string())?;
+    if list.is_empty() {
+        return Err("needs at least one delay".into());
+    }
+    Ok(list)
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DurabilityArg {
+    /// A commit survives a crash of the process.
+    Normal,
+    /// A commit also survives a power loss (the WAL is synced at every commit).
+    Full,
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "SWITCHBOARD_LISTEN", value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// The libSQL database `switchboard.db` and `cache/` of precompiled components.
+    #[arg(long, env = "SWITCHBOARD_DATA_DIR", value_name = "DIR", default_value = "./data")]
+    data_dir: PathBuf,
+    /// Deadline of one component call; past it the request fails with 503 and nothing is written.
+    #[arg(long, env = "SWITCHBOARD_REQUEST_TIMEOUT_MS", value_name = "MS", default_value = "30000", value_parser = millis)]
+    request_timeout_ms: u64,
+    /// How long a stop (SIGTERM, SIGINT) waits for requests in flight and for steps calling out.
+    #[arg(long, env = "SWITCHBOARD_SHUTDOWN_TIMEOUT_MS", value_name = "MS", default_value = "30000", value_parser = millis)]
+    shutdown_timeout_ms: u64,
+    /// Serve the native baseline route that bench/ measures against.
+    #[arg(long, env = "SWITCHBOARD_BENCH_BASELINE")]
+    bench_baseline: bool,
+    /// Replace an embedded component with a wasm file (development, fault tests); repeatable.
+    #[arg(long, env = "SWITCHBOARD_COMPONENT_OVERRIDE", value_name = "NAME=WASM", value_parser = name_value, value_delimiter = ',')]
+    component_override: Vec<(String, String)>,
+    /// Refuse webhook targets that are not public addresses (set it in production).
+    #[arg(long, env = "SWITCHBOARD_WEBHOOK_PUBLIC_ONLY")]
+    webhook_public_only: bool,
+    /// Serve the sandbox routes that inject inbound messages like a provider would.
+    #[arg(long, env = "SWITCHBOARD_SANDBOX_ROUTES")]
+    sandbox_routes: bool,
+    /// Timeout of one webhook POST.
+    #[arg(long, env = "SWITCHBOARD_WEBHOOK_TIMEOUT_MS", value_name = "MS", default_value = "10000", value_parser = millis)]
+    webhook_timeout_ms: u64,
+    /// Delays before webhook retry 1, 2, … [default: 10 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, 24 h]
+    #[arg(long, env = "SWITCHBOARD_WEBHOOK_RETRY_DELAYS_MS", value_name = "MS,MS,...", value_parser = delays)]
+    webhook_retry_delays_ms: Option<Vec<u64>>,
+    /// An OpenAI-compatible chat-completions endpoint for agent replies (key in SWITCHBOARD_AI_API_KEY).
+    #[arg(long, env = "SWITCHBOARD_AI_ENDPOINT", value_name = "URL", requires = "ai_model", value_parser = http_url)]
+    ai_endpoint: Option<String>,
+    /// The model named to --ai-endpoint.
+    #[arg(long, env = "SWITCHBOARD_AI_MODEL", value_name = "NAME", requires = "ai_endpoint")]
+    ai_model: Option<String>,
+    /// A setting of the messaging provider component (also SWITCHBOARD_MESSENGER_<NAME>); repeatable.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
+    messenger_setting: Vec<(String, String)>,
+    /// Limit of a raw (streamed) data source upload body in bytes.
+    #[arg(long, env = "SWITCHBOARD_MAX_UPLOAD_BYTES", value_name = "N", default_value_t = switchboard_gateway::operations::RAW_UPLOAD_MAX_BYTES as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    max_upload_bytes: u64,
+    /// Staged raw uploads with no progress for this long are removed.
+    #[arg(long, env = "SWITCHBOARD_UPLOAD_SWEEP_AFTER_MS", value_name = "MS", default_value = "3600000", value_parser = millis)]
+    upload_sweep_after_ms: u64,
+    /// Background steps that call out running at once (one business gets at most half).
+    #[arg(long, env = "SWITCHBOARD_JOB_CONCURRENCY", value_name = "N", default_value = "16", value_parser = clap::value_parser!(u16).range(1..=256))]
+    job_concurrency: u16,
+    /// What an answered change survives.
+    #[arg(long, env = "SWITCHBOARD_DURABILITY", value_enum, default_value = "normal")]
+    durability: DurabilityArg,
+}
+
+/// An absolute http(s) URL.
+fn http_url(s: &str) -> Result<String, String> {
+    match url::Url::parse(s) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(s.to_string()),
+        _ => Err("must be an absolute http:// or https:// URL".into()),
+    }
+}
+
+#[derive(Args)]
+struct AdminArgs {
+    /// The data dir to work on.
+    #[arg(long, env = "SWITCHBOARD_DATA_DIR", value_name = "DIR", default_value = "./data", global = true)]
+    data_dir: PathBuf,
+    /// Create the data dir if it does not exist (otherwise a missing one is refused).
+    #[arg(long, global = true)]
+    create: bool,
+    #[command(subcommand)]
+    command: AdminCommand,
+}
+
+#[derive(Subcommand)]
+enum AdminCommand {
+    /// Businesses (tenants).
+    #[command(subcommand)]
+    Business(BusinessCommand),
+    /// API keys: shown once, stored hashed, scoped, revocable.
+    #[command(subcommand)]
+    Key(KeyCommand),
+    /// Provider onboarding: connect a chatapp number or a photoapp account.
+    #[command(subcommand)]
+    Channel(ChannelCommand),
+    /// Stand in for a provider (development and tests).
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
+}
+
+#[derive(Subcommand)]
+enum BusinessCommand {
+    /// Create a business with its built-in Contacts data source.
+    Create {
+        #[arg(long)]
+        name: String,
+    },
+    /// List the businesses of the data dir, oldest first.
+    List,
+}
+
+#[derive(Subcommand)]
+enum KeyCommand {
+    /// Create a key; the key itself is printed once.
+    Create {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        /// Comma-separated scopes, or `all`.
+        #[arg(long, value_name = "LIST|all")]
+        scopes: String,
+    },
+    /// List a business's keys (last four characters only).
+    List {
+        #[arg(long, value_name = "ID")]
+        business: String,
+    },
+    /// Revoke a key for good.
+    Revoke {
+        #[arg(long, value_name = "ID")]
+        key_id: String,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ChannelArg {
+    Chatapp,
+    Photoapp,
+}
+
+#[derive(Subcommand)]
+enum ChannelCommand {
+    /// Connect a chatapp phone number (--phone-number-id) or the photoapp account (--account-id).
+    Connect {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_enum)]
+        channel: ChannelArg,
+        /// The chatapp phone number id (with --channel chatapp).
+        #[arg(long, value_name = "PNID", required_if_eq("channel", "chatapp"), conflicts_with = "account_id")]
+        phone_number_id: Option<String>,
+        /// The photoapp professional account id (with --channel photoapp).
+        #[arg(long, value_name = "ACCT", required_if_eq("channel", "photoapp"))]
+        account_id: Option<String>,
+        /// A label of the chatapp number.
+        #[arg(long, conflicts_with = "account_id")]
+        label: Option<String>,
+        /// The photoapp account's username.
+        #[arg(long, conflicts_with = "phone_number_id")]
+        username: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum SandboxCommand {
+    /// Enqueue an inbound message as the provider's webhook would.
+    Inbound {
+        #[arg(long, value_enum, default_value = "chatapp")]
+        channel: ChannelArg,
+        /// The receiving chatapp phone number id (chatapp).
+        #[arg(long, value_name = "PNID", required_if_eq("channel", "chatapp"), conflicts_with = "account_id")]
+        phone_number_id: Option<String>,
+        /// The receiving photoapp account id (photoapp).
+        #[arg(long, value_name = "ACCT", required_if_eq("channel", "photoapp"))]
+        account_id: Option<String>,
+        /// The sender: +E164 (chatapp) or a photoapp user id.
+        #[arg(long)]
+        from: String,
+        #[arg(long)]
+        text: String,
+        /// The sender's name (chatapp) or handle (photoapp).
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long, value_name = "ID")]
+        provider_message_id: Option<String>,
+    },
+}
 
 fn main() {
     let log = logging::init();
-    if let Err(e) = run() {
+    // clap prints usage errors and exits with 2, help and version with 0.
+    let cli = Cli::parse();
+    if let Err(e) = run(cli) {
         drop(log);
         // Not eprintln!: a broken stderr must not turn this into a panic.
         let _ = writeln!(std::io::stderr(), "error: {e:#}");
-        std::process::exit(2);
+        std::process::exit(1);
     }
 }
 
-fn run() -> Result<()> {
-    let args = Args::parse(std::env::args().skip(1))?;
-    if args.has("help") || args.positional.is_empty() {
-        println!("{USAGE}");
-        return Ok(());
-    }
-    match args.positional[0].as_str() {
-        "serve" => {
-            args.check_known(&["listen", "data-dir", "request-timeout-ms", "bench-baseline", "component-override", "webhook-public-only", "sandbox-routes", "webhook-timeout-ms", "webhook-retry-delays-ms", "ai-endpoint", "ai-model", "messenger-setting", "max-upload-bytes", "upload-sweep-after-ms", "job-concurrency", "durability"])?;
-            serve(&args)
-        }
-        "admin" => {
-            args.check_known(&["data-dir", "name", "business", "scopes", "key-id", "channel", "phone-number-id", "label", "account-id", "username", "from", "text", "provider-message-id"])?;
-            let db = db::Db::open(&args.data_dir())?;
-            let words: Vec<&str> = args.positional[1..].iter().map(String::as_str).collect();
-            let out = match words.as_slice() {
-                ["business", "create"] => admin::create_business(&db, args.require("name")?)?,
-                ["key", "create"] => admin::create_key(&db, args.require("business")?, args.require("scopes")?)?,
-                ["key", "list"] => admin::list_keys(&db, args.require("business")?)?,
-                ["key", "revoke"] => admin::revoke_key(&db, args.require("key-id")?)?,
-                ["channel", "connect"] => match args.require("channel")? {
-                    "photoapp" => admin::connect_channel(&db, args.require("business")?, "photoapp", args.require("account-id")?, args.get("username"))?,
-                    "chatapp" => admin::connect_channel(&db, args.require("business")?, "chatapp", args.require("phone-number-id")?, args.get("label"))?,
-                    _ => bail!("--channel must be chatapp or photoapp\n\n{USAGE}"),
-                },
-                ["sandbox", "inbound"] => {
-                    let to = match args.get("channel").unwrap_or("chatapp") {
-                        "chatapp" => admin::Sender::Chatapp(args.require("phone-number-id")?),
-                        "photoapp" => admin::Sender::Photoapp(args.require("account-id")?),
-                        _ => bail!("--channel must be chatapp or photoapp\n\n{USAGE}"),
-                    };
-                    admin::sandbox_inbound(
-                        &db,
-                        &admin::Inbound {
-                            to,
-                            from: args.require("from")?,
-                            text: args.require("text")?,
-                            name: args.get("name"),
-                            provider_message_id: args.get("provider-message-id"),
-                        },
-                    )?
-                }
-                _ => bail!("unknown admin command\n\n{USAGE}"),
-            };
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Serve(args) => serve(*args),
+        Command::Admin(args) => {
+            let out = admin_command(args)?;
             println!("{out}");
             Ok(())
         }
-        other => bail!("unknown command `{other}`\n\n{USAGE}"),
+    }
+}
+
+/// Opens the data dir for `admin`: a missing one is refused unless
+/// `--create` (a mistyped path must not get a fresh, empty database whose
+/// keys the running server then refuses). Says on stderr which dir it used.
+fn open_admin_data_dir(dir: &Path, create: bool) -> Result<db::Db> {
+    if !dir.is_dir() {
+        if !create {
+            bail!("data dir {} does not exist (check --data-dir / SWITCHBOARD_DATA_DIR, or pass --create to make a new one)", dir.display());
+        }
+        std::fs::create_dir_all(dir).with_context(|| format!("creating data dir {}", dir.display()))?;
+    }
+    let shown = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let _ = writeln!(std::io::stderr(), "switchboard admin: data dir {}", shown.display());
+    db::Db::open(dir)
+}
+
+fn admin_command(args: AdminArgs) -> Result<serde_json::Value> {
+    let db = open_admin_data_dir(&args.data_dir, args.create)?;
+    match args.command {
+        AdminCommand::Business(BusinessCommand::Create { name }) => admin::create_business(&db, &name),
+        AdminCommand::Business(BusinessCommand::List) => admin::list_businesses(&db),
+        AdminCommand::Key(KeyCommand::Create { business, scopes }) => admin::create_key(&db, &business, &scopes),
+        AdminCommand::Key(KeyCommand::List { business }) => admin::list_keys(&db, &business),
+        AdminCommand::Key(KeyCommand::Revoke { key_id }) => admin::revoke_key(&db, &key_id),
+        AdminCommand::Channel(ChannelCommand::Connect { business, channel, phone_number_id, account_id, label, username }) => match channel {
+            ChannelArg::Chatapp => admin::connect_channel(&db, &business, "chatapp", phone_number_id.as_deref().unwrap_or_default(), label.as_deref()),
+            ChannelArg::Photoapp => admin::connect_channel(&db, &business, "photoapp", account_id.as_deref().unwrap_or_default(), username.as_deref()),
+        },
+        AdminCommand::Sandbox(SandboxCommand::Inbound { channel, phone_number_id, account_id, from, text, name, provider_message_id }) => {
+            let to = match channel {
+                ChannelArg::Chatapp => admin::Sender::Chatapp(phone_number_id.as_deref().unwrap_or_default()),
+                ChannelArg::Photoapp => admin::Sender::Photoapp(account_id.as_deref().unwrap_or_default()),
+            };
+            admin::sandbox_inbound(&db, &admin::Inbound { to, from: &from, text: &text, name: name.as_deref(), provider_message_id: provider_message_id.as_deref() })
+        }
     }
 }
 
 /// Settings of the messaging provider: `SWITCHBOARD_MESSENGER_<NAME>`
 /// environment variables (for secrets of a real adapter; `STEP_DELAY_MS` is
 /// `step-delay-ms`), then each `--messenger-setting NAME=VALUE`.
-fn messenger_settings(args: &Args) -> Result<std::collections::HashMap<String, String>> {
+fn messenger_settings(flags: &[(String, String)]) -> std::collections::HashMap<String, String> {
     let mut settings = std::collections::HashMap::new();
     for (k, v) in std::env::vars() {
         if let Some(name) = k.strip_prefix("SWITCHBOARD_MESSENGER_") {
             settings.insert(name.to_ascii_lowercase().replace('_', "-"), v);
         }
     }
-    for s in args.all("messenger-setting") {
-        let (name, value) = s.split_once('=').context("--messenger-setting takes NAME=VALUE")?;
-        settings.insert(name.trim().to_string(), value.trim().to_string());
-    }
-    Ok(settings)
+    settings.extend(flags.iter().cloned());
+    settings
 }
 
-fn serve(args: &Args) -> Result<()> {
-    let addr: SocketAddr = args.get("listen").unwrap_or("127.0.0.1:8080").parse().context("--listen must be HOST:PORT")?;
-    let deadline_ms: u64 = args.get("request-timeout-ms").unwrap_or("30000").parse().context("--request-timeout-ms must be a number")?;
-    let data_dir = args.data_dir();
-    let durability = match args.get("durability").map(String::from).or_else(|| std::env::var("SWITCHBOARD_DURABILITY").ok()) {
-        Some(d) => db::Durability::parse(&d).context("--durability must be normal or full")?,
-        None => db::Durability::Normal,
+fn serve(args: ServeArgs) -> Result<()> {
+    let durability = match args.durability {
+        DurabilityArg::Normal => db::Durability::Normal,
+        DurabilityArg::Full => db::Durability::Full,
     };
-    let db = db::Db::open_with(&data_dir, durability)?;
+    let db = db::Db::open_with(&args.data_dir, durability)?;
     metrics::install();
-    let overrides = args
-        .all("component-override")
-        .map(|o| {
-            let (name, path) = o.split_once('=').context("--component-override takes NAME=PATH")?;
-            Ok((name.to_string(), PathBuf::from(path)))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let mut outbound = engine::OutboundPolicy { public_only: args.has("webhook-public-only"), ..Default::default() };
-    if let Some(ms) = args.get("webhook-timeout-ms") {
-        outbound.timeout = Duration::from_millis(ms.parse().context("--webhook-timeout-ms must be a number")?);
-    }
-    if let Some(list) = args.get("webhook-retry-delays-ms") {
-        outbound.retry_delays_ms = list
-            .split(',')
-            .map(|d| d.trim().parse::<u64>())
-            .collect::<Result<_, _>>()
-            .context("--webhook-retry-delays-ms takes comma-separated milliseconds")?;
-    }
-    match (args.get("ai-endpoint"), args.get("ai-model")) {
-        (Some(url), Some(model)) => engine::providers::ai::configure(url, model),
-        (None, None) => {}
-        _ => anyhow::bail!("--ai-endpoint and --ai-model go together"),
-    }
-    let max_upload_bytes = match args.get("max-upload-bytes") {
-        Some(n) => n.parse::<usize>().ok().filter(|n| *n > 0).context("--max-upload-bytes must be a positive number of bytes")?,
-        None => switchboard_gateway::operations::RAW_UPLOAD_MAX_BYTES,
+    let overrides: Vec<(String, PathBuf)> = args.component_override.iter().map(|(n, p)| (n.clone(), PathBuf::from(p))).collect();
+    let mut outbound = engine::OutboundPolicy {
+        public_only: args.webhook_public_only,
+        timeout: Duration::from_millis(args.webhook_timeout_ms),
+        ..Default::default()
     };
-    let upload_sweep_after = Duration::from_millis(
-        args.get("upload-sweep-after-ms").unwrap_or("3600000").parse().context("--upload-sweep-after-ms must be a number")?,
-    );
-        let components = engine::Components::load(&data_dir.join("cache"), &overrides, outbound, [(engine::providers::messenger::COMPONENT, messenger_settings(args)?)].into_iter().collect()).context("loading components")?;
-    let runner = jobs::RunnerConfig {
-        concurrency: match args.get("job-concurrency") {
-            Some(n) => n.parse::<usize>().ok().filter(|n| (1..=256).contains(n)).context("--job-concurrency must be 1 to 256")?,
-            None => jobs::RunnerConfig::default().concurrency,
-        },
-    };
+    if let Some(list) = args.webhook_retry_delays_ms {
+        outbound.retry_delays_ms = list;
+    }
+    if let (Some(url), Some(model)) = (&args.ai_endpoint, &args.ai_model) {
+        engine::providers::ai::configure(url, model);
+    }
+    let components = engine::Components::load(
+        &args.data_dir.join("cache"),
+        &overrides,
+        outbound,
+        [(engine::providers::messenger::COMPONENT, messenger_settings(&args.messenger_setting))].into_iter().collect(),
+    )
+    .context("loading components")?;
+    let runner = jobs::RunnerConfig { concurrency: args.job_concurrency as usize };
     let gateway = switchboard_gateway::Gateway::new().map_err(anyhow::Error::msg).context("building the OpenAPI document")?;
     let app = pipeline::App {
         gateway,
         db,
         components,
-        deadline: Duration::from_millis(deadline_ms.max(10)),
-        bench_baseline: args.has("bench-baseline"),
-        sandbox_routes: args.has("sandbox-routes"),
-        max_upload_bytes,
+        deadline: Duration::from_millis(args.request_timeout_ms.max(10)),
+        bench_baseline: args.bench_baseline,
+        sandbox_routes: args.sandbox_routes,
+        max_upload_bytes: usize::try_from(args.max_upload_bytes).unwrap_or(usize::MAX),
+    };
+    let settings = server::Settings {
+        addr: args.listen,
+        upload_sweep_after: Duration::from_millis(args.upload_sweep_after_ms),
+        shutdown_timeout: Duration::from_millis(args.shutdown_timeout_ms),
+        runner,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(256).build()?;
-    runtime.block_on(server::serve(app, addr, upload_sweep_after, runner))
+    let served = runtime.block_on(server::serve(app, settings));
+    // A component call still running past the shutdown limit is abandoned
+    // (its transaction never commits) rather than waited for.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served
 }

@@ -82,9 +82,20 @@ fn start_writer(shared: Arc<Shared>, queue: std::sync::mpsc::Receiver<QueuedWrit
 /// idempotency purge runs every 12th round (hourly).
 const MAINTENANCE_EVERY: Duration = Duration::from_secs(300);
 
-/// `upload_sweep_after`: staged uploads idle this long are removed.
-pub async fn serve(app: App, addr: SocketAddr, upload_sweep_after: Duration, runner: crate::jobs::RunnerConfig) -> anyhow::Result<()> {
-    let listener = TcpListener::bind(addr).await?;
+/// How `serve` runs, from the command line.
+pub struct Settings {
+    pub addr: SocketAddr,
+    /// Staged uploads idle this long are removed.
+    pub upload_sweep_after: Duration,
+    /// How long a stop waits for requests in flight, then for job steps
+    /// still calling out.
+    pub shutdown_timeout: Duration,
+    pub runner: crate::jobs::RunnerConfig,
+}
+
+pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
+    let Settings { addr, upload_sweep_after, shutdown_timeout, runner } = settings;
+    let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("--listen {addr}: {e}"))?;
     let local = listener.local_addr()?;
     crate::logging::line("info", &format!("listening on http://{local}"));
     let (writes, write_queue) = std::sync::mpsc::channel();
@@ -107,7 +118,7 @@ pub async fn serve(app: App, addr: SocketAddr, upload_sweep_after: Duration, run
     });
 
     let stop_jobs = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let job_loop = spawn_job_runner(shared.clone(), stop_jobs.clone(), runner);
+    let job_loop = spawn_job_runner(shared.clone(), stop_jobs.clone(), runner, shutdown_timeout);
     let checkpointer = shared.clone();
     tokio::spawn(async move {
         loop {
@@ -139,8 +150,8 @@ pub async fn serve(app: App, addr: SocketAddr, upload_sweep_after: Duration, run
     }
     drop(listener);
     crate::logging::line("info", "shutting down: finishing in-flight requests");
-    if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown()).await.is_err() {
-        crate::logging::line("warn", "in-flight requests did not finish within 30s");
+    if tokio::time::timeout(shutdown_timeout, graceful.shutdown()).await.is_err() {
+        crate::logging::line("warn", &format!("in-flight requests did not finish within {} ms", shutdown_timeout.as_millis()));
     }
     // The runner finishes its current step (committed or rolled back whole).
     stop_jobs.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -164,7 +175,7 @@ impl crate::jobs::JobHost for Shared {
 /// there was nothing to do (an idle round is one indexed read). On stop,
 /// waits (bounded) for steps still calling out, so each ends committed or
 /// rolled back whole.
-fn spawn_job_runner(shared: Arc<Shared>, stop: Arc<std::sync::atomic::AtomicBool>, config: crate::jobs::RunnerConfig) -> tokio::task::JoinHandle<()> {
+fn spawn_job_runner(shared: Arc<Shared>, stop: Arc<std::sync::atomic::AtomicBool>, config: crate::jobs::RunnerConfig, wait: Duration) -> tokio::task::JoinHandle<()> {
     tokio::task::spawn_blocking(move || {
         let mut runner = crate::jobs::Runner::new(config);
         while !stop.load(std::sync::atomic::Ordering::SeqCst) {
@@ -172,7 +183,7 @@ fn spawn_job_runner(shared: Arc<Shared>, stop: Arc<std::sync::atomic::AtomicBool
                 runner.idle(Duration::from_millis(25));
             }
         }
-        let deadline = Instant::now() + Duration::from_secs(35);
+        let deadline = Instant::now() + wait;
         while runner.calling_out() > 0 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
