@@ -217,6 +217,15 @@ impl Operation {
         }
     }
 
+    /// Top-level body fields naming a URL the service will call out to. Under
+    /// a public-only outbound policy the host judges them before the write.
+    pub fn outbound_url_fields(&self) -> &'static [&'static str] {
+        match self.id {
+            "createWebhookSubscription" | "updateWebhookSubscription" => &["callbackUrl"],
+            _ => &[],
+        }
+    }
+
     /// Fields of `data` that carry a copy-once secret. They are never stored
     /// with an idempotency record, so a replay cannot show them again.
     pub fn secret_fields(&self) -> &'static [&'static str] {

@@ -28,7 +28,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[derive(Parser)]
-#[command(name = "switchboard", version, about = "One API for chat-app and photo-app messages, AI voice calls and campaigns.")]
+// A flag given twice takes the last value (scripts append overrides);
+// repeatable flags (`--component-override`) still collect every value.
+#[command(name = "switchboard", version, about = "One API for chat-app and photo-app messages, AI voice calls and campaigns.", args_override_self = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -59,8 +61,13 @@ fn name_value(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// A retry schedule: delays in milliseconds (a newtype, so clap takes the
+/// whole list as one value).
+#[derive(Clone)]
+struct Delays(Vec<u64>);
+
 /// A comma-separated, non-empty list of delays in milliseconds.
-fn delays(s: &str) -> Result<Vec<u64>, String> {
+fn delays(s: &str) -> Result<Delays, String> {
     let list: Vec<u64> = s
         .split(',')
         .map(|d| d.trim().parse::<u64>())
@@ -69,7 +76,7 @@ fn delays(s: &str) -> Result<Vec<u64>, String> {
     if list.is_empty() {
         return Err("needs at least one delay".into());
     }
-    Ok(list)
+    Ok(Delays(list))
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -111,7 +118,7 @@ struct ServeArgs {
     webhook_timeout_ms: u64,
     /// Delays before webhook retry 1, 2, … [default: 10 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, 24 h]
     #[arg(long, env = "SWITCHBOARD_WEBHOOK_RETRY_DELAYS_MS", value_name = "MS,MS,...", value_parser = delays)]
-    webhook_retry_delays_ms: Option<Vec<u64>>,
+    webhook_retry_delays_ms: Option<Delays>,
     /// An OpenAI-compatible chat-completions endpoint for agent replies (key in SWITCHBOARD_AI_API_KEY).
     #[arg(long, env = "SWITCHBOARD_AI_ENDPOINT", value_name = "URL", requires = "ai_model", value_parser = http_url)]
     ai_endpoint: Option<String>,
@@ -345,7 +352,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         timeout: Duration::from_millis(args.webhook_timeout_ms),
         ..Default::default()
     };
-    if let Some(list) = args.webhook_retry_delays_ms {
+    if let Some(Delays(list)) = args.webhook_retry_delays_ms {
         outbound.retry_delays_ms = list;
     }
     if let (Some(url), Some(model)) = (&args.ai_endpoint, &args.ai_model) {

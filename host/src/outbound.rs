@@ -1,11 +1,24 @@
-//! Outbound HTTP for webhook deliveries: the target policy and the POST.
+//! Outbound HTTP through `reqwest`: webhook deliveries and the public-target
+//! policy (`serve --webhook-public-only`).
+//!
+//! Under the policy a target must be public by the IANA special-purpose
+//! registries (`is_public`). It is judged twice: where it is set (the
+//! subscription's create and PATCH, `check_target`, before the write) and
+//! where it is used: the client's resolver judges every address a name
+//! resolves to and hands exactly those to the connector, so a delivery
+//! connects to an address that was checked. A rebinding name gets no second
+//! resolution to slip 127.0.0.1 in. IP literals are judged before sending
+//! (a client does not resolve them).
+//!
 //! Of a response only the status counts; up to 64 KiB of its body are read
 //! and dropped so the connection can be reused. Nothing about the request
 //! (it carries a signature) is logged.
 
 use crate::engine::OutboundPolicy;
 use std::io::Read;
-use std::net::{IpAddr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Idle kept-alive connections per receiver host (one per delivery lane
 /// that is sending to it at once).
@@ -13,72 +26,207 @@ const IDLE_PER_HOST: usize = 16;
 /// A response body up to this size is read (and dropped) so its connection
 /// goes back to the pool; a larger one closes it.
 const DRAIN_RESPONSE_BYTES: u64 = 64 << 10;
+/// How long the check where a target is set may wait for DNS.
+const RESOLVE_WAIT: Duration = Duration::from_secs(3);
 
-fn agent(policy: &OutboundPolicy) -> &ureq::Agent {
-    policy.agent.get_or_init(|| {
-        ureq::AgentBuilder::new().timeout(policy.timeout).redirects(0).max_idle_connections_per_host(IDLE_PER_HOST).build()
+const NOT_PUBLIC: &str = "callback target is not a public address (serve --webhook-public-only)";
+
+fn client(policy: &OutboundPolicy) -> &reqwest::blocking::Client {
+    policy.client.get_or_init(|| {
+        let mut builder = reqwest::blocking::Client::builder()
+            .timeout(policy.timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .pool_max_idle_per_host(IDLE_PER_HOST);
+        if policy.public_only {
+            builder = builder.dns_resolver(Arc::new(PublicOnly));
+        }
+        builder.build().expect("the outbound HTTP client builds")
     })
 }
 
 pub fn post(policy: &OutboundPolicy, url: &str, headers: &[(String, String)], body: &str) -> Result<u16, String> {
+    let parsed = url::Url::parse(url).map_err(|_| "invalid callback URL".to_string())?;
     if policy.public_only {
-        check_public(url)?;
+        if let Some(ip) = literal_ip(&parsed) {
+            if !is_public(ip) {
+                return Err(NOT_PUBLIC.into());
+            }
+        }
     }
-    let mut req = agent(policy).post(url);
+    let mut req = client(policy).post(parsed);
     for (k, v) in headers {
-        req = req.set(k, v);
+        req = req.header(k.as_str(), v.as_str());
     }
-    let resp = match req.send_string(body) {
-        Ok(resp) => resp,
-        Err(ureq::Error::Status(_, resp)) => resp,
-        Err(ureq::Error::Transport(t)) => return Err(format!("{}", t.kind())),
-    };
-    let status = resp.status();
-    let _ = std::io::copy(&mut resp.into_reader().take(DRAIN_RESPONSE_BYTES), &mut std::io::sink());
-    Ok(status)
+    match req.body(body.to_string()).send() {
+        Ok(resp) => {
+            let status = resp.status().as_u16();
+            let _ = std::io::copy(&mut resp.take(DRAIN_RESPONSE_BYTES), &mut std::io::sink());
+            Ok(status)
+        }
+        Err(e) => Err(describe(&e)),
+    }
 }
 
-/// Refuses targets that resolve to loopback, private, link-local,
-/// unspecified, multicast or documentation addresses.
-fn check_public(url: &str) -> Result<(), String> {
-    let parsed = url::Url::parse(url).map_err(|_| "invalid callback URL".to_string())?;
-    let host = parsed.host_str().ok_or("callback URL has no host")?;
-    let port = parsed.port_or_known_default().unwrap_or(443);
-    let addrs: Vec<IpAddr> = (host.trim_start_matches('[').trim_end_matches(']'), port)
-        .to_socket_addrs()
-        .map_err(|_| "callback host does not resolve".to_string())?
-        .map(|a| a.ip())
-        .collect();
-    if addrs.is_empty() || addrs.iter().any(|ip| !is_public(ip)) {
-        return Err("callback target is not a public address (serve --webhook-public-only)".into());
+/// A short, secret-free description of a failed attempt (no URL: it may
+/// carry a token in its query).
+fn describe(e: &reqwest::Error) -> String {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if err.is::<NotPublicError>() {
+            return NOT_PUBLIC.into();
+        }
+        source = err.source();
+    }
+    if e.is_timeout() {
+        "timed out".into()
+    } else if e.is_connect() {
+        "connection failed".into()
+    } else {
+        "network error".into()
+    }
+}
+
+#[derive(Debug)]
+struct NotPublicError;
+
+impl std::fmt::Display for NotPublicError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(NOT_PUBLIC)
+    }
+}
+
+impl std::error::Error for NotPublicError {}
+
+/// The resolver of a public-only client: a name resolves to its addresses
+/// only when every one of them is public; the connector then uses exactly
+/// those.
+struct PublicOnly;
+
+impl reqwest::dns::Resolve for PublicOnly {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            if addrs.is_empty() || addrs.iter().any(|a| !is_public(a.ip())) {
+                return Err(Box::new(NotPublicError) as Box<dyn std::error::Error + Send + Sync>);
+            }
+            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+fn literal_ip(url: &url::Url) -> Option<IpAddr> {
+    match url.host()? {
+        url::Host::Ipv4(v4) => Some(IpAddr::V4(v4)),
+        url::Host::Ipv6(v6) => Some(IpAddr::V6(v6)),
+        url::Host::Domain(_) => None,
+    }
+}
+
+/// Why a target was refused where it is set.
+#[derive(Debug, PartialEq)]
+pub enum TargetRefusal {
+    /// It is, or resolves to, an address that is not public.
+    NotPublic,
+    /// Its name does not resolve (within `RESOLVE_WAIT`).
+    Unresolvable,
+}
+
+/// The check where a target is set (public-only policy): an IP literal is
+/// judged as is, a name by every address it resolves to now.
+pub async fn check_target(url: &str) -> Result<(), TargetRefusal> {
+    // The operation's schema already requires an absolute https/http URL.
+    let Ok(parsed) = url::Url::parse(url) else { return Err(TargetRefusal::Unresolvable) };
+    if let Some(ip) = literal_ip(&parsed) {
+        return if is_public(ip) { Ok(()) } else { Err(TargetRefusal::NotPublic) };
+    }
+    let Some(host) = parsed.host_str() else { return Err(TargetRefusal::Unresolvable) };
+    let addrs: Vec<IpAddr> = match tokio::time::timeout(RESOLVE_WAIT, tokio::net::lookup_host((host, 0))).await {
+        Ok(Ok(addrs)) => addrs.map(|a| a.ip()).collect(),
+        _ => return Err(TargetRefusal::Unresolvable),
+    };
+    if addrs.is_empty() {
+        return Err(TargetRefusal::Unresolvable);
+    }
+    if addrs.into_iter().any(|ip| !is_public(ip)) {
+        return Err(TargetRefusal::NotPublic);
     }
     Ok(())
 }
 
-fn is_public(ip: &IpAddr) -> bool {
+/// Public: globally reachable unicast by the IANA IPv4 and IPv6
+/// Special-Purpose Address Registries. Forms that embed an IPv4 address
+/// (mapped, compatible, NAT64, 6to4) are judged by that address.
+pub fn is_public(ip: IpAddr) -> bool {
     match ip {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            !(v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_multicast()
-                || v4.is_broadcast()
-                || v4.is_documentation()
-                || o[0] == 100 && (64..128).contains(&o[1]) // shared address space
-                || o[0] == 0)
-        }
-        IpAddr::V6(v6) => {
-            let seg = v6.segments();
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (seg[0] & 0xfe00) == 0xfc00 // unique local
-                || (seg[0] & 0xffc0) == 0xfe80 // link local
-                || v6.to_ipv4_mapped().is_some_and(|m| !is_public(&IpAddr::V4(m))))
-        }
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => is_public_v6(v6),
     }
+}
+
+/// IPv4 blocks that are not globally reachable (and multicast, reserved,
+/// broadcast), as (network, prefix length).
+const V4_NOT_PUBLIC: &[([u8; 4], u8)] = &[
+    ([0, 0, 0, 0], 8),        // "this network"
+    ([10, 0, 0, 0], 8),       // private
+    ([100, 64, 0, 0], 10),    // shared address space (CGN)
+    ([127, 0, 0, 0], 8),      // loopback
+    ([169, 254, 0, 0], 16),   // link local
+    ([172, 16, 0, 0], 12),    // private
+    ([192, 0, 0, 0], 24),     // IETF protocol assignments
+    ([192, 0, 2, 0], 24),     // documentation (TEST-NET-1)
+    ([192, 88, 99, 0], 24),   // 6to4 relay anycast (deprecated)
+    ([192, 168, 0, 0], 16),   // private
+    ([198, 18, 0, 0], 15),    // benchmarking
+    ([198, 51, 100, 0], 24),  // documentation (TEST-NET-2)
+    ([203, 0, 113, 0], 24),   // documentation (TEST-NET-3)
+    ([224, 0, 0, 0], 4),      // multicast
+    ([240, 0, 0, 0], 4),      // reserved, and 255.255.255.255 broadcast
+];
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let bits = u32::from(ip);
+    !V4_NOT_PUBLIC.iter().any(|(net, len)| {
+        let mask = if *len == 0 { 0 } else { u32::MAX << (32 - len) };
+        bits & mask == u32::from_be_bytes(*net) & mask
+    })
+}
+
+fn in_v6(bits: u128, net: u128, len: u32) -> bool {
+    let mask = if len == 0 { 0 } else { u128::MAX << (128 - len) };
+    bits & mask == net & mask
+}
+
+fn is_public_v6(ip: Ipv6Addr) -> bool {
+    let bits = u128::from(ip);
+    let low_v4 = Ipv4Addr::from((bits & 0xffff_ffff) as u32);
+    if bits <= 1 {
+        return false; // unspecified, loopback
+    }
+    // Forms that carry an IPv4 address: judged by it.
+    if in_v6(bits, 0xffff_0000_0000, 96) // ::ffff:a.b.c.d (mapped)
+        || in_v6(bits, 0, 96) // ::a.b.c.d (compatible, deprecated)
+        || in_v6(bits, 0x0064_ff9b << 96, 96)
+    // 64:ff9b::a.b.c.d (NAT64)
+    {
+        return is_public_v4(low_v4);
+    }
+    if in_v6(bits, 0x2002 << 112, 16) {
+        // 6to4: 2002:AABB:CCDD::/48 embeds AA.BB.CC.DD.
+        return is_public_v4(Ipv4Addr::from(((bits >> 80) & 0xffff_ffff) as u32));
+    }
+    // Global unicast is 2000::/3; everything else (ULA fc00::/7, link local
+    // fe80::/10, site local fec0::/10, multicast ff00::/8, discard 100::/64,
+    // local-use NAT64 64:ff9b:1::/48, SRv6 5f00::/16 …) is not public.
+    if !in_v6(bits, 0x2000 << 112, 3) {
+        return false;
+    }
+    let not_public: &[(u128, u32)] = &[
+        (0x2001 << 112, 23),              // IETF protocol assignments (Teredo, benchmarking, ORCHID)
+        (0x2001_0db8 << 96, 32),          // documentation
+        (0x3fff << 112, 20),              // documentation
+    ];
+    !not_public.iter().any(|(net, len)| in_v6(bits, *net, *len))
 }
 
 #[cfg(test)]
@@ -136,12 +284,36 @@ mod tests {
     }
 
     #[test]
-    fn public_addresses() {
-        for private in ["127.0.0.1", "10.1.2.3", "192.168.0.1", "172.16.5.4", "169.254.1.1", "100.64.0.1", "::1", "fd00::1", "fe80::1", "::ffff:127.0.0.1"] {
-            assert!(!is_public(&private.parse().unwrap()), "{private}");
+    fn special_purpose_ranges_are_not_public() {
+        for private in [
+            "127.0.0.1", "10.1.2.3", "192.168.0.1", "172.16.5.4", "169.254.1.1", "100.64.0.1", "0.1.2.3", "255.255.255.255",
+            "192.0.0.8", "192.0.2.1", "198.18.0.1", "198.19.255.254", "198.51.100.7", "203.0.113.9", "240.0.0.1", "224.0.0.1",
+            "192.88.99.1",
+            "::", "::1", "fd00::1", "fe80::1", "fec0::1", "ff02::1", "100::1",
+            "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::127.0.0.1", "::10.0.0.1",
+            "64:ff9b::7f00:1", "64:ff9b::a00:1", "64:ff9b:1::1",
+            "2002:7f00:1::1", "2002:c0a8:101::", "2001:db8::1", "2001::1", "2001:2::1", "3fff::1", "5f00::1",
+        ] {
+            assert!(!is_public(private.parse().unwrap()), "{private} is not public");
         }
-        for public in ["8.8.8.8", "1.1.1.1", "2606:4700::1111"] {
-            assert!(is_public(&public.parse().unwrap()), "{public}");
+        for public in ["8.8.8.8", "1.1.1.1", "93.184.215.14", "2606:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1", "2a00:1450::1"] {
+            assert!(is_public(public.parse().unwrap()), "{public} is public");
         }
+    }
+
+    #[test]
+    fn a_public_only_client_never_connects_to_a_name_that_resolves_to_loopback() {
+        let (url, connections) = keep_alive_receiver();
+        let port = url::Url::parse(&url).unwrap().port().unwrap();
+        let policy = OutboundPolicy { public_only: true, ..Default::default() };
+        for target in [format!("http://localhost:{port}/hook"), url.clone(), format!("http://[::ffff:127.0.0.1]:{port}/hook")] {
+            assert_eq!(post(&policy, &target, &[], "{}"), Err(NOT_PUBLIC.to_string()), "{target}");
+        }
+        assert_eq!(connections.load(Ordering::SeqCst), 0, "nothing reached the receiver");
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        assert_eq!(rt.block_on(check_target(&format!("http://localhost:{port}/x"))), Err(TargetRefusal::NotPublic));
+        assert_eq!(rt.block_on(check_target("https://[64:ff9b::7f00:1]/x")), Err(TargetRefusal::NotPublic));
+        assert_eq!(rt.block_on(check_target("https://93.184.215.14/x")), Ok(()));
+        assert_eq!(rt.block_on(check_target("https://no-such-host.invalid/x")), Err(TargetRefusal::Unresolvable));
     }
 }

@@ -160,6 +160,21 @@ pub struct Write {
     request_id: String,
 }
 
+impl Write {
+    /// The URLs this mutation would make the service call out to (empty for
+    /// most operations; see `Operation::outbound_url_fields`).
+    pub fn outbound_targets(&self) -> Vec<String> {
+        let fields = self.admitted.op.outbound_url_fields();
+        if fields.is_empty() {
+            return Vec::new();
+        }
+        let Some(body) = self.req.body.as_deref().and_then(|b| serde_json::from_str::<serde_json::Value>(b).ok()) else {
+            return Vec::new();
+        };
+        fields.iter().filter_map(|f| body.get(*f).and_then(|v| v.as_str()).map(String::from)).collect()
+    }
+}
+
 impl App {
     /// Admits a request (route, key, tenancy, scopes, body) and says what
     /// runs it. No component runs here and nothing is written, so it may run

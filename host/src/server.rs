@@ -365,6 +365,15 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
             }
         }
         Prepared::Write(write) => {
+            // A target the service would call out to is judged here, before
+            // the write: DNS may take seconds and must not hold the writer.
+            if shared.app.components.public_only() {
+                for url in write.outbound_targets() {
+                    if let Err(refusal) = crate::outbound::check_target(&url).await {
+                        return Answer::failure(&target_failure(refusal), request_id);
+                    }
+                }
+            }
             let (reply, answer) = tokio::sync::oneshot::channel();
             if shared.writes.send((write, reply)).is_err() {
                 return Answer::failure(&Failure::new(503, "capacity", "shutting_down", "the server is shutting down"), request_id);
@@ -372,6 +381,20 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
             answer.await.unwrap_or_else(|_| Answer::failure(&Failure::internal("the request failed inside the service"), request_id))
         }
     }
+}
+
+fn target_failure(refusal: crate::outbound::TargetRefusal) -> Failure {
+    use crate::outbound::TargetRefusal;
+    let (code, message) = match refusal {
+        TargetRefusal::NotPublic => (
+            "webhook_target_not_public",
+            "callbackUrl must be a public address: this server refuses loopback, private, link-local, documentation and other special-purpose addresses (--webhook-public-only), also when a name resolves to one",
+        ),
+        TargetRefusal::Unresolvable => ("webhook_target_unresolvable", "callbackUrl's host does not resolve, so it cannot be checked to be a public address (--webhook-public-only)"),
+    };
+    let mut failure = Failure::validation(code, message);
+    failure.details = vec![switchboard_gateway::validate::Violation { field: "callbackUrl".into(), rule: "publicTarget", message: message.into() }];
+    failure
 }
 
 /// Storage is ready when a write transaction can begin (the file is

@@ -78,9 +78,13 @@ impl Server {
             http: reqwest::blocking::Client::builder().timeout(Duration::from_secs(120)).build().unwrap(),
         };
         let started = Instant::now();
+        let mut s = s;
         loop {
             if s.http.get(format!("{}/api/v1/openapi.json", s.base)).send().is_ok_and(|r| r.status() == 200) {
                 return s;
+            }
+            if let Some(status) = s.child.try_wait().unwrap() {
+                panic!("the server exited before it answered: {status}");
             }
             assert!(started.elapsed() < Duration::from_secs(120), "server did not come up");
             std::thread::sleep(Duration::from_millis(50));

@@ -148,3 +148,66 @@ fn a_receiver_down_and_a_killed_service_lose_nothing() {
         assert!(verify(&d, &secret));
     }
 }
+
+/// `--webhook-public-only`: a special-purpose target is refused where it is
+/// set (create and PATCH, IP literals in every embedding form and names that
+/// resolve to one), and a subscription made before the policy was switched
+/// on gets nothing delivered to its loopback receiver: the attempt is
+/// recorded as refused.
+#[test]
+fn public_only_refuses_special_purpose_targets_where_set_and_where_used() {
+    let c = setup(&[]);
+    let rx = Receiver::start();
+    let (old_sub, _) = c.subscribe(&rx.url());
+    drop(c.s);
+    let mut args: Vec<&str> = FAST.to_vec();
+    args.push("--webhook-public-only");
+    let s = Server::start_with(&c.dir.0, &args);
+    let create = |url: &str| {
+        s.as_key(&c.t.key).post(
+            SUBS,
+            &json!({"businessId": c.t.business, "channel": "chatapp", "phoneNumberId": PNID, "callbackUrl": url,
+                    "events": ["chatapp.message.received"], "externalAutomation": true}),
+        )
+    };
+    for url in [
+        rx.url(),
+        "http://localhost:9/hook".to_string(),
+        "https://[64:ff9b::7f00:1]/hook".into(),
+        "https://[::ffff:127.0.0.1]/hook".into(),
+        "https://[::ffff:7f00:1]/hook".into(),
+        "https://[::10.0.0.1]/hook".into(),
+        "https://[2002:7f00:1::1]/hook".into(),
+        "https://[fec0::1]/hook".into(),
+        "https://[2001:db8::1]/hook".into(),
+        "https://198.18.0.1/hook".into(),
+        "https://240.0.0.1/hook".into(),
+        "https://192.0.0.8/hook".into(),
+    ] {
+        let r = create(&url);
+        r.assert_failure(400, "validation");
+        assert_eq!(r.code(), "webhook_target_not_public", "{url}: {}", r.text);
+        assert_eq!(r.body["error"]["details"][0]["field"], "callbackUrl");
+    }
+    let r = create("https://no-such-host.invalid/hook");
+    assert_eq!(r.code(), "webhook_target_unresolvable", "{}", r.text);
+    // A public target is taken; moving it to a private one is refused and
+    // leaves it as it was.
+    let public = create("https://93.184.215.14/hook");
+    let sub = public.assert_ok(201)["subscription"]["id"].as_str().unwrap().to_string();
+    let r = s.as_key(&c.t.key).patch(&format!("{SUBS}/{sub}"), &json!({"businessId": c.t.business, "callbackUrl": "http://127.0.0.1:9/x"}));
+    assert_eq!(r.code(), "webhook_target_not_public", "{}", r.text);
+    let listed = s.as_key(&c.t.key).get(&format!("{SUBS}?businessId={}", c.t.business));
+    assert!(listed.text.contains("https://93.184.215.14/hook") && !listed.text.contains("127.0.0.1:9"), "{}", listed.text);
+    assert_eq!(sql(&c.dir.0, "SELECT count(*) FROM webhook_subscriptions").trim(), "2", "nothing refused was stored");
+
+    // Where used: the subscription made before the policy holds a loopback
+    // target; its delivery attempt is refused and the receiver hears nothing.
+    inbound(&c.dir.0, "+15550009009", "to a private receiver");
+    let error = poll("a refused attempt", || {
+        let e = sql(&c.dir.0, &format!("SELECT error FROM webhook_attempts WHERE subscription_id = '{old_sub}'"));
+        (!e.trim().is_empty()).then_some(e)
+    });
+    assert!(error.contains("not a public address"), "{error}");
+    assert!(rx.got().is_empty());
+}

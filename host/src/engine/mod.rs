@@ -83,7 +83,7 @@ pub struct OutboundPolicy {
     /// The HTTP client, built on first use (after the flags set `timeout`)
     /// and shared, so deliveries to one receiver reuse kept-alive
     /// connections instead of opening one per POST.
-    pub agent: std::sync::OnceLock<ureq::Agent>,
+    pub client: std::sync::OnceLock<reqwest::blocking::Client>,
 }
 
 impl Default for OutboundPolicy {
@@ -95,7 +95,7 @@ impl Default for OutboundPolicy {
             timeout: Duration::from_secs(10),
             retry_delays_ms: minutes.iter().map(|m| (m * 60_000.0) as u64).collect(),
             public_only: false,
-            agent: std::sync::OnceLock::new(),
+            client: std::sync::OnceLock::new(),
         }
     }
 }
@@ -124,6 +124,11 @@ impl Components {
     /// Compiles the embedded components; `overrides` replaces one by name
     /// with a wasm file (development, fault tests, a patched build, a real
     /// provider adapter). `provider_settings` reach the provider components.
+    /// Outbound targets must be public addresses (`--webhook-public-only`).
+    pub fn public_only(&self) -> bool {
+        self.outbound.public_only
+    }
+
     pub fn load(cache_dir: &Path, overrides: &[(String, std::path::PathBuf)], outbound: OutboundPolicy, provider_settings: ProviderSettings) -> Result<Components> {
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(MAX_INSTANCES)

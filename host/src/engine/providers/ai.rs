@@ -70,17 +70,21 @@ pub fn request_body(model: &str, instructions: &str, history: &[(String, String)
 }
 
 fn remote(e: &Endpoint, instructions: &str, history: &[(String, String)]) -> Result<String, String> {
-    let agent = ureq::AgentBuilder::new().timeout(TIMEOUT).redirects(0).build();
-    let mut req = agent.post(&e.url).set("content-type", "application/json");
+    static CLIENT: OnceLock<reqwest::blocking::Client> = OnceLock::new();
+    let client = CLIENT.get_or_init(|| {
+        reqwest::blocking::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().expect("the AI HTTP client builds")
+    });
+    let mut req = client.post(&e.url).header("content-type", "application/json");
     if let Some(k) = &e.api_key {
-        req = req.set("authorization", &format!("Bearer {k}"));
+        req = req.header("authorization", format!("Bearer {k}"));
     }
-    let resp = match req.send_string(&request_body(&e.model, instructions, history).to_string()) {
-        Ok(r) => r,
-        Err(ureq::Error::Status(code, _)) => return Err(format!("ai endpoint answered {code}")),
-        Err(ureq::Error::Transport(t)) => return Err(format!("ai endpoint unreachable: {}", t.kind())),
+    let resp = match req.body(request_body(&e.model, instructions, history).to_string()).send() {
+        Ok(r) if r.status().is_success() => r,
+        Ok(r) => return Err(format!("ai endpoint answered {}", r.status().as_u16())),
+        Err(err) if err.is_timeout() => return Err("ai endpoint timed out".to_string()),
+        Err(_) => return Err("ai endpoint unreachable".to_string()),
     };
-    let text = resp.into_string().map_err(|_| "ai endpoint response unreadable".to_string())?;
+    let text = resp.text().map_err(|_| "ai endpoint response unreadable".to_string())?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|_| "ai endpoint sent invalid JSON".to_string())?;
     match v.pointer("/choices/0/message/content").and_then(|c| c.as_str()) {
         Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
