@@ -207,11 +207,13 @@ fn recipient_rules_fail_and_stop_at_delivered() {
     assert_eq!(d["readAt"], Value::Null);
     assert!(d["sentAt"].is_string());
 
-    // Refused by the provider at submit: failed with its code, never named.
+    // Refused by the provider at submit: failed with its code; the
+    // provider's reference of the refused attempt is its providerMessageId.
     let refused = c.send_text("+15550002222", "hello").assert_ok(202)["messageId"].as_str().unwrap().to_string();
     let d = c.wait_status(&refused, "failed");
     assert_eq!(d["failure"]["code"], "invalid_recipient");
-    assert_eq!(d["providerMessageId"], Value::Null);
+    let reference = d["providerMessageId"].as_str().expect("a refused message has the provider's reference").to_string();
+    assert!(reference.starts_with("sbx.refused."), "{reference}");
     assert_eq!(d["sentAt"], Value::Null);
 
     // Only the listed events were delivered: failed for two, delivered for one.
@@ -221,6 +223,7 @@ fn recipient_rules_fail_and_stop_at_delivered() {
     assert_eq!(got.len(), 3, "{got:?}");
     let r = got.iter().find(|e| e["messageId"] == json!(refused)).unwrap();
     assert_eq!((r["eventType"].as_str(), r["delivery"]["failure"]["code"].as_str()), (Some("chatapp.message.failed"), Some("invalid_recipient")));
+    assert_eq!(r["providerMessageId"], json!(reference), "the delivery payload's providerMessageId is a string");
     let f = got.iter().find(|e| e["messageId"] == json!(failed)).unwrap();
     assert_eq!(f["eventType"], "chatapp.message.failed");
     assert_eq!(f["delivery"]["failure"]["code"], "recipient_unreachable");

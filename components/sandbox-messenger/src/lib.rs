@@ -52,12 +52,14 @@ pub fn next(last: &str, recipient: &str) -> Option<&'static str> {
 /// Why a submit to `recipient` fails, if it does.
 pub fn refusal(recipient: &str) -> Option<ProviderError> {
     if recipient.ends_with(OUTAGE_SUFFIX) {
-        return Some(ProviderError { code: "provider_down".into(), message: "the provider is not answering; try again later".into(), retryable: true });
+        return Some(ProviderError { code: "provider_down".into(), message: "the provider is not answering; try again later".into(), retryable: true, reference: None });
     }
     recipient.ends_with(REFUSED_SUFFIX).then(|| ProviderError {
         code: "invalid_recipient".into(),
         message: "the provider does not accept messages to this recipient".into(),
         retryable: false,
+        // Like a real provider's id of the refused request.
+        reference: Some(format!("sbx.refused.{}", ids::uuid_v7())),
     })
 }
 
@@ -67,6 +69,7 @@ pub fn report(status: &str) -> StatusReport {
         code: "recipient_unreachable".into(),
         message: "the recipient's number is not reachable on chatapp".into(),
         retryable: false,
+        reference: None,
     });
     StatusReport { status: status.into(), provider_status: status.into(), failure }
 }
@@ -82,7 +85,7 @@ impl Guest for Sandbox {
     fn upload_media(m: Media) -> Result<StoredMedia, ProviderError> {
         let prefix = m.sha256_hex.get(..16).filter(|p| p.bytes().all(|b| b.is_ascii_hexdigit()));
         let Some(prefix) = prefix else {
-            return Err(ProviderError { code: "invalid_media".into(), message: "the media's sha256 is malformed".into(), retryable: false });
+            return Err(ProviderError { code: "invalid_media".into(), message: "the media's sha256 is malformed".into(), retryable: false, reference: None });
         };
         Ok(StoredMedia {
             provider_media_id: format!("sbxm.{prefix}"),

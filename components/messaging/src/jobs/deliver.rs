@@ -106,10 +106,18 @@ fn submit(job: &Job, message_id: &str, m: &Row) -> Result<Outcome, Failure> {
         Err(e) if e.retryable && job.attempt < MAX_SUBMIT_ATTEMPTS => Ok(retry(job.attempt, format!("provider: {}", e.code))),
         Err(e) => {
             let e = if e.retryable {
-                ProviderError { code: "provider_unavailable".into(), message: format!("the provider kept failing: {}", e.message), retryable: false }
+                ProviderError { code: "provider_unavailable".into(), message: format!("the provider kept failing: {}", e.message), retryable: false, reference: e.reference }
             } else {
                 e
             };
+            // The delivery event's providerMessageId is a string: the
+            // provider's reference of the refused attempt, or the message id
+            // the attempt was submitted under when it gave none.
+            let reference = e.reference.clone().unwrap_or_else(|| message_id.to_string());
+            db::execute(
+                "UPDATE messages SET provider_message_id = ?3 WHERE business_id = ?1 AND id = ?2 AND provider_message_id IS NULL",
+                &[biz.into(), message_id.into(), reference.as_str().into()],
+            )?;
             let report = StatusReport { status: "failed".into(), provider_status: "rejected".into(), failure: Some(e) };
             apply(biz, message_id, m, &report)?;
             Ok(Outcome::Done)

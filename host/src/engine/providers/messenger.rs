@@ -55,7 +55,7 @@ impl Messenger {
         let result = self.pre.instantiate(&mut store).and_then(|inst| f(inst.switchboard_platform_messenger(), &mut store));
         result.map_err(|e| {
             crate::logging::line("error", &format!("{context} messaging provider trapped: {e:#}"));
-            messenger::ProviderError { code: "provider_unavailable".into(), message: "the messaging provider failed".into(), retryable: true }
+            messenger::ProviderError { code: "provider_unavailable".into(), message: "the messaging provider failed".into(), retryable: true, reference: None }
         })
     }
 }
@@ -71,11 +71,11 @@ impl settings::Host for ProviderState {
 }
 
 fn provider_error(e: provider::ProviderError) -> messenger::ProviderError {
-    messenger::ProviderError { code: e.code, message: e.message, retryable: e.retryable }
+    messenger::ProviderError { code: e.code, message: e.message, retryable: e.retryable, reference: e.reference }
 }
 
 fn no_messenger() -> messenger::ProviderError {
-    messenger::ProviderError { code: "provider_not_configured".into(), message: "no messaging provider is linked in this build".into(), retryable: false }
+    messenger::ProviderError { code: "provider_not_configured".into(), message: "no messaging provider is linked in this build".into(), retryable: false, reference: None }
 }
 
 /// `messenger`: the linked provider component answers.
