@@ -132,7 +132,7 @@ struct ServeArgs {
     #[arg(long, env = "SWITCHBOARD_MAX_UPLOAD_BYTES", value_name = "N", default_value_t = switchboard_gateway::operations::RAW_UPLOAD_MAX_BYTES as u64, value_parser = clap::value_parser!(u64).range(1..))]
     max_upload_bytes: u64,
     /// Staged raw uploads with no progress for this long are removed.
-    #[arg(long, env = "SWITCHBOARD_UPLOAD_SWEEP_AFTER_MS", value_name = "MS", default_value = "3600000", value_parser = millis)]
+    #[arg(long, env = "SWITCHBOARD_UPLOAD_SWEEP_AFTER_MS", value_name = "MS", default_value = "3600000")]
     upload_sweep_after_ms: u64,
     /// Background steps that call out running at once (one business gets at most half).
     #[arg(long, env = "SWITCHBOARD_JOB_CONCURRENCY", value_name = "N", default_value = "16", value_parser = clap::value_parser!(u16).range(1..=256))]

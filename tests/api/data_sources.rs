@@ -241,7 +241,9 @@ fn ambiguous_columns_need_review_and_resolve_reinterprets() {
     assert_eq!(by("joined")["suggestedType"], "date");
     assert_eq!(by("phone")["suggestedType"], "phone");
     assert_eq!(by("mixed")["suggestedType"], "text");
-    assert_eq!(d["issues"], json!([]));
+    // Its columns differ from the active version's: that is said too.
+    assert_eq!(d["issues"].as_array().unwrap().len(), 1, "{d}");
+    assert!(d["issues"][0]["problem"].as_str().unwrap().contains("new: joined, mixed, phone, zip"), "{d}");
 
     // Every column needing review must be resolved; names must exist.
     let r = c.resolve(&v2, json!([{"column": "zip", "type": "text"}]));
@@ -378,13 +380,15 @@ fn spreadsheets_and_corrupt_files() {
         assert!(d["ingestion"]["failureReason"].as_str().unwrap().contains(needle), "{format}: {d}");
         assert_eq!(c.source(&src).unwrap()["activeVersionId"], v_m.as_str());
     }
-    // TSV with quoting and a header-only file.
-    let v = c.ingest(&src, "t.tsv", "tsv", b"a\tb\n\"x\ty\"\t2\n");
+    // TSV with quoting (a source of its own: other columns would wait for
+    // review), and a header-only file, which waits for review.
+    let tsv = c.table("Tabbed");
+    let v = c.ingest(&tsv, "t.tsv", "tsv", b"a\tb\n\"x\ty\"\t2\n");
     let d = c.wait(&v, &["active", "needs_review", "failed"]);
     assert_eq!((d["ingestion"]["stage"].as_str(), d["ingestion"]["rowCount"].as_i64()), (Some("active"), Some(1)), "{d}");
-    let v = c.ingest(&src, "h.csv", "csv", b"only,header\n");
+    let v = c.ingest(&tsv, "h.tsv", "tsv", b"a\tb\n");
     let d = c.wait(&v, &["active", "needs_review", "failed"]);
-    assert_eq!((d["ingestion"]["stage"].as_str(), d["ingestion"]["rowCount"].as_i64()), (Some("active"), Some(0)), "{d}");
+    assert_eq!((d["ingestion"]["stage"].as_str(), d["ingestion"]["rowCount"].as_i64()), (Some("needs_review"), Some(0)), "{d}");
 }
 
 #[test]
@@ -873,11 +877,49 @@ fn spreadsheet_date_cells_are_interpreted_as_iso_dates_and_keep_their_serials() 
     assert_eq!(rows[0].1, json!({"name": "Ada", "joined": "2024-01-01", "seen": "2024-01-01T13:30:00", "shift": "12:00:00", "points": 12, "mixed": 45292}));
     assert_eq!(rows[1].1, json!({"name": "Bob", "joined": "2024-02-29", "seen": "2024-02-29T00:00:00", "shift": "06:00:00", "points": 7, "mixed": 3}));
 
-    // The 1904 date system counts from 1904-01-01.
+    // The 1904 date system counts from 1904-01-01 (a source of its own:
+    // other columns would wait for review).
     let book = xlsx_styled(&[&[("day", 0)], &[("43830", 1)]], true);
-    let v = c.raw(&src, "mac.xlsx", "xlsx", "application/octet-stream", &book).assert_ok(202)["ingestionId"].as_str().unwrap().to_string();
+    let mac = c.table("Mac");
+    let v = c.raw(&mac, "mac.xlsx", "xlsx", "application/octet-stream", &book).assert_ok(202)["ingestionId"].as_str().unwrap().to_string();
     let d = c.wait(&v, &["active", "needs_review", "failed"]);
     assert_eq!(d["ingestion"]["stage"], "active", "{d}");
     let row = sql(&c.dir.0, &format!("SELECT interpreted FROM ingestion_rows WHERE version_id = '{v}'"));
     assert_eq!(serde_json::from_str::<Value>(row.trim()).unwrap(), json!({"day": "2024-01-01"}));
+}
+
+/// Nothing replaces good data silently: a version with no rows, or whose
+/// columns differ from the active version's, waits in `needs_review` with
+/// an issue saying why, the active version keeps answering, and a resolve
+/// (a person's decision) activates it.
+#[test]
+fn an_empty_or_reshaped_version_waits_for_review() {
+    let c = setup();
+    let src = c.table("Prices");
+    let v1 = c.ingest(&src, "p.csv", "csv", b"sku,price\nA1,10\nB2,20\n");
+    assert_eq!(c.wait(&v1, &["active", "needs_review", "failed"])["ingestion"]["stage"], "active");
+    // The same columns again: activated as before.
+    let v2 = c.ingest(&src, "p.csv", "csv", b"sku,price\nA1,11\nB2,21\n");
+    assert_eq!(c.wait(&v2, &["active", "needs_review", "failed"])["ingestion"]["stage"], "active");
+
+    // A header with no rows.
+    let empty = c.ingest(&src, "p.csv", "csv", b"sku,price\n");
+    let d = c.wait(&empty, &["active", "needs_review", "failed"]);
+    assert_eq!(d["ingestion"]["stage"], "needs_review", "{d}");
+    assert_eq!(d["ingestion"]["rowCount"], 0);
+    assert!(d["issues"].to_string().contains("no data rows"), "{d}");
+    assert_eq!(c.source(&src).unwrap()["activeVersionId"], v2.as_str(), "the active version keeps answering");
+
+    // Other columns (a wrong export).
+    let reshaped = c.ingest(&src, "q.csv", "csv", b"name,city\nAda,Paris\n");
+    let d = c.wait(&reshaped, &["active", "needs_review", "failed"]);
+    assert_eq!(d["ingestion"]["stage"], "needs_review", "{d}");
+    let problem = d["issues"].to_string();
+    assert!(problem.contains("columns differ") && problem.contains("new: city, name") && problem.contains("missing: price, sku"), "{d}");
+    assert_eq!(c.source(&src).unwrap()["activeVersionId"], v2.as_str());
+
+    // A person decides: resolving activates it.
+    c.resolve(&reshaped, json!([])).assert_ok(200);
+    assert_eq!(c.wait(&reshaped, &["active"])["ingestion"]["stage"], "active");
+    assert_eq!(c.source(&src).unwrap()["activeVersionId"], reshaped.as_str());
 }

@@ -362,6 +362,43 @@ fn interpret_step(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
     Ok(None)
 }
 
+/// Why this version must not replace good data without a person's review:
+/// it has no rows, or its columns differ from the active version's (a
+/// wrong file, a changed export). Each becomes an issue, so the version
+/// waits in `needs_review` and the active version keeps answering.
+fn replacement_guards(v: &Version) -> Result<Vec<(Option<i64>, Option<String>, String)>, Failure> {
+    let mut guards = Vec::new();
+    let rows = db::query_one("SELECT row_count FROM ingestion_versions WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.id.as_str().into()])?
+        .map_or(0, |r| r.int(0));
+    if rows == 0 {
+        guards.push((None, None, "the file has no data rows; it replaces the active version only when resolved".to_string()));
+    }
+    let keys = |sql: &str| -> Result<std::collections::BTreeSet<String>, Failure> {
+        Ok(db::query(sql, &[v.biz.as_str().into(), v.source_id.as_str().into(), v.id.as_str().into()])?.iter().map(|r| r.text(0)).collect())
+    };
+    let active = keys(
+        "SELECT c.field_key FROM data_sources s JOIN ingestion_columns c ON c.business_id = s.business_id AND c.version_id = s.active_version_id \
+         WHERE s.business_id = ?1 AND s.id = ?2 AND s.active_version_id IS NOT NULL AND s.active_version_id <> ?3",
+    )?;
+    if !active.is_empty() {
+        let new = keys("SELECT field_key FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?3 AND ?2 IS NOT NULL")?;
+        if new != active {
+            let list = |set: Vec<&String>| set.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ");
+            let added = list(new.difference(&active).collect());
+            let missing = list(active.difference(&new).collect());
+            let mut change = Vec::new();
+            if !added.is_empty() {
+                change.push(format!("new: {added}"));
+            }
+            if !missing.is_empty() {
+                change.push(format!("missing: {missing}"));
+            }
+            guards.push((None, None, format!("the columns differ from the active version's ({}); it replaces the active version only when resolved", change.join("; "))));
+        }
+    }
+    Ok(guards)
+}
+
 /// Last step: activate, leave `ready`, or wait in `needs_review`.
 fn finish(v: &Version, p: &Payload) -> Result<(), Failure> {
     if p.resolved {
@@ -372,6 +409,7 @@ fn finish(v: &Version, p: &Payload) -> Result<(), Failure> {
         }
         return Ok(());
     }
+    add_issues(v, "parse", &replacement_guards(v)?)?;
     let pending = db::query_one(
         "SELECT (SELECT COUNT(*) FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 AND review_types IS NOT NULL AND reviewed = 0), \
                 (SELECT parse_issue_count + type_issue_count FROM ingestion_versions WHERE business_id = ?1 AND id = ?2)",
