@@ -17,6 +17,7 @@ mod participants;
 mod photoapp;
 mod platform;
 mod runner;
+mod stalls;
 mod webhook_delivery;
 mod webhooks;
 mod writes;

@@ -101,7 +101,16 @@ pub fn plan(header: &Record, mobile_column: Option<&str>, name_column: Option<&s
         None => find("name").filter(|i| *i != mobile),
     };
 
-    let mut field_cols: Vec<(usize, String)> = Vec::new();
+    // The limit first, in time linear in the header: a header of 100,000
+    // columns is refused before any per-column work.
+    let custom = headers.len() - 1 - usize::from(name.is_some());
+    if custom > fields::MAX_FIELDS {
+        return Err(fail::validation(
+            "too_many_columns",
+            format!("the CSV has {custom} custom field columns; at most {} are allowed", fields::MAX_FIELDS),
+        ));
+    }
+    let mut field_cols: Vec<(usize, String)> = Vec::with_capacity(custom);
     for (i, h) in headers.iter().enumerate() {
         if i == mobile || Some(i) == name {
             continue;
@@ -120,12 +129,6 @@ pub fn plan(header: &Record, mobile_column: Option<&str>, name_column: Option<&s
             return Err(fail::validation("duplicate_column_header", format!("CSV column {} header `{}` repeats an earlier column", i + 1, fields::truncate(h, 64))));
         }
         field_cols.push((i, key));
-    }
-    if field_cols.len() > fields::MAX_FIELDS {
-        return Err(fail::validation(
-            "too_many_columns",
-            format!("the CSV has {} custom field columns; at most {} are allowed", field_cols.len(), fields::MAX_FIELDS),
-        ));
     }
     Ok(Plan { width: headers.len(), mobile, name, fields: field_cols, headers })
 }

@@ -14,7 +14,8 @@
 //!
 //! Each status is reported one `track` call at a time, `step-delay-ms`
 //! apart (setting, default [`DEFAULT_STEP_DELAY_MS`]; 0 allowed, at most
-//! [`MAX_STEP_DELAY_MS`]). Provider message ids are `sbx.<uuid>`; media ids
+//! [`MAX_STEP_DELAY_MS`]). Provider message ids are `sbx.<uuid>` (a refused
+//! submit: `sbx.refused.<message id>`); media ids
 //! are `sbxm.<first 16 hex of the sha256>`, kept [`MEDIA_EXPIRY_MS`].
 
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
@@ -49,8 +50,8 @@ pub fn next(last: &str, recipient: &str) -> Option<&'static str> {
     }
 }
 
-/// Why a submit to `recipient` fails, if it does.
-pub fn refusal(recipient: &str) -> Option<ProviderError> {
+/// Why a submit of `message_id` to `recipient` fails, if it does.
+pub fn refusal(recipient: &str, message_id: &str) -> Option<ProviderError> {
     if recipient.ends_with(OUTAGE_SUFFIX) {
         return Some(ProviderError { code: "provider_down".into(), message: "the provider is not answering; try again later".into(), retryable: true, reference: None });
     }
@@ -58,8 +59,8 @@ pub fn refusal(recipient: &str) -> Option<ProviderError> {
         code: "invalid_recipient".into(),
         message: "the provider does not accept messages to this recipient".into(),
         retryable: false,
-        // Like a real provider's id of the refused request.
-        reference: Some(format!("sbx.refused.{}", ids::uuid_v7())),
+        // Like a real provider's id of the refused request (deterministic).
+        reference: Some(format!("sbx.refused.{message_id}")),
     })
 }
 
@@ -95,7 +96,7 @@ impl Guest for Sandbox {
     }
 
     fn submit(m: OutboundMessage) -> Result<String, ProviderError> {
-        match refusal(&m.recipient) {
+        match refusal(&m.recipient, &m.message_id) {
             Some(e) => Err(e),
             None => Ok(format!("sbx.{}", ids::uuid_v7())),
         }
@@ -133,9 +134,9 @@ mod tests {
         assert_eq!(life("+15550001234"), ["accepted", "sent", "delivered", "read"]);
         assert_eq!(life("+15550000000"), ["accepted", "failed"]);
         assert_eq!(life("+15550001111"), ["accepted", "sent", "delivered"]);
-        assert!(refusal("+15550002222").is_some_and(|e| !e.retryable));
-        assert!(refusal("+15550003333").is_some_and(|e| e.retryable));
-        assert!(refusal("+15550001234").is_none());
+        assert!(refusal("+15550002222", "m1").is_some_and(|e| !e.retryable && e.reference.as_deref() == Some("sbx.refused.m1")));
+        assert!(refusal("+15550003333", "m1").is_some_and(|e| e.retryable && e.reference.is_none()));
+        assert!(refusal("+15550001234", "m1").is_none());
         assert_eq!(report("failed").failure.unwrap().code, "recipient_unreachable");
         assert!(report("sent").failure.is_none());
     }
