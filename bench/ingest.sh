@@ -32,7 +32,7 @@ run_size() { # MB
   local mb=$1 data port pid
   data=$(mktemp -d)
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  $BIN serve --listen 127.0.0.1:$port --data-dir "$data" 2>/dev/null &
+  SWITCHBOARD_RATE_LIMIT_KEY=0 SWITCHBOARD_RATE_LIMIT_BUSINESS=0 $BIN serve --listen 127.0.0.1:$port --data-dir "$data" 2>/dev/null &
   pid=$!
   for _ in $(seq 1 300); do curl -sf http://127.0.0.1:$port/api/v1/openapi.json >/dev/null && break; sleep 0.1; done
   local biz key

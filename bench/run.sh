@@ -31,7 +31,9 @@ HELLO_BIN=${CARGO_TARGET_DIR:-target}/release/bench-hello
 
 DATA=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-$BIN serve --listen 127.0.0.1:$PORT --data-dir "$DATA" --bench-baseline 2>/dev/null &
+# Rate limits and the in-flight bound off: the bench measures the request path.
+SWITCHBOARD_RATE_LIMIT_KEY=0 SWITCHBOARD_RATE_LIMIT_BUSINESS=0 SWITCHBOARD_MAX_IN_FLIGHT=0 \
+  $BIN serve --listen 127.0.0.1:$PORT --data-dir "$DATA" --bench-baseline 2>/dev/null &
 PID=$!
 HELLO_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 $HELLO_BIN 127.0.0.1:$HELLO_PORT >/dev/null &

@@ -171,7 +171,13 @@ pub fn document() -> Result<Value, String> {
                 "x-scopes": scopes
             }},
             "responses": {"Failure": {
-                "description": "The failure envelope.",
+                "description": "The failure envelope. 429 rate_limit (`rate_limited`): the API key's or the business's requests per second are used up; retry after `Retry-After` seconds. 503 capacity (`overloaded`): the service is at its bound of requests in flight; retry after `Retry-After`.",
+                "headers": {
+                    "Retry-After": {"description": "Seconds to wait before retrying (429, and 503 when it is worth retrying soon).", "schema": {"type": "integer", "minimum": 0}},
+                    "RateLimit-Limit": {"description": "Requests the tighter of the caller's buckets (API key, business) holds when full (IETF RateLimit header fields draft). Also on successful answers.", "schema": {"type": "integer", "minimum": 0}},
+                    "RateLimit-Remaining": {"description": "Requests left in that bucket now.", "schema": {"type": "integer", "minimum": 0}},
+                    "RateLimit-Reset": {"description": "Seconds until that bucket is full again.", "schema": {"type": "integer", "minimum": 0}}
+                },
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/FailureEnvelope"}}}
             }}
         }

@@ -11,6 +11,7 @@ mod db;
 mod download;
 mod engine;
 mod jobs;
+mod limits;
 mod logging;
 mod metrics;
 mod outbound;
@@ -137,6 +138,15 @@ struct ServeArgs {
     /// Background steps that call out running at once (one business gets at most half).
     #[arg(long, env = "SWITCHBOARD_JOB_CONCURRENCY", value_name = "N", default_value = "16", value_parser = clap::value_parser!(u16).range(1..=256))]
     job_concurrency: u16,
+    /// API requests per second per API key (bursts of twice that); 0 turns it off.
+    #[arg(long, env = "SWITCHBOARD_RATE_LIMIT_KEY", value_name = "N", default_value = "100")]
+    rate_limit_key: u32,
+    /// API requests per second per business, all its keys together (bursts of twice that); 0 turns it off.
+    #[arg(long, env = "SWITCHBOARD_RATE_LIMIT_BUSINESS", value_name = "N", default_value = "200")]
+    rate_limit_business: u32,
+    /// API requests in the service at once; beyond it, 503 overloaded at once. 0 turns it off.
+    #[arg(long, env = "SWITCHBOARD_MAX_IN_FLIGHT", value_name = "N", default_value = "1024")]
+    max_in_flight: usize,
     /// What an answered change survives.
     #[arg(long, env = "SWITCHBOARD_DURABILITY", value_enum, default_value = "normal")]
     durability: DurabilityArg,
@@ -381,6 +391,11 @@ fn serve(args: ServeArgs) -> Result<()> {
         upload_sweep_after: Duration::from_millis(args.upload_sweep_after_ms),
         shutdown_timeout: Duration::from_millis(args.shutdown_timeout_ms),
         runner,
+        limits: limits::Settings {
+            per_key_per_second: args.rate_limit_key,
+            per_business_per_second: args.rate_limit_business,
+            max_in_flight: args.max_in_flight,
+        },
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(256).build()?;
     let served = runtime.block_on(server::serve(app, settings));

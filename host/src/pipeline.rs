@@ -160,7 +160,23 @@ pub struct Write {
     request_id: String,
 }
 
+impl Read {
+    pub fn key_id(&self) -> Option<&str> {
+        self.admitted.key_id.as_deref()
+    }
+    pub fn business_id(&self) -> Option<&str> {
+        self.admitted.business_id.as_deref()
+    }
+}
+
 impl Write {
+    pub fn key_id(&self) -> Option<&str> {
+        self.admitted.key_id.as_deref()
+    }
+    pub fn business_id(&self) -> Option<&str> {
+        self.admitted.business_id.as_deref()
+    }
+
     /// The URLs this mutation would make the service call out to (empty for
     /// most operations; see `Operation::outbound_url_fields`).
     pub fn outbound_targets(&self) -> Vec<String> {

@@ -211,8 +211,13 @@ pub(crate) async fn answer(
         Err(_) => return refuse(Failure::internal("the request failed inside the service")),
     };
     let operation = admitted.op.id;
+    let rate_headers = match shared.limits.admit(admitted.key_id.as_deref(), admitted.business_id.as_deref()) {
+        Ok(h) => h,
+        Err(f) => return refuse_draining(f, body).await,
+    };
     let with_op = |mut a: Answer| {
         a.operation = operation;
+        a.headers.extend(rate_headers.iter().cloned());
         a
     };
     if let Some(f) = form_encoded(parts.headers.get("content-type")) {
@@ -269,7 +274,7 @@ pub(crate) async fn answer(
     match tokio::task::spawn_blocking(move || s.app.handle_staged(admitted, &staged, &rid)).await {
         Ok(a) => {
             stager.armed = false;
-            a
+            with_op(a)
         }
         Err(_) => {
             stager.discard().await;

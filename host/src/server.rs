@@ -40,6 +40,8 @@ pub(crate) struct Shared {
     pub(crate) staging: crate::staging::Writer,
     /// Feeds the writer thread (group commit of mutations).
     writes: std::sync::mpsc::Sender<QueuedWrite>,
+    /// Rate limits and the bound on requests in flight.
+    pub(crate) limits: crate::limits::Limits,
 }
 
 /// A mutation waiting for the writer thread, and where its answer goes.
@@ -91,15 +93,22 @@ pub struct Settings {
     /// still calling out.
     pub shutdown_timeout: Duration,
     pub runner: crate::jobs::RunnerConfig,
+    pub limits: crate::limits::Settings,
 }
 
 pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
-    let Settings { addr, upload_sweep_after, shutdown_timeout, runner } = settings;
+    let Settings { addr, upload_sweep_after, shutdown_timeout, runner, limits } = settings;
     let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("--listen {addr}: {e}"))?;
     let local = listener.local_addr()?;
     crate::logging::line("info", &format!("listening on http://{local}"));
     let (writes, write_queue) = std::sync::mpsc::channel();
-    let shared = Arc::new(Shared { app, permits: Semaphore::new(crate::engine::MAX_INSTANCES as usize), staging: crate::staging::Writer::start(), writes });
+    let shared = Arc::new(Shared {
+        app,
+        permits: Semaphore::new(crate::engine::MAX_INSTANCES as usize),
+        staging: crate::staging::Writer::start(),
+        writes,
+        limits: crate::limits::Limits::new(limits),
+    });
     start_writer(shared.clone(), write_queue);
 
     let janitor = shared.clone();
@@ -111,6 +120,7 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
                     crate::pipeline::purge_expired_idempotency(&j.app.db);
                 }
                 crate::staging::sweep(&j.app.db, upload_sweep_after);
+                j.limits.forget_idle();
             })
             .await;
             tokio::time::sleep(MAINTENANCE_EVERY).await;
@@ -294,6 +304,11 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
         let ready = tokio::task::spawn_blocking(move || storage_ready(&s.app.db)).await.unwrap_or_else(|_| Err("the readiness check failed".into()));
         return probe(ready, "readyz", request_id);
     }
+    // Load shedding: a bounded number of API requests in the service.
+    let _slot = match shared.limits.enter() {
+        Ok(slot) => slot,
+        Err(f) => return Answer::failure(&f, request_id),
+    };
     let header = |name: &str| req.headers().get(name).map(|v| v.to_str().map(String::from));
     let authorization = match header("authorization") {
         Some(Err(_)) => return Answer::failure(&Failure::authentication("the Authorization header is not valid text"), request_id),
@@ -355,7 +370,25 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
     // quick: it runs here. Component calls never run on a tokio worker: the
     // sync WASI bindings a guest prints through (a panic message, say)
     // block on a runtime of their own, which panics inside a worker.
-    match work.prepare(shared, request_id) {
+    let prepared = work.prepare(shared, request_id);
+    let rate_headers = match &prepared {
+        Prepared::Done(_) => Ok(Vec::new()),
+        Prepared::Read(r) => shared.limits.admit(r.key_id(), r.business_id()),
+        Prepared::Write(w) => shared.limits.admit(w.key_id(), w.business_id()),
+    };
+    let rate_headers = match rate_headers {
+        Ok(h) => h,
+        Err(f) => return Answer::failure(&f, request_id),
+    };
+    let mut answer = run_prepared(shared, prepared, request_id).await;
+    answer.headers.extend(rate_headers);
+    answer
+}
+
+/// Runs an admitted request: a read on a blocking thread, a mutation on
+/// the writer thread.
+async fn run_prepared(shared: &Arc<Shared>, prepared: Prepared, request_id: &str) -> Answer {
+    match prepared {
         Prepared::Done(answer) => answer,
         Prepared::Read(read) => {
             let shared2 = shared.clone();

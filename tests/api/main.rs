@@ -11,6 +11,7 @@ mod faults;
 mod harness;
 mod inbound;
 mod jobs;
+mod limits;
 mod logging;
 mod messaging;
 mod participants;
