@@ -448,7 +448,18 @@ pub static OPERATIONS: &[Operation] = &[
     op!(54, Get, "/campaigns/{campaignId}/exports", "exportCampaign", "Export one conclusion per contact as CSV",
         scopes: ["campaigns:read", "communications:read", "contacts:read"], cond: NONE, idem: false, Campaigns, Query,
         query: &[BUSINESS, uuid_param("summaryRunId", true, "A completed or partial summary run.")], req: None, resp: Raw("text/csv; charset=utf-8"), status: [200]),
+    // Ours, beyond the contract's 54 (see CONTRACT_OPERATIONS).
+    op!(55, Get, "/webhook-subscriptions/{subscriptionId}/deliveries", "listWebhookDeliveries", "List a subscription's delivery attempts, newest first",
+        scopes: ["webhooks:read"], cond: NONE, idem: false, Webhooks, Query,
+        query: &[BUSINESS, CURSOR, LIMIT, QueryParam { name: "eventId", required: false, schema: r#"{"type":"string","minLength":1,"maxLength":200}"#, description: "Only the attempts of this event." }],
+        req: None, resp: Json("WebhookDeliveryList"), status: [200]),
+    op!(56, Post, "/webhook-subscriptions/{subscriptionId}/redeliver", "redeliverWebhookEvent", "Send one logged event to the subscription again",
+        scopes: ["webhooks:write"], cond: NONE, idem: false, Webhooks, Body, query: &[], req: Some("WebhookRedeliver"), resp: Json("WebhookRedelivery"), status: [202]),
 ];
+
+/// The contract's operations are the first rows (1-54); the rows after
+/// them are operations of ours the contract does not list.
+pub const CONTRACT_OPERATIONS: usize = 54;
 
 /// The result of matching a method and path against the table.
 pub enum RouteMatch {
@@ -535,15 +546,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn table_has_all_54_operations_in_order() {
-        assert_eq!(OPERATIONS.len(), 54);
+    fn table_has_all_54_operations_in_order_then_ours() {
+        assert_eq!(OPERATIONS.len(), CONTRACT_OPERATIONS + 2);
         for (i, op) in OPERATIONS.iter().enumerate() {
             assert_eq!(op.number as usize, i + 1, "{}", op.id);
         }
         let mut ids: Vec<_> = OPERATIONS.iter().map(|o| o.id).collect();
         ids.sort();
         ids.dedup();
-        assert_eq!(ids.len(), 54, "operationIds are unique");
+        assert_eq!(ids.len(), OPERATIONS.len(), "operationIds are unique");
     }
 
     #[test]

@@ -211,3 +211,82 @@ fn public_only_refuses_special_purpose_targets_where_set_and_where_used() {
     assert!(error.contains("not a public address"), "{error}");
     assert!(rx.got().is_empty());
 }
+
+/// The delivery log (newest first, paged, by event) and redelivery on
+/// demand: the same event id and body, the next retryNumber, the current
+/// secret; scopes `webhooks:read` / `webhooks:write`; tenancy; revoked
+/// subscriptions keep their log but take no redelivery.
+#[test]
+fn the_delivery_log_lists_attempts_and_an_event_is_redelivered_on_demand() {
+    let c = setup(&[]);
+    let rx = Receiver::start();
+    rx.script(vec![Reply::Status(500)]);
+    let (sub, secret) = c.subscribe(&rx.url());
+    let event = inbound(&c.dir.0, "+15550009010", "log me");
+    let got = rx.wait_for(2);
+    assert_eq!(got[1].json()["retryNumber"], 1);
+    let log_path = |q: &str| format!("{SUBS}/{sub}/deliveries?businessId={}{q}", c.t.business);
+    let attempts = poll("two logged attempts", || {
+        let r = c.s.as_key(&c.t.key).get(&log_path(""));
+        let a = r.assert_ok(200)["attempts"].as_array().unwrap().clone();
+        (a.len() == 2).then_some(a)
+    });
+    // Newest first.
+    assert_eq!(attempts[0]["retryNumber"], 1);
+    assert_eq!(attempts[0]["outcome"], "delivered");
+    assert_eq!(attempts[0]["statusCode"], 200);
+    assert_eq!(attempts[0]["error"], Value::Null);
+    assert_eq!(attempts[1]["retryNumber"], 0);
+    assert_eq!(attempts[1]["outcome"], "rejected");
+    assert_eq!(attempts[1]["statusCode"], 500);
+    for a in &attempts {
+        assert_eq!(a["eventId"], json!(event));
+        assert_eq!(a["eventType"], "chatapp.message.received");
+        assert!(a["latencyMs"].as_i64().is_some_and(|ms| ms >= 0), "{a}");
+        assert!(a["attemptedAt"].as_str().unwrap().ends_with('Z'));
+    }
+    // Paged.
+    let page = c.s.as_key(&c.t.key).get(&log_path("&limit=1"));
+    let cursor = page.assert_ok(200)["nextCursor"].as_str().unwrap().to_string();
+    assert_eq!(page.data()["attempts"][0]["retryNumber"], 1);
+    let rest = c.s.as_key(&c.t.key).get(&log_path(&format!("&limit=1&cursor={cursor}")));
+    assert_eq!(rest.assert_ok(200)["attempts"][0]["retryNumber"], 0);
+    assert_eq!(rest.data()["nextCursor"], Value::Null);
+    // By event.
+    let none = c.s.as_key(&c.t.key).get(&log_path("&eventId=no-such-event"));
+    assert_eq!(none.assert_ok(200)["attempts"], json!([]));
+
+    // Redeliver: the same event, the next retryNumber, signed.
+    let redeliver = |key: &str, event_id: &str| c.s.as_key(key).post(&format!("{SUBS}/{sub}/redeliver"), &json!({"businessId": c.t.business, "eventId": event_id}));
+    let r = redeliver(&c.t.key, &event);
+    let d = r.assert_ok(202);
+    assert_eq!((d["eventId"].as_str(), d["retryNumber"].as_i64(), d["status"].as_str()), (Some(event.as_str()), Some(2), Some("active")));
+    let got = rx.wait_for(3);
+    assert!(verify(&got[2], &secret));
+    let body = got[2].json();
+    assert_eq!(body["eventId"], json!(event));
+    assert_eq!(body["retryNumber"], 2);
+    assert_eq!(body["message"], got[0].json()["message"], "the same event body");
+    poll("the redelivery logged", || {
+        let a = c.s.as_key(&c.t.key).get(&log_path(&format!("&eventId={event}"))).data()["attempts"].as_array().unwrap().clone();
+        (a.len() == 3 && a[0]["retryNumber"] == 2 && a[0]["outcome"] == "delivered").then_some(())
+    });
+    redeliver(&c.t.key, "no-such-event").assert_failure(404, "not_found");
+    assert_eq!(redeliver(&c.t.key, "no-such-event").code(), "event_not_found");
+
+    // Scopes: reading the log needs webhooks:read, redelivering webhooks:write.
+    let reader = admin(&c.dir.0, &["key", "create", "--business", &c.t.business, "--scopes", "webhooks:read"])["apiKey"].as_str().unwrap().to_string();
+    let writer = admin(&c.dir.0, &["key", "create", "--business", &c.t.business, "--scopes", "webhooks:write"])["apiKey"].as_str().unwrap().to_string();
+    c.s.as_key(&reader).get(&log_path("")).assert_ok(200);
+    redeliver(&reader, &event).assert_failure(403, "authorization");
+    c.s.as_key(&writer).get(&log_path("")).assert_failure(403, "authorization");
+    // Another business sees no such subscription.
+    let other = tenant(&c.dir.0, "all");
+    let r = c.s.as_key(&other.key).get(&format!("{SUBS}/{sub}/deliveries?businessId={}", other.business));
+    assert_eq!(r.assert_failure(404, "not_found").code(), "subscription_not_found");
+
+    // Revoked: the log stays readable, redelivery is refused.
+    c.s.as_key(&c.t.key).send("DELETE", &format!("{SUBS}/{sub}?businessId={}", c.t.business), None).assert_ok(200);
+    assert_eq!(c.s.as_key(&c.t.key).get(&log_path("")).data()["attempts"].as_array().unwrap().len(), 3);
+    assert_eq!(redeliver(&c.t.key, &event).assert_failure(409, "conflict").code(), "subscription_revoked");
+}

@@ -53,6 +53,11 @@ pub struct Delivery {
     pub attempt: u64,
     #[serde(default)]
     pub payload: Value,
+    /// The `retryNumber` this delivery started at: 0, or, for a redelivery
+    /// on demand, one past the event's last attempt. The retry schedule
+    /// counts from here.
+    #[serde(default)]
+    pub first_attempt: u64,
 }
 
 /// True when a subscription's `events_json` includes `event_type`.
@@ -75,7 +80,7 @@ pub fn fan_out(biz: &str, channel: &str, sender_id: &str, event_type: &str, even
         &[biz.into(), channel.into(), sender_id.into()],
     )?;
     for s in subscriptions.iter().filter(|s| wants(&s.text(1), event_type)) {
-        let delivery = Delivery { subscription_id: s.text(0), event_id: event_id.to_string(), attempt: 0, payload: payload.clone() };
+        let delivery = Delivery { subscription_id: s.text(0), event_id: event_id.to_string(), attempt: 0, payload: payload.clone(), first_attempt: 0 };
         job::enqueue(biz, &WebhooksJob::Deliver(delivery))?;
     }
     Ok(())

@@ -13,14 +13,24 @@ pub const MAX_LIMIT: u32 = 200;
 /// ORDER BY or LIMIT) for the page the request's `cursor` and `limit` ask
 /// for, ordered by `id_column`. Returns the rows and the next page's cursor
 /// (None on the last page).
-pub fn by_id(req: &Request, select: &str, mut params: Vec<Value>, id_column: &str) -> HResult<(Vec<Row>, Option<String>)> {
+pub fn by_id(req: &Request, select: &str, params: Vec<Value>, id_column: &str) -> HResult<(Vec<Row>, Option<String>)> {
+    ordered(req, select, params, id_column, false)
+}
+
+/// Like [`by_id`], newest first (a log).
+pub fn by_id_newest_first(req: &Request, select: &str, params: Vec<Value>, id_column: &str) -> HResult<(Vec<Row>, Option<String>)> {
+    ordered(req, select, params, id_column, true)
+}
+
+fn ordered(req: &Request, select: &str, mut params: Vec<Value>, id_column: &str, newest_first: bool) -> HResult<(Vec<Row>, Option<String>)> {
     let limit = req::limit(req, DEFAULT_LIMIT, MAX_LIMIT)?;
+    let (past, direction) = if newest_first { ("<", "DESC") } else { (">", "ASC") };
     let mut sql = select.to_string();
     if let Some(c) = req::query_nonempty(req, "cursor").map(Cursor::parse).transpose()? {
         params.push(c.id.to_ascii_lowercase().into());
-        sql += &format!(" AND {id_column} > ?{}", params.len());
+        sql += &format!(" AND {id_column} {past} ?{}", params.len());
     }
-    sql += &format!(" ORDER BY {id_column} LIMIT {}", limit + 1);
+    sql += &format!(" ORDER BY {id_column} {direction} LIMIT {}", limit + 1);
     let mut rows = db::query(&sql, &params)?;
     let next = if rows.len() > limit as usize {
         rows.truncate(limit as usize);

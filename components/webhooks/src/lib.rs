@@ -1,4 +1,5 @@
-//! The webhooks area (spec operations 2-6): webhook subscriptions of
+//! The webhooks area (spec operations 2-6, and our 55-56: the delivery log
+//! and redelivery, `deliveries.rs`): webhook subscriptions of
 //! external automation for a connected chatapp phone number or photoapp
 //! account ([`handle`]), and their delivery ([`jobs`], kind
 //! `webhooks.deliver`, run by the dispatcher: signing, retries, the
@@ -32,6 +33,7 @@
 pub mod jobs;
 pub mod rules;
 
+mod deliveries;
 mod subscriptions;
 
 use switchboard_guest::{fail, HResult, Request, Success};
@@ -44,6 +46,8 @@ pub fn handle(req: Request) -> HResult<Success> {
         "updateWebhookSubscription" => subscriptions::update(&req),
         "revokeWebhookSubscription" => subscriptions::revoke(&req),
         "rotateWebhookSigningSecret" => subscriptions::rotate(&req),
+        "listWebhookDeliveries" => deliveries::list(&req),
+        "redeliverWebhookEvent" => deliveries::redeliver(&req),
         other => Err(fail::not_implemented(other)),
     }
 }

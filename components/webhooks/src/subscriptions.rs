@@ -21,11 +21,11 @@ use crate::rules::{self, quote};
 pub const SUB_COLS: &str = "id, business_id, channel, phone_number_id, provider_account_id, callback_url, events_json, status, \
                             external_automation, secret_last4, created_at, updated_at, revoked_at";
 
-fn not_found() -> Failure {
+pub(crate) fn not_found() -> Failure {
     fail::not_found("subscription_not_found", "webhook subscription not found")
 }
 
-fn revoked(id: &str) -> Failure {
+pub(crate) fn revoked(id: &str) -> Failure {
     fail::conflict("subscription_revoked", format!("webhook subscription `{id}` is revoked; revocation is permanent, create a new subscription"))
 }
 
@@ -49,12 +49,12 @@ fn render(r: &Row) -> J {
 }
 
 /// The subscription `id` of the business (any status), or 404.
-fn load(biz: &str, id: &str) -> HResult<Row> {
+pub(crate) fn load(biz: &str, id: &str) -> HResult<Row> {
     db::query_one(&format!("SELECT {SUB_COLS} FROM webhook_subscriptions WHERE business_id = ?1 AND id = ?2"), &[biz.into(), id.into()])?
         .ok_or_else(not_found)
 }
 
-fn path_id(req: &Request) -> HResult<&str> {
+pub(crate) fn path_id(req: &Request) -> HResult<&str> {
     req::path_uuid(req, "subscriptionId", "subscription_not_found", "webhook subscription")
 }
 

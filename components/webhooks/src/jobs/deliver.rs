@@ -53,7 +53,8 @@ pub fn run(job: &Job, outbox: Delivery) -> Outcome {
     match jobs::begin_effect(&key) {
         Ok(EffectStart::Fresh) => {}
         Ok(EffectStart::StartedBefore) => {
-            record_attempt(job, &sub_id, &event_id, attempt, None, Some("interrupted: the outcome of this attempt is unknown"));
+            let outcome = Attempted { status: None, error: Some("interrupted: the outcome of this attempt is unknown"), latency_ms: None };
+            record_attempt(job, &outbox, outcome);
             return next_attempt(outbox, attempt);
         }
         // Another node owns the job now; nothing of this step commits.
@@ -71,12 +72,14 @@ pub fn run(job: &Job, outbox: Delivery) -> Outcome {
         ("X-Service-Contract-Version".to_string(), CONTRACT_VERSION.to_string()),
         ("Idempotency-Key".to_string(), key),
     ];
+    let sent_at = clock::now_ms();
     let result = http_out::post(&url, &headers, &body);
-    let (status, error) = match &result {
-        Ok(code) => (Some(*code as i64), None),
-        Err(e) => (None, Some(e.clone())),
+    let latency_ms = Some(clock::now_ms().saturating_sub(sent_at) as i64);
+    let outcome = match &result {
+        Ok(code) => Attempted { status: Some(*code as i64), error: None, latency_ms },
+        Err(e) => Attempted { status: None, error: Some(e.as_str()), latency_ms },
     };
-    record_attempt(job, &sub_id, &event_id, attempt, status, error.as_deref());
+    record_attempt(job, &outbox, outcome);
     if matches!(result, Ok(code) if (200..300).contains(&code)) {
         return Outcome::Done;
     }
@@ -94,7 +97,7 @@ fn delivery_key(job: &Job, attempt: u64) -> String {
 /// delay, or dead when the schedule has run out.
 fn next_attempt(mut outbox: Delivery, attempt: u64) -> Outcome {
     let delays = http_out::policy().retry_delays_ms;
-    match delays.get(attempt as usize) {
+    match delays.get(attempt.saturating_sub(outbox.first_attempt) as usize) {
         Some(delay) => {
             outbox.attempt = attempt + 1;
             hold(outbox, jitter(*delay))
@@ -140,19 +143,37 @@ fn jitter(delay: u64) -> u64 {
     (delay as i64 + spread * (r - 32768) / 32768).max(0) as u64
 }
 
-fn record_attempt(job: &Job, sub: &str, event: &str, attempt: u64, status: Option<i64>, error: Option<&str>) {
+/// What one attempt came to.
+struct Attempted<'a> {
+    /// The receiver's status code; none when there was no response.
+    status: Option<i64>,
+    /// Why there was no response (refused, connection, timeout, interrupted).
+    error: Option<&'a str>,
+    /// From sending to the answer or the error; none when interrupted.
+    latency_ms: Option<i64>,
+}
+
+/// The delivery log's row of one attempt. The delivery's first attempt also
+/// keeps the event, so it can be redelivered on demand.
+fn record_attempt(job: &Job, outbox: &Delivery, a: Attempted) {
+    use switchboard_guest::Value as V;
+    let event_type = outbox.payload.get("eventType").and_then(Value::as_str).unwrap_or_default();
+    let payload = (outbox.attempt == outbox.first_attempt).then(|| outbox.payload.to_string());
     let r = db::execute(
-        "INSERT INTO webhook_attempts (id, business_id, subscription_id, event_id, retry_number, status_code, error, attempted_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT INTO webhook_attempts (id, business_id, subscription_id, event_id, retry_number, status_code, error, attempted_at, \
+         event_type, latency_ms, payload_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         &[
             ids::uuid_v7().into(),
             job.business_id.as_str().into(),
-            sub.into(),
-            event.into(),
-            (attempt as i64).into(),
-            status.map(Into::into).unwrap_or(switchboard_guest::Value::Null),
-            error.map(Into::into).unwrap_or(switchboard_guest::Value::Null),
+            outbox.subscription_id.as_str().into(),
+            outbox.event_id.as_str().into(),
+            (outbox.attempt as i64).into(),
+            a.status.map(Into::into).unwrap_or(V::Null),
+            a.error.map(Into::into).unwrap_or(V::Null),
             clock::now_rfc3339().into(),
+            event_type.into(),
+            a.latency_ms.map(Into::into).unwrap_or(V::Null),
+            payload.map(Into::into).unwrap_or(V::Null),
         ],
     );
     if r.is_err() {

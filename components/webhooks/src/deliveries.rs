@@ -1,0 +1,104 @@
+//! listWebhookDeliveries and redeliverWebhookEvent (operations of ours beyond
+//! the contract's 54): a subscription's delivery log, newest first, and one
+//! event sent again on demand.
+//!
+//! The log is `webhook_attempts`, written by the delivery job: one row per
+//! attempt with the event's id and type, its `retryNumber`, the time, the
+//! receiver's status code or the network error, and the latency. The first
+//! attempt of a delivery also keeps the event (without `retryNumber`), which
+//! is what a redelivery sends: the same `eventId` and body, signed with the
+//! subscription's current secret, `retryNumber` one past the event's last
+//! attempt, on a fresh retry schedule, after the subscription's earlier
+//! deliveries (its delivery lane keeps their order).
+
+use serde::Deserialize;
+use serde_json::{json, Value as J};
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::events::{Delivery, WebhooksJob};
+use switchboard_guest::{fail, job, page, req, success, HResult, Request, Success};
+
+use crate::subscriptions::{load, path_id, revoked};
+
+fn outcome(status: Option<i64>, error: Option<&str>) -> &'static str {
+    match (status, error) {
+        (Some(s), _) if (200..300).contains(&s) => "delivered",
+        (Some(_), _) => "rejected",
+        (None, Some(e)) if e.starts_with("interrupted") => "interrupted",
+        _ => "failed",
+    }
+}
+
+/// One page of the subscription's attempts, newest first; `eventId`
+/// narrows it to one event.
+pub fn list(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let id = path_id(req)?;
+    load(biz, id)?;
+    let mut sql = String::from(
+        "SELECT id, event_id, IFNULL(event_type, ''), retry_number, attempted_at, status_code, error, latency_ms \
+         FROM webhook_attempts WHERE business_id = ?1 AND subscription_id = ?2",
+    );
+    let mut params = vec![biz.into(), id.into()];
+    if let Some(event) = req::query_nonempty(req, "eventId") {
+        sql += " AND event_id = ?3";
+        params.push(event.into());
+    }
+    let (rows, next) = page::by_id_newest_first(req, &sql, params, "id")?;
+    let attempts: Vec<J> = rows
+        .iter()
+        .map(|r| {
+            let (status, error) = (r.opt_int(5), r.opt_text(6));
+            json!({
+                "id": r.text(0),
+                "eventId": r.text(1),
+                "eventType": r.text(2),
+                "retryNumber": r.int(3),
+                "attemptedAt": r.text(4),
+                "outcome": outcome(status, error.as_deref()),
+                "statusCode": status,
+                "error": error,
+                "latencyMs": r.opt_int(7),
+            })
+        })
+        .collect();
+    success(200, &json!({"attempts": attempts, "nextCursor": next}))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RedeliverBody {
+    event_id: String,
+}
+
+/// Queues the event again for this subscription: 202 with the
+/// `retryNumber` its first new attempt will carry.
+pub fn redeliver(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let id = path_id(req)?;
+    let sub = load(biz, id)?;
+    if sub.text(7) == "revoked" {
+        return Err(revoked(id));
+    }
+    let body: RedeliverBody = req::body(req)?;
+    let Some(event) = db::query_one(
+        "SELECT payload_json, (SELECT MAX(retry_number) FROM webhook_attempts \
+                               WHERE business_id = ?1 AND subscription_id = ?2 AND event_id = ?3) \
+         FROM webhook_attempts WHERE business_id = ?1 AND subscription_id = ?2 AND event_id = ?3 AND payload_json IS NOT NULL \
+         ORDER BY id LIMIT 1",
+        &[biz.into(), id.into(), body.event_id.as_str().into()],
+    )?
+    else {
+        return Err(fail::not_found(
+            "event_not_found",
+            format!("no delivery of event `{}` to this subscription is in its log", body.event_id.chars().take(80).collect::<String>()),
+        ));
+    };
+    let payload: J = serde_json::from_str(&event.text(0)).map_err(|_| fail::internal("logged_event_unreadable", "a logged event could not be read"))?;
+    let next = event.int(1) as u64 + 1;
+    let delivery = Delivery { subscription_id: id.to_string(), event_id: body.event_id.clone(), attempt: next, payload, first_attempt: next };
+    job::enqueue(biz, &WebhooksJob::Deliver(delivery))?;
+    success(
+        202,
+        &json!({"subscriptionId": id, "eventId": body.event_id, "retryNumber": next, "status": sub.text(7)}),
+    )
+}
