@@ -86,7 +86,8 @@ impl Gateway {
         let mut query_schemas = HashMap::new();
         for op in OPERATIONS {
             for q in op.query {
-                let s: Value = serde_json::from_str(q.schema).map_err(|e| format!("{}.{}: {e}", op.id, q.name))?;
+                let mut s: Value = serde_json::from_str(q.schema).map_err(|e| format!("{}.{}: {e}", op.id, q.name))?;
+                openapi::forbid_nul_in_strings(&mut s);
                 query_schemas.insert((op.id, q.name), s);
             }
             let raw_schemas = op.raw_body().map_or(&[][..], |r| r.media_types).iter().map(|(_, s)| *s);
@@ -355,7 +356,10 @@ fn nul_in(v: &Value, at: &str) -> Option<String> {
 }
 
 fn nul_refused(place: &str) -> Failure {
-    Failure::validation("nul_character", format!("{place} contains the NUL character (U+0000), which is not accepted in any text"))
+    // The place can hold the offending key itself: its control characters
+    // are shown escaped, so the message carries no NUL either.
+    let shown: String = place.chars().flat_map(|c| if c.is_control() { c.escape_unicode().collect::<Vec<_>>() } else { vec![c] }).collect();
+    Failure::validation("nul_character", format!("{shown} contains the NUL character (U+0000), which is not accepted in any text"))
 }
 
 fn check_business(key: &KeyRecord, where_: BusinessIn, query: &[(String, String)], body: Option<&Value>) -> Result<String, Failure> {

@@ -63,7 +63,8 @@ fn operation_object(op: &Operation) -> Value {
         }
     }
     for q in op.query {
-        let schema: Value = serde_json::from_str(q.schema).expect("query schema literal is JSON");
+        let mut schema: Value = serde_json::from_str(q.schema).expect("query schema literal is JSON");
+        forbid_nul_in_strings(&mut schema);
         params.push(json!({"name": q.name, "in": "query", "required": q.required, "schema": schema, "description": q.description}));
     }
     if op.method.is_mutation() && op.business_in != BusinessIn::Public {
@@ -141,10 +142,40 @@ fn operation_object(op: &Operation) -> Value {
     o
 }
 
+/// The pattern every free-text string gets: no NUL character (U+0000),
+/// which storage cannot hold and the service refuses (`nul_character`), so
+/// the document accepts no string the service refuses.
+pub const NO_NUL_PATTERN: &str = "^[^\\x00]*$";
+
+/// Gives every string schema without a `pattern`, `enum` or `const` the
+/// [`NO_NUL_PATTERN`], throughout `v` (component schemas, parameters).
+pub fn forbid_nul_in_strings(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            let is_string = match o.get("type") {
+                Some(Value::String(t)) => t == "string",
+                Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
+                _ => false,
+            };
+            if is_string && !o.contains_key("pattern") && !o.contains_key("enum") && !o.contains_key("const") {
+                o.insert("pattern".into(), Value::String(NO_NUL_PATTERN.into()));
+            }
+            for child in o.values_mut() {
+                forbid_nul_in_strings(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(forbid_nul_in_strings),
+        _ => {}
+    }
+}
+
 /// The whole document. Panics only if the embedded schema files are broken,
 /// which the gateway's unit tests catch before anything ships.
 pub fn document() -> Result<Value, String> {
     let mut schemas = component_schemas()?;
+    for schema in schemas.values_mut() {
+        forbid_nul_in_strings(schema);
+    }
     schemas.insert("Meta".into(), json!({
         "type": "object", "required": ["requestId"], "additionalProperties": false,
         "properties": {"requestId": {"type": "string", "format": "uuid"}}

@@ -244,11 +244,15 @@ const BUSINESS: QueryParam = QueryParam {
     schema: UUID,
     description: "The business the API key belongs to.",
 };
+/// Every string of this form is a position a list can resume from
+/// (`components/guest/src/cursor.rs` has the same pattern; a test below
+/// keeps the two equal), so the document accepts no cursor the service
+/// refuses.
 const CURSOR: QueryParam = QueryParam {
     name: "cursor",
     required: false,
-    schema: r#"{"type":"string","minLength":1,"maxLength":512}"#,
-    description: "Opaque cursor from the previous page's `nextCursor`.",
+    schema: r#"{"type":"string","pattern":"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\\.[0-9]{1,9})?Z~)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"}"#,
+    description: "The previous page's `nextCursor`, passed back unchanged.",
 };
 const LIMIT: QueryParam = QueryParam {
     name: "limit",
@@ -367,7 +371,7 @@ pub static OPERATIONS: &[Operation] = &[
     op!(24, Get, "/contacts", "listContacts", "List contacts",
         scopes: ["contacts:read"], cond: NONE, idem: false, Contacts, Query,
         query: &[BUSINESS, CURSOR, LIMIT,
-            QueryParam { name: "search", required: false, schema: r#"{"type":"string","minLength":1,"maxLength":64}"#, description: "Matches a mobile number; URL-encode the leading plus (%2B)." },
+            QueryParam { name: "search", required: false, schema: r#"{"type":"string","minLength":1,"maxLength":64,"pattern":"^[ .()-]*(?:\\+?[ .()-]*[0-9][0-9 .()-]*)?$"}"#, description: "Matches mobile numbers: `+digits` those starting with them, plain digits those containing them; spaces, dots, dashes and parentheses are ignored. URL-encode the leading plus (%2B)." },
             uuid_param("categoryId", false, "Only contacts of this category.")],
         req: None, resp: Json("ContactList"), status: [200]),
     op!(25, Post, "/contacts", "createContact", "Create a contact",
@@ -527,12 +531,14 @@ pub fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// Splits and decodes a query string. Returns None when an escape is broken.
+/// Splits and decodes a query string as `application/x-www-form-urlencoded`
+/// (what browsers and HTTP clients send): `+` is a space, `%2B` a plus.
+/// Returns None when an escape is broken.
 pub fn parse_query(q: &str) -> Option<Vec<(String, String)>> {
     let mut out = Vec::new();
     for pair in q.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        out.push((percent_decode(k)?, percent_decode(v)?));
+        out.push((percent_decode(&k.replace('+', " "))?, percent_decode(&v.replace('+', " "))?));
     }
     Some(out)
 }
@@ -555,6 +561,21 @@ mod tests {
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), OPERATIONS.len(), "operationIds are unique");
+    }
+
+    #[test]
+    fn a_query_plus_is_a_space_and_an_encoded_plus_a_plus() {
+        assert_eq!(parse_query("search=+1555&q=%2B44+7700").unwrap(), vec![("search".into(), " 1555".into()), ("q".into(), "+44 7700".into())]);
+        assert_eq!(parse_query("a=%zz"), None);
+    }
+
+    #[test]
+    fn the_cursor_pattern_is_the_guests() {
+        let schema: serde_json::Value = serde_json::from_str(CURSOR.schema).unwrap();
+        let source = include_str!("../../components/guest/src/cursor.rs");
+        let start = source.find("pub const PATTERN: &str = \"").unwrap() + "pub const PATTERN: &str = \"".len();
+        let literal = &source[start..start + source[start..].find("\";").unwrap()];
+        assert_eq!(schema["pattern"].as_str().unwrap(), literal.replace("\\\\", "\\"));
     }
 
     #[test]
@@ -617,11 +638,4 @@ mod tests {
         assert!(by_id("uploadMedia").unwrap().raw_body().is_none());
     }
 
-    #[test]
-    fn query_decoding_keeps_plus() {
-        let q = parse_query("search=%2B4470&x=+4470").unwrap();
-        assert_eq!(q[0].1, "+4470");
-        assert_eq!(q[1].1, "+4470");
-        assert!(parse_query("a=%zz").is_none());
-    }
 }

@@ -233,6 +233,17 @@ impl Validator {
                 }
             }
         }
+        if let Some(names) = s.get("propertyNames") {
+            for k in obj.keys() {
+                let mut wrong = Vec::new();
+                self.check(names, &Value::String(k.clone()), path, &mut wrong);
+                if !wrong.is_empty() {
+                    let rule = names.get("pattern").and_then(Value::as_str).map_or(String::new(), |p| format!(": keys must match {p}"));
+                    let shown: String = k.chars().take(80).collect();
+                    out.push(Violation::new(&join(path, k), "propertyNames", format!("{name} has a key `{shown}` that is not allowed{rule}")));
+                }
+            }
+        }
         for (k, val) in obj {
             let f = join(path, k);
             match props.and_then(|p| p.get(k)) {

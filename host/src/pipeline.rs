@@ -239,7 +239,9 @@ impl App {
         let component = op.component.name();
         if !self.components.has(component) {
             let mut answer = Answer::failure(
-                &Failure::new(501, "internal", "not_implemented", format!("{} is part of the contract but not built yet in this release", op.id)),
+                // Not a fault and not worth retrying: this build has no such
+                // component yet (a deployment matter, hence `configuration`).
+                &Failure::new(501, "configuration", "not_implemented", format!("{} is part of the contract but not built yet in this release", op.id)).retryable(false),
                 request_id,
             );
             answer.operation = op.id;

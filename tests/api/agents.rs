@@ -387,7 +387,10 @@ fn agent_bad_inputs_are_clear_4xx() {
     assert_invalid(&c.create(&c.a, body), "name");
     let mut body = chat("x");
     body["languageCode"] = json!("english please");
-    assert_code(&c.create(&c.a, body), 400, "validation", "invalid_language_code");
+    // The document's pattern states the rule, so the gateway refuses it.
+    let r = c.create(&c.a, body);
+    assert_code(&r, 400, "validation", "invalid_request");
+    assert_eq!(r.body["error"]["details"][0]["field"], "languageCode", "{}", r.text);
 
     // Voice settings.
     let vs = |settings: Value| {
@@ -535,7 +538,7 @@ fn update_archive_list_and_tenancy() {
     assert_invalid(&upd(json!({"channel": "voice", "name": "n".repeat(121), "instructions": "x"})), "name");
     upd(json!({"channel": "voice", "name": "n".repeat(120), "instructions": "x"})).assert_ok(200);
     assert_invalid(&upd(json!({"channel": "voice", "name": "x", "instructions": words(20_001)})), "instructions");
-    assert_code(&upd(json!({"channel": "chatapp", "name": "x", "instructions": "x"})), 400, "validation", "channel_immutable");
+    assert_code(&upd(json!({"channel": "chatapp", "name": "x", "instructions": "x"})), 409, "conflict", "channel_immutable");
     assert_code(
         &upd(json!({"channel": "voice", "name": "x", "instructions": "x", "dataSourceVariables": [{"sourceId": contacts, "fieldKey": "name", "alias": "n"}]})),
         400,
@@ -590,7 +593,8 @@ fn update_archive_list_and_tenancy() {
     assert_eq!(seen[0].1, "archived");
     assert!(seen[1..].iter().all(|(_, s)| s == "active"));
     let r = c.get(&c.a, "/api/v1/agents?cursor=not-a-cursor");
-    assert_code(&r, 400, "validation", "invalid_cursor");
+    assert_code(&r, 400, "validation", "invalid_request");
+    assert_eq!(r.body["error"]["details"][0]["field"], "cursor", "{}", r.text);
 }
 
 #[test]
@@ -617,7 +621,7 @@ fn channel_assignments() {
     // Without a phone number: the first connected one.
     assert_eq!(c.get(&c.a, "/api/v1/channels/assignments?channel=chatapp").assert_ok(200)["phoneNumberId"], "pn-1");
     // B's number is not A's.
-    assert_code(&c.get(&c.a, "/api/v1/channels/assignments?channel=chatapp&phoneNumberId=pn-b"), 400, "validation", "phone_number_not_connected");
+    assert_code(&c.get(&c.a, "/api/v1/channels/assignments?channel=chatapp&phoneNumberId=pn-b"), 404, "not_found", "phone_number_not_connected");
     assert_invalid(&c.get(&c.a, "/api/v1/channels/assignments"), "channel");
     let v = c.get(&c.a, "/api/v1/channels/assignments?channel=voice");
     assert_eq!(v.assert_ok(200)["assignableAgents"][0]["id"], json!(voice_agent));
@@ -636,16 +640,16 @@ fn channel_assignments() {
 
     // Bad assignments.
     assert_code(&put(json!({"channel": "chatapp", "aiAgentId": agent})), 400, "validation", "phone_number_id_required");
-    assert_code(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-9", "aiAgentId": agent})), 400, "validation", "phone_number_not_connected");
-    assert_code(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-b", "aiAgentId": agent})), 400, "validation", "phone_number_not_connected");
+    assert_code(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-9", "aiAgentId": agent})), 404, "not_found", "phone_number_not_connected");
+    assert_code(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-b", "aiAgentId": agent})), 404, "not_found", "phone_number_not_connected");
     assert_code(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-1", "aiAgentId": voice_agent})), 400, "validation", "agent_channel_mismatch");
     assert_code(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-1", "aiAgentId": b_agent})), 404, "not_found", "agent_not_found");
     assert_code(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-1", "providerAccountId": "ig-1"})), 400, "validation", "provider_account_id_not_allowed");
     for ch in ["sms", "voice", "other"] {
         let r = put(json!({"channel": ch, "phoneNumberId": "pn-1", "aiAgentId": agent}));
-        assert_code(&r, 400, "validation", "channel_assignment_not_supported");
+        assert_code(&r, 409, "configuration", "channel_assignment_not_supported");
     }
-    assert_code(&put(json!({"channel": "sms"})), 400, "validation", "channel_assignment_not_supported");
+    assert_code(&put(json!({"channel": "sms"})), 409, "configuration", "channel_assignment_not_supported");
     assert_invalid(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-1", "aiAgentId": "not-a-uuid"})), "aiAgentId");
     // None of those changed the assignment.
     assert_eq!(c.get(&c.a, "/api/v1/channels/assignments?channel=chatapp&phoneNumberId=pn-1").assert_ok(200)["aiAgentId"], json!(agent));
@@ -669,10 +673,10 @@ fn channel_assignments() {
     let before = c.get(&c.a, "/api/v1/agents?limit=200").assert_ok(200)["agents"].as_array().unwrap().len();
     let mut b = chat("Nowhere");
     b["assignment"] = json!({"phoneNumberId": "pn-b"});
-    assert_code(&c.create(&c.a, b), 400, "validation", "phone_number_not_connected");
+    assert_code(&c.create(&c.a, b), 404, "not_found", "phone_number_not_connected");
     let mut b = json!({"channel": "sms", "name": "Texter", "instructions": "x"});
     b["assignment"] = json!({"phoneNumberId": "pn-1"});
-    assert_code(&c.create(&c.a, b), 400, "validation", "channel_assignment_not_supported");
+    assert_code(&c.create(&c.a, b), 409, "configuration", "channel_assignment_not_supported");
     assert_eq!(c.get(&c.a, "/api/v1/agents?limit=200").assert_ok(200)["agents"].as_array().unwrap().len(), before);
     // assignment: null is no assignment.
     let mut b = chat("Unassigned");
@@ -697,7 +701,7 @@ fn channel_assignments() {
     // Photoapp: assignment per connected account.
     let mut b = json!({"channel": "photoapp", "name": "DM bot", "instructions": "x"});
     b["assignment"] = json!({"providerAccountId": "ig-other"});
-    assert_code(&c.create(&c.a, b.clone()), 400, "validation", "photoapp_account_not_connected");
+    assert_code(&c.create(&c.a, b.clone()), 404, "not_found", "photoapp_account_not_connected");
     b["assignment"] = json!({"providerAccountId": "ig-1", "autoReplyEnabled": false, "humanHandoffActive": true});
     let r = c.create_ok(&c.a, b);
     let dm = r["agent"]["id"].as_str().unwrap().to_string();
@@ -711,7 +715,7 @@ fn channel_assignments() {
     c.delete(&c.a, "/api/v1/channels/photoapp", json!({})).assert_ok(200);
     let d = c.get(&c.a, "/api/v1/channels/assignments?channel=photoapp").assert_ok(200).clone();
     assert_eq!((d["providerAccountId"].clone(), d["aiAgentId"].clone()), (Value::Null, Value::Null));
-    assert_code(&put(json!({"channel": "photoapp", "aiAgentId": dm})), 400, "validation", "photoapp_account_not_connected");
+    assert_code(&put(json!({"channel": "photoapp", "aiAgentId": dm})), 409, "conflict", "photoapp_account_not_connected");
 
     // B's view is its own.
     let d = c.get(&c.b, "/api/v1/channels/assignments?channel=chatapp").assert_ok(200).clone();

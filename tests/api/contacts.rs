@@ -88,7 +88,8 @@ fn create_read_update_and_search() {
     c.k().fresh().patch(&format!("/api/v1/contacts/{id}"), &json!({"businessId": c.t.business, "categoryIds": []})).assert_failure(400, "validation");
 
     c.contact("+15550001111", &[&leads]);
-    // Search by mobile: encoded plus, raw digits, and a unencoded plus all work.
+    // Search by mobile: encoded plus (a prefix), raw digits (anywhere), and an
+    // unencoded plus (a space in a query string: digits anywhere).
     assert_eq!(mobiles(&c.list("&search=%2B447700900123")), vec!["+447700900123"]);
     assert_eq!(mobiles(&c.list("&search=447700")), vec!["+447700900123"]);
     assert_eq!(mobiles(&c.list("&search=+1555")), vec!["+15550001111"]);
@@ -152,7 +153,7 @@ fn categories_counts_reuse_and_confirmed_delete() {
 
     // The name must be confirmed exactly.
     let r = c.k().fresh().delete("/api/v1/contacts/categories", &json!({"businessId": c.t.business, "categoryId": leads, "confirmName": "leads"}));
-    r.assert_failure(400, "validation");
+    r.assert_failure(409, "conflict");
     assert_eq!(r.code(), "confirmation_mismatch");
     // A contact whose only category is Leads would be left with none.
     let r = c.k().fresh().delete("/api/v1/contacts/categories", &json!({"businessId": c.t.business, "categoryId": leads, "confirmName": "Leads"}));

@@ -169,7 +169,8 @@ fn sources_built_in_contacts_crud_and_pagination() {
         "/api/v1/data-sources/upload",
         &json!({"businessId": c.t.business, "dataSourceId": products, "fileName": "a.csv", "format": "csv", "contentBase64": "Zm9="}),
     );
-    assert_eq!(bad.assert_failure(400, "validation").code(), "invalid_base64");
+    assert_eq!(bad.assert_failure(400, "validation").code(), "invalid_request", "the document's pattern states canonical base64");
+    assert_eq!(bad.body["error"]["details"][0]["field"], "contentBase64");
     c.inspect(&uuid::Uuid::new_v4().to_string()).assert_failure(404, "not_found");
 }
 

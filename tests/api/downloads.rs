@@ -1,5 +1,5 @@
 //! Streamed answers: the testbed (components/testbed) stands in for
-//! `contacts` and answers `listContacts?search=download-<N>` with N bytes of
+//! `contacts` and answers `listContacts?search=2<N>` with N bytes of
 //! a known pattern in 256 KiB pieces. A large download arrives whole,
 //! byte-exact and chunked while the server's peak memory stays flat; a trap
 //! mid-stream aborts the body; a client that leaves stops the pulls.
@@ -112,7 +112,7 @@ fn a_64_mib_download_arrives_whole_and_chunked_while_memory_stays_flat() {
     let pid = bed.s.child.id();
 
     // One piece: a plain response with a length.
-    let mut r = bed.get("download-1000");
+    let mut r = bed.get("21000");
     assert_eq!(r.status(), 200);
     assert_eq!(r.content_length(), Some(1000));
     assert_eq!(header(&r, "content-type"), Some("application/octet-stream"));
@@ -121,14 +121,14 @@ fn a_64_mib_download_arrives_whole_and_chunked_while_memory_stays_flat() {
     assert!(header(&r, "x-request-id").is_some_and(|v| v.len() == 36));
     assert_eq!(Bed::drain(&mut r).unwrap(), (1000, expected_sha256(1000)));
     // A few pieces, which also warms the instance slots the big one reuses.
-    let mut r = bed.get("download-3000000");
+    let mut r = bed.get("23000000");
     assert_eq!(r.status(), 200);
     assert_eq!(Bed::drain(&mut r).unwrap(), (3_000_000, expected_sha256(3_000_000)));
 
     let hwm_before = proc_kib(pid, "VmHWM:");
     let size: u64 = (64 << 20) + 12_345;
     let started = Instant::now();
-    let mut r = bed.get(&format!("download-{size}"));
+    let mut r = bed.get(&format!("2{size}"));
     assert_eq!(r.status(), 200);
     assert_eq!(header(&r, "content-type"), Some("application/octet-stream"));
     assert_eq!(header(&r, "content-disposition"), Some("attachment; filename=\"testbed.bin\""));
@@ -159,7 +159,7 @@ fn a_64_mib_download_arrives_whole_and_chunked_while_memory_stays_flat() {
 fn a_trap_mid_stream_aborts_the_body_and_the_server_keeps_serving() {
     let bed = Bed::start();
     let size = 4_000_000u64;
-    let mut r = bed.get(&format!("download-trap-{size}"));
+    let mut r = bed.get(&format!("3{size}"));
     // The status went out with the first piece; the trap (at 1 MiB) can
     // only cut the body short, and the client must notice.
     assert_eq!(r.status(), 200);
@@ -176,9 +176,9 @@ fn a_trap_mid_stream_aborts_the_body_and_the_server_keeps_serving() {
     assert!(log.contains(&format!("requestId={request_id} streamed answer aborted after 1048576 bytes: a continuation trapped")), "the trap is logged: {log}");
 
     // The server keeps serving: JSON answers and whole downloads.
-    let list = bed.s.as_key(&bed.t.key).get(&format!("/api/v1/contacts?businessId={}&search=fine", bed.t.business));
+    let list = bed.s.as_key(&bed.t.key).get(&format!("/api/v1/contacts?businessId={}&search=1003", bed.t.business));
     list.assert_ok(200);
-    let mut r = bed.get("download-2000000");
+    let mut r = bed.get("22000000");
     assert_eq!(Bed::drain(&mut r).unwrap(), (2_000_000, expected_sha256(2_000_000)));
 }
 
@@ -186,7 +186,7 @@ fn a_trap_mid_stream_aborts_the_body_and_the_server_keeps_serving() {
 fn a_client_that_leaves_mid_stream_stops_the_pulls() {
     let bed = Bed::start();
     let size = 1u64 << 30;
-    let mut r = bed.get(&format!("download-{size}"));
+    let mut r = bed.get(&format!("2{size}"));
     assert_eq!(r.status(), 200);
     let request_id = header(&r, "x-request-id").unwrap().to_string();
     let mut buf = vec![0u8; 1 << 20];
@@ -196,7 +196,7 @@ fn a_client_that_leaves_mid_stream_stops_the_pulls() {
     assert_eq!(line["streamEnd"], "client_gone", "{line}");
     assert!(line["bytes"].as_u64().unwrap() < 64 << 20, "{line}");
     // The read snapshot was released: the server still serves.
-    let mut r = bed.get("download-500000");
+    let mut r = bed.get("2500000");
     assert_eq!(Bed::drain(&mut r).unwrap(), (500_000, expected_sha256(500_000)));
 }
 

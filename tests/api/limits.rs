@@ -67,11 +67,11 @@ fn requests_beyond_the_bound_in_flight_are_shed_with_503() {
     // One request loops until its 3 s deadline, holding the only place.
     let (base, key, biz) = (s.base.clone(), t.key.clone(), t.business.clone());
     let busy = std::thread::spawn(move || {
-        reqwest::blocking::Client::new().get(format!("{base}/api/v1/contacts?businessId={biz}&search=loop")).bearer_auth(key).send().unwrap().status().as_u16()
+        reqwest::blocking::Client::new().get(format!("{base}/api/v1/contacts?businessId={biz}&search=1000")).bearer_auth(key).send().unwrap().status().as_u16()
     });
     let shed = poll("a shed request", || {
         std::thread::sleep(Duration::from_millis(100));
-        let r = s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}&search=fine", t.business));
+        let r = s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}&search=1003", t.business));
         (r.status == 503).then_some(r)
     });
     shed.assert_failure(503, "capacity");
@@ -79,5 +79,5 @@ fn requests_beyond_the_bound_in_flight_are_shed_with_503() {
     assert_eq!(shed.body["error"]["retryable"], true);
     assert_eq!(busy.join().unwrap(), 503, "the looping request ends at its deadline");
     // With the place free again, requests are served.
-    s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}&search=fine", t.business)).assert_ok(200);
+    s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}&search=1003", t.business)).assert_ok(200);
 }

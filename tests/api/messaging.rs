@@ -299,7 +299,8 @@ fn bad_inputs_are_refused() {
     let pos = bits.iter().position(|b| *b == b'=').expect("the PNG's base64 is padded") - 1;
     bits[pos] = if bits[pos] == b'B' { b'C' } else { b'B' };
     let r = c.upload("image/png", std::str::from_utf8(&bits).unwrap());
-    assert_eq!(r.assert_failure(400, "validation").code(), "invalid_base64");
+    assert_eq!(r.assert_failure(400, "validation").code(), "invalid_request", "the document's pattern states canonical base64");
+    assert_eq!(r.body["error"]["details"][0]["field"], "contentBase64");
     // Magic bytes that disagree with mimeType.
     assert_eq!(c.upload("image/jpeg", &png).assert_failure(400, "validation").code(), "mime_mismatch");
     assert_eq!(c.upload("image/webp", &png).assert_failure(400, "validation").code(), "mime_mismatch");
@@ -308,7 +309,7 @@ fn bad_inputs_are_refused() {
         "/api/v1/media",
         &json!({"businessId": biz, "phoneNumberId": "pn-other", "mediaType": "image", "mimeType": "image/png", "fileName": "a.png", "contentBase64": png}),
     );
-    assert_eq!(r.assert_failure(400, "validation").code(), "phone_number_not_connected");
+    assert_eq!(r.assert_failure(404, "not_found").code(), "phone_number_not_connected");
 
     // Photoapp image, and photoapp with phoneNumberId: the schema rejects both.
     let r = c.k().fresh().post(

@@ -127,8 +127,9 @@ fn http_level_errors_use_the_envelope() {
     r.assert_failure(413, "validation");
     // A contract operation this release does not build yet.
     let r = s.as_key(&t.key).get(&format!("/api/v1/voice/calls?businessId={}", t.business));
-    r.assert_failure(501, "internal");
+    r.assert_failure(501, "configuration");
     assert_eq!(r.code(), "not_implemented");
+    assert_eq!(r.body["error"]["retryable"], false, "retrying will not build it");
     // A path parameter that is not a uuid.
     k.get(&format!("/api/v1/contacts/abc/timeline?businessId={}", t.business)).assert_failure(400, "validation");
 }

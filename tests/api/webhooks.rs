@@ -284,14 +284,14 @@ fn bad_inputs_are_clear_4xx() {
                    "events": ["photoapp.message.sent"], "externalAutomation": true});
     c.create(&c.a, b).assert_failure(400, "validation");
     // Unconnected phone number: unknown, another business's, disconnected account.
-    expect(c.create(&c.a, c.chatapp_body("pn-nope", "https://h.example.com", &["chatapp.message.sent"])), 400, "phone_number_not_connected", "pn-nope");
-    expect(c.create(&c.a, c.chatapp_body("pn-b-1", "https://h.example.com", &["chatapp.message.sent"])), 400, "phone_number_not_connected", "pn-b-1");
+    expect(c.create(&c.a, c.chatapp_body("pn-nope", "https://h.example.com", &["chatapp.message.sent"])), 404, "phone_number_not_connected", "pn-nope");
+    expect(c.create(&c.a, c.chatapp_body("pn-b-1", "https://h.example.com", &["chatapp.message.sent"])), 404, "phone_number_not_connected", "pn-b-1");
     let photo = |acct: &str| {
         json!({"channel": "photoapp", "providerAccountId": acct, "callbackUrl": "https://h.example.com", "events": ["photoapp.message.sent"], "externalAutomation": true})
     };
-    expect(c.create(&c.a, photo("ig-other")), 400, "photoapp_account_not_connected", "ig-other");
+    expect(c.create(&c.a, photo("ig-other")), 404, "photoapp_account_not_connected", "ig-other");
     c.connect_photoapp(&c.a, "ig-a-2"); // replaces ig-a-1
-    expect(c.create(&c.a, photo("ig-a-1")), 400, "photoapp_account_not_connected", "ig-a-1");
+    expect(c.create(&c.a, photo("ig-a-1")), 404, "photoapp_account_not_connected", "ig-a-1");
     c.create(&c.a, photo("ig-a-2")).assert_ok(201);
     // Bad callback URLs.
     for (url, needle) in [

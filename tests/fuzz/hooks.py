@@ -12,3 +12,32 @@ def map_body(ctx, body):
     if isinstance(body, dict) and "businessId" in body:
         body["businessId"] = BUSINESS
     return body
+
+
+
+# Rules the document states in its descriptions but JSON Schema cannot
+# express: which query parameter or body field applies to which channel, and
+# the raw upload's metadata, required by the request's content type. Every
+# other 400 to a schema-valid request is a finding: the document accepted
+# something the service refuses.
+CONDITIONAL_RULES = {
+    "phone_number_id_not_allowed",       # phoneNumberId applies to chatapp only
+    "provider_account_id_not_allowed",   # providerAccountId applies to photoapp only
+    "photoapp_setting_not_allowed",      # photoappCollectMobileEnabled: photoapp agents only
+    "voice_settings_not_allowed",        # voiceSettings: voice agents only
+    "phone_number_id_required",          # several numbers connected: name one
+}
+
+
+@schemathesis.check
+def refusals_name_a_conditional_rule(ctx, response, case):
+    """A schema-valid request refused with 400 names one of CONDITIONAL_RULES."""
+    if response.status_code != 400:
+        return None
+    try:
+        code = response.json()["error"]["code"]
+    except Exception:
+        raise AssertionError("a 400 without the failure envelope")
+    if code not in CONDITIONAL_RULES:
+        raise AssertionError(f"schema-valid request refused with 400 {code}: the document accepts what the service refuses")
+    return None

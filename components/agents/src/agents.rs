@@ -443,7 +443,7 @@ pub fn update(req: &Request) -> HResult<Success> {
     let row = load_row(biz, &id)?.ok_or_else(|| agent_not_found(&id))?;
     let (current_channel, status) = (row.text(1), row.text(5));
     if body.channel != current_channel {
-        return Err(fail::validation(
+        return Err(fail::conflict(
             "channel_immutable",
             format!("`channel` must be the agent's channel `{current_channel}`; an agent's channel cannot change (create a new agent instead)"),
         ));

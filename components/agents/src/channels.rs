@@ -105,7 +105,8 @@ fn not_supported(channel: &str) -> Failure {
         "voice" => "voice agents are selected per call, not assigned to a channel",
         _ => "`other` is a reserved agent-only channel without delivery",
     };
-    fail::validation("channel_assignment_not_supported", format!("channel `{channel}` does not support assignments: {why}"))
+    // Not a malformed request: this deployment has no provider for it.
+    fail::failure(409, "configuration", "channel_assignment_not_supported", format!("channel `{channel}` does not support assignments: {why}"), false)
 }
 
 /// The phone number (chatapp) or account (photoapp) an assignment applies
@@ -123,14 +124,14 @@ pub fn resolve_target(biz: &str, channel: &str, phone: Option<&str>, account: Op
             }
             match phone {
                 Some(p) if chatapp_number_connected(biz, p)? => Ok(p.to_string()),
-                Some(p) => Err(fail::validation(
+                Some(p) => Err(fail::not_found(
                     "phone_number_not_connected",
                     format!("`{prefix}phoneNumberId` `{}` is not a connected chatapp phone number of this business", quote(p, 64)),
                 )),
                 None => {
                     let mut numbers = chatapp_numbers(biz)?;
                     match numbers.len() {
-                        0 => Err(fail::validation(
+                        0 => Err(fail::conflict(
                             "phone_number_not_connected",
                             "no chatapp phone number is connected to this business; connect one before assigning an agent",
                         )),
@@ -153,11 +154,11 @@ pub fn resolve_target(biz: &str, channel: &str, phone: Option<&str>, account: Op
             match (photoapp_account(biz)?, account) {
                 (Some((acct, _)), None) => Ok(acct),
                 (Some((acct, _)), Some(a)) if a == acct => Ok(acct),
-                (_, Some(a)) => Err(fail::validation(
+                (_, Some(a)) => Err(fail::not_found(
                     "photoapp_account_not_connected",
                     format!("`{prefix}providerAccountId` `{}` is not the connected photoapp account of this business", quote(a, 64)),
                 )),
-                (None, None) => Err(fail::validation(
+                (None, None) => Err(fail::conflict(
                     "photoapp_account_not_connected",
                     "no photoapp account is connected to this business; connect one before assigning an agent",
                 )),
@@ -310,7 +311,7 @@ pub fn get_assignment(req: &Request) -> HResult<Success> {
         "chatapp" => match phone {
             Some(p) if chatapp_number_connected(biz, p)? => Some(p.to_string()),
             Some(p) => {
-                return Err(fail::validation(
+                return Err(fail::not_found(
                     "phone_number_not_connected",
                     format!("query parameter `phoneNumberId` `{}` is not a connected chatapp phone number of this business", quote(p, 64)),
                 ))

@@ -68,7 +68,7 @@ pub fn delete(req: &Request) -> HResult<Success> {
     let row = db::query_one("SELECT name FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), cat.into()])?
         .ok_or_else(|| model::category_not_found(cat))?;
     if body.confirm_name != row.text(0) {
-        return Err(fail::validation("confirmation_mismatch", "`confirmName` must equal the category's exact current name"));
+        return Err(fail::conflict("confirmation_mismatch", "`confirmName` must equal the category's exact current name"));
     }
     let p = [Value::from(biz), Value::from(cat)];
     let exclusive = db::query_one(

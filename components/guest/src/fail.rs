@@ -7,7 +7,7 @@
 //! | `not_found`      | 404    | not_found      |
 //! | `conflict`       | 409    | conflict       |
 //! | `internal`       | 500    | internal       |
-//! | `not_implemented`| 501    | internal       |
+//! | `not_implemented`| 501    | configuration  |
 //! | `busy`           | 503    | capacity (retryable) |
 
 use crate::Failure;
@@ -42,7 +42,7 @@ pub fn busy(code: &str, message: impl Into<String>) -> Failure {
 
 /// `501 not_implemented` for an operation this component does not (yet) serve.
 pub fn not_implemented(operation: &str) -> Failure {
-    failure(501, "internal", "not_implemented", format!("operation `{operation}` is not implemented"), false)
+    failure(501, "configuration", "not_implemented", format!("operation `{operation}` is not implemented"), false)
 }
 
 /// `400 invalid_body`: the body is missing or not the JSON the schema promised.

@@ -85,7 +85,7 @@ pub fn chatapp_connected(biz: &str, id: &str) -> HResult<bool> {
 
 pub fn not_connected(id: &str) -> switchboard_guest::Failure {
     let shown: String = id.chars().take(64).collect();
-    fail::validation("phone_number_not_connected", format!("`phoneNumberId` `{shown}` is not a connected chatapp phone number of this business"))
+    fail::not_found("phone_number_not_connected", format!("`phoneNumberId` `{shown}` is not a connected chatapp phone number of this business"))
 }
 
 pub fn upload(r: &Request) -> HResult<Success> {

@@ -15,7 +15,7 @@
 //! answer is `202` with the job id as `taskRef`.
 //!
 //! Send, photoapp shape: the account must be the connected photoapp account
-//! (`400 photoapp_account_not_connected`), and the recipient must have
+//! (`404 photoapp_account_not_connected`), and the recipient must have
 //! started a conversation with that account (an inbound photoapp message made
 //! one), else `409 photoapp_conversation_required`; a participant linked to a
 //! blocked contact is `409 contact_blocked`. The message is queued like a
@@ -69,7 +69,7 @@ pub fn send(r: &Request) -> HResult<Success> {
             &[biz.into(), account.as_str().into()],
         )?;
         if connected.is_none() {
-            return Err(fail::validation("photoapp_account_not_connected", "`photoappAccountId` is not the connected photoapp account of this business"));
+            return Err(fail::not_found("photoapp_account_not_connected", "`photoappAccountId` is not the connected photoapp account of this business"));
         }
         let Some(p) = conversation::photoapp_participant(biz, &account, &b.to)? else {
             return Err(fail::conflict(

@@ -1,12 +1,13 @@
 //! A component that misbehaves on request, so tests can prove the host
 //! contains it: tests start the server with
 //! `--component-override contacts=<this wasm>` and pick the behaviour with
-//! the `search` query parameter of `listContacts`.
+//! the `search` query parameter of `listContacts`. The document lets only
+//! digits through `search`, so the behaviours are numbered: `1000` loops,
+//! `1001` grows memory without end, `1002` panics, anything else answers.
 //!
-//! `search=download-<N>` answers a streamed download of `N` bytes of
-//! [`pattern`] in pieces of [`download::PIECE_BYTES`] (the cursor is the
-//! offset); `search=download-trap-<N>` does the same but traps at the piece
-//! that starts at 1 MiB. `createContact` answers with a body piece, which
+//! `search=2<N>` answers a streamed download of `N` bytes of [`pattern`] in
+//! pieces of [`download::PIECE_BYTES`] (the cursor is the offset);
+//! `search=3<N>` does the same but traps at the piece that starts at 1 MiB. `createContact` answers with a body piece, which
 //! the host must refuse (downloads are reads).
 
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
@@ -42,13 +43,13 @@ struct Testbed;
 impl Guest for Testbed {
     fn handle(req: Request) -> Result<Success, Failure> {
         match (req.operation.as_str(), query(&req, "search")) {
-            ("listContacts", Some("loop")) => {
+            ("listContacts", Some("1000")) => {
                 let mut n: u64 = 0;
                 loop {
                     n = std::hint::black_box(n.wrapping_add(1));
                 }
             }
-            ("listContacts", Some("bomb")) => {
+            ("listContacts", Some("1001")) => {
                 // Reserving (not writing) grows linear memory at once, so the
                 // limit is reached long before any deadline, even on a busy machine.
                 let mut hoard: Vec<Vec<u8>> = Vec::new();
@@ -57,13 +58,10 @@ impl Guest for Testbed {
                     std::hint::black_box(&hoard);
                 }
             }
-            ("listContacts", Some("panic")) => panic!("testbed panics on purpose"),
-            ("listContacts", Some(s)) if s.starts_with("download-") => {
-                let (trap, size) = match s.strip_prefix("download-trap-") {
-                    Some(n) => (true, n),
-                    None => (false, &s["download-".len()..]),
-                };
-                let total = size.parse().map_err(|_| fail::validation("invalid_size", "download-<bytes>"))?;
+            ("listContacts", Some("1002")) => panic!("testbed panics on purpose"),
+            ("listContacts", Some(s)) if s.len() > 1 && (s.starts_with('2') || s.starts_with('3')) => {
+                let (trap, size) = (s.starts_with('3'), &s[1..]);
+                let total = size.parse().map_err(|_| fail::validation("invalid_size", "2<bytes> or 3<bytes>"))?;
                 download_piece(&req, total, trap)
             }
             // Writes a row, then traps: the host must roll the write back.

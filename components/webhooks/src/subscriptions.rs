@@ -119,7 +119,7 @@ pub fn create(req: &Request) -> HResult<Success> {
         "chatapp" => {
             let p = b.phone_number_id.clone().unwrap_or_default();
             if !connected(biz, "chatapp", &p)? {
-                return Err(fail::validation(
+                return Err(fail::not_found(
                     "phone_number_not_connected",
                     format!("`phoneNumberId` `{}` is not a connected chatapp phone number of this business", quote(&p, 64)),
                 ));
@@ -129,7 +129,7 @@ pub fn create(req: &Request) -> HResult<Success> {
         _ => {
             let a = b.provider_account_id.clone().unwrap_or_default();
             if !connected(biz, "photoapp", &a)? {
-                return Err(fail::validation(
+                return Err(fail::not_found(
                     "photoapp_account_not_connected",
                     format!("`providerAccountId` `{}` is not the connected photoapp account of this business", quote(&a, 64)),
                 ));
