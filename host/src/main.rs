@@ -20,6 +20,7 @@ mod raw_upload;
 mod sandbox;
 mod server;
 mod staging;
+mod wire;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};

@@ -149,7 +149,7 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
                 let svc = hyper::service::service_fn(move |req| handle(shared.clone(), req));
                 let conn = hyper::server::conn::http1::Builder::new()
                     .keep_alive(true)
-                    .serve_connection(TokioIo::new(stream), svc);
+                    .serve_connection(TokioIo::new(crate::wire::EnvelopeIo::new(stream)), svc);
                 let watched = graceful.watch(conn);
                 tokio::spawn(async move {
                     let _ = watched.await;
