@@ -245,7 +245,10 @@ impl Db {
     /// Holds the in-process write gate; `None` after `wait` (the caller
     /// answers 503, retryable).
     pub fn write_gate(&self, wait: Duration) -> Option<WriteGuard> {
-        self.write_gate.try_lock_arc_for(wait)
+        let asked = std::time::Instant::now();
+        let guard = self.write_gate.try_lock_arc_for(wait);
+        crate::metrics::write_gate_wait(asked, guard.is_some());
+        guard
     }
 
     /// The gate itself, for a job step that takes it only when it first

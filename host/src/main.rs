@@ -148,6 +148,9 @@ struct ServeArgs {
     /// API requests in the service at once; beyond it, 503 overloaded at once. 0 turns it off.
     #[arg(long, env = "SWITCHBOARD_MAX_IN_FLIGHT", value_name = "N", default_value = "1024")]
     max_in_flight: usize,
+    /// Serve GET /metrics on this address instead of the public listener.
+    #[arg(long, env = "SWITCHBOARD_METRICS_LISTEN", value_name = "ADDR")]
+    metrics_listen: Option<SocketAddr>,
     /// What an answered change survives.
     #[arg(long, env = "SWITCHBOARD_DURABILITY", value_enum, default_value = "normal")]
     durability: DurabilityArg,
@@ -392,6 +395,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         upload_sweep_after: Duration::from_millis(args.upload_sweep_after_ms),
         shutdown_timeout: Duration::from_millis(args.shutdown_timeout_ms),
         runner,
+        metrics_listen: args.metrics_listen,
         limits: limits::Settings {
             per_key_per_second: args.rate_limit_key,
             per_business_per_second: args.rate_limit_business,

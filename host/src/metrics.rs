@@ -38,6 +38,20 @@ pub fn write_batch(requests: usize) {
     metrics::histogram!("switchboard_write_batch_requests").record(requests as f64);
 }
 
+/// How long a writer (a mutation batch, a job step, an upload chunk)
+/// waited for the write gate, and whether it got it.
+pub fn write_gate_wait(asked: Instant, got: bool) {
+    metrics::histogram!("switchboard_write_gate_wait_seconds", "outcome" => if got { "taken" } else { "timed_out" }).record(asked.elapsed().as_secs_f64());
+}
+
+/// One webhook POST: `2xx`, `3xx`, `4xx`, `5xx`, or why there was no
+/// response (`timeout`, `connection`, `refused` by the public-target
+/// policy, `other`), and its latency.
+pub fn webhook_attempt(outcome: &'static str, started: Instant) {
+    metrics::counter!("switchboard_webhook_attempts_total", "outcome" => outcome).increment(1);
+    metrics::histogram!("switchboard_webhook_attempt_duration_seconds").record(started.elapsed().as_secs_f64());
+}
+
 /// One committed job step: its kind and outcome (`done`, `retry`, `dead`,
 /// `trapped`, …) and how long it ran.
 pub fn job_step(kind: &str, outcome: &str, started_ms: i64) {
@@ -81,6 +95,18 @@ pub fn render(db: &crate::db::Db) -> String {
             metrics::gauge!("switchboard_jobs_queued", &labels).set(int(&r[2]) as f64);
             let age = ((now - int(&r[3])).max(0) as f64) / 1000.0;
             metrics::gauge!("switchboard_jobs_oldest_due_age_seconds", &labels).set(age);
+        }
+    }
+    if let Ok(conn) = db.conn() {
+        // Rows held by ingestion versions (all businesses together).
+        let rows = crate::db::query_rows(&conn, "SELECT IFNULL(SUM(row_count), 0), COUNT(*) FROM ingestion_versions", vec![]).unwrap_or_default();
+        if let Some(r) = rows.first() {
+            let int = |v: &crate::db::SqlValue| match v {
+                crate::db::SqlValue::Integer(i) => *i as f64,
+                _ => 0.0,
+            };
+            metrics::gauge!("switchboard_ingestion_rows").set(int(&r[0]));
+            metrics::gauge!("switchboard_ingestion_versions").set(int(&r[1]));
         }
     }
     match HANDLE.get() {

@@ -49,6 +49,7 @@ pub fn post(policy: &OutboundPolicy, url: &str, headers: &[(String, String)], bo
     if policy.public_only {
         if let Some(ip) = literal_ip(&parsed) {
             if !is_public(ip) {
+                crate::metrics::webhook_attempt("refused", std::time::Instant::now());
                 return Err(NOT_PUBLIC.into());
             }
         }
@@ -57,14 +58,27 @@ pub fn post(policy: &OutboundPolicy, url: &str, headers: &[(String, String)], bo
     for (k, v) in headers {
         req = req.header(k.as_str(), v.as_str());
     }
-    match req.body(body.to_string()).send() {
+    let started = std::time::Instant::now();
+    let result = match req.body(body.to_string()).send() {
         Ok(resp) => {
             let status = resp.status().as_u16();
             let _ = std::io::copy(&mut resp.take(DRAIN_RESPONSE_BYTES), &mut std::io::sink());
             Ok(status)
         }
         Err(e) => Err(describe(&e)),
-    }
+    };
+    let outcome = match &result {
+        Ok(200..=299) => "2xx",
+        Ok(300..=399) => "3xx",
+        Ok(400..=499) => "4xx",
+        Ok(_) => "5xx",
+        Err(e) if e == NOT_PUBLIC => "refused",
+        Err(e) if e == "timed out" => "timeout",
+        Err(e) if e == "connection failed" => "connection",
+        Err(_) => "other",
+    };
+    crate::metrics::webhook_attempt(outcome, started);
+    result
 }
 
 /// A short, secret-free description of a failed attempt (no URL: it may

@@ -42,6 +42,8 @@ pub(crate) struct Shared {
     writes: std::sync::mpsc::Sender<QueuedWrite>,
     /// Rate limits and the bound on requests in flight.
     pub(crate) limits: crate::limits::Limits,
+    /// `/metrics` is answered on the public listener (no --metrics-listen).
+    metrics_on_public: bool,
 }
 
 /// A mutation waiting for the writer thread, and where its answer goes.
@@ -94,15 +96,22 @@ pub struct Settings {
     pub shutdown_timeout: Duration,
     pub runner: crate::jobs::RunnerConfig,
     pub limits: crate::limits::Settings,
+    /// Where `/metrics` is served instead of the public listener.
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
-    let Settings { addr, upload_sweep_after, shutdown_timeout, runner, limits } = settings;
+    let Settings { addr, upload_sweep_after, shutdown_timeout, runner, limits, metrics_listen } = settings;
     let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("--listen {addr}: {e}"))?;
     let local = listener.local_addr()?;
     crate::logging::line("info", &format!("listening on http://{local}"));
     let (writes, write_queue) = std::sync::mpsc::channel();
+    let metrics_listener = match metrics_listen {
+        Some(at) => Some(TcpListener::bind(at).await.map_err(|e| anyhow::anyhow!("--metrics-listen {at}: {e}"))?),
+        None => None,
+    };
     let shared = Arc::new(Shared {
+        metrics_on_public: metrics_listener.is_none(),
         app,
         permits: Semaphore::new(crate::engine::MAX_INSTANCES as usize),
         staging: crate::staging::Writer::start(),
@@ -137,6 +146,11 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
             let _ = tokio::task::spawn_blocking(move || c.app.db.checkpoint(false)).await;
         }
     });
+
+    if let Some(listener) = metrics_listener {
+        crate::logging::line("info", &format!("metrics on http://{}/metrics", listener.local_addr()?));
+        tokio::spawn(serve_metrics(shared.clone(), listener));
+    }
 
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown_signal());
@@ -291,7 +305,7 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
             download: None,
         };
     }
-    if req.method() == hyper::Method::GET && req.uri().path() == METRICS_PATH {
+    if req.method() == hyper::Method::GET && req.uri().path() == METRICS_PATH && shared.metrics_on_public {
         let s = shared.clone();
         let text = tokio::task::spawn_blocking(move || crate::metrics::render(&s.app.db)).await.unwrap_or_default();
         return Answer { status: 200, content_type: "text/plain; version=0.0.4", body: text, headers: Vec::new(), operation: "metrics", download: None };
@@ -428,6 +442,32 @@ fn target_failure(refusal: crate::outbound::TargetRefusal) -> Failure {
     let mut failure = Failure::validation(code, message);
     failure.details = vec![switchboard_gateway::validate::Violation { field: "callbackUrl".into(), rule: "publicTarget", message: message.into() }];
     failure
+}
+
+/// The `--metrics-listen` listener: `GET /metrics` and nothing else.
+async fn serve_metrics(shared: Arc<Shared>, listener: TcpListener) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else { continue };
+        let shared = shared.clone();
+        let svc = hyper::service::service_fn(move |req: Request<HyperBody>| {
+            let shared = shared.clone();
+            async move {
+                let request_id = uuid::Uuid::new_v4().to_string();
+                let answer = if req.method() == hyper::Method::GET && req.uri().path() == METRICS_PATH {
+                    let s = shared.clone();
+                    let text = tokio::task::spawn_blocking(move || crate::metrics::render(&s.app.db)).await.unwrap_or_default();
+                    Answer { status: 200, content_type: "text/plain; version=0.0.4", body: text, headers: Vec::new(), operation: "metrics", download: None }
+                } else {
+                    Answer::failure(&Failure::not_found("not_found", "this listener serves GET /metrics only"), &request_id)
+                };
+                let body = full(answer.body.clone().into_bytes());
+                Ok::<_, std::convert::Infallible>(to_response(answer, body, &request_id))
+            }
+        });
+        tokio::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
+        });
+    }
 }
 
 /// Storage is ready when a write transaction can begin (the file is

@@ -440,10 +440,47 @@ fn metrics_count_requests_and_job_steps_without_tenant_data() {
     assert!(text.contains(r#"switchboard_requests_total{operation="listContacts",status="200"} 1"#), "{text}");
     assert!(text.contains(r#"status="401""#), "{text}");
     assert!(text.contains("switchboard_request_duration_seconds_bucket{operation=\"listContacts\""), "{text}");
+    assert!(text.contains("switchboard_write_gate_wait_seconds_count{outcome=\"taken\"}"), "{text}");
+    assert!(text.contains("switchboard_ingestion_rows 0"), "{text}");
     // Nothing that names a tenant, a key or a number.
     for secret in [t.business.as_str(), t.key.as_str(), t.key_id.as_str(), "15550001111", "pn-metrics"] {
         assert!(!text.contains(secret), "{secret} in metrics");
     }
+}
+
+/// `--metrics-listen` moves /metrics off the public listener; webhook
+/// attempts are counted by outcome and ingestion rows are shown.
+#[test]
+fn metrics_on_their_own_listener_with_webhook_outcomes_and_ingestion_rows() {
+    let dir = DataDir::new();
+    let port = free_port();
+    let s = Server::start_with(&dir.0, &["--metrics-listen", &format!("127.0.0.1:{port}"), "--webhook-retry-delays-ms", "100"]);
+    let t = tenant(&dir.0, "all");
+    assert_eq!(s.req().get("/metrics").status, 404, "not on the public listener");
+    let scrape = || reqwest::blocking::get(format!("http://127.0.0.1:{port}/metrics")).unwrap().text().unwrap();
+    assert!(scrape().contains("switchboard_requests_total"));
+    assert_eq!(reqwest::blocking::get(format!("http://127.0.0.1:{port}/api/v1/openapi.json")).unwrap().status(), 404, "only /metrics there");
+
+    // A webhook answered 500 then 200; a data source of three rows.
+    s.admin(&["channel", "connect", "--business", &t.business, "--channel", "chatapp", "--phone-number-id", "pn-m2"]);
+    let rx = Receiver::start();
+    rx.script(vec![Reply::Status(500)]);
+    s.as_key(&t.key).post("/api/v1/webhook-subscriptions", &json!({"businessId": t.business, "channel": "chatapp", "phoneNumberId": "pn-m2",
+        "callbackUrl": rx.url(), "events": ["chatapp.message.received"], "externalAutomation": true})).assert_ok(201);
+    s.admin(&["sandbox", "inbound", "--phone-number-id", "pn-m2", "--from", "+15550002222", "--text", "hi"]);
+    rx.wait_for(2);
+    let src = s.as_key(&t.key).fresh().post("/api/v1/data-sources", &json!({"businessId": t.business, "name": "P", "class": "structured", "kind": "table"}));
+    let src = src.assert_ok(201)["dataSource"]["id"].as_str().unwrap().to_string();
+    s.as_key(&t.key).fresh().post("/api/v1/data-sources/upload", &json!({"businessId": t.business, "dataSourceId": src, "fileName": "p.csv",
+        "format": "csv", "contentBase64": b64(b"sku,price\nA,1\nB,2\nC,3\n")})).assert_ok(202);
+    let text = poll("webhook outcomes and ingestion rows", || {
+        let text = scrape();
+        (text.contains("switchboard_webhook_attempts_total{outcome=\"5xx\"} 1")
+            && text.contains("switchboard_webhook_attempts_total{outcome=\"2xx\"} 1")
+            && text.contains("switchboard_ingestion_rows 3"))
+        .then_some(text)
+    });
+    assert!(text.contains("switchboard_webhook_attempt_duration_seconds_count 2"), "{text}");
 }
 
 #[test]
