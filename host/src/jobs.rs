@@ -527,6 +527,10 @@ fn record_run(c: &crate::db::Connection, claim: &Claim, node: &str, started: i64
 /// Returns the next job of the claim's lane when one was handed to this
 /// worker in the same commit (`handoff` allows it).
 pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, handoff: bool) -> Option<Claim> {
+    // One span per step: its events (the step's line, a component's log
+    // lines) carry the job, its kind, attempt and business.
+    let span = tracing::info_span!("job_step", jobId = %claim.id, kind = %claim.kind, attempt = claim.attempts, businessId = %claim.business_id);
+    let _in_step = span.enter();
     let mut next_in_lane = None;
     let started = crate::clock::now_ms();
     // Network mode: holding the write gate across a remote call would stall
@@ -587,6 +591,7 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
                     let committed = db::execute(&conn, "COMMIT", vec![]).is_ok();
                     if committed {
                         crate::metrics::job_step(&claim.kind, label, started);
+                        crate::logging::job_step(label, crate::clock::now_ms() - started);
                     } else {
                         next_in_lane = None;
                     }
@@ -624,6 +629,7 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
                     let committed = db::execute(&conn, "COMMIT", vec![]).is_ok();
                     if committed {
                         crate::metrics::job_step(&claim.kind, "trapped", started);
+                        crate::logging::job_step("trapped", crate::clock::now_ms() - started);
                     }
                     committed
                 }

@@ -26,7 +26,10 @@ pub fn init() -> tracing_appender::non_blocking::WorkerGuard {
     let _ = tracing_subscriber::fmt()
         .json()
         .flatten_event(true)
-        .with_current_span(false)
+        // An event inside a request or a job step carries that span's
+        // fields (`span`: requestId, operation, businessId; or jobId, kind,
+        // attempt, businessId).
+        .with_current_span(true)
         .with_span_list(false)
         .with_target(false)
         .with_env_filter(filter)
@@ -43,6 +46,12 @@ pub fn line(level: &str, msg: &str) {
         "debug" => tracing::debug!("{msg}"),
         _ => tracing::info!("{msg}"),
     }
+}
+
+/// One finished job step (inside its `job_step` span): how it ended and
+/// how long it ran.
+pub fn job_step(outcome: &str, millis: i64) {
+    tracing::info!(outcome, durationMs = millis, "job step");
 }
 
 /// The access line of a whole answer.

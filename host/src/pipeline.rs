@@ -158,6 +158,8 @@ pub struct Write {
     req: wit::Request,
     component: &'static str,
     request_id: String,
+    /// The request's span: the writer thread runs the mutation inside it.
+    span: tracing::Span,
 }
 
 impl Read {
@@ -250,7 +252,7 @@ impl App {
         let req = self.request(&mut a, request_id);
         let request_id = request_id.to_string();
         if op.method.is_mutation() {
-            Prepared::Write(Write { admitted: a, req, component, request_id })
+            Prepared::Write(Write { admitted: a, req, component, request_id, span: tracing::Span::current() })
         } else {
             Prepared::Read(Read { admitted: a, req, component, request_id })
         }
@@ -383,6 +385,7 @@ impl App {
         let mut answers = Vec::with_capacity(batch.len());
         let mut lost = None;
         for w in &batch {
+            let _in_request = w.span.enter();
             let (back, answer) = self.mutate(conn, w);
             conn = back;
             answers.push(answer.for_operation(w.admitted.op.id));

@@ -211,6 +211,7 @@ pub(crate) async fn answer(
         Err(_) => return refuse(Failure::internal("the request failed inside the service")),
     };
     let operation = admitted.op.id;
+    tracing::Span::current().record("businessId", admitted.business_id.as_deref());
     let rate_headers = match shared.limits.admit(admitted.key_id.as_deref(), admitted.business_id.as_deref()) {
         Ok(h) => h,
         Err(f) => return refuse_draining(f, body).await,

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use switchboard_gateway::{Failure, Incoming};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
+use tracing::Instrument;
 
 /// Oversized bodies up to this much beyond their limit are drained before
 /// the 413 is sent.
@@ -271,7 +272,12 @@ async fn handle(shared: Arc<Shared>, req: Request<HyperBody>) -> Result<Response
     let method = req.method().as_str().to_string();
     let op = operation_of(&shared, &method, req.uri().path());
     let path = logged_path(&shared, req.uri().path(), op);
-    let mut answer = answer(&shared, req, op, &request_id).await;
+    // One span per request: its events (the access line, a component's
+    // log lines) carry these fields; the business is recorded once known.
+    let span = tracing::info_span!("request", requestId = %request_id, operation = tracing::field::Empty, businessId = tracing::field::Empty);
+    let mut answer = answer(&shared, req, op, &request_id).instrument(span.clone()).await;
+    span.record("operation", answer.operation);
+    let _in_request = span.enter();
     crate::metrics::request(answer.operation, answer.status, started);
     // A body whole, or the first piece of a download (of which the rest may
     // follow as a stream).
@@ -387,8 +393,14 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
     let prepared = work.prepare(shared, request_id);
     let rate_headers = match &prepared {
         Prepared::Done(_) => Ok(Vec::new()),
-        Prepared::Read(r) => shared.limits.admit(r.key_id(), r.business_id()),
-        Prepared::Write(w) => shared.limits.admit(w.key_id(), w.business_id()),
+        Prepared::Read(r) => {
+            tracing::Span::current().record("businessId", r.business_id());
+            shared.limits.admit(r.key_id(), r.business_id())
+        }
+        Prepared::Write(w) => {
+            tracing::Span::current().record("businessId", w.business_id());
+            shared.limits.admit(w.key_id(), w.business_id())
+        }
     };
     let rate_headers = match rate_headers {
         Ok(h) => h,
@@ -406,7 +418,8 @@ async fn run_prepared(shared: &Arc<Shared>, prepared: Prepared, request_id: &str
         Prepared::Done(answer) => answer,
         Prepared::Read(read) => {
             let shared2 = shared.clone();
-            match tokio::task::spawn_blocking(move || shared2.app.read(read)).await {
+            let span = tracing::Span::current();
+            match tokio::task::spawn_blocking(move || span.in_scope(|| shared2.app.read(read))).await {
                 Ok(a) => a,
                 Err(_) => Answer::failure(&Failure::internal("the request failed inside the service"), request_id),
             }

@@ -72,3 +72,33 @@ fn the_access_log_records_path_templates_never_raw_paths() {
     assert_eq!(line["path"], "/api/v1/contacts/{contactId}");
     assert_eq!(line["status"], 400);
 }
+
+/// One span per request and per job step: the access line carries the
+/// request's span (request id, operation, business) and the job step line
+/// its span (job, kind, attempt, business) with its outcome.
+#[test]
+fn requests_and_job_steps_log_inside_their_spans() {
+    let dir = DataDir::new();
+    let log = dir.0.join("server.log");
+    let s = Server::start_logged(&dir.0, &[], &log);
+    let t = tenant(&dir.0, "all");
+    let r = s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}", t.business));
+    let id = r.request_id.clone().expect("a request id");
+    s.admin(&["channel", "connect", "--business", &t.business, "--channel", "chatapp", "--phone-number-id", "pn-spans"]);
+    s.admin(&["sandbox", "inbound", "--phone-number-id", "pn-spans", "--from", "+15550003333", "--text", "hi"]);
+    let lines = |text: &str| -> Vec<serde_json::Value> { text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect() };
+    let access = lines(&log_containing(&log, &id)).into_iter().find(|v| v["requestId"] == id.as_str() && v["status"] == 200).expect("the access line");
+    assert_eq!(access["span"]["name"], "request");
+    assert_eq!(access["span"]["requestId"], id.as_str());
+    assert_eq!(access["span"]["operation"], "listContacts");
+    assert_eq!(access["span"]["businessId"], t.business.as_str());
+    let step = lines(&log_containing(&log, "messaging.inbound")).into_iter().find(|v| v["message"] == "job step").expect("a job step line");
+    assert_eq!(step["span"]["name"], "job_step");
+    assert_eq!(step["span"]["kind"], "messaging.inbound");
+    assert_eq!(step["span"]["attempt"], 1);
+    assert_eq!(step["span"]["businessId"], t.business.as_str());
+    assert_eq!(step["outcome"], "done");
+    assert!(step["durationMs"].as_i64().is_some());
+    // Still no number in the log.
+    assert!(!std::fs::read_to_string(&log).unwrap().contains("15550003333"), "no mobile number in the log");
+}
