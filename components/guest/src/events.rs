@@ -56,8 +56,12 @@ pub struct Delivery {
     /// The `retryNumber` this delivery started at: 0, or, for a redelivery
     /// on demand, one past the event's last attempt. The retry schedule
     /// counts from here.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub first_attempt: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// True when a subscription's `events_json` includes `event_type`.
@@ -102,11 +106,17 @@ mod tests {
 
     #[test]
     fn the_outbox_row_keeps_its_shape() {
-        let d = Delivery { subscription_id: "s1".into(), event_id: "e1".into(), attempt: 0, payload: json!({"eventId": "e1", "a": 1}) };
+        let d = Delivery { subscription_id: "s1".into(), event_id: "e1".into(), attempt: 0, payload: json!({"eventId": "e1", "a": 1}), first_attempt: 0 };
         let job = WebhooksJob::Deliver(d);
         let (kind, payload) = job.to_row();
         assert_eq!(kind, "webhooks.deliver");
         assert_eq!(payload, r#"{"subscriptionId":"s1","eventId":"e1","attempt":0,"payload":{"eventId":"e1","a":1}}"#);
+        // A redelivery says where its schedule starts; rows without it start at 0.
+        let again = Delivery { attempt: 3, first_attempt: 3, ..Delivery::default() };
+        let row = serde_json::to_string(&again).unwrap();
+        assert!(row.contains(r#""firstAttempt":3"#), "{row}");
+        let old: Delivery = serde_json::from_str(r#"{"subscriptionId":"s1","eventId":"e1","attempt":2,"payload":{}}"#).unwrap();
+        assert_eq!(old.first_attempt, 0);
         let o = job.options();
         assert!(o.calls_out);
         assert_eq!(o.lane.as_deref(), Some("webhooks:s1"));
