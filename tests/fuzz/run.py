@@ -10,8 +10,9 @@ schemathesis twice, bounded in examples and time:
             match the documented schema, status codes and content type;
   negative: schema-invalid requests must be rejected with a 4xx, never a 5xx.
 
-Both runs apply every schemathesis check (`--checks all`) and go on after a
-finding (`--continue-on-failure`), so one finding never hides the rest. The
+Both runs apply every schemathesis check (`--checks all`) in every phase
+(examples, coverage, fuzzing, stateful) and go on after a finding
+(`--continue-on-failure`), so one finding never hides the rest. The
 document states every rule it can in JSON Schema (cursors, language tags,
 field keys, search terms, no NUL in any text), and state-dependent refusals
 are 404/409, so a 400 to a schema-valid request is a finding, with one
@@ -76,7 +77,7 @@ def schemathesis(url, key, business, mode, workdir):
     # schemathesis itself ("AST constructor recursion depth mismatch").
     cmd = ["schemathesis", "run", url, "--mode", mode, "--checks", "all", "--continue-on-failure",
            "--max-examples", EXAMPLES, "--no-color",
-           "--phases", "examples,coverage,fuzzing", "--workers", "1", "--seed", "1",
+           "--phases", "examples,coverage,fuzzing,stateful", "--workers", "1", "--seed", "1",
            "--generation-database", "none", "--warnings", "off"]
     for tag in TAGS:
         cmd += ["--include-tag", tag]
