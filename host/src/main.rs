@@ -187,9 +187,54 @@ enum AdminCommand {
     /// Provider onboarding: connect a chatapp number or a photoapp account.
     #[command(subcommand)]
     Channel(ChannelCommand),
+    /// Voice lines, price and caller line of a business.
+    #[command(subcommand)]
+    Voice(VoiceCommand),
+    /// A business's microcredit balance and its ledger.
+    #[command(subcommand)]
+    Credits(CreditsCommand),
     /// Stand in for a provider (development and tests).
     #[command(subcommand)]
     Sandbox(SandboxCommand),
+}
+
+#[derive(Subcommand)]
+enum VoiceCommand {
+    /// Set what is given, keep the rest (defaults: 1 line, 25000 microcredits per started 20-second block).
+    Configure {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        /// Purchased lines: carrier calls at once.
+        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        lines: Option<i64>,
+        /// Price of a started 20-second block of connected time, in microcredits.
+        #[arg(long, value_name = "MICROCREDITS", allow_negative_numbers = true)]
+        price_per_block: Option<i64>,
+        /// The business's caller line (E.164).
+        #[arg(long, value_name = "E164")]
+        caller_number: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum CreditsCommand {
+    /// Add microcredits to the balance; prints the new balance.
+    Add {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        microcredits: i64,
+        /// Why (kept in the ledger).
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// The balance, what calls in flight reserve, and the newest ledger entries.
+    Show {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_name = "N", default_value = "20")]
+        limit: u32,
+    },
 }
 
 #[derive(Subcommand)]
@@ -329,6 +374,11 @@ fn admin_command(args: AdminArgs) -> Result<serde_json::Value> {
             ChannelArg::Chatapp => admin::connect_channel(&db, &business, "chatapp", phone_number_id.as_deref().unwrap_or_default(), label.as_deref()),
             ChannelArg::Photoapp => admin::connect_channel(&db, &business, "photoapp", account_id.as_deref().unwrap_or_default(), username.as_deref()),
         },
+        AdminCommand::Voice(VoiceCommand::Configure { business, lines, price_per_block, caller_number }) => {
+            admin::voice::configure(&db, &business, lines, price_per_block, caller_number.as_deref())
+        }
+        AdminCommand::Credits(CreditsCommand::Add { business, microcredits, note }) => admin::voice::add_credits(&db, &business, microcredits, note.as_deref()),
+        AdminCommand::Credits(CreditsCommand::Show { business, limit }) => admin::voice::show_credits(&db, &business, limit),
         AdminCommand::Sandbox(SandboxCommand::Inbound { channel, phone_number_id, account_id, from, text, name, provider_message_id }) => {
             let to = match channel {
                 ChannelArg::Chatapp => admin::Sender::Chatapp(phone_number_id.as_deref().unwrap_or_default()),

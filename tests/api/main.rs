@@ -3,6 +3,7 @@
 
 mod agents;
 mod autoreply;
+mod billing;
 mod cli;
 mod contacts;
 mod data_sources;

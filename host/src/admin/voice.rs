@@ -1,0 +1,164 @@
+//! `switchboard admin voice configure` and `admin credits add|show`: a
+//! business's voice lines, its price per started 20-second block, its
+//! caller line, and its microcredit balance with the ledger of every
+//! movement (migration 0015). The voice area reserves, charges and releases
+//! against the same rows in its own transactions.
+
+use crate::db::{self, Db, SqlValue};
+use anyhow::{bail, Result};
+use serde_json::{json, Value};
+
+/// The price of a started 20-second block until an operator sets one:
+/// 25,000 microcredits (0.025 credits; 0.075 credits a minute).
+pub const DEFAULT_PRICE_PER_BLOCK_MICROCREDITS: i64 = 25_000;
+/// Lines (concurrent carrier calls) a business has until it buys more.
+pub const DEFAULT_LINES: i64 = 1;
+const MAX_LINES: i64 = 1_000;
+/// No single grant or price above this (a typo guard: 10^12 microcredits
+/// is a million credits).
+const MAX_AMOUNT: i64 = 1_000_000_000_000;
+
+fn text(v: &SqlValue) -> Value {
+    match v {
+        SqlValue::Text(s) => json!(s),
+        SqlValue::Integer(i) => json!(i),
+        _ => Value::Null,
+    }
+}
+
+fn business_exists(c: &db::Connection, business: &str) -> Result<()> {
+    if db::query_strings(c, "SELECT id FROM businesses WHERE id = ?1", vec![SqlValue::Text(business.to_string())])?.is_empty() {
+        bail!("no business {business} in this data dir");
+    }
+    Ok(())
+}
+
+/// Runs `f` in one write transaction on `c`.
+fn in_transaction<T>(c: &db::Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    db::execute(c, "BEGIN IMMEDIATE", vec![])?;
+    match f() {
+        Ok(v) => {
+            db::execute(c, "COMMIT", vec![])?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = db::execute(c, "ROLLBACK", vec![]);
+            Err(e)
+        }
+    }
+}
+
+fn is_e164(s: &str) -> bool {
+    let digits = s.strip_prefix('+').unwrap_or("");
+    (8..=15).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) && !digits.starts_with('0')
+}
+
+/// Changes what is given and keeps the rest (defaults for a business that
+/// had no voice account yet); prints the account.
+pub fn configure(db: &Db, business: &str, lines: Option<i64>, price: Option<i64>, caller: Option<&str>) -> Result<Value> {
+    let business = business.to_ascii_lowercase();
+    if lines.is_some_and(|n| !(0..=MAX_LINES).contains(&n)) {
+        bail!("--lines must be 0 to {MAX_LINES}");
+    }
+    if price.is_some_and(|p| !(0..=MAX_AMOUNT).contains(&p)) {
+        bail!("--price-per-block must be 0 to {MAX_AMOUNT} microcredits");
+    }
+    if caller.is_some_and(|c| !is_e164(c)) {
+        bail!("--caller-number must be an E.164 number such as +14155550100");
+    }
+    let c = db.conn()?;
+    let now = crate::clock::now_rfc3339();
+    in_transaction(&c, || {
+        business_exists(&c, &business)?;
+        db::execute(
+            &c,
+            "INSERT INTO voice_accounts (business_id, lines, price_per_block_microcredits, caller_number, updated_at) \
+             VALUES (?1, COALESCE(?2, ?5), COALESCE(?3, ?6), ?4, ?7) \
+             ON CONFLICT (business_id) DO UPDATE SET lines = COALESCE(?2, lines), \
+               price_per_block_microcredits = COALESCE(?3, price_per_block_microcredits), \
+               caller_number = COALESCE(?4, caller_number), updated_at = ?7",
+            vec![
+                SqlValue::Text(business.clone()),
+                lines.map_or(SqlValue::Null, SqlValue::Integer),
+                price.map_or(SqlValue::Null, SqlValue::Integer),
+                caller.map_or(SqlValue::Null, |s| SqlValue::Text(s.to_string())),
+                SqlValue::Integer(DEFAULT_LINES),
+                SqlValue::Integer(DEFAULT_PRICE_PER_BLOCK_MICROCREDITS),
+                SqlValue::Text(now.clone()),
+            ],
+        )?;
+        Ok(())
+    })?;
+    let rows = db::query_rows(
+        &c,
+        "SELECT lines, price_per_block_microcredits, caller_number, updated_at FROM voice_accounts WHERE business_id = ?1",
+        vec![SqlValue::Text(business.clone())],
+    )?;
+    let r = rows.first().ok_or_else(|| anyhow::anyhow!("the voice account was not stored"))?;
+    Ok(json!({"businessId": business, "lines": text(&r[0]), "pricePerBlockMicrocredits": text(&r[1]), "blockSeconds": 20,
+              "callerNumber": text(&r[2]), "updatedAt": text(&r[3])}))
+}
+
+fn balance(c: &db::Connection, business: &str) -> Result<(i64, i64)> {
+    let rows = db::query_rows(c, "SELECT available, reserved FROM credit_balances WHERE business_id = ?1", vec![SqlValue::Text(business.to_string())])?;
+    let int = |v: &SqlValue| if let SqlValue::Integer(i) = v { *i } else { 0 };
+    Ok(rows.first().map_or((0, 0), |r| (int(&r[0]), int(&r[1]))))
+}
+
+/// Adds microcredits to the balance (a `grant` in the ledger); prints the
+/// new balance.
+pub fn add_credits(db: &Db, business: &str, microcredits: i64, note: Option<&str>) -> Result<Value> {
+    let business = business.to_ascii_lowercase();
+    if !(1..=MAX_AMOUNT).contains(&microcredits) {
+        bail!("--microcredits must be 1 to {MAX_AMOUNT}");
+    }
+    if note.is_some_and(|n| n.chars().count() > 200 || n.contains('\0')) {
+        bail!("--note must be at most 200 characters");
+    }
+    let c = db.conn()?;
+    let now = crate::clock::now_rfc3339();
+    in_transaction(&c, || {
+        business_exists(&c, &business)?;
+        db::execute(
+            &c,
+            "INSERT INTO credit_balances (business_id, available, reserved, updated_at) VALUES (?1, ?2, 0, ?3) \
+             ON CONFLICT (business_id) DO UPDATE SET available = available + ?2, updated_at = ?3",
+            vec![SqlValue::Text(business.clone()), SqlValue::Integer(microcredits), SqlValue::Text(now.clone())],
+        )?;
+        db::execute(
+            &c,
+            "INSERT INTO credit_ledger (id, business_id, kind, amount, reference, note, created_at) VALUES (?1, ?2, 'grant', ?3, NULL, ?4, ?5)",
+            vec![
+                SqlValue::Text(uuid::Uuid::now_v7().to_string()),
+                SqlValue::Text(business.clone()),
+                SqlValue::Integer(microcredits),
+                note.map_or(SqlValue::Null, |n| SqlValue::Text(n.to_string())),
+                SqlValue::Text(now.clone()),
+            ],
+        )?;
+        Ok(())
+    })?;
+    let (available, reserved) = balance(&c, &business)?;
+    Ok(json!({"businessId": business, "balanceMicrocredits": available, "reservedMicrocredits": reserved}))
+}
+
+/// The balance, what is reserved for calls in flight, and the newest
+/// `limit` ledger entries.
+pub fn show_credits(db: &Db, business: &str, limit: u32) -> Result<Value> {
+    let business = business.to_ascii_lowercase();
+    if !(1..=200).contains(&limit) {
+        bail!("--limit must be 1 to 200");
+    }
+    let c = db.conn()?;
+    business_exists(&c, &business)?;
+    let (available, reserved) = balance(&c, &business)?;
+    let entries: Vec<Value> = db::query_rows(
+        &c,
+        &format!("SELECT id, kind, amount, reference, note, created_at FROM credit_ledger WHERE business_id = ?1 ORDER BY id DESC LIMIT {limit}"),
+        vec![SqlValue::Text(business.clone())],
+    )?
+    .iter()
+    .map(|r| json!({"id": text(&r[0]), "kind": text(&r[1]), "amountMicrocredits": text(&r[2]), "reference": text(&r[3]), "note": text(&r[4]), "createdAt": text(&r[5])}))
+    .collect();
+    Ok(json!({"businessId": business, "balanceMicrocredits": available, "reservedMicrocredits": reserved, "entries": entries}))
+}

@@ -1,0 +1,57 @@
+//! Voice lines and billing on the command line (issue 12, point 8, first
+//! part): `admin voice configure`, `admin credits add` and `credits show`,
+//! with the ledger of every movement.
+
+use crate::harness::*;
+use serde_json::json;
+use std::process::Command;
+
+fn admin_fails(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new(BIN).arg("admin").arg("--data-dir").arg(dir).args(args).output().unwrap();
+    assert!(!out.status.success(), "admin {args:?} should fail");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn voice_accounts_default_then_change_only_what_is_given() {
+    let dir = DataDir::new();
+    let biz = admin(&dir.0, &["business", "create", "--name", "Calls"])["businessId"].as_str().unwrap().to_string();
+    let a = admin(&dir.0, &["voice", "configure", "--business", &biz]);
+    assert_eq!((a["lines"].clone(), a["pricePerBlockMicrocredits"].clone(), a["blockSeconds"].clone(), a["callerNumber"].clone()), (json!(1), json!(25000), json!(20), json!(null)));
+    let a = admin(&dir.0, &["voice", "configure", "--business", &biz, "--lines", "3", "--caller-number", "+14155550100"]);
+    assert_eq!((a["lines"].clone(), a["pricePerBlockMicrocredits"].clone(), a["callerNumber"].clone()), (json!(3), json!(25000), json!("+14155550100")));
+    let a = admin(&dir.0, &["voice", "configure", "--business", &biz, "--price-per-block", "40000"]);
+    assert_eq!((a["lines"].clone(), a["pricePerBlockMicrocredits"].clone(), a["callerNumber"].clone()), (json!(3), json!(40000), json!("+14155550100")));
+    // Bad values name their flag; nothing changes.
+    assert!(admin_fails(&dir.0, &["voice", "configure", "--business", &biz, "--lines", "-1"]).contains("--lines"));
+    assert!(admin_fails(&dir.0, &["voice", "configure", "--business", &biz, "--caller-number", "4155550100"]).contains("--caller-number"));
+    assert!(admin_fails(&dir.0, &["voice", "configure", "--business", &biz, "--price-per-block", "-5"]).contains("--price-per-block"));
+    assert!(admin_fails(&dir.0, &["voice", "configure", "--business", &uuid::Uuid::new_v4().to_string()]).contains("no business"));
+    assert_eq!(sql(&dir.0, &format!("SELECT lines || '|' || price_per_block_microcredits FROM voice_accounts WHERE business_id = '{biz}'")).trim(), "3|40000");
+}
+
+#[test]
+fn credits_are_granted_into_a_ledger_and_shown() {
+    let dir = DataDir::new();
+    let biz = admin(&dir.0, &["business", "create", "--name", "Calls"])["businessId"].as_str().unwrap().to_string();
+    let other = admin(&dir.0, &["business", "create", "--name", "Other"])["businessId"].as_str().unwrap().to_string();
+    let shown = admin(&dir.0, &["credits", "show", "--business", &biz]);
+    assert_eq!((shown["balanceMicrocredits"].clone(), shown["entries"].clone()), (json!(0), json!([])));
+    assert_eq!(admin(&dir.0, &["credits", "add", "--business", &biz, "--microcredits", "1000000"])["balanceMicrocredits"], 1_000_000);
+    let r = admin(&dir.0, &["credits", "add", "--business", &biz, "--microcredits", "250000", "--note", "top-up"]);
+    assert_eq!((r["balanceMicrocredits"].clone(), r["reservedMicrocredits"].clone()), (json!(1_250_000), json!(0)));
+    let shown = admin(&dir.0, &["credits", "show", "--business", &biz]);
+    let entries = shown["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2);
+    assert_eq!((entries[0]["kind"].clone(), entries[0]["amountMicrocredits"].clone(), entries[0]["note"].clone()), (json!("grant"), json!(250_000), json!("top-up")));
+    assert_eq!(entries[1]["amountMicrocredits"], 1_000_000, "newest first");
+    assert_eq!(admin(&dir.0, &["credits", "show", "--business", &biz, "--limit", "1"])["entries"].as_array().unwrap().len(), 1);
+    // Another business's balance is its own.
+    assert_eq!(admin(&dir.0, &["credits", "show", "--business", &other])["balanceMicrocredits"], 0);
+    // Refusals name the flag and change nothing.
+    assert!(admin_fails(&dir.0, &["credits", "add", "--business", &biz, "--microcredits", "0"]).contains("--microcredits"));
+    assert!(admin_fails(&dir.0, &["credits", "add", "--business", &biz, "--microcredits", "-3"]).contains("--microcredits"));
+    assert!(admin_fails(&dir.0, &["credits", "show", "--business", &biz, "--limit", "0"]).contains("--limit"));
+    assert!(admin_fails(&dir.0, &["credits", "add", "--business", &uuid::Uuid::new_v4().to_string(), "--microcredits", "5"]).contains("no business"));
+    assert_eq!(sql(&dir.0, "SELECT count(*) FROM credit_ledger").trim(), "2");
+}
