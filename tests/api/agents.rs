@@ -639,7 +639,7 @@ fn channel_assignments() {
     assert_eq!(list["channels"][0]["connections"][1]["aiAgentId"], Value::Null);
 
     // Bad assignments.
-    assert_code(&put(json!({"channel": "chatapp", "aiAgentId": agent})), 400, "validation", "phone_number_id_required");
+    assert_code(&put(json!({"channel": "chatapp", "aiAgentId": agent})), 409, "conflict", "phone_number_id_required");
     assert_code(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-9", "aiAgentId": agent})), 404, "not_found", "phone_number_not_connected");
     assert_code(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-b", "aiAgentId": agent})), 404, "not_found", "phone_number_not_connected");
     assert_code(&put(json!({"channel": "chatapp", "phoneNumberId": "pn-1", "aiAgentId": voice_agent})), 400, "validation", "agent_channel_mismatch");

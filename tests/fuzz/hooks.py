@@ -25,7 +25,6 @@ CONDITIONAL_RULES = {
     "provider_account_id_not_allowed",   # providerAccountId applies to photoapp only
     "photoapp_setting_not_allowed",      # photoappCollectMobileEnabled: photoapp agents only
     "voice_settings_not_allowed",        # voiceSettings: voice agents only
-    "phone_number_id_required",          # several numbers connected: name one
 }
 
 

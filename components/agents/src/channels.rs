@@ -136,7 +136,8 @@ pub fn resolve_target(biz: &str, channel: &str, phone: Option<&str>, account: Op
                             "no chatapp phone number is connected to this business; connect one before assigning an agent",
                         )),
                         1 => Ok(numbers.remove(0).0),
-                        _ => Err(fail::validation(
+                        // A matter of state (several numbers are connected), not of the request's shape.
+                        _ => Err(fail::conflict(
                             "phone_number_id_required",
                             format!("`{prefix}phoneNumberId` is required: this business has several connected chatapp phone numbers"),
                         )),
