@@ -9,8 +9,10 @@ use std::process::Command;
 /// Components embedded in the binary (cargo package `switchboard-<name>`).
 const COMPONENTS: &[&str] = &["contacts", "dispatcher", "agents", "data-sources", "webhooks", "messaging", "sandbox-messenger"];
 /// Built alongside but never embedded: the misbehaving component of the
-/// fault tests, whose path reaches them as `SWITCHBOARD_TESTBED_WASM`.
-const TEST_COMPONENTS: &[&str] = &["testbed"];
+/// fault tests, whose path reaches them as `SWITCHBOARD_TESTBED_WASM`, and
+/// the sandbox carrier until the voice area links it (built so its export
+/// keeps compiling; `SWITCHBOARD_SANDBOX_CARRIER_WASM`).
+const TEST_COMPONENTS: &[&str] = &["testbed", "sandbox-carrier"];
 
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).parent().unwrap().to_path_buf();
@@ -83,7 +85,7 @@ fn build_components(root: &Path, out: &Path) {
         wasm
     };
     for pkg in TEST_COMPONENTS {
-        println!("cargo:rustc-env=SWITCHBOARD_{}_WASM={}", pkg.to_uppercase(), wasm_of(pkg).display());
+        println!("cargo:rustc-env=SWITCHBOARD_{}_WASM={}", pkg.to_uppercase().replace('-', "_"), wasm_of(pkg).display());
     }
     let mut code = String::from("/// (component name, wasm bytes) embedded at build time.\npub static COMPONENTS: &[(&str, &[u8])] = &[\n");
     for pkg in COMPONENTS {

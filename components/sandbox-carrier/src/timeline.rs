@@ -1,0 +1,396 @@
+//! The simulated call, as pure functions of the placement, the memo and
+//! the time: what the carrier reports, and when. See the crate docs for the
+//! rules.
+
+use serde::{Deserialize, Serialize};
+
+/// The default and largest `step-delay-ms`.
+pub const DEFAULT_STEP_DELAY_MS: u64 = 20;
+pub const MAX_STEP_DELAY_MS: u64 = 60_000;
+/// What a `5555` attempt costs.
+pub const FAILED_ATTEMPT_COST: u64 = 15_000;
+/// The customer's lines of a conversation, one after each of the first
+/// three utterances.
+pub const CUSTOMER_SCRIPT: [&str; 3] = ["Hi, yes, this is me.", "Could you tell me more?", "Thanks, that's all. Goodbye."];
+const MS_PER_CHAR: u64 = 60;
+const MIN_UTTERANCE_MS: u64 = 800;
+const MIN_CUSTOMER_MS: u64 = 600;
+const PAUSE_MS: u64 = 400;
+const HANGUP_TAIL_MS: u64 = 1_000;
+
+/// `step-delay-ms` as configured, clamped; the default when unset or invalid.
+pub fn step_delay(setting: Option<&str>) -> u64 {
+    setting.and_then(|s| s.trim().parse::<u64>().ok()).map_or(DEFAULT_STEP_DELAY_MS, |d| d.min(MAX_STEP_DELAY_MS))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    Rejected,
+    NoAnswer,
+    Busy,
+    Down,
+    PlacementTimeout,
+    FailsWithCost,
+    StaysConnected,
+    HangsUpInGreeting,
+    Conversation,
+}
+
+impl Rule {
+    /// The rule of a destination: its last four characters.
+    pub fn of(destination: &str) -> Rule {
+        let tail = destination.get(destination.len().saturating_sub(4)..).unwrap_or("");
+        match tail {
+            "0000" => Rule::Rejected,
+            "1111" => Rule::NoAnswer,
+            "2222" => Rule::Busy,
+            "3333" => Rule::Down,
+            "4444" => Rule::PlacementTimeout,
+            "5555" => Rule::FailsWithCost,
+            "6666" => Rule::StaysConnected,
+            "7777" => Rule::HangsUpInGreeting,
+            _ => Rule::Conversation,
+        }
+    }
+
+    fn answers(self) -> bool {
+        matches!(self, Rule::PlacementTimeout | Rule::StaysConnected | Rule::HangsUpInGreeting | Rule::Conversation)
+    }
+}
+
+/// One call, from its placement.
+#[derive(Debug, Clone, Copy)]
+pub struct Call {
+    pub rule: Rule,
+    /// When the placement was first requested: the call's time zero.
+    pub requested_at_ms: i64,
+    pub step_ms: i64,
+    pub max_duration_seconds: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    Completed,
+    NoAnswer,
+    Busy,
+    Rejected,
+    CustomerHungUp,
+    OperatorHungUp,
+    MaxDuration,
+    CarrierFailure,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    Ringing,
+    Answered,
+    Played { utterance_id: String, percent: u8 },
+    CustomerSaid { text: String, offset_ms: u64, end_offset_ms: u64 },
+    Ended { cause: Cause, connected_ms: u64, attempt_cost: u64 },
+}
+
+/// An utterance the host asked the carrier to say.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Said {
+    pub id: String,
+    pub text: String,
+    pub at_ms: i64,
+    pub end_call: bool,
+}
+
+/// The simulated call's memory, carried by the host between calls.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Memo {
+    /// How many events were reported already.
+    pub reported: usize,
+    pub said: Vec<Said>,
+    pub hung_up_at_ms: Option<i64>,
+}
+
+impl Memo {
+    pub fn encode(&self) -> String {
+        serde_json::to_string(self).expect("a memo serialises")
+    }
+    pub fn decode(s: &str) -> Option<Memo> {
+        serde_json::from_str(s).ok()
+    }
+}
+
+/// Why the carrier refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    pub code: &'static str,
+    pub message: &'static str,
+    pub retryable: bool,
+}
+
+/// Placement: `3333` is down; `4444` times out although the call exists.
+pub fn place(call: &Call) -> Result<(), Refusal> {
+    match call.rule {
+        Rule::Down => Err(Refusal { code: "carrier_unavailable", message: "the carrier is not answering; try again later", retryable: true }),
+        Rule::PlacementTimeout => Err(Refusal { code: "placement_timeout", message: "the placement timed out; its outcome is unknown", retryable: true }),
+        _ => Ok(()),
+    }
+}
+
+/// The memo to go on from: the given one, or, without one (a placement
+/// whose outcome is unknown), the call as the carrier has it by our call
+/// id; `3333` never placed anything.
+pub fn reconcile(call: &Call, memo: Option<&str>) -> Result<Memo, Refusal> {
+    match memo {
+        Some(m) => Memo::decode(m).ok_or(Refusal { code: "invalid_memo", message: "the call's memo is not one this carrier wrote", retryable: false }),
+        None if call.rule == Rule::Down => Err(Refusal { code: "unknown_call", message: "the carrier has no call under this id", retryable: false }),
+        None => Ok(Memo::default()),
+    }
+}
+
+/// Queues an utterance (a repeated id is said once).
+pub fn say(mut memo: Memo, id: String, text: String, end_call: bool, now_ms: i64) -> Memo {
+    if !memo.said.iter().any(|s| s.id == id) {
+        memo.said.push(Said { id, text, at_ms: now_ms, end_call });
+    }
+    memo
+}
+
+/// An operator's hang-up (the first one counts).
+pub fn hang_up(mut memo: Memo, now_ms: i64) -> Memo {
+    memo.hung_up_at_ms.get_or_insert(now_ms);
+    memo
+}
+
+fn audio_ms(text: &str, min: u64) -> u64 {
+    (text.chars().count() as u64 * MS_PER_CHAR).max(min)
+}
+
+/// Every event of the call as things stand, in time order (some may lie in
+/// the future).
+pub fn timeline(call: &Call, memo: &Memo) -> Vec<(i64, Event)> {
+    let (t0, s) = (call.requested_at_ms, call.step_ms.max(1));
+    let hang = memo.hung_up_at_ms;
+    let ended = |cause, connected_ms, attempt_cost| Event::Ended { cause, connected_ms, attempt_cost };
+    let mut ev = Vec::new();
+    // Before an answer, an operator's hang-up ends the call with nothing connected.
+    let hung_before = |t: i64| hang.is_some_and(|h| h < t);
+    match call.rule {
+        Rule::Down => return ev,
+        Rule::Rejected => ev.push((t0 + s, ended(Cause::Rejected, 0, 0))),
+        Rule::Busy => ev.push((t0 + s, ended(Cause::Busy, 0, 0))),
+        Rule::NoAnswer | Rule::FailsWithCost => {
+            ev.push((t0 + s, Event::Ringing));
+            let (end_at, end) = match call.rule {
+                Rule::NoAnswer => (t0 + 4 * s, ended(Cause::NoAnswer, 0, 0)),
+                _ => (t0 + 2 * s, ended(Cause::CarrierFailure, 0, FAILED_ATTEMPT_COST)),
+            };
+            match hang {
+                Some(h) if h < end_at => ev.push((h.max(t0 + s) + s, ended(Cause::OperatorHungUp, 0, 0))),
+                _ => ev.push((end_at, end)),
+            }
+        }
+        rule => {
+            debug_assert!(rule.answers());
+            ev.push((t0 + s, Event::Ringing));
+            let answered_at = t0 + 2 * s;
+            if let Some(h) = hang.filter(|_| hung_before(answered_at)) {
+                ev.push((h.max(t0 + s) + s, ended(Cause::OperatorHungUp, 0, 0)));
+                return ev;
+            }
+            ev.push((answered_at, Event::Answered));
+            let mut free_at = answered_at; // real time the line is free to play
+            let mut sim: u64 = 0; // call audio since the answer
+            for (i, u) in memo.said.iter().enumerate() {
+                let start = free_at.max(u.at_ms);
+                if hung_before(start) {
+                    break;
+                }
+                let dur = audio_ms(&u.text, MIN_UTTERANCE_MS);
+                ev.push((start + s / 2, Event::Played { utterance_id: u.id.clone(), percent: 50 }));
+                if rule == Rule::HangsUpInGreeting && i == 0 {
+                    ev.push((start + s / 2, ended(Cause::CustomerHungUp, sim + dur / 2 + HANGUP_TAIL_MS, 0)));
+                    return ev;
+                }
+                ev.push((start + s, Event::Played { utterance_id: u.id.clone(), percent: 100 }));
+                sim += dur;
+                free_at = start + s;
+                if u.end_call {
+                    ev.push((free_at, ended(Cause::Completed, sim + HANGUP_TAIL_MS, 0)));
+                    return ev;
+                }
+                let line = match rule {
+                    Rule::Conversation | Rule::PlacementTimeout => CUSTOMER_SCRIPT.get(i),
+                    _ => None,
+                };
+                if let Some(text) = line {
+                    if hung_before(free_at + s) {
+                        break;
+                    }
+                    let d = audio_ms(text, MIN_CUSTOMER_MS);
+                    let offset = sim + PAUSE_MS;
+                    ev.push((free_at + s, Event::CustomerSaid { text: text.to_string(), offset_ms: offset, end_offset_ms: offset + d }));
+                    sim = offset + d + PAUSE_MS;
+                    free_at += s;
+                }
+            }
+            let max_at = answered_at + 5 * s;
+            match hang {
+                Some(h) => ev.push((h.max(free_at) + s, ended(Cause::OperatorHungUp, sim + HANGUP_TAIL_MS, 0))),
+                None if rule == Rule::StaysConnected => ev.push((max_at, ended(Cause::MaxDuration, u64::from(call.max_duration_seconds) * 1000, 0))),
+                None => {}
+            }
+        }
+    }
+    ev.sort_by_key(|(at, _)| *at);
+    ev
+}
+
+/// The events due by `now` that were not reported yet, the memo that
+/// remembers them, and when to ask again (none once ended).
+pub fn poll(call: &Call, mut memo: Memo, now_ms: i64) -> (Vec<(i64, Event)>, Memo, Option<u64>) {
+    let due: Vec<(i64, Event)> = timeline(call, &memo).into_iter().take_while(|(at, _)| *at <= now_ms).collect();
+    let ended = due.iter().any(|(_, e)| matches!(e, Event::Ended { .. }));
+    let fresh = due.into_iter().skip(memo.reported).collect::<Vec<_>>();
+    memo.reported += fresh.len();
+    (fresh, memo, (!ended).then_some(call.step_ms.max(1) as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: i64 = 1_000_000;
+    const S: i64 = 20;
+
+    fn call(destination: &str) -> Call {
+        Call { rule: Rule::of(destination), requested_at_ms: T0, step_ms: S, max_duration_seconds: 300 }
+    }
+
+    /// Polls at every step until the call ends (bounded); `on_step` may say
+    /// things or hang up at a given step.
+    fn run(c: &Call, mut on_step: impl FnMut(i64, Memo, &[(i64, Event)]) -> Memo) -> Vec<Event> {
+        let mut memo = Memo::default();
+        let mut all = Vec::new();
+        for step in 0..60 {
+            let now = T0 + step * S;
+            let (fresh, next, check) = poll(c, Memo::decode(&memo.encode()).unwrap(), now);
+            memo = on_step(now, next, &fresh);
+            all.extend(fresh.into_iter().map(|(_, e)| e));
+            if check.is_none() {
+                return all;
+            }
+        }
+        panic!("the call never ended: {all:?}");
+    }
+
+    fn end(events: &[Event]) -> (Cause, u64, u64) {
+        match events.last() {
+            Some(Event::Ended { cause, connected_ms, attempt_cost }) => (*cause, *connected_ms, *attempt_cost),
+            other => panic!("not ended: {other:?}"),
+        }
+    }
+
+    /// The host's side of a conversation: a greeting once answered, a reply
+    /// to each customer line, `end-call` after the goodbye.
+    fn converse(now: i64, mut memo: Memo, fresh: &[(i64, Event)]) -> Memo {
+        for (_, e) in fresh {
+            match e {
+                Event::Answered => memo = say(memo, "u0".into(), "Hello, this is Ada from Acme.".into(), false, now),
+                Event::CustomerSaid { text, .. } => {
+                    let n = memo.said.len();
+                    memo = say(memo, format!("u{n}"), format!("Reply {n}"), text.contains("Goodbye"), now);
+                }
+                _ => {}
+            }
+        }
+        memo
+    }
+
+    #[test]
+    fn destination_rules() {
+        assert_eq!(Rule::of("+15550000000"), Rule::Rejected);
+        assert_eq!(Rule::of("+15550004444"), Rule::PlacementTimeout);
+        assert_eq!(Rule::of("+15550001234"), Rule::Conversation);
+        assert_eq!(Rule::of("7"), Rule::Conversation);
+        assert_eq!(step_delay(None), 20);
+        assert_eq!(step_delay(Some("0")), 0);
+        assert_eq!(step_delay(Some("x")), 20);
+        assert_eq!(step_delay(Some("99999999")), MAX_STEP_DELAY_MS);
+    }
+
+    #[test]
+    fn a_conversation_ends_completed_with_realistic_audio() {
+        let c = call("+15550001234");
+        assert_eq!(place(&c), Ok(()));
+        let events = run(&c, converse);
+        assert_eq!(events[..2], [Event::Ringing, Event::Answered]);
+        let said: Vec<&str> = events.iter().filter_map(|e| if let Event::CustomerSaid { text, .. } = e { Some(text.as_str()) } else { None }).collect();
+        assert_eq!(said, CUSTOMER_SCRIPT);
+        // Receipts at 50 and 100% for each of the four utterances.
+        assert_eq!(events.iter().filter(|e| matches!(e, Event::Played { .. })).count(), 8);
+        let (cause, connected, cost) = end(&events);
+        assert_eq!((cause, cost), (Cause::Completed, 0));
+        // Greeting 29 chars (1740 ms), three replies at the 800 ms minimum,
+        // the three customer lines with their pauses, and the tail.
+        let customer: u64 = CUSTOMER_SCRIPT.iter().map(|t| audio_ms(t, MIN_CUSTOMER_MS) + 2 * PAUSE_MS).sum();
+        assert_eq!(connected, 1740 + 3 * 800 + customer + HANGUP_TAIL_MS);
+        // Offsets rise.
+        let offsets: Vec<(u64, u64)> = events.iter().filter_map(|e| if let Event::CustomerSaid { offset_ms, end_offset_ms, .. } = e { Some((*offset_ms, *end_offset_ms)) } else { None }).collect();
+        assert!(offsets.windows(2).all(|w| w[0].1 < w[1].0), "{offsets:?}");
+    }
+
+    #[test]
+    fn calls_that_never_connect() {
+        assert_eq!(end(&run(&call("+15550000000"), |_, m, _| m)), (Cause::Rejected, 0, 0));
+        assert_eq!(end(&run(&call("+15550002222"), |_, m, _| m)), (Cause::Busy, 0, 0));
+        let no_answer = run(&call("+15550001111"), |_, m, _| m);
+        assert_eq!((no_answer[0].clone(), end(&no_answer)), (Event::Ringing, (Cause::NoAnswer, 0, 0)));
+        assert_eq!(end(&run(&call("+15550005555"), |_, m, _| m)), (Cause::CarrierFailure, 0, FAILED_ATTEMPT_COST));
+    }
+
+    #[test]
+    fn a_carrier_that_is_down_places_nothing() {
+        let c = call("+15550003333");
+        assert!(place(&c).is_err_and(|e| e.retryable && e.code == "carrier_unavailable"));
+        assert!(reconcile(&c, None).is_err_and(|e| e.code == "unknown_call"));
+    }
+
+    #[test]
+    fn a_placement_that_timed_out_is_found_by_our_call_id_and_goes_on() {
+        let c = call("+15550004444");
+        assert!(place(&c).is_err_and(|e| e.retryable && e.code == "placement_timeout"));
+        let memo = reconcile(&c, None).unwrap();
+        let (events, _, _) = poll(&c, memo, T0 + 2 * S);
+        assert_eq!(events.into_iter().map(|(_, e)| e).collect::<Vec<_>>(), [Event::Ringing, Event::Answered]);
+        assert_eq!(end(&run(&c, converse)).0, Cause::Completed);
+    }
+
+    #[test]
+    fn hang_ups_and_the_longest_call() {
+        // Connected and silent: ends at its maximum duration.
+        assert_eq!(end(&run(&call("+15550006666"), |_, m, _| m)), (Cause::MaxDuration, 300_000, 0));
+        // An operator's hang-up ends it first; a second one changes nothing.
+        let events = run(&call("+15550006666"), |now, m, _| if now >= T0 + 3 * S { hang_up(hang_up(m, now), now + 5) } else { m });
+        assert_eq!(end(&events).0, Cause::OperatorHungUp);
+        // Before an answer: nothing connected.
+        let events = run(&call("+15550001234"), |now, m, _| if now == T0 { hang_up(m, now) } else { m });
+        assert_eq!(end(&events), (Cause::OperatorHungUp, 0, 0));
+        // The customer hangs up halfway through the greeting.
+        let events = run(&call("+15550007777"), converse);
+        let (cause, connected, _) = end(&events);
+        assert_eq!(cause, Cause::CustomerHungUp);
+        assert_eq!(connected, 1740 / 2 + HANGUP_TAIL_MS);
+        assert!(events.contains(&Event::Played { utterance_id: "u0".into(), percent: 50 }));
+        assert!(!events.contains(&Event::Played { utterance_id: "u0".into(), percent: 100 }));
+    }
+
+    #[test]
+    fn events_are_reported_once_and_the_memo_round_trips() {
+        let c = call("+15550001234");
+        let (first, memo, _) = poll(&c, Memo::default(), T0 + 2 * S);
+        assert_eq!(first.len(), 2);
+        let (again, memo, check) = poll(&c, Memo::decode(&memo.encode()).unwrap(), T0 + 2 * S);
+        assert!(again.is_empty());
+        assert_eq!(check, Some(S as u64));
+        let memo = say(say(memo, "u0".into(), "Hi".into(), false, T0 + 2 * S), "u0".into(), "Hi".into(), false, T0 + 2 * S);
+        assert_eq!(memo.said.len(), 1, "a repeated utterance id is said once");
+        assert!(reconcile(&c, Some("not a memo")).is_err_and(|e| !e.retryable));
+    }
+}
