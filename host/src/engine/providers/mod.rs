@@ -10,6 +10,7 @@
 //! and [`add_to_linker`].
 
 pub mod ai;
+pub mod carrier;
 pub mod messenger;
 
 use super::imports::RequestState;
