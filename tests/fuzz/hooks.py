@@ -21,8 +21,8 @@ def map_body(ctx, body):
 # other 400 to a schema-valid request is a finding: the document accepted
 # something the service refuses.
 CONDITIONAL_RULES = {
-    "phone_number_id_not_allowed",       # phoneNumberId applies to chatapp only
-    "provider_account_id_not_allowed",   # providerAccountId applies to photoapp only
+    "phone_number_id_not_allowed",       # query phoneNumberId, or an agent's assignment: chatapp only
+    "provider_account_id_not_allowed",   # an agent's assignment.providerAccountId: photoapp agents only
     "photoapp_setting_not_allowed",      # photoappCollectMobileEnabled: photoapp agents only
     "voice_settings_not_allowed",        # voiceSettings: voice agents only
 }
