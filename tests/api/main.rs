@@ -20,6 +20,7 @@ mod photoapp;
 mod platform;
 mod runner;
 mod stalls;
+mod voice;
 mod webhook_delivery;
 mod webhooks;
 mod writes;

@@ -1,0 +1,112 @@
+//! resolveCallContext (40): the destination and the agent's declared
+//! variables as a call would start from them.
+//!
+//! * `agentId`: an active voice agent of this business (404
+//!   `agent_not_found`; 409 `agent_archived`; 409 `agent_not_voice`).
+//! * Exactly one of `contactId` and `toNumber` (400 `call_target_required`).
+//! * A contact target must be this business's (404 `contact_not_found`), not
+//!   communication-blocked (409 `contact_blocked`) and, when the agent is
+//!   scoped to contact categories, in one of them (409
+//!   `contact_out_of_scope`). Its destination is the contact's mobile;
+//!   `values` holds the agent's aliases that name a field of the built-in
+//!   Contacts source (`mobile`, `name`, or a custom field), for the fields
+//!   this contact has. Variables of other structured sources are resolved by
+//!   their row lookups, not from the contact, and are not listed here.
+//! * A `toNumber` target has no values; `contactRequired` says whether the
+//!   agent needs a contact (a direct call to it is refused).
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{fail, is_uuid, ok, req, HResult, Request, Success};
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Resolved {
+    destination: String,
+    values: BTreeMap<String, String>,
+    contact_required: bool,
+}
+
+/// A value of the built-in Contacts source: `mobile`, `name`, or a custom field.
+pub fn contact_value(field_key: &str, mobile: &str, name: &str, fields: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+    match field_key {
+        "mobile" => Some(mobile.to_string()),
+        "name" => Some(name.to_string()),
+        key => fields.get(key).and_then(|v| v.as_str()).map(String::from),
+    }
+}
+
+pub fn run(request: &Request) -> HResult<Success> {
+    let biz = request.business_id.as_str();
+    let agent_id = req::query_nonempty(request, "agentId").unwrap_or_default().to_ascii_lowercase();
+    let agent = db::query_one(
+        "SELECT channel, status, contact_context_required FROM agents WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), agent_id.as_str().into()],
+    )?
+    .ok_or_else(|| fail::not_found("agent_not_found", format!("agent `{agent_id}` not found")))?;
+    if agent.text(0) != "voice" {
+        return Err(fail::conflict("agent_not_voice", format!("agent `{agent_id}` is a {} agent; calls need a voice agent", agent.text(0))));
+    }
+    if agent.text(1) != "active" {
+        return Err(fail::conflict("agent_archived", format!("agent `{agent_id}` is archived")));
+    }
+    let contact_required = agent.boolean(2);
+    let (contact_id, to_number) = (req::query_nonempty(request, "contactId"), req::query_nonempty(request, "toNumber"));
+    let contact_id = match (contact_id, to_number) {
+        (Some(c), None) => c.to_ascii_lowercase(),
+        (None, Some(number)) => return ok(&Resolved { destination: number.to_string(), values: BTreeMap::new(), contact_required }),
+        _ => return Err(fail::validation("call_target_required", "give exactly one of the query parameters `contactId` and `toNumber`")),
+    };
+    let not_found = || fail::not_found("contact_not_found", format!("contact `{contact_id}` not found"));
+    if !is_uuid(&contact_id) {
+        return Err(not_found());
+    }
+    let contact = db::query_one(
+        "SELECT mobile, name, fields_json, communication_blocked FROM contacts WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), contact_id.as_str().into()],
+    )?
+    .ok_or_else(not_found)?;
+    if contact.boolean(3) {
+        return Err(fail::conflict("contact_blocked", "communication with this contact is blocked"));
+    }
+    let out_of_scope = db::query_one(
+        "SELECT 1 FROM agent_categories a WHERE a.business_id = ?1 AND a.agent_id = ?2 \
+         AND NOT EXISTS (SELECT 1 FROM agent_categories s JOIN contact_categories c ON c.business_id = s.business_id AND c.category_id = s.category_id \
+                         WHERE s.business_id = ?1 AND s.agent_id = ?2 AND c.contact_id = ?3) LIMIT 1",
+        &[biz.into(), agent_id.as_str().into(), contact_id.as_str().into()],
+    )?
+    .is_some();
+    if out_of_scope {
+        return Err(fail::conflict("contact_out_of_scope", "the contact is in none of the agent's contact categories"));
+    }
+    let fields: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&contact.text(2)).unwrap_or_default();
+    let (mobile, name) = (contact.text(0), contact.text(1));
+    let mut values = BTreeMap::new();
+    for v in db::query(
+        "SELECT v.alias, v.field_key FROM agent_variables v JOIN data_sources s ON s.business_id = v.business_id AND s.id = v.data_source_id \
+         WHERE v.business_id = ?1 AND v.agent_id = ?2 AND s.built_in = 1 ORDER BY v.position",
+        &[biz.into(), agent_id.as_str().into()],
+    )? {
+        if let Some(value) = contact_value(&v.text(1), &mobile, &name, &fields) {
+            values.insert(v.text(0), value);
+        }
+    }
+    ok(&Resolved { destination: mobile, values, contact_required })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contact_values_come_from_mobile_name_or_a_custom_field() {
+        let fields = serde_json::json!({"city": "Paris", "n": 3});
+        let fields = fields.as_object().unwrap();
+        assert_eq!(contact_value("mobile", "+15550001234", "Ada", fields).as_deref(), Some("+15550001234"));
+        assert_eq!(contact_value("name", "+15550001234", "Ada", fields).as_deref(), Some("Ada"));
+        assert_eq!(contact_value("city", "+15550001234", "Ada", fields).as_deref(), Some("Paris"));
+        assert_eq!(contact_value("tier", "+15550001234", "Ada", fields), None);
+        assert_eq!(contact_value("n", "+15550001234", "Ada", fields), None, "only text values");
+    }
+}
