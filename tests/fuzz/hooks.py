@@ -25,6 +25,7 @@ CONDITIONAL_RULES = {
     "provider_account_id_not_allowed",   # an agent's assignment.providerAccountId: photoapp agents only
     "photoapp_setting_not_allowed",      # photoappCollectMobileEnabled: photoapp agents only
     "voice_settings_not_allowed",        # voiceSettings: voice agents only
+    "call_target_required",              # exactly one of contactId and toNumber
 }
 
 
