@@ -64,6 +64,10 @@ pub fn job_step(kind: &str, outcome: &str, started_ms: i64) {
 /// The Prometheus text, with the job queue's depth and oldest due age per
 /// kind read from storage at scrape time.
 pub fn render(db: &crate::db::Db) -> String {
+    let int = |v: &crate::db::SqlValue| match v {
+        crate::db::SqlValue::Integer(i) => *i,
+        _ => 0,
+    };
     if let Ok(conn) = db.conn() {
         let now = crate::clock::now_ms();
         let rows = crate::db::query_rows(
@@ -83,10 +87,6 @@ pub fn render(db: &crate::db::Db) -> String {
                 crate::db::SqlValue::Text(s) => s.clone(),
                 _ => String::new(),
             };
-            let int = |v: &crate::db::SqlValue| match v {
-                crate::db::SqlValue::Integer(i) => *i,
-                _ => 0,
-            };
             let key = (text(&r[0]), text(&r[1]));
             if !seen.contains(&key) {
                 seen.push(key.clone());
@@ -96,17 +96,12 @@ pub fn render(db: &crate::db::Db) -> String {
             let age = ((now - int(&r[3])).max(0) as f64) / 1000.0;
             metrics::gauge!("switchboard_jobs_oldest_due_age_seconds", &labels).set(age);
         }
-    }
-    if let Ok(conn) = db.conn() {
+        drop(seen);
         // Rows held by ingestion versions (all businesses together).
         let rows = crate::db::query_rows(&conn, "SELECT IFNULL(SUM(row_count), 0), COUNT(*) FROM ingestion_versions", vec![]).unwrap_or_default();
         if let Some(r) = rows.first() {
-            let int = |v: &crate::db::SqlValue| match v {
-                crate::db::SqlValue::Integer(i) => *i as f64,
-                _ => 0.0,
-            };
-            metrics::gauge!("switchboard_ingestion_rows").set(int(&r[0]));
-            metrics::gauge!("switchboard_ingestion_versions").set(int(&r[1]));
+            metrics::gauge!("switchboard_ingestion_rows").set(int(&r[0]) as f64);
+            metrics::gauge!("switchboard_ingestion_versions").set(int(&r[1]) as f64);
         }
     }
     match HANDLE.get() {

@@ -312,9 +312,7 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
         };
     }
     if req.method() == hyper::Method::GET && req.uri().path() == METRICS_PATH && shared.metrics_on_public {
-        let s = shared.clone();
-        let text = tokio::task::spawn_blocking(move || crate::metrics::render(&s.app.db)).await.unwrap_or_default();
-        return Answer { status: 200, content_type: "text/plain; version=0.0.4", body: text, headers: Vec::new(), operation: "metrics", download: None };
+        return metrics_answer(shared).await;
     }
     if req.method() == hyper::Method::GET && req.uri().path() == HEALTHZ_PATH {
         return probe(Ok(()), "healthz", request_id);
@@ -457,6 +455,14 @@ fn target_failure(refusal: crate::outbound::TargetRefusal) -> Failure {
     failure
 }
 
+/// `GET /metrics`: the Prometheus text, read on a blocking thread (the
+/// queue gauges query storage).
+async fn metrics_answer(shared: &Arc<Shared>) -> Answer {
+    let s = shared.clone();
+    let text = tokio::task::spawn_blocking(move || crate::metrics::render(&s.app.db)).await.unwrap_or_default();
+    Answer { status: 200, content_type: "text/plain; version=0.0.4", body: text, headers: Vec::new(), operation: "metrics", download: None }
+}
+
 /// The `--metrics-listen` listener: `GET /metrics` and nothing else.
 async fn serve_metrics(shared: Arc<Shared>, listener: TcpListener) {
     loop {
@@ -467,9 +473,7 @@ async fn serve_metrics(shared: Arc<Shared>, listener: TcpListener) {
             async move {
                 let request_id = uuid::Uuid::new_v4().to_string();
                 let answer = if req.method() == hyper::Method::GET && req.uri().path() == METRICS_PATH {
-                    let s = shared.clone();
-                    let text = tokio::task::spawn_blocking(move || crate::metrics::render(&s.app.db)).await.unwrap_or_default();
-                    Answer { status: 200, content_type: "text/plain; version=0.0.4", body: text, headers: Vec::new(), operation: "metrics", download: None }
+                    metrics_answer(&shared).await
                 } else {
                     Answer::failure(&Failure::not_found("not_found", "this listener serves GET /metrics only"), &request_id)
                 };

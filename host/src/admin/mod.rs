@@ -9,6 +9,46 @@ use anyhow::{bail, Result};
 use serde_json::json;
 use switchboard_gateway::auth;
 
+/// Runs `f` in one write transaction on `c`: committed when it succeeds,
+/// rolled back whole when it fails.
+pub(crate) fn in_transaction<T>(c: &db::Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    db::execute(c, "BEGIN IMMEDIATE", vec![])?;
+    match f() {
+        Ok(v) => {
+            db::execute(c, "COMMIT", vec![])?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = db::execute(c, "ROLLBACK", vec![]);
+            Err(e)
+        }
+    }
+}
+
+/// Refuses a business id that is not in this data dir (`business` already
+/// lowercased).
+pub(crate) fn require_business(c: &db::Connection, business: &str) -> Result<()> {
+    if db::query_strings(c, "SELECT id FROM businesses WHERE id = ?1", vec![SqlValue::Text(business.to_string())])?.is_empty() {
+        bail!("no business {business} in this data dir");
+    }
+    Ok(())
+}
+
+/// A stored cell as JSON: text and integers as they are, anything else null.
+pub(crate) fn json_of(v: &SqlValue) -> serde_json::Value {
+    match v {
+        SqlValue::Text(s) => json!(s),
+        SqlValue::Integer(i) => json!(i),
+        _ => serde_json::Value::Null,
+    }
+}
+
+/// `+`, a digit 1 to 9, then 7 to 14 digits (the contract's E.164 pattern).
+pub(crate) fn is_e164(s: &str) -> bool {
+    let b = s.as_bytes();
+    (9..=16).contains(&b.len()) && b[0] == b'+' && (b'1'..=b'9').contains(&b[1]) && b[2..].iter().all(u8::is_ascii_digit)
+}
+
 pub fn create_business(db: &Db, name: &str) -> Result<serde_json::Value> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 200 {
@@ -18,27 +58,19 @@ pub fn create_business(db: &Db, name: &str) -> Result<serde_json::Value> {
     let now = crate::clock::now_rfc3339();
     let c = db.conn()?;
     // The business and its built-in Contacts data source, together.
-    db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
-    let created = db::execute(
-        &c,
-        "INSERT INTO businesses (id, name, created_at) VALUES (?1, ?2, ?3)",
-        vec![SqlValue::Text(id.clone()), SqlValue::Text(name.into()), SqlValue::Text(now.clone())],
-    )
-    .and_then(|_| {
+    in_transaction(&c, || {
+        db::execute(
+            &c,
+            "INSERT INTO businesses (id, name, created_at) VALUES (?1, ?2, ?3)",
+            vec![SqlValue::Text(id.clone()), SqlValue::Text(name.into()), SqlValue::Text(now.clone())],
+        )?;
         db::execute(
             &c,
             "INSERT INTO data_sources (id, business_id, name, description, class, kind, built_in, created_at, updated_at) \
              VALUES (?1, ?2, 'Contacts', 'The built-in contacts of this business', 'structured', 'table', 1, ?3, ?3)",
-            vec![SqlValue::Text(uuid::Uuid::now_v7().to_string()), SqlValue::Text(id.clone()), SqlValue::Text(now)],
+            vec![SqlValue::Text(uuid::Uuid::now_v7().to_string()), SqlValue::Text(id.clone()), SqlValue::Text(now.clone())],
         )
-    });
-    match created {
-        Ok(_) => db::execute(&c, "COMMIT", vec![])?,
-        Err(e) => {
-            let _ = db::execute(&c, "ROLLBACK", vec![]);
-            return Err(e);
-        }
-    };
+    })?;
     Ok(json!({"businessId": id}))
 }
 
@@ -46,20 +78,14 @@ pub fn create_business(db: &Db, name: &str) -> Result<serde_json::Value> {
 pub fn list_businesses(db: &Db) -> Result<serde_json::Value> {
     let c = db.conn()?;
     let rows = db::query_rows(&c, "SELECT id, name, created_at FROM businesses ORDER BY created_at, id", vec![])?;
-    let t = |v: &SqlValue| match v {
-        SqlValue::Text(s) => json!(s),
-        _ => serde_json::Value::Null,
-    };
-    let businesses: Vec<_> = rows.iter().map(|r| json!({"businessId": t(&r[0]), "name": t(&r[1]), "createdAt": t(&r[2])})).collect();
+    let businesses: Vec<_> = rows.iter().map(|r| json!({"businessId": json_of(&r[0]), "name": json_of(&r[1]), "createdAt": json_of(&r[2])})).collect();
     Ok(json!({"businesses": businesses}))
 }
 
 pub fn create_key(db: &Db, business: &str, scopes: &str) -> Result<serde_json::Value> {
     let scopes = auth::parse_scopes(scopes).map_err(anyhow::Error::msg)?;
     let c = db.conn()?;
-    if db::query_strings(&c, "SELECT id FROM businesses WHERE id = ?1", vec![SqlValue::Text(business.to_ascii_lowercase())])?.is_empty() {
-        bail!("no business {business} in this data dir");
-    }
+    require_business(&c, &business.to_ascii_lowercase())?;
     let mut random = [0u8; 32];
     rand::fill(&mut random);
     let key = auth::format_key(&random);
@@ -86,17 +112,13 @@ pub fn list_keys(db: &Db, business: &str) -> Result<serde_json::Value> {
         "SELECT id, key_last4, scopes, created_at, revoked_at FROM api_keys WHERE business_id = ?1 ORDER BY created_at, id",
         vec![SqlValue::Text(business.to_ascii_lowercase())],
     )?;
-    let t = |v: &SqlValue| match v {
-        SqlValue::Text(s) => json!(s),
-        _ => serde_json::Value::Null,
-    };
     let keys: Vec<_> = rows
         .iter()
         .map(|r| {
             json!({
-                "keyId": t(&r[0]), "last4": t(&r[1]),
+                "keyId": json_of(&r[0]), "last4": json_of(&r[1]),
                 "scopes": match &r[2] { SqlValue::Text(s) => s.split(',').collect::<Vec<_>>(), _ => vec![] },
-                "createdAt": t(&r[3]), "revokedAt": t(&r[4]),
+                "createdAt": json_of(&r[3]), "revokedAt": json_of(&r[4]),
             })
         })
         .collect();
@@ -144,11 +166,8 @@ pub fn connect_channel(db: &Db, business: &str, channel: &str, provider_id: &str
     let t = |s: &str| SqlValue::Text(s.to_string());
     let opt = |s: Option<&str>| s.map_or(SqlValue::Null, |s| SqlValue::Text(s.to_string()));
     let c = db.conn()?;
-    db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
-    let result = (|| -> Result<String> {
-        if db::query_strings(&c, "SELECT id FROM businesses WHERE id = ?1", vec![t(&business)])?.is_empty() {
-            bail!("no business {business} in this data dir");
-        }
+    let connection_id = in_transaction(&c, || {
+        require_business(&c, &business)?;
         let elsewhere = db::query_strings(
             &c,
             "SELECT business_id FROM channel_connections WHERE channel = ?1 AND provider_id = ?2 AND status = 'connected' AND business_id <> ?3",
@@ -189,17 +208,7 @@ pub fn connect_channel(db: &Db, business: &str, channel: &str, provider_id: &str
             vec![t(&business), t(channel), t(provider_id)],
         )?;
         Ok(ids.into_iter().next().unwrap_or_default())
-    })();
-    let connection_id = match result {
-        Ok(id) => {
-            db::execute(&c, "COMMIT", vec![])?;
-            id
-        }
-        Err(e) => {
-            let _ = db::execute(&c, "ROLLBACK", vec![]);
-            return Err(e);
-        }
-    };
+    })?;
     let mut out = json!({"connectionId": connection_id, "businessId": business, "channel": channel, "status": "connected"});
     if channel == "chatapp" {
         out["phoneNumberId"] = json!(provider_id);
@@ -259,8 +268,7 @@ pub fn enqueue_inbound(db: &Db, business: Option<&str>, m: &Inbound) -> std::res
     let from = match m.to {
         Sender::Chatapp(_) => {
             let from: String = m.from.chars().filter(|c| !(c.is_whitespace() || matches!(c, '-' | '.' | '(' | ')'))).collect();
-            let b = from.as_bytes();
-            if !(b.len() >= 9 && b.len() <= 16 && b[0] == b'+' && (b'1'..=b'9').contains(&b[1]) && b[2..].iter().all(u8::is_ascii_digit)) {
+            if !is_e164(&from) {
                 return invalid("`from` must be an E.164 number, e.g. +14155550123");
             }
             from

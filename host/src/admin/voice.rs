@@ -4,6 +4,7 @@
 //! movement (migration 0015). The voice area reserves, charges and releases
 //! against the same rows in its own transactions.
 
+use super::{in_transaction, is_e164, json_of, require_business};
 use crate::db::{self, Db, SqlValue};
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
@@ -17,41 +18,6 @@ const MAX_LINES: i64 = 1_000;
 /// No single grant or price above this (a typo guard: 10^12 microcredits
 /// is a million credits).
 const MAX_AMOUNT: i64 = 1_000_000_000_000;
-
-fn text(v: &SqlValue) -> Value {
-    match v {
-        SqlValue::Text(s) => json!(s),
-        SqlValue::Integer(i) => json!(i),
-        _ => Value::Null,
-    }
-}
-
-fn business_exists(c: &db::Connection, business: &str) -> Result<()> {
-    if db::query_strings(c, "SELECT id FROM businesses WHERE id = ?1", vec![SqlValue::Text(business.to_string())])?.is_empty() {
-        bail!("no business {business} in this data dir");
-    }
-    Ok(())
-}
-
-/// Runs `f` in one write transaction on `c`.
-fn in_transaction<T>(c: &db::Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    db::execute(c, "BEGIN IMMEDIATE", vec![])?;
-    match f() {
-        Ok(v) => {
-            db::execute(c, "COMMIT", vec![])?;
-            Ok(v)
-        }
-        Err(e) => {
-            let _ = db::execute(c, "ROLLBACK", vec![]);
-            Err(e)
-        }
-    }
-}
-
-fn is_e164(s: &str) -> bool {
-    let digits = s.strip_prefix('+').unwrap_or("");
-    (8..=15).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) && !digits.starts_with('0')
-}
 
 /// Changes what is given and keeps the rest (defaults for a business that
 /// had no voice account yet); prints the account.
@@ -69,7 +35,7 @@ pub fn configure(db: &Db, business: &str, lines: Option<i64>, price: Option<i64>
     let c = db.conn()?;
     let now = crate::clock::now_rfc3339();
     in_transaction(&c, || {
-        business_exists(&c, &business)?;
+        require_business(&c, &business)?;
         db::execute(
             &c,
             "INSERT INTO voice_accounts (business_id, lines, price_per_block_microcredits, caller_number, updated_at) \
@@ -95,8 +61,8 @@ pub fn configure(db: &Db, business: &str, lines: Option<i64>, price: Option<i64>
         vec![SqlValue::Text(business.clone())],
     )?;
     let r = rows.first().ok_or_else(|| anyhow::anyhow!("the voice account was not stored"))?;
-    Ok(json!({"businessId": business, "lines": text(&r[0]), "pricePerBlockMicrocredits": text(&r[1]), "blockSeconds": 20,
-              "callerNumber": text(&r[2]), "updatedAt": text(&r[3])}))
+    Ok(json!({"businessId": business, "lines": json_of(&r[0]), "pricePerBlockMicrocredits": json_of(&r[1]), "blockSeconds": 20,
+              "callerNumber": json_of(&r[2]), "updatedAt": json_of(&r[3])}))
 }
 
 fn balance(c: &db::Connection, business: &str) -> Result<(i64, i64)> {
@@ -118,7 +84,7 @@ pub fn add_credits(db: &Db, business: &str, microcredits: i64, note: Option<&str
     let c = db.conn()?;
     let now = crate::clock::now_rfc3339();
     in_transaction(&c, || {
-        business_exists(&c, &business)?;
+        require_business(&c, &business)?;
         db::execute(
             &c,
             "INSERT INTO credit_balances (business_id, available, reserved, updated_at) VALUES (?1, ?2, 0, ?3) \
@@ -150,7 +116,7 @@ pub fn show_credits(db: &Db, business: &str, limit: u32) -> Result<Value> {
         bail!("--limit must be 1 to 200");
     }
     let c = db.conn()?;
-    business_exists(&c, &business)?;
+    require_business(&c, &business)?;
     let (available, reserved) = balance(&c, &business)?;
     let entries: Vec<Value> = db::query_rows(
         &c,
@@ -158,7 +124,7 @@ pub fn show_credits(db: &Db, business: &str, limit: u32) -> Result<Value> {
         vec![SqlValue::Text(business.clone())],
     )?
     .iter()
-    .map(|r| json!({"id": text(&r[0]), "kind": text(&r[1]), "amountMicrocredits": text(&r[2]), "reference": text(&r[3]), "note": text(&r[4]), "createdAt": text(&r[5])}))
+    .map(|r| json!({"id": json_of(&r[0]), "kind": json_of(&r[1]), "amountMicrocredits": json_of(&r[2]), "reference": json_of(&r[3]), "note": json_of(&r[4]), "createdAt": json_of(&r[5])}))
     .collect();
     Ok(json!({"businessId": business, "balanceMicrocredits": available, "reservedMicrocredits": reserved, "entries": entries}))
 }
