@@ -7,12 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Components embedded in the binary (cargo package `switchboard-<name>`).
-const COMPONENTS: &[&str] = &["contacts", "dispatcher", "agents", "data-sources", "webhooks", "messaging", "sandbox-messenger", "voice"];
+const COMPONENTS: &[&str] = &["contacts", "dispatcher", "agents", "data-sources", "webhooks", "messaging", "sandbox-messenger", "voice", "sandbox-carrier"];
 /// Built alongside but never embedded: the misbehaving component of the
-/// fault tests, whose path reaches them as `SWITCHBOARD_TESTBED_WASM`, and
-/// the sandbox carrier until the voice area links it (built so its export
-/// keeps compiling; `SWITCHBOARD_SANDBOX_CARRIER_WASM`).
-const TEST_COMPONENTS: &[&str] = &["testbed", "sandbox-carrier"];
+/// fault tests, whose path reaches them as `SWITCHBOARD_TESTBED_WASM`.
+const TEST_COMPONENTS: &[&str] = &["testbed"];
 
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).parent().unwrap().to_path_buf();

@@ -295,6 +295,32 @@ const Q_UPLOAD: &[QueryParam] = &[
     },
 ];
 const Q_PAGE: &[QueryParam] = &[BUSINESS, CURSOR, LIMIT];
+/// The call list's page and filters (operation 37).
+const Q_CALLS: &[QueryParam] = &[
+    BUSINESS,
+    CURSOR,
+    LIMIT,
+    QueryParam {
+        name: "status",
+        required: false,
+        schema: r#"{"type":"string","enum":["queued","ringing","answered","cancelling","completed","no_answer","busy","failed","cancelled"]}"#,
+        description: "Only calls in this status.",
+    },
+    uuid_param("agentId", false, "Only calls of this agent."),
+    uuid_param("contactId", false, "Only calls to this contact."),
+    QueryParam {
+        name: "endedBy",
+        required: false,
+        schema: r#"{"type":"string","enum":["customer","agent","operator","system","provider","unknown"]}"#,
+        description: "Only calls ended by this party.",
+    },
+    QueryParam {
+        name: "endReason",
+        required: false,
+        schema: r#"{"type":"string","minLength":1,"maxLength":64,"pattern":"^[a-z0-9_]+$"}"#,
+        description: "Only calls with this end reason, e.g. `customer_hung_up`.",
+    },
+];
 
 use BusinessIn::{Body, Public, Query};
 use Component::*;
@@ -408,8 +434,8 @@ pub static OPERATIONS: &[Operation] = &[
         req: None, resp: Json("ChannelAssignmentRead"), status: [200]),
     op!(36, Patch, "/channels/assignments", "updateChannelAssignment", "Assign an agent to a channel",
         scopes: ["channels:write"], cond: NONE, idem: false, Agents, Body, query: &[], req: Some("ChannelAssignment"), resp: Json("ChannelAssignmentRead"), status: [200]),
-    op!(37, Get, "/voice/calls", "listCalls", "List calls",
-        scopes: ["voice:read"], cond: NONE, idem: false, Voice, Query, query: Q_PAGE, req: None, resp: Json("CallList"), status: [200]),
+    op!(37, Get, "/voice/calls", "listCalls", "List calls, newest first",
+        scopes: ["voice:read"], cond: NONE, idem: false, Voice, Query, query: Q_CALLS, req: None, resp: Json("CallList"), status: [200]),
     op!(38, Post, "/voice/calls", "startCall", "Start an outbound AI voice call",
         scopes: ["voice:write"], cond: NONE, idem: true, Voice, Body, query: &[], req: Some("VoiceCallStart"), resp: Json("CallStartResult"), status: [202]),
     op!(39, Post, "/voice/calls/batch", "startCallBatch", "Start calls to up to 20 contacts",

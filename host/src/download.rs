@@ -28,7 +28,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// a read snapshot (and so holds back WAL checkpoints) while it waits.
 const STALL_LIMIT: Duration = Duration::from_secs(60);
 
-enum Msg {
+pub enum Msg {
     Data(Bytes),
     /// The last piece was sent. A channel that closes without it means the
     /// stream was aborted.
@@ -85,6 +85,14 @@ pub struct AccessLine {
     pub operation: &'static str,
     pub status: u16,
     pub started: Instant,
+}
+
+/// A body fed through a bounded channel by a producer of our own (the
+/// recording stream); the producer ends it with [`Msg::End`], and a channel
+/// closed without it aborts the response.
+pub fn channel_body() -> (mpsc::Sender<Msg>, PieceBody) {
+    let (tx, rx) = mpsc::channel(1);
+    (tx, PieceBody { first: None, rx, done: false })
 }
 
 /// Starts pulling the pieces after `first` and returns the body that sends

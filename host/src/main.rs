@@ -17,6 +17,7 @@ mod metrics;
 mod outbound;
 mod pipeline;
 mod raw_upload;
+mod recordings;
 mod sandbox;
 mod server;
 mod staging;
@@ -130,6 +131,15 @@ struct ServeArgs {
     /// A setting of the messaging provider component (also SWITCHBOARD_MESSENGER_<NAME>); repeatable.
     #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
     messenger_setting: Vec<(String, String)>,
+    /// The base URL clients reach this service at, for the signed recording links of call reports [default: http://LISTEN]
+    #[arg(long, env = "SWITCHBOARD_PUBLIC_URL", value_name = "URL", value_parser = http_url)]
+    public_url: Option<String>,
+    /// How long a signed recording link stays valid.
+    #[arg(long, env = "SWITCHBOARD_RECORDING_LINK_TTL_MS", value_name = "MS", default_value_t = recordings::DEFAULT_TTL_MS, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    recording_link_ttl_ms: u64,
+    /// A setting of the voice carrier component (also SWITCHBOARD_CARRIER_<NAME>); repeatable.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
+    carrier_setting: Vec<(String, String)>,
     /// Limit of a raw (streamed) data source upload body in bytes.
     #[arg(long, env = "SWITCHBOARD_MAX_UPLOAD_BYTES", value_name = "N", default_value_t = switchboard_gateway::operations::RAW_UPLOAD_MAX_BYTES as u64, value_parser = clap::value_parser!(u64).range(1..))]
     max_upload_bytes: u64,
@@ -389,13 +399,13 @@ fn admin_command(args: AdminArgs) -> Result<serde_json::Value> {
     }
 }
 
-/// Settings of the messaging provider: `SWITCHBOARD_MESSENGER_<NAME>`
+/// Settings of a provider component: its `SWITCHBOARD_<PREFIX>_<NAME>`
 /// environment variables (for secrets of a real adapter; `STEP_DELAY_MS` is
-/// `step-delay-ms`), then each `--messenger-setting NAME=VALUE`.
-fn messenger_settings(flags: &[(String, String)]) -> std::collections::HashMap<String, String> {
+/// `step-delay-ms`), then each of its `--…-setting NAME=VALUE` flags.
+fn provider_settings(prefix: &str, flags: &[(String, String)]) -> std::collections::HashMap<String, String> {
     let mut settings = std::collections::HashMap::new();
     for (k, v) in std::env::vars() {
-        if let Some(name) = k.strip_prefix("SWITCHBOARD_MESSENGER_") {
+        if let Some(name) = k.strip_prefix(prefix) {
             settings.insert(name.to_ascii_lowercase().replace('_', "-"), v);
         }
     }
@@ -410,6 +420,8 @@ fn serve(args: ServeArgs) -> Result<()> {
     };
     let db = db::Db::open_with(&args.data_dir, durability)?;
     metrics::install();
+    let public_url = args.public_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
+    recordings::configure(recordings::load_secret(&db).context("the recording link secret")?, &public_url, args.recording_link_ttl_ms);
     let overrides: Vec<(String, PathBuf)> = args.component_override.iter().map(|(n, p)| (n.clone(), PathBuf::from(p))).collect();
     let mut outbound = engine::OutboundPolicy {
         public_only: args.webhook_public_only,
@@ -426,7 +438,12 @@ fn serve(args: ServeArgs) -> Result<()> {
         &args.data_dir.join("cache"),
         &overrides,
         outbound,
-        [(engine::providers::messenger::COMPONENT, messenger_settings(&args.messenger_setting))].into_iter().collect(),
+        [
+            (engine::providers::messenger::COMPONENT, provider_settings("SWITCHBOARD_MESSENGER_", &args.messenger_setting)),
+            (engine::providers::carrier::COMPONENT, provider_settings("SWITCHBOARD_CARRIER_", &args.carrier_setting)),
+        ]
+        .into_iter()
+        .collect(),
     )
     .context("loading components")?;
     let runner = jobs::RunnerConfig { concurrency: args.job_concurrency as usize };

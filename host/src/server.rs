@@ -227,9 +227,9 @@ async fn shutdown_signal() {
 }
 
 /// Every response body: a whole one, or a streamed answer's pieces.
-type ResBody = BoxBody<Bytes, crate::download::BoxError>;
+pub(crate) type ResBody = BoxBody<Bytes, crate::download::BoxError>;
 
-fn full(bytes: impl Into<Bytes>) -> ResBody {
+pub(crate) fn full(bytes: impl Into<Bytes>) -> ResBody {
     Full::new(bytes.into()).map_err(|never| match never {}).boxed()
 }
 
@@ -270,6 +270,14 @@ async fn handle(shared: Arc<Shared>, req: Request<HyperBody>) -> Result<Response
     let started = Instant::now();
     let request_id = uuid::Uuid::new_v4().to_string();
     let method = req.method().as_str().to_string();
+    if req.uri().path().starts_with(crate::recordings::PREFIX) {
+        // Signed recording links: checked and streamed on their own (the
+        // access log names no call).
+        let response = crate::recordings::respond(shared.clone(), req, &request_id).await;
+        crate::metrics::request("getRecording", response.status().as_u16(), started);
+        crate::logging::request(&request_id, &method, "/recordings/{callId}/{fileName}", "getRecording", response.status().as_u16(), started.elapsed().as_micros());
+        return Ok(response);
+    }
     let op = operation_of(&shared, &method, req.uri().path());
     let path = logged_path(&shared, req.uri().path(), op);
     // One span per request: its events (the access line, a component's

@@ -161,6 +161,7 @@ pub struct Resp {
     pub text: String,
     pub request_id: Option<String>,
     pub replayed: bool,
+    pub headers: reqwest::header::HeaderMap,
 }
 
 impl From<reqwest::blocking::Response> for Resp {
@@ -169,13 +170,18 @@ impl From<reqwest::blocking::Response> for Resp {
         let status = r.status().as_u16();
         let request_id = r.headers().get("x-request-id").map(|v| v.to_str().unwrap().to_string());
         let replayed = r.headers().get("idempotent-replayed").is_some();
+        let headers = r.headers().clone();
         let text = r.text().unwrap();
         let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Resp { status, body, text, request_id, replayed }
+        Resp { status, body, text, request_id, replayed, headers }
     }
 }
 
 impl Resp {
+    /// A response header ("" when absent).
+    pub fn header(&self, name: &str) -> &str {
+        self.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
+    }
     pub fn code(&self) -> &str {
         self.body["error"]["code"].as_str().unwrap_or("")
     }

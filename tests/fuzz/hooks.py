@@ -26,6 +26,7 @@ CONDITIONAL_RULES = {
     "photoapp_setting_not_allowed",      # photoappCollectMobileEnabled: photoapp agents only
     "voice_settings_not_allowed",        # voiceSettings: voice agents only
     "call_target_required",              # exactly one of contactId and toNumber
+    "test_variable_not_declared",        # testVariables: only the agent's declared aliases
 }
 
 

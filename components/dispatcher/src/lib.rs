@@ -28,6 +28,7 @@ mod bindings {
             "switchboard:platform/http-out@0.1.0": switchboard_guest::bindings::switchboard::platform::http_out,
             "switchboard:platform/ai@0.1.0": switchboard_guest::bindings::switchboard::platform::ai,
             "switchboard:platform/messenger@0.1.0": switchboard_guest::bindings::switchboard::platform::messenger,
+            "switchboard:platform/carrier@0.1.0": switchboard_guest::bindings::switchboard::platform::carrier,
             "switchboard:platform/job-types@0.1.0": switchboard_guest::bindings::switchboard::platform::job_types,
         },
     });
@@ -49,6 +50,7 @@ impl Guest for Dispatcher {
             "data-sources" => switchboard_data_sources_area::jobs::run(&job),
             "messaging" => switchboard_messaging_area::jobs::run(&job),
             "webhooks" => switchboard_webhooks_area::jobs::run(&job),
+            "voice" => switchboard_voice_area::jobs::run(&job),
             _ => Outcome::Dead(format!("unknown job kind `{}`", job.kind)),
         }
     }

@@ -2,7 +2,7 @@
 //!
 //! * [`bindings`]: the `wit-bindgen` bindings of world `area-library`
 //!   (`../../wit/worlds.wit`): every import an area may use (store, jobs,
-//!   clock, ids, log, http-out, ai, messenger) and the job-step types, so the
+//!   clock, ids, log, http-out, ai, messenger, carrier) and the job-step types, so the
 //!   requests and the job code of every area share one set of types. A
 //!   component implements [`Guest`] and calls
 //!   `switchboard_guest::export!(MyComponent);`; it imports only what it calls.
@@ -49,7 +49,7 @@ pub use bindings::export;
 pub use bindings::exports::switchboard::platform::handler::Guest;
 pub use bindings::switchboard::platform::store::StoreError;
 pub use bindings::switchboard::platform::types::{Failure, Request, Success, Value};
-pub use bindings::switchboard::platform::{ai, clock, http_out, ids, job_types, jobs, log, messenger, store};
+pub use bindings::switchboard::platform::{ai, carrier, clock, http_out, ids, job_types, jobs, log, messenger, recording_links, store};
 
 /// The component of an area whose code is a library crate (requests as
 /// `pub fn handle(req) -> HResult<Success>`, jobs as `pub mod jobs` linked

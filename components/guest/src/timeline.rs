@@ -1,6 +1,7 @@
 //! The one place an entry is appended to a contact's cross-channel timeline
 //! (`timeline_entries`): inbound and outbound messages (messaging) and the
-//! entries a participant link writes for earlier messages (contacts).
+//! entries a participant link writes for earlier messages (contacts), and
+//! ended calls (voice).
 
 use crate::{db, new_id, Failure};
 
@@ -10,6 +11,16 @@ pub fn append_message(biz: &str, contact_id: &str, channel: &str, direction: &st
         "INSERT INTO timeline_entries (id, business_id, contact_id, channel, kind, direction, occurred_at, summary_json) \
          VALUES (?1, ?2, ?3, ?4, 'message', ?5, ?6, ?7)",
         &[new_id().into(), biz.into(), contact_id.into(), channel.into(), direction.into(), occurred_at.into(), summary.to_string().into()],
+    )?;
+    Ok(())
+}
+
+/// Appends a call's entry (`kind` `call`, channel `voice`, outbound).
+pub fn append_call(biz: &str, contact_id: &str, occurred_at: &str, summary: &serde_json::Value) -> Result<(), Failure> {
+    db::execute(
+        "INSERT INTO timeline_entries (id, business_id, contact_id, channel, kind, direction, occurred_at, summary_json) \
+         VALUES (?1, ?2, ?3, 'voice', 'call', 'outbound', ?4, ?5)",
+        &[new_id().into(), biz.into(), contact_id.into(), occurred_at.into(), summary.to_string().into()],
     )?;
     Ok(())
 }

@@ -17,13 +17,20 @@
 //! * `5555`: fails after ringing with an attempt cost of 15,000
 //!   microcredits (`carrier-failure`);
 //! * `6666`: answered, the customer never speaks: it stays connected until
-//!   a hang-up, or reports `max-duration` five steps after the answer;
+//!   a hang-up, or reports `max-duration` (connected for the whole
+//!   maximum duration) [`timeline::STAYS_CONNECTED_STEPS`] steps after the answer;
 //! * `7777`: the customer hangs up halfway through the first utterance;
+//! * `8888`: the customer speaks over the first utterance ("Hello? Who is
+//!   this?", reported at its 50% receipt), then talks like a conversation;
 //! * anything else: a conversation. The customer speaks one step after
 //!   each of the first three utterances has played ("Hi, yes, this is
 //!   me." / "Could you tell me more?" / "Thanks, that's all. Goodbye."),
 //!   then stays silent; an utterance said with `end-call` ends the call
 //!   (`completed`) once it has played.
+//!
+//! Recordings: an ended call that connected has a WAV recording of its
+//! connected time (8 kHz, 16-bit mono): assistant speech is a 330 Hz tone,
+//! customer speech 220 Hz, the rest silence.
 //!
 //! Time: events happen on a real clock in steps of `step-delay-ms`
 //! (setting, default 20) after the placement was first requested: ringing
@@ -45,7 +52,7 @@ pub mod timeline;
 #[cfg(target_arch = "wasm32")]
 mod export {
     use super::bindings::exports::switchboard::platform::carrier::{
-        CallEvent, CarrierError, EndCause, Ended, Guest, Placement, Playback, Progress, Speech, TimedEvent,
+        CallEvent, CarrierError, EndCause, Ended, Guest, Placement, Playback, Progress, RecordingPiece, Speech, TimedEvent,
     };
     use super::bindings::switchboard::platform::{clock, settings};
     use super::timeline::{self, Call, Event, Memo, Rule};
@@ -87,7 +94,12 @@ mod export {
                     event: match e {
                         Event::Ringing => CallEvent::Ringing,
                         Event::Answered => CallEvent::Answered,
-                        Event::Played { utterance_id, percent } => CallEvent::Played(Playback { utterance_id, played_percent: percent }),
+                        Event::Played { utterance_id, percent, offset_ms, end_offset_ms } => CallEvent::Played(Playback {
+                            utterance_id,
+                            played_percent: percent,
+                            audio_offset_ms: offset_ms,
+                            audio_end_offset_ms: end_offset_ms,
+                        }),
                         Event::CustomerSaid { text, offset_ms, end_offset_ms } => {
                             CallEvent::CustomerSaid(Speech { text, audio_offset_ms: offset_ms, audio_end_offset_ms: end_offset_ms })
                         }
@@ -127,6 +139,17 @@ mod export {
             let call = call_of(&p);
             let memo = timeline::reconcile(&call, memo.as_deref()).map_err(error)?;
             Ok(timeline::hang_up(memo, clock::now_ms()).encode())
+        }
+
+        fn recording(p: Placement, memo: String, offset: u64, max_bytes: u32) -> Result<RecordingPiece, CarrierError> {
+            let call = call_of(&p);
+            let memo = timeline::reconcile(&call, Some(&memo)).map_err(error)?;
+            let (total_bytes, bytes) = timeline::recording(&call, &memo, offset, u64::from(max_bytes)).ok_or_else(|| CarrierError {
+                code: "no_recording".into(),
+                message: "the call has no recording (it never connected or has not ended)".into(),
+                retryable: false,
+            })?;
+            Ok(RecordingPiece { mime_type: "audio/wav".into(), extension: "wav".into(), total_bytes, bytes })
         }
     }
 

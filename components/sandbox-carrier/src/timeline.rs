@@ -12,6 +12,11 @@ pub const FAILED_ATTEMPT_COST: u64 = 15_000;
 /// The customer's lines of a conversation, one after each of the first
 /// three utterances.
 pub const CUSTOMER_SCRIPT: [&str; 3] = ["Hi, yes, this is me.", "Could you tell me more?", "Thanks, that's all. Goodbye."];
+/// How many steps a `6666` call stays connected before it reports its
+/// maximum duration (2 s at the default step).
+pub const STAYS_CONNECTED_STEPS: i64 = 100;
+/// What an `8888` customer says over the greeting.
+pub const BARGE_IN: &str = "Hello? Who is this?";
 const MS_PER_CHAR: u64 = 60;
 const MIN_UTTERANCE_MS: u64 = 800;
 const MIN_CUSTOMER_MS: u64 = 600;
@@ -33,6 +38,7 @@ pub enum Rule {
     FailsWithCost,
     StaysConnected,
     HangsUpInGreeting,
+    BargesIn,
     Conversation,
 }
 
@@ -49,12 +55,13 @@ impl Rule {
             "5555" => Rule::FailsWithCost,
             "6666" => Rule::StaysConnected,
             "7777" => Rule::HangsUpInGreeting,
+            "8888" => Rule::BargesIn,
             _ => Rule::Conversation,
         }
     }
 
     fn answers(self) -> bool {
-        matches!(self, Rule::PlacementTimeout | Rule::StaysConnected | Rule::HangsUpInGreeting | Rule::Conversation)
+        matches!(self, Rule::PlacementTimeout | Rule::StaysConnected | Rule::HangsUpInGreeting | Rule::BargesIn | Rule::Conversation)
     }
 }
 
@@ -84,7 +91,8 @@ pub enum Cause {
 pub enum Event {
     Ringing,
     Answered,
-    Played { utterance_id: String, percent: u8 },
+    /// `offset_ms`..`end_offset_ms`: the utterance's place in the call audio.
+    Played { utterance_id: String, percent: u8, offset_ms: u64, end_offset_ms: u64 },
     CustomerSaid { text: String, offset_ms: u64, end_offset_ms: u64 },
     Ended { cause: Cause, connected_ms: u64, attempt_cost: u64 },
 }
@@ -203,12 +211,19 @@ pub fn timeline(call: &Call, memo: &Memo) -> Vec<(i64, Event)> {
                     break;
                 }
                 let dur = audio_ms(&u.text, MIN_UTTERANCE_MS);
-                ev.push((start + s / 2, Event::Played { utterance_id: u.id.clone(), percent: 50 }));
+                let (offset_ms, end_offset_ms) = (sim, sim + dur);
+                ev.push((start + s / 2, Event::Played { utterance_id: u.id.clone(), percent: 50, offset_ms, end_offset_ms }));
                 if rule == Rule::HangsUpInGreeting && i == 0 {
                     ev.push((start + s / 2, ended(Cause::CustomerHungUp, sim + dur / 2 + HANGUP_TAIL_MS, 0)));
                     return ev;
                 }
-                ev.push((start + s, Event::Played { utterance_id: u.id.clone(), percent: 100 }));
+                if rule == Rule::BargesIn && i == 0 {
+                    // Spoken over the greeting's second half.
+                    let offset = sim + dur / 2;
+                    let end = offset + audio_ms(BARGE_IN, MIN_CUSTOMER_MS);
+                    ev.push((start + s / 2, Event::CustomerSaid { text: BARGE_IN.to_string(), offset_ms: offset, end_offset_ms: end }));
+                }
+                ev.push((start + s, Event::Played { utterance_id: u.id.clone(), percent: 100, offset_ms, end_offset_ms }));
                 sim += dur;
                 free_at = start + s;
                 if u.end_call {
@@ -216,7 +231,7 @@ pub fn timeline(call: &Call, memo: &Memo) -> Vec<(i64, Event)> {
                     return ev;
                 }
                 let line = match rule {
-                    Rule::Conversation | Rule::PlacementTimeout => CUSTOMER_SCRIPT.get(i),
+                    Rule::Conversation | Rule::PlacementTimeout | Rule::BargesIn => CUSTOMER_SCRIPT.get(i),
                     _ => None,
                 };
                 if let Some(text) = line {
@@ -230,7 +245,7 @@ pub fn timeline(call: &Call, memo: &Memo) -> Vec<(i64, Event)> {
                     free_at += s;
                 }
             }
-            let max_at = answered_at + 5 * s;
+            let max_at = answered_at + STAYS_CONNECTED_STEPS * s;
             match hang {
                 Some(h) => ev.push((h.max(free_at) + s, ended(Cause::OperatorHungUp, sim + HANGUP_TAIL_MS, 0))),
                 None if rule == Rule::StaysConnected => ev.push((max_at, ended(Cause::MaxDuration, u64::from(call.max_duration_seconds) * 1000, 0))),
@@ -240,6 +255,67 @@ pub fn timeline(call: &Call, memo: &Memo) -> Vec<(i64, Event)> {
     }
     ev.sort_by_key(|(at, _)| *at);
     ev
+}
+
+/// The recording's sample rate (8 kHz, 16-bit mono PCM in a WAV file).
+pub const SAMPLE_RATE: u64 = 8_000;
+const WAV_HEADER: u64 = 44;
+
+/// The recording of an ended call that connected: its total size and the
+/// bytes in `offset..offset + max`. Assistant speech is a 330 Hz tone,
+/// customer speech 220 Hz, the rest silence, so a player shows the turns
+/// where the transcript puts them. `None` for a call that never connected
+/// or has not ended.
+pub fn recording(call: &Call, memo: &Memo, offset: u64, max: u64) -> Option<(u64, Vec<u8>)> {
+    let events = timeline(call, memo);
+    let connected_ms = events.iter().find_map(|(_, e)| match e {
+        Event::Ended { connected_ms, .. } => Some(*connected_ms),
+        _ => None,
+    })?;
+    if connected_ms == 0 {
+        return None;
+    }
+    let mut spans: Vec<(u64, u64, f64)> = Vec::new();
+    for (_, e) in &events {
+        match e {
+            Event::Played { percent: 100, offset_ms, end_offset_ms, .. } => spans.push((*offset_ms, *end_offset_ms, 330.0)),
+            Event::CustomerSaid { offset_ms, end_offset_ms, .. } => spans.push((*offset_ms, *end_offset_ms, 220.0)),
+            _ => {}
+        }
+    }
+    let samples = connected_ms * SAMPLE_RATE / 1000;
+    let data_len = samples * 2;
+    let total = WAV_HEADER + data_len;
+    let mut header = Vec::with_capacity(WAV_HEADER as usize);
+    header.extend_from_slice(b"RIFF");
+    header.extend_from_slice(&((total - 8) as u32).to_le_bytes());
+    header.extend_from_slice(b"WAVEfmt ");
+    header.extend_from_slice(&16u32.to_le_bytes());
+    header.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    header.extend_from_slice(&1u16.to_le_bytes()); // mono
+    header.extend_from_slice(&(SAMPLE_RATE as u32).to_le_bytes());
+    header.extend_from_slice(&((SAMPLE_RATE * 2) as u32).to_le_bytes());
+    header.extend_from_slice(&2u16.to_le_bytes());
+    header.extend_from_slice(&16u16.to_le_bytes());
+    header.extend_from_slice(b"data");
+    header.extend_from_slice(&(data_len as u32).to_le_bytes());
+    let end = total.min(offset.saturating_add(max));
+    let mut out = Vec::with_capacity(end.saturating_sub(offset) as usize);
+    let mut i = offset;
+    while i < end {
+        if i < WAV_HEADER {
+            out.push(header[i as usize]);
+        } else {
+            let n = (i - WAV_HEADER) / 2;
+            let ms = n * 1000 / SAMPLE_RATE;
+            let value = spans.iter().find(|(a, b, _)| (*a..*b).contains(&ms)).map_or(0i16, |(_, _, hz)| {
+                (3000.0 * (2.0 * std::f64::consts::PI * hz * n as f64 / SAMPLE_RATE as f64).sin()) as i16
+            });
+            out.push(value.to_le_bytes()[((i - WAV_HEADER) % 2) as usize]);
+        }
+        i += 1;
+    }
+    Some((total, out))
 }
 
 /// The events due by `now` that were not reported yet, the memo that
@@ -268,7 +344,7 @@ mod tests {
     fn run(c: &Call, mut on_step: impl FnMut(i64, Memo, &[(i64, Event)]) -> Memo) -> Vec<Event> {
         let mut memo = Memo::default();
         let mut all = Vec::new();
-        for step in 0..60 {
+        for step in 0..200 {
             let now = T0 + step * S;
             let (fresh, next, check) = poll(c, Memo::decode(&memo.encode()).unwrap(), now);
             memo = on_step(now, next, &fresh);
@@ -307,6 +383,7 @@ mod tests {
     fn destination_rules() {
         assert_eq!(Rule::of("+15550000000"), Rule::Rejected);
         assert_eq!(Rule::of("+15550004444"), Rule::PlacementTimeout);
+        assert_eq!(Rule::of("+15550008888"), Rule::BargesIn);
         assert_eq!(Rule::of("+15550001234"), Rule::Conversation);
         assert_eq!(Rule::of("7"), Rule::Conversation);
         assert_eq!(step_delay(None), 20);
@@ -377,8 +454,33 @@ mod tests {
         let (cause, connected, _) = end(&events);
         assert_eq!(cause, Cause::CustomerHungUp);
         assert_eq!(connected, 1740 / 2 + HANGUP_TAIL_MS);
-        assert!(events.contains(&Event::Played { utterance_id: "u0".into(), percent: 50 }));
-        assert!(!events.contains(&Event::Played { utterance_id: "u0".into(), percent: 100 }));
+        assert!(events.iter().any(|e| matches!(e, Event::Played { utterance_id, percent: 50, .. } if utterance_id == "u0")));
+        assert!(!events.iter().any(|e| matches!(e, Event::Played { percent: 100, .. })));
+    }
+
+    #[test]
+    fn an_ended_call_has_a_wav_recording_of_its_connected_time() {
+        let c = call("+15550001234");
+        let mut memo = Memo::default();
+        let events = run(&c, |now, m, fresh| {
+            let m = converse(now, m, fresh);
+            memo = m.clone();
+            m
+        });
+        let (_, connected, _) = end(&events);
+        let (total, head) = recording(&c, &memo, 0, 64).unwrap();
+        assert_eq!(total, 44 + connected * 8 * 2);
+        assert_eq!(&head[..4], b"RIFF");
+        assert_eq!(&head[8..16], b"WAVEfmt ");
+        assert_eq!(u32::from_le_bytes(head[40..44].try_into().unwrap()) as u64, total - 44);
+        // Pieces put together are the whole file.
+        let (_, whole) = recording(&c, &memo, 0, u64::MAX).unwrap();
+        let (_, tail) = recording(&c, &memo, 1000, 5000).unwrap();
+        assert_eq!(&whole[1000..6000], &tail[..]);
+        assert!(whole[44..].iter().any(|b| *b != 0), "speech is audible");
+        // Nothing connected, or not ended: no recording.
+        assert!(recording(&call("+15550002222"), &Memo::default(), 0, 10).is_none());
+        assert!(recording(&c, &Memo::default(), 0, 10).is_none());
     }
 
     #[test]

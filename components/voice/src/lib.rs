@@ -1,31 +1,38 @@
-//! The voice area (spec operations 37-43). Built so far: the resolved call
-//! context (40, `resolve.rs`), what a call to a contact or a number would
-//! start from. Calls themselves (start, batch, list, report, transcript,
-//! cancel), their job and the carrier come next (ARCHITECTURE.md, "Voice");
-//! until then those operations answer `501 not_implemented`.
+//! The voice area (spec operations 37-43) as a library: its requests
+//! (`calls.rs`: start, batch, list, report, transcript, cancel;
+//! `resolve.rs`: the resolved call context) and its job (`jobs/`: one
+//! `voice.call` per call, through the `carrier` and `ai` imports). The
+//! component is `component/`; the dispatcher links the job.
 //!
-//! Tenancy: every statement filters by `request.business-id`; another
-//! business's agent or contact answers exactly like a missing one.
+//! * `billing.rs`: reservations, charges and releases of microcredits.
+//! * `model.rs`: how a call and its transcript read.
+//! * `runtime.rs`: the spec's voice runtime rules as pure functions.
+//!
+//! Tenancy: every statement filters by the business id; another business's
+//! agent, contact or call answers exactly like a missing one.
 
 // On the native target (unit tests only) nothing calls the handlers.
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
+pub mod billing;
+pub mod calls;
+pub mod jobs;
+pub mod model;
 pub mod resolve;
+pub mod runtime;
 
-use switchboard_guest::{fail, Failure, Guest, Request, Success};
+use switchboard_guest::{fail, HResult, Request, Success};
 
-struct Voice;
-
-impl Guest for Voice {
-    fn handle(req: Request) -> Result<Success, Failure> {
-        match req.operation.as_str() {
-            "resolveCallContext" => resolve::run(&req),
-            other => Err(fail::not_implemented(other)),
-        }
+/// Every request of the area, by operation id.
+pub fn handle(req: Request) -> HResult<Success> {
+    match req.operation.as_str() {
+        "listCalls" => calls::list(&req),
+        "startCall" => calls::start(&req),
+        "startCallBatch" => calls::batch(&req),
+        "resolveCallContext" => resolve::run(&req),
+        "getCall" => calls::get(&req),
+        "downloadTranscript" => calls::transcript(&req),
+        "cancelCall" => calls::cancel(&req),
+        other => Err(fail::not_implemented(other)),
     }
 }
-
-// Native builds (unit tests) skip the export: its symbol names are only
-// meaningful to the component linker.
-#[cfg(target_arch = "wasm32")]
-switchboard_guest::export!(Voice);

@@ -37,27 +37,58 @@ pub fn contact_value(field_key: &str, mobile: &str, name: &str, fields: &serde_j
     }
 }
 
-pub fn run(request: &Request) -> HResult<Success> {
-    let biz = request.business_id.as_str();
-    let agent_id = req::query_nonempty(request, "agentId").unwrap_or_default().to_ascii_lowercase();
-    let agent = db::query_one(
-        "SELECT channel, status, contact_context_required FROM agents WHERE business_id = ?1 AND id = ?2",
+/// A voice agent a call can start from.
+pub struct Agent {
+    pub id: String,
+    pub name: String,
+    pub instructions: String,
+    pub contact_required: bool,
+    /// The effective voice settings (defaults filled in), a JSON object.
+    pub settings: serde_json::Map<String, serde_json::Value>,
+}
+
+/// An active voice agent of this business (404 `agent_not_found`, 409
+/// `agent_not_voice`, 409 `agent_archived`).
+pub fn agent(biz: &str, agent_id: &str) -> HResult<Agent> {
+    let agent_id = agent_id.to_ascii_lowercase();
+    let not_found = || fail::not_found("agent_not_found", format!("agent `{agent_id}` not found"));
+    if !is_uuid(&agent_id) {
+        return Err(not_found());
+    }
+    let row = db::query_one(
+        "SELECT channel, status, contact_context_required, name, instructions, IFNULL(voice_settings_json, '{}') FROM agents WHERE business_id = ?1 AND id = ?2",
         &[biz.into(), agent_id.as_str().into()],
     )?
-    .ok_or_else(|| fail::not_found("agent_not_found", format!("agent `{agent_id}` not found")))?;
-    if agent.text(0) != "voice" {
-        return Err(fail::conflict("agent_not_voice", format!("agent `{agent_id}` is a {} agent; calls need a voice agent", agent.text(0))));
+    .ok_or_else(not_found)?;
+    if row.text(0) != "voice" {
+        return Err(fail::conflict("agent_not_voice", format!("agent `{agent_id}` is a {} agent; calls need a voice agent", row.text(0))));
     }
-    if agent.text(1) != "active" {
+    if row.text(1) != "active" {
         return Err(fail::conflict("agent_archived", format!("agent `{agent_id}` is archived")));
     }
-    let contact_required = agent.boolean(2);
-    let (contact_id, to_number) = (req::query_nonempty(request, "contactId"), req::query_nonempty(request, "toNumber"));
-    let contact_id = match (contact_id, to_number) {
-        (Some(c), None) => c.to_ascii_lowercase(),
-        (None, Some(number)) => return ok(&Resolved { destination: number.to_string(), values: BTreeMap::new(), contact_required }),
-        _ => return Err(fail::validation("call_target_required", "give exactly one of the query parameters `contactId` and `toNumber`")),
-    };
+    Ok(Agent {
+        contact_required: row.boolean(2),
+        name: row.text(3),
+        instructions: row.text(4),
+        settings: serde_json::from_str(&row.text(5)).unwrap_or_default(),
+        id: agent_id,
+    })
+}
+
+/// A contact a call of `agent` may reach, with the agent's declared values.
+pub struct ContactTarget {
+    pub id: String,
+    pub name: String,
+    pub mobile: String,
+    /// Alias → value, only the agent's declared aliases this contact has.
+    pub values: BTreeMap<String, String>,
+}
+
+/// The contact as a target of `agent`: this business's (404
+/// `contact_not_found`), not blocked (409 `contact_blocked`), in the agent's
+/// categories when it has any (409 `contact_out_of_scope`).
+pub fn contact(biz: &str, agent: &Agent, contact_id: &str) -> HResult<ContactTarget> {
+    let contact_id = contact_id.to_ascii_lowercase();
     let not_found = || fail::not_found("contact_not_found", format!("contact `{contact_id}` not found"));
     if !is_uuid(&contact_id) {
         return Err(not_found());
@@ -74,7 +105,7 @@ pub fn run(request: &Request) -> HResult<Success> {
         "SELECT 1 FROM agent_categories a WHERE a.business_id = ?1 AND a.agent_id = ?2 \
          AND NOT EXISTS (SELECT 1 FROM agent_categories s JOIN contact_categories c ON c.business_id = s.business_id AND c.category_id = s.category_id \
                          WHERE s.business_id = ?1 AND s.agent_id = ?2 AND c.contact_id = ?3) LIMIT 1",
-        &[biz.into(), agent_id.as_str().into(), contact_id.as_str().into()],
+        &[biz.into(), agent.id.as_str().into(), contact_id.as_str().into()],
     )?
     .is_some();
     if out_of_scope {
@@ -86,13 +117,27 @@ pub fn run(request: &Request) -> HResult<Success> {
     for v in db::query(
         "SELECT v.alias, v.field_key FROM agent_variables v JOIN data_sources s ON s.business_id = v.business_id AND s.id = v.data_source_id \
          WHERE v.business_id = ?1 AND v.agent_id = ?2 AND s.built_in = 1 ORDER BY v.position",
-        &[biz.into(), agent_id.as_str().into()],
+        &[biz.into(), agent.id.as_str().into()],
     )? {
         if let Some(value) = contact_value(&v.text(1), &mobile, &name, &fields) {
             values.insert(v.text(0), value);
         }
     }
-    ok(&Resolved { destination: mobile, values, contact_required })
+    Ok(ContactTarget { id: contact_id, name, mobile, values })
+}
+
+pub fn run(request: &Request) -> HResult<Success> {
+    let biz = request.business_id.as_str();
+    let agent = agent(biz, req::query_nonempty(request, "agentId").unwrap_or_default())?;
+    let contact_required = agent.contact_required;
+    match (req::query_nonempty(request, "contactId"), req::query_nonempty(request, "toNumber")) {
+        (Some(c), None) => {
+            let target = contact(biz, &agent, c)?;
+            ok(&Resolved { destination: target.mobile, values: target.values, contact_required })
+        }
+        (None, Some(number)) => ok(&Resolved { destination: number.to_string(), values: BTreeMap::new(), contact_required }),
+        _ => Err(fail::validation("call_target_required", "give exactly one of the query parameters `contactId` and `toNumber`")),
+    }
 }
 
 #[cfg(test)]

@@ -141,9 +141,10 @@ impl WasiView for RequestState {
 }
 
 /// Links the imports that `resource-area`'s generated linker does not
-/// cover (the dispatcher's `http-out`).
+/// cover (the dispatcher's `http-out`, the voice area's recording links).
 pub fn add_to_linker(linker: &mut Linker<RequestState>) -> anyhow::Result<()> {
     http_out::add_to_linker::<_, HasSelf<_>>(linker, |s| s)?;
+    super::voice_world::switchboard::platform::recording_links::add_to_linker::<_, HasSelf<_>>(linker, |s| s)?;
     Ok(())
 }
 

@@ -49,6 +49,23 @@ pub mod dispatcher_world {
     });
 }
 pub use dispatcher_world::switchboard::platform::job_types::{Job, Outcome};
+
+/// The voice area's world: `resource-area` plus the signed recording links
+/// (answered in `recordings.rs`).
+pub mod voice_world {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "voice-area",
+        with: {
+            "switchboard:platform/types": super::switchboard::platform::types,
+            "switchboard:platform/store": super::switchboard::platform::store,
+            "switchboard:platform/jobs": super::switchboard::platform::jobs,
+            "switchboard:platform/clock": super::switchboard::platform::clock,
+            "switchboard:platform/ids": super::switchboard::platform::ids,
+            "switchboard:platform/log": super::switchboard::platform::log,
+        },
+    });
+}
 use dispatcher_world::DispatcherPre;
 
 /// The embedded component that runs background jobs.
@@ -121,6 +138,11 @@ pub enum CallError {
 }
 
 impl Components {
+    /// The provider components and native providers of this process.
+    pub fn providers(&self) -> &Arc<Providers> {
+        &self.providers
+    }
+
     /// Compiles the embedded components; `overrides` replaces one by name
     /// with a wasm file (development, fault tests, a patched build, a real
     /// provider adapter). `provider_settings` reach the provider components.

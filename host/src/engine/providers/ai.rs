@@ -43,14 +43,31 @@ pub fn configure(url: &str, model: &str) {
 /// `ai.complete`: the reply for `history` (oldest first, (role, text)).
 pub fn complete(instructions: &str, history: &[(String, String)]) -> Result<String, String> {
     match ENDPOINT.get() {
-        None => Ok(offline(history)),
+        None => Ok(offline(instructions, history)),
         Some(e) => remote(e, instructions, history),
     }
 }
 
-/// The deterministic offline responder.
-pub fn offline(history: &[(String, String)]) -> String {
-    match history.iter().rev().find(|(role, _)| role == "user") {
+/// The marker with which a voice turn ends the call (the voice area's
+/// instructions name it; see `components/voice/src/runtime.rs`).
+const END_CALL: &str = "[end_call]";
+
+/// The deterministic offline responder. On a voice call (instructions that
+/// name the end-call marker) a customer's goodbye is answered with one and
+/// the marker, so sandbox calls end the way a model would end them.
+pub fn offline(instructions: &str, history: &[(String, String)]) -> String {
+    let last = history.iter().rev().find(|(role, _)| role == "user");
+    if instructions.contains(END_CALL) {
+        return match last {
+            Some((_, text)) if text.to_lowercase().contains("bye") => format!("Thank you for your time. Goodbye. {END_CALL}"),
+            Some((_, text)) => {
+                let quoted: String = text.chars().take(QUOTE_CHARS).collect();
+                format!("You said: \"{quoted}\". How can I help further?")
+            }
+            None => "Hello, thank you for taking my call.".to_string(),
+        };
+    }
+    match last {
         Some((_, text)) => {
             let quoted: String = text.chars().take(QUOTE_CHARS).collect();
             format!("Thanks for your message: \"{quoted}\". An agent will follow up.")
@@ -102,11 +119,20 @@ mod tests {
 
     #[test]
     fn offline_quotes_the_last_customer_text() {
-        let r = offline(&h(&[("user", "first"), ("assistant", "x"), ("user", "opening hours?")]));
+        let r = offline("", &h(&[("user", "first"), ("assistant", "x"), ("user", "opening hours?")]));
         assert_eq!(r, "Thanks for your message: \"opening hours?\". An agent will follow up.");
         let long = "é".repeat(300);
-        assert_eq!(offline(&h(&[("user", &long)])), format!("Thanks for your message: \"{}\". An agent will follow up.", "é".repeat(200)));
-        assert_eq!(offline(&[]), "Thanks for your message. An agent will follow up.");
+        assert_eq!(offline("", &h(&[("user", &long)])), format!("Thanks for your message: \"{}\". An agent will follow up.", "é".repeat(200)));
+        assert_eq!(offline("", &[]), "Thanks for your message. An agent will follow up.");
+    }
+
+    #[test]
+    fn offline_voice_turns_end_the_call_on_a_goodbye() {
+        let voice = "Be brief. When done, end your reply with [end_call].";
+        assert_eq!(offline(voice, &[]), "Hello, thank you for taking my call.");
+        assert!(offline(voice, &h(&[("user", "Could you tell me more?")])).starts_with("You said:"));
+        assert!(offline(voice, &h(&[("user", "Thanks, that's all. Goodbye.")])).ends_with("[end_call]"));
+        assert!(!offline("", &h(&[("user", "Goodbye.")])).contains("[end_call]"), "chat replies never carry the marker");
     }
 
     #[test]

@@ -1,17 +1,15 @@
 //! Provider interface `carrier` (wit/carrier.wit): the network that places
-//! voice calls. World `carrier-provider`; the embedded default will be the
+//! voice calls. World `carrier-provider`; the embedded default is the
 //! `sandbox-carrier` component, replaced by a real adapter with
-//! `--component-override sandbox-carrier=FILE`, once the voice area calls
-//! it (issue 12). Each call runs in a small, bounded store of its own, like
-//! the messenger's; a trap becomes a retryable `carrier_unavailable`.
-//!
-//! Not registered in [`super::Providers`] yet: the voice area and its
-//! `voice.call` job come next. The test below runs the real sandbox carrier
-//! through wasmtime.
-
-#![cfg_attr(not(test), allow(dead_code, unused_imports))]
+//! `--component-override sandbox-carrier=FILE`. The host answers the
+//! dispatcher's `carrier` import (the voice area's `voice.call` job) by
+//! calling it in a small, bounded store of its own, like the messenger; a
+//! trap becomes a retryable `carrier_unavailable`. Its settings come from
+//! `--carrier-setting NAME=VALUE` and `SWITCHBOARD_CARRIER_<NAME>`.
 
 use super::{ProviderState, PROVIDER_DEADLINE};
+use crate::engine::dispatcher_world::switchboard::platform::carrier as import;
+use crate::engine::imports::RequestState;
 use anyhow::{Context, Result};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -29,11 +27,12 @@ mod world {
         },
     });
 }
-pub use world::exports::switchboard::platform::carrier::{CallEvent, CarrierError, EndCause, Placement, Progress, VoiceProfile};
+#[cfg(test)]
+pub use world::exports::switchboard::platform::carrier::{CallEvent, EndCause};
+pub use world::exports::switchboard::platform::carrier::{CarrierError, Placement, Progress, RecordingPiece, VoiceProfile};
 use world::exports::switchboard::platform::carrier as provider;
-use world::switchboard::platform::settings;
 
-/// The embedded default, and the name `--component-override` will replace.
+/// The embedded default, and the name `--component-override` replaces.
 pub const COMPONENT: &str = "sandbox-carrier";
 
 /// A linked carrier.
@@ -43,7 +42,7 @@ pub struct Carrier {
     settings: Arc<HashMap<String, String>>,
 }
 
-impl settings::Host for ProviderState {
+impl world::switchboard::platform::settings::Host for ProviderState {
     fn get(&mut self, name: String) -> Option<String> {
         super::get_setting(self, &name)
     }
@@ -92,6 +91,119 @@ impl Carrier {
     pub fn hang_up(&self, call: &Placement, memo: Option<&str>) -> Result<String, CarrierError> {
         self.call(|g, s| g.call_hang_up(s, call, memo))
     }
+
+    /// A piece of an ended call's recording (served by `recordings.rs`).
+    pub fn recording(&self, call: &Placement, memo: &str, offset: u64, max_bytes: u32) -> Result<RecordingPiece, CarrierError> {
+        self.call(|g, s| g.call_recording(s, call, memo, offset, max_bytes))
+    }
+}
+
+pub fn add_to_linker(linker: &mut Linker<RequestState>) -> Result<()> {
+    Ok(import::add_to_linker::<_, HasSelf<_>>(linker, |s| s)?)
+}
+
+// The import's types and the provider's are generated from one WIT file
+// into two worlds; these move a value from one to the other.
+
+fn placement(p: import::Placement) -> Placement {
+    let v = p.voice;
+    Placement {
+        call_id: p.call_id,
+        destination: p.destination,
+        caller_number: p.caller_number,
+        voice: provider::VoiceProfile {
+            live_voice_id: v.live_voice_id,
+            language: v.language,
+            agent_gender: v.agent_gender,
+            background_noise_key: v.background_noise_key,
+            background_noise_level_percent: v.background_noise_level_percent,
+        },
+        max_duration_seconds: p.max_duration_seconds,
+        requested_at_ms: p.requested_at_ms,
+    }
+}
+
+fn error(e: CarrierError) -> import::CarrierError {
+    import::CarrierError { code: e.code, message: e.message, retryable: e.retryable }
+}
+
+fn cause(c: provider::EndCause) -> import::EndCause {
+    use provider::EndCause as P;
+    use import::EndCause as I;
+    match c {
+        P::Completed => I::Completed,
+        P::NoAnswer => I::NoAnswer,
+        P::Busy => I::Busy,
+        P::Rejected => I::Rejected,
+        P::CustomerHungUp => I::CustomerHungUp,
+        P::AgentHungUp => I::AgentHungUp,
+        P::OperatorHungUp => I::OperatorHungUp,
+        P::MaxDuration => I::MaxDuration,
+        P::CarrierFailure => I::CarrierFailure,
+    }
+}
+
+fn progress(p: Progress) -> import::Progress {
+    use provider::CallEvent as P;
+    use import::CallEvent as I;
+    let events = p
+        .events
+        .into_iter()
+        .map(|e| import::TimedEvent {
+            at_ms: e.at_ms,
+            event: match e.event {
+                P::Ringing => I::Ringing,
+                P::Answered => I::Answered,
+                P::Played(x) => I::Played(import::Playback {
+                    utterance_id: x.utterance_id,
+                    played_percent: x.played_percent,
+                    audio_offset_ms: x.audio_offset_ms,
+                    audio_end_offset_ms: x.audio_end_offset_ms,
+                }),
+                P::CustomerSaid(x) => I::CustomerSaid(import::Speech { text: x.text, audio_offset_ms: x.audio_offset_ms, audio_end_offset_ms: x.audio_end_offset_ms }),
+                P::Ended(x) => I::Ended(import::Ended { cause: cause(x.cause), connected_ms: x.connected_ms, attempt_cost_microcredits: x.attempt_cost_microcredits }),
+            },
+        })
+        .collect();
+    import::Progress { events, memo: p.memo, check_after_ms: p.check_after_ms }
+}
+
+fn no_carrier() -> import::CarrierError {
+    import::CarrierError { code: "carrier_not_configured".into(), message: "no voice carrier is linked in this build".into(), retryable: false }
+}
+
+/// `carrier`: the linked carrier component answers.
+impl import::Host for RequestState {
+    fn place(&mut self, call: import::Placement) -> Result<import::Progress, import::CarrierError> {
+        let providers = self.providers().clone();
+        let c = providers.carrier.as_ref().ok_or_else(no_carrier)?;
+        c.place(&placement(call)).map(progress).map_err(error)
+    }
+
+    fn poll(&mut self, call: import::Placement, memo: Option<String>) -> Result<import::Progress, import::CarrierError> {
+        let providers = self.providers().clone();
+        let c = providers.carrier.as_ref().ok_or_else(no_carrier)?;
+        c.poll(&placement(call), memo.as_deref()).map(progress).map_err(error)
+    }
+
+    fn say(&mut self, call: import::Placement, memo: String, utterance_id: String, text: String, end_call: bool) -> Result<String, import::CarrierError> {
+        let providers = self.providers().clone();
+        let c = providers.carrier.as_ref().ok_or_else(no_carrier)?;
+        c.say(&placement(call), &memo, &utterance_id, &text, end_call).map_err(error)
+    }
+
+    fn hang_up(&mut self, call: import::Placement, memo: Option<String>) -> Result<String, import::CarrierError> {
+        let providers = self.providers().clone();
+        let c = providers.carrier.as_ref().ok_or_else(no_carrier)?;
+        c.hang_up(&placement(call), memo.as_deref()).map_err(error)
+    }
+
+    fn recording(&mut self, call: import::Placement, memo: String, offset: u64, max_bytes: u32) -> Result<import::RecordingPiece, import::CarrierError> {
+        let providers = self.providers().clone();
+        let c = providers.carrier.as_ref().ok_or_else(no_carrier)?;
+        let p = c.recording(&placement(call), &memo, offset, max_bytes).map_err(error)?;
+        Ok(import::RecordingPiece { mime_type: p.mime_type, extension: p.extension, total_bytes: p.total_bytes, bytes: p.bytes })
+    }
 }
 
 #[cfg(test)]
@@ -102,7 +214,8 @@ mod tests {
         let mut config = wasmtime::Config::new();
         config.wasm_component_model(true).epoch_interruption(true);
         let engine = Engine::new(&config).unwrap();
-        let component = Component::from_file(&engine, env!("SWITCHBOARD_SANDBOX_CARRIER_WASM")).unwrap();
+        let wasm = crate::engine::COMPONENTS.iter().find(|(name, _)| *name == COMPONENT).unwrap().1;
+        let component = Component::new(&engine, wasm).unwrap();
         let settings = Arc::new(HashMap::from([("step-delay-ms".to_string(), step_ms.to_string())]));
         Carrier::link(&engine, &component, settings).unwrap()
     }

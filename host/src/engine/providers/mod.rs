@@ -1,5 +1,5 @@
 //! The provider registry: every provider interface (the network that carries
-//! messages, the AI that writes agent turns, next the carrier that places
+//! messages, the AI that writes agent turns, the carrier that places
 //! calls) is one file here that says its world, its default component and
 //! the name `--component-override` replaces it by, and answers the import
 //! the areas call. Nothing that calls a provider knows which one answers.
@@ -32,6 +32,7 @@ pub type ProviderSettings = HashMap<&'static str, HashMap<String, String>>;
 /// The providers linked into this process, one field per interface.
 pub struct Providers {
     pub messenger: Option<messenger::Messenger>,
+    pub carrier: Option<carrier::Carrier>,
 }
 
 impl Providers {
@@ -44,6 +45,10 @@ impl Providers {
                 Some(c) => Some(messenger::Messenger::link(engine, &c, settings_of(messenger::COMPONENT))?),
                 None => None,
             },
+            carrier: match compiled.remove(carrier::COMPONENT) {
+                Some(c) => Some(carrier::Carrier::link(engine, &c, settings_of(carrier::COMPONENT))?),
+                None => None,
+            },
         })
     }
 }
@@ -53,6 +58,7 @@ impl Providers {
 pub fn add_to_linker(linker: &mut Linker<RequestState>) -> Result<()> {
     ai::add_to_linker(linker)?;
     messenger::add_to_linker(linker)?;
+    carrier::add_to_linker(linker)?;
     Ok(())
 }
 

@@ -1,0 +1,295 @@
+//! The call operations: start (38), batch start (39), list (37), report
+//! (41), transcript download (42) and cancel (43).
+//!
+//! A start checks the agent and the target (`resolve.rs`), snapshots the
+//! variables once, prepares the greeting, reserves the call's maximum charge
+//! (`billing.rs`, 402 when the balance cannot cover it) and enqueues the
+//! call's `voice.call` job, all in the request's one transaction: a refused
+//! start writes nothing, an accepted one is queued with its money held.
+//! Everything after (lines, the carrier, the conversation, the end and the
+//! charge) is the job's (`jobs/call.rs`).
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{download, fail, job, new_id, now, ok, page, recording_links, req, success, HResult, Request, Success};
+
+use crate::billing;
+use crate::jobs::{CallRef, VoiceJob};
+use crate::model::{self, SUMMARY_COLUMNS};
+use crate::resolve::{self, Agent};
+use crate::runtime;
+
+/// Each test variable value (spec limit).
+pub const TEST_VARIABLE_MAX_CHARS: usize = 500;
+/// Contacts of one batch start (spec limit).
+pub const BATCH_MAX: usize = 20;
+/// Transcript turns per downloaded piece.
+const TURNS_PER_PIECE: i64 = 500;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Start {
+    #[allow(dead_code)]
+    business_id: String,
+    agent_id: String,
+    contact_id: Option<String>,
+    to_number: Option<String>,
+    #[serde(default)]
+    test_variables: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Batch {
+    #[allow(dead_code)]
+    business_id: String,
+    agent_id: String,
+    contact_ids: Vec<String>,
+}
+
+/// Who a call is for.
+enum Target<'a> {
+    Contact(&'a str),
+    Number(&'a str),
+}
+
+/// What every start of one request shares: the agent, the account, the
+/// checked test variables.
+struct Plan {
+    agent: Agent,
+    lines: i64,
+    price: i64,
+    caller_number: Option<String>,
+    max_duration_s: i64,
+    test_variables: BTreeMap<String, String>,
+    source: &'static str,
+}
+
+impl Plan {
+    fn new(biz: &str, agent_id: &str, test_variables: BTreeMap<String, String>, source: &'static str) -> HResult<Plan> {
+        let agent = resolve::agent(biz, agent_id)?;
+        let declared: Vec<String> =
+            db::query("SELECT alias FROM agent_variables WHERE business_id = ?1 AND agent_id = ?2", &[biz.into(), agent.id.as_str().into()])?.iter().map(|r| r.text(0)).collect();
+        for (alias, value) in &test_variables {
+            if !declared.contains(alias) {
+                return Err(fail::validation("test_variable_not_declared", format!("`testVariables.{}`: the agent declares no variable of that alias", fail::quote(alias, 64))));
+            }
+            if value.chars().count() > TEST_VARIABLE_MAX_CHARS {
+                return Err(fail::validation("test_variable_too_long", format!("`testVariables.{alias}` is longer than {TEST_VARIABLE_MAX_CHARS} characters")));
+            }
+        }
+        let (lines, price) = billing::account(biz)?;
+        if lines < 1 {
+            return Err(fail::conflict("no_voice_lines", "the business has no voice lines; an operator adds them with `switchboard admin voice configure --lines N`"));
+        }
+        let caller_number = db::query_one("SELECT caller_number FROM voice_accounts WHERE business_id = ?1", &[biz.into()])?.and_then(|r| r.opt_text(0));
+        let max_duration_s = runtime::max_duration_s(&agent.settings);
+        Ok(Plan { agent, lines, price, caller_number, max_duration_s, test_variables, source })
+    }
+
+    /// Checks the target, snapshots its variables, reserves the maximum and
+    /// queues the call. Returns (call id, destination, contact id).
+    fn start(&self, biz: &str, target: Target) -> HResult<(String, String, Option<String>)> {
+        let (destination, contact, mut values) = match target {
+            Target::Contact(id) => {
+                let c = resolve::contact(biz, &self.agent, id)?;
+                (c.mobile, Some((c.id, c.name)), c.values)
+            }
+            Target::Number(number) => {
+                if self.agent.contact_required {
+                    return Err(fail::conflict(
+                        "contact_required",
+                        "the agent uses contact-backed variables, so it can only call contacts; start the call with `contactId`",
+                    ));
+                }
+                (number.to_string(), None, BTreeMap::new())
+            }
+        };
+        // Explicit test values win over the contact's.
+        values.extend(self.test_variables.clone());
+        let greeting = match runtime::greeting_template(&self.agent.settings) {
+            Some(template) => Some(runtime::fill(&template, &values).map_err(|alias| {
+                fail::conflict("variable_missing", format!("the greeting uses `{{{{{alias}}}}}`, which has no value for this call"))
+            })?),
+            None => None,
+        };
+        let id = new_id();
+        let reserve = billing::maximum_charge(self.max_duration_s, self.price);
+        billing::reserve(biz, &id, reserve)?;
+        let (contact_id, contact_name) = contact.clone().unzip();
+        db::execute(
+            "INSERT INTO calls (business_id, id, agent_id, agent_name, contact_id, contact_name, source, callee_number, caller_number, status, \
+                                variables_json, call_data_json, settings_json, greeting, max_duration_s, price_per_block, reserved, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'queued', ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            &[
+                biz.into(),
+                id.as_str().into(),
+                self.agent.id.as_str().into(),
+                self.agent.name.as_str().into(),
+                contact_id.as_deref().into(),
+                contact_name.as_deref().into(),
+                self.source.into(),
+                destination.as_str().into(),
+                self.caller_number.as_deref().into(),
+                json!(values).to_string().into(),
+                json!(self.test_variables).to_string().into(),
+                Value::Object(self.agent.settings.clone()).to_string().into(),
+                greeting.into(),
+                self.max_duration_s.into(),
+                self.price.into(),
+                reserve.into(),
+                now().into(),
+            ],
+        )?;
+        job::enqueue(biz, &VoiceJob::Call(CallRef { call_id: id.clone() }))?;
+        Ok((id, destination, contact_id))
+    }
+}
+
+/// 38: one call to a contact or a number.
+pub fn start(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let body: Start = req::body(r)?;
+    let target = match (&body.contact_id, &body.to_number) {
+        (Some(c), None) => Target::Contact(c),
+        (None, Some(n)) => Target::Number(n),
+        _ => return Err(fail::validation("call_target_required", "give exactly one of `contactId` and `toNumber`")),
+    };
+    let plan = Plan::new(biz, &body.agent_id, body.test_variables, "api")?;
+    let _ = plan.lines;
+    let (call_id, destination, _) = plan.start(biz, target)?;
+    success(202, &json!({"callId": call_id, "destination": destination, "status": "queued"}))
+}
+
+/// 39: up to 20 contacts, each on its own; a contact that cannot be called
+/// is listed with its reason and the others go ahead.
+pub fn batch(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let body: Batch = req::body(r)?;
+    if body.contact_ids.is_empty() || body.contact_ids.len() > BATCH_MAX {
+        return Err(fail::validation("invalid_batch_size", format!("`contactIds` must list 1 to {BATCH_MAX} contacts")));
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(dup) = body.contact_ids.iter().find(|c| !seen.insert(c.to_ascii_lowercase())) {
+        return Err(fail::validation("duplicate_contact", format!("`contactIds` lists {dup} twice")));
+    }
+    let plan = Plan::new(biz, &body.agent_id, BTreeMap::new(), "batch")?;
+    let (mut accepted, mut failures) = (Vec::new(), Vec::new());
+    for contact in &body.contact_ids {
+        match plan.start(biz, Target::Contact(contact)) {
+            Ok((call_id, destination, _)) => {
+                accepted.push(json!({"contactId": contact.to_ascii_lowercase(), "callId": call_id, "destination": destination, "status": "queued"}))
+            }
+            Err(f) => failures.push(json!({"contactId": contact.to_ascii_lowercase(), "code": f.code, "message": f.message})),
+        }
+    }
+    success(202, &json!({"accepted": accepted, "failures": failures}))
+}
+
+/// 37: newest first, filtered.
+pub fn list(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM calls c WHERE c.business_id = ?1");
+    let mut params: Vec<switchboard_guest::Value> = vec![biz.into()];
+    for (name, column, uuid) in [("status", "c.status", false), ("agentId", "c.agent_id", true), ("contactId", "c.contact_id", true), ("endedBy", "c.ended_by", false), ("endReason", "c.end_reason", false)] {
+        let value = if uuid { req::query_uuid(r, name)?.map(str::to_ascii_lowercase) } else { req::query_nonempty(r, name).map(String::from) };
+        if let Some(v) = value {
+            params.push(v.into());
+            sql += &format!(" AND {column} = ?{}", params.len());
+        }
+    }
+    let (rows, next) = page::by_id_newest_first(r, &sql, params, "c.id")?;
+    let calls: Vec<Value> = rows.iter().map(model::summary).collect();
+    ok(&json!({"calls": calls, "nextCursor": next}))
+}
+
+fn call_id(r: &Request) -> HResult<String> {
+    Ok(req::path_uuid(r, "callId", "call_not_found", "call")?.to_ascii_lowercase())
+}
+
+/// 41: the summary and the transcript.
+pub fn get(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let id = call_id(r)?;
+    let row = model::one(biz, &id)?;
+    let transcript: Vec<Value> = model::transcript(biz, &id)?.iter().map(model::Turn::json).collect();
+    let mut detail = Map::new();
+    detail.insert("call".into(), model::summary(&row));
+    detail.insert("transcript".into(), Value::Array(transcript));
+    // Signed by the host, valid five minutes from this read.
+    if let Some(file) = model::recording_file(&row) {
+        let links = recording_links::sign(biz, &id, &file);
+        detail.insert("recordingUrl".into(), Value::String(links.url));
+        detail.insert("recordingDownloadUrl".into(), Value::String(links.download_url));
+        detail.insert("recordingFilename".into(), Value::String(file));
+    }
+    ok(&Value::Object(detail))
+}
+
+/// 42: the canonical transcript as text (the report's turns in the report's
+/// order), streamed in pieces of turns; every piece reads the same snapshot,
+/// so the cursor is the number of turns already sent.
+pub fn transcript(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let id = call_id(r)?;
+    let sent: i64 = match download::cursor(r) {
+        None => {
+            model::one(biz, &id)?;
+            0
+        }
+        Some(c) => c.parse().map_err(|_| fail::internal("bad_cursor", "bad download cursor"))?,
+    };
+    let rows = db::query(
+        &format!(
+            "SELECT speaker, text, created_at, audio_offset_ms, audio_end_offset_ms FROM call_turns \
+             WHERE business_id = ?1 AND call_id = ?2 {} LIMIT {} OFFSET {sent}",
+            model::TURN_ORDER,
+            TURNS_PER_PIECE + 1
+        ),
+        &[biz.into(), id.as_str().into()],
+    )?;
+    if sent == 0 && rows.is_empty() {
+        return Err(fail::not_found("transcript_not_available", format!("call `{id}` has no transcript turns yet")));
+    }
+    let more = rows.len() as i64 > TURNS_PER_PIECE;
+    let rows = &rows[..rows.len().min(TURNS_PER_PIECE as usize)];
+    let mut text = String::new();
+    for row in rows {
+        let turn = model::Turn { speaker: row.text(0), text: row.text(1), created_at: row.text(2), offset_ms: row.opt_int(3), end_offset_ms: row.opt_int(4) };
+        text += &turn.line();
+    }
+    let next = more.then(|| (sent + rows.len() as i64).to_string());
+    download::piece("text/plain; charset=utf-8", Some(&download::attachment(&format!("call-{id}-transcript.txt"))), text.into_bytes(), next)
+}
+
+/// 43: a call that has no carrier call yet is cancelled at once (its
+/// reservation released); one that has is `cancelling`: the intent is
+/// stored here, before anything calls the carrier, and the call's job hangs
+/// up and reports the end.
+pub fn cancel(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let id = call_id(r)?;
+    let row = db::query_one("SELECT status, carrier_state, reserved FROM calls WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?
+        .ok_or_else(|| model::call_not_found(&id))?;
+    let status = row.text(0);
+    if model::is_terminal(&status) {
+        return Err(fail::conflict("call_already_ended", format!("call `{id}` has already ended ({status})")));
+    }
+    if status == "cancelling" {
+        return ok(&json!({"callId": id, "status": "cancelling"}));
+    }
+    if row.text(1) == "none" {
+        billing::settle(biz, &id, row.int(2), 0)?;
+        db::execute(
+            "UPDATE calls SET status = 'cancelled', ended_by = 'operator', end_reason = 'operator_cancelled', end_intent = 'operator', \
+                              reserved = 0, holds_line = 0, ended_at = ?3 WHERE business_id = ?1 AND id = ?2",
+            &[biz.into(), id.as_str().into(), now().into()],
+        )?;
+        crate::jobs::call::append_timeline(biz, &id)?;
+        return ok(&json!({"callId": id, "status": "cancelled"}));
+    }
+    db::execute("UPDATE calls SET status = 'cancelling', end_intent = 'operator' WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?;
+    ok(&json!({"callId": id, "status": "cancelling"}))
+}

@@ -1,0 +1,645 @@
+//! `voice.call`: one job per call, from the start to the end, in steps that
+//! each read the call, ask the carrier one or a few things, and then write
+//! what changed (network mode: every remote call happens before the step's
+//! first write, and the writes commit with the step's fenced completion).
+//!
+//! By the call's carrier state:
+//! * `none`: lease a line. One conditional update under the write lock
+//!   takes it only while fewer than the business's `lines` calls hold one;
+//!   otherwise the call stays `queued` and asks again shortly.
+//! * `placing`: place the call. `jobs.begin-effect("place.<n>")` is
+//!   committed first, and our call id is the carrier's idempotency key, so a
+//!   placement is never made twice: a step that finds its effect started
+//!   before (a crash, a lease take-over) does not place again but
+//!   reconciles. A carrier that is down is retried with backoff (1, 2, 4 s)
+//!   and the call fails with `carrier_unavailable` after [`MAX_PLACEMENTS`].
+//! * `unknown`: a placement timed out or was interrupted: `poll` without a
+//!   memo finds the call by our id; a carrier that never got it says
+//!   `unknown_call` and the next placement attempt follows.
+//! * `placed`: a stored hang-up intent reaches the carrier first; then
+//!   `poll` reports what happened (applied in order; a status never moves
+//!   backwards), and the runtime rules (`runtime.rs`) decide what the
+//!   assistant says: the greeting after the answer, a reply (the `ai`
+//!   import, the last 20 turns) once held input may be answered, a nudge, a
+//!   silence goodbye, or the hang-up at the maximum duration.
+//! * `ended` (any cause): the terminal status, `endedBy` from the stored
+//!   intent when there is one, the charge and the release of the rest of the
+//!   reservation, the line freed and the contact's timeline entry, in the
+//!   step's one transaction.
+
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use switchboard_guest::carrier::{self, CallEvent, EndCause, Placement, Progress, VoiceProfile};
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::job::retry;
+use switchboard_guest::job_types::{Continuation, Job, Outcome};
+use switchboard_guest::jobs::{self, EffectStart};
+use switchboard_guest::{ai, clock, log, now, timeline, Failure};
+
+use crate::billing;
+use crate::model::{self, duration_seconds};
+use crate::runtime::{self, Conversation, Next};
+
+/// How often a call waiting for a line asks again.
+pub const LINE_WAIT_MS: u64 = 250;
+/// Placement attempts before a call fails with `carrier_unavailable`.
+pub const MAX_PLACEMENTS: i64 = 4;
+/// Transient carrier errors tolerated while reconciling or polling.
+const MAX_ATTEMPTS: u32 = 8;
+/// The longest pause between two steps of a connected call (the silence and
+/// duration rules are checked at least this often).
+const MAX_POLL_MS: u64 = 1_000;
+/// Conversation history an agent turn sees (spec: last 20).
+pub const HISTORY: i64 = 20;
+
+/// Delay before placement attempt `n + 1` after `n` failed.
+pub fn placement_retry_ms(n: i64) -> u64 {
+    1000u64 << (n.clamp(1, 6) - 1)
+}
+
+const COLUMNS: &str = "status, carrier_state, placements, memo, requested_at_ms, callee_number, caller_number, settings_json, max_duration_s, \
+     end_intent, hangup_sent, greeting, utterances, played, greeting_played, awaiting_reply, last_activity_ms, nudged, answered_ms, \
+     reserved, price_per_block, agent_id, variables_json";
+
+/// The stored call, as a step sees it and changes it.
+#[derive(Clone)]
+struct Call {
+    id: String,
+    status: String,
+    carrier_state: String,
+    placements: i64,
+    memo: Option<String>,
+    requested_at_ms: Option<i64>,
+    callee: String,
+    caller: Option<String>,
+    settings: Map<String, Value>,
+    max_duration_s: i64,
+    end_intent: Option<String>,
+    hangup_sent: bool,
+    greeting: Option<String>,
+    utterances: i64,
+    played: i64,
+    greeting_played: i64,
+    awaiting_reply: bool,
+    last_activity_ms: Option<i64>,
+    nudged: bool,
+    answered_ms: Option<i64>,
+    reserved: i64,
+    price: i64,
+    agent_id: String,
+    variables: BTreeMap<String, String>,
+}
+
+fn load(biz: &str, id: &str) -> Result<Option<Call>, Failure> {
+    Ok(db::query_one(&format!("SELECT {COLUMNS} FROM calls WHERE business_id = ?1 AND id = ?2"), &[biz.into(), id.into()])?.map(|r| Call {
+        id: id.to_string(),
+        status: r.text(0),
+        carrier_state: r.text(1),
+        placements: r.int(2),
+        memo: r.opt_text(3),
+        requested_at_ms: r.opt_int(4),
+        callee: r.text(5),
+        caller: r.opt_text(6),
+        settings: serde_json::from_str(&r.text(7)).unwrap_or_default(),
+        max_duration_s: r.int(8),
+        end_intent: r.opt_text(9),
+        hangup_sent: r.boolean(10),
+        greeting: r.opt_text(11),
+        utterances: r.int(12),
+        played: r.int(13),
+        greeting_played: r.int(14),
+        awaiting_reply: r.boolean(15),
+        last_activity_ms: r.opt_int(16),
+        nudged: r.boolean(17),
+        answered_ms: r.opt_int(18),
+        reserved: r.int(19),
+        price: r.int(20),
+        agent_id: r.text(21),
+        variables: serde_json::from_str(&r.text(22)).unwrap_or_default(),
+    }))
+}
+
+pub fn run(job: &Job, call_id: &str) -> Outcome {
+    match step(job, call_id) {
+        Ok(o) => o,
+        // A trap rolls the step back; the runner retries it with backoff.
+        Err(f) => panic!("store error during a call step: {} {}", f.code, f.message),
+    }
+}
+
+fn again(delay_ms: u64, job: &Job) -> Outcome {
+    Outcome::Continue(Continuation { delay_ms, payload_json: job.payload_json.clone() })
+}
+
+fn step(job: &Job, call_id: &str) -> Result<Outcome, Failure> {
+    let biz = job.business_id.as_str();
+    let Some(c) = load(biz, call_id)? else { return Ok(Outcome::Done) };
+    if model::is_terminal(&c.status) {
+        return Ok(Outcome::Done);
+    }
+    match c.carrier_state.as_str() {
+        "none" => lease(job, &c),
+        "placing" => place(job, c),
+        "unknown" => reconcile(job, c),
+        _ => converse(job, c),
+    }
+}
+
+/// `none` → `placing` once a line is free.
+fn lease(job: &Job, c: &Call) -> Result<Outcome, Failure> {
+    let leased = db::execute(
+        "UPDATE calls SET holds_line = 1, carrier_state = 'placing', requested_at_ms = IFNULL(requested_at_ms, ?3) \
+         WHERE business_id = ?1 AND id = ?2 AND carrier_state = 'none' AND status = 'queued' \
+           AND (SELECT COUNT(*) FROM calls WHERE business_id = ?1 AND holds_line = 1) \
+               < IFNULL((SELECT lines FROM voice_accounts WHERE business_id = ?1), ?4)",
+        &[job.business_id.as_str().into(), c.id.as_str().into(), clock::now_ms().into(), billing::DEFAULT_LINES.into()],
+    )?;
+    Ok(again(if leased == 1 { 0 } else { LINE_WAIT_MS }, job))
+}
+
+fn placement(c: &Call) -> Placement {
+    let s = &c.settings;
+    let text = |k: &str| s.get(k).and_then(Value::as_str).map(String::from);
+    Placement {
+        call_id: c.id.clone(),
+        destination: c.callee.clone(),
+        caller_number: c.caller.clone(),
+        voice: VoiceProfile {
+            live_voice_id: text("liveVoiceId"),
+            language: text("language"),
+            agent_gender: text("agentGender"),
+            background_noise_key: text("backgroundNoiseKey"),
+            background_noise_level_percent: s.get("backgroundNoiseLevelPercent").and_then(Value::as_u64).map(|n| n.min(u64::from(u32::MAX)) as u32),
+        },
+        max_duration_seconds: c.max_duration_s.clamp(1, i64::from(u32::MAX)) as u32,
+        requested_at_ms: c.requested_at_ms.unwrap_or_else(clock::now_ms),
+    }
+}
+
+fn set_state(biz: &str, c: &Call, state: &str, placements: i64, memo: Option<&str>) -> Result<(), Failure> {
+    db::execute(
+        "UPDATE calls SET carrier_state = ?3, placements = ?4, memo = IFNULL(?5, memo) WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), c.id.as_str().into(), state.into(), placements.into(), memo.into()],
+    )?;
+    Ok(())
+}
+
+/// `placing`: one placement attempt, made at most once.
+fn place(job: &Job, mut c: Call) -> Result<Outcome, Failure> {
+    let biz = job.business_id.as_str();
+    let n = c.placements + 1;
+    match jobs::begin_effect(&format!("place.{n}")).map_err(db::store_failure)? {
+        EffectStart::Fresh => {}
+        // An earlier step began this placement and never recorded how it
+        // went: find out from the carrier instead of placing again.
+        EffectStart::StartedBefore => {
+            set_state(biz, &c, "unknown", n, None)?;
+            return Ok(again(0, job));
+        }
+        EffectStart::Superseded => return Ok(Outcome::Dead("superseded: another node runs this call".into())),
+    }
+    match carrier::place(&placement(&c)) {
+        Ok(progress) => {
+            set_state(biz, &c, "placed", n, Some(&progress.memo))?;
+            c.carrier_state = "placed".into();
+            c.placements = n;
+            apply_progress(job, c, progress)
+        }
+        Err(e) if e.code == "placement_timeout" => {
+            set_state(biz, &c, "unknown", n, None)?;
+            Ok(again(200, job))
+        }
+        Err(e) if e.retryable => {
+            set_state(biz, &c, "placing", n, None)?;
+            if c.status == "cancelling" {
+                finish_unplaced(biz, &c, "cancelled", "operator", "operator_cancelled")
+            } else if n >= MAX_PLACEMENTS {
+                finish_unplaced(biz, &c, "failed", "provider", "carrier_unavailable")
+            } else {
+                log::log(log::Level::Warn, &format!("call {}: placement {n} failed ({}); retrying", c.id, e.code));
+                Ok(again(placement_retry_ms(n), job))
+            }
+        }
+        Err(e) => {
+            set_state(biz, &c, "placing", n, None)?;
+            finish_unplaced(biz, &c, "failed", "provider", &format!("carrier_refused_{}", safe_code(&e.code)))
+        }
+    }
+}
+
+/// A carrier's error code as part of an `endReason` (short, `[a-z0-9_]`).
+fn safe_code(code: &str) -> String {
+    code.chars().take(48).map(|ch| if ch.is_ascii_alphanumeric() { ch.to_ascii_lowercase() } else { '_' }).collect()
+}
+
+/// `unknown`: does the carrier have the call under our id?
+fn reconcile(job: &Job, mut c: Call) -> Result<Outcome, Failure> {
+    let biz = job.business_id.as_str();
+    match carrier::poll(&placement(&c), None) {
+        Ok(progress) => {
+            set_state(biz, &c, "placed", c.placements, Some(&progress.memo))?;
+            c.carrier_state = "placed".into();
+            apply_progress(job, c, progress)
+        }
+        Err(e) if e.code == "unknown_call" => {
+            if c.status == "cancelling" {
+                return finish_unplaced(biz, &c, "cancelled", "operator", "operator_cancelled");
+            }
+            if c.placements >= MAX_PLACEMENTS {
+                return finish_unplaced(biz, &c, "failed", "provider", "carrier_unavailable");
+            }
+            // Never placed: the next attempt places it (under a new effect key).
+            set_state(biz, &c, "placing", c.placements, None)?;
+            Ok(again(placement_retry_ms(c.placements), job))
+        }
+        Err(e) if e.retryable && job.attempt < MAX_ATTEMPTS => Ok(retry(job.attempt, format!("carrier: {}", e.code))),
+        Err(_) => finish_unplaced(biz, &c, "failed", "provider", "carrier_unreachable"),
+    }
+}
+
+/// Ends a call that never reached the carrier (or never connected through
+/// it): nothing to charge.
+fn finish_unplaced(biz: &str, c: &Call, status: &str, ended_by: &str, reason: &str) -> Result<Outcome, Failure> {
+    finish(biz, c, Ending { status, ended_by, reason, connected_ms: 0, attempt_cost: 0, recording_ext: None })?;
+    Ok(Outcome::Done)
+}
+
+/// `placed`: the conversation.
+fn converse(job: &Job, mut c: Call) -> Result<Outcome, Failure> {
+    let biz = job.business_id.as_str();
+    let call = placement(&c);
+    let mut memo = c.memo.clone().unwrap_or_default();
+    // A stored hang-up intent (an operator's cancel) reaches the carrier
+    // before anything else; repeating it is harmless.
+    if c.end_intent.as_deref() == Some("operator") && !c.hangup_sent {
+        match carrier::hang_up(&call, Some(&memo)) {
+            Ok(m) => {
+                memo = m;
+                c.hangup_sent = true;
+            }
+            Err(e) if e.retryable => return Ok(again(placement_retry_ms(1), job)),
+            Err(e) => log::log(log::Level::Warn, &format!("call {}: hang-up refused: {}", c.id, e.code)),
+        }
+    }
+    let progress = match carrier::poll(&call, Some(&memo)) {
+        Ok(p) => p,
+        Err(e) if e.retryable && job.attempt < MAX_ATTEMPTS => return Ok(retry(job.attempt, format!("carrier: {}", e.code))),
+        Err(e) => {
+            log::log(log::Level::Warn, &format!("call {}: the carrier stopped answering: {}", c.id, e.code));
+            c.memo = Some(memo);
+            finish(biz, &c, Ending { status: "failed", ended_by: "provider", reason: "carrier_unreachable", connected_ms: 0, attempt_cost: 0, recording_ext: None })?;
+            return Ok(Outcome::Done);
+        }
+    };
+    apply_progress(job, c, progress)
+}
+
+/// A turn to append to the transcript.
+struct NewTurn {
+    speaker: &'static str,
+    text: String,
+    utterance_id: Option<String>,
+    offset_ms: Option<i64>,
+    end_offset_ms: Option<i64>,
+    at: String,
+}
+
+/// How a call ends.
+struct Ending<'a> {
+    status: &'a str,
+    ended_by: &'a str,
+    reason: &'a str,
+    connected_ms: u64,
+    attempt_cost: u64,
+    recording_ext: Option<String>,
+}
+
+fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms).map_or_else(now, |t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+}
+
+/// The utterance id of a call's `n`th assistant turn (0 is the greeting).
+fn utterance_id(call_id: &str, n: i64) -> String {
+    format!("{call_id}.{n}")
+}
+
+/// Applies the carrier's events, then lets the assistant act, then writes
+/// the whole step.
+fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome, Failure> {
+    let biz = job.business_id.as_str();
+    let mut turns: Vec<NewTurn> = Vec::new();
+    let mut offsets: Vec<(String, u64, u64)> = Vec::new();
+    let (mut ringing_at, mut started_at) = (None, None);
+    let mut ended = None;
+    let greeting_id = utterance_id(&c.id, 0);
+    for e in progress.events {
+        match e.event {
+            CallEvent::Ringing => {
+                if c.status == "queued" {
+                    c.status = "ringing".into();
+                }
+                ringing_at.get_or_insert(rfc3339(e.at_ms));
+            }
+            CallEvent::Answered => {
+                if c.status == "queued" || c.status == "ringing" {
+                    c.status = "answered".into();
+                }
+                if c.answered_ms.is_none() {
+                    c.answered_ms = Some(e.at_ms);
+                    c.last_activity_ms = Some(e.at_ms);
+                    started_at = Some(rfc3339(e.at_ms));
+                }
+            }
+            CallEvent::Played(p) => {
+                let pct = i64::from(p.played_percent.min(100));
+                if p.utterance_id == greeting_id {
+                    c.greeting_played = c.greeting_played.max(pct);
+                }
+                if pct >= 100 {
+                    c.played += 1;
+                    c.last_activity_ms = Some(e.at_ms);
+                    offsets.push((p.utterance_id, p.audio_offset_ms, p.audio_end_offset_ms));
+                }
+            }
+            CallEvent::CustomerSaid(s) => {
+                turns.push(NewTurn {
+                    speaker: "customer",
+                    text: s.text,
+                    utterance_id: None,
+                    offset_ms: Some(s.audio_offset_ms as i64),
+                    end_offset_ms: Some(s.audio_end_offset_ms as i64),
+                    at: rfc3339(e.at_ms),
+                });
+                c.awaiting_reply = true;
+                c.nudged = false;
+                c.last_activity_ms = Some(e.at_ms);
+            }
+            CallEvent::Ended(end) => {
+                ended = Some(end);
+                break;
+            }
+        }
+    }
+    c.memo = Some(progress.memo);
+
+    // The assistant's move, unless the call has ended.
+    let mut hang_up_for_max = false;
+    if ended.is_none() && c.carrier_state == "placed" {
+        let conversation = Conversation {
+            answered_ms: c.answered_ms,
+            utterances: c.utterances,
+            played: c.played,
+            greeting_played: c.greeting_played,
+            awaiting_reply: c.awaiting_reply,
+            last_activity_ms: c.last_activity_ms,
+            nudged: c.nudged,
+            ending: c.end_intent.is_some() || c.status == "cancelling",
+            allow_interrupt: runtime::allow_interrupt(&c.settings),
+            nudge_ms: runtime::nudge_ms(&c.settings),
+            disconnect_ms: runtime::disconnect_ms(&c.settings),
+            max_ms: c.max_duration_s * 1000,
+        };
+        let said = match runtime::next(&conversation, clock::now_ms()) {
+            Next::Wait => None,
+            Next::Greeting => match c.greeting.clone() {
+                Some(g) => Some((g, false, None)),
+                None => agent_turn(biz, &c, &turns)?.map(|(text, end)| (text, end, None)),
+            },
+            Next::Reply => agent_turn(biz, &c, &turns)?.map(|(text, end)| (text, end, None)),
+            Next::Nudge => Some((runtime::NUDGE.to_string(), false, Some("nudge"))),
+            Next::SilenceGoodbye => Some((runtime::SILENCE_GOODBYE.to_string(), true, Some("silence"))),
+            Next::MaxDuration => {
+                hang_up_for_max = true;
+                None
+            }
+        };
+        if let Some((text, end_call, why)) = said {
+            let id = utterance_id(&c.id, c.utterances);
+            match carrier::say(&placement(&c), c.memo.as_deref().unwrap_or_default(), &id, &text, end_call) {
+                Ok(memo) => {
+                    c.memo = Some(memo);
+                    c.utterances += 1;
+                    if why == Some("nudge") {
+                        c.nudged = true;
+                    } else if why.is_none() {
+                        c.awaiting_reply = false;
+                    }
+                    if end_call {
+                        c.end_intent = Some(why.unwrap_or("agent").to_string());
+                    }
+                    turns.push(NewTurn { speaker: "assistant", text, utterance_id: Some(id), offset_ms: None, end_offset_ms: None, at: now() });
+                }
+                Err(e) => log::log(log::Level::Warn, &format!("call {}: the carrier refused an utterance: {}", c.id, e.code)),
+            }
+        }
+        if hang_up_for_max {
+            match carrier::hang_up(&placement(&c), c.memo.as_deref()) {
+                Ok(memo) => {
+                    c.memo = Some(memo);
+                    c.end_intent = Some("max_duration".into());
+                    c.hangup_sent = true;
+                }
+                Err(e) => log::log(log::Level::Warn, &format!("call {}: hang-up at the maximum duration refused: {}", c.id, e.code)),
+            }
+        }
+    }
+
+    // An ended call that connected: does the carrier have its recording?
+    let recording_ext = match &ended {
+        Some(end) if end.connected_ms > 0 => match carrier::recording(&placement(&c), c.memo.as_deref().unwrap_or_default(), 0, 0) {
+            Ok(piece) if piece.extension == "wav" || piece.extension == "opus" => Some(piece.extension),
+            _ => None,
+        },
+        _ => None,
+    };
+
+    // Every remote call is behind us: write the step.
+    write_turns(biz, &c.id, &turns, &offsets)?;
+    db::execute(
+        "UPDATE calls SET status = ?3, memo = ?4, greeting_played = ?5, played = ?6, awaiting_reply = ?7, last_activity_ms = ?8, nudged = ?9, \
+                          answered_ms = ?10, utterances = ?11, end_intent = ?12, hangup_sent = ?13, \
+                          ringing_at = IFNULL(ringing_at, ?14), started_at = IFNULL(started_at, ?15) \
+         WHERE business_id = ?1 AND id = ?2",
+        &[
+            biz.into(),
+            c.id.as_str().into(),
+            c.status.as_str().into(),
+            c.memo.as_deref().into(),
+            c.greeting_played.into(),
+            c.played.into(),
+            c.awaiting_reply.into(),
+            c.last_activity_ms.into(),
+            c.nudged.into(),
+            c.answered_ms.into(),
+            c.utterances.into(),
+            c.end_intent.as_deref().into(),
+            c.hangup_sent.into(),
+            ringing_at.into(),
+            started_at.into(),
+        ],
+    )?;
+    if let Some(end) = ended {
+        let (status, ended_by, reason) = classify(c.end_intent.as_deref(), end.cause);
+        finish(biz, &c, Ending { status, ended_by, reason, connected_ms: end.connected_ms, attempt_cost: end.attempt_cost_microcredits, recording_ext })?;
+        return Ok(Outcome::Done);
+    }
+    Ok(again(progress.check_after_ms.unwrap_or(MAX_POLL_MS).min(MAX_POLL_MS), job))
+}
+
+/// The terminal status, `endedBy` and `endReason` of a call that ended
+/// with `cause`, given the intent stored before the carrier heard of it.
+pub fn classify(intent: Option<&str>, cause: EndCause) -> (&'static str, &'static str, &'static str) {
+    match (intent, cause) {
+        (Some("operator"), _) => ("cancelled", "operator", "operator_cancelled"),
+        (Some("silence"), _) => ("completed", "system", "silence_timeout"),
+        (Some("max_duration"), _) | (None, EndCause::MaxDuration) => ("completed", "system", "max_duration"),
+        (Some("agent"), EndCause::Completed | EndCause::AgentHungUp) | (None, EndCause::Completed | EndCause::AgentHungUp) => ("completed", "agent", "agent_ended_call"),
+        (_, EndCause::CustomerHungUp) => ("completed", "customer", "customer_hung_up"),
+        (_, EndCause::NoAnswer) => ("no_answer", "provider", "no_answer"),
+        (_, EndCause::Busy) => ("busy", "provider", "busy"),
+        (_, EndCause::Rejected) => ("failed", "provider", "carrier_rejected"),
+        (_, EndCause::CarrierFailure) => ("failed", "provider", "carrier_failure"),
+        (_, EndCause::OperatorHungUp) => ("cancelled", "operator", "operator_cancelled"),
+        (_, EndCause::Completed | EndCause::AgentHungUp) => ("completed", "agent", "agent_ended_call"),
+        (_, EndCause::MaxDuration) => ("completed", "system", "max_duration"),
+    }
+}
+
+/// An agent turn: the agent's instructions, the call's variables and the
+/// last [`HISTORY`] turns (the stored ones and this step's). `None` when the
+/// AI did not answer this time (the customer's input stays awaiting a reply).
+fn agent_turn(biz: &str, c: &Call, fresh: &[NewTurn]) -> Result<Option<(String, bool)>, Failure> {
+    let instructions = db::query_one("SELECT instructions FROM agents WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.agent_id.as_str().into()])?
+        .map(|r| r.text(0))
+        .unwrap_or_default();
+    let mut history: Vec<(String, String)> = db::query(
+        &format!("SELECT speaker, text FROM call_turns WHERE business_id = ?1 AND call_id = ?2 ORDER BY seq DESC LIMIT {HISTORY}"),
+        &[biz.into(), c.id.as_str().into()],
+    )?
+    .iter()
+    .rev()
+    .map(|r| (role(&r.text(0)).to_string(), r.text(1)))
+    .collect();
+    history.extend(fresh.iter().map(|t| (role(t.speaker).to_string(), t.text.clone())));
+    let skip = history.len().saturating_sub(HISTORY as usize);
+    match ai::complete(&runtime::instructions(&instructions, &c.variables), &history[skip..]) {
+        Ok(reply) => Ok(Some(runtime::parse_reply(&reply))),
+        Err(e) => {
+            log::log(log::Level::Warn, &format!("call {}: the AI did not answer: {e}", c.id));
+            Ok(None)
+        }
+    }
+}
+
+fn role(speaker: &str) -> &'static str {
+    if speaker == "customer" { "user" } else { "assistant" }
+}
+
+fn write_turns(biz: &str, call_id: &str, turns: &[NewTurn], offsets: &[(String, u64, u64)]) -> Result<(), Failure> {
+    if !turns.is_empty() {
+        let next = db::query_one("SELECT IFNULL(MAX(seq), -1) + 1 FROM call_turns WHERE business_id = ?1 AND call_id = ?2", &[biz.into(), call_id.into()])?
+            .map_or(0, |r| r.int(0));
+        for (i, t) in turns.iter().enumerate() {
+            db::execute(
+                "INSERT INTO call_turns (business_id, call_id, seq, speaker, text, utterance_id, audio_offset_ms, audio_end_offset_ms, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                &[
+                    biz.into(),
+                    call_id.into(),
+                    (next + i as i64).into(),
+                    t.speaker.into(),
+                    t.text.as_str().into(),
+                    t.utterance_id.as_deref().into(),
+                    t.offset_ms.into(),
+                    t.end_offset_ms.into(),
+                    t.at.as_str().into(),
+                ],
+            )?;
+        }
+    }
+    for (utterance, offset, end) in offsets {
+        db::execute(
+            "UPDATE call_turns SET audio_offset_ms = ?4, audio_end_offset_ms = ?5 WHERE business_id = ?1 AND call_id = ?2 AND utterance_id = ?3",
+            &[biz.into(), call_id.into(), utterance.as_str().into(), (*offset as i64).into(), (*end as i64).into()],
+        )?;
+    }
+    Ok(())
+}
+
+/// The end: terminal status, charge and release, the line freed, the
+/// contact's timeline entry. A call already terminal is left alone.
+fn finish(biz: &str, c: &Call, end: Ending) -> Result<(), Failure> {
+    let charge = billing::charge(end.connected_ms, end.attempt_cost, c.price, c.reserved);
+    let changed = db::execute(
+        "UPDATE calls SET status = ?3, ended_by = ?4, end_reason = ?5, connected_ms = ?6, charged = ?7, reserved = 0, holds_line = 0, \
+                          ended_at = ?8, memo = IFNULL(?9, memo), recording_ext = ?10 \
+         WHERE business_id = ?1 AND id = ?2 AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')",
+        &[
+            biz.into(),
+            c.id.as_str().into(),
+            end.status.into(),
+            end.ended_by.into(),
+            end.reason.into(),
+            (end.connected_ms.min(i64::MAX as u64) as i64).into(),
+            charge.into(),
+            now().into(),
+            c.memo.as_deref().into(),
+            end.recording_ext.as_deref().into(),
+        ],
+    )?;
+    if changed == 1 {
+        billing::settle(biz, &c.id, c.reserved, charge)?;
+        append_timeline(biz, &c.id)?;
+    }
+    Ok(())
+}
+
+/// The call's entry on its contact's timeline (a `toNumber` call has none):
+/// outcome, duration, who ended it, whether a transcript exists.
+pub fn append_timeline(biz: &str, call_id: &str) -> Result<(), Failure> {
+    let Some(r) = db::query_one(
+        "SELECT contact_id, status, connected_ms, ended_by, end_reason, created_at, agent_name, \
+                EXISTS (SELECT 1 FROM call_turns t WHERE t.business_id = c.business_id AND t.call_id = c.id) \
+         FROM calls c WHERE business_id = ?1 AND id = ?2 AND contact_id IS NOT NULL",
+        &[biz.into(), call_id.into()],
+    )?
+    else {
+        return Ok(());
+    };
+    let summary = json!({
+        "callId": call_id,
+        "status": r.text(1),
+        "durationSeconds": duration_seconds(r.int(2)),
+        "endedBy": r.opt_text(3),
+        "endReason": r.opt_text(4),
+        "agentName": r.text(6),
+        "transcriptAvailable": r.boolean(7),
+    });
+    timeline::append_call(biz, &r.text(0), &r.text(5), &summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stored_intent_names_who_ended_the_call() {
+        assert_eq!(classify(Some("operator"), EndCause::CustomerHungUp), ("cancelled", "operator", "operator_cancelled"));
+        assert_eq!(classify(Some("operator"), EndCause::OperatorHungUp), ("cancelled", "operator", "operator_cancelled"));
+        assert_eq!(classify(Some("agent"), EndCause::Completed), ("completed", "agent", "agent_ended_call"));
+        assert_eq!(classify(Some("agent"), EndCause::CustomerHungUp), ("completed", "customer", "customer_hung_up"));
+        assert_eq!(classify(None, EndCause::CustomerHungUp), ("completed", "customer", "customer_hung_up"));
+        assert_eq!(classify(None, EndCause::NoAnswer), ("no_answer", "provider", "no_answer"));
+        assert_eq!(classify(None, EndCause::Busy), ("busy", "provider", "busy"));
+        assert_eq!(classify(None, EndCause::Rejected), ("failed", "provider", "carrier_rejected"));
+        assert_eq!(classify(None, EndCause::MaxDuration), ("completed", "system", "max_duration"));
+        assert_eq!(classify(Some("silence"), EndCause::Completed), ("completed", "system", "silence_timeout"));
+    }
+
+    #[test]
+    fn placement_backoff() {
+        assert_eq!(placement_retry_ms(1), 1000);
+        assert_eq!(placement_retry_ms(3), 4000);
+        assert_eq!(safe_code("Carrier-Down!"), "carrier_down_");
+    }
+}

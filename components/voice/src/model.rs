@@ -1,0 +1,149 @@
+//! How a stored call reads: the call summary (VoiceCallSummary) and the
+//! transcript turns, each written once and used by the list, the report,
+//! the transcript download and the contact's timeline.
+
+use serde_json::{json, Map, Value};
+use switchboard_guest::db::{self, Row, RowExt};
+use switchboard_guest::{fail, Failure, HResult};
+
+/// The columns [`summary`] reads, in order (prefix `c.` is the calls table).
+pub const SUMMARY_COLUMNS: &str = "c.id, c.status, c.agent_name, c.contact_id, c.contact_name, c.source, c.call_data_json, c.callee_number, \
+     c.connected_ms, c.started_at, c.ended_at, c.created_at, c.charged, c.ended_by, c.end_reason, \
+     EXISTS (SELECT 1 FROM call_turns t WHERE t.business_id = c.business_id AND t.call_id = c.id), c.recording_ext";
+
+pub const TERMINAL: [&str; 5] = ["completed", "no_answer", "busy", "failed", "cancelled"];
+
+pub fn is_terminal(status: &str) -> bool {
+    TERMINAL.contains(&status)
+}
+
+/// Whole seconds of connected time, rounded up (so a duration's started
+/// 20-second blocks are exactly what was charged).
+pub fn duration_seconds(connected_ms: i64) -> i64 {
+    (connected_ms.max(0) + 999) / 1000
+}
+
+/// Where a call came from, as `sourceName` shows it.
+fn source_name(source: &str) -> &'static str {
+    match source {
+        "batch" => "Batch start",
+        "campaign" => "Campaign",
+        _ => "API",
+    }
+}
+
+/// A row of [`SUMMARY_COLUMNS`] as a call summary.
+pub fn summary(r: &Row) -> Value {
+    let call_data: Map<String, Value> = serde_json::from_str(&r.text(6)).unwrap_or_default();
+    let connected_ms = r.int(8);
+    json!({
+        "id": r.text(0),
+        "status": r.text(1),
+        "agentName": r.text(2),
+        "campaignName": null,
+        "contactId": r.opt_text(3),
+        "contactName": r.opt_text(4),
+        "sourceName": source_name(&r.text(5)),
+        "callData": call_data,
+        "calleeNumber": r.text(7),
+        "durationSeconds": duration_seconds(connected_ms),
+        "startedAt": r.opt_text(9),
+        "endedAt": r.opt_text(10),
+        "recordingAvailable": recording_file(r).is_some(),
+        "transcriptAvailable": r.boolean(15),
+        "createdAt": r.text(11),
+        "chargedMicrocredits": r.int(12),
+        "endedBy": r.opt_text(13),
+        "endReason": r.opt_text(14),
+    })
+}
+
+/// The recording's file name (`call-<id>.wav`), once the carrier has one
+/// for the ended call; a safe name by construction (a uuid and a known
+/// extension).
+pub fn recording_file(r: &Row) -> Option<String> {
+    let ext = r.opt_text(16).filter(|e| e == "wav" || e == "opus")?;
+    is_terminal(&r.text(1)).then(|| format!("call-{}.{ext}", r.text(0)))
+}
+
+pub fn call_not_found(id: &str) -> Failure {
+    fail::not_found("call_not_found", format!("call `{id}` not found"))
+}
+
+/// The summary row of one call of this business.
+pub fn one(biz: &str, call_id: &str) -> HResult<Row> {
+    db::query_one(&format!("SELECT {SUMMARY_COLUMNS} FROM calls c WHERE c.business_id = ?1 AND c.id = ?2"), &[biz.into(), call_id.into()])?
+        .ok_or_else(|| call_not_found(call_id))
+}
+
+/// One transcript turn.
+pub struct Turn {
+    pub speaker: String,
+    pub text: String,
+    pub created_at: String,
+    pub offset_ms: Option<i64>,
+    pub end_offset_ms: Option<i64>,
+}
+
+/// The canonical order of a call's turns: by their place in the call's
+/// audio (a reply held back until the greeting had played comes after the
+/// greeting even if the customer spoke over it), turns without one (an
+/// utterance that never played) last, then in the order they were recorded.
+pub const TURN_ORDER: &str = "ORDER BY audio_offset_ms IS NULL, audio_offset_ms, seq";
+
+/// The call's canonical transcript, in order.
+pub fn transcript(biz: &str, call_id: &str) -> Result<Vec<Turn>, Failure> {
+    Ok(db::query(
+        &format!("SELECT speaker, text, created_at, audio_offset_ms, audio_end_offset_ms FROM call_turns WHERE business_id = ?1 AND call_id = ?2 {TURN_ORDER}"),
+        &[biz.into(), call_id.into()],
+    )?
+    .iter()
+    .map(|r| Turn { speaker: r.text(0), text: r.text(1), created_at: r.text(2), offset_ms: r.opt_int(3), end_offset_ms: r.opt_int(4) })
+    .collect())
+}
+
+impl Turn {
+    pub fn json(&self) -> Value {
+        json!({
+            "speaker": self.speaker,
+            "text": self.text,
+            "createdAt": self.created_at,
+            "audioOffsetMs": self.offset_ms,
+            "audioEndOffsetMs": self.end_offset_ms,
+        })
+    }
+
+    /// One line of the downloadable transcript: `[mm:ss] Speaker: text`.
+    pub fn line(&self) -> String {
+        let at = self.offset_ms.map_or_else(|| "--:--".to_string(), |ms| format!("{:02}:{:02}", ms / 60_000, ms / 1000 % 60));
+        let speaker = match self.speaker.as_str() {
+            "customer" => "Customer",
+            "assistant" => "Assistant",
+            _ => "Human",
+        };
+        // One turn is one line, whatever the text holds.
+        let text = self.text.replace(['\r', '\n'], " ");
+        format!("[{at}] {speaker}: {text}\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_round_up_to_whole_seconds() {
+        assert_eq!(duration_seconds(0), 0);
+        assert_eq!(duration_seconds(1), 1);
+        assert_eq!(duration_seconds(47_000), 47);
+        assert_eq!(duration_seconds(47_001), 48);
+    }
+
+    #[test]
+    fn transcript_lines() {
+        let t = Turn { speaker: "customer".into(), text: "Hi\nthere".into(), created_at: String::new(), offset_ms: Some(65_400), end_offset_ms: None };
+        assert_eq!(t.line(), "[01:05] Customer: Hi there\n");
+        let t = Turn { speaker: "assistant".into(), text: "Hello".into(), created_at: String::new(), offset_ms: None, end_offset_ms: None };
+        assert_eq!(t.line(), "[--:--] Assistant: Hello\n");
+    }
+}

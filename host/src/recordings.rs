@@ -1,0 +1,298 @@
+//! Call recordings behind signed, expiring links (spec: `recordingUrl` and
+//! `recordingDownloadUrl` in the call report, sensitive, five minutes).
+//!
+//! * The voice area asks for links through the `recording-links` import
+//!   ([`sign`]): `GET /recordings/{callId}/{fileName}?b=BUSINESS&e=EXPIRY&d=inline|attachment&s=SIG`,
+//!   where `SIG` is the hex HMAC-SHA256 of `v1|callId|business|expiry|d`
+//!   under a secret the server creates once and keeps in the database
+//!   (`server_secrets`; every node of one database signs alike). Expiry is
+//!   the link's issue time plus `--recording-link-ttl-ms` (5 minutes).
+//! * [`respond`] checks the link on every use (a tampered or expired link,
+//!   or one for a call of another business, gets 403 and never a byte of
+//!   audio), then streams the recording from the carrier in pieces, with
+//!   `Range` answered as players expect (206 and `Content-Range`, 416 when
+//!   unsatisfiable) and `Content-Length` always set. The carrier's memo and
+//!   any storage key stay inside: the link names only our call id.
+
+use crate::download::{channel_body, BoxError, Msg};
+use crate::engine::providers::carrier::{Placement, VoiceProfile};
+use crate::engine::voice_world::switchboard::platform::recording_links;
+use crate::engine::imports::RequestState;
+use crate::server::{full, ResBody, Shared};
+use hmac::{Hmac, Mac};
+use http_body_util::BodyExt;
+use hyper::{Request, Response};
+use sha2::Sha256;
+use std::sync::{Arc, OnceLock};
+use switchboard_gateway::Failure;
+
+pub const PREFIX: &str = "/recordings/";
+/// The spec's lifetime of a recording link.
+pub const DEFAULT_TTL_MS: u64 = 5 * 60 * 1000;
+/// Bytes asked of the carrier per piece.
+const PIECE: u32 = 256 << 10;
+
+struct Config {
+    secret: Vec<u8>,
+    base_url: String,
+    ttl_ms: i64,
+}
+
+static CONFIG: OnceLock<Config> = OnceLock::new();
+
+/// The signing secret of this database, created on first use.
+pub fn load_secret(db: &crate::db::Db) -> anyhow::Result<Vec<u8>> {
+    let conn = db.conn()?;
+    let fresh = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+    crate::db::execute(&conn, "INSERT OR IGNORE INTO server_secrets (name, value) VALUES ('recording_links', ?1)", vec![libsql::Value::Text(fresh)])?;
+    let value = crate::db::query_strings(&conn, "SELECT value FROM server_secrets WHERE name = 'recording_links'", vec![])?;
+    Ok(value.into_iter().next().unwrap_or_default().into_bytes())
+}
+
+/// Called once at `serve` start.
+pub fn configure(secret: Vec<u8>, base_url: &str, ttl_ms: u64) {
+    let _ = CONFIG.set(Config { secret, base_url: base_url.trim_end_matches('/').to_string(), ttl_ms: ttl_ms.min(i64::MAX as u64) as i64 });
+}
+
+fn signature(secret: &[u8], call_id: &str, business: &str, expiry: i64, disposition: &str) -> Hmac<Sha256> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("any key length");
+    mac.update(format!("v1|{call_id}|{business}|{expiry}|{disposition}").as_bytes());
+    mac
+}
+
+/// A signed link (`disposition` `inline` or `attachment`).
+pub fn sign(business: &str, call_id: &str, file_name: &str, disposition: &str, now_ms: i64) -> String {
+    let Some(c) = CONFIG.get() else { return String::new() };
+    let expiry = (now_ms + c.ttl_ms) / 1000;
+    let sig = hex::encode(signature(&c.secret, call_id, business, expiry, disposition).finalize().into_bytes());
+    format!("{}{PREFIX}{call_id}/{file_name}?b={business}&e={expiry}&d={disposition}&s={sig}", c.base_url)
+}
+
+impl recording_links::Host for RequestState {
+    fn sign(&mut self, business_id: String, call_id: String, file_name: String) -> recording_links::Links {
+        let now = crate::clock::now_ms();
+        recording_links::Links {
+            url: sign(&business_id, &call_id, &file_name, "inline", now),
+            download_url: sign(&business_id, &call_id, &file_name, "attachment", now),
+        }
+    }
+}
+
+/// What a valid link names.
+#[derive(Debug)]
+struct Link {
+    call_id: String,
+    file_name: String,
+    business: String,
+    attachment: bool,
+}
+
+/// Checks a link's signature and expiry.
+fn verify(path: &str, query: &str, now_ms: i64) -> Result<Link, Failure> {
+    let refused = |code: &str, message: &str| Failure::new(403, "authorization", code, message.to_string());
+    let invalid = || refused("recording_link_invalid", "the recording link is not valid");
+    let rest = path.strip_prefix(PREFIX).ok_or_else(invalid)?;
+    let (call_id, file_name) = rest.split_once('/').ok_or_else(invalid)?;
+    let param = |name: &str| query.split('&').find_map(|kv| kv.strip_prefix(name).and_then(|v| v.strip_prefix('='))).unwrap_or("");
+    let (business, expiry, disposition, sig) = (param("b"), param("e"), param("d"), param("s"));
+    let expiry: i64 = expiry.parse().map_err(|_| invalid())?;
+    let sig = hex::decode(sig).map_err(|_| invalid())?;
+    let c = CONFIG.get().ok_or_else(invalid)?;
+    signature(&c.secret, call_id, business, expiry, disposition).verify_slice(&sig).map_err(|_| invalid())?;
+    if now_ms / 1000 > expiry {
+        return Err(refused("recording_link_expired", "the recording link has expired; read the call report again for a fresh one"));
+    }
+    Ok(Link { call_id: call_id.to_string(), file_name: file_name.to_string(), business: business.to_string(), attachment: disposition == "attachment" })
+}
+
+/// A `Range` header's one range over `total` bytes: (start, end exclusive).
+/// `Ok(None)` without a usable header (the whole file); `Err` when
+/// unsatisfiable.
+pub fn range(header: Option<&str>, total: u64) -> Result<Option<(u64, u64)>, ()> {
+    let Some(spec) = header.and_then(|h| h.trim().strip_prefix("bytes=")) else { return Ok(None) };
+    // Several ranges: answered whole, which HTTP allows.
+    if spec.contains(',') {
+        return Ok(None);
+    }
+    let (a, b) = spec.split_once('-').ok_or(())?;
+    let (a, b) = (a.trim(), b.trim());
+    let (start, end) = if a.is_empty() {
+        let n: u64 = b.parse().map_err(|_| ())?;
+        if n == 0 {
+            return Err(());
+        }
+        (total.saturating_sub(n), total)
+    } else {
+        let start: u64 = a.parse().map_err(|_| ())?;
+        let end = if b.is_empty() { total } else { b.parse::<u64>().map_err(|_| ())?.saturating_add(1).min(total) };
+        (start, end)
+    };
+    if start >= total || start >= end {
+        return Err(());
+    }
+    Ok(Some((start, end)))
+}
+
+/// The call as the carrier knows it, from the database: (placement, memo).
+fn placement_of(shared: &Shared, link: &Link) -> Result<(Placement, String), Failure> {
+    let not_found = || Failure::new(404, "not_found", "recording_not_found", "the call has no recording");
+    let conn = shared.app.db.conn().map_err(|_| Failure::internal("the database is not available"))?;
+    let rows = crate::db::query_rows(
+        &conn,
+        "SELECT callee_number, caller_number, settings_json, max_duration_s, IFNULL(requested_at_ms, 0), memo FROM calls \
+         WHERE business_id = ?1 AND id = ?2 AND connected_ms > 0 AND memo IS NOT NULL \
+           AND status IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')",
+        vec![libsql::Value::Text(link.business.clone()), libsql::Value::Text(link.call_id.clone())],
+    )
+    .map_err(|_| Failure::internal("reading the call failed"))?;
+    let row = rows.into_iter().next().ok_or_else(not_found)?;
+    let text = |i: usize| match &row[i] {
+        libsql::Value::Text(s) => Some(s.clone()),
+        _ => None,
+    };
+    let int = |i: usize| match &row[i] {
+        libsql::Value::Integer(n) => *n,
+        _ => 0,
+    };
+    let settings: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text(2).unwrap_or_default()).unwrap_or_default();
+    let s = |k: &str| settings.get(k).and_then(|v| v.as_str()).map(String::from);
+    let placement = Placement {
+        call_id: link.call_id.clone(),
+        destination: text(0).unwrap_or_default(),
+        caller_number: text(1),
+        voice: VoiceProfile {
+            live_voice_id: s("liveVoiceId"),
+            language: s("language"),
+            agent_gender: s("agentGender"),
+            background_noise_key: s("backgroundNoiseKey"),
+            background_noise_level_percent: settings.get("backgroundNoiseLevelPercent").and_then(|v| v.as_u64()).map(|n| n.min(u32::MAX as u64) as u32),
+        },
+        max_duration_seconds: int(3).clamp(1, u32::MAX as i64) as u32,
+        requested_at_ms: int(4),
+    };
+    Ok((placement, text(5).unwrap_or_default()))
+}
+
+fn failure(f: &Failure, request_id: &str) -> Response<ResBody> {
+    let a = crate::pipeline::Answer::failure(f, request_id);
+    Response::builder()
+        .status(a.status)
+        .header("content-type", a.content_type)
+        .header("x-request-id", request_id)
+        .header("cache-control", "no-store")
+        .body(full(a.body))
+        .expect("valid response parts")
+}
+
+/// Answers `GET /recordings/…`.
+pub async fn respond<B>(shared: Arc<Shared>, req: Request<B>, request_id: &str) -> Response<ResBody> {
+    if req.method() != hyper::Method::GET && req.method() != hyper::Method::HEAD {
+        return failure(&Failure::new(405, "validation", "method_not_allowed", "use GET").with_header("Allow", "GET, HEAD".into()), request_id);
+    }
+    let link = match verify(req.uri().path(), req.uri().query().unwrap_or(""), crate::clock::now_ms()) {
+        Ok(l) => l,
+        Err(f) => return failure(&f, request_id),
+    };
+    let range_header = req.headers().get("range").and_then(|v| v.to_str().ok()).map(String::from);
+    let head = req.method() == hyper::Method::HEAD;
+    let s = shared.clone();
+    // The carrier's first answer: the file's type and size.
+    let probe = tokio::task::spawn_blocking(move || -> Result<_, Failure> {
+        let (placement, memo) = placement_of(&s, &link)?;
+        let carrier = s.app.components.providers().carrier.as_ref().ok_or_else(|| Failure::internal("no voice carrier is linked"))?;
+        let first = carrier.recording(&placement, &memo, 0, 0).map_err(|e| {
+            if e.retryable {
+                Failure::new(503, "capacity", "carrier_unavailable", "the carrier did not answer; try again").retryable(true)
+            } else {
+                Failure::new(404, "not_found", "recording_not_found", "the call has no recording")
+            }
+        })?;
+        Ok((placement, memo, first, link))
+    })
+    .await;
+    let (placement, memo, first, link) = match probe {
+        Ok(Ok(p)) => p,
+        Ok(Err(f)) => return failure(&f, request_id),
+        Err(_) => return failure(&Failure::internal("reading the recording failed"), request_id),
+    };
+    let total = first.total_bytes;
+    let (status, start, end) = match range(range_header.as_deref(), total) {
+        Ok(None) => (200, 0, total),
+        Ok(Some((a, b))) => (206, a, b),
+        Err(()) => {
+            let mut r = failure(&Failure::new(416, "validation", "range_not_satisfiable", format!("the recording has {total} bytes")), request_id);
+            r.headers_mut().insert("content-range", format!("bytes */{total}").parse().expect("ascii"));
+            return r;
+        }
+    };
+    let disposition = if link.attachment { "attachment" } else { "inline" };
+    let mut b = Response::builder()
+        .status(status)
+        .header("content-type", first.mime_type.as_str())
+        .header("content-length", (end - start).to_string())
+        .header("accept-ranges", "bytes")
+        .header("content-disposition", format!("{disposition}; filename=\"{}\"", link.file_name))
+        .header("cache-control", "private, no-store")
+        .header("x-request-id", request_id);
+    if status == 206 {
+        b = b.header("content-range", format!("bytes {start}-{}/{total}", end - 1));
+    }
+    if head {
+        return b.body(full(Vec::new())).expect("valid response parts");
+    }
+    let (tx, body) = channel_body();
+    let s = shared.clone();
+    tokio::task::spawn_blocking(move || {
+        let Some(carrier) = s.app.components.providers().carrier.as_ref() else { return };
+        let mut at = start;
+        while at < end {
+            let want = (end - at).min(u64::from(PIECE)) as u32;
+            match carrier.recording(&placement, &memo, at, want) {
+                Ok(piece) if !piece.bytes.is_empty() => {
+                    at += piece.bytes.len() as u64;
+                    if tx.blocking_send(Msg::Data(piece.bytes.into())).is_err() {
+                        return; // the client went away
+                    }
+                }
+                // A short or failed read: the body is cut off, never padded.
+                _ => return,
+            }
+        }
+        let _ = tx.blocking_send(Msg::End);
+    });
+    b.body(BodyExt::map_err(body, |e: BoxError| e).boxed()).expect("valid response parts")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_as_players_send_them() {
+        assert_eq!(range(None, 100), Ok(None));
+        assert_eq!(range(Some("bytes=0-"), 100), Ok(Some((0, 100))));
+        assert_eq!(range(Some("bytes=10-19"), 100), Ok(Some((10, 20))));
+        assert_eq!(range(Some("bytes=90-500"), 100), Ok(Some((90, 100))));
+        assert_eq!(range(Some("bytes=-10"), 100), Ok(Some((90, 100))));
+        assert_eq!(range(Some("bytes=0-1,5-6"), 100), Ok(None));
+        assert_eq!(range(Some("bytes=100-"), 100), Err(()));
+        assert_eq!(range(Some("bytes=-0"), 100), Err(()));
+        assert_eq!(range(Some("bytes=x-"), 100), Err(()));
+        assert_eq!(range(Some("items=0-1"), 100), Ok(None));
+    }
+
+    #[test]
+    fn links_verify_until_they_expire_and_not_when_changed() {
+        configure(b"secret".to_vec(), "http://127.0.0.1:1/", 300_000);
+        let now = 1_700_000_000_000;
+        let url = sign("biz", "call", "call.wav", "inline", now);
+        let path_and_query = url.strip_prefix("http://127.0.0.1:1").unwrap();
+        let (path, query) = path_and_query.split_once('?').unwrap();
+        let link = verify(path, query, now).unwrap();
+        assert_eq!((link.call_id.as_str(), link.business.as_str(), link.attachment), ("call", "biz", false));
+        assert_eq!(verify(path, query, now + 301_000).unwrap_err().code, "recording_link_expired");
+        assert_eq!(verify(path, &query.replace("b=biz", "b=other"), now).unwrap_err().code, "recording_link_invalid");
+        assert_eq!(verify(path, &query.replace("d=inline", "d=attachment"), now).unwrap_err().code, "recording_link_invalid");
+        assert_eq!(verify(&path.replace("/call/", "/other/"), query, now).unwrap_err().code, "recording_link_invalid");
+    }
+}
