@@ -94,8 +94,12 @@ const TERMINAL: [&str; 5] = ["completed", "no_answer", "busy", "failed", "cancel
 
 impl Calls {
     fn new(lines: u32, microcredits: u64) -> Calls {
+        Calls::with_step(lines, microcredits, 20)
+    }
+    /// With the sandbox carrier's `step-delay-ms` at `step_ms`.
+    fn with_step(lines: u32, microcredits: u64, step_ms: u32) -> Calls {
         let dir = DataDir::new();
-        let s = Server::start_with(&dir.0, &["--carrier-setting", "step-delay-ms=20"]);
+        let s = Server::start_with(&dir.0, &["--carrier-setting", &format!("step-delay-ms={step_ms}")]);
         let t = tenant(&dir.0, "all");
         admin(&dir.0, &["voice", "configure", "--business", &t.business, "--lines", &lines.to_string()]);
         if microcredits > 0 {
@@ -556,4 +560,65 @@ fn recordings_are_signed_expire_and_stream_with_ranges() {
     // A fresh read of the report gives a fresh link.
     let fresh = c.report(&id)["recordingUrl"].as_str().unwrap().to_string();
     assert_eq!(get(&fresh, Some("bytes=0-3")).status(), 206);
+}
+
+#[test]
+fn kill_9_mid_call_ends_every_call_once_with_one_charge_and_its_line_back() {
+    let dir = DataDir::new();
+    // Slow steps, so the kill finds calls connected, cancelling, placing and queued.
+    let args = ["--carrier-setting", "step-delay-ms=200"];
+    let mut s = Server::start_with(&dir.0, &args);
+    let t = tenant(&dir.0, "all");
+    admin(&dir.0, &["voice", "configure", "--business", &t.business, "--lines", "3"]);
+    admin(&dir.0, &["credits", "add", "--business", &t.business, "--microcredits", "10000000"]);
+    let mut c = Calls { s, t, dir, agent: String::new(), everyone: String::new() };
+    c.agent = c.agent_with(json!({"firstGreeting": "Hello, this is Acme calling."}));
+    let connected = c.call("+15550006666");
+    let cancelling = c.call("+15550016666");
+    c.until(&connected, "an answer", |r| r["call"]["status"] == "answered");
+    c.until(&cancelling, "an answer", |r| r["call"]["status"] == "answered");
+    let timed_out = c.call("+15550004444");
+    let queued = c.call("+15550001234");
+    assert_eq!(c.cancel(&cancelling, "cancel-before-kill").assert_ok(200)["status"], json!("cancelling"));
+    c.s.child.kill().unwrap();
+    c.s.child.wait().unwrap();
+    assert_eq!(c.db(&format!("SELECT status FROM calls WHERE id = '{queued}'")), "queued", "killed before it was placed");
+
+    // A new node takes over once the dead one's lease runs out.
+    s = Server::start_with(&c.dir.0, &args);
+    c.s = s;
+    let expect = [
+        (&connected, "completed", "system"),
+        (&cancelling, "cancelled", "operator"),
+        (&timed_out, "completed", "agent"),
+        (&queued, "completed", "agent"),
+    ];
+    for (id, status, by) in expect {
+        let r = c.ended(id);
+        let (s, b, _, charged) = outcome(&r);
+        assert_eq!((s.as_str(), b.as_str()), (status, by), "{id}");
+        // One reservation, one charge, one release; the charge is the call's.
+        let ledger = c.db(&format!("SELECT kind FROM credit_ledger WHERE reference = '{id}' ORDER BY id")).replace('\n', " ");
+        assert_eq!(ledger, "reserve charge release", "{id}");
+        assert_eq!(c.db(&format!("SELECT amount FROM credit_ledger WHERE reference = '{id}' AND kind = 'charge'")), charged.to_string());
+        // Exactly one carrier call was placed for each.
+        assert_eq!(c.db(&format!("SELECT placements FROM calls WHERE id = '{id}'")), "1", "{id}");
+    }
+    assert_eq!(c.db("SELECT COUNT(*) FROM calls WHERE holds_line = 1"), "0");
+    let charged: i64 = c.db("SELECT SUM(charged) FROM calls").parse().unwrap();
+    assert_eq!(c.balance(), (10_000_000 - charged, 0));
+}
+
+#[test]
+fn silence_nudges_once_then_ends_the_call() {
+    // 6666: the customer never speaks (and stays on the line for 100 steps, 8 s here).
+    let c = Calls::with_step(1, 5_000_000, 80);
+    let agent = c.agent_with(json!({"firstGreeting": "Hello?", "nudgeAfterSilenceSeconds": 0.5, "disconnectAfterSilenceSeconds": 1.5}));
+    let r = c.start(json!({"agentId": agent, "toNumber": "+15550026666"}));
+    let id = r.assert_ok(202)["callId"].as_str().unwrap().to_string();
+    let r = c.ended(&id);
+    assert_eq!(outcome(&r).0, "completed");
+    assert_eq!((r["call"]["endedBy"].as_str(), r["call"]["endReason"].as_str()), (Some("system"), Some("silence_timeout")));
+    let said: Vec<&str> = r["transcript"].as_array().unwrap().iter().map(|t| t["text"].as_str().unwrap()).collect();
+    assert_eq!(said, ["Hello?", "Are you still there?", "I haven't heard anything for a while, so I'll end the call now. Goodbye."]);
 }
