@@ -353,7 +353,7 @@ fn starts_are_refused_clearly_and_write_nothing() {
     assert_eq!((entry["channel"].as_str(), entry["kind"].as_str(), entry["summary"]["callId"].as_str()), (Some("voice"), Some("call"), Some(id.as_str())));
     assert_eq!((entry["summary"]["status"].clone(), entry["summary"]["transcriptAvailable"].clone()), (json!("completed"), json!(true)));
     let contact = c.s.as_key(&c.t.key).get(&format!("/api/v1/contacts/{ada}?businessId={}", c.t.business));
-    assert!(contact.text.contains("\"voice\""), "{}", contact.text);
+    assert_eq!(contact.data()["contact"]["activity"]["voice"]["count"], json!(1), "{}", contact.text);
     // A direct number call creates no contact.
     let before = c.db("SELECT COUNT(*) FROM contacts");
     let direct = c.call("+15550001234");
