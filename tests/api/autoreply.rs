@@ -176,7 +176,7 @@ type BeforeAnswer = std::sync::Arc<std::sync::Mutex<Option<Box<dyn FnOnce() + Se
 
 /// A one-shot OpenAI-compatible chat-completions endpoint: returns the
 /// request body it received through the channel and answers `reply`.
-fn fake_completions(reply: &'static str) -> (String, std::sync::mpsc::Receiver<(String, Value)>) {
+pub(crate) fn fake_completions(reply: &'static str) -> (String, std::sync::mpsc::Receiver<(String, Value)>) {
     fake_completions_with(reply, BeforeAnswer::default())
 }
 

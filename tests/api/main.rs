@@ -12,6 +12,7 @@ mod faults;
 mod harness;
 mod inbound;
 mod jobs;
+mod knowledge;
 mod limits;
 mod logging;
 mod messaging;

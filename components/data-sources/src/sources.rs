@@ -8,7 +8,7 @@
 
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
-use switchboard_guest::page;
+use switchboard_guest::{knowledge, page};
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{created, fail, is_uuid, new_id, now, ok, req, HResult, Request, Success, Value};
 
@@ -161,6 +161,11 @@ pub fn create(req: &Request) -> HResult<Success> {
         .map(|(i, f)| vec![biz.into(), id.as_str().into(), f.key.as_str().into(), f.label.trim().into(), f.ty.as_str().into(), (i as i64).into()])
         .collect();
     db::execute_many("INSERT INTO data_source_fields (business_id, data_source_id, field_key, label, type, position) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &rows)?;
+    // An unstructured source's content is searchable by its agents from this commit on.
+    let stored = db::query_one("SELECT content FROM data_sources WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?.and_then(|r| r.opt_text(0));
+    if stored.is_some() {
+        knowledge::index_content(biz, &id, stored.as_deref())?;
+    }
     created(&json!({"dataSource": render_one(biz, &id)?}))
 }
 
@@ -202,8 +207,12 @@ pub fn update(req: &Request) -> HResult<Success> {
     db::execute(
         "UPDATE data_sources SET name = COALESCE(?3, name), description = COALESCE(?4, description), status = COALESCE(?5, status), \
          content = COALESCE(?6, content), updated_at = ?7 WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), id.as_str().into(), name.into(), body.description.into(), body.status.into(), body.content.into(), now().into()],
+        &[biz.into(), id.as_str().into(), name.into(), body.description.into(), body.status.into(), body.content.as_deref().into(), now().into()],
     )?;
+    if body.content.is_some() {
+        // New content replaces the passages agents find, in the same commit.
+        knowledge::index_content(biz, &id, body.content.as_deref())?;
+    }
     ok(&json!({"dataSource": render_one(biz, &id)?}))
 }
 

@@ -15,7 +15,8 @@
 //!   step helpers (`retry` with backoff).
 //! * The cross-area rules, each written once: resolving or creating a
 //!   contact by mobile and linking categories ([`contact`]), appending to a
-//!   contact's timeline ([`timeline`]), fanning an event out to webhook
+//!   contact's timeline ([`timeline`]), an agent's knowledge for a message
+//!   ([`knowledge`]), fanning an event out to webhook
 //!   subscriptions and the contract version ([`events`]).
 //!
 //! The pure modules (`cursor`, `e164`, `base64url`) have no host calls and are
@@ -41,6 +42,7 @@ pub mod e164;
 pub mod events;
 pub mod fail;
 pub mod job;
+pub mod knowledge;
 pub mod page;
 pub mod req;
 pub mod timeline;

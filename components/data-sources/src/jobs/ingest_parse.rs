@@ -4,7 +4,7 @@
 
 use serde_json::value::RawValue;
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{Failure, Value};
+use switchboard_guest::{knowledge, Failure, Value};
 use switchboard_tabular::{csv, infer, jsonscan, xlsx};
 
 use super::ingest::{add_issues, finish_parse, load_columns, Column, Payload, Step, Stop, Version, MAX_COLUMNS, STEP_BYTES, STEP_ROWS};
@@ -87,6 +87,21 @@ impl Batch<'_> {
     fn save(self, p: &Payload) -> Result<(), Failure> {
         let v = self.v;
         db::execute_many("INSERT INTO ingestion_rows (business_id, version_id, row_number, original) VALUES (?1, ?2, ?3, ?4)", &self.rows)?;
+        // Each row is also a passage agents can find once the version is
+        // active (`Header: value; …`; versions are immutable, so it is
+        // written once, here).
+        let headers: Vec<String> = self.cols.iter().map(|c| if c.name.trim().is_empty() { c.key.clone() } else { c.name.clone() }).collect();
+        let passages: Vec<Vec<Value>> = self
+            .rows
+            .iter()
+            .filter_map(|r| {
+                let (Value::Integer(n), Value::Text(original)) = (&r[2], &r[3]) else { return None };
+                let cells: Vec<Option<String>> = serde_json::from_str(original).ok()?;
+                let text = knowledge::row_passage(&headers, &cells);
+                (!text.is_empty()).then(|| vec![text.into(), v.biz.as_str().into(), v.source_id.as_str().into(), v.id.as_str().into(), (*n).into()])
+            })
+            .collect();
+        db::execute_many("INSERT INTO knowledge_fts (text, business_id, data_source_id, version_id, item) VALUES (?1, ?2, ?3, ?4, ?5)", &passages)?;
         add_issues(v, "parse", &self.issues)?;
         let first_new = self.cols.len() - self.new_cols;
         let inserts: Vec<Vec<Value>> = self.cols[first_new..]

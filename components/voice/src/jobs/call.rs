@@ -34,7 +34,7 @@ use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job::retry;
 use switchboard_guest::job_types::{Continuation, Job, Outcome};
 use switchboard_guest::jobs::{self, EffectStart};
-use switchboard_guest::{ai, clock, log, now, timeline, Failure};
+use switchboard_guest::{ai, clock, knowledge, log, now, timeline, Failure};
 
 use crate::billing;
 use crate::model::{self, duration_seconds};
@@ -302,6 +302,8 @@ struct NewTurn {
     offset_ms: Option<i64>,
     end_offset_ms: Option<i64>,
     at: String,
+    /// What an assistant turn drew on (`knowledge::used_json`).
+    grounding: Option<String>,
 }
 
 /// How a call ends.
@@ -369,6 +371,7 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
                     offset_ms: Some(s.audio_offset_ms as i64),
                     end_offset_ms: Some(s.audio_end_offset_ms as i64),
                     at: rfc3339(e.at_ms),
+                    grounding: None,
                 });
                 c.awaiting_reply = true;
                 c.nudged = false;
@@ -402,18 +405,18 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
         let said = match runtime::next(&conversation, clock::now_ms()) {
             Next::Wait => None,
             Next::Greeting => match c.greeting.clone() {
-                Some(g) => Some((g, false, None)),
-                None => agent_turn(biz, &c, &turns)?.map(|(text, end)| (text, end, None)),
+                Some(g) => Some((g, false, None, None)),
+                None => agent_turn(biz, &c, &turns)?.map(|(text, end, used)| (text, end, None, used)),
             },
-            Next::Reply => agent_turn(biz, &c, &turns)?.map(|(text, end)| (text, end, None)),
-            Next::Nudge => Some((runtime::NUDGE.to_string(), false, Some("nudge"))),
-            Next::SilenceGoodbye => Some((runtime::SILENCE_GOODBYE.to_string(), true, Some("silence"))),
+            Next::Reply => agent_turn(biz, &c, &turns)?.map(|(text, end, used)| (text, end, None, used)),
+            Next::Nudge => Some((runtime::NUDGE.to_string(), false, Some("nudge"), None)),
+            Next::SilenceGoodbye => Some((runtime::SILENCE_GOODBYE.to_string(), true, Some("silence"), None)),
             Next::MaxDuration => {
                 hang_up_for_max = true;
                 None
             }
         };
-        if let Some((text, end_call, why)) = said {
+        if let Some((text, end_call, why, grounding)) = said {
             let id = utterance_id(&c.id, c.utterances);
             match carrier::say(&placement(&c), c.memo.as_deref().unwrap_or_default(), &id, &text, end_call) {
                 Ok(memo) => {
@@ -427,7 +430,7 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
                     if end_call {
                         c.end_intent = Some(why.unwrap_or("agent").to_string());
                     }
-                    turns.push(NewTurn { speaker: "assistant", text, utterance_id: Some(id), offset_ms: None, end_offset_ms: None, at: now() });
+                    turns.push(NewTurn { speaker: "assistant", text, utterance_id: Some(id), offset_ms: None, end_offset_ms: None, at: now(), grounding });
                 }
                 Err(e) => log::log(log::Level::Warn, &format!("call {}: the carrier refused an utterance: {}", c.id, e.code)),
             }
@@ -505,10 +508,12 @@ pub fn classify(intent: Option<&str>, cause: EndCause) -> (&'static str, &'stati
     }
 }
 
-/// An agent turn: the agent's instructions, the call's variables and the
-/// last [`HISTORY`] turns (the stored ones and this step's). `None` when the
-/// AI did not answer this time (the customer's input stays awaiting a reply).
-fn agent_turn(biz: &str, c: &Call, fresh: &[NewTurn]) -> Result<Option<(String, bool)>, Failure> {
+/// An agent turn: the agent's instructions, the call's variables, the
+/// passages of its sources that match the customer's last words, and the
+/// last [`HISTORY`] turns (the stored ones and this step's). Returns the
+/// text, whether it ends the call and what it drew on; `None` when the AI
+/// did not answer this time (the customer's input stays awaiting a reply).
+fn agent_turn(biz: &str, c: &Call, fresh: &[NewTurn]) -> Result<Option<(String, bool, Option<String>)>, Failure> {
     let instructions = db::query_one("SELECT instructions FROM agents WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.agent_id.as_str().into()])?
         .map(|r| r.text(0))
         .unwrap_or_default();
@@ -522,8 +527,14 @@ fn agent_turn(biz: &str, c: &Call, fresh: &[NewTurn]) -> Result<Option<(String, 
     .collect();
     history.extend(fresh.iter().map(|t| (role(t.speaker).to_string(), t.text.clone())));
     let skip = history.len().saturating_sub(HISTORY as usize);
-    match ai::complete(&runtime::instructions(&instructions, &c.variables), &history[skip..]) {
-        Ok(reply) => Ok(Some(runtime::parse_reply(&reply))),
+    let asked = history.iter().rev().find(|(role, _)| role == "user").map(|(_, t)| t.as_str()).unwrap_or_default();
+    let passages = knowledge::passages(biz, &c.agent_id, asked)?;
+    let instructions = runtime::instructions(&instructions, &c.variables) + &knowledge::instructions_block(&passages);
+    match ai::complete(&instructions, &history[skip..]) {
+        Ok(reply) => {
+            let (text, end_call) = runtime::parse_reply(&reply);
+            Ok(Some((text, end_call, knowledge::used_json(&passages))))
+        }
         Err(e) => {
             log::log(log::Level::Warn, &format!("call {}: the AI did not answer: {e}", c.id));
             Ok(None)
@@ -541,8 +552,8 @@ fn write_turns(biz: &str, call_id: &str, turns: &[NewTurn], offsets: &[(String, 
             .map_or(0, |r| r.int(0));
         for (i, t) in turns.iter().enumerate() {
             db::execute(
-                "INSERT INTO call_turns (business_id, call_id, seq, speaker, text, utterance_id, audio_offset_ms, audio_end_offset_ms, created_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT INTO call_turns (business_id, call_id, seq, speaker, text, utterance_id, audio_offset_ms, audio_end_offset_ms, created_at, grounding_json) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 &[
                     biz.into(),
                     call_id.into(),
@@ -553,6 +564,7 @@ fn write_turns(biz: &str, call_id: &str, turns: &[NewTurn], offsets: &[(String, 
                     t.offset_ms.into(),
                     t.end_offset_ms.into(),
                     t.at.as_str().into(),
+                    t.grounding.as_deref().into(),
                 ],
             )?;
         }

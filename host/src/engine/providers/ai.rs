@@ -52,14 +52,33 @@ pub fn complete(instructions: &str, history: &[(String, String)]) -> Result<Stri
 /// instructions name it; see `components/voice/src/runtime.rs`).
 const END_CALL: &str = "[end_call]";
 
-/// The deterministic offline responder. On a voice call (instructions that
-/// name the end-call marker) a customer's goodbye is answered with one and
-/// the marker, so sandbox calls end the way a model would end them.
+/// The heading under which an agent turn's instructions carry the passages
+/// of its data sources, one `[Source name] text` line each (written by
+/// `components/guest/src/knowledge.rs`).
+const KNOWLEDGE: &str = "\n\nKnowledge from the business's data sources";
+
+/// The first passage of the instructions' knowledge section: (source, text).
+fn first_passage(instructions: &str) -> Option<(&str, &str)> {
+    let section = &instructions[instructions.find(KNOWLEDGE)? + KNOWLEDGE.len()..];
+    let line = section.lines().find(|l| l.starts_with('['))?;
+    let (source, text) = line[1..].split_once("] ")?;
+    Some((source, text))
+}
+
+/// The deterministic offline responder. Grounded like a model would be:
+/// when the instructions carry passages of the agent's sources, it answers
+/// from the best one and names its source. On a voice call (instructions
+/// that name the end-call marker) a customer's goodbye is answered with one
+/// and the marker, so sandbox calls end the way a model would end them.
 pub fn offline(instructions: &str, history: &[(String, String)]) -> String {
     let last = history.iter().rev().find(|(role, _)| role == "user");
+    let says_bye = last.is_some_and(|(_, text)| text.to_lowercase().contains("bye"));
+    if let Some((source, text)) = first_passage(instructions).filter(|_| !says_bye) {
+        return format!("From {source}: {text}");
+    }
     if instructions.contains(END_CALL) {
         return match last {
-            Some((_, text)) if text.to_lowercase().contains("bye") => format!("Thank you for your time. Goodbye. {END_CALL}"),
+            Some(_) if says_bye => format!("Thank you for your time. Goodbye. {END_CALL}"),
             Some((_, text)) => {
                 let quoted: String = text.chars().take(QUOTE_CHARS).collect();
                 format!("You said: \"{quoted}\". How can I help further?")
@@ -133,6 +152,13 @@ mod tests {
         assert!(offline(voice, &h(&[("user", "Could you tell me more?")])).starts_with("You said:"));
         assert!(offline(voice, &h(&[("user", "Thanks, that's all. Goodbye.")])).ends_with("[end_call]"));
         assert!(!offline("", &h(&[("user", "Goodbye.")])).contains("[end_call]"), "chat replies never carry the marker");
+    }
+
+    #[test]
+    fn offline_replies_answer_from_the_first_passage() {
+        let grounded = "Answer.\n\nKnowledge from the business's data sources (answer from it when it helps, and say which source):\n[Prices] Name: Widget; Price: 10\n[Hours] Open 9 to 5.";
+        assert_eq!(offline(grounded, &h(&[("user", "How much is the widget?")])), "From Prices: Name: Widget; Price: 10");
+        assert_eq!(offline("Answer.", &h(&[("user", "How much is the widget?")])), "Thanks for your message: \"How much is the widget?\". An agent will follow up.");
     }
 
     #[test]

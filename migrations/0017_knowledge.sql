@@ -1,0 +1,19 @@
+-- Grounded agents (issue 19): the full-text index of what agents may know.
+-- One passage per row: a paragraph of an unstructured source's content
+-- (version_id '') or a row of a structured source's version. Written by the
+-- data-sources area, read by agent turns (`components/guest/src/knowledge.rs`),
+-- always filtered by the business, the agent's sources and each source's
+-- active version.
+CREATE VIRTUAL TABLE knowledge_fts USING fts5(
+    text,
+    business_id UNINDEXED,
+    data_source_id UNINDEXED,
+    version_id UNINDEXED,
+    item UNINDEXED,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+-- What an AI-produced message or voice turn drew on (internal, never shown
+-- by the public API): [{"sourceId", "versionId", "item"}].
+ALTER TABLE messages ADD COLUMN grounding_json TEXT;
+ALTER TABLE call_turns ADD COLUMN grounding_json TEXT;
