@@ -87,6 +87,11 @@ fn auto_replies_answer_from_the_agents_own_active_sources() {
     assert!(used.contains(&hours), "what the reply drew on is recorded: {used}");
     assert_eq!(ask(&dir.0, &a, "Is parking free?").0, "From Opening hours: Parking is free behind the shop.");
     assert_eq!(ask(&dir.0, &a, "How much is the gadget?").0, "From Prices: sku: B2; name: Gadget; price: 20");
+    // A code is looked up exactly (the `lookup` tool on the structured source).
+    let (reply, used) = ask(&dir.0, &a, "How much is B2?");
+    assert_eq!(reply, "From Prices (sku = B2): sku: B2; name: Gadget; price: 20");
+    assert!(used.contains(&prices) && used.contains("\"item\":2"), "the row is recorded: {used}");
+    assert!(ask(&dir.0, &a, "How much is Z9?").0.starts_with("Thanks for your message"), "no row, no made-up answer");
     // Nothing matches: the ungrounded reply.
     assert!(ask(&dir.0, &a, "Do you sell bicycles?").0.starts_with("Thanks for your message"));
 
@@ -128,4 +133,67 @@ fn no_passage_crosses_a_business_or_an_agent() {
     let prompt = request.to_string();
     assert!(!prompt.contains("opens at"), "an agent that lists no source sees none: {prompt}");
     drop(s);
+}
+
+/// An OpenAI-compatible endpoint that answers a `lookup` tool call first and
+/// then `reply`, and hands over each request body it received.
+fn fake_tool_endpoint(call: Value, reply: &'static str) -> (String, std::sync::mpsc::Receiver<Value>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1/chat/completions", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for n in 0..2 {
+            let (stream, _) = listener.accept().unwrap();
+            let mut r = BufReader::new(stream);
+            let (mut line, mut len) = (String::new(), 0usize);
+            r.read_line(&mut line).unwrap();
+            loop {
+                line.clear();
+                r.read_line(&mut line).unwrap();
+                if line.trim().is_empty() {
+                    break;
+                }
+                if let Some((k, v)) = line.split_once(':') {
+                    if k.eq_ignore_ascii_case("content-length") {
+                        len = v.trim().parse().unwrap();
+                    }
+                }
+            }
+            let mut body = vec![0u8; len];
+            r.read_exact(&mut body).unwrap();
+            let message = if n == 0 {
+                json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call-1", "type": "function", "function": {"name": "lookup", "arguments": call.to_string()}}]})
+            } else {
+                json!({"role": "assistant", "content": reply})
+            };
+            let answer = json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": message}]}).to_string();
+            let mut w = r.into_inner();
+            write!(w, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}", answer.len()).unwrap();
+            tx.send(serde_json::from_slice(&body).unwrap()).unwrap();
+        }
+    });
+    (url, rx)
+}
+
+#[test]
+fn a_model_looks_rows_up_through_the_lookup_tool() {
+    let dir = DataDir::new();
+    let (url, rx) = fake_tool_endpoint(json!({"source": "Prices", "field": "name", "value": "gadget"}), "The Gadget costs 20.");
+    let s = Server::start_with(&dir.0, &["--ai-endpoint", &url, "--ai-model", "test-model"]);
+    let (a, _) = business(&s, &dir.0, "pn-tool-a", &[]);
+    let prices = create(&s, &a, "/api/v1/data-sources", json!({"name": "Prices", "class": "structured", "kind": "table"}))["dataSource"]["id"].as_str().unwrap().to_string();
+    upload(&s, &a, &prices, "sku,name,price\nA1,Widget,10\nB2,Gadget,20\n");
+    agent(&s, &a, &[&prices]);
+    let (reply, used) = ask(&dir.0, &a, "What does a gadget cost?");
+    assert_eq!(reply, "The Gadget costs 20.");
+    assert!(used.contains("\"item\":2"), "{used}");
+    let first = rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap();
+    assert_eq!(first["tools"][0]["function"]["name"], "lookup");
+    assert_eq!(first["tools"][0]["function"]["parameters"]["properties"]["source"]["enum"], json!(["Prices"]));
+    let second = rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap();
+    let messages = second["messages"].as_array().unwrap();
+    let tool = messages.last().unwrap();
+    assert_eq!((tool["role"].as_str(), tool["tool_call_id"].as_str()), (Some("tool"), Some("call-1")));
+    assert_eq!(tool["content"], json!("sku: B2; name: Gadget; price: 20"), "the row found, by an exact, case-insensitive match");
 }

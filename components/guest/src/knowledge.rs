@@ -9,6 +9,10 @@
 //! set; the ingest job for each parsed row); agent turns read it
 //! ([`passages`]).
 //!
+//! Structured sources are also offered to the model as the `lookup` tool
+//! ([`answer`]): exact matches of one field, run here against the active
+//! version, the rows returned to the model for its final answer.
+//!
 //! Only what the agent may see is ever found: the query joins the agent's
 //! own `agent_data_sources` of the same business, sources that are
 //! `active`, and only the passages of each source's active version (an
@@ -17,7 +21,7 @@
 //! source stops it.
 
 use crate::db::{self, RowExt};
-use crate::Failure;
+use crate::{ai, Failure};
 
 /// Passages an agent turn sees at most.
 pub const MAX_PASSAGES: usize = 4;
@@ -149,14 +153,129 @@ pub fn instructions_block(passages: &[Passage]) -> String {
 }
 
 /// What a turn drew on, for the record kept with it (never shown by the
-/// public API): `[{"sourceId", "versionId", "item"}]`.
+/// public API): `[{"sourceId", "versionId", "item"}]`, passages first, then
+/// looked-up rows.
 pub fn used_json(passages: &[Passage]) -> Option<String> {
-    (!passages.is_empty()).then(|| {
-        serde_json::Value::Array(
-            passages.iter().map(|p| serde_json::json!({"sourceId": p.source_id, "versionId": p.version_id, "item": p.item})).collect(),
-        )
-        .to_string()
-    })
+    used_of(passages, &[])
+}
+
+fn used_of(passages: &[Passage], rows: &[(String, String, i64)]) -> Option<String> {
+    let all: Vec<serde_json::Value> = passages
+        .iter()
+        .map(|p| (p.source_id.as_str(), p.version_id.as_str(), p.item))
+        .chain(rows.iter().map(|(s, v, i)| (s.as_str(), v.as_str(), *i)))
+        .map(|(s, v, i)| serde_json::json!({"sourceId": s, "versionId": v, "item": i}))
+        .collect();
+    (!all.is_empty()).then(|| serde_json::Value::Array(all).to_string())
+}
+
+/// Rows one lookup returns at most.
+pub const LOOKUP_ROWS: usize = 5;
+/// Lookups one turn may make before it must answer.
+pub const MAX_LOOKUPS: usize = 3;
+/// How a lookup that found nothing is worded to the model.
+pub const NO_ROWS: &str = "No rows match.";
+
+/// A structured source an agent may look rows up in: its active version
+/// and its fields (key, header).
+struct Offered {
+    source_id: String,
+    name: String,
+    version_id: String,
+    fields: Vec<(String, String)>,
+}
+
+/// The agent's structured, active sources with an active version.
+fn offered(biz: &str, agent_id: &str) -> Result<Vec<Offered>, Failure> {
+    let mut out = Vec::new();
+    for s in db::query(
+        "SELECT s.id, s.name, s.active_version_id FROM agent_data_sources a \
+         JOIN data_sources s ON s.business_id = a.business_id AND s.id = a.data_source_id \
+         WHERE a.business_id = ?1 AND a.agent_id = ?2 AND s.status = 'active' AND s.class = 'structured' AND s.built_in = 0 \
+           AND s.active_version_id IS NOT NULL ORDER BY s.name",
+        &[biz.into(), agent_id.into()],
+    )? {
+        let version_id = s.text(2);
+        let fields = db::query(
+            "SELECT field_key, name FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position",
+            &[biz.into(), version_id.as_str().into()],
+        )?
+        .iter()
+        .map(|r| (r.text(0), r.text(1)))
+        .collect();
+        out.push(Offered { source_id: s.text(0), name: s.text(1), version_id, fields });
+    }
+    Ok(out)
+}
+
+/// Runs one lookup against the active version: its rows as text (one
+/// `Header: value; …` line each, at most [`LOOKUP_ROWS`]) and which rows.
+fn run_lookup(biz: &str, offered: &[Offered], call: &ai::Lookup) -> Result<(String, Vec<(String, String, i64)>), Failure> {
+    let Some(source) = offered.iter().find(|o| o.name.eq_ignore_ascii_case(call.source.trim())) else {
+        return Ok((format!("{NO_ROWS} There is no source named {:?}.", call.source), Vec::new()));
+    };
+    let wanted = call.field.trim();
+    let Some((key, _)) = source.fields.iter().find(|(k, h)| k.eq_ignore_ascii_case(wanted) || h.trim().eq_ignore_ascii_case(wanted)) else {
+        return Ok((format!("{NO_ROWS} {} has no field {:?}.", source.name, call.field), Vec::new()));
+    };
+    // Field keys are `[a-zA-Z][a-zA-Z0-9_]*`, safe inside a JSON path.
+    let rows = db::query(
+        &format!(
+            "SELECT row_number, original FROM ingestion_rows WHERE business_id = ?1 AND version_id = ?2 \
+             AND lower(CAST(json_extract(interpreted, ?3) AS TEXT)) = lower(?4) ORDER BY row_number LIMIT {LOOKUP_ROWS}"
+        ),
+        &[biz.into(), source.version_id.as_str().into(), format!("$.{key}").into(), call.value.trim().into()],
+    )?;
+    if rows.is_empty() {
+        return Ok((NO_ROWS.to_string(), Vec::new()));
+    }
+    let headers: Vec<String> = source.fields.iter().map(|(k, h)| if h.trim().is_empty() { k.clone() } else { h.clone() }).collect();
+    let mut lines = Vec::new();
+    let mut used = Vec::new();
+    for r in &rows {
+        let cells: Vec<Option<String>> = serde_json::from_str(&r.text(1)).unwrap_or_default();
+        lines.push(row_passage(&headers, &cells));
+        used.push((source.source_id.clone(), source.version_id.clone(), r.int(0)));
+    }
+    Ok((lines.join("\n"), used))
+}
+
+/// A grounded agent turn's reply and what it drew on.
+pub struct Grounded {
+    pub text: String,
+    pub used: Option<String>,
+}
+
+/// One agent turn, grounded: the passages of the agent's sources that match
+/// the customer's last message go into `instructions`, and its structured
+/// sources are offered as the `lookup` tool (each lookup run here, against
+/// the active version, at most [`MAX_LOOKUPS`] per turn). `Ok(Err(_))` is
+/// the AI's own failure (the caller retries or gives up).
+pub fn answer(biz: &str, agent_id: &str, instructions: &str, history: &[(String, String)]) -> Result<Result<Grounded, String>, Failure> {
+    let asked = history.iter().rev().find(|(role, _)| role == "user").map(|(_, t)| t.as_str()).unwrap_or_default();
+    let passages = passages(biz, agent_id, asked)?;
+    let instructions = format!("{instructions}{}", instructions_block(&passages));
+    let offered = offered(biz, agent_id)?;
+    let sources: Vec<ai::LookupSource> =
+        offered.iter().map(|o| ai::LookupSource { name: o.name.clone(), fields: o.fields.iter().map(|(k, _)| k.clone()).collect() }).collect();
+    let mut done: Vec<(ai::Lookup, String)> = Vec::new();
+    let mut rows = Vec::new();
+    loop {
+        let reply = if sources.is_empty() || done.len() >= MAX_LOOKUPS {
+            ai::complete(&instructions, history).map(ai::Answer::Text)
+        } else {
+            ai::respond(&instructions, history, &sources, &done)
+        };
+        match reply {
+            Err(e) => return Ok(Err(e)),
+            Ok(ai::Answer::Text(text)) => return Ok(Ok(Grounded { text, used: used_of(&passages, &rows) })),
+            Ok(ai::Answer::Lookup(call)) => {
+                let (found, used) = run_lookup(biz, &offered, &call)?;
+                rows.extend(used);
+                done.push((call, found));
+            }
+        }
+    }
 }
 
 #[cfg(test)]

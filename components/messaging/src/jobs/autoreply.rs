@@ -24,7 +24,7 @@
 //! the delivery job), all in the job's one fenced transaction. An `ai` error
 //! is retried with backoff, then the job is dead (no reply).
 
-use switchboard_guest::{ai, knowledge};
+use switchboard_guest::knowledge;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job::{self, retry};
 use switchboard_guest::job_types::{Job, Outcome};
@@ -121,24 +121,19 @@ fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
     if m.boolean(4) {
         return Ok(Outcome::Done);
     }
-    let Some((agent, mut instructions)) = eligible(biz, &channel, &sender)? else {
+    let Some((agent, instructions)) = eligible(biz, &channel, &sender)? else {
         return Ok(Outcome::Done);
     };
-    // Grounding: the passages of the agent's own sources that match the
-    // message being answered.
-    let asked = db::query_one("SELECT IFNULL(text, '') FROM messages WHERE business_id = ?1 AND id = ?2", &[biz.into(), message_id.into()])?
-        .map(|r| r.text(0))
-        .unwrap_or_default();
-    let passages = knowledge::passages(biz, &agent, &asked)?;
-    instructions.push_str(&knowledge::instructions_block(&passages));
 
     let rows = db::query(
         &format!("SELECT direction, text FROM messages WHERE business_id = ?1 AND conversation_id = ?2 ORDER BY created_at DESC, id DESC LIMIT {HISTORY}"),
         &[biz.into(), conversation_id.as_str().into()],
     )?;
     let rows: Vec<(String, Option<String>)> = rows.iter().map(|r| (r.text(0), r.opt_text(1))).collect();
-    let text = match ai::complete(&instructions, &history(&rows)) {
-        Ok(t) => t,
+    // Grounded in the agent's own sources (passages, and lookups of its
+    // structured ones).
+    let (text, used) = match knowledge::answer(biz, &agent, &instructions, &history(&rows))? {
+        Ok(g) => (g.text, g.used),
         Err(e) if job.attempt >= MAX_ATTEMPTS => return Ok(Outcome::Dead(format!("ai: {e}"))),
         Err(e) => return Ok(retry(job.attempt, format!("ai: {e}"))),
     };
@@ -156,7 +151,7 @@ fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
         media_id: None,
         now: &now,
     })?;
-    if let Some(used) = knowledge::used_json(&passages) {
+    if let Some(used) = used {
         db::execute("UPDATE messages SET grounding_json = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), reply_id.as_str().into(), used.into()])?;
     }
     Ok(Outcome::Done)

@@ -34,7 +34,7 @@ use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job::retry;
 use switchboard_guest::job_types::{Continuation, Job, Outcome};
 use switchboard_guest::jobs::{self, EffectStart};
-use switchboard_guest::{ai, clock, knowledge, log, now, timeline, Failure};
+use switchboard_guest::{clock, knowledge, log, now, timeline, Failure};
 
 use crate::billing;
 use crate::model::{self, duration_seconds};
@@ -527,13 +527,10 @@ fn agent_turn(biz: &str, c: &Call, fresh: &[NewTurn]) -> Result<Option<(String, 
     .collect();
     history.extend(fresh.iter().map(|t| (role(t.speaker).to_string(), t.text.clone())));
     let skip = history.len().saturating_sub(HISTORY as usize);
-    let asked = history.iter().rev().find(|(role, _)| role == "user").map(|(_, t)| t.as_str()).unwrap_or_default();
-    let passages = knowledge::passages(biz, &c.agent_id, asked)?;
-    let instructions = runtime::instructions(&instructions, &c.variables) + &knowledge::instructions_block(&passages);
-    match ai::complete(&instructions, &history[skip..]) {
-        Ok(reply) => {
-            let (text, end_call) = runtime::parse_reply(&reply);
-            Ok(Some((text, end_call, knowledge::used_json(&passages))))
+    match knowledge::answer(biz, &c.agent_id, &runtime::instructions(&instructions, &c.variables), &history[skip..])? {
+        Ok(g) => {
+            let (text, end_call) = runtime::parse_reply(&g.text);
+            Ok(Some((text, end_call, g.used)))
         }
         Err(e) => {
             log::log(log::Level::Warn, &format!("call {}: the AI did not answer: {e}", c.id));

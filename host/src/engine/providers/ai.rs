@@ -106,6 +106,15 @@ pub fn request_body(model: &str, instructions: &str, history: &[(String, String)
 }
 
 fn remote(e: &Endpoint, instructions: &str, history: &[(String, String)]) -> Result<String, String> {
+    let v = post(e, request_body(&e.model, instructions, history))?;
+    match v.pointer("/choices/0/message/content").and_then(|c| c.as_str()) {
+        Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
+        _ => Err("ai endpoint response has no choices[0].message.content".to_string()),
+    }
+}
+
+/// One chat-completions request; the answer as JSON.
+fn post(e: &Endpoint, body: serde_json::Value) -> Result<serde_json::Value, String> {
     static CLIENT: OnceLock<reqwest::blocking::Client> = OnceLock::new();
     let client = CLIENT.get_or_init(|| {
         reqwest::blocking::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().expect("the AI HTTP client builds")
@@ -114,18 +123,14 @@ fn remote(e: &Endpoint, instructions: &str, history: &[(String, String)]) -> Res
     if let Some(k) = &e.api_key {
         req = req.header("authorization", format!("Bearer {k}"));
     }
-    let resp = match req.body(request_body(&e.model, instructions, history).to_string()).send() {
+    let resp = match req.body(body.to_string()).send() {
         Ok(r) if r.status().is_success() => r,
         Ok(r) => return Err(format!("ai endpoint answered {}", r.status().as_u16())),
         Err(err) if err.is_timeout() => return Err("ai endpoint timed out".to_string()),
         Err(_) => return Err("ai endpoint unreachable".to_string()),
     };
     let text = resp.text().map_err(|_| "ai endpoint response unreadable".to_string())?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|_| "ai endpoint sent invalid JSON".to_string())?;
-    match v.pointer("/choices/0/message/content").and_then(|c| c.as_str()) {
-        Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
-        _ => Err("ai endpoint response has no choices[0].message.content".to_string()),
-    }
+    serde_json::from_str(&text).map_err(|_| "ai endpoint sent invalid JSON".to_string())
 }
 
 #[cfg(test)]
@@ -162,6 +167,35 @@ mod tests {
     }
 
     #[test]
+    fn offline_lookups_find_a_code_then_answer_from_the_row() {
+        let prices = vec![ai::LookupSource { name: "Prices".into(), fields: vec!["sku".into(), "price".into()] }];
+        let asked = h(&[("user", "How much is B2?")]);
+        let call = match offline_respond("", &asked, &prices, &[]) {
+            ai::Answer::Lookup(l) => l,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!((call.source.as_str(), call.field.as_str(), call.value.as_str()), ("Prices", "sku", "B2"));
+        let found = vec![(call.clone(), "sku: B2; price: 20".to_string())];
+        assert!(matches!(offline_respond("", &asked, &prices, &found), ai::Answer::Text(t) if t == "From Prices (sku = B2): sku: B2; price: 20"));
+        let none = vec![(call, "No rows match.".to_string())];
+        assert!(matches!(offline_respond("", &asked, &prices, &none), ai::Answer::Text(t) if t.starts_with("Thanks for your message")));
+        assert!(matches!(offline_respond("", &h(&[("user", "How much?")]), &prices, &[]), ai::Answer::Text(_)));
+        assert!(matches!(offline_respond("", &asked, &[], &[]), ai::Answer::Text(_)));
+    }
+
+    #[test]
+    fn tool_requests_carry_the_lookup_tool_and_earlier_calls() {
+        let prices = vec![ai::LookupSource { name: "Prices".into(), fields: vec!["sku".into()] }];
+        let call = ai::Lookup { id: "c1".into(), source: "Prices".into(), field: "sku".into(), value: "B2".into() };
+        let b = request_body_with_tools("m", "be nice", &h(&[("user", "B2?")]), &prices, &[(call, "sku: B2".into())]);
+        assert_eq!(b["tools"][0]["function"]["name"], "lookup");
+        assert_eq!(b["tools"][0]["function"]["parameters"]["properties"]["source"]["enum"], serde_json::json!(["Prices"]));
+        let m = b["messages"].as_array().unwrap();
+        assert_eq!(m[2]["tool_calls"][0]["id"], "c1");
+        assert_eq!(m[3], serde_json::json!({"role": "tool", "tool_call_id": "c1", "content": "sku: B2"}));
+    }
+
+    #[test]
     fn request_shape() {
         let b = request_body("m", "be nice", &h(&[("user", "hi"), ("assistant", "hello")]));
         assert_eq!(
@@ -184,5 +218,107 @@ pub fn add_to_linker(linker: &mut wasmtime::component::Linker<RequestState>) -> 
 impl ai::Host for RequestState {
     fn complete(&mut self, instructions: String, history: Vec<(String, String)>) -> Result<String, String> {
         complete(&instructions, &history)
+    }
+
+    fn respond(&mut self, instructions: String, history: Vec<(String, String)>, sources: Vec<ai::LookupSource>, done: Vec<(ai::Lookup, String)>) -> Result<ai::Answer, String> {
+        respond(&instructions, &history, &sources, &done)
+    }
+}
+
+/// `ai.respond`: a reply, or a `lookup` the model asks for first.
+pub fn respond(instructions: &str, history: &[(String, String)], sources: &[ai::LookupSource], done: &[(ai::Lookup, String)]) -> Result<ai::Answer, String> {
+    match ENDPOINT.get() {
+        None => Ok(offline_respond(instructions, history, sources, done)),
+        Some(e) => remote_respond(e, instructions, history, sources, done),
+    }
+}
+
+/// The offline responder with the `lookup` tool, deterministically: the
+/// first word of the customer's last message that holds a digit (a code
+/// such as `B2`) is looked up in the first field of the first source
+/// offered; a lookup that found rows is answered from the first one; and
+/// otherwise it answers as [`offline`] does.
+pub fn offline_respond(instructions: &str, history: &[(String, String)], sources: &[ai::LookupSource], done: &[(ai::Lookup, String)]) -> ai::Answer {
+    if let Some((call, rows)) = done.last() {
+        if let Some(row) = rows.lines().next().filter(|_| !rows.starts_with(NO_ROWS)) {
+            return ai::Answer::Text(format!("From {} ({} = {}): {row}", call.source, call.field, call.value));
+        }
+        return ai::Answer::Text(offline(instructions, history));
+    }
+    let last = history.iter().rev().find(|(role, _)| role == "user").map(|(_, t)| t.as_str()).unwrap_or_default();
+    let code = last.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_')).find(|w| w.chars().any(|c| c.is_ascii_digit()));
+    match (sources.first(), code) {
+        (Some(source), Some(code)) if !source.fields.is_empty() => ai::Answer::Lookup(ai::Lookup {
+            id: "lookup-1".into(),
+            source: source.name.clone(),
+            field: source.fields[0].clone(),
+            value: code.to_string(),
+        }),
+        _ => ai::Answer::Text(offline(instructions, history)),
+    }
+}
+
+/// How the area words a lookup that found nothing (the offline responder
+/// reads it).
+const NO_ROWS: &str = "No rows";
+
+/// The chat-completions request body with the `lookup` tool and this
+/// turn's earlier lookups (an assistant message with the tool call, then
+/// the tool's answer, each).
+pub fn request_body_with_tools(model: &str, instructions: &str, history: &[(String, String)], sources: &[ai::LookupSource], done: &[(ai::Lookup, String)]) -> serde_json::Value {
+    let mut body = request_body(model, instructions, history);
+    let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
+    let fields: Vec<String> = sources.iter().map(|s| format!("{}: {}", s.name, s.fields.join(", "))).collect();
+    body["tools"] = serde_json::json!([{
+        "type": "function",
+        "function": {
+            "name": "lookup",
+            "description": format!("Finds the rows of a structured data source whose field equals a value. Fields by source: {}.", fields.join("; ")),
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "source": {"type": "string", "enum": names},
+                    "field": {"type": "string"},
+                    "value": {"type": "string"}
+                },
+                "required": ["source", "field", "value"]
+            }
+        }
+    }]);
+    let messages = body["messages"].as_array_mut().expect("messages");
+    for (call, rows) in done {
+        let arguments = serde_json::json!({"source": call.source, "field": call.field, "value": call.value}).to_string();
+        messages.push(serde_json::json!({"role": "assistant", "content": null,
+            "tool_calls": [{"id": call.id, "type": "function", "function": {"name": "lookup", "arguments": arguments}}]}));
+        messages.push(serde_json::json!({"role": "tool", "tool_call_id": call.id, "content": rows}));
+    }
+    body
+}
+
+fn remote_respond(e: &Endpoint, instructions: &str, history: &[(String, String)], sources: &[ai::LookupSource], done: &[(ai::Lookup, String)]) -> Result<ai::Answer, String> {
+    if sources.is_empty() && done.is_empty() {
+        return remote(e, instructions, history).map(ai::Answer::Text);
+    }
+    let v = post(e, request_body_with_tools(&e.model, instructions, history, sources, done))?;
+    if let Some(call) = v.pointer("/choices/0/message/tool_calls/0") {
+        let args: serde_json::Value = call
+            .pointer("/function/arguments")
+            .and_then(|a| a.as_str())
+            .and_then(|a| serde_json::from_str(a).ok())
+            .ok_or("ai endpoint sent a tool call without JSON arguments")?;
+        let text = |k: &str| args.get(k).and_then(|v| v.as_str()).map(String::from);
+        return match (text("source"), text("field"), text("value")) {
+            (Some(source), Some(field), Some(value)) => Ok(ai::Answer::Lookup(ai::Lookup {
+                id: call.get("id").and_then(|i| i.as_str()).unwrap_or("call").to_string(),
+                source,
+                field,
+                value,
+            })),
+            _ => Err("ai endpoint sent a lookup without source, field and value".to_string()),
+        };
+    }
+    match v.pointer("/choices/0/message/content").and_then(|c| c.as_str()) {
+        Some(s) if !s.trim().is_empty() => Ok(ai::Answer::Text(s.to_string())),
+        _ => Err("ai endpoint response has no choices[0].message.content".to_string()),
     }
 }
