@@ -4,8 +4,13 @@
 -- data-sources area, read by agent turns (`components/guest/src/knowledge.rs`),
 -- always filtered by the business, the agent's sources and each source's
 -- active version.
+-- `scope` is one token naming the source and version (see
+-- `knowledge::scope_token`): a query matches only the scopes of the agent's
+-- active source versions, so FTS5 intersects posting lists instead of
+-- ranking every tenant's matches.
 CREATE VIRTUAL TABLE knowledge_fts USING fts5(
     text,
+    scope,
     business_id UNINDEXED,
     data_source_id UNINDEXED,
     version_id UNINDEXED,

@@ -105,6 +105,14 @@ pub fn row_passage(headers: &[String], cells: &[Option<String>]) -> String {
         .join("; ")
 }
 
+/// The token that scopes a passage to its source and version: both uuids
+/// without dashes (`c` for an unstructured source's content). Queries name
+/// the scopes of the agent's active source versions.
+pub fn scope_token(source_id: &str, version_id: &str) -> String {
+    let version = if version_id.is_empty() { "c".to_string() } else { version_id.replace('-', "") };
+    format!("s{}v{version}", source_id.replace('-', ""))
+}
+
 /// Replaces the indexed passages of an unstructured source's content
 /// (inside the caller's transaction).
 pub fn index_content(biz: &str, source_id: &str, content: Option<&str>) -> Result<(), Failure> {
@@ -112,16 +120,30 @@ pub fn index_content(biz: &str, source_id: &str, content: Option<&str>) -> Resul
     let rows: Vec<Vec<crate::Value>> = split_passages(content.unwrap_or_default())
         .into_iter()
         .enumerate()
-        .map(|(i, text)| vec![text.into(), biz.into(), source_id.into(), (i as i64).into()])
+        .map(|(i, text)| vec![text.into(), scope_token(source_id, "").into(), biz.into(), source_id.into(), (i as i64).into()])
         .collect();
-    db::execute_many("INSERT INTO knowledge_fts (text, business_id, data_source_id, version_id, item) VALUES (?1, ?2, ?3, '', ?4)", &rows)?;
+    db::execute_many("INSERT INTO knowledge_fts (text, scope, business_id, data_source_id, version_id, item) VALUES (?1, ?2, ?3, ?4, '', ?5)", &rows)?;
     Ok(())
 }
 
 /// The passages of `agent_id`'s active sources that best match `message`,
 /// best first.
 pub fn passages(biz: &str, agent_id: &str, message: &str) -> Result<Vec<Passage>, Failure> {
-    let Some(query) = query_terms(message) else { return Ok(Vec::new()) };
+    let Some(terms) = query_terms(message) else { return Ok(Vec::new()) };
+    // The scopes this agent may search: its active sources' active versions.
+    let scopes: Vec<String> = db::query(
+        "SELECT s.id, IFNULL(s.active_version_id, '') FROM agent_data_sources a \
+         JOIN data_sources s ON s.business_id = a.business_id AND s.id = a.data_source_id \
+         WHERE a.business_id = ?1 AND a.agent_id = ?2 AND s.status = 'active' AND s.built_in = 0",
+        &[biz.into(), agent_id.into()],
+    )?
+    .iter()
+    .map(|r| format!("\"{}\"", scope_token(&r.text(0), &r.text(1))))
+    .collect();
+    if scopes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let query = format!("text:({terms}) AND scope:({})", scopes.join(" OR "));
     let rows = db::query(
         &format!(
             "SELECT knowledge_fts.data_source_id, s.name, knowledge_fts.version_id, knowledge_fts.item, knowledge_fts.text FROM knowledge_fts \
@@ -288,6 +310,12 @@ mod tests {
         assert_eq!(query_terms("How much is the Widget? widget!").as_deref(), Some("\"widget\""));
         assert_eq!(query_terms("hi, is it ok?"), None);
         assert_eq!(query_terms("prix du café \"NEAR\" AND").as_deref(), Some("\"prix\" OR \"café\" OR \"near\""));
+    }
+
+    #[test]
+    fn scopes_name_a_source_and_a_version() {
+        assert_eq!(scope_token("0190-ab", ""), "s0190abvc");
+        assert_eq!(scope_token("0190-ab", "0190-cd"), "s0190abv0190cd");
     }
 
     #[test]

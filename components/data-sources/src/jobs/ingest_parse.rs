@@ -90,6 +90,7 @@ impl Batch<'_> {
         // Each row is also a passage agents can find once the version is
         // active (`Header: value; …`; versions are immutable, so it is
         // written once, here).
+        let scope = knowledge::scope_token(&v.source_id, &v.id);
         let headers: Vec<String> = self.cols.iter().map(|c| if c.name.trim().is_empty() { c.key.clone() } else { c.name.clone() }).collect();
         let passages: Vec<Vec<Value>> = self
             .rows
@@ -98,10 +99,10 @@ impl Batch<'_> {
                 let (Value::Integer(n), Value::Text(original)) = (&r[2], &r[3]) else { return None };
                 let cells: Vec<Option<String>> = serde_json::from_str(original).ok()?;
                 let text = knowledge::row_passage(&headers, &cells);
-                (!text.is_empty()).then(|| vec![text.into(), v.biz.as_str().into(), v.source_id.as_str().into(), v.id.as_str().into(), (*n).into()])
+                (!text.is_empty()).then(|| vec![text.into(), scope.as_str().into(), v.biz.as_str().into(), v.source_id.as_str().into(), v.id.as_str().into(), (*n).into()])
             })
             .collect();
-        db::execute_many("INSERT INTO knowledge_fts (text, business_id, data_source_id, version_id, item) VALUES (?1, ?2, ?3, ?4, ?5)", &passages)?;
+        db::execute_many("INSERT INTO knowledge_fts (text, scope, business_id, data_source_id, version_id, item) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &passages)?;
         add_issues(v, "parse", &self.issues)?;
         let first_new = self.cols.len() - self.new_cols;
         let inserts: Vec<Vec<Value>> = self.cols[first_new..]
