@@ -18,6 +18,18 @@ CREATE VIRTUAL TABLE knowledge_fts USING fts5(
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
+-- Exact lookups (the `lookup` tool): every cell of a structured version's
+-- rows, trimmed and lower-cased (at most 200 characters), by field. Written
+-- as the version is parsed, beside its rows.
+CREATE TABLE lookup_values (
+    business_id TEXT    NOT NULL,
+    version_id  TEXT    NOT NULL,
+    field_key   TEXT    NOT NULL,
+    value       TEXT    NOT NULL,
+    row_number  INTEGER NOT NULL,
+    PRIMARY KEY (version_id, field_key, value, row_number)
+) WITHOUT ROWID;
+
 -- What an AI-produced message or voice turn drew on (internal, never shown
 -- by the public API): [{"sourceId", "versionId", "item"}].
 ALTER TABLE messages ADD COLUMN grounding_json TEXT;

@@ -55,6 +55,16 @@ const STOPWORDS: &[&str] = &[
 /// letters or digits that are no stopword, each quoted (so no word is read
 /// as FTS syntax), any of them (`OR`). None when nothing is left.
 pub fn query_terms(message: &str) -> Option<String> {
+    query_with(message, " OR ")
+}
+
+/// As [`query_terms`], all of the words (`AND`): tried first, since it is
+/// both the better answer and, on a large index, far fewer matches to rank.
+pub fn query_all_terms(message: &str) -> Option<String> {
+    query_with(message, " AND ")
+}
+
+fn query_with(message: &str, joiner: &str) -> Option<String> {
     let mut terms: Vec<String> = Vec::new();
     for word in message.split(|c: char| !c.is_alphanumeric()) {
         let w = word.to_lowercase();
@@ -66,7 +76,7 @@ pub fn query_terms(message: &str) -> Option<String> {
             break;
         }
     }
-    (!terms.is_empty()).then(|| terms.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(" OR "))
+    (!terms.is_empty()).then(|| terms.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(joiner))
 }
 
 /// Splits an unstructured source's content into passages: paragraphs
@@ -93,6 +103,16 @@ pub fn split_passages(content: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Cells longer than this are not looked up (a description, not a key).
+pub const LOOKUP_VALUE_CHARS: usize = 200;
+
+/// A cell as the lookup index keeps it: trimmed, lower-cased; None when
+/// empty or too long.
+pub fn lookup_value(cell: &str) -> Option<String> {
+    let v = cell.trim();
+    (!v.is_empty() && v.chars().count() <= LOOKUP_VALUE_CHARS).then(|| v.to_lowercase())
 }
 
 /// A structured row as a passage: `Header: value; …` (empty cells left out).
@@ -143,8 +163,19 @@ pub fn passages(biz: &str, agent_id: &str, message: &str) -> Result<Vec<Passage>
     if scopes.is_empty() {
         return Ok(Vec::new());
     }
-    let query = format!("text:({terms}) AND scope:({})", scopes.join(" OR "));
-    let rows = db::query(
+    let scopes = scopes.join(" OR ");
+    // Passages with every word first; any word only when none has them all.
+    let all = query_all_terms(message).unwrap_or_default();
+    let mut rows = search(biz, agent_id, &format!("text:({all}) AND scope:({scopes})"))?;
+    if rows.is_empty() && all != terms {
+        rows = search(biz, agent_id, &format!("text:({terms}) AND scope:({scopes})"))?;
+    }
+    Ok(rows.iter().map(|r| Passage { source_id: r.text(0), source_name: r.text(1), version_id: r.text(2), item: r.int(3), text: r.text(4) }).collect())
+}
+
+/// One FTS5 search, joined to what the agent may see, best first.
+fn search(biz: &str, agent_id: &str, query: &str) -> Result<Vec<crate::db::Row>, Failure> {
+    db::query(
         &format!(
             "SELECT knowledge_fts.data_source_id, s.name, knowledge_fts.version_id, knowledge_fts.item, knowledge_fts.text FROM knowledge_fts \
              JOIN agent_data_sources a ON a.business_id = ?1 AND a.agent_id = ?2 AND a.data_source_id = knowledge_fts.data_source_id \
@@ -153,8 +184,7 @@ pub fn passages(biz: &str, agent_id: &str, message: &str) -> Result<Vec<Passage>
              ORDER BY knowledge_fts.rank LIMIT {MAX_PASSAGES}"
         ),
         &[biz.into(), agent_id.into(), query.into()],
-    )?;
-    Ok(rows.iter().map(|r| Passage { source_id: r.text(0), source_name: r.text(1), version_id: r.text(2), item: r.int(3), text: r.text(4) }).collect())
+    )
 }
 
 /// The knowledge section of an agent turn's instructions, within
@@ -240,13 +270,15 @@ fn run_lookup(biz: &str, offered: &[Offered], call: &ai::Lookup) -> Result<(Stri
     let Some((key, _)) = source.fields.iter().find(|(k, h)| k.eq_ignore_ascii_case(wanted) || h.trim().eq_ignore_ascii_case(wanted)) else {
         return Ok((format!("{NO_ROWS} {} has no field {:?}.", source.name, call.field), Vec::new()));
     };
-    // Field keys are `[a-zA-Z][a-zA-Z0-9_]*`, safe inside a JSON path.
+    let Some(value) = lookup_value(&call.value) else { return Ok((NO_ROWS.to_string(), Vec::new())) };
     let rows = db::query(
         &format!(
-            "SELECT row_number, original FROM ingestion_rows WHERE business_id = ?1 AND version_id = ?2 \
-             AND lower(CAST(json_extract(interpreted, ?3) AS TEXT)) = lower(?4) ORDER BY row_number LIMIT {LOOKUP_ROWS}"
+            "SELECT r.row_number, r.original FROM lookup_values l \
+             JOIN ingestion_rows r ON r.version_id = l.version_id AND r.row_number = l.row_number \
+             WHERE l.version_id = ?2 AND l.field_key = ?3 AND l.value = ?4 AND l.business_id = ?1 AND r.business_id = ?1 \
+             ORDER BY l.row_number LIMIT {LOOKUP_ROWS}"
         ),
-        &[biz.into(), source.version_id.as_str().into(), format!("$.{key}").into(), call.value.trim().into()],
+        &[biz.into(), source.version_id.as_str().into(), key.as_str().into(), value.into()],
     )?;
     if rows.is_empty() {
         return Ok((NO_ROWS.to_string(), Vec::new()));
@@ -309,7 +341,15 @@ mod tests {
         assert_eq!(query_terms("What are your opening hours?").as_deref(), Some("\"opening\" OR \"hours\""));
         assert_eq!(query_terms("How much is the Widget? widget!").as_deref(), Some("\"widget\""));
         assert_eq!(query_terms("hi, is it ok?"), None);
+        assert_eq!(query_all_terms("What are your opening hours?").as_deref(), Some("\"opening\" AND \"hours\""));
         assert_eq!(query_terms("prix du café \"NEAR\" AND").as_deref(), Some("\"prix\" OR \"café\" OR \"near\""));
+    }
+
+    #[test]
+    fn lookup_values_are_trimmed_lowercase_keys() {
+        assert_eq!(lookup_value("  SKU-12 ").as_deref(), Some("sku-12"));
+        assert_eq!(lookup_value("   "), None);
+        assert_eq!(lookup_value(&"x".repeat(201)), None);
     }
 
     #[test]

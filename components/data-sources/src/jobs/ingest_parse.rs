@@ -103,6 +103,20 @@ impl Batch<'_> {
             })
             .collect();
         db::execute_many("INSERT INTO knowledge_fts (text, scope, business_id, data_source_id, version_id, item) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &passages)?;
+        // And each cell a key of the exact `lookup` (by the column's field key).
+        let keys: Vec<&str> = self.cols.iter().map(|c| c.key.as_str()).collect();
+        let mut values: Vec<Vec<Value>> = Vec::new();
+        for r in &self.rows {
+            let (Value::Integer(n), Value::Text(original)) = (&r[2], &r[3]) else { continue };
+            let Ok(cells) = serde_json::from_str::<Vec<Option<String>>>(original) else { continue };
+            // Field keys are unique per version, so a row never repeats a (key, value).
+            for (key, cell) in keys.iter().zip(cells) {
+                if let Some(value) = cell.as_deref().and_then(knowledge::lookup_value) {
+                    values.push(vec![v.biz.as_str().into(), v.id.as_str().into(), (*key).into(), value.into(), (*n).into()]);
+                }
+            }
+        }
+        db::execute_many("INSERT INTO lookup_values (business_id, version_id, field_key, value, row_number) VALUES (?1, ?2, ?3, ?4, ?5)", &values)?;
         add_issues(v, "parse", &self.issues)?;
         let first_new = self.cols.len() - self.new_cols;
         let inserts: Vec<Vec<Value>> = self.cols[first_new..]
