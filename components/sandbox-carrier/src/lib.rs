@@ -24,7 +24,7 @@
 //!   this?", reported at its 50% receipt), then talks like a conversation;
 //! * anything else: a conversation. The customer speaks one step after
 //!   each of the first three utterances has played ("Hi, yes, this is
-//!   me." / "Could you tell me more?" / "Thanks, that's all. Goodbye."),
+//!   me." / "What are your prices?" / "Thanks, that's all. Goodbye."),
 //!   then stays silent; an utterance said with `end-call` ends the call
 //!   (`completed`) once it has played.
 //!

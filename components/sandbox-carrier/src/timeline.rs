@@ -11,7 +11,7 @@ pub const MAX_STEP_DELAY_MS: u64 = 60_000;
 pub const FAILED_ATTEMPT_COST: u64 = 15_000;
 /// The customer's lines of a conversation, one after each of the first
 /// three utterances.
-pub const CUSTOMER_SCRIPT: [&str; 3] = ["Hi, yes, this is me.", "Could you tell me more?", "Thanks, that's all. Goodbye."];
+pub const CUSTOMER_SCRIPT: [&str; 3] = ["Hi, yes, this is me.", "What are your prices?", "Thanks, that's all. Goodbye."];
 /// How many steps a `6666` call stays connected before it reports its
 /// maximum duration (2 s at the default step).
 pub const STAYS_CONNECTED_STEPS: i64 = 100;
