@@ -35,6 +35,7 @@ CREATE TABLE calls (
     connected_ms       INTEGER NOT NULL DEFAULT 0,
     recording_ext      TEXT,                             -- `wav`/`opus` once the carrier has a recording
     holds_line         INTEGER NOT NULL DEFAULT 0,
+    line_waits         INTEGER NOT NULL DEFAULT 0,       -- times it found every line taken (its backoff)
     -- Carrier side: none (not placed) | placing (line held, placement
     -- begun) | unknown (a placement timed out) | placed.
     carrier_state      TEXT    NOT NULL DEFAULT 'none' CHECK (carrier_state IN ('none', 'placing', 'unknown', 'placed')),

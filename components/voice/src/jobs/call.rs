@@ -6,7 +6,7 @@
 //! By the call's carrier state:
 //! * `none`: lease a line. One conditional update under the write lock
 //!   takes it only while fewer than the business's `lines` calls hold one;
-//!   otherwise the call stays `queued` and asks again shortly.
+//!   otherwise the call stays `queued` and asks again (250 ms, doubling to 2 s).
 //! * `placing`: place the call. `jobs.begin-effect("place.<n>")` is
 //!   committed first, and our call id is the carrier's idempotency key, so a
 //!   placement is never made twice: a step that finds its effect started
@@ -40,8 +40,16 @@ use crate::billing;
 use crate::model::{self, duration_seconds};
 use crate::runtime::{self, Conversation, Next};
 
-/// How often a call waiting for a line asks again.
+/// How often a call waiting for a line asks again: 250 ms, doubling with
+/// each wait up to [`LINE_WAIT_MAX_MS`], so a long queue behind few lines
+/// costs the runner a bounded number of steps.
 pub const LINE_WAIT_MS: u64 = 250;
+pub const LINE_WAIT_MAX_MS: u64 = 2_000;
+
+/// The pause before a call that has found every line taken `waits` times asks again.
+pub fn line_wait_ms(waits: i64) -> u64 {
+    (LINE_WAIT_MS << waits.clamp(0, 4)).min(LINE_WAIT_MAX_MS)
+}
 /// Placement attempts before a call fails with `carrier_unavailable`.
 pub const MAX_PLACEMENTS: i64 = 4;
 /// Transient carrier errors tolerated while reconciling or polling.
@@ -59,7 +67,7 @@ pub fn placement_retry_ms(n: i64) -> u64 {
 
 const COLUMNS: &str = "status, carrier_state, placements, memo, requested_at_ms, callee_number, caller_number, settings_json, max_duration_s, \
      end_intent, hangup_sent, greeting, utterances, played, greeting_played, awaiting_reply, last_activity_ms, nudged, answered_ms, \
-     reserved, price_per_block, agent_id, variables_json";
+     reserved, price_per_block, agent_id, variables_json, line_waits";
 
 /// The stored call, as a step sees it and changes it.
 #[derive(Clone)]
@@ -88,6 +96,7 @@ struct Call {
     price: i64,
     agent_id: String,
     variables: BTreeMap<String, String>,
+    line_waits: i64,
 }
 
 fn load(biz: &str, id: &str) -> Result<Option<Call>, Failure> {
@@ -116,6 +125,7 @@ fn load(biz: &str, id: &str) -> Result<Option<Call>, Failure> {
         price: r.int(20),
         agent_id: r.text(21),
         variables: serde_json::from_str(&r.text(22)).unwrap_or_default(),
+        line_waits: r.int(23),
     }))
 }
 
@@ -154,7 +164,11 @@ fn lease(job: &Job, c: &Call) -> Result<Outcome, Failure> {
                < IFNULL((SELECT lines FROM voice_accounts WHERE business_id = ?1), ?4)",
         &[job.business_id.as_str().into(), c.id.as_str().into(), clock::now_ms().into(), billing::DEFAULT_LINES.into()],
     )?;
-    Ok(again(if leased == 1 { 0 } else { LINE_WAIT_MS }, job))
+    if leased == 1 {
+        return Ok(again(0, job));
+    }
+    db::execute("UPDATE calls SET line_waits = line_waits + 1 WHERE business_id = ?1 AND id = ?2", &[job.business_id.as_str().into(), c.id.as_str().into()])?;
+    Ok(again(line_wait_ms(c.line_waits), job))
 }
 
 fn placement(c: &Call) -> Placement {
@@ -643,6 +657,11 @@ mod tests {
         assert_eq!(classify(None, EndCause::Rejected), ("failed", "provider", "carrier_rejected"));
         assert_eq!(classify(None, EndCause::MaxDuration), ("completed", "system", "max_duration"));
         assert_eq!(classify(Some("silence"), EndCause::Completed), ("completed", "system", "silence_timeout"));
+    }
+
+    #[test]
+    fn line_waits_back_off_to_a_bound() {
+        assert_eq!([0, 1, 2, 3, 4, 9].map(line_wait_ms), [250, 500, 1000, 2000, 2000, 2000]);
     }
 
     #[test]
