@@ -24,30 +24,17 @@ and the reply jobs (its idle poll is 25 ms), which `plain` has too.
 import json
 import os
 import random
-import socket
 import sqlite3
-import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.environ.get("SWITCHBOARD_BIN") or os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "switchboard")
+from service import Service
+
 ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
 REPLIES = int(sys.argv[2]) if len(sys.argv) > 2 else 40
 CITIES = ["Lisbon", "Oslo", "Quito", "Perth", "Dakar", "Hanoi", "Lima", "Riga"]
 WORDS = ["alpha", "bravo", "cobalt", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "kestrel", "lumen"]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def admin(data, *args):
-    return json.loads(subprocess.run([BIN, "admin", "--data-dir", data, *args], check=True, capture_output=True, text=True).stdout)
 
 
 def post(base, key, path, body, idem=None, method="POST"):
@@ -68,26 +55,12 @@ def pct(xs, p):
 
 
 def main():
-    if not os.path.exists(BIN):
-        sys.exit(f"{BIN} not found: cargo build --release first")
-    data = tempfile.mkdtemp(prefix="switchboard-knowledge-bench-")
-    port = free_port()
-    env = dict(os.environ, SWITCHBOARD_RATE_LIMIT_KEY="0", SWITCHBOARD_RATE_LIMIT_BUSINESS="0")
-    server = subprocess.Popen([BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data, "--sandbox-routes",
-                               "--messenger-setting", "step-delay-ms=0"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(base + "/healthz", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
-        biz = admin(data, "business", "create", "--name", "Bench")["businessId"]
-        key = admin(data, "key", "create", "--business", biz, "--scopes", "all")["apiKey"]
+    with Service("--sandbox-routes", "--messenger-setting", "step-delay-ms=0") as s:
+        base, data, admin = s.base, s.data, s.admin
+        biz = admin("business", "create", "--name", "Bench")["businessId"]
+        key = admin("key", "create", "--business", biz, "--scopes", "all")["apiKey"]
         for pn in ("pn-plain", "pn-grounded"):
-            admin(data, "channel", "connect", "--business", biz, "--channel", "chatapp", "--phone-number-id", pn)
+            admin("channel", "connect", "--business", biz, "--channel", "chatapp", "--phone-number-id", pn)
         src = post(base, key, "/api/v1/data-sources", {"businessId": biz, "name": "Catalogue", "class": "structured", "kind": "table"}, "src")["dataSource"]["id"]
         csv = "sku,name,price,city\n" + "".join(f"SKU{i:06d},{name(i)},{(i % 997) + 0.5},{CITIES[i % len(CITIES)]}\n" for i in range(ROWS))
         started = time.time()
@@ -145,13 +118,6 @@ def main():
         for k, (p50, p99) in p.items():
             ratio = "" if k == "plain" else f"   ratio to plain: p50 {p50 / p['plain'][0]:.2f}, p99 {p99 / p['plain'][1]:.2f}"
             print(f"{k:9} p50 {p50:7.1f} ms  p99 {p99:7.1f} ms{ratio}")
-    finally:
-        server.terminate()
-        server.wait(timeout=120)
-        if os.environ.get("KEEP"):
-            print("data kept in", data)
-        else:
-            subprocess.run(["rm", "-rf", data])
 
 
 if __name__ == "__main__":

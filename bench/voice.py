@@ -26,30 +26,17 @@ business with 100,000 lines and ample credit.
 """
 import json
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.environ.get("SWITCHBOARD_BIN") or os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "switchboard")
+from service import ROOT, Service
+
 CALLS = int(sys.argv[1]) if len(sys.argv) > 1 else 300
 SECONDS = int(sys.argv[2]) if len(sys.argv) > 2 else 5
 PNID = "pn-bench"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def admin(data, *args):
-    out = subprocess.run([BIN, "admin", "--data-dir", data, *args], check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
 
 
 def call(base, key, method, path, body, idem):
@@ -87,29 +74,15 @@ def wrk(url, script, env):
 
 
 def main():
-    if not os.path.exists(BIN):
-        sys.exit(f"{BIN} not found: cargo build --release first")
     if subprocess.run(["which", "wrk"], capture_output=True).returncode != 0:
         subprocess.run("apt-get update -qq && apt-get install -y -qq wrk >/dev/null", shell=True, check=True)
-    data = tempfile.mkdtemp(prefix="switchboard-voice-bench-")
-    port = free_port()
-    env = dict(os.environ, SWITCHBOARD_RATE_LIMIT_KEY="0", SWITCHBOARD_RATE_LIMIT_BUSINESS="0", SWITCHBOARD_MAX_IN_FLIGHT="0")
-    server = subprocess.Popen([BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data,
-                               "--carrier-setting", "step-delay-ms=0", "--messenger-setting", "step-delay-ms=0"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(base + "/healthz", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
-        biz = admin(data, "business", "create", "--name", "Bench")["businessId"]
-        key = admin(data, "key", "create", "--business", biz, "--scopes", "all")["apiKey"]
-        admin(data, "voice", "configure", "--business", biz, "--lines", "1000")
-        admin(data, "credits", "add", "--business", biz, "--microcredits", str(10**12))
-        admin(data, "channel", "connect", "--business", biz, "--channel", "chatapp", "--phone-number-id", PNID)
+    with Service("--carrier-setting", "step-delay-ms=0", "--messenger-setting", "step-delay-ms=0") as s:
+        base, data, admin = s.base, s.data, s.admin
+        biz = admin("business", "create", "--name", "Bench")["businessId"]
+        key = admin("key", "create", "--business", biz, "--scopes", "all")["apiKey"]
+        admin("voice", "configure", "--business", biz, "--lines", "1000")
+        admin("credits", "add", "--business", biz, "--microcredits", str(10**12))
+        admin("channel", "connect", "--business", biz, "--channel", "chatapp", "--phone-number-id", PNID)
         agent = call(base, key, "POST", "/api/v1/agents", {"businessId": biz, "channel": "voice", "name": "Bench", "instructions": "Confirm the appointment.",
                                                            "voiceSettings": {"firstGreeting": "Hello, this is Acme calling."}}, "bench-agent")["agent"]["id"]
         cat = call(base, key, "POST", "/api/v1/contacts/categories", {"businessId": biz, "name": "Bench"}, "bench-cat")["category"]["id"]
@@ -142,10 +115,6 @@ def main():
         print(f"POST /contacts     {c_rps:10,.0f} req/s  p50 {c50}  p99 {c99}  non-2xx {cerr} (baseline)")
         print(f"POST /voice/calls  {v_rps:10,.0f} req/s  p50 {v50}  p99 {v99}  non-2xx {verr}")
         print(f"ratio call starts/contact creates: {v_rps / c_rps:.2f}")
-    finally:
-        server.terminate()
-        server.wait(timeout=120)
-        subprocess.run(["rm", "-rf", data])
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ use crate::download::{channel_body, BoxError, Msg};
 use crate::engine::providers::carrier::{Placement, VoiceProfile};
 use crate::engine::voice_world::switchboard::platform::recording_links;
 use crate::engine::imports::RequestState;
-use crate::server::{full, ResBody, Shared};
+use crate::server::{full, to_response, ResBody, Shared};
 use hmac::{Hmac, Mac};
 use http_body_util::BodyExt;
 use hyper::{Request, Response};
@@ -173,15 +173,11 @@ fn placement_of(shared: &Shared, link: &Link) -> Result<(Placement, String), Fai
     Ok((placement, text(5).unwrap_or_default()))
 }
 
+/// A refusal in the failure envelope, as every other answer of the server.
 fn failure(f: &Failure, request_id: &str) -> Response<ResBody> {
-    let a = crate::pipeline::Answer::failure(f, request_id);
-    Response::builder()
-        .status(a.status)
-        .header("content-type", a.content_type)
-        .header("x-request-id", request_id)
-        .header("cache-control", "no-store")
-        .body(full(a.body))
-        .expect("valid response parts")
+    let mut a = crate::pipeline::Answer::failure(f, request_id);
+    let body = full(std::mem::take(&mut a.body));
+    to_response(a, body, request_id)
 }
 
 /// Answers `GET /recordings/…`.

@@ -601,7 +601,7 @@ fn too_large(max: usize) -> Failure {
 /// The head of `a` with `body` (taken out of `a` by the caller). A
 /// download's content type and disposition were checked to be valid header
 /// values when the answer was built (`App::download`).
-fn to_response(a: Answer, body: ResBody, request_id: &str) -> Response<ResBody> {
+pub(crate) fn to_response(a: Answer, body: ResBody, request_id: &str) -> Response<ResBody> {
     let mut b = Response::builder().status(StatusCode::from_u16(a.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
     match &a.download {
         Some(d) => {

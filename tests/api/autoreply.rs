@@ -8,7 +8,6 @@
 
 use crate::harness::*;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
 use std::time::Duration;
@@ -187,32 +186,13 @@ fn fake_completions_with(reply: &'static str, before: BeforeAnswer) -> (String, 
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let (stream, _) = listener.accept().unwrap();
-        let mut r = BufReader::new(stream);
-        let mut line = String::new();
-        r.read_line(&mut line).unwrap();
-        let request_line = line.trim().to_string();
-        let mut len = 0usize;
-        loop {
-            line.clear();
-            r.read_line(&mut line).unwrap();
-            if line.trim().is_empty() {
-                break;
-            }
-            if let Some((k, v)) = line.split_once(':') {
-                if k.eq_ignore_ascii_case("content-length") {
-                    len = v.trim().parse().unwrap();
-                }
-            }
-        }
-        let mut body = vec![0u8; len];
-        r.read_exact(&mut body).unwrap();
+        let request = read_request(&stream).unwrap();
         if let Some(f) = before.lock().unwrap().take() {
             f();
         }
         let answer = json!({"id": "c1", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}}]}).to_string();
-        let mut w = r.into_inner();
-        write!(w, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}", answer.len()).unwrap();
-        tx.send((request_line, serde_json::from_slice(&body).unwrap())).unwrap();
+        answer_json(&stream, &answer);
+        tx.send((request.request_line, serde_json::from_slice(&request.body).unwrap())).unwrap();
     });
     (url, rx)
 }

@@ -368,12 +368,20 @@ impl Receiver {
     }
 }
 
-/// Reads one request, records it, answers from the script.
-fn answer_one(mut stream: std::net::TcpStream, g: &Mutex<Vec<Delivery>>, sc: &Mutex<VecDeque<Reply>>) {
+/// One HTTP/1.1 request read from a test server's connection.
+pub struct ServedRequest {
+    pub request_line: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+/// Reads one request (request line, headers, a `Content-Length` body);
+/// `None` when the client sent nothing.
+pub fn read_request(stream: &std::net::TcpStream) -> Option<ServedRequest> {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut line = String::new();
     if reader.read_line(&mut line).is_err() {
-        return;
+        return None;
     }
     let mut headers = Vec::new();
     loop {
@@ -389,7 +397,18 @@ fn answer_one(mut stream: std::net::TcpStream, g: &Mutex<Vec<Delivery>>, sc: &Mu
     let len: usize = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-length")).map(|(_, v)| v.parse().unwrap()).unwrap_or(0);
     let mut body = vec![0u8; len];
     reader.read_exact(&mut body).unwrap();
-    g.lock().unwrap().push(Delivery { headers, body: String::from_utf8(body).unwrap() });
+    Some(ServedRequest { request_line: line.trim().to_string(), headers, body })
+}
+
+/// Answers `200` with a JSON body and closes.
+pub fn answer_json(mut stream: &std::net::TcpStream, json: &str) {
+    write!(stream, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{json}", json.len()).unwrap();
+}
+
+/// Reads one request, records it, answers from the script.
+fn answer_one(mut stream: std::net::TcpStream, g: &Mutex<Vec<Delivery>>, sc: &Mutex<VecDeque<Reply>>) {
+    let Some(request) = read_request(&stream) else { return };
+    g.lock().unwrap().push(Delivery { headers: request.headers, body: String::from_utf8(request.body).unwrap() });
     let reply = sc.lock().unwrap().pop_front().unwrap_or(Reply::Status(200));
     let code = match reply {
         Reply::Status(c) => c,

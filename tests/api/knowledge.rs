@@ -138,39 +138,21 @@ fn no_passage_crosses_a_business_or_an_agent() {
 /// An OpenAI-compatible endpoint that answers a `lookup` tool call first and
 /// then `reply`, and hands over each request body it received.
 fn fake_tool_endpoint(call: Value, reply: &'static str) -> (String, std::sync::mpsc::Receiver<Value>) {
-    use std::io::{BufRead, BufReader, Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1/chat/completions", listener.local_addr().unwrap());
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for n in 0..2 {
             let (stream, _) = listener.accept().unwrap();
-            let mut r = BufReader::new(stream);
-            let (mut line, mut len) = (String::new(), 0usize);
-            r.read_line(&mut line).unwrap();
-            loop {
-                line.clear();
-                r.read_line(&mut line).unwrap();
-                if line.trim().is_empty() {
-                    break;
-                }
-                if let Some((k, v)) = line.split_once(':') {
-                    if k.eq_ignore_ascii_case("content-length") {
-                        len = v.trim().parse().unwrap();
-                    }
-                }
-            }
-            let mut body = vec![0u8; len];
-            r.read_exact(&mut body).unwrap();
+            let request = read_request(&stream).unwrap();
             let message = if n == 0 {
                 json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call-1", "type": "function", "function": {"name": "lookup", "arguments": call.to_string()}}]})
             } else {
                 json!({"role": "assistant", "content": reply})
             };
             let answer = json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": message}]}).to_string();
-            let mut w = r.into_inner();
-            write!(w, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}", answer.len()).unwrap();
-            tx.send(serde_json::from_slice(&body).unwrap()).unwrap();
+            answer_json(&stream, &answer);
+            tx.send(serde_json::from_slice(&request.body).unwrap()).unwrap();
         }
     });
     (url, rx)

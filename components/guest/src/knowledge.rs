@@ -1,13 +1,13 @@
 //! Grounding: what an agent knows from its data sources, found for one
-//! customer message (issue 19, first part: full-text retrieval).
+//! customer message (issue 19: full-text retrieval and exact lookups).
 //!
 //! The index is one FTS5 table, `knowledge_fts` (migration 0017): a passage
 //! per row, with the business, the source and the version it belongs to and
 //! its place in it (`item`: a paragraph number of an unstructured source's
 //! content, a row number of a structured version). The data-sources area
 //! writes it ([`index_content`] when an unstructured source's content is
-//! set; the ingest job for each parsed row); agent turns read it
-//! ([`passages`]).
+//! set; the ingest job for each parsed row, with its cells as lookup keys in
+//! `lookup_values`); agent turns read it through [`answer`].
 //!
 //! Structured sources are also offered to the model as the `lookup` tool
 //! ([`answer`]): exact matches of one field, run here against the active
@@ -116,11 +116,11 @@ pub fn lookup_value(cell: &str) -> Option<String> {
 }
 
 /// A structured row as a passage: `Header: value; …` (empty cells left out).
-pub fn row_passage(headers: &[String], cells: &[Option<String>]) -> String {
+pub fn row_passage<H: AsRef<str>, C: AsRef<str>>(headers: &[H], cells: &[Option<C>]) -> String {
     headers
         .iter()
         .zip(cells)
-        .filter_map(|(h, c)| c.as_deref().map(str::trim).filter(|c| !c.is_empty()).map(|c| format!("{}: {c}", h.trim())))
+        .filter_map(|(h, c)| c.as_ref().map(|c| c.as_ref().trim()).filter(|c| !c.is_empty()).map(|c| format!("{}: {c}", h.as_ref().trim())))
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -146,20 +146,36 @@ pub fn index_content(biz: &str, source_id: &str, content: Option<&str>) -> Resul
     Ok(())
 }
 
-/// The passages of `agent_id`'s active sources that best match `message`,
-/// best first.
-pub fn passages(biz: &str, agent_id: &str, message: &str) -> Result<Vec<Passage>, Failure> {
-    let Some(terms) = query_terms(message) else { return Ok(Vec::new()) };
-    // The scopes this agent may search: its active sources' active versions.
-    let scopes: Vec<String> = db::query(
-        "SELECT s.id, IFNULL(s.active_version_id, '') FROM agent_data_sources a \
+/// One of an agent's active sources (never the built-in Contacts source),
+/// with the version retrieval reads (`''` for an unstructured source's
+/// content, or a structured source without an active version).
+struct AgentSource {
+    id: String,
+    name: String,
+    structured: bool,
+    version_id: String,
+}
+
+/// The agent's active sources: read once per turn, for both the passages
+/// and the lookups.
+fn agent_sources(biz: &str, agent_id: &str) -> Result<Vec<AgentSource>, Failure> {
+    Ok(db::query(
+        "SELECT s.id, s.name, s.class = 'structured', IFNULL(s.active_version_id, '') FROM agent_data_sources a \
          JOIN data_sources s ON s.business_id = a.business_id AND s.id = a.data_source_id \
-         WHERE a.business_id = ?1 AND a.agent_id = ?2 AND s.status = 'active' AND s.built_in = 0",
+         WHERE a.business_id = ?1 AND a.agent_id = ?2 AND s.status = 'active' AND s.built_in = 0 ORDER BY s.name",
         &[biz.into(), agent_id.into()],
     )?
     .iter()
-    .map(|r| format!("\"{}\"", scope_token(&r.text(0), &r.text(1))))
-    .collect();
+    .map(|r| AgentSource { id: r.text(0), name: r.text(1), structured: r.boolean(2), version_id: r.text(3) })
+    .collect())
+}
+
+/// The passages of the agent's `sources` that best match `message`, best
+/// first.
+fn passages(biz: &str, agent_id: &str, sources: &[AgentSource], message: &str) -> Result<Vec<Passage>, Failure> {
+    let Some(terms) = query_terms(message) else { return Ok(Vec::new()) };
+    // The scopes this agent may search: its active sources' active versions.
+    let scopes: Vec<String> = sources.iter().map(|s| format!("\"{}\"", scope_token(&s.id, &s.version_id))).collect();
     if scopes.is_empty() {
         return Ok(Vec::new());
     }
@@ -206,12 +222,8 @@ pub fn instructions_block(passages: &[Passage]) -> String {
 
 /// What a turn drew on, for the record kept with it (never shown by the
 /// public API): `[{"sourceId", "versionId", "item"}]`, passages first, then
-/// looked-up rows.
-pub fn used_json(passages: &[Passage]) -> Option<String> {
-    used_of(passages, &[])
-}
-
-fn used_of(passages: &[Passage], rows: &[(String, String, i64)]) -> Option<String> {
+/// looked-up rows (source, version, row number).
+pub fn used_json(passages: &[Passage], rows: &[(String, String, i64)]) -> Option<String> {
     let all: Vec<serde_json::Value> = passages
         .iter()
         .map(|p| (p.source_id.as_str(), p.version_id.as_str(), p.item))
@@ -228,46 +240,44 @@ pub const MAX_LOOKUPS: usize = 3;
 /// How a lookup that found nothing is worded to the model.
 pub const NO_ROWS: &str = "No rows match.";
 
-/// A structured source an agent may look rows up in: its active version
-/// and its fields (key, header).
-struct Offered {
-    source_id: String,
-    name: String,
-    version_id: String,
+/// A structured source an agent may look rows up in, with the fields of
+/// its active version (key, header).
+struct Offered<'a> {
+    source: &'a AgentSource,
     fields: Vec<(String, String)>,
 }
 
-/// The agent's structured, active sources with an active version.
-fn offered(biz: &str, agent_id: &str) -> Result<Vec<Offered>, Failure> {
+/// The structured ones of the agent's `sources` that have an active version.
+fn offered<'a>(biz: &str, sources: &'a [AgentSource]) -> Result<Vec<Offered<'a>>, Failure> {
     let mut out = Vec::new();
-    for s in db::query(
-        "SELECT s.id, s.name, s.active_version_id FROM agent_data_sources a \
-         JOIN data_sources s ON s.business_id = a.business_id AND s.id = a.data_source_id \
-         WHERE a.business_id = ?1 AND a.agent_id = ?2 AND s.status = 'active' AND s.class = 'structured' AND s.built_in = 0 \
-           AND s.active_version_id IS NOT NULL ORDER BY s.name",
-        &[biz.into(), agent_id.into()],
-    )? {
-        let version_id = s.text(2);
+    for source in sources.iter().filter(|s| s.structured && !s.version_id.is_empty()) {
         let fields = db::query(
             "SELECT field_key, name FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position",
-            &[biz.into(), version_id.as_str().into()],
+            &[biz.into(), source.version_id.as_str().into()],
         )?
         .iter()
         .map(|r| (r.text(0), r.text(1)))
         .collect();
-        out.push(Offered { source_id: s.text(0), name: s.text(1), version_id, fields });
+        out.push(Offered { source, fields });
     }
     Ok(out)
+}
+
+/// A column's header as passages and lookups show it: its name, or its
+/// field key when the name is blank.
+pub fn header<'a>(name: &'a str, key: &'a str) -> &'a str {
+    if name.trim().is_empty() { key } else { name }
 }
 
 /// Runs one lookup against the active version: its rows as text (one
 /// `Header: value; …` line each, at most [`LOOKUP_ROWS`]) and which rows.
 fn run_lookup(biz: &str, offered: &[Offered], call: &ai::Lookup) -> Result<(String, Vec<(String, String, i64)>), Failure> {
-    let Some(source) = offered.iter().find(|o| o.name.eq_ignore_ascii_case(call.source.trim())) else {
+    let Some(offer) = offered.iter().find(|o| o.source.name.eq_ignore_ascii_case(call.source.trim())) else {
         return Ok((format!("{NO_ROWS} There is no source named {:?}.", call.source), Vec::new()));
     };
     let wanted = call.field.trim();
-    let Some((key, _)) = source.fields.iter().find(|(k, h)| k.eq_ignore_ascii_case(wanted) || h.trim().eq_ignore_ascii_case(wanted)) else {
+    let source = offer.source;
+    let Some((key, _)) = offer.fields.iter().find(|(k, h)| k.eq_ignore_ascii_case(wanted) || h.trim().eq_ignore_ascii_case(wanted)) else {
         return Ok((format!("{NO_ROWS} {} has no field {:?}.", source.name, call.field), Vec::new()));
     };
     let Some(value) = lookup_value(&call.value) else { return Ok((NO_ROWS.to_string(), Vec::new())) };
@@ -283,13 +293,13 @@ fn run_lookup(biz: &str, offered: &[Offered], call: &ai::Lookup) -> Result<(Stri
     if rows.is_empty() {
         return Ok((NO_ROWS.to_string(), Vec::new()));
     }
-    let headers: Vec<String> = source.fields.iter().map(|(k, h)| if h.trim().is_empty() { k.clone() } else { h.clone() }).collect();
+    let headers: Vec<&str> = offer.fields.iter().map(|(k, h)| header(h, k)).collect();
     let mut lines = Vec::new();
     let mut used = Vec::new();
     for r in &rows {
         let cells: Vec<Option<String>> = serde_json::from_str(&r.text(1)).unwrap_or_default();
         lines.push(row_passage(&headers, &cells));
-        used.push((source.source_id.clone(), source.version_id.clone(), r.int(0)));
+        used.push((source.id.clone(), source.version_id.clone(), r.int(0)));
     }
     Ok((lines.join("\n"), used))
 }
@@ -307,11 +317,12 @@ pub struct Grounded {
 /// the AI's own failure (the caller retries or gives up).
 pub fn answer(biz: &str, agent_id: &str, instructions: &str, history: &[(String, String)]) -> Result<Result<Grounded, String>, Failure> {
     let asked = history.iter().rev().find(|(role, _)| role == "user").map(|(_, t)| t.as_str()).unwrap_or_default();
-    let passages = passages(biz, agent_id, asked)?;
+    let agent_sources = agent_sources(biz, agent_id)?;
+    let passages = passages(biz, agent_id, &agent_sources, asked)?;
     let instructions = format!("{instructions}{}", instructions_block(&passages));
-    let offered = offered(biz, agent_id)?;
+    let offered = offered(biz, &agent_sources)?;
     let sources: Vec<ai::LookupSource> =
-        offered.iter().map(|o| ai::LookupSource { name: o.name.clone(), fields: o.fields.iter().map(|(k, _)| k.clone()).collect() }).collect();
+        offered.iter().map(|o| ai::LookupSource { name: o.source.name.clone(), fields: o.fields.iter().map(|(k, _)| k.clone()).collect() }).collect();
     let mut done: Vec<(ai::Lookup, String)> = Vec::new();
     let mut rows = Vec::new();
     loop {
@@ -322,7 +333,7 @@ pub fn answer(biz: &str, agent_id: &str, instructions: &str, history: &[(String,
         };
         match reply {
             Err(e) => return Ok(Err(e)),
-            Ok(ai::Answer::Text(text)) => return Ok(Ok(Grounded { text, used: used_of(&passages, &rows) })),
+            Ok(ai::Answer::Text(text)) => return Ok(Ok(Grounded { text, used: used_json(&passages, &rows) })),
             Ok(ai::Answer::Lookup(call)) => {
                 let (found, used) = run_lookup(biz, &offered, &call)?;
                 rows.extend(used);
@@ -372,8 +383,8 @@ mod tests {
     #[test]
     fn rows_read_as_header_value_pairs() {
         let h = vec!["SKU".to_string(), "Name".to_string(), "Price".to_string()];
-        assert_eq!(row_passage(&h, &[Some("A1".into()), Some("Widget".into()), Some("10".into())]), "SKU: A1; Name: Widget; Price: 10");
-        assert_eq!(row_passage(&h, &[Some("A1".into()), None, Some(" ".into())]), "SKU: A1");
+        assert_eq!(row_passage(&h, &[Some("A1"), Some("Widget"), Some("10")]), "SKU: A1; Name: Widget; Price: 10");
+        assert_eq!(row_passage(&h, &[Some("A1"), None, Some(" ")]), "SKU: A1");
     }
 
     #[test]
@@ -382,6 +393,8 @@ mod tests {
         assert_eq!(instructions_block(&[]), "");
         assert!(instructions_block(&[p(10)]).ends_with("\n[Prices] xxxxxxxxxx"));
         assert!(instructions_block(&[p(3000), p(3000)]).chars().count() <= BUDGET_CHARS);
-        assert_eq!(used_json(&[p(1)]).unwrap(), r#"[{"sourceId":"s","versionId":"","item":0}]"#);
+        assert_eq!(used_json(&[p(1)], &[]).unwrap(), r#"[{"sourceId":"s","versionId":"","item":0}]"#);
+        assert_eq!(used_json(&[], &[("t".into(), "v".into(), 2)]).unwrap(), r#"[{"sourceId":"t","versionId":"v","item":2}]"#);
+        assert_eq!(used_json(&[], &[]), None);
     }
 }

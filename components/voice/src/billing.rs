@@ -43,10 +43,19 @@ pub fn charge(connected_ms: u64, attempt_cost: u64, price: i64, reserved: i64) -
     cost.clamp(0, reserved.max(0))
 }
 
-/// The business's lines and active price.
-pub fn account(biz: &str) -> HResult<(i64, i64)> {
-    Ok(db::query_one("SELECT lines, price_per_block_microcredits FROM voice_accounts WHERE business_id = ?1", &[biz.into()])?
-        .map_or((DEFAULT_LINES, DEFAULT_PRICE_PER_BLOCK), |r| (r.int(0), r.int(1))))
+/// A business's voice account (`admin voice configure`), or the defaults.
+pub struct Account {
+    pub lines: i64,
+    pub price_per_block: i64,
+    pub caller_number: Option<String>,
+}
+
+/// The business's lines, active price and caller line.
+pub fn account(biz: &str) -> HResult<Account> {
+    Ok(db::query_one("SELECT lines, price_per_block_microcredits, caller_number FROM voice_accounts WHERE business_id = ?1", &[biz.into()])?.map_or(
+        Account { lines: DEFAULT_LINES, price_per_block: DEFAULT_PRICE_PER_BLOCK, caller_number: None },
+        |r| Account { lines: r.int(0), price_per_block: r.int(1), caller_number: r.opt_text(2) },
+    ))
 }
 
 fn ledger(biz: &str, kind: &str, amount: i64, call_id: &str) -> Result<(), Failure> {

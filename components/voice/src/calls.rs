@@ -59,7 +59,6 @@ enum Target<'a> {
 /// checked test variables.
 struct Plan {
     agent: Agent,
-    lines: i64,
     price: i64,
     caller_number: Option<String>,
     max_duration_s: i64,
@@ -80,13 +79,12 @@ impl Plan {
                 return Err(fail::validation("test_variable_too_long", format!("`testVariables.{alias}` is longer than {TEST_VARIABLE_MAX_CHARS} characters")));
             }
         }
-        let (lines, price) = billing::account(biz)?;
-        if lines < 1 {
+        let account = billing::account(biz)?;
+        if account.lines < 1 {
             return Err(fail::conflict("no_voice_lines", "the business has no voice lines; an operator adds them with `switchboard admin voice configure --lines N`"));
         }
-        let caller_number = db::query_one("SELECT caller_number FROM voice_accounts WHERE business_id = ?1", &[biz.into()])?.and_then(|r| r.opt_text(0));
         let max_duration_s = runtime::max_duration_s(&agent.settings);
-        Ok(Plan { agent, lines, price, caller_number, max_duration_s, test_variables, source })
+        Ok(Plan { agent, price: account.price_per_block, caller_number: account.caller_number, max_duration_s, test_variables, source })
     }
 
     /// Checks the target, snapshots its variables, reserves the maximum and
@@ -158,7 +156,6 @@ pub fn start(r: &Request) -> HResult<Success> {
         _ => return Err(fail::validation("call_target_required", "give exactly one of `contactId` and `toNumber`")),
     };
     let plan = Plan::new(biz, &body.agent_id, body.test_variables, "api")?;
-    let _ = plan.lines;
     let (call_id, destination, _) = plan.start(biz, target)?;
     success(202, &json!({"callId": call_id, "destination": destination, "status": "queued"}))
 }
@@ -214,7 +211,7 @@ pub fn get(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
     let id = call_id(r)?;
     let row = model::one(biz, &id)?;
-    let transcript: Vec<Value> = model::transcript(biz, &id)?.iter().map(model::Turn::json).collect();
+    let transcript: Vec<Value> = model::transcript(biz, &id, None)?.iter().map(model::Turn::json).collect();
     let mut detail = Map::new();
     detail.insert("call".into(), model::summary(&row));
     detail.insert("transcript".into(), Value::Array(transcript));
@@ -241,26 +238,15 @@ pub fn transcript(r: &Request) -> HResult<Success> {
         }
         Some(c) => c.parse().map_err(|_| fail::internal("bad_cursor", "bad download cursor"))?,
     };
-    let rows = db::query(
-        &format!(
-            "SELECT speaker, text, created_at, audio_offset_ms, audio_end_offset_ms FROM call_turns \
-             WHERE business_id = ?1 AND call_id = ?2 {} LIMIT {} OFFSET {sent}",
-            model::TURN_ORDER,
-            TURNS_PER_PIECE + 1
-        ),
-        &[biz.into(), id.as_str().into()],
-    )?;
-    if sent == 0 && rows.is_empty() {
+    // One turn more than a piece holds says whether another piece follows.
+    let turns = model::transcript(biz, &id, Some((sent, TURNS_PER_PIECE + 1)))?;
+    if sent == 0 && turns.is_empty() {
         return Err(fail::not_found("transcript_not_available", format!("call `{id}` has no transcript turns yet")));
     }
-    let more = rows.len() as i64 > TURNS_PER_PIECE;
-    let rows = &rows[..rows.len().min(TURNS_PER_PIECE as usize)];
-    let mut text = String::new();
-    for row in rows {
-        let turn = model::Turn { speaker: row.text(0), text: row.text(1), created_at: row.text(2), offset_ms: row.opt_int(3), end_offset_ms: row.opt_int(4) };
-        text += &turn.line();
-    }
-    let next = more.then(|| (sent + rows.len() as i64).to_string());
+    let more = turns.len() as i64 > TURNS_PER_PIECE;
+    let turns = &turns[..turns.len().min(TURNS_PER_PIECE as usize)];
+    let text: String = turns.iter().map(model::Turn::line).collect();
+    let next = more.then(|| (sent + turns.len() as i64).to_string());
     download::piece("text/plain; charset=utf-8", Some(&download::attachment(&format!("call-{id}-transcript.txt"))), text.into_bytes(), next)
 }
 

@@ -89,12 +89,14 @@ pub struct Turn {
 /// audio (a reply held back until the greeting had played comes after the
 /// greeting even if the customer spoke over it), turns without one (an
 /// utterance that never played) last, then in the order they were recorded.
-pub const TURN_ORDER: &str = "ORDER BY audio_offset_ms IS NULL, audio_offset_ms, seq";
+const TURN_ORDER: &str = "ORDER BY audio_offset_ms IS NULL, audio_offset_ms, seq";
 
-/// The call's canonical transcript, in order.
-pub fn transcript(biz: &str, call_id: &str) -> Result<Vec<Turn>, Failure> {
+/// The call's canonical transcript, in order: all of it, or `limit` turns
+/// after the first `skip` (a download's piece).
+pub fn transcript(biz: &str, call_id: &str, page: Option<(i64, i64)>) -> Result<Vec<Turn>, Failure> {
+    let window = page.map_or(String::new(), |(skip, limit)| format!(" LIMIT {limit} OFFSET {skip}"));
     Ok(db::query(
-        &format!("SELECT speaker, text, created_at, audio_offset_ms, audio_end_offset_ms FROM call_turns WHERE business_id = ?1 AND call_id = ?2 {TURN_ORDER}"),
+        &format!("SELECT speaker, text, created_at, audio_offset_ms, audio_end_offset_ms FROM call_turns WHERE business_id = ?1 AND call_id = ?2 {TURN_ORDER}{window}"),
         &[biz.into(), call_id.into()],
     )?
     .iter()

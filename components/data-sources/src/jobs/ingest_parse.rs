@@ -46,12 +46,33 @@ struct Batch<'a> {
     declared: Vec<(String, String, String)>,
     new_cols: usize,
     rows: Vec<Vec<Value>>,
+    /// The rows as grounding passages and their cells as lookup keys
+    /// (`knowledge.rs`), written with them: versions are immutable.
+    scope: String,
+    passages: Vec<Vec<Value>>,
+    lookups: Vec<Vec<Value>>,
     issues: Vec<(Option<i64>, Option<String>, String)>,
 }
 
 impl Batch<'_> {
-    fn push_row(&mut self, number: i64, original: String) {
-        self.rows.push(vec![self.v.biz.as_str().into(), self.v.id.as_str().into(), number.into(), original.into()]);
+    /// A row: its cells as read (one per column known so far) and their
+    /// JSON (`original`).
+    fn push_row<C: AsRef<str>>(&mut self, number: i64, original: String, cells: &[Option<C>]) {
+        let v = self.v;
+        self.rows.push(vec![v.biz.as_str().into(), v.id.as_str().into(), number.into(), original.into()]);
+        // A passage agents can find once the version is active (`Header: value; …`).
+        let headers: Vec<&str> = self.cols.iter().map(|c| knowledge::header(&c.name, &c.key)).collect();
+        let text = knowledge::row_passage(&headers, cells);
+        if !text.is_empty() {
+            self.passages.push(vec![text.into(), self.scope.as_str().into(), v.biz.as_str().into(), v.source_id.as_str().into(), v.id.as_str().into(), number.into()]);
+        }
+        // Each cell a key of the exact `lookup`, by its column's field key
+        // (unique per version, so a row never repeats a (key, value)).
+        for (c, cell) in self.cols.iter().zip(cells) {
+            if let Some(value) = cell.as_ref().and_then(|cell| knowledge::lookup_value(cell.as_ref())) {
+                self.lookups.push(vec![v.biz.as_str().into(), v.id.as_str().into(), c.key.as_str().into(), value.into(), number.into()]);
+            }
+        }
     }
 
     fn add_column(&mut self, name: &str) -> Step<usize> {
@@ -87,36 +108,8 @@ impl Batch<'_> {
     fn save(self, p: &Payload) -> Result<(), Failure> {
         let v = self.v;
         db::execute_many("INSERT INTO ingestion_rows (business_id, version_id, row_number, original) VALUES (?1, ?2, ?3, ?4)", &self.rows)?;
-        // Each row is also a passage agents can find once the version is
-        // active (`Header: value; …`; versions are immutable, so it is
-        // written once, here).
-        let scope = knowledge::scope_token(&v.source_id, &v.id);
-        let headers: Vec<String> = self.cols.iter().map(|c| if c.name.trim().is_empty() { c.key.clone() } else { c.name.clone() }).collect();
-        let passages: Vec<Vec<Value>> = self
-            .rows
-            .iter()
-            .filter_map(|r| {
-                let (Value::Integer(n), Value::Text(original)) = (&r[2], &r[3]) else { return None };
-                let cells: Vec<Option<String>> = serde_json::from_str(original).ok()?;
-                let text = knowledge::row_passage(&headers, &cells);
-                (!text.is_empty()).then(|| vec![text.into(), scope.as_str().into(), v.biz.as_str().into(), v.source_id.as_str().into(), v.id.as_str().into(), (*n).into()])
-            })
-            .collect();
-        db::execute_many("INSERT INTO knowledge_fts (text, scope, business_id, data_source_id, version_id, item) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &passages)?;
-        // And each cell a key of the exact `lookup` (by the column's field key).
-        let keys: Vec<&str> = self.cols.iter().map(|c| c.key.as_str()).collect();
-        let mut values: Vec<Vec<Value>> = Vec::new();
-        for r in &self.rows {
-            let (Value::Integer(n), Value::Text(original)) = (&r[2], &r[3]) else { continue };
-            let Ok(cells) = serde_json::from_str::<Vec<Option<String>>>(original) else { continue };
-            // Field keys are unique per version, so a row never repeats a (key, value).
-            for (key, cell) in keys.iter().zip(cells) {
-                if let Some(value) = cell.as_deref().and_then(knowledge::lookup_value) {
-                    values.push(vec![v.biz.as_str().into(), v.id.as_str().into(), (*key).into(), value.into(), (*n).into()]);
-                }
-            }
-        }
-        db::execute_many("INSERT INTO lookup_values (business_id, version_id, field_key, value, row_number) VALUES (?1, ?2, ?3, ?4, ?5)", &values)?;
+        db::execute_many("INSERT INTO knowledge_fts (text, scope, business_id, data_source_id, version_id, item) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &self.passages)?;
+        db::execute_many("INSERT INTO lookup_values (business_id, version_id, field_key, value, row_number) VALUES (?1, ?2, ?3, ?4, ?5)", &self.lookups)?;
         add_issues(v, "parse", &self.issues)?;
         let first_new = self.cols.len() - self.new_cols;
         let inserts: Vec<Vec<Value>> = self.cols[first_new..]
@@ -159,7 +152,17 @@ fn declared_fields(v: &Version) -> Result<Vec<(String, String, String)>, Failure
 }
 
 fn batch(v: &Version) -> Result<Batch<'_>, Failure> {
-    Ok(Batch { v, cols: load_columns(v)?, declared: declared_fields(v)?, new_cols: 0, rows: Vec::new(), issues: Vec::new() })
+    Ok(Batch {
+        v,
+        cols: load_columns(v)?,
+        declared: declared_fields(v)?,
+        new_cols: 0,
+        rows: Vec::new(),
+        scope: knowledge::scope_token(&v.source_id, &v.id),
+        passages: Vec::new(),
+        lookups: Vec::new(),
+        issues: Vec::new(),
+    })
 }
 
 pub fn parse_step(v: &Version, p: Payload) -> Step<Option<Payload>> {
@@ -232,7 +235,8 @@ fn delimited(v: &Version, mut p: Payload, delim: u8) -> Step<Option<Payload>> {
             for c in b.cols.iter_mut().skip(rec.fields.len()) {
                 c.stats.add("");
             }
-            b.push_row(n, serde_json::to_string(&rec.fields).unwrap());
+            let cells: Vec<Option<&str>> = rec.fields.iter().map(|f| Some(f.as_str())).collect();
+            b.push_row(n, serde_json::to_string(&rec.fields).unwrap(), &cells);
             if b.rows.len() >= STEP_ROWS || consumed >= STEP_BYTES {
                 break;
             }
@@ -392,7 +396,7 @@ fn json_row(b: &mut Batch, n: i64, raw: &[u8], bad: &mut i64) -> Step<()> {
     while cells.last().is_some_and(Option::is_none) {
         cells.pop();
     }
-    b.push_row(n, serde_json::to_string(&cells).unwrap());
+    b.push_row(n, serde_json::to_string(&cells).unwrap(), &cells);
     Ok(())
 }
 

@@ -316,7 +316,7 @@ struct NewTurn {
     offset_ms: Option<i64>,
     end_offset_ms: Option<i64>,
     at: String,
-    /// What an assistant turn drew on (`knowledge::used_json`).
+    /// What an assistant turn drew on (`knowledge::Grounded::used`).
     grounding: Option<String>,
 }
 

@@ -1,0 +1,63 @@
+"""What the Python benchmarks share: the release binary, a server of it on a
+free loopback port with a temp data dir (rate limits and the in-flight bound
+off: a benchmark measures the path, not the limits), and its admin command.
+
+    with Service("--sandbox-routes") as s:
+        biz = s.admin("business", "create", "--name", "Bench")["businessId"]
+        urllib.request.urlopen(s.base + "/healthz")
+
+`SWITCHBOARD_BIN=PATH` runs another build (an older commit, say);
+`KEEP=1` keeps the data dir for a look afterwards.
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.environ.get("SWITCHBOARD_BIN") or os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "switchboard")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Service:
+    def __init__(self, *flags):
+        if not os.path.exists(BIN):
+            sys.exit(f"{BIN} not found: cargo build --release first")
+        self.data = tempfile.mkdtemp(prefix="switchboard-bench-")
+        port = free_port()
+        self.base = f"http://127.0.0.1:{port}"
+        env = dict(os.environ, SWITCHBOARD_RATE_LIMIT_KEY="0", SWITCHBOARD_RATE_LIMIT_BUSINESS="0", SWITCHBOARD_MAX_IN_FLIGHT="0")
+        self.process = subprocess.Popen([BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", self.data, *flags],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+
+    def __enter__(self):
+        for _ in range(600):
+            try:
+                urllib.request.urlopen(self.base + "/healthz", timeout=1)
+                return self
+            except OSError:
+                time.sleep(0.1)
+        self.__exit__(None, None, None)
+        sys.exit("the service did not start")
+
+    def __exit__(self, *_):
+        self.process.terminate()
+        self.process.wait(timeout=120)
+        if os.environ.get("KEEP"):
+            print("data kept in", self.data)
+        else:
+            shutil.rmtree(self.data, ignore_errors=True)
+
+    def admin(self, *args):
+        out = subprocess.run([BIN, "admin", "--data-dir", self.data, *args], check=True, capture_output=True, text=True)
+        return json.loads(out.stdout)
