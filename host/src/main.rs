@@ -11,6 +11,7 @@ mod db;
 mod download;
 mod engine;
 mod jobs;
+mod knowledge;
 mod limits;
 mod logging;
 mod metrics;
@@ -128,6 +129,15 @@ struct ServeArgs {
     /// The model named to --ai-endpoint.
     #[arg(long, env = "SWITCHBOARD_AI_MODEL", value_name = "NAME", requires = "ai_endpoint")]
     ai_model: Option<String>,
+    /// An embeddings model of the same provider (same key): agents then also find passages by meaning (libSQL vector search).
+    #[arg(long, env = "SWITCHBOARD_AI_EMBEDDINGS_MODEL", value_name = "NAME", requires = "ai_endpoint")]
+    ai_embeddings_model: Option<String>,
+    /// The embeddings URL [default: --ai-endpoint with `chat/completions` replaced by `embeddings`]
+    #[arg(long, env = "SWITCHBOARD_AI_EMBEDDINGS_ENDPOINT", value_name = "URL", requires = "ai_embeddings_model", value_parser = http_url)]
+    ai_embeddings_endpoint: Option<String>,
+    /// The length of the model's vectors; when given it is also asked of the model [default: 1536]
+    #[arg(long, env = "SWITCHBOARD_AI_EMBEDDINGS_DIMENSIONS", value_name = "N", requires = "ai_embeddings_model", value_parser = clap::value_parser!(u32).range(1..=8192))]
+    ai_embeddings_dimensions: Option<u32>,
     /// A setting of the messaging provider component (also SWITCHBOARD_MESSENGER_<NAME>); repeatable.
     #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
     messenger_setting: Vec<(String, String)>,
@@ -433,6 +443,22 @@ fn serve(args: ServeArgs) -> Result<()> {
     }
     if let (Some(url), Some(model)) = (&args.ai_endpoint, &args.ai_model) {
         engine::providers::ai::configure(url, model);
+    }
+    let embeddings = match (&args.ai_embeddings_model, &args.ai_endpoint) {
+        (Some(model), Some(chat)) => {
+            let url = match &args.ai_embeddings_endpoint {
+                Some(u) => u.clone(),
+                None => engine::providers::ai::embeddings_url(chat).with_context(|| {
+                    format!("--ai-endpoint {chat} does not end in /chat/completions; name the embeddings URL with --ai-embeddings-endpoint")
+                })?,
+            };
+            Some(engine::providers::ai::configure_embeddings(&url, model, args.ai_embeddings_dimensions))
+        }
+        _ => None,
+    };
+    let backfill = knowledge::prepare(&db, embeddings).context("the vector store of grounded agents")?;
+    if backfill > 0 {
+        logging::line("info", &format!("embedding the passages of {backfill} data sources (data-sources.embed jobs)"));
     }
     let components = engine::Components::load(
         &args.data_dir.join("cache"),

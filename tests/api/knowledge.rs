@@ -179,3 +179,182 @@ fn a_model_looks_rows_up_through_the_lookup_tool() {
     assert_eq!((tool["role"].as_str(), tool["tool_call_id"].as_str()), (Some("tool"), Some("call-1")));
     assert_eq!(tool["content"], json!("sku: B2; name: Gadget; price: 20"), "the row found, by an exact, case-insensitive match");
 }
+
+// ---- Semantic retrieval: an embeddings model beside the chat model ----
+
+/// Words of the fake embeddings model's topics, one dimension each; every
+/// other word is ignored, and a small constant keeps no vector zero.
+const TOPICS: [&[&str]; 4] = [
+    &["open", "opens", "opening", "hours", "visit", "when", "close", "closes"],
+    &["price", "prices", "cost", "costs", "pay", "cheap", "euros"],
+    &["parking", "park", "car", "drive"],
+    &["shipping", "ship", "delivery", "send", "arrive"],
+];
+const DIMENSIONS: usize = 6;
+
+/// The fake model's vector of `text`: its topic word counts, deterministic.
+fn fake_vector(text: &str) -> Vec<f32> {
+    let mut v = vec![0f32; DIMENSIONS];
+    for word in text.split(|c: char| !c.is_alphanumeric()).map(str::to_lowercase) {
+        if let Some(d) = TOPICS.iter().position(|t| t.contains(&word.as_str())) {
+            v[d] += 1.0;
+        }
+    }
+    v[DIMENSIONS - 1] = 0.1;
+    v
+}
+
+/// An OpenAI-compatible provider for both models: `…/embeddings` answers
+/// [`fake_vector`]s (after `delay`), `…/chat/completions` answers "ok".
+/// Every request body is recorded with its path.
+struct FakeProvider {
+    chat_url: String,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
+}
+
+impl FakeProvider {
+    fn start(delay: std::time::Duration) -> FakeProvider {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let chat_url = format!("http://{}/v1/chat/completions", listener.local_addr().unwrap());
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let log = log.clone();
+                std::thread::spawn(move || {
+                    let Some(request) = read_request(&stream) else { return };
+                    let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+                    let path = request.request_line.split(' ').nth(1).unwrap_or("").to_string();
+                    let answer = if path.ends_with("/embeddings") {
+                        std::thread::sleep(delay);
+                        let data: Vec<Value> = body["input"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .enumerate()
+                            .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": fake_vector(t.as_str().unwrap())}))
+                            .collect();
+                        json!({"object": "list", "data": data, "model": body["model"]})
+                    } else {
+                        json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}]})
+                    };
+                    log.lock().unwrap().push((path, body));
+                    answer_json(&stream, &answer.to_string());
+                });
+            }
+        });
+        FakeProvider { chat_url, seen }
+    }
+
+    fn flags(&self) -> Vec<String> {
+        ["--ai-endpoint", &self.chat_url, "--ai-model", "chat-model", "--ai-embeddings-model", "embed-model", "--ai-embeddings-dimensions", "6"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    /// The bodies sent to a path ending in `suffix`, in order.
+    fn sent(&self, suffix: &str) -> Vec<Value> {
+        self.seen.lock().unwrap().iter().filter(|(p, _)| p.ends_with(suffix)).map(|(_, b)| b.clone()).collect()
+    }
+}
+
+fn start_with_provider(dir: &Path, p: &FakeProvider) -> Server {
+    let flags = p.flags();
+    Server::start_with(dir, &flags.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// A source's `retrieval` once every passage has a vector.
+fn embedded(s: &Server, b: &Biz, source: &str) -> Value {
+    let url = format!("/api/v1/data-sources?businessId={}", b.t.business);
+    poll("the passages to be embedded", || {
+        let r = k(s, b).get(&url);
+        let d = r.data()["dataSources"].as_array().unwrap().iter().find(|d| d["id"] == source).unwrap()["retrieval"].clone();
+        (d["embeddedPassages"] == d["passages"]).then_some(d)
+    })
+}
+
+#[test]
+fn passages_are_found_by_meaning_with_an_embeddings_model() {
+    let dir = DataDir::new();
+    let provider = FakeProvider::start(std::time::Duration::ZERO);
+    let s = start_with_provider(&dir.0, &provider);
+    let (a, _) = business(&s, &dir.0, "pn-vec-a", &[]);
+    let notes = unstructured(&s, &a, "Shop notes", "Our hours are 9 to 5 on weekdays.\n\nParking is free behind the shop.\n\nShipping takes two days.");
+    // Business B holds a passage of the same topic; A never sees it.
+    let (b, _) = business(&s, &dir.0, "pn-vec-b", &[]);
+    let b_notes = unstructured(&s, &b, "B notes", "Business B opens at noon.");
+    agent(&s, &b, &[&b_notes]);
+    agent(&s, &a, &[&notes]);
+    assert_eq!(embedded(&s, &a, &notes), json!({"passages": 3, "embeddedPassages": 3}));
+    embedded(&s, &b, &b_notes);
+    let embeddings = provider.sent("/v1/embeddings");
+    assert!(embeddings.iter().all(|e| e["model"] == "embed-model" && e["dimensions"] == 6), "{embeddings:?}");
+
+    // No word of the question is in any passage ("when" is a stopword, "visit"
+    // appears nowhere): only the meaning finds the opening hours.
+    let (_, used) = ask(&dir.0, &a, "When can I visit?");
+    let chats = provider.sent("/chat/completions");
+    let prompt = chats.last().unwrap()["messages"][0]["content"].as_str().unwrap().to_string();
+    assert!(prompt.contains("[Shop notes] Our hours are 9 to 5 on weekdays."), "the passage nearest in meaning is in the prompt: {prompt}");
+    assert!(!prompt.contains("Parking") && !prompt.contains("Shipping"), "passages far in meaning are not: {prompt}");
+    assert!(!prompt.contains("Business B"), "nothing of another business: {prompt}");
+    assert!(used.contains(&notes) && used.contains("\"item\":0"), "{used}");
+    let last_embedding = provider.sent("/v1/embeddings").last().unwrap().clone();
+    assert_eq!(last_embedding["input"], json!(["When can I visit?"]), "the question itself is embedded");
+
+    // Words and meaning together: the passage both find comes first.
+    ask(&dir.0, &a, "Where can I park the car?");
+    let prompt = provider.sent("/chat/completions").last().unwrap()["messages"][0]["content"].as_str().unwrap().to_string();
+    let knowledge = &prompt[prompt.find("Knowledge").unwrap()..];
+    assert!(knowledge.lines().nth(1).unwrap().contains("Parking is free"), "{knowledge}");
+
+    // New content is embedded again, and only the new passages are found.
+    k(&s, &a).fresh().patch("/api/v1/data-sources", &json!({"businessId": a.t.business, "dataSourceId": notes, "content": "Deliveries arrive within a week."})).assert_ok(200);
+    assert_eq!(embedded(&s, &a, &notes), json!({"passages": 1, "embeddedPassages": 1}));
+    ask(&dir.0, &a, "When can I visit?");
+    let prompt = provider.sent("/chat/completions").last().unwrap()["messages"][0]["content"].as_str().unwrap().to_string();
+    assert!(!prompt.contains("9 to 5") && !prompt.contains("Knowledge"), "old passages are gone, and a far one is not offered: {prompt}");
+    let stored = sql(&dir.0, &format!("SELECT COUNT(*) FROM knowledge_vectors WHERE data_source_id = '{notes}'"));
+    assert_eq!(stored.trim(), "1", "the replaced passages' vectors are gone");
+}
+
+#[test]
+fn embedding_resumes_after_kill_9_and_embeds_each_passage_once() {
+    let dir = DataDir::new();
+    // Each embeddings request takes a while, so the crash lands mid-way.
+    let provider = FakeProvider::start(std::time::Duration::from_millis(300));
+    let mut s = start_with_provider(&dir.0, &provider);
+    let (a, _) = business(&s, &dir.0, "pn-vec-kill", &[]);
+    let paragraphs = 300;
+    let content: Vec<String> = (0..paragraphs).map(|i| format!("Note {i}: the shop opens at {} o'clock on day {i}.", i % 12)).collect();
+    let notes = unstructured(&s, &a, "Many notes", &content.join("\n\n"));
+    poll("two batches to be embedded", || (provider.sent("/v1/embeddings").len() >= 2).then_some(()));
+    s.child.kill().unwrap();
+    s.child.wait().unwrap();
+    let before: usize = provider.sent("/v1/embeddings").iter().map(|e| e["input"].as_array().unwrap().len()).sum();
+    assert!(before < paragraphs, "the crash came before the end ({before} sent)");
+
+    let s = start_with_provider(&dir.0, &provider);
+    let url = format!("/api/v1/data-sources?businessId={}", a.t.business);
+    let started = std::time::Instant::now();
+    loop {
+        let d = k(&s, &a).get(&url).data()["dataSources"].as_array().unwrap().iter().find(|d| d["id"] == notes.as_str()).unwrap()["retrieval"].clone();
+        if d["embeddedPassages"] == json!(paragraphs) {
+            assert_eq!(d["passages"], json!(paragraphs));
+            break;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(240), "embedding did not finish after the restart: {d}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // Every passage was sent; at most the one batch in flight at the crash was sent again.
+    let sent: Vec<String> = provider.sent("/v1/embeddings").iter().flat_map(|e| e["input"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect::<Vec<_>>()).collect();
+    for p in &content {
+        assert!(sent.contains(p), "{p} was embedded");
+    }
+    assert!(sent.len() <= paragraphs + 64, "{} texts sent for {paragraphs} passages", sent.len());
+    let stored = sql(&dir.0, &format!("SELECT COUNT(*), COUNT(DISTINCT fts_rowid) FROM knowledge_vectors WHERE data_source_id = '{notes}'"));
+    assert_eq!(stored.trim(), format!("{paragraphs}|{paragraphs}"));
+    drop(s);
+}

@@ -44,6 +44,7 @@ fn render(biz: &str, rows: &[Vec<Value>]) -> HResult<Vec<Json>> {
             fields.push((r.text(0), json!({"key": r.text(1), "label": r.text(2), "type": r.text(3)})));
         }
     }
+    let embedding = db::query_one("SELECT enabled FROM knowledge_embedding WHERE id = 1", &[])?.is_some_and(|r| r.boolean(0));
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
         let id = r.text(0);
@@ -73,12 +74,30 @@ fn render(biz: &str, rows: &[Vec<Value>]) -> HResult<Vec<Json>> {
             "fields": fs,
             "contactVariableFields": contact_vars,
             "itemCount": count,
+            "retrieval": if !built_in && r.text(3) == "unstructured" { retrieval(biz, &id, embedding)? } else { Json::Null },
             "activeVersionId": r.opt_text(7),
             "createdAt": r.text(8),
             "updatedAt": r.text(9),
         }));
     }
     Ok(out)
+}
+
+/// An unstructured source's passages and, with an embeddings model, how
+/// many have a vector.
+fn retrieval(biz: &str, id: &str, embedding: bool) -> HResult<Json> {
+    let passages = db::query_one(
+        "SELECT COUNT(*) FROM knowledge_fts WHERE knowledge_fts MATCH ?1 AND business_id = ?2",
+        &[knowledge::scope_query(id, "").into(), biz.into()],
+    )?
+    .map_or(0, |r| r.int(0));
+    let embedded = if embedding {
+        let n = db::query_one("SELECT COUNT(*) FROM knowledge_vectors WHERE data_source_id = ?1 AND version_id = '' AND business_id = ?2", &[id.into(), biz.into()])?;
+        json!(n.map_or(0, |r| r.int(0)))
+    } else {
+        Json::Null
+    };
+    Ok(json!({"passages": passages, "embeddedPassages": embedded}))
 }
 
 pub fn render_one(biz: &str, id: &str) -> HResult<Json> {
@@ -165,6 +184,7 @@ pub fn create(req: &Request) -> HResult<Success> {
     let stored = db::query_one("SELECT content FROM data_sources WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?.and_then(|r| r.opt_text(0));
     if stored.is_some() {
         knowledge::index_content(biz, &id, stored.as_deref())?;
+        crate::jobs::embed::enqueue_if_enabled(biz, &id)?;
     }
     created(&json!({"dataSource": render_one(biz, &id)?}))
 }
@@ -212,6 +232,7 @@ pub fn update(req: &Request) -> HResult<Success> {
     if body.content.is_some() {
         // New content replaces the passages agents find, in the same commit.
         knowledge::index_content(biz, &id, body.content.as_deref())?;
+        crate::jobs::embed::enqueue_if_enabled(biz, &id)?;
     }
     ok(&json!({"dataSource": render_one(biz, &id)?}))
 }

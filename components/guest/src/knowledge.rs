@@ -13,6 +13,14 @@
 //! ([`answer`]): exact matches of one field, run here against the active
 //! version, the rows returned to the model for its final answer.
 //!
+//! With an embeddings model, the passages of unstructured sources also have
+//! vectors (`knowledge_vectors`, libSQL `F32_BLOB` with a `libsql_vector_idx`
+//! index; written by the data-sources area's `data-sources.embed` job), and
+//! a turn finds passages both ways ([`passages`]): the full-text matches
+//! (FTS5's bm25 order) and the nearest by meaning (cosine distance, at most
+//! [`MAX_DISTANCE`]), fused by reciprocal rank ([`fuse`]), so a passage both
+//! find comes first and one that only the meaning finds still counts.
+//!
 //! Only what the agent may see is ever found: the query joins the agent's
 //! own `agent_data_sources` of the same business, sources that are
 //! `active`, and only the passages of each source's active version (an
@@ -31,10 +39,27 @@ pub const BUDGET_CHARS: usize = 4_000;
 pub const PASSAGE_CHARS: usize = 600;
 /// Search terms taken from a customer message at most.
 const MAX_TERMS: usize = 16;
+/// Candidates each way of finding (words, meaning) offers the fusion.
+const CANDIDATES: usize = 8;
+/// Up to this many vectors in the agent's scopes the nearest are found
+/// exactly (a scan of the agent's own vectors); above, through the ANN index.
+pub const EXACT_VECTORS: i64 = 2_000;
+/// Neighbours asked of the ANN index (`vector_top_k`) before they are
+/// narrowed to the agent's scopes: the index spans every business, so a
+/// small share of it may find fewer than [`CANDIDATES`] of its own.
+const ANN_NEIGHBOURS: usize = 256;
+/// A passage found by meaning alone counts only within this cosine distance
+/// (0 the same direction, 1 unrelated).
+pub const MAX_DISTANCE: f64 = 0.6;
+/// The constant of reciprocal rank fusion: a passage scores
+/// `Σ 1 / (RRF_K + rank)` over the lists that found it.
+const RRF_K: f64 = 60.0;
 
 /// One passage found for a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Passage {
+    /// Its row in `knowledge_fts` (and key in `knowledge_vectors`).
+    pub id: i64,
     pub source_id: String,
     pub source_name: String,
     pub version_id: String,
@@ -133,10 +158,22 @@ pub fn scope_token(source_id: &str, version_id: &str) -> String {
     format!("s{}v{version}", source_id.replace('-', ""))
 }
 
-/// Replaces the indexed passages of an unstructured source's content
-/// (inside the caller's transaction).
+/// A vector as libSQL's `F32_BLOB` stores it: little-endian 32-bit floats.
+pub fn vector_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The FTS5 query of one scope (all passages of a source version).
+pub fn scope_query(source_id: &str, version_id: &str) -> String {
+    format!("scope:\"{}\"", scope_token(source_id, version_id))
+}
+
+/// Replaces the indexed passages of an unstructured source's content, and
+/// drops their vectors (inside the caller's transaction; the caller
+/// enqueues the embedding of the new ones).
 pub fn index_content(biz: &str, source_id: &str, content: Option<&str>) -> Result<(), Failure> {
-    db::execute("DELETE FROM knowledge_fts WHERE business_id = ?1 AND data_source_id = ?2 AND version_id = ''", &[biz.into(), source_id.into()])?;
+    db::execute("DELETE FROM knowledge_fts WHERE knowledge_fts MATCH ?1 AND business_id = ?2", &[scope_query(source_id, "").into(), biz.into()])?;
+    db::execute("DELETE FROM knowledge_vectors WHERE data_source_id = ?1 AND version_id = '' AND business_id = ?2", &[source_id.into(), biz.into()])?;
     let rows: Vec<Vec<crate::Value>> = split_passages(content.unwrap_or_default())
         .into_iter()
         .enumerate()
@@ -171,36 +208,111 @@ fn agent_sources(biz: &str, agent_id: &str) -> Result<Vec<AgentSource>, Failure>
 }
 
 /// The passages of the agent's `sources` that best match `message`, best
-/// first.
+/// first: the full-text matches and the nearest by meaning, fused.
 fn passages(biz: &str, agent_id: &str, sources: &[AgentSource], message: &str) -> Result<Vec<Passage>, Failure> {
-    let Some(terms) = query_terms(message) else { return Ok(Vec::new()) };
-    // The scopes this agent may search: its active sources' active versions.
-    let scopes: Vec<String> = sources.iter().map(|s| format!("\"{}\"", scope_token(&s.id, &s.version_id))).collect();
-    if scopes.is_empty() {
+    if sources.is_empty() {
         return Ok(Vec::new());
     }
-    let scopes = scopes.join(" OR ");
+    let by_words = matching(biz, agent_id, sources, message)?;
+    let by_meaning = nearest(biz, sources, message)?;
+    Ok(fuse(by_words, by_meaning))
+}
+
+/// The full-text matches of `message` in the agent's scopes, best first.
+fn matching(biz: &str, agent_id: &str, sources: &[AgentSource], message: &str) -> Result<Vec<Passage>, Failure> {
+    let Some(terms) = query_terms(message) else { return Ok(Vec::new()) };
+    // The scopes this agent may search: its active sources' active versions.
+    let scopes = sources.iter().map(|s| format!("\"{}\"", scope_token(&s.id, &s.version_id))).collect::<Vec<_>>().join(" OR ");
     // Passages with every word first; any word only when none has them all.
     let all = query_all_terms(message).unwrap_or_default();
     let mut rows = search(biz, agent_id, &format!("text:({all}) AND scope:({scopes})"))?;
     if rows.is_empty() && all != terms {
         rows = search(biz, agent_id, &format!("text:({terms}) AND scope:({scopes})"))?;
     }
-    Ok(rows.iter().map(|r| Passage { source_id: r.text(0), source_name: r.text(1), version_id: r.text(2), item: r.int(3), text: r.text(4) }).collect())
+    Ok(rows.iter().map(|r| Passage { id: r.int(5), source_id: r.text(0), source_name: r.text(1), version_id: r.text(2), item: r.int(3), text: r.text(4) }).collect())
 }
 
 /// One FTS5 search, joined to what the agent may see, best first.
 fn search(biz: &str, agent_id: &str, query: &str) -> Result<Vec<crate::db::Row>, Failure> {
     db::query(
         &format!(
-            "SELECT knowledge_fts.data_source_id, s.name, knowledge_fts.version_id, knowledge_fts.item, knowledge_fts.text FROM knowledge_fts \
+            "SELECT knowledge_fts.data_source_id, s.name, knowledge_fts.version_id, knowledge_fts.item, knowledge_fts.text, knowledge_fts.rowid FROM knowledge_fts \
              JOIN agent_data_sources a ON a.business_id = ?1 AND a.agent_id = ?2 AND a.data_source_id = knowledge_fts.data_source_id \
              JOIN data_sources s ON s.business_id = ?1 AND s.id = knowledge_fts.data_source_id AND s.status = 'active' \
              WHERE knowledge_fts MATCH ?3 AND knowledge_fts.business_id = ?1 AND knowledge_fts.version_id = IFNULL(s.active_version_id, '') \
-             ORDER BY knowledge_fts.rank LIMIT {MAX_PASSAGES}"
+             ORDER BY knowledge_fts.rank LIMIT {CANDIDATES}"
         ),
         &[biz.into(), agent_id.into(), query.into()],
     )
+}
+
+/// The passages of the agent's unstructured sources nearest to `message`
+/// by meaning (within [`MAX_DISTANCE`]), nearest first. Empty without an
+/// embeddings model; an embeddings failure is logged and the turn goes on
+/// with the full-text matches.
+fn nearest(biz: &str, sources: &[AgentSource], message: &str) -> Result<Vec<Passage>, Failure> {
+    let scopes: Vec<String> = sources.iter().filter(|s| !s.structured).map(|s| scope_token(&s.id, "")).collect();
+    if scopes.is_empty() || message.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let query = match ai::embed(&[message.to_string()]) {
+        Ok(Some(mut v)) if v.len() == 1 => vector_blob(&v.remove(0)),
+        Ok(_) => return Ok(Vec::new()),
+        Err(e) => {
+            crate::log::log(crate::log::Level::Warn, &format!("passages by meaning skipped for this turn: {e}"));
+            return Ok(Vec::new());
+        }
+    };
+    let mut params: Vec<crate::Value> = vec![crate::Value::Blob(query), biz.into()];
+    params.extend(scopes.iter().map(|s| s.as_str().into()));
+    let within = db::placeholders(3, scopes.len());
+    let count = db::query_one(&format!("SELECT COUNT(*) FROM knowledge_vectors WHERE scope IN ({})", db::placeholders(1, scopes.len())), &params[2..])?
+        .map_or(0, |r| r.int(0));
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    // Few vectors: all of the agent's, exactly. Many: the ANN index's
+    // neighbours, narrowed to the agent's scopes.
+    let from = if count <= EXACT_VECTORS {
+        "knowledge_vectors v".to_string()
+    } else {
+        format!("vector_top_k('knowledge_vectors_ann', vector32(?1), {ANN_NEIGHBOURS}) t JOIN knowledge_vectors v ON v.rowid = t.id")
+    };
+    let rows = db::query(
+        &format!(
+            "SELECT f.data_source_id, f.version_id, f.item, f.text, v.fts_rowid, vector_distance_cos(v.embedding, vector32(?1)) AS d FROM {from} \
+             JOIN knowledge_fts f ON f.rowid = v.fts_rowid \
+             WHERE v.business_id = ?2 AND v.scope IN ({within}) AND d <= {MAX_DISTANCE} ORDER BY d LIMIT {CANDIDATES}"
+        ),
+        &params,
+    )?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            let source = sources.iter().find(|s| s.id == r.text(0))?;
+            Some(Passage { id: r.int(4), source_id: source.id.clone(), source_name: source.name.clone(), version_id: r.text(1), item: r.int(2), text: r.text(3) })
+        })
+        .collect())
+}
+
+/// Reciprocal rank fusion of the full-text matches and the nearest by
+/// meaning: each passage scores `Σ 1 / (RRF_K + rank)` over the lists that
+/// hold it (rank from 1); best [`MAX_PASSAGES`] first, ties in the order
+/// found (words before meaning).
+pub fn fuse(by_words: Vec<Passage>, by_meaning: Vec<Passage>) -> Vec<Passage> {
+    let mut scored: Vec<(f64, Passage)> = Vec::new();
+    for list in [by_words, by_meaning] {
+        for (rank, p) in list.into_iter().enumerate() {
+            let score = 1.0 / (RRF_K + rank as f64 + 1.0);
+            match scored.iter_mut().find(|(_, q)| q.id == p.id) {
+                Some((s, _)) => *s += score,
+                None => scored.push((score, p)),
+            }
+        }
+    }
+    // A stable sort keeps the order found among equal scores.
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored.into_iter().take(MAX_PASSAGES).map(|(_, p)| p).collect()
 }
 
 /// The knowledge section of an agent turn's instructions, within
@@ -381,6 +493,17 @@ mod tests {
     }
 
     #[test]
+    fn fusion_ranks_what_both_find_first_and_keeps_what_one_finds() {
+        let p = |id: i64| Passage { id, source_id: "s".into(), source_name: "S".into(), version_id: String::new(), item: id, text: format!("p{id}") };
+        let ids = |v: Vec<Passage>| v.into_iter().map(|p| p.id).collect::<Vec<_>>();
+        assert_eq!(ids(fuse(vec![p(1), p(2), p(3)], vec![p(3), p(9)])), [3, 1, 2, 9]);
+        assert_eq!(ids(fuse(vec![p(1), p(2)], vec![])), [1, 2]);
+        assert_eq!(ids(fuse(vec![], vec![p(7), p(8)])), [7, 8]);
+        assert_eq!(ids(fuse((1..=6).map(p).collect(), (7..=9).map(p).collect())).len(), MAX_PASSAGES);
+        assert_eq!(vector_blob(&[1.0, -2.5]), [0, 0, 128, 63, 0, 0, 32, 192]);
+    }
+
+    #[test]
     fn rows_read_as_header_value_pairs() {
         let h = vec!["SKU".to_string(), "Name".to_string(), "Price".to_string()];
         assert_eq!(row_passage(&h, &[Some("A1"), Some("Widget"), Some("10")]), "SKU: A1; Name: Widget; Price: 10");
@@ -389,7 +512,7 @@ mod tests {
 
     #[test]
     fn the_instructions_block_keeps_to_its_budget() {
-        let p = |n: usize| Passage { source_id: "s".into(), source_name: "Prices".into(), version_id: String::new(), item: 0, text: "x".repeat(n) };
+        let p = |n: usize| Passage { id: 1, source_id: "s".into(), source_name: "Prices".into(), version_id: String::new(), item: 0, text: "x".repeat(n) };
         assert_eq!(instructions_block(&[]), "");
         assert!(instructions_block(&[p(10)]).ends_with("\n[Prices] xxxxxxxxxx"));
         assert!(instructions_block(&[p(3000), p(3000)]).chars().count() <= BUDGET_CHARS);

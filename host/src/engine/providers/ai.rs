@@ -115,22 +115,28 @@ fn remote(e: &Endpoint, instructions: &str, history: &[(String, String)]) -> Res
 
 /// One chat-completions request; the answer as JSON.
 fn post(e: &Endpoint, body: serde_json::Value) -> Result<serde_json::Value, String> {
+    post_to(&e.url, e.api_key.as_deref(), body, "ai")
+}
+
+/// One JSON POST to the AI provider (`what` names it in errors); the answer
+/// as JSON.
+fn post_to(url: &str, api_key: Option<&str>, body: serde_json::Value, what: &str) -> Result<serde_json::Value, String> {
     static CLIENT: OnceLock<reqwest::blocking::Client> = OnceLock::new();
     let client = CLIENT.get_or_init(|| {
         reqwest::blocking::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().expect("the AI HTTP client builds")
     });
-    let mut req = client.post(&e.url).header("content-type", "application/json");
-    if let Some(k) = &e.api_key {
+    let mut req = client.post(url).header("content-type", "application/json");
+    if let Some(k) = api_key {
         req = req.header("authorization", format!("Bearer {k}"));
     }
     let resp = match req.body(body.to_string()).send() {
         Ok(r) if r.status().is_success() => r,
-        Ok(r) => return Err(format!("ai endpoint answered {}", r.status().as_u16())),
-        Err(err) if err.is_timeout() => return Err("ai endpoint timed out".to_string()),
-        Err(_) => return Err("ai endpoint unreachable".to_string()),
+        Ok(r) => return Err(format!("{what} endpoint answered {}", r.status().as_u16())),
+        Err(err) if err.is_timeout() => return Err(format!("{what} endpoint timed out")),
+        Err(_) => return Err(format!("{what} endpoint unreachable")),
     };
-    let text = resp.text().map_err(|_| "ai endpoint response unreadable".to_string())?;
-    serde_json::from_str(&text).map_err(|_| "ai endpoint sent invalid JSON".to_string())
+    let text = resp.text().map_err(|_| format!("{what} endpoint response unreadable"))?;
+    serde_json::from_str(&text).map_err(|_| format!("{what} endpoint sent invalid JSON"))
 }
 
 #[cfg(test)]
@@ -196,6 +202,23 @@ mod tests {
     }
 
     #[test]
+    fn embeddings_requests_and_answers() {
+        assert_eq!(embeddings_url("http://h/v1/chat/completions").as_deref(), Some("http://h/v1/embeddings"));
+        assert_eq!(embeddings_url("http://h/v1/chat/completions/").as_deref(), Some("http://h/v1/embeddings"));
+        assert_eq!(embeddings_url("http://h/complete"), None);
+        let e = Embeddings { url: String::new(), model: "m".into(), dimensions: 2, ask_dimensions: false, api_key: None };
+        assert_eq!(embeddings_body(&e, &["a".into()]), serde_json::json!({"model": "m", "input": ["a"]}));
+        assert_eq!(embeddings_body(&Embeddings { ask_dimensions: true, ..e.clone() }, &[])["dimensions"], 2);
+        let answer = serde_json::json!({"data": [{"index": 1, "embedding": [0.5, 1]}, {"index": 0, "embedding": [1, 0]}]});
+        assert_eq!(parse_embeddings(&answer, 2, 2).unwrap(), vec![vec![1.0, 0.0], vec![0.5, 1.0]]);
+        assert!(parse_embeddings(&answer, 3, 2).unwrap_err().contains("2 vectors for 3"));
+        assert!(parse_embeddings(&answer, 2, 3).unwrap_err().contains("2 dimensions, 3 are configured"));
+        let repeated = serde_json::json!({"data": [{"index": 0, "embedding": [1, 0]}, {"index": 0, "embedding": [1, 0]}]});
+        assert!(parse_embeddings(&repeated, 2, 2).is_err());
+        assert!(parse_embeddings(&serde_json::json!({"data": [{"embedding": "x"}]}), 1, 2).is_err());
+    }
+
+    #[test]
     fn request_shape() {
         let b = request_body("m", "be nice", &h(&[("user", "hi"), ("assistant", "hello")]));
         assert_eq!(
@@ -223,6 +246,95 @@ impl ai::Host for RequestState {
     fn respond(&mut self, instructions: String, history: Vec<(String, String)>, sources: Vec<ai::LookupSource>, done: Vec<(ai::Lookup, String)>) -> Result<ai::Answer, String> {
         respond(&instructions, &history, &sources, &done)
     }
+
+    fn embed(&mut self, texts: Vec<String>) -> Result<Option<Vec<Vec<f32>>>, String> {
+        match EMBEDDINGS.get() {
+            None => Ok(None),
+            Some(e) => embed(e, &texts).map(Some),
+        }
+    }
+}
+
+/// The embeddings model (`serve --ai-embeddings-model`): where vectors come
+/// from and how long they are.
+#[derive(Debug, Clone)]
+pub struct Embeddings {
+    pub url: String,
+    pub model: String,
+    pub dimensions: u32,
+    /// Sent as `dimensions` only when set explicitly (models that cannot
+    /// shorten their vectors refuse the parameter).
+    pub ask_dimensions: bool,
+    pub api_key: Option<String>,
+}
+
+static EMBEDDINGS: OnceLock<Embeddings> = OnceLock::new();
+
+/// The dimension of vectors when `--ai-embeddings-dimensions` is not given
+/// (the native size of the common small OpenAI-compatible models).
+pub const DEFAULT_DIMENSIONS: u32 = 1536;
+
+/// The embeddings URL beside a chat-completions URL: `…/chat/completions`
+/// becomes `…/embeddings`.
+pub fn embeddings_url(chat_url: &str) -> Option<String> {
+    let base = chat_url.trim_end_matches('/').strip_suffix("/chat/completions")?;
+    Some(format!("{base}/embeddings"))
+}
+
+/// Configures the embeddings model (`serve` flags); without it retrieval is
+/// full-text only.
+pub fn configure_embeddings(url: &str, model: &str, dimensions: Option<u32>) -> &'static Embeddings {
+    let api_key = std::env::var("SWITCHBOARD_AI_API_KEY").ok().filter(|k| !k.is_empty());
+    EMBEDDINGS.get_or_init(|| Embeddings {
+        url: url.to_string(),
+        model: model.to_string(),
+        dimensions: dimensions.unwrap_or(DEFAULT_DIMENSIONS),
+        ask_dimensions: dimensions.is_some(),
+        api_key,
+    })
+}
+
+/// The embeddings request body.
+pub fn embeddings_body(e: &Embeddings, texts: &[String]) -> serde_json::Value {
+    let mut body = serde_json::json!({"model": e.model, "input": texts});
+    if e.ask_dimensions {
+        body["dimensions"] = e.dimensions.into();
+    }
+    body
+}
+
+/// Reads an embeddings answer: `data[i].embedding` for each input, placed by
+/// `data[i].index` when given, each of the configured length.
+pub fn parse_embeddings(v: &serde_json::Value, count: usize, dimensions: u32) -> Result<Vec<Vec<f32>>, String> {
+    let data = v.get("data").and_then(|d| d.as_array()).ok_or("embeddings endpoint response has no data")?;
+    if data.len() != count {
+        return Err(format!("embeddings endpoint answered {} vectors for {count} texts", data.len()));
+    }
+    let mut out: Vec<Option<Vec<f32>>> = vec![None; count];
+    for (i, item) in data.iter().enumerate() {
+        let at = item.get("index").and_then(|x| x.as_u64()).map_or(i, |x| x as usize);
+        let vector: Vec<f32> = item
+            .get("embedding")
+            .and_then(|e| e.as_array())
+            .and_then(|e| e.iter().map(|x| x.as_f64().map(|x| x as f32)).collect())
+            .ok_or("embeddings endpoint sent an embedding that is not a list of numbers")?;
+        if vector.len() != dimensions as usize {
+            return Err(format!("embeddings endpoint answered {} dimensions, {dimensions} are configured", vector.len()));
+        }
+        match out.get_mut(at) {
+            Some(slot @ None) => *slot = Some(vector),
+            _ => return Err("embeddings endpoint sent a bad or repeated index".to_string()),
+        }
+    }
+    Ok(out.into_iter().map(|v| v.expect("every slot filled: as many items as texts, no index repeated")).collect())
+}
+
+fn embed(e: &Embeddings, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+    if texts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let v = post_to(&e.url, e.api_key.as_deref(), embeddings_body(e, texts), "embeddings")?;
+    parse_embeddings(&v, texts.len(), e.dimensions)
 }
 
 /// `ai.respond`: a reply, or a `lookup` the model asks for first.

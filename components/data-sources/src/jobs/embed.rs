@@ -1,0 +1,110 @@
+//! Job kind `data-sources.embed`: gives every passage of an unstructured
+//! source's content a vector (issue 19, semantic retrieval), in bounded
+//! steps.
+//!
+//! Enqueued when the content is set or changed while `serve` runs with an
+//! embeddings model ([`enqueue_if_enabled`]), and by `serve` at start for
+//! every source not embedded with the current model (the backfill,
+//! `host/src/knowledge.rs`). One lane per source, so a source's jobs run one
+//! at a time.
+//!
+//! A step takes the next [`BATCH`] passages after the cursor (the passages'
+//! FTS rowids rise), asks the host's `ai.embed` for their vectors (the step
+//! calls out, so it holds no write lock meanwhile) and stores each vector
+//! beside its passage, with the cursor, in the step's fenced transaction: a
+//! crash or a lost lease rolls the step back and the next run starts from
+//! the last committed cursor, so a passage is stored once and at most one
+//! batch is asked for again. A passage replaced while its batch was out
+//! (the content changed) is not stored: the vector is kept only when the
+//! passage still has the text that was embedded. When no passage is left the
+//! source is marked embedded with the model.
+
+use serde::{Deserialize, Serialize};
+use switchboard_guest::ai;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::job::{self, retry, AreaJob};
+use switchboard_guest::job_types::{Job, Outcome};
+use switchboard_guest::{knowledge, Failure, Value};
+
+use super::DataSourcesJob;
+
+/// Passages embedded per step (one request to the embeddings endpoint).
+pub const BATCH: usize = 64;
+/// Endpoint failures retried (with backoff) before the job gives up; the
+/// next content change or `serve` start tries again.
+const MAX_ATTEMPTS: u32 = 8;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Payload {
+    pub source_id: String,
+    /// The FTS rowid of the last passage embedded (the cursor).
+    #[serde(default)]
+    pub after: i64,
+}
+
+/// The model vectors are made with while `serve` runs with one.
+fn enabled_model() -> Result<Option<String>, Failure> {
+    Ok(db::query_one("SELECT model FROM knowledge_embedding WHERE id = 1 AND enabled = 1", &[])?.and_then(|r| r.opt_text(0)))
+}
+
+/// After an unstructured source's content changed (its passages were
+/// indexed again by `knowledge::index_content`): the source is no longer
+/// embedded, and with an embeddings model its job is enqueued.
+pub fn enqueue_if_enabled(biz: &str, source_id: &str) -> Result<(), Failure> {
+    db::execute("UPDATE data_sources SET embedded_model = NULL WHERE business_id = ?1 AND id = ?2", &[biz.into(), source_id.into()])?;
+    if enabled_model()?.is_some() {
+        job::enqueue(biz, &DataSourcesJob::Embed(Payload { source_id: source_id.to_string(), after: 0 }))?;
+    }
+    Ok(())
+}
+
+pub fn run(job: &Job, p: Payload) -> Outcome {
+    match step(job, p) {
+        Ok(o) => o,
+        Err(f) => panic!("store error while embedding: {} {}", f.code, f.message),
+    }
+}
+
+fn step(job: &Job, p: Payload) -> Result<Outcome, Failure> {
+    let biz = job.business_id.as_str();
+    let Some(model) = enabled_model()? else { return Ok(Outcome::Done) };
+    let live = db::query_one(
+        "SELECT 1 FROM data_sources WHERE business_id = ?1 AND id = ?2 AND class = 'unstructured' AND status <> 'archived'",
+        &[biz.into(), p.source_id.as_str().into()],
+    )?;
+    if live.is_none() {
+        return Ok(Outcome::Done);
+    }
+    let scope = knowledge::scope_token(&p.source_id, "");
+    let batch = db::query(
+        &format!(
+            "SELECT rowid, text FROM knowledge_fts WHERE knowledge_fts MATCH ?1 AND rowid > ?2 AND business_id = ?3 \
+             AND NOT EXISTS (SELECT 1 FROM knowledge_vectors v WHERE v.fts_rowid = knowledge_fts.rowid) ORDER BY rowid LIMIT {BATCH}"
+        ),
+        &[knowledge::scope_query(&p.source_id, "").into(), p.after.into(), biz.into()],
+    )?;
+    if batch.is_empty() {
+        db::execute("UPDATE data_sources SET embedded_model = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), p.source_id.as_str().into(), model.into()])?;
+        return Ok(Outcome::Done);
+    }
+    let texts: Vec<String> = batch.iter().map(|r| r.text(1)).collect();
+    let vectors = match ai::embed(&texts) {
+        Ok(Some(v)) => v,
+        Ok(None) => return Ok(Outcome::Done),
+        Err(e) if job.attempt >= MAX_ATTEMPTS => return Ok(Outcome::Dead(format!("embeddings failed {MAX_ATTEMPTS} times: {e}"))),
+        Err(e) => return Ok(retry(job.attempt, e)),
+    };
+    let rows: Vec<Vec<Value>> = batch
+        .iter()
+        .zip(vectors)
+        .map(|(r, v)| vec![r.int(0).into(), biz.into(), p.source_id.as_str().into(), scope.as_str().into(), Value::Blob(knowledge::vector_blob(&v)), r.text(1).into()])
+        .collect();
+    db::execute_many(
+        "INSERT OR IGNORE INTO knowledge_vectors (fts_rowid, business_id, data_source_id, version_id, scope, embedding) \
+         SELECT ?1, ?2, ?3, '', ?4, ?5 WHERE EXISTS (SELECT 1 FROM knowledge_fts WHERE rowid = ?1 AND text = ?6)",
+        &rows,
+    )?;
+    let after = batch.last().map_or(p.after, |r| r.int(0));
+    Ok(DataSourcesJob::Embed(Payload { source_id: p.source_id, after }).continue_after(0))
+}

@@ -1,0 +1,167 @@
+//! The vector store of grounded agents (issue 19), prepared at `serve` start.
+//!
+//! Passages of unstructured sources live in the FTS5 table `knowledge_fts`
+//! (migration 0017); with an embeddings model (`--ai-embeddings-model`) each
+//! also gets a vector in `knowledge_vectors`, keyed by the passage's FTS
+//! rowid, in an `F32_BLOB(<dimensions>)` column indexed with libSQL's
+//! `libsql_vector_idx` (DiskANN, cosine). The data-sources area's
+//! `data-sources.embed` job writes the vectors; agent turns read them
+//! (`components/guest/src/knowledge.rs`).
+//!
+//! The column's dimension is a setting, so the table is made here rather
+//! than by a migration; `knowledge_embedding` (migration 0018) remembers the
+//! model and dimension the stored vectors came from. At start:
+//!
+//! - another dimension: the table is made again (empty);
+//! - another model: its vectors are deleted (vectors of two models are not
+//!   comparable);
+//! - then every unstructured source whose content is not embedded with this
+//!   model gets a `data-sources.embed` job (the backfill).
+//!
+//! Without a model the table is kept as it is and `enabled` is 0, so content
+//! changes enqueue nothing and retrieval is full-text only.
+
+use anyhow::{Context, Result};
+use libsql::Value as SqlValue;
+
+use crate::db::{self, Db};
+use crate::engine::providers::ai::Embeddings;
+
+/// The data-sources area's job kind that embeds one source's passages, and
+/// the lane its jobs share (one at a time per source): see
+/// `components/data-sources/src/jobs/embed.rs`.
+pub const EMBED_JOB: &str = "data-sources.embed";
+
+/// The vector table and its index for vectors of `dimensions` floats.
+fn vector_table_ddl(dimensions: u32) -> String {
+    format!(
+        "CREATE TABLE knowledge_vectors (
+            fts_rowid      INTEGER PRIMARY KEY,
+            business_id    TEXT NOT NULL,
+            data_source_id TEXT NOT NULL,
+            version_id     TEXT NOT NULL,
+            scope          TEXT NOT NULL,
+            embedding      F32_BLOB({dimensions}) NOT NULL
+        );
+        CREATE INDEX knowledge_vectors_scope ON knowledge_vectors (scope);
+        CREATE INDEX knowledge_vectors_source ON knowledge_vectors (data_source_id, version_id);
+        CREATE INDEX knowledge_vectors_ann ON knowledge_vectors (libsql_vector_idx(embedding, 'metric=cosine'));"
+    )
+}
+
+/// Brings the vector table in line with `embeddings` (see the module
+/// documentation); returns how many backfill jobs were enqueued.
+pub fn prepare(db: &Db, embeddings: Option<&Embeddings>) -> Result<usize> {
+    let gate = db.gate();
+    let _writing = gate.lock();
+    let c = db.conn()?;
+    let row = db::query_rows(&c, "SELECT IFNULL(model, ''), dimensions FROM knowledge_embedding WHERE id = 1", vec![])?;
+    let (model, dimensions) = match row.first().map(|r| (&r[0], &r[1])) {
+        Some((SqlValue::Text(m), SqlValue::Integer(d))) => (m.clone(), *d),
+        _ => (String::new(), 0),
+    };
+    let wanted = embeddings.map_or(if dimensions == 0 { crate::engine::providers::ai::DEFAULT_DIMENSIONS as i64 } else { dimensions }, |e| e.dimensions as i64);
+    let mut script = String::from("BEGIN IMMEDIATE;\n");
+    if dimensions != wanted {
+        if dimensions != 0 {
+            script.push_str("DROP TABLE knowledge_vectors;\n");
+        }
+        script.push_str(&vector_table_ddl(wanted as u32));
+        script.push_str("\nUPDATE data_sources SET embedded_model = NULL WHERE embedded_model IS NOT NULL;\n");
+    } else if embeddings.is_some_and(|e| !model.is_empty() && e.model != model) {
+        script.push_str("DELETE FROM knowledge_vectors;\nUPDATE data_sources SET embedded_model = NULL WHERE embedded_model IS NOT NULL;\n");
+    }
+    script.push_str("COMMIT;");
+    db::block(c.execute_batch(&script)).map_err(|e| {
+        let _ = db::block(c.execute_batch("ROLLBACK"));
+        anyhow::anyhow!("preparing the vector table: {e}")
+    })?;
+    let model_after = embeddings.map_or(if dimensions == wanted { model } else { String::new() }, |e| e.model.clone());
+    db::execute(
+        &c,
+        "UPDATE knowledge_embedding SET model = NULLIF(?1, ''), dimensions = ?2, enabled = ?3 WHERE id = 1",
+        vec![SqlValue::Text(model_after), SqlValue::Integer(wanted), SqlValue::Integer(embeddings.is_some() as i64)],
+    )?;
+    let Some(e) = embeddings else { return Ok(0) };
+    // The backfill: one job per source whose content is not embedded with
+    // this model and that has no embed job waiting already.
+    let sources = db::query_rows(
+        &c,
+        "SELECT s.business_id, s.id FROM data_sources s \
+         WHERE s.class = 'unstructured' AND s.status <> 'archived' AND IFNULL(s.content, '') <> '' AND IFNULL(s.embedded_model, '') <> ?1 \
+           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.lane = 'embed:' || s.id AND j.state IN ('pending', 'leased'))",
+        vec![SqlValue::Text(e.model.clone())],
+    )?;
+    let now = crate::clock::now_ms();
+    let jobs: Vec<Vec<SqlValue>> = sources
+        .into_iter()
+        .filter_map(|r| match (&r[0], &r[1]) {
+            (SqlValue::Text(business), SqlValue::Text(source)) => Some(vec![
+                SqlValue::Text(uuid::Uuid::now_v7().to_string()),
+                SqlValue::Text(business.clone()),
+                SqlValue::Text(serde_json::json!({"sourceId": source}).to_string()),
+                SqlValue::Integer(now),
+                SqlValue::Text(format!("embed:{source}")),
+            ]),
+            _ => None,
+        })
+        .collect();
+    let enqueued = jobs.len();
+    c.execute_many(
+        &format!("INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, calls_out, lane) VALUES (?1, '{EMBED_JOB}', ?2, ?3, ?4, ?4, 1, ?5)"),
+        jobs,
+    )
+    .context("enqueuing the embeddings backfill")?;
+    Ok(enqueued)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn embeddings(model: &str, dimensions: u32) -> Embeddings {
+        Embeddings { url: String::new(), model: model.into(), dimensions, ask_dimensions: false, api_key: None }
+    }
+
+    fn one(db: &Db, sql: &str) -> Vec<SqlValue> {
+        let c = db.conn().unwrap();
+        db::query_rows(&c, sql, vec![]).unwrap().remove(0)
+    }
+
+    #[test]
+    fn the_vector_table_follows_the_model_and_its_dimension() {
+        let dir = std::env::temp_dir().join(format!("switchboard-knowledge-{}", uuid::Uuid::new_v4()));
+        let db = Db::open(&dir).unwrap();
+        // Without a model: a table of the default dimension, disabled.
+        assert_eq!(prepare(&db, None).unwrap(), 0);
+        assert_eq!(one(&db, "SELECT dimensions, enabled FROM knowledge_embedding"), vec![SqlValue::Integer(1536), SqlValue::Integer(0)]);
+        let c = db.conn().unwrap();
+        let v = |x: f32| SqlValue::Text(format!("[{x}, 0, 1]"));
+        db::execute(&c, "INSERT INTO data_sources (id, business_id, name, class, kind, built_in, status, content, created_at, updated_at) VALUES ('s1', 'b', 'Notes', 'unstructured', 'text', 0, 'active', 'Open 9 to 5.', '', '')", vec![]).unwrap();
+        drop(c);
+        // A model of 3 dimensions: the table is made again, and the source is backfilled.
+        assert_eq!(prepare(&db, Some(&embeddings("m1", 3))).unwrap(), 1);
+        assert_eq!(prepare(&db, Some(&embeddings("m1", 3))).unwrap(), 0, "a waiting job is not enqueued twice");
+        let c = db.conn().unwrap();
+        for (id, x) in [(1, 1.0f32), (2, -1.0), (3, 0.9)] {
+            db::execute(&c, "INSERT INTO knowledge_vectors VALUES (?1, 'b', 's1', '', 'scope', vector32(?2))", vec![SqlValue::Integer(id), v(x)]).unwrap();
+        }
+        // libSQL's own vector search answers over the index.
+        let near = db::query_rows(&c, "SELECT id FROM vector_top_k('knowledge_vectors_ann', vector32('[1, 0, 1]'), 2)", vec![]).unwrap();
+        let mut ids: Vec<SqlValue> = near.into_iter().map(|mut r| r.remove(0)).collect();
+        ids.sort_by_key(|v| if let SqlValue::Integer(i) = v { *i } else { 0 });
+        assert_eq!(ids, vec![SqlValue::Integer(1), SqlValue::Integer(3)]);
+        drop(c);
+        // Another model of the same dimension: its vectors are gone.
+        db::execute(&db.conn().unwrap(), "DELETE FROM jobs", vec![]).unwrap();
+        db::execute(&db.conn().unwrap(), "UPDATE data_sources SET embedded_model = 'm1'", vec![]).unwrap();
+        assert_eq!(prepare(&db, Some(&embeddings("m2", 3))).unwrap(), 1);
+        assert_eq!(one(&db, "SELECT COUNT(*) FROM knowledge_vectors"), vec![SqlValue::Integer(0)]);
+        assert_eq!(one(&db, "SELECT model, enabled FROM knowledge_embedding"), vec![SqlValue::Text("m2".into()), SqlValue::Integer(1)]);
+        // Off again: kept, disabled.
+        assert_eq!(prepare(&db, None).unwrap(), 0);
+        assert_eq!(one(&db, "SELECT model, dimensions, enabled FROM knowledge_embedding"), vec![SqlValue::Text("m2".into()), SqlValue::Integer(3), SqlValue::Integer(0)]);
+        drop(db);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
