@@ -188,10 +188,10 @@ fn csv_activates_then_a_ragged_csv_waits_for_review_and_resolve_keeps_the_old_ve
     assert_eq!(s["activeVersionId"], v1.as_str());
     assert_eq!(s["itemCount"], 2);
     assert_eq!(s["fields"], json!([
-        {"key": "sku", "label": "sku", "type": "text"},
-        {"key": "price", "label": "price", "type": "number"},
-        {"key": "in_stock", "label": "in_stock", "type": "boolean"},
-        {"key": "updated", "label": "updated", "type": "date"}]));
+        {"key": "sku", "label": "sku", "type": "text", "lookup": true},
+        {"key": "price", "label": "price", "type": "number", "lookup": false},
+        {"key": "in_stock", "label": "in_stock", "type": "boolean", "lookup": false},
+        {"key": "updated", "label": "updated", "type": "date", "lookup": false}]));
 
     // A ragged row: stored losslessly, reported, and the version waits.
     let v2 = c.ingest(&src, "prices2.csv", "csv", b"sku,price,in_stock,updated\nC-3,1,true,2024-06-01\nD-4,2\nE-5,3,false,2024-06-02\n");
@@ -358,9 +358,9 @@ fn spreadsheets_and_corrupt_files() {
     assert_eq!(d["ingestion"]["rowCount"], 3);
     let s = c.source(&src).unwrap();
     assert_eq!(s["fields"], json!([
-        {"key": "item", "label": "item", "type": "text"},
-        {"key": "qty", "label": "qty", "type": "number"},
-        {"key": "note", "label": "note", "type": "text"}]));
+        {"key": "item", "label": "item", "type": "text", "lookup": true},
+        {"key": "qty", "label": "qty", "type": "number", "lookup": false},
+        {"key": "note", "label": "note", "type": "text", "lookup": false}]));
     let v_m = c.ingest(&src, "stock.xlsm", "xlsm", &book);
     assert_eq!(c.wait(&v_m, &["active", "needs_review", "failed"])["ingestion"]["stage"], "active");
 
@@ -576,7 +576,7 @@ fn raw_spreadsheets_and_json_files() {
     let v = r.assert_ok(202)["ingestionId"].as_str().unwrap().to_string();
     let d = c.wait(&v, &["active", "needs_review", "failed"]);
     assert_eq!((d["ingestion"]["stage"].as_str(), d["ingestion"]["rowCount"].as_i64()), (Some("active"), Some(2)), "{d}");
-    assert_eq!(c.source(&src).unwrap()["fields"], json!([{"key": "item", "label": "item", "type": "text"}, {"key": "qty", "label": "qty", "type": "number"}]));
+    assert_eq!(c.source(&src).unwrap()["fields"], json!([{"key": "item", "label": "item", "type": "text", "lookup": true}, {"key": "qty", "label": "qty", "type": "number", "lookup": false}]));
     let r = c.raw(&src, "stock.xlsm", "xlsm", "application/vnd.ms-excel.sheet.macroEnabled.12", &book);
     let v = r.assert_ok(202)["ingestionId"].as_str().unwrap().to_string();
     assert_eq!(c.wait(&v, &["active", "needs_review", "failed"])["ingestion"]["stage"], "active");

@@ -78,6 +78,11 @@ fn auto_replies_answer_from_the_agents_own_active_sources() {
     let hours = unstructured(&s, &a, "Opening hours", "We are open 9 to 5 on weekdays.\n\nParking is free behind the shop.");
     let prices = create(&s, &a, "/api/v1/data-sources", json!({"name": "Prices", "class": "structured", "kind": "table"}))["dataSource"]["id"].as_str().unwrap().to_string();
     upload(&s, &a, &prices, "sku,name,price\nA1,Widget,10\nB2,Gadget,20\n");
+    // Without declared fields the first column is the lookup field.
+    let listed = k(&s, &a).get(&format!("/api/v1/data-sources?businessId={}", a.t.business));
+    let source = listed.data()["dataSources"].as_array().unwrap().iter().find(|d| d["id"] == prices.as_str()).unwrap().clone();
+    let lookups: Vec<(&str, bool)> = source["fields"].as_array().unwrap().iter().map(|f| (f["key"].as_str().unwrap(), f["lookup"].as_bool().unwrap())).collect();
+    assert_eq!(lookups, [("sku", true), ("name", false), ("price", false)]);
     let a_agent = agent(&s, &a, &[&hours, &prices]);
     let _ = a_agent;
 
@@ -164,8 +169,20 @@ fn a_model_looks_rows_up_through_the_lookup_tool() {
     let (url, rx) = fake_tool_endpoint(json!({"source": "Prices", "field": "name", "value": "gadget"}), "The Gadget costs 20.");
     let s = Server::start_with(&dir.0, &["--ai-endpoint", &url, "--ai-model", "test-model"]);
     let (a, _) = business(&s, &dir.0, "pn-tool-a", &[]);
-    let prices = create(&s, &a, "/api/v1/data-sources", json!({"name": "Prices", "class": "structured", "kind": "table"}))["dataSource"]["id"].as_str().unwrap().to_string();
+    // Declared lookup fields: the code and the name, not the price.
+    let fields = json!([
+        {"key": "sku", "label": "SKU", "type": "text", "lookup": true},
+        {"key": "name", "label": "Name", "type": "text", "lookup": true},
+        {"key": "price", "label": "Price", "type": "number"}
+    ]);
+    let created = create(&s, &a, "/api/v1/data-sources", json!({"name": "Prices", "class": "structured", "kind": "table", "fields": fields}));
+    let lookups: Vec<bool> = created["dataSource"]["fields"].as_array().unwrap().iter().map(|f| f["lookup"].as_bool().unwrap()).collect();
+    assert_eq!(lookups, [true, true, false]);
+    let prices = created["dataSource"]["id"].as_str().unwrap().to_string();
     upload(&s, &a, &prices, "sku,name,price\nA1,Widget,10\nB2,Gadget,20\n");
+    // Only the lookup fields' cells are indexed for lookups.
+    let keys = sql(&dir.0, &format!("SELECT field_key, COUNT(*) FROM lookup_values WHERE business_id = '{}' GROUP BY field_key ORDER BY field_key", a.t.business));
+    assert_eq!(keys.trim(), "name|2\nsku|2");
     agent(&s, &a, &[&prices]);
     let (reply, used) = ask(&dir.0, &a, "What does a gadget cost?");
     assert_eq!(reply, "The Gadget costs 20.");
@@ -173,6 +190,8 @@ fn a_model_looks_rows_up_through_the_lookup_tool() {
     let first = rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap();
     assert_eq!(first["tools"][0]["function"]["name"], "lookup");
     assert_eq!(first["tools"][0]["function"]["parameters"]["properties"]["source"]["enum"], json!(["Prices"]));
+    let description = first["tools"][0]["function"]["description"].as_str().unwrap();
+    assert!(description.ends_with("Fields by source: Prices: sku, name."), "only the lookup fields are offered: {description}");
     let second = rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap();
     let messages = second["messages"].as_array().unwrap();
     let tool = messages.last().unwrap();

@@ -42,10 +42,10 @@ pub fn activate(biz: &str, source_id: &str, version_id: &str) -> HResult<bool> {
     if !src.boolean(1) {
         db::execute("DELETE FROM data_source_fields WHERE business_id = ?1 AND data_source_id = ?2", &[biz.into(), source_id.into()])?;
         db::execute(
-            "INSERT INTO data_source_fields (business_id, data_source_id, field_key, label, type, position) \
+            "INSERT INTO data_source_fields (business_id, data_source_id, field_key, label, type, position, lookup) \
              SELECT business_id, ?2, field_key, \
                     CASE WHEN trim(name) = '' THEN field_key ELSE substr(trim(name), 1, 120) END, \
-                    COALESCE(type, 'text'), position \
+                    COALESCE(type, 'text'), position, lookup \
              FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?3",
             &[biz.into(), source_id.into(), version_id.into()],
         )?;

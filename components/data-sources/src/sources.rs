@@ -36,12 +36,12 @@ fn render(biz: &str, rows: &[Vec<Value>]) -> HResult<Vec<Json>> {
         params.extend(ids.iter().map(|i| i.into()));
         for r in db::query(
             &format!(
-                "SELECT data_source_id, field_key, label, type FROM data_source_fields WHERE business_id = ?1 AND data_source_id IN ({}) ORDER BY data_source_id, position",
+                "SELECT data_source_id, field_key, label, type, lookup FROM data_source_fields WHERE business_id = ?1 AND data_source_id IN ({}) ORDER BY data_source_id, position",
                 db::placeholders(2, ids.len())
             ),
             &params,
         )? {
-            fields.push((r.text(0), json!({"key": r.text(1), "label": r.text(2), "type": r.text(3)})));
+            fields.push((r.text(0), json!({"key": r.text(1), "label": r.text(2), "type": r.text(3), "lookup": r.boolean(4)})));
         }
     }
     let embedding = db::query_one("SELECT enabled FROM knowledge_embedding WHERE id = 1", &[])?.is_some_and(|r| r.boolean(0));
@@ -50,9 +50,10 @@ fn render(biz: &str, rows: &[Vec<Value>]) -> HResult<Vec<Json>> {
         let id = r.text(0);
         let built_in = r.boolean(5);
         let (fs, contact_vars, count) = if built_in {
-            let mut fs = vec![json!({"key": "mobile", "label": "Mobile", "type": "phone"}), json!({"key": "name", "label": "Name", "type": "text"})];
+            // Contacts are never searched by agents: no lookup field.
+            let mut fs = vec![json!({"key": "mobile", "label": "Mobile", "type": "phone", "lookup": false}), json!({"key": "name", "label": "Name", "type": "text", "lookup": false})];
             for f in db::query("SELECT field_key FROM contact_fields WHERE business_id = ?1 ORDER BY field_key", &[biz.into()])? {
-                fs.push(json!({"key": f.text(0), "label": f.text(0), "type": "text"}));
+                fs.push(json!({"key": f.text(0), "label": f.text(0), "type": "text", "lookup": false}));
             }
             let keys: Vec<Json> = fs.iter().map(|f| f["key"].clone()).collect();
             let n = db::query_one("SELECT COUNT(*) FROM contacts WHERE business_id = ?1", &[biz.into()])?.map_or(0, |r| r.int(0));
@@ -119,6 +120,8 @@ struct FieldIn {
     label: String,
     #[serde(rename = "type")]
     ty: String,
+    #[serde(default)]
+    lookup: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -174,12 +177,20 @@ pub fn create(req: &Request) -> HResult<Success> {
             now.as_str().into(),
         ],
     )?;
+    // The `lookup` fields; none marked means the first.
+    let none_marked = !fields.iter().any(|f| f.lookup == Some(true));
     let rows: Vec<Vec<Value>> = fields
         .iter()
         .enumerate()
-        .map(|(i, f)| vec![biz.into(), id.as_str().into(), f.key.as_str().into(), f.label.trim().into(), f.ty.as_str().into(), (i as i64).into()])
+        .map(|(i, f)| {
+            let lookup = f.lookup == Some(true) || (none_marked && i == 0);
+            vec![biz.into(), id.as_str().into(), f.key.as_str().into(), f.label.trim().into(), f.ty.as_str().into(), (i as i64).into(), lookup.into()]
+        })
         .collect();
-    db::execute_many("INSERT INTO data_source_fields (business_id, data_source_id, field_key, label, type, position) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &rows)?;
+    db::execute_many(
+        "INSERT INTO data_source_fields (business_id, data_source_id, field_key, label, type, position, lookup) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        &rows,
+    )?;
     // An unstructured source's content is searchable by its agents from this commit on.
     let stored = db::query_one("SELECT content FROM data_sources WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?.and_then(|r| r.opt_text(0));
     if stored.is_some() {

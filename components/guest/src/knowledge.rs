@@ -352,25 +352,42 @@ pub const MAX_LOOKUPS: usize = 3;
 /// How a lookup that found nothing is worded to the model.
 pub const NO_ROWS: &str = "No rows match.";
 
-/// A structured source an agent may look rows up in, with the fields of
-/// its active version (key, header).
+/// A structured source an agent may look rows up in, with the columns of
+/// its active version.
 struct Offered<'a> {
     source: &'a AgentSource,
-    fields: Vec<(String, String)>,
+    columns: Vec<OfferedColumn>,
 }
 
-/// The structured ones of the agent's `sources` that have an active version.
+struct OfferedColumn {
+    key: String,
+    header: String,
+    /// A lookup field: its cells are in `lookup_values`.
+    lookup: bool,
+}
+
+impl Offered<'_> {
+    /// The field keys the model may look up by.
+    fn lookup_fields(&self) -> Vec<String> {
+        self.columns.iter().filter(|c| c.lookup).map(|c| c.key.clone()).collect()
+    }
+}
+
+/// The structured ones of the agent's `sources` whose active version has a
+/// lookup field.
 fn offered<'a>(biz: &str, sources: &'a [AgentSource]) -> Result<Vec<Offered<'a>>, Failure> {
     let mut out = Vec::new();
     for source in sources.iter().filter(|s| s.structured && !s.version_id.is_empty()) {
-        let fields = db::query(
-            "SELECT field_key, name FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position",
+        let columns: Vec<OfferedColumn> = db::query(
+            "SELECT field_key, name, lookup FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position",
             &[biz.into(), source.version_id.as_str().into()],
         )?
         .iter()
-        .map(|r| (r.text(0), r.text(1)))
+        .map(|r| OfferedColumn { key: r.text(0), header: header(&r.text(1), &r.text(0)).to_string(), lookup: r.boolean(2) })
         .collect();
-        out.push(Offered { source, fields });
+        if columns.iter().any(|c| c.lookup) {
+            out.push(Offered { source, columns });
+        }
     }
     Ok(out)
 }
@@ -389,8 +406,8 @@ fn run_lookup(biz: &str, offered: &[Offered], call: &ai::Lookup) -> Result<(Stri
     };
     let wanted = call.field.trim();
     let source = offer.source;
-    let Some((key, _)) = offer.fields.iter().find(|(k, h)| k.eq_ignore_ascii_case(wanted) || h.trim().eq_ignore_ascii_case(wanted)) else {
-        return Ok((format!("{NO_ROWS} {} has no field {:?}.", source.name, call.field), Vec::new()));
+    let Some(key) = offer.columns.iter().filter(|c| c.lookup).find(|c| c.key.eq_ignore_ascii_case(wanted) || c.header.trim().eq_ignore_ascii_case(wanted)).map(|c| &c.key) else {
+        return Ok((format!("{NO_ROWS} {} cannot be looked up by {:?}; its lookup fields: {}.", source.name, call.field, offer.lookup_fields().join(", ")), Vec::new()));
     };
     let Some(value) = lookup_value(&call.value) else { return Ok((NO_ROWS.to_string(), Vec::new())) };
     let rows = db::query(
@@ -405,7 +422,7 @@ fn run_lookup(biz: &str, offered: &[Offered], call: &ai::Lookup) -> Result<(Stri
     if rows.is_empty() {
         return Ok((NO_ROWS.to_string(), Vec::new()));
     }
-    let headers: Vec<&str> = offer.fields.iter().map(|(k, h)| header(h, k)).collect();
+    let headers: Vec<&str> = offer.columns.iter().map(|c| c.header.as_str()).collect();
     let mut lines = Vec::new();
     let mut used = Vec::new();
     for r in &rows {
@@ -434,7 +451,7 @@ pub fn answer(biz: &str, agent_id: &str, instructions: &str, history: &[(String,
     let instructions = format!("{instructions}{}", instructions_block(&passages));
     let offered = offered(biz, &agent_sources)?;
     let sources: Vec<ai::LookupSource> =
-        offered.iter().map(|o| ai::LookupSource { name: o.source.name.clone(), fields: o.fields.iter().map(|(k, _)| k.clone()).collect() }).collect();
+        offered.iter().map(|o| ai::LookupSource { name: o.source.name.clone(), fields: o.lookup_fields() }).collect();
     let mut done: Vec<(ai::Lookup, String)> = Vec::new();
     let mut rows = Vec::new();
     loop {

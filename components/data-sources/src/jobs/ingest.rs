@@ -148,6 +148,8 @@ pub struct Column {
     pub stats: ColumnStats,
     pub ty: Option<String>,
     pub declared: bool,
+    /// Its cells are keys of the exact `lookup` (written to `lookup_values`).
+    pub lookup: bool,
 }
 
 pub fn run(job: &Job, p: Payload) -> Outcome {
@@ -242,7 +244,7 @@ fn start(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
 
 pub fn load_columns(v: &Version) -> Result<Vec<Column>, Failure> {
     Ok(db::query(
-        "SELECT position, name, field_key, stats, type, declared FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position",
+        "SELECT position, name, field_key, stats, type, declared, lookup FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position",
         &[v.biz.as_str().into(), v.id.as_str().into()],
     )?
     .into_iter()
@@ -253,6 +255,7 @@ pub fn load_columns(v: &Version) -> Result<Vec<Column>, Failure> {
         stats: serde_json::from_str(&r.text(3)).unwrap_or_default(),
         ty: r.opt_text(4),
         declared: r.boolean(5),
+        lookup: r.boolean(6),
     })
     .collect())
 }

@@ -41,9 +41,9 @@ fn read_window(v: &Version, stream: i64, start: u64, end: u64) -> Result<Vec<u8>
 struct Batch<'a> {
     v: &'a Version,
     cols: Vec<Column>,
-    /// Declared fields (key, label, type): a column whose header matches a
-    /// declared key or label (ignoring case) takes its key and type.
-    declared: Vec<(String, String, String)>,
+    /// Declared fields: a column whose header matches a declared key or
+    /// label (ignoring case) takes its key, type and lookup flag.
+    declared: Vec<Declared>,
     new_cols: usize,
     rows: Vec<Vec<Value>>,
     /// The rows as grounding passages and their cells as lookup keys
@@ -66,9 +66,10 @@ impl Batch<'_> {
         if !text.is_empty() {
             self.passages.push(vec![text.into(), self.scope.as_str().into(), v.biz.as_str().into(), v.source_id.as_str().into(), v.id.as_str().into(), number.into()]);
         }
-        // Each cell a key of the exact `lookup`, by its column's field key
-        // (unique per version, so a row never repeats a (key, value)).
-        for (c, cell) in self.cols.iter().zip(cells) {
+        // The cells of lookup columns are keys of the exact `lookup`, by
+        // the column's field key (unique per version, so a row never
+        // repeats a (key, value)).
+        for (c, cell) in self.cols.iter().zip(cells).filter(|(c, _)| c.lookup) {
             if let Some(value) = cell.as_ref().and_then(|cell| knowledge::lookup_value(cell.as_ref())) {
                 self.lookups.push(vec![v.biz.as_str().into(), v.id.as_str().into(), c.key.as_str().into(), value.into(), number.into()]);
             }
@@ -83,20 +84,30 @@ impl Batch<'_> {
         let trimmed = name.trim();
         let derived = infer::field_key(name, position);
         let taken = |cols: &[Column], k: &str| cols.iter().any(|c| c.key.eq_ignore_ascii_case(k));
-        let hit = self.declared.iter().find(|(k, l, _)| {
-            !taken(&self.cols, k) && (trimmed.eq_ignore_ascii_case(k) || trimmed.eq_ignore_ascii_case(l.trim()) || derived.eq_ignore_ascii_case(k))
+        let hit = self.declared.iter().find(|d| {
+            !taken(&self.cols, &d.key) && (trimmed.eq_ignore_ascii_case(&d.key) || trimmed.eq_ignore_ascii_case(d.label.trim()) || derived.eq_ignore_ascii_case(&d.key))
         });
         let column = match hit {
-            Some((k, _, ty)) => Column { position: position as i64, name: name.to_string(), key: k.clone(), stats: Default::default(), ty: Some(ty.clone()), declared: true },
+            Some(d) => Column {
+                position: position as i64,
+                name: name.to_string(),
+                key: d.key.clone(),
+                stats: Default::default(),
+                ty: Some(d.ty.clone()),
+                declared: true,
+                lookup: d.lookup,
+            },
             None => {
                 let mut key = derived.clone();
                 let mut n = 2;
-                while taken(&self.cols, &key) || self.declared.iter().any(|(k, _, _)| k.eq_ignore_ascii_case(&key)) {
+                while taken(&self.cols, &key) || self.declared.iter().any(|d| d.key.eq_ignore_ascii_case(&key)) {
                     let suffix = format!("_{n}");
                     key = format!("{}{suffix}", &derived[..derived.len().min(64 - suffix.len())]);
                     n += 1;
                 }
-                Column { position: position as i64, name: name.to_string(), key, stats: Default::default(), ty: None, declared: false }
+                // Without declared fields the first column is the lookup key.
+                let lookup = self.declared.is_empty() && position == 0;
+                Column { position: position as i64, name: name.to_string(), key, stats: Default::default(), ty: None, declared: false, lookup }
             }
         };
         self.cols.push(column);
@@ -114,10 +125,12 @@ impl Batch<'_> {
         let first_new = self.cols.len() - self.new_cols;
         let inserts: Vec<Vec<Value>> = self.cols[first_new..]
             .iter()
-            .map(|c| vec![v.biz.as_str().into(), v.id.as_str().into(), c.position.into(), c.name.as_str().into(), c.key.as_str().into(), c.ty.clone().into(), c.declared.into()])
+            .map(|c| {
+                vec![v.biz.as_str().into(), v.id.as_str().into(), c.position.into(), c.name.as_str().into(), c.key.as_str().into(), c.ty.clone().into(), c.declared.into(), c.lookup.into()]
+            })
             .collect();
         db::execute_many(
-            "INSERT INTO ingestion_columns (business_id, version_id, position, name, field_key, type, declared) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO ingestion_columns (business_id, version_id, position, name, field_key, type, declared, lookup) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             &inserts,
         )?;
         let stats: Vec<Vec<Value>> = self
@@ -135,19 +148,27 @@ impl Batch<'_> {
     }
 }
 
-/// The source's declared fields (key, label, type), if it declared any.
-fn declared_fields(v: &Version) -> Result<Vec<(String, String, String)>, Failure> {
+/// A declared field of the source.
+struct Declared {
+    key: String,
+    label: String,
+    ty: String,
+    lookup: bool,
+}
+
+/// The source's declared fields, if it declared any.
+fn declared_fields(v: &Version) -> Result<Vec<Declared>, Failure> {
     let declared = db::query_one("SELECT fields_declared FROM data_sources WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.source_id.as_str().into()])?
         .is_some_and(|r| r.boolean(0));
     if !declared {
         return Ok(Vec::new());
     }
     Ok(db::query(
-        "SELECT field_key, label, type FROM data_source_fields WHERE business_id = ?1 AND data_source_id = ?2 ORDER BY position",
+        "SELECT field_key, label, type, lookup FROM data_source_fields WHERE business_id = ?1 AND data_source_id = ?2 ORDER BY position",
         &[v.biz.as_str().into(), v.source_id.as_str().into()],
     )?
     .into_iter()
-    .map(|r| (r.text(0), r.text(1), r.text(2)))
+    .map(|r| Declared { key: r.text(0), label: r.text(1), ty: r.text(2), lookup: r.boolean(3) })
     .collect())
 }
 
