@@ -45,7 +45,7 @@ fn vector_table_ddl(dimensions: u32) -> String {
         );
         CREATE INDEX knowledge_vectors_scope ON knowledge_vectors (scope);
         CREATE INDEX knowledge_vectors_source ON knowledge_vectors (data_source_id, version_id);
-        CREATE INDEX knowledge_vectors_ann ON knowledge_vectors (libsql_vector_idx(embedding, 'metric=cosine'));"
+        CREATE INDEX knowledge_vectors_ann ON knowledge_vectors (libsql_vector_idx(embedding, 'metric=cosine', 'compress_neighbors=float1bit', 'max_neighbors=16'));"
     )
 }
 

@@ -372,7 +372,7 @@ fn embedding_resumes_after_kill_9_and_embeds_each_passage_once() {
     for p in &content {
         assert!(sent.contains(p), "{p} was embedded");
     }
-    assert!(sent.len() <= paragraphs + 64, "{} texts sent for {paragraphs} passages", sent.len());
+    assert!(sent.len() <= paragraphs + 32, "{} texts sent for {paragraphs} passages", sent.len());
     let stored = sql(&dir.0, &format!("SELECT COUNT(*), COUNT(DISTINCT fts_rowid) FROM knowledge_vectors WHERE data_source_id = '{notes}'"));
     assert_eq!(stored.trim(), format!("{paragraphs}|{paragraphs}"));
     drop(s);

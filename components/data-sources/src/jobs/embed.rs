@@ -29,7 +29,7 @@ use switchboard_guest::{knowledge, Failure, Value};
 use super::DataSourcesJob;
 
 /// Passages embedded per step (one request to the embeddings endpoint).
-pub const BATCH: usize = 64;
+pub const BATCH: usize = 32;
 /// Endpoint failures retried (with backoff) before the job gives up; the
 /// next content change or `serve` start tries again.
 const MAX_ATTEMPTS: u32 = 8;
