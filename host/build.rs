@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Components embedded in the binary (cargo package `switchboard-<name>`).
-const COMPONENTS: &[&str] = &["contacts", "dispatcher", "agents", "data-sources", "webhooks", "messaging", "sandbox-messenger", "voice", "sandbox-carrier"];
+const COMPONENTS: &[&str] = &["contacts", "dispatcher", "agents", "data-sources", "webhooks", "messaging", "sandbox-messenger", "voice", "sandbox-carrier", "campaigns"];
 /// Built alongside but never embedded: the misbehaving component of the
 /// fault tests, whose path reaches them as `SWITCHBOARD_TESTBED_WASM`.
 const TEST_COMPONENTS: &[&str] = &["testbed"];

@@ -147,6 +147,9 @@ struct ServeArgs {
     /// How long a signed recording link stays valid.
     #[arg(long, env = "SWITCHBOARD_RECORDING_LINK_TTL_MS", value_name = "MS", default_value_t = recordings::DEFAULT_TTL_MS, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     recording_link_ttl_ms: u64,
+    /// The length of a minute in campaign retry delays (`retryDelayMinutes`); shorten it only for tests and demos.
+    #[arg(long, env = "SWITCHBOARD_CAMPAIGN_MINUTE_MS", value_name = "MS", default_value = "60000", value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    campaign_minute_ms: u64,
     /// A setting of the voice carrier component (also SWITCHBOARD_CARRIER_<NAME>); repeatable.
     #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
     carrier_setting: Vec<(String, String)>,
@@ -457,6 +460,12 @@ fn serve(args: ServeArgs) -> Result<()> {
         _ => None,
     };
     let backfill = knowledge::prepare(&db, embeddings).context("the vector store of grounded agents")?;
+    db::execute(
+        &*db.conn()?,
+        "INSERT OR REPLACE INTO runtime_settings (name, value) VALUES ('campaign_minute_ms', ?1)",
+        vec![libsql::Value::Text(args.campaign_minute_ms.to_string())],
+    )
+    .context("storing the runtime settings")?;
     if backfill > 0 {
         logging::line("info", &format!("embedding the passages of {backfill} data sources (data-sources.embed jobs)"));
     }

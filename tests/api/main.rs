@@ -4,6 +4,7 @@
 mod agents;
 mod autoreply;
 mod billing;
+mod campaigns;
 mod cli;
 mod contacts;
 mod data_sources;

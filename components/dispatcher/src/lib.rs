@@ -51,6 +51,7 @@ impl Guest for Dispatcher {
             "messaging" => switchboard_messaging_area::jobs::run(&job),
             "webhooks" => switchboard_webhooks_area::jobs::run(&job),
             "voice" => switchboard_voice_area::jobs::run(&job),
+            "campaigns" => switchboard_campaigns_area::jobs::run(&job),
             _ => Outcome::Dead(format!("unknown job kind `{}`", job.kind)),
         }
     }

@@ -16,11 +16,11 @@ pub fn append_message(biz: &str, contact_id: &str, channel: &str, direction: &st
 }
 
 /// Appends a call's entry (`kind` `call`, channel `voice`, outbound).
-pub fn append_call(biz: &str, contact_id: &str, occurred_at: &str, summary: &serde_json::Value) -> Result<(), Failure> {
+pub fn append_call(biz: &str, contact_id: &str, occurred_at: &str, campaign_id: Option<&str>, summary: &serde_json::Value) -> Result<(), Failure> {
     db::execute(
-        "INSERT INTO timeline_entries (id, business_id, contact_id, channel, kind, direction, occurred_at, summary_json) \
-         VALUES (?1, ?2, ?3, 'voice', 'call', 'outbound', ?4, ?5)",
-        &[new_id().into(), biz.into(), contact_id.into(), occurred_at.into(), summary.to_string().into()],
+        "INSERT INTO timeline_entries (id, business_id, contact_id, channel, kind, direction, occurred_at, campaign_id, summary_json) \
+         VALUES (?1, ?2, ?3, 'voice', 'call', 'outbound', ?4, ?5, ?6)",
+        &[new_id().into(), biz.into(), contact_id.into(), occurred_at.into(), campaign_id.into(), summary.to_string().into()],
     )?;
     Ok(())
 }

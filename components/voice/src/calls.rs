@@ -50,14 +50,23 @@ struct Batch {
 }
 
 /// Who a call is for.
-enum Target<'a> {
+pub enum Target<'a> {
     Contact(&'a str),
     Number(&'a str),
 }
 
-/// What every start of one request shares: the agent, the account, the
-/// checked test variables.
-struct Plan {
+/// The campaign member a call is placed for (see the campaigns area): the
+/// call ends count for the member only while it still holds `claim`.
+pub struct Attribution<'a> {
+    pub campaign_id: &'a str,
+    pub iteration_id: &'a str,
+    pub member_id: &'a str,
+    pub claim: i64,
+}
+
+/// What every start of one request (or one campaign step) shares: the
+/// agent, the account, the checked test variables.
+pub struct Plan {
     agent: Agent,
     price: i64,
     caller_number: Option<String>,
@@ -67,7 +76,7 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(biz: &str, agent_id: &str, test_variables: BTreeMap<String, String>, source: &'static str) -> HResult<Plan> {
+    pub fn new(biz: &str, agent_id: &str, test_variables: BTreeMap<String, String>, source: &'static str) -> HResult<Plan> {
         let agent = resolve::agent(biz, agent_id)?;
         let declared: Vec<String> =
             db::query("SELECT alias FROM agent_variables WHERE business_id = ?1 AND agent_id = ?2", &[biz.into(), agent.id.as_str().into()])?.iter().map(|r| r.text(0)).collect();
@@ -89,7 +98,12 @@ impl Plan {
 
     /// Checks the target, snapshots its variables, reserves the maximum and
     /// queues the call. Returns (call id, destination, contact id).
-    fn start(&self, biz: &str, target: Target) -> HResult<(String, String, Option<String>)> {
+    pub fn start(&self, biz: &str, target: Target) -> HResult<(String, String, Option<String>)> {
+        self.start_for(biz, target, None)
+    }
+
+    /// [`Plan::start`], for a campaign member when `member` is given.
+    pub fn start_for(&self, biz: &str, target: Target, member: Option<&Attribution>) -> HResult<(String, String, Option<String>)> {
         let (destination, contact, mut values) = match target {
             Target::Contact(id) => {
                 let c = resolve::contact(biz, &self.agent, id)?;
@@ -141,6 +155,12 @@ impl Plan {
                 now().into(),
             ],
         )?;
+        if let Some(m) = member {
+            db::execute(
+                "UPDATE calls SET campaign_id = ?3, iteration_id = ?4, member_id = ?5, member_claim = ?6 WHERE business_id = ?1 AND id = ?2",
+                &[biz.into(), id.as_str().into(), m.campaign_id.into(), m.iteration_id.into(), m.member_id.into(), m.claim.into()],
+            )?;
+        }
         job::enqueue(biz, &VoiceJob::Call(CallRef { call_id: id.clone() }))?;
         Ok((id, destination, contact_id))
     }
@@ -190,7 +210,14 @@ pub fn list(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
     let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM calls c WHERE c.business_id = ?1");
     let mut params: Vec<switchboard_guest::Value> = vec![biz.into()];
-    for (name, column, uuid) in [("status", "c.status", false), ("agentId", "c.agent_id", true), ("contactId", "c.contact_id", true), ("endedBy", "c.ended_by", false), ("endReason", "c.end_reason", false)] {
+    for (name, column, uuid) in [
+        ("status", "c.status", false),
+        ("agentId", "c.agent_id", true),
+        ("contactId", "c.contact_id", true),
+        ("campaignId", "c.campaign_id", true),
+        ("endedBy", "c.ended_by", false),
+        ("endReason", "c.end_reason", false),
+    ] {
         let value = if uuid { req::query_uuid(r, name)?.map(str::to_ascii_lowercase) } else { req::query_nonempty(r, name).map(String::from) };
         if let Some(v) = value {
             params.push(v.into());
@@ -257,25 +284,33 @@ pub fn transcript(r: &Request) -> HResult<Success> {
 pub fn cancel(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
     let id = call_id(r)?;
-    let row = db::query_one("SELECT status, carrier_state, reserved FROM calls WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?
-        .ok_or_else(|| model::call_not_found(&id))?;
+    let status = request_cancel(biz, &id)?;
+    ok(&json!({"callId": id, "status": status}))
+}
+
+/// Cancels call `id` as an operator (43, and a cancelled campaign
+/// iteration): `cancelled` at once without a carrier call, else
+/// `cancelling` (the call's job hangs up). 409 once it has ended.
+pub fn request_cancel(biz: &str, id: &str) -> HResult<&'static str> {
+    let row = db::query_one("SELECT status, carrier_state, reserved FROM calls WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?
+        .ok_or_else(|| model::call_not_found(id))?;
     let status = row.text(0);
     if model::is_terminal(&status) {
         return Err(fail::conflict("call_already_ended", format!("call `{id}` has already ended ({status})")));
     }
     if status == "cancelling" {
-        return ok(&json!({"callId": id, "status": "cancelling"}));
+        return Ok("cancelling");
     }
     if row.text(1) == "none" {
-        billing::settle(biz, &id, row.int(2), 0)?;
+        billing::settle(biz, id, row.int(2), 0)?;
         db::execute(
             "UPDATE calls SET status = 'cancelled', ended_by = 'operator', end_reason = 'operator_cancelled', end_intent = 'operator', \
                               reserved = 0, holds_line = 0, ended_at = ?3 WHERE business_id = ?1 AND id = ?2",
-            &[biz.into(), id.as_str().into(), now().into()],
+            &[biz.into(), id.into(), now().into()],
         )?;
-        crate::jobs::call::append_timeline(biz, &id)?;
-        return ok(&json!({"callId": id, "status": "cancelled"}));
+        crate::jobs::call::append_timeline(biz, id)?;
+        return Ok("cancelled");
     }
-    db::execute("UPDATE calls SET status = 'cancelling', end_intent = 'operator' WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?;
-    ok(&json!({"callId": id, "status": "cancelling"}))
+    db::execute("UPDATE calls SET status = 'cancelling', end_intent = 'operator' WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?;
+    Ok("cancelling")
 }

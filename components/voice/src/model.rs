@@ -9,7 +9,8 @@ use switchboard_guest::{fail, Failure, HResult};
 /// The columns [`summary`] reads, in order (prefix `c.` is the calls table).
 pub const SUMMARY_COLUMNS: &str = "c.id, c.status, c.agent_name, c.contact_id, c.contact_name, c.source, c.call_data_json, c.callee_number, \
      c.connected_ms, c.started_at, c.ended_at, c.created_at, c.charged, c.ended_by, c.end_reason, \
-     EXISTS (SELECT 1 FROM call_turns t WHERE t.business_id = c.business_id AND t.call_id = c.id), c.recording_ext";
+     EXISTS (SELECT 1 FROM call_turns t WHERE t.business_id = c.business_id AND t.call_id = c.id), c.recording_ext, \
+     (SELECT k.name FROM campaigns k WHERE k.business_id = c.business_id AND k.id = c.campaign_id)";
 
 pub const TERMINAL: [&str; 5] = ["completed", "no_answer", "busy", "failed", "cancelled"];
 
@@ -40,7 +41,7 @@ pub fn summary(r: &Row) -> Value {
         "id": r.text(0),
         "status": r.text(1),
         "agentName": r.text(2),
-        "campaignName": null,
+        "campaignName": r.opt_text(17),
         "contactId": r.opt_text(3),
         "contactName": r.opt_text(4),
         "sourceName": source_name(&r.text(5)),

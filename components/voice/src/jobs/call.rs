@@ -622,7 +622,7 @@ fn finish(biz: &str, c: &Call, end: Ending) -> Result<(), Failure> {
 pub fn append_timeline(biz: &str, call_id: &str) -> Result<(), Failure> {
     let Some(r) = db::query_one(
         "SELECT contact_id, status, connected_ms, ended_by, end_reason, created_at, agent_name, \
-                EXISTS (SELECT 1 FROM call_turns t WHERE t.business_id = c.business_id AND t.call_id = c.id) \
+                EXISTS (SELECT 1 FROM call_turns t WHERE t.business_id = c.business_id AND t.call_id = c.id), campaign_id \
          FROM calls c WHERE business_id = ?1 AND id = ?2 AND contact_id IS NOT NULL",
         &[biz.into(), call_id.into()],
     )?
@@ -638,7 +638,7 @@ pub fn append_timeline(biz: &str, call_id: &str) -> Result<(), Failure> {
         "agentName": r.text(6),
         "transcriptAvailable": r.boolean(7),
     });
-    timeline::append_call(biz, &r.text(0), &r.text(5), &summary)
+    timeline::append_call(biz, &r.text(0), &r.text(5), r.opt_text(8).as_deref(), &summary)
 }
 
 #[cfg(test)]

@@ -1,0 +1,131 @@
+//! Who is admitted to an iteration: the candidates (explicit contacts, all
+//! contacts of categories, or the members of an earlier iteration with
+//! given outcomes), of which only those compatible with the iteration's
+//! agent become members:
+//!
+//! - not communication-blocked;
+//! - in one of the agent's `contactCategoryIds` when it has any;
+//! - with a value for every contact field the agent declares as a variable.
+//!
+//! The members are written by one `INSERT … SELECT` in the request's
+//! transaction (the snapshot: later edits of contacts, categories or the
+//! agent never change who is in the iteration), so creating 100,000 members
+//! holds no list of them in memory. Their ids are uuids sharing a fresh
+//! uuid v7's first 80 bits, numbered in the audience's order after it, so
+//! id order is admission order.
+
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{new_id, now, HResult, Value};
+
+/// Where the candidates come from.
+pub enum Candidates<'a> {
+    /// Explicit contact ids (their order is kept).
+    Contacts(&'a [String]),
+    /// Every contact in any of these categories (creation order).
+    Categories(&'a [String]),
+    /// The contacts of iteration `.0` whose outcome is one of `.1`.
+    Outcomes(&'a str, &'a [String]),
+}
+
+/// How many were admitted, and how many were not, by reason.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Admission {
+    pub accepted: i64,
+    pub not_found: i64,
+    pub blocked: i64,
+    pub out_of_scope: i64,
+    pub variable_missing: i64,
+}
+
+impl Admission {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "accepted": self.accepted,
+            "skipped": {
+                "notFound": self.not_found,
+                "blocked": self.blocked,
+                "outOfScope": self.out_of_scope,
+                "variableMissing": self.variable_missing,
+            },
+        })
+    }
+
+    /// Why nobody was admitted, for a 409.
+    pub fn why_empty(&self) -> String {
+        format!(
+            "no contact of the audience can be reached by this agent ({} not found in this business, {} communication-blocked, {} outside the agent's categories, {} without a value for a variable the agent declares)",
+            self.not_found, self.blocked, self.out_of_scope, self.variable_missing
+        )
+    }
+}
+
+/// The candidates as `cand(contact_id, pos)` (parameters ?1 business, ?3 the list as JSON, ?4 the earlier iteration).
+fn candidates(c: &Candidates) -> &'static str {
+    match c {
+        Candidates::Contacts(_) => "SELECT lower(value) AS contact_id, MIN(CAST(key AS INTEGER)) AS pos FROM json_each(?3) GROUP BY lower(value)",
+        Candidates::Categories(_) => {
+            "SELECT DISTINCT contact_id, contact_id AS pos FROM contact_categories WHERE business_id = ?1 AND category_id IN (SELECT lower(value) FROM json_each(?3))"
+        }
+        Candidates::Outcomes(..) => {
+            "SELECT contact_id, id AS pos FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?4 AND outcome IN (SELECT value FROM json_each(?3))"
+        }
+    }
+}
+
+/// The candidates found in this business with the reason each is skipped
+/// (NULL: admitted). Parameters: ?1 business, ?2 agent.
+const CLASSIFIED: &str = "classified AS ( \
+     SELECT c.id AS contact_id, c.name AS name, cand.pos AS pos, \
+       CASE WHEN c.communication_blocked = 1 THEN 'blocked' \
+            WHEN EXISTS (SELECT 1 FROM agent_categories a WHERE a.business_id = ?1 AND a.agent_id = ?2) \
+             AND NOT EXISTS (SELECT 1 FROM agent_categories a JOIN contact_categories cc \
+                             ON cc.business_id = a.business_id AND cc.category_id = a.category_id AND cc.contact_id = c.id \
+                             WHERE a.business_id = ?1 AND a.agent_id = ?2) THEN 'out_of_scope' \
+            WHEN EXISTS (SELECT 1 FROM agent_variables v JOIN data_sources s ON s.business_id = v.business_id AND s.id = v.data_source_id AND s.built_in = 1 \
+                         WHERE v.business_id = ?1 AND v.agent_id = ?2 AND v.field_key NOT IN ('mobile', 'name') \
+                           AND IFNULL(json_extract(c.fields_json, '$.' || v.field_key), '') = '') THEN 'variable_missing' \
+       END AS skip \
+     FROM cand JOIN contacts c ON c.business_id = ?1 AND c.id = cand.contact_id)";
+
+/// Admits the compatible candidates into `iteration_id` of `campaign_id`
+/// (inside the caller's transaction).
+pub fn admit(biz: &str, campaign_id: &str, iteration_id: &str, agent_id: &str, candidates_from: &Candidates) -> HResult<Admission> {
+    let list = match candidates_from {
+        Candidates::Contacts(ids) | Candidates::Categories(ids) => serde_json::to_string(ids).expect("strings serialise"),
+        Candidates::Outcomes(_, outcomes) => serde_json::to_string(outcomes).expect("strings serialise"),
+    };
+    let earlier = match candidates_from {
+        Candidates::Outcomes(it, _) => *it,
+        _ => "",
+    };
+    let base = new_id();
+    let params: Vec<Value> = vec![biz.into(), agent_id.into(), list.into(), earlier.into(), iteration_id.into(), base.into(), campaign_id.into(), now().into()];
+    // The count reads ?1-?3 (and ?4 for outcomes); a statement is given no parameter it does not name.
+    let counted = if earlier.is_empty() { 3 } else { 4 };
+    let with = format!("WITH cand(contact_id, pos) AS ({}), {CLASSIFIED}", candidates(candidates_from));
+    let mut a = Admission::default();
+    for r in db::query(&format!("{with} SELECT IFNULL(skip, 'accepted'), COUNT(*) FROM classified GROUP BY 1"), &params[..counted])? {
+        let n = r.int(1);
+        match r.text(0).as_str() {
+            "accepted" => a.accepted = n,
+            "blocked" => a.blocked = n,
+            "out_of_scope" => a.out_of_scope = n,
+            _ => a.variable_missing = n,
+        }
+    }
+    if let Candidates::Contacts(ids) = candidates_from {
+        let distinct: std::collections::HashSet<String> = ids.iter().map(|i| i.to_ascii_lowercase()).collect();
+        a.not_found = distinct.len() as i64 - (a.accepted + a.blocked + a.out_of_scope + a.variable_missing);
+    }
+    if a.accepted > 0 {
+        db::execute(
+            &format!(
+                "INSERT INTO campaign_members (business_id, iteration_id, id, campaign_id, contact_id, contact_name, created_at, updated_at) \
+                 {with} SELECT ?1, ?5, substr(?6, 1, 24) || printf('%012x', ROW_NUMBER() OVER (ORDER BY pos)), ?7, contact_id, name, ?8, ?8 \
+                 FROM classified WHERE skip IS NULL"
+            ),
+            &params,
+        )?;
+    }
+    Ok(a)
+}

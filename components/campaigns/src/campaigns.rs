@@ -1,0 +1,244 @@
+//! listCampaigns (44), createCampaign (45), getCampaign (46),
+//! updateCampaign (47: start, pause, cancel the current iteration).
+
+use serde::Deserialize;
+use serde_json::json;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{fail, is_uuid, new_id, now, ok, page, req, success, HResult, Request, Success};
+
+use crate::audience::{self, Candidates};
+use crate::jobs;
+use crate::model;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateBody {
+    name: String,
+    objective: String,
+    iteration: IterationIn,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct IterationIn {
+    channel: String,
+    agent_id: String,
+    #[serde(default)]
+    contact_ids: Option<Vec<String>>,
+    #[serde(default)]
+    category_ids: Option<Vec<String>>,
+    /// Numbers as JSON has them (`2.0` is the integer 2; the document
+    /// checked that they are whole and in range).
+    #[serde(default)]
+    max_retries: Option<f64>,
+    #[serde(default)]
+    retry_delay_minutes: Option<f64>,
+}
+
+/// Retries and their delay when the body names none.
+pub const DEFAULT_MAX_RETRIES: i64 = 0;
+pub const DEFAULT_RETRY_DELAY_MINUTES: i64 = 60;
+
+/// An active agent of this business for an iteration of `channel` (404
+/// `agent_not_found`, 409 `agent_archived` / `agent_channel_mismatch`), and
+/// the channels this release runs (409 `channel_not_available`).
+pub fn iteration_agent(biz: &str, channel: &str, agent_id: &str) -> HResult<String> {
+    match channel {
+        "voice" => {}
+        "sms" => return Err(fail::conflict("channel_not_available", "sms is coming later: sms iterations cannot be created yet; use a voice iteration")),
+        _ => {
+            return Err(fail::conflict(
+                "channel_not_available",
+                format!("{channel} campaign iterations are not available in this release yet; use a voice iteration"),
+            ))
+        }
+    }
+    let id = agent_id.to_ascii_lowercase();
+    let not_found = || fail::not_found("agent_not_found", format!("agent `{id}` not found"));
+    if !is_uuid(&id) {
+        return Err(not_found());
+    }
+    let row = db::query_one("SELECT channel, status FROM agents WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?.ok_or_else(not_found)?;
+    if row.text(1) != "active" {
+        return Err(fail::conflict("agent_archived", format!("agent `{id}` is archived")));
+    }
+    if row.text(0) != channel {
+        return Err(fail::conflict("agent_channel_mismatch", format!("agent `{id}` is a {} agent; a {channel} iteration needs a {channel} agent", row.text(0))));
+    }
+    Ok(id)
+}
+
+/// Inserts an iteration in `draft`.
+pub fn insert_iteration(biz: &str, campaign_id: &str, sequence: i64, channel: &str, agent_id: &str, audience: &str, max_retries: i64, retry_delay_minutes: i64) -> HResult<String> {
+    let id = new_id();
+    let now = now();
+    db::execute(
+        "INSERT INTO campaign_iterations (business_id, id, campaign_id, sequence, channel, agent_id, status, audience, max_retries, retry_delay_minutes, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'draft', ?7, ?8, ?9, ?10, ?10)",
+        &[
+            biz.into(),
+            id.as_str().into(),
+            campaign_id.into(),
+            sequence.into(),
+            channel.into(),
+            agent_id.into(),
+            audience.into(),
+            max_retries.into(),
+            retry_delay_minutes.into(),
+            now.as_str().into(),
+        ],
+    )?;
+    Ok(id)
+}
+
+/// 45: the campaign, its first iteration (draft) and its members, in one
+/// transaction; 409 `empty_audience` (nothing written) when nobody is
+/// compatible with the agent.
+pub fn create(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let body: CreateBody = req::body(r)?;
+    let name = body.name.trim();
+    if name.is_empty() {
+        return Err(fail::validation("invalid_name", "`name` must contain a non-space character"));
+    }
+    if body.objective.trim().is_empty() {
+        return Err(fail::validation("invalid_objective", "`objective` must contain a non-space character"));
+    }
+    let it = &body.iteration;
+    let agent = iteration_agent(biz, &it.channel, &it.agent_id)?;
+    let (candidates, audience) = match (&it.contact_ids, &it.category_ids) {
+        (Some(ids), None) => (Candidates::Contacts(ids), "contacts"),
+        (None, Some(ids)) => {
+            for id in ids {
+                let known = is_uuid(id)
+                    && db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.to_ascii_lowercase().into()])?.is_some();
+                if !known {
+                    return Err(fail::not_found("category_not_found", format!("category `{}` not found", fail::quote(id, 64))));
+                }
+            }
+            (Candidates::Categories(ids), "categories")
+        }
+        _ => return Err(fail::validation("audience_required", "`iteration` takes exactly one of `contactIds` and `categoryIds`")),
+    };
+    let campaign_id = new_id();
+    let now = now();
+    db::execute(
+        "INSERT INTO campaigns (business_id, id, name, objective, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+        &[biz.into(), campaign_id.as_str().into(), name.into(), body.objective.trim().into(), now.as_str().into()],
+    )?;
+    let iteration = insert_iteration(
+        biz,
+        &campaign_id,
+        1,
+        &it.channel,
+        &agent,
+        audience,
+        it.max_retries.map_or(DEFAULT_MAX_RETRIES, |n| n as i64),
+        it.retry_delay_minutes.map_or(DEFAULT_RETRY_DELAY_MINUTES, |n| n as i64),
+    )?;
+    let admission = audience::admit(biz, &campaign_id, &iteration, &agent, &candidates)?;
+    if admission.accepted == 0 {
+        return Err(fail::conflict("empty_audience", admission.why_empty()));
+    }
+    let mut result = model::result(biz, &campaign_id)?;
+    result["admission"] = admission.json();
+    success(201, &result)
+}
+
+/// 44: newest first.
+pub fn list(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let (rows, next) = page::by_id_newest_first(r, "SELECT k.id FROM campaigns k WHERE k.business_id = ?1", vec![biz.into()], "k.id")?;
+    let campaigns = rows.iter().map(|row| model::result(biz, &row.text(0))).collect::<HResult<Vec<_>>>()?;
+    ok(&json!({"campaigns": campaigns, "nextCursor": next}))
+}
+
+pub fn campaign_id(r: &Request) -> HResult<String> {
+    Ok(req::path_uuid(r, "campaignId", "campaign_not_found", "campaign")?.to_ascii_lowercase())
+}
+
+/// 46.
+pub fn get(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    ok(&model::result(biz, &campaign_id(r)?)?)
+}
+
+#[derive(Deserialize)]
+struct UpdateBody {
+    action: String,
+}
+
+/// 47: moves the current iteration. `start`: draft or paused → running
+/// (its dispatch job queued); `pause`: running → paused (nothing new is
+/// dialled, calls in progress finish); `cancel`: draft, running or paused →
+/// cancelled (members not yet called are cancelled, calls in progress are
+/// cancelled through the voice area and may stay `cancelling` until the
+/// carrier confirms). Asking for the state it is in changes nothing; any
+/// other move is 409 `invalid_transition`.
+pub fn update(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let id = campaign_id(r)?;
+    let body: UpdateBody = req::body(r)?;
+    let current = model::current(biz, &id)?;
+    let (iteration, status) = (current.text(0), current.text(5));
+    let now = now();
+    let target = match body.action.as_str() {
+        "start" => "running",
+        "pause" => "paused",
+        _ => "cancelled",
+    };
+    if status == target {
+        return ok(&model::result(biz, &id)?);
+    }
+    let allowed = matches!((status.as_str(), target), ("draft" | "paused", "running") | ("running", "paused") | ("draft" | "running" | "paused", "cancelled"));
+    if !allowed {
+        return Err(fail::conflict("invalid_transition", format!("the current iteration is {status}; it cannot be {}", past(&body.action))));
+    }
+    db::execute(
+        "UPDATE campaign_iterations SET status = ?3, paused_reason = NULL, updated_at = ?4, \
+                started_at = CASE WHEN ?3 = 'running' THEN IFNULL(started_at, ?4) ELSE started_at END, \
+                ended_at = CASE WHEN ?3 = 'cancelled' THEN ?4 ELSE ended_at END \
+         WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), iteration.as_str().into(), target.into(), now.as_str().into()],
+    )?;
+    db::execute("UPDATE campaigns SET updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), now.as_str().into()])?;
+    match target {
+        "running" => jobs::enqueue_dispatch(biz, &iteration)?,
+        "cancelled" => cancel_members(biz, &iteration)?,
+        _ => {}
+    }
+    ok(&model::result(biz, &id)?)
+}
+
+fn past(action: &str) -> &'static str {
+    match action {
+        "start" => "started",
+        "pause" => "paused",
+        _ => "cancelled",
+    }
+}
+
+/// A cancelled iteration: members not in a call are cancelled now; calls in
+/// progress are cancelled and their members settle when the calls end (the
+/// dispatch job keeps running until they have).
+fn cancel_members(biz: &str, iteration: &str) -> HResult<()> {
+    let waiting = "(m.outcome = 'pending' OR m.retry_at_ms IS NOT NULL)";
+    model::record_all(biz, iteration, waiting, "cancelled")?;
+    db::execute(
+        &format!("UPDATE campaign_members AS m SET outcome = 'cancelled', retry_at_ms = NULL, updated_at = ?3 WHERE m.business_id = ?1 AND m.iteration_id = ?2 AND {waiting}"),
+        &[biz.into(), iteration.into(), now().into()],
+    )?;
+    let calls = db::query(
+        "SELECT c.id FROM campaign_members m JOIN calls c ON c.business_id = m.business_id AND c.id = m.call_id \
+         WHERE m.business_id = ?1 AND m.iteration_id = ?2 AND m.outcome = 'in_progress' \
+           AND c.status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')",
+        &[biz.into(), iteration.into()],
+    )?;
+    for c in &calls {
+        switchboard_voice_area::calls::request_cancel(biz, &c.text(0))?;
+    }
+    if !calls.is_empty() {
+        jobs::enqueue_dispatch(biz, iteration)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,98 @@
+//! listIterations (48) and createIteration (49): a follow-up is a new
+//! iteration of the same campaign, never a cloned campaign.
+
+use serde::Deserialize;
+use serde_json::json;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{fail, now, ok, page, req, success, HResult, Request, Success};
+
+use crate::audience::{self, Candidates};
+use crate::campaigns::{campaign_id, insert_iteration, iteration_agent, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MINUTES};
+use crate::model::{self, ITERATION_COLUMNS};
+
+/// 48: in sequence order (the ids are uuid v7, created in sequence).
+pub fn list(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let id = campaign_id(r)?;
+    model::current(biz, &id)?;
+    let (rows, next) = page::by_id(
+        r,
+        &format!("SELECT {ITERATION_COLUMNS} FROM campaign_iterations i WHERE i.business_id = ?1 AND i.campaign_id = ?2"),
+        vec![biz.into(), id.as_str().into()],
+        "i.id",
+    )?;
+    let iterations = rows.iter().map(|row| model::iteration(biz, row)).collect::<Result<Vec<_>, _>>()?;
+    ok(&json!({"iterations": iterations, "nextCursor": next}))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateBody {
+    channel: String,
+    agent_id: String,
+    selection: Selection,
+    /// Numbers as JSON has them (`2.0` is the integer 2; the document
+    /// checked that they are whole and in range).
+    #[serde(default)]
+    max_retries: Option<f64>,
+    #[serde(default)]
+    retry_delay_minutes: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Selection {
+    #[serde(default)]
+    from_outcomes: Option<Vec<String>>,
+    #[serde(default)]
+    ai_recommended: Option<bool>,
+}
+
+/// 49: a follow-up iteration (draft) whose members are the contacts of the
+/// current iteration with the given outcomes, compatible with the new
+/// agent. The current iteration must be completed or cancelled (409
+/// `iteration_not_finished`); an AI-recommended audience needs a completed
+/// summary run, which this release cannot make yet (409
+/// `summary_run_required`).
+pub fn create(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let id = campaign_id(r)?;
+    let body: CreateBody = req::body(r)?;
+    let current = model::current(biz, &id)?;
+    if !model::is_terminal(&current.text(5)) {
+        return Err(fail::conflict(
+            "iteration_not_finished",
+            format!("iteration {} is {}; one iteration runs at a time, so a follow-up waits until it is completed or cancelled", current.int(2), current.text(5)),
+        ));
+    }
+    let outcomes = match (&body.selection.from_outcomes, body.selection.ai_recommended) {
+        (Some(o), None) => o,
+        (None, Some(true)) => {
+            return Err(fail::conflict("summary_run_required", "an AI-recommended audience needs a completed summary run of the current iteration; summary runs are not available in this release yet"))
+        }
+        _ => return Err(fail::validation("selection_required", "`selection` takes exactly one of `fromOutcomes` and `aiRecommended`")),
+    };
+    let agent = iteration_agent(biz, &body.channel, &body.agent_id)?;
+    let previous = current.text(0);
+    let iteration = insert_iteration(
+        biz,
+        &id,
+        current.int(2) + 1,
+        &body.channel,
+        &agent,
+        "outcomes",
+        body.max_retries.map_or(DEFAULT_MAX_RETRIES, |n| n as i64),
+        body.retry_delay_minutes.map_or(DEFAULT_RETRY_DELAY_MINUTES, |n| n as i64),
+    )?;
+    let admission = audience::admit(biz, &id, &iteration, &agent, &Candidates::Outcomes(&previous, outcomes))?;
+    if admission.accepted == 0 {
+        return Err(fail::conflict(
+            "empty_audience",
+            format!("no member of iteration {} has one of those outcomes and can be reached by this agent; {}", current.int(2), admission.why_empty()),
+        ));
+    }
+    db::execute("UPDATE campaigns SET updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), now().into()])?;
+    let row = db::query_one(&format!("SELECT {ITERATION_COLUMNS} FROM campaign_iterations i WHERE i.business_id = ?1 AND i.id = ?2"), &[biz.into(), iteration.as_str().into()])?
+        .expect("inserted above");
+    success(201, &json!({"iteration": model::iteration(biz, &row)?, "admission": admission.json()}))
+}

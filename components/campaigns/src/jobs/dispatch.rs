@@ -1,0 +1,220 @@
+//! `campaigns.dispatch`: runs one iteration, a bounded step at a time (one
+//! lane per iteration, so never two steps of it at once; every step is
+//! fenced by the job runner, so a stale step commits nothing).
+//!
+//! A step:
+//!
+//! 1. **settles** members whose call has ended: the member's outcome becomes
+//!    the call's status — only while the member still holds the claim the
+//!    call was placed under (`calls.member_claim = campaign_members.claim`),
+//!    so a late or stale call can never complete a member it no longer
+//!    owns. `busy`, `no_answer` and `failed` with retries left get a retry
+//!    time (`retryDelayMinutes` later); `completed` and cancelled calls are
+//!    never retried;
+//! 2. while the iteration is `running`, **claims** as many due members
+//!    (pending, or with their retry time passed; in admission order) as the
+//!    business has free lines (lines minus its calls not yet ended, direct
+//!    ones included), each with a claim one higher than before, and starts
+//!    its call through the voice area (`Plan::start_for`: the contact's
+//!    checks, the variables snapshot, the reservation; `voice.call` then
+//!    leases the line before placing). A contact that became blocked or
+//!    out of scope is `skipped`, never called; credit that runs out pauses
+//!    the iteration with the reason `insufficient_credit`;
+//! 3. **completes** the iteration when no member is pending, in a call or
+//!    waiting for a retry; otherwise runs again shortly (sooner while calls
+//!    are in progress).
+//!
+//! A paused or cancelled iteration's job only settles (calls in progress
+//! finish) and ends when none is left.
+
+use std::collections::BTreeMap;
+
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::job_types::{Job, Outcome};
+use switchboard_guest::{clock, now, Failure};
+use switchboard_voice_area::calls::{Attribution, Plan, Target};
+
+use super::{CampaignsJob, IterationRef};
+use switchboard_guest::job::AreaJob;
+use crate::model;
+
+/// How soon a step runs again while calls are in progress or members due.
+const BUSY_POLL_MS: u64 = 250;
+/// The longest a step waits before looking again (a retry time far away).
+const IDLE_POLL_MS: u64 = 10_000;
+
+pub fn run(job: &Job, r: &IterationRef) -> Outcome {
+    match step(job, &r.iteration_id) {
+        Ok(o) => o,
+        Err(f) => panic!("store error while dispatching a campaign: {} {}", f.code, f.message),
+    }
+}
+
+struct Iteration {
+    campaign_id: String,
+    agent_id: String,
+    status: String,
+    max_retries: i64,
+    retry_delay_minutes: i64,
+}
+
+fn step(job: &Job, iteration_id: &str) -> Result<Outcome, Failure> {
+    let biz = job.business_id.as_str();
+    let Some(row) = db::query_one(
+        "SELECT campaign_id, agent_id, status, max_retries, retry_delay_minutes FROM campaign_iterations WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), iteration_id.into()],
+    )?
+    else {
+        return Ok(Outcome::Dead("the iteration no longer exists".into()));
+    };
+    let it = Iteration { campaign_id: row.text(0), agent_id: row.text(1), status: row.text(2), max_retries: row.int(3), retry_delay_minutes: row.int(4) };
+    let now_ms = clock::now_ms();
+    settle(biz, iteration_id, &it, now_ms)?;
+    if it.status == "running" {
+        claim(biz, iteration_id, &it, now_ms)?;
+    }
+    let in_calls = db::query_one(
+        "SELECT COUNT(*) FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2 AND outcome = 'in_progress'",
+        &[biz.into(), iteration_id.into()],
+    )?
+    .map_or(0, |r| r.int(0));
+    let status = db::query_one("SELECT status FROM campaign_iterations WHERE business_id = ?1 AND id = ?2", &[biz.into(), iteration_id.into()])?
+        .map_or_else(String::new, |r| r.text(0));
+    if status != "running" {
+        // Paused (by an operator or for credit) or cancelled: only the calls
+        // in progress are left to settle.
+        return Ok(if in_calls > 0 { again(iteration_id, BUSY_POLL_MS) } else { Outcome::Done });
+    }
+    let waiting = db::query_one(
+        "SELECT COUNT(*), MIN(retry_at_ms), SUM(outcome = 'pending') FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2 \
+         AND (outcome = 'pending' OR retry_at_ms IS NOT NULL)",
+        &[biz.into(), iteration_id.into()],
+    )?
+    .expect("an aggregate has a row");
+    if in_calls == 0 && waiting.int(0) == 0 {
+        let now = now();
+        db::execute(
+            "UPDATE campaign_iterations SET status = 'completed', ended_at = ?3, updated_at = ?3 WHERE business_id = ?1 AND id = ?2 AND status = 'running'",
+            &[biz.into(), iteration_id.into(), now.as_str().into()],
+        )?;
+        db::execute("UPDATE campaigns SET updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), it.campaign_id.as_str().into(), now.into()])?;
+        return Ok(Outcome::Done);
+    }
+    let delay = if in_calls > 0 || waiting.opt_int(2).unwrap_or(0) > 0 {
+        BUSY_POLL_MS
+    } else {
+        waiting.opt_int(1).map_or(IDLE_POLL_MS, |at| (at - now_ms).clamp(BUSY_POLL_MS as i64, IDLE_POLL_MS as i64) as u64)
+    };
+    Ok(again(iteration_id, delay))
+}
+
+fn again(iteration_id: &str, delay_ms: u64) -> Outcome {
+    CampaignsJob::Dispatch(IterationRef { iteration_id: iteration_id.to_string() }).continue_after(delay_ms)
+}
+
+/// Whether a member whose call ended `status` after `attempts` attempts is
+/// called again.
+pub fn retried(status: &str, attempts: i64, max_retries: i64) -> bool {
+    model::RETRIED.contains(&status) && attempts <= max_retries
+}
+
+/// Step 1: the outcomes of ended calls.
+fn settle(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<(), Failure> {
+    let ended = db::query(
+        "SELECT m.id, m.claim, m.attempts, c.status FROM campaign_members m \
+         JOIN calls c ON c.business_id = m.business_id AND c.id = m.call_id AND c.member_claim = m.claim \
+         WHERE m.business_id = ?1 AND m.iteration_id = ?2 AND m.outcome = 'in_progress' \
+           AND c.status IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')",
+        &[biz.into(), iteration_id.into()],
+    )?;
+    let delay_ms = it.retry_delay_minutes * model::minute_ms()?;
+    for r in &ended {
+        let (member, claim, attempts, status) = (r.text(0), r.int(1), r.int(2), r.text(3));
+        // A running iteration retries; a paused one keeps the retry for when it resumes; a cancelled one never.
+        let retry_at = (it.status != "cancelled" && retried(&status, attempts, it.max_retries)).then_some(now_ms + delay_ms);
+        let outcome = if it.status == "cancelled" && status != "completed" { "cancelled" } else { status.as_str() };
+        db::execute(
+            "UPDATE campaign_members SET outcome = ?4, retry_at_ms = ?5, updated_at = ?6 WHERE business_id = ?1 AND iteration_id = ?2 AND id = ?3 AND claim = ?7",
+            &[biz.into(), iteration_id.into(), member.as_str().into(), outcome.into(), retry_at.into(), now().into(), claim.into()],
+        )?;
+        model::record(biz, &member, outcome)?;
+    }
+    Ok(())
+}
+
+/// Step 2: members into calls, as lines allow.
+fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<(), Failure> {
+    let account = switchboard_voice_area::billing::account(biz)?;
+    let busy = db::query_one(
+        "SELECT COUNT(*) FROM calls WHERE business_id = ?1 AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')",
+        &[biz.into()],
+    )?
+    .map_or(0, |r| r.int(0));
+    let free = account.lines - busy;
+    if free <= 0 {
+        return Ok(());
+    }
+    let due = db::query(
+        &format!(
+            "SELECT id, contact_id, claim FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2 \
+             AND (outcome = 'pending' OR (retry_at_ms IS NOT NULL AND retry_at_ms <= ?3)) ORDER BY id LIMIT {free}"
+        ),
+        &[biz.into(), iteration_id.into(), now_ms.into()],
+    )?;
+    if due.is_empty() {
+        return Ok(());
+    }
+    let plan = match Plan::new(biz, &it.agent_id, BTreeMap::new(), "campaign") {
+        Ok(p) => p,
+        // The agent was archived or the lines taken away: nothing can be called.
+        Err(f) => return pause(biz, iteration_id, &f.code),
+    };
+    for m in &due {
+        let (member, contact, claim) = (m.text(0), m.text(1), m.int(2) + 1);
+        let attribution = Attribution { campaign_id: &it.campaign_id, iteration_id, member_id: &member, claim };
+        match plan.start_for(biz, Target::Contact(&contact), Some(&attribution)) {
+            Ok((call_id, _, _)) => {
+                db::execute(
+                    "UPDATE campaign_members SET outcome = 'in_progress', attempts = attempts + 1, claim = ?4, call_id = ?5, retry_at_ms = NULL, updated_at = ?6 \
+                     WHERE business_id = ?1 AND iteration_id = ?2 AND id = ?3",
+                    &[biz.into(), iteration_id.into(), member.as_str().into(), claim.into(), call_id.into(), now().into()],
+                )?;
+                model::record(biz, &member, "in_progress")?;
+            }
+            Err(f) if f.code == "insufficient_credit" => return pause(biz, iteration_id, "insufficient_credit"),
+            Err(f) if f.status >= 500 => return Err(f),
+            // Blocked, out of scope, deleted, a variable gone: never called on any channel.
+            Err(_) => {
+                db::execute(
+                    "UPDATE campaign_members SET outcome = 'skipped', retry_at_ms = NULL, claim = ?4, updated_at = ?5 WHERE business_id = ?1 AND iteration_id = ?2 AND id = ?3",
+                    &[biz.into(), iteration_id.into(), member.as_str().into(), claim.into(), now().into()],
+                )?;
+                model::record(biz, &member, "skipped")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The iteration pauses itself, saying why.
+fn pause(biz: &str, iteration_id: &str, reason: &str) -> Result<(), Failure> {
+    db::execute(
+        "UPDATE campaign_iterations SET status = 'paused', paused_reason = ?3, updated_at = ?4 WHERE business_id = ?1 AND id = ?2 AND status = 'running'",
+        &[biz.into(), iteration_id.into(), reason.into(), now().into()],
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_no_answer_and_failed_are_retried_while_retries_are_left() {
+        assert!(retried("busy", 1, 1));
+        assert!(retried("no_answer", 1, 2) && retried("failed", 2, 2));
+        assert!(!retried("no_answer", 2, 1), "two attempts with one retry allowed: done");
+        assert!(!retried("busy", 1, 0), "no retries");
+        assert!(!retried("completed", 1, 5) && !retried("cancelled", 1, 5), "completed and cancelled calls are never retried");
+    }
+}

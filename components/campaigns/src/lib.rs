@@ -1,0 +1,42 @@
+//! The campaigns area (spec operations 44-51) as a library: its requests
+//! and its job. The component is `component/`; the dispatcher links the job.
+//!
+//! * `campaigns.rs`: create (45, with `audience.rs`: who is admitted),
+//!   list (44), read (46), start/pause/cancel (47).
+//! * `iterations.rs`: the iteration list (48) and follow-ups (49).
+//! * `members.rs`: memberships (50) and attributed activities (51).
+//! * `model.rs`: how campaigns, iterations and members read and move.
+//! * `jobs/`: `campaigns.dispatch`, one per running iteration: it claims
+//!   members (a fenced claim each) while the business has free lines and
+//!   starts their calls through the voice area, settles ended calls into
+//!   outcomes and retries, and completes the iteration.
+//!
+//! Tenancy: every statement filters by the business id; another business's
+//! campaign, agent or contact answers exactly like a missing one.
+
+#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+
+pub mod audience;
+pub mod campaigns;
+pub mod iterations;
+pub mod jobs;
+pub mod members;
+pub mod model;
+
+use switchboard_guest::{fail, HResult, Request, Success};
+
+/// Every request of the area, by operation id. Summary runs and the export
+/// (52-54) are not built yet.
+pub fn handle(req: Request) -> HResult<Success> {
+    match req.operation.as_str() {
+        "listCampaigns" => campaigns::list(&req),
+        "createCampaign" => campaigns::create(&req),
+        "getCampaign" => campaigns::get(&req),
+        "updateCampaign" => campaigns::update(&req),
+        "listIterations" => iterations::list(&req),
+        "createIteration" => iterations::create(&req),
+        "listMemberships" => members::memberships(&req),
+        "listActivities" => members::activities(&req),
+        other => Err(fail::not_implemented(other)),
+    }
+}

@@ -1,0 +1,99 @@
+//! listMemberships (50) and listActivities (51).
+
+use serde_json::{json, Value};
+use switchboard_guest::db::RowExt;
+use switchboard_guest::{ok, page, req, HResult, Request, Success};
+
+use crate::campaigns::campaign_id;
+use crate::model;
+
+/// 50: members with their outcome, attempts and history; every iteration
+/// of the campaign (in sequence, then admission order) or one
+/// (`iterationId`), optionally of one `outcome`.
+pub fn memberships(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let id = campaign_id(r)?;
+    model::current(biz, &id)?;
+    let mut sql = "SELECT m.id, m.iteration_id, m.contact_id, m.contact_name, m.outcome, m.attempts, m.created_at FROM campaign_members m \
+                   WHERE m.business_id = ?1 AND m.campaign_id = ?2"
+        .to_string();
+    let mut params: Vec<switchboard_guest::Value> = vec![biz.into(), id.as_str().into()];
+    if let Some(it) = req::query_uuid(r, "iterationId")? {
+        params.push(it.to_ascii_lowercase().into());
+        sql += &format!(" AND m.iteration_id = ?{}", params.len());
+    }
+    if let Some(o) = req::query_nonempty(r, "outcome") {
+        params.push(o.into());
+        sql += &format!(" AND m.outcome = ?{}", params.len());
+    }
+    // Member ids begin with their iteration's creation time, so id order is
+    // iteration order, then admission order.
+    let (rows, next) = page::by_id(r, &sql, params, "m.id")?;
+    let ids: Vec<String> = rows.iter().map(|row| row.text(0)).collect();
+    let history = model::history(biz, &ids)?;
+    let memberships: Vec<Value> = rows
+        .iter()
+        .map(|row| {
+            let mine: Vec<Value> = history.iter().filter(|(m, _)| *m == row.text(0)).map(|(_, h)| h.clone()).collect();
+            json!({
+                "id": row.text(0),
+                "campaignId": id,
+                "iterationId": row.text(1),
+                "contactId": row.text(2),
+                "contactName": row.opt_text(3),
+                "outcome": row.text(4),
+                "attempts": row.int(5),
+                "history": mine,
+                "createdAt": row.text(6),
+            })
+        })
+        .collect();
+    ok(&json!({"memberships": memberships, "nextCursor": next}))
+}
+
+/// 51: the campaign's calls (one activity each, its id the call's), newest
+/// first, filtered by contact, iteration, channel or status.
+pub fn activities(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let id = campaign_id(r)?;
+    model::current(biz, &id)?;
+    let mut sql = "SELECT c.id, c.iteration_id, c.contact_id, c.contact_name, c.status, c.connected_ms, c.created_at FROM calls c \
+                   WHERE c.business_id = ?1 AND c.campaign_id = ?2"
+        .to_string();
+    let mut params: Vec<switchboard_guest::Value> = vec![biz.into(), id.as_str().into()];
+    for (name, column) in [("contactId", "c.contact_id"), ("iterationId", "c.iteration_id")] {
+        if let Some(v) = req::query_uuid(r, name)? {
+            params.push(v.to_ascii_lowercase().into());
+            sql += &format!(" AND {column} = ?{}", params.len());
+        }
+    }
+    if let Some(s) = req::query_nonempty(r, "status") {
+        params.push(s.into());
+        sql += &format!(" AND c.status = ?{}", params.len());
+    }
+    // Calls are the only activities this release makes: another channel has none.
+    if req::query_nonempty(r, "channel").is_some_and(|c| c != "voice") {
+        sql += " AND 0";
+    }
+    let (rows, next) = page::by_id_newest_first(r, &sql, params, "c.id")?;
+    let activities: Vec<Value> = rows
+        .iter()
+        .map(|row| {
+            json!({
+                "id": row.text(0),
+                "campaignId": id,
+                "iterationId": row.text(1),
+                "contactId": row.text(2),
+                "contactName": row.opt_text(3),
+                "channel": "voice",
+                "kind": "call",
+                "callId": row.text(0),
+                "messageId": null,
+                "status": row.text(4),
+                "durationSeconds": switchboard_voice_area::model::duration_seconds(row.int(5)),
+                "occurredAt": row.text(6),
+            })
+        })
+        .collect();
+    ok(&json!({"activities": activities, "nextCursor": next}))
+}

@@ -1,0 +1,304 @@
+//! Campaigns (operations 44-51): admission of compatible contacts only, an
+//! immutable membership, voice iterations run within the business's lines
+//! against the sandbox carrier (whose destination rules drive each
+//! outcome), retries by outcome, pause, resume and cancel, follow-ups.
+
+use crate::harness::*;
+use serde_json::{json, Value};
+
+const TERMINAL: [&str; 5] = ["completed", "no_answer", "busy", "failed", "cancelled"];
+
+struct C {
+    s: Server,
+    t: Tenant,
+    dir: DataDir,
+    /// A category for contacts that need no particular one.
+    everyone: String,
+}
+
+impl C {
+    /// A server (retry minutes of `minute_ms`), a tenant with `lines` and credit.
+    fn new(lines: u32, microcredits: u64, minute_ms: u32, step_ms: u32) -> C {
+        let dir = DataDir::new();
+        let s = Server::start_with(&dir.0, &["--carrier-setting", &format!("step-delay-ms={step_ms}"), "--campaign-minute-ms", &minute_ms.to_string()]);
+        let t = tenant(&dir.0, "all");
+        admin(&dir.0, &["voice", "configure", "--business", &t.business, "--lines", &lines.to_string()]);
+        if microcredits > 0 {
+            admin(&dir.0, &["credits", "add", "--business", &t.business, "--microcredits", &microcredits.to_string()]);
+        }
+        let mut c = C { s, t, dir, everyone: String::new() };
+        c.everyone = c.post("/api/v1/contacts/categories", json!({"name": "Everyone"}))["category"]["id"].as_str().unwrap().to_string();
+        c
+    }
+    fn send(&self, method: &str, path: &str, mut body: Value) -> Resp {
+        body["businessId"] = json!(self.t.business);
+        self.s.as_key(&self.t.key).fresh().send(method, path, Some(body.to_string()))
+    }
+    fn post(&self, path: &str, body: Value) -> Value {
+        let r = self.send("POST", path, body);
+        assert!(r.status < 300, "{path}: {}", r.text);
+        r.data().clone()
+    }
+    fn get(&self, path: &str) -> Value {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        self.s.as_key(&self.t.key).get(&format!("{path}{sep}businessId={}", self.t.business)).assert_ok(200).clone()
+    }
+    fn contact(&self, name: &str, mobile: &str, extra: Value) -> String {
+        let mut body = json!({"name": name, "mobile": mobile, "categoryIds": [self.everyone]});
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        self.post("/api/v1/contacts", body)["contact"]["id"].as_str().unwrap().to_string()
+    }
+    fn voice_agent(&self, extra: Value) -> String {
+        let mut body = json!({"channel": "voice", "name": "Caller", "instructions": "Confirm the appointment.", "voiceSettings": {"firstGreeting": "Hello, this is Acme calling."}});
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        self.post("/api/v1/agents", body)["agent"]["id"].as_str().unwrap().to_string()
+    }
+    fn create(&self, iteration: Value) -> Resp {
+        self.send("POST", "/api/v1/campaigns", json!({"name": "Renewals", "objective": "Confirm renewals", "iteration": iteration}))
+    }
+    fn act(&self, campaign: &str, action: &str) -> Resp {
+        self.send("PATCH", &format!("/api/v1/campaigns/{campaign}"), json!({"action": action}))
+    }
+    fn current(&self, campaign: &str) -> Value {
+        self.get(&format!("/api/v1/campaigns/{campaign}"))["currentIteration"].clone()
+    }
+    fn db(&self, query: &str) -> String {
+        sql(&self.dir.0, query).trim().to_string()
+    }
+    /// Calls of the business not ended yet.
+    fn calls_in_progress(&self) -> i64 {
+        self.db(&format!("SELECT COUNT(*) FROM calls WHERE business_id = '{}' AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')", self.t.business))
+            .parse()
+            .unwrap()
+    }
+}
+
+fn check(name: &str, v: &Value) {
+    if let Err(e) = document_schemas().validate(&json!({"$ref": format!("#/components/schemas/{name}")}), v) {
+        panic!("not a {name}: {:?}\n{v}", e.iter().map(|v| &v.message).collect::<Vec<_>>());
+    }
+}
+
+fn code(r: &Resp, status: u16) -> String {
+    assert_eq!(r.status, status, "{}", r.text);
+    r.code().to_string()
+}
+
+#[test]
+fn only_compatible_contacts_are_admitted_and_membership_never_changes() {
+    let c = C::new(1, 0, 60_000, 20);
+    let vip = c.post("/api/v1/contacts/categories", json!({"name": "VIP"}))["category"]["id"].as_str().unwrap().to_string();
+    let other = c.post("/api/v1/contacts/categories", json!({"name": "Other"}))["category"]["id"].as_str().unwrap().to_string();
+    let ada = c.contact("Ada", "+15550100001", json!({"categoryIds": [vip], "fields": {"city": "London"}}));
+    let bob = c.contact("Bob", "+15550100002", json!({"categoryIds": [other], "fields": {"city": "Paris"}}));
+    let cy = c.contact("Cy", "+15550100003", json!({"categoryIds": [vip], "fields": {"city": "Rome"}, "communicationBlocked": true}));
+    let dee = c.contact("Dee", "+15550100004", json!({"categoryIds": [vip]}));
+    let sources = c.get("/api/v1/data-sources?limit=200");
+    let contacts = sources["dataSources"].as_array().unwrap().iter().find(|d| d["builtIn"] == true).unwrap()["id"].as_str().unwrap().to_string();
+    let agent = c.voice_agent(json!({"contactCategoryIds": [vip], "dataSourceVariables": [{"sourceId": contacts, "fieldKey": "city", "alias": "city"}]}));
+    let stranger = tenant(&c.dir.0, "all");
+    let theirs = {
+        let r = c.s.as_key(&stranger.key).fresh().post("/api/v1/contacts/categories", &json!({"businessId": stranger.business, "name": "All"}));
+        let all = r.assert_ok(201)["category"]["id"].as_str().unwrap().to_string();
+        let r = c.s.as_key(&stranger.key).fresh().post("/api/v1/contacts", &json!({"businessId": stranger.business, "name": "Eve", "mobile": "+15550100009", "categoryIds": [all]}));
+        r.assert_ok(201)["contact"]["id"].as_str().unwrap().to_string()
+    };
+
+    // Explicit contacts: one admitted, each other candidate skipped with its reason.
+    let r = c.create(json!({"channel": "voice", "agentId": agent, "contactIds": [ada, bob, cy, dee, theirs], "maxRetries": 2, "retryDelayMinutes": 5}));
+    let d = r.assert_ok(201).clone();
+    check("CampaignCreated", &d);
+    assert_eq!(d["admission"], json!({"accepted": 1, "skipped": {"notFound": 1, "blocked": 1, "outOfScope": 1, "variableMissing": 1}}));
+    let campaign = d["campaign"]["id"].as_str().unwrap().to_string();
+    let it = &d["currentIteration"];
+    assert_eq!((it["status"].as_str(), it["sequence"].as_i64(), it["audience"].as_str(), it["maxRetries"].as_i64(), it["retryDelayMinutes"].as_i64()),
+               (Some("draft"), Some(1), Some("contacts"), Some(2), Some(5)));
+    assert_eq!((it["counts"]["total"].as_i64(), it["counts"]["pending"].as_i64()), (Some(1), Some(1)));
+    assert_eq!(d["campaign"]["iterationCount"], 1);
+    // By category: the compatible ones of VIP (Cy is blocked, Dee has no city).
+    let by_category = c.create(json!({"channel": "voice", "agentId": agent, "categoryIds": [vip]}));
+    assert_eq!(by_category.assert_ok(201)["admission"], json!({"accepted": 1, "skipped": {"notFound": 0, "blocked": 1, "outOfScope": 0, "variableMissing": 1}}));
+
+    // The membership is a snapshot: edits afterwards change nobody's membership.
+    let r = c.send("PATCH", &format!("/api/v1/contacts/{dee}"), json!({"fields": {"city": "Oslo"}}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    let members = c.get(&format!("/api/v1/campaigns/{campaign}/memberships"));
+    check("MembershipList", &members);
+    let who: Vec<&str> = members["memberships"].as_array().unwrap().iter().map(|m| m["contactId"].as_str().unwrap()).collect();
+    assert_eq!(who, [ada.as_str()]);
+    assert_eq!(members["memberships"][0]["outcome"], "pending");
+
+    // Refusals, and nothing is written by a refused create.
+    let before = c.get("/api/v1/campaigns")["campaigns"].as_array().unwrap().len();
+    let chat = c.post("/api/v1/agents", json!({"channel": "chatapp", "name": "Chat", "instructions": "Answer."}))["agent"]["id"].as_str().unwrap().to_string();
+    assert_eq!(code(&c.create(json!({"channel": "voice", "agentId": chat, "contactIds": [ada]})), 409), "agent_channel_mismatch");
+    assert_eq!(code(&c.create(json!({"channel": "sms", "agentId": agent, "contactIds": [ada]})), 409), "channel_not_available");
+    assert_eq!(code(&c.create(json!({"channel": "voice", "agentId": agent, "contactIds": [bob, cy, theirs]})), 409), "empty_audience");
+    assert_eq!(code(&c.create(json!({"channel": "voice", "agentId": uuid::Uuid::new_v4().to_string(), "contactIds": [ada]})), 404), "agent_not_found");
+    assert_eq!(code(&c.create(json!({"channel": "voice", "agentId": agent, "categoryIds": [uuid::Uuid::new_v4().to_string()]})), 404), "category_not_found");
+    assert_eq!(c.create(json!({"channel": "voice", "agentId": agent, "contactIds": [ada], "categoryIds": [vip]})).status, 400);
+    let archived = c.voice_agent(json!({}));
+    c.s.as_key(&c.t.key).fresh().delete("/api/v1/agents", &json!({"businessId": c.t.business, "agentId": archived})).assert_ok(200);
+    assert_eq!(code(&c.create(json!({"channel": "voice", "agentId": archived, "contactIds": [ada]})), 409), "agent_archived");
+    assert_eq!(c.get("/api/v1/campaigns")["campaigns"].as_array().unwrap().len(), before, "refused creates wrote nothing");
+
+    // Moves: a draft cannot be paused, a cancelled one cannot start; no follow-up before the end.
+    assert_eq!(code(&c.act(&campaign, "pause"), 409), "invalid_transition");
+    let follow = json!({"channel": "voice", "agentId": agent, "selection": {"fromOutcomes": ["cancelled"]}});
+    assert_eq!(code(&c.send("POST", &format!("/api/v1/campaigns/{campaign}/iterations"), follow.clone()), 409), "iteration_not_finished");
+    let cancelled = c.act(&campaign, "cancel");
+    assert_eq!(cancelled.assert_ok(200)["currentIteration"]["status"], "cancelled");
+    assert_eq!(cancelled.data()["currentIteration"]["counts"]["cancelled"], 1);
+    assert_eq!(code(&c.act(&campaign, "start"), 409), "invalid_transition");
+    assert_eq!(c.act(&campaign, "cancel").status, 200, "cancelling a cancelled iteration changes nothing");
+    let ai = json!({"channel": "voice", "agentId": agent, "selection": {"aiRecommended": true}});
+    assert_eq!(code(&c.send("POST", &format!("/api/v1/campaigns/{campaign}/iterations"), ai), 409), "summary_run_required");
+    // The follow-up: a new iteration of the same campaign, from the outcomes of the last.
+    let f = c.send("POST", &format!("/api/v1/campaigns/{campaign}/iterations"), follow);
+    let f = f.assert_ok(201).clone();
+    check("IterationCreated", &f);
+    assert_eq!((f["iteration"]["sequence"].as_i64(), f["iteration"]["audience"].as_str(), f["admission"]["accepted"].as_i64()), (Some(2), Some("outcomes"), Some(1)));
+    let listed = c.get(&format!("/api/v1/campaigns/{campaign}/iterations"));
+    check("IterationList", &listed);
+    let seqs: Vec<i64> = listed["iterations"].as_array().unwrap().iter().map(|i| i["sequence"].as_i64().unwrap()).collect();
+    assert_eq!(seqs, [1, 2]);
+    assert_eq!(c.get(&format!("/api/v1/campaigns/{campaign}"))["campaign"]["iterationCount"], 2);
+
+    // Another business sees none of it.
+    let r = c.s.as_key(&stranger.key).get(&format!("/api/v1/campaigns/{campaign}?businessId={}", stranger.business));
+    assert_eq!(code(&r, 404), "campaign_not_found");
+    let list = c.get("/api/v1/campaigns");
+    check("CampaignList", &list);
+}
+
+#[test]
+fn a_voice_iteration_calls_within_its_lines_retries_by_outcome_and_completes() {
+    // Two lines; a retry "minute" of 300 ms.
+    let c = C::new(2, 50_000_000, 300, 10);
+    let agent = c.voice_agent(json!({}));
+    // Six conversations, one busy line (…2222), one that never answers (…1111).
+    let mut contacts: Vec<String> = (1..=6).map(|i| c.contact(&format!("P{i}"), &format!("+1555020010{i}"), json!({}))).collect();
+    let busy = c.contact("Busy", "+15550202222", json!({}));
+    let away = c.contact("Away", "+15550201111", json!({}));
+    contacts.push(busy.clone());
+    contacts.push(away.clone());
+    let d = c.create(json!({"channel": "voice", "agentId": agent, "contactIds": contacts, "maxRetries": 1, "retryDelayMinutes": 1}));
+    let campaign = d.assert_ok(201)["campaign"]["id"].as_str().unwrap().to_string();
+    assert_eq!(c.calls_in_progress(), 0, "nothing is dialled before start");
+    let started = c.act(&campaign, "start");
+    assert_eq!(started.assert_ok(200)["currentIteration"]["status"], "running");
+    assert!(started.data()["currentIteration"]["startedAt"].is_string());
+
+    // Never more calls at once than lines, until the iteration completes.
+    let mut most = 0;
+    let it = poll("the iteration to complete", || {
+        most = most.max(c.calls_in_progress());
+        let it = c.current(&campaign);
+        (it["status"] == "completed").then_some(it)
+    });
+    assert!(most <= 2, "{most} calls at once with 2 lines");
+    assert!(most >= 1);
+    let counts = &it["counts"];
+    assert_eq!((counts["total"].as_i64(), counts["completed"].as_i64(), counts["busy"].as_i64(), counts["no_answer"].as_i64(), counts["pending"].as_i64()),
+               (Some(8), Some(6), Some(1), Some(1), Some(0)), "{counts}");
+    assert!(it["endedAt"].is_string());
+
+    // The busy and unanswered members were called twice (one retry), the others once.
+    let members = c.get(&format!("/api/v1/campaigns/{campaign}/memberships?limit=50"));
+    for m in members["memberships"].as_array().unwrap() {
+        let retried = m["contactId"] == busy.as_str() || m["contactId"] == away.as_str();
+        assert_eq!(m["attempts"], if retried { 2 } else { 1 }, "{m}");
+        let history: Vec<&str> = m["history"].as_array().unwrap().iter().map(|h| h["outcome"].as_str().unwrap()).collect();
+        if m["contactId"] == busy.as_str() {
+            assert_eq!(history, ["in_progress", "busy", "in_progress", "busy"]);
+        }
+        if !retried {
+            assert_eq!(history, ["in_progress", "completed"]);
+        }
+    }
+    let busy_only = c.get(&format!("/api/v1/campaigns/{campaign}/memberships?outcome=busy"));
+    assert_eq!(busy_only["memberships"].as_array().unwrap().len(), 1);
+
+    // Ten calls, each placed once under its own claim, every line free again.
+    let biz = &c.t.business;
+    assert_eq!(c.db(&format!("SELECT COUNT(*), COUNT(DISTINCT member_id || ':' || member_claim) FROM calls WHERE business_id = '{biz}' AND campaign_id = '{campaign}'")), "10|10");
+    assert_eq!(c.db("SELECT COUNT(*) FROM calls WHERE holds_line = 1"), "0");
+    // Activities: the calls, newest first, filterable.
+    let acts = c.get(&format!("/api/v1/campaigns/{campaign}/activities?limit=50"));
+    check("ActivityList", &acts);
+    let list = acts["activities"].as_array().unwrap();
+    assert_eq!(list.len(), 10);
+    let ids: Vec<&str> = list.iter().map(|a| a["callId"].as_str().unwrap()).collect();
+    let mut sorted = ids.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(ids, sorted, "newest first");
+    assert!(list.iter().all(|a| a["kind"] == "call" && a["channel"] == "voice" && TERMINAL.contains(&a["status"].as_str().unwrap())));
+    assert_eq!(c.get(&format!("/api/v1/campaigns/{campaign}/activities?status=busy"))["activities"].as_array().unwrap().len(), 2);
+    assert_eq!(c.get(&format!("/api/v1/campaigns/{campaign}/activities?contactId={away}"))["activities"].as_array().unwrap().len(), 2);
+    assert_eq!(c.get(&format!("/api/v1/campaigns/{campaign}/activities?channel=chatapp"))["activities"].as_array().unwrap().len(), 0);
+    // The calls list filters by campaign and names it; the timeline too.
+    let calls = c.get(&format!("/api/v1/voice/calls?campaignId={campaign}&limit=50"));
+    let calls = calls["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 10);
+    assert!(calls.iter().all(|k| k["campaignName"] == "Renewals" && k["sourceName"] == "Campaign"));
+    let timeline = c.get(&format!("/api/v1/contacts/{busy}/timeline?campaignId={campaign}"));
+    assert_eq!(timeline["entries"].as_array().unwrap().len(), 2, "{timeline}");
+
+    // A follow-up for the ones not reached.
+    let f = c.send("POST", &format!("/api/v1/campaigns/{campaign}/iterations"), json!({"channel": "voice", "agentId": agent, "selection": {"fromOutcomes": ["busy", "no_answer"]}}));
+    assert_eq!(f.assert_ok(201)["admission"]["accepted"], 2);
+}
+
+#[test]
+fn pause_holds_new_calls_cancel_stops_them_and_credit_running_out_pauses() {
+    // One line; every call stays connected for a while (…6666).
+    let c = C::new(1, 50_000_000, 60_000, 10);
+    let agent = c.voice_agent(json!({}));
+    let contacts: Vec<String> = (1..=4).map(|i| c.contact(&format!("L{i}"), &format!("+155503{i}6666"), json!({}))).collect();
+    let campaign = c.create(json!({"channel": "voice", "agentId": agent, "contactIds": contacts})).assert_ok(201)["campaign"]["id"].as_str().unwrap().to_string();
+    c.act(&campaign, "start").assert_ok(200);
+    poll("a call in progress", || (c.calls_in_progress() == 1).then_some(()));
+    let paused = c.act(&campaign, "pause");
+    assert_eq!(paused.assert_ok(200)["currentIteration"]["status"], "paused");
+    assert_eq!(paused.data()["currentIteration"]["pausedReason"], Value::Null);
+    let campaign_calls = || c.db(&format!("SELECT COUNT(*) FROM calls WHERE campaign_id = '{campaign}'")).parse::<i64>().unwrap();
+    let dialled = campaign_calls();
+    // The call in progress finishes; nothing new is dialled while paused.
+    poll("the call to end", || (c.calls_in_progress() == 0).then_some(()));
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert_eq!(campaign_calls(), dialled, "no call while paused");
+    // Resumed, then cancelled mid-call: the call is cancelled, the rest never dialled.
+    c.act(&campaign, "start").assert_ok(200);
+    poll("the next call", || (campaign_calls() > dialled && c.calls_in_progress() == 1).then_some(()));
+    c.act(&campaign, "cancel").assert_ok(200);
+    let it = poll("every member to settle", || {
+        let it = c.current(&campaign);
+        (it["counts"]["in_progress"] == 0).then_some(it)
+    });
+    let after = campaign_calls();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert_eq!(campaign_calls(), after, "no call after the cancel");
+    assert_eq!(it["status"], "cancelled");
+    assert_eq!(it["counts"]["total"], 4);
+    assert_eq!(it["counts"]["cancelled"].as_i64().unwrap() + it["counts"]["completed"].as_i64().unwrap(), 4, "{}", it["counts"]);
+    assert!(it["counts"]["cancelled"].as_i64().unwrap() >= 2, "{}", it["counts"]);
+    poll("no line leased", || (c.db("SELECT COUNT(*) FROM calls WHERE holds_line = 1") == "0").then_some(()));
+
+    // Credit for one call's reservation only (30 blocks of 25,000): the
+    // second member pauses the iteration, saying why.
+    let poor = C::new(2, 1_000_000, 60_000, 10);
+    let agent = poor.voice_agent(json!({}));
+    let contacts: Vec<String> = (1..=3).map(|i| poor.contact(&format!("M{i}"), &format!("+155504{i}6666"), json!({}))).collect();
+    let campaign = poor.create(json!({"channel": "voice", "agentId": agent, "contactIds": contacts})).assert_ok(201)["campaign"]["id"].as_str().unwrap().to_string();
+    poor.act(&campaign, "start").assert_ok(200);
+    let it = poll("the iteration to pause itself", || {
+        let it = poor.current(&campaign);
+        (it["status"] == "paused").then_some(it)
+    });
+    assert_eq!(it["pausedReason"], "insufficient_credit");
+    assert_eq!(poor.db(&format!("SELECT COUNT(*) FROM calls WHERE campaign_id = '{campaign}'")), "1", "only what the balance covers was dialled");
+}
