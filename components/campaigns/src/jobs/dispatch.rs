@@ -38,13 +38,22 @@ use super::{CampaignsJob, IterationRef};
 use switchboard_guest::job::AreaJob;
 use crate::model;
 
-/// How soon a step runs again while calls are in progress or members due.
-const BUSY_POLL_MS: u64 = 250;
+/// How soon a step runs again after one that settled or claimed members;
+/// each quiet step after it doubles the wait, up to [`QUIET_POLL_MS`]. So
+/// lines freed by short calls are refilled within tens of milliseconds,
+/// and long calls cost a step a second.
+const ACTIVE_POLL_MS: u64 = 25;
+const QUIET_POLL_MS: u64 = 1_000;
 /// The longest a step waits before looking again (a retry time far away).
 const IDLE_POLL_MS: u64 = 10_000;
 
+/// The wait before the next step after `quiet` quiet steps in a row.
+pub fn poll_ms(quiet: u32) -> u64 {
+    (ACTIVE_POLL_MS << quiet.min(6)).min(QUIET_POLL_MS)
+}
+
 pub fn run(job: &Job, r: &IterationRef) -> Outcome {
-    match step(job, &r.iteration_id) {
+    match step(job, &r.iteration_id, r.quiet) {
         Ok(o) => o,
         Err(f) => panic!("store error while dispatching a campaign: {} {}", f.code, f.message),
     }
@@ -58,7 +67,7 @@ struct Iteration {
     retry_delay_minutes: i64,
 }
 
-fn step(job: &Job, iteration_id: &str) -> Result<Outcome, Failure> {
+fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
     let Some(row) = db::query_one(
         "SELECT campaign_id, agent_id, status, max_retries, retry_delay_minutes FROM campaign_iterations WHERE business_id = ?1 AND id = ?2",
@@ -69,10 +78,12 @@ fn step(job: &Job, iteration_id: &str) -> Result<Outcome, Failure> {
     };
     let it = Iteration { campaign_id: row.text(0), agent_id: row.text(1), status: row.text(2), max_retries: row.int(3), retry_delay_minutes: row.int(4) };
     let now_ms = clock::now_ms();
-    settle(biz, iteration_id, &it, now_ms)?;
+    let mut moved = settle(biz, iteration_id, &it, now_ms)?;
     if it.status == "running" {
-        claim(biz, iteration_id, &it, now_ms)?;
+        moved += claim(biz, iteration_id, &it, now_ms)?;
     }
+    let quiet = if moved > 0 { 0 } else { quiet.saturating_add(1) };
+    let busy_poll = poll_ms(quiet);
     let in_calls = db::query_one(
         "SELECT COUNT(*) FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2 AND outcome = 'in_progress'",
         &[biz.into(), iteration_id.into()],
@@ -83,7 +94,7 @@ fn step(job: &Job, iteration_id: &str) -> Result<Outcome, Failure> {
     if status != "running" {
         // Paused (by an operator or for credit) or cancelled: only the calls
         // in progress are left to settle.
-        return Ok(if in_calls > 0 { again(iteration_id, BUSY_POLL_MS) } else { Outcome::Done });
+        return Ok(if in_calls > 0 { again(iteration_id, busy_poll, quiet) } else { Outcome::Done });
     }
     let waiting = db::query_one(
         "SELECT COUNT(*), MIN(retry_at_ms), SUM(outcome = 'pending') FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2 \
@@ -101,15 +112,15 @@ fn step(job: &Job, iteration_id: &str) -> Result<Outcome, Failure> {
         return Ok(Outcome::Done);
     }
     let delay = if in_calls > 0 || waiting.opt_int(2).unwrap_or(0) > 0 {
-        BUSY_POLL_MS
+        busy_poll
     } else {
-        waiting.opt_int(1).map_or(IDLE_POLL_MS, |at| (at - now_ms).clamp(BUSY_POLL_MS as i64, IDLE_POLL_MS as i64) as u64)
+        waiting.opt_int(1).map_or(IDLE_POLL_MS, |at| (at - now_ms).clamp(ACTIVE_POLL_MS as i64, IDLE_POLL_MS as i64) as u64)
     };
-    Ok(again(iteration_id, delay))
+    Ok(again(iteration_id, delay, quiet))
 }
 
-fn again(iteration_id: &str, delay_ms: u64) -> Outcome {
-    CampaignsJob::Dispatch(IterationRef { iteration_id: iteration_id.to_string() }).continue_after(delay_ms)
+fn again(iteration_id: &str, delay_ms: u64, quiet: u32) -> Outcome {
+    CampaignsJob::Dispatch(IterationRef { iteration_id: iteration_id.to_string(), quiet }).continue_after(delay_ms)
 }
 
 /// Whether a member whose call ended `status` after `attempts` attempts is
@@ -118,8 +129,8 @@ pub fn retried(status: &str, attempts: i64, max_retries: i64) -> bool {
     model::RETRIED.contains(&status) && attempts <= max_retries
 }
 
-/// Step 1: the outcomes of ended calls.
-fn settle(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<(), Failure> {
+/// Step 1: the outcomes of ended calls; how many were settled.
+fn settle(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<usize, Failure> {
     let ended = db::query(
         "SELECT m.id, m.claim, m.attempts, c.status FROM campaign_members m \
          JOIN calls c ON c.business_id = m.business_id AND c.id = m.call_id AND c.member_claim = m.claim \
@@ -139,11 +150,11 @@ fn settle(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<
         )?;
         model::record(biz, &member, outcome)?;
     }
-    Ok(())
+    Ok(ended.len())
 }
 
-/// Step 2: members into calls, as lines allow.
-fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<(), Failure> {
+/// Step 2: members into calls, as lines allow; how many were claimed.
+fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<usize, Failure> {
     let account = switchboard_voice_area::billing::account(biz)?;
     let busy = db::query_one(
         "SELECT COUNT(*) FROM calls WHERE business_id = ?1 AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')",
@@ -152,7 +163,7 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<(
     .map_or(0, |r| r.int(0));
     let free = account.lines - busy;
     if free <= 0 {
-        return Ok(());
+        return Ok(0);
     }
     let due = db::query(
         &format!(
@@ -162,12 +173,12 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<(
         &[biz.into(), iteration_id.into(), now_ms.into()],
     )?;
     if due.is_empty() {
-        return Ok(());
+        return Ok(0);
     }
     let plan = match Plan::new(biz, &it.agent_id, BTreeMap::new(), "campaign") {
         Ok(p) => p,
         // The agent was archived or the lines taken away: nothing can be called.
-        Err(f) => return pause(biz, iteration_id, &f.code),
+        Err(f) => return pause(biz, iteration_id, &f.code).map(|_| 0),
     };
     for m in &due {
         let (member, contact, claim) = (m.text(0), m.text(1), m.int(2) + 1);
@@ -181,7 +192,7 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<(
                 )?;
                 model::record(biz, &member, "in_progress")?;
             }
-            Err(f) if f.code == "insufficient_credit" => return pause(biz, iteration_id, "insufficient_credit"),
+            Err(f) if f.code == "insufficient_credit" => return pause(biz, iteration_id, "insufficient_credit").map(|_| due.len()),
             Err(f) if f.status >= 500 => return Err(f),
             // Blocked, out of scope, deleted, a variable gone: never called on any channel.
             Err(_) => {
@@ -193,7 +204,7 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<(
             }
         }
     }
-    Ok(())
+    Ok(due.len())
 }
 
 /// The iteration pauses itself, saying why.
@@ -208,6 +219,15 @@ fn pause(biz: &str, iteration_id: &str, reason: &str) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_poll_backs_off_while_nothing_moves() {
+        assert_eq!(poll_ms(0), 25);
+        assert_eq!(poll_ms(1), 50);
+        assert_eq!(poll_ms(5), 800);
+        assert_eq!(poll_ms(6), 1_000);
+        assert_eq!(poll_ms(u32::MAX), 1_000);
+    }
 
     #[test]
     fn busy_no_answer_and_failed_are_retried_while_retries_are_left() {

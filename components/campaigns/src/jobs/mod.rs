@@ -22,6 +22,9 @@ pub enum CampaignsJob {
 #[serde(rename_all = "camelCase")]
 pub struct IterationRef {
     pub iteration_id: String,
+    /// Steps in a row that settled and claimed nothing (the poll backs off).
+    #[serde(default)]
+    pub quiet: u32,
 }
 
 impl AreaJob for CampaignsJob {
@@ -34,7 +37,7 @@ impl AreaJob for CampaignsJob {
 
 /// Queues the iteration's dispatch job (inside the caller's transaction).
 pub fn enqueue_dispatch(biz: &str, iteration_id: &str) -> Result<(), Failure> {
-    job::enqueue(biz, &CampaignsJob::Dispatch(IterationRef { iteration_id: iteration_id.to_string() }))?;
+    job::enqueue(biz, &CampaignsJob::Dispatch(IterationRef { iteration_id: iteration_id.to_string(), quiet: 0 }))?;
     Ok(())
 }
 
