@@ -24,6 +24,9 @@ CREATE TABLE campaign_iterations (
     audience            TEXT    NOT NULL CHECK (audience IN ('contacts', 'categories', 'outcomes', 'ai_recommended')),
     max_retries         INTEGER NOT NULL,
     retry_delay_minutes INTEGER NOT NULL,
+    -- The budget cap in microcredits (null: none): what the iteration's
+    -- calls hold reserved plus what they were charged never exceeds it.
+    max_spend           INTEGER,
     started_at          TEXT,
     ended_at            TEXT,
     created_at          TEXT    NOT NULL,

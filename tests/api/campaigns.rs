@@ -329,6 +329,31 @@ fn pause_holds_new_calls_cancel_stops_them_and_credit_running_out_pauses() {
 }
 
 #[test]
+fn the_budget_cap_is_never_passed() {
+    // Plenty of credit, one line, short conversations; a cap of one call's
+    // reservation (30 blocks of 25,000) and a little more.
+    let c = C::new(1, 50_000_000, 60_000, 5);
+    let agent = c.voice_agent(json!({}));
+    let contacts: Vec<String> = (1..=3).map(|i| c.contact(&format!("N{i}"), &format!("+155507{i}4321"), json!({}))).collect();
+    let d = c.create(json!({"channel": "voice", "agentId": agent, "contactIds": contacts, "maxSpendMicrocredits": 760_000}));
+    let campaign = d.assert_ok(201)["campaign"]["id"].as_str().unwrap().to_string();
+    assert_eq!((d.data()["currentIteration"]["maxSpendMicrocredits"].as_i64(), d.data()["currentIteration"]["spentMicrocredits"].as_i64()), (Some(760_000), Some(0)));
+    c.act(&campaign, "start").assert_ok(200);
+    // The first call's end leaves its charge; the next reservation would pass the cap.
+    let it = poll("the iteration to pause at its budget", || {
+        let it = c.current(&campaign);
+        (it["status"] == "paused" && it["counts"]["in_progress"] == 0).then_some(it)
+    });
+    assert_eq!(it["pausedReason"], "budget_reached");
+    assert_eq!(c.db(&format!("SELECT COUNT(*) FROM calls WHERE campaign_id = '{campaign}'")), "1");
+    let charged: i64 = c.db(&format!("SELECT charged FROM calls WHERE campaign_id = '{campaign}'")).parse().unwrap();
+    assert!(charged > 0);
+    assert_eq!(it["spentMicrocredits"], charged);
+    assert_eq!(it["counts"]["completed"], 1);
+    assert_eq!(it["counts"]["pending"], 2);
+}
+
+#[test]
 fn five_hundred_members_never_take_more_than_three_lines() {
     let c = C::new(3, 50_000_000, 60_000, 5);
     let agent = c.voice_agent(json!({}));
@@ -389,4 +414,46 @@ fn kill_9_mid_iteration_never_dials_a_member_twice_for_one_attempt() {
     assert_eq!(c.db(&format!("SELECT SUM(attempts) FROM campaign_members WHERE campaign_id = '{campaign}'")), "66", "60 + 3 busy twice");
     assert_eq!(c.db(&format!("SELECT COUNT(*) - COUNT(DISTINCT member_id || ':' || member_claim), MAX(placements) FROM calls WHERE campaign_id = '{campaign}'")), "0|1");
     assert_eq!(c.db("SELECT COUNT(*) FROM calls WHERE holds_line = 1 OR status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')"), "0");
+}
+
+#[test]
+fn two_nodes_on_one_data_dir_dial_each_attempt_once() {
+    let mut c = C::new(3, 50_000_000, 100, 10);
+    // A second node on the same data dir: one of the two holds the
+    // dispatcher lease and runs the jobs; the other takes over when the
+    // first dies.
+    let flags: Vec<&str> = c.flags.iter().map(String::as_str).collect();
+    let other = Server::start_with(&c.dir.0, &flags);
+    let agent = c.voice_agent(json!({}));
+    let mut rows: Vec<(String, String)> = (1..=40).map(|i| (format!("+1555081{i:04}"), format!("T{i}"))).collect();
+    rows.extend((1..=2).map(|i| (format!("+155508{i}2222"), format!("U{i}"))));
+    c.import(&rows);
+    let d = c.create(json!({"channel": "voice", "agentId": agent, "categoryIds": [c.everyone], "maxRetries": 1, "retryDelayMinutes": 1}));
+    let campaign = d.assert_ok(201)["campaign"]["id"].as_str().unwrap().to_string();
+    // Started through the other node; the first dies mid-run.
+    let r = other.as_key(&c.t.key).fresh().patch(&format!("/api/v1/campaigns/{campaign}"), &json!({"businessId": c.t.business, "action": "start"}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    c.s.child.kill().unwrap();
+    c.s.child.wait().unwrap();
+    let started = std::time::Instant::now();
+    let it = loop {
+        let r = other.as_key(&c.t.key).get(&format!("/api/v1/campaigns/{campaign}?businessId={}", c.t.business));
+        let it = r.assert_ok(200)["currentIteration"].clone();
+        if it["status"] == "completed" {
+            break it;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(240), "the other node did not finish the iteration: {it}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert_eq!((it["counts"]["total"].as_i64(), it["counts"]["completed"].as_i64(), it["counts"]["busy"].as_i64()), (Some(42), Some(40), Some(2)), "{}", it["counts"]);
+    let mismatched = c.db(&format!(
+        "SELECT COUNT(*) FROM campaign_members m WHERE m.campaign_id = '{campaign}' \
+         AND m.attempts <> (SELECT COUNT(*) FROM calls k WHERE k.business_id = m.business_id AND k.member_id = m.id)"
+    ));
+    assert_eq!(mismatched, "0");
+    assert_eq!(c.db(&format!("SELECT COUNT(*) - COUNT(DISTINCT member_id || ':' || member_claim), MAX(placements) FROM calls WHERE campaign_id = '{campaign}'")), "0|1");
+    assert_eq!(c.db("SELECT COUNT(*) FROM calls WHERE holds_line = 1"), "0");
+    assert!(c.most_calls_at_once() <= 3);
+    drop(other);
 }

@@ -126,7 +126,7 @@ fn http_level_errors_use_the_envelope() {
     let r = s.as_key(&t.key).fresh().send("POST", "/api/v1/contacts/imports", Some(big));
     r.assert_failure(413, "validation");
     // A contract operation this release does not build yet.
-    let r = s.as_key(&t.key).get(&format!("/api/v1/campaigns?businessId={}", t.business));
+    let r = s.as_key(&t.key).get(&format!("/api/v1/campaigns/{}/summary-runs?businessId={}", uuid::Uuid::new_v4(), t.business));
     r.assert_failure(501, "configuration");
     assert_eq!(r.code(), "not_implemented");
     assert_eq!(r.body["error"]["retryable"], false, "retrying will not build it");

@@ -33,6 +33,8 @@ struct IterationIn {
     max_retries: Option<f64>,
     #[serde(default)]
     retry_delay_minutes: Option<f64>,
+    #[serde(default)]
+    max_spend_microcredits: Option<f64>,
 }
 
 /// Retries and their delay when the body names none.
@@ -68,13 +70,31 @@ pub fn iteration_agent(biz: &str, channel: &str, agent_id: &str) -> HResult<Stri
     Ok(id)
 }
 
+/// How an iteration runs: retries and the budget cap.
+pub struct Limits {
+    pub max_retries: i64,
+    pub retry_delay_minutes: i64,
+    pub max_spend: Option<i64>,
+}
+
+impl Limits {
+    /// From a body's numbers (JSON numbers; the document checked them).
+    pub fn from_body(max_retries: Option<f64>, retry_delay_minutes: Option<f64>, max_spend: Option<f64>) -> Limits {
+        Limits {
+            max_retries: max_retries.map_or(DEFAULT_MAX_RETRIES, |n| n as i64),
+            retry_delay_minutes: retry_delay_minutes.map_or(DEFAULT_RETRY_DELAY_MINUTES, |n| n as i64),
+            max_spend: max_spend.map(|n| n as i64),
+        }
+    }
+}
+
 /// Inserts an iteration in `draft`.
-pub fn insert_iteration(biz: &str, campaign_id: &str, sequence: i64, channel: &str, agent_id: &str, audience: &str, max_retries: i64, retry_delay_minutes: i64) -> HResult<String> {
+pub fn insert_iteration(biz: &str, campaign_id: &str, sequence: i64, channel: &str, agent_id: &str, audience: &str, limits: &Limits) -> HResult<String> {
     let id = new_id();
     let now = now();
     db::execute(
-        "INSERT INTO campaign_iterations (business_id, id, campaign_id, sequence, channel, agent_id, status, audience, max_retries, retry_delay_minutes, created_at, updated_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'draft', ?7, ?8, ?9, ?10, ?10)",
+        "INSERT INTO campaign_iterations (business_id, id, campaign_id, sequence, channel, agent_id, status, audience, max_retries, retry_delay_minutes, max_spend, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'draft', ?7, ?8, ?9, ?11, ?10, ?10)",
         &[
             biz.into(),
             id.as_str().into(),
@@ -83,9 +103,10 @@ pub fn insert_iteration(biz: &str, campaign_id: &str, sequence: i64, channel: &s
             channel.into(),
             agent_id.into(),
             audience.into(),
-            max_retries.into(),
-            retry_delay_minutes.into(),
+            limits.max_retries.into(),
+            limits.retry_delay_minutes.into(),
             now.as_str().into(),
+            limits.max_spend.into(),
         ],
     )?;
     Ok(id)
@@ -133,8 +154,7 @@ pub fn create(r: &Request) -> HResult<Success> {
         &it.channel,
         &agent,
         audience,
-        it.max_retries.map_or(DEFAULT_MAX_RETRIES, |n| n as i64),
-        it.retry_delay_minutes.map_or(DEFAULT_RETRY_DELAY_MINUTES, |n| n as i64),
+        &Limits::from_body(it.max_retries, it.retry_delay_minutes, it.max_spend_microcredits),
     )?;
     let admission = audience::admit(biz, &campaign_id, &iteration, &agent, &candidates)?;
     if admission.accepted == 0 {

@@ -7,7 +7,7 @@ use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{fail, now, ok, page, req, success, HResult, Request, Success};
 
 use crate::audience::{self, Candidates};
-use crate::campaigns::{campaign_id, insert_iteration, iteration_agent, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MINUTES};
+use crate::campaigns::{campaign_id, insert_iteration, iteration_agent, Limits};
 use crate::model::{self, ITERATION_COLUMNS};
 
 /// 48: in sequence order (the ids are uuid v7, created in sequence).
@@ -37,6 +37,8 @@ struct CreateBody {
     max_retries: Option<f64>,
     #[serde(default)]
     retry_delay_minutes: Option<f64>,
+    #[serde(default)]
+    max_spend_microcredits: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -81,8 +83,7 @@ pub fn create(r: &Request) -> HResult<Success> {
         &body.channel,
         &agent,
         "outcomes",
-        body.max_retries.map_or(DEFAULT_MAX_RETRIES, |n| n as i64),
-        body.retry_delay_minutes.map_or(DEFAULT_RETRY_DELAY_MINUTES, |n| n as i64),
+        &Limits::from_body(body.max_retries, body.retry_delay_minutes, body.max_spend_microcredits),
     )?;
     let admission = audience::admit(biz, &id, &iteration, &agent, &Candidates::Outcomes(&previous, outcomes))?;
     if admission.accepted == 0 {

@@ -96,6 +96,11 @@ impl Plan {
         Ok(Plan { agent, price: account.price_per_block, caller_number: account.caller_number, max_duration_s, test_variables, source })
     }
 
+    /// What one call of this plan reserves before it is dialled.
+    pub fn reservation(&self) -> i64 {
+        billing::maximum_charge(self.max_duration_s, self.price)
+    }
+
     /// Checks the target, snapshots its variables, reserves the maximum and
     /// queues the call. Returns (call id, destination, contact id).
     pub fn start(&self, biz: &str, target: Target) -> HResult<(String, String, Option<String>)> {
@@ -128,7 +133,7 @@ impl Plan {
             None => None,
         };
         let id = new_id();
-        let reserve = billing::maximum_charge(self.max_duration_s, self.price);
+        let reserve = self.reservation();
         billing::reserve(biz, &id, reserve)?;
         let (contact_id, contact_name) = contact.clone().unzip();
         db::execute(

@@ -19,7 +19,10 @@
 //!    checks, the variables snapshot, the reservation; `voice.call` then
 //!    leases the line before placing). A contact that became blocked or
 //!    out of scope is `skipped`, never called; credit that runs out pauses
-//!    the iteration with the reason `insufficient_credit`;
+//!    the iteration with the reason `insufficient_credit`, and so does the
+//!    budget cap (`budget_reached`: what the iteration's calls hold
+//!    reserved plus what they were charged, with the next call's
+//!    reservation, would pass `maxSpendMicrocredits`);
 //! 3. **completes** the iteration when no member is pending, in a call or
 //!    waiting for a retry; otherwise runs again shortly (sooner while calls
 //!    are in progress).
@@ -65,18 +68,26 @@ struct Iteration {
     status: String,
     max_retries: i64,
     retry_delay_minutes: i64,
+    max_spend: Option<i64>,
 }
 
 fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
     let Some(row) = db::query_one(
-        "SELECT campaign_id, agent_id, status, max_retries, retry_delay_minutes FROM campaign_iterations WHERE business_id = ?1 AND id = ?2",
+        "SELECT campaign_id, agent_id, status, max_retries, retry_delay_minutes, max_spend FROM campaign_iterations WHERE business_id = ?1 AND id = ?2",
         &[biz.into(), iteration_id.into()],
     )?
     else {
         return Ok(Outcome::Dead("the iteration no longer exists".into()));
     };
-    let it = Iteration { campaign_id: row.text(0), agent_id: row.text(1), status: row.text(2), max_retries: row.int(3), retry_delay_minutes: row.int(4) };
+    let it = Iteration {
+        campaign_id: row.text(0),
+        agent_id: row.text(1),
+        status: row.text(2),
+        max_retries: row.int(3),
+        retry_delay_minutes: row.int(4),
+        max_spend: row.opt_int(5),
+    };
     let now_ms = clock::now_ms();
     let mut moved = settle(biz, iteration_id, &it, now_ms)?;
     if it.status == "running" {
@@ -181,6 +192,17 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
         Err(f) => return pause(biz, iteration_id, &f.code).map(|_| 0),
     };
     for m in &due {
+        if let Some(cap) = it.max_spend {
+            // What the iteration's calls hold reserved or were charged, plus this call's reservation.
+            let committed = db::query_one(
+                "SELECT IFNULL(SUM(reserved + charged), 0) FROM calls WHERE business_id = ?1 AND campaign_id = ?2 AND iteration_id = ?3",
+                &[biz.into(), it.campaign_id.as_str().into(), iteration_id.into()],
+            )?
+            .map_or(0, |r| r.int(0));
+            if committed + plan.reservation() > cap {
+                return pause(biz, iteration_id, "budget_reached").map(|_| due.len());
+            }
+        }
         let (member, contact, claim) = (m.text(0), m.text(1), m.int(2) + 1);
         let attribution = Attribution { campaign_id: &it.campaign_id, iteration_id, member_id: &member, claim };
         match plan.start_for(biz, Target::Contact(&contact), Some(&attribution)) {
