@@ -24,7 +24,6 @@ and the reply jobs (its idle poll is 25 ms), which `plain` has too.
 import json
 import os
 import random
-import sqlite3
 import sys
 import time
 import urllib.request
@@ -83,18 +82,10 @@ def main():
             post(base, key, "/api/v1/channels/assignments", {"businessId": biz, "channel": "chatapp", "phoneNumberId": pn, "aiAgentId": agent,
                                                              "autoReplyEnabled": True, "humanHandoffActive": False}, method="PATCH")
             agents[pn] = agent
-        db = sqlite3.connect(f"file:{data}/switchboard.db?mode=ro", uri=True)
         rnd = random.Random(1)
 
         def reply_after(pn, text, n):
-            before = db.execute("SELECT COUNT(*) FROM messages WHERE direction = 'outbound'").fetchone()[0]
-            t0 = time.time()
-            post(base, key, "/sandbox/v1/chatapp/inbound", {"phoneNumberId": pn, "from": f"+1555{n:07d}", "text": text})
-            while db.execute("SELECT COUNT(*) FROM messages WHERE direction = 'outbound'").fetchone()[0] <= before:
-                if time.time() - t0 > 60:
-                    sys.exit("no reply within 60 s")
-                time.sleep(0.002)
-            return time.time() - t0, db.execute("SELECT text FROM messages WHERE direction = 'outbound' ORDER BY created_at DESC, id DESC LIMIT 1").fetchone()[0]
+            return s.reply_after(key, pn, text, n)
 
         # The kinds take turns, so warm-up and machine noise fall on all alike.
         results = {"plain": [], "passages": [], "lookup": []}

@@ -58,6 +58,26 @@ class Service:
         else:
             shutil.rmtree(self.data, ignore_errors=True)
 
+    def reply_after(self, key, phone_number_id, text, n, column="text"):
+        """Sends an inbound chatapp message (the sandbox route, from a sender
+        numbered `n`) and waits until an outbound reply is stored; returns
+        the seconds taken and `column` of the newest outbound message."""
+        if not hasattr(self, "_db"):
+            import sqlite3
+            self._db = sqlite3.connect(f"file:{self.data}/switchboard.db?mode=ro", uri=True)
+        count = "SELECT COUNT(*) FROM messages WHERE direction = 'outbound'"
+        before = self._db.execute(count).fetchone()[0]
+        t0 = time.time()
+        body = json.dumps({"phoneNumberId": phone_number_id, "from": f"+1555{n:07d}", "text": text}).encode()
+        urllib.request.urlopen(urllib.request.Request(self.base + "/sandbox/v1/chatapp/inbound", method="POST", data=body,
+                                                      headers={"Authorization": "Bearer " + key, "Content-Type": "application/json"}))
+        while self._db.execute(count).fetchone()[0] <= before:
+            if time.time() - t0 > 60:
+                sys.exit("no reply within 60 s")
+            time.sleep(0.002)
+        newest = f"SELECT {column} FROM messages WHERE direction = 'outbound' ORDER BY created_at DESC, id DESC LIMIT 1"
+        return time.time() - t0, self._db.execute(newest).fetchone()[0]
+
     def admin(self, *args):
         out = subprocess.run([BIN, "admin", "--data-dir", self.data, *args], check=True, capture_output=True, text=True)
         return json.loads(out.stdout)

@@ -26,7 +26,6 @@ import http.server
 import json
 import os
 import random
-import sqlite3
 import sys
 import threading
 import time
@@ -123,18 +122,10 @@ def main():
             agent = call(base, key, "/api/v1/agents", {"businessId": biz, "channel": "chatapp", "name": pn, "instructions": "Answer.", "dataSourceIds": srcs}, "a" + pn)["agent"]["id"]
             call(base, key, "/api/v1/channels/assignments", {"businessId": biz, "channel": "chatapp", "phoneNumberId": pn, "aiAgentId": agent,
                                                             "autoReplyEnabled": True, "humanHandoffActive": False}, method="PATCH")
-        db = sqlite3.connect(f"file:{s.data}/switchboard.db?mode=ro", uri=True)
         rnd = random.Random(1)
 
         def reply_after(pn, text, n):
-            before = db.execute("SELECT COUNT(*) FROM messages WHERE direction = 'outbound'").fetchone()[0]
-            t0 = time.time()
-            call(base, key, "/sandbox/v1/chatapp/inbound", {"phoneNumberId": pn, "from": f"+1555{n:07d}", "text": text})
-            while db.execute("SELECT COUNT(*) FROM messages WHERE direction = 'outbound'").fetchone()[0] <= before:
-                if time.time() - t0 > 60:
-                    sys.exit("no reply within 60 s")
-                time.sleep(0.002)
-            return time.time() - t0, db.execute("SELECT IFNULL(grounding_json, '') FROM messages WHERE direction = 'outbound' ORDER BY created_at DESC, id DESC LIMIT 1").fetchone()[0]
+            return s.reply_after(key, pn, text, n, "IFNULL(grounding_json, '')")
 
         results = {"plain": [], "grounded": []}
         n = 0

@@ -80,6 +80,33 @@ impl C {
         let r = self.post("/api/v1/contacts/imports", json!({"categoryIds": [self.everyone], "csv": format!("mobile,name\n{csv}")}));
         assert_eq!(r["failed"], 0, "{r}");
     }
+    /// The current iteration once it is completed (bounded; `via` is the node asked).
+    fn completed(&self, via: &Server, campaign: &str) -> Value {
+        let started = std::time::Instant::now();
+        loop {
+            let r = via.as_key(&self.t.key).get(&format!("/api/v1/campaigns/{campaign}?businessId={}", self.t.business));
+            let it = r.assert_ok(200)["currentIteration"].clone();
+            if it["status"] == "completed" {
+                return it;
+            }
+            assert!(started.elapsed() < std::time::Duration::from_secs(240), "the iteration did not finish: {it}");
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+    /// What crashes and take-overs must never break: one call per attempt
+    /// of each member, each under its own claim and placed once, and no
+    /// line left leased.
+    fn assert_each_attempt_dialled_once(&self, campaign: &str) {
+        let mismatched = self.db(&format!(
+            "SELECT COUNT(*) FROM campaign_members m WHERE m.campaign_id = '{campaign}' \
+             AND m.attempts <> (SELECT COUNT(*) FROM calls k WHERE k.business_id = m.business_id AND k.member_id = m.id)"
+        ));
+        assert_eq!(mismatched, "0", "members whose attempts and calls differ");
+        let claims = self.db(&format!("SELECT COUNT(*) - COUNT(DISTINCT member_id || ':' || member_claim), MAX(placements) FROM calls WHERE campaign_id = '{campaign}'"));
+        assert_eq!(claims, "0|1");
+        assert_eq!(self.db("SELECT COUNT(*) FROM calls WHERE holds_line = 1 OR status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')"), "0");
+        assert!(self.most_calls_at_once() <= 3);
+    }
     /// The most calls of the business that were ever under way at once, from
     /// their recorded times (a call counts from its creation to its end).
     fn most_calls_at_once(&self) -> i64 {
@@ -393,27 +420,11 @@ fn kill_9_mid_iteration_never_dials_a_member_twice_for_one_attempt() {
         assert_eq!(c.current(&campaign)["status"], "running", "the crashes land while the iteration runs");
         c.crash_and_restart();
     }
-    let started = std::time::Instant::now();
-    let it = loop {
-        let it = c.current(&campaign);
-        if it["status"] == "completed" {
-            break it;
-        }
-        assert!(started.elapsed() < std::time::Duration::from_secs(240), "the iteration did not finish after the crashes: {it}");
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    };
+    let it = c.completed(&c.s, &campaign);
     let counts = &it["counts"];
-    let failed = c.db(&format!("SELECT callee_number, status, end_reason, placements, carrier_state FROM calls WHERE campaign_id = '{campaign}' AND status = 'failed'"));
-    assert_eq!((counts["total"].as_i64(), counts["completed"].as_i64(), counts["busy"].as_i64()), (Some(63), Some(60), Some(3)), "{counts} {failed}");
-    // One call per attempt of each member, each under its own claim, each placed once; no line left leased.
-    let mismatched = c.db(&format!(
-        "SELECT COUNT(*) FROM campaign_members m WHERE m.campaign_id = '{campaign}' \
-         AND m.attempts <> (SELECT COUNT(*) FROM calls k WHERE k.business_id = m.business_id AND k.member_id = m.id)"
-    ));
-    assert_eq!(mismatched, "0");
+    assert_eq!((counts["total"].as_i64(), counts["completed"].as_i64(), counts["busy"].as_i64()), (Some(63), Some(60), Some(3)), "{counts}");
+    c.assert_each_attempt_dialled_once(&campaign);
     assert_eq!(c.db(&format!("SELECT SUM(attempts) FROM campaign_members WHERE campaign_id = '{campaign}'")), "66", "60 + 3 busy twice");
-    assert_eq!(c.db(&format!("SELECT COUNT(*) - COUNT(DISTINCT member_id || ':' || member_claim), MAX(placements) FROM calls WHERE campaign_id = '{campaign}'")), "0|1");
-    assert_eq!(c.db("SELECT COUNT(*) FROM calls WHERE holds_line = 1 OR status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')"), "0");
 }
 
 #[test]
@@ -436,24 +447,8 @@ fn two_nodes_on_one_data_dir_dial_each_attempt_once() {
     std::thread::sleep(std::time::Duration::from_millis(700));
     c.s.child.kill().unwrap();
     c.s.child.wait().unwrap();
-    let started = std::time::Instant::now();
-    let it = loop {
-        let r = other.as_key(&c.t.key).get(&format!("/api/v1/campaigns/{campaign}?businessId={}", c.t.business));
-        let it = r.assert_ok(200)["currentIteration"].clone();
-        if it["status"] == "completed" {
-            break it;
-        }
-        assert!(started.elapsed() < std::time::Duration::from_secs(240), "the other node did not finish the iteration: {it}");
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    };
+    let it = c.completed(&other, &campaign);
     assert_eq!((it["counts"]["total"].as_i64(), it["counts"]["completed"].as_i64(), it["counts"]["busy"].as_i64()), (Some(42), Some(40), Some(2)), "{}", it["counts"]);
-    let mismatched = c.db(&format!(
-        "SELECT COUNT(*) FROM campaign_members m WHERE m.campaign_id = '{campaign}' \
-         AND m.attempts <> (SELECT COUNT(*) FROM calls k WHERE k.business_id = m.business_id AND k.member_id = m.id)"
-    ));
-    assert_eq!(mismatched, "0");
-    assert_eq!(c.db(&format!("SELECT COUNT(*) - COUNT(DISTINCT member_id || ':' || member_claim), MAX(placements) FROM calls WHERE campaign_id = '{campaign}'")), "0|1");
-    assert_eq!(c.db("SELECT COUNT(*) FROM calls WHERE holds_line = 1"), "0");
-    assert!(c.most_calls_at_once() <= 3);
+    c.assert_each_attempt_dialled_once(&campaign);
     drop(other);
 }

@@ -27,8 +27,16 @@ struct IterationIn {
     contact_ids: Option<Vec<String>>,
     #[serde(default)]
     category_ids: Option<Vec<String>>,
-    /// Numbers as JSON has them (`2.0` is the integer 2; the document
-    /// checked that they are whole and in range).
+    #[serde(flatten)]
+    limits: LimitsIn,
+}
+
+/// An iteration's retries and budget as a body gives them: numbers as JSON
+/// has them (`2.0` is the integer 2; the document checked that they are
+/// whole and in range).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LimitsIn {
     #[serde(default)]
     max_retries: Option<f64>,
     #[serde(default)]
@@ -77,13 +85,12 @@ pub struct Limits {
     pub max_spend: Option<i64>,
 }
 
-impl Limits {
-    /// From a body's numbers (JSON numbers; the document checked them).
-    pub fn from_body(max_retries: Option<f64>, retry_delay_minutes: Option<f64>, max_spend: Option<f64>) -> Limits {
+impl From<&LimitsIn> for Limits {
+    fn from(b: &LimitsIn) -> Limits {
         Limits {
-            max_retries: max_retries.map_or(DEFAULT_MAX_RETRIES, |n| n as i64),
-            retry_delay_minutes: retry_delay_minutes.map_or(DEFAULT_RETRY_DELAY_MINUTES, |n| n as i64),
-            max_spend: max_spend.map(|n| n as i64),
+            max_retries: b.max_retries.map_or(DEFAULT_MAX_RETRIES, |n| n as i64),
+            retry_delay_minutes: b.retry_delay_minutes.map_or(DEFAULT_RETRY_DELAY_MINUTES, |n| n as i64),
+            max_spend: b.max_spend_microcredits.map(|n| n as i64),
         }
     }
 }
@@ -154,7 +161,7 @@ pub fn create(r: &Request) -> HResult<Success> {
         &it.channel,
         &agent,
         audience,
-        &Limits::from_body(it.max_retries, it.retry_delay_minutes, it.max_spend_microcredits),
+        &Limits::from(&it.limits),
     )?;
     let admission = audience::admit(biz, &campaign_id, &iteration, &agent, &candidates)?;
     if admission.accepted == 0 {

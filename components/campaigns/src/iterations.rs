@@ -7,7 +7,7 @@ use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{fail, now, ok, page, req, success, HResult, Request, Success};
 
 use crate::audience::{self, Candidates};
-use crate::campaigns::{campaign_id, insert_iteration, iteration_agent, Limits};
+use crate::campaigns::{campaign_id, insert_iteration, iteration_agent, Limits, LimitsIn};
 use crate::model::{self, ITERATION_COLUMNS};
 
 /// 48: in sequence order (the ids are uuid v7, created in sequence).
@@ -31,14 +31,8 @@ struct CreateBody {
     channel: String,
     agent_id: String,
     selection: Selection,
-    /// Numbers as JSON has them (`2.0` is the integer 2; the document
-    /// checked that they are whole and in range).
-    #[serde(default)]
-    max_retries: Option<f64>,
-    #[serde(default)]
-    retry_delay_minutes: Option<f64>,
-    #[serde(default)]
-    max_spend_microcredits: Option<f64>,
+    #[serde(flatten)]
+    limits: LimitsIn,
 }
 
 #[derive(Deserialize)]
@@ -83,7 +77,7 @@ pub fn create(r: &Request) -> HResult<Success> {
         &body.channel,
         &agent,
         "outcomes",
-        &Limits::from_body(body.max_retries, body.retry_delay_minutes, body.max_spend_microcredits),
+        &Limits::from(&body.limits),
     )?;
     let admission = audience::admit(biz, &id, &iteration, &agent, &Candidates::Outcomes(&previous, outcomes))?;
     if admission.accepted == 0 {

@@ -7,25 +7,36 @@ use switchboard_guest::{ok, page, req, HResult, Request, Success};
 use crate::campaigns::campaign_id;
 use crate::model;
 
+/// A list of campaign `id` (which must exist): `select` (parameters ?1
+/// business, ?2 campaign) narrowed by the query parameters of `filters`
+/// (name, column, whether a uuid).
+fn filtered(r: &Request, id: &str, select: &str, filters: &[(&str, &str, bool)]) -> HResult<(String, Vec<switchboard_guest::Value>)> {
+    let biz = r.business_id.as_str();
+    model::current(biz, id)?;
+    let mut sql = select.to_string();
+    let mut params: Vec<switchboard_guest::Value> = vec![biz.into(), id.into()];
+    for (name, column, uuid) in filters {
+        let value = if *uuid { req::query_uuid(r, name)?.map(str::to_ascii_lowercase) } else { req::query_nonempty(r, name).map(String::from) };
+        if let Some(v) = value {
+            params.push(v.into());
+            sql += &format!(" AND {column} = ?{}", params.len());
+        }
+    }
+    Ok((sql, params))
+}
+
 /// 50: members with their outcome, attempts and history; every iteration
 /// of the campaign (in sequence, then admission order) or one
 /// (`iterationId`), optionally of one `outcome`.
 pub fn memberships(r: &Request) -> HResult<Success> {
-    let biz = r.business_id.as_str();
-    let id = campaign_id(r)?;
-    model::current(biz, &id)?;
-    let mut sql = "SELECT m.id, m.iteration_id, m.contact_id, m.contact_name, m.outcome, m.attempts, m.created_at FROM campaign_members m \
-                   WHERE m.business_id = ?1 AND m.campaign_id = ?2"
-        .to_string();
-    let mut params: Vec<switchboard_guest::Value> = vec![biz.into(), id.as_str().into()];
-    if let Some(it) = req::query_uuid(r, "iterationId")? {
-        params.push(it.to_ascii_lowercase().into());
-        sql += &format!(" AND m.iteration_id = ?{}", params.len());
-    }
-    if let Some(o) = req::query_nonempty(r, "outcome") {
-        params.push(o.into());
-        sql += &format!(" AND m.outcome = ?{}", params.len());
-    }
+    let (biz, id) = (r.business_id.as_str(), campaign_id(r)?);
+    let (sql, params) = filtered(
+        r,
+        &id,
+        "SELECT m.id, m.iteration_id, m.contact_id, m.contact_name, m.outcome, m.attempts, m.created_at FROM campaign_members m \
+         WHERE m.business_id = ?1 AND m.campaign_id = ?2",
+        &[("iterationId", "m.iteration_id", true), ("outcome", "m.outcome", false)],
+    )?;
     // Member ids begin with their iteration's creation time, so id order is
     // iteration order, then admission order.
     let (rows, next) = page::by_id(r, &sql, params, "m.id")?;
@@ -54,23 +65,14 @@ pub fn memberships(r: &Request) -> HResult<Success> {
 /// 51: the campaign's calls (one activity each, its id the call's), newest
 /// first, filtered by contact, iteration, channel or status.
 pub fn activities(r: &Request) -> HResult<Success> {
-    let biz = r.business_id.as_str();
-    let id = campaign_id(r)?;
-    model::current(biz, &id)?;
-    let mut sql = "SELECT c.id, c.iteration_id, c.contact_id, c.contact_name, c.status, c.connected_ms, c.created_at FROM calls c \
-                   WHERE c.business_id = ?1 AND c.campaign_id = ?2"
-        .to_string();
-    let mut params: Vec<switchboard_guest::Value> = vec![biz.into(), id.as_str().into()];
-    for (name, column) in [("contactId", "c.contact_id"), ("iterationId", "c.iteration_id")] {
-        if let Some(v) = req::query_uuid(r, name)? {
-            params.push(v.to_ascii_lowercase().into());
-            sql += &format!(" AND {column} = ?{}", params.len());
-        }
-    }
-    if let Some(s) = req::query_nonempty(r, "status") {
-        params.push(s.into());
-        sql += &format!(" AND c.status = ?{}", params.len());
-    }
+    let (biz, id) = (r.business_id.as_str(), campaign_id(r)?);
+    let (mut sql, params) = filtered(
+        r,
+        &id,
+        "SELECT c.id, c.iteration_id, c.contact_id, c.contact_name, c.status, c.connected_ms, c.created_at FROM calls c \
+         WHERE c.business_id = ?1 AND c.campaign_id = ?2",
+        &[("contactId", "c.contact_id", true), ("iterationId", "c.iteration_id", true), ("status", "c.status", false)],
+    )?;
     // Calls are the only activities this release makes: another channel has none.
     if req::query_nonempty(r, "channel").is_some_and(|c| c != "voice") {
         sql += " AND 0";
