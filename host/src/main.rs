@@ -236,6 +236,12 @@ enum VoiceCommand {
         /// The business's caller line (E.164).
         #[arg(long, value_name = "E164")]
         caller_number: Option<String>,
+        /// The business's default time zone (IANA name, e.g. Europe/Paris) for contacts without a `timeZone` field.
+        #[arg(long, value_name = "ZONE")]
+        time_zone: Option<String>,
+        /// The default calling window of campaign iterations without their own, local to each contact (e.g. 09:00-20:00).
+        #[arg(long, value_name = "HH:MM-HH:MM")]
+        calling_window: Option<String>,
     },
 }
 
@@ -397,9 +403,11 @@ fn admin_command(args: AdminArgs) -> Result<serde_json::Value> {
             ChannelArg::Chatapp => admin::connect_channel(&db, &business, "chatapp", phone_number_id.as_deref().unwrap_or_default(), label.as_deref()),
             ChannelArg::Photoapp => admin::connect_channel(&db, &business, "photoapp", account_id.as_deref().unwrap_or_default(), username.as_deref()),
         },
-        AdminCommand::Voice(VoiceCommand::Configure { business, lines, price_per_block, caller_number }) => {
-            admin::voice::configure(&db, &business, lines, price_per_block, caller_number.as_deref())
-        }
+        AdminCommand::Voice(VoiceCommand::Configure { business, lines, price_per_block, caller_number, time_zone, calling_window }) => admin::voice::configure(
+            &db,
+            &business,
+            &admin::voice::Settings { lines, price: price_per_block, caller: caller_number.as_deref(), time_zone: time_zone.as_deref(), calling_window: calling_window.as_deref() },
+        ),
         AdminCommand::Credits(CreditsCommand::Add { business, microcredits, note }) => admin::voice::add_credits(&db, &business, microcredits, note.as_deref()),
         AdminCommand::Credits(CreditsCommand::Show { business, limit }) => admin::voice::show_credits(&db, &business, limit),
         AdminCommand::Sandbox(SandboxCommand::Inbound { channel, phone_number_id, account_id, from, text, name, provider_message_id }) => {

@@ -452,3 +452,35 @@ fn two_nodes_on_one_data_dir_dial_each_attempt_once() {
     c.assert_each_attempt_dialled_once(&campaign);
     drop(other);
 }
+
+#[test]
+fn calling_windows_follow_each_contacts_own_time_zone() {
+    let c = C::new(2, 50_000_000, 60_000, 5);
+    admin(&c.dir.0, &["voice", "configure", "--business", &c.t.business, "--time-zone", "Pacific/Kiritimati"]);
+    let agent = c.voice_agent(json!({}));
+    // A window of two hours around the current UTC time.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let minute = ((now / 60) % 1440) as i64;
+    let hhmm = |m: i64| format!("{:02}:{:02}", m.rem_euclid(1440) / 60, m.rem_euclid(1440) % 60);
+    let window = json!({"start": hhmm(minute - 60), "end": hhmm(minute + 60)});
+    let here = c.contact("Here", "+15550901234", json!({"fields": {"timeZone": "UTC"}}));
+    let nepal = c.contact("Nepal", "+15550902345", json!({"fields": {"timeZone": "Asia/Kathmandu"}}));
+    // No zone of its own, or one that is no zone: the business's (UTC+14).
+    let plain = c.contact("Plain", "+15550903456", json!({}));
+    let bogus = c.contact("Bogus", "+15550904567", json!({"fields": {"timeZone": "Mars/Olympus"}}));
+    let bad = c.create(json!({"channel": "voice", "agentId": agent, "contactIds": [here], "callingWindow": {"start": "09:00", "end": "09:00"}}));
+    assert_eq!(code(&bad, 400), "invalid_calling_window");
+    let d = c.create(json!({"channel": "voice", "agentId": agent, "contactIds": [here, nepal, plain, bogus], "callingWindow": window}));
+    let campaign = d.assert_ok(201)["campaign"]["id"].as_str().unwrap().to_string();
+    assert_eq!(d.data()["currentIteration"]["callingWindow"], window);
+    c.act(&campaign, "start").assert_ok(200);
+    poll("the contact inside its window to be called", || {
+        let it = c.current(&campaign);
+        (it["counts"]["completed"] == 1).then_some(())
+    });
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let it = c.current(&campaign);
+    assert_eq!((it["status"].as_str(), it["counts"]["pending"].as_i64()), (Some("running"), Some(3)), "the others wait, they are not failed: {}", it["counts"]);
+    let called = c.db(&format!("SELECT contact_id FROM calls WHERE campaign_id = '{campaign}'"));
+    assert_eq!(called, here, "only the contact whose local time is inside the window was called");
+}

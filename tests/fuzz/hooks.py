@@ -27,6 +27,7 @@ CONDITIONAL_RULES = {
     "voice_settings_not_allowed",        # voiceSettings: voice agents only
     "call_target_required",              # exactly one of contactId and toNumber
     "test_variable_not_declared",        # testVariables: only the agent's declared aliases
+    "invalid_calling_window",            # a campaign iteration's callingWindow: start and end differ
 }
 
 

@@ -9,6 +9,7 @@ use switchboard_guest::{fail, is_uuid, new_id, now, ok, page, req, success, HRes
 use crate::audience::{self, Candidates};
 use crate::jobs;
 use crate::model;
+use crate::window::Window;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -43,6 +44,14 @@ pub struct LimitsIn {
     retry_delay_minutes: Option<f64>,
     #[serde(default)]
     max_spend_microcredits: Option<f64>,
+    #[serde(default)]
+    calling_window: Option<WindowIn>,
+}
+
+#[derive(Deserialize)]
+struct WindowIn {
+    start: String,
+    end: String,
 }
 
 /// Retries and their delay when the body names none.
@@ -78,20 +87,29 @@ pub fn iteration_agent(biz: &str, channel: &str, agent_id: &str) -> HResult<Stri
     Ok(id)
 }
 
-/// How an iteration runs: retries and the budget cap.
+/// How an iteration runs: retries, the budget cap, the calling window.
 pub struct Limits {
     pub max_retries: i64,
     pub retry_delay_minutes: i64,
     pub max_spend: Option<i64>,
+    pub window: Option<Window>,
 }
 
-impl From<&LimitsIn> for Limits {
-    fn from(b: &LimitsIn) -> Limits {
-        Limits {
+impl Limits {
+    /// From a body (400 `invalid_calling_window` for an empty window).
+    pub fn from_body(b: &LimitsIn) -> HResult<Limits> {
+        let window = match &b.calling_window {
+            None => None,
+            Some(w) => Some(Window::parse(&w.start, &w.end).ok_or_else(|| {
+                fail::validation("invalid_calling_window", "`callingWindow.start` and `callingWindow.end` must differ (a window past midnight, such as 22:00-06:00, is allowed)")
+            })?),
+        };
+        Ok(Limits {
             max_retries: b.max_retries.map_or(DEFAULT_MAX_RETRIES, |n| n as i64),
             retry_delay_minutes: b.retry_delay_minutes.map_or(DEFAULT_RETRY_DELAY_MINUTES, |n| n as i64),
             max_spend: b.max_spend_microcredits.map(|n| n as i64),
-        }
+            window,
+        })
     }
 }
 
@@ -116,6 +134,12 @@ pub fn insert_iteration(biz: &str, campaign_id: &str, sequence: i64, channel: &s
             limits.max_spend.into(),
         ],
     )?;
+    if let Some(w) = limits.window {
+        db::execute(
+            "UPDATE campaign_iterations SET window_start = ?3, window_end = ?4 WHERE business_id = ?1 AND id = ?2",
+            &[biz.into(), id.as_str().into(), i64::from(w.start).into(), i64::from(w.end).into()],
+        )?;
+    }
     Ok(id)
 }
 
@@ -133,6 +157,7 @@ pub fn create(r: &Request) -> HResult<Success> {
         return Err(fail::validation("invalid_objective", "`objective` must contain a non-space character"));
     }
     let it = &body.iteration;
+    let limits = Limits::from_body(&it.limits)?;
     let agent = iteration_agent(biz, &it.channel, &it.agent_id)?;
     let (candidates, audience) = match (&it.contact_ids, &it.category_ids) {
         (Some(ids), None) => (Candidates::Contacts(ids), "contacts"),
@@ -161,7 +186,7 @@ pub fn create(r: &Request) -> HResult<Success> {
         &it.channel,
         &agent,
         audience,
-        &Limits::from(&it.limits),
+        &limits,
     )?;
     let admission = audience::admit(biz, &campaign_id, &iteration, &agent, &candidates)?;
     if admission.accepted == 0 {

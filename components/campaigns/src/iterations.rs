@@ -68,6 +68,7 @@ pub fn create(r: &Request) -> HResult<Success> {
         }
         _ => return Err(fail::validation("selection_required", "`selection` takes exactly one of `fromOutcomes` and `aiRecommended`")),
     };
+    let limits = Limits::from_body(&body.limits)?;
     let agent = iteration_agent(biz, &body.channel, &body.agent_id)?;
     let previous = current.text(0);
     let iteration = insert_iteration(
@@ -77,7 +78,7 @@ pub fn create(r: &Request) -> HResult<Success> {
         &body.channel,
         &agent,
         "outcomes",
-        &Limits::from(&body.limits),
+        &limits,
     )?;
     let admission = audience::admit(biz, &id, &iteration, &agent, &Candidates::Outcomes(&previous, outcomes))?;
     if admission.accepted == 0 {

@@ -22,6 +22,7 @@ pub mod iterations;
 pub mod jobs;
 pub mod members;
 pub mod model;
+pub mod window;
 
 use switchboard_guest::{fail, HResult, Request, Success};
 

@@ -65,7 +65,7 @@ pub fn memberships(r: &Request) -> HResult<Success> {
 /// 51: the campaign's calls (one activity each, its id the call's), newest
 /// first, filtered by contact, iteration, channel or status.
 pub fn activities(r: &Request) -> HResult<Success> {
-    let (biz, id) = (r.business_id.as_str(), campaign_id(r)?);
+    let id = campaign_id(r)?;
     let (mut sql, params) = filtered(
         r,
         &id,

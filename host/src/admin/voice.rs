@@ -19,10 +19,41 @@ const MAX_LINES: i64 = 1_000;
 /// is a million credits).
 const MAX_AMOUNT: i64 = 1_000_000_000_000;
 
+/// What `voice configure` may change (None: keep).
+pub struct Settings<'a> {
+    pub lines: Option<i64>,
+    pub price: Option<i64>,
+    pub caller: Option<&'a str>,
+    /// An IANA zone name.
+    pub time_zone: Option<&'a str>,
+    /// `HH:MM-HH:MM`.
+    pub calling_window: Option<&'a str>,
+}
+
+/// `HH:MM-HH:MM` as minutes after midnight (start, end); they must differ.
+fn window(s: &str) -> Option<(i64, i64)> {
+    let minutes = |t: &str| -> Option<i64> {
+        let (h, m) = t.trim().split_once(':')?;
+        let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
+        (h.to_string().len() <= 2 && (0..24).contains(&h) && (0..60).contains(&m)).then_some(h * 60 + m)
+    };
+    let (a, b) = s.split_once('-')?;
+    let (a, b) = (minutes(a)?, minutes(b)?);
+    (a != b).then_some((a, b))
+}
+
 /// Changes what is given and keeps the rest (defaults for a business that
 /// had no voice account yet); prints the account.
-pub fn configure(db: &Db, business: &str, lines: Option<i64>, price: Option<i64>, caller: Option<&str>) -> Result<Value> {
+pub fn configure(db: &Db, business: &str, s: &Settings) -> Result<Value> {
+    let (lines, price, caller) = (s.lines, s.price, s.caller);
     let business = business.to_ascii_lowercase();
+    if s.time_zone.is_some_and(|z| z.parse::<chrono_tz::Tz>().is_err()) {
+        bail!("--time-zone must be an IANA time zone name such as Europe/Paris");
+    }
+    let window = match s.calling_window {
+        None => None,
+        Some(w) => Some(window(w).ok_or_else(|| anyhow::anyhow!("--calling-window must be HH:MM-HH:MM with two different times, such as 09:00-20:00"))?),
+    };
     if lines.is_some_and(|n| !(0..=MAX_LINES).contains(&n)) {
         bail!("--lines must be 0 to {MAX_LINES}");
     }
@@ -53,16 +84,29 @@ pub fn configure(db: &Db, business: &str, lines: Option<i64>, price: Option<i64>
                 SqlValue::Text(now.clone()),
             ],
         )?;
+        db::execute(
+            &c,
+            "UPDATE voice_accounts SET time_zone = COALESCE(?2, time_zone), window_start = COALESCE(?3, window_start), window_end = COALESCE(?4, window_end) \
+             WHERE business_id = ?1",
+            vec![
+                SqlValue::Text(business.clone()),
+                s.time_zone.map_or(SqlValue::Null, |z| SqlValue::Text(z.trim().to_string())),
+                window.map_or(SqlValue::Null, |w| SqlValue::Integer(w.0)),
+                window.map_or(SqlValue::Null, |w| SqlValue::Integer(w.1)),
+            ],
+        )?;
         Ok(())
     })?;
     let rows = db::query_rows(
         &c,
-        "SELECT lines, price_per_block_microcredits, caller_number, updated_at FROM voice_accounts WHERE business_id = ?1",
+        "SELECT lines, price_per_block_microcredits, caller_number, updated_at, time_zone, \
+                CASE WHEN window_start IS NULL THEN NULL ELSE printf('%02d:%02d-%02d:%02d', window_start / 60, window_start % 60, window_end / 60, window_end % 60) END \
+         FROM voice_accounts WHERE business_id = ?1",
         vec![SqlValue::Text(business.clone())],
     )?;
     let r = rows.first().ok_or_else(|| anyhow::anyhow!("the voice account was not stored"))?;
     Ok(json!({"businessId": business, "lines": json_of(&r[0]), "pricePerBlockMicrocredits": json_of(&r[1]), "blockSeconds": 20,
-              "callerNumber": json_of(&r[2]), "updatedAt": json_of(&r[3])}))
+              "callerNumber": json_of(&r[2]), "timeZone": json_of(&r[4]), "callingWindow": json_of(&r[5]), "updatedAt": json_of(&r[3])}))
 }
 
 fn balance(c: &db::Connection, business: &str) -> Result<(i64, i64)> {

@@ -40,6 +40,7 @@ use switchboard_voice_area::calls::{Attribution, Plan, Target};
 use super::{CampaignsJob, IterationRef};
 use switchboard_guest::job::AreaJob;
 use crate::model;
+use crate::window::{self, Window};
 
 /// How soon a step runs again after one that settled or claimed members;
 /// each quiet step after it doubles the wait, up to [`QUIET_POLL_MS`]. So
@@ -69,12 +70,13 @@ struct Iteration {
     max_retries: i64,
     retry_delay_minutes: i64,
     max_spend: Option<i64>,
+    window: Option<Window>,
 }
 
 fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
     let Some(row) = db::query_one(
-        "SELECT campaign_id, agent_id, status, max_retries, retry_delay_minutes, max_spend FROM campaign_iterations WHERE business_id = ?1 AND id = ?2",
+        "SELECT campaign_id, agent_id, status, max_retries, retry_delay_minutes, max_spend, window_start, window_end FROM campaign_iterations WHERE business_id = ?1 AND id = ?2",
         &[biz.into(), iteration_id.into()],
     )?
     else {
@@ -87,6 +89,10 @@ fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
         max_retries: row.int(3),
         retry_delay_minutes: row.int(4),
         max_spend: row.opt_int(5),
+        window: match (row.opt_int(6), row.opt_int(7)) {
+            (Some(start), Some(end)) => Some(Window { start: start as u32, end: end as u32 }),
+            _ => None,
+        },
     };
     let now_ms = clock::now_ms();
     let mut moved = settle(biz, iteration_id, &it, now_ms)?;
@@ -176,13 +182,29 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
     if free <= 0 {
         return Ok(0);
     }
-    let due = db::query(
+    // The calling window: the iteration's, else the business's default.
+    let defaults = db::query_one("SELECT time_zone, window_start, window_end FROM voice_accounts WHERE business_id = ?1", &[biz.into()])?;
+    let default_zone = defaults.as_ref().and_then(|r| r.opt_text(0));
+    let window = it.window.or_else(|| match defaults.as_ref().map(|r| (r.opt_int(1), r.opt_int(2))) {
+        Some((Some(start), Some(end))) => Some(Window { start: start as u32, end: end as u32 }),
+        _ => None,
+    });
+    // With a window, more are read than lines allow: those whose local time
+    // is outside it wait (they are not failed) and the next ones go first.
+    let scan = if window.is_some() { (free * 20).max(200) } else { free };
+    let mut due = db::query(
         &format!(
-            "SELECT id, contact_id, claim FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2 \
-             AND (outcome = 'pending' OR (retry_at_ms IS NOT NULL AND retry_at_ms <= ?3)) ORDER BY id LIMIT {free}"
+            "SELECT m.id, m.contact_id, m.claim, json_extract(c.fields_json, '$.timeZone') FROM campaign_members m \
+             LEFT JOIN contacts c ON c.business_id = m.business_id AND c.id = m.contact_id \
+             WHERE m.business_id = ?1 AND m.iteration_id = ?2 \
+             AND (m.outcome = 'pending' OR (m.retry_at_ms IS NOT NULL AND m.retry_at_ms <= ?3)) ORDER BY m.id LIMIT {scan}"
         ),
         &[biz.into(), iteration_id.into(), now_ms.into()],
     )?;
+    if let Some(w) = window {
+        due.retain(|m| window::open_for(&w, now_ms, m.opt_text(3).as_deref(), default_zone.as_deref()));
+        due.truncate(free as usize);
+    }
     if due.is_empty() {
         return Ok(0);
     }
