@@ -27,6 +27,9 @@ CREATE TABLE campaign_iterations (
     -- The budget cap in microcredits (null: none): what the iteration's
     -- calls hold reserved plus what they were charged never exceeds it.
     max_spend           INTEGER,
+    -- A chatapp iteration's opening message ({{alias}} placeholders filled
+    -- from the agent's declared contact variables).
+    opening_message     TEXT,
     started_at          TEXT,
     ended_at            TEXT,
     created_at          TEXT    NOT NULL,
@@ -50,7 +53,9 @@ CREATE TABLE campaign_members (
     -- a call records the claim it was placed under, and its end counts only
     -- while the member still holds that claim.
     claim         INTEGER NOT NULL DEFAULT 0,
-    call_id       TEXT,                             -- the call of the current claim
+    call_id       TEXT,                             -- the call of the current claim (voice)
+    message_id    TEXT,                             -- the opening message sent (chatapp)
+    open_until_ms INTEGER,                          -- chatapp: a reply counts until then
     -- A retry is due at this time (busy, no_answer, failed with retries left).
     retry_at_ms   INTEGER,
     created_at    TEXT    NOT NULL,

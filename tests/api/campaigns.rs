@@ -484,3 +484,57 @@ fn calling_windows_follow_each_contacts_own_time_zone() {
     let called = c.db(&format!("SELECT contact_id FROM calls WHERE campaign_id = '{campaign}'"));
     assert_eq!(called, here, "only the contact whose local time is inside the window was called");
 }
+
+#[test]
+fn a_chatapp_iteration_sends_openings_that_follow_delivery_and_replies() {
+    // A retry "minute" of 2 ms: the 24-hour reply window lasts about 3 s.
+    let c = C::new(1, 0, 2, 5);
+    admin(&c.dir.0, &["channel", "connect", "--business", &c.t.business, "--channel", "chatapp", "--phone-number-id", "pn-camp"]);
+    let reader = c.contact("Ada", "+15551010001", json!({"fields": {"plan": "Gold"}}));
+    let quiet = c.contact("Bob", "+15551011111", json!({"fields": {"plan": "Silver"}}));   // …1111: delivered, never read
+    let gone = c.contact("Cy", "+15551010000", json!({"fields": {"plan": "Basic"}}));      // …0000: fails after acceptance
+    let sources = c.get("/api/v1/data-sources?limit=200");
+    let contacts = sources["dataSources"].as_array().unwrap().iter().find(|d| d["builtIn"] == true).unwrap()["id"].as_str().unwrap().to_string();
+    let agent = c.post("/api/v1/agents", json!({"channel": "chatapp", "name": "Renewals", "instructions": "Help with renewals.",
+        "dataSourceVariables": [{"sourceId": contacts, "fieldKey": "name", "alias": "firstName"}, {"sourceId": contacts, "fieldKey": "plan", "alias": "plan"}]}))["agent"]["id"]
+        .as_str().unwrap().to_string();
+    let opening = "Hello {{firstName}}, your {{plan}} plan renews soon. Reply to keep it.";
+    let iteration = |ids: &[&str]| json!({"channel": "chatapp", "agentId": agent, "contactIds": ids, "openingMessage": opening});
+    // Not assigned to a number yet: refused; an opening is required, and voice takes none.
+    assert_eq!(code(&c.create(iteration(&[&reader])), 409), "agent_not_assigned");
+    c.send("PATCH", "/api/v1/channels/assignments", json!({"channel": "chatapp", "phoneNumberId": "pn-camp", "aiAgentId": agent, "autoReplyEnabled": false, "humanHandoffActive": false}))
+        .assert_ok(200);
+    assert_eq!(code(&c.create(json!({"channel": "chatapp", "agentId": agent, "contactIds": [reader]})), 400), "opening_message_required");
+    let caller = c.voice_agent(json!({}));
+    assert_eq!(code(&c.create(json!({"channel": "voice", "agentId": caller, "contactIds": [reader], "openingMessage": "Hi"})), 400), "opening_message_not_allowed");
+
+    let d = c.create(iteration(&[&reader, &quiet, &gone]));
+    let campaign = d.assert_ok(201)["campaign"]["id"].as_str().unwrap().to_string();
+    assert_eq!(d.data()["currentIteration"]["openingMessage"], opening);
+    c.act(&campaign, "start").assert_ok(200);
+    poll("the openings to be read, delivered and failed", || {
+        let counts = c.current(&campaign)["counts"].clone();
+        (counts["read"] == 1 && counts["delivered"] == 1 && counts["failed"] == 1).then_some(())
+    });
+    // The opening went through the messaging path, filled from the contact's declared values.
+    let acts = c.get(&format!("/api/v1/campaigns/{campaign}/activities?channel=chatapp"));
+    check("ActivityList", &acts);
+    let first = acts["activities"].as_array().unwrap().iter().find(|a| a["contactId"] == reader.as_str()).unwrap().clone();
+    assert_eq!((first["kind"].as_str(), first["channel"].as_str(), first["callId"].clone()), (Some("message"), Some("chatapp"), Value::Null));
+    let message_id = first["messageId"].as_str().unwrap();
+    let message = c.get(&format!("/api/v1/messages/{message_id}"));
+    assert_eq!((message["phoneNumberId"].as_str(), message["recipient"].as_str(), message["status"].as_str()), (Some("pn-camp"), Some("+15551010001"), Some("read")));
+    assert_eq!(c.db(&format!("SELECT text FROM messages WHERE id = '{message_id}'")), "Hello Ada, your Gold plan renews soon. Reply to keep it.");
+    // A reply within the window makes the member `replied`.
+    admin(&c.dir.0, &["sandbox", "inbound", "--phone-number-id", "pn-camp", "--from", "+15551010001", "--text", "Yes, keep it"]);
+    let it = poll("the iteration to complete after the reply window", || {
+        let it = c.current(&campaign);
+        (it["status"] == "completed").then_some(it)
+    });
+    let counts = &it["counts"];
+    assert_eq!((counts["replied"].as_i64(), counts["delivered"].as_i64(), counts["failed"].as_i64(), counts["total"].as_i64()), (Some(1), Some(1), Some(1), Some(3)), "{counts}");
+    let members = c.get(&format!("/api/v1/campaigns/{campaign}/memberships?outcome=replied"));
+    let history: Vec<&str> = members["memberships"][0]["history"].as_array().unwrap().iter().map(|h| h["outcome"].as_str().unwrap()).collect();
+    assert_eq!(history.first(), Some(&"in_progress"));
+    assert_eq!(history.last(), Some(&"replied"));
+}

@@ -28,6 +28,8 @@ CONDITIONAL_RULES = {
     "call_target_required",              # exactly one of contactId and toNumber
     "test_variable_not_declared",        # testVariables: only the agent's declared aliases
     "invalid_calling_window",            # a campaign iteration's callingWindow: start and end differ
+    "opening_message_required",          # a chatapp campaign iteration needs openingMessage
+    "opening_message_not_allowed",       # a voice campaign iteration takes none
 }
 
 

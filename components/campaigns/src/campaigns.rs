@@ -46,6 +46,8 @@ pub struct LimitsIn {
     max_spend_microcredits: Option<f64>,
     #[serde(default)]
     calling_window: Option<WindowIn>,
+    #[serde(default)]
+    opening_message: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -59,18 +61,19 @@ pub const DEFAULT_MAX_RETRIES: i64 = 0;
 pub const DEFAULT_RETRY_DELAY_MINUTES: i64 = 60;
 
 /// An active agent of this business for an iteration of `channel` (404
-/// `agent_not_found`, 409 `agent_archived` / `agent_channel_mismatch`), and
-/// the channels this release runs (409 `channel_not_available`).
-pub fn iteration_agent(biz: &str, channel: &str, agent_id: &str) -> HResult<String> {
-    match channel {
-        "voice" => {}
-        "sms" => return Err(fail::conflict("channel_not_available", "sms is coming later: sms iterations cannot be created yet; use a voice iteration")),
-        _ => {
-            return Err(fail::conflict(
-                "channel_not_available",
-                format!("{channel} campaign iterations are not available in this release yet; use a voice iteration"),
-            ))
-        }
+/// `agent_not_found`, 409 `agent_archived` / `agent_channel_mismatch`; a
+/// chatapp agent must be assigned to a connected number, 409
+/// `agent_not_assigned`), and the channels this release runs (409
+/// `channel_not_available` for sms). A chatapp iteration needs its
+/// `openingMessage` (400 `opening_message_required`); a voice one takes
+/// none (400 `opening_message_not_allowed`: the agent's greeting opens a
+/// call).
+pub fn iteration_agent(biz: &str, channel: &str, agent_id: &str, opening: Option<&str>) -> HResult<String> {
+    match (channel, opening) {
+        ("voice", None) | ("chatapp", Some(_)) => {}
+        ("voice", Some(_)) => return Err(fail::validation("opening_message_not_allowed", "`openingMessage` is for chatapp iterations; a voice call opens with the agent's greeting")),
+        ("chatapp", None) => return Err(fail::validation("opening_message_required", "a chatapp iteration needs `openingMessage`, the first message each member receives")),
+        _ => return Err(fail::conflict("channel_not_available", "sms is coming later: sms iterations cannot be created yet; use a voice or chatapp iteration")),
     }
     let id = agent_id.to_ascii_lowercase();
     let not_found = || fail::not_found("agent_not_found", format!("agent `{id}` not found"));
@@ -84,15 +87,32 @@ pub fn iteration_agent(biz: &str, channel: &str, agent_id: &str) -> HResult<Stri
     if row.text(0) != channel {
         return Err(fail::conflict("agent_channel_mismatch", format!("agent `{id}` is a {} agent; a {channel} iteration needs a {channel} agent", row.text(0))));
     }
+    if channel == "chatapp" && sender(biz, &id)?.is_none() {
+        return Err(fail::conflict("agent_not_assigned", format!("agent `{id}` is assigned to no connected chatapp number; assign it with PATCH /channels/assignments first")));
+    }
     Ok(id)
 }
 
-/// How an iteration runs: retries, the budget cap, the calling window.
+/// The connected chatapp number a chatapp agent is assigned to: the sender
+/// of its iterations' messages.
+pub fn sender(biz: &str, agent_id: &str) -> HResult<Option<String>> {
+    Ok(db::query_one(
+        "SELECT ca.provider_id FROM channel_assignments ca JOIN channel_connections cc \
+           ON cc.business_id = ca.business_id AND cc.channel = 'chatapp' AND cc.provider_id = ca.provider_id AND cc.status = 'connected' \
+         WHERE ca.business_id = ?1 AND ca.channel = 'chatapp' AND ca.ai_agent_id = ?2 ORDER BY ca.provider_id LIMIT 1",
+        &[biz.into(), agent_id.into()],
+    )?
+    .map(|r| r.text(0)))
+}
+
+/// How an iteration runs: retries, the budget cap, the calling window, the
+/// opening message (chatapp).
 pub struct Limits {
     pub max_retries: i64,
     pub retry_delay_minutes: i64,
     pub max_spend: Option<i64>,
     pub window: Option<Window>,
+    pub opening: Option<String>,
 }
 
 impl Limits {
@@ -109,6 +129,7 @@ impl Limits {
             retry_delay_minutes: b.retry_delay_minutes.map_or(DEFAULT_RETRY_DELAY_MINUTES, |n| n as i64),
             max_spend: b.max_spend_microcredits.map(|n| n as i64),
             window,
+            opening: b.opening_message.as_deref().map(str::trim).map(String::from),
         })
     }
 }
@@ -134,6 +155,9 @@ pub fn insert_iteration(biz: &str, campaign_id: &str, sequence: i64, channel: &s
             limits.max_spend.into(),
         ],
     )?;
+    if let Some(text) = &limits.opening {
+        db::execute("UPDATE campaign_iterations SET opening_message = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), text.as_str().into()])?;
+    }
     if let Some(w) = limits.window {
         db::execute(
             "UPDATE campaign_iterations SET window_start = ?3, window_end = ?4 WHERE business_id = ?1 AND id = ?2",
@@ -158,7 +182,7 @@ pub fn create(r: &Request) -> HResult<Success> {
     }
     let it = &body.iteration;
     let limits = Limits::from_body(&it.limits)?;
-    let agent = iteration_agent(biz, &it.channel, &it.agent_id)?;
+    let agent = iteration_agent(biz, &it.channel, &it.agent_id, limits.opening.as_deref())?;
     let (candidates, audience) = match (&it.contact_ids, &it.category_ids) {
         (Some(ids), None) => (Candidates::Contacts(ids), "contacts"),
         (None, Some(ids)) => {

@@ -69,7 +69,7 @@ pub fn create(r: &Request) -> HResult<Success> {
         _ => return Err(fail::validation("selection_required", "`selection` takes exactly one of `fromOutcomes` and `aiRecommended`")),
     };
     let limits = Limits::from_body(&body.limits)?;
-    let agent = iteration_agent(biz, &body.channel, &body.agent_id)?;
+    let agent = iteration_agent(biz, &body.channel, &body.agent_id, limits.opening.as_deref())?;
     let previous = current.text(0);
     let iteration = insert_iteration(
         biz,

@@ -62,37 +62,46 @@ pub fn memberships(r: &Request) -> HResult<Success> {
     ok(&json!({"memberships": memberships, "nextCursor": next}))
 }
 
-/// 51: the campaign's calls (one activity each, its id the call's), newest
-/// first, filtered by contact, iteration, channel or status.
+/// 51: the campaign's calls and opening messages (one activity each, its
+/// id the call's or the message's), newest first, filtered by contact,
+/// iteration, channel or status.
 pub fn activities(r: &Request) -> HResult<Success> {
     let id = campaign_id(r)?;
     let (mut sql, params) = filtered(
         r,
         &id,
-        "SELECT c.id, c.iteration_id, c.contact_id, c.contact_name, c.status, c.connected_ms, c.created_at FROM calls c \
-         WHERE c.business_id = ?1 AND c.campaign_id = ?2",
-        &[("contactId", "c.contact_id", true), ("iterationId", "c.iteration_id", true), ("status", "c.status", false)],
+        "SELECT a.id, a.iteration_id, a.contact_id, a.contact_name, a.status, a.connected_ms, a.created_at, a.kind FROM ( \
+           SELECT c.id, c.iteration_id, c.contact_id, c.contact_name, c.status, c.connected_ms, c.created_at, 'call' AS kind \
+           FROM calls c WHERE c.business_id = ?1 AND c.campaign_id = ?2 \
+           UNION ALL \
+           SELECT k.id, m.iteration_id, m.contact_id, m.contact_name, k.status, NULL, k.created_at, 'message' \
+           FROM campaign_members m JOIN messages k ON k.business_id = m.business_id AND k.id = m.message_id \
+           WHERE m.business_id = ?1 AND m.campaign_id = ?2) a WHERE 1 = 1",
+        &[("contactId", "a.contact_id", true), ("iterationId", "a.iteration_id", true), ("status", "a.status", false)],
     )?;
-    // Calls are the only activities this release makes: another channel has none.
-    if req::query_nonempty(r, "channel").is_some_and(|c| c != "voice") {
-        sql += " AND 0";
+    match req::query_nonempty(r, "channel") {
+        Some("voice") => sql += " AND a.kind = 'call'",
+        Some("chatapp") => sql += " AND a.kind = 'message'",
+        Some(_) => sql += " AND 0",
+        None => {}
     }
-    let (rows, next) = page::by_id_newest_first(r, &sql, params, "c.id")?;
+    let (rows, next) = page::by_id_newest_first(r, &sql, params, "a.id")?;
     let activities: Vec<Value> = rows
         .iter()
         .map(|row| {
+            let call = row.text(7) == "call";
             json!({
                 "id": row.text(0),
                 "campaignId": id,
                 "iterationId": row.text(1),
                 "contactId": row.text(2),
                 "contactName": row.opt_text(3),
-                "channel": "voice",
-                "kind": "call",
-                "callId": row.text(0),
-                "messageId": null,
+                "channel": if call { "voice" } else { "chatapp" },
+                "kind": row.text(7),
+                "callId": if call { json!(row.text(0)) } else { Value::Null },
+                "messageId": if call { Value::Null } else { json!(row.text(0)) },
                 "status": row.text(4),
-                "durationSeconds": switchboard_voice_area::model::duration_seconds(row.int(5)),
+                "durationSeconds": if call { json!(switchboard_voice_area::model::duration_seconds(row.int(5))) } else { Value::Null },
                 "occurredAt": row.text(6),
             })
         })

@@ -20,7 +20,7 @@ pub fn is_terminal(status: &str) -> bool {
 pub const ITERATION_COLUMNS: &str = "i.id, i.campaign_id, i.sequence, i.channel, i.agent_id, i.status, i.audience, i.max_retries, i.retry_delay_minutes, \
      i.started_at, i.ended_at, i.created_at, i.updated_at, i.paused_reason, i.max_spend, \
      (SELECT IFNULL(SUM(k.charged), 0) FROM calls k WHERE k.business_id = i.business_id AND k.campaign_id = i.campaign_id AND k.iteration_id = i.id), \
-     i.window_start, i.window_end";
+     i.window_start, i.window_end, i.opening_message";
 
 /// Members per outcome of an iteration.
 pub fn counts(biz: &str, iteration_id: &str) -> Result<Value, Failure> {
@@ -56,6 +56,7 @@ pub fn iteration(biz: &str, r: &Row) -> Result<Value, Failure> {
         "retryDelayMinutes": r.int(8),
         "maxSpendMicrocredits": r.opt_int(14),
         "spentMicrocredits": r.int(15),
+        "openingMessage": r.opt_text(18),
         "callingWindow": match (r.opt_int(16), r.opt_int(17)) {
             (Some(start), Some(end)) => crate::window::Window { start: start as u32, end: end as u32 }.json(),
             _ => Value::Null,

@@ -71,12 +71,21 @@ struct Iteration {
     retry_delay_minutes: i64,
     max_spend: Option<i64>,
     window: Option<Window>,
+    channel: String,
+    opening: Option<String>,
 }
+
+/// Opening messages sent per step of a chatapp iteration.
+const MESSAGE_BATCH: i64 = 50;
+/// How long a chatapp member's reply counts after its opening message: the
+/// chat app's customer-care window, 24 hours (in campaign minutes).
+pub const REPLY_WINDOW_MINUTES: i64 = 1_440;
 
 fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
     let Some(row) = db::query_one(
-        "SELECT campaign_id, agent_id, status, max_retries, retry_delay_minutes, max_spend, window_start, window_end FROM campaign_iterations WHERE business_id = ?1 AND id = ?2",
+        "SELECT campaign_id, agent_id, status, max_retries, retry_delay_minutes, max_spend, window_start, window_end, channel, opening_message \
+         FROM campaign_iterations WHERE business_id = ?1 AND id = ?2",
         &[biz.into(), iteration_id.into()],
     )?
     else {
@@ -93,9 +102,11 @@ fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
             (Some(start), Some(end)) => Some(Window { start: start as u32, end: end as u32 }),
             _ => None,
         },
+        channel: row.text(8),
+        opening: row.opt_text(9),
     };
     let now_ms = clock::now_ms();
-    let mut moved = settle(biz, iteration_id, &it, now_ms)?;
+    let mut moved = if it.channel == "chatapp" { settle_messages(biz, iteration_id)? } else { settle(biz, iteration_id, &it, now_ms)? };
     if it.status == "running" {
         moved += claim(biz, iteration_id, &it, now_ms)?;
     }
@@ -119,7 +130,14 @@ fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
         &[biz.into(), iteration_id.into()],
     )?
     .expect("an aggregate has a row");
-    if in_calls == 0 && waiting.int(0) == 0 {
+    // Chatapp members whose reply still counts keep the iteration open.
+    let open = db::query_one(
+        "SELECT COUNT(*), MIN(open_until_ms) FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2 \
+         AND outcome IN ('sent', 'delivered', 'read') AND open_until_ms > ?3",
+        &[biz.into(), iteration_id.into(), now_ms.into()],
+    )?
+    .expect("an aggregate has a row");
+    if in_calls == 0 && waiting.int(0) == 0 && open.int(0) == 0 {
         let now = now();
         db::execute(
             "UPDATE campaign_iterations SET status = 'completed', ended_at = ?3, updated_at = ?3 WHERE business_id = ?1 AND id = ?2 AND status = 'running'",
@@ -131,7 +149,11 @@ fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
     let delay = if in_calls > 0 || waiting.opt_int(2).unwrap_or(0) > 0 {
         busy_poll
     } else {
-        waiting.opt_int(1).map_or(IDLE_POLL_MS, |at| (at - now_ms).clamp(ACTIVE_POLL_MS as i64, IDLE_POLL_MS as i64) as u64)
+        // Only retries or replies are awaited: look again when the first is
+        // due, and meanwhile for replies as often as the backoff says.
+        let next = [waiting.opt_int(1), open.opt_int(1)].into_iter().flatten().min();
+        let until = next.map_or(IDLE_POLL_MS, |at| (at - now_ms).clamp(ACTIVE_POLL_MS as i64, IDLE_POLL_MS as i64) as u64);
+        if open.int(0) > 0 { until.min(busy_poll) } else { until }
     };
     Ok(again(iteration_id, delay, quiet))
 }
@@ -170,15 +192,61 @@ fn settle(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<
     Ok(ended.len())
 }
 
-/// Step 2: members into calls, as lines allow; how many were claimed.
+/// Step 1 of a chatapp iteration: members follow their opening message's
+/// delivery (`sent`, `delivered`, `read`, `failed`) and become `replied`
+/// once the contact wrote in the conversation after it, while its reply
+/// window is open; how many moved.
+fn settle_messages(biz: &str, iteration_id: &str) -> Result<usize, Failure> {
+    let rows = db::query(
+        "SELECT m.id, m.outcome, k.status, \
+                EXISTS (SELECT 1 FROM messages i WHERE i.business_id = k.business_id AND i.conversation_id = k.conversation_id \
+                        AND i.direction = 'inbound' AND i.created_at > k.created_at) \
+         FROM campaign_members m JOIN messages k ON k.business_id = m.business_id AND k.id = m.message_id \
+         WHERE m.business_id = ?1 AND m.iteration_id = ?2 AND m.outcome IN ('in_progress', 'sent', 'delivered', 'read') \
+           AND (m.outcome = 'in_progress' OR m.open_until_ms > ?3)",
+        &[biz.into(), iteration_id.into(), clock::now_ms().into()],
+    )?;
+    let mut moved = 0;
+    for r in &rows {
+        let (member, before) = (r.text(0), r.text(1));
+        let after = if r.boolean(3) { "replied" } else { message_outcome(&r.text(2)) };
+        if after != before {
+            db::execute(
+                "UPDATE campaign_members SET outcome = ?4, updated_at = ?5 WHERE business_id = ?1 AND iteration_id = ?2 AND id = ?3",
+                &[biz.into(), iteration_id.into(), member.as_str().into(), after.into(), now().into()],
+            )?;
+            model::record(biz, &member, after)?;
+            moved += 1;
+        }
+    }
+    Ok(moved)
+}
+
+/// A member's outcome for its message's delivery status.
+pub fn message_outcome(status: &str) -> &'static str {
+    match status {
+        "sent" => "sent",
+        "delivered" => "delivered",
+        "read" => "read",
+        "failed" => "failed",
+        _ => "in_progress",
+    }
+}
+
+/// Step 2: members into calls, as lines allow (voice), or their opening
+/// messages sent (chatapp); how many were claimed.
 fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<usize, Failure> {
-    let account = switchboard_voice_area::billing::account(biz)?;
-    let busy = db::query_one(
-        "SELECT COUNT(*) FROM calls WHERE business_id = ?1 AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')",
-        &[biz.into()],
-    )?
-    .map_or(0, |r| r.int(0));
-    let free = account.lines - busy;
+    let free = if it.channel == "chatapp" {
+        MESSAGE_BATCH
+    } else {
+        let account = switchboard_voice_area::billing::account(biz)?;
+        let busy = db::query_one(
+            "SELECT COUNT(*) FROM calls WHERE business_id = ?1 AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')",
+            &[biz.into()],
+        )?
+        .map_or(0, |r| r.int(0));
+        account.lines - busy
+    };
     if free <= 0 {
         return Ok(0);
     }
@@ -207,6 +275,9 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
     }
     if due.is_empty() {
         return Ok(0);
+    }
+    if it.channel == "chatapp" {
+        return send_openings(biz, iteration_id, it, now_ms, &due);
     }
     let plan = match Plan::new(biz, &it.agent_id, BTreeMap::new(), "campaign") {
         Ok(p) => p,
@@ -247,6 +318,59 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
                 model::record(biz, &member, "skipped")?;
             }
         }
+    }
+    Ok(due.len())
+}
+
+/// The opening message of each due member of a chatapp iteration, through
+/// the same outbound path as `POST /messages` (the agent's assigned number,
+/// the delivery job, delivery events and webhooks). A member whose contact
+/// is blocked, out of the agent's scope or without a value the message
+/// uses is skipped.
+fn send_openings(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64, due: &[db::Row]) -> Result<usize, Failure> {
+    use switchboard_messaging_area::conversation;
+    use switchboard_voice_area::{resolve, runtime};
+    let Some(sender) = crate::campaigns::sender(biz, &it.agent_id)? else {
+        return pause(biz, iteration_id, "agent_not_assigned").map(|_| 0);
+    };
+    let agent = resolve::Agent { id: it.agent_id.clone(), name: String::new(), instructions: String::new(), contact_required: true, settings: Default::default() };
+    let template = it.opening.clone().unwrap_or_default();
+    let open_until = now_ms + REPLY_WINDOW_MINUTES * model::minute_ms()?;
+    for m in due {
+        let (member, contact, claim) = (m.text(0), m.text(1), m.int(2) + 1);
+        let text = match resolve::contact(biz, &agent, &contact) {
+            Err(f) if f.status >= 500 => return Err(f),
+            Err(_) => None,
+            Ok(target) => runtime::fill(&template, &target.values).ok().map(|text| (target, text)),
+        };
+        let Some((target, text)) = text else {
+            db::execute(
+                "UPDATE campaign_members SET outcome = 'skipped', claim = ?4, updated_at = ?5 WHERE business_id = ?1 AND iteration_id = ?2 AND id = ?3",
+                &[biz.into(), iteration_id.into(), member.as_str().into(), claim.into(), now().into()],
+            )?;
+            model::record(biz, &member, "skipped")?;
+            continue;
+        };
+        let now = now();
+        let conversation_id = conversation::conversation(biz, &sender, &target.id, &now)?;
+        let (message_id, _, _) = conversation::queue_outbound(&conversation::Outbound {
+            business: biz,
+            channel: "chatapp",
+            conversation_id: &conversation_id,
+            contact_id: Some(&target.id),
+            phone_number_id: &sender,
+            recipient: &target.mobile,
+            kind: "text",
+            text: Some(text),
+            media_id: None,
+            now: &now,
+        })?;
+        db::execute(
+            "UPDATE campaign_members SET outcome = 'in_progress', attempts = attempts + 1, claim = ?4, message_id = ?5, open_until_ms = ?6, updated_at = ?7 \
+             WHERE business_id = ?1 AND iteration_id = ?2 AND id = ?3",
+            &[biz.into(), iteration_id.into(), member.as_str().into(), claim.into(), message_id.into(), open_until.into(), now.into()],
+        )?;
+        model::record(biz, &member, "in_progress")?;
     }
     Ok(due.len())
 }
