@@ -75,6 +75,10 @@ struct Iteration {
     opening: Option<String>,
 }
 
+/// With a calling window, due members are read this many at a time, at
+/// most [`WINDOW_SCAN`] a step, to find those inside their window.
+const WINDOW_PAGE: i64 = 200;
+const WINDOW_SCAN: i64 = 2_000;
 /// Opening messages sent per step of a chatapp iteration.
 const MESSAGE_BATCH: i64 = 50;
 /// How long a chatapp member's reply counts after its opening message: the
@@ -257,22 +261,34 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
         Some((Some(start), Some(end))) => Some(Window { start: start as u32, end: end as u32 }),
         _ => None,
     });
-    // With a window, more are read than lines allow: those whose local time
-    // is outside it wait (they are not failed) and the next ones go first.
-    let scan = if window.is_some() { (free * 20).max(200) } else { free };
-    let mut due = db::query(
-        &format!(
-            "SELECT m.id, m.contact_id, m.claim, json_extract(c.fields_json, '$.timeZone') FROM campaign_members m \
-             LEFT JOIN contacts c ON c.business_id = m.business_id AND c.id = m.contact_id \
-             WHERE m.business_id = ?1 AND m.iteration_id = ?2 \
-             AND (m.outcome = 'pending' OR (m.retry_at_ms IS NOT NULL AND m.retry_at_ms <= ?3)) ORDER BY m.id LIMIT {scan}"
-        ),
-        &[biz.into(), iteration_id.into(), now_ms.into()],
-    )?;
-    if let Some(w) = window {
-        due.retain(|m| window::open_for(&w, now_ms, m.opt_text(3).as_deref(), default_zone.as_deref()));
-        due.truncate(free as usize);
+    // With a window, the due members are read in pages: those whose local
+    // time is outside it wait (they are not failed) and the next ones go
+    // first, up to WINDOW_SCAN members a step.
+    let page = if window.is_some() { WINDOW_PAGE } else { free };
+    let mut due = Vec::new();
+    let mut after = String::new();
+    for _ in 0..WINDOW_SCAN / WINDOW_PAGE {
+        let rows = db::query(
+            &format!(
+                "SELECT m.id, m.contact_id, m.claim, json_extract(c.fields_json, '$.timeZone') FROM campaign_members m \
+                 LEFT JOIN contacts c ON c.business_id = m.business_id AND c.id = m.contact_id \
+                 WHERE m.business_id = ?1 AND m.iteration_id = ?2 AND m.id > ?4 \
+                 AND (m.outcome = 'pending' OR (m.retry_at_ms IS NOT NULL AND m.retry_at_ms <= ?3)) ORDER BY m.id LIMIT {page}"
+            ),
+            &[biz.into(), iteration_id.into(), now_ms.into(), after.as_str().into()],
+        )?;
+        let Some(last) = rows.last().map(|r| r.text(0)) else { break };
+        let full = rows.len() as i64 == page;
+        match window {
+            None => due = rows,
+            Some(w) => due.extend(rows.into_iter().filter(|m| window::open_for(&w, now_ms, m.opt_text(3).as_deref(), default_zone.as_deref()))),
+        }
+        if window.is_none() || due.len() as i64 >= free || !full {
+            break;
+        }
+        after = last;
     }
+    due.truncate(free as usize);
     if due.is_empty() {
         return Ok(0);
     }
