@@ -15,13 +15,7 @@ fn filtered(r: &Request, id: &str, select: &str, filters: &[(&str, &str, bool)])
     model::current(biz, id)?;
     let mut sql = select.to_string();
     let mut params: Vec<switchboard_guest::Value> = vec![biz.into(), id.into()];
-    for (name, column, uuid) in filters {
-        let value = if *uuid { req::query_uuid(r, name)?.map(str::to_ascii_lowercase) } else { req::query_nonempty(r, name).map(String::from) };
-        if let Some(v) = value {
-            params.push(v.into());
-            sql += &format!(" AND {column} = ?{}", params.len());
-        }
-    }
+    req::narrow(r, &mut sql, &mut params, filters)?;
     Ok((sql, params))
 }
 

@@ -23,6 +23,21 @@ pub fn query_uuid<'a>(req: &'a Request, name: &str) -> Result<Option<&'a str>, F
     }
 }
 
+/// Narrows a list's `sql` (a `SELECT … WHERE …` whose parameters so far are
+/// `params`) by each of `filters` present in the query: `(name, column,
+/// uuid)` adds `AND column = ?n` with the parameter's value (a uuid
+/// lower-cased; `400 invalid_query_parameter` if malformed).
+pub fn narrow(req: &Request, sql: &mut String, params: &mut Vec<crate::Value>, filters: &[(&str, &str, bool)]) -> Result<(), Failure> {
+    for (name, column, uuid) in filters {
+        let value = if *uuid { query_uuid(req, name)?.map(str::to_ascii_lowercase) } else { query_nonempty(req, name).map(String::from) };
+        if let Some(v) = value {
+            params.push(v.into());
+            *sql += &format!(" AND {column} = ?{}", params.len());
+        }
+    }
+    Ok(())
+}
+
 /// A path parameter, e.g. `contactId`.
 pub fn path<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
     req.path_params.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())

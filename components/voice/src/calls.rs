@@ -215,20 +215,19 @@ pub fn list(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
     let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM calls c WHERE c.business_id = ?1");
     let mut params: Vec<switchboard_guest::Value> = vec![biz.into()];
-    for (name, column, uuid) in [
-        ("status", "c.status", false),
-        ("agentId", "c.agent_id", true),
-        ("contactId", "c.contact_id", true),
-        ("campaignId", "c.campaign_id", true),
-        ("endedBy", "c.ended_by", false),
-        ("endReason", "c.end_reason", false),
-    ] {
-        let value = if uuid { req::query_uuid(r, name)?.map(str::to_ascii_lowercase) } else { req::query_nonempty(r, name).map(String::from) };
-        if let Some(v) = value {
-            params.push(v.into());
-            sql += &format!(" AND {column} = ?{}", params.len());
-        }
-    }
+    req::narrow(
+        r,
+        &mut sql,
+        &mut params,
+        &[
+            ("status", "c.status", false),
+            ("agentId", "c.agent_id", true),
+            ("contactId", "c.contact_id", true),
+            ("campaignId", "c.campaign_id", true),
+            ("endedBy", "c.ended_by", false),
+            ("endReason", "c.end_reason", false),
+        ],
+    )?;
     let (rows, next) = page::by_id_newest_first(r, &sql, params, "c.id")?;
     let calls: Vec<Value> = rows.iter().map(model::summary).collect();
     ok(&json!({"calls": calls, "nextCursor": next}))

@@ -116,11 +116,18 @@ fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
     }
     let quiet = if moved > 0 { 0 } else { quiet.saturating_add(1) };
     let busy_poll = poll_ms(quiet);
-    let in_calls = db::query_one(
-        "SELECT COUNT(*) FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2 AND outcome = 'in_progress'",
-        &[biz.into(), iteration_id.into()],
+    // What is left of the members, in one pass: in calls (or messages not
+    // sent yet), waiting (pending or for a retry) and open for a reply.
+    let left = db::query_one(
+        "SELECT IFNULL(SUM(outcome = 'in_progress'), 0), IFNULL(SUM(outcome = 'pending' OR retry_at_ms IS NOT NULL), 0), \
+                IFNULL(SUM(outcome = 'pending'), 0), MIN(retry_at_ms), \
+                IFNULL(SUM(outcome IN ('sent', 'delivered', 'read') AND open_until_ms > ?3), 0), \
+                MIN(CASE WHEN outcome IN ('sent', 'delivered', 'read') AND open_until_ms > ?3 THEN open_until_ms END) \
+         FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2",
+        &[biz.into(), iteration_id.into(), now_ms.into()],
     )?
-    .map_or(0, |r| r.int(0));
+    .expect("an aggregate has a row");
+    let (in_calls, waiting, pending, next_retry, open, next_close) = (left.int(0), left.int(1), left.int(2), left.opt_int(3), left.int(4), left.opt_int(5));
     let status = db::query_one("SELECT status FROM campaign_iterations WHERE business_id = ?1 AND id = ?2", &[biz.into(), iteration_id.into()])?
         .map_or_else(String::new, |r| r.text(0));
     if status != "running" {
@@ -128,20 +135,7 @@ fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
         // in progress are left to settle.
         return Ok(if in_calls > 0 { again(iteration_id, busy_poll, quiet) } else { Outcome::Done });
     }
-    let waiting = db::query_one(
-        "SELECT COUNT(*), MIN(retry_at_ms), SUM(outcome = 'pending') FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2 \
-         AND (outcome = 'pending' OR retry_at_ms IS NOT NULL)",
-        &[biz.into(), iteration_id.into()],
-    )?
-    .expect("an aggregate has a row");
-    // Chatapp members whose reply still counts keep the iteration open.
-    let open = db::query_one(
-        "SELECT COUNT(*), MIN(open_until_ms) FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2 \
-         AND outcome IN ('sent', 'delivered', 'read') AND open_until_ms > ?3",
-        &[biz.into(), iteration_id.into(), now_ms.into()],
-    )?
-    .expect("an aggregate has a row");
-    if in_calls == 0 && waiting.int(0) == 0 && open.int(0) == 0 {
+    if in_calls == 0 && waiting == 0 && open == 0 {
         let now = now();
         db::execute(
             "UPDATE campaign_iterations SET status = 'completed', ended_at = ?3, updated_at = ?3 WHERE business_id = ?1 AND id = ?2 AND status = 'running'",
@@ -150,14 +144,14 @@ fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
         db::execute("UPDATE campaigns SET updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), it.campaign_id.as_str().into(), now.into()])?;
         return Ok(Outcome::Done);
     }
-    let delay = if in_calls > 0 || waiting.opt_int(2).unwrap_or(0) > 0 {
+    let delay = if in_calls > 0 || pending > 0 {
         busy_poll
     } else {
         // Only retries or replies are awaited: look again when the first is
         // due, and meanwhile for replies as often as the backoff says.
-        let next = [waiting.opt_int(1), open.opt_int(1)].into_iter().flatten().min();
+        let next = [next_retry, next_close].into_iter().flatten().min();
         let until = next.map_or(IDLE_POLL_MS, |at| (at - now_ms).clamp(ACTIVE_POLL_MS as i64, IDLE_POLL_MS as i64) as u64);
-        if open.int(0) > 0 { until.min(busy_poll) } else { until }
+        if open > 0 { until.min(busy_poll) } else { until }
     };
     Ok(again(iteration_id, delay, quiet))
 }
