@@ -216,6 +216,9 @@ enum AdminCommand {
     /// A business's microcredit balance and its ledger.
     #[command(subcommand)]
     Credits(CreditsCommand),
+    /// The price of AI assessments in campaign summary runs.
+    #[command(subcommand)]
+    Summaries(SummariesCommand),
     /// Stand in for a provider (development and tests).
     #[command(subcommand)]
     Sandbox(SandboxCommand),
@@ -242,6 +245,21 @@ enum VoiceCommand {
         /// The default calling window of campaign iterations without their own, local to each contact (e.g. 09:00-20:00).
         #[arg(long, value_name = "HH:MM-HH:MM")]
         calling_window: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum SummariesCommand {
+    /// Set what is given, keep the rest (defaults: 2000 microcredits per contact plus 500 per started 1,000 characters of its material).
+    Configure {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        /// Price of one contact's assessment, in microcredits.
+        #[arg(long, value_name = "MICROCREDITS", allow_negative_numbers = true)]
+        price_per_contact: Option<i64>,
+        /// Price of every started 1,000 characters of a contact's material, in microcredits.
+        #[arg(long, value_name = "MICROCREDITS", allow_negative_numbers = true)]
+        price_per_thousand_characters: Option<i64>,
     },
 }
 
@@ -410,6 +428,9 @@ fn admin_command(args: AdminArgs) -> Result<serde_json::Value> {
         ),
         AdminCommand::Credits(CreditsCommand::Add { business, microcredits, note }) => admin::voice::add_credits(&db, &business, microcredits, note.as_deref()),
         AdminCommand::Credits(CreditsCommand::Show { business, limit }) => admin::voice::show_credits(&db, &business, limit),
+        AdminCommand::Summaries(SummariesCommand::Configure { business, price_per_contact, price_per_thousand_characters }) => {
+            admin::summaries::configure(&db, &business, price_per_contact, price_per_thousand_characters)
+        }
         AdminCommand::Sandbox(SandboxCommand::Inbound { channel, phone_number_id, account_id, from, text, name, provider_message_id }) => {
             let to = match channel {
                 ChannelArg::Chatapp => admin::Sender::Chatapp(phone_number_id.as_deref().unwrap_or_default()),

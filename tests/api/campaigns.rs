@@ -8,20 +8,25 @@ use serde_json::{json, Value};
 
 const TERMINAL: [&str; 5] = ["completed", "no_answer", "busy", "failed", "cancelled"];
 
-struct C {
-    s: Server,
-    t: Tenant,
-    dir: DataDir,
-    flags: Vec<String>,
+pub struct C {
+    pub s: Server,
+    pub t: Tenant,
+    pub dir: DataDir,
+    pub flags: Vec<String>,
     /// A category for contacts that need no particular one.
-    everyone: String,
+    pub everyone: String,
 }
 
 impl C {
     /// A server (retry minutes of `minute_ms`), a tenant with `lines` and credit.
-    fn new(lines: u32, microcredits: u64, minute_ms: u32, step_ms: u32) -> C {
+    pub fn new(lines: u32, microcredits: u64, minute_ms: u32, step_ms: u32) -> C {
+        C::with_flags(lines, microcredits, minute_ms, step_ms, &[])
+    }
+    /// [`C::new`] with more `serve` flags.
+    pub fn with_flags(lines: u32, microcredits: u64, minute_ms: u32, step_ms: u32, extra: &[String]) -> C {
         let dir = DataDir::new();
-        let flags = vec!["--carrier-setting".to_string(), format!("step-delay-ms={step_ms}"), "--campaign-minute-ms".to_string(), minute_ms.to_string()];
+        let mut flags = vec!["--carrier-setting".to_string(), format!("step-delay-ms={step_ms}"), "--campaign-minute-ms".to_string(), minute_ms.to_string()];
+        flags.extend_from_slice(extra);
         let s = Server::start_with(&dir.0, &flags.iter().map(String::as_str).collect::<Vec<_>>());
         let t = tenant(&dir.0, "all");
         admin(&dir.0, &["voice", "configure", "--business", &t.business, "--lines", &lines.to_string()]);
@@ -32,56 +37,56 @@ impl C {
         c.everyone = c.post("/api/v1/contacts/categories", json!({"name": "Everyone"}))["category"]["id"].as_str().unwrap().to_string();
         c
     }
-    fn send(&self, method: &str, path: &str, mut body: Value) -> Resp {
+    pub fn send(&self, method: &str, path: &str, mut body: Value) -> Resp {
         body["businessId"] = json!(self.t.business);
         self.s.as_key(&self.t.key).fresh().send(method, path, Some(body.to_string()))
     }
-    fn post(&self, path: &str, body: Value) -> Value {
+    pub fn post(&self, path: &str, body: Value) -> Value {
         let r = self.send("POST", path, body);
         assert!(r.status < 300, "{path}: {}", r.text);
         r.data().clone()
     }
-    fn get(&self, path: &str) -> Value {
+    pub fn get(&self, path: &str) -> Value {
         let sep = if path.contains('?') { '&' } else { '?' };
         self.s.as_key(&self.t.key).get(&format!("{path}{sep}businessId={}", self.t.business)).assert_ok(200).clone()
     }
-    fn contact(&self, name: &str, mobile: &str, extra: Value) -> String {
+    pub fn contact(&self, name: &str, mobile: &str, extra: Value) -> String {
         let mut body = json!({"name": name, "mobile": mobile, "categoryIds": [self.everyone]});
         for (k, v) in extra.as_object().unwrap() {
             body[k] = v.clone();
         }
         self.post("/api/v1/contacts", body)["contact"]["id"].as_str().unwrap().to_string()
     }
-    fn voice_agent(&self, extra: Value) -> String {
+    pub fn voice_agent(&self, extra: Value) -> String {
         let mut body = json!({"channel": "voice", "name": "Caller", "instructions": "Confirm the appointment.", "voiceSettings": {"firstGreeting": "Hello, this is Acme calling."}});
         for (k, v) in extra.as_object().unwrap() {
             body[k] = v.clone();
         }
         self.post("/api/v1/agents", body)["agent"]["id"].as_str().unwrap().to_string()
     }
-    fn create(&self, iteration: Value) -> Resp {
+    pub fn create(&self, iteration: Value) -> Resp {
         self.send("POST", "/api/v1/campaigns", json!({"name": "Renewals", "objective": "Confirm renewals", "iteration": iteration}))
     }
-    fn act(&self, campaign: &str, action: &str) -> Resp {
+    pub fn act(&self, campaign: &str, action: &str) -> Resp {
         self.send("PATCH", &format!("/api/v1/campaigns/{campaign}"), json!({"action": action}))
     }
-    fn current(&self, campaign: &str) -> Value {
+    pub fn current(&self, campaign: &str) -> Value {
         self.get(&format!("/api/v1/campaigns/{campaign}"))["currentIteration"].clone()
     }
     /// `kill -9`, then a new process on the same data dir.
-    fn crash_and_restart(&mut self) {
+    pub fn crash_and_restart(&mut self) {
         self.s.child.kill().unwrap();
         self.s.child.wait().unwrap();
         self.s = Server::start_with(&self.dir.0, &self.flags.iter().map(String::as_str).collect::<Vec<_>>());
     }
     /// Imports contacts (mobile, name) into the `everyone` category.
-    fn import(&self, rows: &[(String, String)]) {
+    pub fn import(&self, rows: &[(String, String)]) {
         let csv: String = rows.iter().map(|(m, n)| format!("{m},{n}\n")).collect();
         let r = self.post("/api/v1/contacts/imports", json!({"categoryIds": [self.everyone], "csv": format!("mobile,name\n{csv}")}));
         assert_eq!(r["failed"], 0, "{r}");
     }
     /// The current iteration once it is completed (bounded; `via` is the node asked).
-    fn completed(&self, via: &Server, campaign: &str) -> Value {
+    pub fn completed(&self, via: &Server, campaign: &str) -> Value {
         let started = std::time::Instant::now();
         loop {
             let r = via.as_key(&self.t.key).get(&format!("/api/v1/campaigns/{campaign}?businessId={}", self.t.business));
@@ -96,7 +101,7 @@ impl C {
     /// What crashes and take-overs must never break: one call per attempt
     /// of each member, each under its own claim and placed once, and no
     /// line left leased.
-    fn assert_each_attempt_dialled_once(&self, campaign: &str) {
+    pub fn assert_each_attempt_dialled_once(&self, campaign: &str) {
         let mismatched = self.db(&format!(
             "SELECT COUNT(*) FROM campaign_members m WHERE m.campaign_id = '{campaign}' \
              AND m.attempts <> (SELECT COUNT(*) FROM calls k WHERE k.business_id = m.business_id AND k.member_id = m.id)"
@@ -109,7 +114,7 @@ impl C {
     }
     /// The most calls of the business that were ever under way at once, from
     /// their recorded times (a call counts from its creation to its end).
-    fn most_calls_at_once(&self) -> i64 {
+    pub fn most_calls_at_once(&self) -> i64 {
         self.db(&format!(
             "SELECT MAX((SELECT COUNT(*) FROM calls o WHERE o.business_id = c.business_id AND o.created_at <= c.created_at \
                          AND (o.ended_at IS NULL OR o.ended_at > c.created_at))) FROM calls c WHERE c.business_id = '{}'",
@@ -118,24 +123,24 @@ impl C {
         .parse()
         .unwrap()
     }
-    fn db(&self, query: &str) -> String {
+    pub fn db(&self, query: &str) -> String {
         sql(&self.dir.0, query).trim().to_string()
     }
     /// Calls of the business not ended yet.
-    fn calls_in_progress(&self) -> i64 {
+    pub fn calls_in_progress(&self) -> i64 {
         self.db(&format!("SELECT COUNT(*) FROM calls WHERE business_id = '{}' AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')", self.t.business))
             .parse()
             .unwrap()
     }
 }
 
-fn check(name: &str, v: &Value) {
+pub fn check(name: &str, v: &Value) {
     if let Err(e) = document_schemas().validate(&json!({"$ref": format!("#/components/schemas/{name}")}), v) {
         panic!("not a {name}: {:?}\n{v}", e.iter().map(|v| &v.message).collect::<Vec<_>>());
     }
 }
 
-fn code(r: &Resp, status: u16) -> String {
+pub fn code(r: &Resp, status: u16) -> String {
     assert_eq!(r.status, status, "{}", r.text);
     r.code().to_string()
 }
@@ -537,4 +542,15 @@ fn a_chatapp_iteration_sends_openings_that_follow_delivery_and_replies() {
     let history: Vec<&str> = members["memberships"][0]["history"].as_array().unwrap().iter().map(|h| h["outcome"].as_str().unwrap()).collect();
     assert_eq!(history.first(), Some(&"in_progress"));
     assert_eq!(history.last(), Some(&"replied"));
+
+    // A summary run reads what was written: the opening and the reply, priced by their characters.
+    admin(&c.dir.0, &["credits", "add", "--business", &c.t.business, "--microcredits", "1000000"]);
+    let run = crate::summaries::summarize(&c, &campaign);
+    assert_eq!(run["status"], "completed", "{run}");
+    let read = c.get(&format!("/api/v1/contacts/{reader}?campaignId={campaign}"));
+    let assessment = &read["campaignSummary"]["assessment"];
+    assert_eq!(assessment["summary"], "Reached by chatapp (1 iteration); last said: \"Yes, keep it\"");
+    assert_eq!((assessment["nextAction"].as_str(), assessment["followUp"].as_bool()), (Some("Follow up: interested"), Some(true)));
+    let written = "Hello Ada, your Gold plan renews soon. Reply to keep it.".len() + "Yes, keep it".len();
+    assert_eq!(c.db(&format!("SELECT material_chars FROM summary_assessments WHERE contact_id = '{reader}'")), written.to_string());
 }

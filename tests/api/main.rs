@@ -22,6 +22,7 @@ mod photoapp;
 mod platform;
 mod runner;
 mod stalls;
+mod summaries;
 mod voice;
 mod webhook_delivery;
 mod webhooks;

@@ -1,6 +1,6 @@
 //! Who is admitted to an iteration: the candidates (explicit contacts, all
-//! contacts of categories, or the members of an earlier iteration with
-//! given outcomes), of which only those compatible with the iteration's
+//! contacts of categories, the members of an earlier iteration with given
+//! outcomes, or the contacts a summary run recommends following up), of which only those compatible with the iteration's
 //! agent become members:
 //!
 //! - not communication-blocked;
@@ -25,6 +25,8 @@ pub enum Candidates<'a> {
     Categories(&'a [String]),
     /// The contacts of iteration `.0` whose outcome is one of `.1`.
     Outcomes(&'a str, &'a [String]),
+    /// The contacts whose assessment in summary run `.0` recommends a follow-up.
+    Recommended(&'a str),
 }
 
 /// How many were admitted, and how many were not, by reason.
@@ -59,7 +61,7 @@ impl Admission {
     }
 }
 
-/// The candidates as `cand(contact_id, pos)` (parameters ?1 business, ?3 the list as JSON, ?4 the earlier iteration).
+/// The candidates as `cand(contact_id, pos)` (parameters ?1 business, ?3 the list as JSON, ?4 the earlier iteration or the summary run).
 fn candidates(c: &Candidates) -> &'static str {
     match c {
         Candidates::Contacts(_) => "SELECT lower(value) AS contact_id, MIN(CAST(key AS INTEGER)) AS pos FROM json_each(?3) GROUP BY lower(value)",
@@ -68,6 +70,9 @@ fn candidates(c: &Candidates) -> &'static str {
         }
         Candidates::Outcomes(..) => {
             "SELECT contact_id, id AS pos FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?4 AND outcome IN (SELECT value FROM json_each(?3))"
+        }
+        Candidates::Recommended(_) => {
+            "SELECT contact_id, contact_id AS pos FROM summary_assessments WHERE business_id = ?1 AND run_id = ?4 AND status = 'assessed' AND follow_up = 1"
         }
     }
 }
@@ -93,14 +98,15 @@ pub fn admit(biz: &str, campaign_id: &str, iteration_id: &str, agent_id: &str, c
     let list = match candidates_from {
         Candidates::Contacts(ids) | Candidates::Categories(ids) => serde_json::to_string(ids).expect("strings serialise"),
         Candidates::Outcomes(_, outcomes) => serde_json::to_string(outcomes).expect("strings serialise"),
+        Candidates::Recommended(_) => "[]".to_string(),
     };
     let earlier = match candidates_from {
-        Candidates::Outcomes(it, _) => *it,
+        Candidates::Outcomes(it, _) | Candidates::Recommended(it) => *it,
         _ => "",
     };
     let base = new_id();
     let params: Vec<Value> = vec![biz.into(), agent_id.into(), list.into(), earlier.into(), iteration_id.into(), base.into(), campaign_id.into(), now().into()];
-    // The count reads ?1-?3 (and ?4 for outcomes); a statement is given no parameter it does not name.
+    // The count reads ?1-?3 (and ?4 for outcomes and recommendations); a statement is given no parameter it does not name.
     let counted = if earlier.is_empty() { 3 } else { 4 };
     let with = format!("WITH cand(contact_id, pos) AS ({}), {CLASSIFIED}", candidates(candidates_from));
     let mut a = Admission::default();

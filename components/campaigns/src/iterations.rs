@@ -9,6 +9,7 @@ use switchboard_guest::{fail, now, ok, page, req, success, HResult, Request, Suc
 use crate::audience::{self, Candidates};
 use crate::campaigns::{campaign_id, insert_iteration, iteration_agent, Limits, LimitsIn};
 use crate::model::{self, ITERATION_COLUMNS};
+use crate::summaries;
 
 /// 48: in sequence order (the ids are uuid v7, created in sequence).
 pub fn list(r: &Request) -> HResult<Success> {
@@ -45,11 +46,12 @@ struct Selection {
 }
 
 /// 49: a follow-up iteration (draft) whose members are the contacts of the
-/// current iteration with the given outcomes, compatible with the new
-/// agent. The current iteration must be completed or cancelled (409
-/// `iteration_not_finished`); an AI-recommended audience needs a completed
-/// summary run, which this release cannot make yet (409
-/// `summary_run_required`).
+/// current iteration with the given outcomes, or the contacts whose
+/// assessment in the campaign's current summary run recommends a follow-up
+/// (`aiRecommended`), compatible with the new agent. The current iteration
+/// must be completed or cancelled (409 `iteration_not_finished`); an
+/// AI-recommended audience needs a completed (or partial) summary run made
+/// over the campaign as it is now (409 `summary_run_required`).
 pub fn create(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
     let id = campaign_id(r)?;
@@ -61,31 +63,31 @@ pub fn create(r: &Request) -> HResult<Success> {
             format!("iteration {} is {}; one iteration runs at a time, so a follow-up waits until it is completed or cancelled", current.int(2), current.text(5)),
         ));
     }
-    let outcomes = match (&body.selection.from_outcomes, body.selection.ai_recommended) {
-        (Some(o), None) => o,
+    let previous = current.text(0);
+    let recommended_by;
+    let (candidates, audience_kind) = match (&body.selection.from_outcomes, body.selection.ai_recommended) {
+        (Some(o), None) => (Candidates::Outcomes(&previous, o), "outcomes"),
         (None, Some(true)) => {
-            return Err(fail::conflict("summary_run_required", "an AI-recommended audience needs a completed summary run of the current iteration; summary runs are not available in this release yet"))
+            recommended_by = summaries::current_run(biz, &id)?.ok_or_else(|| {
+                fail::conflict(
+                    "summary_run_required",
+                    "an AI-recommended audience needs a completed summary run made after the campaign's last change; estimate and confirm one first",
+                )
+            })?;
+            (Candidates::Recommended(&recommended_by), "ai_recommended")
         }
         _ => return Err(fail::validation("selection_required", "`selection` takes exactly one of `fromOutcomes` and `aiRecommended`")),
     };
     let limits = Limits::from_body(&body.limits)?;
     let agent = iteration_agent(biz, &body.channel, &body.agent_id, limits.opening.as_deref())?;
-    let previous = current.text(0);
-    let iteration = insert_iteration(
-        biz,
-        &id,
-        current.int(2) + 1,
-        &body.channel,
-        &agent,
-        "outcomes",
-        &limits,
-    )?;
-    let admission = audience::admit(biz, &id, &iteration, &agent, &Candidates::Outcomes(&previous, outcomes))?;
+    let iteration = insert_iteration(biz, &id, current.int(2) + 1, &body.channel, &agent, audience_kind, &limits)?;
+    let admission = audience::admit(biz, &id, &iteration, &agent, &candidates)?;
     if admission.accepted == 0 {
-        return Err(fail::conflict(
-            "empty_audience",
-            format!("no member of iteration {} has one of those outcomes and can be reached by this agent; {}", current.int(2), admission.why_empty()),
-        ));
+        let whom = match candidates {
+            Candidates::Recommended(_) => "the summary run recommends following up no contact this agent can reach".to_string(),
+            _ => format!("no member of iteration {} has one of those outcomes and can be reached by this agent", current.int(2)),
+        };
+        return Err(fail::conflict("empty_audience", format!("{whom}; {}", admission.why_empty())));
     }
     db::execute("UPDATE campaigns SET updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), now().into()])?;
     let row = db::query_one(&format!("SELECT {ITERATION_COLUMNS} FROM campaign_iterations i WHERE i.business_id = ?1 AND i.id = ?2"), &[biz.into(), iteration.as_str().into()])?

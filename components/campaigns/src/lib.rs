@@ -1,4 +1,4 @@
-//! The campaigns area (spec operations 44-51) as a library: its requests
+//! The campaigns area (spec operations 44-54) as a library: its requests
 //! and its job. The component is `component/`; the dispatcher links the job.
 //!
 //! * `campaigns.rs`: create (45, with `audience.rs`: who is admitted),
@@ -6,10 +6,14 @@
 //! * `iterations.rs`: the iteration list (48) and follow-ups (49).
 //! * `members.rs`: memberships (50) and attributed activities (51).
 //! * `model.rs`: how campaigns, iterations and members read and move.
+//! * `summaries.rs`: AI summary runs (52, 53: estimate, confirm), priced
+//!   by `material.rs` (what is assessed of a contact); `export.rs`: the
+//!   CSV of conclusions (54).
 //! * `jobs/`: `campaigns.dispatch`, one per running iteration: it claims
 //!   members (a fenced claim each) while the business has free lines and
 //!   starts their calls through the voice area, settles ended calls into
-//!   outcomes and retries, and completes the iteration.
+//!   outcomes and retries, and completes the iteration;
+//!   `campaigns.summarize`, one per confirmed summary run.
 //!
 //! Tenancy: every statement filters by the business id; another business's
 //! campaign, agent or contact answers exactly like a missing one.
@@ -18,16 +22,18 @@
 
 pub mod audience;
 pub mod campaigns;
+pub mod export;
 pub mod iterations;
 pub mod jobs;
+pub mod material;
 pub mod members;
 pub mod model;
+pub mod summaries;
 pub mod window;
 
 use switchboard_guest::{fail, HResult, Request, Success};
 
-/// Every request of the area, by operation id. Summary runs and the export
-/// (52-54) are not built yet.
+/// Every request of the area, by operation id.
 pub fn handle(req: Request) -> HResult<Success> {
     match req.operation.as_str() {
         "listCampaigns" => campaigns::list(&req),
@@ -38,6 +44,9 @@ pub fn handle(req: Request) -> HResult<Success> {
         "createIteration" => iterations::create(&req),
         "listMemberships" => members::memberships(&req),
         "listActivities" => members::activities(&req),
+        "listSummaryRuns" => summaries::list(&req),
+        "createSummaryRun" => summaries::create(&req),
+        "exportCampaign" => export::csv(&req),
         other => Err(fail::not_implemented(other)),
     }
 }

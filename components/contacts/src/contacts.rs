@@ -120,18 +120,21 @@ pub fn create(req: &Request) -> HResult<Success> {
 pub fn get(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let id = req::path_uuid(req, "contactId", "contact_not_found", "contact")?;
-    // campaignId is accepted (and validated) but campaigns do not exist yet, so
-    // there is never a shared campaign summary: `campaignSummary` is null.
-    let _campaign = req::query_uuid(req, "campaignId")?;
+    let campaign = req::query_uuid(req, "campaignId")?.map(str::to_ascii_lowercase);
     let contact = model::load_contact(biz, id)?.ok_or_else(model::contact_not_found)?;
     #[derive(serde::Serialize)]
     struct Answer {
         contact: model::ContactView,
-        /// Always null until campaigns exist.
+        /// With `campaignId`: the contact's shared summary of that campaign
+        /// (null without it, or when the contact was never a member).
         #[serde(rename = "campaignSummary")]
-        campaign_summary: Option<()>,
+        campaign_summary: Option<J>,
     }
-    ok(&Answer { contact, campaign_summary: None })
+    let campaign_summary = match campaign {
+        Some(c) => switchboard_guest::campaign_summary::of(biz, &id.to_ascii_lowercase(), &c)?,
+        None => None,
+    };
+    ok(&Answer { contact, campaign_summary })
 }
 
 #[derive(Deserialize)]

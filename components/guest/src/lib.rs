@@ -33,6 +33,7 @@ pub mod bindings {
 }
 
 pub mod base64url;
+pub mod campaign_summary;
 pub use switchboard_chunking as chunking;
 pub mod contact;
 pub mod cursor;

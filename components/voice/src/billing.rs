@@ -69,6 +69,12 @@ fn ledger(biz: &str, kind: &str, amount: i64, call_id: &str) -> Result<(), Failu
 /// Moves `amount` from available to reserved for `call_id`; 402
 /// `insufficient_credit` when the balance cannot cover it (nothing moves).
 pub fn reserve(biz: &str, call_id: &str, amount: i64) -> HResult<()> {
+    reserve_for(biz, call_id, amount, "the call needs a reservation of {amount} microcredits (its maximum duration at the active voice price)")
+}
+
+/// [`reserve`] for any `reference` (a call, a summary run); `needs` says
+/// what the reservation is for in the 402 message (`{amount}` is replaced).
+pub fn reserve_for(biz: &str, reference: &str, amount: i64, needs: &str) -> HResult<()> {
     if amount > 0 {
         let moved = db::execute(
             "UPDATE credit_balances SET available = available - ?2, reserved = reserved + ?2, updated_at = ?3 WHERE business_id = ?1 AND available >= ?2",
@@ -76,16 +82,11 @@ pub fn reserve(biz: &str, call_id: &str, amount: i64) -> HResult<()> {
         )?;
         if moved == 0 {
             let available = db::query_one("SELECT available FROM credit_balances WHERE business_id = ?1", &[biz.into()])?.map_or(0, |r| r.int(0));
-            return Err(fail::failure(
-                402,
-                "billing",
-                "insufficient_credit",
-                format!("the call needs a reservation of {amount} microcredits (its maximum duration at the active voice price); {available} are available"),
-                false,
-            ));
+            let needs = needs.replace("{amount}", &amount.to_string());
+            return Err(fail::failure(402, "billing", "insufficient_credit", format!("{needs}; {available} are available"), false));
         }
     }
-    ledger(biz, "reserve", amount, call_id)
+    ledger(biz, "reserve", amount, reference)
 }
 
 /// Ends a reservation: charges `charge` of the `reserved` amount and

@@ -2,6 +2,7 @@
 //! whether or not a server is running on it (SQLite's locking and the busy
 //! timeout make the two safe together).
 
+pub mod summaries;
 pub mod voice;
 
 use crate::db::{self, Db, SqlValue};

@@ -2,6 +2,7 @@
 //! and [`run`], through which the dispatcher runs them.
 
 pub mod dispatch;
+pub mod summarize;
 
 use serde::{Deserialize, Serialize};
 use switchboard_guest::job::{self, AreaJob};
@@ -16,6 +17,15 @@ pub enum CampaignsJob {
     /// their calls, settles ended calls, retries, completes.
     #[serde(rename = "campaigns.dispatch")]
     Dispatch(IterationRef),
+    /// Assesses the contacts of one confirmed summary run, a batch a step.
+    #[serde(rename = "campaigns.summarize")]
+    Summarize(RunRef),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunRef {
+    pub run_id: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -28,10 +38,13 @@ pub struct IterationRef {
 }
 
 impl AreaJob for CampaignsJob {
-    /// One step at a time per iteration: its lane.
+    /// One step at a time per iteration or run: its lane. A summary step
+    /// calls the AI provider, so it takes the write lock only to write.
     fn options(&self) -> JobOptions {
-        let CampaignsJob::Dispatch(r) = self;
-        JobOptions { calls_out: false, lane: Some(format!("campaign:{}", r.iteration_id)), delay_ms: 0 }
+        match self {
+            CampaignsJob::Dispatch(r) => JobOptions { calls_out: false, lane: Some(format!("campaign:{}", r.iteration_id)), delay_ms: 0 },
+            CampaignsJob::Summarize(r) => JobOptions { calls_out: true, lane: Some(format!("summary:{}", r.run_id)), delay_ms: 0 },
+        }
     }
 }
 
@@ -41,10 +54,17 @@ pub fn enqueue_dispatch(biz: &str, iteration_id: &str) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Queues a confirmed summary run's job (inside the caller's transaction).
+pub fn enqueue_summarize(biz: &str, run_id: &str) -> Result<(), Failure> {
+    job::enqueue(biz, &CampaignsJob::Summarize(RunRef { run_id: run_id.to_string() }))?;
+    Ok(())
+}
+
 /// One step of a `campaigns.*` job.
 pub fn run(job: &Job) -> Outcome {
     match CampaignsJob::from_job(job) {
         Ok(CampaignsJob::Dispatch(r)) => dispatch::run(job, &r),
+        Ok(CampaignsJob::Summarize(r)) => summarize::run(job, &r),
         Err(dead) => dead,
     }
 }

@@ -17,6 +17,8 @@
 //! `Authorization: Bearer …` and never logged. The call runs inside the job's
 //! transaction, so it has a timeout well under the job deadline.
 
+pub mod assess;
+
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -252,6 +254,10 @@ impl ai::Host for RequestState {
             None => Ok(None),
             Some(e) => embed(e, &texts).map(Some),
         }
+    }
+
+    fn assess(&mut self, input: ai::AssessmentInput) -> Result<ai::Assessment, String> {
+        assess::assess(&input)
     }
 }
 

@@ -1,0 +1,206 @@
+//! `campaigns.summarize`: processes one confirmed summary run in bounded
+//! steps (one lane per run).
+//!
+//! A step reads up to [`BATCH`] contacts that are still pending and due,
+//! builds each one's material and asks the `ai` import for its assessment
+//! (no write yet: the step calls out, so it takes the write lock only at
+//! its first write, after the calls), then writes every result with the
+//! run's counters and charge in the step's one fenced transaction. So a
+//! contact is assessed and charged once: a step that crashes or loses its
+//! fence commits nothing, and the next one asks again for the same
+//! contacts. A failed assessment is retried [`MAX_ATTEMPTS`] times in all
+//! (1 s, then 2 s later) and then recorded as failed for that contact; the
+//! others go on. When nothing is pending the run ends: `completed`,
+//! `partial` (some contacts failed) or `failed` (all did); the business is
+//! charged what the assessments used (never more than the reserved
+//! maximum) and the rest of the reservation is released.
+
+use serde_json::{json, Value};
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::job::AreaJob;
+use switchboard_guest::job_types::{Job, Outcome};
+use switchboard_guest::{ai, clock, fail, log, now, Failure};
+use switchboard_voice_area::billing;
+
+use super::{CampaignsJob, RunRef};
+use crate::material;
+
+/// Contacts assessed per step at most (a slow provider is bounded by
+/// [`STEP_BUDGET_MS`] instead).
+pub const BATCH: i64 = 64;
+/// A step stops asking once this long has passed (a slow provider).
+const STEP_BUDGET_MS: i64 = 5_000;
+/// Assessments of one contact before it is recorded as failed.
+pub const MAX_ATTEMPTS: i64 = 3;
+const RETRY_BASE_MS: i64 = 1_000;
+/// The longest error text kept for a failed contact.
+const ERROR_CHARS: usize = 300;
+
+pub fn run(job: &Job, r: &RunRef) -> Outcome {
+    match step(&job.business_id, &r.run_id) {
+        Ok(o) => o,
+        Err(f) => panic!("store error while summarising a campaign: {} {}", f.code, f.message),
+    }
+}
+
+struct Run {
+    campaign_id: String,
+    status: String,
+    per_contact: i64,
+    per_thousand: i64,
+}
+
+fn step(biz: &str, run_id: &str) -> Result<Outcome, Failure> {
+    let Some(row) = db::query_one(
+        "SELECT campaign_id, status, price_per_contact, price_per_thousand FROM summary_runs WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), run_id.into()],
+    )?
+    else {
+        return Ok(Outcome::Dead("the summary run no longer exists".into()));
+    };
+    let run = Run { campaign_id: row.text(0), status: row.text(1), per_contact: row.int(2), per_thousand: row.int(3) };
+    if run.status != "queued" && run.status != "running" {
+        return Ok(Outcome::Done);
+    }
+    let now_ms = clock::now_ms();
+    let due = db::query(
+        "SELECT contact_id, maximum_charge, attempts FROM summary_assessments \
+         WHERE business_id = ?1 AND run_id = ?2 AND status = 'pending' AND retry_at_ms <= ?3 ORDER BY contact_id LIMIT ?4",
+        &[biz.into(), run_id.into(), now_ms.into(), BATCH.into()],
+    )?;
+    if due.is_empty() {
+        let next = db::query_one(
+            "SELECT MIN(retry_at_ms) FROM summary_assessments WHERE business_id = ?1 AND run_id = ?2 AND status = 'pending'",
+            &[biz.into(), run_id.into()],
+        )?
+        .and_then(|r| r.opt_int(0));
+        return match next {
+            Some(at) => Ok(CampaignsJob::Summarize(RunRef { run_id: run_id.to_string() }).continue_after((at - now_ms).max(1) as u64)),
+            None => finish(biz, run_id, &run.campaign_id).map(|_| Outcome::Done),
+        };
+    }
+    let objective = db::query_one("SELECT objective FROM campaigns WHERE business_id = ?1 AND id = ?2", &[biz.into(), run.campaign_id.as_str().into()])?
+        .map(|r| r.text(0))
+        .unwrap_or_default();
+    // Ask first (reads only), write after.
+    let mut answers = Vec::new();
+    for d in &due {
+        let contact = d.text(0);
+        let (input, chars) = material::of(biz, &run.campaign_id, &objective, &contact)?;
+        let answer = ai::assess(&input);
+        answers.push((contact, d.int(1), d.int(2) + 1, chars, answer));
+        if clock::now_ms() - now_ms > STEP_BUDGET_MS {
+            break;
+        }
+    }
+    let now = now();
+    if run.status == "queued" {
+        db::execute("UPDATE summary_runs SET status = 'running' WHERE business_id = ?1 AND id = ?2", &[biz.into(), run_id.into()])?;
+    }
+    let (mut charged, mut assessed, mut failed) = (0, 0, 0);
+    for (contact, maximum, attempts, chars, answer) in answers {
+        let who = db::query_one(
+            "SELECT c.name, c.mobile FROM contacts c WHERE c.business_id = ?1 AND c.id = ?2 \
+             UNION ALL SELECT m.contact_name, NULL FROM campaign_members m WHERE m.business_id = ?1 AND m.contact_id = ?2 AND m.campaign_id = ?3 LIMIT 1",
+            &[biz.into(), contact.as_str().into(), run.campaign_id.as_str().into()],
+        )?;
+        let (name, mobile) = who.map_or((None, None), |r| (r.opt_text(0), r.opt_text(1)));
+        match answer {
+            Ok(a) => {
+                let charge = material::charge(chars, run.per_contact, run.per_thousand).min(maximum);
+                db::execute(
+                    "UPDATE summary_assessments SET status = 'assessed', attempts = ?4, summary = ?5, next_action = ?6, follow_up = ?7, charged = ?8, \
+                            contact_name = ?9, contact_mobile = ?10, error = NULL, assessed_at = ?11 \
+                     WHERE business_id = ?1 AND run_id = ?2 AND contact_id = ?3",
+                    &[
+                        biz.into(),
+                        run_id.into(),
+                        contact.as_str().into(),
+                        attempts.into(),
+                        a.summary.into(),
+                        a.next_action.into(),
+                        a.follow_up.into(),
+                        charge.into(),
+                        name.into(),
+                        mobile.into(),
+                        now.as_str().into(),
+                    ],
+                )?;
+                charged += charge;
+                assessed += 1;
+            }
+            Err(e) if attempts >= MAX_ATTEMPTS => {
+                log::log(log::Level::Warn, &format!("summary run {run_id}: the assessment of a contact failed {attempts} times: {e}"));
+                db::execute(
+                    "UPDATE summary_assessments SET status = 'failed', attempts = ?4, error = ?5, contact_name = ?6, contact_mobile = ?7, assessed_at = ?8 \
+                     WHERE business_id = ?1 AND run_id = ?2 AND contact_id = ?3",
+                    &[biz.into(), run_id.into(), contact.as_str().into(), attempts.into(), fail::quote(&e, ERROR_CHARS).into(), name.into(), mobile.into(), now.as_str().into()],
+                )?;
+                failed += 1;
+            }
+            Err(_) => {
+                db::execute(
+                    "UPDATE summary_assessments SET attempts = ?4, retry_at_ms = ?5 WHERE business_id = ?1 AND run_id = ?2 AND contact_id = ?3",
+                    &[biz.into(), run_id.into(), contact.as_str().into(), attempts.into(), (clock::now_ms() + (RETRY_BASE_MS << (attempts - 1).min(10))).into()],
+                )?;
+            }
+        }
+    }
+    db::execute(
+        "UPDATE summary_runs SET charged = charged + ?3, assessed_count = assessed_count + ?4, failed_count = failed_count + ?5, updated_at = ?6 \
+         WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), run_id.into(), charged.into(), assessed.into(), failed.into(), now.into()],
+    )?;
+    Ok(CampaignsJob::Summarize(RunRef { run_id: run_id.to_string() }).continue_after(0))
+}
+
+/// Ends the run: its status, the charge of what was used (the rest of the
+/// reservation released) and the cost per final outcome.
+fn finish(biz: &str, run_id: &str, campaign: &str) -> Result<(), Failure> {
+    let r = db::query_one(
+        "SELECT maximum_charge, charged, assessed_count, failed_count FROM summary_runs WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), run_id.into()],
+    )?
+    .expect("read above");
+    let (maximum, charged, assessed, failed) = (r.int(0), r.int(1), r.int(2), r.int(3));
+    let status = match (assessed, failed) {
+        (_, 0) => "completed",
+        (0, _) => "failed",
+        _ => "partial",
+    };
+    billing::settle(biz, run_id, maximum, charged)?;
+    let now = now();
+    db::execute(
+        "UPDATE summary_runs SET status = ?3, cost_json = ?4, completed_at = ?5, updated_at = ?5 WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), run_id.into(), status.into(), cost_per_outcome(biz, run_id, campaign)?.to_string().into(), now.into()],
+    )?;
+    Ok(())
+}
+
+/// What each final outcome cost: the campaign's calls of those contacts
+/// and their assessments (chatapp messages are not priced), in total and
+/// per contact.
+fn cost_per_outcome(biz: &str, run_id: &str, campaign: &str) -> Result<Value, Failure> {
+    let rows = db::query(
+        "SELECT a.final_outcome, COUNT(*), IFNULL(SUM(a.charged), 0), \
+                IFNULL(SUM((SELECT SUM(k.charged) FROM calls k WHERE k.business_id = a.business_id AND k.contact_id = a.contact_id AND k.campaign_id = ?3)), 0) \
+         FROM summary_assessments a WHERE a.business_id = ?1 AND a.run_id = ?2 GROUP BY a.final_outcome ORDER BY a.final_outcome",
+        &[biz.into(), run_id.into(), campaign.into()],
+    )?;
+    Ok(Value::Array(
+        rows.iter()
+            .map(|r| {
+                let (contacts, assessment, calls) = (r.int(1), r.int(2), r.int(3));
+                json!({
+                    "outcome": r.text(0),
+                    "contacts": contacts,
+                    "callMicrocredits": calls,
+                    "messageMicrocredits": 0,
+                    "assessmentMicrocredits": assessment,
+                    "totalMicrocredits": calls + assessment,
+                    "perContactMicrocredits": (calls + assessment) / contacts.max(1),
+                })
+            })
+            .collect(),
+    ))
+}

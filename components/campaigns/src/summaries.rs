@@ -1,0 +1,253 @@
+//! listSummaryRuns (52) and createSummaryRun (53): append-only AI summary
+//! runs of a campaign, paid from the business's microcredits.
+//!
+//! * **Estimate** (`action: estimate`): once every iteration is completed
+//!   or cancelled, one `summary_assessments` row per unique contact of the
+//!   campaign is written with the size of its material ([`material`]) and
+//!   its maximum charge at the business's price (fixed in the run); the run
+//!   is `estimated` with the exact total. Nothing is charged. A newer
+//!   estimate makes older unconfirmed ones `expired`; so does time
+//!   ([`ESTIMATE_TTL_MS`]).
+//! * **Confirm** (`action: confirm`): the client repeats the estimate's id
+//!   and its exact maximum; the maximum is reserved from the balance and
+//!   the run is `queued` for `campaigns.summarize` (`jobs/summarize.rs`),
+//!   which assesses each contact once and charges what it used.
+//!
+//! The price of one contact: `pricePerContact` + `pricePerThousandCharacters`
+//! for every started 1,000 characters of its material (what was said in
+//! its calls and written in its campaign conversations), counting at most
+//! [`material::MAX_CHARS`]. Defaults below; `switchboard admin summaries
+//! configure` sets a business's own.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+use switchboard_guest::db::{self, Row, RowExt};
+use switchboard_guest::{clock, fail, new_id, now, ok, page, req, success, Failure, HResult, Request, Success};
+use switchboard_voice_area::billing;
+
+use crate::campaigns::campaign_id;
+use crate::{jobs, material, model};
+
+/// The price of one assessment until an operator sets one.
+pub const DEFAULT_PRICE_PER_CONTACT: i64 = 2_000;
+pub const DEFAULT_PRICE_PER_THOUSAND: i64 = 500;
+/// An unconfirmed estimate expires after a day.
+pub const ESTIMATE_TTL_MS: i64 = 24 * 3600 * 1000;
+
+/// The columns [`run`] reads, in order.
+pub const RUN_COLUMNS: &str = "id, campaign_id, status, maximum_charge, charged, contact_count, assessed_count, failed_count, material_chars, \
+     price_per_contact, price_per_thousand, cost_json, expires_at_ms, expires_at, confirmed_at, completed_at, created_at";
+
+/// A row of [`RUN_COLUMNS`] as a `SummaryRun`.
+pub fn run(r: &Row) -> Value {
+    let mut status = r.text(2);
+    if status == "estimated" && r.int(12) <= clock::now_ms() {
+        status = "expired".into();
+    }
+    let finished = matches!(status.as_str(), "completed" | "partial" | "failed");
+    let reserved = if matches!(status.as_str(), "queued" | "running") { r.int(3) } else { 0 };
+    json!({
+        "id": r.text(0),
+        "campaignId": r.text(1),
+        "status": status,
+        "maximumChargeMicrocredits": r.int(3),
+        "reservedMicrocredits": reserved,
+        "chargedMicrocredits": r.int(4),
+        "contactCount": r.int(5),
+        "assessedCount": r.int(6),
+        "failedCount": r.int(7),
+        "processedCount": r.int(6) + r.int(7),
+        "materialCharacters": r.int(8),
+        "price": {"perContactMicrocredits": r.int(9), "perThousandCharactersMicrocredits": r.int(10)},
+        "costPerOutcome": if finished { r.opt_text(11).and_then(|c| serde_json::from_str(&c).ok()).unwrap_or(Value::Null) } else { Value::Null },
+        "estimateExpiresAt": r.text(13),
+        "confirmedAt": r.opt_text(14),
+        "completedAt": r.opt_text(15),
+        "createdAt": r.text(16),
+    })
+}
+
+/// `ms` as RFC 3339 UTC with milliseconds (the form of every time we show).
+fn rfc3339(ms: i64) -> String {
+    use chrono::TimeZone;
+    chrono::Utc.timestamp_millis_opt(ms).single().unwrap_or_default().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+pub fn run_not_found(id: &str) -> Failure {
+    fail::not_found("summary_run_not_found", format!("summary run `{id}` not found in this campaign"))
+}
+
+/// The run `id` of `campaign` (404 otherwise).
+pub fn load(biz: &str, campaign: &str, id: &str) -> HResult<Row> {
+    db::query_one(&format!("SELECT {RUN_COLUMNS} FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2 AND id = ?3"), &[biz.into(), campaign.into(), id.into()])?
+        .ok_or_else(|| run_not_found(id))
+}
+
+/// 52: newest first.
+pub fn list(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let id = campaign_id(r)?;
+    model::current(biz, &id)?;
+    let (rows, next) = page::by_id_newest_first(
+        r,
+        &format!("SELECT {RUN_COLUMNS} FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2"),
+        vec![biz.into(), id.as_str().into()],
+        "id",
+    )?;
+    ok(&json!({"summaryRuns": rows.iter().map(run).collect::<Vec<_>>(), "nextCursor": next}))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateBody {
+    action: String,
+    #[serde(default)]
+    estimate_id: Option<String>,
+    #[serde(default)]
+    confirm_maximum_charge_microcredits: Option<f64>,
+}
+
+/// 53: estimate (201) or confirm (200).
+pub fn create(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let id = campaign_id(r)?;
+    let body: CreateBody = req::body(r)?;
+    model::current(biz, &id)?;
+    match body.action.as_str() {
+        "estimate" => estimate(biz, &id),
+        _ => {
+            let (Some(estimate_id), Some(figure)) = (body.estimate_id, body.confirm_maximum_charge_microcredits) else {
+                return Err(fail::validation("confirmation_incomplete", "`confirm` needs `estimateId` and `confirmMaximumChargeMicrocredits`"));
+            };
+            confirm(biz, &id, &estimate_id.to_ascii_lowercase(), figure)
+        }
+    }
+}
+
+/// What the estimate was made over: the campaign's iterations and their
+/// last change. A new iteration or any change of one makes it stale.
+fn campaign_state(biz: &str, campaign: &str) -> Result<String, Failure> {
+    Ok(db::query_one(
+        "SELECT COUNT(*) || ':' || IFNULL(MAX(updated_at), '') FROM campaign_iterations WHERE business_id = ?1 AND campaign_id = ?2",
+        &[biz.into(), campaign.into()],
+    )?
+    .map(|r| r.text(0))
+    .unwrap_or_default())
+}
+
+/// The campaign's current summary run: the latest completed (or partial)
+/// one, made over the campaign as it is now (no iteration added or changed
+/// since its estimate). What an AI-recommended follow-up selects from.
+pub fn current_run(biz: &str, campaign: &str) -> Result<Option<String>, Failure> {
+    Ok(db::query_one(
+        "SELECT id FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2 AND status IN ('completed', 'partial') AND campaign_state = ?3 ORDER BY id DESC LIMIT 1",
+        &[biz.into(), campaign.into(), campaign_state(biz, campaign)?.into()],
+    )?
+    .map(|r| r.text(0)))
+}
+
+/// A run of the campaign that is queued or running, if any.
+fn in_progress(biz: &str, campaign: &str) -> Result<Option<String>, Failure> {
+    Ok(db::query_one(
+        "SELECT id FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2 AND status IN ('queued', 'running') LIMIT 1",
+        &[biz.into(), campaign.into()],
+    )?
+    .map(|r| r.text(0)))
+}
+
+/// The business's price: (per contact, per started 1,000 characters).
+pub fn price(biz: &str) -> Result<(i64, i64), Failure> {
+    Ok(db::query_one("SELECT price_per_contact, price_per_thousand FROM summary_prices WHERE business_id = ?1", &[biz.into()])?
+        .map_or((DEFAULT_PRICE_PER_CONTACT, DEFAULT_PRICE_PER_THOUSAND), |r| (r.int(0), r.int(1))))
+}
+
+fn estimate(biz: &str, campaign: &str) -> HResult<Success> {
+    if let Some(r) = db::query_one(
+        "SELECT sequence, status FROM campaign_iterations WHERE business_id = ?1 AND campaign_id = ?2 AND status NOT IN ('completed', 'cancelled') ORDER BY sequence LIMIT 1",
+        &[biz.into(), campaign.into()],
+    )? {
+        return Err(fail::conflict(
+            "iterations_not_finished",
+            format!("iteration {} is {}; a summary run is estimated once every iteration is completed or cancelled", r.int(0), r.text(1)),
+        ));
+    }
+    if let Some(running) = in_progress(biz, campaign)? {
+        return Err(fail::conflict("summary_run_in_progress", format!("summary run {running} of this campaign is still processing; estimate again when it has finished")));
+    }
+    // A newer estimate supersedes unconfirmed ones (their rows go: nothing
+    // was assessed under them).
+    db::execute(
+        "DELETE FROM summary_assessments WHERE business_id = ?1 AND run_id IN (SELECT id FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2 AND status = 'estimated')",
+        &[biz.into(), campaign.into()],
+    )?;
+    let now = now();
+    db::execute(
+        "UPDATE summary_runs SET status = 'expired', updated_at = ?3 WHERE business_id = ?1 AND campaign_id = ?2 AND status = 'estimated'",
+        &[biz.into(), campaign.into(), now.as_str().into()],
+    )?;
+    let id = new_id();
+    let (per_contact, per_thousand) = price(biz)?;
+    material::estimate(biz, campaign, &id, per_contact, per_thousand)?;
+    let totals = db::query_one(
+        "SELECT COUNT(*), IFNULL(SUM(material_chars), 0), IFNULL(SUM(maximum_charge), 0) FROM summary_assessments WHERE business_id = ?1 AND run_id = ?2",
+        &[biz.into(), id.as_str().into()],
+    )?
+    .expect("an aggregate has a row");
+    let expires_ms = clock::now_ms() + ESTIMATE_TTL_MS;
+    db::execute(
+        "INSERT INTO summary_runs (business_id, id, campaign_id, status, campaign_state, price_per_contact, price_per_thousand, contact_count, material_chars, \
+                                   maximum_charge, expires_at_ms, expires_at, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, 'estimated', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)",
+        &[
+            biz.into(),
+            id.as_str().into(),
+            campaign.into(),
+            campaign_state(biz, campaign)?.into(),
+            per_contact.into(),
+            per_thousand.into(),
+            totals.int(0).into(),
+            totals.int(1).into(),
+            totals.int(2).into(),
+            expires_ms.into(),
+            rfc3339(expires_ms).into(),
+            now.into(),
+        ],
+    )?;
+    success(201, &json!({"summaryRun": run(&load(biz, campaign, &id)?)}))
+}
+
+fn confirm(biz: &str, campaign: &str, estimate_id: &str, figure: f64) -> HResult<Success> {
+    let row = load(biz, campaign, estimate_id)?;
+    let shown = run(&row);
+    match shown["status"].as_str().unwrap_or_default() {
+        "estimated" => {}
+        "expired" => {
+            return Err(fail::conflict("estimate_expired", format!("estimate {estimate_id} has expired (a newer estimate or its deadline); estimate again")))
+        }
+        status => return Err(fail::conflict("estimate_already_confirmed", format!("estimate {estimate_id} was already confirmed; the run is {status}"))),
+    }
+    let maximum = row.int(3);
+    if figure != maximum as f64 {
+        return Err(fail::conflict(
+            "maximum_charge_mismatch",
+            format!("the estimate's maximum charge is {maximum} microcredits; confirm must repeat exactly that figure"),
+        ));
+    }
+    let state: String = db::query_one("SELECT campaign_state FROM summary_runs WHERE business_id = ?1 AND id = ?2", &[biz.into(), estimate_id.into()])?
+        .map(|r| r.text(0))
+        .unwrap_or_default();
+    if state != campaign_state(biz, campaign)? {
+        return Err(fail::conflict("estimate_stale", "the campaign changed since this estimate (an iteration was added or changed); estimate again"));
+    }
+    if let Some(running) = in_progress(biz, campaign)? {
+        return Err(fail::conflict("summary_run_in_progress", format!("summary run {running} of this campaign is still processing")));
+    }
+    billing::reserve_for(biz, estimate_id, maximum, "the summary run needs a reservation of its maximum charge, {amount} microcredits")?;
+    let now = now();
+    db::execute(
+        "UPDATE summary_runs SET status = 'queued', confirmed_at = ?3, updated_at = ?3 WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), estimate_id.into(), now.into()],
+    )?;
+    jobs::enqueue_summarize(biz, estimate_id)?;
+    ok(&json!({"summaryRun": run(&load(biz, campaign, estimate_id)?)}))
+}

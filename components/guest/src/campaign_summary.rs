@@ -1,0 +1,36 @@
+//! A contact's shared summary of one campaign (`campaignSummary` of the
+//! contact read, operation 31): its outcome in every iteration of the
+//! campaign it was in, and its latest assessment in a finished summary run.
+//! Read here, by the contacts area; written by the campaigns area
+//! (memberships, `campaigns.summarize`).
+
+use serde_json::{json, Value};
+
+use crate::db::{self, RowExt};
+use crate::Failure;
+
+/// None when the contact was never a member of `campaign` (or the campaign
+/// is not this business's).
+pub fn of(biz: &str, contact: &str, campaign: &str) -> Result<Option<Value>, Failure> {
+    let outcomes: Vec<Value> = db::query(
+        "SELECT i.id, i.sequence, i.channel, m.outcome, m.attempts \
+         FROM campaign_members m JOIN campaign_iterations i ON i.business_id = m.business_id AND i.id = m.iteration_id \
+         WHERE m.business_id = ?1 AND m.contact_id = ?2 AND m.campaign_id = ?3 ORDER BY i.sequence",
+        &[biz.into(), contact.into(), campaign.into()],
+    )?
+    .iter()
+    .map(|r| json!({"iterationId": r.text(0), "sequence": r.int(1), "channel": r.text(2), "outcome": r.text(3), "attempts": r.int(4)}))
+    .collect();
+    if outcomes.is_empty() {
+        return Ok(None);
+    }
+    let assessment = db::query_one(
+        "SELECT a.run_id, a.summary, a.next_action, a.follow_up, a.assessed_at \
+         FROM summary_assessments a JOIN summary_runs r ON r.business_id = a.business_id AND r.id = a.run_id \
+         WHERE a.business_id = ?1 AND a.contact_id = ?2 AND r.campaign_id = ?3 AND a.status = 'assessed' AND r.status IN ('completed', 'partial') \
+         ORDER BY a.run_id DESC LIMIT 1",
+        &[biz.into(), contact.into(), campaign.into()],
+    )?
+    .map(|r| json!({"summaryRunId": r.text(0), "summary": r.text(1), "nextAction": r.text(2), "followUp": r.int(3) == 1, "assessedAt": r.text(4)}));
+    Ok(Some(json!({"campaignId": campaign, "outcomes": outcomes, "assessment": assessment})))
+}
