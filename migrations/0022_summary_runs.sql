@@ -57,7 +57,8 @@ CREATE TABLE summary_assessments (
     assessed_at    TEXT,
     PRIMARY KEY (business_id, run_id, contact_id)
 ) WITHOUT ROWID;
-CREATE INDEX summary_assessments_due ON summary_assessments (business_id, run_id, status, retry_at_ms);
+-- The job reads pending contacts in contact id order, skipping those not due yet.
+CREATE INDEX summary_assessments_pending ON summary_assessments (business_id, run_id, status, contact_id);
 CREATE INDEX summary_assessments_contact ON summary_assessments (business_id, contact_id, run_id);
 
 -- A business's price of one assessment (`admin summaries configure`);

@@ -9,6 +9,11 @@
 //! ([`estimate`]), and for one contact in Rust when it is assessed
 //! ([`of`]); the job charges the smaller of what it measured and what was
 //! estimated, so a run never charges more than its confirmed maximum.
+//!
+//! Query plans: without ANALYZE statistics SQLite takes `business_id = ?`
+//! as selective and would scan a business's whole table by primary key, so
+//! these queries go through the campaign's iterations (a handful) or name
+//! their index (`INDEXED BY`).
 
 use switchboard_guest::ai::{AssessmentInput, AssessmentOutcome};
 use switchboard_guest::db::{self, RowExt};
@@ -25,34 +30,44 @@ pub fn charge(chars: i64, per_contact: i64, per_thousand: i64) -> i64 {
 
 /// Writes one `summary_assessments` row per unique contact of `campaign`
 /// for run `run_id`: its final outcome (in the last iteration it was in),
-/// its material's size and its maximum charge. One statement, so 100,000
-/// contacts hold no list in memory.
+/// its material's size and its maximum charge. Set-based statements in the
+/// caller's transaction, so 100,000 contacts hold no list in memory: the
+/// rows, then what was said (calls) and written (chatapp conversations)
+/// added per contact, then the cap and the price.
 pub fn estimate(biz: &str, campaign: &str, run_id: &str, per_contact: i64, per_thousand: i64) -> Result<(), Failure> {
+    let ids: [switchboard_guest::Value; 3] = [biz.into(), campaign.into(), run_id.into()];
     db::execute(
         "INSERT INTO summary_assessments (business_id, run_id, contact_id, final_outcome, material_chars, maximum_charge) \
-         WITH members AS ( \
-             SELECT m.contact_id, m.outcome, m.message_id, i.sequence, i.ended_at \
-             FROM campaign_members m JOIN campaign_iterations i ON i.business_id = m.business_id AND i.id = m.iteration_id \
-             WHERE m.business_id = ?1 AND m.campaign_id = ?2), \
-         last AS ( \
-             SELECT contact_id, outcome FROM ( \
-                 SELECT contact_id, outcome, ROW_NUMBER() OVER (PARTITION BY contact_id ORDER BY sequence DESC) AS n FROM members) \
-             WHERE n = 1), \
-         said AS ( \
+         SELECT ?1, ?3, contact_id, outcome, 0, 0 FROM ( \
+             SELECT m.contact_id, m.outcome, ROW_NUMBER() OVER (PARTITION BY m.contact_id ORDER BY i.sequence DESC) AS n \
+             FROM campaign_iterations i CROSS JOIN campaign_members m ON m.business_id = i.business_id AND m.iteration_id = i.id \
+             WHERE i.business_id = ?1 AND i.campaign_id = ?2) \
+         WHERE n = 1",
+        &ids,
+    )?;
+    db::execute(
+        "UPDATE summary_assessments AS a SET material_chars = a.material_chars + s.chars FROM ( \
              SELECT k.contact_id, SUM(length(t.text)) AS chars \
-             FROM calls k JOIN call_turns t ON t.business_id = k.business_id AND t.call_id = k.id \
-             WHERE k.business_id = ?1 AND k.campaign_id = ?2 AND k.contact_id IS NOT NULL GROUP BY k.contact_id), \
-         written AS ( \
-             SELECT m.contact_id, SUM(length(x.text)) AS chars FROM members m \
-             JOIN messages o ON o.id = m.message_id AND o.business_id = ?1 \
-             JOIN messages x ON x.business_id = ?1 AND x.conversation_id = o.conversation_id \
-                            AND x.created_at >= o.created_at AND (m.ended_at IS NULL OR x.created_at <= m.ended_at) \
-             WHERE m.message_id IS NOT NULL GROUP BY m.contact_id), \
-         sized AS ( \
-             SELECT l.contact_id, l.outcome, MIN(?6, IFNULL(s.chars, 0) + IFNULL(w.chars, 0)) AS chars \
-             FROM last l LEFT JOIN said s ON s.contact_id = l.contact_id LEFT JOIN written w ON w.contact_id = l.contact_id) \
-         SELECT ?1, ?3, contact_id, outcome, chars, ?4 + ?5 * ((chars + 999) / 1000) FROM sized",
-        &[biz.into(), campaign.into(), run_id.into(), per_contact.into(), per_thousand.into(), MAX_CHARS.into()],
+             FROM calls k INDEXED BY calls_campaign JOIN call_turns t ON t.business_id = k.business_id AND t.call_id = k.id \
+             WHERE k.business_id = ?1 AND k.campaign_id = ?2 AND k.campaign_id IS NOT NULL AND k.contact_id IS NOT NULL GROUP BY k.contact_id) AS s \
+         WHERE a.business_id = ?1 AND a.run_id = ?3 AND a.contact_id = s.contact_id",
+        &ids,
+    )?;
+    db::execute(
+        "UPDATE summary_assessments AS a SET material_chars = a.material_chars + w.chars FROM ( \
+             SELECT m.contact_id, SUM(length(x.text)) AS chars \
+             FROM campaign_iterations i CROSS JOIN campaign_members m ON m.business_id = i.business_id AND m.iteration_id = i.id \
+             CROSS JOIN messages o ON o.id = m.message_id \
+             CROSS JOIN messages x ON x.business_id = o.business_id AND x.conversation_id = o.conversation_id \
+                                  AND x.created_at >= o.created_at AND (i.ended_at IS NULL OR x.created_at <= i.ended_at) \
+             WHERE i.business_id = ?1 AND i.campaign_id = ?2 AND m.message_id IS NOT NULL AND o.business_id = ?1 GROUP BY m.contact_id) AS w \
+         WHERE a.business_id = ?1 AND a.run_id = ?3 AND a.contact_id = w.contact_id",
+        &ids,
+    )?;
+    db::execute(
+        "UPDATE summary_assessments SET material_chars = MIN(material_chars, ?3), maximum_charge = ?4 + ?5 * ((MIN(material_chars, ?3) + 999) / 1000) \
+         WHERE business_id = ?1 AND run_id = ?2",
+        &[biz.into(), run_id.into(), MAX_CHARS.into(), per_contact.into(), per_thousand.into()],
     )?;
     Ok(())
 }
@@ -65,14 +80,14 @@ pub fn of(biz: &str, campaign: &str, objective: &str, contact: &str) -> Result<(
     let mut conversation: Vec<(String, String)> = Vec::new();
     for m in db::query(
         "SELECT i.id, i.sequence, i.channel, m.outcome, m.attempts, m.message_id, i.ended_at \
-         FROM campaign_members m JOIN campaign_iterations i ON i.business_id = m.business_id AND i.id = m.iteration_id \
-         WHERE m.business_id = ?1 AND m.campaign_id = ?2 AND m.contact_id = ?3 ORDER BY i.sequence",
+         FROM campaign_iterations i JOIN campaign_members m ON m.business_id = i.business_id AND m.iteration_id = i.id AND m.contact_id = ?3 \
+         WHERE i.business_id = ?1 AND i.campaign_id = ?2 ORDER BY i.sequence",
         &[biz.into(), campaign.into(), contact.into()],
     )? {
         outcomes.push(AssessmentOutcome { sequence: m.int(1) as u32, channel: m.text(2), outcome: m.text(3), attempts: m.int(4) as u32 });
         for t in db::query(
-            "SELECT t.speaker, t.text FROM calls k JOIN call_turns t ON t.business_id = k.business_id AND t.call_id = k.id \
-             WHERE k.business_id = ?1 AND k.campaign_id = ?2 AND k.iteration_id = ?3 AND k.contact_id = ?4 ORDER BY k.id, t.seq",
+            "SELECT t.speaker, t.text FROM calls k INDEXED BY calls_contact JOIN call_turns t ON t.business_id = k.business_id AND t.call_id = k.id \
+             WHERE k.business_id = ?1 AND k.contact_id = ?4 AND k.campaign_id = ?2 AND k.iteration_id = ?3 ORDER BY k.id, t.seq",
             &[biz.into(), campaign.into(), m.text(0).into(), contact.into()],
         )? {
             conversation.push((if t.text(0) == "customer" { "user" } else { "assistant" }.into(), t.text(1)));

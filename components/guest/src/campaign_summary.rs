@@ -14,8 +14,8 @@ use crate::Failure;
 pub fn of(biz: &str, contact: &str, campaign: &str) -> Result<Option<Value>, Failure> {
     let outcomes: Vec<Value> = db::query(
         "SELECT i.id, i.sequence, i.channel, m.outcome, m.attempts \
-         FROM campaign_members m JOIN campaign_iterations i ON i.business_id = m.business_id AND i.id = m.iteration_id \
-         WHERE m.business_id = ?1 AND m.contact_id = ?2 AND m.campaign_id = ?3 ORDER BY i.sequence",
+         FROM campaign_iterations i JOIN campaign_members m ON m.business_id = i.business_id AND m.iteration_id = i.id AND m.contact_id = ?2 \
+         WHERE i.business_id = ?1 AND i.campaign_id = ?3 ORDER BY i.sequence",
         &[biz.into(), contact.into(), campaign.into()],
     )?
     .iter()
@@ -26,7 +26,7 @@ pub fn of(biz: &str, contact: &str, campaign: &str) -> Result<Option<Value>, Fai
     }
     let assessment = db::query_one(
         "SELECT a.run_id, a.summary, a.next_action, a.follow_up, a.assessed_at \
-         FROM summary_assessments a JOIN summary_runs r ON r.business_id = a.business_id AND r.id = a.run_id \
+         FROM summary_assessments a INDEXED BY summary_assessments_contact JOIN summary_runs r ON r.business_id = a.business_id AND r.id = a.run_id \
          WHERE a.business_id = ?1 AND a.contact_id = ?2 AND r.campaign_id = ?3 AND a.status = 'assessed' AND r.status IN ('completed', 'partial') \
          ORDER BY a.run_id DESC LIMIT 1",
         &[biz.into(), contact.into(), campaign.into()],

@@ -64,13 +64,13 @@ fn step(biz: &str, run_id: &str) -> Result<Outcome, Failure> {
     }
     let now_ms = clock::now_ms();
     let due = db::query(
-        "SELECT contact_id, maximum_charge, attempts FROM summary_assessments \
+        "SELECT contact_id, maximum_charge, attempts FROM summary_assessments INDEXED BY summary_assessments_pending \
          WHERE business_id = ?1 AND run_id = ?2 AND status = 'pending' AND retry_at_ms <= ?3 ORDER BY contact_id LIMIT ?4",
         &[biz.into(), run_id.into(), now_ms.into(), BATCH.into()],
     )?;
     if due.is_empty() {
         let next = db::query_one(
-            "SELECT MIN(retry_at_ms) FROM summary_assessments WHERE business_id = ?1 AND run_id = ?2 AND status = 'pending'",
+            "SELECT MIN(retry_at_ms) FROM summary_assessments INDEXED BY summary_assessments_pending WHERE business_id = ?1 AND run_id = ?2 AND status = 'pending'",
             &[biz.into(), run_id.into()],
         )?
         .and_then(|r| r.opt_int(0));
@@ -101,7 +101,8 @@ fn step(biz: &str, run_id: &str) -> Result<Outcome, Failure> {
     for (contact, maximum, attempts, chars, answer) in answers {
         let who = db::query_one(
             "SELECT c.name, c.mobile FROM contacts c WHERE c.business_id = ?1 AND c.id = ?2 \
-             UNION ALL SELECT m.contact_name, NULL FROM campaign_members m WHERE m.business_id = ?1 AND m.contact_id = ?2 AND m.campaign_id = ?3 LIMIT 1",
+             UNION ALL SELECT m.contact_name, NULL FROM campaign_members m INDEXED BY campaign_members_contact \
+                       WHERE m.business_id = ?1 AND m.contact_id = ?2 AND m.campaign_id = ?3 LIMIT 1",
             &[biz.into(), contact.as_str().into(), run.campaign_id.as_str().into()],
         )?;
         let (name, mobile) = who.map_or((None, None), |r| (r.opt_text(0), r.opt_text(1)));
@@ -182,9 +183,12 @@ fn finish(biz: &str, run_id: &str, campaign: &str) -> Result<(), Failure> {
 /// per contact.
 fn cost_per_outcome(biz: &str, run_id: &str, campaign: &str) -> Result<Value, Failure> {
     let rows = db::query(
-        "SELECT a.final_outcome, COUNT(*), IFNULL(SUM(a.charged), 0), \
-                IFNULL(SUM((SELECT SUM(k.charged) FROM calls k WHERE k.business_id = a.business_id AND k.contact_id = a.contact_id AND k.campaign_id = ?3)), 0) \
-         FROM summary_assessments a WHERE a.business_id = ?1 AND a.run_id = ?2 GROUP BY a.final_outcome ORDER BY a.final_outcome",
+        "WITH spent AS ( \
+             SELECT contact_id, SUM(charged) AS n FROM calls INDEXED BY calls_campaign \
+             WHERE business_id = ?1 AND campaign_id = ?3 AND campaign_id IS NOT NULL AND contact_id IS NOT NULL GROUP BY contact_id) \
+         SELECT a.final_outcome, COUNT(*), IFNULL(SUM(a.charged), 0), IFNULL(SUM(s.n), 0) \
+         FROM summary_assessments a LEFT JOIN spent s ON s.contact_id = a.contact_id \
+         WHERE a.business_id = ?1 AND a.run_id = ?2 GROUP BY a.final_outcome ORDER BY a.final_outcome",
         &[biz.into(), run_id.into(), campaign.into()],
     )?;
     Ok(Value::Array(
