@@ -27,7 +27,24 @@ fn voice_accounts_default_then_change_only_what_is_given() {
     assert!(admin_fails(&dir.0, &["voice", "configure", "--business", &biz, "--caller-number", "4155550100"]).contains("--caller-number"));
     assert!(admin_fails(&dir.0, &["voice", "configure", "--business", &biz, "--price-per-block", "-5"]).contains("--price-per-block"));
     assert!(admin_fails(&dir.0, &["voice", "configure", "--business", &uuid::Uuid::new_v4().to_string()]).contains("no business"));
+    assert!(admin_fails(&dir.0, &["voice", "configure", "--business", &biz, "--time-zone", "Mars/Olympus"]).contains("--time-zone"));
+    assert!(admin_fails(&dir.0, &["voice", "configure", "--business", &biz, "--calling-window", "09:00-09:00"]).contains("--calling-window"));
+    assert!(admin_fails(&dir.0, &["voice", "configure", "--business", &biz, "--calling-window", "9-17"]).contains("--calling-window"));
     assert_eq!(sql(&dir.0, &format!("SELECT lines || '|' || price_per_block_microcredits FROM voice_accounts WHERE business_id = '{biz}'")).trim(), "3|40000");
+    let a = admin(&dir.0, &["voice", "configure", "--business", &biz, "--time-zone", "Europe/Paris", "--calling-window", "22:00-06:00"]);
+    assert_eq!((a["timeZone"].clone(), a["callingWindow"].clone()), (json!("Europe/Paris"), json!("22:00-06:00")));
+}
+
+#[test]
+fn summary_prices_default_then_change_only_what_is_given() {
+    let dir = DataDir::new();
+    let biz = admin(&dir.0, &["business", "create", "--name", "Summaries"])["businessId"].as_str().unwrap().to_string();
+    let p = admin(&dir.0, &["summaries", "configure", "--business", &biz]);
+    assert_eq!((p["pricePerContactMicrocredits"].clone(), p["pricePerThousandCharactersMicrocredits"].clone()), (json!(2000), json!(500)));
+    let p = admin(&dir.0, &["summaries", "configure", "--business", &biz, "--price-per-thousand-characters", "100"]);
+    assert_eq!((p["pricePerContactMicrocredits"].clone(), p["pricePerThousandCharactersMicrocredits"].clone()), (json!(2000), json!(100)));
+    assert!(admin_fails(&dir.0, &["summaries", "configure", "--business", &biz, "--price-per-contact", "-1"]).contains("--price-per-contact"));
+    assert!(admin_fails(&dir.0, &["summaries", "configure", "--business", &uuid::Uuid::new_v4().to_string()]).contains("no business"));
 }
 
 #[test]

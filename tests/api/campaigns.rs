@@ -473,21 +473,28 @@ fn calling_windows_follow_each_contacts_own_time_zone() {
     // No zone of its own, or one that is no zone: the business's (UTC+14).
     let plain = c.contact("Plain", "+15550903456", json!({}));
     let bogus = c.contact("Bogus", "+15550904567", json!({"fields": {"timeZone": "Mars/Olympus"}}));
+    // No field, but a number that decides: Iceland is UTC all year, a Japanese mobile UTC+9.
+    let iceland = c.contact("Iceland", "+3545551234", json!({}));
+    let tokyo = c.contact("Tokyo", "+819012345678", json!({}));
     let bad = c.create(json!({"channel": "voice", "agentId": agent, "contactIds": [here], "callingWindow": {"start": "09:00", "end": "09:00"}}));
     assert_eq!(code(&bad, 400), "invalid_calling_window");
-    let d = c.create(json!({"channel": "voice", "agentId": agent, "contactIds": [here, nepal, plain, bogus], "callingWindow": window}));
+    let d = c.create(json!({"channel": "voice", "agentId": agent, "contactIds": [here, nepal, plain, bogus, iceland, tokyo], "callingWindow": window}));
     let campaign = d.assert_ok(201)["campaign"]["id"].as_str().unwrap().to_string();
     assert_eq!(d.data()["currentIteration"]["callingWindow"], window);
     c.act(&campaign, "start").assert_ok(200);
-    poll("the contact inside its window to be called", || {
+    poll("the contacts inside their window to be called", || {
         let it = c.current(&campaign);
-        (it["counts"]["completed"] == 1).then_some(())
+        (it["counts"]["completed"] == 2).then_some(())
     });
     std::thread::sleep(std::time::Duration::from_millis(800));
     let it = c.current(&campaign);
-    assert_eq!((it["status"].as_str(), it["counts"]["pending"].as_i64()), (Some("running"), Some(3)), "the others wait, they are not failed: {}", it["counts"]);
-    let called = c.db(&format!("SELECT contact_id FROM calls WHERE campaign_id = '{campaign}'"));
-    assert_eq!(called, here, "only the contact whose local time is inside the window was called");
+    assert_eq!((it["status"].as_str(), it["counts"]["pending"].as_i64()), (Some("running"), Some(4)), "the others wait, they are not failed: {}", it["counts"]);
+    let mut called: Vec<String> = c.db(&format!("SELECT contact_id FROM calls WHERE campaign_id = '{campaign}'")).lines().map(String::from).collect();
+    called.sort();
+    let mut inside = vec![here.clone(), iceland.clone()];
+    inside.sort();
+    assert_eq!(called, inside, "only the contacts whose local time is inside the window were called (by field, by number)");
+    assert!(!called.contains(&tokyo), "a Japanese mobile waits: nine hours ahead");
 }
 
 #[test]

@@ -264,7 +264,7 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
     for _ in 0..WINDOW_SCAN / WINDOW_PAGE {
         let rows = db::query(
             &format!(
-                "SELECT m.id, m.contact_id, m.claim, json_extract(c.fields_json, '$.timeZone') FROM campaign_members m \
+                "SELECT m.id, m.contact_id, m.claim, json_extract(c.fields_json, '$.timeZone'), c.mobile FROM campaign_members m \
                  LEFT JOIN contacts c ON c.business_id = m.business_id AND c.id = m.contact_id \
                  WHERE m.business_id = ?1 AND m.iteration_id = ?2 AND m.id > ?4 \
                  AND (m.outcome = 'pending' OR (m.retry_at_ms IS NOT NULL AND m.retry_at_ms <= ?3)) ORDER BY m.id LIMIT {page}"
@@ -275,7 +275,7 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
         let full = rows.len() as i64 == page;
         match window {
             None => due = rows,
-            Some(w) => due.extend(rows.into_iter().filter(|m| window::open_for(&w, now_ms, m.opt_text(3).as_deref(), default_zone.as_deref()))),
+            Some(w) => due.extend(rows.into_iter().filter(|m| window::open_for(&w, now_ms, m.opt_text(3).as_deref(), m.opt_text(4).as_deref(), default_zone.as_deref()))),
         }
         if window.is_none() || due.len() as i64 >= free || !full {
             break;
