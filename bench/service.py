@@ -81,3 +81,22 @@ class Service:
     def admin(self, *args):
         out = subprocess.run([BIN, "admin", "--data-dir", self.data, *args], check=True, capture_output=True, text=True)
         return json.loads(out.stdout)
+
+
+def call(base, key, path, body=None, idem=None, method=None):
+    """One API request with the key (a POST when there is a body); its `data`."""
+    headers = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
+    if idem:
+        headers["Idempotency-Key"] = idem
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(base + path, method=method or ("POST" if body is not None else "GET"), data=data, headers=headers)
+    return json.load(urllib.request.urlopen(req, timeout=600))["data"]
+
+
+def peak_kib(pid):
+    """A process's peak resident memory (VmHWM), KiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0

@@ -21,33 +21,15 @@ grow with the run; memory growth near 0 means the export is streamed).
 """
 import csv
 import io
-import json
 import os
 import sys
 import time
 import urllib.request
 
-from service import Service
+from service import Service, call, peak_kib
 
 SMALL = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
 LARGE = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
-
-
-def call(base, key, path, body=None, idem=None, method=None):
-    headers = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
-    if idem:
-        headers["Idempotency-Key"] = idem
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(base + path, method=method or ("POST" if body is not None else "GET"), data=data, headers=headers)
-    return json.load(urllib.request.urlopen(req, timeout=600))["data"]
-
-
-def peak_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    return 0
 
 
 def main():
