@@ -195,8 +195,9 @@ impl<'a> Conn<'a> {
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Db {
-    /// Opens (creating if needed) `<dir>/switchboard.db`, switches on WAL and
-    /// applies pending migrations. Refuses a database newer than this binary.
+    /// Opens (creating if needed) `<dir>/switchboard.db`, switches on WAL,
+    /// applies pending migrations and writes the planner's statistics
+    /// (`planner_stats.rs`). Refuses a database newer than this binary.
     pub fn open(dir: &Path) -> Result<Db> {
         Db::open_with(dir, Durability::Normal)
     }
@@ -291,7 +292,7 @@ impl Db {
                 })?;
             crate::logging::line("info", &format!("applied migration {name}"));
         }
-        Ok(())
+        crate::planner_stats::seed(&c).context("writing the query planner's statistics")
     }
 }
 

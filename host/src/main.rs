@@ -17,6 +17,7 @@ mod logging;
 mod metrics;
 mod outbound;
 mod pipeline;
+mod planner_stats;
 mod raw_upload;
 mod recordings;
 mod sandbox;
