@@ -223,8 +223,8 @@ pub fn document() -> Result<Value, String> {
 }
 
 /// The events the service POSTs to subscribers (OpenAPI 3.1 `webhooks`),
-/// each with its payload schema. The photoapp comment, reaction and
-/// referral types can be subscribed to but are not emitted yet.
+/// each with its payload schema. The photoapp comment types can be
+/// subscribed to but are not emitted yet.
 fn webhooks() -> Value {
     let events: &[(&str, &str, &str)] = &[
         ("chatapp.message.received", "ChatappMessageReceivedEvent", "An inbound chatapp message."),
@@ -236,6 +236,8 @@ fn webhooks() -> Value {
         ("photoapp.message.sent", "PhotoappDeliveryEvent", "A photoapp answer was sent."),
         ("photoapp.message.seen", "PhotoappDeliveryEvent", "The photoapp user saw the answer (delivery status `read`)."),
         ("photoapp.message.failed", "PhotoappDeliveryEvent", "The photoapp answer failed."),
+        ("photoapp.message.reaction", "PhotoappReactionEvent", "A photoapp user reacted to a message, or took the reaction back."),
+        ("photoapp.message.referral", "PhotoappReferralEvent", "A photoapp user arrived from an ad or a post."),
     ];
     let mut out = Map::new();
     for (event, schema, summary) in events {

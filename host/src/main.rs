@@ -370,6 +370,37 @@ enum SandboxCommand {
         #[arg(long, value_name = "ID")]
         provider_message_id: Option<String>,
     },
+    /// Enqueue a photoapp user's reaction to a message (or its removal).
+    Reaction {
+        #[arg(long, value_name = "ACCT")]
+        account_id: String,
+        /// The photoapp user id.
+        #[arg(long)]
+        from: String,
+        /// The emoji (or the provider's reaction name).
+        #[arg(long)]
+        reaction: String,
+        /// The message reacted to: our id or the provider's (default: the user's latest message from us).
+        #[arg(long, value_name = "ID")]
+        message_id: Option<String>,
+        /// The reaction was taken back.
+        #[arg(long)]
+        removed: bool,
+    },
+    /// Enqueue a photoapp user's arrival from an ad or a post.
+    Referral {
+        #[arg(long, value_name = "ACCT")]
+        account_id: String,
+        #[arg(long)]
+        from: String,
+        /// Where the user came from: `ad`, `post`, …
+        #[arg(long)]
+        source: String,
+        #[arg(long, value_name = "ID")]
+        ad_id: Option<String>,
+        #[arg(long, value_name = "ID")]
+        post_id: Option<String>,
+    },
 }
 
 fn main() {
@@ -439,6 +470,18 @@ fn admin_command(args: AdminArgs) -> Result<serde_json::Value> {
             };
             admin::sandbox_inbound(&db, &admin::Inbound { to, from: &from, text: &text, name: name.as_deref(), provider_message_id: provider_message_id.as_deref() })
         }
+        AdminCommand::Sandbox(SandboxCommand::Reaction { account_id, from, reaction, message_id, removed }) => admin::sandbox_photoapp_signal(
+            &db,
+            &account_id,
+            &from,
+            &admin::PhotoappSignal::Reaction { reaction: &reaction, message_id: message_id.as_deref(), removed },
+        ),
+        AdminCommand::Sandbox(SandboxCommand::Referral { account_id, from, source, ad_id, post_id }) => admin::sandbox_photoapp_signal(
+            &db,
+            &account_id,
+            &from,
+            &admin::PhotoappSignal::Referral { source: &source, ad_id: ad_id.as_deref(), post_id: post_id.as_deref() },
+        ),
     }
 }
 

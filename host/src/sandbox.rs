@@ -1,10 +1,12 @@
 //! Sandbox-only HTTP routes, served only with `serve --sandbox-routes`:
 //! `POST /sandbox/v1/chatapp/inbound` and `POST /sandbox/v1/photoapp/inbound`
 //! inject an inbound message the way the provider's webhook would (a durable
-//! inbound job). They take an API key of the business that owns the number
-//! (scope `chatapp:write`) or the account (scope `photoapp:write`).
+//! inbound job); `POST /sandbox/v1/photoapp/reactions` and `…/referrals` a
+//! photoapp user's reaction to a message or arrival from an ad or a post.
+//! They take an API key of the business that owns the number (scope
+//! `chatapp:write`) or the account (scope `photoapp:write`).
 
-use crate::admin::{enqueue_inbound, Inbound, InboundRefusal, Sender};
+use crate::admin::{enqueue_inbound, enqueue_photoapp_signal, Inbound, InboundRefusal, PhotoappSignal, Sender};
 use crate::pipeline::{Answer, App};
 use serde::Deserialize;
 use switchboard_gateway::errors::success_envelope;
@@ -12,10 +14,36 @@ use switchboard_gateway::{auth, Failure, KeyDirectory};
 
 pub const INBOUND_PATH: &str = "/sandbox/v1/chatapp/inbound";
 pub const PHOTOAPP_INBOUND_PATH: &str = "/sandbox/v1/photoapp/inbound";
+pub const PHOTOAPP_REACTIONS_PATH: &str = "/sandbox/v1/photoapp/reactions";
+pub const PHOTOAPP_REFERRALS_PATH: &str = "/sandbox/v1/photoapp/referrals";
 
 /// True for a path this module serves.
 pub fn serves(path: &str) -> bool {
-    path == INBOUND_PATH || path == PHOTOAPP_INBOUND_PATH
+    [INBOUND_PATH, PHOTOAPP_INBOUND_PATH, PHOTOAPP_REACTIONS_PATH, PHOTOAPP_REFERRALS_PATH].contains(&path)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ReactionBody {
+    photoapp_account_id: String,
+    from: String,
+    reaction: String,
+    #[serde(default)]
+    message_id: Option<String>,
+    #[serde(default)]
+    removed: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ReferralBody {
+    photoapp_account_id: String,
+    from: String,
+    source: String,
+    #[serde(default)]
+    ad_id: Option<String>,
+    #[serde(default)]
+    post_id: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -46,10 +74,13 @@ pub fn inbound(app: &App, path: &str, method: &str, authorization: Option<&str>,
         Ok(_) => return fail(Failure::authentication("the API key is not valid")),
         Err(f) => return fail(f),
     };
-    let photoapp = path == PHOTOAPP_INBOUND_PATH;
+    let photoapp = path != INBOUND_PATH;
     let scope = if photoapp { "photoapp:write" } else { "chatapp:write" };
     if !key.scopes.iter().any(|s| s == scope) {
         return fail(Failure::authorization("missing_scope", format!("this API key lacks the scope `{scope}`")));
+    }
+    if path == PHOTOAPP_REACTIONS_PATH || path == PHOTOAPP_REFERRALS_PATH {
+        return answer(signal(app, &key.business_id, path, body), request_id);
     }
     let body: InboundBody = match serde_json::from_slice(body) {
         Ok(b) => b,
@@ -62,7 +93,36 @@ pub fn inbound(app: &App, path: &str, method: &str, authorization: Option<&str>,
         (true, ..) => return fail(Failure::validation("invalid_request", "a photoapp inbound message needs `photoappAccountId` (and no `phoneNumberId`)")),
     };
     let m = Inbound { to, from: &body.from, text: &body.text, name: body.name.as_deref(), provider_message_id: body.provider_message_id.as_deref() };
-    match enqueue_inbound(&app.db, Some(&key.business_id), &m) {
+    let code = if photoapp { "photoapp_account_not_connected" } else { "phone_number_not_connected" };
+    answer(enqueue_inbound(&app.db, Some(&key.business_id), &m).map_err(|r| refusal(r, code)), request_id)
+}
+
+/// A reaction or a referral of the business's photoapp account.
+fn signal(app: &App, business: &str, path: &str, body: &[u8]) -> Result<serde_json::Value, Failure> {
+    let invalid = |e: serde_json::Error| Failure::validation("invalid_request", format!("invalid body: {e}"));
+    let not_connected = |r| refusal(r, "photoapp_account_not_connected");
+    if path == PHOTOAPP_REACTIONS_PATH {
+        let b: ReactionBody = serde_json::from_slice(body).map_err(invalid)?;
+        let s = PhotoappSignal::Reaction { reaction: &b.reaction, message_id: b.message_id.as_deref(), removed: b.removed };
+        enqueue_photoapp_signal(&app.db, Some(business), &b.photoapp_account_id, &b.from, &s).map_err(not_connected)
+    } else {
+        let b: ReferralBody = serde_json::from_slice(body).map_err(invalid)?;
+        let s = PhotoappSignal::Referral { source: &b.source, ad_id: b.ad_id.as_deref(), post_id: b.post_id.as_deref() };
+        enqueue_photoapp_signal(&app.db, Some(business), &b.photoapp_account_id, &b.from, &s).map_err(not_connected)
+    }
+}
+
+fn refusal(r: InboundRefusal, not_connected: &str) -> Failure {
+    match r {
+        InboundRefusal::Invalid(m) => Failure::validation("invalid_request", m),
+        InboundRefusal::NotConnected(m) => Failure::not_found(not_connected, m),
+        InboundRefusal::Storage(_) => Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry shortly"),
+    }
+}
+
+/// 202 with the enqueued job, or the failure.
+fn answer(result: Result<serde_json::Value, Failure>, request_id: &str) -> Answer {
+    match result {
         Ok(data) => Answer {
             status: 202,
             content_type: "application/json",
@@ -71,10 +131,6 @@ pub fn inbound(app: &App, path: &str, method: &str, authorization: Option<&str>,
             operation: "sandboxInbound",
             download: None,
         },
-        Err(InboundRefusal::Invalid(m)) => fail(Failure::validation("invalid_request", m)),
-        Err(InboundRefusal::NotConnected(m)) => {
-            fail(Failure::not_found(if photoapp { "photoapp_account_not_connected" } else { "phone_number_not_connected" }, m))
-        }
-        Err(InboundRefusal::Storage(_)) => fail(Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry shortly")),
+        Err(f) => Answer::failure(&f, request_id),
     }
 }

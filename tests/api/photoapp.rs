@@ -137,3 +137,82 @@ fn bad_photoapp_inbound_is_refused() {
     assert_eq!(sql(&dir.0, "SELECT COUNT(*) FROM jobs WHERE kind = 'messaging.photoapp-inbound'").trim(), "0");
     post(&t.key, ok).assert_ok(202);
 }
+
+/// A sandbox signal route, waited until its job ran; the job id.
+fn signal(s: &Server, key: &str, path: &str, body: Value) -> String {
+    let r = s.as_key(key).post(path, &body);
+    let job = r.assert_ok(202)["jobId"].as_str().unwrap().to_string();
+    wait_done(&s.data_dir, &job);
+    job
+}
+
+#[test]
+fn reactions_and_referrals_reach_the_accounts_subscribers_only() {
+    let dir = DataDir::new();
+    let s = Server::start_with(&dir.0, &["--sandbox-routes", "--messenger-setting", "step-delay-ms=1"]);
+    let t = tenant(&dir.0, "all");
+    let other = tenant(&dir.0, "all");
+    let biz = t.business.as_str();
+    s.admin(&["channel", "connect", "--business", biz, "--channel", "photoapp", "--account-id", ACCOUNT, "--username", "shop"]);
+    s.admin(&["channel", "connect", "--business", &other.business, "--channel", "photoapp", "--account-id", "acct-other", "--username", "other"]);
+    let rx = Receiver::start();
+    let events = ["photoapp.message.reaction", "photoapp.message.referral"];
+    let sub = s.as_key(&t.key).fresh().post(
+        "/api/v1/webhook-subscriptions",
+        &json!({"businessId": biz, "channel": "photoapp", "providerAccountId": ACCOUNT, "callbackUrl": rx.url(), "events": events, "externalAutomation": true}),
+    );
+    let secret = sub.assert_ok(201)["signingSecret"].as_str().unwrap().to_string();
+    let theirs = Receiver::start();
+    s.as_key(&other.key)
+        .fresh()
+        .post(
+            "/api/v1/webhook-subscriptions",
+            &json!({"businessId": other.business, "channel": "photoapp", "providerAccountId": "acct-other", "callbackUrl": theirs.url(), "events": events, "externalAutomation": true}),
+        )
+        .assert_ok(201);
+    let conforms = crate::campaigns::check;
+
+    // A referral from an ad starts the user's conversation.
+    signal(&s, &t.key, "/sandbox/v1/photoapp/referrals", json!({"photoappAccountId": ACCOUNT, "from": "u-7", "source": "ad", "adId": "ad-1"}));
+    let got = rx.wait_for(1);
+    assert!(verify(&got[0], &secret));
+    let e = got[0].json();
+    conforms("PhotoappReferralEvent", &e);
+    assert_eq!((e["eventType"].as_str(), e["referral"].clone()), (Some("photoapp.message.referral"), json!({"source": "ad", "adId": "ad-1", "postId": null})));
+    assert_eq!(e["customer"]["photoappUserId"], "u-7");
+    let conversation = e["conversationId"].as_str().unwrap().to_string();
+
+    // The user writes, the business answers; the user reacts to the answer, then takes it back.
+    inbound(&s, &t.key, "u-7", "Saw your ad!");
+    let answer = send(&s, &t.key, biz, "u-7").assert_ok(202)["messageId"].as_str().unwrap().to_string();
+    signal(&s, &t.key, "/sandbox/v1/photoapp/reactions", json!({"photoappAccountId": ACCOUNT, "from": "u-7", "reaction": "❤️", "messageId": answer}));
+    assert_eq!(sql(&dir.0, &format!("SELECT reaction FROM messages WHERE id = '{answer}'")).trim(), "❤️");
+    signal(&s, &t.key, "/sandbox/v1/photoapp/reactions", json!({"photoappAccountId": ACCOUNT, "from": "u-7", "reaction": "❤️", "removed": true}));
+    assert_eq!(sql(&dir.0, &format!("SELECT IFNULL(reaction, 'none') FROM messages WHERE id = '{answer}'")).trim(), "none");
+    // A reaction to a message the conversation does not have is ignored: no event.
+    signal(&s, &t.key, "/sandbox/v1/photoapp/reactions", json!({"photoappAccountId": ACCOUNT, "from": "u-7", "reaction": "👍", "messageId": "nope"}));
+    let got = rx.wait_for(3);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(rx.got().len(), 3, "the stray reaction made no event");
+    let reactions: Vec<Value> = got[1..].iter().inspect(|d| assert!(verify(d, &secret))).map(|d| d.json()).collect();
+    for r in &reactions {
+        conforms("PhotoappReactionEvent", r);
+        assert_eq!((r["eventType"].as_str(), r["messageId"].as_str(), r["conversationId"].as_str()), (Some("photoapp.message.reaction"), Some(answer.as_str()), Some(conversation.as_str())));
+    }
+    let actions: Vec<&Value> = reactions.iter().map(|r| &r["reaction"]).collect();
+    assert_eq!(actions, [&json!({"emoji": "❤️", "action": "added"}), &json!({"emoji": "❤️", "action": "removed"})]);
+    assert!(theirs.got().is_empty(), "another business's subscription receives none of these");
+
+    // Bad input and another business's account are refused before anything is enqueued.
+    let k = s.as_key(&t.key);
+    k.post("/sandbox/v1/photoapp/reactions", &json!({"photoappAccountId": ACCOUNT, "from": "u-7", "reaction": ""})).assert_failure(400, "validation");
+    k.post("/sandbox/v1/photoapp/referrals", &json!({"photoappAccountId": ACCOUNT, "from": "u-7", "source": "Billboard!"})).assert_failure(400, "validation");
+    k.post("/sandbox/v1/photoapp/referrals", &json!({"photoappAccountId": ACCOUNT, "from": "u-7", "source": "ad", "extra": 1})).assert_failure(400, "validation");
+    let r = k.post("/sandbox/v1/photoapp/referrals", &json!({"photoappAccountId": "acct-other", "from": "u-7", "source": "ad"}));
+    assert_eq!(r.assert_failure(404, "not_found").code(), "photoapp_account_not_connected");
+    // The admin commands enqueue the same jobs.
+    let job = s.admin(&["sandbox", "referral", "--account-id", ACCOUNT, "--from", "u-8", "--source", "post", "--post-id", "p-9"]);
+    wait_done(&dir.0, job["jobId"].as_str().unwrap());
+    let e = rx.wait_for(4)[3].json();
+    assert_eq!(e["referral"], json!({"source": "post", "adId": null, "postId": "p-9"}));
+}

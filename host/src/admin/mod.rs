@@ -296,17 +296,8 @@ pub fn enqueue_inbound(db: &Db, business: Option<&str>, m: &Inbound) -> std::res
         Some(id) => id.to_string(),
         None => format!("sbx.{}", uuid::Uuid::new_v4()),
     };
-    let t = |s: &str| SqlValue::Text(s.to_string());
     let c = db.conn()?;
-    let owner = db::query_strings(
-        &c,
-        "SELECT business_id FROM channel_connections WHERE channel = ?1 AND provider_id = ?2 AND status = 'connected'",
-        vec![t(channel), t(sender)],
-    )?
-    .into_iter()
-    .next()
-    .filter(|owner| business.is_none_or(|b| b == owner));
-    let Some(owner) = owner else {
+    let Some(owner) = connected_owner(&c, channel, sender, business)? else {
         return Err(InboundRefusal::NotConnected(match m.to {
             Sender::Chatapp(_) => format!("{sender} is not a connected chatapp number"),
             Sender::Photoapp(_) => format!("{sender} is not a connected photoapp account"),
@@ -317,14 +308,90 @@ pub fn enqueue_inbound(db: &Db, business: Option<&str>, m: &Inbound) -> std::res
         Sender::Chatapp(_) => "phoneNumberId",
         Sender::Photoapp(_) => "accountId",
     }] = json!(sender);
+    let job_id = insert_job(&c, kind, &owner, &payload)?;
+    Ok(json!({"jobId": job_id, "providerMessageId": provider_message_id}))
+}
+
+/// The business `sender` (a number or an account of `channel`) is connected
+/// to; with `business`, only when it is that one.
+fn connected_owner(c: &db::Connection, channel: &str, sender: &str, business: Option<&str>) -> Result<Option<String>> {
+    let t = |s: &str| SqlValue::Text(s.to_string());
+    Ok(db::query_strings(c, "SELECT business_id FROM channel_connections WHERE channel = ?1 AND provider_id = ?2 AND status = 'connected'", vec![t(channel), t(sender)])?
+        .into_iter()
+        .next()
+        .filter(|owner| business.is_none_or(|b| b == owner)))
+}
+
+/// A job row the dispatcher runs now (the host writes the provider's
+/// inbound jobs itself); its id.
+fn insert_job(c: &db::Connection, kind: &str, business: &str, payload: &serde_json::Value) -> Result<String> {
     let job_id = uuid::Uuid::now_v7().to_string();
     let now = crate::clock::now_ms();
     db::execute(
-        &c,
+        c,
         "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
-        vec![t(&job_id), t(kind), t(&owner), SqlValue::Text(payload.to_string()), SqlValue::Integer(now)],
+        vec![SqlValue::Text(job_id.clone()), SqlValue::Text(kind.into()), SqlValue::Text(business.into()), SqlValue::Text(payload.to_string()), SqlValue::Integer(now)],
     )?;
-    Ok(json!({"jobId": job_id, "providerMessageId": provider_message_id}))
+    Ok(job_id)
+}
+
+/// What a photoapp user does besides writing, as the provider's webhook
+/// would hand it over.
+pub enum PhotoappSignal<'a> {
+    /// A reaction (an emoji) to a message, or its removal. `message_id`:
+    /// ours or the provider's; none: the user's latest message from us.
+    Reaction { reaction: &'a str, message_id: Option<&'a str>, removed: bool },
+    /// The user arrived from an ad or a post (`source`: `ad`, `post`, …).
+    Referral { source: &'a str, ad_id: Option<&'a str>, post_id: Option<&'a str> },
+}
+
+/// A short identifier-like value: 1 to `max` characters, no control
+/// characters, not only spaces.
+fn short(v: &str, max: usize) -> bool {
+    !v.trim().is_empty() && v.chars().count() <= max && !v.chars().any(char::is_control)
+}
+
+/// Enqueues a durable `messaging.photoapp-reaction` or
+/// `messaging.photoapp-referral` job for the user `from` of `account` (the
+/// sandbox: the admin commands and routes), like [`enqueue_inbound`].
+pub fn enqueue_photoapp_signal(
+    db: &Db,
+    business: Option<&str>,
+    account: &str,
+    from: &str,
+    signal: &PhotoappSignal,
+) -> std::result::Result<serde_json::Value, InboundRefusal> {
+    let invalid = |m: &str| Err(InboundRefusal::Invalid(m.to_string()));
+    if !((1..=64).contains(&from.len()) && from.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))) {
+        return invalid("`from` must be the photoapp user id: 1 to 64 letters, digits, `.`, `_` or `-`");
+    }
+    let (kind, mut payload) = match signal {
+        PhotoappSignal::Reaction { reaction, message_id, removed } => {
+            if !short(reaction, 16) {
+                return invalid("`reaction` must be 1 to 16 characters (an emoji or the provider's reaction name)");
+            }
+            if message_id.is_some_and(|m| !short(m, 256)) {
+                return invalid("`messageId` must be 1 to 256 characters");
+            }
+            ("messaging.photoapp-reaction", json!({"reaction": reaction, "messageId": message_id, "removed": removed}))
+        }
+        PhotoappSignal::Referral { source, ad_id, post_id } => {
+            if !(1..=32).contains(&source.len()) || !source.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+                return invalid("`source` must be 1 to 32 lower-case letters or `_`, e.g. `ad` or `post`");
+            }
+            if ad_id.is_some_and(|v| !short(v, 128)) || post_id.is_some_and(|v| !short(v, 128)) {
+                return invalid("`adId` and `postId` must be 1 to 128 characters");
+            }
+            ("messaging.photoapp-referral", json!({"source": source, "adId": ad_id, "postId": post_id}))
+        }
+    };
+    payload["accountId"] = json!(account);
+    payload["from"] = json!(from);
+    let c = db.conn()?;
+    let Some(owner) = connected_owner(&c, "photoapp", account, business)? else {
+        return Err(InboundRefusal::NotConnected(format!("{account} is not a connected photoapp account")));
+    };
+    Ok(json!({"jobId": insert_job(&c, kind, &owner, &payload)?}))
 }
 
 /// `admin sandbox inbound`: stands in for the messaging provider's inbound
@@ -334,6 +401,15 @@ pub fn enqueue_inbound(db: &Db, business: Option<&str>, m: &Inbound) -> std::res
 /// out. A repeated `--provider-message-id` is processed once.
 pub fn sandbox_inbound(db: &Db, m: &Inbound) -> Result<serde_json::Value> {
     enqueue_inbound(db, None, m).map_err(|r| match r {
+        InboundRefusal::Invalid(m) | InboundRefusal::NotConnected(m) => anyhow::anyhow!(m),
+        InboundRefusal::Storage(e) => e,
+    })
+}
+
+/// `admin sandbox reaction | referral`: [`enqueue_photoapp_signal`] for
+/// whichever business the account is connected to.
+pub fn sandbox_photoapp_signal(db: &Db, account: &str, from: &str, signal: &PhotoappSignal) -> Result<serde_json::Value> {
+    enqueue_photoapp_signal(db, None, account, from, signal).map_err(|r| match r {
         InboundRefusal::Invalid(m) | InboundRefusal::NotConnected(m) => anyhow::anyhow!(m),
         InboundRefusal::Storage(e) => e,
     })

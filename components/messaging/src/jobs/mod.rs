@@ -1,14 +1,15 @@
 //! The job kinds of the messaging area, declared once ([`MessagingJob`]),
 //! and [`run`], through which the dispatcher runs them.
 //!
-//! `messaging.inbound` and `messaging.photoapp-inbound` are also written by
-//! the host (`host/src/admin.rs` `enqueue_inbound`, the provider's inbound
+//! `messaging.inbound`, `messaging.photoapp-inbound`, `-reaction` and
+//! `-referral` are also written by the host (`host/src/admin.rs` `enqueue_inbound`, the provider's inbound
 //! webhook), so their payloads keep exactly that shape.
 
 pub mod autoreply;
 pub mod deliver;
 pub mod inbound;
 pub mod photoapp_inbound;
+pub mod photoapp_signal;
 
 use serde::{Deserialize, Serialize};
 use switchboard_guest::job::AreaJob;
@@ -25,6 +26,12 @@ pub enum MessagingJob {
     /// One inbound photoapp direct message (enqueued by the host).
     #[serde(rename = "messaging.photoapp-inbound")]
     PhotoappInbound(photoapp_inbound::Payload),
+    /// A photoapp user's reaction to a message (enqueued by the host).
+    #[serde(rename = "messaging.photoapp-reaction")]
+    PhotoappReaction(photoapp_signal::Reaction),
+    /// A photoapp user's arrival from an ad or a post (enqueued by the host).
+    #[serde(rename = "messaging.photoapp-referral")]
+    PhotoappReferral(photoapp_signal::Referral),
     /// The assigned agent answers one inbound message (calls the `ai` import).
     #[serde(rename = "messaging.autoreply")]
     Autoreply(MessageRef),
@@ -37,7 +44,7 @@ pub enum MessagingJob {
 impl AreaJob for MessagingJob {
     fn options(&self) -> JobOptions {
         let calls_out = match self {
-            MessagingJob::Inbound(_) | MessagingJob::PhotoappInbound(_) => false,
+            MessagingJob::Inbound(_) | MessagingJob::PhotoappInbound(_) | MessagingJob::PhotoappReaction(_) | MessagingJob::PhotoappReferral(_) => false,
             MessagingJob::Autoreply(_) | MessagingJob::Deliver(_) => true,
         };
         JobOptions { calls_out, lane: None, delay_ms: 0 }
@@ -56,6 +63,8 @@ pub fn run(job: &Job) -> Outcome {
     match MessagingJob::from_job(job) {
         Ok(MessagingJob::Inbound(p)) => inbound::run(job, p),
         Ok(MessagingJob::PhotoappInbound(p)) => photoapp_inbound::run(job, p),
+        Ok(MessagingJob::PhotoappReaction(p)) => photoapp_signal::run_reaction(job, p),
+        Ok(MessagingJob::PhotoappReferral(p)) => photoapp_signal::run_referral(job, p),
         Ok(MessagingJob::Autoreply(m)) => autoreply::run(job, &m.message_id),
         Ok(MessagingJob::Deliver(m)) => deliver::run(job, &m.message_id),
         Err(dead) => dead,

@@ -1,0 +1,140 @@
+//! `messaging.photoapp-reaction` and `messaging.photoapp-referral`: what a
+//! photoapp user does besides writing, enqueued durably by the provider's
+//! inbound webhook (today the sandbox: `switchboard admin sandbox reaction
+//! | referral` or `POST /sandbox/v1/photoapp/reactions | referrals`). In the
+//! job's one fenced transaction:
+//!
+//! * **a reaction** to a message of the user's conversation (named by our
+//!   message id or the provider's) is stored on the message (`reaction`,
+//!   cleared when `removed`) and `photoapp.message.reaction` is fanned out;
+//!   a reaction to a message we do not know (another conversation, never
+//!   stored) is ignored with a log line, as the provider's own late or
+//!   stray reactions would be;
+//! * **a referral** (the user arrived from an ad or a post) starts the
+//!   user's conversation when it has none (a participant without a contact,
+//!   like a first direct message), keeps the latest referral on it and fans
+//!   `photoapp.message.referral` out.
+//!
+//! The event id is the job's (one event per provider signal: a job runs to
+//! completion once; a retried step commits nothing before it).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::job_types::{Job, Outcome};
+use switchboard_guest::{events, log, new_id, now, Failure};
+
+use crate::conversation;
+
+pub const REACTION_EVENT: &str = "photoapp.message.reaction";
+pub const REFERRAL_EVENT: &str = "photoapp.message.referral";
+
+/// A reaction, as the host writes it (`host/src/admin/mod.rs`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reaction {
+    pub account_id: String,
+    pub from: String,
+    pub reaction: String,
+    /// Our message id or the provider's; none: the user's latest message from us.
+    #[serde(default)]
+    pub message_id: Option<String>,
+    #[serde(default)]
+    pub removed: bool,
+}
+
+/// A referral, as the host writes it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Referral {
+    pub account_id: String,
+    pub from: String,
+    pub source: String,
+    #[serde(default)]
+    pub ad_id: Option<String>,
+    #[serde(default)]
+    pub post_id: Option<String>,
+}
+
+pub fn run_reaction(job: &Job, p: Reaction) -> Outcome {
+    match reaction(&job.business_id, &job.id, &p) {
+        Ok(()) => Outcome::Done,
+        Err(f) => panic!("store error during a photoapp reaction: {} {}", f.code, f.message),
+    }
+}
+
+pub fn run_referral(job: &Job, p: Referral) -> Outcome {
+    match referral(&job.business_id, &job.id, &p) {
+        Ok(()) => Outcome::Done,
+        Err(f) => panic!("store error during a photoapp referral: {} {}", f.code, f.message),
+    }
+}
+
+/// What every photoapp signal event carries (our shape, in the spirit of
+/// `photoapp.message.received`).
+fn envelope(biz: &str, event_type: &str, event_id: &str, occurred_at: &str, account: &str, c: &conversation::Participant, user: &str) -> Value {
+    json!({
+        "contractVersion": events::CONTRACT_VERSION,
+        "eventId": event_id,
+        "eventType": event_type,
+        "occurredAt": occurred_at,
+        "businessId": biz,
+        "providerAccountId": account,
+        "channel": "photoapp",
+        "conversationId": c.conversation_id,
+        "participantId": c.conversation_id,
+        "customer": {"photoappUserId": user, "username": c.name, "contactId": c.contact_id},
+    })
+}
+
+fn reaction(biz: &str, job_id: &str, p: &Reaction) -> Result<(), Failure> {
+    let Some(c) = conversation::photoapp_participant(biz, &p.account_id, &p.from)? else {
+        log::log(log::Level::Info, "photoapp reaction from a user without a conversation: ignored");
+        return Ok(());
+    };
+    // The message reacted to: named, or the latest we sent the user.
+    let target = match &p.message_id {
+        Some(id) => db::query_one(
+            "SELECT id, provider_message_id FROM messages WHERE business_id = ?1 AND conversation_id = ?2 AND (id = ?3 OR provider_message_id = ?3)",
+            &[biz.into(), c.conversation_id.as_str().into(), id.as_str().into()],
+        )?,
+        None => db::query_one(
+            "SELECT id, provider_message_id FROM messages WHERE business_id = ?1 AND conversation_id = ?2 AND direction = 'outbound' ORDER BY created_at DESC, id DESC LIMIT 1",
+            &[biz.into(), c.conversation_id.as_str().into()],
+        )?,
+    };
+    let Some(target) = target else {
+        log::log(log::Level::Info, "photoapp reaction to a message this conversation does not have: ignored");
+        return Ok(());
+    };
+    let now = now();
+    db::execute(
+        "UPDATE messages SET reaction = ?3, reacted_at = ?4 WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), target.text(0).into(), (!p.removed).then(|| p.reaction.clone()).into(), now.as_str().into()],
+    )?;
+    let event_id = format!("reaction.{job_id}");
+    let mut event = envelope(biz, REACTION_EVENT, &event_id, &now, &p.account_id, &c, &p.from);
+    event["messageId"] = json!(target.text(0));
+    event["providerMessageId"] = json!(target.opt_text(1));
+    event["reaction"] = json!({"emoji": p.reaction, "action": if p.removed { "removed" } else { "added" }});
+    events::fan_out(biz, "photoapp", &p.account_id, REACTION_EVENT, &event_id, &event)
+}
+
+fn referral(biz: &str, job_id: &str, p: &Referral) -> Result<(), Failure> {
+    let now = now();
+    db::execute(
+        "INSERT INTO conversations (id, business_id, contact_id, channel, provider_account_id, participant_id, created_at) \
+         VALUES (?1, ?2, NULL, 'photoapp', ?3, ?4, ?5) ON CONFLICT DO NOTHING",
+        &[new_id().into(), biz.into(), p.account_id.as_str().into(), p.from.as_str().into(), now.as_str().into()],
+    )?;
+    let c = conversation::photoapp_participant(biz, &p.account_id, &p.from)?.expect("conversation exists after insert");
+    let referral = json!({"source": p.source, "adId": p.ad_id, "postId": p.post_id});
+    db::execute(
+        "UPDATE conversations SET referral_json = ?3, referred_at = ?4 WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), c.conversation_id.as_str().into(), referral.to_string().into(), now.as_str().into()],
+    )?;
+    let event_id = format!("referral.{job_id}");
+    let mut event = envelope(biz, REFERRAL_EVENT, &event_id, &now, &p.account_id, &c, &p.from);
+    event["referral"] = referral;
+    events::fan_out(biz, "photoapp", &p.account_id, REFERRAL_EVENT, &event_id, &event)
+}
