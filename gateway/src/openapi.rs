@@ -223,8 +223,8 @@ pub fn document() -> Result<Value, String> {
 }
 
 /// The events the service POSTs to subscribers (OpenAPI 3.1 `webhooks`),
-/// each with its payload schema. The photoapp comment types can be
-/// subscribed to but are not emitted yet.
+/// each with its payload schema. `photoapp.comment.replied` and `.failed`
+/// can be subscribed to but are not emitted yet.
 fn webhooks() -> Value {
     let events: &[(&str, &str, &str)] = &[
         ("chatapp.message.received", "ChatappMessageReceivedEvent", "An inbound chatapp message."),
@@ -238,6 +238,7 @@ fn webhooks() -> Value {
         ("photoapp.message.failed", "PhotoappDeliveryEvent", "The photoapp answer failed."),
         ("photoapp.message.reaction", "PhotoappReactionEvent", "A photoapp user reacted to a message, or took the reaction back."),
         ("photoapp.message.referral", "PhotoappReferralEvent", "A photoapp user arrived from an ad or a post."),
+        ("photoapp.comment.received", "PhotoappCommentReceivedEvent", "A public comment on one of the account's posts."),
     ];
     let mut out = Map::new();
     for (event, schema, summary) in events {

@@ -387,6 +387,24 @@ enum SandboxCommand {
         #[arg(long)]
         removed: bool,
     },
+    /// Enqueue a public comment on one of a photoapp account's posts.
+    Comment {
+        #[arg(long, value_name = "ACCT")]
+        account_id: String,
+        /// The commenter's photoapp user id.
+        #[arg(long)]
+        from: String,
+        #[arg(long)]
+        text: String,
+        /// The commenter's handle.
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long, value_name = "ID")]
+        post_id: Option<String>,
+        /// The provider's comment id (a repeated one is processed once).
+        #[arg(long, value_name = "ID")]
+        comment_id: Option<String>,
+    },
     /// Enqueue a photoapp user's arrival from an ad or a post.
     Referral {
         #[arg(long, value_name = "ACCT")]
@@ -475,6 +493,12 @@ fn admin_command(args: AdminArgs) -> Result<serde_json::Value> {
             &account_id,
             &from,
             &admin::PhotoappSignal::Reaction { reaction: &reaction, message_id: message_id.as_deref(), removed },
+        ),
+        AdminCommand::Sandbox(SandboxCommand::Comment { account_id, from, text, name, post_id, comment_id }) => admin::sandbox_photoapp_signal(
+            &db,
+            &account_id,
+            &from,
+            &admin::PhotoappSignal::Comment { text: &text, name: name.as_deref(), post_id: post_id.as_deref(), comment_id: comment_id.as_deref() },
         ),
         AdminCommand::Sandbox(SandboxCommand::Referral { account_id, from, source, ad_id, post_id }) => admin::sandbox_photoapp_signal(
             &db,

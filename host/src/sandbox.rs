@@ -2,7 +2,8 @@
 //! `POST /sandbox/v1/chatapp/inbound` and `POST /sandbox/v1/photoapp/inbound`
 //! inject an inbound message the way the provider's webhook would (a durable
 //! inbound job); `POST /sandbox/v1/photoapp/reactions` and `…/referrals` a
-//! photoapp user's reaction to a message or arrival from an ad or a post.
+//! photoapp user's reaction to a message or arrival from an ad or a post,
+//! and `…/comments` a public comment on one of the account's posts.
 //! They take an API key of the business that owns the number (scope
 //! `chatapp:write`) or the account (scope `photoapp:write`).
 
@@ -16,10 +17,11 @@ pub const INBOUND_PATH: &str = "/sandbox/v1/chatapp/inbound";
 pub const PHOTOAPP_INBOUND_PATH: &str = "/sandbox/v1/photoapp/inbound";
 pub const PHOTOAPP_REACTIONS_PATH: &str = "/sandbox/v1/photoapp/reactions";
 pub const PHOTOAPP_REFERRALS_PATH: &str = "/sandbox/v1/photoapp/referrals";
+pub const PHOTOAPP_COMMENTS_PATH: &str = "/sandbox/v1/photoapp/comments";
 
 /// True for a path this module serves.
 pub fn serves(path: &str) -> bool {
-    [INBOUND_PATH, PHOTOAPP_INBOUND_PATH, PHOTOAPP_REACTIONS_PATH, PHOTOAPP_REFERRALS_PATH].contains(&path)
+    [INBOUND_PATH, PHOTOAPP_INBOUND_PATH, PHOTOAPP_REACTIONS_PATH, PHOTOAPP_REFERRALS_PATH, PHOTOAPP_COMMENTS_PATH].contains(&path)
 }
 
 #[derive(Deserialize)]
@@ -32,6 +34,20 @@ struct ReactionBody {
     message_id: Option<String>,
     #[serde(default)]
     removed: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CommentBody {
+    photoapp_account_id: String,
+    from: String,
+    text: String,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    post_id: Option<String>,
+    #[serde(default)]
+    comment_id: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -79,7 +95,7 @@ pub fn inbound(app: &App, path: &str, method: &str, authorization: Option<&str>,
     if !key.scopes.iter().any(|s| s == scope) {
         return fail(Failure::authorization("missing_scope", format!("this API key lacks the scope `{scope}`")));
     }
-    if path == PHOTOAPP_REACTIONS_PATH || path == PHOTOAPP_REFERRALS_PATH {
+    if [PHOTOAPP_REACTIONS_PATH, PHOTOAPP_REFERRALS_PATH, PHOTOAPP_COMMENTS_PATH].contains(&path) {
         return answer(signal(app, &key.business_id, path, body), request_id);
     }
     let body: InboundBody = match serde_json::from_slice(body) {
@@ -97,13 +113,17 @@ pub fn inbound(app: &App, path: &str, method: &str, authorization: Option<&str>,
     answer(enqueue_inbound(&app.db, Some(&key.business_id), &m).map_err(|r| refusal(r, code)), request_id)
 }
 
-/// A reaction or a referral of the business's photoapp account.
+/// A reaction, a referral or a comment of the business's photoapp account.
 fn signal(app: &App, business: &str, path: &str, body: &[u8]) -> Result<serde_json::Value, Failure> {
     let invalid = |e: serde_json::Error| Failure::validation("invalid_request", format!("invalid body: {e}"));
     let not_connected = |r| refusal(r, "photoapp_account_not_connected");
     if path == PHOTOAPP_REACTIONS_PATH {
         let b: ReactionBody = serde_json::from_slice(body).map_err(invalid)?;
         let s = PhotoappSignal::Reaction { reaction: &b.reaction, message_id: b.message_id.as_deref(), removed: b.removed };
+        enqueue_photoapp_signal(&app.db, Some(business), &b.photoapp_account_id, &b.from, &s).map_err(not_connected)
+    } else if path == PHOTOAPP_COMMENTS_PATH {
+        let b: CommentBody = serde_json::from_slice(body).map_err(invalid)?;
+        let s = PhotoappSignal::Comment { text: &b.text, name: b.name.as_deref(), post_id: b.post_id.as_deref(), comment_id: b.comment_id.as_deref() };
         enqueue_photoapp_signal(&app.db, Some(business), &b.photoapp_account_id, &b.from, &s).map_err(not_connected)
     } else {
         let b: ReferralBody = serde_json::from_slice(body).map_err(invalid)?;

@@ -147,7 +147,7 @@ fn signal(s: &Server, key: &str, path: &str, body: Value) -> String {
 }
 
 #[test]
-fn reactions_and_referrals_reach_the_accounts_subscribers_only() {
+fn reactions_referrals_and_comments_reach_the_accounts_subscribers_only() {
     let dir = DataDir::new();
     let s = Server::start_with(&dir.0, &["--sandbox-routes", "--messenger-setting", "step-delay-ms=1"]);
     let t = tenant(&dir.0, "all");
@@ -156,7 +156,7 @@ fn reactions_and_referrals_reach_the_accounts_subscribers_only() {
     s.admin(&["channel", "connect", "--business", biz, "--channel", "photoapp", "--account-id", ACCOUNT, "--username", "shop"]);
     s.admin(&["channel", "connect", "--business", &other.business, "--channel", "photoapp", "--account-id", "acct-other", "--username", "other"]);
     let rx = Receiver::start();
-    let events = ["photoapp.message.reaction", "photoapp.message.referral"];
+    let events = ["photoapp.message.reaction", "photoapp.message.referral", "photoapp.comment.received"];
     let sub = s.as_key(&t.key).fresh().post(
         "/api/v1/webhook-subscriptions",
         &json!({"businessId": biz, "channel": "photoapp", "providerAccountId": ACCOUNT, "callbackUrl": rx.url(), "events": events, "externalAutomation": true}),
@@ -215,4 +215,25 @@ fn reactions_and_referrals_reach_the_accounts_subscribers_only() {
     wait_done(&dir.0, job["jobId"].as_str().unwrap());
     let e = rx.wait_for(4)[3].json();
     assert_eq!(e["referral"], json!({"source": "post", "adId": null, "postId": "p-9"}));
+
+    // A public comment: the commenter becomes a participant, the event carries the comment; a redelivery is processed once.
+    let comment = json!({"photoappAccountId": ACCOUNT, "from": "u-9", "text": "Do you ship to Oslo?", "name": "ola.n", "postId": "p-9", "commentId": "c-1"});
+    signal(&s, &t.key, "/sandbox/v1/photoapp/comments", comment.clone());
+    signal(&s, &t.key, "/sandbox/v1/photoapp/comments", comment);
+    let job = s.admin(&["sandbox", "comment", "--account-id", ACCOUNT, "--from", "u-9", "--text", "And to Bergen?"]);
+    assert!(job["commentId"].as_str().unwrap().starts_with("sbx-c."));
+    wait_done(&dir.0, job["jobId"].as_str().unwrap());
+    let got = rx.wait_for(6);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(rx.got().len(), 6, "the redelivered comment made no second event");
+    let e = got[4].json();
+    assert!(verify(&got[4], &secret));
+    conforms("PhotoappCommentReceivedEvent", &e);
+    assert_eq!((e["eventType"].as_str(), e["eventId"].as_str()), (Some("photoapp.comment.received"), Some("c-1")));
+    assert_eq!(e["comment"], json!({"commentId": "c-1", "postId": "p-9", "text": "Do you ship to Oslo?"}));
+    assert_eq!(e["customer"], json!({"photoappUserId": "u-9", "username": "ola.n", "contactId": null}));
+    assert_eq!(got[5].json()["comment"]["text"], "And to Bergen?");
+    assert_eq!(got[5].json()["conversationId"], e["conversationId"], "one participant per commenter");
+    k.post("/sandbox/v1/photoapp/comments", &json!({"photoappAccountId": ACCOUNT, "from": "u-9", "text": " "})).assert_failure(400, "validation");
+    assert!(theirs.got().is_empty());
 }

@@ -343,6 +343,9 @@ pub enum PhotoappSignal<'a> {
     Reaction { reaction: &'a str, message_id: Option<&'a str>, removed: bool },
     /// The user arrived from an ad or a post (`source`: `ad`, `post`, …).
     Referral { source: &'a str, ad_id: Option<&'a str>, post_id: Option<&'a str> },
+    /// A public comment on one of the account's posts (`comment_id`: the
+    /// provider's; a fresh one when none is given).
+    Comment { text: &'a str, name: Option<&'a str>, post_id: Option<&'a str>, comment_id: Option<&'a str> },
 }
 
 /// A short identifier-like value: 1 to `max` characters, no control
@@ -351,8 +354,8 @@ fn short(v: &str, max: usize) -> bool {
     !v.trim().is_empty() && v.chars().count() <= max && !v.chars().any(char::is_control)
 }
 
-/// Enqueues a durable `messaging.photoapp-reaction` or
-/// `messaging.photoapp-referral` job for the user `from` of `account` (the
+/// Enqueues a durable `messaging.photoapp-reaction`,
+/// `messaging.photoapp-referral` or `messaging.photoapp-comment` job for the user `from` of `account` (the
 /// sandbox: the admin commands and routes), like [`enqueue_inbound`].
 pub fn enqueue_photoapp_signal(
     db: &Db,
@@ -384,6 +387,19 @@ pub fn enqueue_photoapp_signal(
             }
             ("messaging.photoapp-referral", json!({"source": source, "adId": ad_id, "postId": post_id}))
         }
+        PhotoappSignal::Comment { text, name, post_id, comment_id } => {
+            if text.trim().is_empty() || text.chars().count() > 2200 {
+                return invalid("`text` must be 1 to 2200 characters");
+            }
+            if name.is_some_and(|n| n.chars().count() > 200) {
+                return invalid("`name` must be at most 200 characters");
+            }
+            if post_id.is_some_and(|v| !short(v, 128)) || comment_id.is_some_and(|v| !short(v, 256)) {
+                return invalid("`postId` must be 1 to 128 characters and `commentId` 1 to 256");
+            }
+            let comment_id = comment_id.map_or_else(|| format!("sbx-c.{}", uuid::Uuid::new_v4()), str::to_string);
+            ("messaging.photoapp-comment", json!({"text": text, "name": name, "postId": post_id, "commentId": comment_id}))
+        }
     };
     payload["accountId"] = json!(account);
     payload["from"] = json!(from);
@@ -391,7 +407,11 @@ pub fn enqueue_photoapp_signal(
     let Some(owner) = connected_owner(&c, "photoapp", account, business)? else {
         return Err(InboundRefusal::NotConnected(format!("{account} is not a connected photoapp account")));
     };
-    Ok(json!({"jobId": insert_job(&c, kind, &owner, &payload)?}))
+    let mut answer = json!({"jobId": insert_job(&c, kind, &owner, &payload)?});
+    if let Some(comment) = payload.get("commentId") {
+        answer["commentId"] = comment.clone();
+    }
+    Ok(answer)
 }
 
 /// `admin sandbox inbound`: stands in for the messaging provider's inbound

@@ -1,8 +1,8 @@
 //! The job kinds of the messaging area, declared once ([`MessagingJob`]),
 //! and [`run`], through which the dispatcher runs them.
 //!
-//! `messaging.inbound`, `messaging.photoapp-inbound`, `-reaction` and
-//! `-referral` are also written by the host (`host/src/admin.rs` `enqueue_inbound`, the provider's inbound
+//! `messaging.inbound`, `messaging.photoapp-inbound`, `-reaction`,
+//! `-referral` and `-comment` are also written by the host (`host/src/admin.rs` `enqueue_inbound`, the provider's inbound
 //! webhook), so their payloads keep exactly that shape.
 
 pub mod autoreply;
@@ -32,6 +32,9 @@ pub enum MessagingJob {
     /// A photoapp user's arrival from an ad or a post (enqueued by the host).
     #[serde(rename = "messaging.photoapp-referral")]
     PhotoappReferral(photoapp_signal::Referral),
+    /// A public comment on one of the account's posts (enqueued by the host).
+    #[serde(rename = "messaging.photoapp-comment")]
+    PhotoappComment(photoapp_signal::Comment),
     /// The assigned agent answers one inbound message (calls the `ai` import).
     #[serde(rename = "messaging.autoreply")]
     Autoreply(MessageRef),
@@ -44,7 +47,9 @@ pub enum MessagingJob {
 impl AreaJob for MessagingJob {
     fn options(&self) -> JobOptions {
         let calls_out = match self {
-            MessagingJob::Inbound(_) | MessagingJob::PhotoappInbound(_) | MessagingJob::PhotoappReaction(_) | MessagingJob::PhotoappReferral(_) => false,
+            MessagingJob::Inbound(_) | MessagingJob::PhotoappInbound(_) | MessagingJob::PhotoappReaction(_)
+            | MessagingJob::PhotoappReferral(_)
+            | MessagingJob::PhotoappComment(_) => false,
             MessagingJob::Autoreply(_) | MessagingJob::Deliver(_) => true,
         };
         JobOptions { calls_out, lane: None, delay_ms: 0 }
@@ -65,6 +70,7 @@ pub fn run(job: &Job) -> Outcome {
         Ok(MessagingJob::PhotoappInbound(p)) => photoapp_inbound::run(job, p),
         Ok(MessagingJob::PhotoappReaction(p)) => photoapp_signal::run_reaction(job, p),
         Ok(MessagingJob::PhotoappReferral(p)) => photoapp_signal::run_referral(job, p),
+        Ok(MessagingJob::PhotoappComment(p)) => photoapp_signal::run_comment(job, p),
         Ok(MessagingJob::Autoreply(m)) => autoreply::run(job, &m.message_id),
         Ok(MessagingJob::Deliver(m)) => deliver::run(job, &m.message_id),
         Err(dead) => dead,

@@ -13,7 +13,12 @@
 //! * **a referral** (the user arrived from an ad or a post) starts the
 //!   user's conversation when it has none (a participant without a contact,
 //!   like a first direct message), keeps the latest referral on it and fans
-//!   `photoapp.message.referral` out.
+//!   `photoapp.message.referral` out;
+//! * **a public comment** on one of the account's posts resolves the
+//!   commenter as a participant like a direct message does, is stored once
+//!   per provider comment id (`photoapp_comments`) and fans
+//!   `photoapp.comment.received` out (event id: the comment id). Answering
+//!   comments is not built yet.
 //!
 //! The event id is the job's (one event per provider signal: a job runs to
 //! completion once; a retried step commits nothing before it).
@@ -28,6 +33,28 @@ use crate::conversation;
 
 pub const REACTION_EVENT: &str = "photoapp.message.reaction";
 pub const REFERRAL_EVENT: &str = "photoapp.message.referral";
+pub const COMMENT_EVENT: &str = "photoapp.comment.received";
+
+/// A public comment, as the host writes it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Comment {
+    pub account_id: String,
+    pub from: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    pub text: String,
+    #[serde(default)]
+    pub post_id: Option<String>,
+    pub comment_id: String,
+}
+
+pub fn run_comment(job: &Job, p: Comment) -> Outcome {
+    match comment(&job.business_id, &p) {
+        Ok(()) => Outcome::Done,
+        Err(f) => panic!("store error during a photoapp comment: {} {}", f.code, f.message),
+    }
+}
 
 /// A reaction, as the host writes it (`host/src/admin/mod.rs`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -122,12 +149,7 @@ fn reaction(biz: &str, job_id: &str, p: &Reaction) -> Result<(), Failure> {
 
 fn referral(biz: &str, job_id: &str, p: &Referral) -> Result<(), Failure> {
     let now = now();
-    db::execute(
-        "INSERT INTO conversations (id, business_id, contact_id, channel, provider_account_id, participant_id, created_at) \
-         VALUES (?1, ?2, NULL, 'photoapp', ?3, ?4, ?5) ON CONFLICT DO NOTHING",
-        &[new_id().into(), biz.into(), p.account_id.as_str().into(), p.from.as_str().into(), now.as_str().into()],
-    )?;
-    let c = conversation::photoapp_participant(biz, &p.account_id, &p.from)?.expect("conversation exists after insert");
+    let c = participant(biz, &p.account_id, &p.from, None, &now)?;
     let referral = json!({"source": p.source, "adId": p.ad_id, "postId": p.post_id});
     db::execute(
         "UPDATE conversations SET referral_json = ?3, referred_at = ?4 WHERE business_id = ?1 AND id = ?2",
@@ -137,4 +159,47 @@ fn referral(biz: &str, job_id: &str, p: &Referral) -> Result<(), Failure> {
     let mut event = envelope(biz, REFERRAL_EVENT, &event_id, &now, &p.account_id, &c, &p.from);
     event["referral"] = referral;
     events::fan_out(biz, "photoapp", &p.account_id, REFERRAL_EVENT, &event_id, &event)
+}
+
+/// The commenter's participant conversation (created when missing, its
+/// handle refreshed), as for a first direct message.
+fn participant(biz: &str, account: &str, user: &str, name: Option<&str>, now: &str) -> Result<conversation::Participant, Failure> {
+    db::execute(
+        "INSERT INTO conversations (id, business_id, contact_id, channel, provider_account_id, participant_id, participant_name, created_at) \
+         VALUES (?1, ?2, NULL, 'photoapp', ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+        &[new_id().into(), biz.into(), account.into(), user.into(), name.into(), now.into()],
+    )?;
+    if name.is_some() {
+        db::execute(
+            "UPDATE conversations SET participant_name = ?4 WHERE business_id = ?1 AND channel = 'photoapp' AND provider_account_id = ?2 AND participant_id = ?3",
+            &[biz.into(), account.into(), user.into(), name.into()],
+        )?;
+    }
+    Ok(conversation::photoapp_participant(biz, account, user)?.expect("conversation exists after insert"))
+}
+
+fn comment(biz: &str, p: &Comment) -> Result<(), Failure> {
+    let now = now();
+    let name = super::inbound::profile_name(p.name.as_deref());
+    let c = participant(biz, &p.account_id, &p.from, name.as_deref(), &now)?;
+    let stored = db::execute(
+        "INSERT INTO photoapp_comments (business_id, id, account_id, conversation_id, provider_comment_id, post_id, text, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING",
+        &[
+            biz.into(),
+            new_id().into(),
+            p.account_id.as_str().into(),
+            c.conversation_id.as_str().into(),
+            p.comment_id.as_str().into(),
+            p.post_id.clone().into(),
+            p.text.as_str().into(),
+            now.as_str().into(),
+        ],
+    )?;
+    if stored == 0 {
+        return Ok(()); // a redelivered comment
+    }
+    let mut event = envelope(biz, COMMENT_EVENT, &p.comment_id, &now, &p.account_id, &c, &p.from);
+    event["comment"] = json!({"commentId": p.comment_id, "postId": p.post_id, "text": p.text});
+    events::fan_out(biz, "photoapp", &p.account_id, COMMENT_EVENT, &p.comment_id, &event)
 }
