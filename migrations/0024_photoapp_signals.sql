@@ -16,7 +16,14 @@ CREATE TABLE photoapp_comments (
     provider_comment_id TEXT NOT NULL,
     post_id             TEXT,
     text                TEXT NOT NULL,
+    -- received (nobody answers), replying (the agent's reply job is queued),
+    -- replied, failed.
     status              TEXT NOT NULL DEFAULT 'received',
+    reply_text          TEXT,
+    provider_reply_id   TEXT,
+    failure_code        TEXT,
+    failure_message     TEXT,
+    replied_at          TEXT,
     created_at          TEXT NOT NULL,
     PRIMARY KEY (business_id, id),
     UNIQUE (business_id, account_id, provider_comment_id)

@@ -223,8 +223,7 @@ pub fn document() -> Result<Value, String> {
 }
 
 /// The events the service POSTs to subscribers (OpenAPI 3.1 `webhooks`),
-/// each with its payload schema. `photoapp.comment.replied` and `.failed`
-/// can be subscribed to but are not emitted yet.
+/// each with its payload schema.
 fn webhooks() -> Value {
     let events: &[(&str, &str, &str)] = &[
         ("chatapp.message.received", "ChatappMessageReceivedEvent", "An inbound chatapp message."),
@@ -239,6 +238,8 @@ fn webhooks() -> Value {
         ("photoapp.message.reaction", "PhotoappReactionEvent", "A photoapp user reacted to a message, or took the reaction back."),
         ("photoapp.message.referral", "PhotoappReferralEvent", "A photoapp user arrived from an ad or a post."),
         ("photoapp.comment.received", "PhotoappCommentReceivedEvent", "A public comment on one of the account's posts."),
+        ("photoapp.comment.replied", "PhotoappCommentRepliedEvent", "The account's agent replied publicly under a comment."),
+        ("photoapp.comment.failed", "PhotoappCommentFailedEvent", "The agent's reply to a comment could not be published."),
     ];
     let mut out = Map::new();
     for (event, schema, summary) in events {

@@ -236,4 +236,99 @@ fn reactions_referrals_and_comments_reach_the_accounts_subscribers_only() {
     assert_eq!(got[5].json()["conversationId"], e["conversationId"], "one participant per commenter");
     k.post("/sandbox/v1/photoapp/comments", &json!({"photoappAccountId": ACCOUNT, "from": "u-9", "text": " "})).assert_failure(400, "validation");
     assert!(theirs.got().is_empty());
+
+    // Linking the commenter writes its comments into the contact's timeline; later ones follow.
+    let link = s.as_key(&t.key).fresh().post(
+        &format!("/api/v1/channel-participants/{}/link-contact", e["conversationId"].as_str().unwrap()),
+        &json!({"businessId": biz, "channel": "photoapp", "mobile": "+15550008888", "name": "Ola"}),
+    );
+    let l = link.assert_ok(200).clone();
+    assert_eq!(l["linkedEntries"], 2, "{l}");
+    let contact = l["contactId"].as_str().unwrap().to_string();
+    signal(&s, &t.key, "/sandbox/v1/photoapp/comments", json!({"photoappAccountId": ACCOUNT, "from": "u-9", "text": "Thanks!", "commentId": "c-3"}));
+    let entries = s.as_key(&t.key).get(&format!("/api/v1/contacts/{contact}/timeline?businessId={biz}")).assert_ok(200)["entries"].clone();
+    let texts: Vec<&str> = entries.as_array().unwrap().iter().map(|e| e["summary"]["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["Thanks!", "And to Bergen?", "Do you ship to Oslo?"], "newest first: {entries}");
+    assert!(entries.as_array().unwrap().iter().all(|e| e["summary"]["type"] == "comment" && e["channel"] == "photoapp" && e["direction"] == "inbound"));
+}
+
+/// The comment-reply events a receiver got: (eventType, comment text, reply or failure).
+fn outcomes(rx: &Receiver) -> Vec<(String, String, Value)> {
+    rx.got()
+        .iter()
+        .map(|d| d.json())
+        .filter(|e| e["eventType"] != "photoapp.comment.received")
+        .map(|e| (e["eventType"].as_str().unwrap().to_string(), e["comment"]["text"].as_str().unwrap().to_string(), if e["reply"].is_null() { e["failure"].clone() } else { e["reply"].clone() }))
+        .collect()
+}
+
+#[test]
+fn the_agent_answers_each_comment_once_unless_an_integrator_owns_the_comments() {
+    let dir = DataDir::new();
+    let mut s = Server::start_with(&dir.0, &["--sandbox-routes", "--messenger-setting", "step-delay-ms=1"]);
+    let t = tenant(&dir.0, "all");
+    let biz = t.business.clone();
+    s.admin(&["channel", "connect", "--business", &biz, "--channel", "photoapp", "--account-id", ACCOUNT, "--username", "shop"]);
+    let agent = s.as_key(&t.key).fresh().post("/api/v1/agents", &json!({"businessId": biz, "channel": "photoapp", "name": "Shop", "instructions": "Sell shoes."}));
+    let agent = agent.assert_ok(201)["agent"]["id"].as_str().unwrap().to_string();
+    s.as_key(&t.key)
+        .patch("/api/v1/channels/assignments", &json!({"businessId": biz, "channel": "photoapp", "providerAccountId": ACCOUNT, "aiAgentId": agent, "autoReplyEnabled": true}))
+        .assert_ok(200);
+    // A subscription to the outcomes only watches: the agent still answers.
+    let rx = Receiver::start();
+    let watch = s.as_key(&t.key).fresh().post(
+        "/api/v1/webhook-subscriptions",
+        &json!({"businessId": biz, "channel": "photoapp", "providerAccountId": ACCOUNT, "callbackUrl": rx.url(), "events": ["photoapp.comment.replied", "photoapp.comment.failed"], "externalAutomation": true}),
+    );
+    let secret = watch.assert_ok(201)["signingSecret"].as_str().unwrap().to_string();
+    let comment = |s: &Server, from: &str, text: &str, id: &str| {
+        signal(s, &t.key, "/sandbox/v1/photoapp/comments", json!({"photoappAccountId": ACCOUNT, "from": from, "text": text, "commentId": id}));
+    };
+    let status = |id: &str| sql(&dir.0, &format!("SELECT status FROM photoapp_comments WHERE provider_comment_id = '{id}'")).trim().to_string();
+    comment(&s, "u-42", "Do you ship to Oslo?", "c-1");
+    comment(&s, "u-2222", "Nice shoes", "c-2"); // the sandbox refuses replies to …2222
+    comment(&s, "u-42", "Do you ship to Oslo?", "c-1"); // redelivered: one comment, one reply
+    let got = rx.wait_for(2);
+    assert!(got.iter().all(|d| verify(d, &secret)));
+    std::thread::sleep(Duration::from_millis(300));
+    let mut o = outcomes(&rx);
+    o.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(o.len(), 2, "{o:?}");
+    assert_eq!((o[0].0.as_str(), o[0].1.as_str()), ("photoapp.comment.replied", "Do you ship to Oslo?"));
+    assert!(o[0].2["text"].as_str().unwrap().contains("Do you ship to Oslo?"), "the offline agent's reply quotes the comment: {}", o[0].2);
+    assert_eq!(o[0].2["providerReplyId"], json!(format!("sbx-r.{}", sql(&dir.0, "SELECT id FROM photoapp_comments WHERE provider_comment_id = 'c-1'").trim())));
+    assert_eq!((o[1].0.as_str(), o[1].2["code"].as_str()), ("photoapp.comment.failed", Some("comment_reply_refused")));
+    crate::campaigns::check("PhotoappCommentRepliedEvent", &got.iter().map(|d| d.json()).find(|e| e["eventType"] == "photoapp.comment.replied").unwrap());
+    crate::campaigns::check("PhotoappCommentFailedEvent", &got.iter().map(|d| d.json()).find(|e| e["eventType"] == "photoapp.comment.failed").unwrap());
+    assert_eq!((status("c-1"), status("c-2")), ("replied".to_string(), "failed".to_string()));
+
+    // kill -9 while a reply waits on a provider that is down (…3333, retried): after the restart it is answered at most once.
+    comment(&s, "u-3333", "Still there?", "c-3");
+    std::thread::sleep(Duration::from_millis(500));
+    s.child.kill().unwrap();
+    s.child.wait().unwrap();
+    s = Server::start_with(&dir.0, &["--sandbox-routes", "--messenger-setting", "step-delay-ms=1"]);
+    let ended = poll("the comment behind the outage to end", || {
+        let st = status("c-3");
+        (st == "failed" || st == "replied").then_some(st)
+    });
+    assert_eq!(ended, "failed", "the provider stays down for …3333");
+    std::thread::sleep(Duration::from_millis(300));
+    let o = outcomes(&rx);
+    assert_eq!(o.iter().filter(|e| e.1 == "Still there?").count(), 1, "one outcome for the comment: {o:?}");
+
+    // An integrator that receives the comments owns them: the agent is silent, the comment stays `received`.
+    let owner = Receiver::start();
+    s.as_key(&t.key)
+        .fresh()
+        .post(
+            "/api/v1/webhook-subscriptions",
+            &json!({"businessId": biz, "channel": "photoapp", "providerAccountId": ACCOUNT, "callbackUrl": owner.url(), "events": ["photoapp.comment.received"], "externalAutomation": true}),
+        )
+        .assert_ok(201);
+    comment(&s, "u-77", "Who answers this?", "c-4");
+    owner.wait_for(1);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(status("c-4"), "received");
+    assert!(outcomes(&rx).iter().all(|e| e.1 != "Who answers this?"));
 }

@@ -74,7 +74,8 @@ pub fn link(req: &Request) -> HResult<Success> {
     let linked = match &old_contact {
         Some(old) => db::execute(
             "UPDATE timeline_entries SET contact_id = ?3 WHERE business_id = ?1 AND contact_id = ?4 AND kind = 'message' \
-             AND json_extract(summary_json, '$.messageId') IN (SELECT id FROM messages WHERE business_id = ?1 AND conversation_id = ?2)",
+             AND (json_extract(summary_json, '$.messageId') IN (SELECT id FROM messages WHERE business_id = ?1 AND conversation_id = ?2) \
+                  OR json_extract(summary_json, '$.commentId') IN (SELECT id FROM photoapp_comments WHERE business_id = ?1 AND conversation_id = ?2))",
             &[biz.into(), conversation.into(), contact.as_str().into(), old.as_str().into()],
         )?,
         None => first_timeline_entries(biz, &conversation, &contact)?,
@@ -112,8 +113,8 @@ pub fn link(req: &Request) -> HResult<Success> {
     ok(&json!({"contactId": contact, "linkedEntries": linked}))
 }
 
-/// Timeline entries for every message of a conversation that had no contact;
-/// returns how many.
+/// Timeline entries for every message and comment of a conversation that
+/// had no contact; returns how many.
 fn first_timeline_entries(biz: &str, conversation: &str, contact: &str) -> HResult<u64> {
     let messages = db::query(
         "SELECT id, channel, direction, type, text, created_at FROM messages WHERE business_id = ?1 AND conversation_id = ?2 ORDER BY created_at, id",
@@ -123,5 +124,15 @@ fn first_timeline_entries(biz: &str, conversation: &str, contact: &str) -> HResu
         let summary = json!({"messageId": m.text(0), "type": m.text(3), "text": m.opt_text(4)});
         timeline::append_message(biz, contact, &m.text(1), &m.text(2), &m.text(5), &summary)?;
     }
-    Ok(messages.len() as u64)
+    // A photoapp participant's public comments (the messaging area writes
+    // the same summary for a linked commenter).
+    let comments = db::query(
+        "SELECT id, provider_comment_id, post_id, text, created_at FROM photoapp_comments WHERE business_id = ?1 AND conversation_id = ?2 ORDER BY created_at, id",
+        &[biz.into(), conversation.into()],
+    )?;
+    for c in &comments {
+        let summary = json!({"type": "comment", "commentId": c.text(0), "providerCommentId": c.text(1), "postId": c.opt_text(2), "text": c.text(3)});
+        timeline::append_message(biz, contact, "photoapp", "inbound", &c.text(4), &summary)?;
+    }
+    Ok((messages.len() + comments.len()) as u64)
 }

@@ -12,6 +12,12 @@
 //! * `1111`: stops at `delivered` (never read);
 //! * anything else: `accepted → sent → delivered → read`.
 //!
+//! Comment replies (the last four characters of the commenter): `2222`
+//! refused, `comment_reply_refused` (not retryable: the provider does not
+//! let the account answer this user); `3333` the provider is down
+//! (`provider_down`, retryable); anything else published, reply id
+//! `sbx-r.<our comment id>` (the same for the same comment: idempotent).
+//!
 //! Each status is reported one `track` call at a time, `step-delay-ms`
 //! apart (setting, default [`DEFAULT_STEP_DELAY_MS`]; 0 allowed, at most
 //! [`MAX_STEP_DELAY_MS`]). Provider message ids are `sbx.<uuid>` (a refused
@@ -25,7 +31,7 @@ mod bindings {
 }
 
 use bindings::exports::switchboard::platform::messenger::{
-    Guest, Media, OutboundMessage, Progress, ProviderError, StatusReport, StoredMedia,
+    CommentReply, Guest, Media, OutboundMessage, Progress, ProviderError, StatusReport, StoredMedia,
 };
 use bindings::switchboard::platform::{clock, ids, settings};
 
@@ -61,6 +67,19 @@ pub fn refusal(recipient: &str, message_id: &str) -> Option<ProviderError> {
         retryable: false,
         // Like a real provider's id of the refused request (deterministic).
         reference: Some(format!("sbx.refused.{message_id}")),
+    })
+}
+
+/// Why a reply to `commenter` fails, if it does.
+pub fn comment_refusal(commenter: &str) -> Option<ProviderError> {
+    if commenter.ends_with(OUTAGE_SUFFIX) {
+        return Some(ProviderError { code: "provider_down".into(), message: "the provider is not answering; try again later".into(), retryable: true, reference: None });
+    }
+    commenter.ends_with(REFUSED_SUFFIX).then(|| ProviderError {
+        code: "comment_reply_refused".into(),
+        message: "the provider does not let the account reply to this user's comment".into(),
+        retryable: false,
+        reference: None,
     })
 }
 
@@ -102,6 +121,13 @@ impl Guest for Sandbox {
         }
     }
 
+    fn reply_to_comment(r: CommentReply) -> Result<String, ProviderError> {
+        match comment_refusal(&r.commenter) {
+            Some(e) => Err(e),
+            None => Ok(format!("sbx-r.{}", r.reply_id)),
+        }
+    }
+
     fn track(_provider_message_id: String, recipient: String, last_status: String) -> Result<Progress, ProviderError> {
         let delay = step_delay(settings::get("step-delay-ms").as_deref());
         let Some(status) = next(&last_status, &recipient) else {
@@ -139,6 +165,9 @@ mod tests {
         assert!(refusal("+15550001234", "m1").is_none());
         assert_eq!(report("failed").failure.unwrap().code, "recipient_unreachable");
         assert!(report("sent").failure.is_none());
+        assert!(comment_refusal("u-2222").is_some_and(|e| !e.retryable && e.code == "comment_reply_refused"));
+        assert!(comment_refusal("u-3333").is_some_and(|e| e.retryable));
+        assert!(comment_refusal("u-42").is_none());
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! webhook), so their payloads keep exactly that shape.
 
 pub mod autoreply;
+pub mod comment_reply;
 pub mod deliver;
 pub mod inbound;
 pub mod photoapp_inbound;
@@ -35,6 +36,10 @@ pub enum MessagingJob {
     /// A public comment on one of the account's posts (enqueued by the host).
     #[serde(rename = "messaging.photoapp-comment")]
     PhotoappComment(photoapp_signal::Comment),
+    /// The account's agent answers one stored comment (calls the `ai` and
+    /// `messenger` imports).
+    #[serde(rename = "messaging.photoapp-comment-reply")]
+    PhotoappCommentReply(CommentRef),
     /// The assigned agent answers one inbound message (calls the `ai` import).
     #[serde(rename = "messaging.autoreply")]
     Autoreply(MessageRef),
@@ -50,7 +55,7 @@ impl AreaJob for MessagingJob {
             MessagingJob::Inbound(_) | MessagingJob::PhotoappInbound(_) | MessagingJob::PhotoappReaction(_)
             | MessagingJob::PhotoappReferral(_)
             | MessagingJob::PhotoappComment(_) => false,
-            MessagingJob::Autoreply(_) | MessagingJob::Deliver(_) => true,
+            MessagingJob::Autoreply(_) | MessagingJob::Deliver(_) | MessagingJob::PhotoappCommentReply(_) => true,
         };
         JobOptions { calls_out, lane: None, delay_ms: 0 }
     }
@@ -63,6 +68,13 @@ pub struct MessageRef {
     pub message_id: String,
 }
 
+/// The payload of a job about one stored photoapp comment.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentRef {
+    pub comment_id: String,
+}
+
 /// One step of a `messaging.*` job.
 pub fn run(job: &Job) -> Outcome {
     match MessagingJob::from_job(job) {
@@ -71,6 +83,7 @@ pub fn run(job: &Job) -> Outcome {
         Ok(MessagingJob::PhotoappReaction(p)) => photoapp_signal::run_reaction(job, p),
         Ok(MessagingJob::PhotoappReferral(p)) => photoapp_signal::run_referral(job, p),
         Ok(MessagingJob::PhotoappComment(p)) => photoapp_signal::run_comment(job, p),
+        Ok(MessagingJob::PhotoappCommentReply(c)) => comment_reply::run(job, &c.comment_id),
         Ok(MessagingJob::Autoreply(m)) => autoreply::run(job, &m.message_id),
         Ok(MessagingJob::Deliver(m)) => deliver::run(job, &m.message_id),
         Err(dead) => dead,

@@ -17,8 +17,9 @@
 //! * **a public comment** on one of the account's posts resolves the
 //!   commenter as a participant like a direct message does, is stored once
 //!   per provider comment id (`photoapp_comments`) and fans
-//!   `photoapp.comment.received` out (event id: the comment id). Answering
-//!   comments is not built yet.
+//!   `photoapp.comment.received` out (event id: the comment id); when the
+//!   account's agent answers comments (`comment_reply.rs`), the comment is
+//!   `replying` and its reply job is queued.
 //!
 //! The event id is the job's (one event per provider signal: a job runs to
 //! completion once; a retried step commits nothing before it).
@@ -29,7 +30,9 @@ use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::{events, log, new_id, now, Failure};
 
+use super::{CommentRef, MessagingJob};
 use crate::conversation;
+use switchboard_guest::{job, timeline};
 
 pub const REACTION_EVENT: &str = "photoapp.message.reaction";
 pub const REFERRAL_EVENT: &str = "photoapp.message.referral";
@@ -99,7 +102,7 @@ pub fn run_referral(job: &Job, p: Referral) -> Outcome {
 
 /// What every photoapp signal event carries (our shape, in the spirit of
 /// `photoapp.message.received`).
-fn envelope(biz: &str, event_type: &str, event_id: &str, occurred_at: &str, account: &str, c: &conversation::Participant, user: &str) -> Value {
+pub fn envelope(biz: &str, event_type: &str, event_id: &str, occurred_at: &str, account: &str, c: &conversation::Participant, user: &str) -> Value {
     json!({
         "contractVersion": events::CONTRACT_VERSION,
         "eventId": event_id,
@@ -199,7 +202,29 @@ fn comment(biz: &str, p: &Comment) -> Result<(), Failure> {
     if stored == 0 {
         return Ok(()); // a redelivered comment
     }
+    let id = db::query_one(
+        "SELECT id FROM photoapp_comments WHERE business_id = ?1 AND account_id = ?2 AND provider_comment_id = ?3",
+        &[biz.into(), p.account_id.as_str().into(), p.comment_id.as_str().into()],
+    )?
+    .expect("stored above")
+    .text(0);
+    // A linked participant's comment joins the contact's timeline (an
+    // inbound photoapp message entry of type `comment`; operation 34 writes
+    // the entries of comments made before the link).
+    if let Some(contact) = &c.contact_id {
+        timeline::append_message(biz, contact, "photoapp", "inbound", &now, &comment_summary(&id, &p.comment_id, p.post_id.as_deref(), &p.text))?;
+    }
+    if super::comment_reply::eligible(biz, &p.account_id)?.is_some() {
+        db::execute("UPDATE photoapp_comments SET status = 'replying' WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?;
+        job::enqueue(biz, &MessagingJob::PhotoappCommentReply(CommentRef { comment_id: id.clone() }))?;
+    }
     let mut event = envelope(biz, COMMENT_EVENT, &p.comment_id, &now, &p.account_id, &c, &p.from);
     event["comment"] = json!({"commentId": p.comment_id, "postId": p.post_id, "text": p.text});
     events::fan_out(biz, "photoapp", &p.account_id, COMMENT_EVENT, &p.comment_id, &event)
+}
+
+/// A comment's timeline entry summary (the contacts area writes the same
+/// shape when a participant is linked).
+pub fn comment_summary(id: &str, provider_comment_id: &str, post_id: Option<&str>, text: &str) -> Value {
+    json!({"type": "comment", "commentId": id, "providerCommentId": provider_comment_id, "postId": post_id, "text": text})
 }

@@ -103,6 +103,13 @@ impl messenger::Host for RequestState {
         p.call(self.log_context(), |g, s| g.call_submit(s, &m))?.map_err(provider_error)
     }
 
+    fn reply_to_comment(&mut self, r: messenger::CommentReply) -> Result<String, messenger::ProviderError> {
+        let providers = self.providers().clone();
+        let p = providers.messenger.as_ref().ok_or_else(no_messenger)?;
+        let r = provider::CommentReply { reply_id: r.reply_id, channel: r.channel, sender_id: r.sender_id, comment_id: r.comment_id, commenter: r.commenter, text: r.text };
+        p.call(self.log_context(), |g, s| g.call_reply_to_comment(s, &r))?.map_err(provider_error)
+    }
+
     fn track(&mut self, provider_message_id: String, recipient: String, last_status: String) -> Result<messenger::Progress, messenger::ProviderError> {
         let providers = self.providers().clone();
         let p = providers.messenger.as_ref().ok_or_else(no_messenger)?;

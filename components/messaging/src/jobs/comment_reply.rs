@@ -1,0 +1,152 @@
+//! `messaging.photoapp-comment-reply`: the account's assigned agent answers
+//! one public comment with a public reply under it (calls out: the `ai`
+//! import, then the `messenger`'s `reply-to-comment`).
+//!
+//! Enqueued with the stored comment (`photoapp_signal.rs`) when
+//! [`eligible`] holds: the account's assignment names an active photoapp
+//! agent with auto-reply on and no handoff, and no subscription of the
+//! account that receives `photoapp.comment.received` is active or paused
+//! (that integrator owns the comments; a subscription to the replied and
+//! failed events alone only watches). The comment is then `replying`.
+//!
+//! A comment is answered at most once: the reply is preceded by the
+//! effect `comment-reply.<attempt>` (`jobs.begin-effect`), and a step that
+//! finds its effect started by a crashed step does not reply again: the
+//! outcome is unknown, so the comment ends `failed` with
+//! `reply_outcome_unknown`. A provider error that is retryable is tried
+//! again with backoff (5 attempts); any other ends the comment `failed`.
+//! `photoapp.comment.replied` or `photoapp.comment.failed` follows, in the
+//! step that records the outcome.
+
+use serde_json::json;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::job::retry;
+use switchboard_guest::job_types::{Job, Outcome};
+use switchboard_guest::jobs::{self, EffectStart};
+use switchboard_guest::messenger::{self, CommentReply};
+use switchboard_guest::{events, knowledge, now, Failure};
+
+use crate::conversation;
+
+pub const REPLIED_EVENT: &str = "photoapp.comment.replied";
+pub const FAILED_EVENT: &str = "photoapp.comment.failed";
+/// Provider and AI failures are tried this many times in all.
+const MAX_ATTEMPTS: u32 = 5;
+/// What the agent is told besides its own instructions.
+pub const PUBLIC_REPLY: &str = "\n\nYou are answering a public comment on one of the business's posts: reply briefly and publicly, and never ask for personal details in public.";
+
+/// The assigned agent (id, instructions) when the service answers this
+/// account's comments.
+pub fn eligible(biz: &str, account: &str) -> Result<Option<(String, String)>, Failure> {
+    let row = db::query_one(
+        "SELECT a.id, a.instructions FROM channel_assignments ca \
+         JOIN agents a ON a.business_id = ca.business_id AND a.id = ca.ai_agent_id \
+         WHERE ca.business_id = ?1 AND ca.channel = 'photoapp' AND ca.provider_id = ?2 \
+           AND ca.auto_reply_enabled = 1 AND ca.human_handoff_active = 0 AND a.status = 'active' AND a.channel = 'photoapp' \
+           AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions ws WHERE ws.business_id = ?1 AND ws.channel = 'photoapp' \
+                           AND ws.provider_account_id = ?2 AND ws.status IN ('active', 'paused') \
+                           AND EXISTS (SELECT 1 FROM json_each(ws.events_json) e WHERE e.value = 'photoapp.comment.received'))",
+        &[biz.into(), account.into()],
+    )?;
+    Ok(row.map(|r| (r.text(0), r.text(1) + PUBLIC_REPLY)))
+}
+
+pub fn run(job: &Job, comment: &str) -> Outcome {
+    match reply(job, comment) {
+        Ok(o) => o,
+        Err(f) => panic!("store error during a comment reply: {} {}", f.code, f.message),
+    }
+}
+
+struct Comment {
+    account: String,
+    conversation_id: String,
+    provider_comment_id: String,
+    post_id: Option<String>,
+    text: String,
+}
+
+fn reply(job: &Job, id: &str) -> Result<Outcome, Failure> {
+    let biz = job.business_id.as_str();
+    let Some(r) = db::query_one(
+        "SELECT account_id, conversation_id, provider_comment_id, post_id, text, status FROM photoapp_comments WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), id.into()],
+    )?
+    else {
+        return Ok(Outcome::Dead("the comment no longer exists".into()));
+    };
+    if r.text(5) != "replying" {
+        return Ok(Outcome::Done);
+    }
+    let c = Comment { account: r.text(0), conversation_id: r.text(1), provider_comment_id: r.text(2), post_id: r.opt_text(3), text: r.text(4) };
+    let Some(p) = db::query_one("SELECT participant_id FROM conversations WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.conversation_id.as_str().into()])? else {
+        return Ok(Outcome::Dead("the commenter's conversation no longer exists".into()));
+    };
+    let commenter = p.text(0);
+    let Some((agent, instructions)) = eligible(biz, &c.account)? else {
+        // The integrator took the comments over, or the agent stopped answering.
+        db::execute("UPDATE photoapp_comments SET status = 'received' WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?;
+        return Ok(Outcome::Done);
+    };
+    let text = match knowledge::answer(biz, &agent, &instructions, &[("user".to_string(), c.text.clone())])? {
+        Ok(g) => g.text,
+        Err(e) if job.attempt >= MAX_ATTEMPTS => return fail(biz, id, &c, &commenter, "ai_unavailable", &format!("no reply could be written: {e}")),
+        Err(e) => return Ok(retry(job.attempt, format!("ai: {e}"))),
+    };
+    match jobs::begin_effect(&format!("comment-reply.{}", job.attempt)).map_err(db::store_failure)? {
+        EffectStart::Fresh => {}
+        EffectStart::StartedBefore => {
+            return fail(biz, id, &c, &commenter, "reply_outcome_unknown", "a reply was started and its outcome is unknown; it is not sent twice")
+        }
+        EffectStart::Superseded => return Ok(Outcome::Dead("superseded: another node runs this job".into())),
+    }
+    let sent = messenger::reply_to_comment(&CommentReply {
+        reply_id: id.to_string(),
+        channel: "photoapp".into(),
+        sender_id: c.account.clone(),
+        comment_id: c.provider_comment_id.clone(),
+        commenter: commenter.clone(),
+        text: text.clone(),
+    });
+    match sent {
+        Ok(provider_reply_id) => {
+            let now = now();
+            db::execute(
+                "UPDATE photoapp_comments SET status = 'replied', reply_text = ?3, provider_reply_id = ?4, replied_at = ?5 WHERE business_id = ?1 AND id = ?2",
+                &[biz.into(), id.into(), text.as_str().into(), provider_reply_id.as_str().into(), now.as_str().into()],
+            )?;
+            let mut event = envelope(biz, REPLIED_EVENT, &c, &commenter, &now)?;
+            event["reply"] = json!({"text": text, "providerReplyId": provider_reply_id});
+            events::fan_out(biz, "photoapp", &c.account, REPLIED_EVENT, &event_id(REPLIED_EVENT, &c), &event)?;
+            Ok(Outcome::Done)
+        }
+        Err(e) if e.retryable && job.attempt < MAX_ATTEMPTS => Ok(retry(job.attempt, format!("messenger: {}", e.code))),
+        Err(e) => fail(biz, id, &c, &commenter, &e.code, &e.message),
+    }
+}
+
+/// The comment ends `failed` with `code`; `photoapp.comment.failed` follows.
+fn fail(biz: &str, id: &str, c: &Comment, commenter: &str, code: &str, message: &str) -> Result<Outcome, Failure> {
+    let now = now();
+    db::execute(
+        "UPDATE photoapp_comments SET status = 'failed', failure_code = ?3, failure_message = ?4, replied_at = ?5 WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), id.into(), code.into(), message.into(), now.as_str().into()],
+    )?;
+    let mut event = envelope(biz, FAILED_EVENT, c, commenter, &now)?;
+    event["failure"] = json!({"code": code, "message": message});
+    events::fan_out(biz, "photoapp", &c.account, FAILED_EVENT, &event_id(FAILED_EVENT, c), &event)?;
+    Ok(Outcome::Done)
+}
+
+/// The event of the comment's outcome; its id is `replied.<comment id>` or
+/// `failed.<comment id>` (one outcome per comment).
+fn envelope(biz: &str, event_type: &str, c: &Comment, commenter: &str, now: &str) -> Result<serde_json::Value, Failure> {
+    let p = conversation::photoapp_participant(biz, &c.account, commenter)?.expect("the conversation was read above");
+    let mut event = super::photoapp_signal::envelope(biz, event_type, &event_id(event_type, c), now, &c.account, &p, commenter);
+    event["comment"] = json!({"commentId": c.provider_comment_id, "postId": c.post_id, "text": c.text});
+    Ok(event)
+}
+
+fn event_id(event_type: &str, c: &Comment) -> String {
+    format!("{}.{}", if event_type == REPLIED_EVENT { "replied" } else { "failed" }, c.provider_comment_id)
+}
