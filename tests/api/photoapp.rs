@@ -116,6 +116,12 @@ fn a_user_who_wrote_first_can_be_answered_and_linked() {
     );
     blocked.assert_ok(200);
     assert_eq!(send(&s, &t.key, biz, "u-42").assert_failure(409, "conflict").code(), "contact_blocked");
+    // An answer the provider cannot deliver (a user id ending 0000): photoapp.message.failed, signed.
+    inbound(&s, &t.key, "u-0000", "Hello?");
+    let id = send(&s, &t.key, biz, "u-0000").assert_ok(202)["messageId"].as_str().unwrap().to_string();
+    let failed = poll("photoapp.message.failed", || rx.got().into_iter().find(|d| d.json()["messageId"] == json!(id) && d.json()["eventType"] == "photoapp.message.failed"));
+    assert!(verify(&failed, &secret));
+    assert_eq!(failed.json()["delivery"]["failure"]["code"], "recipient_unreachable", "{}", failed.json());
 }
 
 #[test]
