@@ -16,6 +16,7 @@
 //! their index (`INDEXED BY`).
 
 use switchboard_guest::ai::{AssessmentInput, AssessmentOutcome};
+use switchboard_guest::campaign_summary;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::Failure;
 
@@ -78,26 +79,21 @@ pub fn estimate(biz: &str, campaign: &str, run_id: &str, per_contact: i64, per_t
 pub fn of(biz: &str, campaign: &str, objective: &str, contact: &str) -> Result<(AssessmentInput, i64), Failure> {
     let mut outcomes = Vec::new();
     let mut conversation: Vec<(String, String)> = Vec::new();
-    for m in db::query(
-        "SELECT i.id, i.sequence, i.channel, m.outcome, m.attempts, m.message_id, i.ended_at \
-         FROM campaign_iterations i JOIN campaign_members m ON m.business_id = i.business_id AND m.iteration_id = i.id AND m.contact_id = ?3 \
-         WHERE i.business_id = ?1 AND i.campaign_id = ?2 ORDER BY i.sequence",
-        &[biz.into(), campaign.into(), contact.into()],
-    )? {
-        outcomes.push(AssessmentOutcome { sequence: m.int(1) as u32, channel: m.text(2), outcome: m.text(3), attempts: m.int(4) as u32 });
+    for m in campaign_summary::memberships(biz, contact, campaign)? {
+        outcomes.push(AssessmentOutcome { sequence: m.sequence as u32, channel: m.channel, outcome: m.outcome, attempts: m.attempts as u32 });
         for t in db::query(
             "SELECT t.speaker, t.text FROM calls k INDEXED BY calls_contact JOIN call_turns t ON t.business_id = k.business_id AND t.call_id = k.id \
              WHERE k.business_id = ?1 AND k.contact_id = ?4 AND k.campaign_id = ?2 AND k.iteration_id = ?3 ORDER BY k.id, t.seq",
-            &[biz.into(), campaign.into(), m.text(0).into(), contact.into()],
+            &[biz.into(), campaign.into(), m.iteration_id.as_str().into(), contact.into()],
         )? {
             conversation.push((if t.text(0) == "customer" { "user" } else { "assistant" }.into(), t.text(1)));
         }
-        if let Some(opening) = m.opt_text(5) {
+        if let Some(opening) = m.message_id {
             for x in db::query(
                 "SELECT x.direction, x.text FROM messages o JOIN messages x ON x.business_id = o.business_id AND x.conversation_id = o.conversation_id \
                  WHERE o.id = ?2 AND o.business_id = ?1 AND x.created_at >= o.created_at AND (?3 IS NULL OR x.created_at <= ?3) AND x.text IS NOT NULL \
                  ORDER BY x.created_at, x.id",
-                &[biz.into(), opening.into(), m.opt_text(6).into()],
+                &[biz.into(), opening.into(), m.ended_at.into()],
             )? {
                 conversation.push((if x.text(0) == "inbound" { "user" } else { "assistant" }.into(), x.text(1)));
             }

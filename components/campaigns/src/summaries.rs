@@ -34,9 +34,10 @@ pub const DEFAULT_PRICE_PER_THOUSAND: i64 = 500;
 /// An unconfirmed estimate expires after a day.
 pub const ESTIMATE_TTL_MS: i64 = 24 * 3600 * 1000;
 
-/// The columns [`run`] reads, in order.
+/// The columns [`run`] reads, in order (and last the campaign state the
+/// estimate saw, which confirm compares).
 pub const RUN_COLUMNS: &str = "id, campaign_id, status, maximum_charge, charged, contact_count, assessed_count, failed_count, material_chars, \
-     price_per_contact, price_per_thousand, cost_json, expires_at_ms, expires_at, confirmed_at, completed_at, created_at";
+     price_per_contact, price_per_thousand, cost_json, expires_at_ms, expires_at, confirmed_at, completed_at, created_at, campaign_state";
 
 /// A row of [`RUN_COLUMNS`] as a `SummaryRun`.
 pub fn run(r: &Row) -> Value {
@@ -233,10 +234,7 @@ fn confirm(biz: &str, campaign: &str, estimate_id: &str, figure: f64) -> HResult
             format!("the estimate's maximum charge is {maximum} microcredits; confirm must repeat exactly that figure"),
         ));
     }
-    let state: String = db::query_one("SELECT campaign_state FROM summary_runs WHERE business_id = ?1 AND id = ?2", &[biz.into(), estimate_id.into()])?
-        .map(|r| r.text(0))
-        .unwrap_or_default();
-    if state != campaign_state(biz, campaign)? {
+    if row.text(17) != campaign_state(biz, campaign)? {
         return Err(fail::conflict("estimate_stale", "the campaign changed since this estimate (an iteration was added or changed); estimate again"));
     }
     if let Some(running) = in_progress(biz, campaign)? {

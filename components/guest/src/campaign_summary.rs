@@ -9,18 +9,48 @@ use serde_json::{json, Value};
 use crate::db::{self, RowExt};
 use crate::Failure;
 
-/// None when the contact was never a member of `campaign` (or the campaign
-/// is not this business's).
-pub fn of(biz: &str, contact: &str, campaign: &str) -> Result<Option<Value>, Failure> {
-    let outcomes: Vec<Value> = db::query(
-        "SELECT i.id, i.sequence, i.channel, m.outcome, m.attempts \
+/// A contact's membership of one iteration of a campaign.
+pub struct Membership {
+    pub iteration_id: String,
+    pub sequence: i64,
+    pub channel: String,
+    pub outcome: String,
+    pub attempts: i64,
+    /// A chatapp iteration's opening message to the contact.
+    pub message_id: Option<String>,
+    /// When the iteration ended.
+    pub ended_at: Option<String>,
+}
+
+/// The contact's memberships of `campaign`, oldest iteration first (also
+/// what a summary run assesses: `components/campaigns/src/material.rs`).
+pub fn memberships(biz: &str, contact: &str, campaign: &str) -> Result<Vec<Membership>, Failure> {
+    Ok(db::query(
+        "SELECT i.id, i.sequence, i.channel, m.outcome, m.attempts, m.message_id, i.ended_at \
          FROM campaign_iterations i JOIN campaign_members m ON m.business_id = i.business_id AND m.iteration_id = i.id AND m.contact_id = ?2 \
          WHERE i.business_id = ?1 AND i.campaign_id = ?3 ORDER BY i.sequence",
         &[biz.into(), contact.into(), campaign.into()],
     )?
     .iter()
-    .map(|r| json!({"iterationId": r.text(0), "sequence": r.int(1), "channel": r.text(2), "outcome": r.text(3), "attempts": r.int(4)}))
-    .collect();
+    .map(|r| Membership {
+        iteration_id: r.text(0),
+        sequence: r.int(1),
+        channel: r.text(2),
+        outcome: r.text(3),
+        attempts: r.int(4),
+        message_id: r.opt_text(5),
+        ended_at: r.opt_text(6),
+    })
+    .collect())
+}
+
+/// None when the contact was never a member of `campaign` (or the campaign
+/// is not this business's).
+pub fn of(biz: &str, contact: &str, campaign: &str) -> Result<Option<Value>, Failure> {
+    let outcomes: Vec<Value> = memberships(biz, contact, campaign)?
+        .iter()
+        .map(|m| json!({"iterationId": m.iteration_id, "sequence": m.sequence, "channel": m.channel, "outcome": m.outcome, "attempts": m.attempts}))
+        .collect();
     if outcomes.is_empty() {
         return Ok(None);
     }

@@ -126,6 +126,24 @@ pub fn photoapp_participant(biz: &str, account: &str, participant: &str) -> Resu
     .map(|r| Participant { conversation_id: r.text(0), contact_id: r.opt_text(1), name: r.opt_text(2) }))
 }
 
+/// The conversation of photoapp user `participant` with `account`, started
+/// when missing (a participant without a contact: a first direct message, a
+/// comment or a referral), its handle refreshed when the provider sends one.
+pub fn start_photoapp_participant(biz: &str, account: &str, participant: &str, name: Option<&str>, now: &str) -> Result<Participant, Failure> {
+    db::execute(
+        "INSERT INTO conversations (id, business_id, contact_id, channel, provider_account_id, participant_id, participant_name, created_at) \
+         VALUES (?1, ?2, NULL, 'photoapp', ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+        &[new_id().into(), biz.into(), account.into(), participant.into(), name.into(), now.into()],
+    )?;
+    if name.is_some() {
+        db::execute(
+            "UPDATE conversations SET participant_name = ?4 WHERE business_id = ?1 AND channel = 'photoapp' AND provider_account_id = ?2 AND participant_id = ?3",
+            &[biz.into(), account.into(), participant.into(), name.into()],
+        )?;
+    }
+    Ok(photoapp_participant(biz, account, participant)?.expect("conversation exists after insert"))
+}
+
 /// The chatapp conversation of (business, phone number, contact), created when missing.
 pub fn conversation(biz: &str, phone_number_id: &str, contact_id: &str, now: &str) -> Result<String, Failure> {
     db::execute(

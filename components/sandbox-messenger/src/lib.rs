@@ -56,10 +56,15 @@ pub fn next(last: &str, recipient: &str) -> Option<&'static str> {
     }
 }
 
+/// The provider is not answering (retryable).
+fn provider_down() -> ProviderError {
+    ProviderError { code: "provider_down".into(), message: "the provider is not answering; try again later".into(), retryable: true, reference: None }
+}
+
 /// Why a submit of `message_id` to `recipient` fails, if it does.
 pub fn refusal(recipient: &str, message_id: &str) -> Option<ProviderError> {
     if recipient.ends_with(OUTAGE_SUFFIX) {
-        return Some(ProviderError { code: "provider_down".into(), message: "the provider is not answering; try again later".into(), retryable: true, reference: None });
+        return Some(provider_down());
     }
     recipient.ends_with(REFUSED_SUFFIX).then(|| ProviderError {
         code: "invalid_recipient".into(),
@@ -73,7 +78,7 @@ pub fn refusal(recipient: &str, message_id: &str) -> Option<ProviderError> {
 /// Why a reply to `commenter` fails, if it does.
 pub fn comment_refusal(commenter: &str) -> Option<ProviderError> {
     if commenter.ends_with(OUTAGE_SUFFIX) {
-        return Some(ProviderError { code: "provider_down".into(), message: "the provider is not answering; try again later".into(), retryable: true, reference: None });
+        return Some(provider_down());
     }
     commenter.ends_with(REFUSED_SUFFIX).then(|| ProviderError {
         code: "comment_reply_refused".into(),

@@ -275,9 +275,8 @@ pub fn enqueue_inbound(db: &Db, business: Option<&str>, m: &Inbound) -> std::res
             from
         }
         Sender::Photoapp(_) => {
-            let ok = (1..=64).contains(&m.from.len()) && m.from.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
-            if !ok {
-                return invalid("`from` must be the photoapp user id: 1 to 64 letters, digits, `.`, `_` or `-`");
+            if !is_photoapp_user(m.from) {
+                return invalid(PHOTOAPP_USER_RULE);
             }
             m.from.to_string()
         }
@@ -286,8 +285,8 @@ pub fn enqueue_inbound(db: &Db, business: Option<&str>, m: &Inbound) -> std::res
         return invalid("`text` must be 1 to 4096 characters");
     }
     let name = m.name.map(str::trim).filter(|n| !n.is_empty());
-    if name.is_some_and(|n| n.chars().count() > 200) {
-        return invalid("`name` must be at most 200 characters");
+    if !name_fits(name) {
+        return invalid(NAME_RULE);
     }
     let provider_message_id = match m.provider_message_id {
         Some(id) if id.is_empty() || id.len() > 256 || id.chars().any(char::is_control) => {
@@ -348,6 +347,18 @@ pub enum PhotoappSignal<'a> {
     Comment { text: &'a str, name: Option<&'a str>, post_id: Option<&'a str>, comment_id: Option<&'a str> },
 }
 
+/// A photoapp user id as the provider sends it.
+fn is_photoapp_user(from: &str) -> bool {
+    (1..=64).contains(&from.len()) && from.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+const PHOTOAPP_USER_RULE: &str = "`from` must be the photoapp user id: 1 to 64 letters, digits, `.`, `_` or `-`";
+
+/// A sender's profile name or handle.
+fn name_fits(name: Option<&str>) -> bool {
+    name.is_none_or(|n| n.chars().count() <= 200)
+}
+const NAME_RULE: &str = "`name` must be at most 200 characters";
+
 /// A short identifier-like value: 1 to `max` characters, no control
 /// characters, not only spaces.
 fn short(v: &str, max: usize) -> bool {
@@ -365,8 +376,8 @@ pub fn enqueue_photoapp_signal(
     signal: &PhotoappSignal,
 ) -> std::result::Result<serde_json::Value, InboundRefusal> {
     let invalid = |m: &str| Err(InboundRefusal::Invalid(m.to_string()));
-    if !((1..=64).contains(&from.len()) && from.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))) {
-        return invalid("`from` must be the photoapp user id: 1 to 64 letters, digits, `.`, `_` or `-`");
+    if !is_photoapp_user(from) {
+        return invalid(PHOTOAPP_USER_RULE);
     }
     let (kind, mut payload) = match signal {
         PhotoappSignal::Reaction { reaction, message_id, removed } => {
@@ -391,8 +402,8 @@ pub fn enqueue_photoapp_signal(
             if text.trim().is_empty() || text.chars().count() > 2200 {
                 return invalid("`text` must be 1 to 2200 characters");
             }
-            if name.is_some_and(|n| n.chars().count() > 200) {
-                return invalid("`name` must be at most 200 characters");
+            if !name_fits(*name) {
+                return invalid(NAME_RULE);
             }
             if post_id.is_some_and(|v| !short(v, 128)) || comment_id.is_some_and(|v| !short(v, 256)) {
                 return invalid("`postId` must be 1 to 128 characters and `commentId` 1 to 256");

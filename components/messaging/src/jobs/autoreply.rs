@@ -45,6 +45,21 @@ const MAX_ATTEMPTS: u32 = 6;
 /// customer two answers after it resumes), and after revocation as the
 /// assignment says.
 pub fn eligible(biz: &str, channel: &str, sender: &str) -> Result<Option<(String, String)>, Failure> {
+    Ok(assigned_agent(biz, channel, sender, None)?.map(|(id, mut instructions, collect_mobile)| {
+        if collect_mobile {
+            instructions.push_str(COLLECT_MOBILE);
+        }
+        (id, instructions)
+    }))
+}
+
+/// The one rule of who answers for a number or an account: its assignment's
+/// active agent of that channel, auto-reply on, no handoff, and no active or
+/// paused subscription of the sender that owns the traffic: any
+/// subscription (every one is external automation) when `owning_event` is
+/// None, else one that receives `owning_event` (comments:
+/// `comment_reply.rs`). (id, instructions, photoapp_collect_mobile).
+pub fn assigned_agent(biz: &str, channel: &str, sender: &str, owning_event: Option<&str>) -> Result<Option<(String, String, bool)>, Failure> {
     let row = db::query_one(
         "SELECT a.id, a.instructions, IFNULL(a.photoapp_collect_mobile, 0) FROM channel_assignments ca \
          JOIN agents a ON a.business_id = ca.business_id AND a.id = ca.ai_agent_id \
@@ -53,16 +68,11 @@ pub fn eligible(biz: &str, channel: &str, sender: &str) -> Result<Option<(String
            AND a.status = 'active' AND a.channel = ?2 \
            AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions ws WHERE ws.business_id = ?1 AND ws.channel = ?2 \
                            AND IFNULL(ws.phone_number_id, ws.provider_account_id) = ?3 AND ws.status IN ('active', 'paused') \
-                           AND ws.external_automation = 1)",
-        &[biz.into(), channel.into(), sender.into()],
+                           AND ws.external_automation = 1 \
+                           AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(ws.events_json) e WHERE e.value = ?4)))",
+        &[biz.into(), channel.into(), sender.into(), owning_event.into()],
     )?;
-    Ok(row.map(|r| {
-        let mut instructions = r.text(1);
-        if r.boolean(2) {
-            instructions.push_str(COLLECT_MOBILE);
-        }
-        (r.text(0), instructions)
-    }))
+    Ok(row.map(|r| (r.text(0), r.text(1), r.boolean(2))))
 }
 
 /// Appended to a photoapp agent's instructions while

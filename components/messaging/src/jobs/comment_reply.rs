@@ -36,19 +36,11 @@ const MAX_ATTEMPTS: u32 = 5;
 pub const PUBLIC_REPLY: &str = "\n\nYou are answering a public comment on one of the business's posts: reply briefly and publicly, and never ask for personal details in public.";
 
 /// The assigned agent (id, instructions) when the service answers this
-/// account's comments.
+/// account's comments (autoreply.rs holds the rule; a subscription owns
+/// the comments when it receives `photoapp.comment.received`).
 pub fn eligible(biz: &str, account: &str) -> Result<Option<(String, String)>, Failure> {
-    let row = db::query_one(
-        "SELECT a.id, a.instructions FROM channel_assignments ca \
-         JOIN agents a ON a.business_id = ca.business_id AND a.id = ca.ai_agent_id \
-         WHERE ca.business_id = ?1 AND ca.channel = 'photoapp' AND ca.provider_id = ?2 \
-           AND ca.auto_reply_enabled = 1 AND ca.human_handoff_active = 0 AND a.status = 'active' AND a.channel = 'photoapp' \
-           AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions ws WHERE ws.business_id = ?1 AND ws.channel = 'photoapp' \
-                           AND ws.provider_account_id = ?2 AND ws.status IN ('active', 'paused') \
-                           AND EXISTS (SELECT 1 FROM json_each(ws.events_json) e WHERE e.value = 'photoapp.comment.received'))",
-        &[biz.into(), account.into()],
-    )?;
-    Ok(row.map(|r| (r.text(0), r.text(1) + PUBLIC_REPLY)))
+    Ok(super::autoreply::assigned_agent(biz, "photoapp", account, Some(super::photoapp_signal::COMMENT_EVENT))?
+        .map(|(id, instructions, _)| (id, instructions + PUBLIC_REPLY)))
 }
 
 pub fn run(job: &Job, comment: &str) -> Outcome {
@@ -79,10 +71,15 @@ fn reply(job: &Job, id: &str) -> Result<Outcome, Failure> {
         return Ok(Outcome::Done);
     }
     let c = Comment { account: r.text(0), conversation_id: r.text(1), provider_comment_id: r.text(2), post_id: r.opt_text(3), text: r.text(4) };
-    let Some(p) = db::query_one("SELECT participant_id FROM conversations WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.conversation_id.as_str().into()])? else {
+    let Some(p) = db::query_one(
+        "SELECT participant_id, contact_id, participant_name FROM conversations WHERE business_id = ?1 AND id = ?2",
+        &[biz.into(), c.conversation_id.as_str().into()],
+    )?
+    else {
         return Ok(Outcome::Dead("the commenter's conversation no longer exists".into()));
     };
     let commenter = p.text(0);
+    let who = conversation::Participant { conversation_id: c.conversation_id.clone(), contact_id: p.opt_text(1), name: p.opt_text(2) };
     let Some((agent, instructions)) = eligible(biz, &c.account)? else {
         // The integrator took the comments over, or the agent stopped answering.
         db::execute("UPDATE photoapp_comments SET status = 'received' WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?;
@@ -90,13 +87,13 @@ fn reply(job: &Job, id: &str) -> Result<Outcome, Failure> {
     };
     let text = match knowledge::answer(biz, &agent, &instructions, &[("user".to_string(), c.text.clone())])? {
         Ok(g) => g.text,
-        Err(e) if job.attempt >= MAX_ATTEMPTS => return fail(biz, id, &c, &commenter, "ai_unavailable", &format!("no reply could be written: {e}")),
+        Err(e) if job.attempt >= MAX_ATTEMPTS => return fail(biz, id, &c, &who, &commenter, "ai_unavailable", &format!("no reply could be written: {e}")),
         Err(e) => return Ok(retry(job.attempt, format!("ai: {e}"))),
     };
     match jobs::begin_effect(&format!("comment-reply.{}", job.attempt)).map_err(db::store_failure)? {
         EffectStart::Fresh => {}
         EffectStart::StartedBefore => {
-            return fail(biz, id, &c, &commenter, "reply_outcome_unknown", "a reply was started and its outcome is unknown; it is not sent twice")
+            return fail(biz, id, &c, &who, &commenter, "reply_outcome_unknown", "a reply was started and its outcome is unknown; it is not sent twice")
         }
         EffectStart::Superseded => return Ok(Outcome::Dead("superseded: another node runs this job".into())),
     }
@@ -115,24 +112,24 @@ fn reply(job: &Job, id: &str) -> Result<Outcome, Failure> {
                 "UPDATE photoapp_comments SET status = 'replied', reply_text = ?3, provider_reply_id = ?4, replied_at = ?5 WHERE business_id = ?1 AND id = ?2",
                 &[biz.into(), id.into(), text.as_str().into(), provider_reply_id.as_str().into(), now.as_str().into()],
             )?;
-            let mut event = envelope(biz, REPLIED_EVENT, &c, &commenter, &now)?;
+            let mut event = envelope(biz, REPLIED_EVENT, &c, &who, &commenter, &now);
             event["reply"] = json!({"text": text, "providerReplyId": provider_reply_id});
             events::fan_out(biz, "photoapp", &c.account, REPLIED_EVENT, &event_id(REPLIED_EVENT, &c), &event)?;
             Ok(Outcome::Done)
         }
         Err(e) if e.retryable && job.attempt < MAX_ATTEMPTS => Ok(retry(job.attempt, format!("messenger: {}", e.code))),
-        Err(e) => fail(biz, id, &c, &commenter, &e.code, &e.message),
+        Err(e) => fail(biz, id, &c, &who, &commenter, &e.code, &e.message),
     }
 }
 
 /// The comment ends `failed` with `code`; `photoapp.comment.failed` follows.
-fn fail(biz: &str, id: &str, c: &Comment, commenter: &str, code: &str, message: &str) -> Result<Outcome, Failure> {
+fn fail(biz: &str, id: &str, c: &Comment, who: &conversation::Participant, commenter: &str, code: &str, message: &str) -> Result<Outcome, Failure> {
     let now = now();
     db::execute(
         "UPDATE photoapp_comments SET status = 'failed', failure_code = ?3, failure_message = ?4, replied_at = ?5 WHERE business_id = ?1 AND id = ?2",
         &[biz.into(), id.into(), code.into(), message.into(), now.as_str().into()],
     )?;
-    let mut event = envelope(biz, FAILED_EVENT, c, commenter, &now)?;
+    let mut event = envelope(biz, FAILED_EVENT, c, who, commenter, &now);
     event["failure"] = json!({"code": code, "message": message});
     events::fan_out(biz, "photoapp", &c.account, FAILED_EVENT, &event_id(FAILED_EVENT, c), &event)?;
     Ok(Outcome::Done)
@@ -140,11 +137,10 @@ fn fail(biz: &str, id: &str, c: &Comment, commenter: &str, code: &str, message: 
 
 /// The event of the comment's outcome; its id is `replied.<comment id>` or
 /// `failed.<comment id>` (one outcome per comment).
-fn envelope(biz: &str, event_type: &str, c: &Comment, commenter: &str, now: &str) -> Result<serde_json::Value, Failure> {
-    let p = conversation::photoapp_participant(biz, &c.account, commenter)?.expect("the conversation was read above");
-    let mut event = super::photoapp_signal::envelope(biz, event_type, &event_id(event_type, c), now, &c.account, &p, commenter);
+fn envelope(biz: &str, event_type: &str, c: &Comment, who: &conversation::Participant, commenter: &str, now: &str) -> serde_json::Value {
+    let mut event = super::photoapp_signal::envelope(biz, event_type, &event_id(event_type, c), now, &c.account, who, commenter);
     event["comment"] = json!({"commentId": c.provider_comment_id, "postId": c.post_id, "text": c.text});
-    Ok(event)
+    event
 }
 
 fn event_id(event_type: &str, c: &Comment) -> String {

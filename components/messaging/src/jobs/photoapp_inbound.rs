@@ -20,9 +20,8 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use switchboard_guest::db;
 use switchboard_guest::job_types::{Job, Outcome};
-use switchboard_guest::{events, new_id, now, Failure};
+use switchboard_guest::{events, now, Failure};
 
 use crate::conversation;
 
@@ -86,20 +85,7 @@ fn process(biz: &str, p: &Payload) -> Result<(), Failure> {
     let now = now();
     let name = super::inbound::profile_name(p.name.as_deref());
 
-    // The participant's conversation: created once (the unique index), its
-    // handle refreshed when the provider sends one.
-    db::execute(
-        "INSERT INTO conversations (id, business_id, contact_id, channel, provider_account_id, participant_id, participant_name, created_at) \
-         VALUES (?1, ?2, NULL, 'photoapp', ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
-        &[new_id().into(), biz.into(), p.account_id.as_str().into(), p.from.as_str().into(), name.clone().into(), now.as_str().into()],
-    )?;
-    if name.is_some() {
-        db::execute(
-            "UPDATE conversations SET participant_name = ?4 WHERE business_id = ?1 AND channel = 'photoapp' AND provider_account_id = ?2 AND participant_id = ?3",
-            &[biz.into(), p.account_id.as_str().into(), p.from.as_str().into(), name.clone().into()],
-        )?;
-    }
-    let c = conversation::photoapp_participant(biz, &p.account_id, &p.from)?.expect("conversation exists after insert");
+    let c = conversation::start_photoapp_participant(biz, &p.account_id, &p.from, name.as_deref(), &now)?;
 
     let Some(message_id) = conversation::store_inbound(&conversation::InboundText {
         business: biz,

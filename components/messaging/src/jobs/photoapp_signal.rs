@@ -152,7 +152,7 @@ fn reaction(biz: &str, job_id: &str, p: &Reaction) -> Result<(), Failure> {
 
 fn referral(biz: &str, job_id: &str, p: &Referral) -> Result<(), Failure> {
     let now = now();
-    let c = participant(biz, &p.account_id, &p.from, None, &now)?;
+    let c = conversation::start_photoapp_participant(biz, &p.account_id, &p.from, None, &now)?;
     let referral = json!({"source": p.source, "adId": p.ad_id, "postId": p.post_id});
     db::execute(
         "UPDATE conversations SET referral_json = ?3, referred_at = ?4 WHERE business_id = ?1 AND id = ?2",
@@ -164,27 +164,10 @@ fn referral(biz: &str, job_id: &str, p: &Referral) -> Result<(), Failure> {
     events::fan_out(biz, "photoapp", &p.account_id, REFERRAL_EVENT, &event_id, &event)
 }
 
-/// The commenter's participant conversation (created when missing, its
-/// handle refreshed), as for a first direct message.
-fn participant(biz: &str, account: &str, user: &str, name: Option<&str>, now: &str) -> Result<conversation::Participant, Failure> {
-    db::execute(
-        "INSERT INTO conversations (id, business_id, contact_id, channel, provider_account_id, participant_id, participant_name, created_at) \
-         VALUES (?1, ?2, NULL, 'photoapp', ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
-        &[new_id().into(), biz.into(), account.into(), user.into(), name.into(), now.into()],
-    )?;
-    if name.is_some() {
-        db::execute(
-            "UPDATE conversations SET participant_name = ?4 WHERE business_id = ?1 AND channel = 'photoapp' AND provider_account_id = ?2 AND participant_id = ?3",
-            &[biz.into(), account.into(), user.into(), name.into()],
-        )?;
-    }
-    Ok(conversation::photoapp_participant(biz, account, user)?.expect("conversation exists after insert"))
-}
-
 fn comment(biz: &str, p: &Comment) -> Result<(), Failure> {
     let now = now();
     let name = super::inbound::profile_name(p.name.as_deref());
-    let c = participant(biz, &p.account_id, &p.from, name.as_deref(), &now)?;
+    let c = conversation::start_photoapp_participant(biz, &p.account_id, &p.from, name.as_deref(), &now)?;
     let stored = db::execute(
         "INSERT INTO photoapp_comments (business_id, id, account_id, conversation_id, provider_comment_id, post_id, text, created_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING",
