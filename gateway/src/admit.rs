@@ -20,9 +20,26 @@ pub struct KeyRecord {
     pub revoked: bool,
 }
 
-/// Storage behind authentication: look a key up by its hash.
+/// What the session store knows about a live console session (expired,
+/// revoked and disabled users' sessions are not found).
+#[derive(Clone, Debug)]
+pub struct SessionRecord {
+    pub session_id: String,
+    pub user_id: String,
+    pub business_id: String,
+    /// `owner` or `viewer`.
+    pub role: String,
+    /// The role's scopes (owner: every scope; viewer: the read scopes).
+    pub scopes: Vec<String>,
+    /// What a state-changing request must echo in `X-CSRF-Token`.
+    pub csrf_token: String,
+}
+
+/// Storage behind authentication: a key by its hash, a console session by
+/// the hash of its cookie token.
 pub trait KeyDirectory {
     fn find_by_hash(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure>;
+    fn find_session(&self, token_hash: &str) -> Result<Option<SessionRecord>, Failure>;
 }
 
 /// The parts of an HTTP request the gateway reads.
@@ -31,6 +48,10 @@ pub struct Incoming<'a> {
     pub path: &'a str,
     pub query: Option<&'a str>,
     pub authorization: Option<&'a str>,
+    /// The console's session cookie (its token), when the request has one.
+    pub session: Option<&'a str>,
+    /// The `X-CSRF-Token` header.
+    pub csrf: Option<&'a str>,
     pub idempotency_key: Option<&'a str>,
     /// Owned, so an admitted body becomes the component's text without a copy.
     pub body: Vec<u8>,
@@ -48,7 +69,10 @@ pub struct Admitted {
     pub body: Option<String>,
     /// None only for public operations.
     pub business_id: Option<String>,
+    /// The API key, or `session:<id>` for a console session (rate limits).
     pub key_id: Option<String>,
+    /// The console user behind a session; None for an API key.
+    pub caller: Option<String>,
     pub scopes: Vec<String>,
     pub idempotency_key: Option<String>,
     /// Fingerprint of operation, path and canonical body (for idempotency).
@@ -131,17 +155,17 @@ impl Gateway {
 
     pub fn admit(&self, req: Incoming, keys: &dyn KeyDirectory) -> Result<Admitted, Failure> {
         let (op, path_params) = self.route(req.method, req.path)?;
-        let key = if op.business_in == BusinessIn::Public { None } else { Some(authenticate(req.authorization, keys)?) };
+        let key = if op.business_in == BusinessIn::Public { None } else { Some(authenticate(op, &req, keys)?) };
         check_path_params(&path_params)?;
         let query = parse_query(req.query)?;
         let body = parse_body(op, &req.body)?;
 
         let business_id = match (&key, op.business_in) {
-            (Some(key), where_) => Some(check_business(key, where_, &query, body.as_ref())?),
+            (Some(key), where_) => Some(check_business(&key.key, where_, &query, body.as_ref())?),
             (None, _) => None,
         };
         if let Some(key) = &key {
-            check_scopes(op, &key.scopes, body.as_ref(), &query)?;
+            check_scopes(op, &key.key.scopes, body.as_ref(), &query)?;
         }
         let idempotency_key = idempotency_key(op, req.idempotency_key)?;
         let query = self.validate_query(op, query)?;
@@ -162,8 +186,9 @@ impl Gateway {
             query,
             body,
             business_id,
-            key_id: key.as_ref().map(|k| k.key_id.clone()),
-            scopes: key.map(|k| k.scopes).unwrap_or_default(),
+            key_id: key.as_ref().map(|k| k.key.key_id.clone()),
+            caller: key.as_ref().and_then(|k| k.caller.clone()),
+            scopes: key.map(|k| k.key.scopes).unwrap_or_default(),
             idempotency_key,
             fingerprint,
         })
@@ -181,7 +206,7 @@ impl Gateway {
         let Some(raw) = op.raw_body() else {
             return Err(Failure::new(415, "validation", "unsupported_media_type", format!("{} takes only Content-Type: application/json", op.id)));
         };
-        let key = authenticate(req.authorization, keys)?;
+        let key = authenticate(op, &req, keys)?;
         check_path_params(&path_params)?;
         let query = parse_query(req.query)?;
         if !query.iter().any(|(k, _)| k == "businessId") {
@@ -191,8 +216,8 @@ impl Gateway {
                  whose businessId, dataSourceId, fileName and format travel as query parameters",
             ));
         }
-        let business_id = check_business(&key, BusinessIn::Query, &query, None)?;
-        check_scopes(op, &key.scopes, None, &query)?;
+        let business_id = check_business(&key.key, BusinessIn::Query, &query, None)?;
+        check_scopes(op, &key.key.scopes, None, &query)?;
         let idempotency_key = idempotency_key(op, req.idempotency_key)?;
         let query = self.validate_query(op, query)?;
         let missing: Vec<crate::validate::Violation> = raw
@@ -214,8 +239,9 @@ impl Gateway {
             query,
             body: None,
             business_id: Some(business_id),
-            key_id: Some(key.key_id.clone()),
-            scopes: key.scopes,
+            key_id: Some(key.key.key_id.clone()),
+            caller: key.caller,
+            scopes: key.key.scopes,
             idempotency_key,
             fingerprint: String::new(),
         })
@@ -282,7 +308,72 @@ fn check_path_params(params: &[(String, String)]) -> Result<(), Failure> {
     }
 }
 
-fn authenticate(header: Option<&str>, keys: &dyn KeyDirectory) -> Result<KeyRecord, Failure> {
+/// Who is calling: an API key (`Authorization: Bearer`) or a console
+/// session (its cookie), whichever the request carries (a key wins when
+/// both are sent). Session-only routes refuse keys; a session's
+/// state-changing request must echo its CSRF token.
+struct Caller {
+    key: KeyRecord,
+    /// The console user, for a session.
+    caller: Option<String>,
+}
+
+fn authenticate(op: &Operation, req: &Incoming, keys: &dyn KeyDirectory) -> Result<Caller, Failure> {
+    if req.authorization.is_some() {
+        if op.session_only() {
+            return Err(api_key_refused(op.id));
+        }
+        return Ok(Caller { key: authenticate_key(req.authorization, keys)?, caller: None });
+    }
+    let session = console_session(req.session, req.csrf, op.method.is_mutation(), op.session_only(), op.id, keys)?;
+    Ok(Caller {
+        key: KeyRecord { key_id: format!("session:{}", session.session_id), business_id: session.business_id, scopes: session.scopes, revoked: false },
+        caller: Some(session.user_id),
+    })
+}
+
+/// A console session's authentication, for the operations of the table and
+/// for the host's own console routes (`route` names the route in messages):
+/// the cookie's live session, and for a `mutation` its CSRF token echoed in
+/// `X-CSRF-Token`. The caller has already refused an Authorization header
+/// where only a session may come in.
+pub fn console_session(
+    session: Option<&str>,
+    csrf: Option<&str>,
+    mutation: bool,
+    session_only: bool,
+    route: &str,
+    keys: &dyn KeyDirectory,
+) -> Result<SessionRecord, Failure> {
+    let Some(token) = session.filter(|t| auth::looks_like_session_token(t)) else {
+        return Err(match (session, session_only) {
+            (Some(_), _) => expired_session(),
+            (None, true) => Failure::new(401, "authentication", "session_required", format!("{route} is a console route: log in to the console first")),
+            (None, false) => Failure::authentication("send an API key as `Authorization: Bearer <key>` (or log in to the console)"),
+        });
+    };
+    let session = keys.find_session(&auth::hash_key(token))?.ok_or_else(expired_session)?;
+    // SameSite=Strict already keeps other sites' pages from sending the
+    // cookie; the token is the second lock, for writes.
+    if mutation && !csrf.is_some_and(|t| auth::same_secret(t, &session.csrf_token)) {
+        return Err(Failure::authorization(
+            "csrf_token_invalid",
+            "a console write must carry the session's CSRF token in the X-CSRF-Token header (GET /console/api/session returns it)",
+        ));
+    }
+    Ok(session)
+}
+
+/// What a session-only route answers to an API key.
+pub fn api_key_refused(route: &str) -> Failure {
+    Failure::new(401, "authentication", "session_required", format!("{route} is a console route: it takes a logged-in browser session, never an API key"))
+}
+
+fn expired_session() -> Failure {
+    Failure::new(401, "authentication", "session_expired", "the console session has ended or is not valid; log in again")
+}
+
+fn authenticate_key(header: Option<&str>, keys: &dyn KeyDirectory) -> Result<KeyRecord, Failure> {
     let token = auth::bearer_token(header)
         .ok_or_else(|| Failure::authentication("send an API key as `Authorization: Bearer <key>`"))?;
     if !auth::looks_like_key(token) {
@@ -374,7 +465,7 @@ fn check_business(key: &KeyRecord, where_: BusinessIn, query: &[(String, String)
         Some(_) => return Err(Failure::validation("invalid_business_id", format!("`businessId` ({place}) must be a uuid"))),
     };
     if id != key.business_id {
-        return Err(Failure::authorization("business_mismatch", "the API key does not belong to this businessId"));
+        return Err(Failure::authorization("business_mismatch", "the API key (or console session) does not belong to this businessId"));
     }
     Ok(id)
 }
@@ -391,5 +482,5 @@ fn check_scopes(op: &Operation, held: &[String], body: Option<&Value>, query: &[
         return Ok(());
     }
     let list = missing.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ");
-    Err(Failure::authorization("missing_scope", format!("this API key lacks the scope{} {list} needed by {}", if missing.len() > 1 { "s" } else { "" }, op.id)))
+    Err(Failure::authorization("missing_scope", format!("this API key (or console role) lacks the scope{} {list} needed by {}", if missing.len() > 1 { "s" } else { "" }, op.id)))
 }

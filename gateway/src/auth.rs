@@ -26,6 +26,23 @@ pub fn looks_like_key(key: &str) -> bool {
         .is_some_and(|h| h.len() == 64 && h.bytes().all(|c| c.is_ascii_hexdigit()))
 }
 
+/// A console session token: 64 hex characters (256 bits) in the cookie.
+pub fn looks_like_session_token(token: &str) -> bool {
+    token.len() == 64 && token.bytes().all(|c| c.is_ascii_hexdigit())
+}
+
+/// Compares two secrets in time independent of where they differ.
+pub fn same_secret(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The scopes a console role holds: an owner every scope, a viewer the read
+/// scopes.
+pub fn role_scopes(role: &str) -> Vec<String> {
+    SCOPES.iter().filter(|s| role == "owner" || s.ends_with(":read")).map(|s| s.to_string()).collect()
+}
+
 pub fn format_key(random: &[u8; 32]) -> String {
     format!("{KEY_PREFIX}{}", hex::encode(random))
 }

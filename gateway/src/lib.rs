@@ -12,6 +12,6 @@ pub mod operations;
 pub mod validate;
 mod admit;
 
-pub use admit::{Admitted, Gateway, Incoming, KeyDirectory, KeyRecord};
+pub use admit::{api_key_refused, console_session, Admitted, Gateway, Incoming, KeyDirectory, KeyRecord, SessionRecord};
 pub use errors::Failure;
 pub use operations::{Operation, OPERATIONS};

@@ -14,6 +14,7 @@ const SCHEMA_FILES: &[(&str, &str)] = &[
     ("contacts", include_str!("../openapi/schemas/contacts.json")),
     ("voice", include_str!("../openapi/schemas/voice.json")),
     ("campaigns", include_str!("../openapi/schemas/campaigns.json")),
+    ("console", include_str!("../openapi/schemas/console.json")),
 ];
 
 pub const API_VERSION: &str = "1.4.0";
@@ -118,7 +119,7 @@ fn operation_object(op: &Operation) -> Value {
                 crate::operations::RAW_UPLOAD_MAX_BYTES >> 20
             ),
         },
-        "tags": [op.component.name()],
+        "tags": [if op.session_only() { "console" } else { op.component.name() }],
         "parameters": params,
         "responses": responses,
         "x-operation-number": op.number,
@@ -126,8 +127,10 @@ fn operation_object(op: &Operation) -> Value {
     });
     if op.scopes.is_empty() {
         o["security"] = json!([]);
+    } else if op.session_only() {
+        o["security"] = json!([{"consoleSession": op.scopes}]);
     } else {
-        o["security"] = json!([{"bearerAuth": op.scopes}]);
+        o["security"] = json!([{"bearerAuth": op.scopes}, {"consoleSession": op.scopes}]);
     }
     if let Some(req) = op.request {
         let mut content = Map::new();
@@ -147,8 +150,14 @@ fn operation_object(op: &Operation) -> Value {
 /// the document accepts no string the service refuses.
 pub const NO_NUL_PATTERN: &str = "^[^\\x00]*$";
 
+/// What the schema files write as `\S` (text with a visible character: the
+/// service trims names, labels and messages and refuses blank ones), with
+/// the NUL rule folded in, since a schema has one `pattern`.
+pub const NON_BLANK_PATTERN: &str = "^[^\\x00]*[^\\s\\x00][^\\x00]*$";
+
 /// Gives every string schema without a `pattern`, `enum` or `const` the
-/// [`NO_NUL_PATTERN`], throughout `v` (component schemas, parameters).
+/// [`NO_NUL_PATTERN`], and every `\S` one the [`NON_BLANK_PATTERN`],
+/// throughout `v` (component schemas, parameters).
 pub fn forbid_nul_in_strings(v: &mut Value) {
     match v {
         Value::Object(o) => {
@@ -157,7 +166,9 @@ pub fn forbid_nul_in_strings(v: &mut Value) {
                 Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
                 _ => false,
             };
-            if is_string && !o.contains_key("pattern") && !o.contains_key("enum") && !o.contains_key("const") {
+            if is_string && o.get("pattern").is_some_and(|p| p == "\\S") {
+                o.insert("pattern".into(), Value::String(NON_BLANK_PATTERN.into()));
+            } else if is_string && !o.contains_key("pattern") && !o.contains_key("enum") && !o.contains_key("const") {
                 o.insert("pattern".into(), Value::String(NO_NUL_PATTERN.into()));
             }
             for child in o.values_mut() {
@@ -207,6 +218,9 @@ pub fn document() -> Result<Value, String> {
                 "type": "http", "scheme": "bearer",
                 "description": "An API key created with `switchboard admin key create`. Keys are scoped; each operation lists its scopes in `security`.",
                 "x-scopes": scopes
+            }, "consoleSession": {
+                "type": "apiKey", "in": "cookie", "name": "sb_session",
+                "description": "A logged-in console session (POST /console/api/session sets the cookie: HttpOnly, SameSite=Strict). The same operations take it in place of an API key, with the scopes of the user's role (owner: every scope; viewer: the read scopes); a state-changing request must also send the session's CSRF token as `X-CSRF-Token` (GET /console/api/session returns it). Operations tagged `console` take only a session and refuse API keys (401 session_required)."
             }},
             "responses": {"Failure": {
                 "description": "The failure envelope. 429 rate_limit (`rate_limited`): the API key's or the business's requests per second are used up; retry after `Retry-After` seconds. 503 capacity (`overloaded`): the service is at its bound of requests in flight; retry after `Retry-After`.",
@@ -269,6 +283,20 @@ mod tests {
         // Every documented webhook is a subscribable event type.
         for name in doc["webhooks"].as_object().unwrap().keys() {
             assert!(events.iter().any(|e| e == name.as_str()), "{name}");
+        }
+    }
+
+    #[test]
+    fn blank_and_nul_text_is_outside_the_document() {
+        let g = crate::Gateway::new().unwrap();
+        let name = &g.document()["components"]["schemas"]["AgentCreate"]["properties"]["name"];
+        assert_eq!(name["pattern"], super::NON_BLANK_PATTERN);
+        let re = regex::Regex::new(super::NON_BLANK_PATTERN).unwrap();
+        for ok in ["Desk", " a ", "\u{1c}"] {
+            assert!(re.is_match(ok), "{ok:?}");
+        }
+        for refused in ["", "   ", "\u{a0}", "\t\n", "a\u{0}b"] {
+            assert!(!re.is_match(refused), "{refused:?}");
         }
     }
 }

@@ -200,6 +200,11 @@ pub fn is_json_content_type(content_type: Option<&str>) -> bool {
 }
 
 impl Operation {
+    /// A console-session route: only a logged-in browser session may call it.
+    pub fn session_only(&self) -> bool {
+        self.path.starts_with(CONSOLE_API_PREFIX)
+    }
+
     /// The largest request body this operation accepts (413 beyond it).
     pub fn max_body_bytes(&self) -> usize {
         match self.id {
@@ -328,6 +333,16 @@ use Component::*;
 use Method::*;
 
 macro_rules! op {
+    // A console-session route (see `CONSOLE_API_PREFIX`).
+    (console $n:expr, $m:ident, $path:expr, $id:expr, $summary:expr, scopes: [$($s:expr),*], cond: $cond:expr,
+     idem: $idem:expr, $comp:ident, $bin:ident, query: $q:expr, req: $req:expr, resp: $resp:expr, status: $st:expr) => {
+        Operation {
+            number: $n, method: $m, path: concat!("/console/api", $path), id: $id, summary: $summary,
+            scopes: &[$($s),*], conditional_scopes: $cond, idempotency_required: $idem,
+            component: $comp, business_in: $bin, query: $q, request: $req, response: $resp,
+            success_status: &$st,
+        }
+    };
     ($n:expr, $m:ident, $path:expr, $id:expr, $summary:expr, scopes: [$($s:expr),*], cond: $cond:expr,
      idem: $idem:expr, $comp:ident, $bin:ident, query: $q:expr, req: $req:expr, resp: $resp:expr, status: $st:expr) => {
         Operation {
@@ -489,7 +504,19 @@ pub static OPERATIONS: &[Operation] = &[
         req: None, resp: Json("WebhookDeliveryList"), status: [200]),
     op!(56, Post, "/webhook-subscriptions/{subscriptionId}/redeliver", "redeliverWebhookEvent", "Send one logged event to the subscription again",
         scopes: ["webhooks:write"], cond: NONE, idem: false, Webhooks, Body, query: &[], req: Some("WebhookRedeliver"), resp: Json("WebhookRedelivery"), status: [202]),
+    // Console-only agent testing (the contract: "Console-only agent testing
+    // uses logged-in session routes, not API-key routes").
+    op!(console 57, Get, "/agents/{agentId}/test", "getAgentTest", "Read your test conversation with an agent (console sessions only)",
+        scopes: ["agents:read"], cond: NONE, idem: false, Messaging, Query, query: &[BUSINESS], req: None, resp: Json("AgentTestConversation"), status: [200]),
+    op!(console 58, Post, "/agents/{agentId}/test/messages", "sendAgentTestMessage", "Say something to an agent under test; its reply follows (console sessions only)",
+        scopes: ["agents:write"], cond: NONE, idem: false, Messaging, Body, query: &[], req: Some("AgentTestMessage"), resp: Json("AgentTestConversation"), status: [202]),
+    op!(console 59, Delete, "/agents/{agentId}/test", "resetAgentTest", "Start your test conversation with an agent again (console sessions only)",
+        scopes: ["agents:write"], cond: NONE, idem: false, Messaging, Query, query: &[BUSINESS], req: None, resp: Json("AgentTestConversation"), status: [200]),
 ];
+
+/// Where the console's session-only routes live: refused to API keys, and
+/// API-key routes never live here.
+pub const CONSOLE_API_PREFIX: &str = "/console/api/";
 
 /// The contract's operations are the first rows (1-54); the rows after
 /// them are operations of ours the contract does not list.
@@ -583,7 +610,7 @@ mod tests {
 
     #[test]
     fn table_has_all_54_operations_in_order_then_ours() {
-        assert_eq!(OPERATIONS.len(), CONTRACT_OPERATIONS + 2);
+        assert_eq!(OPERATIONS.len(), CONTRACT_OPERATIONS + 5);
         for (i, op) in OPERATIONS.iter().enumerate() {
             assert_eq!(op.number as usize, i + 1, "{}", op.id);
         }
@@ -591,6 +618,10 @@ mod tests {
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), OPERATIONS.len(), "operationIds are unique");
+        // Session-only routes and API-key routes never share a prefix.
+        for op in OPERATIONS {
+            assert!(op.path.starts_with("/api/v1/") != op.session_only(), "{}", op.id);
+        }
     }
 
     #[test]

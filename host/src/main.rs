@@ -6,6 +6,7 @@
 mod admin;
 mod bench_native;
 mod clock;
+mod console;
 mod contract;
 mod db;
 mod download;
@@ -23,6 +24,7 @@ mod recordings;
 mod sandbox;
 mod server;
 mod staging;
+mod usage;
 mod wire;
 
 use anyhow::{bail, Context, Result};
@@ -208,6 +210,9 @@ enum AdminCommand {
     /// API keys: shown once, stored hashed, scoped, revocable.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Console users (one business each; role owner or viewer).
+    #[command(subcommand)]
+    User(UserCommand),
     /// Provider onboarding: connect a chatapp number or a photoapp account.
     #[command(subcommand)]
     Channel(ChannelCommand),
@@ -315,6 +320,49 @@ enum KeyCommand {
     Revoke {
         #[arg(long, value_name = "ID")]
         key_id: String,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum RoleArg {
+    /// Every scope; creates and revokes API keys.
+    Owner,
+    /// The read scopes only.
+    Viewer,
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Create a console user. Prints a one-time setup link (valid 24 hours)
+    /// unless --password-stdin reads the password from standard input.
+    Create {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_name = "ADDRESS")]
+        email: String,
+        #[arg(long, value_enum, default_value = "owner")]
+        role: RoleArg,
+        /// Read the password (first line, at least 10 characters) from standard input.
+        #[arg(long)]
+        password_stdin: bool,
+        /// Where the console is reached, for the setup link.
+        #[arg(long, env = "SWITCHBOARD_PUBLIC_URL", value_name = "URL", default_value = "http://127.0.0.1:8080")]
+        console_url: String,
+    },
+    /// List a business's console users.
+    List {
+        #[arg(long, value_name = "ID")]
+        business: String,
+    },
+    /// Stop a user from logging in and end every session of theirs.
+    Disable {
+        #[arg(long, value_name = "ID")]
+        user_id: String,
+    },
+    /// End every session of a user (they log in again).
+    RevokeSessions {
+        #[arg(long, value_name = "ID")]
+        user_id: String,
     },
 }
 
@@ -467,6 +515,23 @@ fn admin_command(args: AdminArgs) -> Result<serde_json::Value> {
         AdminCommand::Key(KeyCommand::Create { business, scopes }) => admin::create_key(&db, &business, &scopes),
         AdminCommand::Key(KeyCommand::List { business }) => admin::list_keys(&db, &business),
         AdminCommand::Key(KeyCommand::Revoke { key_id }) => admin::revoke_key(&db, &key_id),
+        AdminCommand::User(UserCommand::Create { business, email, role, password_stdin, console_url }) => {
+            let password = if password_stdin {
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line).context("reading the password from standard input")?;
+                Some(line.trim_end_matches(['\r', '\n']).to_string())
+            } else {
+                None
+            };
+            let role = match role {
+                RoleArg::Owner => "owner",
+                RoleArg::Viewer => "viewer",
+            };
+            console::users::create(&db, &business, &email, role, password.as_deref(), &console_url)
+        }
+        AdminCommand::User(UserCommand::List { business }) => console::users::list(&db, &business),
+        AdminCommand::User(UserCommand::Disable { user_id }) => console::users::disable(&db, &user_id),
+        AdminCommand::User(UserCommand::RevokeSessions { user_id }) => console::users::revoke_sessions(&db, &user_id),
         AdminCommand::Channel(ChannelCommand::Connect { business, channel, phone_number_id, account_id, label, username }) => match channel {
             ChannelArg::Chatapp => admin::connect_channel(&db, &business, "chatapp", phone_number_id.as_deref().unwrap_or_default(), label.as_deref()),
             ChannelArg::Photoapp => admin::connect_channel(&db, &business, "photoapp", account_id.as_deref().unwrap_or_default(), username.as_deref()),
@@ -588,6 +653,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         bench_baseline: args.bench_baseline,
         sandbox_routes: args.sandbox_routes,
         max_upload_bytes: usize::try_from(args.max_upload_bytes).unwrap_or(usize::MAX),
+        console: console::Console::new(public_url.starts_with("https://")),
     };
     let settings = server::Settings {
         addr: args.listen,

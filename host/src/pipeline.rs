@@ -7,7 +7,7 @@ use crate::engine::{CallError, Components};
 use crate::engine::switchboard::platform::types as wit;
 use switchboard_gateway::errors::success_envelope;
 use switchboard_gateway::operations::Response;
-use switchboard_gateway::{idempotency, Admitted, Failure, Gateway, Incoming, KeyDirectory, KeyRecord};
+use switchboard_gateway::{idempotency, Admitted, Failure, Gateway, Incoming, KeyDirectory, KeyRecord, SessionRecord};
 use std::time::Duration;
 
 pub struct App {
@@ -22,6 +22,8 @@ pub struct App {
     pub sandbox_routes: bool,
     /// Body limit of a raw (streamed) upload.
     pub max_upload_bytes: usize,
+    /// The console's login limits and cookie settings.
+    pub console: crate::console::Console,
 }
 
 /// What goes back over HTTP.
@@ -112,12 +114,20 @@ impl KeyDirectory for Db {
                 crate::logging::line("warn", "a pooled connection missed a key that a fresh one found");
             }
         }
-        Ok(rows.into_iter().next().map(|r| KeyRecord {
+        let found = rows.into_iter().next().map(|r| KeyRecord {
             key_id: text(&r[0]),
             business_id: text(&r[1]),
             scopes: text(&r[2]).split(',').filter(|s| !s.is_empty()).map(String::from).collect(),
             revoked: matches!(r[3], SqlValue::Integer(1)),
-        }))
+        });
+        if let Some(k) = found.as_ref().filter(|k| !k.revoked) {
+            crate::usage::note(&k.key_id);
+        }
+        Ok(found)
+    }
+
+    fn find_session(&self, token_hash: &str) -> Result<Option<SessionRecord>, Failure> {
+        crate::console::sessions::find(self, token_hash).map(|s| s.map(|(record, _)| record)).map_err(|_| unavailable())
     }
 }
 
@@ -267,6 +277,7 @@ impl App {
             query: a.query.clone(),
             body: a.body.take(),
             scopes: a.scopes.clone(),
+            caller: a.caller.clone(),
             request_id: request_id.to_string(),
             stream_cursor: None,
         }

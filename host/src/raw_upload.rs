@@ -164,11 +164,19 @@ fn form_encoded(content_type: Option<&hyper::header::HeaderValue>) -> Option<Fai
     None
 }
 
+/// Who a raw upload comes from: an API key, or a console session with its
+/// CSRF token.
+pub(crate) struct Credentials {
+    pub authorization: Option<String>,
+    pub session: Option<String>,
+    pub csrf: Option<String>,
+}
+
 pub(crate) async fn answer(
     shared: &Arc<Shared>,
     req: Request<HyperBody>,
     request_id: &str,
-    authorization: Option<String>,
+    credentials: Credentials,
     idempotency_key: Option<String>,
     drain_extra: usize,
 ) -> Answer {
@@ -198,7 +206,9 @@ pub(crate) async fn answer(
             method: &method,
             path: &path,
             query: query.as_deref(),
-            authorization: authorization.as_deref(),
+            authorization: credentials.authorization.as_deref(),
+            session: credentials.session.as_deref(),
+            csrf: credentials.csrf.as_deref(),
             idempotency_key: idempotency_key.as_deref(),
             body: Vec::new(),
         };

@@ -131,6 +131,7 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
                 }
                 crate::staging::sweep(&j.app.db, upload_sweep_after);
                 j.limits.forget_idle();
+                j.app.console.forget_idle();
             })
             .await;
             tokio::time::sleep(MAINTENANCE_EVERY).await;
@@ -139,6 +140,14 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
 
     let stop_jobs = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let job_loop = spawn_job_runner(shared.clone(), stop_jobs.clone(), runner, shutdown_timeout);
+    let recorder = shared.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(crate::usage::FLUSH_EVERY).await;
+            let r = recorder.clone();
+            let _ = tokio::task::spawn_blocking(move || crate::usage::flush(&r.app.db)).await;
+        }
+    });
     let checkpointer = shared.clone();
     tokio::spawn(async move {
         loop {
@@ -158,10 +167,10 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
+                let Ok((stream, peer)) = accepted else { continue };
                 let _ = stream.set_nodelay(true);
                 let shared = shared.clone();
-                let svc = hyper::service::service_fn(move |req| handle(shared.clone(), req));
+                let svc = hyper::service::service_fn(move |req| handle(shared.clone(), req, peer.ip()));
                 let conn = hyper::server::conn::http1::Builder::new()
                     .keep_alive(true)
                     .serve_connection(TokioIo::new(crate::wire::EnvelopeIo::new(stream)), svc);
@@ -259,6 +268,9 @@ fn logged_path(shared: &Shared, path: &str, op: Option<&switchboard_gateway::Ope
     if path == OPENAPI_PATH || path == HEALTHZ_PATH || path == READYZ_PATH || path == METRICS_PATH || (shared.app.sandbox_routes && crate::sandbox::serves(path)) {
         return path.to_string();
     }
+    if op.is_none() && crate::console::serves(path) {
+        return crate::console::logged_path(path).to_string();
+    }
     match op {
         Some(op) if shared.app.bench_baseline && path.starts_with(BENCH_NATIVE_PREFIX) => format!("{BENCH_NATIVE_PREFIX}{}", &op.path["/api/v1".len()..]),
         Some(op) => op.path.to_string(),
@@ -266,7 +278,7 @@ fn logged_path(shared: &Shared, path: &str, op: Option<&switchboard_gateway::Ope
     }
 }
 
-async fn handle(shared: Arc<Shared>, req: Request<HyperBody>) -> Result<Response<ResBody>, std::convert::Infallible> {
+async fn handle(shared: Arc<Shared>, req: Request<HyperBody>, peer: std::net::IpAddr) -> Result<Response<ResBody>, std::convert::Infallible> {
     let started = Instant::now();
     let request_id = uuid::Uuid::new_v4().to_string();
     let method = req.method().as_str().to_string();
@@ -283,7 +295,7 @@ async fn handle(shared: Arc<Shared>, req: Request<HyperBody>) -> Result<Response
     // One span per request: its events (the access line, a component's
     // log lines) carry these fields; the business is recorded once known.
     let span = tracing::info_span!("request", requestId = %request_id, operation = tracing::field::Empty, businessId = tracing::field::Empty);
-    let mut answer = answer(&shared, req, op, &request_id).instrument(span.clone()).await;
+    let mut answer = answer(&shared, req, op, peer, &request_id).instrument(span.clone()).await;
     span.record("operation", answer.operation);
     let _in_request = span.enter();
     crate::metrics::request(answer.operation, answer.status, started);
@@ -308,7 +320,7 @@ async fn handle(shared: Arc<Shared>, req: Request<HyperBody>) -> Result<Response
 }
 
 /// `op`: what `operation_of` found for the request's path.
-async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'static switchboard_gateway::Operation>, request_id: &str) -> Answer {
+async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'static switchboard_gateway::Operation>, peer: std::net::IpAddr, request_id: &str) -> Answer {
     if req.method() == hyper::Method::GET && req.uri().path() == OPENAPI_PATH {
         return Answer {
             status: 200,
@@ -340,6 +352,37 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
         Some(Err(_)) => return Answer::failure(&Failure::authentication("the Authorization header is not valid text"), request_id),
         other => other.and_then(Result::ok),
     };
+    // A console session: its cookie, and the CSRF token its page echoes.
+    let session = req
+        .headers()
+        .get_all("cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(crate::console::sessions::from_cookie_header)
+        .map(String::from);
+    let csrf = header("x-csrf-token").and_then(Result::ok);
+    if op.is_none() && crate::console::serves(req.uri().path()) {
+        let r = crate::console::ConsoleRequest {
+            method: req.method().as_str().to_string(),
+            path: req.uri().path().to_string(),
+            authorization: authorization.is_some(),
+            session,
+            csrf,
+            peer,
+            body: Vec::new(),
+        };
+        let body = match read_body(req.into_body(), crate::console::MAX_BODY_BYTES).await {
+            Ok(b) => b,
+            Err(f) => return Answer::failure(&f, request_id),
+        };
+        let s = shared.clone();
+        let rid = request_id.to_string();
+        let span = tracing::Span::current();
+        return match tokio::task::spawn_blocking(move || span.in_scope(|| crate::console::respond(&s.app, crate::console::ConsoleRequest { body, ..r }, &rid))).await {
+            Ok(a) => a,
+            Err(_) => Answer::failure(&Failure::internal("the request failed inside the service"), request_id),
+        };
+    }
     let idempotency_key = match header("idempotency-key") {
         Some(Err(_)) => {
             return Answer::failure(
@@ -357,7 +400,8 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
             let content_type = req.headers().get("content-type").map(|v| v.to_str().unwrap_or("?"));
             if op.raw_body().is_some() && !switchboard_gateway::operations::is_json_content_type(content_type) {
                 // The file itself is the body: streamed into staging, never held whole.
-                return crate::raw_upload::answer(shared, req, request_id, authorization, idempotency_key, DRAIN_EXTRA_BYTES).await;
+                let credentials = crate::raw_upload::Credentials { authorization, session, csrf };
+                return crate::raw_upload::answer(shared, req, request_id, credentials, idempotency_key, DRAIN_EXTRA_BYTES).await;
             }
             op.max_body_bytes()
         }
@@ -383,7 +427,7 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
     let Ok(_permit) = shared.permits.acquire().await else {
         return Answer::failure(&Failure::new(503, "capacity", "shutting_down", "the server is shutting down"), request_id);
     };
-    let work = Work { method, path, query, authorization, idempotency_key, body, sandbox };
+    let work = Work { method, path, query, authorization, session, csrf, idempotency_key, body, sandbox };
     if sandbox || native {
         let shared2 = shared.clone();
         let rid = request_id.to_string();
@@ -532,6 +576,8 @@ struct Work {
     path: String,
     query: Option<String>,
     authorization: Option<String>,
+    session: Option<String>,
+    csrf: Option<String>,
     idempotency_key: Option<String>,
     body: Vec<u8>,
     /// A sandbox route (else: the bench baseline, when not an API request).
@@ -547,6 +593,8 @@ impl Work {
             path: &self.path,
             query: self.query.as_deref(),
             authorization: self.authorization.as_deref(),
+            session: self.session.as_deref(),
+            csrf: self.csrf.as_deref(),
             idempotency_key: self.idempotency_key.as_deref(),
             body,
         }

@@ -6,6 +6,7 @@ mod autoreply;
 mod billing;
 mod campaigns;
 mod cli;
+mod console;
 mod contacts;
 mod data_sources;
 mod downloads;

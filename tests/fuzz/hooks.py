@@ -30,6 +30,7 @@ CONDITIONAL_RULES = {
     "invalid_calling_window",            # a campaign iteration's callingWindow: start and end differ
     "opening_message_required",          # a chatapp campaign iteration needs openingMessage
     "opening_message_not_allowed",       # a voice campaign iteration takes none
+    "empty_file",                        # a raw upload's body has at least one byte (a binary body has no length rule in OpenAPI)
 }
 
 

@@ -1,6 +1,7 @@
 //! The messaging area (spec operations 7-9): image media upload, message
 //! send (queued) and the message delivery state ([`handle`]; see `media.rs`
-//! and `messages.rs` for the rules), and its background work ([`jobs`], run
+//! and `messages.rs` for the rules), the console's agent testing (ours,
+//! 57-59, `agent_test.rs`), and its background work ([`jobs`], run
 //! by the dispatcher): inbound chatapp and photoapp messages, the agent's
 //! auto-reply, and delivery of outbound messages through the provider behind
 //! the `messenger` interface with the delivery events. `conversation.rs` is
@@ -12,6 +13,7 @@
 
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
+pub mod agent_test;
 pub mod conversation;
 pub mod jobs;
 pub mod media;
@@ -25,6 +27,9 @@ pub fn handle(req: Request) -> HResult<Success> {
         "uploadMedia" => media::upload(&req),
         "sendMessage" => messages::send(&req),
         "getMessage" => messages::get(&req),
+        "getAgentTest" => agent_test::get(&req),
+        "sendAgentTestMessage" => agent_test::say(&req),
+        "resetAgentTest" => agent_test::reset(&req),
         other => Err(fail::not_implemented(other)),
     }
 }

@@ -87,56 +87,81 @@ pub fn create_key(db: &Db, business: &str, scopes: &str) -> Result<serde_json::V
     let scopes = auth::parse_scopes(scopes).map_err(anyhow::Error::msg)?;
     let c = db.conn()?;
     require_business(&c, &business.to_ascii_lowercase())?;
+    let (id, key) = insert_key(&c, &business.to_ascii_lowercase(), &scopes, None)?;
+    Ok(json!({"keyId": id, "apiKey": key, "scopes": scopes}))
+}
+
+/// Stores a new key of `business` (sorted, known `scopes`): (its id, the key
+/// itself, which is never stored and never shown again). The admin command
+/// and the console both make keys here.
+pub(crate) fn insert_key(c: &db::Connection, business: &str, scopes: &[String], created_by_user: Option<&str>) -> Result<(String, String)> {
     let mut random = [0u8; 32];
     rand::fill(&mut random);
     let key = auth::format_key(&random);
     let id = uuid::Uuid::new_v4().to_string();
     db::execute(
-        &c,
-        "INSERT INTO api_keys (id, business_id, key_hash, key_last4, scopes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        c,
+        "INSERT INTO api_keys (id, business_id, key_hash, key_last4, scopes, created_at, created_by_user_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         vec![
             SqlValue::Text(id.clone()),
-            SqlValue::Text(business.to_ascii_lowercase()),
+            SqlValue::Text(business.to_string()),
             SqlValue::Text(auth::hash_key(&key)),
             SqlValue::Text(key[key.len() - 4..].to_string()),
             SqlValue::Text(scopes.join(",")),
             SqlValue::Text(crate::clock::now_rfc3339()),
+            created_by_user.map_or(SqlValue::Null, |u| SqlValue::Text(u.to_string())),
         ],
     )?;
-    Ok(json!({"keyId": id, "apiKey": key, "scopes": scopes}))
+    Ok((id, key))
 }
 
 pub fn list_keys(db: &Db, business: &str) -> Result<serde_json::Value> {
     let c = db.conn()?;
+    Ok(json!({"keys": key_rows(&c, business)?}))
+}
+
+/// A business's keys, oldest first: never the key, only its last four
+/// characters (and the `sbk_` prefix every key has).
+pub(crate) fn key_rows(c: &db::Connection, business: &str) -> Result<Vec<serde_json::Value>> {
     let rows = db::query_rows(
-        &c,
-        "SELECT id, key_last4, scopes, created_at, revoked_at FROM api_keys WHERE business_id = ?1 ORDER BY created_at, id",
+        c,
+        "SELECT id, key_last4, scopes, created_at, revoked_at, last_used_at, created_by_user_id FROM api_keys WHERE business_id = ?1 ORDER BY created_at, id",
         vec![SqlValue::Text(business.to_ascii_lowercase())],
     )?;
-    let keys: Vec<_> = rows
+    Ok(rows
         .iter()
         .map(|r| {
             json!({
                 "keyId": json_of(&r[0]), "last4": json_of(&r[1]),
+                "display": match &r[1] { SqlValue::Text(l) => format!("{}…{l}", auth::KEY_PREFIX), _ => auth::KEY_PREFIX.to_string() },
                 "scopes": match &r[2] { SqlValue::Text(s) => s.split(',').collect::<Vec<_>>(), _ => vec![] },
-                "createdAt": json_of(&r[3]), "revokedAt": json_of(&r[4]),
+                "createdAt": json_of(&r[3]), "revokedAt": json_of(&r[4]), "lastUsedAt": json_of(&r[5]),
+                "createdByUserId": json_of(&r[6]),
             })
         })
-        .collect();
-    Ok(json!({"keys": keys}))
+        .collect())
 }
 
 pub fn revoke_key(db: &Db, key_id: &str) -> Result<serde_json::Value> {
     let c = db.conn()?;
-    let changed = db::execute(
-        &c,
-        "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?2) WHERE id = ?1",
-        vec![SqlValue::Text(key_id.to_ascii_lowercase()), SqlValue::Text(crate::clock::now_rfc3339())],
-    )?;
-    if changed == 0 {
+    if !revoke_key_of(&c, None, key_id)? {
         bail!("no key {key_id}");
     }
     Ok(json!({"keyId": key_id, "revoked": true}))
+}
+
+/// Revokes a key (of `business` when given); false when there is no such key.
+pub(crate) fn revoke_key_of(c: &db::Connection, business: Option<&str>, key_id: &str) -> Result<bool> {
+    let changed = db::execute(
+        c,
+        "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?2) WHERE id = ?1 AND (?3 IS NULL OR business_id = ?3)",
+        vec![
+            SqlValue::Text(key_id.to_ascii_lowercase()),
+            SqlValue::Text(crate::clock::now_rfc3339()),
+            business.map_or(SqlValue::Null, |b| SqlValue::Text(b.to_string())),
+        ],
+    )?;
+    Ok(changed > 0)
 }
 
 /// `admin channel connect`: provider onboarding, outside the API. Connects a

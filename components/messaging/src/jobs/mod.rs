@@ -6,6 +6,7 @@
 //! webhook), so their payloads keep exactly that shape.
 
 pub mod autoreply;
+pub mod test_reply;
 pub mod comment_reply;
 pub mod deliver;
 pub mod inbound;
@@ -43,6 +44,10 @@ pub enum MessagingJob {
     /// The assigned agent answers one inbound message (calls the `ai` import).
     #[serde(rename = "messaging.autoreply")]
     Autoreply(MessageRef),
+    /// The agent under test answers one console test turn (calls the `ai`
+    /// import; writes only the test conversation).
+    #[serde(rename = "messaging.agent-test-reply")]
+    AgentTestReply(TestTurnRef),
     /// One outbound message handed to the provider and followed to a final
     /// status (calls the `messenger` import).
     #[serde(rename = "messaging.deliver")]
@@ -55,7 +60,7 @@ impl AreaJob for MessagingJob {
             MessagingJob::Inbound(_) | MessagingJob::PhotoappInbound(_) | MessagingJob::PhotoappReaction(_)
             | MessagingJob::PhotoappReferral(_)
             | MessagingJob::PhotoappComment(_) => false,
-            MessagingJob::Autoreply(_) | MessagingJob::Deliver(_) | MessagingJob::PhotoappCommentReply(_) => true,
+            MessagingJob::Autoreply(_) | MessagingJob::Deliver(_) | MessagingJob::PhotoappCommentReply(_) | MessagingJob::AgentTestReply(_) => true,
         };
         JobOptions { calls_out, lane: None, delay_ms: 0 }
     }
@@ -75,6 +80,13 @@ pub struct CommentRef {
     pub comment_id: String,
 }
 
+/// The payload of a console test reply: the pending assistant turn.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestTurnRef {
+    pub turn_id: String,
+}
+
 /// One step of a `messaging.*` job.
 pub fn run(job: &Job) -> Outcome {
     match MessagingJob::from_job(job) {
@@ -86,6 +98,7 @@ pub fn run(job: &Job) -> Outcome {
         Ok(MessagingJob::PhotoappCommentReply(c)) => comment_reply::run(job, &c.comment_id),
         Ok(MessagingJob::Autoreply(m)) => autoreply::run(job, &m.message_id),
         Ok(MessagingJob::Deliver(m)) => deliver::run(job, &m.message_id),
+        Ok(MessagingJob::AgentTestReply(t)) => test_reply::run(job, &t.turn_id),
         Err(dead) => dead,
     }
 }

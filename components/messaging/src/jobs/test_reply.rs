@@ -1,0 +1,81 @@
+//! `messaging.agent-test-reply`: the agent under test answers one pending
+//! turn of a console test conversation (`agent_test.rs`), with the turn a
+//! real conversation of its channel gets: [`knowledge::answer`] over the
+//! last [`HISTORY`] turns, grounded in the agent's sources; a voice agent's
+//! turn also gets the call's instructions and the conversation's
+//! `testVariables`. The reply is written to the test turn only.
+
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::job::retry;
+use switchboard_guest::job_types::{Job, Outcome};
+use switchboard_guest::knowledge;
+use switchboard_voice_area::runtime;
+
+use super::autoreply::HISTORY;
+use crate::agent_test;
+
+/// `ai` failures are retried this many times, then the turn shows the error.
+const MAX_ATTEMPTS: u32 = 3;
+
+pub fn run(job: &Job, turn_id: &str) -> Outcome {
+    match reply(job, turn_id) {
+        Ok(o) => o,
+        Err(f) => panic!("store error during an agent test reply: {} {}", f.code, f.message),
+    }
+}
+
+fn reply(job: &Job, turn_id: &str) -> Result<Outcome, switchboard_guest::Failure> {
+    let biz = job.business_id.as_str();
+    let Some(t) = db::query_one(
+        "SELECT user_id, agent_id FROM agent_test_messages WHERE business_id = ?1 AND id = ?2 AND status = 'pending'",
+        &[biz.into(), turn_id.into()],
+    )?
+    else {
+        // Reset (or answered) meanwhile.
+        return Ok(Outcome::Done);
+    };
+    let (user, agent_id) = (t.text(0), t.text(1));
+    let agent = match agent_test::agent(biz, &agent_id) {
+        Ok(a) => a,
+        Err(_) => return finish(biz, turn_id, Err("the agent was archived".into()), None),
+    };
+    let rows = db::query(
+        &format!(
+            "SELECT role, text FROM agent_test_messages WHERE business_id = ?1 AND user_id = ?2 AND agent_id = ?3 \
+             AND id < ?4 AND status = 'done' AND text IS NOT NULL ORDER BY id DESC LIMIT {HISTORY}"
+        ),
+        &[biz.into(), user.as_str().into(), agent_id.as_str().into(), turn_id.into()],
+    )?;
+    let mut history: Vec<(String, String)> = rows.iter().map(|r| (r.text(0), r.text(1))).collect();
+    history.reverse();
+    let instructions = match agent.channel.as_str() {
+        "voice" => runtime::instructions(&agent.instructions, &agent_test::variables(biz, &user, &agent_id)?),
+        // As a real photoapp reply is told (`autoreply::eligible`).
+        "photoapp" if agent.collect_mobile => format!("{}{}", agent.instructions, super::autoreply::COLLECT_MOBILE),
+        _ => agent.instructions.clone(),
+    };
+    match knowledge::answer(biz, &agent.id, &instructions, &history)? {
+        Ok(g) => {
+            let text = if agent.channel == "voice" { runtime::parse_reply(&g.text).0 } else { g.text };
+            finish(biz, turn_id, Ok(text), g.used)
+        }
+        Err(e) if job.attempt >= MAX_ATTEMPTS => finish(biz, turn_id, Err(format!("the AI provider failed: {}", short(&e))), None),
+        Err(e) => Ok(retry(job.attempt, format!("ai: {e}"))),
+    }
+}
+
+fn short(e: &str) -> String {
+    e.chars().take(300).collect()
+}
+
+fn finish(biz: &str, turn_id: &str, outcome: Result<String, String>, used: Option<String>) -> Result<Outcome, switchboard_guest::Failure> {
+    let (text, status, error) = match outcome {
+        Ok(t) => (Some(t), "done", None),
+        Err(e) => (None, "failed", Some(e)),
+    };
+    db::execute(
+        "UPDATE agent_test_messages SET text = ?3, status = ?4, error = ?5, grounding_json = ?6 WHERE business_id = ?1 AND id = ?2 AND status = 'pending'",
+        &[biz.into(), turn_id.into(), text.into(), status.into(), error.into(), used.into()],
+    )?;
+    Ok(Outcome::Done)
+}

@@ -1,0 +1,228 @@
+//! Console users: one business each, a role (owner or viewer), a password
+//! kept as an argon2id hash (the `argon2` crate's defaults: 19 MiB, two
+//! passes). A user is created by `switchboard admin user create`, which
+//! either takes the password on standard input or prints a one-time setup
+//! link (its token is stored as a SHA-256 hash and lasts [`SETUP_TTL_MS`]).
+
+use crate::admin::{in_transaction, json_of, require_business};
+use crate::db::{self, Db, SqlValue};
+use anyhow::{bail, Result};
+use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::Argon2;
+use serde_json::json;
+use std::sync::LazyLock;
+use switchboard_gateway::auth;
+
+/// How long a setup link works.
+pub const SETUP_TTL_MS: i64 = 24 * 3600 * 1000;
+pub const MIN_PASSWORD_CHARS: usize = 10;
+pub const MAX_PASSWORD_CHARS: usize = 1024;
+pub const ROLES: &[&str] = &["owner", "viewer"];
+
+pub fn hash_password(password: &str) -> Result<String> {
+    let salt = SaltString::generate(&mut OsRng);
+    Argon2::default().hash_password(password.as_bytes(), &salt).map(|h| h.to_string()).map_err(|e| anyhow::anyhow!("password hash: {e}"))
+}
+
+/// A hash to verify against when the account does not exist, so that a
+/// login for an unknown address takes as long as one with a wrong password.
+/// Its password is random and never known.
+static DECOY: LazyLock<String> = LazyLock::new(|| hash_password(&random_hex()).unwrap_or_default());
+
+pub fn verify_password(password: &str, stored: Option<&str>) -> bool {
+    let stored = stored.unwrap_or(DECOY.as_str());
+    let Ok(parsed) = PasswordHash::new(stored) else { return false };
+    Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok()
+}
+
+/// A password's rules, as a message for the person choosing it.
+pub fn check_password(password: &str) -> Result<(), String> {
+    let n = password.chars().count();
+    if n < MIN_PASSWORD_CHARS {
+        return Err(format!("the password must be at least {MIN_PASSWORD_CHARS} characters"));
+    }
+    if n > MAX_PASSWORD_CHARS {
+        return Err(format!("the password must be at most {MAX_PASSWORD_CHARS} characters"));
+    }
+    Ok(())
+}
+
+/// A plausible address: something@something, no spaces, at most 254 bytes.
+pub fn normalize_email(email: &str) -> Option<String> {
+    let e = email.trim().to_lowercase();
+    let (local, domain) = e.split_once('@')?;
+    let ok = !local.is_empty() && domain.contains('.') && !domain.starts_with('.') && !domain.ends_with('.') && e.len() <= 254
+        && !e.chars().any(|c| c.is_whitespace() || c.is_control()) && !domain.contains('@');
+    ok.then_some(e)
+}
+
+pub(crate) fn random_hex() -> String {
+    let mut random = [0u8; 32];
+    rand::fill(&mut random);
+    hex::encode(random)
+}
+
+/// `admin user create`: with `password` set, the user can log in at once;
+/// without it, the answer carries a one-time setup link under `console_url`.
+pub fn create(db: &Db, business: &str, email: &str, role: &str, password: Option<&str>, console_url: &str) -> Result<serde_json::Value> {
+    let business = business.to_ascii_lowercase();
+    let Some(email) = normalize_email(email) else { bail!("--email must be an address like name@example.com") };
+    if !ROLES.contains(&role) {
+        bail!("--role must be owner or viewer");
+    }
+    let hash = match password {
+        Some(p) => {
+            check_password(p).map_err(anyhow::Error::msg)?;
+            Some(hash_password(p)?)
+        }
+        None => None,
+    };
+    let token = hash.is_none().then(random_hex);
+    let id = uuid::Uuid::new_v4().to_string();
+    let c = db.conn()?;
+    in_transaction(&c, || {
+        require_business(&c, &business)?;
+        if !db::query_strings(&c, "SELECT id FROM console_users WHERE email = ?1", vec![SqlValue::Text(email.clone())])?.is_empty() {
+            bail!("a console user with the email {email} exists already");
+        }
+        db::execute(
+            &c,
+            "INSERT INTO console_users (id, business_id, email, role, password_hash, setup_token_hash, setup_expires_at_ms, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            vec![
+                SqlValue::Text(id.clone()),
+                SqlValue::Text(business.clone()),
+                SqlValue::Text(email.clone()),
+                SqlValue::Text(role.to_string()),
+                hash.map_or(SqlValue::Null, SqlValue::Text),
+                token.as_deref().map_or(SqlValue::Null, |t| SqlValue::Text(auth::hash_key(t))),
+                token.as_ref().map_or(SqlValue::Null, |_| SqlValue::Integer(crate::clock::now_ms() + SETUP_TTL_MS)),
+                SqlValue::Text(crate::clock::now_rfc3339()),
+            ],
+        )?;
+        Ok(())
+    })?;
+    let mut out = json!({"userId": id, "businessId": business, "email": email, "role": role});
+    if let Some(t) = token {
+        // In the fragment: a browser never sends it to a server or a Referer.
+        out["setupLink"] = json!(format!("{}/console/#setup={t}", console_url.trim_end_matches('/')));
+        out["setupExpiresAt"] = json!(crate::clock::rfc3339(crate::clock::now_ms() + SETUP_TTL_MS));
+    }
+    Ok(out)
+}
+
+/// `admin user list`.
+pub fn list(db: &Db, business: &str) -> Result<serde_json::Value> {
+    let c = db.conn()?;
+    let rows = db::query_rows(
+        &c,
+        "SELECT id, email, role, password_hash IS NOT NULL, created_at, disabled_at FROM console_users WHERE business_id = ?1 ORDER BY created_at, id",
+        vec![SqlValue::Text(business.to_ascii_lowercase())],
+    )?;
+    let users: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            json!({"userId": json_of(&r[0]), "email": json_of(&r[1]), "role": json_of(&r[2]),
+                   "passwordSet": matches!(r[3], SqlValue::Integer(1)), "createdAt": json_of(&r[4]), "disabledAt": json_of(&r[5])})
+        })
+        .collect();
+    Ok(json!({"users": users}))
+}
+
+/// `admin user disable`: the user can no longer log in, and every session
+/// of theirs ends now.
+pub fn disable(db: &Db, user: &str) -> Result<serde_json::Value> {
+    let user = user.to_ascii_lowercase();
+    let c = db.conn()?;
+    let ended = in_transaction(&c, || {
+        let n = db::execute(&c, "UPDATE console_users SET disabled_at = ?2 WHERE id = ?1 AND disabled_at IS NULL", vec![SqlValue::Text(user.clone()), SqlValue::Text(crate::clock::now_rfc3339())])?;
+        if n == 0 && db::query_strings(&c, "SELECT id FROM console_users WHERE id = ?1", vec![SqlValue::Text(user.clone())])?.is_empty() {
+            bail!("no console user {user}");
+        }
+        Ok(super::sessions::revoke_all_of(&c, &user)?)
+    })?;
+    Ok(json!({"userId": user, "disabled": true, "sessionsEnded": ended}))
+}
+
+/// `admin user revoke-sessions`: logs the user out everywhere.
+pub fn revoke_sessions(db: &Db, user: &str) -> Result<serde_json::Value> {
+    let user = user.to_ascii_lowercase();
+    let c = db.conn()?;
+    let ended = in_transaction(&c, || Ok(super::sessions::revoke_all_of(&c, &user)?))?;
+    Ok(json!({"userId": user, "sessionsEnded": ended}))
+}
+
+/// A user who may log in (the role is read with the session).
+pub struct LoginUser {
+    pub id: String,
+    pub business_id: String,
+    pub password_hash: Option<String>,
+}
+
+pub fn find_by_email(c: &db::Connection, email: &str) -> Result<Option<LoginUser>> {
+    let rows = db::query_rows(
+        c,
+        "SELECT id, business_id, password_hash FROM console_users WHERE email = ?1 AND disabled_at IS NULL",
+        vec![SqlValue::Text(email.to_string())],
+    )?;
+    Ok(rows.into_iter().next().map(|r| LoginUser {
+        id: text(&r[0]),
+        business_id: text(&r[1]),
+        password_hash: match &r[2] {
+            SqlValue::Text(h) => Some(h.clone()),
+            _ => None,
+        },
+    }))
+}
+
+/// Sets the password of the user whose setup token this is (once; the token
+/// ends with it). The user id, or None for an unknown or expired token.
+pub fn set_password_with_token(c: &db::Connection, token: &str, password_hash: &str) -> Result<Option<String>> {
+    let rows = db::query_strings(
+        c,
+        "SELECT id FROM console_users WHERE setup_token_hash = ?1 AND setup_expires_at_ms > ?2 AND disabled_at IS NULL",
+        vec![SqlValue::Text(auth::hash_key(token)), SqlValue::Integer(crate::clock::now_ms())],
+    )?;
+    let Some(id) = rows.into_iter().next() else { return Ok(None) };
+    db::execute(
+        c,
+        "UPDATE console_users SET password_hash = ?2, setup_token_hash = NULL, setup_expires_at_ms = NULL WHERE id = ?1",
+        vec![SqlValue::Text(id.clone()), SqlValue::Text(password_hash.to_string())],
+    )?;
+    // A new password ends the sessions made with the old one.
+    super::sessions::revoke_all_of(c, &id)?;
+    Ok(Some(id))
+}
+
+pub(crate) fn text(v: &SqlValue) -> String {
+    match v {
+        SqlValue::Text(s) => s.clone(),
+        SqlValue::Integer(i) => i.to_string(),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_verify_and_decoys_never_do() {
+        let h = hash_password("correct horse battery").unwrap();
+        assert!(h.starts_with("$argon2id$"), "{h}");
+        assert!(verify_password("correct horse battery", Some(&h)));
+        assert!(!verify_password("wrong horse battery", Some(&h)));
+        assert!(!verify_password("correct horse battery", None));
+        assert!(!verify_password("x", Some("not a hash")));
+    }
+
+    #[test]
+    fn emails_and_passwords_are_checked() {
+        assert_eq!(normalize_email(" Ana@Example.COM ").as_deref(), Some("ana@example.com"));
+        assert!(normalize_email("ana").is_none());
+        assert!(normalize_email("ana@localhost").is_none());
+        assert!(normalize_email("a na@example.com").is_none());
+        assert!(check_password("short").is_err());
+        assert!(check_password("long enough!").is_ok());
+    }
+}

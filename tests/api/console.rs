@@ -1,0 +1,368 @@
+//! The console over HTTP: logins and sessions, CSRF, roles, tenancy, keys
+//! issued in the browser and console-only agent testing, against the real
+//! binary. (The page itself is driven in a real browser by
+//! tests/browser/console.py.)
+
+use crate::harness::*;
+use serde_json::{json, Value};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+const PASSWORD: &str = "correct horse battery";
+
+/// A console user of `business` with a password (`admin user create
+/// --password-stdin`).
+fn user(dir: &std::path::Path, business: &str, email: &str, role: &str) -> Value {
+    let mut child = Command::new(BIN)
+        .args(["admin", "--data-dir"])
+        .arg(dir)
+        .args(["user", "create", "--business", business, "--email", email, "--role", role, "--password-stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(format!("{PASSWORD}\n").as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A browser: keeps the session cookie the server sets and sends the CSRF
+/// token on writes when it has one.
+struct Browser<'a> {
+    s: &'a Server,
+    http: reqwest::blocking::Client,
+    cookie: Option<String>,
+    csrf: Option<String>,
+}
+
+impl<'a> Browser<'a> {
+    fn new(s: &'a Server) -> Browser<'a> {
+        let http = reqwest::blocking::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        Browser { s, http, cookie: None, csrf: None }
+    }
+
+    fn login(s: &'a Server, email: &str) -> Browser<'a> {
+        let mut b = Browser::new(s);
+        let r = b.send("POST", "/console/api/session", Some(json!({"email": email, "password": PASSWORD})));
+        r.assert_ok(200);
+        b.csrf = r.data()["csrfToken"].as_str().map(String::from);
+        b
+    }
+
+    fn send(&mut self, method: &str, path: &str, body: Option<Value>) -> Resp {
+        let mut rb = self.http.request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), format!("{}{}", self.s.base, path));
+        if let Some(c) = &self.cookie {
+            rb = rb.header("cookie", format!("sb_session={c}"));
+        }
+        if let Some(t) = &self.csrf {
+            rb = rb.header("x-csrf-token", t.as_str());
+        }
+        if path.starts_with("/api/v1/") && method != "GET" {
+            rb = rb.header("idempotency-key", uuid::Uuid::new_v4().to_string());
+        }
+        if let Some(b) = body {
+            rb = rb.header("content-type", "application/json").body(b.to_string());
+        }
+        let r = Resp::from(rb.send().unwrap());
+        let set = r.header("set-cookie").to_string();
+        if let Some(v) = set.strip_prefix("sb_session=") {
+            let token = v.split(';').next().unwrap_or("");
+            self.cookie = (!token.is_empty()).then(|| token.to_string());
+        }
+        r
+    }
+    fn get(&mut self, path: &str) -> Resp {
+        self.send("GET", path, None)
+    }
+    fn post(&mut self, path: &str, body: Value) -> Resp {
+        self.send("POST", path, Some(body))
+    }
+    /// The same request without the CSRF token.
+    fn without_csrf(&mut self, method: &str, path: &str, body: Option<Value>) -> Resp {
+        let t = self.csrf.take();
+        let r = self.send(method, path, body);
+        self.csrf = t;
+        r
+    }
+}
+
+fn assert_code(r: &Resp, status: u16, category: &str, code: &str) {
+    r.assert_failure(status, category);
+    assert_eq!(r.code(), code, "{}", r.text);
+}
+
+#[test]
+fn the_page_is_served_strictly_and_a_session_begins_only_at_login() {
+    let dir = DataDir::new();
+    let t = tenant(&dir.0, "contacts:read");
+    user(&dir.0, &t.business, "Owner@Example.com", "owner");
+    let s = Server::start(&dir.0);
+    let mut b = Browser::new(&s);
+
+    let page = b.get("/console/");
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains("<script src=\"/console/console.js\""), "{}", page.text);
+    assert!(page.header("content-security-policy").contains("script-src 'self'"));
+    assert!(!page.header("content-security-policy").contains("unsafe-inline"));
+    assert_eq!(page.header("x-frame-options"), "DENY");
+    assert!(page.header("set-cookie").is_empty(), "no cookie without a login");
+    for asset in ["/console/console.js", "/console/console.css"] {
+        let r = b.get(asset);
+        assert_eq!(r.status, 200, "{asset}");
+        assert!(r.header("set-cookie").is_empty());
+    }
+    let r = b.get("/console");
+    assert_eq!((r.status, r.header("location")), (308, "/console/"));
+
+    assert_code(&b.get("/console/api/session"), 401, "authentication", "session_required");
+    assert_code(&b.get(&format!("/api/v1/contacts?businessId={}", t.business)), 401, "authentication", "authentication_required");
+
+    // A wrong password and an unknown address get the same answer and no cookie.
+    let wrong = b.post("/console/api/session", json!({"email": "owner@example.com", "password": "wrong password!"}));
+    let unknown = b.post("/console/api/session", json!({"email": "nobody@example.com", "password": PASSWORD}));
+    for r in [&wrong, &unknown] {
+        r.assert_failure(401, "authentication");
+        assert!(r.header("set-cookie").is_empty());
+    }
+    assert_eq!((wrong.code(), wrong.message()), (unknown.code(), unknown.message()));
+    assert!(b.cookie.is_none());
+
+    let r = b.post("/console/api/session", json!({"email": " OWNER@example.com ", "password": PASSWORD}));
+    let me = r.assert_ok(200).clone();
+    let cookie = r.header("set-cookie").to_string();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/"), "{cookie}");
+    assert!(!cookie.contains("Secure"), "plain http on loopback: {cookie}");
+    assert!(!cookie.contains(&t.business) && !cookie.contains(me["userId"].as_str().unwrap()), "the cookie names nobody: {cookie}");
+    assert_eq!(me["businessId"], json!(t.business));
+    assert_eq!(me["email"], json!("owner@example.com"));
+    assert_eq!(me["role"], json!("owner"));
+    assert_eq!(r.header("cache-control"), "no-store");
+    b.csrf = me["csrfToken"].as_str().map(String::from);
+
+    let again = b.get("/console/api/session");
+    assert_eq!(again.assert_ok(200)["userId"], me["userId"]);
+    // The owner reads through the public API with the session.
+    b.get(&format!("/api/v1/contacts?businessId={}", t.business)).assert_ok(200);
+
+    // Logging out is a write: it needs the CSRF token.
+    assert_code(&b.without_csrf("DELETE", "/console/api/session", None), 403, "authorization", "csrf_token_invalid");
+    let out = b.send("DELETE", "/console/api/session", None);
+    out.assert_ok(200);
+    assert!(out.header("set-cookie").contains("Max-Age=0"));
+    // The old cookie is dead even if a browser kept it.
+    let old = b.cookie.replace(cookie.trim_start_matches("sb_session=").split(';').next().unwrap().to_string());
+    assert!(old.is_none());
+    assert_code(&b.get("/console/api/session"), 401, "authentication", "session_expired");
+    assert_code(&b.get(&format!("/api/v1/contacts?businessId={}", t.business)), 401, "authentication", "session_expired");
+}
+
+#[test]
+fn logins_are_rate_limited_per_account() {
+    let dir = DataDir::new();
+    let t = tenant(&dir.0, "contacts:read");
+    user(&dir.0, &t.business, "a@example.com", "owner");
+    user(&dir.0, &t.business, "b@example.com", "owner");
+    let s = Server::start(&dir.0);
+    let mut b = Browser::new(&s);
+    for _ in 0..5 {
+        b.post("/console/api/session", json!({"email": "a@example.com", "password": "not the password"})).assert_failure(401, "authentication");
+    }
+    // The sixth attempt is refused before the password is looked at, even the right one.
+    let r = b.post("/console/api/session", json!({"email": "a@example.com", "password": PASSWORD}));
+    assert_code(&r, 429, "rate_limit", "login_rate_limited");
+    assert_eq!(r.header("retry-after"), "60");
+    assert!(r.header("set-cookie").is_empty());
+    // Another account from the same address still logs in.
+    Browser::login(&s, "b@example.com");
+}
+
+#[test]
+fn a_session_is_the_public_api_with_its_role_csrf_and_business() {
+    let dir = DataDir::new();
+    let a = tenant(&dir.0, "contacts:read");
+    let other = tenant(&dir.0, "contacts:read,contacts:write");
+    user(&dir.0, &a.business, "owner@a.example", "owner");
+    user(&dir.0, &a.business, "viewer@a.example", "viewer");
+    let s = Server::start(&dir.0);
+    let mut owner = Browser::login(&s, "owner@a.example");
+    let mut viewer = Browser::login(&s, "viewer@a.example");
+
+    let leads = owner.post("/api/v1/contacts/categories", json!({"businessId": a.business, "name": "Leads"})).assert_ok(201)["category"]["id"].clone();
+    let contact = json!({"businessId": a.business, "mobile": "+14155550101", "name": "Ana", "categoryIds": [leads]});
+    let create = |b: &mut Browser, body: &Value| b.post("/api/v1/contacts", body.clone());
+
+    // The same operation, the same validation and envelope as with a key.
+    let bad = create(&mut owner, &json!({"businessId": a.business, "mobile": "nope", "categoryIds": [leads]}));
+    bad.assert_failure(400, "validation");
+    assert_code(&owner.without_csrf("POST", "/api/v1/contacts", Some(contact.clone())), 403, "authorization", "csrf_token_invalid");
+    let wrong_token = {
+        let t = owner.csrf.replace("0".repeat(64));
+        let r = create(&mut owner, &contact);
+        owner.csrf = t;
+        r
+    };
+    assert_code(&wrong_token, 403, "authorization", "csrf_token_invalid");
+    let id = create(&mut owner, &contact).assert_ok(201)["contact"]["id"].as_str().unwrap().to_string();
+
+    // A viewer reads and cannot write.
+    let read = viewer.get(&format!("/api/v1/contacts/{id}?businessId={}", a.business));
+    assert_eq!(read.assert_ok(200)["contact"]["name"], json!("Ana"));
+    let r = create(&mut viewer, &json!({"businessId": a.business, "mobile": "+14155550102", "categoryIds": [leads]}));
+    assert_code(&r, 403, "authorization", "missing_scope");
+    assert_code(&viewer.post("/console/api/keys", json!({"scopes": ["contacts:read"]})), 403, "authorization", "owner_role_required");
+
+    // Business A's session cannot touch business B.
+    let r = owner.get(&format!("/api/v1/contacts?businessId={}", other.business));
+    assert_code(&r, 403, "authorization", "business_mismatch");
+    let r = create(&mut owner, &json!({"businessId": other.business, "mobile": "+14155550103", "categoryIds": [leads]}));
+    assert_code(&r, 403, "authorization", "business_mismatch");
+    assert_eq!(sql(&dir.0, &format!("SELECT COUNT(*) FROM contacts WHERE business_id = '{}'", other.business)).trim(), "0");
+}
+
+#[test]
+fn keys_are_issued_shown_once_listed_and_revoked_in_the_console() {
+    let dir = DataDir::new();
+    let t = tenant(&dir.0, "agents:read");
+    user(&dir.0, &t.business, "owner@example.com", "owner");
+    let s = Server::start(&dir.0);
+    let mut b = Browser::login(&s, "owner@example.com");
+
+    assert_code(&b.without_csrf("POST", "/console/api/keys", Some(json!({"scopes": ["contacts:read"]}))), 403, "authorization", "csrf_token_invalid");
+    assert_code(&b.post("/console/api/keys", json!({"scopes": ["contacts:fly"]})), 400, "validation", "invalid_scopes");
+    let created = b.post("/console/api/keys", json!({"scopes": ["contacts:read"]}));
+    let k = created.assert_ok(201).clone();
+    let key = k["apiKey"].as_str().unwrap().to_string();
+    let key_id = k["keyId"].as_str().unwrap().to_string();
+    assert!(key.starts_with("sbk_"), "{key}");
+    assert_eq!(created.header("cache-control"), "no-store");
+    assert_eq!(sql(&dir.0, &format!("SELECT COUNT(*) FROM api_keys WHERE id = '{key_id}' AND key_hash NOT LIKE '%{}%'", &key[4..])).trim(), "1", "stored hashed");
+
+    // The key works with curl-like requests, within its scopes.
+    let api = s.as_key(&key);
+    api.get(&format!("/api/v1/contacts?businessId={}", t.business)).assert_ok(200);
+    assert_code(&api.get(&format!("/api/v1/agents?businessId={}", t.business)), 403, "authorization", "missing_scope");
+
+    // Never shown again: not in the list, not in the page or its assets.
+    let list = b.get("/console/api/keys");
+    let keys = list.assert_ok(200)["keys"].as_array().unwrap().clone();
+    assert!(!list.text.contains(&key) && !list.text.contains(&key[4..]), "{}", list.text);
+    let ours = keys.iter().find(|x| x["keyId"] == json!(key_id)).unwrap();
+    assert_eq!(ours["display"], json!(format!("sbk_…{}", &key[key.len() - 4..])));
+    assert_eq!(ours["scopes"], json!(["contacts:read"]));
+    assert!(ours["lastUsedAt"].is_string(), "last use noted: {ours}");
+    assert_eq!(keys.len(), 2, "the admin command's key is the same record set");
+    for path in ["/console/", "/console/console.js", "/console/console.css", "/console/api/session"] {
+        assert!(!b.get(path).text.contains(&key), "{path}");
+    }
+
+    // Session routes refuse API keys, and API keys cannot reach session-only operations.
+    assert_code(&api.get("/console/api/keys"), 401, "authentication", "session_required");
+    assert_code(&s.as_key(&t.key).get("/console/api/session"), 401, "authentication", "session_required");
+    assert_code(&api.post("/console/api/keys", &json!({"scopes": ["contacts:read"]})), 401, "authentication", "session_required");
+    let agent_test = format!("/console/api/agents/{}/test?businessId={}", uuid::Uuid::new_v4(), t.business);
+    assert_code(&s.as_key(&t.key).get(&agent_test), 401, "authentication", "session_required");
+
+    // Revocation is immediate.
+    assert_code(&b.without_csrf("DELETE", &format!("/console/api/keys/{key_id}"), None), 403, "authorization", "csrf_token_invalid");
+    b.send("DELETE", &format!("/console/api/keys/{key_id}"), None).assert_ok(200);
+    api.get(&format!("/api/v1/contacts?businessId={}", t.business)).assert_failure(401, "authentication");
+    // Revoking again changes nothing; an unknown key (or another business's) is not found.
+    b.send("DELETE", &format!("/console/api/keys/{key_id}"), None).assert_ok(200);
+    let unknown = b.send("DELETE", &format!("/console/api/keys/{}", uuid::Uuid::new_v4()), None);
+    assert_code(&unknown, 404, "not_found", "key_not_found");
+    let foreign = tenant(&dir.0, "contacts:read");
+    assert_code(&b.send("DELETE", &format!("/console/api/keys/{}", foreign.key_id), None), 404, "not_found", "key_not_found");
+    s.as_key(&foreign.key).get(&format!("/api/v1/contacts?businessId={}", foreign.business)).assert_ok(200);
+    let listed = b.get("/console/api/keys");
+    assert!(listed.data()["keys"].as_array().unwrap().iter().any(|x| x["keyId"] == json!(key_id) && x["revokedAt"].is_string()));
+}
+
+#[test]
+fn an_agent_is_tested_over_three_turns_without_touching_a_customer() {
+    let dir = DataDir::new();
+    let t = tenant(&dir.0, "agents:read");
+    user(&dir.0, &t.business, "owner@example.com", "owner");
+    user(&dir.0, &t.business, "viewer@example.com", "viewer");
+    let s = Server::start(&dir.0);
+    let mut b = Browser::login(&s, "owner@example.com");
+    let agent = b
+        .post("/api/v1/agents", json!({"businessId": t.business, "channel": "chatapp", "name": "Desk", "instructions": "Answer questions about opening hours."}))
+        .assert_ok(201)["agent"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let base = format!("/console/api/agents/{agent}/test");
+    let read = format!("{base}?businessId={}", t.business);
+    let empty = b.get(&read);
+    assert_eq!(empty.assert_ok(200)["messages"], json!([]));
+    assert_eq!(empty.data()["agentName"], json!("Desk"));
+
+    let validator = document_schemas();
+    for (i, said) in ["Are you open on Sunday?", "And on Monday?", "Thanks!"].iter().enumerate() {
+        let r = b.post(&format!("{base}/messages"), json!({"businessId": t.business, "text": said}));
+        let conv = r.assert_ok(202).clone();
+        assert!(conv["pending"].as_bool().unwrap());
+        let conv = poll("the agent's reply", || {
+            let c = b.get(&read).assert_ok(200).clone();
+            (!c["pending"].as_bool().unwrap()).then_some(c)
+        });
+        if let Err(e) = validator.validate(&json!({"$ref": "#/components/schemas/AgentTestConversation"}), &conv) {
+            panic!("{e:?}: {conv}");
+        }
+        let messages = conv["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 2 * (i + 1), "{conv}");
+        let last = &messages[messages.len() - 1];
+        assert_eq!((last["role"].as_str(), last["status"].as_str()), (Some("assistant"), Some("done")), "{conv}");
+        assert!(last["text"].as_str().is_some_and(|x| !x.trim().is_empty()), "{conv}");
+        assert_eq!(messages[messages.len() - 2]["text"], json!(said));
+    }
+    // Test turns never reach a customer, a webhook or a timeline.
+    for table in ["messages", "conversations", "timeline_entries", "webhook_attempts"] {
+        let n = sql(&dir.0, &format!("SELECT COUNT(*) FROM {table} WHERE business_id = '{}'", t.business));
+        assert_eq!(n.trim(), "0", "{table}");
+    }
+
+    // Testing is a write: a viewer reads only; the CSRF token is required.
+    let mut viewer = Browser::login(&s, "viewer@example.com");
+    assert_eq!(viewer.get(&read).assert_ok(200)["messages"], json!([]), "each user has their own test conversation");
+    assert_code(&viewer.post(&format!("{base}/messages"), json!({"businessId": t.business, "text": "hi"})), 403, "authorization", "missing_scope");
+    let r = b.without_csrf("POST", &format!("{base}/messages"), Some(json!({"businessId": t.business, "text": "hi"})));
+    assert_code(&r, 403, "authorization", "csrf_token_invalid");
+    b.post(&format!("{base}/messages"), json!({"businessId": t.business, "text": "  "})).assert_failure(400, "validation");
+    let unknown = format!("/console/api/agents/{}/test?businessId={}", uuid::Uuid::new_v4(), t.business);
+    assert_eq!(b.get(&unknown).status, 404);
+
+    let reset = b.send("DELETE", &read, None);
+    assert_eq!(reset.assert_ok(200)["messages"], json!([]));
+    assert_eq!(b.get(&read).data()["messages"], json!([]));
+}
+
+#[test]
+fn a_setup_link_sets_the_password_once() {
+    let dir = DataDir::new();
+    let t = tenant(&dir.0, "contacts:read");
+    let s = Server::start(&dir.0);
+    let created = admin(&dir.0, &["user", "create", "--business", &t.business, "--email", "new@example.com", "--console-url", &s.base]);
+    let link = created["setupLink"].as_str().unwrap();
+    let token = link.split_once("#setup=").unwrap().1.to_string();
+    assert!(link.starts_with(&format!("{}/console/#setup=", s.base)), "{link}");
+    assert!(!sql(&dir.0, "SELECT setup_token_hash FROM console_users").contains(&token), "stored hashed");
+
+    let mut b = Browser::new(&s);
+    b.post("/console/api/session", json!({"email": "new@example.com", "password": PASSWORD})).assert_failure(401, "authentication");
+    let short = b.post("/console/api/password", json!({"token": token, "password": "short"}));
+    short.assert_failure(400, "validation");
+    b.post("/console/api/password", json!({"token": token, "password": PASSWORD})).assert_ok(200);
+    let r = b.post("/console/api/password", json!({"token": token, "password": PASSWORD}));
+    assert_code(&r, 404, "not_found", "setup_link_invalid");
+    Browser::login(&s, "new@example.com");
+
+    // A disabled user can no longer log in, and their sessions end.
+    let user_id = created["userId"].as_str().unwrap();
+    let mut live = Browser::login(&s, "new@example.com");
+    admin(&dir.0, &["user", "disable", "--user-id", user_id]);
+    assert_eq!(live.get("/console/api/session").status, 401);
+    b.post("/console/api/session", json!({"email": "new@example.com", "password": PASSWORD})).assert_failure(401, "authentication");
+}

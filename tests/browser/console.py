@@ -1,0 +1,418 @@
+#!/usr/bin/env python3
+"""Drives the console in a real browser against the real binary.
+
+Starts target/debug/switchboard (built by `cargo test`) on a free loopback
+port with a temp data dir, creates a business and an owner, and drives
+Debian's chromium (headless, through Playwright for Python) the way a
+person would: log in, create an API key and use it with plain HTTP
+requests, revoke it and see it refused, import a CSV of contacts and watch
+it finish, upload a data source version with progress, review and
+activate it, create an agent (a server validation error shown next to its
+field), test it through three turns and reset it, assign it to a number,
+subscribe a webhook and redeliver from its log, open a call's
+report and play its recording, estimate and confirm a campaign's summary
+run and download its export, check every page on a phone-sized screen and
+with the keyboard, log out.
+
+Installs what it needs (chromium from Debian, playwright from PyPI) when
+missing. Exits non-zero on the first failed expectation.
+Usage: tests/browser/console.py [BINARY]
+"""
+import csv
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TARGET, "debug", "switchboard")
+PASSWORD = "correct horse battery"
+# Every wait of the page is bounded (ms).
+WAIT_MS = 20_000
+
+
+def ensure_tools():
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        subprocess.run(["apt-get", "update", "-q"], check=True)
+        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=True, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+        chromium = shutil.which("chromium")
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        # Only the Python driver: the browser is Debian's (no download).
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "playwright==1.65.2"], check=True)
+    return chromium
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def admin(data, *args, stdin=None):
+    out = subprocess.run([BIN, "admin", "--data-dir", data, *args], check=True, capture_output=True, text=True, input=stdin)
+    return json.loads(out.stdout)
+
+
+def http(method, url, key=None, body=None):
+    """A curl-like request: (status, parsed body)."""
+    headers = {"Content-Type": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    if method != "GET":
+        headers["Idempotency-Key"] = os.urandom(16).hex()
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def nav(page, name):
+    page.get_by_role("navigation").get_by_role("link", name=name, exact=True).click()
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+    print(f"ok - {what}", flush=True)
+
+
+def voice_setup(data, base, business, key):
+    """A completed call with a recording and a finished two-contact voice
+    campaign, made through the API (what the console then shows)."""
+    admin(data, "voice", "configure", "--business", business, "--lines", "2")
+    admin(data, "credits", "add", "--business", business, "--microcredits", "50000000")
+    _, d = http("POST", f"{base}/api/v1/agents", key, {"businessId": business, "channel": "voice", "name": "Caller",
+                "instructions": "Confirm the appointment.", "voiceSettings": {"firstGreeting": "Hello, this is Acme calling."}})
+    agent = d["data"]["agent"]["id"]
+    callee = "+15550007777"
+    status, d = http("POST", f"{base}/api/v1/voice/calls", key, {"businessId": business, "agentId": agent, "toNumber": callee})
+    assert status == 202, d
+    call = d["data"]["call"]["id"] if "call" in d["data"] else d["data"]["callId"]
+    _, d = http("POST", f"{base}/api/v1/contacts/categories", key, {"businessId": business, "name": "Renewals"})
+    category = d["data"]["category"]["id"]
+    ids = []
+    for name, mobile in [("Cleo", "+15550300001"), ("Dan", "+15550300002")]:
+        _, d = http("POST", f"{base}/api/v1/contacts", key, {"businessId": business, "name": name, "mobile": mobile, "categoryIds": [category]})
+        ids.append(d["data"]["contact"]["id"])
+    status, d = http("POST", f"{base}/api/v1/campaigns", key, {"businessId": business, "name": "Renewals", "objective": "Confirm renewals",
+                     "iteration": {"channel": "voice", "agentId": agent, "contactIds": ids}})
+    assert status == 201, d
+    campaign = d["data"]["campaign"]["id"]
+    status, d = http("PATCH", f"{base}/api/v1/campaigns/{campaign}", key, {"businessId": business, "action": "start"})
+    assert status == 200, d
+    deadline = time.time() + 120
+    while True:
+        _, c = http("GET", f"{base}/api/v1/voice/calls/{call}?businessId={business}", key)
+        _, k = http("GET", f"{base}/api/v1/campaigns/{campaign}?businessId={business}", key)
+        if c["data"]["call"]["status"] == "completed" and k["data"]["currentIteration"]["status"] == "completed":
+            break
+        if time.time() > deadline:
+            raise AssertionError(f"the call or the campaign did not finish: {c} {k}")
+        time.sleep(0.2)
+    return {"call": call, "callee": callee, "campaign": campaign}
+
+
+class Receiver:
+    """A webhook receiver on loopback that answers 200 and counts POSTs."""
+
+    def __init__(self):
+        import http.server
+        import threading
+        hits = self.hits = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                hits.append(self.rfile.read(int(self.headers.get("content-length", 0))))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def wait_for(self, n):
+        deadline = time.time() + 30
+        while len(self.hits) < n:
+            if time.time() > deadline:
+                raise AssertionError(f"expected {n} webhook deliveries, got {len(self.hits)}")
+            time.sleep(0.1)
+
+
+def run(page, base, business, admin_key, voice, receiver):
+    page.set_default_timeout(WAIT_MS)
+    page.goto(f"{base}/console/")
+
+    # Log in.
+    page.get_by_label("Email").fill("owner@example.com")
+    page.get_by_label("Password").fill("not the password")
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("alert").filter(has_text="not right").wait_for()
+    check(True, "a wrong password is refused with a message")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("heading", name="Browser Co").wait_for()
+    check(page.get_by_role("navigation").is_visible(), "logged in: the overview shows the business")
+    cookies = page.context.cookies()
+    session = [c for c in cookies if c["name"] == "sb_session"]
+    check(len(session) == 1 and session[0]["httpOnly"] and session[0]["sameSite"] == "Strict", "the session cookie is HttpOnly and SameSite=Strict")
+    check(page.evaluate("document.cookie") == "", "the page's script cannot read the session cookie")
+
+    # Create a key, use it, revoke it.
+    nav(page, "API keys")
+    page.get_by_role("heading", name="API keys").wait_for()
+    for box in page.get_by_role("checkbox").all():
+        box.set_checked(box.get_attribute("value") == "contacts:read")
+    page.get_by_role("button", name="Create key").click()
+    key = page.locator("#new-key-value").inner_text().strip()
+    check(key.startswith("sbk_"), "a new key is shown once")
+    status, _ = http("GET", f"{base}/api/v1/contacts?businessId={business}", key)
+    check(status == 200, "the new key reads contacts over plain HTTP")
+    status, body = http("POST", f"{base}/api/v1/contacts/categories", key, {"businessId": business, "name": "Nope"})
+    check(status == 403 and body["error"]["code"] == "missing_scope", "the key has only the scopes chosen")
+    nav(page, "Overview")
+    nav(page, "API keys")
+    page.get_by_role("heading", name="API keys").wait_for()
+    page.locator("table tbody tr").first.wait_for()
+    check(key not in page.content(), "after leaving the page the key is gone from it")
+    check(f"sbk_…{key[-4:]}" in page.locator("table").inner_text(), "the list shows only the key's last characters")
+    page.once("dialog", lambda d: d.accept())
+    page.get_by_role("button", name=f"Revoke key sbk_…{key[-4:]}").click()
+    page.get_by_text("Key revoked.").wait_for()
+    status, body = http("GET", f"{base}/api/v1/contacts?businessId={business}", key)
+    check(status == 401, "the revoked key is refused at once")
+
+    # Import a CSV and watch it finish.
+    nav(page, "Contacts")
+    page.get_by_role("heading", name="Import a CSV").wait_for()
+    page.get_by_label("…or a new category named").fill("Imported")
+    people = "mobile,name,city\n+14155550101,Ana,Lisbon\n+14155550102,Bo,Porto\n+14155550103,Cy,Faro\nnot-a-mobile,Dee,Braga\n"
+    page.get_by_label("CSV file (a header row; a mobile column)").set_input_files(
+        {"name": "people.csv", "mimeType": "text/csv", "buffer": people.encode()})
+    page.get_by_role("button", name="Import").click()
+    result = page.locator("#import-result")
+    result.filter(has_text="Import finished").wait_for()
+    text = result.inner_text()
+    check("4 rows, 3 created, 0 merged, 1 failed" in text and "row 5" in text, f"the import finished and says what failed: {text!r}")
+    page.get_by_role("link", name="Ana").wait_for()
+    page.get_by_role("link", name="Ana").click()
+    page.get_by_role("heading", name="Ana").wait_for()
+    main_text = page.locator("main").inner_text()
+    check("Lisbon" in main_text, f"a contact's page shows its fields: {main_text!r}")
+
+    # Test an agent through three turns.
+    # A data source: create, upload a file with progress, review its columns, activate.
+    nav(page, "Data sources")
+    page.get_by_label("Name").fill("Customers")
+    page.get_by_role("button", name="Create data source").click()
+    page.get_by_role("heading", name="Upload a new version").wait_for()
+    rows = "".join(f"C{i},0{i:04d},03/04/2024\n" for i in range(1, 400))
+    page.get_by_label("File (CSV, TSV, JSON, XLSX or XLSM)").set_input_files(
+        {"name": "customers.csv", "mimeType": "text/csv", "buffer": ("name,zip,joined\n" + rows).encode()})
+    page.get_by_role("button", name="Upload").click()
+    page.get_by_role("button", name="Activate this version").wait_for()
+    check(page.evaluate("document.getElementById('upload-progress').value") == 1, "the upload's progress reached the end")
+    stage = page.locator("#ingestion-stage").inner_text()
+    check("needs review" in stage and "399 rows" in stage, f"the version waits for review: {stage!r}")
+    check(page.get_by_label("zip", exact=False).input_value() == "text", "ambiguous columns come with the suggested type")
+    page.get_by_role("button", name="Activate this version").click()
+    page.locator("#ingestion-stage", has_text="Stage: active").wait_for()
+    check(True, "the reviewed version becomes active")
+
+    # Create an agent in the browser: the server's validation error appears next to its field.
+    nav(page, "Agents")
+    page.get_by_role("link", name="New agent").click()
+    page.get_by_label("Name").fill("Desk")
+    page.get_by_label("Instructions").fill("Answer questions about opening hours.")
+    page.get_by_label("Language (a tag such as en or pt-BR)").fill("not a tag!")
+    page.get_by_role("button", name="Create agent").click()
+    error = page.locator("#err-languageCode")
+    error.wait_for()
+    check(page.get_by_label("Language (a tag such as en or pt-BR)").get_attribute("aria-invalid") == "true",
+          f"a server validation error is shown next to its field: {error.inner_text()!r}")
+    page.get_by_label("Language (a tag such as en or pt-BR)").fill("en")
+    page.get_by_role("button", name="Create agent").click()
+    page.get_by_role("heading", name="Test Desk").wait_for()
+    check(True, "the agent is created and opens in its test chat")
+    for i, said in enumerate(["Are you open on Sunday?", "And on Monday?", "Thanks!"], start=1):
+        page.get_by_label("Say something as the customer would").fill(said)
+        page.get_by_role("button", name="Send").click()
+        page.wait_for_function("n => document.querySelectorAll('.turn.assistant.done').length === n", arg=i, timeout=WAIT_MS)
+    turns = page.locator(".turn").all_inner_texts()
+    check(len(turns) == 6 and "Thanks!" in turns[4], "three turns and three replies are shown")
+    check(all(t.strip() for t in turns), "every reply has text")
+    page.once("dialog", lambda d: d.accept())
+    page.get_by_role("button", name="Reset conversation").click()
+    page.get_by_text("Conversation reset.").wait_for()
+    check(page.locator(".turn").count() == 0, "a reset empties the conversation")
+
+    # Channels: assign the agent to the connected number.
+    nav(page, "Channels")
+    form = page.get_by_role("form", name="Assignment of Front desk")
+    form.get_by_label("Agent").select_option(label="Desk")
+    form.get_by_label("auto-reply").check()
+    form.get_by_role("button", name="Save").click()
+    page.get_by_text("Assignment saved.").wait_for()
+    _, a = http("GET", f"{base}/api/v1/channels/assignments?businessId={business}&channel=chatapp&phoneNumberId=pn-browser", admin_key)
+    check(a["data"]["autoReplyEnabled"] and a["data"]["aiAgentId"], "the assignment is saved through the API")
+
+    # Webhooks: subscribe (secret shown once), a delivery, its log, redeliver.
+    nav(page, "Webhooks")
+    page.get_by_label("Callback URL").fill(receiver.url)
+    page.get_by_role("checkbox", name="chatapp.message.received").check()
+    page.get_by_role("button", name="Create subscription").click()
+    page.locator("#err-externalAutomation").wait_for()
+    check(True, "the contract's external-automation rule is explained next to its box")
+    page.get_by_role("checkbox", name="external automation", exact=False).check()
+    page.get_by_role("button", name="Create subscription").click()
+    page.locator("#secret-value").wait_for()
+    secret = page.locator("#secret-value").inner_text().strip()
+    check(secret.startswith("whsec_"), "the signing secret is shown once")
+    status, d = http("POST", f"{base}/sandbox/v1/chatapp/inbound", admin_key,
+                     {"phoneNumberId": "pn-browser", "from": "+14155550199", "text": "Hello there"})
+    check(status == 202, f"an inbound message ({status} {d})")
+    receiver.wait_for(1)
+    page.get_by_role("link", name="Deliveries").click()
+    page.get_by_role("heading", name="Delivery log").wait_for()
+    page.get_by_role("cell", name="delivered (200)").wait_for()
+    page.get_by_role("button", name="Redeliver", exact=False).first.click()
+    page.get_by_text("Sent again", exact=False).wait_for()
+    receiver.wait_for(2)
+    check(True, "a logged event is delivered again from the console")
+    nav(page, "Webhooks")
+    page.get_by_role("heading", name="Webhooks").wait_for()
+    check(secret not in page.content(), "the secret is gone from the page afterwards")
+
+    # A call's report: its transcript and its recording, played from a signed link.
+    call = voice["call"]
+    nav(page, "Calls")
+    page.get_by_label("Status").select_option("completed")
+    page.get_by_role("button", name="Filter").click()
+    page.get_by_role("link", name=voice["callee"]).click()
+    page.get_by_role("heading", name=f"Call to {voice['callee']}").wait_for()
+    page.wait_for_function("() => { const a = document.getElementById('recording'); return a && a.readyState >= 1; }", timeout=WAIT_MS)
+    duration = page.evaluate("document.getElementById('recording').duration")
+    check(duration > 0, f"the call's recording loads in the player ({duration:.1f} s)")
+    check(page.locator("main ol li").count() > 0, "the call's transcript is shown")
+    with page.expect_download() as dl:
+        page.get_by_role("link", name="Download the transcript").click()
+    with open(dl.value.path(), encoding="utf-8") as f:
+        check(len(f.read()) > 0, "the transcript downloads")
+    status, _ = http("GET", f"{base}/api/v1/voice/calls/{call}?businessId={business}")
+    check(status == 401, "the report itself needs a session or a key")
+
+    # A campaign: progress, a summary estimate, its confirmation, the export.
+    nav(page, "Campaigns")
+    page.get_by_role("link", name="Renewals").click()
+    page.get_by_role("heading", name="Renewals").wait_for()
+    check("2 of 2 members done" in page.locator("main").inner_text(), "the iteration's progress is shown")
+    page.get_by_role("button", name="Estimate a summary run").click()
+    confirm = page.get_by_role("button", name="Confirm", exact=False)
+    confirm.wait_for()
+    page.get_by_role("button", name="Confirm", exact=False).click()
+    page.get_by_text("Summary run confirmed.").wait_for()
+    page.locator("td.run-status", has_text="completed").wait_for()
+    with page.expect_download() as dl:
+        page.get_by_role("link", name="Export CSV").click()
+    with open(dl.value.path(), encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    check(rows[0][:3] == ["Contact", "AI Summary", "Next Action"] and len(rows) == 3, f"the export has one row per contact: {rows}")
+
+    # A phone-sized screen: nothing is wider than it.
+    page.set_viewport_size({"width": 375, "height": 740})
+    for route in ["#/", "#/keys", "#/contacts", "#/data-sources", "#/agents", "#/channels", "#/webhooks", "#/calls", f"#/calls/{voice['call']}", "#/campaigns", f"#/campaigns/{voice['campaign']}"]:
+        page.goto(f"{base}/console/{route}")
+        page.locator("main h1").wait_for()
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        check(wide <= 376, f"{route} fits a 375 px screen ({wide} px)")
+
+    # Keyboard: the skip link is the first stop.
+    page.reload()
+    page.locator("main h1").wait_for()
+    page.keyboard.press("Tab")
+    check(page.evaluate("document.activeElement.textContent") == "Skip to content", "the first Tab reaches the skip link")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    page.get_by_role("heading", name="Contacts").wait_for()
+    check(True, "the sections are reached with the keyboard")
+
+    page.get_by_role("button", name="Log out").click()
+    page.get_by_role("heading", name="Log in").wait_for()
+    status, _ = http("GET", f"{base}/console/api/session")
+    check(status == 401, "logged out")
+
+
+def main():
+    chromium = ensure_tools()
+    from playwright.sync_api import sync_playwright
+
+    data = tempfile.mkdtemp(prefix="switchboard-browser-")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    business = admin(data, "business", "create", "--name", "Browser Co")["businessId"]
+    admin_key = admin(data, "key", "create", "--business", business, "--scopes", "all")["apiKey"]
+    admin(data, "user", "create", "--business", business, "--email", "owner@example.com", "--password-stdin", stdin=PASSWORD + "\n")
+    admin(data, "channel", "connect", "--business", business, "--channel", "chatapp", "--phone-number-id", "pn-browser", "--label", "Front desk")
+    server = subprocess.Popen([BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data,
+                               "--carrier-setting", "step-delay-ms=10", "--campaign-minute-ms", "1000", "--sandbox-routes"], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/v1/openapi.json", timeout=2)
+                break
+            except Exception:
+                if time.time() > deadline or server.poll() is not None:
+                    raise SystemExit("the server did not start")
+                time.sleep(0.1)
+        voice = voice_setup(data, base, business, admin_key)
+        receiver = Receiver()
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, headless=True,
+                                        args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"])
+            try:
+                page = browser.new_page()
+                errors = []
+                page.on("pageerror", lambda e: errors.append(str(e)))
+                page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+                try:
+                    run(page, base, business, admin_key, voice, receiver)
+                except Exception:
+                    # What the page showed when an expectation failed.
+                    print("page at failure:", page.url, page.locator("main").inner_text()[:2000], sep="\n", flush=True)
+                    raise
+                # Chromium logs every 4xx answer (the session check's 401, the
+                # refusals this test provokes); script errors and CSP
+                # violations are what count.
+                real = [e for e in errors if not e.startswith("Failed to load resource: the server responded with a status of 4")]
+                check(not real, f"no script errors or CSP violations ({real})")
+            finally:
+                browser.close()
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        shutil.rmtree(data, ignore_errors=True)
+    print("browser tests passed", flush=True)
+
+
+if __name__ == "__main__":
+    main()
