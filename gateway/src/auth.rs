@@ -8,6 +8,7 @@ pub const SCOPES: &[&str] = &[
     "contacts:read", "contacts:write", "communications:read", "communications:write",
     "webhooks:read", "webhooks:write", "agents:read", "agents:write", "data_sources:read", "data_sources:write",
     "voice:read", "voice:write", "campaigns:read", "campaigns:write", "photoapp:read", "photoapp:write",
+    "credits:read",
 ];
 
 /// Keys look like `sbk_<64 hex chars>` (256 bits of entropy). The prefix

@@ -512,6 +512,10 @@ pub static OPERATIONS: &[Operation] = &[
         scopes: ["agents:write"], cond: NONE, idem: false, Messaging, Body, query: &[], req: Some("AgentTestMessage"), resp: Json("AgentTestConversation"), status: [202]),
     op!(console 59, Delete, "/agents/{agentId}/test", "resetAgentTest", "Start your test conversation with an agent again (console sessions only)",
         scopes: ["agents:write"], cond: NONE, idem: false, Messaging, Query, query: &[BUSINESS], req: None, resp: Json("AgentTestConversation"), status: [200]),
+    // Ours: what calls and summary runs are paid from (before, only the
+    // admin command line showed it).
+    op!(60, Get, "/credits", "getCredits", "Read the microcredit balance and its ledger, newest first",
+        scopes: ["credits:read"], cond: NONE, idem: false, Voice, Query, query: Q_PAGE, req: None, resp: Json("CreditAccount"), status: [200]),
 ];
 
 /// Where the console's session-only routes live: refused to API keys, and
@@ -610,7 +614,7 @@ mod tests {
 
     #[test]
     fn table_has_all_54_operations_in_order_then_ours() {
-        assert_eq!(OPERATIONS.len(), CONTRACT_OPERATIONS + 5);
+        assert_eq!(OPERATIONS.len(), CONTRACT_OPERATIONS + 6);
         for (i, op) in OPERATIONS.iter().enumerate() {
             assert_eq!(op.number as usize, i + 1, "{}", op.id);
         }

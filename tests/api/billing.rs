@@ -72,3 +72,69 @@ fn credits_are_granted_into_a_ledger_and_shown() {
     assert!(admin_fails(&dir.0, &["credits", "add", "--business", &uuid::Uuid::new_v4().to_string(), "--microcredits", "5"]).contains("no business"));
     assert_eq!(sql(&dir.0, "SELECT count(*) FROM credit_ledger").trim(), "2");
 }
+
+#[test]
+fn the_balance_and_ledger_are_read_through_the_api_page_by_page() {
+    let dir = DataDir::new();
+    let s = Server::start_with(&dir.0, &["--carrier-setting", "step-delay-ms=10"]);
+    let t = tenant(&dir.0, "credits:read,voice:write,voice:read,agents:write");
+    let other = tenant(&dir.0, "credits:read");
+    admin(&dir.0, &["voice", "configure", "--business", &t.business, "--lines", "1"]);
+    admin(&dir.0, &["credits", "add", "--business", &t.business, "--microcredits", "3000000", "--note", "first top-up"]);
+    let key = s.as_key(&t.key);
+    let read = |query: &str| key.get(&format!("/api/v1/credits?businessId={}{query}", t.business));
+
+    let fresh = read("");
+    let d = fresh.assert_ok(200).clone();
+    assert_eq!((d["availableMicrocredits"].clone(), d["reservedMicrocredits"].clone()), (json!(3_000_000), json!(0)));
+    assert_eq!(d["entries"].as_array().unwrap().len(), 1, "{d}");
+    assert_eq!((d["entries"][0]["kind"].clone(), d["entries"][0]["note"].clone(), d["entries"][0]["reference"].clone()), (json!("grant"), json!("first top-up"), json!(null)));
+    if let Err(e) = document_schemas().validate(&json!({"$ref": "#/components/schemas/CreditAccount"}), &d) {
+        panic!("{e:?}: {d}");
+    }
+
+    // A completed call reserves, is charged and releases the rest.
+    let agent = s.as_key(&t.key).fresh().post("/api/v1/agents", &json!({"businessId": t.business, "channel": "voice", "name": "Caller", "instructions": "Confirm."})).assert_ok(201)["agent"]["id"].clone();
+    let call = s.as_key(&t.key).fresh().post("/api/v1/voice/calls", &json!({"businessId": t.business, "agentId": agent, "toNumber": "+15550007777"})).assert_ok(202)["callId"].as_str().unwrap().to_string();
+    poll("the call to end", || {
+        let c = key.get(&format!("/api/v1/voice/calls/{call}?businessId={}", t.business)).assert_ok(200).clone();
+        (c["call"]["status"] == "completed").then_some(())
+    });
+    let d = poll("the settlement", || {
+        let d = read("").assert_ok(200).clone();
+        (d["entries"].as_array().unwrap().len() == 4).then_some(d)
+    });
+    let kinds: Vec<_> = d["entries"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap().to_string()).collect();
+    assert_eq!(kinds, ["release", "charge", "reserve", "grant"], "newest first: {d}");
+    let charged = d["entries"][1]["amountMicrocredits"].as_i64().unwrap();
+    assert_eq!(d["entries"][0]["reference"], json!(call));
+    assert_eq!(d["availableMicrocredits"].as_i64().unwrap(), 3_000_000 - charged);
+    assert_eq!(d["reservedMicrocredits"], json!(0));
+
+    // One entry a page, every entry once, in the same order.
+    let mut seen = Vec::new();
+    let mut cursor = String::new();
+    loop {
+        let page = read(&format!("&limit=1{cursor}")).assert_ok(200).clone();
+        seen.extend(page["entries"].as_array().unwrap().iter().map(|e| e["id"].clone()));
+        match page["nextCursor"].as_str() {
+            Some(c) => cursor = format!("&cursor={c}"),
+            None => break,
+        }
+        assert!(seen.len() <= 4, "{seen:?}");
+    }
+    let all: Vec<_> = d["entries"].as_array().unwrap().iter().map(|e| e["id"].clone()).collect();
+    assert_eq!(seen, all);
+
+    // Its own scope, its own business.
+    let r = s.as_key(&other.key).get(&format!("/api/v1/credits?businessId={}", t.business));
+    r.assert_failure(403, "authorization");
+    let no_scope = admin(&dir.0, &["key", "create", "--business", &t.business, "--scopes", "voice:read"])["apiKey"].as_str().unwrap().to_string();
+    let r = s.as_key(&no_scope).get(&format!("/api/v1/credits?businessId={}", t.business));
+    r.assert_failure(403, "authorization");
+    assert_eq!(r.code(), "missing_scope");
+    let empty = s.as_key(&other.key).get(&format!("/api/v1/credits?businessId={}", other.business));
+    assert_eq!(empty.assert_ok(200)["entries"], json!([]));
+    read("&limit=0").assert_failure(400, "validation");
+    read("&cursor=nope").assert_failure(400, "validation");
+}

@@ -366,3 +366,37 @@ fn a_setup_link_sets_the_password_once() {
     assert_eq!(live.get("/console/api/session").status, 401);
     b.post("/console/api/session", json!({"email": "new@example.com", "password": PASSWORD})).assert_failure(401, "authentication");
 }
+
+#[test]
+fn bad_console_requests_get_clear_errors() {
+    let dir = DataDir::new();
+    let t = tenant(&dir.0, "contacts:read");
+    user(&dir.0, &t.business, "owner@example.com", "owner");
+    let s = Server::start(&dir.0);
+    let mut b = Browser::new(&s);
+    let raw = |b: &mut Browser, method: &str, path: &str, body: &str| {
+        let mut rb = b.http.request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), format!("{}{}", s.base, path));
+        rb = rb.header("content-type", "application/json").body(body.to_string());
+        Resp::from(rb.send().unwrap())
+    };
+    assert_code(&raw(&mut b, "POST", "/console/api/session", "not json"), 400, "validation", "invalid_body");
+    assert_code(&raw(&mut b, "POST", "/console/api/session", ""), 400, "validation", "invalid_body");
+    assert_code(&b.post("/console/api/session", json!({"email": "owner@example.com", "password": PASSWORD, "admin": true})), 400, "validation", "invalid_body");
+    assert_code(&b.post("/console/api/session", json!({"email": "x".repeat(300), "password": PASSWORD})), 400, "validation", "invalid_credentials_format");
+    let big = raw(&mut b, "POST", "/console/api/session", &format!("{{\"email\":\"{}\"}}", "a".repeat(70 << 10)));
+    big.assert_failure(413, "validation");
+    let put = raw(&mut b, "PUT", "/console/api/session", "{}");
+    put.assert_failure(405, "validation");
+    assert_eq!(put.header("allow"), "GET, POST, DELETE");
+    assert_eq!(raw(&mut b, "POST", "/console/", "").status, 405);
+    assert_code(&b.post("/console/api/password", json!({"token": "nope", "password": PASSWORD})), 404, "not_found", "setup_link_invalid");
+    assert_code(&b.post("/console/api/password", json!({"token": "0".repeat(64), "password": PASSWORD})), 404, "not_found", "setup_link_invalid");
+
+    let mut owner = Browser::login(&s, "owner@example.com");
+    assert_code(&owner.post("/console/api/keys", json!({"scopes": "contacts:read"})), 400, "validation", "invalid_body");
+    assert_code(&owner.post("/console/api/keys", json!({"scopes": []})), 400, "validation", "invalid_scopes");
+    assert_eq!(owner.send("DELETE", "/console/api/keys/not-a-uuid", None).status, 404);
+    // A malformed cookie is an ended session, not a crash.
+    owner.cookie = Some("garbage".into());
+    assert_code(&owner.get("/console/api/session"), 401, "authentication", "session_expired");
+}

@@ -30,7 +30,7 @@ fn openapi_document_and_contract_are_public() {
             assert!(op["responses"]["default"].is_object());
         }
     }
-    assert_eq!(ops, 59, "the contract's 54, our two (the webhook delivery log and redelivery) and the console's three agent-test operations");
+    assert_eq!(ops, 60, "the contract's 54, ours (the webhook delivery log and redelivery, the console's three agent-test operations, credits)");
     assert_eq!(doc.body["components"]["schemas"]["ContactCreate"]["type"], "object");
 
     let c = s.req().get("/api/v1/contracts/whatsapp-automation");

@@ -11,7 +11,7 @@ activate it, create an agent (a server validation error shown next to its
 field), test it through three turns and reset it, assign it to a number,
 subscribe a webhook and redeliver from its log, open a call's
 report and play its recording, estimate and confirm a campaign's summary
-run and download its export, check every page on a phone-sized screen and
+run, download its export and create a follow-up, check every page on a phone-sized screen and
 with the keyboard, log out.
 
 Installs what it needs (chromium from Debian, playwright from PyPI) when
@@ -77,6 +77,40 @@ def http(method, url, key=None, body=None):
             return r.status, json.loads(r.read() or b"null")
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read() or b"null")
+
+
+# Form controls without an accessible name (a <label>, aria-label or
+# aria-labelledby).
+UNLABELED_CONTROLS = """() => [...document.querySelectorAll('input, select, textarea')]
+  .filter((el) => el.type !== 'hidden' && !el.labels.length && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
+  .map((el) => el.outerHTML.slice(0, 80))"""
+
+# Visible text whose colour against its background is below WCAG AA (4.5:1).
+LOW_CONTRAST = """() => {
+  const rgb = (c) => (c.match(/[0-9.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const background = (el) => {
+    for (; el; el = el.parentElement) {
+      const c = rgb(getComputedStyle(el).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const out = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !el.getClientRects().length || el.closest('[hidden]')) continue;
+    const style = getComputedStyle(el);
+    if (style.visibility === 'hidden' || style.opacity === '0') continue;
+    const a = lum(rgb(style.color).slice(0, 3)), b = lum(background(el));
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5 && !el.disabled) out.push(`${el.tagName} "${el.textContent.trim().slice(0, 30)}" ${ratio.toFixed(2)}`);
+  }
+  return out;
+}"""
 
 
 def nav(page, name):
@@ -214,6 +248,22 @@ def run(page, base, business, admin_key, voice, receiver):
     page.get_by_role("heading", name="Ana").wait_for()
     main_text = page.locator("main").inner_text()
     check("Lisbon" in main_text, f"a contact's page shows its fields: {main_text!r}")
+    # Message the contact from its page and watch the delivery state move.
+    page.get_by_label("Message").fill("Hello Ana, your order is ready.")
+    page.get_by_role("button", name="Send").click()
+    page.locator(".message-state", has_text=": read").wait_for()
+    check(True, "a message sent from a contact's page is followed to read")
+    nav(page, "Messages")
+    page.get_by_label("To (E.164 mobile)").fill("+14155550000")
+    page.get_by_label("Message").fill("Hello?")
+    page.get_by_role("button", name="Send").click()
+    state = page.locator(".message-state", has_text="failed")
+    state.wait_for()
+    check("+14155550000" in state.inner_text(), f"an undeliverable message shows its failure: {state.inner_text()!r}")
+    page.get_by_label("To (E.164 mobile)").fill("not a number")
+    page.get_by_role("button", name="Send").click()
+    page.locator("#err-to").wait_for()
+    check(True, "a bad recipient is named next to its field")
 
     # Test an agent through three turns.
     # A data source: create, upload a file with progress, review its columns, activate.
@@ -332,14 +382,41 @@ def run(page, base, business, admin_key, voice, receiver):
     with open(dl.value.path(), encoding="utf-8") as f:
         rows = list(csv.reader(f))
     check(rows[0][:3] == ["Contact", "AI Summary", "Next Action"] and len(rows) == 3, f"the export has one row per contact: {rows}")
+    page.get_by_label("Agent (its channel is the iteration's)").select_option(label="Caller (voice)")
+    page.get_by_role("checkbox", name="completed").check()
+    page.get_by_role("button", name="Create follow-up").click()
+    page.get_by_text("Follow-up created with 2 members", exact=False).wait_for()
+    page.get_by_role("button", name="Start").wait_for()
+    check(page.locator("main table").first.locator("tbody tr").count() == 2, "a follow-up iteration of the completed members is created as a draft")
+
+    # Credits: the balance and the ledger the calls and the run moved.
+    nav(page, "Credits")
+    page.get_by_role("heading", name="Ledger").wait_for()
+    _, c = http("GET", f"{base}/api/v1/credits?businessId={business}&limit=200", admin_key)
+    shown = page.locator("#credits-available").inner_text()
+    value = float(shown.replace(",", "").replace(" credits", ""))
+    check(abs(value - c["data"]["availableMicrocredits"] / 1e6) < 1e-6, f"the balance is shown ({shown})")
+    kinds = set(page.locator("main table tbody td:nth-child(2)").all_inner_texts())
+    check({"grant", "reserve", "charge"} <= kinds, f"the ledger lists grants, reservations and charges ({sorted(kinds)})")
 
     # A phone-sized screen: nothing is wider than it.
+    # The two checks below can fail: a faint text and a bare input are caught.
+    page.evaluate("""() => { const p = document.createElement('p'); p.id = 'probe'; p.style.color = '#bbb';
+        p.textContent = 'faint'; const i = document.createElement('input'); i.id = 'probe-input';
+        document.getElementById('main').append(p, i); }""")
+    check(any("faint" in x for x in page.evaluate(LOW_CONTRAST)) and page.evaluate(UNLABELED_CONTROLS),
+          "the contrast and label checks catch a faint text and a bare input")
+    page.evaluate("() => { document.getElementById('probe').remove(); document.getElementById('probe-input').remove(); }")
     page.set_viewport_size({"width": 375, "height": 740})
-    for route in ["#/", "#/keys", "#/contacts", "#/data-sources", "#/agents", "#/channels", "#/webhooks", "#/calls", f"#/calls/{voice['call']}", "#/campaigns", f"#/campaigns/{voice['campaign']}"]:
+    for route in ["#/", "#/keys", "#/contacts", "#/messages", "#/data-sources", "#/agents", "#/channels", "#/webhooks", "#/calls", f"#/calls/{voice['call']}", "#/campaigns", f"#/campaigns/{voice['campaign']}", "#/credits"]:
         page.goto(f"{base}/console/{route}")
         page.locator("main h1").wait_for()
         wide = page.evaluate("document.documentElement.scrollWidth")
         check(wide <= 376, f"{route} fits a 375 px screen ({wide} px)")
+        unlabeled = page.evaluate(UNLABELED_CONTROLS)
+        check(not unlabeled, f"{route}: every control has a label ({unlabeled})")
+        low = page.evaluate(LOW_CONTRAST)
+        check(not low, f"{route}: text contrast is at least 4.5:1 ({low[:5]})")
 
     # Keyboard: the skip link is the first stop.
     page.reload()

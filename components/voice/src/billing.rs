@@ -121,3 +121,28 @@ mod tests {
         assert_eq!(maximum_charge(47, 10), 30);
     }
 }
+
+/// Operation 60 (ours): the balance and one page of the ledger, newest first.
+pub fn credits(r: &switchboard_guest::Request) -> HResult<switchboard_guest::Success> {
+    let biz = r.business_id.as_str();
+    let (available, reserved) = db::query_one("SELECT available, reserved FROM credit_balances WHERE business_id = ?1", &[biz.into()])?
+        .map_or((0, 0), |row| (row.int(0), row.int(1)));
+    let (rows, next) = switchboard_guest::page::by_id_newest_first(
+        r,
+        "SELECT id, kind, amount, reference, note, created_at FROM credit_ledger WHERE business_id = ?1",
+        vec![biz.into()],
+        "id",
+    )?;
+    let entries: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|e| {
+            serde_json::json!({
+                "id": e.text(0), "kind": e.text(1), "amountMicrocredits": e.int(2),
+                "reference": e.opt_text(3), "note": e.opt_text(4), "createdAt": e.text(5),
+            })
+        })
+        .collect();
+    switchboard_guest::ok(&serde_json::json!({
+        "availableMicrocredits": available, "reservedMicrocredits": reserved, "entries": entries, "nextCursor": next,
+    }))
+}

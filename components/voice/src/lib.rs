@@ -33,6 +33,7 @@ pub fn handle(req: Request) -> HResult<Success> {
         "getCall" => calls::get(&req),
         "downloadTranscript" => calls::transcript(&req),
         "cancelCall" => calls::cancel(&req),
+        "getCredits" => billing::credits(&req),
         other => Err(fail::not_implemented(other)),
     }
 }

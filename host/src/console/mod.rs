@@ -37,6 +37,10 @@ const LOGINS_PER_ACCOUNT_PER_MINUTE: u32 = 5;
 const LOGINS_PER_ADDRESS_PER_MINUTE: u32 = 20;
 /// Console route bodies are small.
 pub const MAX_BODY_BYTES: usize = 64 << 10;
+/// Password hashes computed at once (argon2id takes 19 MiB and tens of
+/// milliseconds each): a burst of logins waits its turn in the client, not
+/// in the service's memory.
+const HASHES_AT_ONCE: usize = 4;
 
 type Keyed<K> = RateLimiter<K, DefaultKeyedStateStore<K>, DefaultClock>;
 
@@ -46,6 +50,7 @@ pub struct Console {
     pub secure_cookie: bool,
     per_account: Keyed<String>,
     per_address: Keyed<IpAddr>,
+    hashing: tokio::sync::Semaphore,
 }
 
 impl Console {
@@ -55,6 +60,7 @@ impl Console {
             secure_cookie,
             per_account: RateLimiter::keyed(per_minute(LOGINS_PER_ACCOUNT_PER_MINUTE)),
             per_address: RateLimiter::keyed(per_minute(LOGINS_PER_ADDRESS_PER_MINUTE)),
+            hashing: tokio::sync::Semaphore::new(HASHES_AT_ONCE),
         }
     }
 
@@ -161,6 +167,15 @@ fn unavailable(_: anyhow::Error) -> Failure {
     Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry shortly").retryable(true)
 }
 
+/// One of the [`HASHES_AT_ONCE`] password-hashing slots, or 503 to retry.
+fn hash_slot(app: &App) -> Result<tokio::sync::SemaphorePermit<'_>, Failure> {
+    app.console.hashing.try_acquire().map_err(|_| {
+        Failure::new(503, "capacity", "console_busy", "too many logins at this moment; retry in a second")
+            .retryable(true)
+            .with_header("Retry-After", "1".into())
+    })
+}
+
 /// The write gate and a connection, for a console route's short write
 /// (the same single-writer rule as every mutation).
 pub(crate) fn writer(app: &App) -> Result<(crate::db::WriteGuard, crate::db::Conn<'_>), Failure> {
@@ -234,6 +249,7 @@ fn login(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
         let c = app.db.conn().map_err(unavailable)?;
         users::find_by_email(&c, &email).map_err(unavailable)?
     };
+    let _slot = hash_slot(app)?;
     let valid = users::verify_password(&l.password, user.as_ref().and_then(|u| u.password_hash.as_deref()));
     let Some(user) = user.filter(|u| valid && u.password_hash.is_some()) else {
         crate::logging::line("info", "console login refused");
@@ -306,7 +322,10 @@ fn set_password(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
     if !switchboard_gateway::auth::looks_like_session_token(&p.token) {
         return Err(bad_token());
     }
-    let hash = users::hash_password(&p.password).map_err(unavailable)?;
+    let hash = {
+        let _slot = hash_slot(app)?;
+        users::hash_password(&p.password).map_err(unavailable)?
+    };
     let (_gate, c) = writer(app)?;
     match crate::admin::in_transaction(&c, || users::set_password_with_token(&c, &p.token, &hash)).map_err(unavailable)? {
         Some(user) => done(serde_json::json!({"userId": user, "passwordSet": true})),

@@ -227,9 +227,11 @@ const routes = [
   [/^#\/data-sources$/, dataSourcesPage],
   [/^#\/data-sources\/([0-9a-f-]{36})$/, (id) => dataSourcePage(id, null)],
   [/^#\/data-sources\/([0-9a-f-]{36})\/ingestions\/([0-9a-f-]{36})$/, dataSourcePage],
+  [/^#\/messages$/, messagesPage],
   [/^#\/channels$/, channelsPage],
   [/^#\/webhooks$/, webhooksPage],
   [/^#\/webhooks\/([0-9a-f-]{36})$/, deliveriesPage],
+  [/^#\/credits$/, creditsPage],
   [/^#\/calls$/, callsPage],
   [/^#\/calls\/([0-9a-f-]{36})$/, callPage],
   [/^#\/campaigns$/, campaignsPage],
@@ -421,7 +423,8 @@ async function contactPage(id) {
       h("dt", { text: "Blocked" }), h("dd", { text: c.communicationBlocked ? "yes" : "no" }),
       fields.map(([k, v]) => [h("dt", { text: k }), h("dd", { text: String(v) })])),
     h("h2", { text: "Timeline" }),
-    entries.length ? h("ol", { class: "timeline" }, entries) : h("p", { class: "muted", text: "Nothing yet." }));
+    entries.length ? h("ol", { class: "timeline" }, entries) : h("p", { class: "muted", text: "Nothing yet." }),
+    canWrite("communications:write") && !c.communicationBlocked ? await sendForm(c.mobile) : null);
 }
 
 function summaryText(s) {
@@ -646,6 +649,7 @@ async function campaignPage(id) {
     h("td", {}, iterationProgress(it)),
     h("td", { text: credits(it.spentMicrocredits) })));
   const runs = h("div", { id: "summary-runs" });
+  const followUp = write && ["completed", "cancelled"].includes(cur.status) ? await followUpForm(id) : null;
   show(
     h("p", {}, h("a", { href: "#/campaigns", text: "← Campaigns" })),
     h("h1", { text: d.campaign.name }),
@@ -653,6 +657,7 @@ async function campaignPage(id) {
     actions,
     h("h2", { text: "Iterations" }),
     table(["#", "Channel", "Status", "Progress", "Spent"], iterationRows, "No iterations."),
+    followUp,
     h("h2", { text: "AI summary runs" }),
     runs);
   await drawRuns(id, runs);
@@ -1035,4 +1040,112 @@ function watchIngestion(box, ingestionId, sourceId) {
   };
   keepPolling(draw, 700);
   draw();
+}
+
+// ---- messages --------------------------------------------------------------------------------
+
+const MESSAGE_DONE = ["delivered", "read", "failed"];
+
+// A chatapp text from one of the business's connected numbers; its
+// delivery state follows below the form until it is delivered, read or failed.
+async function sendForm(to) {
+  const channels = await api("GET", "/api/v1/channels?" + q({ businessId: biz() }));
+  const chat = channels.channels.find((c) => c.key === "chatapp");
+  const numbers = chat ? chat.connections : [];
+  const sent = h("ul", { class: "plain", id: "sent-messages", "aria-live": "polite" });
+  const form = h("form", { class: "card", novalidate: true },
+    h("h2", { text: "Send a chatapp message" }),
+    h("p", { class: "form-error", role: "alert" }),
+    numbers.length ? null : h("p", { class: "muted", text: "Connect a chatapp number first (switchboard admin channel connect)." }),
+    h("label", { for: "m-from", text: "From number" }),
+    h("select", { id: "m-from", name: "phoneNumberId" }, numbers.map((n) => h("option", { value: n.phoneNumberId, text: n.label || n.phoneNumberId }))),
+    h("label", { for: "m-to", text: "To (E.164 mobile)" }),
+    h("input", { id: "m-to", name: "to", type: "tel", value: to || "", readonly: !!to, placeholder: "+14155550123" }),
+    h("label", { for: "m-text", text: "Message" }),
+    h("textarea", { id: "m-text", name: "text", rows: 3, maxlength: 4096 }),
+    h("button", { type: "submit", text: "Send", disabled: !numbers.length }),
+    sent);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const r = await api("POST", "/api/v1/messages", { businessId: biz(), channel: "chatapp", phoneNumberId: form.phoneNumberId.value,
+        to: form.to.value.trim(), type: "text", text: form.text.value });
+      showError(form, new ApiError(0, { message: "" }));
+      form.text.value = "";
+      const line = h("li", { class: "message-state", text: `${when(new Date().toISOString())}: queued` });
+      sent.prepend(line);
+      keepPolling(async () => {
+        const m = await api("GET", `/api/v1/messages/${r.messageId}?` + q({ businessId: biz() }));
+        line.textContent = `${when(m.queuedAt)} to ${m.recipient}: ${m.status}` + (m.failure ? ` (${m.failure.message || m.failure.code})` : "");
+        return MESSAGE_DONE.includes(m.status);
+      }, 700);
+    } catch (err) { showError(form, err); }
+  });
+  return form;
+}
+
+async function messagesPage() {
+  show(h("h1", { text: "Messages" }),
+    h("p", { class: "muted", text: "Conversations appear on each contact's timeline; send a message here or from a contact's page." }),
+    canWrite("communications:write") ? await sendForm(null) : h("p", { class: "muted", text: "Sending takes an owner." }));
+}
+
+// ---- credits -----------------------------------------------------------------------------------
+
+async function creditsPage() {
+  const list = h("div", {});
+  const first = await api("GET", "/api/v1/credits?" + q({ businessId: biz(), limit: 50 }));
+  const load = async (cursor) => {
+    const page = cursor ? await api("GET", "/api/v1/credits?" + q({ businessId: biz(), cursor, limit: 50 })) : first;
+    return {
+      nextCursor: page.nextCursor,
+      rows: page.entries.map((e) => h("tr", {},
+        h("td", { text: when(e.createdAt) }),
+        h("td", { text: e.kind }),
+        h("td", { class: "amount", text: `${e.kind === "grant" || e.kind === "release" ? "+" : "−"}${credits(e.amountMicrocredits)}` }),
+        h("td", {}, e.reference ? h("code", { text: e.reference }) : e.note || ""))),
+    };
+  };
+  show(h("h1", { text: "Credits" }),
+    h("dl", { class: "facts" },
+      h("dt", { text: "Available" }), h("dd", { id: "credits-available", text: credits(first.availableMicrocredits) }),
+      h("dt", { text: "Reserved" }), h("dd", { text: credits(first.reservedMicrocredits) })),
+    h("p", { class: "muted", text: "Calls reserve their maximum before they are placed and are charged what they cost; summary runs reserve their confirmed maximum. Credits are added by an operator (switchboard admin credits add)." }),
+    h("h2", { text: "Ledger" }), list);
+  await paged(list, ["When", "Movement", "Amount", "Call, run or note"], "No movements yet.", load, null);
+}
+
+// A follow-up iteration (operation 49): members of the current one chosen
+// by their outcome, or those the latest summary run recommends.
+async function followUpForm(campaignId) {
+  const agents = await api("GET", "/api/v1/agents?" + q({ businessId: biz(), limit: 200 }));
+  const usable = agents.agents.filter((a) => a.status === "active" && ["voice", "chatapp"].includes(a.channel));
+  const outcomes = ["completed", "no_answer", "busy", "failed", "cancelled", "sent", "delivered", "read", "replied", "skipped"];
+  const form = h("form", { class: "card", novalidate: true },
+    h("h2", { text: "Follow up" }),
+    h("p", { class: "form-error", role: "alert" }),
+    h("label", { for: "f-agent", text: "Agent (its channel is the iteration's)" }),
+    h("select", { id: "f-agent", name: "agentId" }, usable.map((a) => h("option", { value: a.id, text: `${a.name} (${a.channel})` }))),
+    h("fieldset", {}, h("legend", { text: "Who" }),
+      h("label", { class: "check" }, h("input", { type: "radio", name: "who", value: "outcomes", checked: true }), " members whose outcome was"),
+      outcomes.map((o) => h("label", { class: "check" }, h("input", { type: "checkbox", name: "selection", value: o }), " ", o.replace("_", " "))),
+      h("label", { class: "check" }, h("input", { type: "radio", name: "who", value: "ai" }), " the contacts the latest summary run recommends")),
+    h("label", { for: "f-opening", text: "Opening message (chatapp agents)" }),
+    h("textarea", { id: "f-opening", name: "openingMessage", rows: 2, maxlength: 1000 }),
+    h("button", { type: "submit", text: "Create follow-up" }));
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const agent = usable.find((a) => a.id === form.agentId.value);
+    if (!agent) { showError(form, new ApiError(400, { message: "Create an active voice or chatapp agent first." })); return; }
+    const ai = form.querySelector("input[name=who]:checked").value === "ai";
+    const body = { businessId: biz(), channel: agent.channel, agentId: agent.id,
+      selection: ai ? { aiRecommended: true } : { fromOutcomes: [...form.querySelectorAll("input[name=selection]:checked")].map((i) => i.value) } };
+    if (agent.channel === "chatapp") body.openingMessage = form.openingMessage.value;
+    try {
+      const r = await api("POST", `/api/v1/campaigns/${campaignId}/iterations`, body);
+      toast(`Follow-up created with ${r.admission.accepted} members; start it when ready.`);
+      campaignPage(campaignId);
+    } catch (err) { showError(form, err); }
+  });
+  return form;
 }
