@@ -337,6 +337,19 @@ fn an_agent_is_tested_over_three_turns_without_touching_a_customer() {
     let reset = b.send("DELETE", &read, None);
     assert_eq!(reset.assert_ok(200)["messages"], json!([]));
     assert_eq!(b.get(&read).data()["messages"], json!([]));
+
+    // A long session shows, and keeps, the last 40 turns.
+    for i in 0..21 {
+        b.post(&format!("{base}/messages"), json!({"businessId": t.business, "text": format!("turn {i}")})).assert_ok(202);
+        poll("the agent's reply", || (!b.get(&read).data()["pending"].as_bool().unwrap()).then_some(()));
+    }
+    let conv = b.get(&read).assert_ok(200).clone();
+    let messages = conv["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 40);
+    assert_eq!(messages[0]["text"], json!("turn 1"), "the oldest turns went first");
+    assert_eq!(messages[38]["text"], json!("turn 20"));
+    let kept = sql(&dir.0, &format!("SELECT COUNT(*) FROM agent_test_messages WHERE business_id = '{}'", t.business));
+    assert_eq!(kept.trim(), "40");
 }
 
 #[test]

@@ -352,6 +352,12 @@ def run(page, base, business, admin_key, voice, receiver):
     call = voice["call"]
     nav(page, "Calls")
     page.get_by_label("Status").select_option("completed")
+    page.get_by_label("Ended by").select_option("operator")
+    page.get_by_role("button", name="Filter").click()
+    page.get_by_text("No calls.").wait_for()
+    check(True, "filters narrow the call list (no call ended by an operator)")
+    page.get_by_label("Ended by").select_option("customer")
+    page.get_by_label("Agent", exact=True).select_option(label="Caller")
     page.get_by_role("button", name="Filter").click()
     page.get_by_role("link", name=voice["callee"]).click()
     page.get_by_role("heading", name=f"Call to {voice['callee']}").wait_for()
@@ -472,7 +478,7 @@ def main():
                     run(page, base, business, admin_key, voice, receiver)
                 except Exception:
                     # What the page showed when an expectation failed.
-                    print("page at failure:", page.url, page.locator("main").inner_text()[:2000], sep="\n", flush=True)
+                    print("page at failure:", page.url, page.locator("main").inner_text()[:2000], "script errors:", *errors, sep="\n", flush=True)
                     raise
                 # Chromium logs every 4xx answer (the session check's 401, the
                 # refusals this test provokes); script errors and CSP

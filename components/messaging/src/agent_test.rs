@@ -117,6 +117,14 @@ pub fn say(req: &Request) -> HResult<Success> {
     }
     insert(biz, user, &agent.id, "user", Some(text), "done", Some(&vars_json), &at)?;
     let reply = insert(biz, user, &agent.id, "assistant", None, "pending", None, &at)?;
+    // Only what can be shown is kept: a long test session stays small.
+    db::execute(
+        &format!(
+            "DELETE FROM agent_test_messages WHERE business_id = ?1 AND user_id = ?2 AND agent_id = ?3 AND id NOT IN \
+             (SELECT id FROM agent_test_messages WHERE business_id = ?1 AND user_id = ?2 AND agent_id = ?3 ORDER BY id DESC LIMIT {VISIBLE})"
+        ),
+        &[biz.into(), user.into(), agent.id.as_str().into()],
+    )?;
     job::enqueue(biz, &MessagingJob::AgentTestReply(TestTurnRef { turn_id: reply }))?;
     success(202, &conversation(biz, user, &agent)?)
 }

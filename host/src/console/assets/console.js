@@ -552,13 +552,22 @@ function keepPolling(tick, ms) {
 
 const CALL_STATUSES = ["queued", "ringing", "answered", "cancelling", "completed", "no_answer", "busy", "failed", "cancelled"];
 
+const CALL_ENDERS = ["customer", "agent", "operator", "system", "provider", "unknown"];
+
 async function callsPage() {
   const list = h("div", { id: "call-list" });
+  const agents = await api("GET", "/api/v1/agents?" + q({ businessId: biz(), limit: 200 }));
+  const any = () => h("option", { value: "", text: "any" });
   const filters = h("form", { class: "inline", role: "search" },
     h("label", { for: "status", text: "Status" }),
-    h("select", { id: "status", name: "status" }, h("option", { value: "", text: "any" }), CALL_STATUSES.map((x) => h("option", { value: x, text: x.replace("_", " ") }))),
+    h("select", { id: "status", name: "status" }, any(), CALL_STATUSES.map((x) => h("option", { value: x, text: x.replace("_", " ") }))),
+    h("label", { for: "ended-by", text: "Ended by" }),
+    h("select", { id: "ended-by", name: "endedBy" }, any(), CALL_ENDERS.map((x) => h("option", { value: x, text: x }))),
+    h("label", { for: "call-agent", text: "Agent" }),
+    h("select", { id: "call-agent", name: "agentId" }, any(), agents.agents.filter((a) => a.channel === "voice").map((a) => h("option", { value: a.id, text: a.name }))),
     h("button", { type: "submit", text: "Filter" }));
-  const load = (cursor) => api("GET", "/api/v1/voice/calls?" + q({ businessId: biz(), status: filters.status.value, cursor, limit: 50 })).then((page) => ({
+  const load = (cursor) => api("GET", "/api/v1/voice/calls?" + q({ businessId: biz(), status: filters.status.value, endedBy: filters.endedBy.value,
+    agentId: filters.agentId.value, cursor, limit: 50 })).then((page) => ({
     nextCursor: page.nextCursor,
     rows: page.calls.map((c) => h("tr", {},
       h("td", {}, h("a", { href: `#/calls/${c.id}`, text: c.contactName || c.calleeNumber })),
