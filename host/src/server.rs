@@ -369,6 +369,11 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
             session,
             csrf,
             peer,
+            json: req
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|t| t.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))),
             body: Vec::new(),
         };
         let body = match read_body(req.into_body(), crate::console::MAX_BODY_BYTES).await {

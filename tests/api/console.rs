@@ -393,6 +393,11 @@ fn bad_console_requests_get_clear_errors() {
         Resp::from(rb.send().unwrap())
     };
     assert_code(&raw(&mut b, "POST", "/console/api/session", "not json"), 400, "validation", "invalid_body");
+    // A cross-site form can post text/plain; a console route takes only JSON.
+    let form = b.http.post(format!("{}/console/api/session", s.base)).header("content-type", "text/plain").body(json!({"email": "owner@example.com", "password": PASSWORD}).to_string());
+    let r = Resp::from(form.send().unwrap());
+    assert_code(&r, 415, "validation", "unsupported_media_type");
+    assert!(r.header("set-cookie").is_empty());
     assert_code(&raw(&mut b, "POST", "/console/api/session", ""), 400, "validation", "invalid_body");
     assert_code(&b.post("/console/api/session", json!({"email": "owner@example.com", "password": PASSWORD, "admin": true})), 400, "validation", "invalid_body");
     assert_code(&b.post("/console/api/session", json!({"email": "x".repeat(300), "password": PASSWORD})), 400, "validation", "invalid_credentials_format");

@@ -100,6 +100,9 @@ pub struct ConsoleRequest {
     pub session: Option<String>,
     pub csrf: Option<String>,
     pub peer: IpAddr,
+    /// The body was sent as `application/json` (a cross-site form cannot
+    /// send that without the browser asking first, which we never allow).
+    pub json: bool,
     pub body: Vec<u8>,
 }
 
@@ -196,6 +199,7 @@ fn route(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
         (KEYS_PATH, "GET") => done(keys::list(app, &session(app, r)?)?),
         (KEYS_PATH, "POST") => {
             let s = session(app, r)?;
+            require_json(r)?;
             Ok(Done { status: 201, data: keys::create(app, &s, &r.body)?, set_cookie: None })
         }
         (p, "DELETE") if key_path(p).is_some() => done(keys::revoke(app, &session(app, r)?, key_path(p).unwrap_or_default())?),
@@ -212,7 +216,18 @@ fn session(app: &App, r: &ConsoleRequest) -> Result<SessionRecord, Failure> {
     console_session(r.session.as_deref(), r.csrf.as_deref(), mutation, true, logged_path(&r.path), &app.db)
 }
 
+/// A console route's body is JSON, said so in its Content-Type: a login
+/// form on another site cannot post one without a preflight we never grant.
+fn require_json(r: &ConsoleRequest) -> Result<(), Failure> {
+    if r.json {
+        Ok(())
+    } else {
+        Err(Failure::new(415, "validation", "unsupported_media_type", format!("{} takes only Content-Type: application/json", logged_path(&r.path))))
+    }
+}
+
 fn body<T: for<'de> Deserialize<'de>>(r: &ConsoleRequest) -> Result<T, Failure> {
+    require_json(r)?;
     serde_json::from_slice(&r.body).map_err(|e| Failure::validation("invalid_body", format!("the request body is not what this route takes: {e}")))
 }
 
