@@ -19,6 +19,7 @@ mod metrics;
 mod outbound;
 mod pipeline;
 mod planner_stats;
+mod plugins;
 mod raw_upload;
 mod recordings;
 mod sandbox;
@@ -49,6 +50,37 @@ enum Command {
     Serve(Box<ServeArgs>),
     /// Manage businesses, keys and channels on a data dir, with or without a running server.
     Admin(AdminArgs),
+    /// Check a provider plugin, or write a working one to start from.
+    #[command(subcommand)]
+    Plugin(PluginCommand),
+}
+
+#[derive(Subcommand)]
+enum PluginCommand {
+    /// Check a plugin folder (plugin.toml and plugin.wasm) without starting
+    /// the server: the manifest's rules, then the component compiles and
+    /// implements its interface's world. Prints what it found; exits 1 with
+    /// the reason otherwise.
+    Check {
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
+    /// Write a plugin folder that loads as it is (the embedded sandbox
+    /// adapter of the interface) with a manifest to edit.
+    Template {
+        #[arg(long, value_enum)]
+        interface: PluginInterface,
+        #[arg(long, default_value = "my-plugin")]
+        name: String,
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PluginInterface {
+    Messenger,
+    Carrier,
 }
 
 /// A positive number of milliseconds.
@@ -487,6 +519,18 @@ fn run(cli: Cli) -> Result<()> {
         Command::Admin(args) => {
             let out = admin_command(args)?;
             println!("{out}");
+            Ok(())
+        }
+        Command::Plugin(PluginCommand::Check { dir }) => {
+            println!("{}", plugins::describe(&plugins::check(&dir)?));
+            Ok(())
+        }
+        Command::Plugin(PluginCommand::Template { interface, name, out }) => {
+            let interface = match interface {
+                PluginInterface::Messenger => plugins::Interface::Messenger,
+                PluginInterface::Carrier => plugins::Interface::Carrier,
+            };
+            println!("{}", plugins::template(interface, &name, &out)?);
             Ok(())
         }
     }

@@ -21,6 +21,7 @@ mod messaging;
 mod participants;
 mod photoapp;
 mod platform;
+mod plugins;
 mod runner;
 mod stalls;
 mod summaries;

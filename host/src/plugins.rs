@@ -1,0 +1,276 @@
+//! Plugins (issue 18): a provider adapter that comes from outside the
+//! binary, as a folder holding `plugin.toml` (its manifest) and
+//! `plugin.wasm` (the component). This part reads and checks them:
+//! `switchboard plugin check DIR` says whether a plugin would load, and
+//! `switchboard plugin template` writes a working one (the embedded sandbox
+//! adapter of an interface with its manifest) to start from. Loading a
+//! plugin folder into `serve` and choosing a plugin per business build on
+//! this check.
+//!
+//! A plugin is linked into its interface's provider world only (see
+//! `engine::providers`): clock, ids, log and its own settings; no store, no
+//! filesystem, no environment.
+
+use crate::engine::providers::{carrier, messenger};
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+
+pub const MANIFEST: &str = "plugin.toml";
+pub const COMPONENT: &str = "plugin.wasm";
+/// The largest component file a plugin may ship.
+pub const MAX_COMPONENT_BYTES: u64 = 32 << 20;
+/// Outbound hosts one plugin may name.
+pub const MAX_HOSTS: usize = 8;
+pub const MAX_SETTINGS: usize = 32;
+/// What a plugin may ask for at most, and what it gets when it asks nothing.
+pub const MAX_MEMORY_MIB: u32 = 256;
+pub const DEFAULT_MEMORY_MIB: u32 = 64;
+pub const MAX_TIMEOUT_MS: u32 = 30_000;
+pub const DEFAULT_TIMEOUT_MS: u32 = 10_000;
+
+/// The provider interfaces a plugin can implement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Interface {
+    Messenger,
+    Carrier,
+}
+
+impl Interface {
+    fn world(self) -> &'static str {
+        match self {
+            Interface::Messenger => "messenger-provider",
+            Interface::Carrier => "carrier-provider",
+        }
+    }
+
+    /// The embedded adapter of this interface (the template's component).
+    fn sandbox(self) -> &'static str {
+        match self {
+            Interface::Messenger => messenger::COMPONENT,
+            Interface::Carrier => carrier::COMPONENT,
+        }
+    }
+}
+
+/// `plugin.toml`.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Lowercase letters, digits and dashes, 2 to 64, starting with a letter.
+    pub name: String,
+    /// `MAJOR.MINOR.PATCH`, optionally with a pre-release or build suffix.
+    pub version: String,
+    pub interface: Interface,
+    /// The only hosts (`name` or `name:port`) the plugin may reach.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// The settings it reads, by name; a secret one is never shown or logged.
+    #[serde(default)]
+    pub settings: BTreeMap<String, Setting>,
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setting {
+    #[serde(default)]
+    pub secret: bool,
+    #[serde(default)]
+    pub required: bool,
+}
+
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    #[serde(default = "default_memory")]
+    pub memory_mib: u32,
+    #[serde(default = "default_timeout")]
+    pub timeout_ms: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { memory_mib: DEFAULT_MEMORY_MIB, timeout_ms: DEFAULT_TIMEOUT_MS }
+    }
+}
+
+fn default_memory() -> u32 {
+    DEFAULT_MEMORY_MIB
+}
+
+fn default_timeout() -> u32 {
+    DEFAULT_TIMEOUT_MS
+}
+
+impl Manifest {
+    /// Every rule of the manifest, each refusal naming its field.
+    pub fn validate(&self) -> Result<()> {
+        let name_ok = (2..=64).contains(&self.name.len())
+            && self.name.starts_with(|c: char| c.is_ascii_lowercase())
+            && self.name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        if !name_ok {
+            bail!("`name` must be 2 to 64 lowercase letters, digits and dashes, starting with a letter");
+        }
+        if !version_ok(&self.version) {
+            bail!("`version` must look like 1.2.3 (optionally 1.2.3-beta.1 or 1.2.3+build)");
+        }
+        if self.allowed_hosts.len() > MAX_HOSTS {
+            bail!("`allowed_hosts` names {} hosts; a plugin may name at most {MAX_HOSTS}", self.allowed_hosts.len());
+        }
+        for h in &self.allowed_hosts {
+            if !host_ok(h) {
+                bail!("`allowed_hosts`: `{}` is not a host name or name:port (no scheme, path, wildcard or address range)", h.escape_debug());
+            }
+        }
+        if self.settings.len() > MAX_SETTINGS {
+            bail!("`settings` declares {} settings; at most {MAX_SETTINGS}", self.settings.len());
+        }
+        for name in self.settings.keys() {
+            let ok = (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            if !ok {
+                bail!("`settings`: `{}` must be 1 to 64 letters, digits, dashes or underscores", name.escape_debug());
+            }
+        }
+        if !(1..=MAX_MEMORY_MIB).contains(&self.limits.memory_mib) {
+            bail!("`limits.memory_mib` must be 1 to {MAX_MEMORY_MIB}");
+        }
+        if !(1..=MAX_TIMEOUT_MS).contains(&self.limits.timeout_ms) {
+            bail!("`limits.timeout_ms` must be 1 to {MAX_TIMEOUT_MS}");
+        }
+        Ok(())
+    }
+}
+
+fn version_ok(v: &str) -> bool {
+    let core = v.split(['-', '+']).next().unwrap_or_default();
+    let parts: Vec<&str> = core.split('.').collect();
+    let suffix = &v[core.len()..];
+    parts.len() == 3
+        && parts.iter().all(|p| !p.is_empty() && p.len() <= 9 && p.bytes().all(|b| b.is_ascii_digit()))
+        && suffix.len() <= 64
+        && suffix.bytes().skip(1).all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b'+')
+        && (suffix.is_empty() || suffix.len() > 1)
+}
+
+/// A DNS name of letters, digits, dashes and dots (at least one dot, or
+/// `localhost`), optionally with a port.
+fn host_ok(h: &str) -> bool {
+    let (name, port) = match h.rsplit_once(':') {
+        Some((n, p)) => (n, Some(p)),
+        None => (h, None),
+    };
+    let port_ok = port.is_none_or(|p| p.parse::<u16>().is_ok_and(|n| n > 0));
+    let labels_ok = !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|l| !l.is_empty() && l.len() <= 63 && !l.starts_with('-') && !l.ends_with('-') && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
+    let not_an_address = name.parse::<std::net::IpAddr>().is_err() && !name.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    port_ok && labels_ok && not_an_address && (name.contains('.') || name == "localhost")
+}
+
+/// A plugin folder that passed every check.
+pub struct Checked {
+    pub manifest: Manifest,
+    pub bytes: u64,
+}
+
+/// Reads and checks the plugin in `dir`: the manifest's rules, then the
+/// component compiles and links into its interface's provider world (the
+/// imports it asks for are all that world gives, and it exports the
+/// interface).
+pub fn check(dir: &Path) -> Result<Checked> {
+    let manifest_path = dir.join(MANIFEST);
+    let text = std::fs::read_to_string(&manifest_path).with_context(|| format!("reading {}", manifest_path.display()))?;
+    let manifest: Manifest = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {}", manifest_path.display(), e.to_string().trim_end()))?;
+    manifest.validate().with_context(|| format!("{}", manifest_path.display()))?;
+    let wasm_path = dir.join(COMPONENT);
+    let bytes = std::fs::metadata(&wasm_path).with_context(|| format!("reading {}", wasm_path.display()))?.len();
+    if bytes > MAX_COMPONENT_BYTES {
+        bail!("{}: {bytes} bytes; a plugin's component may be at most {MAX_COMPONENT_BYTES}", wasm_path.display());
+    }
+    let wasm = std::fs::read(&wasm_path).with_context(|| format!("reading {}", wasm_path.display()))?;
+    let mut config = wasmtime::Config::new();
+    config.wasm_component_model(true).epoch_interruption(true);
+    let engine = wasmtime::Engine::new(&config)?;
+    let component = wasmtime::component::Component::new(&engine, &wasm)
+        .map_err(|e| anyhow::anyhow!("{}: not a WebAssembly component this build can compile: {e}", wasm_path.display()))?;
+    let settings = Arc::new(HashMap::new());
+    let linked = match manifest.interface {
+        Interface::Messenger => messenger::Messenger::link(&engine, &component, settings).map(drop),
+        Interface::Carrier => carrier::Carrier::link(&engine, &component, settings).map(drop),
+    };
+    linked.map_err(|e| {
+        anyhow::anyhow!(
+            "{}: does not implement world `{}` of interface `{}` ({:#})",
+            wasm_path.display(),
+            manifest.interface.world(),
+            serde_json::to_value(manifest.interface).unwrap_or_default().as_str().unwrap_or_default(),
+            e
+        )
+    })?;
+    Ok(Checked { manifest, bytes })
+}
+
+/// `plugin check`'s answer.
+pub fn describe(c: &Checked) -> serde_json::Value {
+    let m = &c.manifest;
+    serde_json::json!({
+        "ok": true,
+        "name": m.name,
+        "version": m.version,
+        "interface": m.interface,
+        "world": m.interface.world(),
+        "allowedHosts": m.allowed_hosts,
+        "settings": m.settings.iter().map(|(k, s)| serde_json::json!({"name": k, "secret": s.secret, "required": s.required})).collect::<Vec<_>>(),
+        "limits": {"memoryMib": m.limits.memory_mib, "timeoutMs": m.limits.timeout_ms},
+        "componentBytes": c.bytes,
+    })
+}
+
+/// `plugin template`: a plugin folder that loads as it is (the embedded
+/// sandbox adapter of `interface`) with a manifest to edit.
+pub fn template(interface: Interface, name: &str, out: &Path) -> Result<serde_json::Value> {
+    if out.exists() && std::fs::read_dir(out).map(|mut d| d.next().is_some()).unwrap_or(true) {
+        bail!("{} exists and is not empty", out.display());
+    }
+    let manifest = Manifest {
+        name: name.to_string(),
+        version: "0.1.0".into(),
+        interface,
+        allowed_hosts: Vec::new(),
+        settings: BTreeMap::from([("step-delay-ms".to_string(), Setting::default())]),
+        limits: Limits::default(),
+    };
+    manifest.validate().context("--name")?;
+    let wasm = crate::engine::COMPONENTS.iter().find(|(n, _)| *n == interface.sandbox()).map(|(_, w)| *w).context("the embedded adapter is missing from this build")?;
+    std::fs::create_dir_all(out)?;
+    let header = "# A Switchboard plugin (see README.md, \"Plugins\"). `switchboard plugin check DIR`\n# says whether it loads.\n";
+    std::fs::write(out.join(MANIFEST), format!("{header}{}", toml::to_string(&manifest)?))?;
+    std::fs::write(out.join(COMPONENT), wasm)?;
+    Ok(serde_json::json!({"dir": out.display().to_string(), "name": name, "interface": interface, "files": [MANIFEST, COMPONENT]}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_and_hosts() {
+        for ok in ["1.2.3", "0.1.0-beta.1", "10.0.0+build.5"] {
+            assert!(version_ok(ok), "{ok}");
+        }
+        for bad in ["1.2", "1.2.3.4", "v1.2.3", "1.2.3-", "a.b.c", ""] {
+            assert!(!version_ok(bad), "{bad}");
+        }
+        for ok in ["api.example.com", "graph.example.com:443", "localhost:8080"] {
+            assert!(host_ok(ok), "{ok}");
+        }
+        for bad in ["https://api.example.com", "*.example.com", "10.0.0.1", "example", "api.example.com/path", "a..b", "api.example.com:0", "[::1]:80"] {
+            assert!(!host_ok(bad), "{bad}");
+        }
+    }
+}
