@@ -23,19 +23,19 @@ pub fn hash_key(key: &str) -> String {
 
 /// Cheap syntactic check so garbage never reaches the database.
 pub fn looks_like_key(key: &str) -> bool {
-    key.strip_prefix(KEY_PREFIX)
-        .is_some_and(|h| h.len() == 64 && h.bytes().all(|c| c.is_ascii_hexdigit()))
+    key.strip_prefix(KEY_PREFIX).is_some_and(looks_like_session_token)
 }
 
-/// A console session token: 64 hex characters (256 bits) in the cookie.
+/// A console session token (and a key after its prefix): 64 hex
+/// characters, 256 bits.
 pub fn looks_like_session_token(token: &str) -> bool {
     token.len() == 64 && token.bytes().all(|c| c.is_ascii_hexdigit())
 }
 
 /// Compares two secrets in time independent of where they differ.
 pub fn same_secret(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    use subtle::ConstantTimeEq;
+    a.as_bytes().ct_eq(b.as_bytes()).into()
 }
 
 /// The scopes a console role holds: an owner every scope, a viewer the read

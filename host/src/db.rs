@@ -296,17 +296,19 @@ impl Db {
     }
 }
 
+/// A column as text: text as it is, an integer in decimal, anything else empty.
+pub fn text(v: &SqlValue) -> String {
+    match v {
+        SqlValue::Text(s) => s.clone(),
+        SqlValue::Integer(i) => i.to_string(),
+        _ => String::new(),
+    }
+}
+
 /// Runs a query and returns the first column of every row as text.
 pub fn query_strings(c: &Connection, sql: &str, params: Vec<SqlValue>) -> Result<Vec<String>> {
     let rows = query_rows(c, sql, params)?;
-    Ok(rows
-        .into_iter()
-        .map(|r| match r.into_iter().next() {
-            Some(SqlValue::Text(s)) => s,
-            Some(SqlValue::Integer(i)) => i.to_string(),
-            _ => String::new(),
-        })
-        .collect())
+    Ok(rows.iter().map(|r| r.first().map(text).unwrap_or_default()).collect())
 }
 
 /// Runs a query and collects all rows (through the connection's statement cache).

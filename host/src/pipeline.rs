@@ -115,9 +115,9 @@ impl KeyDirectory for Db {
             }
         }
         let found = rows.into_iter().next().map(|r| KeyRecord {
-            key_id: text(&r[0]),
-            business_id: text(&r[1]),
-            scopes: text(&r[2]).split(',').filter(|s| !s.is_empty()).map(String::from).collect(),
+            key_id: db::text(&r[0]),
+            business_id: db::text(&r[1]),
+            scopes: db::text(&r[2]).split(',').filter(|s| !s.is_empty()).map(String::from).collect(),
             revoked: matches!(r[3], SqlValue::Integer(1)),
         });
         if let Some(k) = found.as_ref().filter(|k| !k.revoked) {
@@ -127,15 +127,7 @@ impl KeyDirectory for Db {
     }
 
     fn find_session(&self, token_hash: &str) -> Result<Option<SessionRecord>, Failure> {
-        crate::console::sessions::find(self, token_hash).map(|s| s.map(|(record, _)| record)).map_err(|_| unavailable())
-    }
-}
-
-fn text(v: &SqlValue) -> String {
-    match v {
-        SqlValue::Text(s) => s.clone(),
-        SqlValue::Integer(i) => i.to_string(),
-        _ => String::new(),
+        crate::console::sessions::find(self, token_hash).map_err(|_| unavailable())
     }
 }
 
@@ -553,7 +545,7 @@ fn stored_result(conn: &crate::db::Connection, business: &str, op: &str, key: &s
          WHERE business_id = ?1 AND operation_id = ?2 AND idem_key = ?3 AND created_at_ms >= ?4",
         vec![SqlValue::Text(business.into()), SqlValue::Text(op.into()), SqlValue::Text(key.into()), SqlValue::Integer(oldest)],
     )?;
-    Ok(rows.into_iter().next().map(|r| (text(&r[0]), text(&r[1]).parse().unwrap_or(500), text(&r[2]))))
+    Ok(rows.into_iter().next().map(|r| (db::text(&r[0]), db::text(&r[1]).parse().unwrap_or(500), db::text(&r[2]))))
 }
 
 /// Stands in for a copy-once secret in a stored idempotency record.

@@ -40,6 +40,13 @@ pub enum Interface {
 }
 
 impl Interface {
+    fn name(self) -> &'static str {
+        match self {
+            Interface::Messenger => "messenger",
+            Interface::Carrier => "carrier",
+        }
+    }
+
     fn world(self) -> &'static str {
         match self {
             Interface::Messenger => "messenger-provider",
@@ -208,7 +215,7 @@ pub fn check(dir: &Path) -> Result<Checked> {
             "{}: does not implement world `{}` of interface `{}` ({:#})",
             wasm_path.display(),
             manifest.interface.world(),
-            serde_json::to_value(manifest.interface).unwrap_or_default().as_str().unwrap_or_default(),
+            manifest.interface.name(),
             e
         )
     })?;

@@ -352,14 +352,18 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
         Some(Err(_)) => return Answer::failure(&Failure::authentication("the Authorization header is not valid text"), request_id),
         other => other.and_then(Result::ok),
     };
-    // A console session: its cookie, and the CSRF token its page echoes.
-    let session = req
-        .headers()
-        .get_all("cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find_map(crate::console::sessions::from_cookie_header)
-        .map(String::from);
+    // A console session: its cookie, and the CSRF token its page echoes
+    // (an API key wins, so with one the cookie is not read).
+    let session = match authorization {
+        Some(_) => None,
+        None => req
+            .headers()
+            .get_all("cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find_map(crate::console::sessions::from_cookie_header)
+            .map(String::from),
+    };
     let csrf = header("x-csrf-token").and_then(Result::ok);
     if op.is_none() && crate::console::serves(req.uri().path()) {
         let r = crate::console::ConsoleRequest {
@@ -369,11 +373,8 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
             session,
             csrf,
             peer,
-            json: req
-                .headers()
-                .get("content-type")
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|t| t.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))),
+            // Said, not assumed: a body without a Content-Type is not JSON here.
+            json: req.headers().get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|t| switchboard_gateway::operations::is_json_content_type(Some(t))),
             body: Vec::new(),
         };
         let body = match read_body(req.into_body(), crate::console::MAX_BODY_BYTES).await {

@@ -1,5 +1,5 @@
 //! When API keys and console sessions were last used. A request only notes
-//! the time in memory; the maintenance loop writes the notes in one short
+//! the time in memory; a loop of the server writes the notes in one short
 //! transaction every [`FLUSH_EVERY`], so a read never writes. The stored
 //! times are therefore at most that much behind (the console says "last
 //! used", not "last request"), and a session's idle end is judged on them.
@@ -32,39 +32,37 @@ pub fn pending(id: &str) -> Option<i64> {
     SEEN.lock().get(id).copied()
 }
 
-/// Writes what was noted since the last flush.
+/// Writes what was noted since the last flush; on any failure the notes
+/// wait for the next round (newer notes win).
 pub fn flush(db: &Db) {
     let noted = std::mem::take(&mut *SEEN.lock());
     if noted.is_empty() {
         return;
     }
-    let Some(_gate) = db.write_gate(Duration::from_secs(5)) else {
-        // Try again next round; newer notes win.
+    let written = db.write_gate(Duration::from_secs(5)).ok_or_else(|| anyhow::anyhow!("the write gate is busy")).and_then(|_gate| {
+        let c = db.conn()?;
+        crate::admin::in_transaction(&c, || {
+            for (id, at) in &noted {
+                match id.strip_prefix("session:") {
+                    Some(session) => db::execute(
+                        &c,
+                        "UPDATE console_sessions SET last_seen_at_ms = MAX(last_seen_at_ms, ?2) WHERE id = ?1",
+                        vec![SqlValue::Text(session.to_string()), SqlValue::Integer(*at)],
+                    )?,
+                    None => db::execute(
+                        &c,
+                        "UPDATE api_keys SET last_used_at = ?2 WHERE id = ?1 AND (last_used_at IS NULL OR last_used_at < ?2)",
+                        vec![SqlValue::Text(id.clone()), SqlValue::Text(crate::clock::rfc3339(*at))],
+                    )?,
+                };
+            }
+            Ok(())
+        })
+    });
+    if written.is_err() {
         let mut seen = SEEN.lock();
         for (k, v) in noted {
             seen.entry(k).or_insert(v);
         }
-        return;
-    };
-    let Ok(c) = db.conn() else { return };
-    if db::execute(&c, "BEGIN IMMEDIATE", vec![]).is_err() {
-        return;
-    }
-    for (id, at) in noted {
-        let _ = match id.strip_prefix("session:") {
-            Some(session) => db::execute(
-                &c,
-                "UPDATE console_sessions SET last_seen_at_ms = MAX(last_seen_at_ms, ?2) WHERE id = ?1",
-                vec![SqlValue::Text(session.to_string()), SqlValue::Integer(at)],
-            ),
-            None => db::execute(
-                &c,
-                "UPDATE api_keys SET last_used_at = ?2 WHERE id = ?1 AND (last_used_at IS NULL OR last_used_at < ?2)",
-                vec![SqlValue::Text(id), SqlValue::Text(crate::clock::rfc3339(at))],
-            ),
-        };
-    }
-    if db::execute(&c, "COMMIT", vec![]).is_err() {
-        let _ = db::execute(&c, "ROLLBACK", vec![]);
     }
 }

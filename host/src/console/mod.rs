@@ -170,6 +170,13 @@ fn unavailable(_: anyhow::Error) -> Failure {
     Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry shortly").retryable(true)
 }
 
+/// A login (or setup-link) limit was reached for `what`.
+fn too_many_attempts(what: &str) -> Failure {
+    Failure::new(429, "rate_limit", "login_rate_limited", format!("too many login attempts for {what}; wait a minute and try again"))
+        .retryable(true)
+        .with_header("Retry-After", "60".into())
+}
+
 /// One of the [`HASHES_AT_ONCE`] password-hashing slots, or 503 to retry.
 fn hash_slot(app: &App) -> Result<tokio::sync::SemaphorePermit<'_>, Failure> {
     app.console.hashing.try_acquire().map_err(|_| {
@@ -187,10 +194,12 @@ pub(crate) fn writer(app: &App) -> Result<(crate::db::WriteGuard, crate::db::Con
 }
 
 fn route(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
+    if r.authorization {
+        return Err(api_key_refused(logged_path(&r.path)));
+    }
     match (r.path.as_str(), r.method.as_str()) {
         (SESSION_PATH, "POST") => login(app, r),
         (PASSWORD_PATH, "POST") => set_password(app, r),
-        _ if r.authorization => Err(api_key_refused(logged_path(&r.path))),
         (SESSION_PATH, "GET") => {
             let s = session(app, r)?;
             done(whoami(app, &s)?)
@@ -241,24 +250,16 @@ struct Login {
 /// `POST /console/api/session`: the same answer for an unknown address, a
 /// disabled user, a user without a password and a wrong password.
 fn login(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
-    if r.authorization {
-        return Err(api_key_refused(SESSION_PATH));
-    }
     let l: Login = body(r)?;
     let email = users::normalize_email(&l.email).unwrap_or_else(|| l.email.trim().to_lowercase());
     if email.len() > 254 || l.password.chars().count() > users::MAX_PASSWORD_CHARS {
         return Err(Failure::validation("invalid_credentials_format", "email or password is too long"));
     }
-    let limited = |what: &str| {
-        Failure::new(429, "rate_limit", "login_rate_limited", format!("too many login attempts for {what}; wait a minute and try again"))
-            .retryable(true)
-            .with_header("Retry-After", "60".into())
-    };
     if app.console.per_address.check_key(&r.peer).is_err() {
-        return Err(limited("this address"));
+        return Err(too_many_attempts("this address"));
     }
     if app.console.per_account.check_key(&email).is_err() {
-        return Err(limited("this account"));
+        return Err(too_many_attempts("this account"));
     }
     let user = {
         let c = app.db.conn().map_err(unavailable)?;
@@ -270,12 +271,10 @@ fn login(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
         crate::logging::line("info", "console login refused");
         return Err(Failure::authentication("the email or the password is not right"));
     };
-    let token = {
+    let (token, record) = {
         let (_gate, c) = writer(app)?;
-        crate::admin::in_transaction(&c, || sessions::create(&c, &user.id, &user.business_id)).map_err(unavailable)?.0
+        crate::admin::in_transaction(&c, || sessions::create(&c, &user)).map_err(unavailable)?
     };
-    let record = sessions::find(&app.db, &switchboard_gateway::auth::hash_key(&token)).map_err(unavailable)?;
-    let Some((record, _)) = record else { return Err(unavailable(anyhow::anyhow!("session vanished"))) };
     Ok(Done { status: 200, data: whoami(app, &record)?, set_cookie: Some(sessions::set_cookie(&token, app.console.secure_cookie)) })
 }
 
@@ -285,13 +284,16 @@ fn whoami(app: &App, s: &SessionRecord) -> Result<serde_json::Value, Failure> {
     let c = app.db.conn().map_err(unavailable)?;
     let rows = crate::db::query_rows(
         &c,
-        "SELECT u.email, b.name FROM console_users u JOIN businesses b ON b.id = u.business_id WHERE u.id = ?1",
-        vec![crate::db::SqlValue::Text(s.user_id.clone())],
+        "SELECT u.email, b.name, s.expires_at_ms FROM console_sessions s JOIN console_users u ON u.id = s.user_id \
+         JOIN businesses b ON b.id = s.business_id WHERE s.id = ?1",
+        vec![crate::db::SqlValue::Text(s.session_id.clone())],
     )
     .map_err(unavailable)?;
     drop(c);
-    let (email, business_name) = rows.first().map(|r| (users::text(&r[0]), users::text(&r[1]))).unwrap_or_default();
-    let expires = sessions::expires_at_ms(&app.db, &s.session_id).map_err(unavailable)?;
+    let (email, business_name, expires) = rows
+        .first()
+        .map(|r| (crate::db::text(&r[0]), crate::db::text(&r[1]), crate::db::text(&r[2]).parse::<i64>().unwrap_or(0)))
+        .unwrap_or_default();
     Ok(serde_json::json!({
         "userId": s.user_id,
         "email": email,
@@ -322,16 +324,13 @@ struct SetPassword {
 /// password (and ends the user's other sessions). Limited per address like
 /// a login, since the token is a secret too.
 fn set_password(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
-    if r.authorization {
-        return Err(api_key_refused(PASSWORD_PATH));
-    }
     let p: SetPassword = body(r)?;
     if let Err(m) = users::check_password(&p.password) {
         let violation = switchboard_gateway::validate::Violation { field: "password".into(), rule: "minLength", message: m };
         return Err(Failure::from_violations(vec![violation], "request body"));
     }
     if app.console.per_address.check_key(&r.peer).is_err() {
-        return Err(Failure::new(429, "rate_limit", "login_rate_limited", "too many attempts from this address; wait a minute").retryable(true).with_header("Retry-After", "60".into()));
+        return Err(too_many_attempts("this address"));
     }
     let bad_token = || Failure::not_found("setup_link_invalid", "this setup link is not valid or has expired; ask for a new one");
     if !switchboard_gateway::auth::looks_like_session_token(&p.token) {

@@ -7,7 +7,7 @@
 //! `GET /console/api/session` and must come back in `X-CSRF-Token` on every
 //! state-changing request.
 
-use super::users::random_hex;
+use super::users::{random_hex, LoginUser};
 use crate::db::{self, Db, SqlValue};
 use anyhow::Result;
 use switchboard_gateway::{auth, SessionRecord};
@@ -19,21 +19,29 @@ pub const ABSOLUTE_MS: i64 = 12 * 3600 * 1000;
 /// every `usage::FLUSH_EVERY`).
 pub const IDLE_MS: i64 = 2 * 3600 * 1000;
 
-/// A new session: (its cookie token, its CSRF token).
-pub fn create(c: &db::Connection, user_id: &str, business_id: &str) -> Result<(String, String)> {
+/// A new session of a user who just logged in: (its cookie token, the
+/// session as a later request will find it).
+pub fn create(c: &db::Connection, user: &LoginUser) -> Result<(String, SessionRecord)> {
     let token = random_hex();
-    let csrf = random_hex();
+    let record = SessionRecord {
+        session_id: uuid::Uuid::new_v4().to_string(),
+        user_id: user.id.clone(),
+        business_id: user.business_id.clone(),
+        role: user.role.clone(),
+        scopes: auth::role_scopes(&user.role),
+        csrf_token: random_hex(),
+    };
     let now = crate::clock::now_ms();
     db::execute(
         c,
         "INSERT INTO console_sessions (id, token_hash, user_id, business_id, csrf_token, created_at_ms, last_seen_at_ms, expires_at_ms) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)",
         vec![
-            SqlValue::Text(uuid::Uuid::new_v4().to_string()),
+            SqlValue::Text(record.session_id.clone()),
             SqlValue::Text(auth::hash_key(&token)),
-            SqlValue::Text(user_id.to_string()),
-            SqlValue::Text(business_id.to_string()),
-            SqlValue::Text(csrf.clone()),
+            SqlValue::Text(record.user_id.clone()),
+            SqlValue::Text(record.business_id.clone()),
+            SqlValue::Text(record.csrf_token.clone()),
             SqlValue::Integer(now),
             SqlValue::Integer(now + ABSOLUTE_MS),
         ],
@@ -42,38 +50,28 @@ pub fn create(c: &db::Connection, user_id: &str, business_id: &str) -> Result<(S
     db::execute(
         c,
         "DELETE FROM console_sessions WHERE user_id = ?1 AND (revoked_at_ms IS NOT NULL OR expires_at_ms < ?2 OR last_seen_at_ms < ?3)",
-        vec![SqlValue::Text(user_id.to_string()), SqlValue::Integer(now), SqlValue::Integer(now - IDLE_MS)],
+        vec![SqlValue::Text(record.user_id.clone()), SqlValue::Integer(now), SqlValue::Integer(now - IDLE_MS)],
     )?;
-    Ok((token, csrf))
+    Ok((token, record))
 }
 
 /// The live session of a cookie token's hash, with its user's role scopes.
-pub fn find(db: &Db, token_hash: &str) -> Result<Option<(SessionRecord, String)>> {
+pub fn find(db: &Db, token_hash: &str) -> Result<Option<SessionRecord>> {
     let now = crate::clock::now_ms();
     let c = db.conn()?;
     let rows = db::query_rows(
         &c,
-        "SELECT s.id, s.user_id, s.business_id, s.csrf_token, u.role, u.email FROM console_sessions s \
+        "SELECT s.id, s.user_id, s.business_id, s.csrf_token, u.role FROM console_sessions s \
          JOIN console_users u ON u.id = s.user_id \
          WHERE s.token_hash = ?1 AND s.revoked_at_ms IS NULL AND s.expires_at_ms > ?2 AND s.last_seen_at_ms > ?3 AND u.disabled_at IS NULL",
         vec![SqlValue::Text(token_hash.to_string()), SqlValue::Integer(now), SqlValue::Integer(now - IDLE_MS)],
     )?;
     Ok(rows.into_iter().next().map(|r| {
-        let t = |i: usize| super::users::text(&r[i]);
+        let t = |i: usize| db::text(&r[i]);
         let record = SessionRecord { session_id: t(0), user_id: t(1), business_id: t(2), csrf_token: t(3), scopes: auth::role_scopes(&t(4)), role: t(4) };
         crate::usage::note(&format!("session:{}", record.session_id));
-        (record, t(5))
+        record
     }))
-}
-
-/// When the session ends (ms), for the console's display.
-pub fn expires_at_ms(db: &Db, session_id: &str) -> Result<i64> {
-    let c = db.conn()?;
-    let rows = db::query_rows(&c, "SELECT expires_at_ms FROM console_sessions WHERE id = ?1", vec![SqlValue::Text(session_id.to_string())])?;
-    Ok(match rows.first().map(|r| &r[0]) {
-        Some(SqlValue::Integer(n)) => *n,
-        _ => 0,
-    })
 }
 
 pub fn revoke(c: &db::Connection, session_id: &str) -> Result<()> {

@@ -152,23 +152,25 @@ pub fn revoke_sessions(db: &Db, user: &str) -> Result<serde_json::Value> {
     Ok(json!({"userId": user, "sessionsEnded": ended}))
 }
 
-/// A user who may log in (the role is read with the session).
+/// A user who may log in.
 pub struct LoginUser {
     pub id: String,
     pub business_id: String,
+    pub role: String,
     pub password_hash: Option<String>,
 }
 
 pub fn find_by_email(c: &db::Connection, email: &str) -> Result<Option<LoginUser>> {
     let rows = db::query_rows(
         c,
-        "SELECT id, business_id, password_hash FROM console_users WHERE email = ?1 AND disabled_at IS NULL",
+        "SELECT id, business_id, role, password_hash FROM console_users WHERE email = ?1 AND disabled_at IS NULL",
         vec![SqlValue::Text(email.to_string())],
     )?;
     Ok(rows.into_iter().next().map(|r| LoginUser {
-        id: text(&r[0]),
-        business_id: text(&r[1]),
-        password_hash: match &r[2] {
+        id: db::text(&r[0]),
+        business_id: db::text(&r[1]),
+        role: db::text(&r[2]),
+        password_hash: match &r[3] {
             SqlValue::Text(h) => Some(h.clone()),
             _ => None,
         },
@@ -192,14 +194,6 @@ pub fn set_password_with_token(c: &db::Connection, token: &str, password_hash: &
     // A new password ends the sessions made with the old one.
     super::sessions::revoke_all_of(c, &id)?;
     Ok(Some(id))
-}
-
-pub(crate) fn text(v: &SqlValue) -> String {
-    match v {
-        SqlValue::Text(s) => s.clone(),
-        SqlValue::Integer(i) => i.to_string(),
-        _ => String::new(),
-    }
 }
 
 #[cfg(test)]

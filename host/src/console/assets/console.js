@@ -238,11 +238,13 @@ const routes = [
   [/^#\/campaigns\/([0-9a-f-]{36})$/, campaignPage],
 ];
 
-let stopPolling = null;
+// Everything a page polls; a navigation stops it all.
+const pollers = new Set();
 let routed = false;
 
 async function route() {
-  if (stopPolling) { stopPolling(); stopPolling = null; }
+  for (const stop of pollers) stop();
+  pollers.clear();
   if (location.hash === "#/setup") return;
   if (!state.me) { renderLogin(); return; }
   for (const [re, page] of routes) {
@@ -320,14 +322,7 @@ function createKeyForm(scopes) {
     try {
       const k = await api("POST", "/console/api/keys", { scopes: chosen });
       await keysPage();
-      // Shown once: it lives only in this element until the page changes.
-      const shown = h("section", { class: "card secret", "aria-labelledby": "new-key" },
-        h("h2", { id: "new-key", text: "Your new key" }),
-        h("p", { text: "Copy it now: it is not shown again." }),
-        h("output", { id: "new-key-value", class: "key", text: k.apiKey }),
-        h("button", { type: "button", text: "Copy", onclick: () => navigator.clipboard && navigator.clipboard.writeText(k.apiKey).then(() => toast("Copied.")) }));
-      main().prepend(shown);
-      shown.querySelector("output").focus();
+      shownOnce("new-key-value", "Your new key", "Copy it now: it is not shown again.", k.apiKey);
     } catch (err) { showError(form, err); }
   });
   return form;
@@ -336,32 +331,28 @@ function createKeyForm(scopes) {
 // ---- contacts ---------------------------------------------------------------------------
 
 async function contactsPage() {
-  const params = new URLSearchParams(location.search);
   const list = h("div", { id: "contact-list" });
   const search = h("form", { class: "inline", role: "search" },
     h("label", { for: "search", text: "Search by mobile" }),
-    h("input", { id: "search", name: "search", type: "search", inputmode: "tel", value: params.get("search") || "" }),
+    h("input", { id: "search", name: "search", type: "search", inputmode: "tel" }),
     h("button", { type: "submit", text: "Search" }));
-  search.addEventListener("submit", (e) => { e.preventDefault(); loadContacts(list, search.search.value.trim(), null); });
+  search.addEventListener("submit", (e) => { e.preventDefault(); loadContacts(list, search.search.value.trim()); });
   const nodes = [h("h1", { text: "Contacts" }), search, list];
   if (canWrite("contacts:write")) nodes.push(await importForm());
   show(...nodes);
-  await loadContacts(list, "", null);
+  await loadContacts(list, "");
 }
 
-async function loadContacts(list, search, cursor) {
-  let page;
-  try {
-    page = await api("GET", "/api/v1/contacts?" + q({ businessId: biz(), search, cursor, limit: 50 }));
-  } catch (err) { list.replaceChildren(h("p", { class: "form-error", text: err.message })); return; }
-  const rows = page.contacts.map((c) => h("tr", {},
-    h("td", {}, h("a", { href: `#/contacts/${c.id}`, text: c.name || c.mobile })),
-    h("td", { text: c.mobile }),
-    h("td", { text: c.categories.map((x) => x.name).join(", ") }),
-    h("td", { text: c.communicationBlocked ? "blocked" : "" })));
-  const more = page.nextCursor ? h("button", { type: "button", text: "Next page", onclick: () => loadContacts(list, search, page.nextCursor) }) : null;
-  list.replaceChildren(table(["Name", "Mobile", "Categories", ""], rows, "No contacts."));
-  if (more) list.append(more);
+function loadContacts(list, search) {
+  const load = (cursor) => api("GET", "/api/v1/contacts?" + q({ businessId: biz(), search, cursor, limit: 50 })).then((page) => ({
+    nextCursor: page.nextCursor,
+    rows: page.contacts.map((c) => h("tr", {},
+      h("td", {}, h("a", { href: `#/contacts/${c.id}`, text: c.name || c.mobile })),
+      h("td", { text: c.mobile }),
+      h("td", { text: c.categories.map((x) => x.name).join(", ") }),
+      h("td", { text: c.communicationBlocked ? "blocked" : "" }))),
+  }));
+  return paged(list, ["Name", "Mobile", "Categories", ""], "No contacts.", load, null);
 }
 
 async function importForm() {
@@ -400,7 +391,7 @@ async function importForm() {
       if (r.errors && r.errors.length) {
         out.append(h("ul", {}, r.errors.slice(0, 20).map((x) => h("li", { text: `row ${x.row}${x.column ? ", " + x.column : ""}: ${x.message}` }))));
       }
-      loadContacts(document.getElementById("contact-list"), "", null);
+      loadContacts(document.getElementById("contact-list"), "");
     } catch (err) { bar.hidden = true; showError(form, err); }
   });
   return form;
@@ -486,26 +477,37 @@ async function agentTestPage(agentId) {
       form.text.value = "";
       showError(form, new ApiError(0, { message: "" }));
       draw();
-      poll();
+      follow();
     } catch (err) { showError(form, err); }
   });
-  let timer = null;
-  let live = true;
-  function poll() {
-    clearTimeout(timer);
-    if (!live || !conv.pending) return;
-    timer = setTimeout(async () => {
-      try { conv = await api("GET", base + "?" + q({ businessId: biz() })); draw(); } catch (_) { /* retried */ }
-      poll();
+  // While a reply is pending (sending waits for it), the page reads the
+  // conversation again.
+  function follow() {
+    if (!conv.pending) return;
+    keepPolling(async () => {
+      conv = await api("GET", base + "?" + q({ businessId: biz() }));
+      draw();
+      return !conv.pending;
     }, 700);
   }
-  stopPolling = () => { live = false; clearTimeout(timer); };
   show(h("p", {}, h("a", { href: "#/agents", text: "← Agents" })),
     h("h1", { text: `Test ${conv.agentName}` }),
     h("p", { class: "muted", text: `A ${conv.channel} agent. Test turns never reach a customer, a webhook or a contact's timeline; the agent sees your last 20 messages.` }),
     log, form);
   draw();
-  poll();
+  follow();
+}
+
+// A secret in the one answer that made it (an API key, a signing secret):
+// it lives only in this element until the page changes.
+function shownOnce(id, title, hint, secret) {
+  const box = h("section", { class: "card secret", "aria-labelledby": `${id}-title` },
+    h("h2", { id: `${id}-title`, text: title }),
+    h("p", { text: hint }),
+    h("output", { id, class: "key", text: secret }),
+    h("button", { type: "button", text: "Copy", onclick: () => navigator.clipboard && navigator.clipboard.writeText(secret).then(() => toast("Copied.")) }));
+  main().prepend(box);
+  box.querySelector("output").focus();
 }
 
 // ---- shared bits of the pages below ------------------------------------------------
@@ -534,17 +536,19 @@ async function paged(container, headers, empty, load, cursor) {
   if (page.nextCursor) container.append(h("button", { type: "button", class: "secondary", text: "Next page", onclick: () => paged(container, headers, empty, load, page.nextCursor) }));
 }
 
-// Polls `tick` (which answers true when done) every `ms` while the page is shown.
+// Polls `tick` (which answers true when done) every `ms` while the page is
+// shown; several may run at once (one per message being followed, say).
 function keepPolling(tick, ms) {
   let live = true;
   let timer = null;
+  const stop = () => { live = false; clearTimeout(timer); pollers.delete(stop); };
   const again = async () => {
     if (!live) return;
     let done = false;
     try { done = await tick(); } catch (_) { /* next round */ }
-    if (live && !done) timer = setTimeout(again, ms);
+    if (done) stop(); else if (live) timer = setTimeout(again, ms);
   };
-  stopPolling = () => { live = false; clearTimeout(timer); };
+  pollers.add(stop);
   timer = setTimeout(again, ms);
 }
 
@@ -702,7 +706,7 @@ async function drawRuns(campaignId, box) {
     h("p", { class: "muted", text: "An estimate charges nothing; confirming it reserves its maximum, and each contact assessed is charged." }),
     estimate, table(["Created", "Status", "Contacts", "Charge", ""], rows, "No summary runs yet."));
   if (list.summaryRuns.some((r) => ["queued", "running"].includes(r.status))) {
-    setTimeout(() => { if (document.body.contains(box)) drawRuns(campaignId, box); }, 1500);
+    keepPolling(async () => { await drawRuns(campaignId, box); return true; }, 1500);
   }
 }
 
@@ -811,14 +815,7 @@ async function channelsPage() {
 
 // ---- webhooks ------------------------------------------------------------------------------
 
-function secretOnce(title, secret) {
-  const box = h("section", { class: "card secret", "aria-labelledby": "secret-title" },
-    h("h2", { id: "secret-title", text: title }),
-    h("p", { text: "Copy it now: it is not shown again. Verify each delivery's signature with it." }),
-    h("output", { id: "secret-value", class: "key", text: secret }));
-  main().prepend(box);
-  box.querySelector("output").focus();
-}
+const SIGNING_SECRET_HINT = "Copy it now: it is not shown again. Verify each delivery's signature with it.";
 
 async function webhooksPage() {
   if (!canWrite("webhooks:write")) {
@@ -845,7 +842,7 @@ async function webhooksPage() {
         } }),
         h("button", { type: "button", class: "secondary", text: "Rotate secret", onclick: async () => {
           if (!confirm("Rotate the signing secret? Deliveries are signed with the new one from now on.")) return;
-          try { const r = await api("POST", `/api/v1/webhook-subscriptions/${w.id}/rotate-secret`, { businessId: biz() }); await webhooksPage(); secretOnce("The new signing secret", r.signingSecret); } catch (err) { toast(err.message); }
+          try { const r = await api("POST", `/api/v1/webhook-subscriptions/${w.id}/rotate-secret`, { businessId: biz() }); await webhooksPage(); shownOnce("secret-value", "The new signing secret", SIGNING_SECRET_HINT, r.signingSecret); } catch (err) { toast(err.message); }
         } }),
         h("button", { type: "button", class: "danger", text: "Revoke", onclick: async () => {
           if (!confirm("Revoke this subscription for good?")) return;
@@ -883,7 +880,7 @@ async function webhooksPage() {
     try {
       const r = await api("POST", "/api/v1/webhook-subscriptions", body);
       await webhooksPage();
-      secretOnce("Your signing secret", r.signingSecret);
+      shownOnce("secret-value", "Your signing secret", SIGNING_SECRET_HINT, r.signingSecret);
     } catch (err) { showError(form, err); }
   });
   show(h("h1", { text: "Webhooks" }),
