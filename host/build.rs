@@ -10,7 +10,7 @@ use std::process::Command;
 const COMPONENTS: &[&str] = &["contacts", "dispatcher", "agents", "data-sources", "webhooks", "messaging", "sandbox-messenger", "voice", "sandbox-carrier", "campaigns"];
 /// Built alongside but never embedded: the misbehaving component of the
 /// fault tests, whose path reaches them as `SWITCHBOARD_TESTBED_WASM`.
-const TEST_COMPONENTS: &[&str] = &["testbed"];
+const TEST_COMPONENTS: &[&str] = &["testbed", "plugin-testbed"];
 
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).parent().unwrap().to_path_buf();

@@ -69,18 +69,12 @@ enum PluginCommand {
     /// adapter of the interface) with a manifest to edit.
     Template {
         #[arg(long, value_enum)]
-        interface: PluginInterface,
+        interface: plugins::Interface,
         #[arg(long, default_value = "my-plugin")]
         name: String,
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum PluginInterface {
-    Messenger,
-    Carrier,
 }
 
 /// A positive number of milliseconds.
@@ -212,6 +206,9 @@ struct ServeArgs {
     /// What an answered change survives.
     #[arg(long, env = "SWITCHBOARD_DURABILITY", value_enum, default_value = "normal")]
     durability: DurabilityArg,
+    /// A folder of provider plugins (one folder each: plugin.toml, plugin.wasm), loaded at start and again on SIGHUP.
+    #[arg(long, env = "SWITCHBOARD_PLUGIN_DIR", value_name = "DIR")]
+    plugin_dir: Option<PathBuf>,
 }
 
 /// An absolute http(s) URL.
@@ -260,6 +257,47 @@ enum AdminCommand {
     /// Stand in for a provider (development and tests).
     #[command(subcommand)]
     Sandbox(SandboxCommand),
+    /// Which adapter serves a business's messages or calls: the embedded
+    /// sandbox (the default) or a plugin of the plugin folder.
+    #[command(subcommand)]
+    Provider(ProviderCommand),
+}
+
+#[derive(Subcommand)]
+enum ProviderCommand {
+    /// Serve the business's interface with a plugin (checked against its
+    /// manifest: every required setting given, none it does not declare).
+    /// Takes effect at the next call, in every running server.
+    Use {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_enum)]
+        interface: plugins::Interface,
+        /// The plugin's name (its folder under --plugin-dir).
+        #[arg(long, value_name = "NAME")]
+        plugin: String,
+        /// The plugin folder the server loads.
+        #[arg(long, env = "SWITCHBOARD_PLUGIN_DIR", value_name = "DIR")]
+        plugin_dir: PathBuf,
+        /// A setting of the plugin for this business; repeatable. Secret ones are never shown again.
+        #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
+        setting: Vec<(String, String)>,
+    },
+    /// Back to the embedded sandbox adapter.
+    Reset {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_enum)]
+        interface: plugins::Interface,
+    },
+    /// The business's adapter of every interface (secret settings as `(set)`).
+    Show {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        /// The plugin folder, to tell which settings are not secret and may be shown.
+        #[arg(long, env = "SWITCHBOARD_PLUGIN_DIR", value_name = "DIR")]
+        plugin_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -526,10 +564,6 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Plugin(PluginCommand::Template { interface, name, out }) => {
-            let interface = match interface {
-                PluginInterface::Messenger => plugins::Interface::Messenger,
-                PluginInterface::Carrier => plugins::Interface::Carrier,
-            };
             println!("{}", plugins::template(interface, &name, &out)?);
             Ok(())
         }
@@ -590,6 +624,11 @@ fn admin_command(args: AdminArgs) -> Result<serde_json::Value> {
         AdminCommand::Summaries(SummariesCommand::Configure { business, price_per_contact, price_per_thousand_characters }) => {
             admin::summaries::configure(&db, &business, price_per_contact, price_per_thousand_characters)
         }
+        AdminCommand::Provider(ProviderCommand::Use { business, interface, plugin, plugin_dir, setting }) => {
+            plugins::choice::choose(&db, &business, interface, &plugin_dir, &plugin, &setting)
+        }
+        AdminCommand::Provider(ProviderCommand::Reset { business, interface }) => plugins::choice::reset(&db, &business, interface),
+        AdminCommand::Provider(ProviderCommand::Show { business, plugin_dir }) => plugins::choice::show(&db, &business, plugin_dir.as_deref()),
         AdminCommand::Sandbox(SandboxCommand::Inbound { channel, phone_number_id, account_id, from, text, name, provider_message_id }) => {
             let to = match channel {
                 ChannelArg::Chatapp => admin::Sender::Chatapp(phone_number_id.as_deref().unwrap_or_default()),
@@ -675,6 +714,7 @@ fn serve(args: ServeArgs) -> Result<()> {
     if backfill > 0 {
         logging::line("info", &format!("embedding the passages of {backfill} data sources (data-sources.embed jobs)"));
     }
+    let plugins = plugins::Registry::start(args.plugin_dir.clone(), &args.data_dir.join("cache"), args.webhook_public_only).context("loading plugins")?;
     let components = engine::Components::load(
         &args.data_dir.join("cache"),
         &overrides,
@@ -685,6 +725,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         ]
         .into_iter()
         .collect(),
+        plugins,
     )
     .context("loading components")?;
     let runner = jobs::RunnerConfig { concurrency: args.job_concurrency as usize };

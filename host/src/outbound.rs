@@ -83,7 +83,7 @@ pub fn post(policy: &OutboundPolicy, url: &str, headers: &[(String, String)], bo
 
 /// A short, secret-free description of a failed attempt (no URL: it may
 /// carry a token in its query).
-fn describe(e: &reqwest::Error) -> String {
+pub(crate) fn describe(e: &reqwest::Error) -> String {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = source {
         if err.is::<NotPublicError>() {
@@ -114,7 +114,7 @@ impl std::error::Error for NotPublicError {}
 /// The resolver of a public-only client: a name resolves to its addresses
 /// only when every one of them is public; the connector then uses exactly
 /// those.
-struct PublicOnly;
+pub(crate) struct PublicOnly;
 
 impl reqwest::dns::Resolve for PublicOnly {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {

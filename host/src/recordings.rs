@@ -134,7 +134,11 @@ pub fn range(header: Option<&str>, total: u64) -> Result<Option<(u64, u64)>, ()>
 }
 
 /// The call as the carrier knows it, from the database: (placement, memo).
-fn placement_of(shared: &Shared, link: &Link) -> Result<(Placement, String), Failure> {
+/// The call's placement and memo, and the carrier (with its settings) that
+/// answers for the call's business.
+type Source = (Placement, String, std::sync::Arc<crate::engine::providers::carrier::Carrier>, crate::engine::providers::Settings);
+
+fn placement_of(shared: &Shared, link: &Link) -> Result<Source, Failure> {
     let not_found = || Failure::new(404, "not_found", "recording_not_found", "the call has no recording");
     let conn = shared.app.db.conn().map_err(|_| Failure::internal("the database is not available"))?;
     let rows = crate::db::query_rows(
@@ -170,7 +174,11 @@ fn placement_of(shared: &Shared, link: &Link) -> Result<(Placement, String), Fai
         max_duration_seconds: int(3).clamp(1, u32::MAX as i64) as u32,
         requested_at_ms: int(4),
     };
-    Ok((placement, text(5).unwrap_or_default()))
+    let (carrier, settings) = shared.app.components.providers().carrier_for(&conn, &link.business).map_err(|u| {
+        let (code, message, retryable) = u.describe("carrier");
+        Failure::new(503, "capacity", &code, message).retryable(retryable)
+    })?;
+    Ok((placement, text(5).unwrap_or_default(), carrier, settings))
 }
 
 /// A refusal in the failure envelope, as every other answer of the server.
@@ -194,19 +202,18 @@ pub async fn respond<B>(shared: Arc<Shared>, req: Request<B>, request_id: &str) 
     let s = shared.clone();
     // The carrier's first answer: the file's type and size.
     let probe = tokio::task::spawn_blocking(move || -> Result<_, Failure> {
-        let (placement, memo) = placement_of(&s, &link)?;
-        let carrier = s.app.components.providers().carrier.as_ref().ok_or_else(|| Failure::internal("no voice carrier is linked"))?;
-        let first = carrier.recording(&placement, &memo, 0, 0).map_err(|e| {
+        let (placement, memo, carrier, settings) = placement_of(&s, &link)?;
+        let first = carrier.recording(&settings, &placement, &memo, 0, 0).map_err(|e| {
             if e.retryable {
                 Failure::new(503, "capacity", "carrier_unavailable", "the carrier did not answer; try again").retryable(true)
             } else {
                 Failure::new(404, "not_found", "recording_not_found", "the call has no recording")
             }
         })?;
-        Ok((placement, memo, first, link))
+        Ok((placement, memo, carrier, settings, first, link))
     })
     .await;
-    let (placement, memo, first, link) = match probe {
+    let (placement, memo, carrier, settings, first, link) = match probe {
         Ok(Ok(p)) => p,
         Ok(Err(f)) => return failure(&f, request_id),
         Err(_) => return failure(&Failure::internal("reading the recording failed"), request_id),
@@ -237,13 +244,11 @@ pub async fn respond<B>(shared: Arc<Shared>, req: Request<B>, request_id: &str) 
         return b.body(full(Vec::new())).expect("valid response parts");
     }
     let (tx, body) = channel_body();
-    let s = shared.clone();
     tokio::task::spawn_blocking(move || {
-        let Some(carrier) = s.app.components.providers().carrier.as_ref() else { return };
         let mut at = start;
         while at < end {
             let want = (end - at).min(u64::from(PIECE)) as u32;
-            match carrier.recording(&placement, &memo, at, want) {
+            match carrier.recording(&settings, &placement, &memo, at, want) {
                 Ok(piece) if !piece.bytes.is_empty() => {
                     at += piece.bytes.len() as u64;
                     if tx.blocking_send(Msg::Data(piece.bytes.into())).is_err() {

@@ -162,6 +162,7 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
         tokio::spawn(serve_metrics(shared.clone(), listener));
     }
 
+    spawn_plugin_reloads(shared.clone());
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown_signal());
     loop {
@@ -224,6 +225,22 @@ fn spawn_job_runner(shared: Arc<Shared>, stop: Arc<std::sync::atomic::AtomicBool
     })
 }
 
+/// SIGHUP reads the plugin folder again (on a blocking thread: plugins
+/// compile); calls in flight finish on the version they started with.
+fn spawn_plugin_reloads(shared: Arc<Shared>) {
+    #[cfg(unix)]
+    tokio::spawn(async move {
+        let Ok(mut hup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) else { return };
+        while hup.recv().await.is_some() {
+            crate::logging::line("info", "SIGHUP: reloading plugins");
+            let s = shared.clone();
+            let _ = tokio::task::spawn_blocking(move || s.app.components.providers().plugins.reload()).await;
+        }
+    });
+    #[cfg(not(unix))]
+    let _ = shared;
+}
+
 async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
@@ -267,6 +284,9 @@ fn operation_of(shared: &Shared, method: &str, path: &str) -> Option<&'static sw
 fn logged_path(shared: &Shared, path: &str, op: Option<&switchboard_gateway::Operation>) -> String {
     if path == OPENAPI_PATH || path == HEALTHZ_PATH || path == READYZ_PATH || path == METRICS_PATH || (shared.app.sandbox_routes && crate::sandbox::serves(path)) {
         return path.to_string();
+    }
+    if crate::plugins::webhooks::serves(path) {
+        return crate::plugins::webhooks::TEMPLATE.to_string();
     }
     if op.is_none() && crate::console::serves(path) {
         return crate::console::logged_path(path).to_string();
@@ -422,10 +442,21 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
     let mut path = req.uri().path().to_string();
     let query = req.uri().query().map(String::from);
     let native = shared.app.bench_baseline && path.starts_with(BENCH_NATIVE_PREFIX);
-    let sandbox = shared.app.sandbox_routes && crate::sandbox::serves(&path);
+    let whole = if shared.app.sandbox_routes && crate::sandbox::serves(&path) {
+        Some(Whole::Sandbox)
+    } else if crate::plugins::webhooks::serves(&path) {
+        // A provider's webhook: its headers carry the signature.
+        let headers = req.headers().iter().filter(|(k, _)| !matches!(k.as_str(), "authorization" | "cookie")).filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string()))).collect();
+        Some(Whole::ProviderEvents(headers))
+    } else if native {
+        Some(Whole::BenchNative)
+    } else {
+        None
+    };
     if native {
         path = format!("/api/v1{}", &path[BENCH_NATIVE_PREFIX.len()..]);
     }
+    let max_body = if matches!(whole, Some(Whole::ProviderEvents(_))) { crate::plugins::webhooks::MAX_BODY_BYTES } else { max_body };
     let body = match read_body(req.into_body(), max_body).await {
         Ok(b) => b,
         Err(f) => return Answer::failure(&f, request_id),
@@ -433,11 +464,11 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
     let Ok(_permit) = shared.permits.acquire().await else {
         return Answer::failure(&Failure::new(503, "capacity", "shutting_down", "the server is shutting down"), request_id);
     };
-    let work = Work { method, path, query, authorization, session, csrf, idempotency_key, body, sandbox };
-    if sandbox || native {
+    let work = Work { method, path, query, authorization, session, csrf, idempotency_key, body };
+    if let Some(whole) = whole {
         let shared2 = shared.clone();
         let rid = request_id.to_string();
-        return match tokio::task::spawn_blocking(move || work.run_whole(&shared2, &rid)).await {
+        return match tokio::task::spawn_blocking(move || work.run_whole(whole, &shared2, &rid)).await {
             Ok(a) => a,
             Err(_) => Answer::failure(&Failure::internal("the request failed inside the service"), request_id),
         };
@@ -586,8 +617,14 @@ struct Work {
     csrf: Option<String>,
     idempotency_key: Option<String>,
     body: Vec<u8>,
-    /// A sandbox route (else: the bench baseline, when not an API request).
-    sandbox: bool,
+}
+
+/// A request that is not an API operation, served whole on a blocking thread.
+enum Whole {
+    Sandbox,
+    BenchNative,
+    /// A provider's webhook, with the request's headers.
+    ProviderEvents(Vec<(String, String)>),
 }
 
 impl Work {
@@ -612,14 +649,14 @@ impl Work {
         shared.app.prepare(self.incoming(body), request_id)
     }
 
-    /// A sandbox or bench-baseline request, whole, on a blocking thread.
-    fn run_whole(mut self, shared: &Shared, request_id: &str) -> Answer {
+    /// A request that is not an API operation, whole, on a blocking thread.
+    fn run_whole(mut self, whole: Whole, shared: &Shared, request_id: &str) -> Answer {
         let body = std::mem::take(&mut self.body);
         let incoming = self.incoming(body);
-        if self.sandbox {
-            crate::sandbox::inbound(&shared.app, incoming.path, incoming.method, incoming.authorization, &incoming.body, request_id)
-        } else {
-            crate::bench_native::handle(&shared.app, incoming, request_id)
+        match whole {
+            Whole::Sandbox => crate::sandbox::inbound(&shared.app, incoming.path, incoming.method, incoming.authorization, &incoming.body, request_id),
+            Whole::BenchNative => crate::bench_native::handle(&shared.app, incoming, request_id),
+            Whole::ProviderEvents(headers) => crate::plugins::webhooks::receive(&shared.app, incoming.path, incoming.method, headers, incoming.body, request_id),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Plugins, first part (issue 18): `switchboard plugin template` writes a
+//! Plugins (issue 18). `switchboard plugin template` writes a
 //! plugin folder that loads, and `switchboard plugin check` accepts it and
 //! refuses, with a reason naming the field or file, what would not load.
 
@@ -45,7 +45,7 @@ fn a_template_plugin_checks_for_its_interface() {
         assert_eq!(code, 0, "{err}");
         assert_eq!((out["ok"].clone(), out["interface"].clone(), out["world"].clone()), (json!(true), json!(interface), json!(world)));
         assert_eq!(out["name"], json!(format!("acme-{interface}")));
-        assert_eq!(out["limits"], json!({"memoryMib": 64, "timeoutMs": 10000}));
+        assert_eq!(out["limits"], json!({"memoryMib": 64, "timeoutMs": 10000, "fuelMillions": 1000}));
         assert!(out["componentBytes"].as_u64().unwrap() > 1000);
     }
     // A template never overwrites a folder with something in it.
@@ -89,4 +89,124 @@ fn what_would_not_load_is_refused_with_its_reason() {
     std::fs::remove_file(dir.join("plugin.wasm")).unwrap();
     refused(&dir, "plugin.wasm");
     refused(&tmp.0.join("no-such-plugin"), "plugin.toml");
+}
+
+// ---- serve --plugin-dir: loading, the per-business choice, the sandbox ----
+
+/// The misbehaving messenger plugin (components/plugin-testbed).
+const TESTBED: &str = env!("SWITCHBOARD_PLUGIN_TESTBED_WASM");
+
+/// Writes a plugin folder `dir/name` with `wasm` and a manifest of `extra` TOML lines.
+fn plugin_folder(dir: &Path, name: &str, wasm: &[u8], extra: &str) -> std::path::PathBuf {
+    let folder = dir.join(name);
+    std::fs::create_dir_all(&folder).unwrap();
+    let manifest = format!("name = \"{name}\"\nversion = \"1.0.0\"\ninterface = \"messenger\"\n{extra}\n");
+    std::fs::write(folder.join("plugin.toml"), manifest).unwrap();
+    std::fs::write(folder.join("plugin.wasm"), wasm).unwrap();
+    folder
+}
+
+const TESTBED_SETTINGS: &str = "[settings.id-prefix]\n[settings.api-token]\nsecret = true\nrequired = true\n[settings.slow-ms]\n";
+
+/// A business with a chatapp number and a key.
+struct Biz {
+    t: Tenant,
+    number: String,
+}
+
+fn biz(dir: &Path, number: &str) -> Biz {
+    let t = tenant(dir, "all");
+    admin(dir, &["channel", "connect", "--business", &t.business, "--channel", "chatapp", "--phone-number-id", number]);
+    Biz { t, number: number.into() }
+}
+
+fn send(s: &Server, b: &Biz, to: &str) -> String {
+    let r = s.as_key(&b.t.key).fresh().post("/api/v1/messages", &json!({"businessId": b.t.business, "phoneNumberId": b.number, "to": to, "type": "text", "text": "hello"}));
+    r.assert_ok(202)["messageId"].as_str().unwrap().to_string()
+}
+
+fn message(s: &Server, b: &Biz, id: &str) -> Value {
+    s.as_key(&b.t.key).get(&format!("/api/v1/messages/{id}?businessId={}", b.t.business)).assert_ok(200).clone()
+}
+
+/// Polls until the message has `status` and its delivery task is done.
+fn settled(s: &Server, b: &Biz, id: &str, status: &str) -> Value {
+    poll(&format!("message {id} {status}"), || {
+        let d = message(s, b, id);
+        (d["status"] == status && d["taskStatus"] == "done").then_some(d)
+    })
+}
+
+/// `admin provider use` of a messenger plugin: its answer, or its refusal.
+fn choose(data: &Path, b: &Biz, plugin: &str, plugin_dir: &str, settings: &[&str]) -> Result<Value, String> {
+    let mut args = vec!["provider", "use", "--business", &b.t.business, "--interface", "messenger", "--plugin", plugin, "--plugin-dir", plugin_dir];
+    for s in settings {
+        args.extend(["--setting", s]);
+    }
+    let out = Command::new(BIN).arg("admin").arg("--data-dir").arg(data).args(&args).output().unwrap();
+    if out.status.success() {
+        Ok(serde_json::from_slice(&out.stdout).unwrap())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// `switchboard admin ARGS` that must fail: its stderr.
+fn admin_refused(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new(BIN).arg("admin").arg("--data-dir").arg(dir).args(args).output().unwrap();
+    assert!(!out.status.success(), "admin {args:?} should fail: {}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn serve_loads_a_plugin_folder_and_each_business_chooses_its_adapter() {
+    let data = DataDir::new();
+    let plugins = data.0.join("plugins");
+    let testbed = std::fs::read(TESTBED).unwrap();
+    plugin_folder(&plugins, "acme", &testbed, TESTBED_SETTINGS);
+    plugin_folder(&plugins, "broken", b"\0asm not a component", "");
+    plugin_folder(&plugins, "greedy", &testbed, "[limits]\nmemory_mib = 4096");
+    let log = data.0.join("server.log");
+    let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap()], &log);
+    let text = log_containing(&log, "plugins: 1 loaded");
+    assert!(text.contains("plugin loaded: name=acme version=1.0.0 interface=messenger"), "{text}");
+    assert!(text.contains("plugin refused") && text.contains("broken") && text.contains("not a WebAssembly component"), "{text}");
+    assert!(text.contains("greedy") && text.contains("`limits.memory_mib` must be 1 to 256"), "{text}");
+
+    let a = biz(&data.0, "pn-plugin-a");
+    let b = biz(&data.0, "pn-plugin-b");
+    let dir = plugins.to_str().unwrap();
+    // The choice is checked against the manifest.
+    let err = choose(&data.0, &a, "acme", dir, &[]).unwrap_err();
+    assert!(err.contains("requires the setting `api-token`"), "{err}");
+    let err = choose(&data.0, &a, "acme", dir, &["api-token=x", "colour=blue"]).unwrap_err();
+    assert!(err.contains("declares no such setting") && err.contains("api-token"), "{err}");
+    let err = admin_refused(&data.0, &["provider", "use", "--business", &a.t.business, "--interface", "carrier", "--plugin", "acme", "--plugin-dir", dir]);
+    assert!(err.contains("is a messenger plugin, not a carrier plugin"), "{err}");
+    let err = choose(&data.0, &a, "nope", dir, &[]).unwrap_err();
+    assert!(err.contains("nope"), "{err}");
+
+    let secret = "tok-very-secret-4711";
+    let chosen = choose(&data.0, &a, "acme", dir, &[&format!("api-token={secret}"), "id-prefix=acme-a"]).unwrap();
+    assert_eq!(chosen["plugin"], "acme");
+    assert_eq!(chosen["settings"], json!({"api-token": "(set)", "id-prefix": "acme-a"}));
+    let shown = admin(&data.0, &["provider", "show", "--business", &a.t.business, "--plugin-dir", dir]);
+    assert_eq!(shown["providers"][0]["settings"]["api-token"], "(set)");
+    assert_eq!(shown["providers"][1]["adapter"], "sandbox", "the carrier stays the sandbox");
+    assert!(!shown.to_string().contains(secret));
+
+    // A's messages go through the plugin (with A's settings), B's through the sandbox.
+    let ma = send(&s, &a, "+15550001234");
+    let mb = send(&s, &b, "+15550001234");
+    let da = settled(&s, &a, &ma, "read");
+    assert_eq!(da["providerMessageId"], json!(format!("acme-a.{ma}")));
+    let db = settled(&s, &b, &mb, "read");
+    assert!(db["providerMessageId"].as_str().unwrap().starts_with("sbx."), "{db}");
+    // Back to the sandbox: the next message of A.
+    let reset = admin(&data.0, &["provider", "reset", "--business", &a.t.business, "--interface", "messenger"]);
+    assert_eq!(reset["adapter"], "sandbox");
+    let ma2 = send(&s, &a, "+15550001234");
+    assert!(settled(&s, &a, &ma2, "read")["providerMessageId"].as_str().unwrap().starts_with("sbx."));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains(secret), "a secret setting reached the log");
 }

@@ -143,6 +143,13 @@ impl Guest for Sandbox {
     }
 }
 
+impl bindings::exports::switchboard::platform::messenger_webhooks::Guest for Sandbox {
+    /// The sandbox reports through `track`; it pushes nothing.
+    fn receive(_headers: Vec<(String, String)>, _body: Vec<u8>) -> Result<Vec<bindings::exports::switchboard::platform::messenger_webhooks::PushedStatus>, ProviderError> {
+        Err(ProviderError { code: "not_supported".into(), message: "the sandbox messenger pushes no webhooks".into(), retryable: false, reference: None })
+    }
+}
+
 #[cfg(target_arch = "wasm32")]
 bindings::export!(Sandbox with_types_in bindings);
 

@@ -22,6 +22,9 @@ pub struct RequestState {
     /// already open on it.
     pub(super) conn: crate::db::Connection,
     pub(super) log_context: String,
+    /// The business the request or job step runs for (whose provider
+    /// adapters answer it).
+    business_id: String,
     outbound: Arc<OutboundPolicy>,
     /// The provider components and native providers of this process.
     pub(super) providers: Arc<Providers>,
@@ -58,13 +61,14 @@ impl LazyWrite {
 const LAZY_GATE_WAIT: Duration = Duration::from_secs(30);
 
 impl RequestState {
-    pub(super) fn new(conn: crate::db::Connection, log_context: String, outbound: Arc<OutboundPolicy>, providers: Arc<Providers>) -> RequestState {
+    pub(super) fn new(conn: crate::db::Connection, log_context: String, business_id: &str, outbound: Arc<OutboundPolicy>, providers: Arc<Providers>) -> RequestState {
         RequestState {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
             limits: super::store_limits(),
             conn,
             log_context,
+            business_id: business_id.to_string(),
             outbound,
             providers,
             lazy: None,
@@ -79,6 +83,10 @@ impl RequestState {
 
     pub fn providers(&self) -> &Arc<Providers> {
         &self.providers
+    }
+
+    pub fn business_id(&self) -> &str {
+        &self.business_id
     }
 
     /// For a step that calls out, takes the write gate and begins the

@@ -151,7 +151,13 @@ impl Components {
         self.outbound.public_only
     }
 
-    pub fn load(cache_dir: &Path, overrides: &[(String, std::path::PathBuf)], outbound: OutboundPolicy, provider_settings: ProviderSettings) -> Result<Components> {
+    pub fn load(
+        cache_dir: &Path,
+        overrides: &[(String, std::path::PathBuf)],
+        outbound: OutboundPolicy,
+        provider_settings: ProviderSettings,
+        plugins: crate::plugins::Registry,
+    ) -> Result<Components> {
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(MAX_INSTANCES)
             .total_core_instances(MAX_INSTANCES * 4)
@@ -201,7 +207,7 @@ impl Components {
             compiled.insert(name.to_string(), compile_cached(&engine, cache_dir, name, wasm)?);
         }
         // Provider components are linked into their own worlds by the registry.
-        let providers = Arc::new(Providers::load(&engine, &mut compiled, provider_settings)?);
+        let providers = Arc::new(Providers::load(&engine, &mut compiled, provider_settings, plugins)?);
         let mut pres = HashMap::new();
         let mut dispatcher = None;
         for (name, component) in compiled {
@@ -226,8 +232,8 @@ impl Components {
         self.pres.contains_key(name)
     }
 
-    fn store(&self, conn: crate::db::Connection, log_context: String, deadline: Duration) -> Store<RequestState> {
-        let state = RequestState::new(conn, log_context, self.outbound.clone(), self.providers.clone());
+    fn store(&self, conn: crate::db::Connection, log_context: String, business_id: &str, deadline: Duration) -> Store<RequestState> {
+        let state = RequestState::new(conn, log_context, business_id, self.outbound.clone(), self.providers.clone());
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
         store.set_epoch_deadline(deadline_ticks(deadline));
@@ -248,7 +254,7 @@ impl Components {
         let Some(pre) = &self.dispatcher else {
             return (conn, None, Err(CallError::Trap("no dispatcher component in this build".into())));
         };
-        let mut store = self.store(conn, format!("component=dispatcher job={} kind={}", job.id, job.kind), JOB_DEADLINE);
+        let mut store = self.store(conn, format!("component=dispatcher job={} kind={}", job.id, job.kind), &job.business_id, JOB_DEADLINE);
         store.data_mut().lazy = lazy_gate.map(|gate| LazyWrite::new(gate));
         store.data_mut().step = Some(StepContext { job_id: job.id.clone(), fence: job.fence as i64 });
         let result = match pre.instantiate(&mut store) {
@@ -270,7 +276,7 @@ impl Components {
         deadline: Duration,
     ) -> (crate::db::Connection, Result<Result<types::Success, types::Failure>, CallError>) {
         let pre = &self.pres[name];
-        let mut store = self.store(conn, format!("component={name} requestId={}", req.request_id), deadline);
+        let mut store = self.store(conn, format!("component={name} requestId={}", req.request_id), &req.business_id, deadline);
         let result = match pre.instantiate(&mut store) {
             Ok(inst) => inst.switchboard_platform_handler().call_handle(&mut store, req).map_err(classify),
             Err(e) => Err(classify_instantiate(e)),
@@ -306,7 +312,7 @@ fn classify(e: wasmtime::Error) -> CallError {
 
 /// Compiles a component once per (bytes, engine configuration) and keeps the
 /// native artifact in `cache_dir`.
-fn compile_cached(engine: &Engine, cache_dir: &Path, name: &str, wasm: &[u8]) -> Result<Component> {
+pub(crate) fn compile_cached(engine: &Engine, cache_dir: &Path, name: &str, wasm: &[u8]) -> Result<Component> {
     let mut h = Sha256::new();
     h.update(wasm);
     let mut compat = std::collections::hash_map::DefaultHasher::new();

@@ -62,7 +62,14 @@ impl AreaJob for MessagingJob {
             | MessagingJob::PhotoappComment(_) => false,
             MessagingJob::Autoreply(_) | MessagingJob::Deliver(_) | MessagingJob::PhotoappCommentReply(_) | MessagingJob::AgentTestReply(_) => true,
         };
-        JobOptions { calls_out, lane: None, delay_ms: 0 }
+        // One step at a time moves a message: a provider's pushed status
+        // (plugins/webhooks.rs in the host) queues its delivery job in the
+        // same lane.
+        let lane = match self {
+            MessagingJob::Deliver(m) => Some(format!("message:{}", m.message_id)),
+            _ => None,
+        };
+        JobOptions { calls_out, lane, delay_ms: 0 }
     }
 }
 

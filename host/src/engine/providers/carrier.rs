@@ -7,11 +7,10 @@
 //! trap becomes a retryable `carrier_unavailable`. Its settings come from
 //! `--carrier-setting NAME=VALUE` and `SWITCHBOARD_CARRIER_<NAME>`.
 
-use super::{ProviderState, PROVIDER_DEADLINE};
+use super::{CallLimits, ProviderState, Settings};
 use crate::engine::dispatcher_world::switchboard::platform::carrier as import;
 use crate::engine::imports::RequestState;
 use anyhow::{Context, Result};
-use std::collections::HashMap;
 use std::sync::Arc;
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Engine, Store};
@@ -24,6 +23,9 @@ mod world {
             "switchboard:platform/clock": crate::engine::switchboard::platform::clock,
             "switchboard:platform/ids": crate::engine::switchboard::platform::ids,
             "switchboard:platform/log": crate::engine::switchboard::platform::log,
+            // One host implementation of these serves every provider world.
+            "switchboard:platform/settings": super::super::messenger::world::switchboard::platform::settings,
+            "switchboard:platform/provider-http": super::super::messenger::world::switchboard::platform::provider_http,
         },
     });
 }
@@ -35,66 +37,56 @@ use world::exports::switchboard::platform::carrier as provider;
 /// The embedded default, and the name `--component-override` replaces.
 pub const COMPONENT: &str = "sandbox-carrier";
 
-/// A linked carrier.
+/// A linked carrier (embedded or a plugin).
 pub struct Carrier {
     engine: Engine,
     pre: world::CarrierProviderPre<ProviderState>,
-    settings: Arc<HashMap<String, String>>,
-}
-
-impl world::switchboard::platform::settings::Host for ProviderState {
-    fn get(&mut self, name: String) -> Option<String> {
-        super::get_setting(self, &name)
-    }
-}
-
-fn unavailable() -> CarrierError {
-    CarrierError { code: "carrier_unavailable".into(), message: "the voice carrier failed".into(), retryable: true }
+    limits: CallLimits,
 }
 
 impl Carrier {
-    pub fn link(engine: &Engine, component: &Component, settings: Arc<HashMap<String, String>>) -> Result<Carrier> {
+    pub fn link(engine: &Engine, component: &Component, limits: CallLimits) -> Result<Carrier> {
         let mut linker: Linker<ProviderState> = Linker::new(engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         world::CarrierProvider::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
-        let pre = linker.instantiate_pre(component).map_err(anyhow::Error::from).with_context(|| format!("linking component {COMPONENT}"))?;
-        Ok(Carrier { engine: engine.clone(), pre: world::CarrierProviderPre::new(pre)?, settings })
+        let pre = linker.instantiate_pre(component).map_err(anyhow::Error::from).with_context(|| format!("linking component {}", limits.name))?;
+        Ok(Carrier { engine: engine.clone(), pre: world::CarrierProviderPre::new(pre)?, limits })
     }
 
     /// Calls the carrier in a fresh, bounded store of its own.
-    fn call<T>(&self, f: impl FnOnce(&provider::Guest, &mut Store<ProviderState>) -> wasmtime::Result<Result<T, CarrierError>>) -> Result<T, CarrierError> {
-        let mut store = Store::new(&self.engine, ProviderState::new(COMPONENT, self.settings.clone()));
-        store.limiter(|s| &mut s.limits);
-        store.set_epoch_deadline(crate::engine::deadline_ticks(PROVIDER_DEADLINE));
-        match self.pre.instantiate(&mut store).and_then(|inst| f(inst.switchboard_platform_carrier(), &mut store)) {
+    fn call<T>(&self, settings: &Settings, f: impl FnOnce(&provider::Guest, &mut Store<ProviderState>) -> wasmtime::Result<Result<T, CarrierError>>) -> Result<T, CarrierError> {
+        let answer = super::call(&self.engine, &self.limits, settings.clone(), "voice", |store| {
+            let instance = self.pre.instantiate(&mut *store)?;
+            f(instance.switchboard_platform_carrier(), store)
+        });
+        match answer {
             Ok(answer) => answer,
-            Err(e) => {
-                // The trap's text stays in the log; it may not name the call's number.
-                crate::logging::line("error", &format!("the voice carrier trapped: {e:#}"));
-                Err(unavailable())
+            Err(fault) => {
+                let (code, message, retryable) = fault.error(&self.limits, "carrier_unavailable", "voice carrier");
+                Err(CarrierError { code, message, retryable })
             }
         }
     }
 
-    pub fn place(&self, call: &Placement) -> Result<Progress, CarrierError> {
-        self.call(|g, s| g.call_place(s, call))
+    pub fn place(&self, settings: &Settings, call: &Placement) -> Result<Progress, CarrierError> {
+        self.call(settings, |g, s| g.call_place(s, call))
     }
 
-    pub fn poll(&self, call: &Placement, memo: Option<&str>) -> Result<Progress, CarrierError> {
-        self.call(|g, s| g.call_poll(s, call, memo))
+    pub fn poll(&self, settings: &Settings, call: &Placement, memo: Option<&str>) -> Result<Progress, CarrierError> {
+        self.call(settings, |g, s| g.call_poll(s, call, memo))
     }
 
-    pub fn say(&self, call: &Placement, memo: &str, utterance_id: &str, text: &str, end_call: bool) -> Result<String, CarrierError> {
-        self.call(|g, s| g.call_say(s, call, memo, utterance_id, text, end_call))
+    pub fn say(&self, settings: &Settings, call: &Placement, memo: &str, utterance_id: &str, text: &str, end_call: bool) -> Result<String, CarrierError> {
+        self.call(settings, |g, s| g.call_say(s, call, memo, utterance_id, text, end_call))
     }
 
-    pub fn hang_up(&self, call: &Placement, memo: Option<&str>) -> Result<String, CarrierError> {
-        self.call(|g, s| g.call_hang_up(s, call, memo))
+    pub fn hang_up(&self, settings: &Settings, call: &Placement, memo: Option<&str>) -> Result<String, CarrierError> {
+        self.call(settings, |g, s| g.call_hang_up(s, call, memo))
     }
 
     /// A piece of an ended call's recording (served by `recordings.rs`).
-    pub fn recording(&self, call: &Placement, memo: &str, offset: u64, max_bytes: u32) -> Result<RecordingPiece, CarrierError> {
-        self.call(|g, s| g.call_recording(s, call, memo, offset, max_bytes))
+    pub fn recording(&self, settings: &Settings, call: &Placement, memo: &str, offset: u64, max_bytes: u32) -> Result<RecordingPiece, CarrierError> {
+        self.call(settings, |g, s| g.call_recording(s, call, memo, offset, max_bytes))
     }
 }
 
@@ -168,40 +160,41 @@ fn progress(p: Progress) -> import::Progress {
     import::Progress { events, memo: p.memo, check_after_ms: p.check_after_ms }
 }
 
-fn no_carrier() -> import::CarrierError {
-    import::CarrierError { code: "carrier_not_configured".into(), message: "no voice carrier is linked in this build".into(), retryable: false }
+impl RequestState {
+    /// The carrier of the business this call runs for.
+    fn carrier(&self) -> Result<(Arc<Carrier>, Settings), import::CarrierError> {
+        self.providers().carrier_for(&self.conn, self.business_id()).map_err(|u| {
+            let (code, message, retryable) = u.describe("carrier");
+            import::CarrierError { code, message, retryable }
+        })
+    }
 }
 
-/// `carrier`: the linked carrier component answers.
+/// `carrier`: the business's carrier answers.
 impl import::Host for RequestState {
     fn place(&mut self, call: import::Placement) -> Result<import::Progress, import::CarrierError> {
-        let providers = self.providers().clone();
-        let c = providers.carrier.as_ref().ok_or_else(no_carrier)?;
-        c.place(&placement(call)).map(progress).map_err(error)
+        let (c, settings) = self.carrier()?;
+        c.place(&settings, &placement(call)).map(progress).map_err(error)
     }
 
     fn poll(&mut self, call: import::Placement, memo: Option<String>) -> Result<import::Progress, import::CarrierError> {
-        let providers = self.providers().clone();
-        let c = providers.carrier.as_ref().ok_or_else(no_carrier)?;
-        c.poll(&placement(call), memo.as_deref()).map(progress).map_err(error)
+        let (c, settings) = self.carrier()?;
+        c.poll(&settings, &placement(call), memo.as_deref()).map(progress).map_err(error)
     }
 
     fn say(&mut self, call: import::Placement, memo: String, utterance_id: String, text: String, end_call: bool) -> Result<String, import::CarrierError> {
-        let providers = self.providers().clone();
-        let c = providers.carrier.as_ref().ok_or_else(no_carrier)?;
-        c.say(&placement(call), &memo, &utterance_id, &text, end_call).map_err(error)
+        let (c, settings) = self.carrier()?;
+        c.say(&settings, &placement(call), &memo, &utterance_id, &text, end_call).map_err(error)
     }
 
     fn hang_up(&mut self, call: import::Placement, memo: Option<String>) -> Result<String, import::CarrierError> {
-        let providers = self.providers().clone();
-        let c = providers.carrier.as_ref().ok_or_else(no_carrier)?;
-        c.hang_up(&placement(call), memo.as_deref()).map_err(error)
+        let (c, settings) = self.carrier()?;
+        c.hang_up(&settings, &placement(call), memo.as_deref()).map_err(error)
     }
 
     fn recording(&mut self, call: import::Placement, memo: String, offset: u64, max_bytes: u32) -> Result<import::RecordingPiece, import::CarrierError> {
-        let providers = self.providers().clone();
-        let c = providers.carrier.as_ref().ok_or_else(no_carrier)?;
-        let p = c.recording(&placement(call), &memo, offset, max_bytes).map_err(error)?;
+        let (c, settings) = self.carrier()?;
+        let p = c.recording(&settings, &placement(call), &memo, offset, max_bytes).map_err(error)?;
         Ok(import::RecordingPiece { mime_type: p.mime_type, extension: p.extension, total_bytes: p.total_bytes, bytes: p.bytes })
     }
 }
@@ -210,14 +203,29 @@ impl import::Host for RequestState {
 mod tests {
     use super::*;
 
-    fn sandbox(step_ms: u64) -> Carrier {
+    /// The embedded carrier with its settings.
+    struct Sandbox(Carrier, Settings);
+
+    impl Sandbox {
+        fn place(&self, call: &Placement) -> Result<Progress, CarrierError> {
+            self.0.place(&self.1, call)
+        }
+        fn poll(&self, call: &Placement, memo: Option<&str>) -> Result<Progress, CarrierError> {
+            self.0.poll(&self.1, call, memo)
+        }
+        fn say(&self, call: &Placement, memo: &str, utterance_id: &str, text: &str, end_call: bool) -> Result<String, CarrierError> {
+            self.0.say(&self.1, call, memo, utterance_id, text, end_call)
+        }
+    }
+
+    fn sandbox(step_ms: u64) -> Sandbox {
         let mut config = wasmtime::Config::new();
         config.wasm_component_model(true).epoch_interruption(true);
         let engine = Engine::new(&config).unwrap();
         let wasm = crate::engine::COMPONENTS.iter().find(|(name, _)| *name == COMPONENT).unwrap().1;
         let component = Component::new(&engine, wasm).unwrap();
-        let settings = Arc::new(HashMap::from([("step-delay-ms".to_string(), step_ms.to_string())]));
-        Carrier::link(&engine, &component, settings).unwrap()
+        let settings: Settings = Arc::new(std::collections::HashMap::from([("step-delay-ms".to_string(), step_ms.to_string())]));
+        Sandbox(Carrier::link(&engine, &component, CallLimits::embedded(COMPONENT)).unwrap(), settings)
     }
 
     fn placement(destination: &str) -> Placement {
@@ -232,7 +240,7 @@ mod tests {
     }
 
     /// Polls (bounded) until an event matching `want` arrives; returns the memo.
-    fn until(carrier: &Carrier, call: &Placement, mut memo: Option<String>, want: impl Fn(&CallEvent) -> bool) -> (String, Vec<CallEvent>) {
+    fn until(carrier: &Sandbox, call: &Placement, mut memo: Option<String>, want: impl Fn(&CallEvent) -> bool) -> (String, Vec<CallEvent>) {
         let mut seen = Vec::new();
         for _ in 0..500 {
             let p = carrier.poll(call, memo.as_deref()).unwrap();

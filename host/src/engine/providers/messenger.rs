@@ -1,20 +1,20 @@
 //! Provider interface `messenger` (wit/messenger.wit): the network that
 //! carries chatapp and photoapp messages. World `messenger-provider`; the
-//! embedded default is the `sandbox-messenger` component, replaced by a real
-//! adapter with `--component-override sandbox-messenger=FILE`. The host
-//! answers the areas' `messenger` import by calling it in a small store of
-//! its own (a trap becomes a retryable `provider_unavailable`).
+//! embedded default is the `sandbox-messenger` component (replaced for the
+//! whole process with `--component-override sandbox-messenger=FILE`), a
+//! business may choose a messenger plugin instead. The host answers the
+//! areas' `messenger` import by calling the business's adapter in a small
+//! store of its own ([`super::call`]), and hands a provider's pushed
+//! webhooks to it ([`Messenger::receive`]).
 
-use super::{ProviderState, PROVIDER_DEADLINE};
+use super::{CallLimits, ProviderState, Settings};
 use crate::engine::dispatcher_world::switchboard::platform::messenger;
 use crate::engine::imports::RequestState;
 use anyhow::{Context, Result};
-use std::collections::HashMap;
-use std::sync::Arc;
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Engine, Store};
 
-mod world {
+pub(super) mod world {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "messenger-provider",
@@ -26,37 +26,75 @@ mod world {
     });
 }
 use world::exports::switchboard::platform::messenger as provider;
-use world::switchboard::platform::settings;
+pub use world::exports::switchboard::platform::messenger_webhooks::PushedStatus;
+use world::switchboard::platform::{provider_http, settings};
 
 /// The embedded default, and the name `--component-override` replaces.
 pub const COMPONENT: &str = "sandbox-messenger";
 
-/// The linked messaging provider.
+/// A linked messaging adapter (embedded or a plugin).
 pub struct Messenger {
     engine: Engine,
     pre: world::MessengerProviderPre<ProviderState>,
-    settings: Arc<HashMap<String, String>>,
+    limits: CallLimits,
 }
 
 impl Messenger {
-    pub fn link(engine: &Engine, component: &Component, settings: Arc<HashMap<String, String>>) -> Result<Messenger> {
+    pub fn link(engine: &Engine, component: &Component, limits: CallLimits) -> Result<Messenger> {
         let mut linker: Linker<ProviderState> = Linker::new(engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         world::MessengerProvider::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
-        let pre = linker.instantiate_pre(component).map_err(anyhow::Error::from).with_context(|| format!("linking component {COMPONENT}"))?;
-        Ok(Messenger { engine: engine.clone(), pre: world::MessengerProviderPre::new(pre)?, settings })
+        let pre = linker.instantiate_pre(component).map_err(anyhow::Error::from).with_context(|| format!("linking component {}", limits.name))?;
+        Ok(Messenger { engine: engine.clone(), pre: world::MessengerProviderPre::new(pre)?, limits })
     }
 
-    /// Calls the provider in a fresh, bounded store of its own.
-    fn call<T>(&self, context: &str, f: impl FnOnce(&provider::Guest, &mut Store<ProviderState>) -> wasmtime::Result<T>) -> Result<T, messenger::ProviderError> {
-        let mut store = Store::new(&self.engine, ProviderState::new(COMPONENT, self.settings.clone()));
-        store.limiter(|s| &mut s.limits);
-        store.set_epoch_deadline(crate::engine::deadline_ticks(PROVIDER_DEADLINE));
-        let result = self.pre.instantiate(&mut store).and_then(|inst| f(inst.switchboard_platform_messenger(), &mut store));
-        result.map_err(|e| {
-            crate::logging::line("error", &format!("{context} messaging provider trapped: {e:#}"));
-            messenger::ProviderError { code: "provider_unavailable".into(), message: "the messaging provider failed".into(), retryable: true, reference: None }
-        })
+    /// Calls the adapter in a fresh, bounded store of its own.
+    fn call<T>(
+        &self,
+        settings: Settings,
+        context: &str,
+        f: impl FnOnce(&world::MessengerProvider, &mut Store<ProviderState>) -> wasmtime::Result<Result<T, provider::ProviderError>>,
+    ) -> Result<T, messenger::ProviderError> {
+        let answer = super::call(&self.engine, &self.limits, settings, context, |store| {
+            let instance = self.pre.instantiate(&mut *store)?;
+            f(&instance, store)
+        });
+        match answer {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(provider_error(e)),
+            Err(fault) => {
+                let (code, message, retryable) = fault.error(&self.limits, "provider_unavailable", "messaging provider");
+                Err(messenger::ProviderError { code, message, retryable, reference: None })
+            }
+        }
+    }
+
+    /// A plugin's answer must look like an id: 1 to 256 printable characters.
+    fn id(&self, id: String) -> Result<String, messenger::ProviderError> {
+        if (1..=256).contains(&id.len()) && !id.chars().any(char::is_control) {
+            Ok(id)
+        } else {
+            Err(garbage(&self.limits, "an id that is empty, longer than 256 characters or not printable"))
+        }
+    }
+
+    /// A provider's webhook: the adapter checks its signature and reads the
+    /// statuses in it.
+    pub fn receive(&self, settings: Settings, headers: Vec<(String, String)>, body: Vec<u8>) -> Result<Vec<PushedStatus>, messenger::ProviderError> {
+        let pushed = self.call(settings, "webhook", |i, s| i.switchboard_platform_messenger_webhooks().call_receive(s, &headers, &body))?;
+        for p in &pushed {
+            self.id(p.provider_message_id.clone())?;
+        }
+        Ok(pushed)
+    }
+}
+
+fn garbage(limits: &CallLimits, what: &str) -> messenger::ProviderError {
+    messenger::ProviderError {
+        code: "plugin_bad_answer".into(),
+        message: format!("{} answered {what}", limits.name),
+        retryable: false,
+        reference: None,
     }
 }
 
@@ -70,27 +108,38 @@ impl settings::Host for ProviderState {
     }
 }
 
+impl provider_http::Host for ProviderState {
+    fn send(&mut self, r: provider_http::Request) -> Result<provider_http::Response, String> {
+        let req = crate::plugins::http::Request { method: r.method, url: r.url, headers: r.headers, body: r.body };
+        super::send_http(self, req).map(|a| provider_http::Response { status: a.status, headers: a.headers, body: a.body })
+    }
+}
+
 fn provider_error(e: provider::ProviderError) -> messenger::ProviderError {
     messenger::ProviderError { code: e.code, message: e.message, retryable: e.retryable, reference: e.reference }
 }
 
-fn no_messenger() -> messenger::ProviderError {
-    messenger::ProviderError { code: "provider_not_configured".into(), message: "no messaging provider is linked in this build".into(), retryable: false, reference: None }
+impl RequestState {
+    /// The messenger of the business this call runs for.
+    fn messenger(&self) -> Result<(std::sync::Arc<Messenger>, Settings), messenger::ProviderError> {
+        self.providers().messenger_for(&self.conn, self.business_id()).map_err(|u| {
+            let (code, message, retryable) = u.describe("messenger");
+            messenger::ProviderError { code, message, retryable, reference: None }
+        })
+    }
 }
 
-/// `messenger`: the linked provider component answers.
+/// `messenger`: the business's adapter answers.
 impl messenger::Host for RequestState {
     fn upload_media(&mut self, m: messenger::Media) -> Result<messenger::StoredMedia, messenger::ProviderError> {
-        let providers = self.providers().clone();
-        let p = providers.messenger.as_ref().ok_or_else(no_messenger)?;
+        let (p, settings) = self.messenger()?;
         let m = provider::Media { channel: m.channel, sender_id: m.sender_id, mime_type: m.mime_type, file_name: m.file_name, sha256_hex: m.sha256_hex, bytes: m.bytes };
-        let stored = p.call(self.log_context(), |g, s| g.call_upload_media(s, &m))?.map_err(provider_error)?;
-        Ok(messenger::StoredMedia { provider_media_id: stored.provider_media_id, provider_status: stored.provider_status, expires_at_ms: stored.expires_at_ms })
+        let stored = p.call(settings, self.log_context(), |i, s| i.switchboard_platform_messenger().call_upload_media(s, &m))?;
+        Ok(messenger::StoredMedia { provider_media_id: p.id(stored.provider_media_id)?, provider_status: stored.provider_status, expires_at_ms: stored.expires_at_ms })
     }
 
     fn submit(&mut self, m: messenger::OutboundMessage) -> Result<String, messenger::ProviderError> {
-        let providers = self.providers().clone();
-        let p = providers.messenger.as_ref().ok_or_else(no_messenger)?;
+        let (p, settings) = self.messenger()?;
         let m = provider::OutboundMessage {
             message_id: m.message_id,
             channel: m.channel,
@@ -100,20 +149,31 @@ impl messenger::Host for RequestState {
             text: m.text,
             provider_media_id: m.provider_media_id,
         };
-        p.call(self.log_context(), |g, s| g.call_submit(s, &m))?.map_err(provider_error)
+        let id = p.call(settings, self.log_context(), |i, s| i.switchboard_platform_messenger().call_submit(s, &m))?;
+        p.id(id)
     }
 
     fn reply_to_comment(&mut self, r: messenger::CommentReply) -> Result<String, messenger::ProviderError> {
-        let providers = self.providers().clone();
-        let p = providers.messenger.as_ref().ok_or_else(no_messenger)?;
+        let (p, settings) = self.messenger()?;
         let r = provider::CommentReply { reply_id: r.reply_id, channel: r.channel, sender_id: r.sender_id, comment_id: r.comment_id, commenter: r.commenter, text: r.text };
-        p.call(self.log_context(), |g, s| g.call_reply_to_comment(s, &r))?.map_err(provider_error)
+        let id = p.call(settings, self.log_context(), |i, s| i.switchboard_platform_messenger().call_reply_to_comment(s, &r))?;
+        p.id(id)
     }
 
+    /// A status the provider pushed (its webhook) comes first; otherwise the
+    /// adapter is asked.
     fn track(&mut self, provider_message_id: String, recipient: String, last_status: String) -> Result<messenger::Progress, messenger::ProviderError> {
-        let providers = self.providers().clone();
-        let p = providers.messenger.as_ref().ok_or_else(no_messenger)?;
-        let progress = p.call(self.log_context(), |g, s| g.call_track(s, &provider_message_id, &recipient, &last_status))?.map_err(provider_error)?;
+        let pushed = crate::plugins::webhooks::next_pushed(&self.conn, self.business_id(), &provider_message_id, &last_status).map_err(|e| messenger::ProviderError {
+            code: "provider_choice_unreadable".into(),
+            message: format!("the pushed statuses could not be read: {e}"),
+            retryable: true,
+            reference: None,
+        })?;
+        if let Some((report, more)) = pushed {
+            return Ok(messenger::Progress { report: Some(report), check_after_ms: more.then_some(0) });
+        }
+        let (p, settings) = self.messenger()?;
+        let progress = p.call(settings, self.log_context(), |i, s| i.switchboard_platform_messenger().call_track(s, &provider_message_id, &recipient, &last_status))?;
         Ok(messenger::Progress {
             report: progress.report.map(|r| messenger::StatusReport { status: r.status, provider_status: r.provider_status, failure: r.failure.map(provider_error) }),
             check_after_ms: progress.check_after_ms,

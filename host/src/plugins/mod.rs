@@ -1,22 +1,34 @@
 //! Plugins (issue 18): a provider adapter that comes from outside the
 //! binary, as a folder holding `plugin.toml` (its manifest) and
-//! `plugin.wasm` (the component). This part reads and checks them:
-//! `switchboard plugin check DIR` says whether a plugin would load, and
-//! `switchboard plugin template` writes a working one (the embedded sandbox
-//! adapter of an interface with its manifest) to start from. Loading a
-//! plugin folder into `serve` and choosing a plugin per business build on
-//! this check.
+//! `plugin.wasm` (the component).
+//!
+//! * this file: the manifest and its rules, `switchboard plugin check DIR`
+//!   (would it load?) and `switchboard plugin template` (a working one to
+//!   start from);
+//! * [`registry`]: the plugins `serve --plugin-dir` loaded, reloaded on
+//!   SIGHUP, each linked with the limits its manifest asked for;
+//! * [`choice`]: which plugin serves a business's interface, with that
+//!   business's settings (`switchboard admin provider`);
+//! * [`http`]: a plugin's only way out, to the hosts its manifest names;
+//! * [`webhooks`]: what a provider pushes to us, read by the business's
+//!   messenger plugin.
 //!
 //! A plugin is linked into its interface's provider world only (see
-//! `engine::providers`): clock, ids, log and its own settings; no store, no
-//! filesystem, no environment.
+//! `engine::providers`): clock, ids, log, its own settings and outbound HTTP
+//! to its manifest's hosts; no store, no filesystem, no environment.
+
+pub mod choice;
+pub mod http;
+pub mod registry;
+pub mod webhooks;
+
+pub use registry::{Provider, Registry};
 
 use crate::engine::providers::{carrier, messenger};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 pub const MANIFEST: &str = "plugin.toml";
 pub const COMPONENT: &str = "plugin.wasm";
@@ -30,9 +42,12 @@ pub const MAX_MEMORY_MIB: u32 = 256;
 pub const DEFAULT_MEMORY_MIB: u32 = 64;
 pub const MAX_TIMEOUT_MS: u32 = 30_000;
 pub const DEFAULT_TIMEOUT_MS: u32 = 10_000;
+/// Fuel of one call, in millions of units (about one unit a wasm instruction).
+pub const MAX_FUEL_MILLIONS: u32 = 10_000;
+pub const DEFAULT_FUEL_MILLIONS: u32 = 1_000;
 
 /// The provider interfaces a plugin can implement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Interface {
     Messenger,
@@ -40,14 +55,14 @@ pub enum Interface {
 }
 
 impl Interface {
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Interface::Messenger => "messenger",
             Interface::Carrier => "carrier",
         }
     }
 
-    fn world(self) -> &'static str {
+    pub fn world(self) -> &'static str {
         match self {
             Interface::Messenger => "messenger-provider",
             Interface::Carrier => "carrier-provider",
@@ -98,12 +113,18 @@ pub struct Limits {
     pub memory_mib: u32,
     #[serde(default = "default_timeout")]
     pub timeout_ms: u32,
+    #[serde(default = "default_fuel")]
+    pub fuel_millions: u32,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { memory_mib: DEFAULT_MEMORY_MIB, timeout_ms: DEFAULT_TIMEOUT_MS }
+        Limits { memory_mib: DEFAULT_MEMORY_MIB, timeout_ms: DEFAULT_TIMEOUT_MS, fuel_millions: DEFAULT_FUEL_MILLIONS }
     }
+}
+
+fn default_fuel() -> u32 {
+    DEFAULT_FUEL_MILLIONS
 }
 
 fn default_memory() -> u32 {
@@ -149,6 +170,9 @@ impl Manifest {
         if !(1..=MAX_TIMEOUT_MS).contains(&self.limits.timeout_ms) {
             bail!("`limits.timeout_ms` must be 1 to {MAX_TIMEOUT_MS}");
         }
+        if !(1..=MAX_FUEL_MILLIONS).contains(&self.limits.fuel_millions) {
+            bail!("`limits.fuel_millions` must be 1 to {MAX_FUEL_MILLIONS}");
+        }
         Ok(())
     }
 }
@@ -185,11 +209,9 @@ pub struct Checked {
     pub bytes: u64,
 }
 
-/// Reads and checks the plugin in `dir`: the manifest's rules, then the
-/// component compiles and links into its interface's provider world (the
-/// imports it asks for are all that world gives, and it exports the
-/// interface).
-pub fn check(dir: &Path) -> Result<Checked> {
+/// Reads the plugin in `dir` and checks its manifest's rules; returns the
+/// manifest and the component's bytes.
+pub fn read(dir: &Path) -> Result<(Manifest, Vec<u8>)> {
     let manifest_path = dir.join(MANIFEST);
     let text = std::fs::read_to_string(&manifest_path).with_context(|| format!("reading {}", manifest_path.display()))?;
     let manifest: Manifest = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {}", manifest_path.display(), e.to_string().trim_end()))?;
@@ -200,26 +222,20 @@ pub fn check(dir: &Path) -> Result<Checked> {
         bail!("{}: {bytes} bytes; a plugin's component may be at most {MAX_COMPONENT_BYTES}", wasm_path.display());
     }
     let wasm = std::fs::read(&wasm_path).with_context(|| format!("reading {}", wasm_path.display()))?;
-    let mut config = wasmtime::Config::new();
-    config.wasm_component_model(true).epoch_interruption(true);
-    let engine = wasmtime::Engine::new(&config)?;
+    Ok((manifest, wasm))
+}
+
+/// Reads and checks the plugin in `dir`: the manifest's rules, then the
+/// component compiles and links into its interface's provider world (the
+/// imports it asks for are all that world gives, and it exports the
+/// interface).
+pub fn check(dir: &Path) -> Result<Checked> {
+    let (manifest, wasm) = read(dir)?;
+    let engine = registry::engine()?;
     let component = wasmtime::component::Component::new(&engine, &wasm)
-        .map_err(|e| anyhow::anyhow!("{}: not a WebAssembly component this build can compile: {e}", wasm_path.display()))?;
-    let settings = Arc::new(HashMap::new());
-    let linked = match manifest.interface {
-        Interface::Messenger => messenger::Messenger::link(&engine, &component, settings).map(drop),
-        Interface::Carrier => carrier::Carrier::link(&engine, &component, settings).map(drop),
-    };
-    linked.map_err(|e| {
-        anyhow::anyhow!(
-            "{}: does not implement world `{}` of interface `{}` ({:#})",
-            wasm_path.display(),
-            manifest.interface.world(),
-            manifest.interface.name(),
-            e
-        )
-    })?;
-    Ok(Checked { manifest, bytes })
+        .map_err(|e| anyhow::anyhow!("{}: not a WebAssembly component this build can compile: {e}", dir.join(COMPONENT).display()))?;
+    registry::link(&engine, &manifest, &component, false).map_err(|e| anyhow::anyhow!("{}: {e:#}", dir.join(COMPONENT).display()))?;
+    Ok(Checked { bytes: wasm.len() as u64, manifest })
 }
 
 /// `plugin check`'s answer.
@@ -233,7 +249,7 @@ pub fn describe(c: &Checked) -> serde_json::Value {
         "world": m.interface.world(),
         "allowedHosts": m.allowed_hosts,
         "settings": m.settings.iter().map(|(k, s)| serde_json::json!({"name": k, "secret": s.secret, "required": s.required})).collect::<Vec<_>>(),
-        "limits": {"memoryMib": m.limits.memory_mib, "timeoutMs": m.limits.timeout_ms},
+        "limits": {"memoryMib": m.limits.memory_mib, "timeoutMs": m.limits.timeout_ms, "fuelMillions": m.limits.fuel_millions},
         "componentBytes": c.bytes,
     })
 }

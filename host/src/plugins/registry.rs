@@ -1,0 +1,147 @@
+//! The plugins of this process: every folder under `serve --plugin-dir`
+//! that passes its checks, compiled once and linked into its interface's
+//! provider world with the limits its manifest asked for. Loaded at start
+//! and again on SIGHUP ([`Registry::reload`]).
+//!
+//! A call takes the plugin it needs out of the current set (an `Arc`), so a
+//! reload never drops work in flight: a call that started on the old
+//! version finishes on it, the next one gets the new version. A plugin that
+//! fails its checks on reload is refused with a logged reason; if an
+//! earlier version of it was loaded, that version stays.
+//!
+//! Plugins run on an engine of their own that counts fuel (the embedded
+//! components' engine does not pay for counting), with its own epoch ticker
+//! for their time limits, and the default on-demand instance allocator
+//! (plugins are few and called from jobs, not on the request path).
+
+use super::{http, Interface, Manifest};
+use crate::engine::providers::{carrier, messenger, CallLimits};
+use anyhow::{Context, Result};
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use wasmtime::component::Component;
+use wasmtime::{Config, Engine};
+
+/// A loaded plugin's adapter, by interface.
+#[derive(Clone)]
+pub enum Provider {
+    Messenger(Arc<messenger::Messenger>),
+    Carrier(Arc<carrier::Carrier>),
+}
+
+/// One loaded plugin.
+pub struct Loaded {
+    pub manifest: Manifest,
+    pub provider: Provider,
+}
+
+/// The plugins of this process.
+pub struct Registry {
+    engine: Engine,
+    dir: Option<PathBuf>,
+    cache_dir: PathBuf,
+    /// The outbound address rules of `serve` (`--webhook-public-only`).
+    public_only: bool,
+    current: RwLock<Arc<HashMap<String, Arc<Loaded>>>>,
+}
+
+/// The engine plugins run on (also `plugin check`'s, so a check compiles
+/// exactly what `serve` would).
+pub fn engine() -> Result<Engine> {
+    let mut config = Config::new();
+    config.wasm_component_model(true).epoch_interruption(true).consume_fuel(true);
+    Ok(Engine::new(&config)?)
+}
+
+/// Links `component` into `manifest`'s interface world with its limits.
+pub fn link(engine: &Engine, manifest: &Manifest, component: &Component, public_only: bool) -> Result<Provider> {
+    let limits = CallLimits {
+        name: format!("plugin:{}", manifest.name).into(),
+        memory_bytes: (manifest.limits.memory_mib as usize) << 20,
+        deadline: Duration::from_millis(manifest.limits.timeout_ms.into()),
+        fuel: Some(u64::from(manifest.limits.fuel_millions) * 1_000_000),
+        http: Some(Arc::new(http::Grant::new(&manifest.allowed_hosts, public_only)?)),
+        plugin: true,
+    };
+    let linked = match manifest.interface {
+        Interface::Messenger => messenger::Messenger::link(engine, component, limits).map(|m| Provider::Messenger(Arc::new(m))),
+        Interface::Carrier => carrier::Carrier::link(engine, component, limits).map(|c| Provider::Carrier(Arc::new(c))),
+    };
+    linked.map_err(|e| anyhow::anyhow!("does not implement world `{}` of interface `{}` ({:#})", manifest.interface.world(), manifest.interface.name(), e))
+}
+
+impl Registry {
+    /// Loads every plugin under `dir` (none without one).
+    pub fn start(dir: Option<PathBuf>, cache_dir: &Path, public_only: bool) -> Result<Registry> {
+        let engine = engine()?;
+        let ticker = engine.clone();
+        std::thread::Builder::new().name("plugin-epoch".into()).spawn(move || loop {
+            std::thread::sleep(crate::engine::EPOCH_TICK);
+            ticker.increment_epoch();
+        })?;
+        if let Some(d) = &dir {
+            if !d.is_dir() {
+                anyhow::bail!("--plugin-dir {}: not a folder", d.display());
+            }
+        }
+        std::fs::create_dir_all(cache_dir)?;
+        let registry = Registry { engine, dir, cache_dir: cache_dir.to_path_buf(), public_only, current: RwLock::new(Arc::new(HashMap::new())) };
+        registry.reload();
+        Ok(registry)
+    }
+
+    /// The loaded plugin named `name`, as of now.
+    pub fn get(&self, name: &str) -> Option<Arc<Loaded>> {
+        self.current.read().get(name).cloned()
+    }
+
+    /// Reads the plugin folder again and swaps the new set in. Every
+    /// plugin is logged as loaded or refused (with why).
+    pub fn reload(&self) {
+        let Some(dir) = &self.dir else { return };
+        let previous = self.current.read().clone();
+        let mut next: HashMap<String, Arc<Loaded>> = HashMap::new();
+        let mut folders: Vec<PathBuf> = match std::fs::read_dir(dir) {
+            Ok(entries) => entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect(),
+            Err(e) => {
+                crate::logging::line("error", &format!("plugins: reading {}: {e}; keeping the loaded plugins", dir.display()));
+                return;
+            }
+        };
+        folders.sort();
+        for folder in folders {
+            match self.load_one(&folder) {
+                Ok(loaded) if next.contains_key(&loaded.manifest.name) => {
+                    crate::logging::line("error", &format!("plugin refused: {}: another folder already loaded a plugin named `{}`", folder.display(), loaded.manifest.name));
+                }
+                Ok(loaded) => {
+                    let m = &loaded.manifest;
+                    crate::logging::line("info", &format!("plugin loaded: name={} version={} interface={} folder={}", m.name, m.version, m.interface.name(), folder.display()));
+                    next.insert(m.name.clone(), Arc::new(loaded));
+                }
+                Err(e) => {
+                    let name = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                    crate::logging::line("error", &format!("plugin refused: {}: {e:#}", folder.display()));
+                    // A broken update does not take a working version away.
+                    if let Some(old) = previous.get(&name).filter(|_| !next.contains_key(&name)) {
+                        crate::logging::line("warn", &format!("plugin kept: name={} version={} (the folder's new contents were refused)", old.manifest.name, old.manifest.version));
+                        next.insert(name, old.clone());
+                    }
+                }
+            }
+        }
+        crate::logging::line("info", &format!("plugins: {} loaded from {}", next.len(), dir.display()));
+        *self.current.write() = Arc::new(next);
+    }
+
+    fn load_one(&self, folder: &Path) -> Result<Loaded> {
+        let (manifest, wasm) = super::read(folder)?;
+        let component = crate::engine::compile_cached(&self.engine, &self.cache_dir, &format!("plugin-{}", manifest.name), &wasm)
+            .with_context(|| format!("{}: not a WebAssembly component this build can compile", folder.join(super::COMPONENT).display()))?;
+        let provider = link(&self.engine, &manifest, &component, self.public_only)?;
+        Ok(Loaded { manifest, provider })
+    }
+}

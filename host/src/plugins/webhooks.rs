@@ -1,0 +1,192 @@
+//! What a messaging provider pushes to us: `POST
+//! /providers/v1/{businessId}/messenger/events`, the address a business
+//! gives its provider for status webhooks. No API key: the business's
+//! messenger plugin checks the provider's signature with its own secret
+//! settings and reads the delivery statuses out of the body
+//! (`messenger-webhooks.receive`); the host stores them
+//! (`pushed_statuses`, once per message and status) and wakes the message's
+//! delivery job, whose next `track` answers from them
+//! ([`next_pushed`]). So a pushed status moves a message through exactly
+//! the path a polled one does (states, events, webhooks, the timeline).
+//!
+//! Answers: 200 with how many statuses were taken; 401 `signature_invalid`
+//! when the plugin says the body is not signed by the provider; 404 when
+//! the business has no messenger plugin (the sandbox pushes nothing); 400
+//! for a body the plugin cannot read; 503 (retryable) when the plugin is
+//! not loaded or failed, so the provider sends it again.
+
+use crate::engine::dispatcher_world::switchboard::platform::messenger::{ProviderError, StatusReport};
+use crate::pipeline::{Answer, App};
+use crate::db::{self, SqlValue};
+use switchboard_gateway::errors::{success_envelope, Failure};
+
+const PREFIX: &str = "/providers/v1/";
+const SUFFIX: &str = "/messenger/events";
+/// The path as the access log shows it.
+pub const TEMPLATE: &str = "/providers/v1/{businessId}/messenger/events";
+/// A provider's webhook body is small; 1 MiB is plenty.
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+
+/// The business of a provider webhook path, if `path` is one.
+pub fn business_of(path: &str) -> Option<&str> {
+    let id = path.strip_prefix(PREFIX)?.strip_suffix(SUFFIX)?;
+    (!id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')).then_some(id)
+}
+
+pub fn serves(path: &str) -> bool {
+    path.starts_with(PREFIX)
+}
+
+/// Delivery statuses in the order a message moves through them.
+fn rank(status: &str) -> Option<u8> {
+    Some(match status {
+        "submitted" => 0,
+        "accepted" => 1,
+        "sent" => 2,
+        "delivered" => 3,
+        "read" => 4,
+        "failed" => 5,
+        _ => return None,
+    })
+}
+
+/// The next pushed status after `last` for a message, and whether another
+/// one is stored after it.
+pub fn next_pushed(conn: &db::Connection, business: &str, provider_message_id: &str, last: &str) -> Result<Option<(StatusReport, bool)>, libsql::Error> {
+    let rows = conn.query_rows(
+        "SELECT status, provider_status, failure_code, failure_message FROM pushed_statuses WHERE business_id = ?1 AND provider_message_id = ?2",
+        vec![SqlValue::Text(business.into()), SqlValue::Text(provider_message_id.into())],
+    )?;
+    let last = rank(last).unwrap_or(0);
+    let mut after: Vec<(u8, &Vec<SqlValue>)> = rows.iter().filter_map(|r| rank(&db::text(&r[0])).filter(|k| *k > last).map(|k| (k, r))).collect();
+    after.sort_by_key(|(k, _)| *k);
+    let Some((_, r)) = after.first() else { return Ok(None) };
+    let status = db::text(&r[0]);
+    let failure = (status == "failed").then(|| ProviderError {
+        code: db::text(&r[2]),
+        message: db::text(&r[3]),
+        retryable: false,
+        reference: None,
+    });
+    // Nothing follows a read or failed message.
+    let more = after.len() > 1 && !matches!(status.as_str(), "read" | "failed");
+    Ok(Some((StatusReport { status, provider_status: db::text(&r[1]), failure }, more)))
+}
+
+/// The route. Runs on a blocking thread.
+pub fn receive(app: &App, path: &str, method: &str, headers: Vec<(String, String)>, body: Vec<u8>, request_id: &str) -> Answer {
+    let answer = match (method, business_of(path)) {
+        ("POST", Some(business)) => take(app, &business.to_ascii_lowercase(), headers, body),
+        ("POST", None) => Err(Failure::new(404, "not_found", "route_not_found", "no such route")),
+        _ => Err(Failure::new(405, "validation", "method_not_allowed", "use POST").with_header("Allow", "POST".into())),
+    };
+    match answer {
+        Ok(data) => Answer {
+            status: 200,
+            content_type: "application/json",
+            body: success_envelope(&data.to_string(), request_id),
+            headers: Vec::new(),
+            operation: "providerEvents",
+            download: None,
+        },
+        Err(f) => Answer::failure(&f, request_id),
+    }
+}
+
+fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>) -> Result<serde_json::Value, Failure> {
+    let unavailable = || Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry shortly").retryable(true);
+    let no_plugin = || Failure::new(404, "not_found", "provider_events_not_accepted", "this business's messaging adapter takes no webhooks");
+    let conn = app.db.conn().map_err(|_| unavailable())?;
+    let providers = app.components.providers();
+    let (plugin, settings) = match providers.messenger_for(&conn, business) {
+        Ok(p) => p,
+        Err(crate::engine::providers::Unavailable::NotConfigured) => return Err(no_plugin()),
+        Err(u) => {
+            let (code, message, _) = u.describe("messenger");
+            return Err(Failure::new(503, "capacity", &code, message).retryable(true));
+        }
+    };
+    let pushed = plugin.receive(settings, headers, body).map_err(|e| match e.code.as_str() {
+        "signature_invalid" => Failure::new(401, "authentication", "signature_invalid", "the body is not signed by the provider"),
+        "not_supported" => no_plugin(),
+        _ if e.retryable => Failure::new(503, "capacity", "provider_events_unavailable", "the messaging adapter could not read the webhook; send it again").retryable(true),
+        _ => Failure::validation("provider_events_invalid", format!("the messaging adapter could not read the webhook: {}", e.code)),
+    })?;
+    let gate = app.db.write_gate(std::time::Duration::from_secs(10)).ok_or_else(unavailable)?;
+    let stored = crate::admin::in_transaction(&conn, || {
+        let mut taken = 0u32;
+        for p in &pushed {
+            let r = &p.report;
+            if rank(&r.status).is_none() {
+                continue;
+            }
+            let failure = r.failure.as_ref();
+            let inserted = db::execute(
+                &conn,
+                "INSERT OR IGNORE INTO pushed_statuses (business_id, provider_message_id, status, provider_status, failure_code, failure_message, received_at_ms) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                vec![
+                    SqlValue::Text(business.into()),
+                    SqlValue::Text(p.provider_message_id.clone()),
+                    SqlValue::Text(r.status.clone()),
+                    SqlValue::Text(r.provider_status.chars().take(64).collect()),
+                    failure.map_or(SqlValue::Null, |f| SqlValue::Text(f.code.chars().take(64).collect())),
+                    failure.map_or(SqlValue::Null, |f| SqlValue::Text(f.message.chars().take(500).collect())),
+                    SqlValue::Integer(crate::clock::now_ms()),
+                ],
+            )?;
+            if inserted == 1 {
+                taken += 1;
+                wake_delivery(&conn, business, &p.provider_message_id)?;
+            }
+        }
+        Ok(taken)
+    });
+    drop(gate);
+    let taken = stored.map_err(|_| unavailable())?;
+    Ok(serde_json::json!({"received": pushed.len(), "taken": taken}))
+}
+
+/// Makes the message's delivery job run now: its pending job is brought
+/// forward, or (it finished, or is running) a new one is queued in the
+/// message's lane, so two steps never move one message at once.
+fn wake_delivery(conn: &db::Connection, business: &str, provider_message_id: &str) -> anyhow::Result<()> {
+    let ids = db::query_strings(
+        conn,
+        "SELECT id FROM messages WHERE business_id = ?1 AND provider_message_id = ?2 AND direction = 'outbound'",
+        vec![SqlValue::Text(business.into()), SqlValue::Text(provider_message_id.into())],
+    )?;
+    let Some(message_id) = ids.into_iter().next() else { return Ok(()) };
+    let lane = format!("message:{message_id}");
+    let now = crate::clock::now_ms();
+    let woken = db::execute(
+        conn,
+        "UPDATE jobs SET due_at_ms = MIN(due_at_ms, ?2) WHERE lane = ?1 AND state = 'pending'",
+        vec![SqlValue::Text(lane.clone()), SqlValue::Integer(now)],
+    )?;
+    if woken == 0 {
+        db::execute(
+            conn,
+            "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, calls_out, lane) VALUES (?1, 'messaging.deliver', ?2, ?3, ?4, ?4, 1, ?5)",
+            vec![
+                SqlValue::Text(uuid::Uuid::now_v7().to_string()),
+                SqlValue::Text(business.into()),
+                SqlValue::Text(serde_json::json!({"messageId": message_id}).to_string()),
+                SqlValue::Integer(now),
+                SqlValue::Text(lane),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn paths() {
+        assert_eq!(super::business_of("/providers/v1/0190-ab/messenger/events"), Some("0190-ab"));
+        assert_eq!(super::business_of("/providers/v1//messenger/events"), None);
+        assert_eq!(super::business_of("/providers/v1/a/b/messenger/events"), None);
+        assert_eq!(super::business_of("/providers/v1/x/carrier/events"), None);
+    }
+}
