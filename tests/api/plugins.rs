@@ -210,3 +210,104 @@ fn serve_loads_a_plugin_folder_and_each_business_chooses_its_adapter() {
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(!text.contains(secret), "a secret setting reached the log");
 }
+
+#[test]
+fn a_runaway_plugin_costs_only_its_own_call() {
+    let data = DataDir::new();
+    let plugins = data.0.join("plugins");
+    let testbed = std::fs::read(TESTBED).unwrap();
+    // A tight loop burns its fuel; a plugin waiting on host calls (which
+    // cost no fuel) hits its time limit.
+    plugin_folder(&plugins, "slow", &testbed, &format!("{TESTBED_SETTINGS}[limits]\ntimeout_ms = 1500\nmemory_mib = 32"));
+    let log = data.0.join("server.log");
+    let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap()], &log);
+    log_containing(&log, "plugins: 1 loaded");
+    let dir = plugins.to_str().unwrap();
+    let a = biz(&data.0, "pn-runaway-a");
+    let b = biz(&data.0, "pn-bystander-b");
+    choose(&data.0, &a, "slow", dir, &["api-token=t", "slow-ms=60000"]).unwrap();
+
+    let looping = send(&s, &a, "+15550009001");
+    let bomb = send(&s, &a, "+15550009002");
+    let trap = send(&s, &a, "+15550009003");
+    let garbage = send(&s, &a, "+15550009004");
+    let stray = send(&s, &a, "+15550009005");
+    let waiting = send(&s, &a, "+15550009006");
+    // Another business's traffic flows while A's plugin runs away.
+    let bystanders: Vec<String> = (0..5).map(|i| send(&s, &b, &format!("+1555000120{i}"))).collect();
+    for m in &bystanders {
+        settled(&s, &b, m, "read");
+    }
+
+    let failure = |biz: &Biz, id: &str| {
+        let d = settled(&s, biz, id, "failed");
+        (d["failure"]["code"].as_str().unwrap().to_string(), d["failure"]["message"].as_str().unwrap().to_string())
+    };
+    let (code, why) = failure(&a, &looping);
+    assert_eq!(code, "plugin_out_of_fuel", "{why}");
+    assert!(why.contains("plugin:slow"), "{why}");
+    let (code, why) = failure(&a, &waiting);
+    assert_eq!(code, "plugin_timeout", "{why}");
+    assert!(why.contains("1500 ms"), "{why}");
+    let (code, why) = failure(&a, &bomb);
+    assert_eq!(code, "plugin_memory_limit", "{why}");
+    assert!(why.contains("32 MiB"), "{why}");
+    let (code, why) = failure(&a, &garbage);
+    assert_eq!(code, "plugin_bad_answer", "{why}");
+    let (code, why) = failure(&a, &stray);
+    assert_eq!(code, "host_refused");
+    assert!(why.contains("not-in-the-manifest.example.com") && why.contains("allowed_hosts"), "{why}");
+    // A trap may be transient: the message waits and its job is retried.
+    let job = poll("the trapped message's retry", || {
+        let row = sql(&data.0, &format!("SELECT attempts || '|' || IFNULL(last_error, '') FROM jobs WHERE lane = 'message:{trap}' AND state = 'pending'"));
+        let (attempts, error) = row.trim().split_once('|')?;
+        (attempts.parse::<u32>().ok()? >= 2).then(|| error.to_string())
+    });
+    assert!(job.contains("plugin_trapped"), "{job}");
+    assert_eq!(message(&s, &a, &trap)["status"], "queued");
+    // After all of it the plugin still answers the next call.
+    let fine = send(&s, &a, "+15550001234");
+    assert_eq!(settled(&s, &a, &fine, "read")["providerMessageId"], json!(format!("tb.{fine}")));
+}
+
+#[test]
+fn sighup_reloads_plugins_and_calls_in_flight_finish_on_their_version() {
+    let data = DataDir::new();
+    let plugins = data.0.join("plugins");
+    let folder = plugin_folder(&plugins, "acme", &std::fs::read(TESTBED).unwrap(), TESTBED_SETTINGS);
+    let log = data.0.join("server.log");
+    let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap()], &log);
+    log_containing(&log, "plugins: 1 loaded");
+    let a = biz(&data.0, "pn-reload-a");
+    choose(&data.0, &a, "acme", plugins.to_str().unwrap(), &["api-token=t", "slow-ms=2500"]).unwrap();
+    let hup = || assert!(Command::new("kill").args(["-HUP", &s.child.id().to_string()]).status().unwrap().success());
+
+    // A call is in flight in version 1 (2.5 s of work) when version 2 (the
+    // sandbox adapter, from a template) replaces it.
+    let in_flight = send(&s, &a, "+15550009006");
+    poll("the slow call to start", || (sql(&data.0, &format!("SELECT state FROM jobs WHERE lane = 'message:{in_flight}'")).trim() == "leased").then_some(()));
+    let v2 = data.0.join("v2");
+    let out = Command::new(BIN).args(["plugin", "template", "--interface", "messenger", "--name", "acme", "--out", v2.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success());
+    std::fs::copy(v2.join("plugin.wasm"), folder.join("plugin.wasm")).unwrap();
+    std::fs::write(folder.join("plugin.toml"), format!("name = \"acme\"\nversion = \"2.0.0\"\ninterface = \"messenger\"\n{TESTBED_SETTINGS}")).unwrap();
+    hup();
+    let text = log_containing(&log, "plugin loaded: name=acme version=2.0.0");
+    assert!(text.contains("plugin loaded: name=acme version=2.0.0"), "{text}");
+    assert_eq!(message(&s, &a, &in_flight)["status"], "queued", "the slow call is still running");
+    // It finishes on version 1; the next message goes to version 2.
+    assert_eq!(settled(&s, &a, &in_flight, "read")["providerMessageId"], json!(format!("tb.{in_flight}")));
+    let after = send(&s, &a, "+15550001234");
+    assert!(settled(&s, &a, &after, "read")["providerMessageId"].as_str().unwrap().starts_with("sbx."));
+
+    // A broken update is refused and the working version stays; a new
+    // folder loads.
+    std::fs::write(folder.join("plugin.wasm"), b"\0asm broken").unwrap();
+    plugin_folder(&plugins, "other", &std::fs::read(TESTBED).unwrap(), "");
+    hup();
+    let text = log_containing(&log, "plugins: 2 loaded");
+    assert!(text.contains("plugin kept: name=acme version=2.0.0"), "{text}");
+    assert!(text.contains("plugin loaded: name=other"), "{text}");
+    let still = send(&s, &a, "+15550001234");
+    assert!(settled(&s, &a, &still, "read")["providerMessageId"].as_str().unwrap().starts_with("sbx."));
+}
