@@ -41,13 +41,16 @@ fn embed_migrations(root: &Path, out: &Path) {
 fn build_components(root: &Path, out: &Path) {
     let guests = root.join("components");
     let wit = root.join("wit");
-    for p in [&guests, &wit] {
+    // The provider package (wit/deps/provider links to it).
+    let kit = root.join("kit/wit");
+    for p in [&guests, &wit, &kit] {
         println!("cargo:rerun-if-changed={}", p.display());
     }
     // Cargo only watches the listed paths shallowly for directories, so list
     // every source file of the guests too.
     watch(&guests);
     watch(&wit);
+    watch(&kit);
     let target_dir = out.join("guest-target");
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);

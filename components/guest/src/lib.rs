@@ -29,6 +29,8 @@ pub mod bindings {
         pub_export_macro: true,
         export_macro_name: "export",
         default_bindings_module: "switchboard_guest::bindings",
+        // The provider package (clock, ids, log, messenger, carrier) too.
+        generate_all,
     });
 }
 
@@ -52,7 +54,8 @@ pub use bindings::export;
 pub use bindings::exports::switchboard::platform::handler::Guest;
 pub use bindings::switchboard::platform::store::StoreError;
 pub use bindings::switchboard::platform::types::{Failure, Request, Success, Value};
-pub use bindings::switchboard::platform::{ai, carrier, clock, http_out, ids, job_types, jobs, log, messenger, recording_links, store};
+pub use bindings::switchboard::platform::{ai, http_out, job_types, jobs, recording_links, store};
+pub use bindings::switchboard::provider::{carrier, clock, ids, log, messenger};
 
 /// The component of an area whose code is a library crate (requests as
 /// `pub fn handle(req) -> HResult<Success>`, jobs as `pub mod jobs` linked

@@ -19,12 +19,12 @@
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
 mod bindings {
-    wit_bindgen::generate!({ world: "messenger-provider", path: "../../wit" });
+    wit_bindgen::generate!({ world: "messenger-provider", path: "../../kit/wit" });
 }
 
-use bindings::exports::switchboard::platform::messenger::{CommentReply, Guest, Media, OutboundMessage, Progress, ProviderError, StatusReport, StoredMedia};
-use bindings::exports::switchboard::platform::messenger_webhooks::{self, PushedStatus};
-use bindings::switchboard::platform::{clock, provider_http, settings};
+use bindings::exports::switchboard::provider::messenger::{CommentReply, Guest, Media, OutboundMessage, Progress, ProviderError, StatusReport, StoredMedia};
+use bindings::exports::switchboard::provider::messenger_webhooks::{self, PushedStatus};
+use bindings::switchboard::provider::{clock, http as provider_http, settings};
 
 fn error(code: &str, message: String, retryable: bool) -> ProviderError {
     ProviderError { code: code.into(), message, retryable, reference: None }

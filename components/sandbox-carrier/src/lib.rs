@@ -44,17 +44,17 @@
 
 #[cfg(target_arch = "wasm32")]
 mod bindings {
-    wit_bindgen::generate!({ world: "carrier-provider", path: "../../wit" });
+    wit_bindgen::generate!({ world: "carrier-provider", path: "../../kit/wit" });
 }
 
 pub mod timeline;
 
 #[cfg(target_arch = "wasm32")]
 mod export {
-    use super::bindings::exports::switchboard::platform::carrier::{
+    use super::bindings::exports::switchboard::provider::carrier::{
         CallEvent, CarrierError, EndCause, Ended, Guest, Placement, Playback, Progress, RecordingPiece, Speech, TimedEvent,
     };
-    use super::bindings::switchboard::platform::{clock, settings};
+    use super::bindings::switchboard::provider::{clock, settings};
     use super::timeline::{self, Call, Event, Memo, Rule};
 
     fn error(e: timeline::Refusal) -> CarrierError {

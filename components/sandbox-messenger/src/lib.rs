@@ -27,13 +27,13 @@
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
 mod bindings {
-    wit_bindgen::generate!({ world: "messenger-provider", path: "../../wit" });
+    wit_bindgen::generate!({ world: "messenger-provider", path: "../../kit/wit" });
 }
 
-use bindings::exports::switchboard::platform::messenger::{
+use bindings::exports::switchboard::provider::messenger::{
     CommentReply, Guest, Media, OutboundMessage, Progress, ProviderError, StatusReport, StoredMedia,
 };
-use bindings::switchboard::platform::{clock, ids, settings};
+use bindings::switchboard::provider::{clock, ids, settings};
 
 pub const DEFAULT_STEP_DELAY_MS: u64 = 20;
 pub const MAX_STEP_DELAY_MS: u64 = 60_000;
@@ -143,9 +143,9 @@ impl Guest for Sandbox {
     }
 }
 
-impl bindings::exports::switchboard::platform::messenger_webhooks::Guest for Sandbox {
+impl bindings::exports::switchboard::provider::messenger_webhooks::Guest for Sandbox {
     /// The sandbox reports through `track`; it pushes nothing.
-    fn receive(_headers: Vec<(String, String)>, _body: Vec<u8>) -> Result<Vec<bindings::exports::switchboard::platform::messenger_webhooks::PushedStatus>, ProviderError> {
+    fn receive(_headers: Vec<(String, String)>, _body: Vec<u8>) -> Result<Vec<bindings::exports::switchboard::provider::messenger_webhooks::PushedStatus>, ProviderError> {
         Err(ProviderError { code: "not_supported".into(), message: "the sandbox messenger pushes no webhooks".into(), retryable: false, reference: None })
     }
 }

@@ -4,7 +4,8 @@
 
 use super::dispatcher_world::switchboard::platform::http_out;
 use super::providers::Providers;
-use super::switchboard::platform::{jobs, log, store, types};
+use super::switchboard::platform::{jobs, store, types};
+use super::switchboard::provider::log;
 use super::OutboundPolicy;
 use crate::db::SqlValue;
 use std::sync::Arc;
@@ -269,7 +270,7 @@ impl jobs::Host for RequestState {
 /// `clock` and `ids` are the same for every store (a call's or a provider's).
 macro_rules! clock_and_ids {
     ($state:ty) => {
-        impl $crate::engine::switchboard::platform::clock::Host for $state {
+        impl $crate::engine::switchboard::provider::clock::Host for $state {
             fn now_ms(&mut self) -> i64 {
                 crate::clock::now_ms()
             }
@@ -278,7 +279,7 @@ macro_rules! clock_and_ids {
             }
         }
 
-        impl $crate::engine::switchboard::platform::ids::Host for $state {
+        impl $crate::engine::switchboard::provider::ids::Host for $state {
             fn uuid_v7(&mut self) -> String {
                 uuid::Uuid::now_v7().to_string()
             }

@@ -42,9 +42,9 @@ pub mod dispatcher_world {
             "switchboard:platform/types": super::switchboard::platform::types,
             "switchboard:platform/store": super::switchboard::platform::store,
             "switchboard:platform/jobs": super::switchboard::platform::jobs,
-            "switchboard:platform/clock": super::switchboard::platform::clock,
-            "switchboard:platform/ids": super::switchboard::platform::ids,
-            "switchboard:platform/log": super::switchboard::platform::log,
+            "switchboard:provider/clock": super::switchboard::provider::clock,
+            "switchboard:provider/ids": super::switchboard::provider::ids,
+            "switchboard:provider/log": super::switchboard::provider::log,
         },
     });
 }
@@ -60,9 +60,9 @@ pub mod voice_world {
             "switchboard:platform/types": super::switchboard::platform::types,
             "switchboard:platform/store": super::switchboard::platform::store,
             "switchboard:platform/jobs": super::switchboard::platform::jobs,
-            "switchboard:platform/clock": super::switchboard::platform::clock,
-            "switchboard:platform/ids": super::switchboard::platform::ids,
-            "switchboard:platform/log": super::switchboard::platform::log,
+            "switchboard:provider/clock": super::switchboard::provider::clock,
+            "switchboard:provider/ids": super::switchboard::provider::ids,
+            "switchboard:provider/log": super::switchboard::provider::log,
         },
     });
 }

@@ -15,7 +15,7 @@
 //! for a body the plugin cannot read; 503 (retryable) when the plugin is
 //! not loaded or failed, so the provider sends it again.
 
-use crate::engine::dispatcher_world::switchboard::platform::messenger::{ProviderError, StatusReport};
+use crate::engine::dispatcher_world::switchboard::provider::messenger::{ProviderError, StatusReport};
 use crate::pipeline::{Answer, App};
 use crate::db::{self, SqlValue};
 use switchboard_gateway::errors::{success_envelope, Failure};

@@ -8,7 +8,7 @@
 //! `--carrier-setting NAME=VALUE` and `SWITCHBOARD_CARRIER_<NAME>`.
 
 use super::{CallLimits, ProviderState, Settings};
-use crate::engine::dispatcher_world::switchboard::platform::carrier as import;
+use crate::engine::dispatcher_world::switchboard::provider::carrier as import;
 use crate::engine::imports::RequestState;
 use anyhow::{Context, Result};
 use std::sync::Arc;
@@ -18,21 +18,21 @@ use wasmtime::{Engine, Store};
 mod world {
     wasmtime::component::bindgen!({
         path: "../wit",
-        world: "carrier-provider",
+        world: "switchboard:provider/carrier-provider",
         with: {
-            "switchboard:platform/clock": crate::engine::switchboard::platform::clock,
-            "switchboard:platform/ids": crate::engine::switchboard::platform::ids,
-            "switchboard:platform/log": crate::engine::switchboard::platform::log,
+            "switchboard:provider/clock": crate::engine::switchboard::provider::clock,
+            "switchboard:provider/ids": crate::engine::switchboard::provider::ids,
+            "switchboard:provider/log": crate::engine::switchboard::provider::log,
             // One host implementation of these serves every provider world.
-            "switchboard:platform/settings": super::super::messenger::world::switchboard::platform::settings,
-            "switchboard:platform/provider-http": super::super::messenger::world::switchboard::platform::provider_http,
+            "switchboard:provider/settings": super::super::messenger::world::switchboard::provider::settings,
+            "switchboard:provider/http": super::super::messenger::world::switchboard::provider::http,
         },
     });
 }
 #[cfg(test)]
-pub use world::exports::switchboard::platform::carrier::{CallEvent, EndCause};
-pub use world::exports::switchboard::platform::carrier::{CarrierError, Placement, Progress, RecordingPiece, VoiceProfile};
-use world::exports::switchboard::platform::carrier as provider;
+pub use world::exports::switchboard::provider::carrier::{CallEvent, EndCause};
+pub use world::exports::switchboard::provider::carrier::{CarrierError, Placement, Progress, RecordingPiece, VoiceProfile};
+use world::exports::switchboard::provider::carrier as provider;
 
 /// The embedded default, and the name `--component-override` replaces.
 pub const COMPONENT: &str = "sandbox-carrier";
@@ -57,7 +57,7 @@ impl Carrier {
     fn call<T>(&self, settings: &Settings, f: impl FnOnce(&provider::Guest, &mut Store<ProviderState>) -> wasmtime::Result<Result<T, CarrierError>>) -> Result<T, CarrierError> {
         let answer = super::call(&self.engine, &self.limits, settings.clone(), "voice", |store| {
             let instance = self.pre.instantiate(&mut *store)?;
-            f(instance.switchboard_platform_carrier(), store)
+            f(instance.switchboard_provider_carrier(), store)
         });
         match answer {
             Ok(answer) => answer,

@@ -8,7 +8,7 @@
 //! webhooks to it ([`Messenger::receive`]).
 
 use super::{CallLimits, ProviderState, Settings};
-use crate::engine::dispatcher_world::switchboard::platform::messenger;
+use crate::engine::dispatcher_world::switchboard::provider::messenger;
 use crate::engine::imports::RequestState;
 use anyhow::{Context, Result};
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -17,17 +17,17 @@ use wasmtime::{Engine, Store};
 pub(super) mod world {
     wasmtime::component::bindgen!({
         path: "../wit",
-        world: "messenger-provider",
+        world: "switchboard:provider/messenger-provider",
         with: {
-            "switchboard:platform/clock": crate::engine::switchboard::platform::clock,
-            "switchboard:platform/ids": crate::engine::switchboard::platform::ids,
-            "switchboard:platform/log": crate::engine::switchboard::platform::log,
+            "switchboard:provider/clock": crate::engine::switchboard::provider::clock,
+            "switchboard:provider/ids": crate::engine::switchboard::provider::ids,
+            "switchboard:provider/log": crate::engine::switchboard::provider::log,
         },
     });
 }
-use world::exports::switchboard::platform::messenger as provider;
-pub use world::exports::switchboard::platform::messenger_webhooks::PushedStatus;
-use world::switchboard::platform::{provider_http, settings};
+use world::exports::switchboard::provider::messenger as provider;
+pub use world::exports::switchboard::provider::messenger_webhooks::PushedStatus;
+use world::switchboard::provider::{http as provider_http, settings};
 
 /// The embedded default, and the name `--component-override` replaces.
 pub const COMPONENT: &str = "sandbox-messenger";
@@ -81,7 +81,7 @@ impl Messenger {
     /// A provider's webhook: the adapter checks its signature and reads the
     /// statuses in it.
     pub fn receive(&self, settings: Settings, headers: Vec<(String, String)>, body: Vec<u8>) -> Result<Vec<PushedStatus>, messenger::ProviderError> {
-        let pushed = self.call(settings, "webhook", |i, s| i.switchboard_platform_messenger_webhooks().call_receive(s, &headers, &body))?;
+        let pushed = self.call(settings, "webhook", |i, s| i.switchboard_provider_messenger_webhooks().call_receive(s, &headers, &body))?;
         for p in &pushed {
             self.id(p.provider_message_id.clone())?;
         }
@@ -134,7 +134,7 @@ impl messenger::Host for RequestState {
     fn upload_media(&mut self, m: messenger::Media) -> Result<messenger::StoredMedia, messenger::ProviderError> {
         let (p, settings) = self.messenger()?;
         let m = provider::Media { channel: m.channel, sender_id: m.sender_id, mime_type: m.mime_type, file_name: m.file_name, sha256_hex: m.sha256_hex, bytes: m.bytes };
-        let stored = p.call(settings, self.log_context(), |i, s| i.switchboard_platform_messenger().call_upload_media(s, &m))?;
+        let stored = p.call(settings, self.log_context(), |i, s| i.switchboard_provider_messenger().call_upload_media(s, &m))?;
         Ok(messenger::StoredMedia { provider_media_id: p.id(stored.provider_media_id)?, provider_status: stored.provider_status, expires_at_ms: stored.expires_at_ms })
     }
 
@@ -149,14 +149,14 @@ impl messenger::Host for RequestState {
             text: m.text,
             provider_media_id: m.provider_media_id,
         };
-        let id = p.call(settings, self.log_context(), |i, s| i.switchboard_platform_messenger().call_submit(s, &m))?;
+        let id = p.call(settings, self.log_context(), |i, s| i.switchboard_provider_messenger().call_submit(s, &m))?;
         p.id(id)
     }
 
     fn reply_to_comment(&mut self, r: messenger::CommentReply) -> Result<String, messenger::ProviderError> {
         let (p, settings) = self.messenger()?;
         let r = provider::CommentReply { reply_id: r.reply_id, channel: r.channel, sender_id: r.sender_id, comment_id: r.comment_id, commenter: r.commenter, text: r.text };
-        let id = p.call(settings, self.log_context(), |i, s| i.switchboard_platform_messenger().call_reply_to_comment(s, &r))?;
+        let id = p.call(settings, self.log_context(), |i, s| i.switchboard_provider_messenger().call_reply_to_comment(s, &r))?;
         p.id(id)
     }
 
@@ -173,7 +173,7 @@ impl messenger::Host for RequestState {
             return Ok(messenger::Progress { report: Some(report), check_after_ms: more.then_some(0) });
         }
         let (p, settings) = self.messenger()?;
-        let progress = p.call(settings, self.log_context(), |i, s| i.switchboard_platform_messenger().call_track(s, &provider_message_id, &recipient, &last_status))?;
+        let progress = p.call(settings, self.log_context(), |i, s| i.switchboard_provider_messenger().call_track(s, &provider_message_id, &recipient, &last_status))?;
         Ok(messenger::Progress {
             report: progress.report.map(|r| messenger::StatusReport { status: r.status, provider_status: r.provider_status, failure: r.failure.map(provider_error) }),
             check_after_ms: progress.check_after_ms,

@@ -21,7 +21,7 @@ pub mod carrier;
 pub mod messenger;
 
 use super::imports::RequestState;
-use super::switchboard::platform::log;
+use super::switchboard::provider::log;
 use crate::plugins::{self, Interface};
 use anyhow::Result;
 use std::collections::HashMap;
