@@ -5,6 +5,7 @@ mod agents;
 mod autoreply;
 mod billing;
 mod campaigns;
+mod cloud_messenger;
 mod cli;
 mod console;
 mod contacts;

@@ -1,0 +1,218 @@
+//! The real adapter (issue 18 point 4): the cloud-messenger plugin
+//! (components/cloud-messenger, written against kit/wit only) loaded from a
+//! plugin folder, chosen by one business, talking to a local fake of its
+//! WhatsApp-Cloud-style contract; statuses pushed by signed webhooks. The
+//! delivery states, events, our webhooks and the timeline work as through
+//! the sandbox.
+
+use crate::harness::*;
+use serde_json::{json, Value};
+use std::collections::HashSet;
+use std::io::Write;
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+const CLOUD: &str = env!("SWITCHBOARD_CLOUD_MESSENGER_WASM");
+const TOKEN: &str = "tok-business-a-0042";
+const APP_SECRET: &str = "app-secret-a-0042";
+const PNID: &str = "pn-cloud-a";
+
+/// One request the fake API received.
+#[derive(Clone, Debug)]
+struct Got {
+    method: String,
+    path: String,
+    authorization: String,
+    content_type: String,
+    body: Vec<u8>,
+}
+
+/// A local fake of the cloud chat API: sends and media uploads, a bearer
+/// token, refusals for recipients ending 2222 (400) and 3333 (503).
+struct Fake {
+    port: u16,
+    got: Arc<Mutex<Vec<Got>>>,
+}
+
+impl Fake {
+    fn start() -> Fake {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let g = got.clone();
+        std::thread::spawn(move || {
+            let mut sent = 0u32;
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let Some(req) = read_request(&stream) else { continue };
+                let mut parts = req.request_line.split(' ');
+                let (method, path) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
+                let header = |n: &str| req.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(n)).map(|(_, v)| v.clone()).unwrap_or_default();
+                let got = Got { method, path, authorization: header("authorization"), content_type: header("content-type"), body: req.body };
+                g.lock().unwrap().push(got.clone());
+                let (status, body) = if got.authorization != format!("Bearer {TOKEN}") {
+                    (401, json!({"error": {"message": "Invalid OAuth access token.", "type": "OAuthException", "code": 190, "fbtrace_id": "trace-auth"}}))
+                } else if got.path.ends_with("/media") {
+                    (200, json!({"id": "media-77"}))
+                } else {
+                    let to = serde_json::from_slice::<Value>(&got.body).ok().and_then(|b| b["to"].as_str().map(String::from)).unwrap_or_default();
+                    if to.ends_with("2222") {
+                        (400, json!({"error": {"message": "Recipient phone number not in allowed list", "code": 131030, "fbtrace_id": "trace-2222"}}))
+                    } else if to.ends_with("3333") {
+                        (503, json!({"error": {"message": "Service temporarily unavailable", "code": 2}}))
+                    } else {
+                        sent += 1;
+                        (200, json!({"messaging_product": "whatsapp", "contacts": [{"input": to, "wa_id": to}], "messages": [{"id": format!("wamid.{sent}")}]}))
+                    }
+                };
+                let body = body.to_string();
+                let _ = write!(stream, "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
+            }
+        });
+        Fake { port, got }
+    }
+    fn got(&self) -> Vec<Got> {
+        self.got.lock().unwrap().clone()
+    }
+}
+
+/// A status webhook body as the provider sends it.
+fn statuses(items: &[(&str, &str)]) -> String {
+    let statuses: Vec<Value> = items
+        .iter()
+        .map(|(id, status)| {
+            let mut s = json!({"id": id, "status": status, "timestamp": "1732500000", "recipient_id": "15550001234"});
+            if *status == "failed" {
+                s["errors"] = json!([{"code": 131026, "title": "Message undeliverable"}]);
+            }
+            s
+        })
+        .collect();
+    json!({"object": "whatsapp_business_account", "entry": [{"id": "waba-1", "changes": [{"field": "messages", "value": {"messaging_product": "whatsapp", "metadata": {"phone_number_id": PNID}, "statuses": statuses}}]}]}).to_string()
+}
+
+/// POSTs a provider webhook to our route, signed with `secret`.
+fn push(s: &Server, business: &str, body: &str, secret: &str) -> (u16, Value) {
+    let sig = format!("sha256={}", hmac_sha256_hex(secret.as_bytes(), body.as_bytes()));
+    let r = reqwest::blocking::Client::new()
+        .post(format!("{}/providers/v1/{business}/messenger/events", s.base))
+        .header("content-type", "application/json")
+        .header("x-hub-signature-256", sig)
+        .body(body.to_string())
+        .send()
+        .unwrap();
+    (r.status().as_u16(), r.json().unwrap())
+}
+
+#[test]
+fn the_cloud_messenger_plugin_sends_through_the_provider_and_takes_its_signed_statuses() {
+    let fake = Fake::start();
+    let data = DataDir::new();
+    let plugins = data.0.join("plugins");
+    let folder = plugins.join("cloud-messenger");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::copy(CLOUD, folder.join("plugin.wasm")).unwrap();
+    // The crate's own manifest, with the fake's host in place of the example.
+    let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../components/cloud-messenger/plugin.toml")).unwrap();
+    std::fs::write(folder.join("plugin.toml"), manifest.replace("\"api.example.com\"", &format!("\"localhost:{}\"", fake.port))).unwrap();
+    let log = data.0.join("server.log");
+    let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap()], &log);
+    assert!(log_containing(&log, "plugins: 1 loaded").contains("plugin loaded: name=cloud-messenger"));
+    let t = tenant(&data.0, "all");
+    let biz = t.business.clone();
+    admin(&data.0, &["channel", "connect", "--business", &biz, "--channel", "chatapp", "--phone-number-id", PNID]);
+    admin(
+        &data.0,
+        &[
+            "provider", "use", "--business", &biz, "--interface", "messenger", "--plugin", "cloud-messenger", "--plugin-dir", plugins.to_str().unwrap(),
+            "--setting", &format!("base-url=http://localhost:{}/v21.0", fake.port),
+            "--setting", &format!("access-token={TOKEN}"),
+            "--setting", &format!("app-secret={APP_SECRET}"),
+        ],
+    );
+    let k = || s.as_key(&t.key);
+    let rx = Receiver::start();
+    let events = ["chatapp.message.sent", "chatapp.message.delivered", "chatapp.message.read", "chatapp.message.failed"];
+    let sub = k().post("/api/v1/webhook-subscriptions", &json!({"businessId": biz, "channel": "chatapp", "phoneNumberId": PNID, "callbackUrl": rx.url(), "events": events, "externalAutomation": true}));
+    let signing = sub.assert_ok(201)["signingSecret"].as_str().unwrap().to_string();
+    let send = |body: Value| k().fresh().post("/api/v1/messages", &body).assert_ok(202)["messageId"].as_str().unwrap().to_string();
+    let message = |id: &str| k().get(&format!("/api/v1/messages/{id}?businessId={biz}")).assert_ok(200).clone();
+    let settled = |id: &str, status: &str| poll(&format!("{id} {status}"), || Some(message(id)).filter(|d| d["status"] == status && d["taskStatus"] == "done"));
+
+    // A text goes to the provider as its contract says, with the business's token.
+    let text = send(json!({"businessId": biz, "phoneNumberId": PNID, "to": "+15550001234", "type": "text", "text": "Your order shipped"}));
+    let d = settled(&text, "submitted");
+    assert_eq!(d["providerMessageId"], "wamid.1");
+    let sent = fake.got().into_iter().find(|g| g.path.ends_with("/messages")).unwrap();
+    assert_eq!((sent.method.as_str(), sent.path.as_str()), ("POST", format!("/v21.0/{PNID}/messages").as_str()));
+    assert_eq!(sent.authorization, format!("Bearer {TOKEN}"));
+    let body: Value = serde_json::from_slice(&sent.body).unwrap();
+    assert_eq!(body, json!({"messaging_product": "whatsapp", "recipient_type": "individual", "to": "15550001234", "biz_opaque_callback_data": text, "text": {"body": "Your order shipped"}, "type": "text"}));
+
+    // The provider pushes sent, delivered and read in one signed webhook.
+    let (status, answer) = push(&s, &biz, &statuses(&[("wamid.1", "sent"), ("wamid.1", "delivered"), ("wamid.1", "read")]), APP_SECRET);
+    assert_eq!((status, answer["data"]["taken"].clone()), (200, json!(3)), "{answer}");
+    let d = settled(&text, "read");
+    for at in ["sentAt", "deliveredAt", "readAt"] {
+        assert!(d[at].is_string(), "{at}: {d}");
+    }
+    // Our subscription got the three delivery events, signed, once each.
+    let got = poll("three delivery events", || {
+        let mut seen = HashSet::new();
+        let evs: Vec<Value> = rx.got().iter().filter(|d| seen.insert(d.header("X-Service-Event-Id").to_string())).map(|d| {
+            assert!(verify(d, &signing));
+            d.json()
+        }).collect();
+        (evs.len() >= 3).then_some(evs)
+    });
+    let types: Vec<&str> = got.iter().map(|e| e["eventType"].as_str().unwrap()).collect();
+    assert_eq!(types, ["chatapp.message.sent", "chatapp.message.delivered", "chatapp.message.read"]);
+    assert!(got.iter().all(|e| e["providerMessageId"] == "wamid.1"));
+    // The same webhook again changes nothing; an unsigned or wrongly signed one is refused.
+    let again = push(&s, &biz, &statuses(&[("wamid.1", "read")]), APP_SECRET);
+    assert_eq!((again.0, again.1["data"]["taken"].clone()), (200, json!(0)));
+    let forged = push(&s, &biz, &statuses(&[("wamid.1", "failed")]), "not-the-secret");
+    assert_eq!((forged.0, forged.1["error"]["code"].clone()), (401, json!("signature_invalid")), "{}", forged.1);
+    assert_eq!(message(&text)["status"], "read");
+
+    // An image: the media is uploaded as multipart form data, then sent by id.
+    let png = b64(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3, 4]);
+    let media = k().fresh().post("/api/v1/media", &json!({"businessId": biz, "phoneNumberId": PNID, "mediaType": "image", "mimeType": "image/png", "fileName": "label.png", "contentBase64": png}));
+    let media_id = media.assert_ok(201)["mediaId"].as_str().unwrap().to_string();
+    let upload = fake.got().into_iter().find(|g| g.path.ends_with("/media")).expect("the upload reached the provider");
+    assert!(upload.content_type.starts_with("multipart/form-data; boundary="), "{}", upload.content_type);
+    let form = String::from_utf8_lossy(&upload.body);
+    assert!(form.contains("name=\"messaging_product\"") && form.contains("filename=\"label.png\"") && form.contains("image/png"), "{form}");
+    let image = send(json!({"businessId": biz, "phoneNumberId": PNID, "to": "+15550004321", "type": "image", "mediaId": media_id, "caption": "your label"}));
+    settled(&image, "submitted");
+    let sent = fake.got().into_iter().rfind(|g| g.path.ends_with("/messages")).unwrap();
+    let body: Value = serde_json::from_slice(&sent.body).unwrap();
+    assert_eq!((body["type"].clone(), body["image"].clone()), (json!("image"), json!({"id": "media-77", "caption": "your label"})));
+    // A failure the provider pushes fails the message with its reason.
+    let (status, _) = push(&s, &biz, &statuses(&[("wamid.2", "failed")]), APP_SECRET);
+    assert_eq!(status, 200);
+    let d = settled(&image, "failed");
+    assert_eq!(d["failure"]["code"], "recipient_unreachable");
+    assert_eq!(d["failure"]["message"], "Message undeliverable");
+
+    // A refusal at send time fails the message with the provider's reference.
+    let refused = send(json!({"businessId": biz, "phoneNumberId": PNID, "to": "+15550002222", "type": "text", "text": "hi"}));
+    let d = settled(&refused, "failed");
+    assert_eq!((d["failure"]["code"].clone(), d["providerMessageId"].clone()), (json!("recipient_unreachable"), json!("trace-2222")));
+    let failed = poll("the failed events", || {
+        let evs: Vec<Value> = rx.got().iter().map(|d| d.json()).filter(|e| e["eventType"] == "chatapp.message.failed").collect();
+        (evs.len() >= 2).then_some(evs)
+    });
+    assert!(failed.iter().any(|e| e["messageId"] == json!(image)) && failed.iter().any(|e| e["messageId"] == json!(refused)));
+
+    // The timeline of the contact shows the messages as through the sandbox.
+    let tl = sql(&data.0, &format!("SELECT COUNT(*) FROM timeline_entries WHERE business_id = '{biz}' AND direction = 'outbound'"));
+    assert_eq!(tl.trim(), "3");
+    // A business on the sandbox takes no provider webhooks.
+    let other = tenant(&data.0, "all");
+    let (status, answer) = push(&s, &other.business, &statuses(&[("wamid.1", "read")]), APP_SECRET);
+    assert_eq!((status, answer["error"]["code"].clone()), (404, json!("provider_events_not_accepted")));
+    // No secret reached the log.
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains(TOKEN) && !text.contains(APP_SECRET));
+}
