@@ -311,3 +311,57 @@ fn sighup_reloads_plugins_and_calls_in_flight_finish_on_their_version() {
     let still = send(&s, &a, "+15550001234");
     assert!(settled(&s, &a, &still, "read")["providerMessageId"].as_str().unwrap().starts_with("sbx."));
 }
+
+// ---- The plugin kit: kit/wit and kit/template ----
+
+/// Copies `from` into `to`, leaving out build output.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name();
+        if name == "target" || name == "dist" {
+            continue;
+        }
+        let path = e.path();
+        if path.is_dir() {
+            copy_tree(&path, &to.join(&name));
+        } else {
+            std::fs::copy(&path, to.join(&name)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_kit_template_builds_with_one_command_into_a_plugin_that_serves_a_business() {
+    let data = DataDir::new();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    // A newcomer copies the kit (the WIT package and the template) anywhere.
+    let kit = data.0.join("kit");
+    copy_tree(&repo.join("kit"), &kit);
+    let rx = Receiver::start();
+    let manifest = kit.join("template/plugin.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap().replace("allowed_hosts = []", &format!("allowed_hosts = [\"localhost:{}\"]", rx.port));
+    std::fs::write(&manifest, text).unwrap();
+    let out = Command::new(kit.join("template/build.sh"))
+        .env("CARGO_TARGET_DIR", repo.join("target/kit-template"))
+        .env("SWITCHBOARD", BIN)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "build.sh failed: {}", String::from_utf8_lossy(&out.stderr));
+    let checked: Value = serde_json::from_slice(out.stdout.split(|b| *b == b'\n').rfind(|l| l.starts_with(b"{")).unwrap()).unwrap();
+    assert_eq!((checked["ok"].clone(), checked["name"].clone()), (json!(true), json!("my-plugin")));
+
+    let dist = kit.join("template/dist");
+    let log = data.0.join("server.log");
+    let s = Server::start_logged(&data.0, &["--plugin-dir", dist.to_str().unwrap()], &log);
+    assert!(log_containing(&log, "plugins: 1 loaded").contains("plugin loaded: name=my-plugin"));
+    let a = biz(&data.0, "pn-kit-a");
+    let endpoint = format!("endpoint=http://localhost:{}/send", rx.port);
+    choose(&data.0, &a, "my-plugin", dist.to_str().unwrap(), &[&endpoint, "api-token=kit-token-1"]).unwrap();
+    let m = send(&s, &a, "+15550001234");
+    assert_eq!(settled(&s, &a, &m, "read")["providerMessageId"], json!(format!("my.{m}")));
+    let got = rx.wait_for(1);
+    assert_eq!(got[0].header("authorization"), "Bearer kit-token-1");
+    assert_eq!(got[0].json()["id"], json!(m));
+}
