@@ -365,3 +365,51 @@ fn the_kit_template_builds_with_one_command_into_a_plugin_that_serves_a_business
     assert_eq!(got[0].header("authorization"), "Bearer kit-token-1");
     assert_eq!(got[0].json()["id"], json!(m));
 }
+
+#[test]
+fn a_business_chooses_a_carrier_plugin_and_its_calls_wait_until_it_is_loaded() {
+    let data = DataDir::new();
+    // The plugin is written where the admin command checks it, but the
+    // server's folder does not have it yet.
+    let staged = data.0.join("staged");
+    let plugins = data.0.join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    let out = Command::new(BIN).args(["plugin", "template", "--interface", "carrier", "--name", "acme-voice", "--out", staged.join("acme-voice").to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success());
+    let log = data.0.join("server.log");
+    let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap(), "--carrier-setting", "step-delay-ms=5"], &log);
+    log_containing(&log, "plugins: 0 loaded");
+    let caller = |name: &str| {
+        let t = tenant(&data.0, "all");
+        admin(&data.0, &["voice", "configure", "--business", &t.business, "--lines", "1"]);
+        admin(&data.0, &["credits", "add", "--business", &t.business, "--microcredits", "5000000"]);
+        let agent = s.as_key(&t.key).fresh().post("/api/v1/agents", &json!({"businessId": t.business, "channel": "voice", "name": name, "instructions": "Confirm the appointment.", "voiceSettings": {"firstGreeting": "Hello."}}));
+        let agent = agent.assert_ok(201)["agent"]["id"].as_str().unwrap().to_string();
+        (t, agent)
+    };
+    let (a, agent_a) = caller("A");
+    let (b, agent_b) = caller("B");
+    let out = Command::new(BIN)
+        .args(["admin", "--data-dir", data.0.to_str().unwrap(), "provider", "use", "--business", &a.business, "--interface", "carrier", "--plugin", "acme-voice", "--plugin-dir", staged.to_str().unwrap(), "--setting", "step-delay-ms=5"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let call = |t: &Tenant, agent: &str| {
+        let r = s.as_key(&t.key).fresh().post("/api/v1/voice/calls", &json!({"businessId": t.business, "agentId": agent, "toNumber": "+15550001234"}));
+        r.assert_ok(202)["callId"].as_str().unwrap().to_string()
+    };
+    let status = |t: &Tenant, id: &str| s.as_key(&t.key).get(&format!("/api/v1/voice/calls/{id}?businessId={}", t.business)).assert_ok(200)["call"]["status"].as_str().unwrap().to_string();
+    let ca = call(&a, &agent_a);
+    let cb = call(&b, &agent_b);
+    // A's call waits for its plugin (placements are retried 1 s, 2 s, 4 s
+    // apart); B's (the embedded carrier) runs.
+    let text = log_containing(&log, "failed (plugin_not_loaded); retrying");
+    assert!(text.contains("failed (plugin_not_loaded); retrying"), "{text}");
+    assert_eq!(status(&a, &ca), "queued");
+    // Loaded on SIGHUP, the plugin places A's call.
+    copy_tree(&staged.join("acme-voice"), &plugins.join("acme-voice"));
+    assert!(Command::new("kill").args(["-HUP", &s.child.id().to_string()]).status().unwrap().success());
+    log_containing(&log, "plugin loaded: name=acme-voice");
+    poll("B's call to complete", || (status(&b, &cb) == "completed").then_some(()));
+    poll("A's call to complete through the plugin", || (status(&a, &ca) == "completed").then_some(()));
+}
