@@ -26,6 +26,16 @@ pub fn install() {
     }
 }
 
+/// One call into a provider adapter: how long its instance took to make
+/// and the whole call, by kind of adapter (`embedded` or `plugin`, never
+/// its name: a label per plugin would grow with the plugin folder) and
+/// outcome (`ok`, or the fault: `timeout`, `fuel`, `memory`, `trap`).
+pub fn provider_call(adapter: &'static str, outcome: &'static str, instantiated: std::time::Duration, started: Instant) {
+    metrics::counter!("switchboard_provider_calls_total", "adapter" => adapter, "outcome" => outcome).increment(1);
+    metrics::histogram!("switchboard_provider_instantiate_seconds", "adapter" => adapter).record(instantiated.as_secs_f64());
+    metrics::histogram!("switchboard_provider_call_seconds", "adapter" => adapter).record(started.elapsed().as_secs_f64());
+}
+
 /// One answered request (its status and time to the answer's head).
 pub fn request(operation: &'static str, status: u16, started: Instant) {
     let labels = [("operation", operation.to_string()), ("status", status.to_string())];

@@ -418,3 +418,62 @@ fn bad_console_requests_get_clear_errors() {
     owner.cookie = Some("garbage".into());
     assert_code(&owner.get("/console/api/session"), 401, "authentication", "session_expired");
 }
+
+#[test]
+fn an_owner_chooses_the_businesss_provider_plugin_in_the_console() {
+    let dir = DataDir::new();
+    let plugins = dir.0.join("plugins");
+    let out = Command::new(BIN).args(["plugin", "template", "--interface", "messenger", "--name", "acme-messenger", "--out", plugins.join("acme-messenger").to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success());
+    let manifest = plugins.join("acme-messenger/plugin.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap() + "\n[settings.api-token]\nsecret = true\nrequired = true\n";
+    std::fs::write(&manifest, text).unwrap();
+    let s = Server::start_with(&dir.0, &["--plugin-dir", plugins.to_str().unwrap()]);
+    let a = tenant(&dir.0, "all");
+    let b = tenant(&dir.0, "all");
+    user(&dir.0, &a.business, "owner@a.example", "owner");
+    user(&dir.0, &a.business, "viewer@a.example", "viewer");
+    user(&dir.0, &b.business, "owner@b.example", "owner");
+    let mut owner = Browser::login(&s, "owner@a.example");
+
+    let shown = owner.get("/console/api/providers");
+    let d = shown.assert_ok(200);
+    assert_eq!(d["providers"][0]["adapter"], "sandbox");
+    assert_eq!(d["plugins"][0]["name"], "acme-messenger");
+    assert!(d["plugins"][0]["settings"].as_array().unwrap().iter().any(|x| x["name"] == "api-token" && x["secret"] == true));
+
+    // Refusals: a required setting missing, an unknown setting, a plugin of
+    // another interface or not loaded, no CSRF token, a viewer.
+    let put = |b: &mut Browser, iface: &str, body: Value| b.send("PUT", &format!("/console/api/providers/{iface}"), Some(body));
+    let r = put(&mut owner, "messenger", json!({"plugin": "acme-messenger"}));
+    assert_code(&r, 400, "validation", "invalid_settings");
+    assert!(r.message().contains("api-token"), "{}", r.text);
+    assert_code(&put(&mut owner, "messenger", json!({"plugin": "acme-messenger", "settings": {"api-token": "t", "colour": "blue"}})), 400, "validation", "invalid_settings");
+    assert_code(&put(&mut owner, "carrier", json!({"plugin": "acme-messenger", "settings": {"api-token": "t"}})), 404, "not_found", "plugin_not_found");
+    assert_code(&put(&mut owner, "messenger", json!({"plugin": "ghost"})), 404, "not_found", "plugin_not_found");
+    assert_code(&put(&mut owner, "messenger", json!({"plugin": "acme-messenger", "extra": 1})), 400, "validation", "invalid_body");
+    assert_code(&put(&mut owner, "fax", json!({"plugin": null})), 404, "not_found", "route_not_found");
+    let r = owner.without_csrf("PUT", "/console/api/providers/messenger", Some(json!({"plugin": null})));
+    assert_code(&r, 403, "authorization", "csrf_token_invalid");
+    let mut viewer = Browser::login(&s, "viewer@a.example");
+    assert_code(&put(&mut viewer, "messenger", json!({"plugin": null})), 403, "authorization", "owner_role_required");
+
+    // Chosen with a secret that never comes back; saving again keeps it.
+    let r = put(&mut owner, "messenger", json!({"plugin": "acme-messenger", "settings": {"api-token": "console-secret-91", "step-delay-ms": "0"}}));
+    let d = r.assert_ok(200);
+    assert_eq!((d["adapter"].clone(), d["settings"]["api-token"].clone(), d["settings"]["step-delay-ms"].clone()), (json!("plugin"), json!("(set)"), json!("0")));
+    let r = put(&mut owner, "messenger", json!({"plugin": "acme-messenger", "settings": {"step-delay-ms": "5"}}));
+    assert_eq!(r.assert_ok(200)["settings"]["api-token"], "(set)", "the stored secret is kept");
+    let d = owner.get("/console/api/providers");
+    assert!(!d.text.contains("console-secret-91"));
+    assert_eq!(d.assert_ok(200)["providers"][0]["loaded"], true);
+    assert_eq!(sql(&dir.0, &format!("SELECT plugin FROM provider_choices WHERE business_id = '{}'", a.business)).trim(), "acme-messenger");
+    // B's owner sees B's choice only, and API keys cannot use the route.
+    let mut other = Browser::login(&s, "owner@b.example");
+    assert_eq!(other.get("/console/api/providers").assert_ok(200)["providers"][0]["adapter"], "sandbox");
+    let r = s.as_key(&a.key).get("/console/api/providers");
+    assert_eq!(r.status, 401, "{}", r.text);
+    // Back to the sandbox.
+    assert_eq!(put(&mut owner, "messenger", json!({"plugin": null})).assert_ok(200)["adapter"], "sandbox");
+    assert_eq!(sql(&dir.0, "SELECT COUNT(*) FROM provider_choices").trim(), "0");
+}

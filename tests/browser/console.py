@@ -321,6 +321,23 @@ def run(page, base, business, admin_key, voice, receiver):
     _, a = http("GET", f"{base}/api/v1/channels/assignments?businessId={business}&channel=chatapp&phoneNumberId=pn-browser", admin_key)
     check(a["data"]["autoReplyEnabled"] and a["data"]["aiAgentId"], "the assignment is saved through the API")
 
+    # Provider adapters: messages of this business go through a loaded
+    # plugin, with a secret setting that never comes back.
+    form = page.get_by_role("form", name="Adapter for messenger")
+    form.get_by_label("Messages go through").select_option(label="acme-messenger 0.1.0")
+    form.get_by_label("api-token (required) (secret)").fill("browser-secret-7788")
+    form.get_by_role("button", name="Save").click()
+    page.get_by_text("Adapter saved.").wait_for()
+    page.get_by_text("Now: plugin acme-messenger").wait_for()
+    shown = admin(data_dir(), "provider", "show", "--business", business)
+    check(shown["providers"][0].get("plugin") == "acme-messenger" and shown["providers"][0]["settings"]["api-token"] == "(set)",
+          "the business's messenger plugin is chosen, its secret stored")
+    check("browser-secret-7788" not in page.content(), "the secret is not shown again")
+    form = page.get_by_role("form", name="Adapter for messenger")
+    form.get_by_label("Messages go through").select_option(label="embedded sandbox")
+    form.get_by_role("button", name="Save").click()
+    page.get_by_text("Now: embedded sandbox").first.wait_for()
+
     # Webhooks: subscribe (secret shown once), a delivery, its log, redeliver.
     nav(page, "Webhooks")
     page.get_by_label("Callback URL").fill(receiver.url)
@@ -441,6 +458,14 @@ def run(page, base, business, admin_key, voice, receiver):
     check(status == 401, "logged out")
 
 
+DATA_DIR = []
+
+
+def data_dir():
+    """The data dir of the server under test (for admin commands)."""
+    return DATA_DIR[0]
+
+
 def main():
     chromium = ensure_tools()
     from playwright.sync_api import sync_playwright
@@ -452,7 +477,15 @@ def main():
     admin_key = admin(data, "key", "create", "--business", business, "--scopes", "all")["apiKey"]
     admin(data, "user", "create", "--business", business, "--email", "owner@example.com", "--password-stdin", stdin=PASSWORD + "\n")
     admin(data, "channel", "connect", "--business", business, "--channel", "chatapp", "--phone-number-id", "pn-browser", "--label", "Front desk")
-    server = subprocess.Popen([BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data,
+    # A plugin folder with one messenger plugin (the sandbox adapter as a
+    # plugin) that declares a secret setting.
+    plugins = os.path.join(data, "plugins")
+    subprocess.run([BIN, "plugin", "template", "--interface", "messenger", "--name", "acme-messenger", "--out", os.path.join(plugins, "acme-messenger")],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(os.path.join(plugins, "acme-messenger", "plugin.toml"), "a") as f:
+        f.write("\n[settings.api-token]\nsecret = true\nrequired = true\n")
+    DATA_DIR.append(data)
+    server = subprocess.Popen([BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data, "--plugin-dir", plugins,
                                "--carrier-setting", "step-delay-ms=10", "--campaign-minute-ms", "1000", "--sandbox-routes"], stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 60

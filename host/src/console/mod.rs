@@ -6,7 +6,8 @@
 //!   as an integration calls them with a key: same admission, validation,
 //!   idempotency and failure envelope, with the scopes of the user's role.
 //! * `/console/api/…` are the session-only routes. The host answers the ones
-//!   about the session itself and about API keys here ([`respond`]); agent
+//!   about the session itself, API keys and the business's provider
+//!   adapters (`providers`) here ([`respond`]); agent
 //!   testing is in the operation table (57-59, owned by the messaging area).
 //!   Every one of them refuses an API key.
 //!
@@ -14,6 +15,7 @@
 //! ever reaches the page.
 
 pub mod keys;
+pub mod providers;
 pub mod sessions;
 pub mod users;
 
@@ -31,6 +33,7 @@ pub const PAGE_PATH: &str = "/console/";
 const SESSION_PATH: &str = "/console/api/session";
 const PASSWORD_PATH: &str = "/console/api/password";
 const KEYS_PATH: &str = "/console/api/keys";
+const PROVIDERS_PATH: &str = "/console/api/providers";
 
 /// Login attempts: per account and per client address, every attempt counts.
 const LOGINS_PER_ACCOUNT_PER_MINUTE: u32 = 5;
@@ -74,7 +77,14 @@ impl Console {
 /// True for the paths the host answers here: the page and its assets, and
 /// the session and key routes. (Agent-test routes are operations.)
 pub fn serves(path: &str) -> bool {
-    path == "/console" || assets::find(path).is_some() || path == SESSION_PATH || path == PASSWORD_PATH || path == KEYS_PATH || key_path(path).is_some()
+    path == "/console"
+        || assets::find(path).is_some()
+        || path == SESSION_PATH
+        || path == PASSWORD_PATH
+        || path == KEYS_PATH
+        || key_path(path).is_some()
+        || path == PROVIDERS_PATH
+        || providers::interface_of(path).is_some()
 }
 
 /// The access log's name for a console path (never a key id).
@@ -84,6 +94,8 @@ pub fn logged_path(path: &str) -> &'static str {
         PASSWORD_PATH => PASSWORD_PATH,
         KEYS_PATH => KEYS_PATH,
         p if key_path(p).is_some() => "/console/api/keys/{keyId}",
+        PROVIDERS_PATH => PROVIDERS_PATH,
+        p if providers::interface_of(p).is_some() => "/console/api/providers/{interface}",
         _ => "/console/",
     }
 }
@@ -212,9 +224,17 @@ fn route(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
             Ok(Done { status: 201, data: keys::create(app, &s, &r.body)?, set_cookie: None })
         }
         (p, "DELETE") if key_path(p).is_some() => done(keys::revoke(app, &session(app, r)?, key_path(p).unwrap_or_default())?),
+        (PROVIDERS_PATH, "GET") => done(providers::show(app, &session(app, r)?)?),
+        (p, "PUT") if providers::interface_of(p).is_some() => {
+            let s = session(app, r)?;
+            require_json(r)?;
+            done(providers::set(app, &s, providers::interface_of(p).expect("matched"), &r.body)?)
+        }
         (SESSION_PATH, _) => Err(method_not_allowed("GET, POST, DELETE")),
         (PASSWORD_PATH, _) => Err(method_not_allowed("POST")),
         (KEYS_PATH, _) => Err(method_not_allowed("GET, POST")),
+        (PROVIDERS_PATH, _) => Err(method_not_allowed("GET")),
+        (p, _) if providers::interface_of(p).is_some() => Err(method_not_allowed("PUT")),
         _ => Err(method_not_allowed("DELETE")),
     }
 }

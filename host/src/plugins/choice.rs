@@ -46,39 +46,51 @@ pub fn choose(db: &Db, business: &str, interface: Interface, plugin_dir: &Path, 
     let c = db.conn()?;
     in_transaction(&c, || {
         require_business(&c, &business)?;
-        db::execute(
-            &c,
-            "INSERT INTO provider_choices (business_id, interface, plugin, settings_json, updated_at_ms) VALUES (?1, ?2, ?3, ?4, ?5) \
-             ON CONFLICT (business_id, interface) DO UPDATE SET plugin = excluded.plugin, settings_json = excluded.settings_json, updated_at_ms = excluded.updated_at_ms",
-            vec![
-                SqlValue::Text(business.clone()),
-                SqlValue::Text(interface.name().into()),
-                SqlValue::Text(plugin.into()),
-                SqlValue::Text(serde_json::to_string(&settings)?),
-                SqlValue::Integer(crate::clock::now_ms()),
-            ],
-        )?;
-        Ok(())
+        store(&c, &business, interface, plugin, &settings)
     })?;
     Ok(describe(&business, interface, Some((plugin, &settings, Some(&manifest)))))
 }
 
+/// Writes `business`'s choice of `plugin` for `interface` (in the caller's
+/// transaction).
+pub fn store(c: &db::Connection, business: &str, interface: Interface, plugin: &str, settings: &HashMap<String, String>) -> Result<()> {
+    db::execute(
+        c,
+        "INSERT INTO provider_choices (business_id, interface, plugin, settings_json, updated_at_ms) VALUES (?1, ?2, ?3, ?4, ?5) \
+         ON CONFLICT (business_id, interface) DO UPDATE SET plugin = excluded.plugin, settings_json = excluded.settings_json, updated_at_ms = excluded.updated_at_ms",
+        vec![
+            SqlValue::Text(business.into()),
+            SqlValue::Text(interface.name().into()),
+            SqlValue::Text(plugin.into()),
+            SqlValue::Text(serde_json::to_string(settings)?),
+            SqlValue::Integer(crate::clock::now_ms()),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Removes `business`'s choice for `interface` (in the caller's transaction).
+pub fn clear(c: &db::Connection, business: &str, interface: Interface) -> Result<()> {
+    db::execute(c, "DELETE FROM provider_choices WHERE business_id = ?1 AND interface = ?2", vec![SqlValue::Text(business.into()), SqlValue::Text(interface.name().into())])?;
+    Ok(())
+}
+
 /// Every required setting given, none the manifest does not declare.
-fn checked_settings(manifest: &Manifest, given: &[(String, String)]) -> Result<HashMap<String, String>> {
+pub fn checked_settings(manifest: &Manifest, given: &[(String, String)]) -> Result<HashMap<String, String>> {
     let mut out = HashMap::new();
     for (k, v) in given {
         if !manifest.settings.contains_key(k) {
             let declared: Vec<&str> = manifest.settings.keys().map(String::as_str).collect();
-            bail!("--setting {k}: `{}` declares no such setting (it declares: {})", manifest.name, if declared.is_empty() { "none".into() } else { declared.join(", ") });
+            bail!("setting `{k}`: `{}` declares no such setting (it declares: {})", manifest.name, if declared.is_empty() { "none".into() } else { declared.join(", ") });
         }
         if v.len() > 4096 {
-            bail!("--setting {k}: at most 4096 bytes");
+            bail!("setting `{k}`: at most 4096 bytes");
         }
         out.insert(k.clone(), v.clone());
     }
     for (k, s) in &manifest.settings {
         if s.required && !out.contains_key(k) {
-            bail!("`{}` requires the setting `{k}` (--setting {k}=VALUE)", manifest.name);
+            bail!("`{}` requires the setting `{k}`", manifest.name);
         }
     }
     Ok(out)
@@ -90,8 +102,7 @@ pub fn reset(db: &Db, business: &str, interface: Interface) -> Result<serde_json
     let c = db.conn()?;
     in_transaction(&c, || {
         require_business(&c, &business)?;
-        db::execute(&c, "DELETE FROM provider_choices WHERE business_id = ?1 AND interface = ?2", vec![SqlValue::Text(business.clone()), SqlValue::Text(interface.name().into())])?;
-        Ok(())
+        clear(&c, &business, interface)
     })?;
     Ok(describe(&business, interface, None))
 }
@@ -117,7 +128,7 @@ pub fn show(db: &Db, business: &str, plugin_dir: Option<&Path>) -> Result<serde_
 
 /// A choice as the admin commands print it: a secret setting's value is
 /// never shown (without the manifest at hand, no value is).
-fn describe(business: &str, interface: Interface, plugin: Option<(&str, &HashMap<String, String>, Option<&Manifest>)>) -> serde_json::Value {
+pub fn describe(business: &str, interface: Interface, plugin: Option<(&str, &HashMap<String, String>, Option<&Manifest>)>) -> serde_json::Value {
     match plugin {
         None => json!({"businessId": business, "interface": interface.name(), "adapter": "sandbox"}),
         Some((name, settings, manifest)) => {

@@ -98,6 +98,13 @@ impl Registry {
         self.current.read().get(name).cloned()
     }
 
+    /// Every loaded plugin, by name.
+    pub fn all(&self) -> Vec<Arc<Loaded>> {
+        let mut v: Vec<Arc<Loaded>> = self.current.read().values().cloned().collect();
+        v.sort_by(|a, b| a.manifest.name.cmp(&b.manifest.name));
+        v
+    }
+
     /// Reads the plugin folder again and swaps the new set in. Every
     /// plugin is logged as loaded or refused (with why).
     pub fn reload(&self) {

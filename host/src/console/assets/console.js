@@ -810,7 +810,56 @@ async function channelsPage() {
       h("p", { text: `${c.ready ? "Ready" : "Not ready"} · ${c.live ? "live" : "not live"} · agents assigned ${String(c.assignmentMode).replace(/_/g, " ")}` }),
       rows.length ? h("ul", { class: "plain" }, rows) : null));
   }
+  sections.push(await providersSection());
   show(h("h1", { text: "Channels" }), ...sections);
+}
+
+// Which adapter carries the business's messages and calls: the embedded
+// sandbox or a plugin this server loaded, with the business's settings for
+// it. Secret values never come back ("(set)"); a blank field keeps what is
+// stored.
+async function providersSection() {
+  const data = await api("GET", "/console/api/providers");
+  const owner = state.me.role === "owner";
+  const forms = data.providers.map((p) => {
+    const id = `provider-${p.interface}`;
+    const choices = data.plugins.filter((x) => x.interface === p.interface);
+    const form = h("form", { novalidate: true, "aria-label": `Adapter for ${p.interface}` },
+      h("p", { class: "form-error", role: "alert" }));
+    const fields = h("div", { class: "settings" });
+    const select = h("select", { id: `${id}-plugin`, name: "plugin", disabled: !owner },
+      h("option", { value: "", text: "embedded sandbox" }),
+      choices.map((x) => h("option", { value: x.name, text: `${x.name} ${x.version}`, selected: p.plugin === x.name })));
+    const drawSettings = () => {
+      const plugin = choices.find((x) => x.name === select.value);
+      fields.replaceChildren(...(plugin ? plugin.settings : []).map((st) => {
+        const stored = p.plugin === plugin.name && p.settings ? p.settings[st.name] : undefined;
+        const fid = `${id}-setting-${st.name}`.replace(/[^A-Za-z0-9_-]/g, "-");
+        return h("p", {},
+          h("label", { for: fid, text: `${st.name}${st.required ? " (required)" : ""}${st.secret ? " (secret)" : ""}` }),
+          h("input", { id: fid, name: `setting:${st.name}`, type: st.secret ? "password" : "text", autocomplete: "off", disabled: !owner,
+            value: st.secret ? "" : (stored || ""), placeholder: st.secret && stored ? "set; leave blank to keep" : "" }));
+      }));
+    };
+    select.addEventListener("change", drawSettings);
+    drawSettings();
+    form.append(h("label", { for: `${id}-plugin`, text: p.interface === "messenger" ? "Messages go through" : "Calls go through" }), select, fields,
+      owner ? h("button", { type: "submit", text: "Save" }) : null);
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const body = { plugin: select.value || null, settings: {} };
+      for (const input of fields.querySelectorAll("input")) {
+        if (input.value !== "") body.settings[input.name.slice("setting:".length)] = input.value;
+      }
+      try { await api("PUT", `/console/api/providers/${p.interface}`, body); toast("Adapter saved."); channelsPage(); } catch (err) { showError(form, err); }
+    });
+    const now = p.adapter === "plugin" ? `plugin ${p.plugin}${p.loaded === false ? " (not loaded in this server)" : ""}` : "embedded sandbox";
+    return h("div", {}, h("h3", { text: p.interface === "messenger" ? "Messages" : "Voice calls" }), h("p", { class: "muted", text: `Now: ${now}` }), form);
+  });
+  return h("section", { class: "card", "aria-labelledby": "ch-providers" },
+    h("h2", { id: "ch-providers", text: "Provider adapters" }),
+    data.plugins.length ? null : h("p", { class: "muted", text: "No plugins are loaded in this server (serve --plugin-dir)." }),
+    ...forms);
 }
 
 // ---- webhooks ------------------------------------------------------------------------------

@@ -55,8 +55,9 @@ impl Carrier {
 
     /// Calls the carrier in a fresh, bounded store of its own.
     fn call<T>(&self, settings: &Settings, f: impl FnOnce(&provider::Guest, &mut Store<ProviderState>) -> wasmtime::Result<Result<T, CarrierError>>) -> Result<T, CarrierError> {
-        let answer = super::call(&self.engine, &self.limits, settings.clone(), "voice", |store| {
+        let answer = super::call(&self.engine, &self.limits, settings.clone(), "voice", |store, instantiated| {
             let instance = self.pre.instantiate(&mut *store)?;
+            instantiated();
             f(instance.switchboard_provider_carrier(), store)
         });
         match answer {

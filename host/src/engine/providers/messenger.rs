@@ -55,8 +55,9 @@ impl Messenger {
         context: &str,
         f: impl FnOnce(&world::MessengerProvider, &mut Store<ProviderState>) -> wasmtime::Result<Result<T, provider::ProviderError>>,
     ) -> Result<T, messenger::ProviderError> {
-        let answer = super::call(&self.engine, &self.limits, settings, context, |store| {
+        let answer = super::call(&self.engine, &self.limits, settings, context, |store, instantiated| {
             let instance = self.pre.instantiate(&mut *store)?;
+            instantiated();
             f(&instance, store)
         });
         match answer {

@@ -207,26 +207,40 @@ impl Fault {
     }
 }
 
-/// Runs `f` in a fresh store bounded by `limits`. The trap's text stays in
-/// the log (it may not name a recipient: adapters see only our ids).
+/// Runs `f` in a fresh store bounded by `limits`; `f` calls the mark it is
+/// given once its instance exists (the instantiation's share of the call
+/// goes to the metrics). The trap's text stays in the log (it may not name
+/// a recipient: adapters see only our ids).
 pub fn call<T>(
     engine: &Engine,
     limits: &CallLimits,
     settings: Settings,
     context: &str,
-    f: impl FnOnce(&mut Store<ProviderState>) -> wasmtime::Result<T>,
+    f: impl FnOnce(&mut Store<ProviderState>, &mut dyn FnMut()) -> wasmtime::Result<T>,
 ) -> Result<T, Fault> {
+    let started = Instant::now();
     let mut store = Store::new(engine, ProviderState::new(limits, settings));
     store.limiter(|s| &mut s.limits);
     store.set_epoch_deadline(super::deadline_ticks(limits.deadline));
     if let Some(fuel) = limits.fuel {
         store.set_fuel(fuel).map_err(|_| Fault::Trap)?;
     }
-    f(&mut store).map_err(|e| {
+    let adapter = if limits.plugin { "plugin" } else { "embedded" };
+    let mut instantiated = None;
+    let answer = f(&mut store, &mut || instantiated = Some(started.elapsed())).map_err(|e| {
         let fault = Fault::of(&e);
         crate::logging::line("error", &format!("{context} {}: call failed ({fault:?}): {e:#}", limits.name));
         fault
-    })
+    });
+    let outcome = match &answer {
+        Ok(_) => "ok",
+        Err(Fault::Timeout) => "timeout",
+        Err(Fault::OutOfFuel) => "fuel",
+        Err(Fault::Memory) => "memory",
+        Err(Fault::Trap) => "trap",
+    };
+    crate::metrics::provider_call(adapter, outcome, instantiated.unwrap_or_default(), started);
+    answer
 }
 
 /// The state of one call into a provider component: no store access, only
