@@ -82,6 +82,14 @@ impl Answer {
     fn json(status: u16, body: String) -> Answer {
         Answer { status, content_type: "application/json", body, headers: Vec::new(), operation: "-", download: None }
     }
+    /// A route of ours outside the operation table (sandbox, provider
+    /// webhooks): `data` in the success envelope, or the failure's.
+    pub fn of_route(result: Result<serde_json::Value, Failure>, status: u16, operation: &'static str, request_id: &str) -> Answer {
+        match result {
+            Ok(data) => Answer::json(status, switchboard_gateway::errors::success_envelope(&data.to_string(), request_id)).for_operation(operation),
+            Err(f) => Answer::failure(&f, request_id),
+        }
+    }
     fn for_operation(mut self, operation: &'static str) -> Answer {
         self.operation = operation;
         self

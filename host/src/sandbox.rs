@@ -10,7 +10,6 @@
 use crate::admin::{enqueue_inbound, enqueue_photoapp_signal, Inbound, InboundRefusal, PhotoappSignal, Sender};
 use crate::pipeline::{Answer, App};
 use serde::Deserialize;
-use switchboard_gateway::errors::success_envelope;
 use switchboard_gateway::{auth, Failure, KeyDirectory};
 
 pub const INBOUND_PATH: &str = "/sandbox/v1/chatapp/inbound";
@@ -142,15 +141,5 @@ fn refusal(r: InboundRefusal, not_connected: &str) -> Failure {
 
 /// 202 with the enqueued job, or the failure.
 fn answer(result: Result<serde_json::Value, Failure>, request_id: &str) -> Answer {
-    match result {
-        Ok(data) => Answer {
-            status: 202,
-            content_type: "application/json",
-            body: success_envelope(&data.to_string(), request_id),
-            headers: Vec::new(),
-            operation: "sandboxInbound",
-            download: None,
-        },
-        Err(f) => Answer::failure(&f, request_id),
-    }
+    Answer::of_route(result, 202, "sandboxInbound", request_id)
 }

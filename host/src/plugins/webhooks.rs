@@ -18,7 +18,7 @@
 use crate::engine::dispatcher_world::switchboard::provider::messenger::{ProviderError, StatusReport};
 use crate::pipeline::{Answer, App};
 use crate::db::{self, SqlValue};
-use switchboard_gateway::errors::{success_envelope, Failure};
+use switchboard_gateway::errors::Failure;
 
 const PREFIX: &str = "/providers/v1/";
 const SUFFIX: &str = "/messenger/events";
@@ -80,17 +80,7 @@ pub fn receive(app: &App, path: &str, method: &str, headers: Vec<(String, String
         ("POST", None) => Err(Failure::new(404, "not_found", "route_not_found", "no such route")),
         _ => Err(Failure::new(405, "validation", "method_not_allowed", "use POST").with_header("Allow", "POST".into())),
     };
-    match answer {
-        Ok(data) => Answer {
-            status: 200,
-            content_type: "application/json",
-            body: success_envelope(&data.to_string(), request_id),
-            headers: Vec::new(),
-            operation: "providerEvents",
-            download: None,
-        },
-        Err(f) => Answer::failure(&f, request_id),
-    }
+    Answer::of_route(answer, 200, "providerEvents", request_id)
 }
 
 fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>) -> Result<serde_json::Value, Failure> {
