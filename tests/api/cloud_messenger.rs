@@ -132,7 +132,7 @@ fn the_cloud_messenger_plugin_sends_through_the_provider_and_takes_its_signed_st
     );
     let k = || s.as_key(&t.key);
     let rx = Receiver::start();
-    let events = ["chatapp.message.sent", "chatapp.message.delivered", "chatapp.message.read", "chatapp.message.failed"];
+    let events = ["chatapp.message.received", "chatapp.message.sent", "chatapp.message.delivered", "chatapp.message.read", "chatapp.message.failed"];
     let sub = k().post("/api/v1/webhook-subscriptions", &json!({"businessId": biz, "channel": "chatapp", "phoneNumberId": PNID, "callbackUrl": rx.url(), "events": events, "externalAutomation": true}));
     let signing = sub.assert_ok(201)["signingSecret"].as_str().unwrap().to_string();
     let send = |body: Value| k().fresh().post("/api/v1/messages", &body).assert_ok(202)["messageId"].as_str().unwrap().to_string();
@@ -159,7 +159,7 @@ fn the_cloud_messenger_plugin_sends_through_the_provider_and_takes_its_signed_st
     // Our subscription got the three delivery events, signed, once each.
     let got = poll("three delivery events", || {
         let mut seen = HashSet::new();
-        let evs: Vec<Value> = rx.got().iter().filter(|d| seen.insert(d.header("X-Service-Event-Id").to_string())).map(|d| {
+        let evs: Vec<Value> = rx.got().iter().filter(|d| d.json()["eventType"] != "chatapp.message.received").filter(|d| seen.insert(d.header("X-Service-Event-Id").to_string())).map(|d| {
             assert!(verify(d, &signing));
             d.json()
         }).collect();
@@ -204,6 +204,28 @@ fn the_cloud_messenger_plugin_sends_through_the_provider_and_takes_its_signed_st
         (evs.len() >= 2).then_some(evs)
     });
     assert!(failed.iter().any(|e| e["messageId"] == json!(image)) && failed.iter().any(|e| e["messageId"] == json!(refused)));
+
+    // A customer's message comes in the provider's webhook too: taken once,
+    // received like any inbound message (event, conversation, timeline).
+    let inbound = json!({"object": "whatsapp_business_account", "entry": [{"id": "waba-1", "changes": [{"field": "messages", "value": {
+        "messaging_product": "whatsapp", "metadata": {"phone_number_id": PNID},
+        "contacts": [{"wa_id": "15550009876", "profile": {"name": "Ada"}}],
+        "messages": [{"id": "wamid.in-1", "from": "15550009876", "timestamp": "1732500001", "type": "text", "text": {"body": "Is my order on its way?"}}]}}]}]}).to_string();
+    let (status, answer) = push(&s, &biz, &inbound, APP_SECRET);
+    assert_eq!((status, answer["data"]["messages"].clone()), (200, json!(1)), "{answer}");
+    push(&s, &biz, &inbound, APP_SECRET);
+    let received = poll("the received event", || rx.got().iter().map(|d| d.json()).find(|e| e["eventType"] == "chatapp.message.received"));
+    assert_eq!(received["providerMessageId"], "wamid.in-1");
+    assert_eq!(received["message"]["text"], "Is my order on its way?", "{received}");
+    poll("the inbound message stored once", || {
+        (sql(&data.0, &format!("SELECT COUNT(*) FROM messages WHERE business_id = '{biz}' AND direction = 'inbound' AND provider_message_id = 'wamid.in-1'")).trim() == "1").then_some(())
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(rx.got().iter().filter(|d| d.json()["eventType"] == "chatapp.message.received").count(), 1, "the repeated webhook is taken once");
+    // A message to a number the business has not connected is not taken.
+    let stray = inbound.replace(PNID, "pn-not-ours").replace("wamid.in-1", "wamid.in-2");
+    let (status, answer) = push(&s, &biz, &stray, APP_SECRET);
+    assert_eq!((status, answer["data"]["messages"].clone()), (200, json!(0)));
 
     // The timeline of the contact shows the messages as through the sandbox.
     let tl = sql(&data.0, &format!("SELECT COUNT(*) FROM timeline_entries WHERE business_id = '{biz}' AND direction = 'outbound'"));

@@ -14,9 +14,11 @@
 //!   (`messaging_product`, `type`, `file`); the answer's `id`;
 //! * errors: `{"error": {"message", "code", "fbtrace_id"}}`; 429 and 5xx
 //!   are transient (retried by the host), other refusals are final;
-//! * delivery statuses are pushed: a webhook body
-//!   `{"entry": [{"changes": [{"value": {"statuses": [{"id", "status",
-//!   "errors": [{"code", "title"}]}]}}]}]}` signed with
+//! * delivery statuses and customers' messages are pushed: a webhook body
+//!   `{"entry": [{"changes": [{"value": {"metadata": {"phone_number_id"},
+//!   "statuses": [{"id", "status", "errors": [{"code", "title"}]}],
+//!   "contacts": [{"wa_id", "profile": {"name"}}], "messages": [{"id",
+//!   "from", "type": "text", "text": {"body"}}]}}]}]}` signed with
 //!   `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body with the app
 //!   secret>`. So `track` has nothing to poll.
 
@@ -27,7 +29,7 @@ mod bindings {
 }
 
 use bindings::exports::switchboard::provider::messenger::{CommentReply, Guest, Media, OutboundMessage, Progress, ProviderError, StatusReport, StoredMedia};
-use bindings::exports::switchboard::provider::messenger_webhooks::{self, PushedStatus};
+use bindings::exports::switchboard::provider::messenger_webhooks::{self, InboundMessage, Pushed, PushedStatus};
 use bindings::switchboard::provider::{clock, http, ids, settings};
 use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
@@ -123,12 +125,14 @@ pub fn signed(secret: &str, headers: &[(String, String)], body: &[u8]) -> bool {
     mac.verify_slice(&given).is_ok()
 }
 
-/// The delivery statuses in a webhook body.
-pub fn statuses(body: &Value) -> Vec<PushedStatus> {
-    let mut out = Vec::new();
+/// The delivery statuses and the customers' text messages in a webhook body
+/// (other kinds of message, e.g. a location, are not taken yet).
+pub fn read(body: &Value) -> Pushed {
+    let mut out = Pushed { statuses: Vec::new(), messages: Vec::new() };
     for entry in body["entry"].as_array().into_iter().flatten() {
         for change in entry["changes"].as_array().into_iter().flatten() {
-            for s in change["value"]["statuses"].as_array().into_iter().flatten() {
+            let value = &change["value"];
+            for s in value["statuses"].as_array().into_iter().flatten() {
                 let (Some(id), Some(status)) = (s["id"].as_str(), s["status"].as_str()) else { continue };
                 let ours = match status {
                     "sent" | "delivered" | "read" | "failed" => status,
@@ -140,7 +144,20 @@ pub fn statuses(body: &Value) -> Vec<PushedStatus> {
                     f.retryable = false;
                     f
                 });
-                out.push(PushedStatus { provider_message_id: id.into(), report: StatusReport { status: ours.into(), provider_status: status.into(), failure } });
+                out.statuses.push(PushedStatus { provider_message_id: id.into(), report: StatusReport { status: ours.into(), provider_status: status.into(), failure } });
+            }
+            let Some(recipient) = value["metadata"]["phone_number_id"].as_str() else { continue };
+            for m in value["messages"].as_array().into_iter().flatten() {
+                let (Some(id), Some(from), Some(text)) = (m["id"].as_str(), m["from"].as_str(), m["text"]["body"].as_str()) else { continue };
+                let name = value["contacts"].as_array().into_iter().flatten().find(|c| c["wa_id"].as_str() == Some(from)).and_then(|c| c["profile"]["name"].as_str());
+                out.messages.push(InboundMessage {
+                    channel: "chatapp".into(),
+                    recipient_id: recipient.into(),
+                    sender: format!("+{}", from.trim_start_matches('+')),
+                    name: name.map(String::from),
+                    text: text.into(),
+                    provider_message_id: id.into(),
+                });
             }
         }
     }
@@ -175,12 +192,12 @@ impl Guest for CloudMessenger {
 }
 
 impl messenger_webhooks::Guest for CloudMessenger {
-    fn receive(headers: Vec<(String, String)>, body: Vec<u8>) -> Result<Vec<PushedStatus>, ProviderError> {
+    fn receive(headers: Vec<(String, String)>, body: Vec<u8>) -> Result<Pushed, ProviderError> {
         if !signed(&setting("app-secret")?, &headers, &body) {
             return Err(error("signature_invalid", "the webhook's X-Hub-Signature-256 does not match its body", false));
         }
         let parsed: Value = serde_json::from_slice(&body).map_err(|_| error("invalid_webhook", "the webhook body is not JSON", false))?;
-        Ok(statuses(&parsed))
+        Ok(read(&parsed))
     }
 }
 
@@ -208,9 +225,15 @@ mod tests {
         assert!(signed("s3cret", &[("X-Hub-Signature-256".into(), sig.clone())], body));
         assert!(!signed("other", &[("x-hub-signature-256".into(), sig)], body));
         assert!(!signed("s3cret", &[], body));
-        let s = statuses(&serde_json::from_slice(body).unwrap());
+        let s = read(&serde_json::from_slice(body).unwrap()).statuses;
         assert_eq!(s.len(), 2);
         assert_eq!((s[0].provider_message_id.as_str(), s[0].report.status.as_str()), ("wamid.1", "delivered"));
         assert_eq!(s[1].report.failure.as_ref().unwrap().code, "recipient_unreachable");
+        let inbound = json!({"entry": [{"changes": [{"value": {"metadata": {"phone_number_id": "pn-1"},
+            "contacts": [{"wa_id": "15550001234", "profile": {"name": "Ada"}}],
+            "messages": [{"id": "wamid.in1", "from": "15550001234", "type": "text", "text": {"body": "hello"}}, {"id": "wamid.in2", "from": "15550001234", "type": "location"}]}}]}]});
+        let m = read(&inbound).messages;
+        assert_eq!(m.len(), 1);
+        assert_eq!((m[0].recipient_id.as_str(), m[0].sender.as_str(), m[0].name.as_deref(), m[0].text.as_str()), ("pn-1", "+15550001234", Some("Ada"), "hello"));
     }
 }

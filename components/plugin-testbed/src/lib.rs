@@ -23,7 +23,7 @@ mod bindings {
 }
 
 use bindings::exports::switchboard::provider::messenger::{CommentReply, Guest, Media, OutboundMessage, Progress, ProviderError, StatusReport, StoredMedia};
-use bindings::exports::switchboard::provider::messenger_webhooks::{self, PushedStatus};
+use bindings::exports::switchboard::provider::messenger_webhooks::{self, Pushed};
 use bindings::switchboard::provider::{clock, http as provider_http, settings};
 
 fn error(code: &str, message: String, retryable: bool) -> ProviderError {
@@ -100,7 +100,7 @@ impl Guest for Testbed {
 }
 
 impl messenger_webhooks::Guest for Testbed {
-    fn receive(_headers: Vec<(String, String)>, _body: Vec<u8>) -> Result<Vec<PushedStatus>, ProviderError> {
+    fn receive(_headers: Vec<(String, String)>, _body: Vec<u8>) -> Result<Pushed, ProviderError> {
         Err(error("not_supported", "the testbed plugin pushes nothing".into(), false))
     }
 }

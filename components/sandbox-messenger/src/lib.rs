@@ -145,7 +145,7 @@ impl Guest for Sandbox {
 
 impl bindings::exports::switchboard::provider::messenger_webhooks::Guest for Sandbox {
     /// The sandbox reports through `track`; it pushes nothing.
-    fn receive(_headers: Vec<(String, String)>, _body: Vec<u8>) -> Result<Vec<bindings::exports::switchboard::provider::messenger_webhooks::PushedStatus>, ProviderError> {
+    fn receive(_headers: Vec<(String, String)>, _body: Vec<u8>) -> Result<bindings::exports::switchboard::provider::messenger_webhooks::Pushed, ProviderError> {
         Err(ProviderError { code: "not_supported".into(), message: "the sandbox messenger pushes no webhooks".into(), retryable: false, reference: None })
     }
 }

@@ -7,9 +7,13 @@
 //! (`pushed_statuses`, once per message and status) and wakes the message's
 //! delivery job, whose next `track` answers from them
 //! ([`next_pushed`]). So a pushed status moves a message through exactly
-//! the path a polled one does (states, events, webhooks, the timeline).
+//! the path a polled one does (states, events, webhooks, the timeline). The
+//! customers' messages it carries are queued as inbound messages
+//! (`admin::enqueue_inbound`, the path of the sandbox routes), to numbers
+//! and accounts connected to this business only.
 //!
-//! Answers: 200 with how many statuses were taken; 401 `signature_invalid`
+//! Answers: 200 `{received, taken, messages}` (statuses taken, messages
+//! queued); 401 `signature_invalid`
 //! when the plugin says the body is not signed by the provider; 404 when
 //! the business has no messenger plugin (the sandbox pushes nothing); 400
 //! for a body the plugin cannot read; 503 (retryable) when the plugin is
@@ -17,6 +21,7 @@
 
 use crate::engine::dispatcher_world::switchboard::provider::messenger::{ProviderError, StatusReport};
 use crate::pipeline::{Answer, App};
+use crate::admin::{Inbound, InboundRefusal, Sender};
 use crate::db::{self, SqlValue};
 use switchboard_gateway::errors::Failure;
 
@@ -105,7 +110,7 @@ fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>
     let gate = app.db.write_gate(std::time::Duration::from_secs(10)).ok_or_else(unavailable)?;
     let stored = crate::admin::in_transaction(&conn, || {
         let mut taken = 0u32;
-        for p in &pushed {
+        for p in &pushed.statuses {
             let r = &p.report;
             if rank(&r.status).is_none() {
                 continue;
@@ -134,7 +139,27 @@ fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>
     });
     drop(gate);
     let taken = stored.map_err(|_| unavailable())?;
-    Ok(serde_json::json!({"received": pushed.len(), "taken": taken}))
+    // Customers' messages enter as any inbound message does (the
+    // messaging area's inbound job: conversation, contact, agent reply,
+    // events); one the provider pushes twice is taken once, by its id.
+    let mut messages = 0u32;
+    for m in &pushed.messages {
+        let to = match m.channel.as_str() {
+            "chatapp" => Sender::Chatapp(&m.recipient_id),
+            "photoapp" => Sender::Photoapp(&m.recipient_id),
+            _ => return Err(Failure::validation("provider_events_invalid", "the messaging adapter read a message of an unknown channel")),
+        };
+        let inbound = Inbound { to, from: &m.sender, text: &m.text, name: m.name.as_deref(), provider_message_id: Some(&m.provider_message_id) };
+        match crate::admin::enqueue_inbound(&app.db, Some(business), &inbound) {
+            Ok(_) => messages += 1,
+            Err(InboundRefusal::Invalid(why)) | Err(InboundRefusal::NotConnected(why)) => {
+                // One bad message does not make the provider resend the rest.
+                crate::logging::line("warn", &format!("provider webhook of business {business}: a message was not taken: {why}"));
+            }
+            Err(InboundRefusal::Storage(_)) => return Err(unavailable()),
+        }
+    }
+    Ok(serde_json::json!({"received": pushed.statuses.len() + pushed.messages.len(), "taken": taken, "messages": messages}))
 }
 
 /// Makes the message's delivery job run now: its pending job is brought

@@ -14,7 +14,7 @@ mod bindings {
 }
 
 use bindings::exports::switchboard::provider::messenger::{CommentReply, Guest, Media, OutboundMessage, Progress, ProviderError, StatusReport, StoredMedia};
-use bindings::exports::switchboard::provider::messenger_webhooks::{self, PushedStatus};
+use bindings::exports::switchboard::provider::messenger_webhooks::{self, Pushed};
 use bindings::switchboard::provider::{clock, http, log, settings};
 
 fn error(code: &str, message: impl Into<String>, retryable: bool) -> ProviderError {
@@ -74,8 +74,9 @@ impl Guest for Plugin {
 }
 
 impl messenger_webhooks::Guest for Plugin {
-    /// A provider that pushes statuses has them checked and read here.
-    fn receive(_headers: Vec<(String, String)>, _body: Vec<u8>) -> Result<Vec<PushedStatus>, ProviderError> {
+    /// A provider that pushes statuses or customers' messages has them
+    /// checked (its signature) and read here.
+    fn receive(_headers: Vec<(String, String)>, _body: Vec<u8>) -> Result<Pushed, ProviderError> {
         Err(error("not_supported", "this plugin takes no webhooks", false))
     }
 }

@@ -26,7 +26,7 @@ pub(super) mod world {
     });
 }
 use world::exports::switchboard::provider::messenger as provider;
-pub use world::exports::switchboard::provider::messenger_webhooks::PushedStatus;
+pub use world::exports::switchboard::provider::messenger_webhooks::Pushed;
 use world::switchboard::provider::{http as provider_http, settings};
 
 /// The embedded default, and the name `--component-override` replaces.
@@ -80,11 +80,11 @@ impl Messenger {
     }
 
     /// A provider's webhook: the adapter checks its signature and reads the
-    /// statuses in it.
-    pub fn receive(&self, settings: Settings, headers: Vec<(String, String)>, body: Vec<u8>) -> Result<Vec<PushedStatus>, messenger::ProviderError> {
+    /// statuses and messages in it.
+    pub fn receive(&self, settings: Settings, headers: Vec<(String, String)>, body: Vec<u8>) -> Result<Pushed, messenger::ProviderError> {
         let pushed = self.call(settings, "webhook", |i, s| i.switchboard_provider_messenger_webhooks().call_receive(s, &headers, &body))?;
-        for p in &pushed {
-            self.id(p.provider_message_id.clone())?;
+        for id in pushed.statuses.iter().map(|p| &p.provider_message_id).chain(pushed.messages.iter().map(|m| &m.provider_message_id)) {
+            self.id(id.clone())?;
         }
         Ok(pushed)
     }
