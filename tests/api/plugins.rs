@@ -413,3 +413,50 @@ fn a_business_chooses_a_carrier_plugin_and_its_calls_wait_until_it_is_loaded() {
     poll("B's call to complete", || (status(&b, &cb) == "completed").then_some(()));
     poll("A's call to complete through the plugin", || (status(&a, &ca) == "completed").then_some(()));
 }
+
+/// The AI plugin of the tests (components/plugin-ai-testbed).
+const AI_TESTBED: &str = env!("SWITCHBOARD_PLUGIN_AI_TESTBED_WASM");
+
+#[test]
+fn a_business_chooses_an_ai_plugin_for_its_agents_replies() {
+    let data = DataDir::new();
+    let plugins = data.0.join("plugins");
+    let folder = plugins.join("acme-ai");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::copy(AI_TESTBED, folder.join("plugin.wasm")).unwrap();
+    std::fs::write(folder.join("plugin.toml"), "name = \"acme-ai\"\nversion = \"1.0.0\"\ninterface = \"ai\"\n[settings.persona]\nrequired = true\n").unwrap();
+    let (code, checked, err) = plugin(&["check", folder.to_str().unwrap()]);
+    assert_eq!((code, checked["world"].clone()), (0, json!("ai-provider")), "{err}");
+    // There is no embedded AI component to start an ai plugin from.
+    let (code, _, err) = plugin(&["template", "--interface", "ai", "--out", data.0.join("t").to_str().unwrap()]);
+    assert!(code == 1 && err.contains("ai-provider"), "{err}");
+
+    let log = data.0.join("server.log");
+    let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap()], &log);
+    log_containing(&log, "plugins: 1 loaded");
+    let replier = |number: &str| {
+        let b = biz(&data.0, number);
+        let agent = s.as_key(&b.t.key).fresh().post("/api/v1/agents", &json!({"businessId": b.t.business, "channel": "chatapp", "name": "Desk", "instructions": "Help."}));
+        let agent = agent.assert_ok(201)["agent"]["id"].as_str().unwrap().to_string();
+        let body = json!({"businessId": b.t.business, "channel": "chatapp", "phoneNumberId": number, "aiAgentId": agent, "autoReplyEnabled": true, "humanHandoffActive": false});
+        s.as_key(&b.t.key).patch("/api/v1/channels/assignments", &body).assert_ok(200);
+        b
+    };
+    let a = replier("pn-ai-a");
+    let b = replier("pn-ai-b");
+    let out = Command::new(BIN)
+        .args(["admin", "--data-dir", data.0.to_str().unwrap(), "provider", "use", "--business", &a.t.business, "--interface", "ai", "--plugin", "acme-ai", "--plugin-dir", plugins.to_str().unwrap(), "--setting", "persona=Acme bot"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let reply_to = |b: &Biz, text: &str| {
+        admin(&data.0, &["sandbox", "inbound", "--phone-number-id", &b.number, "--from", "+15550004242", "--text", text]);
+        poll("the agent's reply", || {
+            let r = sql(&data.0, &format!("SELECT text FROM messages WHERE business_id = '{}' AND direction = 'outbound' ORDER BY created_at DESC, id DESC LIMIT 1", b.t.business));
+            (!r.trim().is_empty()).then(|| r.trim().to_string())
+        })
+    };
+    // A's agent answers through the plugin, with A's setting; B's through the server's AI.
+    assert_eq!(reply_to(&a, "When do you open?"), "Acme bot: you said \"When do you open?\"");
+    assert_eq!(reply_to(&b, "When do you open?"), "Thanks for your message: \"When do you open?\". An agent will follow up.");
+}

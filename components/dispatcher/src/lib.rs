@@ -26,7 +26,7 @@ mod bindings {
             "switchboard:provider/ids@0.1.0": switchboard_guest::bindings::switchboard::provider::ids,
             "switchboard:provider/log@0.1.0": switchboard_guest::bindings::switchboard::provider::log,
             "switchboard:platform/http-out@0.1.0": switchboard_guest::bindings::switchboard::platform::http_out,
-            "switchboard:platform/ai@0.1.0": switchboard_guest::bindings::switchboard::platform::ai,
+            "switchboard:provider/ai@0.1.0": switchboard_guest::bindings::switchboard::provider::ai,
             "switchboard:provider/messenger@0.1.0": switchboard_guest::bindings::switchboard::provider::messenger,
             "switchboard:provider/carrier@0.1.0": switchboard_guest::bindings::switchboard::provider::carrier,
             "switchboard:platform/job-types@0.1.0": switchboard_guest::bindings::switchboard::platform::job_types,

@@ -54,8 +54,8 @@ pub use bindings::export;
 pub use bindings::exports::switchboard::platform::handler::Guest;
 pub use bindings::switchboard::platform::store::StoreError;
 pub use bindings::switchboard::platform::types::{Failure, Request, Success, Value};
-pub use bindings::switchboard::platform::{ai, http_out, job_types, jobs, recording_links, store};
-pub use bindings::switchboard::provider::{carrier, clock, ids, log, messenger};
+pub use bindings::switchboard::platform::{http_out, job_types, jobs, recording_links, store};
+pub use bindings::switchboard::provider::{ai, carrier, clock, ids, log, messenger};
 
 /// The component of an area whose code is a library crate (requests as
 /// `pub fn handle(req) -> HResult<Success>`, jobs as `pub mod jobs` linked

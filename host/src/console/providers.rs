@@ -15,7 +15,7 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use switchboard_gateway::{Failure, SessionRecord};
 
-const INTERFACES: [Interface; 2] = [Interface::Messenger, Interface::Carrier];
+const INTERFACES: [Interface; 3] = [Interface::Messenger, Interface::Carrier, Interface::Ai];
 
 /// The interface a path names (`/console/api/providers/{interface}`).
 pub fn interface_of(path: &str) -> Option<Interface> {

@@ -113,7 +113,7 @@ pub fn show(db: &Db, business: &str, plugin_dir: Option<&Path>) -> Result<serde_
     let c = db.conn()?;
     require_business(&c, &business)?;
     let mut out = Vec::new();
-    for interface in [Interface::Messenger, Interface::Carrier] {
+    for interface in [Interface::Messenger, Interface::Carrier, Interface::Ai] {
         let choice = read(&c, &business, interface)?;
         out.push(match &choice {
             Some(ch) => {
@@ -130,7 +130,8 @@ pub fn show(db: &Db, business: &str, plugin_dir: Option<&Path>) -> Result<serde_
 /// never shown (without the manifest at hand, no value is).
 pub fn describe(business: &str, interface: Interface, plugin: Option<(&str, &HashMap<String, String>, Option<&Manifest>)>) -> serde_json::Value {
     match plugin {
-        None => json!({"businessId": business, "interface": interface.name(), "adapter": "sandbox"}),
+        // The built-in adapter: the embedded sandbox, or the server's own AI.
+        None => json!({"businessId": business, "interface": interface.name(), "adapter": if interface == Interface::Ai { "native" } else { "sandbox" }}),
         Some((name, settings, manifest)) => {
             let mut keys: Vec<&String> = settings.keys().collect();
             keys.sort();

@@ -55,6 +55,7 @@ pub const DEFAULT_FUEL_MILLIONS: u32 = 1_000;
 pub enum Interface {
     Messenger,
     Carrier,
+    Ai,
 }
 
 impl Interface {
@@ -62,6 +63,7 @@ impl Interface {
         match self {
             Interface::Messenger => "messenger",
             Interface::Carrier => "carrier",
+            Interface::Ai => "ai",
         }
     }
 
@@ -69,14 +71,18 @@ impl Interface {
         match self {
             Interface::Messenger => "messenger-provider",
             Interface::Carrier => "carrier-provider",
+            Interface::Ai => "ai-provider",
         }
     }
 
     /// The embedded adapter of this interface (the template's component).
-    fn sandbox(self) -> &'static str {
+    /// None for `ai`: the server's AI is native, there is no component to
+    /// start from (the kit's README shows the world to implement).
+    fn sandbox(self) -> Option<&'static str> {
         match self {
-            Interface::Messenger => messenger::COMPONENT,
-            Interface::Carrier => carrier::COMPONENT,
+            Interface::Messenger => Some(messenger::COMPONENT),
+            Interface::Carrier => Some(carrier::COMPONENT),
+            Interface::Ai => None,
         }
     }
 }
@@ -272,7 +278,10 @@ pub fn template(interface: Interface, name: &str, out: &Path) -> Result<serde_js
         limits: Limits::default(),
     };
     manifest.validate().context("--name")?;
-    let wasm = crate::engine::COMPONENTS.iter().find(|(n, _)| *n == interface.sandbox()).map(|(_, w)| *w).context("the embedded adapter is missing from this build")?;
+    let Some(embedded) = interface.sandbox() else {
+        bail!("the `ai` interface has no embedded adapter to copy (the server's AI is native); implement world `ai-provider` of kit/wit, starting from kit/template");
+    };
+    let wasm = crate::engine::COMPONENTS.iter().find(|(n, _)| *n == embedded).map(|(_, w)| *w).context("the embedded adapter is missing from this build")?;
     std::fs::create_dir_all(out)?;
     let header = "# A Switchboard plugin (see README.md, \"Plugins\"). `switchboard plugin check DIR`\n# says whether it loads.\n";
     std::fs::write(out.join(MANIFEST), format!("{header}{}", toml::to_string(&manifest)?))?;

@@ -16,7 +16,7 @@
 //! cost 8.5 times an embedded one, with the pool 1.09; bench/plugins.py).
 
 use super::{http, Interface, Manifest};
-use crate::engine::providers::{carrier, messenger, CallLimits};
+use crate::engine::providers::{ai, carrier, messenger, CallLimits};
 use anyhow::{Context, Result};
 use parking_lot::RwLock;
 use std::collections::HashMap;
@@ -31,6 +31,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 pub enum Provider {
     Messenger(Arc<messenger::Messenger>),
     Carrier(Arc<carrier::Carrier>),
+    Ai(Arc<ai::plugin::AiPlugin>),
 }
 
 /// One loaded plugin.
@@ -89,6 +90,7 @@ pub fn link(engine: &Engine, manifest: &Manifest, component: &Component, public_
     let linked = match manifest.interface {
         Interface::Messenger => messenger::Messenger::link(engine, component, limits).map(|m| Provider::Messenger(Arc::new(m))),
         Interface::Carrier => carrier::Carrier::link(engine, component, limits).map(|c| Provider::Carrier(Arc::new(c))),
+        Interface::Ai => ai::plugin::AiPlugin::link(engine, component, limits).map(|a| Provider::Ai(Arc::new(a))),
     };
     linked.map_err(|e| anyhow::anyhow!("does not implement world `{}` of interface `{}` ({:#})", manifest.interface.world(), manifest.interface.name(), e))
 }

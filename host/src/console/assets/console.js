@@ -828,7 +828,7 @@ async function providersSection() {
       h("p", { class: "form-error", role: "alert" }));
     const fields = h("div", { class: "settings" });
     const select = h("select", { id: `${id}-plugin`, name: "plugin", disabled: !owner },
-      h("option", { value: "", text: "embedded sandbox" }),
+      h("option", { value: "", text: p.interface === "ai" ? "the server's AI" : "embedded sandbox" }),
       choices.map((x) => h("option", { value: x.name, text: `${x.name} ${x.version}`, selected: p.plugin === x.name })));
     const drawSettings = () => {
       const plugin = choices.find((x) => x.name === select.value);
@@ -843,7 +843,8 @@ async function providersSection() {
     };
     select.addEventListener("change", drawSettings);
     drawSettings();
-    form.append(h("label", { for: `${id}-plugin`, text: p.interface === "messenger" ? "Messages go through" : "Calls go through" }), select, fields,
+    const verb = { messenger: "Messages go through", carrier: "Calls go through", ai: "Agent replies are written by" }[p.interface];
+    form.append(h("label", { for: `${id}-plugin`, text: verb }), select, fields,
       owner ? h("button", { type: "submit", text: "Save" }) : null);
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
@@ -853,8 +854,10 @@ async function providersSection() {
       }
       try { await api("PUT", `/console/api/providers/${p.interface}`, body); toast("Adapter saved."); channelsPage(); } catch (err) { showError(form, err); }
     });
-    const now = p.adapter === "plugin" ? `plugin ${p.plugin}${p.loaded === false ? " (not loaded in this server)" : ""}` : "embedded sandbox";
-    return h("div", {}, h("h3", { text: p.interface === "messenger" ? "Messages" : "Voice calls" }), h("p", { class: "muted", text: `Now: ${now}` }), form);
+    const builtIn = p.interface === "ai" ? "the server's AI" : "embedded sandbox";
+    const now = p.adapter === "plugin" ? `plugin ${p.plugin}${p.loaded === false ? " (not loaded in this server)" : ""}` : builtIn;
+    const title = { messenger: "Messages", carrier: "Voice calls", ai: "Agent replies" }[p.interface];
+    return h("div", {}, h("h3", { text: title }), h("p", { class: "muted", text: `Now: ${now}` }), form);
   });
   return h("section", { class: "card", "aria-labelledby": "ch-providers" },
     h("h2", { id: "ch-providers", text: "Provider adapters" }),

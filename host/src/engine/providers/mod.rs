@@ -89,6 +89,15 @@ impl Providers {
         }
     }
 
+    /// The business's AI plugin, if it chose one (none: the native AI).
+    pub fn ai_for(&self, conn: &crate::db::Connection, business: &str) -> Result<Option<(Arc<ai::plugin::AiPlugin>, Settings)>, Unavailable> {
+        match self.chosen(conn, business, Interface::Ai)? {
+            Some((plugins::Provider::Ai(a), settings)) => Ok(Some((a, settings))),
+            Some(_) => Err(Unavailable::Mismatch),
+            None => Ok(None),
+        }
+    }
+
     /// The business's plugin for `interface`, if it chose one.
     fn chosen(&self, conn: &crate::db::Connection, business: &str, interface: Interface) -> Result<Option<(plugins::Provider, Settings)>, Unavailable> {
         let read = plugins::choice::read(conn, business, interface).map_err(|e| {

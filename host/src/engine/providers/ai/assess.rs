@@ -20,7 +20,7 @@
 //! fields is an error, which the summary job retries.
 
 use super::{post, Endpoint, ENDPOINT};
-use crate::engine::dispatcher_world::switchboard::platform::ai::{Assessment, AssessmentInput};
+use crate::engine::dispatcher_world::switchboard::provider::ai::{Assessment, AssessmentInput};
 
 /// Longest summary and next action kept from a provider.
 const SUMMARY_CHARS: usize = 600;
@@ -149,7 +149,7 @@ fn remote(e: &Endpoint, input: &AssessmentInput) -> Result<Assessment, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::dispatcher_world::switchboard::platform::ai::AssessmentOutcome;
+    use crate::engine::dispatcher_world::switchboard::provider::ai::AssessmentOutcome;
 
     fn input(outcomes: &[(&str, &str, u32)], said: &[(&str, &str)]) -> AssessmentInput {
         AssessmentInput {

@@ -18,6 +18,7 @@
 //! transaction, so it has a timeout well under the job deadline.
 
 pub mod assess;
+pub mod plugin;
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -231,7 +232,7 @@ mod tests {
     }
 }
 
-use crate::engine::dispatcher_world::switchboard::platform::ai;
+use crate::engine::dispatcher_world::switchboard::provider::ai;
 use crate::engine::imports::RequestState;
 
 /// This provider interface in the registry: answered natively (the offline
@@ -240,13 +241,32 @@ pub fn add_to_linker(linker: &mut wasmtime::component::Linker<RequestState>) -> 
     Ok(ai::add_to_linker::<_, wasmtime::component::HasSelf<_>>(linker, |s| s)?)
 }
 
+impl RequestState {
+    /// The AI plugin the business of this call chose, if any (none: the
+    /// server's native AI answers).
+    fn ai_plugin(&self) -> Result<Option<(std::sync::Arc<plugin::AiPlugin>, super::Settings)>, String> {
+        self.providers().ai_for(&self.conn, self.business_id()).map_err(|u| {
+            let (code, message, _) = u.describe("ai");
+            format!("{code}: {message}")
+        })
+    }
+}
+
+/// `ai`: the business's AI plugin, else the native AI (offline or the
+/// configured endpoint). Embeddings are always the server's.
 impl ai::Host for RequestState {
     fn complete(&mut self, instructions: String, history: Vec<(String, String)>) -> Result<String, String> {
-        complete(&instructions, &history)
+        match self.ai_plugin()? {
+            Some((p, settings)) => p.complete(&settings, &instructions, &history),
+            None => complete(&instructions, &history),
+        }
     }
 
     fn respond(&mut self, instructions: String, history: Vec<(String, String)>, sources: Vec<ai::LookupSource>, done: Vec<(ai::Lookup, String)>) -> Result<ai::Answer, String> {
-        respond(&instructions, &history, &sources, &done)
+        match self.ai_plugin()? {
+            Some((p, settings)) => p.respond(&settings, &instructions, &history, &sources, &done),
+            None => respond(&instructions, &history, &sources, &done),
+        }
     }
 
     fn embed(&mut self, texts: Vec<String>) -> Result<Option<Vec<Vec<f32>>>, String> {
@@ -257,7 +277,10 @@ impl ai::Host for RequestState {
     }
 
     fn assess(&mut self, input: ai::AssessmentInput) -> Result<ai::Assessment, String> {
-        assess::assess(&input)
+        match self.ai_plugin()? {
+            Some((p, settings)) => p.assess(&settings, &input),
+            None => assess::assess(&input),
+        }
     }
 }
 
