@@ -90,6 +90,26 @@ pub fn deadline_ticks(deadline: Duration) -> u64 {
     (deadline.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
 }
 
+/// The pooling allocator of an engine: `instances` component instances at
+/// once, each memory up to `max_memory` bytes (the embedded components', and
+/// the plugins' engine).
+pub fn pooling(instances: u32, max_memory: usize) -> InstanceAllocationStrategy {
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(instances)
+        .total_core_instances(instances * 4)
+        .total_memories(instances * 2)
+        .total_tables(instances * 4)
+        .max_memory_size(max_memory)
+        // Reusing a slot should not page-fault: with PAGEMAP_SCAN (Linux
+        // 6.7+) only the pages a call dirtied are reset, by memset, up to
+        // this much; without it the low bytes are memset and the rest is
+        // returned with madvise.
+        .linear_memory_keep_resident(16 << 20)
+        .table_keep_resident(1 << 16)
+        .pagemap_scan(wasmtime::Enabled::Auto);
+    InstanceAllocationStrategy::Pooling(pool)
+}
+
 /// How webhook deliveries go out (`serve` flags).
 #[derive(Debug, Clone)]
 pub struct OutboundPolicy {
@@ -158,22 +178,9 @@ impl Components {
         provider_settings: ProviderSettings,
         plugins: crate::plugins::Registry,
     ) -> Result<Components> {
-        let mut pool = PoolingAllocationConfig::default();
-        pool.total_component_instances(MAX_INSTANCES)
-            .total_core_instances(MAX_INSTANCES * 4)
-            .total_memories(MAX_INSTANCES * 2)
-            .total_tables(MAX_INSTANCES * 4)
-            .max_memory_size(INSTANCE_MEMORY_LIMIT)
-            // Reusing a slot should not page-fault: with PAGEMAP_SCAN (Linux
-            // 6.7+) only the pages a request dirtied are reset, by memset, up
-            // to this much; without it the low bytes are memset and the rest
-            // is returned with madvise.
-            .linear_memory_keep_resident(16 << 20)
-            .table_keep_resident(1 << 16)
-            .pagemap_scan(wasmtime::Enabled::Auto);
         let mut config = Config::new();
         config
-            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
+            .allocation_strategy(pooling(MAX_INSTANCES, INSTANCE_MEMORY_LIMIT))
             .epoch_interruption(true)
             .wasm_component_model(true);
         // `perf` can name guest functions (perf-PID.map) when asked to.

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use wasmtime::component::Component;
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, Engine};
 
 /// A loaded plugin's adapter, by interface.
 #[derive(Clone)]
@@ -53,20 +53,10 @@ pub struct Registry {
 /// The engine plugins run on (also `plugin check`'s, so a check compiles
 /// exactly what `serve` would).
 pub fn engine() -> Result<Engine> {
-    let mut pool = PoolingAllocationConfig::default();
-    pool.total_component_instances(PLUGIN_INSTANCES)
-        .total_core_instances(PLUGIN_INSTANCES * 4)
-        .total_memories(PLUGIN_INSTANCES * 2)
-        .total_tables(PLUGIN_INSTANCES * 4)
-        .max_memory_size((super::MAX_MEMORY_MIB as usize) << 20)
-        // A fresh instance reuses a slot's pages instead of faulting them
-        // in (as the embedded components' pool does).
-        .linear_memory_keep_resident(16 << 20)
-        .table_keep_resident(1 << 16)
-        .pagemap_scan(wasmtime::Enabled::Auto);
     let mut config = Config::new();
     config
-        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
+        // Its own pool: a fresh instance per call reuses a slot's pages.
+        .allocation_strategy(crate::engine::pooling(PLUGIN_INSTANCES, (super::MAX_MEMORY_MIB as usize) << 20))
         .wasm_component_model(true)
         .epoch_interruption(true)
         .consume_fuel(true);
