@@ -15,7 +15,8 @@ CREATE TABLE provider_choices (
 
 -- Statuses received at POST /providers/v1/{businessId}/messenger/events,
 -- read by the host's `track` answer for the message's delivery job. Kept
--- as received (a status arriving twice is stored once).
+-- as received (a status arriving twice is stored once) for a week, then
+-- purged by the maintenance loop.
 CREATE TABLE pushed_statuses (
     business_id         TEXT NOT NULL,
     provider_message_id TEXT NOT NULL,
@@ -26,3 +27,4 @@ CREATE TABLE pushed_statuses (
     received_at_ms      INTEGER NOT NULL,
     PRIMARY KEY (business_id, provider_message_id, status)
 );
+CREATE INDEX pushed_statuses_age ON pushed_statuses (received_at_ms);

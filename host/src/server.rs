@@ -84,7 +84,8 @@ fn start_writer(shared: Arc<Shared>, queue: std::sync::mpsc::Receiver<QueuedWrit
 }
 
 /// How often the maintenance loop runs (the staged-upload sweep); the
-/// idempotency purge runs every 12th round (hourly).
+/// idempotency purge and the pushed statuses' purge run every 12th round
+/// (hourly).
 const MAINTENANCE_EVERY: Duration = Duration::from_secs(300);
 
 /// How `serve` runs, from the command line.
@@ -128,6 +129,7 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
             let _ = tokio::task::spawn_blocking(move || {
                 if round % 12 == 0 {
                     crate::pipeline::purge_expired_idempotency(&j.app.db);
+                    crate::plugins::webhooks::purge(&j.app.db);
                 }
                 crate::staging::sweep(&j.app.db, upload_sweep_after);
                 j.limits.forget_idle();

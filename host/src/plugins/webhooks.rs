@@ -32,6 +32,19 @@ pub const TEMPLATE: &str = "/providers/v1/{businessId}/messenger/events";
 /// A provider's webhook body is small; 1 MiB is plenty.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
+/// How long a pushed status is kept: its delivery job has long used it.
+pub const KEEP_PUSHED_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// Deletes pushed statuses older than [`KEEP_PUSHED_MS`] (the maintenance
+/// loop, hourly).
+pub fn purge(db: &crate::db::Db) {
+    let Some(_gate) = db.write_gate(std::time::Duration::from_secs(5)) else { return };
+    if let Ok(c) = db.conn() {
+        let oldest = crate::clock::now_ms() - KEEP_PUSHED_MS;
+        let _ = db::execute(&c, "DELETE FROM pushed_statuses WHERE received_at_ms < ?1", vec![SqlValue::Integer(oldest)]);
+    }
+}
+
 /// The business of a provider webhook path, if `path` is one.
 pub fn business_of(path: &str) -> Option<&str> {
     let id = path.strip_prefix(PREFIX)?.strip_suffix(SUFFIX)?;
@@ -197,6 +210,39 @@ fn wake_delivery(conn: &db::Connection, business: &str, provider_message_id: &st
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn pushed_statuses_are_read_in_order_and_purged_after_a_week() {
+        let dir = std::env::temp_dir().join(format!("switchboard-pushed-{}", uuid::Uuid::new_v4()));
+        let db = crate::db::Db::open(&dir).unwrap();
+        let now = crate::clock::now_ms();
+        {
+            let c = db.conn().unwrap();
+            for (id, status, at) in [("p1", "read", now), ("p1", "sent", now), ("p1", "delivered", now), ("p2", "sent", now - KEEP_PUSHED_MS - 1)] {
+                db::execute(
+                    &c,
+                    "INSERT INTO pushed_statuses (business_id, provider_message_id, status, provider_status, received_at_ms) VALUES ('b', ?1, ?2, ?2, ?3)",
+                    vec![SqlValue::Text(id.into()), SqlValue::Text(status.into()), SqlValue::Integer(at)],
+                )
+                .unwrap();
+            }
+            // Arrival order does not matter: the next status after the last one.
+            let (r, more) = next_pushed(&c, "b", "p1", "submitted").unwrap().unwrap();
+            assert_eq!((r.status.as_str(), more), ("sent", true));
+            let (r, more) = next_pushed(&c, "b", "p1", "delivered").unwrap().unwrap();
+            assert_eq!((r.status.as_str(), more), ("read", false));
+            assert!(next_pushed(&c, "b", "p1", "read").unwrap().is_none());
+            assert!(next_pushed(&c, "other", "p1", "submitted").unwrap().is_none(), "another business's statuses are not read");
+        }
+        purge(&db);
+        let c = db.conn().unwrap();
+        assert_eq!(db::query_strings(&c, "SELECT DISTINCT provider_message_id FROM pushed_statuses", vec![]).unwrap(), ["p1"]);
+        drop(c);
+        drop(db);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
     #[test]
     fn paths() {
         assert_eq!(super::business_of("/providers/v1/0190-ab/messenger/events"), Some("0190-ab"));
