@@ -139,7 +139,7 @@ impl KeyDirectory for Db {
     }
 }
 
-fn unavailable() -> Failure {
+pub(crate) fn unavailable() -> Failure {
     Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry shortly")
 }
 

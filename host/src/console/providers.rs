@@ -15,12 +15,10 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use switchboard_gateway::{Failure, SessionRecord};
 
-const INTERFACES: [Interface; 3] = [Interface::Messenger, Interface::Carrier, Interface::Ai];
-
 /// The interface a path names (`/console/api/providers/{interface}`).
 pub fn interface_of(path: &str) -> Option<Interface> {
     let name = path.strip_prefix("/console/api/providers/")?;
-    INTERFACES.into_iter().find(|i| i.name() == name)
+    Interface::ALL.into_iter().find(|i| i.name() == name)
 }
 
 /// The business's adapter of every interface, and the plugins it may choose.
@@ -28,7 +26,7 @@ pub fn show(app: &App, s: &SessionRecord) -> Result<serde_json::Value, Failure> 
     let c = app.db.conn().map_err(unavailable)?;
     let registry = &app.components.providers().plugins;
     let mut current = Vec::new();
-    for interface in INTERFACES {
+    for interface in Interface::ALL {
         let chosen = choice::read(&c, &s.business_id, interface).map_err(|e| unavailable(e.into()))?;
         current.push(match &chosen {
             Some(ch) => {

@@ -308,13 +308,18 @@ fn classify(e: wasmtime::Error) -> CallError {
             _ => CallError::Trap(format!("{e:#}")),
         };
     }
-    // With trap_on_grow_failure the error is not a Trap: look at the cause.
-    let text = format!("{e:?}");
-    if text.contains("forcing trap when growing memory") || text.contains("memory") && text.contains("limit") {
+    if hit_memory_limit(&e) {
         CallError::ResourceLimit
     } else {
         CallError::Trap(format!("{e:#}"))
     }
+}
+
+/// Whether a call failed on its store's memory limit. With
+/// trap_on_grow_failure the error is not a Trap: look at the cause.
+pub(crate) fn hit_memory_limit(e: &wasmtime::Error) -> bool {
+    let text = format!("{e:?}");
+    text.contains("forcing trap when growing memory") || text.contains("memory") && text.contains("limit")
 }
 
 /// Compiles a component once per (bytes, engine configuration) and keeps the

@@ -34,7 +34,12 @@ pub fn read(conn: &db::Connection, business: &str, interface: Interface) -> Resu
 /// `plugin_dir/<plugin>` with `settings`.
 pub fn choose(db: &Db, business: &str, interface: Interface, plugin_dir: &Path, plugin: &str, settings: &[(String, String)]) -> Result<serde_json::Value> {
     let folder = plugin_dir.join(plugin);
-    let (manifest, _) = super::read(&folder).with_context(|| format!("the plugin `{plugin}` in {}", plugin_dir.display()))?;
+    let read = || -> Result<Manifest> {
+        let manifest = super::read_manifest(&folder)?;
+        super::component_path(&folder)?;
+        Ok(manifest)
+    };
+    let manifest = read().with_context(|| format!("the plugin `{plugin}` in {}", plugin_dir.display()))?;
     if manifest.name != plugin {
         bail!("{} holds the plugin `{}`, not `{plugin}`", folder.display(), manifest.name);
     }
@@ -113,11 +118,11 @@ pub fn show(db: &Db, business: &str, plugin_dir: Option<&Path>) -> Result<serde_
     let c = db.conn()?;
     require_business(&c, &business)?;
     let mut out = Vec::new();
-    for interface in [Interface::Messenger, Interface::Carrier, Interface::Ai] {
+    for interface in Interface::ALL {
         let choice = read(&c, &business, interface)?;
         out.push(match &choice {
             Some(ch) => {
-                let manifest = plugin_dir.and_then(|d| super::read(&d.join(&ch.plugin)).ok()).map(|(m, _)| m);
+                let manifest = plugin_dir.and_then(|d| super::read_manifest(&d.join(&ch.plugin)).ok());
                 describe(&business, interface, Some((&ch.plugin, &ch.settings, manifest.as_ref())))
             }
             None => describe(&business, interface, None),

@@ -59,6 +59,8 @@ pub enum Interface {
 }
 
 impl Interface {
+    pub const ALL: [Interface; 3] = [Interface::Messenger, Interface::Carrier, Interface::Ai];
+
     pub fn name(self) -> &'static str {
         match self {
             Interface::Messenger => "messenger",
@@ -218,20 +220,33 @@ pub struct Checked {
     pub bytes: u64,
 }
 
-/// Reads the plugin in `dir` and checks its manifest's rules; returns the
-/// manifest and the component's bytes.
-pub fn read(dir: &Path) -> Result<(Manifest, Vec<u8>)> {
+/// Reads `dir`'s manifest and checks its rules.
+pub fn read_manifest(dir: &Path) -> Result<Manifest> {
     let manifest_path = dir.join(MANIFEST);
     let text = std::fs::read_to_string(&manifest_path).with_context(|| format!("reading {}", manifest_path.display()))?;
     let manifest: Manifest = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {}", manifest_path.display(), e.to_string().trim_end()))?;
     manifest.validate().with_context(|| format!("{}", manifest_path.display()))?;
+    Ok(manifest)
+}
+
+/// Reads the plugin in `dir` and checks its manifest's rules; returns the
+/// manifest and the component's bytes.
+pub fn read(dir: &Path) -> Result<(Manifest, Vec<u8>)> {
+    let manifest = read_manifest(dir)?;
+    let wasm_path = component_path(dir)?;
+    let wasm = std::fs::read(&wasm_path).with_context(|| format!("reading {}", wasm_path.display()))?;
+    Ok((manifest, wasm))
+}
+
+/// `dir`'s component file, once it is known to exist and not be too large
+/// (without reading it).
+pub fn component_path(dir: &Path) -> Result<std::path::PathBuf> {
     let wasm_path = dir.join(COMPONENT);
     let bytes = std::fs::metadata(&wasm_path).with_context(|| format!("reading {}", wasm_path.display()))?.len();
     if bytes > MAX_COMPONENT_BYTES {
         bail!("{}: {bytes} bytes; a plugin's component may be at most {MAX_COMPONENT_BYTES}", wasm_path.display());
     }
-    let wasm = std::fs::read(&wasm_path).with_context(|| format!("reading {}", wasm_path.display()))?;
-    Ok((manifest, wasm))
+    Ok(wasm_path)
 }
 
 /// Reads and checks the plugin in `dir`: the manifest's rules, then the

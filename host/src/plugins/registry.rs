@@ -42,12 +42,18 @@ pub struct Loaded {
 
 /// The plugins of this process.
 pub struct Registry {
-    engine: Engine,
-    dir: Option<PathBuf>,
-    cache_dir: PathBuf,
+    /// None without `--plugin-dir`: no plugin engine, pool or ticker is made.
+    source: Option<Source>,
     /// The outbound address rules of `serve` (`--webhook-public-only`).
     public_only: bool,
     current: RwLock<Arc<HashMap<String, Arc<Loaded>>>>,
+}
+
+/// Where plugins come from and what compiles them.
+struct Source {
+    dir: PathBuf,
+    engine: Engine,
+    cache_dir: PathBuf,
 }
 
 /// The engine plugins run on (also `plugin check`'s, so a check compiles
@@ -88,19 +94,23 @@ pub fn link(engine: &Engine, manifest: &Manifest, component: &Component, public_
 impl Registry {
     /// Loads every plugin under `dir` (none without one).
     pub fn start(dir: Option<PathBuf>, cache_dir: &Path, public_only: bool) -> Result<Registry> {
-        let engine = engine()?;
-        let ticker = engine.clone();
-        std::thread::Builder::new().name("plugin-epoch".into()).spawn(move || loop {
-            std::thread::sleep(crate::engine::EPOCH_TICK);
-            ticker.increment_epoch();
-        })?;
-        if let Some(d) = &dir {
-            if !d.is_dir() {
-                anyhow::bail!("--plugin-dir {}: not a folder", d.display());
+        let source = match dir {
+            None => None,
+            Some(dir) => {
+                if !dir.is_dir() {
+                    anyhow::bail!("--plugin-dir {}: not a folder", dir.display());
+                }
+                let engine = engine()?;
+                let ticker = engine.clone();
+                std::thread::Builder::new().name("plugin-epoch".into()).spawn(move || loop {
+                    std::thread::sleep(crate::engine::EPOCH_TICK);
+                    ticker.increment_epoch();
+                })?;
+                std::fs::create_dir_all(cache_dir)?;
+                Some(Source { dir, engine, cache_dir: cache_dir.to_path_buf() })
             }
-        }
-        std::fs::create_dir_all(cache_dir)?;
-        let registry = Registry { engine, dir, cache_dir: cache_dir.to_path_buf(), public_only, current: RwLock::new(Arc::new(HashMap::new())) };
+        };
+        let registry = Registry { source, public_only, current: RwLock::new(Arc::new(HashMap::new())) };
         registry.reload();
         Ok(registry)
     }
@@ -120,7 +130,8 @@ impl Registry {
     /// Reads the plugin folder again and swaps the new set in. Every
     /// plugin is logged as loaded or refused (with why).
     pub fn reload(&self) {
-        let Some(dir) = &self.dir else { return };
+        let Some(source) = &self.source else { return };
+        let dir = &source.dir;
         let previous = self.current.read().clone();
         let mut next: HashMap<String, Arc<Loaded>> = HashMap::new();
         let mut folders: Vec<PathBuf> = match std::fs::read_dir(dir) {
@@ -132,7 +143,7 @@ impl Registry {
         };
         folders.sort();
         for folder in folders {
-            match self.load_one(&folder) {
+            match self.load_one(source, &folder) {
                 Ok(loaded) if next.contains_key(&loaded.manifest.name) => {
                     crate::logging::line("error", &format!("plugin refused: {}: another folder already loaded a plugin named `{}`", folder.display(), loaded.manifest.name));
                 }
@@ -156,11 +167,11 @@ impl Registry {
         *self.current.write() = Arc::new(next);
     }
 
-    fn load_one(&self, folder: &Path) -> Result<Loaded> {
+    fn load_one(&self, source: &Source, folder: &Path) -> Result<Loaded> {
         let (manifest, wasm) = super::read(folder)?;
-        let component = crate::engine::compile_cached(&self.engine, &self.cache_dir, &format!("plugin-{}", manifest.name), &wasm)
+        let component = crate::engine::compile_cached(&source.engine, &source.cache_dir, &format!("plugin-{}", manifest.name), &wasm)
             .with_context(|| format!("{}: not a WebAssembly component this build can compile", folder.join(super::COMPONENT).display()))?;
-        let provider = link(&self.engine, &manifest, &component, self.public_only)?;
+        let provider = link(&source.engine, &manifest, &component, self.public_only)?;
         Ok(Loaded { manifest, provider })
     }
 }

@@ -102,7 +102,7 @@ pub fn receive(app: &App, path: &str, method: &str, headers: Vec<(String, String
 }
 
 fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>) -> Result<serde_json::Value, Failure> {
-    let unavailable = || Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry shortly").retryable(true);
+    let unavailable = crate::pipeline::unavailable;
     let no_plugin = || Failure::new(404, "not_found", "provider_events_not_accepted", "this business's messaging adapter takes no webhooks");
     let conn = app.db.conn().map_err(|_| unavailable())?;
     let providers = app.components.providers();
@@ -114,6 +114,10 @@ fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>
             return Err(Failure::new(503, "capacity", &code, message).retryable(true));
         }
     };
+    // The embedded sandbox pushes nothing.
+    if !plugin.is_plugin() {
+        return Err(no_plugin());
+    }
     let pushed = plugin.receive(settings, headers, body).map_err(|e| match e.code.as_str() {
         "signature_invalid" => Failure::new(401, "authentication", "signature_invalid", "the body is not signed by the provider"),
         "not_supported" => no_plugin(),

@@ -10,7 +10,7 @@
 use super::{CallLimits, ProviderState, Settings};
 use crate::engine::dispatcher_world::switchboard::provider::carrier as import;
 use crate::engine::imports::RequestState;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::sync::Arc;
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Engine, Store};
@@ -46,10 +46,7 @@ pub struct Carrier {
 
 impl Carrier {
     pub fn link(engine: &Engine, component: &Component, limits: CallLimits) -> Result<Carrier> {
-        let mut linker: Linker<ProviderState> = Linker::new(engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-        world::CarrierProvider::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
-        let pre = linker.instantiate_pre(component).map_err(anyhow::Error::from).with_context(|| format!("linking component {}", limits.name))?;
+        let pre = super::instance_pre(engine, component, &limits, |l| world::CarrierProvider::add_to_linker::<_, HasSelf<_>>(l, |s| s))?;
         Ok(Carrier { engine: engine.clone(), pre: world::CarrierProviderPre::new(pre)?, limits })
     }
 

@@ -10,7 +10,7 @@
 use super::{CallLimits, ProviderState, Settings};
 use crate::engine::dispatcher_world::switchboard::provider::messenger;
 use crate::engine::imports::RequestState;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Engine, Store};
 
@@ -41,10 +41,7 @@ pub struct Messenger {
 
 impl Messenger {
     pub fn link(engine: &Engine, component: &Component, limits: CallLimits) -> Result<Messenger> {
-        let mut linker: Linker<ProviderState> = Linker::new(engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-        world::MessengerProvider::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
-        let pre = linker.instantiate_pre(component).map_err(anyhow::Error::from).with_context(|| format!("linking component {}", limits.name))?;
+        let pre = super::instance_pre(engine, component, &limits, |l| world::MessengerProvider::add_to_linker::<_, HasSelf<_>>(l, |s| s))?;
         Ok(Messenger { engine: engine.clone(), pre: world::MessengerProviderPre::new(pre)?, limits })
     }
 
@@ -68,6 +65,11 @@ impl Messenger {
                 Err(messenger::ProviderError { code, message, retryable, reference: None })
             }
         }
+    }
+
+    /// Whether this adapter is a plugin (only plugins take provider webhooks).
+    pub fn is_plugin(&self) -> bool {
+        self.limits.plugin
     }
 
     /// A plugin's answer must look like an id: 1 to 256 printable characters.
@@ -161,19 +163,21 @@ impl messenger::Host for RequestState {
         p.id(id)
     }
 
-    /// A status the provider pushed (its webhook) comes first; otherwise the
-    /// adapter is asked.
+    /// For a plugin, a status its provider pushed (its webhook) comes first;
+    /// otherwise the adapter is asked.
     fn track(&mut self, provider_message_id: String, recipient: String, last_status: String) -> Result<messenger::Progress, messenger::ProviderError> {
-        let pushed = crate::plugins::webhooks::next_pushed(&self.conn, self.business_id(), &provider_message_id, &last_status).map_err(|e| messenger::ProviderError {
-            code: "provider_choice_unreadable".into(),
-            message: format!("the pushed statuses could not be read: {e}"),
-            retryable: true,
-            reference: None,
-        })?;
-        if let Some((report, more)) = pushed {
-            return Ok(messenger::Progress { report: Some(report), check_after_ms: more.then_some(0) });
-        }
         let (p, settings) = self.messenger()?;
+        if p.is_plugin() {
+            let pushed = crate::plugins::webhooks::next_pushed(&self.conn, self.business_id(), &provider_message_id, &last_status).map_err(|e| messenger::ProviderError {
+                code: "provider_choice_unreadable".into(),
+                message: format!("the pushed statuses could not be read: {e}"),
+                retryable: true,
+                reference: None,
+            })?;
+            if let Some((report, more)) = pushed {
+                return Ok(messenger::Progress { report: Some(report), check_after_ms: more.then_some(0) });
+            }
+        }
         let progress = p.call(settings, self.log_context(), |i, s| i.switchboard_provider_messenger().call_track(s, &provider_message_id, &recipient, &last_status))?;
         Ok(messenger::Progress {
             report: progress.report.map(|r| messenger::StatusReport { status: r.status, provider_status: r.provider_status, failure: r.failure.map(provider_error) }),

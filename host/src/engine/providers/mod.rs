@@ -23,7 +23,7 @@ pub mod messenger;
 use super::imports::RequestState;
 use super::switchboard::provider::log;
 use crate::plugins::{self, Interface};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -187,14 +187,8 @@ impl Fault {
         match e.downcast_ref::<wasmtime::Trap>() {
             Some(wasmtime::Trap::Interrupt) => Fault::Timeout,
             Some(wasmtime::Trap::OutOfFuel) => Fault::OutOfFuel,
-            _ => {
-                let text = format!("{e:?}");
-                if text.contains("forcing trap when growing memory") || text.contains("memory") && text.contains("limit") {
-                    Fault::Memory
-                } else {
-                    Fault::Trap
-                }
-            }
+            _ if super::hit_memory_limit(e) => Fault::Memory,
+            _ => Fault::Trap,
         }
     }
 
@@ -214,6 +208,20 @@ impl Fault {
             Fault::Trap => ("plugin_trapped".into(), format!("{name} trapped"), true),
         }
     }
+}
+
+/// A provider world's linker (WASI plus the world's imports, added by
+/// `add_world`) instantiating `component`, for the adapter named in `limits`.
+pub fn instance_pre(
+    engine: &Engine,
+    component: &Component,
+    limits: &CallLimits,
+    add_world: impl FnOnce(&mut Linker<ProviderState>) -> wasmtime::Result<()>,
+) -> Result<wasmtime::component::InstancePre<ProviderState>> {
+    let mut linker: Linker<ProviderState> = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    add_world(&mut linker)?;
+    Ok(linker.instantiate_pre(component).map_err(anyhow::Error::from).with_context(|| format!("linking component {}", limits.name))?)
 }
 
 /// Runs `f` in a fresh store bounded by `limits`; `f` calls the mark it is

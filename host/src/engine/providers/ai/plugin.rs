@@ -6,8 +6,8 @@
 
 use super::super::{CallLimits, ProviderState, Settings};
 use crate::engine::dispatcher_world::switchboard::provider::ai as import;
-use anyhow::{Context, Result};
-use wasmtime::component::{Component, HasSelf, Linker};
+use anyhow::Result;
+use wasmtime::component::{Component, HasSelf};
 use wasmtime::Engine;
 
 mod world {
@@ -34,10 +34,7 @@ pub struct AiPlugin {
 
 impl AiPlugin {
     pub fn link(engine: &Engine, component: &Component, limits: CallLimits) -> Result<AiPlugin> {
-        let mut linker: Linker<ProviderState> = Linker::new(engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-        world::AiProvider::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
-        let pre = linker.instantiate_pre(component).map_err(anyhow::Error::from).with_context(|| format!("linking component {}", limits.name))?;
+        let pre = super::super::instance_pre(engine, component, &limits, |l| world::AiProvider::add_to_linker::<_, HasSelf<_>>(l, |s| s))?;
         Ok(AiPlugin { engine: engine.clone(), pre: world::AiProviderPre::new(pre)?, limits })
     }
 
