@@ -18,7 +18,7 @@ pub fn handle(app: &App, incoming: Incoming, request_id: &str) -> Answer {
     let id = a.path_params[0].1.clone();
     let Ok(conn) = app.db.conn() else { return Answer::failure(&Failure::internal("storage"), request_id) };
     let p = || vec![SqlValue::Text(business.clone()), SqlValue::Text(id.clone())];
-    let _ = db::execute(&conn, "BEGIN DEFERRED", vec![]);
+    let _ = db::execute(&conn, "BEGIN READONLY", vec![]);
     let contact = db::query_rows(&conn, "SELECT id, mobile, name, fields_json, communication_blocked, created_at, updated_at FROM contacts WHERE business_id = ?1 AND id = ?2", p());
     let cats = db::query_rows(&conn, "SELECT c.id, c.name FROM contact_categories cc JOIN categories c ON c.id = cc.category_id WHERE cc.business_id = ?1 AND cc.contact_id = ?2 ORDER BY c.name", p());
     let activity = db::query_rows(&conn, "SELECT channel, COUNT(*), MAX(occurred_at) FROM timeline_entries WHERE business_id = ?1 AND contact_id = ?2 GROUP BY channel", p());

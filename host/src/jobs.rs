@@ -75,11 +75,18 @@ pub trait JobHost: Send + Sync + 'static {
 /// while they run, so a live step never loses its job to a reclaim.
 type InFlight = Arc<Mutex<HashMap<String, i64>>>;
 
+/// Claims whose step ended without its completion committing (on a node of
+/// a primary: the primary went away mid-step): job id → fence. Each round
+/// hands them back (fenced) as soon as storage answers, instead of leaving
+/// them leased until their lease runs out.
+type Unsettled = Arc<Mutex<Vec<(String, i64)>>>;
+
 pub struct Runner {
     pub node: String,
     leader_until_ms: i64,
     config: RunnerConfig,
     in_flight: InFlight,
+    unsettled: Unsettled,
     /// Calls-out steps running on worker threads.
     calling_out: Arc<AtomicUsize>,
     last_renewal_ms: i64,
@@ -116,6 +123,7 @@ impl Runner {
             leader_until_ms: 0,
             config,
             in_flight: Arc::default(),
+            unsettled: Arc::default(),
             calling_out: Arc::default(),
             last_renewal_ms: 0,
             wake: Arc::default(),
@@ -133,6 +141,7 @@ impl Runner {
             return 0;
         }
         self.renew_leases(db);
+        self.settle(db);
         // A cheap read first: an idle round takes no write lock.
         if !has_due(db) {
             return 0;
@@ -156,12 +165,13 @@ impl Runner {
         }
         for c in remote {
             self.calling_out.fetch_add(1, Ordering::SeqCst);
-            let (host, node, in_flight, calling_out) = (host.clone(), self.node.clone(), self.in_flight.clone(), self.calling_out.clone());
+            let (host, node, in_flight, calling_out, unsettled) =
+                (host.clone(), self.node.clone(), self.in_flight.clone(), self.calling_out.clone(), self.unsettled.clone());
             let wake = self.wake.clone();
             let spawned = std::thread::Builder::new().name("job-step".into()).spawn(move || {
                 let mut current = c;
                 for handoffs_left in (0..LANE_HANDOFFS).rev() {
-                    let next = run_one(host.db(), host.components(), &node, &current, handoffs_left > 0);
+                    let next = run_one(host.db(), host.components(), &node, &current, handoffs_left > 0, &unsettled);
                     let mut running = in_flight.lock();
                     running.remove(&current.id);
                     match next {
@@ -181,11 +191,40 @@ impl Runner {
             }
         }
         for c in local {
-            run_one(db, host.components(), &self.node, &c, false);
+            run_one(db, host.components(), &self.node, &c, false, &self.unsettled);
             self.in_flight.lock().remove(&c.id);
             self.renew_leases(db);
         }
         started
+    }
+
+    /// Hands unsettled claims back: pending again, due as they were, still
+    /// only if their fence holds. Kept for the next round when storage
+    /// does not answer.
+    fn settle(&mut self, db: &Db) {
+        let claims: Vec<(String, i64)> = std::mem::take(&mut *self.unsettled.lock());
+        if claims.is_empty() {
+            return;
+        }
+        let settled = (|| -> anyhow::Result<()> {
+            let _gate = db.write_gate(Duration::from_secs(5)).ok_or_else(|| anyhow::anyhow!("the write gate is busy"))?;
+            let c = db.conn()?;
+            db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
+            for (id, fence) in &claims {
+                if let Err(e) = db::execute(
+                    &c,
+                    "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
+                    vec![SqlValue::Text(id.clone()), SqlValue::Integer(*fence)],
+                ) {
+                    let _ = db::execute(&c, "ROLLBACK", vec![]);
+                    return Err(e);
+                }
+            }
+            db::execute(&c, "COMMIT", vec![]).map(|_| ())
+        })();
+        if settled.is_err() {
+            self.unsettled.lock().extend(claims);
+        }
     }
 
     /// Idles until a step that calls out ends, or `timeout`.
@@ -240,10 +279,21 @@ impl Runner {
         if self.leader_until_ms - now > LEADER_LEASE.as_millis() as i64 / 2 {
             return true;
         }
-        let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return false };
         let Ok(c) = db.conn() else { return false };
+        // A follower reads the lease first, without a write transaction (on
+        // a node of a primary: from its replica), and asks for it only once
+        // it looks expired.
+        if self.leader_until_ms == 0 {
+            if let Ok(row) = db::query_rows(&c, "SELECT owner, expires_at_ms FROM leases WHERE name = 'dispatcher'", vec![]) {
+                if row.first().is_some_and(|r| t(&r[0]) != self.node && i(&r[1]) >= now) {
+                    return false;
+                }
+            }
+        }
+        let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return false };
         let until = now + LEADER_LEASE.as_millis() as i64;
         let me = SqlValue::Text(self.node.clone());
+        let mut took_over = false;
         let result = (|| -> anyhow::Result<bool> {
             db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
             db::execute(&c, "INSERT OR IGNORE INTO leases (name, owner, fence, expires_at_ms) VALUES ('dispatcher', '', 0, 0)", vec![])?;
@@ -258,6 +308,7 @@ impl Runner {
                 vec![me.clone(), SqlValue::Integer(until)],
             )?;
             if owner != self.node {
+                took_over = true;
                 let released = db::execute(
                     &c,
                     "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL WHERE state = 'leased' AND lease_owner <> ?1",
@@ -276,6 +327,9 @@ impl Runner {
                 false
             }
         };
+        if won && took_over {
+            crate::logging::line("info", "this node runs the dispatcher now");
+        }
         self.leader_until_ms = if won { until } else { 0 };
         won
     }
@@ -526,7 +580,8 @@ fn record_run(c: &crate::db::Connection, claim: &Claim, node: &str, started: i64
 /// fence holds.
 /// Returns the next job of the claim's lane when one was handed to this
 /// worker in the same commit (`handoff` allows it).
-pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, handoff: bool) -> Option<Claim> {
+/// A step whose completion does not commit leaves its claim in `unsettled`.
+pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, handoff: bool, unsettled: &Unsettled) -> Option<Claim> {
     // One span per step: its events (the step's line, a component's log
     // lines) carry the job, its kind, attempt and business.
     let span = tracing::info_span!("job_step", jobId = %claim.id, kind = %claim.kind, attempt = claim.attempts, businessId = %claim.business_id);
@@ -540,14 +595,22 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
     // before it writes; its writes and its fenced completion still commit
     // together or not at all.
     let network = claim.calls_out;
+    let unsettle = || unsettled.lock().push((claim.id.clone(), claim.fence));
     let mut gate = None;
     if !network {
-        let Some(g) = db.write_gate(Duration::from_secs(30)) else { return None };
+        let Some(g) = db.write_gate(Duration::from_secs(30)) else {
+            unsettle();
+            return None;
+        };
         gate = Some(g);
     }
-    let Ok(conn) = db.conn().map(|c| c.detach()) else { return None };
+    let Ok(conn) = db.conn().map(|c| c.detach()) else {
+        unsettle();
+        return None;
+    };
     if !network && db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
         db.give_back(conn);
+        unsettle();
         return None;
     }
     let job = Job {
@@ -568,11 +631,13 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
                 // now for the completion.
                 let Some(g) = db.write_gate(Duration::from_secs(30)) else {
                     db.give_back(conn);
+                    unsettle();
                     return None;
                 };
                 gate = Some(g);
                 if db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
                     db.give_back(conn);
+                    unsettle();
                     return None;
                 }
             }
@@ -637,6 +702,7 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
     };
     if !finished {
         let _ = db::execute(&conn, "ROLLBACK", vec![]);
+        unsettle();
     }
     db.give_back(conn);
     next_in_lane

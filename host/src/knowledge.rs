@@ -55,33 +55,46 @@ pub fn prepare(db: &Db, embeddings: Option<&Embeddings>) -> Result<usize> {
     let gate = db.gate();
     let _writing = gate.lock();
     let c = db.conn()?;
-    let row = db::query_rows(&c, "SELECT IFNULL(model, ''), dimensions FROM knowledge_embedding WHERE id = 1", vec![])?;
-    let (model, dimensions) = match row.first().map(|r| (&r[0], &r[1])) {
-        Some((SqlValue::Text(m), SqlValue::Integer(d))) => (m.clone(), *d),
-        _ => (String::new(), 0),
-    };
-    let wanted = embeddings.map_or(if dimensions == 0 { crate::engine::providers::ai::DEFAULT_DIMENSIONS as i64 } else { dimensions }, |e| e.dimensions as i64);
-    let mut script = String::from("BEGIN IMMEDIATE;\n");
-    if dimensions != wanted {
-        if dimensions != 0 {
-            script.push_str("DROP TABLE knowledge_vectors;\n");
+    // Read and change in one write transaction: nodes starting together on
+    // one primary make the table once.
+    db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
+    let changed = (|| -> Result<()> {
+        let row = db::query_rows(&c, "SELECT IFNULL(model, ''), dimensions FROM knowledge_embedding WHERE id = 1", vec![])?;
+        let (model, dimensions) = match row.first().map(|r| (&r[0], &r[1])) {
+            Some((SqlValue::Text(m), SqlValue::Integer(d))) => (m.clone(), *d),
+            _ => (String::new(), 0),
+        };
+        let wanted = embeddings.map_or(if dimensions == 0 { crate::engine::providers::ai::DEFAULT_DIMENSIONS as i64 } else { dimensions }, |e| e.dimensions as i64);
+        let mut script = String::new();
+        if dimensions != wanted {
+            if dimensions != 0 {
+                script.push_str("DROP TABLE knowledge_vectors;\n");
+            }
+            script.push_str(&vector_table_ddl(wanted as u32));
+            script.push_str("\nUPDATE data_sources SET embedded_model = NULL WHERE embedded_model IS NOT NULL;\n");
+        } else if embeddings.is_some_and(|e| !model.is_empty() && e.model != model) {
+            script.push_str("DELETE FROM knowledge_vectors;\nUPDATE data_sources SET embedded_model = NULL WHERE embedded_model IS NOT NULL;\n");
         }
-        script.push_str(&vector_table_ddl(wanted as u32));
-        script.push_str("\nUPDATE data_sources SET embedded_model = NULL WHERE embedded_model IS NOT NULL;\n");
-    } else if embeddings.is_some_and(|e| !model.is_empty() && e.model != model) {
-        script.push_str("DELETE FROM knowledge_vectors;\nUPDATE data_sources SET embedded_model = NULL WHERE embedded_model IS NOT NULL;\n");
+        if !script.is_empty() {
+            db::block(c.execute_batch(&script)).map_err(|e| anyhow::anyhow!("preparing the vector table: {e}"))?;
+        }
+        let model_after = embeddings.map_or(if dimensions == wanted { model } else { String::new() }, |e| e.model.clone());
+        db::execute(
+            &c,
+            "UPDATE knowledge_embedding SET model = NULLIF(?1, ''), dimensions = ?2, enabled = ?3 WHERE id = 1",
+            vec![SqlValue::Text(model_after), SqlValue::Integer(wanted), SqlValue::Integer(embeddings.is_some() as i64)],
+        )?;
+        Ok(())
+    })();
+    match changed {
+        Ok(()) => {
+            db::execute(&c, "COMMIT", vec![])?;
+        }
+        Err(e) => {
+            let _ = db::execute(&c, "ROLLBACK", vec![]);
+            return Err(e);
+        }
     }
-    script.push_str("COMMIT;");
-    db::block(c.execute_batch(&script)).map_err(|e| {
-        let _ = db::block(c.execute_batch("ROLLBACK"));
-        anyhow::anyhow!("preparing the vector table: {e}")
-    })?;
-    let model_after = embeddings.map_or(if dimensions == wanted { model } else { String::new() }, |e| e.model.clone());
-    db::execute(
-        &c,
-        "UPDATE knowledge_embedding SET model = NULLIF(?1, ''), dimensions = ?2, enabled = ?3 WHERE id = 1",
-        vec![SqlValue::Text(model_after), SqlValue::Integer(wanted), SqlValue::Integer(embeddings.is_some() as i64)],
-    )?;
     let Some(e) = embeddings else { return Ok(0) };
     // The backfill: one job per source whose content is not embedded with
     // this model and that has no embed job waiting already.

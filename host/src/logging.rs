@@ -22,7 +22,10 @@ pub fn init() -> tracing_appender::non_blocking::WorkerGuard {
         .lossy(true)
         .thread_name("log-writer")
         .finish(stderr);
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // libsql's replica client says "handshake with primary" at info on
+    // every periodic sync, and warns of any fetch slower than its average;
+    // its errors are what we want.
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,libsql=error,libsql_replication=error"));
     let _ = tracing_subscriber::fmt()
         .json()
         .flatten_event(true)

@@ -209,6 +209,46 @@ struct ServeArgs {
     /// A folder of provider plugins (one folder each: plugin.toml, plugin.wasm), loaded at start and again on SIGHUP.
     #[arg(long, env = "SWITCHBOARD_PLUGIN_DIR", value_name = "DIR")]
     plugin_dir: Option<PathBuf>,
+    #[command(flatten)]
+    primary: PrimaryArgs,
+}
+
+/// Where the database lives: the data dir's file, or a libSQL server
+/// primary (`serve` and `admin` alike).
+#[derive(Args, Clone)]
+struct PrimaryArgs {
+    /// A libSQL server (sqld) primary: keep an embedded replica under the data dir, read from it, send every write to the primary (token in SWITCHBOARD_PRIMARY_AUTH_TOKEN).
+    #[arg(long, env = "SWITCHBOARD_PRIMARY_URL", value_name = "URL", value_parser = primary_url, global = true)]
+    primary_url: Option<String>,
+    /// How often the replica pulls the primary's changes: how late this node may see another node's writes.
+    #[arg(long, env = "SWITCHBOARD_SYNC_INTERVAL_MS", value_name = "MS", default_value = "1000", value_parser = clap::value_parser!(u64).range(10..=60_000), global = true)]
+    sync_interval_ms: u64,
+}
+
+impl PrimaryArgs {
+    fn storage(&self, role: &'static str) -> db::Storage {
+        match &self.primary_url {
+            None => db::Storage::Local,
+            Some(url) => db::Storage::Replica(db::Primary {
+                url: url.clone(),
+                auth_token: std::env::var("SWITCHBOARD_PRIMARY_AUTH_TOKEN").unwrap_or_default(),
+                sync_interval: Duration::from_millis(self.sync_interval_ms),
+                role,
+            }),
+        }
+    }
+}
+
+/// A primary's URL: http:// (TLS to a primary is not built in yet; reach a
+/// remote one through a tunnel).
+fn primary_url(s: &str) -> Result<String, String> {
+    match url::Url::parse(s) {
+        Ok(u) if u.scheme() == "http" && u.host().is_some() && u.path() == "/" && u.query().is_none() => Ok(s.trim_end_matches('/').to_string()),
+        Ok(u) if u.scheme() == "https" || u.scheme() == "libsql" => {
+            Err("TLS to the primary is not built in yet: give an http:// URL (a loopback or private address, or a local TLS tunnel)".into())
+        }
+        _ => Err("must be the primary's http:// URL, e.g. http://10.0.0.5:8080".into()),
+    }
 }
 
 /// An absolute http(s) URL.
@@ -227,6 +267,8 @@ struct AdminArgs {
     /// Create the data dir if it does not exist (otherwise a missing one is refused).
     #[arg(long, global = true)]
     create: bool,
+    #[command(flatten)]
+    primary: PrimaryArgs,
     #[command(subcommand)]
     command: AdminCommand,
 }
@@ -573,20 +615,24 @@ fn run(cli: Cli) -> Result<()> {
 /// Opens the data dir for `admin`: a missing one is refused unless
 /// `--create` (a mistyped path must not get a fresh, empty database whose
 /// keys the running server then refuses). Says on stderr which dir it used.
-fn open_admin_data_dir(dir: &Path, create: bool) -> Result<db::Db> {
+fn open_admin_data_dir(dir: &Path, create: bool, storage: &db::Storage) -> Result<db::Db> {
     if !dir.is_dir() {
-        if !create {
+        // With a primary the data dir only keeps this command's replica.
+        if !create && matches!(storage, db::Storage::Local) {
             bail!("data dir {} does not exist (check --data-dir / SWITCHBOARD_DATA_DIR, or pass --create to make a new one)", dir.display());
         }
         std::fs::create_dir_all(dir).with_context(|| format!("creating data dir {}", dir.display()))?;
     }
     let shown = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let _ = writeln!(std::io::stderr(), "switchboard admin: data dir {}", shown.display());
-    db::Db::open(dir)
+    if let db::Storage::Replica(primary) = storage {
+        let _ = writeln!(std::io::stderr(), "switchboard admin: primary {}", primary.url);
+    }
+    db::Db::open_storage(dir, db::Durability::Normal, storage)
 }
 
 fn admin_command(args: AdminArgs) -> Result<serde_json::Value> {
-    let db = open_admin_data_dir(&args.data_dir, args.create)?;
+    let db = open_admin_data_dir(&args.data_dir, args.create, &args.primary.storage("admin"))?;
     match args.command {
         AdminCommand::Business(BusinessCommand::Create { name }) => admin::create_business(&db, &name),
         AdminCommand::Business(BusinessCommand::List) => admin::list_businesses(&db),
@@ -676,7 +722,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         DurabilityArg::Normal => db::Durability::Normal,
         DurabilityArg::Full => db::Durability::Full,
     };
-    let db = db::Db::open_with(&args.data_dir, durability)?;
+    let db = db::Db::open_storage(&args.data_dir, durability, &args.primary.storage("serve"))?;
     metrics::install();
     let public_url = args.public_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
     recordings::configure(recordings::load_secret(&db).context("the recording link secret")?, &public_url, args.recording_link_ttl_ms);

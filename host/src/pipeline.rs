@@ -139,7 +139,12 @@ impl KeyDirectory for Db {
     }
 }
 
+/// Storage could not take the request: busy, or (on a node of a primary)
+/// the primary cannot be reached. Both retryable; nothing was written.
 pub(crate) fn unavailable() -> Failure {
+    if db::primary_unreachable() {
+        return Failure::new(503, "upstream", "primary_unavailable", "the database primary cannot be reached; nothing was written, retry shortly");
+    }
     Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry shortly")
 }
 
@@ -294,7 +299,8 @@ impl App {
     fn read_inner(&self, a: &Admitted, req: wit::Request, component: &'static str, request_id: &str) -> Answer {
         let Ok(conn) = self.db.conn().map(|c| c.detach()) else { return Answer::failure(&unavailable(), request_id) };
         // One read transaction: every query of the handler sees one snapshot.
-        if db::execute(&conn, "BEGIN DEFERRED", vec![]).is_err() {
+        // READONLY (libSQL's DEFERRED) also keeps a replica's reads local.
+        if db::execute(&conn, "BEGIN READONLY", vec![]).is_err() {
             return Answer::failure(&unavailable(), request_id);
         }
         let (conn, result) = self.components.call(component, conn, &req, self.deadline);
@@ -415,7 +421,8 @@ impl App {
             let _ = db::execute(&conn, "ROLLBACK", vec![]);
             self.db.give_back(conn);
             crate::logging::line("error", &format!("a write batch of {} requests could not commit: {e}", batch.len()));
-            return failed_all(&batch, &Failure::internal("the change could not be saved; nothing was written, retry").retryable(true));
+            let failure = if db::primary_unreachable() { unavailable() } else { Failure::internal("the change could not be saved; nothing was written, retry").retryable(true) };
+            return failed_all(&batch, &failure);
         }
         self.db.give_back(conn);
         tracing::debug!(requests = batch.len(), "write batch committed");

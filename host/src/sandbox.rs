@@ -135,7 +135,7 @@ fn refusal(r: InboundRefusal, not_connected: &str) -> Failure {
     match r {
         InboundRefusal::Invalid(m) => Failure::validation("invalid_request", m),
         InboundRefusal::NotConnected(m) => Failure::not_found(not_connected, m),
-        InboundRefusal::Storage(_) => Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry shortly"),
+        InboundRefusal::Storage(_) => crate::pipeline::unavailable(),
     }
 }
 

@@ -96,9 +96,7 @@ pub struct Staged {
     pub sha256: String,
 }
 
-fn unavailable() -> Failure {
-    Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry the upload shortly")
-}
+use crate::pipeline::unavailable;
 
 /// Runs `f` in one `BEGIN IMMEDIATE` transaction under the write gate.
 fn in_write_tx<T>(db: &Db, f: impl FnOnce(&crate::db::Connection) -> Result<T, Failure>) -> Result<T, Failure> {

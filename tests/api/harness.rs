@@ -61,10 +61,13 @@ impl Server {
 
     /// Starts the server from `command` (the binary itself, or a shell that
     /// execs it, e.g. to close a descriptor first), its stderr as given.
+    /// A `--listen ADDR` in `extra` (the last flag wins) keeps a port: a
+    /// node restarted where its clients expect it.
     pub fn spawn_command(mut command: Command, dir: &Path, extra: &[&str], stderr: Stdio) -> Server {
-        let port = free_port();
+        let listen = extra.windows(2).filter(|w| w[0] == "--listen").map(|w| w[1].to_string()).last();
+        let addr = listen.unwrap_or_else(|| format!("127.0.0.1:{}", free_port()));
         let child = command
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
+            .args(["serve", "--listen", &addr, "--data-dir"])
             .arg(dir)
             .args(extra)
             .stdout(Stdio::null())
@@ -73,7 +76,7 @@ impl Server {
             .expect("start switchboard");
         let s = Server {
             child,
-            base: format!("http://127.0.0.1:{port}"),
+            base: format!("http://{addr}"),
             data_dir: dir.to_path_buf(),
             http: reqwest::blocking::Client::builder().timeout(Duration::from_secs(120)).build().unwrap(),
         };

@@ -24,6 +24,7 @@ mod photoapp;
 mod platform;
 mod plugins;
 mod runner;
+mod scale_out;
 mod stalls;
 mod summaries;
 mod voice;

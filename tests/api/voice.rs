@@ -363,7 +363,9 @@ fn starts_are_refused_clearly_and_write_nothing() {
 
 #[test]
 fn cancel_hangs_up_a_carrier_call_and_cancels_a_queued_one() {
-    let c = Calls::new(1, 5_000_000);
+    // Slower steps: the live call stays up 5 s, room for the cancels below
+    // on a loaded machine.
+    let c = Calls::with_step(1, 5_000_000, 50);
     // 6666 answers and stays connected; the single line is its.
     let live = c.call("+15550006666");
     c.until(&live, "the answer", |r| r["call"]["status"] == "answered");

@@ -179,7 +179,7 @@ fn method_not_allowed(allowed: &str) -> Failure {
 }
 
 fn unavailable(_: anyhow::Error) -> Failure {
-    Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry shortly").retryable(true)
+    crate::pipeline::unavailable()
 }
 
 /// A login (or setup-link) limit was reached for `what`.

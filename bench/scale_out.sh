@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# A node on a libSQL server primary against the local mode, in one run.
+#
+#   bench/scale_out.sh [DURATION_SECONDS] [CONNECTIONS]
+#
+# Starts a real sqld (tests/sqld/ensure.py installs it), a node in the local
+# mode (its own file) and a node on the primary (an embedded replica), each
+# with a business, a key and 1,000 contacts, then drives wrk (2 threads,
+# CONNECTIONS connections, default 32) against both:
+#   1. GET /api/v1/contacts/{id}   reads: the replica answers locally
+#   2. POST /api/v1/contacts       idempotent creates: every write
+#                                  transaction goes to the primary
+# and, at one connection, the latency of a create in each mode and of one
+# round trip to the primary (a `SELECT 1` pipeline over its HTTP port), so
+# the price of the primary per write is shown in round trips.
+# Prints every figure and the ratios replica/local.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${1:-10}
+CONNS=${2:-32}
+
+command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
+rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
+cargo build --release -q -p switchboard
+BIN=${SWITCHBOARD_BIN:-${CARGO_TARGET_DIR:-target}/release/switchboard}
+SQLD=$(python3 tests/sqld/ensure.py)
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+TMP=$(mktemp -d)
+PIDS=()
+trap 'kill ${PIDS[@]} 2>/dev/null; wait ${PIDS[@]} 2>/dev/null; rm -rf "$TMP"' EXIT
+
+SQLD_PORT=$(free_port)
+"$SQLD" --no-welcome --db-path "$TMP/primary" --http-listen-addr 127.0.0.1:$SQLD_PORT >/dev/null 2>&1 &
+PIDS+=($!)
+PRIMARY=http://127.0.0.1:$SQLD_PORT
+for _ in $(seq 1 100); do curl -sf $PRIMARY/health >/dev/null && break; sleep 0.1; done
+
+# Rate limits and the in-flight bound off: the bench measures the path.
+export SWITCHBOARD_RATE_LIMIT_KEY=0 SWITCHBOARD_RATE_LIMIT_BUSINESS=0 SWITCHBOARD_MAX_IN_FLIGHT=0
+start() { # data-dir [--primary-url URL] -> base URL
+  local port
+  port=$(free_port)
+  $BIN serve --listen 127.0.0.1:$port --data-dir "$1" "${@:2}" 2>/dev/null &
+  PIDS+=($!)
+  for _ in $(seq 1 300); do curl -sf http://127.0.0.1:$port/api/v1/openapi.json >/dev/null && break; sleep 0.1; done
+  echo http://127.0.0.1:$port
+}
+LOCAL=$(start "$TMP/local")
+REPLICA=$(start "$TMP/replica" --primary-url $PRIMARY)
+
+json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+# seed base admin-args… -> "business key category contact"
+seed() {
+  local base=$1; shift
+  local biz key cat
+  biz=$($BIN admin "$@" business create --name Bench 2>/dev/null | json 'd["businessId"]')
+  key=$($BIN admin "$@" key create --business "$biz" --scopes all 2>/dev/null | json 'd["apiKey"]')
+  for _ in $(seq 1 100); do
+    cat=$(curl -sf $base/api/v1/contacts/categories -H "Authorization: Bearer $key" -H "Idempotency-Key: bench-cat" \
+      -H 'content-type: application/json' -d "{\"businessId\":\"$biz\",\"name\":\"Bench\"}" | json 'd["data"]["category"]["id"]' 2>/dev/null) && break
+    sleep 0.1 # the node pulls the new key within its sync interval
+  done
+  python3 - "$base" "$key" "$biz" "$cat" <<'PY'
+import json, sys, urllib.request
+base, key, biz, cat = sys.argv[1:]
+csv = "mobile,name\n" + "".join("+1999%07d,Seed %d\n" % (i, i) for i in range(1000))
+req = urllib.request.Request(base + "/api/v1/contacts/imports", method="POST",
+    data=json.dumps({"businessId": biz, "categoryIds": [cat], "csv": csv}).encode(),
+    headers={"Authorization": "Bearer " + key, "Idempotency-Key": "bench-seed", "Content-Type": "application/json"})
+assert json.load(urllib.request.urlopen(req))["data"]["created"] == 1000
+PY
+  local contact
+  contact=$(curl -sf "$base/api/v1/contacts?businessId=$biz&limit=1" -H "Authorization: Bearer $key" | json 'd["data"]["contacts"][0]["id"]')
+  echo "$biz $key $cat $contact"
+}
+read -r L_BIZ L_KEY L_CAT L_CONTACT < <(seed "$LOCAL" --data-dir "$TMP/local")
+read -r R_BIZ R_KEY R_CAT R_CONTACT < <(seed "$REPLICA" --data-dir "$TMP/admin" --primary-url $PRIMARY)
+
+measure() { # name key conns url [script] -> "rps p50"
+  local out rps p50 p99 errors
+  out=$(wrk -t2 -c$3 -d${DURATION}s --latency -H "Authorization: Bearer $2" ${5:+-s "$5"} "$4")
+  rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+  p50=$(awk '$1=="50%" {print $2}' <<<"$out")
+  p99=$(awk '$1=="99%" {print $2}' <<<"$out")
+  errors=$(awk '/Non-2xx/ {print $NF}' <<<"$out")
+  printf '%-40s %10s req/s  p50 %8s  p99 %8s  non-2xx %s\n' "$1" "$rps" "$p50" "$p99" "${errors:-0}" >&2
+  echo "$rps $p50"
+}
+ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.3f}')" "$1" "$2"; }
+ms() { python3 -c "
+import sys, re
+v, u = re.match(r'([0-9.]+)(us|ms|s)', sys.argv[1]).groups()
+print(float(v) * {'us': 0.001, 'ms': 1, 's': 1000}[u])" "$1"; }
+
+echo "$CONNS connections, $DURATION s per run, $(nproc) cores" >&2
+L_GET="$LOCAL/api/v1/contacts/$L_CONTACT?businessId=$L_BIZ"
+R_GET="$REPLICA/api/v1/contacts/$R_CONTACT?businessId=$R_BIZ"
+for u in "$L_GET $L_KEY" "$R_GET $R_KEY"; do set -- $u; wrk -t1 -c4 -d2s -H "Authorization: Bearer $2" "$1" >/dev/null; done
+read -r LG _ < <(measure "GET contact, local" "$L_KEY" "$CONNS" "$L_GET")
+read -r RG _ < <(measure "GET contact, replica" "$R_KEY" "$CONNS" "$R_GET")
+read -r LP _ < <(KEY=$L_KEY BIZ=$L_BIZ CAT=$L_CAT measure "POST contact, local" "$L_KEY" "$CONNS" "$LOCAL/api/v1/contacts" bench/post_contact.lua)
+read -r RP _ < <(KEY=$R_KEY BIZ=$R_BIZ CAT=$R_CAT measure "POST contact, through the primary" "$R_KEY" "$CONNS" "$REPLICA/api/v1/contacts" bench/post_contact.lua)
+read -r _ L1 < <(KEY=$L_KEY BIZ=$L_BIZ CAT=$L_CAT measure "POST contact, local, 1 connection" "$L_KEY" 1 "$LOCAL/api/v1/contacts" bench/post_contact.lua)
+read -r _ R1 < <(KEY=$R_KEY BIZ=$R_BIZ CAT=$R_CAT measure "POST contact, primary, 1 connection" "$R_KEY" 1 "$REPLICA/api/v1/contacts" bench/post_contact.lua)
+# One round trip to the primary: a one-statement pipeline, no baton.
+cat > "$TMP/select1.lua" <<'LUA'
+wrk.method = "POST"
+wrk.body = '{"requests":[{"type":"execute","stmt":{"sql":"SELECT 1"}},{"type":"close"}]}'
+wrk.headers["Content-Type"] = "application/json"
+LUA
+read -r _ RT < <(measure "one round trip to the primary, 1 conn" "-" 1 "$PRIMARY/v2/pipeline" "$TMP/select1.lua")
+echo "replica/local: GET $(ratio "$RG" "$LG"), POST $(ratio "$RP" "$LP")"
+python3 - "$(ms "$L1")" "$(ms "$R1")" "$(ms "$RT")" <<'PY'
+import sys
+local, replica, rt = map(float, sys.argv[1:])
+print(f"a create at one connection: local p50 {local:.2f} ms, through the primary {replica:.2f} ms; "
+      f"the primary adds {replica - local:.2f} ms = about {(replica - local) / rt:.0f} round trips of {rt:.3f} ms")
+PY
