@@ -27,12 +27,12 @@ SQLD=$(python3 tests/sqld/ensure.py)
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 TMP=$(mktemp -d)
-PIDS=()
-trap 'kill ${PIDS[@]} 2>/dev/null; wait ${PIDS[@]} 2>/dev/null; rm -rf "$TMP"' EXIT
+# Every process started here, stopped by pid at the end.
+trap 'kill $(cat "$TMP/pids" 2>/dev/null) 2>/dev/null; sleep 0.5; rm -rf "$TMP"' EXIT
 
 SQLD_PORT=$(free_port)
 "$SQLD" --no-welcome --db-path "$TMP/primary" --http-listen-addr 127.0.0.1:$SQLD_PORT >/dev/null 2>&1 &
-PIDS+=($!)
+echo $! >> "$TMP/pids"
 PRIMARY=http://127.0.0.1:$SQLD_PORT
 for _ in $(seq 1 100); do curl -sf $PRIMARY/health >/dev/null && break; sleep 0.1; done
 
@@ -41,8 +41,8 @@ export SWITCHBOARD_RATE_LIMIT_KEY=0 SWITCHBOARD_RATE_LIMIT_BUSINESS=0 SWITCHBOAR
 start() { # data-dir [--primary-url URL] -> base URL
   local port
   port=$(free_port)
-  $BIN serve --listen 127.0.0.1:$port --data-dir "$1" "${@:2}" 2>/dev/null &
-  PIDS+=($!)
+  $BIN serve --listen 127.0.0.1:$port --data-dir "$1" "${@:2}" >/dev/null 2>&1 &
+  echo $! >> "$TMP/pids"
   for _ in $(seq 1 300); do curl -sf http://127.0.0.1:$port/api/v1/openapi.json >/dev/null && break; sleep 0.1; done
   echo http://127.0.0.1:$port
 }
@@ -79,7 +79,7 @@ read -r R_BIZ R_KEY R_CAT R_CONTACT < <(seed "$REPLICA" --data-dir "$TMP/admin" 
 
 measure() { # name key conns url [script] -> "rps p50"
   local out rps p50 p99 errors
-  out=$(wrk -t2 -c$3 -d${DURATION}s --latency -H "Authorization: Bearer $2" ${5:+-s "$5"} "$4")
+  out=$(wrk -t$(( $3 < 2 ? $3 : 2 )) -c$3 -d${DURATION}s --latency -H "Authorization: Bearer $2" ${5:+-s "$5"} "$4")
   rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
   p50=$(awk '$1=="50%" {print $2}' <<<"$out")
   p99=$(awk '$1=="99%" {print $2}' <<<"$out")
@@ -101,8 +101,12 @@ read -r LG _ < <(measure "GET contact, local" "$L_KEY" "$CONNS" "$L_GET")
 read -r RG _ < <(measure "GET contact, replica" "$R_KEY" "$CONNS" "$R_GET")
 read -r LP _ < <(KEY=$L_KEY BIZ=$L_BIZ CAT=$L_CAT measure "POST contact, local" "$L_KEY" "$CONNS" "$LOCAL/api/v1/contacts" bench/post_contact.lua)
 read -r RP _ < <(KEY=$R_KEY BIZ=$R_BIZ CAT=$R_CAT measure "POST contact, through the primary" "$R_KEY" "$CONNS" "$REPLICA/api/v1/contacts" bench/post_contact.lua)
-read -r _ L1 < <(KEY=$L_KEY BIZ=$L_BIZ CAT=$L_CAT measure "POST contact, local, 1 connection" "$L_KEY" 1 "$LOCAL/api/v1/contacts" bench/post_contact.lua)
-read -r _ R1 < <(KEY=$R_KEY BIZ=$R_BIZ CAT=$R_CAT measure "POST contact, primary, 1 connection" "$R_KEY" 1 "$REPLICA/api/v1/contacts" bench/post_contact.lua)
+read -r _ L1 < <(RUN=1 KEY=$L_KEY BIZ=$L_BIZ CAT=$L_CAT measure "POST contact, local, 1 connection" "$L_KEY" 1 "$LOCAL/api/v1/contacts" bench/post_contact.lua)
+calls() { curl -sf "$REPLICA/metrics" | awk '/^switchboard_primary_calls_total/ {n += $NF} END {printf "%d\n", n}'; }
+creates() { curl -sf "$REPLICA/metrics" | awk '/^switchboard_requests_total\{.*operation="createContact".*status="201"/ {n += $NF} END {printf "%d\n", n}'; }
+CALLS0=$(calls); CREATES0=$(creates)
+read -r _ R1 < <(RUN=1 KEY=$R_KEY BIZ=$R_BIZ CAT=$R_CAT measure "POST contact, primary, 1 connection" "$R_KEY" 1 "$REPLICA/api/v1/contacts" bench/post_contact.lua)
+CALLS1=$(calls); CREATES1=$(creates)
 # One round trip to the primary: a one-statement pipeline, no baton.
 cat > "$TMP/select1.lua" <<'LUA'
 wrk.method = "POST"
@@ -111,9 +115,12 @@ wrk.headers["Content-Type"] = "application/json"
 LUA
 read -r _ RT < <(measure "one round trip to the primary, 1 conn" "-" 1 "$PRIMARY/v2/pipeline" "$TMP/select1.lua")
 echo "replica/local: GET $(ratio "$RG" "$LG"), POST $(ratio "$RP" "$LP")"
-python3 - "$(ms "$L1")" "$(ms "$R1")" "$(ms "$RT")" <<'PY'
+python3 - "$(ms "$L1")" "$(ms "$R1")" "$(ms "$RT")" "$(( CALLS1 - CALLS0 ))" "$(( CREATES1 - CREATES0 ))" <<'PY'
 import sys
-local, replica, rt = map(float, sys.argv[1:])
+local, replica, rt = map(float, sys.argv[1:4])
+calls, creates = int(sys.argv[4]), max(1, int(sys.argv[5]))
+per = calls / creates
 print(f"a create at one connection: local p50 {local:.2f} ms, through the primary {replica:.2f} ms; "
-      f"the primary adds {replica - local:.2f} ms = about {(replica - local) / rt:.0f} round trips of {rt:.3f} ms")
+      f"the primary adds {replica - local:.2f} ms over {per:.1f} calls, {(replica - local) / per:.3f} ms a call "
+      f"(a SELECT 1 over the primary's HTTP API: {rt:.3f} ms)")
 PY

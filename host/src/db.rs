@@ -88,6 +88,11 @@ pub struct Connection {
     /// In replica mode, the replica to bring up to date after this
     /// connection changes data, so the node reads what it wrote.
     replica: Option<Arc<libsql::Database>>,
+    /// A read-only connection on a replica's file (`Db::read_conn`).
+    reader: bool,
+    /// A replica's connection that began a write transaction (`BEGIN
+    /// IMMEDIATE`): its statements run at the primary until it ends.
+    writing: std::cell::Cell<bool>,
 }
 
 impl std::ops::Deref for Connection {
@@ -99,32 +104,53 @@ impl std::ops::Deref for Connection {
 
 impl Connection {
     fn new(inner: libsql::Connection, replica: Option<Arc<libsql::Database>>) -> Connection {
-        Connection { statements: RefCell::new(lru::LruCache::new(NonZeroUsize::new(STATEMENT_CACHE).expect("non-zero"))), inner, replica }
+        Connection { statements: RefCell::new(lru::LruCache::new(NonZeroUsize::new(STATEMENT_CACHE).expect("non-zero"))), inner, replica, reader: false, writing: std::cell::Cell::new(false) }
     }
 
     /// Runs `f` with the cached statement for `sql`, preparing it on first
     /// use. The statement is reset afterwards whatever happened, so it
     /// holds no read snapshot and no bindings leak into its next use.
     ///
-    /// A replica's connection prepares every time: its statements are
-    /// routed (replica or primary) when prepared, by the transaction state
-    /// of that moment, and a remote statement's reset does not clear its
-    /// bindings, so a cached one would be both misrouted and stale.
+    /// On a replica's connection, statements are routed (replica or
+    /// primary) when prepared, by the transaction state of that moment, and
+    /// a statement routed to the replica does not clear its bindings on
+    /// reset. So it caches only statements prepared inside a write
+    /// transaction, which all run at the primary and take their parameters
+    /// with each call, and uses them only there: each saves the primary's
+    /// `describe` round trip that preparing costs. Anything else is
+    /// prepared for the call.
     fn with_statement<T>(&self, sql: &str, f: impl FnOnce(&libsql::Statement) -> Result<T, libsql::Error>) -> Result<T, libsql::Error> {
-        if self.replica.is_some() {
+        if self.replica.is_some() && !self.in_write_transaction() {
+            if changes_data(sql) {
+                crate::metrics::primary_call("describe");
+                crate::metrics::primary_call("statement");
+            }
             let out = block(self.inner.prepare(sql)).and_then(|stmt| f(&stmt));
             self.after_statement(sql, &out);
             return out;
         }
         let mut cache = self.statements.borrow_mut();
         if !cache.contains(sql) {
+            if self.replica.is_some() {
+                crate::metrics::primary_call("describe");
+            }
             let stmt = block(self.inner.prepare(sql))?;
             cache.put(sql.into(), stmt);
+        }
+        if self.replica.is_some() {
+            crate::metrics::primary_call("statement");
         }
         let stmt = cache.get(sql).expect("just inserted");
         let out = f(stmt);
         stmt.reset();
+        drop(cache);
+        self.after_statement(sql, &out);
         out
+    }
+
+    /// A replica's connection between a `BEGIN IMMEDIATE` and its end.
+    fn in_write_transaction(&self) -> bool {
+        self.writing.get() && !self.inner.is_autocommit()
     }
 
     /// After a statement that changed data and ended outside a transaction
@@ -136,6 +162,11 @@ impl Connection {
     /// It also notes whether the primary answered (`primary_unreachable`).
     fn after_statement<T>(&self, sql: &str, outcome: &Result<T, libsql::Error>) {
         let Some(replica) = &self.replica else { return };
+        if outcome.is_ok() && starts_with_word(sql, "BEGIN IMMEDIATE") {
+            self.writing.set(true);
+        } else if self.inner.is_autocommit() {
+            self.writing.set(false);
+        }
         let changed = changes_data(sql);
         match outcome {
             Err(e) => {
@@ -150,6 +181,7 @@ impl Connection {
         if !changed || !self.inner.is_autocommit() {
             return;
         }
+        crate::metrics::primary_call("sync");
         if let Err(e) = block(replica.sync()) {
             PRIMARY_UNREACHABLE.store(is_network(&e), Ordering::Relaxed);
             tracing::warn!(error = %e, "the replica could not pull a write it just made; it catches up at the next sync");
@@ -178,6 +210,16 @@ impl Connection {
 
     /// Runs a statement that returns no rows; the number of rows changed.
     pub fn execute(&self, sql: &str, params: Vec<SqlValue>) -> Result<u64, libsql::Error> {
+        if self.replica.is_some() {
+            if self.in_write_transaction() || changes_data(sql) || starts_with_word(sql, "BEGIN IMMEDIATE") {
+                crate::metrics::primary_call("statement");
+            }
+            // Straight to the connection: a statement prepared first would
+            // cost the primary a `describe` round trip before it runs.
+            let out = block(self.inner.execute(sql, params));
+            self.after_statement(sql, &out);
+            return out;
+        }
         self.with_statement(sql, |stmt| {
             let params = bind_all(stmt, params);
             block(stmt.execute(params)).map(|n| n as u64)
@@ -186,6 +228,13 @@ impl Connection {
 
     /// Runs one statement once per row of parameters.
     pub fn execute_many(&self, sql: &str, rows: Vec<Vec<SqlValue>>) -> Result<u64, libsql::Error> {
+        if self.replica.is_some() {
+            let mut total = 0;
+            for row in rows {
+                total += self.execute(sql, row)?;
+            }
+            return Ok(total);
+        }
         self.with_statement(sql, |stmt| {
             let mut total = 0u64;
             for row in rows {
@@ -269,6 +318,12 @@ pub struct Db {
     _replica_lock: Option<std::fs::File>,
     durability: Durability,
     idle: Mutex<Vec<Connection>>,
+    /// Replica mode: plain local connections on the replica's file, for
+    /// reads only (`read_conn`): they keep their prepared statements and
+    /// skip libsql's per-statement routing, which a replica's connections
+    /// pay on every call.
+    reader: Option<libsql::Database>,
+    idle_readers: Mutex<Vec<Connection>>,
     /// One writer at a time inside this process: write transactions queue
     /// here in arrival order (a fair mutex, so no writer starves under load)
     /// instead of spinning in SQLite's busy handler. Other processes (the
@@ -300,7 +355,8 @@ impl Drop for Conn<'_> {
             if !c.is_autocommit() {
                 return;
             }
-            let mut idle = self.db.idle.lock();
+            let pool = if c.reader { &self.db.idle_readers } else { &self.db.idle };
+            let mut idle = pool.lock();
             if idle.len() < 64 {
                 idle.push(c);
             }
@@ -335,7 +391,7 @@ impl Db {
             Storage::Local => {
                 let path = dir.join("switchboard.db");
                 let database = block(libsql::Builder::new_local(&path).build()).with_context(|| format!("opening {}", path.display()))?;
-                let db = Db::with_database(database, durability, None);
+                let db = Db::with_database(database, durability, None, None);
                 {
                     let c = db.conn()?;
                     block(c.execute_batch("PRAGMA journal_mode=WAL;"))?;
@@ -348,8 +404,10 @@ impl Db {
         Ok(db)
     }
 
-    fn with_database(database: libsql::Database, durability: Durability, replica_lock: Option<std::fs::File>) -> Db {
+    fn with_database(database: libsql::Database, durability: Durability, replica_lock: Option<std::fs::File>, reader: Option<libsql::Database>) -> Db {
         Db {
+            reader,
+            idle_readers: Mutex::new(Vec::new()),
             database: Arc::new(database),
             replica: replica_lock.is_some(),
             _replica_lock: replica_lock,
@@ -390,7 +448,39 @@ impl Db {
         )
         .with_context(|| format!("opening the replica {}", path.display()))?;
         block(database.sync()).map_err(|e| anyhow!("cannot sync with the primary at {}: {e}", primary.url))?;
-        Ok(Db::with_database(database, durability, Some(lock)))
+        // The replica's file is an ordinary SQLite database in WAL mode that
+        // libsql's injector writes: readers of their own see each committed
+        // frame, and the node's writes reach it by `after_statement`.
+        let reader = block(libsql::Builder::new_local(&path).build()).with_context(|| format!("opening {} for reading", path.display()))?;
+        Ok(Db::with_database(database, durability, Some(lock), Some(reader)))
+    }
+
+    /// A pooled connection for reads only: on a replica, a read-only
+    /// connection on its file (a write there is refused, so nothing bypasses
+    /// the primary); in the local mode, `conn`.
+    pub fn read_conn(&self) -> Result<Conn<'_>> {
+        let Some(reader) = &self.reader else { return self.conn() };
+        if let Some(c) = self.idle_readers.lock().pop() {
+            return Ok(Conn { db: self, conn: Some(c) });
+        }
+        Ok(Conn { db: self, conn: Some(self.new_reader(reader)?) })
+    }
+
+    fn new_reader(&self, reader: &libsql::Database) -> Result<Connection> {
+        let c = reader.connect()?;
+        c.busy_timeout(BUSY_TIMEOUT)?;
+        block(c.execute_batch("PRAGMA query_only=ON;"))?;
+        let mut c = Connection::new(c, None);
+        c.reader = true;
+        Ok(c)
+    }
+
+    /// A new connection for reads outside the pool (closed when dropped).
+    pub fn fresh_read_conn(&self) -> Result<Connection> {
+        match &self.reader {
+            Some(reader) => self.new_reader(reader),
+            None => self.fresh_conn(),
+        }
     }
 
     /// A new connection outside the pool (closed when dropped).

@@ -338,7 +338,7 @@ impl Runner {
 /// Whether any job is due (or left with an expired lease), read without the
 /// write gate.
 fn has_due(db: &Db) -> bool {
-    let Ok(c) = db.conn() else { return false };
+    let Ok(c) = db.read_conn() else { return false };
     let now = SqlValue::Integer(crate::clock::now_ms());
     db::query_rows(
         &c,

@@ -36,6 +36,14 @@ pub fn provider_call(adapter: &'static str, outcome: &'static str, instantiated:
     metrics::histogram!("switchboard_provider_call_seconds", "adapter" => adapter).record(started.elapsed().as_secs_f64());
 }
 
+/// One call a node makes to its libSQL primary: a `statement` run there,
+/// the `describe` libsql asks for before a statement it prepares for the
+/// primary, or a `sync` of the replica after a commit (a handshake and a
+/// pull of frames).
+pub fn primary_call(call: &'static str) {
+    metrics::counter!("switchboard_primary_calls_total", "call" => call).increment(1);
+}
+
 /// One answered request (its status and time to the answer's head).
 pub fn request(operation: &'static str, status: u16, started: Instant) {
     let labels = [("operation", operation.to_string()), ("status", status.to_string())];

@@ -109,14 +109,14 @@ impl KeyDirectory for Db {
             )
             .map_err(|_| unavailable())
         };
-        let pooled = self.conn().map_err(|_| unavailable())?;
+        let pooled = self.read_conn().map_err(|_| unavailable())?;
         let mut rows = lookup(&pooled)?;
         drop(pooled);
         if rows.is_empty() {
             // Keys are created by another process (the admin CLI). A miss is
             // confirmed on a brand-new connection so that a pooled one can
             // never answer from an older view of the table.
-            let fresh = self.fresh_conn().map_err(|_| unavailable())?;
+            let fresh = self.fresh_read_conn().map_err(|_| unavailable())?;
             rows = lookup(&fresh)?;
             if !rows.is_empty() {
                 crate::logging::line("warn", "a pooled connection missed a key that a fresh one found");
@@ -297,7 +297,7 @@ impl App {
     }
 
     fn read_inner(&self, a: &Admitted, req: wit::Request, component: &'static str, request_id: &str) -> Answer {
-        let Ok(conn) = self.db.conn().map(|c| c.detach()) else { return Answer::failure(&unavailable(), request_id) };
+        let Ok(conn) = self.db.read_conn().map(|c| c.detach()) else { return Answer::failure(&unavailable(), request_id) };
         // One read transaction: every query of the handler sees one snapshot.
         // READONLY (libSQL's DEFERRED) also keeps a replica's reads local.
         if db::execute(&conn, "BEGIN READONLY", vec![]).is_err() {

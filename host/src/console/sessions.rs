@@ -58,7 +58,7 @@ pub fn create(c: &db::Connection, user: &LoginUser) -> Result<(String, SessionRe
 /// The live session of a cookie token's hash, with its user's role scopes.
 pub fn find(db: &Db, token_hash: &str) -> Result<Option<SessionRecord>> {
     let now = crate::clock::now_ms();
-    let c = db.conn()?;
+    let c = db.read_conn()?;
     let rows = db::query_rows(
         &c,
         "SELECT s.id, s.user_id, s.business_id, s.csrf_token, u.role FROM console_sessions s \
