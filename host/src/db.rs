@@ -435,8 +435,8 @@ impl Db {
         let _io = rt.enter();
         let path = folder.join("switchboard.db");
         let database = block(
+            // libsql's own connector: http:// or https:// (the system's roots).
             libsql::Builder::new_remote_replica(&path, primary.url.clone(), primary.auth_token.clone())
-                .connector(hyper014::client::HttpConnector::new())
                 // sqld serves the default namespace unless told otherwise;
                 // libsql would take the namespace from the host name.
                 .namespace("default")

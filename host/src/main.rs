@@ -239,15 +239,13 @@ impl PrimaryArgs {
     }
 }
 
-/// A primary's URL: http:// (TLS to a primary is not built in yet; reach a
-/// remote one through a tunnel).
+/// A primary's URL: http:// or https://, the server's root, no query.
 fn primary_url(s: &str) -> Result<String, String> {
     match url::Url::parse(s) {
-        Ok(u) if u.scheme() == "http" && u.host().is_some() && u.path() == "/" && u.query().is_none() => Ok(s.trim_end_matches('/').to_string()),
-        Ok(u) if u.scheme() == "https" || u.scheme() == "libsql" => {
-            Err("TLS to the primary is not built in yet: give an http:// URL (a loopback or private address, or a local TLS tunnel)".into())
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() && u.path() == "/" && u.query().is_none() && u.password().is_none() => {
+            Ok(s.trim_end_matches('/').to_string())
         }
-        _ => Err("must be the primary's http:// URL, e.g. http://10.0.0.5:8080".into()),
+        _ => Err("must be the primary's http:// or https:// URL, e.g. https://db.example.net or http://10.0.0.5:8080 (its token goes in SWITCHBOARD_PRIMARY_AUTH_TOKEN)".into()),
     }
 }
 

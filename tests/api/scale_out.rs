@@ -129,6 +129,14 @@ fn node(primary: &Sqld, dir: &Path, log: &Path, extra: &[&str]) -> Server {
     Server::start_logged(dir, &args, log)
 }
 
+/// A node given an auth token for the primary (sqld without auth ignores it).
+fn node_with_token(primary: &Sqld, dir: &Path, log: &Path, token: &str) -> Server {
+    let mut command = Command::new(BIN);
+    command.env("SWITCHBOARD_PRIMARY_AUTH_TOKEN", token);
+    let args = ["--primary-url", primary.url.as_str(), "--sync-interval-ms", SYNC_MS];
+    Server::spawn_command(command, dir, &args, std::fs::File::create(log).unwrap().into())
+}
+
 /// A tenant on the primary and a contact category of theirs, made through `n`.
 struct Business {
     t: Tenant,
@@ -150,6 +158,8 @@ fn contact_body(b: &Business, mobile: &str) -> Value {
     json!({"businessId": b.t.business, "name": format!("Person {mobile}"), "mobile": mobile, "categoryIds": [b.category]})
 }
 
+const TOKEN: &str = "primary-token-that-must-never-be-logged";
+
 #[test]
 fn nodes_on_one_primary_migrate_once_read_their_writes_and_see_each_other() {
     let primary = Sqld::start();
@@ -158,7 +168,7 @@ fn nodes_on_one_primary_migrate_once_read_their_writes_and_see_each_other() {
     // Both nodes start at once on an empty primary: one applies each
     // migration, the other finds it applied.
     let (a, b) = std::thread::scope(|s| {
-        let a = s.spawn(|| node(&primary, &dir_a.0, &log_a, &[]));
+        let a = s.spawn(|| node_with_token(&primary, &dir_a.0, &log_a, TOKEN));
         let b = s.spawn(|| node(&primary, &dir_b.0, &log_b, &[]));
         (a.join().unwrap(), b.join().unwrap())
     });
@@ -199,6 +209,9 @@ fn nodes_on_one_primary_migrate_once_read_their_writes_and_see_each_other() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("another switchboard process keeps the replica"), "{}", String::from_utf8_lossy(&out.stderr));
     drop((a, b));
+    // The primary's token is never logged.
+    let log = std::fs::read_to_string(&log_a).unwrap();
+    assert!(log.contains("listening on") && !log.contains(TOKEN), "{log}");
 }
 
 #[test]
@@ -313,6 +326,21 @@ fn a_node_refuses_a_primary_migrated_by_a_newer_switchboard() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot sync with the primary"), "{}", String::from_utf8_lossy(&out.stderr));
+    // https:// is taken (TLS through libsql's connector); nothing listens there.
+    let out = Command::new(BIN)
+        .args(["admin", "--primary-url", &format!("https://127.0.0.1:{}", free_port()), "--data-dir"])
+        .arg(&dir_b.0)
+        .args(["business", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot sync with the primary"), "{}", String::from_utf8_lossy(&out.stderr));
+    // A URL that is not a server's root is refused before anything starts.
+    for bad in ["ftp://127.0.0.1:1", "http://127.0.0.1:1/db?x=1", "not a url"] {
+        let out = Command::new(BIN).args(["serve", "--primary-url", bad]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--primary-url"), "{bad}: {}", String::from_utf8_lossy(&out.stderr));
+    }
 }
 
 /// `kill -9`: no shutdown, no lease given back.
