@@ -20,7 +20,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${1:-10}
 CONNS=${2:-32}
-THREADS=2
 
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
@@ -45,37 +44,19 @@ for _ in $(seq 1 200); do curl -sf $BASE/api/v1/openapi.json >/dev/null && break
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 BIZ=$($BIN admin --data-dir "$DATA" business create --name Bench | json 'd["businessId"]')
 KEY=$($BIN admin --data-dir "$DATA" key create --business "$BIZ" --scopes all | json 'd["apiKey"]')
-CAT=$(curl -sf $BASE/api/v1/contacts/categories -H "Authorization: Bearer $KEY" -H "Idempotency-Key: bench-cat" \
-  -H 'content-type: application/json' -d "{\"businessId\":\"$BIZ\",\"name\":\"Bench\"}" | json 'd["data"]["category"]["id"]')
-python3 - "$BASE" "$KEY" "$BIZ" "$CAT" <<'PY'
-import json, sys, urllib.request
-base, key, biz, cat = sys.argv[1:]
-csv = "mobile,name\n" + "".join("+1999%07d,Seed %d\n" % (i, i) for i in range(1000))
-req = urllib.request.Request(base + "/api/v1/contacts/imports", method="POST",
-    data=json.dumps({"businessId": biz, "categoryIds": [cat], "csv": csv}).encode(),
-    headers={"Authorization": "Bearer " + key, "Idempotency-Key": "bench-seed", "Content-Type": "application/json"})
-assert json.load(urllib.request.urlopen(req))["data"]["created"] == 1000
-PY
-CONTACT=$(curl -sf "$BASE/api/v1/contacts?businessId=$BIZ&limit=1" -H "Authorization: Bearer $KEY" | json 'd["data"]["contacts"][0]["id"]')
+read -r CAT CONTACT < <(python3 bench/seed_contacts.py "$BASE" "$KEY" "$BIZ")
 
 # Both GETs must answer the same contact before we time them.
 A=$(curl -sf "$BASE/api/v1/contacts/$CONTACT?businessId=$BIZ" -H "Authorization: Bearer $KEY" | json 'json.dumps(d["data"], sort_keys=True)')
 B=$(curl -sf "$BASE/_bench/native/contacts/$CONTACT?businessId=$BIZ" -H "Authorization: Bearer $KEY" | json 'json.dumps(d["data"], sort_keys=True)')
 [ "$A" = "$B" ] || { echo "component and native answers differ:"; echo "$A"; echo "$B"; exit 1; }
 
-# wrk prints "Requests/sec: N" and, with --latency, "50%" and "99%" lines.
-measure() { # name url [script]
-  local out
-  out=$(wrk -t$THREADS -c$CONNS -d${DURATION}s --latency -H "Authorization: Bearer $KEY" ${3:+-s "$3"} "$2")
-  local rps p50 p99 errors
-  rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
-  p50=$(awk '$1=="50%" {print $2}' <<<"$out")
-  p99=$(awk '$1=="99%" {print $2}' <<<"$out")
-  errors=$(awk '/Non-2xx/ {print $NF}' <<<"$out")
-  printf '%-32s %10s req/s  p50 %8s  p99 %8s  non-2xx %s\n' "$1" "$rps" "$p50" "$p99" "${errors:-0}" >&2
+. bench/wrk.sh
+measure() { # name url [script] -> requests/s
+  local rps
+  read -r rps _ < <(wrk_run "$1" "$KEY" "$CONNS" "$2" "${3:-}")
   echo "$rps"
 }
-ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.3f}')" "$1" "$2"; }
 
 echo "$CONNS connections, $DURATION s per run, $(nproc) cores" >&2
 GET=$BASE/api/v1/contacts/$CONTACT?businessId=$BIZ

@@ -53,41 +53,15 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 # seed base admin-args… -> "business key category contact"
 seed() {
   local base=$1; shift
-  local biz key cat
+  local biz key
   biz=$($BIN admin "$@" business create --name Bench 2>/dev/null | json 'd["businessId"]')
   key=$($BIN admin "$@" key create --business "$biz" --scopes all 2>/dev/null | json 'd["apiKey"]')
-  for _ in $(seq 1 100); do
-    cat=$(curl -sf $base/api/v1/contacts/categories -H "Authorization: Bearer $key" -H "Idempotency-Key: bench-cat" \
-      -H 'content-type: application/json' -d "{\"businessId\":\"$biz\",\"name\":\"Bench\"}" | json 'd["data"]["category"]["id"]' 2>/dev/null) && break
-    sleep 0.1 # the node pulls the new key within its sync interval
-  done
-  python3 - "$base" "$key" "$biz" "$cat" <<'PY'
-import json, sys, urllib.request
-base, key, biz, cat = sys.argv[1:]
-csv = "mobile,name\n" + "".join("+1999%07d,Seed %d\n" % (i, i) for i in range(1000))
-req = urllib.request.Request(base + "/api/v1/contacts/imports", method="POST",
-    data=json.dumps({"businessId": biz, "categoryIds": [cat], "csv": csv}).encode(),
-    headers={"Authorization": "Bearer " + key, "Idempotency-Key": "bench-seed", "Content-Type": "application/json"})
-assert json.load(urllib.request.urlopen(req))["data"]["created"] == 1000
-PY
-  local contact
-  contact=$(curl -sf "$base/api/v1/contacts?businessId=$biz&limit=1" -H "Authorization: Bearer $key" | json 'd["data"]["contacts"][0]["id"]')
-  echo "$biz $key $cat $contact"
+  echo "$biz $key $(python3 bench/seed_contacts.py "$base" "$key" "$biz")"
 }
 read -r L_BIZ L_KEY L_CAT L_CONTACT < <(seed "$LOCAL" --data-dir "$TMP/local")
 read -r R_BIZ R_KEY R_CAT R_CONTACT < <(seed "$REPLICA" --data-dir "$TMP/admin" --primary-url $PRIMARY)
 
-measure() { # name key conns url [script] -> "rps p50"
-  local out rps p50 p99 errors
-  out=$(wrk -t$(( $3 < 2 ? $3 : 2 )) -c$3 -d${DURATION}s --latency -H "Authorization: Bearer $2" ${5:+-s "$5"} "$4")
-  rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
-  p50=$(awk '$1=="50%" {print $2}' <<<"$out")
-  p99=$(awk '$1=="99%" {print $2}' <<<"$out")
-  errors=$(awk '/Non-2xx/ {print $NF}' <<<"$out")
-  printf '%-40s %10s req/s  p50 %8s  p99 %8s  non-2xx %s\n' "$1" "$rps" "$p50" "$p99" "${errors:-0}" >&2
-  echo "$rps $p50"
-}
-ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.3f}')" "$1" "$2"; }
+. bench/wrk.sh
 ms() { python3 -c "
 import sys, re
 v, u = re.match(r'([0-9.]+)(us|ms|s)', sys.argv[1]).groups()
@@ -97,15 +71,15 @@ echo "$CONNS connections, $DURATION s per run, $(nproc) cores" >&2
 L_GET="$LOCAL/api/v1/contacts/$L_CONTACT?businessId=$L_BIZ"
 R_GET="$REPLICA/api/v1/contacts/$R_CONTACT?businessId=$R_BIZ"
 for u in "$L_GET $L_KEY" "$R_GET $R_KEY"; do set -- $u; wrk -t1 -c4 -d2s -H "Authorization: Bearer $2" "$1" >/dev/null; done
-read -r LG _ < <(measure "GET contact, local" "$L_KEY" "$CONNS" "$L_GET")
-read -r RG _ < <(measure "GET contact, replica" "$R_KEY" "$CONNS" "$R_GET")
-read -r LP _ < <(KEY=$L_KEY BIZ=$L_BIZ CAT=$L_CAT measure "POST contact, local" "$L_KEY" "$CONNS" "$LOCAL/api/v1/contacts" bench/post_contact.lua)
-read -r RP _ < <(KEY=$R_KEY BIZ=$R_BIZ CAT=$R_CAT measure "POST contact, through the primary" "$R_KEY" "$CONNS" "$REPLICA/api/v1/contacts" bench/post_contact.lua)
-read -r _ L1 < <(RUN=1 KEY=$L_KEY BIZ=$L_BIZ CAT=$L_CAT measure "POST contact, local, 1 connection" "$L_KEY" 1 "$LOCAL/api/v1/contacts" bench/post_contact.lua)
+read -r LG _ < <(wrk_run "GET contact, local" "$L_KEY" "$CONNS" "$L_GET")
+read -r RG _ < <(wrk_run "GET contact, replica" "$R_KEY" "$CONNS" "$R_GET")
+read -r LP _ < <(KEY=$L_KEY BIZ=$L_BIZ CAT=$L_CAT wrk_run "POST contact, local" "$L_KEY" "$CONNS" "$LOCAL/api/v1/contacts" bench/post_contact.lua)
+read -r RP _ < <(KEY=$R_KEY BIZ=$R_BIZ CAT=$R_CAT wrk_run "POST contact, through the primary" "$R_KEY" "$CONNS" "$REPLICA/api/v1/contacts" bench/post_contact.lua)
+read -r _ L1 < <(RUN=1 KEY=$L_KEY BIZ=$L_BIZ CAT=$L_CAT wrk_run "POST contact, local, 1 connection" "$L_KEY" 1 "$LOCAL/api/v1/contacts" bench/post_contact.lua)
 calls() { curl -sf "$REPLICA/metrics" | awk '/^switchboard_primary_calls_total/ {n += $NF} END {printf "%d\n", n}'; }
 creates() { curl -sf "$REPLICA/metrics" | awk '/^switchboard_requests_total\{.*operation="createContact".*status="201"/ {n += $NF} END {printf "%d\n", n}'; }
 CALLS0=$(calls); CREATES0=$(creates)
-read -r _ R1 < <(RUN=1 KEY=$R_KEY BIZ=$R_BIZ CAT=$R_CAT measure "POST contact, primary, 1 connection" "$R_KEY" 1 "$REPLICA/api/v1/contacts" bench/post_contact.lua)
+read -r _ R1 < <(RUN=1 KEY=$R_KEY BIZ=$R_BIZ CAT=$R_CAT wrk_run "POST contact, primary, 1 connection" "$R_KEY" 1 "$REPLICA/api/v1/contacts" bench/post_contact.lua)
 CALLS1=$(calls); CREATES1=$(creates)
 # One round trip to the primary: a one-statement pipeline, no baton.
 cat > "$TMP/select1.lua" <<'LUA'
@@ -113,7 +87,7 @@ wrk.method = "POST"
 wrk.body = '{"requests":[{"type":"execute","stmt":{"sql":"SELECT 1"}},{"type":"close"}]}'
 wrk.headers["Content-Type"] = "application/json"
 LUA
-read -r _ RT < <(measure "one round trip to the primary, 1 conn" "-" 1 "$PRIMARY/v2/pipeline" "$TMP/select1.lua")
+read -r _ RT < <(wrk_run "one round trip to the primary, 1 conn" "-" 1 "$PRIMARY/v2/pipeline" "$TMP/select1.lua")
 echo "replica/local: GET $(ratio "$RG" "$LG"), POST $(ratio "$RP" "$LP")"
 python3 - "$(ms "$L1")" "$(ms "$R1")" "$(ms "$RT")" "$(( CALLS1 - CALLS0 ))" "$(( CREATES1 - CREATES0 ))" <<'PY'
 import sys

@@ -129,6 +129,33 @@ fn node(primary: &Sqld, dir: &Path, log: &Path, extra: &[&str]) -> Server {
     Server::start_logged(dir, &args, log)
 }
 
+/// A primary, two nodes on it and a data dir for admin commands and logs.
+struct TwoNodes {
+    a: Server,
+    b: Server,
+    admin: DataDir,
+    primary: Sqld,
+    _dirs: [DataDir; 2],
+}
+
+fn two_nodes(extra: &[&str]) -> TwoNodes {
+    let primary = Sqld::start();
+    let (dirs, admin) = ([DataDir::new(), DataDir::new()], DataDir::new());
+    let a = node(&primary, &dirs[0].0, &admin.0.join("a.log"), extra);
+    let b = node(&primary, &dirs[1].0, &admin.0.join("b.log"), extra);
+    TwoNodes { a, b, admin, primary, _dirs: dirs }
+}
+
+impl TwoNodes {
+    /// Waits until both nodes know the key (their replicas pulled it).
+    fn know(&self, t: &Tenant) {
+        let list = format!("/api/v1/contacts?businessId={}", t.business);
+        for n in [&self.a, &self.b] {
+            poll("the key on every node", || (n.as_key(&t.key).get(&list).status == 200).then_some(()));
+        }
+    }
+}
+
 /// A node given an auth token for the primary (sqld without auth ignores it).
 fn node_with_token(primary: &Sqld, dir: &Path, log: &Path, token: &str) -> Server {
     let mut command = Command::new(BIN);
@@ -156,6 +183,15 @@ fn business_at(primary: &Sqld, dir: &Path, n: &Server) -> Business {
 
 fn contact_body(b: &Business, mobile: &str) -> Value {
     json!({"businessId": b.t.business, "name": format!("Person {mobile}"), "mobile": mobile, "categoryIds": [b.category]})
+}
+
+/// Runs the binary with `args` and the data dir last-but-`tail`, expects
+/// exit status 1 and `needle` in its stderr.
+fn refused(args: &[&str], dir: &Path, tail: &[&str], needle: &str) {
+    let out = Command::new(BIN).args(args).arg("--data-dir").arg(dir).args(tail).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
 }
 
 const TOKEN: &str = "primary-token-that-must-never-be-logged";
@@ -201,13 +237,8 @@ fn nodes_on_one_primary_migrate_once_read_their_writes_and_see_each_other() {
     assert_eq!(primary.sql(&format!("SELECT name FROM contacts WHERE id = '{id}'"))[0][0], "Renamed");
 
     // A second server on a node's data dir is refused: one replica, one process.
-    let out = Command::new(BIN)
-        .args(["serve", "--listen", &format!("127.0.0.1:{}", free_port()), "--primary-url", &primary.url, "--data-dir"])
-        .arg(&dir_a.0)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("another switchboard process keeps the replica"), "{}", String::from_utf8_lossy(&out.stderr));
+    let listen = format!("127.0.0.1:{}", free_port());
+    refused(&["serve", "--listen", &listen, "--primary-url", &primary.url], &dir_a.0, &[], "another switchboard process keeps the replica");
     drop((a, b));
     // The primary's token is never logged.
     let log = std::fs::read_to_string(&log_a).unwrap();
@@ -216,16 +247,12 @@ fn nodes_on_one_primary_migrate_once_read_their_writes_and_see_each_other() {
 
 #[test]
 fn an_idempotency_key_sent_to_two_nodes_at_once_executes_once() {
-    let primary = Sqld::start();
-    let (dir_a, dir_b, dir_admin) = (DataDir::new(), DataDir::new(), DataDir::new());
-    let a = node(&primary, &dir_a.0, &dir_admin.0.join("a.log"), &[]);
-    let b = node(&primary, &dir_b.0, &dir_admin.0.join("b.log"), &[]);
-    let biz = business_at(&primary, &dir_admin.0, &a);
+    let nodes = two_nodes(&[]);
+    let (a, b, primary) = (&nodes.a, &nodes.b, &nodes.primary);
+    let biz = business_at(primary, &nodes.admin.0, a);
     let t = &biz.t;
     // Both nodes know the key before the race starts.
-    for n in [&a, &b] {
-        poll("the key on every node", || (n.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}", t.business)).status == 200).then_some(()));
-    }
+    nodes.know(t);
     for round in 0..5 {
         let key = format!("race-{round}");
         let body = contact_body(&biz, &format!("+44770090020{round}"));
@@ -248,18 +275,14 @@ fn an_idempotency_key_sent_to_two_nodes_at_once_executes_once() {
 
 #[test]
 fn a_key_revoked_at_the_primary_is_refused_by_every_node() {
-    let primary = Sqld::start();
-    let (dir_a, dir_b, dir_admin) = (DataDir::new(), DataDir::new(), DataDir::new());
-    let a = node(&primary, &dir_a.0, &dir_admin.0.join("a.log"), &[]);
-    let b = node(&primary, &dir_b.0, &dir_admin.0.join("b.log"), &[]);
-    let t = tenant_at(&primary, &dir_admin.0);
+    let nodes = two_nodes(&[]);
+    let (a, b) = (&nodes.a, &nodes.b);
+    let t = tenant_at(&nodes.primary, &nodes.admin.0);
     let list = format!("/api/v1/contacts?businessId={}", t.business);
-    for n in [&a, &b] {
-        poll("the key on every node", || (n.as_key(&t.key).get(&list).status == 200).then_some(()));
-    }
-    admin_at(&primary, &dir_admin.0, &["key", "revoke", "--key-id", &t.key_id]);
+    nodes.know(&t);
+    admin_at(&nodes.primary, &nodes.admin.0, &["key", "revoke", "--key-id", &t.key_id]);
     let started = Instant::now();
-    for n in [&a, &b] {
+    for n in [a, b] {
         poll("the revocation on every node", || (n.as_key(&t.key).get(&list).status == 401).then_some(()));
     }
     // The documented bound is the sync interval (200 ms here) plus a pull;
@@ -270,15 +293,12 @@ fn a_key_revoked_at_the_primary_is_refused_by_every_node() {
 
 #[test]
 fn one_dispatcher_delivers_each_event_once_whichever_node_took_the_request() {
-    let primary = Sqld::start();
-    let (dir_a, dir_b, dir_admin) = (DataDir::new(), DataDir::new(), DataDir::new());
-    let fast = ["--webhook-retry-delays-ms", "100,150,200", "--webhook-timeout-ms", "2000"];
-    let a = node(&primary, &dir_a.0, &dir_admin.0.join("a.log"), &fast);
-    let b = node(&primary, &dir_b.0, &dir_admin.0.join("b.log"), &fast);
-    let t = tenant_at(&primary, &dir_admin.0);
-    admin_at(&primary, &dir_admin.0, &["channel", "connect", "--business", &t.business, "--channel", "chatapp", "--phone-number-id", "pn-edge"]);
+    let nodes = two_nodes(&["--webhook-retry-delays-ms", "100,150,200", "--webhook-timeout-ms", "2000"]);
+    let (b, primary, dir_admin) = (&nodes.b, &nodes.primary, &nodes.admin);
+    let t = tenant_at(primary, &dir_admin.0);
+    admin_at(primary, &dir_admin.0, &["channel", "connect", "--business", &t.business, "--channel", "chatapp", "--phone-number-id", "pn-edge"]);
     let receiver = Receiver::start();
-    poll("the key on node B", || (b.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}", t.business)).status == 200).then_some(()));
+    nodes.know(&t);
     let sub = b.as_key(&t.key).post(
         "/api/v1/webhook-subscriptions",
         &json!({"businessId": t.business, "channel": "chatapp", "phoneNumberId": "pn-edge", "callbackUrl": receiver.url(),
@@ -289,7 +309,7 @@ fn one_dispatcher_delivers_each_event_once_whichever_node_took_the_request() {
     let owners = primary.sql("SELECT owner FROM leases WHERE name = 'dispatcher' AND expires_at_ms > 0");
     assert_eq!(owners.len(), 1, "{owners:?}");
     for i in 0..5 {
-        admin_at(&primary, &dir_admin.0, &["sandbox", "inbound", "--phone-number-id", "pn-edge", "--from", "+447700900300", "--text", &format!("hello {i}")]);
+        admin_at(primary, &dir_admin.0, &["sandbox", "inbound", "--phone-number-id", "pn-edge", "--from", "+447700900300", "--text", &format!("hello {i}")]);
     }
     let got = receiver.wait_for(5);
     std::thread::sleep(Duration::from_millis(1000));
@@ -300,7 +320,6 @@ fn one_dispatcher_delivers_each_event_once_whichever_node_took_the_request() {
     ids.dedup();
     assert_eq!(ids.len(), 5);
     assert_eq!(primary.count("SELECT COUNT(*) FROM jobs WHERE state = 'leased'"), 0);
-    drop((a, b));
 }
 
 #[test]
@@ -309,32 +328,14 @@ fn a_node_refuses_a_primary_migrated_by_a_newer_switchboard() {
     let (dir_a, dir_b, logs) = (DataDir::new(), DataDir::new(), DataDir::new());
     drop(node(&primary, &dir_a.0, &logs.0.join("a.log"), &[]));
     primary.sql("INSERT INTO schema_migrations (name, applied_at) VALUES ('9999_from_the_future.sql', datetime('now'))");
-    let out = Command::new(BIN)
-        .args(["serve", "--listen", &format!("127.0.0.1:{}", free_port()), "--primary-url", &primary.url, "--data-dir"])
-        .arg(&dir_b.0)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("migrated by a newer Switchboard") && err.contains("9999_from_the_future.sql"), "{err}");
+    let listen = format!("127.0.0.1:{}", free_port());
+    refused(&["serve", "--listen", &listen, "--primary-url", &primary.url], &dir_b.0, &[], "migrated by a newer Switchboard (it has migration 9999_from_the_future.sql");
     // And a primary that is not there is a clear error, not a hang.
-    let out = Command::new(BIN)
-        .args(["admin", "--primary-url", &format!("http://127.0.0.1:{}", free_port()), "--data-dir"])
-        .arg(&dir_b.0)
-        .args(["business", "list"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot sync with the primary"), "{}", String::from_utf8_lossy(&out.stderr));
-    // https:// is taken (TLS through libsql's connector); nothing listens there.
-    let out = Command::new(BIN)
-        .args(["admin", "--primary-url", &format!("https://127.0.0.1:{}", free_port()), "--data-dir"])
-        .arg(&dir_b.0)
-        .args(["business", "list"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot sync with the primary"), "{}", String::from_utf8_lossy(&out.stderr));
+    // https:// is taken too (TLS through libsql's connector).
+    for scheme in ["http", "https"] {
+        let nobody = format!("{scheme}://127.0.0.1:{}", free_port());
+        refused(&["admin", "--primary-url", &nobody], &dir_b.0, &["business", "list"], "cannot sync with the primary");
+    }
     // A URL that is not a server's root is refused before anything starts.
     for bad in ["ftp://127.0.0.1:1", "http://127.0.0.1:1/db?x=1", "not a url"] {
         let out = Command::new(BIN).args(["serve", "--primary-url", bad]).output().unwrap();
