@@ -21,8 +21,7 @@ cd "$(dirname "$0")/.."
 DURATION=${1:-10}
 CONNS=${2:-32}
 
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
+. bench/wrk.sh
 cargo build --release -q -p switchboard -p bench-hello
 # SWITCHBOARD_BIN compares another build (e.g. an older commit) side by side.
 BIN=${SWITCHBOARD_BIN:-${CARGO_TARGET_DIR:-target}/release/switchboard}
@@ -51,7 +50,6 @@ A=$(curl -sf "$BASE/api/v1/contacts/$CONTACT?businessId=$BIZ" -H "Authorization:
 B=$(curl -sf "$BASE/_bench/native/contacts/$CONTACT?businessId=$BIZ" -H "Authorization: Bearer $KEY" | json 'json.dumps(d["data"], sort_keys=True)')
 [ "$A" = "$B" ] || { echo "component and native answers differ:"; echo "$A"; echo "$B"; exit 1; }
 
-. bench/wrk.sh
 measure() { # name url [script] -> requests/s
   local rps
   read -r rps _ < <(wrk_run "$1" "$KEY" "$CONNS" "$2" "${3:-}")

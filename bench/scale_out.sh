@@ -19,8 +19,7 @@ cd "$(dirname "$0")/.."
 DURATION=${1:-10}
 CONNS=${2:-32}
 
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
+. bench/wrk.sh
 cargo build --release -q -p switchboard
 BIN=${SWITCHBOARD_BIN:-${CARGO_TARGET_DIR:-target}/release/switchboard}
 SQLD=$(python3 tests/sqld/ensure.py)
@@ -61,7 +60,6 @@ seed() {
 read -r L_BIZ L_KEY L_CAT L_CONTACT < <(seed "$LOCAL" --data-dir "$TMP/local")
 read -r R_BIZ R_KEY R_CAT R_CONTACT < <(seed "$REPLICA" --data-dir "$TMP/admin" --primary-url $PRIMARY)
 
-. bench/wrk.sh
 ms() { python3 -c "
 import sys, re
 v, u = re.match(r'([0-9.]+)(us|ms|s)', sys.argv[1]).groups()

@@ -1,5 +1,9 @@
-# Shared by the wrk-driven benches (source it): one measured run and a ratio.
-# DURATION must be set.
+# Shared by the wrk-driven benches (source it from the repository's root):
+# installs what they need, then one measured run and a ratio. DURATION must
+# be set before wrk_run is called.
+
+command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
+rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
 
 # wrk_run NAME KEY CONNECTIONS URL [LUA_SCRIPT]: runs wrk (2 threads, or 1
 # for one connection) for DURATION seconds with the key as a bearer token,
