@@ -162,12 +162,12 @@ impl Connection {
     /// It also notes whether the primary answered (`primary_unreachable`).
     fn after_statement<T>(&self, sql: &str, outcome: &Result<T, libsql::Error>) {
         let Some(replica) = &self.replica else { return };
-        if outcome.is_ok() && starts_with_word(sql, "BEGIN IMMEDIATE") {
+        let (begins, changed) = (starts_with_word(sql, "BEGIN IMMEDIATE"), changes_data(sql));
+        if outcome.is_ok() && begins {
             self.writing.set(true);
         } else if self.inner.is_autocommit() {
             self.writing.set(false);
         }
-        let changed = changes_data(sql);
         match outcome {
             Err(e) => {
                 if is_network(e) {
@@ -175,7 +175,7 @@ impl Connection {
                 }
                 return;
             }
-            Ok(_) if changed || starts_with_word(sql, "BEGIN IMMEDIATE") => PRIMARY_UNREACHABLE.store(false, Ordering::Relaxed),
+            Ok(_) if changed || begins => PRIMARY_UNREACHABLE.store(false, Ordering::Relaxed),
             Ok(_) => {}
         }
         if !changed || !self.inner.is_autocommit() {
@@ -313,22 +313,26 @@ pub struct Db {
     database: Arc<libsql::Database>,
     /// Replica mode: writes go to the primary, and the file, its WAL and
     /// its statistics are the primary's business, not ours.
-    replica: bool,
-    /// Replica mode: the lock on the replica's folder, held while open.
-    _replica_lock: Option<std::fs::File>,
+    replica: Option<ReplicaFiles>,
     durability: Durability,
     idle: Mutex<Vec<Connection>>,
-    /// Replica mode: plain local connections on the replica's file, for
-    /// reads only (`read_conn`): they keep their prepared statements and
-    /// skip libsql's per-statement routing, which a replica's connections
-    /// pay on every call.
-    reader: Option<libsql::Database>,
-    idle_readers: Mutex<Vec<Connection>>,
     /// One writer at a time inside this process: write transactions queue
     /// here in arrival order (a fair mutex, so no writer starves under load)
     /// instead of spinning in SQLite's busy handler. Other processes (the
     /// admin CLI, a second node) are covered by the busy timeout.
     write_gate: Arc<parking_lot::FairMutex<()>>,
+}
+
+/// What a replica keeps beside libsql's own handle.
+struct ReplicaFiles {
+    /// Plain local connections on the replica's file, for reads only
+    /// (`read_conn`): they keep their prepared statements and skip libsql's
+    /// per-statement routing, which a replica's connections pay on every
+    /// call.
+    reader: libsql::Database,
+    idle_readers: Mutex<Vec<Connection>>,
+    /// The lock on the replica's folder, held while open.
+    _lock: std::fs::File,
 }
 
 /// Holding the write gate (owned, so a job step can keep it across calls).
@@ -355,7 +359,10 @@ impl Drop for Conn<'_> {
             if !c.is_autocommit() {
                 return;
             }
-            let pool = if c.reader { &self.db.idle_readers } else { &self.db.idle };
+            let pool = match &self.db.replica {
+                Some(r) if c.reader => &r.idle_readers,
+                _ => &self.db.idle,
+            };
             let mut idle = pool.lock();
             if idle.len() < 64 {
                 idle.push(c);
@@ -391,7 +398,7 @@ impl Db {
             Storage::Local => {
                 let path = dir.join("switchboard.db");
                 let database = block(libsql::Builder::new_local(&path).build()).with_context(|| format!("opening {}", path.display()))?;
-                let db = Db::with_database(database, durability, None, None);
+                let db = Db::with_database(database, durability, None);
                 {
                     let c = db.conn()?;
                     block(c.execute_batch("PRAGMA journal_mode=WAL;"))?;
@@ -404,13 +411,10 @@ impl Db {
         Ok(db)
     }
 
-    fn with_database(database: libsql::Database, durability: Durability, replica_lock: Option<std::fs::File>, reader: Option<libsql::Database>) -> Db {
+    fn with_database(database: libsql::Database, durability: Durability, replica: Option<ReplicaFiles>) -> Db {
         Db {
-            reader,
-            idle_readers: Mutex::new(Vec::new()),
             database: Arc::new(database),
-            replica: replica_lock.is_some(),
-            _replica_lock: replica_lock,
+            replica,
             durability,
             idle: Mutex::new(Vec::new()),
             write_gate: Arc::new(parking_lot::FairMutex::new(())),
@@ -452,33 +456,24 @@ impl Db {
         // libsql's injector writes: readers of their own see each committed
         // frame, and the node's writes reach it by `after_statement`.
         let reader = block(libsql::Builder::new_local(&path).build()).with_context(|| format!("opening {} for reading", path.display()))?;
-        Ok(Db::with_database(database, durability, Some(lock), Some(reader)))
+        Ok(Db::with_database(database, durability, Some(ReplicaFiles { reader, idle_readers: Mutex::new(Vec::new()), _lock: lock })))
     }
 
     /// A pooled connection for reads only: on a replica, a read-only
     /// connection on its file (a write there is refused, so nothing bypasses
     /// the primary); in the local mode, `conn`.
     pub fn read_conn(&self) -> Result<Conn<'_>> {
-        let Some(reader) = &self.reader else { return self.conn() };
-        if let Some(c) = self.idle_readers.lock().pop() {
+        let Some(replica) = &self.replica else { return self.conn() };
+        if let Some(c) = replica.idle_readers.lock().pop() {
             return Ok(Conn { db: self, conn: Some(c) });
         }
-        Ok(Conn { db: self, conn: Some(self.new_reader(reader)?) })
-    }
-
-    fn new_reader(&self, reader: &libsql::Database) -> Result<Connection> {
-        let c = reader.connect()?;
-        c.busy_timeout(BUSY_TIMEOUT)?;
-        block(c.execute_batch("PRAGMA query_only=ON;"))?;
-        let mut c = Connection::new(c, None);
-        c.reader = true;
-        Ok(c)
+        Ok(Conn { db: self, conn: Some(new_reader(replica)?) })
     }
 
     /// A new connection for reads outside the pool (closed when dropped).
     pub fn fresh_read_conn(&self) -> Result<Connection> {
-        match &self.reader {
-            Some(reader) => self.new_reader(reader),
+        match &self.replica {
+            Some(replica) => new_reader(replica),
             None => self.fresh_conn(),
         }
     }
@@ -491,7 +486,7 @@ impl Db {
     }
 
     fn replica_handle(&self) -> Option<Arc<libsql::Database>> {
-        self.replica.then(|| self.database.clone())
+        self.replica.as_ref().map(|_| self.database.clone())
     }
 
     pub fn conn(&self) -> Result<Conn<'_>> {
@@ -499,7 +494,7 @@ impl Db {
             return Ok(Conn { db: self, conn: Some(c) });
         }
         let c = self.database.connect()?;
-        if self.replica {
+        if self.replica.is_some() {
             // The primary sets synchronous and foreign keys and checkpoints
             // its WAL; a replica refuses pragmas that set a value.
             return Ok(Conn { db: self, conn: Some(Connection::new(c, self.replica_handle())) });
@@ -536,7 +531,7 @@ impl Db {
     /// Copies committed WAL frames into the database file without blocking
     /// writers (PASSIVE); `truncate` also resets the WAL file (at shutdown).
     pub fn checkpoint(&self, truncate: bool) {
-        if self.replica {
+        if self.replica.is_some() {
             return;
         }
         if let Ok(c) = self.conn() {
@@ -555,42 +550,55 @@ impl Db {
         let c = self.conn()?;
         execute(&c, "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)", vec![])?;
         let known: Vec<&str> = MIGRATIONS.iter().map(|(n, _)| *n).collect();
-        loop {
-            execute(&c, "BEGIN IMMEDIATE", vec![])?;
-            let step = (|| -> Result<Option<&str>> {
-                let applied = query_strings(&c, "SELECT name FROM schema_migrations ORDER BY name", vec![])?;
-                if let Some(unknown) = applied.iter().find(|a| !known.contains(&a.as_str())) {
-                    bail!(
-                        "this database was migrated by a newer Switchboard (it has migration {unknown}, which this binary does not know); \
-                         upgrade the binary or use another --data-dir"
-                    );
-                }
-                let Some((name, sql)) = MIGRATIONS.iter().find(|(n, _)| !applied.iter().any(|a| a == n)) else { return Ok(None) };
-                block(c.execute_batch(sql)).map_err(|e| anyhow!("migration {name} failed: {e}"))?;
-                execute(&c, "INSERT INTO schema_migrations(name, applied_at) VALUES (?1, datetime('now'))", vec![SqlValue::Text(name.to_string())])?;
-                Ok(Some(name))
-            })();
-            match step {
-                Ok(Some(name)) => {
-                    execute(&c, "COMMIT", vec![]).with_context(|| format!("committing migration {name}"))?;
-                    crate::logging::line("info", &format!("applied migration {name}"));
-                }
-                Ok(None) => {
-                    execute(&c, "ROLLBACK", vec![])?;
-                    break;
-                }
-                Err(e) => {
-                    let _ = execute(&c, "ROLLBACK", vec![]);
-                    return Err(e);
-                }
+        let next = || -> Result<Option<&str>> {
+            let applied = query_strings(&c, "SELECT name FROM schema_migrations ORDER BY name", vec![])?;
+            if let Some(unknown) = applied.iter().find(|a| !known.contains(&a.as_str())) {
+                bail!(
+                    "this database was migrated by a newer Switchboard (it has migration {unknown}, which this binary does not know); \
+                     upgrade the binary or use another --data-dir"
+                );
             }
+            let Some((name, sql)) = MIGRATIONS.iter().find(|(n, _)| !applied.iter().any(|a| a == n)) else { return Ok(None) };
+            block(c.execute_batch(sql)).map_err(|e| anyhow!("migration {name} failed: {e}"))?;
+            execute(&c, "INSERT INTO schema_migrations(name, applied_at) VALUES (?1, datetime('now'))", vec![SqlValue::Text(name.to_string())])?;
+            Ok(Some(name))
+        };
+        while let Some(name) = in_transaction(&c, &next)? {
+            crate::logging::line("info", &format!("applied migration {name}"));
         }
-        if self.replica {
+        if self.replica.is_some() {
             // The primary refuses ANALYZE, so sqlite_stat1 cannot be made
             // there; a replica plans without our statistics.
             return Ok(());
         }
         crate::planner_stats::seed(&c).context("writing the query planner's statistics")
+    }
+}
+
+/// A read-only connection on a replica's file (a write there is refused,
+/// so nothing bypasses the primary).
+fn new_reader(replica: &ReplicaFiles) -> Result<Connection> {
+    let c = replica.reader.connect()?;
+    c.busy_timeout(BUSY_TIMEOUT)?;
+    block(c.execute_batch("PRAGMA query_only=ON;"))?;
+    let mut c = Connection::new(c, None);
+    c.reader = true;
+    Ok(c)
+}
+
+/// Runs `f` in one write transaction on `c`: committed when it succeeds,
+/// rolled back whole when it fails.
+pub fn in_transaction<T>(c: &Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    execute(c, "BEGIN IMMEDIATE", vec![])?;
+    match f() {
+        Ok(v) => {
+            execute(c, "COMMIT", vec![])?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = execute(c, "ROLLBACK", vec![]);
+            Err(e)
+        }
     }
 }
 

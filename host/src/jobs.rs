@@ -206,21 +206,16 @@ impl Runner {
         if claims.is_empty() {
             return;
         }
-        let settled = (|| -> anyhow::Result<()> {
+        let settled = (|| -> anyhow::Result<u64> {
             let _gate = db.write_gate(Duration::from_secs(5)).ok_or_else(|| anyhow::anyhow!("the write gate is busy"))?;
             let c = db.conn()?;
-            db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
-            for (id, fence) in &claims {
-                if let Err(e) = db::execute(
-                    &c,
+            let rows = claims.iter().map(|(id, fence)| vec![SqlValue::Text(id.clone()), SqlValue::Integer(*fence)]).collect();
+            db::in_transaction(&c, || {
+                Ok(c.execute_many(
                     "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
-                    vec![SqlValue::Text(id.clone()), SqlValue::Integer(*fence)],
-                ) {
-                    let _ = db::execute(&c, "ROLLBACK", vec![]);
-                    return Err(e);
-                }
-            }
-            db::execute(&c, "COMMIT", vec![]).map(|_| ())
+                    rows,
+                )?)
+            })
         })();
         if settled.is_err() {
             self.unsettled.lock().extend(claims);

@@ -57,8 +57,7 @@ pub fn prepare(db: &Db, embeddings: Option<&Embeddings>) -> Result<usize> {
     let c = db.conn()?;
     // Read and change in one write transaction: nodes starting together on
     // one primary make the table once.
-    db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
-    let changed = (|| -> Result<()> {
+    db::in_transaction(&c, || {
         let row = db::query_rows(&c, "SELECT IFNULL(model, ''), dimensions FROM knowledge_embedding WHERE id = 1", vec![])?;
         let (model, dimensions) = match row.first().map(|r| (&r[0], &r[1])) {
             Some((SqlValue::Text(m), SqlValue::Integer(d))) => (m.clone(), *d),
@@ -85,16 +84,7 @@ pub fn prepare(db: &Db, embeddings: Option<&Embeddings>) -> Result<usize> {
             vec![SqlValue::Text(model_after), SqlValue::Integer(wanted), SqlValue::Integer(embeddings.is_some() as i64)],
         )?;
         Ok(())
-    })();
-    match changed {
-        Ok(()) => {
-            db::execute(&c, "COMMIT", vec![])?;
-        }
-        Err(e) => {
-            let _ = db::execute(&c, "ROLLBACK", vec![]);
-            return Err(e);
-        }
-    }
+    })?;
     let Some(e) = embeddings else { return Ok(0) };
     // The backfill: one job per source whose content is not embedded with
     // this model and that has no embed job waiting already.

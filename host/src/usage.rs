@@ -41,7 +41,7 @@ pub fn flush(db: &Db) {
     }
     let written = db.write_gate(Duration::from_secs(5)).ok_or_else(|| anyhow::anyhow!("the write gate is busy")).and_then(|_gate| {
         let c = db.conn()?;
-        crate::admin::in_transaction(&c, || {
+        crate::db::in_transaction(&c, || {
             for (id, at) in &noted {
                 match id.strip_prefix("session:") {
                     Some(session) => db::execute(

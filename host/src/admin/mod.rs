@@ -10,21 +10,7 @@ use anyhow::{bail, Result};
 use serde_json::json;
 use switchboard_gateway::auth;
 
-/// Runs `f` in one write transaction on `c`: committed when it succeeds,
-/// rolled back whole when it fails.
-pub(crate) fn in_transaction<T>(c: &db::Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    db::execute(c, "BEGIN IMMEDIATE", vec![])?;
-    match f() {
-        Ok(v) => {
-            db::execute(c, "COMMIT", vec![])?;
-            Ok(v)
-        }
-        Err(e) => {
-            let _ = db::execute(c, "ROLLBACK", vec![]);
-            Err(e)
-        }
-    }
-}
+pub(crate) use db::in_transaction;
 
 /// Refuses a business id that is not in this data dir (`business` already
 /// lowercased).

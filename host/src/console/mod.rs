@@ -293,7 +293,7 @@ fn login(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
     };
     let (token, record) = {
         let (_gate, c) = writer(app)?;
-        crate::admin::in_transaction(&c, || sessions::create(&c, &user)).map_err(unavailable)?
+        crate::db::in_transaction(&c, || sessions::create(&c, &user)).map_err(unavailable)?
     };
     Ok(Done { status: 200, data: whoami(app, &record)?, set_cookie: Some(sessions::set_cookie(&token, app.console.secure_cookie)) })
 }
@@ -361,7 +361,7 @@ fn set_password(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
         users::hash_password(&p.password).map_err(unavailable)?
     };
     let (_gate, c) = writer(app)?;
-    match crate::admin::in_transaction(&c, || users::set_password_with_token(&c, &p.token, &hash)).map_err(unavailable)? {
+    match crate::db::in_transaction(&c, || users::set_password_with_token(&c, &p.token, &hash)).map_err(unavailable)? {
         Some(user) => done(serde_json::json!({"userId": user, "passwordSet": true})),
         None => Err(bad_token()),
     }

@@ -72,7 +72,7 @@ pub fn set(app: &App, s: &SessionRecord, interface: Interface, body: &[u8]) -> R
     let wanted: Choose = serde_json::from_slice(body).map_err(|e| Failure::validation("invalid_body", format!("send {{\"plugin\": \"name\" or null, \"settings\": {{…}}}}: {e}")))?;
     let (_gate, c) = writer(app)?;
     let Some(name) = wanted.plugin else {
-        crate::admin::in_transaction(&c, || choice::clear(&c, &s.business_id, interface)).map_err(unavailable)?;
+        crate::db::in_transaction(&c, || choice::clear(&c, &s.business_id, interface)).map_err(unavailable)?;
         return Ok(choice::describe(&s.business_id, interface, None));
     };
     let loaded = app.components.providers().plugins.get(&name).filter(|l| l.manifest.interface == interface).ok_or_else(|| {
@@ -90,7 +90,7 @@ pub fn set(app: &App, s: &SessionRecord, interface: Interface, body: &[u8]) -> R
     }
     let given: Vec<(String, String)> = settings.into_iter().collect();
     let settings = choice::checked_settings(&loaded.manifest, &given).map_err(|e| Failure::validation("invalid_settings", format!("{e:#}")))?;
-    crate::admin::in_transaction(&c, || choice::store(&c, &s.business_id, interface, &name, &settings)).map_err(unavailable)?;
+    crate::db::in_transaction(&c, || choice::store(&c, &s.business_id, interface, &name, &settings)).map_err(unavailable)?;
     crate::logging::line("info", &format!("console: the {} plugin of business {} is now {name}", interface.name(), s.business_id));
     Ok(choice::describe(&s.business_id, interface, Some((&name, &settings, Some(&loaded.manifest)))))
 }

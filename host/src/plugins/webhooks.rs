@@ -125,7 +125,7 @@ fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>
         _ => Failure::validation("provider_events_invalid", format!("the messaging adapter could not read the webhook: {}", e.code)),
     })?;
     let gate = app.db.write_gate(std::time::Duration::from_secs(10)).ok_or_else(unavailable)?;
-    let stored = crate::admin::in_transaction(&conn, || {
+    let stored = crate::db::in_transaction(&conn, || {
         let mut taken = 0u32;
         for p in &pushed.statuses {
             let r = &p.report;
