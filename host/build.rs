@@ -9,9 +9,10 @@ use std::process::Command;
 /// Components embedded in the binary (cargo package `switchboard-<name>`).
 const COMPONENTS: &[&str] = &["contacts", "dispatcher", "agents", "data-sources", "webhooks", "messaging", "sandbox-messenger", "voice", "sandbox-carrier", "campaigns"];
 /// Built alongside but never embedded: the misbehaving component of the
-/// fault tests, the test plugins and the cloud-messenger plugin, whose
+/// fault tests, the test plugins, the cloud-messenger plugin and the two
+/// halves of the edge build (composed by the tests with `wac plug`), whose
 /// paths reach the tests as `SWITCHBOARD_<NAME>_WASM`.
-const TEST_COMPONENTS: &[&str] = &["testbed", "plugin-testbed", "plugin-ai-testbed", "cloud-messenger"];
+const TEST_COMPONENTS: &[&str] = &["testbed", "plugin-testbed", "plugin-ai-testbed", "cloud-messenger", "edge", "edge-store"];
 
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).parent().unwrap().to_path_buf();

@@ -53,6 +53,10 @@ impl Failure {
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(500, "internal", "internal_error", message)
     }
+    /// A body over the operation's limit.
+    pub fn too_large(max: usize) -> Self {
+        Self::new(413, "validation", "payload_too_large", format!("the request body exceeds this operation's limit of {max} bytes"))
+    }
     pub fn retryable(mut self, r: bool) -> Self {
         self.retryable = r;
         self

@@ -1,14 +1,19 @@
 //! The portable request path of Switchboard. This crate knows nothing of
 //! hyper or wasmtime: it routes, authenticates (through the `KeyDirectory`
 //! trait), checks tenancy and scopes, checks `Idempotency-Key` syntax,
-//! validates against the OpenAPI document and builds envelopes. The host
-//! supplies I/O.
+//! validates against the OpenAPI document and builds envelopes; it runs
+//! a mutation's idempotency flow and renders a component's outcome
+//! (`exchange`) with the statements of `storage`. The host (or the edge
+//! build) supplies I/O.
 
 pub mod auth;
+pub mod contract;
 pub mod errors;
+pub mod exchange;
 pub mod idempotency;
 pub mod openapi;
 pub mod operations;
+pub mod storage;
 pub mod validate;
 mod admit;
 

@@ -603,6 +603,40 @@ pub fn in_transaction<T>(c: &Connection, f: impl FnOnce() -> Result<T>) -> Resul
 }
 
 /// A column as text: text as it is, an integer in decimal, anything else empty.
+/// The shared request path's statements (`switchboard_gateway::storage`)
+/// run on a connection through this.
+impl switchboard_gateway::storage::Sql for &Connection {
+    fn query(&mut self, sql: &str, params: Vec<Shared>) -> Result<Vec<Vec<Shared>>, String> {
+        let params = params.into_iter().map(from_shared).collect();
+        self.query_rows(sql, params).map(|rows| rows.into_iter().map(|r| r.into_iter().map(to_shared).collect()).collect()).map_err(|e| e.to_string())
+    }
+    fn execute(&mut self, sql: &str, params: Vec<Shared>) -> Result<u64, String> {
+        Connection::execute(*self, sql, params.into_iter().map(from_shared).collect()).map_err(|e| e.to_string())
+    }
+}
+
+use switchboard_gateway::storage::Value as Shared;
+
+pub fn to_shared(v: SqlValue) -> Shared {
+    match v {
+        SqlValue::Null => Shared::Null,
+        SqlValue::Integer(i) => Shared::Integer(i),
+        SqlValue::Real(f) => Shared::Real(f),
+        SqlValue::Text(s) => Shared::Text(s),
+        SqlValue::Blob(b) => Shared::Blob(b),
+    }
+}
+
+pub fn from_shared(v: Shared) -> SqlValue {
+    match v {
+        Shared::Null => SqlValue::Null,
+        Shared::Integer(i) => SqlValue::Integer(i),
+        Shared::Real(f) => SqlValue::Real(f),
+        Shared::Text(s) => SqlValue::Text(s),
+        Shared::Blob(b) => SqlValue::Blob(b),
+    }
+}
+
 pub fn text(v: &SqlValue) -> String {
     match v {
         SqlValue::Text(s) => s.clone(),

@@ -7,7 +7,6 @@ mod admin;
 mod bench_native;
 mod clock;
 mod console;
-mod contract;
 mod db;
 mod download;
 mod engine;

@@ -6,7 +6,7 @@ use crate::db::{self, Db, SqlValue};
 use crate::engine::{CallError, Components};
 use crate::engine::switchboard::platform::types as wit;
 use switchboard_gateway::errors::success_envelope;
-use switchboard_gateway::operations::Response;
+use switchboard_gateway::exchange::{self, Outcome, Reply};
 use switchboard_gateway::{idempotency, Admitted, Failure, Gateway, Incoming, KeyDirectory, KeyRecord, SessionRecord};
 use std::time::Duration;
 
@@ -101,33 +101,20 @@ const WRITE_GATE_WAIT: Duration = Duration::from_secs(30);
 
 impl KeyDirectory for Db {
     fn find_by_hash(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
-        let lookup = |c: &crate::db::Connection| {
-            db::query_rows(
-                c,
-                "SELECT id, business_id, scopes, revoked_at IS NOT NULL FROM api_keys WHERE key_hash = ?1",
-                vec![SqlValue::Text(key_hash.to_string())],
-            )
-            .map_err(|_| unavailable())
-        };
+        let lookup = |mut c: &crate::db::Connection| switchboard_gateway::storage::find_key(&mut c, key_hash).map_err(|_| unavailable());
         let pooled = self.read_conn().map_err(|_| unavailable())?;
-        let mut rows = lookup(&pooled)?;
+        let mut found = lookup(&pooled)?;
         drop(pooled);
-        if rows.is_empty() {
+        if found.is_none() {
             // Keys are created by another process (the admin CLI). A miss is
             // confirmed on a brand-new connection so that a pooled one can
             // never answer from an older view of the table.
             let fresh = self.fresh_read_conn().map_err(|_| unavailable())?;
-            rows = lookup(&fresh)?;
-            if !rows.is_empty() {
+            found = lookup(&fresh)?;
+            if found.is_some() {
                 crate::logging::line("warn", "a pooled connection missed a key that a fresh one found");
             }
         }
-        let found = rows.into_iter().next().map(|r| KeyRecord {
-            key_id: db::text(&r[0]),
-            business_id: db::text(&r[1]),
-            scopes: db::text(&r[2]).split(',').filter(|s| !s.is_empty()).map(String::from).collect(),
-            revoked: matches!(r[3], SqlValue::Integer(1)),
-        });
         if let Some(k) = found.as_ref().filter(|k| !k.revoked) {
             crate::usage::note(&k.key_id);
         }
@@ -249,7 +236,7 @@ impl App {
     fn route(&self, mut a: Admitted, request_id: &str) -> Prepared {
         let op = a.op;
         if op.id == "getAutomationContract" {
-            let mut answer = Answer::json(200, success_envelope(&crate::contract::contract_json(&self.gateway), request_id));
+            let mut answer = Answer::json(200, success_envelope(&switchboard_gateway::contract::contract_json(&self.gateway), request_id));
             answer.operation = op.id;
             return Prepared::Done(answer);
         }
@@ -430,176 +417,63 @@ impl App {
         answers
     }
 
-    /// One mutation inside the batch's transaction, in its own savepoint.
+    /// One mutation inside the batch's transaction: the shared flow
+    /// (`switchboard_gateway::exchange::mutation`) around the component call.
     fn mutate(&self, conn: db::Connection, w: &Write) -> (db::Connection, Answer) {
         let (a, req, component, request_id) = (&w.admitted, &w.req, w.component, w.request_id.as_str());
-        if db::execute(&conn, "SAVEPOINT request", vec![]).is_err() {
-            return (conn, Answer::failure(&unavailable(), request_id));
-        }
-        // Undoes what this request wrote and ends its savepoint.
-        let undo = |conn: &db::Connection| {
-            let _ = db::execute(conn, "ROLLBACK TO request", vec![]).and_then(|_| db::execute(conn, "RELEASE request", vec![]));
-        };
-        // Holding the write transaction from the idempotency lookup to the
-        // commit means an exact retry that races the first attempt waits for
-        // it and then replays it: it never executes twice.
-        let business = a.business_id.clone().unwrap_or_default();
-        if let Some(key) = &a.idempotency_key {
-            match stored_result(&conn, &business, a.op.id, key) {
-                Ok(Some((fingerprint, status, body))) => {
-                    undo(&conn);
-                    if fingerprint != a.fingerprint {
-                        let answer = Answer::failure(
-                            &Failure::conflict(
-                                "idempotency_key_conflict",
-                                "this Idempotency-Key was already used with a different request body; use a new key for a new request",
-                            ),
-                            request_id,
-                        );
-                        return (conn, answer);
-                    }
-                    if body.contains(REDACTED) {
-                        // The first answer carried a copy-once secret; the
-                        // change happened once and its secret is not shown again.
-                        let answer = Answer::failure(
-                            &Failure::conflict(
-                                "idempotency_replay_redacted",
-                                "this request already succeeded, and its answer carried a secret that is shown only once; read the resource, or rotate the secret to get a new one",
-                            ),
-                            request_id,
-                        );
-                        return (conn, answer);
-                    }
-                    let mut ans = Answer::json(status, body);
-                    ans.headers.push(("Idempotent-Replayed", "true".into()));
-                    return (conn, ans);
-                }
-                Ok(None) => {}
-                Err(_) => {
-                    undo(&conn);
-                    return (conn, Answer::failure(&unavailable(), request_id));
-                }
+        let (tx, reply) = exchange::mutation(HostTx(conn), a, request_id, crate::clock::now_ms(), |tx| {
+            let (conn, mut result) = self.components.call(component, tx.0, req, self.deadline);
+            if matches!(&result, Ok(Ok(s)) if s.body.is_some()) {
+                // Downloads are reads: a raw answer cannot be recorded for an
+                // idempotent replay, so a mutation answering one is a bug.
+                result = Err(CallError::Trap(format!("{} (a mutation) answered with a raw body piece", a.op.id)));
             }
-        }
-        let (conn, mut result) = self.components.call(component, conn, req, self.deadline);
-        if matches!(&result, Ok(Ok(s)) if s.body.is_some()) {
-            // Downloads are reads: a raw answer cannot be recorded for an
-            // idempotent replay, so a mutation answering one is a bug.
-            result = Err(CallError::Trap(format!("{} (a mutation) answered with a raw body piece", a.op.id)));
-        }
-        let succeeded = matches!(&result, Ok(Ok(s)) if s.status < 400);
-        let answer = self.render(a, result, request_id);
-        let outcome = if succeeded {
-            let recorded = match &a.idempotency_key {
-                Some(key) => record_result(&conn, &business, a.op, key, &a.fingerprint, &answer),
-                None => Ok(()),
-            };
-            recorded.and_then(|_| db::execute(&conn, "RELEASE request", vec![]).map(|_| ()))
-        } else {
-            // Nothing of a failed handler survives; its 4xx answer is still
-            // recorded so a retry replays it. 5xx answers are not recorded.
-            db::execute(&conn, "ROLLBACK TO request", vec![])
-                .map(|_| ())
-                .and_then(|_| match &a.idempotency_key {
-                    Some(key) if answer.status < 500 => record_result(&conn, &business, a.op, key, &a.fingerprint, &answer),
-                    _ => Ok(()),
-                })
-                .and_then(|_| db::execute(&conn, "RELEASE request", vec![]).map(|_| ()))
-        };
-        if let Err(e) = outcome {
-            undo(&conn);
-            crate::logging::line("error", &format!("requestId={request_id} could not be saved: {e}"));
-            let answer = Answer::failure(&Failure::internal("the change could not be saved; nothing was written, retry").retryable(true), request_id);
-            return (conn, answer);
-        }
-        (conn, answer)
+            let answer = self.render(a, result, request_id);
+            (HostTx(conn), Reply { status: answer.status, content_type: answer.content_type, body: answer.body, headers: answer.headers })
+        });
+        (tx.0, Answer { status: reply.status, content_type: reply.content_type, body: reply.body, headers: reply.headers, operation: "-", download: None })
     }
 
     fn render(&self, a: &Admitted, result: Result<Result<wit::Success, wit::Failure>, CallError>, request_id: &str) -> Answer {
-        match result {
-            Ok(Ok(wit::Success { status, body: Some(piece), .. })) if (200..300).contains(&status) => self.download(status, piece, None, request_id),
-            Ok(Ok(s)) if (200..300).contains(&s.status) => match a.op.response {
-                Response::Json(_) => Answer::json(s.status, success_envelope(&s.data_json, request_id)),
-                Response::Raw(media) => Answer { status: s.status, content_type: media, body: s.data_json, headers: Vec::new(), operation: "-", download: None },
-            },
-            Ok(Ok(s)) => {
-                crate::logging::line("error", &format!("requestId={request_id} component answered success with status {}", s.status));
-                Answer::failure(&Failure::internal("the handler produced an invalid answer"), request_id)
-            }
-            Ok(Err(f)) => {
-                let category = switchboard_gateway::errors::CATEGORIES.iter().find(|c| **c == f.category).copied().unwrap_or("internal");
-                let status = if (400..600).contains(&f.status) { f.status } else { switchboard_gateway::errors::status_for_category(category) };
-                Answer::failure(&Failure::new(status, category, &f.code, f.message).retryable(f.retryable), request_id)
-            }
-            Err(CallError::Deadline) => Answer::failure(
-                &Failure::new(503, "capacity", "handler_deadline_exceeded", "the request took too long and was stopped; nothing was written").retryable(true),
-                request_id,
-            ),
-            Err(CallError::ResourceLimit) => Answer::failure(
-                &Failure::new(500, "internal", "handler_resource_limit", "the request exceeded its memory limit and was stopped; nothing was written").retryable(false),
-                request_id,
-            ),
-            Err(CallError::Capacity) => Answer::failure(
-                &Failure::new(503, "capacity", "over_capacity", "the server is at capacity; retry shortly"),
-                request_id,
-            ),
+        let outcome = match result {
+            Ok(Ok(wit::Success { status, body: Some(piece), .. })) if (200..300).contains(&status) => return self.download(status, piece, None, request_id),
+            Ok(Ok(s)) => Outcome::Success { status: s.status, data_json: s.data_json },
+            Ok(Err(f)) => Outcome::Failed { status: f.status, code: f.code, message: f.message, category: f.category, retryable: f.retryable },
+            Err(CallError::Deadline) => Outcome::Deadline,
+            Err(CallError::ResourceLimit) => Outcome::ResourceLimit,
+            Err(CallError::Capacity) => Outcome::Capacity,
             Err(CallError::Trap(detail)) => {
                 crate::logging::line("error", &format!("requestId={request_id} component trapped: {detail}"));
-                Answer::failure(&Failure::internal("the request failed inside the service; nothing was written"), request_id)
+                Outcome::Trap
             }
+        };
+        if let Some(fault) = outcome.fault() {
+            crate::logging::line("error", &format!("requestId={request_id} {fault}"));
         }
+        let r = exchange::render(a.op, outcome, request_id);
+        Answer { status: r.status, content_type: r.content_type, body: r.body, headers: r.headers, operation: "-", download: None }
     }
 }
 
-/// A stored, unexpired result for this (business, operation, key).
-fn stored_result(conn: &crate::db::Connection, business: &str, op: &str, key: &str) -> anyhow::Result<Option<(String, u16, String)>> {
-    let oldest = crate::clock::now_ms() - idempotency::RETENTION_SECONDS * 1000;
-    let rows = db::query_rows(
-        conn,
-        "SELECT fingerprint, status, response_body FROM idempotency_records \
-         WHERE business_id = ?1 AND operation_id = ?2 AND idem_key = ?3 AND created_at_ms >= ?4",
-        vec![SqlValue::Text(business.into()), SqlValue::Text(op.into()), SqlValue::Text(key.into()), SqlValue::Integer(oldest)],
-    )?;
-    Ok(rows.into_iter().next().map(|r| (db::text(&r[0]), db::text(&r[1]).parse().unwrap_or(500), db::text(&r[2]))))
+/// The batch's connection as the shared mutation flow's transaction owner.
+struct HostTx(db::Connection);
+
+impl switchboard_gateway::storage::Sql for HostTx {
+    fn query(&mut self, sql: &str, params: Vec<switchboard_gateway::storage::Value>) -> Result<Vec<Vec<switchboard_gateway::storage::Value>>, String> {
+        switchboard_gateway::storage::Sql::query(&mut &self.0, sql, params)
+    }
+    fn execute(&mut self, sql: &str, params: Vec<switchboard_gateway::storage::Value>) -> Result<u64, String> {
+        switchboard_gateway::storage::Sql::execute(&mut &self.0, sql, params)
+    }
 }
 
-/// Stands in for a copy-once secret in a stored idempotency record.
-const REDACTED: &str = "__switchboard_redacted_secret__";
-
-fn record_result(
-    conn: &crate::db::Connection,
-    business: &str,
-    op: &switchboard_gateway::Operation,
-    key: &str,
-    fingerprint: &str,
-    answer: &Answer,
-) -> anyhow::Result<()> {
-    let mut body = answer.body.clone();
-    if !op.secret_fields().is_empty() {
-        if let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&body) {
-            for field in op.secret_fields() {
-                if let Some(slot) = v.get_mut("data").and_then(|d| d.get_mut(*field)) {
-                    *slot = serde_json::Value::String(REDACTED.into());
-                }
-            }
-            body = v.to_string();
-        }
+impl exchange::Owner for HostTx {
+    fn unavailable(&self) -> Failure {
+        unavailable()
     }
-    db::execute(
-        conn,
-        "INSERT OR REPLACE INTO idempotency_records (business_id, operation_id, idem_key, fingerprint, status, response_body, created_at_ms) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        vec![
-            SqlValue::Text(business.into()),
-            SqlValue::Text(op.id.into()),
-            SqlValue::Text(key.into()),
-            SqlValue::Text(fingerprint.into()),
-            SqlValue::Integer(answer.status as i64),
-            SqlValue::Text(body),
-            SqlValue::Integer(crate::clock::now_ms()),
-        ],
-    )?;
-    Ok(())
+    fn log_error(&self, line: &str) {
+        crate::logging::line("error", line);
+    }
 }
 
 /// Deletes idempotency records past their retention.

@@ -688,7 +688,7 @@ async fn read_body(mut body: HyperBody, max: usize) -> Result<Vec<u8>, Failure> 
 }
 
 fn too_large(max: usize) -> Failure {
-    Failure::new(413, "validation", "payload_too_large", format!("the request body exceeds this operation's limit of {max} bytes"))
+    Failure::too_large(max)
 }
 
 /// The head of `a` with `body` (taken out of `a` by the caller). A

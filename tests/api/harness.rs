@@ -39,6 +39,9 @@ pub struct Server {
     pub base: String,
     pub data_dir: PathBuf,
     http: reqwest::blocking::Client,
+    /// What must live as long as this server and stop after it (the edge
+    /// target's primary and dispatcher node).
+    pub companions: Vec<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl Server {
@@ -46,7 +49,13 @@ impl Server {
         Self::start_with(dir, &[])
     }
 
+    /// A server on `dir` with `extra` flags. With `SWITCHBOARD_TEST_EDGE=1`
+    /// (see [`edge_target`]) it is the edge build instead, and `extra` goes
+    /// to its dispatcher node.
     pub fn start_with(dir: &Path, extra: &[&str]) -> Server {
+        if edge_target() {
+            return crate::edge::start(dir, extra);
+        }
         Self::spawn(dir, extra, Stdio::null())
     }
 
@@ -74,14 +83,19 @@ impl Server {
             .stderr(stderr)
             .spawn()
             .expect("start switchboard");
-        let s = Server {
+        Self::attach(child, format!("http://{addr}"), dir)
+    }
+
+    /// A server already started as `child`, once it answers at `base`.
+    pub fn attach(child: Child, base: String, dir: &Path) -> Server {
+        let mut s = Server {
             child,
-            base: format!("http://{addr}"),
+            base,
             data_dir: dir.to_path_buf(),
             http: reqwest::blocking::Client::builder().timeout(Duration::from_secs(120)).build().unwrap(),
+            companions: Vec::new(),
         };
         let started = Instant::now();
-        let mut s = s;
         loop {
             if s.http.get(format!("{}/api/v1/openapi.json", s.base)).send().is_ok_and(|r| r.status() == 200) {
                 return s;
@@ -130,9 +144,30 @@ impl Drop for Server {
     }
 }
 
-/// Runs `switchboard admin --data-dir DIR ARGS…` and parses its JSON output.
+/// True when the API tests run against the edge build (`SWITCHBOARD_TEST_EDGE=1`,
+/// set by `./dev test` for the foundation's tests; see tests/api/edge.rs).
+pub fn edge_target() -> bool {
+    std::env::var("SWITCHBOARD_TEST_EDGE").as_deref() == Ok("1")
+}
+
+/// The primary a data dir works against, when it does: the edge target
+/// writes its sqld's URL into the test's data dir.
+pub fn primary_of(dir: &Path) -> Option<String> {
+    std::fs::read_to_string(dir.join(PRIMARY_MARKER)).ok()
+}
+
+/// The file naming a data dir's primary (see [`primary_of`]).
+pub const PRIMARY_MARKER: &str = ".test-primary-url";
+
+/// Runs `switchboard admin --data-dir DIR ARGS…` and parses its JSON output
+/// (at the dir's primary, when it has one).
 pub fn admin(dir: &Path, args: &[&str]) -> Value {
-    let out = Command::new(BIN).arg("admin").arg("--data-dir").arg(dir).args(args).output().unwrap();
+    let mut command = Command::new(BIN);
+    command.arg("admin").arg("--data-dir").arg(dir);
+    if let Some(url) = primary_of(dir) {
+        command.arg("--primary-url").arg(url);
+    }
+    let out = command.args(args).output().unwrap();
     assert!(out.status.success(), "admin {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -266,6 +301,9 @@ pub fn document_schemas() -> switchboard_gateway::validate::Validator {
 /// Runs read-only SQL against a data dir's database (python3's sqlite3, so
 /// no extra tool is needed) and returns the rows as `a|b|c` lines.
 pub fn sql(dir: &Path, query: &str) -> String {
+    if let Some(url) = primary_of(dir) {
+        return crate::primary::sql_at(&url, query);
+    }
     let script = "import sqlite3,sys\nc=sqlite3.connect('file:'+sys.argv[1]+'?mode=ro',uri=True)\nfor q in sys.argv[2].split(';'):\n    q=q.strip()\n    if q:\n        for r in c.execute(q): print('|'.join(str(x) for x in r))";
     let out = Command::new("python3").arg("-c").arg(script).arg(dir.join("switchboard.db")).arg(query).output().expect("python3");
     assert!(out.status.success(), "sql failed: {}", String::from_utf8_lossy(&out.stderr));

@@ -135,7 +135,12 @@ fn http_level_errors_use_the_envelope() {
     let r = reqwest::blocking::Client::new().put(format!("{}/api/v1/contacts/categories", s.base)).bearer_auth(&t.key).send().unwrap();
     assert_eq!(r.status(), 405);
     assert_eq!(r.headers()["allow"], "GET, POST, DELETE");
+}
 
+#[test]
+fn unparseable_requests_are_answered_in_the_envelope() {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
     // Requests hyper cannot parse are answered before routing, in the
     // envelope too: a malformed request line, bad framing, a head that is
     // too large, a URI that is too long.

@@ -3,120 +3,23 @@
 //! loopback port and `switchboard serve --primary-url` nodes beside it.
 
 use crate::harness::*;
+use crate::primary::Sqld;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// How often the nodes of these tests pull the primary's changes.
 const SYNC_MS: &str = "200";
 
-/// The sqld binary: `SWITCHBOARD_SQLD`, else what tests/sqld/ensure.py
-/// installs (once per test run).
-fn sqld_binary() -> &'static Path {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        if let Ok(p) = std::env::var("SWITCHBOARD_SQLD") {
-            return PathBuf::from(p);
-        }
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/sqld/ensure.py");
-        let out = Command::new("python3").arg(script).stderr(Stdio::inherit()).output().expect("python3");
-        assert!(out.status.success(), "tests/sqld/ensure.py could not provide sqld");
-        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
-    })
-}
-
-/// A real libSQL server (sqld) on a free loopback port, stopped by pid on drop.
-pub struct Sqld {
-    child: Child,
-    port: u16,
-    pub url: String,
-    dir: DataDir,
-    http: reqwest::blocking::Client,
-}
-
-impl Sqld {
-    pub fn start() -> Sqld {
-        let dir = DataDir::new();
-        let port = free_port();
-        let child = Self::spawn(&dir.0, port);
-        let s = Sqld { child, port, url: format!("http://127.0.0.1:{port}"), dir, http: reqwest::blocking::Client::new() };
-        s.wait_healthy();
-        s
-    }
-
-    fn spawn(dir: &Path, port: u16) -> Child {
-        Command::new(sqld_binary())
-            .args(["--no-welcome", "--http-listen-addr", &format!("127.0.0.1:{port}"), "--db-path"])
-            .arg(dir.join("primary"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start sqld")
-    }
-
-    fn wait_healthy(&self) {
-        poll("sqld /health", || self.http.get(format!("{}/health", self.url)).send().ok().filter(|r| r.status() == 200));
-    }
-
-    /// Stops the primary (SIGTERM, by pid) and keeps it down until `up`.
-    fn stop(&mut self) {
-        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
-        let _ = self.child.wait();
-    }
-
-    /// Starts it again on the same port and database.
-    fn up(&mut self) {
-        self.child = Self::spawn(&self.dir.0, self.port);
-        self.wait_healthy();
-    }
-
-    /// Runs one statement at the primary (its own HTTP protocol, a Hrana
-    /// pipeline) and returns the rows, each value as text.
-    pub fn sql(&self, stmt: &str) -> Vec<Vec<String>> {
-        let body = json!({"requests": [{"type": "execute", "stmt": {"sql": stmt}}, {"type": "close"}]});
-        let r: Value = self.http.post(format!("{}/v2/pipeline", self.url)).json(&body).send().expect("pipeline").json().expect("json");
-        let result = &r["results"][0];
-        assert_eq!(result["type"], "ok", "{stmt}: {r}");
-        result["response"]["result"]["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|row| {
-                row.as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|v| match &v["value"] {
-                        Value::String(s) => s.clone(),
-                        Value::Null => String::new(),
-                        other => other.to_string(),
-                    })
-                    .collect()
-            })
-            .collect()
-    }
-
-    fn count(&self, stmt: &str) -> i64 {
-        self.sql(stmt)[0][0].parse().unwrap()
-    }
-}
-
-impl Drop for Sqld {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// `switchboard admin` against the primary, with its own data dir for its replica.
-fn admin_at(primary: &Sqld, dir: &Path, args: &[&str]) -> Value {
+pub fn admin_at(primary: &Sqld, dir: &Path, args: &[&str]) -> Value {
     let mut all = vec!["--primary-url", primary.url.as_str()];
     all.extend_from_slice(args);
     admin(dir, &all)
 }
 
-fn tenant_at(primary: &Sqld, dir: &Path) -> Tenant {
+pub fn tenant_at(primary: &Sqld, dir: &Path) -> Tenant {
     let business = admin_at(primary, dir, &["business", "create", "--name", "Edge Co"])["businessId"].as_str().unwrap().to_string();
     let k = admin_at(primary, dir, &["key", "create", "--business", &business, "--scopes", "all"]);
     Tenant { business, key: k["apiKey"].as_str().unwrap().into(), key_id: k["keyId"].as_str().unwrap().into() }

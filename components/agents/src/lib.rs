@@ -22,28 +22,21 @@ pub mod rules;
 mod agents;
 mod channels;
 
-use switchboard_guest::{fail, Failure, Guest, Request, Success};
+use switchboard_guest::{fail, Failure, Request, Success};
 
-struct Agents;
-
-impl Guest for Agents {
-    fn handle(req: Request) -> Result<Success, Failure> {
-        match req.operation.as_str() {
-            "listChannels" => channels::list(&req),
-            "getPhotoappConnection" => channels::get_photoapp(&req),
-            "disconnectPhotoapp" => channels::disconnect_photoapp(&req),
-            "listAgents" => agents::list(&req),
-            "createAgent" => agents::create(&req),
-            "updateAgent" => agents::update(&req),
-            "archiveAgent" => agents::archive(&req),
-            "getChannelAssignment" => channels::get_assignment(&req),
-            "updateChannelAssignment" => channels::update_assignment(&req),
-            other => Err(fail::not_implemented(other)),
-        }
+/// The area's requests (the component in component/ exports this; the
+/// edge build links it).
+pub fn handle(req: Request) -> Result<Success, Failure> {
+    match req.operation.as_str() {
+        "listChannels" => channels::list(&req),
+        "getPhotoappConnection" => channels::get_photoapp(&req),
+        "disconnectPhotoapp" => channels::disconnect_photoapp(&req),
+        "listAgents" => agents::list(&req),
+        "createAgent" => agents::create(&req),
+        "updateAgent" => agents::update(&req),
+        "archiveAgent" => agents::archive(&req),
+        "getChannelAssignment" => channels::get_assignment(&req),
+        "updateChannelAssignment" => channels::update_assignment(&req),
+        other => Err(fail::not_implemented(other)),
     }
 }
-
-// Native builds (unit tests) skip the export: its symbol names are only
-// meaningful to the component linker.
-#[cfg(target_arch = "wasm32")]
-switchboard_guest::export!(Agents);

@@ -21,30 +21,23 @@ mod model;
 mod participants;
 mod timeline;
 
-use switchboard_guest::{fail, Failure, Guest, Request, Success};
+use switchboard_guest::{fail, Failure, Request, Success};
 
-struct Contacts;
-
-impl Guest for Contacts {
-    fn handle(req: Request) -> Result<Success, Failure> {
-        match req.operation.as_str() {
-            "listContacts" => contacts::list(&req),
-            "createContact" => contacts::create(&req),
-            "deleteContacts" => contacts::delete(&req),
-            "importContacts" => import::run(&req),
-            "listCategories" => categories::list(&req),
-            "createCategory" => categories::create(&req),
-            "deleteCategory" => categories::delete(&req),
-            "getContact" => contacts::get(&req),
-            "updateContact" => contacts::update(&req),
-            "getContactTimeline" => timeline::get(&req),
-            "linkParticipantContact" => participants::link(&req),
-            other => Err(fail::not_implemented(other)),
-        }
+/// The area's requests (the component in component/ exports this; the
+/// edge build links it).
+pub fn handle(req: Request) -> Result<Success, Failure> {
+    match req.operation.as_str() {
+        "listContacts" => contacts::list(&req),
+        "createContact" => contacts::create(&req),
+        "deleteContacts" => contacts::delete(&req),
+        "importContacts" => import::run(&req),
+        "listCategories" => categories::list(&req),
+        "createCategory" => categories::create(&req),
+        "deleteCategory" => categories::delete(&req),
+        "getContact" => contacts::get(&req),
+        "updateContact" => contacts::update(&req),
+        "getContactTimeline" => timeline::get(&req),
+        "linkParticipantContact" => participants::link(&req),
+        other => Err(fail::not_implemented(other)),
     }
 }
-
-// Native builds (unit tests) skip the export: its symbol names are only
-// meaningful to the component linker.
-#[cfg(target_arch = "wasm32")]
-switchboard_guest::export!(Contacts);

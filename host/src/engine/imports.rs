@@ -157,25 +157,13 @@ pub fn add_to_linker(linker: &mut Linker<RequestState>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// True for statements that only read (everything else begins a lazy write).
-/// Statements that would end, split or widen the host's transaction (the
-/// request's, or a whole write batch's) or change the connection: the host
-/// owns them, a component never runs them.
-fn host_owned(sql: &str) -> bool {
-    let word: String = sql.trim_start().chars().take_while(|c| c.is_ascii_alphabetic()).collect::<String>().to_ascii_uppercase();
-    matches!(word.as_str(), "BEGIN" | "COMMIT" | "END" | "ROLLBACK" | "SAVEPOINT" | "RELEASE" | "ATTACH" | "DETACH" | "VACUUM" | "PRAGMA")
-}
+use switchboard_gateway::storage::{reads_only, transaction_control as host_owned};
 
 fn refuse_host_owned(sql: &str) -> Result<(), store::StoreError> {
     if host_owned(sql) {
         return Err(store::StoreError { kind: "other".into(), message: "transactions and connection settings belong to the host".into() });
     }
     Ok(())
-}
-
-fn reads_only(sql: &str) -> bool {
-    let head: String = sql.trim_start().chars().take(6).collect::<String>().to_ascii_uppercase();
-    head.starts_with("SELECT") || head.starts_with("WITH")
 }
 
 fn to_sql(v: types::Value) -> SqlValue {
@@ -199,7 +187,10 @@ fn from_sql(v: SqlValue) -> types::Value {
 }
 
 fn store_error(e: libsql::Error) -> store::StoreError {
-    let message = e.to_string();
+    store_error_text(e.to_string())
+}
+
+fn store_error_text(message: String) -> store::StoreError {
     let kind = if message.contains("constraint") || message.contains("UNIQUE") {
         "constraint"
     } else if message.contains("locked") || message.contains("busy") {
@@ -244,21 +235,16 @@ impl jobs::Host for RequestState {
     fn enqueue(&mut self, kind: String, business_id: String, payload_json: String, options: jobs::JobOptions) -> Result<String, store::StoreError> {
         self.begin_write()?;
         let id = uuid::Uuid::now_v7().to_string();
-        let now = crate::clock::now_ms();
-        self.conn.execute(
-            "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, calls_out, lane) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            vec![
-                SqlValue::Text(id.clone()),
-                SqlValue::Text(kind),
-                SqlValue::Text(business_id),
-                SqlValue::Text(payload_json),
-                SqlValue::Integer(now + options.delay_ms as i64),
-                SqlValue::Integer(now),
-                SqlValue::Integer(options.calls_out as i64),
-                options.lane.map(SqlValue::Text).unwrap_or(SqlValue::Null),
-            ],
-        )
-        .map_err(store_error)?;
+        let job = switchboard_gateway::storage::NewJob {
+            id: id.clone(),
+            kind,
+            business_id,
+            payload_json,
+            calls_out: options.calls_out,
+            lane: options.lane,
+            delay_ms: options.delay_ms,
+        };
+        switchboard_gateway::storage::enqueue_job(&mut &self.conn, job, crate::clock::now_ms()).map_err(store_error_text)?;
         Ok(id)
     }
 
@@ -320,18 +306,5 @@ impl http_out::Host for RequestState {
 
     fn post(&mut self, url: String, headers: Vec<(String, String)>, body: String) -> Result<u16, String> {
         crate::outbound::post(&self.outbound, &url, &headers, &body)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn transaction_control_belongs_to_the_host() {
-        for sql in ["COMMIT", " rollback to request", "SAVEPOINT x", "release x", "BEGIN IMMEDIATE", "end", "PRAGMA synchronous=OFF", "ATTACH 'x' AS y", "VACUUM"] {
-            assert!(super::host_owned(sql), "{sql}");
-        }
-        for sql in ["SELECT 1", "INSERT INTO t VALUES (1)", "UPDATE t SET endpoint = 1", "WITH x AS (SELECT 1) SELECT * FROM x", "DELETE FROM t"] {
-            assert!(!super::host_owned(sql), "{sql}");
-        }
     }
 }

@@ -1,8 +1,8 @@
-//! Operation 1, the public automation contract: static, so the host answers
+//! Operation 1, the public automation contract: static, so the host and the edge answer
 //! it from the OpenAPI document without entering a component.
 
-use switchboard_gateway::openapi::CONTRACT_VERSION;
-use switchboard_gateway::Gateway;
+use crate::openapi::CONTRACT_VERSION;
+use crate::Gateway;
 
 pub fn contract_json(gateway: &Gateway) -> String {
     let events = gateway.document()["components"]["schemas"]["EventType"]["enum"].clone();

@@ -1,0 +1,287 @@
+//! The storage half of the edge build (world `edge-store`, wit/edge.wit).
+//!
+//! It exports the platform interfaces an area imports (`store`, `jobs`,
+//! `clock`, `ids`, `log`) and the router's `transaction`, and serves them
+//! from the libSQL primary: every request of one instance is one Hrana
+//! stream, so the router's `BEGIN IMMEDIATE ... COMMIT` is one transaction
+//! at the primary, like a node's write transaction. `wac plug` composes it
+//! into the router (`switchboard-edge`), so the areas' code is the same
+//! code `switchboard serve` runs.
+//!
+//! Round trips: control statements that cannot fail on their own (`BEGIN`,
+//! `SAVEPOINT`, `RELEASE`, `ROLLBACK TO`) wait and go with the next
+//! statement in one chained batch, each step run only if the one before it
+//! succeeded; `COMMIT`/`ROLLBACK` go with the stream's `close`. A statement
+//! outside a transaction runs on a stream of its own, closed in the same
+//! round trip.
+
+mod hrana;
+mod primary;
+
+mod bindings {
+    wit_bindgen::generate!({
+        world: "edge-store",
+        path: "../../wit",
+        generate_all,
+    });
+}
+
+use bindings::exports::switchboard::platform::jobs::{self, EffectStart, JobOptions};
+use bindings::exports::switchboard::platform::store::{self, StoreError};
+use bindings::exports::switchboard::platform::transaction;
+use bindings::exports::switchboard::platform::types::Value as WitValue;
+use bindings::exports::switchboard::provider::{clock, ids, log};
+use primary::Primary;
+use serde_json::{json, Value as Json};
+use std::cell::RefCell;
+use switchboard_gateway::storage::{self as shared, Value};
+
+/// The instance's stream at the primary (an instance serves one request).
+#[derive(Default)]
+struct Stream {
+    baton: Option<String>,
+    /// Where the primary asked this stream's next requests to go.
+    base_url: Option<String>,
+    /// Statements waiting to go with the next one (control statements, the
+    /// first rows of a bulk write).
+    deferred: Vec<Json>,
+    /// Between BEGIN and COMMIT/ROLLBACK: the stream stays open.
+    in_transaction: bool,
+    round_trips: u32,
+    primary: Option<Result<Primary, String>>,
+}
+
+thread_local! {
+    static STREAM: RefCell<Stream> = RefCell::new(Stream::default());
+}
+
+fn unavailable(detail: &str) -> StoreError {
+    // The detail goes to the log; the area's failure says only what to do.
+    eprintln!("level=error msg=\"edge storage: {}\"", detail.replace('"', "'"));
+    StoreError { kind: "busy".into(), message: "the database primary cannot be reached; nothing was written, retry shortly".into() }
+}
+
+fn statement_error(e: hrana::SqlError) -> StoreError {
+    let kind = if e.code.contains("CONSTRAINT") || e.message.contains("constraint") || e.message.contains("UNIQUE") {
+        "constraint"
+    } else if e.code.contains("BUSY") || e.code.contains("LOCKED") || e.message.contains("locked") || e.message.contains("busy") {
+        "busy"
+    } else {
+        "other"
+    };
+    StoreError { kind: kind.into(), message: e.message }
+}
+
+impl Stream {
+    /// Sends `statement` (after the deferred control statements) and, when
+    /// no transaction is open afterwards, closes the stream in the same
+    /// round trip.
+    fn run(&mut self, statement: Json, ends_transaction: bool) -> Result<hrana::StmtResult, StoreError> {
+        self.run_all(statement, ends_transaction).map(|mut all| all.pop().unwrap_or_default())
+    }
+
+    /// Like [`Stream::run`], with the result of every statement sent.
+    fn run_all(&mut self, statement: Json, ends_transaction: bool) -> Result<Vec<hrana::StmtResult>, StoreError> {
+        let mut chain: Vec<Json> = self.deferred.drain(..).collect();
+        chain.push(statement);
+        let mut requests = vec![hrana::chained(chain)];
+        let close = ends_transaction || !self.in_transaction;
+        if close {
+            requests.push(json!({"type": "close"}));
+        }
+        let body = json!({"baton": self.baton, "requests": requests}).to_string();
+        let primary = match self.primary.get_or_insert_with(Primary::from_env) {
+            Ok(p) => p,
+            Err(e) => return Err(unavailable(&e.clone())),
+        };
+        self.round_trips += 1;
+        let sent = primary.pipeline(body.as_bytes());
+        let answer = match sent.and_then(|bytes| serde_json::from_slice::<Json>(&bytes).map_err(|e| format!("the primary's answer is not JSON: {e}"))) {
+            Ok(a) => a,
+            Err(e) => {
+                // The stream (and any transaction on it) is gone.
+                self.reset();
+                return Err(unavailable(&e));
+            }
+        };
+        self.baton = if close { None } else { answer.get("baton").and_then(Json::as_str).map(String::from) };
+        self.base_url = answer.get("base_url").and_then(Json::as_str).map(String::from);
+        if close {
+            self.in_transaction = false;
+        }
+        let first = answer.get("results").and_then(Json::as_array).and_then(|r| r.first()).cloned().unwrap_or(Json::Null);
+        match hrana::chained_results(&first) {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(e)) => Err(statement_error(e)),
+            Err(e) => {
+                self.reset();
+                Err(unavailable(&e))
+            }
+        }
+    }
+
+    fn reset(&mut self) {
+        self.baton = None;
+        self.base_url = None;
+        self.deferred.clear();
+        self.in_transaction = false;
+    }
+}
+
+fn with_stream<T>(f: impl FnOnce(&mut Stream) -> T) -> T {
+    STREAM.with(|s| f(&mut s.borrow_mut()))
+}
+
+fn to_shared(v: WitValue) -> Value {
+    match v {
+        WitValue::Null => Value::Null,
+        WitValue::Integer(i) => Value::Integer(i),
+        WitValue::Real(f) => Value::Real(f),
+        WitValue::Text(s) => Value::Text(s),
+        WitValue::Blob(b) => Value::Blob(b),
+    }
+}
+
+fn to_wit(v: Value) -> WitValue {
+    match v {
+        Value::Null => WitValue::Null,
+        Value::Integer(i) => WitValue::Integer(i),
+        Value::Real(f) => WitValue::Real(f),
+        Value::Text(s) => WitValue::Text(s),
+        Value::Blob(b) => WitValue::Blob(b),
+    }
+}
+
+fn refuse_control(sql: &str) -> Result<(), StoreError> {
+    if shared::transaction_control(sql) {
+        return Err(StoreError { kind: "other".into(), message: "transactions and connection settings belong to the host".into() });
+    }
+    Ok(())
+}
+
+/// Runs a statement for the shared code in this crate (`jobs.enqueue`).
+struct Statements;
+
+impl shared::Sql for Statements {
+    fn query(&mut self, sql: &str, params: Vec<Value>) -> Result<Vec<Vec<Value>>, String> {
+        with_stream(|s| s.run(hrana::stmt(sql, &params, true), false)).map(|r| r.rows).map_err(|e| e.message)
+    }
+    fn execute(&mut self, sql: &str, params: Vec<Value>) -> Result<u64, String> {
+        with_stream(|s| s.run(hrana::stmt(sql, &params, false), false)).map(|r| r.affected).map_err(|e| e.message)
+    }
+}
+
+struct EdgeStore;
+
+impl store::Guest for EdgeStore {
+    fn query(sql: String, params: Vec<WitValue>) -> Result<Vec<Vec<WitValue>>, StoreError> {
+        refuse_control(&sql)?;
+        let params: Vec<Value> = params.into_iter().map(to_shared).collect();
+        let result = with_stream(|s| s.run(hrana::stmt(&sql, &params, true), false))?;
+        Ok(result.rows.into_iter().map(|r| r.into_iter().map(to_wit).collect()).collect())
+    }
+
+    fn execute(sql: String, params: Vec<WitValue>) -> Result<u64, StoreError> {
+        refuse_control(&sql)?;
+        let params: Vec<Value> = params.into_iter().map(to_shared).collect();
+        Ok(with_stream(|s| s.run(hrana::stmt(&sql, &params, false), false))?.affected)
+    }
+
+    fn execute_many(sql: String, rows: Vec<Vec<WitValue>>) -> Result<u64, StoreError> {
+        refuse_control(&sql)?;
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        // One round trip for the whole list: a chained batch (after any
+        // waiting control statements, which change no rows).
+        let chain: Vec<Json> = rows.into_iter().map(|r| hrana::stmt(&sql, &r.into_iter().map(to_shared).collect::<Vec<_>>(), false)).collect();
+        let results = with_stream(|s| {
+            let mut chain = chain;
+            let last = chain.pop().expect("at least one row");
+            s.deferred.extend(chain);
+            s.run_all(last, false)
+        })?;
+        Ok(results.iter().map(|r| r.affected).sum())
+    }
+}
+
+impl jobs::Guest for EdgeStore {
+    fn enqueue(kind: String, business_id: String, payload_json: String, options: JobOptions) -> Result<String, StoreError> {
+        let id = uuid::Uuid::now_v7().to_string();
+        let job = shared::NewJob { id: id.clone(), kind, business_id, payload_json, calls_out: options.calls_out, lane: options.lane, delay_ms: options.delay_ms };
+        shared::enqueue_job(&mut Statements, job, now_ms()).map_err(|message| StoreError { kind: "other".into(), message })?;
+        Ok(id)
+    }
+
+    fn begin_effect(_key: String) -> Result<EffectStart, StoreError> {
+        // Job steps run at a native dispatcher node, never at the edge.
+        Err(StoreError { kind: "other".into(), message: "job steps do not run at the edge".into() })
+    }
+}
+
+impl transaction::Guest for EdgeStore {
+    fn control(statement: String) -> Result<(), StoreError> {
+        let upper = statement.trim().to_ascii_uppercase();
+        let word = upper.split_whitespace().next().unwrap_or("");
+        let ends = matches!(word, "COMMIT" | "END") || (word == "ROLLBACK" && !upper.contains(" TO "));
+        with_stream(|s| {
+            if ends {
+                if !s.in_transaction && s.baton.is_none() {
+                    // Nothing reached the primary yet: nothing to end.
+                    s.reset();
+                    return Ok(());
+                }
+                return s.run(hrana::stmt(&statement, &[], false), true).map(|_| ());
+            }
+            match word {
+                "BEGIN" => s.in_transaction = true,
+                "SAVEPOINT" | "RELEASE" | "ROLLBACK" => {}
+                _ => return Err(StoreError { kind: "other".into(), message: format!("{word} is not a transaction-control statement") }),
+            }
+            s.deferred.push(hrana::stmt(&statement, &[], false));
+            Ok(())
+        })
+    }
+
+    fn round_trips() -> u32 {
+        with_stream(|s| s.round_trips)
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+impl clock::Guest for EdgeStore {
+    fn now_ms() -> i64 {
+        now_ms()
+    }
+    fn now_rfc3339() -> String {
+        chrono::DateTime::from_timestamp_millis(now_ms()).unwrap_or_default().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    }
+}
+
+impl ids::Guest for EdgeStore {
+    fn uuid_v7() -> String {
+        uuid::Uuid::now_v7().to_string()
+    }
+    /// At most 4 KiB from the runtime's CSPRNG.
+    fn random_bytes(len: u32) -> Vec<u8> {
+        wasip2::random::random::get_random_bytes(u64::from(len.min(4096)))
+    }
+}
+
+impl log::Guest for EdgeStore {
+    fn log(level: log::Level, message: String) {
+        let level = match level {
+            log::Level::Debug => "debug",
+            log::Level::Info => "info",
+            log::Level::Warn => "warn",
+            log::Level::Error => "error",
+        };
+        eprintln!("level={level} msg=\"{}\"", message.replace('"', "'"));
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+bindings::export!(EdgeStore with_types_in bindings);

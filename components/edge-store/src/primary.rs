@@ -1,0 +1,123 @@
+//! The libSQL primary as this instance reaches it: its URL and token from
+//! the environment (`SWITCHBOARD_PRIMARY_URL`, `SWITCHBOARD_PRIMARY_AUTH_TOKEN`:
+//! `wasmtime serve --env`, or spin.toml's `environment`, filled from Spin
+//! variables), and one `POST /v2/pipeline` over `wasi:http`.
+
+use wasip2::http::outgoing_handler;
+use wasip2::http::types::{Fields, IncomingBody, Method, OutgoingBody, OutgoingRequest, RequestOptions, Scheme};
+use wasip2::io::streams::StreamError;
+
+/// Longest answer read from the primary (a page of rows is far smaller).
+const MAX_ANSWER_BYTES: usize = 64 << 20;
+/// Nanoseconds to connect and to wait for the first byte of an answer.
+const CONNECT_TIMEOUT_NS: u64 = 5_000_000_000;
+const FIRST_BYTE_TIMEOUT_NS: u64 = 20_000_000_000;
+
+pub struct Primary {
+    scheme: Scheme,
+    authority: String,
+    /// The URL's path, without a trailing slash ("" for the root).
+    prefix: String,
+    token: Option<String>,
+}
+
+impl Primary {
+    /// From the environment; the error names what is missing or wrong.
+    pub fn from_env() -> Result<Primary, String> {
+        let url = std::env::var("SWITCHBOARD_PRIMARY_URL").map_err(|_| "SWITCHBOARD_PRIMARY_URL is not set".to_string())?;
+        let token = std::env::var("SWITCHBOARD_PRIMARY_AUTH_TOKEN").ok().filter(|t| !t.is_empty());
+        Primary::parse(&url, token)
+    }
+
+    fn parse(url: &str, token: Option<String>) -> Result<Primary, String> {
+        let (scheme, rest) = match url.split_once("://") {
+            Some(("http", rest)) => (Scheme::Http, rest),
+            Some(("https", rest)) => (Scheme::Https, rest),
+            // The URL itself is configuration, not a secret, but say only its scheme.
+            _ => return Err("SWITCHBOARD_PRIMARY_URL must start with http:// or https://".into()),
+        };
+        let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
+        if authority.is_empty() || authority.contains('@') {
+            return Err("SWITCHBOARD_PRIMARY_URL needs a host (and no user info)".into());
+        }
+        let prefix = match path.trim_end_matches('/') {
+            "" => String::new(),
+            p => format!("/{p}"),
+        };
+        Ok(Primary { scheme, authority: authority.to_string(), prefix, token })
+    }
+
+    /// Sends one pipeline; the answer's body, or why there is none.
+    pub fn pipeline(&self, body: &[u8]) -> Result<Vec<u8>, String> {
+        let headers = Fields::new();
+        let set = |name: &str, value: &[u8]| headers.append(name, value).map_err(|e| format!("header {name}: {e:?}"));
+        set("content-type", b"application/json")?;
+        if let Some(token) = &self.token {
+            set("authorization", format!("Bearer {token}").as_bytes())?;
+        }
+        let request = OutgoingRequest::new(headers);
+        let path = format!("{}/v2/pipeline", self.prefix);
+        request.set_method(&Method::Post).map_err(|_| "method")?;
+        request.set_scheme(Some(&self.scheme)).map_err(|_| "scheme")?;
+        request.set_authority(Some(&self.authority)).map_err(|_| "the primary's host is not a valid authority")?;
+        request.set_path_with_query(Some(&path)).map_err(|_| "the primary's path is not valid")?;
+        let outgoing = request.body().map_err(|_| "request body")?;
+        let options = RequestOptions::new();
+        let _ = options.set_connect_timeout(Some(CONNECT_TIMEOUT_NS));
+        let _ = options.set_first_byte_timeout(Some(FIRST_BYTE_TIMEOUT_NS));
+        let pending = outgoing_handler::handle(request, Some(options)).map_err(|e| format!("the primary cannot be reached: {e:?}"))?;
+        {
+            let stream = outgoing.write().map_err(|_| "request stream")?;
+            for chunk in body.chunks(4096) {
+                stream.blocking_write_and_flush(chunk).map_err(|e| format!("sending to the primary: {e:?}"))?;
+            }
+        }
+        OutgoingBody::finish(outgoing, None).map_err(|e| format!("sending to the primary: {e:?}"))?;
+        pending.subscribe().block();
+        let response = match pending.get() {
+            Some(Ok(Ok(r))) => r,
+            Some(Ok(Err(e))) => return Err(format!("the primary cannot be reached: {e:?}")),
+            _ => return Err("the primary's answer was lost".into()),
+        };
+        let status = response.status();
+        let incoming = response.consume().map_err(|_| "answer body")?;
+        let mut answer = Vec::new();
+        {
+            let stream = incoming.stream().map_err(|_| "answer stream")?;
+            loop {
+                match stream.blocking_read(64 * 1024) {
+                    Ok(chunk) => {
+                        answer.extend_from_slice(&chunk);
+                        if answer.len() > MAX_ANSWER_BYTES {
+                            return Err("the primary's answer is too large".into());
+                        }
+                    }
+                    Err(StreamError::Closed) => break,
+                    Err(e) => return Err(format!("reading the primary's answer: {e:?}")),
+                }
+            }
+        }
+        let _ = IncomingBody::finish(incoming);
+        if !(200..300).contains(&status) {
+            // The stream is gone (the spec: any HTTP error ends it).
+            let text = String::from_utf8_lossy(&answer[..answer.len().min(200)]).to_string();
+            return Err(format!("the primary answered HTTP {status}: {text}"));
+        }
+        Ok(answer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_primary_url_needs_a_scheme_and_a_host() {
+        let p = Primary::parse("http://127.0.0.1:8080/", None).unwrap();
+        assert_eq!((p.authority.as_str(), p.prefix.as_str()), ("127.0.0.1:8080", ""));
+        assert_eq!(Primary::parse("https://db.example/base/", None).unwrap().prefix, "/base");
+        for bad in ["127.0.0.1:8080", "ftp://x", "http://", "http://user:pw@x"] {
+            assert!(Primary::parse(bad, None).is_err(), "{bad}");
+        }
+    }
+}
