@@ -27,11 +27,25 @@ fn header(fields: &Fields, name: &str) -> Option<Result<String, ()>> {
 pub fn handle(request: IncomingRequest, out: ResponseOutparam) {
     let request_id = uuid::Uuid::new_v4().to_string();
     fault::guard(out, &request_id);
+    let started = std::time::Instant::now();
     let answer = answer(&request, &request_id);
-    match answer {
-        Answer::Whole(reply) => send(reply, &request_id),
-        Answer::Download { status, first, rest } => download(status, first, rest, &request_id),
-    }
+    let status = match answer {
+        Answer::Whole(reply) => {
+            let status = reply.status;
+            send(reply, &request_id);
+            status
+        }
+        Answer::Download { status, first, rest } => {
+            download(status, first, rest, &request_id);
+            status
+        }
+    };
+    // The access log: no path (it holds ids), no tenant data.
+    eprintln!(
+        "level=info msg=request requestId={request_id} status={status} ms={:.2} primaryRoundTrips={}",
+        started.elapsed().as_secs_f64() * 1000.0,
+        crate::bindings::switchboard::platform::transaction::round_trips()
+    );
 }
 
 fn answer(request: &IncomingRequest, request_id: &str) -> Answer {
