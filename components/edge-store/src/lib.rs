@@ -40,8 +40,6 @@ use switchboard_gateway::storage::{self as shared, Value};
 #[derive(Default)]
 struct Stream {
     baton: Option<String>,
-    /// Where the primary asked this stream's next requests to go.
-    base_url: Option<String>,
     /// Statements waiting to go with the next one (control statements, the
     /// first rows of a bulk write).
     deferred: Vec<Json>,
@@ -105,7 +103,6 @@ impl Stream {
             }
         };
         self.baton = if close { None } else { answer.get("baton").and_then(Json::as_str).map(String::from) };
-        self.base_url = answer.get("base_url").and_then(Json::as_str).map(String::from);
         if close {
             self.in_transaction = false;
         }
@@ -122,7 +119,6 @@ impl Stream {
 
     fn reset(&mut self) {
         self.baton = None;
-        self.base_url = None;
         self.deferred.clear();
         self.in_transaction = false;
     }
