@@ -21,30 +21,22 @@ CONNS=${2:-32}
 . bench/wrk.sh
 cargo build --release -q -p switchboard
 BIN=${SWITCHBOARD_BIN:-${CARGO_TARGET_DIR:-target}/release/switchboard}
-SQLD=$(python3 tests/sqld/ensure.py)
 EDGE=$(./dev edge 2>/dev/null | tail -1)
 WASMTIME="${CARGO_HOME:-$HOME/.cargo}/bin/wasmtime"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-TMP=$(mktemp -d)
-trap 'kill $(cat "$TMP/pids" 2>/dev/null) 2>/dev/null; sleep 0.5; rm -rf "$TMP"' EXIT
-
-SQLD_PORT=$(free_port)
-"$SQLD" --no-welcome --db-path "$TMP/primary" --http-listen-addr 127.0.0.1:$SQLD_PORT >/dev/null 2>&1 &
-echo $! >> "$TMP/pids"
-PRIMARY=http://127.0.0.1:$SQLD_PORT
-for _ in $(seq 1 100); do curl -sf $PRIMARY/health >/dev/null && break; sleep 0.1; done
+. bench/primary.sh
+start_primary
 
 export SWITCHBOARD_RATE_LIMIT_KEY=0 SWITCHBOARD_RATE_LIMIT_BUSINESS=0 SWITCHBOARD_MAX_IN_FLIGHT=0
 NODE_PORT=$(free_port)
 $BIN serve --listen 127.0.0.1:$NODE_PORT --data-dir "$TMP/node" --primary-url $PRIMARY >/dev/null 2>&1 &
-echo $! >> "$TMP/pids"
+remember_pid $!
 NODE=http://127.0.0.1:$NODE_PORT
 for _ in $(seq 1 300); do curl -sf $NODE/api/v1/openapi.json >/dev/null && break; sleep 0.1; done
 EDGE_PORT=$(free_port)
 "$WASMTIME" serve --addr 127.0.0.1:$EDGE_PORT -S cli -W max-memory-size=134217728 -W timeout=10s \
-  --env SWITCHBOARD_PRIMARY_URL=$PRIMARY "$EDGE" 2>"$TMP/edge.log" >/dev/null &
-echo $! >> "$TMP/pids"
+  --env SWITCHBOARD_PRIMARY_URL=$PRIMARY "$EDGE" 2>>"$TMP/edge.log" >/dev/null &
+remember_pid $!
 EDGE_BASE=http://127.0.0.1:$EDGE_PORT
 for _ in $(seq 1 300); do curl -sf $EDGE_BASE/healthz >/dev/null && break; sleep 0.1; done
 
@@ -62,12 +54,17 @@ for u in "$N_GET" "$E_GET"; do wrk -t1 -c4 -d2s -H "Authorization: Bearer $KEY" 
 : > "$TMP/edge.log"
 read -r NG _ < <(wrk_run "GET contact, native node" "$KEY" "$CONNS" "$N_GET")
 read -r EG _ < <(wrk_run "GET contact, edge node" "$KEY" "$CONNS" "$E_GET")
-GET_TRIPS=$(awk -F'primaryRoundTrips=' '/msg=request .*status=200/ {n++; s+=$2} END {if (n) printf "%.1f\n", s/n; else print "?"}' "$TMP/edge.log")
+# trips STATUS: the mean of primaryRoundTrips over the edge's access log
+# lines with that status (appended with >>, so truncating the log between
+# runs leaves no hole).
+trips() { grep -a -o "msg=request requestId=[^ ]* status=$1 ms=[0-9.]* primaryRoundTrips=[0-9]*" "$TMP/edge.log" \
+  | awk -F'primaryRoundTrips=' '{n++; s+=$2} END {if (n) printf "%.1f over %d requests\n", s/n, n; else print "?"}'; }
+GET_TRIPS=$(trips 200)
 read -r NP _ < <(RUN=2 KEY=$KEY BIZ=$BIZ CAT=$CAT wrk_run "POST contact, native node" "$KEY" "$CONNS" "$NODE/api/v1/contacts" bench/post_contact.lua)
 : > "$TMP/edge.log"
 read -r EP _ < <(RUN=3 KEY=$KEY BIZ=$BIZ CAT=$CAT wrk_run "POST contact, edge node" "$KEY" "$CONNS" "$EDGE_BASE/api/v1/contacts" bench/post_contact.lua)
-POST_TRIPS=$(awk -F'primaryRoundTrips=' '/msg=request .*status=201/ {n++; s+=$2} END {if (n) printf "%.1f\n", s/n; else print "?"}' "$TMP/edge.log")
-POST_REFUSED=$(grep -c 'msg=request .*status=503' "$TMP/edge.log" || true)
+POST_TRIPS=$(trips 201)
+POST_REFUSED=$(grep -a -c 'msg=request .*status=503' "$TMP/edge.log" || true)
 
 echo
 echo "GET contact:  edge/native $(ratio "$EG" "$NG")   edge round trips to the primary per read:   $GET_TRIPS"

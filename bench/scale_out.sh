@@ -22,18 +22,9 @@ CONNS=${2:-32}
 . bench/wrk.sh
 cargo build --release -q -p switchboard
 BIN=${SWITCHBOARD_BIN:-${CARGO_TARGET_DIR:-target}/release/switchboard}
-SQLD=$(python3 tests/sqld/ensure.py)
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-TMP=$(mktemp -d)
-# Every process started here, stopped by pid at the end.
-trap 'kill $(cat "$TMP/pids" 2>/dev/null) 2>/dev/null; sleep 0.5; rm -rf "$TMP"' EXIT
-
-SQLD_PORT=$(free_port)
-"$SQLD" --no-welcome --db-path "$TMP/primary" --http-listen-addr 127.0.0.1:$SQLD_PORT >/dev/null 2>&1 &
-echo $! >> "$TMP/pids"
-PRIMARY=http://127.0.0.1:$SQLD_PORT
-for _ in $(seq 1 100); do curl -sf $PRIMARY/health >/dev/null && break; sleep 0.1; done
+. bench/primary.sh
+start_primary
 
 # Rate limits and the in-flight bound off: the bench measures the path.
 export SWITCHBOARD_RATE_LIMIT_KEY=0 SWITCHBOARD_RATE_LIMIT_BUSINESS=0 SWITCHBOARD_MAX_IN_FLIGHT=0
@@ -41,7 +32,7 @@ start() { # data-dir [--primary-url URL] -> base URL
   local port
   port=$(free_port)
   $BIN serve --listen 127.0.0.1:$port --data-dir "$1" "${@:2}" >/dev/null 2>&1 &
-  echo $! >> "$TMP/pids"
+  remember_pid $!
   for _ in $(seq 1 300); do curl -sf http://127.0.0.1:$port/api/v1/openapi.json >/dev/null && break; sleep 0.1; done
   echo http://127.0.0.1:$port
 }

@@ -10,6 +10,7 @@ use crate::operations::{self, BusinessIn, Operation, RouteMatch, OPERATIONS};
 use crate::validate::{is_uuid, Validator};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// What the key store knows about a key.
 #[derive(Clone, Debug)]
@@ -97,45 +98,74 @@ impl Admitted {
 }
 
 pub struct Gateway {
-    document: Value,
-    document_text: String,
     validator: Validator,
-    query_schemas: HashMap<(&'static str, &'static str), Value>,
+    /// Each operation's query parameter schemas, parsed on first use.
+    query_schemas: HashMap<(&'static str, &'static str), (&'static str, OnceLock<Value>)>,
+    /// The document and its text, built on first use: only the document
+    /// route and a few checks need them, and an edge node builds a fresh
+    /// Gateway per request.
+    document: OnceLock<(Value, String)>,
 }
 
 impl Gateway {
+    /// Builds the gateway and checks everything it will need: every
+    /// operation's schema names, every schema parsed, every `$ref`
+    /// resolved, every pattern compiled. For a long-lived process: it
+    /// fails at start, not on a request.
     pub fn new() -> Result<Self, String> {
-        let document = openapi::document()?;
-        let schemas = document["components"]["schemas"].as_object().cloned().unwrap_or_default();
-        let mut query_schemas = HashMap::new();
+        let g = Self::lazy()?;
+        let mut query = Vec::new();
+        for ((op, name), (text, cell)) in &g.query_schemas {
+            let value = parse_query_schema(text).map_err(|e| format!("{op}.{name}: {e}"))?;
+            query.push(cell.get_or_init(|| value));
+        }
+        g.validator.check_all(&query)?;
+        Ok(g)
+    }
+
+    /// As `new`, with each schema parsed and each pattern compiled on its
+    /// first use and the document built when asked for: for an instance
+    /// that answers one request (an edge node). The gateway's unit tests
+    /// run `new`'s checks.
+    pub fn lazy() -> Result<Self, String> {
+        let sources = openapi::schema_sources()?;
         for op in OPERATIONS {
-            for q in op.query {
-                let mut s: Value = serde_json::from_str(q.schema).map_err(|e| format!("{}.{}: {e}", op.id, q.name))?;
-                openapi::forbid_nul_in_strings(&mut s);
-                query_schemas.insert((op.id, q.name), s);
-            }
             let raw_schemas = op.raw_body().map_or(&[][..], |r| r.media_types).iter().map(|(_, s)| *s);
             for name in op.request.into_iter().chain(raw_schemas).chain(match op.response {
                 operations::Response::Json(n) => Some(n),
                 operations::Response::Raw(_) => None,
             }) {
-                if !schemas.contains_key(name) {
+                if !sources.iter().any(|s| s.name == name) {
                     return Err(format!("{} names schema {name}, which no schema file defines", op.id));
                 }
             }
         }
-        let extra: Vec<&Value> = query_schemas.values().collect();
-        let validator = Validator::new(schemas, &extra)?;
-        let document_text = serde_json::to_string(&document).map_err(|e| e.to_string())?;
-        Ok(Gateway { document, document_text, validator, query_schemas })
+        let query_schemas = OPERATIONS
+            .iter()
+            .flat_map(|op| op.query.iter().map(move |q| ((op.id, q.name), (q.schema, OnceLock::new()))))
+            .collect();
+        Ok(Gateway { validator: Validator::from_sources(sources), query_schemas, document: OnceLock::new() })
+    }
+
+    fn query_schema(&self, op: &'static str, name: &'static str) -> &Value {
+        let (text, cell) = &self.query_schemas[&(op, name)];
+        cell.get_or_init(|| parse_query_schema(text).expect("checked by Gateway::new"))
+    }
+
+    fn built_document(&self) -> &(Value, String) {
+        self.document.get_or_init(|| {
+            let document = openapi::document_with(self.validator.all_schemas());
+            let text = serde_json::to_string(&document).expect("a JSON value serialises");
+            (document, text)
+        })
     }
 
     pub fn document(&self) -> &Value {
-        &self.document
+        &self.built_document().0
     }
 
     pub fn document_text(&self) -> &str {
-        &self.document_text
+        &self.built_document().1
     }
 
     /// The operation and its raw path parameters. Their syntax is checked
@@ -261,7 +291,7 @@ impl Gateway {
                 }),
                 [] => {}
                 [v] => {
-                    let schema = &self.query_schemas[&(op.id, q.name)];
+                    let schema = self.query_schema(op.id, q.name);
                     let typed = if schema["type"] == "integer" {
                         v.parse::<i64>().map(Value::from).unwrap_or_else(|_| Value::String((*v).clone()))
                     } else {
@@ -483,4 +513,10 @@ fn check_scopes(op: &Operation, held: &[String], body: Option<&Value>, query: &[
     }
     let list = missing.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ");
     Err(Failure::authorization("missing_scope", format!("this API key (or console role) lacks the scope{} {list} needed by {}", if missing.len() > 1 { "s" } else { "" }, op.id)))
+}
+
+fn parse_query_schema(text: &str) -> Result<Value, String> {
+    let mut s: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    openapi::forbid_nul_in_strings(&mut s);
+    Ok(s)
 }

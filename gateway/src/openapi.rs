@@ -20,19 +20,71 @@ const SCHEMA_FILES: &[(&str, &str)] = &[
 pub const API_VERSION: &str = "1.4.0";
 pub const CONTRACT_VERSION: &str = "1.1";
 
-/// Every schema of every file; a name defined twice is an error.
-pub fn component_schemas() -> Result<Map<String, Value>, String> {
-    let mut all = Map::new();
+/// One schema of `components.schemas`, as JSON text until it is needed.
+pub struct SchemaSource {
+    pub name: &'static str,
+    pub text: &'static str,
+    /// The schema files' strings refuse NUL (see `forbid_nul_in_strings`);
+    /// the envelope's own parts are used as written.
+    pub forbid_nul: bool,
+}
+
+/// Every schema of every file, then the envelope's shared parts, in the
+/// document's order; a name defined twice is an error. Only the top level
+/// of each file is read: a schema's body is parsed when first used, so an
+/// instance that answers one request parses only what it needs.
+pub fn schema_sources() -> Result<Vec<SchemaSource>, String> {
+    let mut all: Vec<SchemaSource> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (file, text) in SCHEMA_FILES {
-        let parsed: Value = serde_json::from_str(text).map_err(|e| format!("schemas/{file}.json: {e}"))?;
-        let Value::Object(m) = parsed else { return Err(format!("schemas/{file}.json is not an object")) };
-        for (k, v) in m {
-            if all.insert(k.clone(), v).is_some() {
-                return Err(format!("schema {k} is defined twice (again in {file}.json)"));
+        let entries = serde_json::from_str::<TopLevel>(text).map_err(|e| format!("schemas/{file}.json: {e}"))?;
+        for (name, body) in entries.0 {
+            if !seen.insert(name) {
+                return Err(format!("schema {name} is defined twice (again in {file}.json)"));
             }
+            all.push(SchemaSource { name, text: body.get(), forbid_nul: true });
         }
     }
+    all.push(SchemaSource { name: "Meta", text: META_SCHEMA, forbid_nul: false });
+    all.push(SchemaSource { name: "IdempotencyKey", text: IDEMPOTENCY_KEY_SCHEMA, forbid_nul: false });
     Ok(all)
+}
+
+const META_SCHEMA: &str = r#"{"type": "object", "required": ["requestId"], "additionalProperties": false,
+    "properties": {"requestId": {"type": "string", "format": "uuid"}}}"#;
+const IDEMPOTENCY_KEY_SCHEMA: &str = r#"{"type": "string", "minLength": 1, "maxLength": 512, "pattern": "^[\\x21-\\x7E]{1,512}$",
+    "description": "1 to 512 visible ASCII characters (0x21 to 0x7E)."}"#;
+
+/// A schema file's top level in order: each name with its body unparsed.
+struct TopLevel(Vec<(&'static str, &'static serde_json::value::RawValue)>);
+
+impl<'de: 'static> serde::Deserialize<'de> for TopLevel {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de: 'static> serde::de::Visitor<'de> for Entries {
+            type Value = TopLevel;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of schemas")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<TopLevel, A::Error> {
+                let mut out = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    out.push(entry);
+                }
+                Ok(TopLevel(out))
+            }
+        }
+        d.deserialize_map(Entries)
+    }
+}
+
+/// Parses one schema as the document has it.
+pub fn parse_schema(source: &SchemaSource) -> Result<Value, String> {
+    let mut v: Value = serde_json::from_str(source.text).map_err(|e| format!("schema {}: {e}", source.name))?;
+    if source.forbid_nul {
+        forbid_nul_in_strings(&mut v);
+    }
+    Ok(v)
 }
 
 fn scope_text(op: &Operation) -> String {
@@ -183,25 +235,22 @@ pub fn forbid_nul_in_strings(v: &mut Value) {
 /// The whole document. Panics only if the embedded schema files are broken,
 /// which the gateway's unit tests catch before anything ships.
 pub fn document() -> Result<Value, String> {
-    let mut schemas = component_schemas()?;
-    for schema in schemas.values_mut() {
-        forbid_nul_in_strings(schema);
+    let mut schemas = Map::new();
+    for source in schema_sources()? {
+        schemas.insert(source.name.to_string(), parse_schema(&source)?);
     }
-    schemas.insert("Meta".into(), json!({
-        "type": "object", "required": ["requestId"], "additionalProperties": false,
-        "properties": {"requestId": {"type": "string", "format": "uuid"}}
-    }));
-    schemas.insert("IdempotencyKey".into(), json!({
-        "type": "string", "minLength": 1, "maxLength": 512, "pattern": "^[\\x21-\\x7E]{1,512}$",
-        "description": "1 to 512 visible ASCII characters (0x21 to 0x7E)."
-    }));
+    Ok(document_with(schemas))
+}
+
+/// The document around `schemas` (from [`schemas`]).
+pub fn document_with(schemas: Map<String, Value>) -> Value {
     let mut paths = Map::new();
     for op in OPERATIONS {
         let entry = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));
         entry[op.method.as_str().to_ascii_lowercase()] = operation_object(op);
     }
     let scopes: Map<String, Value> = crate::auth::SCOPES.iter().map(|s| (s.to_string(), json!(s))).collect();
-    Ok(json!({
+    json!({
         "webhooks": webhooks(),
         "openapi": "3.1.0",
         "info": {
@@ -233,7 +282,7 @@ pub fn document() -> Result<Value, String> {
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/FailureEnvelope"}}}
             }}
         }
-    }))
+    })
 }
 
 /// The events the service POSTs to subscribers (OpenAPI 3.1 `webhooks`),

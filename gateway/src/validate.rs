@@ -5,6 +5,8 @@
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
+use std::sync::{OnceLock, RwLock};
+use crate::openapi::{self, SchemaSource};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Violation {
@@ -22,46 +24,118 @@ impl Violation {
     }
 }
 
-/// Holds `components.schemas` and every compiled pattern.
+/// Holds `components.schemas`, each parsed on its first use, and every
+/// pattern compiled on its first use. An edge node runs a fresh instance
+/// per request and would otherwise parse the whole document and compile
+/// every pattern for each request; `check_all` does it all at once where
+/// start-up time does not matter, and fails on anything broken.
 pub struct Validator {
-    schemas: Map<String, Value>,
-    patterns: HashMap<String, Regex>,
+    schemas: Vec<Schema>,
+    by_name: HashMap<&'static str, usize>,
+    patterns: RwLock<HashMap<String, Regex>>,
+}
+
+struct Schema {
+    source: SchemaSource,
+    parsed: OnceLock<Value>,
 }
 
 const MAX_VIOLATIONS: usize = 20;
 
 impl Validator {
-    /// Compiles every `pattern` found in the schemas (and in `extra`, e.g.
-    /// query parameter schemas); fails on a bad pattern or a dangling `$ref`.
+    /// A validator over the document's schemas (see `openapi::schema_sources`).
+    pub fn from_sources(sources: Vec<SchemaSource>) -> Self {
+        let schemas: Vec<Schema> = sources.into_iter().map(|source| Schema { source, parsed: OnceLock::new() }).collect();
+        let by_name = schemas.iter().enumerate().map(|(i, s)| (s.source.name, i)).collect();
+        Validator { schemas, by_name, patterns: RwLock::new(HashMap::new()) }
+    }
+
+    /// A validator over schemas already parsed (tests, and the document as
+    /// a client sees it); checked as `check_all` does.
     pub fn new(schemas: Map<String, Value>, extra: &[&Value]) -> Result<Self, String> {
-        let mut v = Validator { schemas, patterns: HashMap::new() };
+        let schemas: Vec<Schema> = schemas
+            .into_iter()
+            .map(|(name, value)| Schema {
+                source: SchemaSource { name: Box::leak(name.into_boxed_str()), text: "", forbid_nul: false },
+                parsed: OnceLock::from(value),
+            })
+            .collect();
+        let by_name = schemas.iter().enumerate().map(|(i, s)| (s.source.name, i)).collect();
+        let v = Validator { schemas, by_name, patterns: RwLock::new(HashMap::new()) };
+        v.check_all(extra)?;
+        Ok(v)
+    }
+
+    /// Parses every schema, resolves every `$ref` and compiles every
+    /// pattern (of the schemas and of `extra`, e.g. query parameter
+    /// schemas) now; fails on the first broken one.
+    pub fn check_all(&self, extra: &[&Value]) -> Result<(), String> {
         let mut found = Vec::new();
-        for s in v.schemas.values() {
-            collect_patterns_and_refs(s, &mut found);
+        for s in &self.schemas {
+            if s.parsed.get().is_none() {
+                let _ = s.parsed.set(openapi::parse_schema(&s.source)?);
+            }
+            collect_patterns_and_refs(s.parsed.get().expect("set above"), &mut found);
         }
         for s in extra {
             collect_patterns_and_refs(s, &mut found);
         }
+        let mut patterns = self.patterns.write().unwrap_or_else(|e| e.into_inner());
         for item in found {
             match item {
                 Found::Pattern(p) => {
-                    let re = Regex::new(&p).map_err(|e| format!("bad pattern {p}: {e}"))?;
-                    v.patterns.insert(p, re);
+                    if !patterns.contains_key(&p) {
+                        let re = Regex::new(&p).map_err(|e| format!("bad pattern {p}: {e}"))?;
+                        patterns.insert(p, re);
+                    }
                 }
                 Found::Ref(r) => {
-                    v.resolve(&r).ok_or_else(|| format!("dangling $ref {r}"))?;
+                    self.resolve(&r).ok_or_else(|| format!("dangling $ref {r}"))?;
                 }
             }
         }
-        Ok(v)
+        Ok(())
+    }
+
+    /// Every schema, parsed, in the document's order.
+    pub fn all_schemas(&self) -> Map<String, Value> {
+        self.schemas.iter().map(|s| (s.source.name.to_string(), self.parsed(s).clone())).collect()
     }
 
     pub fn schema(&self, name: &str) -> Option<&Value> {
-        self.schemas.get(name)
+        self.by_name.get(name).map(|&i| self.parsed(&self.schemas[i]))
+    }
+
+    fn parsed<'a>(&self, s: &'a Schema) -> &'a Value {
+        // The embedded schemas parse: Gateway::new's start-up check and the
+        // gateway's unit tests parse them all.
+        s.parsed.get_or_init(|| openapi::parse_schema(&s.source).expect("the document's schemas parse"))
     }
 
     fn resolve(&self, r: &str) -> Option<&Value> {
-        self.schemas.get(r.strip_prefix("#/components/schemas/")?)
+        self.schema(r.strip_prefix("#/components/schemas/")?)
+    }
+
+    /// Whether `text` matches `pattern`. The two patterns the document puts
+    /// on nearly every string are checked directly: same answer as their
+    /// regex (a unit test compares them), none compiled per request.
+    fn matches(&self, pattern: &str, text: &str) -> bool {
+        match pattern {
+            openapi::NO_NUL_PATTERN => !text.contains('\0'),
+            openapi::NON_BLANK_PATTERN => !text.contains('\0') && text.chars().any(|c| !c.is_whitespace()),
+            _ => self.pattern(pattern).is_match(text),
+        }
+    }
+
+    /// The compiled `pattern` (compiled and kept on its first use; every
+    /// pattern of the document compiles, as `check_all` shows).
+    fn pattern(&self, p: &str) -> Regex {
+        if let Some(re) = self.patterns.read().unwrap_or_else(|e| e.into_inner()).get(p) {
+            return re.clone();
+        }
+        let re = Regex::new(p).expect("the document's patterns compile");
+        self.patterns.write().unwrap_or_else(|e| e.into_inner()).insert(p.to_string(), re.clone());
+        re
     }
 
     /// Validates `instance`; returns up to 20 violations, the most useful first.
@@ -182,10 +256,8 @@ impl Validator {
             }
         }
         if let Some(p) = s.get("pattern").and_then(Value::as_str) {
-            if let Some(re) = self.patterns.get(p) {
-                if !re.is_match(text) {
-                    out.push(Violation::new(path, "pattern", format!("{name} must match the pattern {p}")));
-                }
+            if !self.matches(p, text) {
+                out.push(Violation::new(path, "pattern", format!("{name} must match the pattern {p}")));
             }
         }
         if let Some(f) = s.get("format").and_then(Value::as_str) {
@@ -500,6 +572,17 @@ fn collect_patterns_and_refs(v: &Value, out: &mut Vec<Found>) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_direct_checks_agree_with_their_patterns() {
+        let v = Validator::new(Map::new(), &[]).unwrap();
+        for p in [openapi::NO_NUL_PATTERN, openapi::NON_BLANK_PATTERN] {
+            let re = Regex::new(p).unwrap();
+            for text in ["", " ", "a", " a ", "\u{0}", "a\u{0}", "\t\n", "\u{a0}", "\u{1c}", "\u{2003}x", "é", "\u{3000}"] {
+                assert_eq!(v.matches(p, text), re.is_match(text), "{p} on {text:?}");
+            }
+        }
+    }
 
     fn validator() -> Validator {
         let schemas = json!({

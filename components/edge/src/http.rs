@@ -40,12 +40,15 @@ pub fn handle(request: IncomingRequest, out: ResponseOutparam) {
             status
         }
     };
-    // The access log: no path (it holds ids), no tenant data.
-    eprintln!(
-        "level=info msg=request requestId={request_id} status={status} ms={:.2} primaryRoundTrips={}",
+    // The access log: no path (it holds ids), no tenant data. One write
+    // per line: `eprintln!` writes each piece on its own, and the runtime's
+    // concurrent instances share one stderr, so their pieces interleave.
+    let line = format!(
+        "level=info msg=request requestId={request_id} status={status} ms={:.2} primaryRoundTrips={}\n",
         started.elapsed().as_secs_f64() * 1000.0,
         crate::bindings::switchboard::platform::transaction::round_trips()
     );
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
 }
 
 fn answer(request: &IncomingRequest, request_id: &str) -> Answer {

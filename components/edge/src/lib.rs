@@ -126,7 +126,7 @@ pub fn serve(head: Head, read_body: impl FnOnce(usize) -> Result<Vec<u8>, Failur
 
 fn gateway() -> &'static Gateway {
     static GATEWAY: std::sync::OnceLock<Gateway> = std::sync::OnceLock::new();
-    GATEWAY.get_or_init(|| Gateway::new().expect("the embedded OpenAPI document is valid"))
+    GATEWAY.get_or_init(|| Gateway::lazy().expect("the embedded OpenAPI document is valid"))
 }
 
 fn not_at_the_edge(op: &str, why: &str) -> Failure {
