@@ -321,6 +321,8 @@ pub struct Db {
     /// instead of spinning in SQLite's busy handler. Other processes (the
     /// admin CLI, a second node) are covered by the busy timeout.
     write_gate: Arc<parking_lot::FairMutex<()>>,
+    /// API keys by hash (`key_cache.rs`): authentication without a query.
+    keys: crate::key_cache::KeyCache,
 }
 
 /// What a replica keeps beside libsql's own handle.
@@ -398,7 +400,8 @@ impl Db {
             Storage::Local => {
                 let path = dir.join("switchboard.db");
                 let database = block(libsql::Builder::new_local(&path).build()).with_context(|| format!("opening {}", path.display()))?;
-                let db = Db::with_database(database, durability, None);
+                let keys = crate::key_cache::KeyCache::local(dir.join(crate::key_cache::SIGNAL_FILE));
+                let db = Db::with_database(database, durability, None, keys);
                 {
                     let c = db.conn()?;
                     block(c.execute_batch("PRAGMA journal_mode=WAL;"))?;
@@ -411,8 +414,9 @@ impl Db {
         Ok(db)
     }
 
-    fn with_database(database: libsql::Database, durability: Durability, replica: Option<ReplicaFiles>) -> Db {
+    fn with_database(database: libsql::Database, durability: Durability, replica: Option<ReplicaFiles>, keys: crate::key_cache::KeyCache) -> Db {
         Db {
+            keys,
             database: Arc::new(database),
             replica,
             durability,
@@ -456,12 +460,18 @@ impl Db {
         // libsql's injector writes: readers of their own see each committed
         // frame, and the node's writes reach it by `after_statement`.
         let reader = block(libsql::Builder::new_local(&path).build()).with_context(|| format!("opening {} for reading", path.display()))?;
-        Ok(Db::with_database(database, durability, Some(ReplicaFiles { reader, idle_readers: Mutex::new(Vec::new()), _lock: lock })))
+        let keys = crate::key_cache::KeyCache::replica(primary.sync_interval);
+        Ok(Db::with_database(database, durability, Some(ReplicaFiles { reader, idle_readers: Mutex::new(Vec::new()), _lock: lock }), keys))
     }
 
     /// A pooled connection for reads only: on a replica, a read-only
     /// connection on its file (a write there is refused, so nothing bypasses
     /// the primary); in the local mode, `conn`.
+    /// API keys by hash, kept in memory (`key_cache.rs`).
+    pub fn keys(&self) -> &crate::key_cache::KeyCache {
+        &self.keys
+    }
+
     pub fn read_conn(&self) -> Result<Conn<'_>> {
         let Some(replica) = &self.replica else { return self.conn() };
         if let Some(c) = replica.idle_readers.lock().pop() {

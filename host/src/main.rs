@@ -11,6 +11,7 @@ mod db;
 mod download;
 mod engine;
 mod jobs;
+mod key_cache;
 mod knowledge;
 mod limits;
 mod logging;

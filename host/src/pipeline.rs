@@ -99,8 +99,10 @@ impl Answer {
 /// How long a mutation waits for the write gate before answering 503.
 const WRITE_GATE_WAIT: Duration = Duration::from_secs(30);
 
-impl KeyDirectory for Db {
-    fn find_by_hash(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
+impl Db {
+    /// The key for `key_hash` as storage has it (`KeyCache` calls this on
+    /// a miss).
+    fn read_key(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
         let lookup = |mut c: &crate::db::Connection| switchboard_gateway::storage::find_key(&mut c, key_hash).map_err(|_| unavailable());
         let pooled = self.read_conn().map_err(|_| unavailable())?;
         let mut found = lookup(&pooled)?;
@@ -115,6 +117,13 @@ impl KeyDirectory for Db {
                 crate::logging::line("warn", "a pooled connection missed a key that a fresh one found");
             }
         }
+        Ok(found)
+    }
+}
+
+impl KeyDirectory for Db {
+    fn find_by_hash(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
+        let found = self.keys().get(key_hash, || self.read_key(key_hash))?;
         if let Some(k) = found.as_ref().filter(|k| !k.revoked) {
             crate::usage::note(&k.key_id);
         }

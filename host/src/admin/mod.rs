@@ -130,14 +130,17 @@ pub(crate) fn key_rows(c: &db::Connection, business: &str) -> Result<Vec<serde_j
 
 pub fn revoke_key(db: &Db, key_id: &str) -> Result<serde_json::Value> {
     let c = db.conn()?;
-    if !revoke_key_of(&c, None, key_id)? {
+    if !revoke_key_of(db, &c, None, key_id)? {
         bail!("no key {key_id}");
     }
     Ok(json!({"keyId": key_id, "revoked": true}))
 }
 
-/// Revokes a key (of `business` when given); false when there is no such key.
-pub(crate) fn revoke_key_of(c: &db::Connection, business: Option<&str>, key_id: &str) -> Result<bool> {
+/// Revokes a key (of `business` when given); false when there is no such
+/// key. `c` must not be inside a transaction: the revocation is committed
+/// here, then the key cache is told (this process's and, through the
+/// signal file, other processes' on the same data dir).
+pub(crate) fn revoke_key_of(db: &Db, c: &db::Connection, business: Option<&str>, key_id: &str) -> Result<bool> {
     let changed = db::execute(
         c,
         "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?2) WHERE id = ?1 AND (?3 IS NULL OR business_id = ?3)",
@@ -147,6 +150,9 @@ pub(crate) fn revoke_key_of(c: &db::Connection, business: Option<&str>, key_id: 
             business.map_or(SqlValue::Null, |b| SqlValue::Text(b.to_string())),
         ],
     )?;
+    if changed > 0 {
+        anyhow::Context::context(db.keys().changed(), "the key is revoked, but the signal file that tells a running server could not be written")?;
+    }
     Ok(changed > 0)
 }
 

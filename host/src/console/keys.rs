@@ -75,7 +75,7 @@ pub fn create(app: &App, s: &SessionRecord, body: &[u8]) -> Result<serde_json::V
 pub fn revoke(app: &App, s: &SessionRecord, key_id: &str) -> Result<serde_json::Value, Failure> {
     owner_only(s)?;
     let (_gate, c) = writer(app)?;
-    if !crate::admin::revoke_key_of(&c, Some(&s.business_id), key_id).map_err(unavailable)? {
+    if !crate::admin::revoke_key_of(&app.db, &c, Some(&s.business_id), key_id).map_err(unavailable)? {
         // Another business's key is as unknown as one that never existed.
         return Err(Failure::not_found("key_not_found", "no such API key in this business"));
     }
