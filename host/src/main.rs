@@ -21,6 +21,7 @@ mod pipeline;
 mod planner_stats;
 mod plugins;
 mod raw_upload;
+mod readers;
 mod recordings;
 mod sandbox;
 mod server;
