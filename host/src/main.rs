@@ -3,6 +3,9 @@
 //! flag of `serve` also reads a `SWITCHBOARD_*` environment variable, and
 //! every setting is checked here, before anything starts.
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod admin;
 mod bench_native;
 mod clock;

@@ -321,9 +321,17 @@ async fn handle(shared: Arc<Shared>, req: Request<HyperBody>, peer: std::net::Ip
     let path = logged_path(&shared, req.uri().path(), op);
     // One span per request: its events (the access line, a component's
     // log lines) carry these fields; the business is recorded once known.
-    let span = tracing::info_span!("request", requestId = %request_id, operation = tracing::field::Empty, businessId = tracing::field::Empty);
+    // The operation is named at creation when the route is known: each
+    // `record` re-renders the span's fields.
+    let routed = op.map(|o| o.id);
+    let span = match routed {
+        Some(id) => tracing::info_span!("request", requestId = %request_id, operation = id, businessId = tracing::field::Empty),
+        None => tracing::info_span!("request", requestId = %request_id, operation = tracing::field::Empty, businessId = tracing::field::Empty),
+    };
     let mut answer = answer(&shared, req, op, peer, &request_id).instrument(span.clone()).await;
-    span.record("operation", answer.operation);
+    if routed != Some(answer.operation) {
+        span.record("operation", answer.operation);
+    }
     let _in_request = span.enter();
     crate::metrics::request(answer.operation, answer.status, started);
     // A body whole, or the first piece of a download (of which the rest may
