@@ -4,18 +4,8 @@
 use crate::operations::{BusinessIn, Condition, Operation, Response, OPERATIONS};
 use serde_json::{json, Map, Value};
 
-/// The schema files, merged into `components.schemas` in this order.
-const SCHEMA_FILES: &[(&str, &str)] = &[
-    ("common", include_str!("../openapi/schemas/common.json")),
-    ("webhooks", include_str!("../openapi/schemas/webhooks.json")),
-    ("messaging", include_str!("../openapi/schemas/messaging.json")),
-    ("agents", include_str!("../openapi/schemas/agents.json")),
-    ("data-sources", include_str!("../openapi/schemas/data-sources.json")),
-    ("contacts", include_str!("../openapi/schemas/contacts.json")),
-    ("voice", include_str!("../openapi/schemas/voice.json")),
-    ("campaigns", include_str!("../openapi/schemas/campaigns.json")),
-    ("console", include_str!("../openapi/schemas/console.json")),
-];
+// SCHEMA_TEXTS: the schema files split by build.rs, one text per schema.
+include!(concat!(env!("OUT_DIR"), "/schema_texts.rs"));
 
 pub const API_VERSION: &str = "1.4.0";
 pub const CONTRACT_VERSION: &str = "1.1";
@@ -30,21 +20,12 @@ pub struct SchemaSource {
 }
 
 /// Every schema of every file, then the envelope's shared parts, in the
-/// document's order; a name defined twice is an error. Only the top level
-/// of each file is read: a schema's body is parsed when first used, so an
-/// instance that answers one request parses only what it needs.
+/// document's order. The files are split at build time (build.rs, which
+/// also refuses a name defined twice): a schema's body is parsed when
+/// first used, so an instance that answers one request parses only what it
+/// needs.
 pub fn schema_sources() -> Result<Vec<SchemaSource>, String> {
-    let mut all: Vec<SchemaSource> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for (file, text) in SCHEMA_FILES {
-        let entries = serde_json::from_str::<TopLevel>(text).map_err(|e| format!("schemas/{file}.json: {e}"))?;
-        for (name, body) in entries.0 {
-            if !seen.insert(name) {
-                return Err(format!("schema {name} is defined twice (again in {file}.json)"));
-            }
-            all.push(SchemaSource { name, text: body.get(), forbid_nul: true });
-        }
-    }
+    let mut all: Vec<SchemaSource> = SCHEMA_TEXTS.iter().map(|&(name, text)| SchemaSource { name, text, forbid_nul: true }).collect();
     all.push(SchemaSource { name: "Meta", text: META_SCHEMA, forbid_nul: false });
     all.push(SchemaSource { name: "IdempotencyKey", text: IDEMPOTENCY_KEY_SCHEMA, forbid_nul: false });
     Ok(all)
@@ -54,29 +35,6 @@ const META_SCHEMA: &str = r#"{"type": "object", "required": ["requestId"], "addi
     "properties": {"requestId": {"type": "string", "format": "uuid"}}}"#;
 const IDEMPOTENCY_KEY_SCHEMA: &str = r#"{"type": "string", "minLength": 1, "maxLength": 512, "pattern": "^[\\x21-\\x7E]{1,512}$",
     "description": "1 to 512 visible ASCII characters (0x21 to 0x7E)."}"#;
-
-/// A schema file's top level in order: each name with its body unparsed.
-struct TopLevel(Vec<(&'static str, &'static serde_json::value::RawValue)>);
-
-impl<'de: 'static> serde::Deserialize<'de> for TopLevel {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Entries;
-        impl<'de: 'static> serde::de::Visitor<'de> for Entries {
-            type Value = TopLevel;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object of schemas")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<TopLevel, A::Error> {
-                let mut out = Vec::new();
-                while let Some(entry) = map.next_entry()? {
-                    out.push(entry);
-                }
-                Ok(TopLevel(out))
-            }
-        }
-        d.deserialize_map(Entries)
-    }
-}
 
 /// Parses one schema as the document has it.
 pub fn parse_schema(source: &SchemaSource) -> Result<Value, String> {
