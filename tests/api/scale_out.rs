@@ -468,8 +468,13 @@ fn killed_nodes_and_a_restarted_primary_lose_nothing_and_run_nothing_twice() {
     phase("the import is done");
     assert_eq!(done["ingestion"]["stage"], "active", "{done}");
     assert_eq!(done["ingestion"]["rowCount"], rows);
-    let listed = nodes[0].as_key(&t.key).get(&format!("/api/v1/data-sources?businessId={}&limit=200", t.business));
-    let item_count = listed.data()["dataSources"].as_array().unwrap().iter().find(|d| d["id"] == json!(source)).unwrap()["itemCount"].clone();
+    // Node 0 reads its replica: it sees the finished import within the
+    // sync interval (the import was watched on node 2), with every row.
+    let item_count = poll("node 0 sees the finished import", || {
+        let listed = nodes[0].as_key(&t.key).get(&format!("/api/v1/data-sources?businessId={}&limit=200", t.business));
+        let count = listed.data()["dataSources"].as_array().unwrap().iter().find(|d| d["id"] == json!(source)).unwrap()["itemCount"].clone();
+        (count != json!(0)).then_some(count)
+    });
     assert_eq!(item_count, rows);
     // Nothing left leased or waiting.
     poll("no job stuck", || (primary.count("SELECT COUNT(*) FROM jobs WHERE state = 'leased' OR (state = 'pending' AND due_at_ms <= (strftime('%s', 'now') * 1000))") == 0).then_some(()));
