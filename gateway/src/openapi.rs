@@ -12,7 +12,7 @@ pub const CONTRACT_VERSION: &str = "1.1";
 
 /// One schema of `components.schemas`, as JSON text until it is needed.
 pub struct SchemaSource {
-    pub name: &'static str,
+    pub name: std::borrow::Cow<'static, str>,
     pub text: &'static str,
     /// The schema files' strings refuse NUL (see `forbid_nul_in_strings`);
     /// the envelope's own parts are used as written.
@@ -24,11 +24,12 @@ pub struct SchemaSource {
 /// also refuses a name defined twice): a schema's body is parsed when
 /// first used, so an instance that answers one request parses only what it
 /// needs.
-pub fn schema_sources() -> Result<Vec<SchemaSource>, String> {
-    let mut all: Vec<SchemaSource> = SCHEMA_TEXTS.iter().map(|&(name, text)| SchemaSource { name, text, forbid_nul: true }).collect();
-    all.push(SchemaSource { name: "Meta", text: META_SCHEMA, forbid_nul: false });
-    all.push(SchemaSource { name: "IdempotencyKey", text: IDEMPOTENCY_KEY_SCHEMA, forbid_nul: false });
-    Ok(all)
+pub fn schema_sources() -> Vec<SchemaSource> {
+    let source = |name, text, forbid_nul| SchemaSource { name: std::borrow::Cow::Borrowed(name), text, forbid_nul };
+    let mut all: Vec<SchemaSource> = SCHEMA_TEXTS.iter().map(|&(name, text)| source(name, text, true)).collect();
+    all.push(source("Meta", META_SCHEMA, false));
+    all.push(source("IdempotencyKey", IDEMPOTENCY_KEY_SCHEMA, false));
+    all
 }
 
 const META_SCHEMA: &str = r#"{"type": "object", "required": ["requestId"], "additionalProperties": false,
@@ -190,17 +191,8 @@ pub fn forbid_nul_in_strings(v: &mut Value) {
     }
 }
 
-/// The whole document. Panics only if the embedded schema files are broken,
-/// which the gateway's unit tests catch before anything ships.
-pub fn document() -> Result<Value, String> {
-    let mut schemas = Map::new();
-    for source in schema_sources()? {
-        schemas.insert(source.name.to_string(), parse_schema(&source)?);
-    }
-    Ok(document_with(schemas))
-}
-
-/// The document around `schemas` (from [`schemas`]).
+/// The whole document around `schemas` (every schema of
+/// [`schema_sources`], parsed: `Validator::all_schemas`).
 pub fn document_with(schemas: Map<String, Value>) -> Value {
     let mut paths = Map::new();
     for op in OPERATIONS {

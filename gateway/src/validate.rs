@@ -4,6 +4,7 @@
 
 use regex::Regex;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{OnceLock, RwLock};
 use crate::openapi::{self, SchemaSource};
@@ -31,7 +32,7 @@ impl Violation {
 /// start-up time does not matter, and fails on anything broken.
 pub struct Validator {
     schemas: Vec<Schema>,
-    by_name: HashMap<&'static str, usize>,
+    by_name: HashMap<Cow<'static, str>, usize>,
     patterns: RwLock<HashMap<String, Regex>>,
 }
 
@@ -45,23 +46,23 @@ const MAX_VIOLATIONS: usize = 20;
 impl Validator {
     /// A validator over the document's schemas (see `openapi::schema_sources`).
     pub fn from_sources(sources: Vec<SchemaSource>) -> Self {
-        let schemas: Vec<Schema> = sources.into_iter().map(|source| Schema { source, parsed: OnceLock::new() }).collect();
-        let by_name = schemas.iter().enumerate().map(|(i, s)| (s.source.name, i)).collect();
+        Self::with(sources.into_iter().map(|source| Schema { source, parsed: OnceLock::new() }).collect())
+    }
+
+    fn with(schemas: Vec<Schema>) -> Self {
+        let by_name = schemas.iter().enumerate().map(|(i, s)| (s.source.name.clone(), i)).collect();
         Validator { schemas, by_name, patterns: RwLock::new(HashMap::new()) }
     }
 
     /// A validator over schemas already parsed (tests, and the document as
     /// a client sees it); checked as `check_all` does.
     pub fn new(schemas: Map<String, Value>, extra: &[&Value]) -> Result<Self, String> {
-        let schemas: Vec<Schema> = schemas
-            .into_iter()
-            .map(|(name, value)| Schema {
-                source: SchemaSource { name: Box::leak(name.into_boxed_str()), text: "", forbid_nul: false },
-                parsed: OnceLock::from(value),
-            })
-            .collect();
-        let by_name = schemas.iter().enumerate().map(|(i, s)| (s.source.name, i)).collect();
-        let v = Validator { schemas, by_name, patterns: RwLock::new(HashMap::new()) };
+        let v = Self::with(
+            schemas
+                .into_iter()
+                .map(|(name, value)| Schema { source: SchemaSource { name: Cow::Owned(name), text: "", forbid_nul: false }, parsed: OnceLock::from(value) })
+                .collect(),
+        );
         v.check_all(extra)?;
         Ok(v)
     }
@@ -84,9 +85,9 @@ impl Validator {
         for item in found {
             match item {
                 Found::Pattern(p) => {
-                    if !patterns.contains_key(&p) {
-                        let re = Regex::new(&p).map_err(|e| format!("bad pattern {p}: {e}"))?;
-                        patterns.insert(p, re);
+                    if let std::collections::hash_map::Entry::Vacant(slot) = patterns.entry(p) {
+                        let re = Regex::new(slot.key()).map_err(|e| format!("bad pattern {}: {e}", slot.key()))?;
+                        slot.insert(re);
                     }
                 }
                 Found::Ref(r) => {
@@ -100,6 +101,11 @@ impl Validator {
     /// Every schema, parsed, in the document's order.
     pub fn all_schemas(&self) -> Map<String, Value> {
         self.schemas.iter().map(|s| (s.source.name.to_string(), self.parsed(s).clone())).collect()
+    }
+
+    /// Whether a schema of this name exists (nothing is parsed).
+    pub fn has_schema(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
     }
 
     pub fn schema(&self, name: &str) -> Option<&Value> {

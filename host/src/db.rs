@@ -464,14 +464,14 @@ impl Db {
         Ok(Db::with_database(database, durability, Some(ReplicaFiles { reader, idle_readers: Mutex::new(Vec::new()), _lock: lock }), keys))
     }
 
-    /// A pooled connection for reads only: on a replica, a read-only
-    /// connection on its file (a write there is refused, so nothing bypasses
-    /// the primary); in the local mode, `conn`.
     /// API keys by hash, kept in memory (`key_cache.rs`).
     pub fn keys(&self) -> &crate::key_cache::KeyCache {
         &self.keys
     }
 
+    /// A pooled connection for reads only: on a replica, a read-only
+    /// connection on its file (a write there is refused, so nothing bypasses
+    /// the primary); in the local mode, `conn`.
     pub fn read_conn(&self) -> Result<Conn<'_>> {
         let Some(replica) = &self.replica else { return self.conn() };
         if let Some(c) = replica.idle_readers.lock().pop() {

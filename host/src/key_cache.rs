@@ -44,6 +44,17 @@ enum Mode {
     Ttl(Duration),
 }
 
+/// What a lookup may rely on, read once per lookup.
+#[derive(Clone, Copy)]
+enum Trust {
+    /// Entries read under this signal file time are valid.
+    Signal(SystemTime),
+    /// Entries younger than this are valid.
+    Ttl(Duration),
+    /// Nothing kept is valid, and nothing read is kept.
+    Nothing,
+}
+
 #[derive(Default)]
 struct State {
     entries: HashMap<String, (KeyRecord, Instant)>,
@@ -63,63 +74,64 @@ impl KeyCache {
     /// The key for `hash`: from memory when still valid, else from
     /// `lookup` (kept when found).
     pub fn get<E>(&self, hash: &str, lookup: impl FnOnce() -> Result<Option<KeyRecord>, E>) -> Result<Option<KeyRecord>, E> {
-        let signal = self.signal_now();
-        if let Some(signal) = &signal {
-            let state = self.state.read().unwrap_or_else(|e| e.into_inner());
-            if signal.is_some() && state.signal_seen == *signal {
-                if let Some((record, _)) = state.entries.get(hash) {
-                    return Ok(Some(record.clone()));
-                }
-            }
-        } else if let Mode::Ttl(ttl) = self.mode {
+        let trust = self.trust();
+        {
             let state = self.state.read().unwrap_or_else(|e| e.into_inner());
             if let Some((record, at)) = state.entries.get(hash) {
-                if at.elapsed() < ttl {
+                let valid = match trust {
+                    Trust::Signal(t) => state.signal_seen == Some(t),
+                    Trust::Ttl(ttl) => at.elapsed() < ttl,
+                    Trust::Nothing => false,
+                };
+                if valid {
                     return Ok(Some(record.clone()));
                 }
             }
         }
         let generation = self.generation.load(Ordering::Acquire);
         let found = lookup()?;
-        if let Some(record) = &found {
-            let cacheable = match &signal {
-                // A young or missing signal file: read through, keep nothing.
-                Some(s) => s.is_some(),
-                None => true,
-            };
-            if cacheable {
-                let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
-                if self.generation.load(Ordering::Acquire) != generation {
-                    return Ok(found);
-                }
-                if let Some(s) = signal {
-                    if state.signal_seen != s {
-                        // Read under a newer signal: what is kept is stale.
-                        state.entries.clear();
-                        state.signal_seen = s;
-                    }
-                }
-                if state.entries.len() >= MAX_ENTRIES {
-                    state.entries.clear();
-                }
-                state.entries.insert(hash.to_string(), (record.clone(), Instant::now()));
+        let Some(record) = &found else { return Ok(found) };
+        if matches!(trust, Trust::Nothing) {
+            return Ok(found);
+        }
+        let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        if self.generation.load(Ordering::Acquire) != generation {
+            // A revocation in this process raced the lookup: keep nothing.
+            return Ok(found);
+        }
+        if let Trust::Signal(t) = trust {
+            if state.signal_seen != Some(t) {
+                // Read under a newer signal: what is kept is stale.
+                state.entries.clear();
+                state.signal_seen = Some(t);
             }
         }
+        if state.entries.len() >= MAX_ENTRIES {
+            state.entries.clear();
+        }
+        state.entries.insert(hash.to_string(), (record.clone(), Instant::now()));
         Ok(found)
     }
 
-    /// In the local mode, `Some(modification time)` of the signal file, or
-    /// `Some(None)` when the entries cannot be trusted (no file yet is
-    /// fine: it reads as the epoch; a file younger than the grace is not).
-    /// `None` on a node of a primary.
-    fn signal_now(&self) -> Option<Option<SystemTime>> {
-        let Mode::Signal(path) = &self.mode else { return None };
-        let modified = match std::fs::metadata(path) {
-            Ok(m) => m.modified().ok(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(SystemTime::UNIX_EPOCH),
-            Err(_) => None,
-        };
-        Some(modified.filter(|t| t.elapsed().map_or(false, |age| age >= SIGNAL_GRACE)))
+    /// What the entries may be trusted under now. In the local mode, the
+    /// signal file's modification time (no file yet reads as the epoch),
+    /// or nothing while the file is younger than the grace or cannot be
+    /// read.
+    fn trust(&self) -> Trust {
+        match &self.mode {
+            Mode::Ttl(ttl) => Trust::Ttl(*ttl),
+            Mode::Signal(path) => {
+                let modified = match std::fs::metadata(path) {
+                    Ok(m) => m.modified().ok(),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(SystemTime::UNIX_EPOCH),
+                    Err(_) => None,
+                };
+                match modified.filter(|t| t.elapsed().is_ok_and(|age| age >= SIGNAL_GRACE)) {
+                    Some(t) => Trust::Signal(t),
+                    None => Trust::Nothing,
+                }
+            }
+        }
     }
 
     /// A key was revoked (committed): forget every entry here and, in the
