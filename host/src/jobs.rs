@@ -355,21 +355,44 @@ pub fn claim(db: &Db, node: &str, limit: i64) -> anyhow::Result<Vec<Claim>> {
 /// across businesses (every business's oldest job before anyone's second),
 /// and no business past `?4` steps of the class at once. `?1` now, `?2` the
 /// class, `?3` how many.
+///
+/// The candidates come from indexes holding only pending or leased jobs
+/// (migration 0027): the oldest 2,000 due jobs without a lane, and the head
+/// of each lane that has pending work and no live step, found by walking
+/// the distinct lanes (`lanes`: one index seek per lane), so a deep backlog
+/// in a busy lane is never scanned. A lane holds jobs of one kind, hence
+/// one class. `INDEXED BY` because the planner's statistics do not know
+/// these partial indexes are small.
 const PICK_FAIR: &str = "\
-WITH live_lanes AS (
-    SELECT DISTINCT lane FROM jobs WHERE state = 'leased' AND lease_until_ms >= ?1 AND lane IS NOT NULL
+WITH RECURSIVE live_lanes AS (
+    SELECT DISTINCT lane FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' AND lease_until_ms >= ?1 AND lane IS NOT NULL
+), lanes(lane) AS (
+    SELECT (SELECT lane FROM jobs INDEXED BY jobs_lane_ready WHERE state = 'pending' AND lane IS NOT NULL ORDER BY lane LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.lane FROM jobs j INDEXED BY jobs_lane_ready WHERE j.state = 'pending' AND j.lane IS NOT NULL AND j.lane > l.lane ORDER BY j.lane LIMIT 1)
+    FROM lanes l WHERE l.lane IS NOT NULL
+), heads AS (
+    SELECT (SELECT j.id FROM jobs j INDEXED BY jobs_lane_ready WHERE j.state = 'pending' AND j.lane IS NOT NULL AND j.lane = l.lane ORDER BY j.due_at_ms, j.id LIMIT 1) AS id
+    FROM lanes l WHERE l.lane IS NOT NULL AND l.lane NOT IN (SELECT lane FROM live_lanes)
 ), due AS (
-    SELECT id, business_id, lane, due_at_ms FROM jobs
-    WHERE ((state = 'pending' AND due_at_ms <= ?1) OR (state = 'leased' AND lease_until_ms < ?1))
-      AND calls_out = ?2
-      AND (lane IS NULL OR lane NOT IN (SELECT lane FROM live_lanes))
+    SELECT id, business_id, lane, due_at_ms FROM (
+        SELECT * FROM (
+            SELECT id, business_id, lane, due_at_ms FROM jobs INDEXED BY jobs_unlaned_ready
+            WHERE state = 'pending' AND lane IS NULL AND calls_out = ?2 AND due_at_ms <= ?1 ORDER BY due_at_ms LIMIT 2000
+        )
+        UNION ALL
+        SELECT j.id, j.business_id, j.lane, j.due_at_ms FROM heads h JOIN jobs j ON j.id = h.id WHERE j.calls_out = ?2 AND j.due_at_ms <= ?1
+        UNION ALL
+        SELECT id, business_id, lane, due_at_ms FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' AND calls_out = ?2 AND lease_until_ms < ?1
+          AND (lane IS NULL OR lane NOT IN (SELECT lane FROM live_lanes))
+    )
     ORDER BY due_at_ms LIMIT 2000
 ), lane_heads AS (
     SELECT *, ROW_NUMBER() OVER (PARTITION BY IFNULL(lane, id) ORDER BY due_at_ms, id) AS lane_rank FROM due
 ), ranked AS (
     SELECT *, ROW_NUMBER() OVER (PARTITION BY business_id ORDER BY due_at_ms, id) AS turn FROM lane_heads WHERE lane_rank = 1
 ), busy AS (
-    SELECT business_id, COUNT(*) AS running FROM jobs
+    SELECT business_id, COUNT(*) AS running FROM jobs INDEXED BY jobs_leased
     WHERE state = 'leased' AND lease_until_ms >= ?1 AND calls_out = ?2 GROUP BY business_id
 )
 SELECT r.id FROM ranked r LEFT JOIN busy b ON b.business_id = r.business_id
@@ -483,10 +506,23 @@ fn hand_off(c: &crate::db::Connection, lane: &str, node: &str) -> anyhow::Result
     }
 }
 
+/// What a pending job's attempt count becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    /// This claim counts (a retry after a failure).
+    Keep,
+    /// From zero again: the step moved its payload on.
+    Reset,
+    /// This claim does not count: the step never ran (no instance slot).
+    /// Components read a second claim of one payload as a run that ended
+    /// mid-way (the webhook step counts its attempt as interrupted).
+    Uncount,
+}
+
 /// The job's next state for an outcome.
 pub enum Next {
     Done,
-    Pending { due_at_ms: i64, payload: Option<String>, reset_attempts: bool, error: Option<String> },
+    Pending { due_at_ms: i64, payload: Option<String>, attempts: Count, error: Option<String> },
     Dead(String),
 }
 
@@ -501,17 +537,21 @@ pub fn complete(c: &crate::db::Connection, claim: &Claim, next: &Next) -> anyhow
             "UPDATE jobs SET state = 'done', lease_owner = NULL, lease_until_ms = NULL, last_error = NULL WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
             vec![id.clone(), fence],
         )?,
-        Next::Pending { due_at_ms, payload, reset_attempts, error } => db::execute(
+        Next::Pending { due_at_ms, payload, attempts, error } => db::execute(
             c,
             "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL, due_at_ms = ?3, \
-             payload = COALESCE(?4, payload), attempts = CASE WHEN ?5 THEN 0 ELSE attempts END, last_error = ?6 \
+             payload = COALESCE(?4, payload), attempts = CASE ?5 WHEN 1 THEN 0 WHEN 2 THEN MAX(attempts - 1, 0) ELSE attempts END, last_error = ?6 \
              WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
             vec![
                 id.clone(),
                 fence,
                 SqlValue::Integer(*due_at_ms),
                 payload.clone().map(SqlValue::Text).unwrap_or(SqlValue::Null),
-                SqlValue::Integer(*reset_attempts as i64),
+                SqlValue::Integer(match attempts {
+                    Count::Keep => 0,
+                    Count::Reset => 1,
+                    Count::Uncount => 2,
+                }),
                 error.clone().map(SqlValue::Text).unwrap_or(SqlValue::Null),
             ],
         )?,
@@ -537,12 +577,12 @@ fn next_for(claim: &Claim, outcome: &Outcome) -> (Next, &'static str, Option<Str
             (Next::Dead(format!("gave up after {} attempts: {}", claim.attempts, r.reason)), "dead", Some(r.reason.clone()))
         }
         Outcome::Retry(r) => (
-            Next::Pending { due_at_ms: now + r.delay_ms as i64, payload: None, reset_attempts: false, error: Some(r.reason.clone()) },
+            Next::Pending { due_at_ms: now + r.delay_ms as i64, payload: None, attempts: Count::Keep, error: Some(r.reason.clone()) },
             "retry",
             Some(r.reason.clone()),
         ),
         Outcome::Continue(c) => (
-            Next::Pending { due_at_ms: now + c.delay_ms as i64, payload: Some(c.payload_json.clone()), reset_attempts: true, error: None },
+            Next::Pending { due_at_ms: now + c.delay_ms as i64, payload: Some(c.payload_json.clone()), attempts: Count::Reset, error: None },
             "continue",
             None,
         ),
@@ -668,6 +708,7 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
         }
         Err(e) => {
             let _ = db::execute(&conn, "ROLLBACK", vec![]);
+            let never_ran = matches!(e, CallError::Capacity);
             let reason = match e {
                 CallError::Deadline => "the job step exceeded its deadline".to_string(),
                 CallError::ResourceLimit => "the job step exceeded its memory limit".to_string(),
@@ -677,10 +718,11 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
                     "the job step failed".to_string()
                 }
             };
-            let next = if claim.attempts >= MAX_ATTEMPTS {
+            let next = if claim.attempts >= MAX_ATTEMPTS && !never_ran {
                 Next::Dead(reason.clone())
             } else {
-                Next::Pending { due_at_ms: crate::clock::now_ms() + trap_backoff_ms(claim.attempts), payload: None, reset_attempts: false, error: Some(reason.clone()) }
+                let attempts = if never_ran { Count::Uncount } else { Count::Keep };
+                Next::Pending { due_at_ms: crate::clock::now_ms() + trap_backoff_ms(claim.attempts), payload: None, attempts, error: Some(reason.clone()) }
             };
             db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_ok()
                 && complete(&conn, claim, &next).unwrap_or(false)
@@ -821,6 +863,40 @@ mod tests {
         let c = db.conn().unwrap();
         assert!(complete(&c, &first[0], &Next::Done).unwrap());
         assert_eq!(ids(&claim_fair(&db, "n", 0, 10, 100).unwrap()), vec!["l2"]);
+        drop(c);
+        drop(db);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_deep_backlog_in_a_busy_lane_hides_no_other_lane_and_no_unlaned_job() {
+        let (db, dir) = temp_db();
+        for i in 0..3_000 {
+            enqueue_as(&db, &format!("deep{i:05}"), "b", i, true, Some("webhooks:deep"));
+        }
+        let first = claim_fair(&db, "n", 0, 10, 100).unwrap();
+        assert_eq!(ids(&first), vec!["deep00000"], "the lane's head alone");
+        // Younger work behind the busy lane's whole backlog.
+        enqueue_as(&db, "other", "b", 5_000, true, Some("webhooks:other"));
+        enqueue_as(&db, "loose", "b", 5_001, true, None);
+        enqueue_as(&db, "local", "b", 5_002, false, Some("campaign:i1"));
+        let next = claim_fair(&db, "n", 10, 10, 100).unwrap();
+        assert_eq!(ids(&next), vec!["local", "other", "loose"], "each found although 2,999 older jobs wait in a busy lane");
+        drop(db);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_claim_that_never_ran_is_not_counted() {
+        let (db, dir) = temp_db();
+        enqueue_as(&db, "j", "b", 1, true, None);
+        let claim = claim_fair(&db, "n", 0, 10, 100).unwrap().remove(0);
+        assert_eq!(claim.attempts, 1);
+        let c = db.conn().unwrap();
+        let next = Next::Pending { due_at_ms: 0, payload: None, attempts: Count::Uncount, error: Some("no instance slot was free".into()) };
+        assert!(complete(&c, &claim, &next).unwrap());
+        let again = claim_fair(&db, "n", 0, 10, 100).unwrap().remove(0);
+        assert_eq!(again.attempts, 1, "the next claim is still the first run of this payload");
         drop(c);
         drop(db);
         let _ = std::fs::remove_dir_all(dir);

@@ -11,7 +11,8 @@
 //! again every few seconds, no attempt counted) and gets them on resume; a
 //! revoked one drops them. This kind runs in the runner's network mode: the
 //! POST happens before the step's first write, so no lock is held across
-//! it, and the attempt record commits with the job's fenced completion.
+//! it, and the attempt record commits with the job's fenced completion: one
+//! write transaction per delivery.
 
 use hmac::{Hmac, Mac};
 use serde_json::{json, Map, Value};
@@ -21,7 +22,6 @@ use switchboard_guest::events::{Delivery, WebhooksJob, CONTRACT_VERSION};
 use switchboard_guest::http_out;
 use switchboard_guest::job::AreaJob;
 use switchboard_guest::job_types::{Job, Outcome};
-use switchboard_guest::jobs::{self, EffectStart};
 use switchboard_guest::{clock, ids, log};
 
 /// How often a paused subscription is checked for resumption.
@@ -46,21 +46,22 @@ pub fn run(job: &Job, outbox: Delivery) -> Outcome {
         _ => return Outcome::Done,
     }
     let (url, secret) = (row.text(1), row.text(2));
-    // The attempt is committed before the POST goes out: a step that runs
-    // again after a crash or a lost lease finds it and never resends under
-    // the same key, so `retryNumber` keeps rising.
-    let key = delivery_key(job, attempt);
-    match jobs::begin_effect(&key) {
-        Ok(EffectStart::Fresh) => {}
-        Ok(EffectStart::StartedBefore) => {
-            let outcome = Attempted { status: None, error: Some("interrupted: the outcome of this attempt is unknown"), latency_ms: None };
-            record_attempt(job, &outbox, outcome);
-            return next_attempt(outbox, attempt);
-        }
-        // Another node owns the job now; nothing of this step commits.
-        Ok(EffectStart::Superseded) => return Outcome::Dead("superseded".into()),
-        Err(_) => return hold(outbox, PAUSED_RECHECK_MS),
+    // Never two requests under one key, so `retryNumber` keeps rising: the
+    // claim that started this step committed before it ran and counted
+    // itself (`job.attempt`), and every run of this kind that ends moves
+    // the payload on (done, dropped, or held with the count reset). A
+    // second claim of the same payload therefore means the first ended
+    // mid-way (a crash, a lost lease, a trap, its deadline), perhaps after
+    // its POST went out: that attempt counts as interrupted and the next
+    // one gets a new key. (This takes the place of an effect record
+    // committed before every POST: it was half of a delivery's write
+    // transactions. A stale node's late completion is refused by its fence.)
+    if job.attempt > 1 {
+        let outcome = Attempted { status: None, error: Some("interrupted: the outcome of this attempt is unknown"), latency_ms: None };
+        record_attempt(job, &outbox, outcome);
+        return next_attempt(outbox, attempt);
     }
+    let key = delivery_key(job, attempt);
     let body = with_retry_number(&outbox.payload, attempt);
     let timestamp = (clock::now_ms() / 1000).to_string();
     let headers = vec![
