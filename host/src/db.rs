@@ -320,7 +320,7 @@ pub struct Db {
     /// here in arrival order (a fair mutex, so no writer starves under load)
     /// instead of spinning in SQLite's busy handler. Other processes (the
     /// admin CLI, a second node) are covered by the busy timeout.
-    write_gate: Arc<parking_lot::FairMutex<()>>,
+    write_gate: Gate,
     /// API keys by hash (`key_cache.rs`): authentication without a query.
     keys: crate::key_cache::KeyCache,
 }
@@ -338,7 +338,70 @@ struct ReplicaFiles {
 }
 
 /// Holding the write gate (owned, so a job step can keep it across calls).
-pub type WriteGuard = parking_lot::lock_api::ArcMutexGuard<parking_lot::RawFairMutex, ()>;
+/// The write gate's guard: whoever holds it may write, on the writer
+/// connection it guards (`Writer`).
+pub type WriteGuard = parking_lot::lock_api::ArcMutexGuard<parking_lot::RawFairMutex, Writer>;
+
+/// The write gate itself (`Db::gate`), for a step that takes it late.
+pub type Gate = Arc<parking_lot::FairMutex<Writer>>;
+
+/// What the write gate guards: the writer connection. The hot write
+/// transactions (request batches, job steps and their completions, claims)
+/// all run on this one connection, so its page cache stays valid from one
+/// transaction to the next: SQLite empties a connection's whole cache when
+/// another connection committed since its last transaction, and with a
+/// pooled connection per job step thread every write transaction read its
+/// pages back from the WAL (a fifth of a webhook delivery's CPU).
+pub struct Writer {
+    conn: Option<Connection>,
+    opener: Opener,
+}
+
+impl Writer {
+    /// The writer connection, opened on first use (and again after one was
+    /// dropped for being left inside a transaction).
+    pub fn take(&mut self) -> Result<Connection> {
+        match self.conn.take() {
+            Some(c) => Ok(c),
+            None => self.opener.open(),
+        }
+    }
+
+    /// Puts the connection back for the next holder of the gate. One left
+    /// inside a transaction (its end failed) is closed instead.
+    pub fn put_back(&mut self, c: Connection) {
+        if c.is_autocommit() {
+            self.conn = Some(c);
+        }
+    }
+}
+
+/// Opens a connection set up for this database (pragmas, busy timeout).
+#[derive(Clone)]
+struct Opener {
+    database: Arc<libsql::Database>,
+    /// Replica mode: the replica's handle (pragmas are the primary's).
+    replica: Option<Arc<libsql::Database>>,
+    durability: Durability,
+}
+
+impl Opener {
+    fn open(&self) -> Result<Connection> {
+        let c = self.database.connect()?;
+        if self.replica.is_some() {
+            // The primary sets synchronous and foreign keys and checkpoints
+            // its WAL; a replica refuses pragmas that set a value.
+            return Ok(Connection::new(c, self.replica.clone()));
+        }
+        c.busy_timeout(BUSY_TIMEOUT)?;
+        // Checkpoints run on their own thread (`checkpoint`), never inside a
+        // committing request: an automatic checkpoint's fsync would stall
+        // whichever writer happened to cross the threshold.
+        let synchronous = self.durability.pragma();
+        block(c.execute_batch(&format!("PRAGMA synchronous={synchronous}; PRAGMA foreign_keys=OFF; PRAGMA wal_autocheckpoint=0;")))?;
+        Ok(Connection::new(c, None))
+    }
+}
 
 /// A pooled connection, returned to the pool on drop.
 pub struct Conn<'a> {
@@ -386,7 +449,11 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// WAL over (`Db::checkpoint`): 8,192 frames, about 32 MiB.
 const WAL_RESTART_FRAMES: i64 = 8_192;
 
-/// How long that restart may hold the write gate waiting for readers.
+/// The restart takes the write gate once a catch-up pass found at most this
+/// many new frames (about 2 MiB) to sync and copy.
+const GATED_COPY_FRAMES: i64 = 512;
+
+/// How long that restart waits for the write gate (then it is skipped).
 const RESTART_WAIT: Duration = Duration::from_millis(200);
 
 impl Db {
@@ -422,13 +489,15 @@ impl Db {
     }
 
     fn with_database(database: libsql::Database, durability: Durability, replica: Option<ReplicaFiles>, keys: crate::key_cache::KeyCache) -> Db {
+        let database = Arc::new(database);
+        let opener = Opener { database: database.clone(), replica: replica.as_ref().map(|_| database.clone()), durability };
         Db {
             keys,
-            database: Arc::new(database),
+            database,
             replica,
             durability,
             idle: Mutex::new(Vec::new()),
-            write_gate: Arc::new(parking_lot::FairMutex::new(())),
+            write_gate: Arc::new(parking_lot::FairMutex::new(Writer { conn: None, opener })),
         }
     }
 
@@ -510,19 +579,11 @@ impl Db {
         if let Some(c) = self.idle.lock().pop() {
             return Ok(Conn { db: self, conn: Some(c) });
         }
-        let c = self.database.connect()?;
-        if self.replica.is_some() {
-            // The primary sets synchronous and foreign keys and checkpoints
-            // its WAL; a replica refuses pragmas that set a value.
-            return Ok(Conn { db: self, conn: Some(Connection::new(c, self.replica_handle())) });
-        }
-        c.busy_timeout(BUSY_TIMEOUT)?;
-        // Checkpoints run on their own thread (`checkpoint`), never inside a
-        // committing request: an automatic checkpoint's fsync would stall
-        // whichever writer happened to cross the threshold.
-        let synchronous = self.durability.pragma();
-        block(c.execute_batch(&format!("PRAGMA synchronous={synchronous}; PRAGMA foreign_keys=OFF; PRAGMA wal_autocheckpoint=0;")))?;
-        Ok(Conn { db: self, conn: Some(Connection::new(c, None)) })
+        Ok(Conn { db: self, conn: Some(self.opener().open()?) })
+    }
+
+    fn opener(&self) -> Opener {
+        Opener { database: self.database.clone(), replica: self.replica_handle(), durability: self.durability }
     }
 
     /// Returns a detached connection to the pool.
@@ -541,7 +602,7 @@ impl Db {
 
     /// The gate itself, for a job step that takes it only when it first
     /// writes (see `jobs::run_one`).
-    pub fn gate(&self) -> Arc<parking_lot::FairMutex<()>> {
+    pub fn gate(&self) -> Gate {
         self.write_gate.clone()
     }
 
@@ -554,9 +615,8 @@ impl Db {
     /// append to new space paid the filesystem's zeroing, and every page
     /// read searched a longer WAL index. Once the WAL holds more than
     /// `WAL_RESTART_FRAMES` after the PASSIVE pass, a RESTART checkpoint
-    /// runs holding the write gate (no writer of ours appends meanwhile;
-    /// readers are waited for at most `RESTART_WAIT`), so the next commit
-    /// writes from the start of the file again.
+    /// runs holding the write gate (no writer of ours appends meanwhile),
+    /// so the next commit writes from the start of the file again.
     pub fn checkpoint(&self, truncate: bool) {
         if self.replica.is_some() {
             return;
@@ -566,18 +626,42 @@ impl Db {
             let _ = query_rows(&c, "PRAGMA wal_checkpoint(TRUNCATE)", vec![]);
             return;
         }
-        // (busy, frames in the WAL, frames copied)
-        let frames = query_rows(&c, "PRAGMA wal_checkpoint(PASSIVE)", vec![])
-            .ok()
-            .and_then(|rows| rows.first().and_then(|r| r.get(1).cloned()))
-            .map(|v| if let SqlValue::Integer(n) = v { n } else { 0 })
-            .unwrap_or(0);
+        // (frames in the WAL, frames copied into the database)
+        let passive = || -> (i64, i64) {
+            let rows = query_rows(&c, "PRAGMA wal_checkpoint(PASSIVE)", vec![]).unwrap_or_default();
+            let int = |i: usize| match rows.first().and_then(|r| r.get(i)) {
+                Some(SqlValue::Integer(n)) => *n,
+                _ => 0,
+            };
+            (int(1), int(2))
+        };
+        let (mut frames, mut copied) = passive();
         if frames <= WAL_RESTART_FRAMES {
             return;
         }
+        // Catch up without the gate first: each pass syncs and copies what
+        // was committed up to its start, while commits go on. Repeat until
+        // a pass finds little new, which is all the gated pass below then
+        // syncs and copies while writers wait (it used to find what the
+        // first pass let through: syncing those 8 MB of WAL took 20 ms, and
+        // the p99 of creates went from 6 to 13 ms).
+        for _ in 0..8 {
+            let before = frames;
+            (frames, copied) = passive();
+            if frames - before <= GATED_COPY_FRAMES && frames == copied {
+                break;
+            }
+        }
+        if frames != copied {
+            return;
+        }
+        // Under the gate: copy the rest and, when no reader is inside the
+        // WAL, have the next commit start it over. Readers are not waited
+        // for (SQLite's busy handler sleeps in steps of milliseconds while
+        // every writer queues behind the gate): with one inside, nothing
+        // restarts and the next second tries again.
         let Some(_gate) = self.write_gate(RESTART_WAIT) else { return };
-        let wait = format!("PRAGMA busy_timeout={}", RESTART_WAIT.as_millis());
-        if query_rows(&c, &wait, vec![]).is_ok() {
+        if query_rows(&c, "PRAGMA busy_timeout=0", vec![]).is_ok() {
             let _ = query_rows(&c, "PRAGMA wal_checkpoint(RESTART)", vec![]);
             let _ = query_rows(&c, &format!("PRAGMA busy_timeout={}", BUSY_TIMEOUT.as_millis()), vec![]);
         }
@@ -733,7 +817,7 @@ mod tests {
     }
 
     #[test]
-    fn a_grown_wal_starts_over_and_a_reader_holds_the_restart_up_only_briefly() {
+    fn a_grown_wal_starts_over_and_a_reader_does_not_hold_the_restart_up() {
         let (db, dir) = temp_db();
         // A reader that pins the WAL: the restart cannot finish while it reads.
         let reader = db.fresh_conn().expect("reader");
@@ -742,7 +826,7 @@ mod tests {
         write_pages(&db, (WAL_RESTART_FRAMES + 1_000) as usize);
         let asked = std::time::Instant::now();
         db.checkpoint(false);
-        assert!(asked.elapsed() < BUSY_TIMEOUT, "bounded by RESTART_WAIT: it does not wait out the busy timeout");
+        assert!(asked.elapsed() < BUSY_TIMEOUT, "the restart does not wait for readers");
         // Writers are not held up by the attempt.
         assert!(db.write_gate(Duration::from_millis(10)).is_some());
         write_pages(&db, 10);

@@ -425,9 +425,12 @@ pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i6
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return Ok(Vec::new()) };
-    let c = db.conn()?;
-    db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
+    let Some(mut gate) = db.write_gate(Duration::from_secs(5)) else { return Ok(Vec::new()) };
+    let c = gate.take()?;
+    if let Err(e) = db::execute(&c, "BEGIN IMMEDIATE", vec![]) {
+        gate.put_back(c);
+        return Err(e);
+    }
     let result = (|| {
         let mut claims = Vec::new();
         for id in ids {
@@ -444,14 +447,15 @@ pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i6
         }
         Ok(claims)
     })();
-    match &result {
-        Ok(_) => {
-            db::execute(&c, "COMMIT", vec![])?;
-        }
+    let ended = match &result {
+        Ok(_) => db::execute(&c, "COMMIT", vec![]).map(|_| ()),
         Err(_) => {
             let _ = db::execute(&c, "ROLLBACK", vec![]);
+            Ok(())
         }
-    }
+    };
+    gate.put_back(c);
+    ended?;
     result
 }
 
@@ -631,23 +635,31 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
     // together or not at all.
     let network = claim.calls_out;
     let unsettle = || unsettled.lock().push((claim.id.clone(), claim.fence));
-    let mut gate = None;
-    if !network {
-        let Some(g) = db.write_gate(Duration::from_secs(30)) else {
+    // The gate with the writer connection in a write transaction, or None.
+    let write = || -> Option<(db::WriteGuard, db::Connection)> {
+        let mut gate = db.write_gate(Duration::from_secs(30))?;
+        let conn = gate.take().ok()?;
+        if db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
+            gate.put_back(conn);
+            return None;
+        }
+        Some((gate, conn))
+    };
+    // A local step runs on the writer connection, under the gate, from the
+    // start; a step that calls out starts on a pooled connection of its own.
+    let (conn, local_gate) = if network {
+        let Ok(conn) = db.conn().map(|c| c.detach()) else {
             unsettle();
             return None;
         };
-        gate = Some(g);
-    }
-    let Ok(conn) = db.conn().map(|c| c.detach()) else {
-        unsettle();
-        return None;
+        (conn, None)
+    } else {
+        let Some((gate, conn)) = write() else {
+            unsettle();
+            return None;
+        };
+        (conn, Some(gate))
     };
-    if !network && db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
-        db.give_back(conn);
-        unsettle();
-        return None;
-    }
     let job = Job {
         id: claim.id.clone(),
         kind: claim.kind.clone(),
@@ -656,29 +668,26 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
         attempt: claim.attempts.max(1) as u32,
         fence: claim.fence as u64,
     };
-    let (conn, lazy_guard, result) = components.run_job(conn, &job, network.then(|| db.gate()));
-    if network {
-        match lazy_guard {
-            // The step wrote: its transaction is open and the gate held.
-            Some(g) => gate = Some(g),
-            None => {
-                // It only read (or trapped before writing): take the gate
-                // now for the completion.
-                let Some(g) = db.write_gate(Duration::from_secs(30)) else {
-                    db.give_back(conn);
-                    unsettle();
-                    return None;
-                };
-                gate = Some(g);
-                if db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
-                    db.give_back(conn);
-                    unsettle();
-                    return None;
-                }
-            }
+    let (conn, lazy, result) = components.run_job(conn, &job, network.then(|| db.gate()));
+    let (conn, mut gate) = match (local_gate, lazy) {
+        (Some(gate), _) => (conn, gate),
+        // The step wrote: its transaction is open on the writer connection
+        // and the gate held; its own connection goes back to the pool.
+        (None, Some((gate, own))) => {
+            db.give_back(own);
+            (conn, gate)
         }
-    }
-    let _gate = gate;
+        // It only read (or trapped before writing): the gate and the
+        // writer connection now, for the completion.
+        (None, None) => {
+            db.give_back(conn);
+            let Some((gate, writer)) = write() else {
+                unsettle();
+                return None;
+            };
+            (writer, gate)
+        }
+    };
     let finished = match result {
         Ok(outcome) => {
             let (next, label, detail) = next_for(claim, &outcome);
@@ -741,7 +750,7 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
         let _ = db::execute(&conn, "ROLLBACK", vec![]);
         unsettle();
     }
-    db.give_back(conn);
+    gate.put_back(conn);
     next_in_lane
 }
 

@@ -44,17 +44,20 @@ pub struct StepContext {
 
 /// A write transaction begun on first write (see `RequestState::begin_write`).
 pub struct LazyWrite {
-    gate: Arc<parking_lot::FairMutex<()>>,
+    gate: crate::db::Gate,
     guard: Option<crate::db::WriteGuard>,
+    /// The step's own connection, set aside while it writes on the gate's.
+    reader: Option<crate::db::Connection>,
 }
 
 impl LazyWrite {
-    pub fn new(gate: Arc<parking_lot::FairMutex<()>>) -> LazyWrite {
-        LazyWrite { gate, guard: None }
+    pub fn new(gate: crate::db::Gate) -> LazyWrite {
+        LazyWrite { gate, guard: None, reader: None }
     }
-    /// The held gate, when the step wrote.
-    pub fn into_guard(self) -> Option<crate::db::WriteGuard> {
-        self.guard
+    /// When the step wrote: the held gate, and the step's own connection
+    /// (the call's connection is then the gate's writer connection).
+    pub fn into_parts(self) -> Option<(crate::db::WriteGuard, crate::db::Connection)> {
+        self.guard.zip(self.reader)
     }
 }
 
@@ -94,12 +97,19 @@ impl RequestState {
     /// transaction the first time the step writes; otherwise there is
     /// nothing to do (the caller opened the transaction already).
     fn begin_write(&mut self) -> Result<(), store::StoreError> {
-        let Some(lazy) = &mut self.lazy else { return Ok(()) };
+        let RequestState { lazy: Some(lazy), conn, .. } = self else { return Ok(()) };
         if lazy.guard.is_some() {
             return Ok(());
         }
-        let guard = lazy.gate.try_lock_arc_for(LAZY_GATE_WAIT).ok_or_else(gate_busy)?;
-        self.conn.execute("BEGIN IMMEDIATE", vec![]).map_err(store_error)?;
+        let mut guard = lazy.gate.try_lock_arc_for(LAZY_GATE_WAIT).ok_or_else(gate_busy)?;
+        let writer = guard.take().map_err(|e| store_error_text(e.to_string()))?;
+        if let Err(e) = writer.execute("BEGIN IMMEDIATE", vec![]) {
+            guard.put_back(writer);
+            return Err(store_error(e));
+        }
+        // The step's reads so far ran on its own connection, outside any
+        // transaction; from here on it runs on the writer connection.
+        lazy.reader = Some(std::mem::replace(conn, writer));
         lazy.guard = Some(guard);
         Ok(())
     }
@@ -113,8 +123,15 @@ impl RequestState {
         if lazy.guard.is_some() {
             return Err(other("begin-effect must come before the step's first write"));
         }
-        let _gate = lazy.gate.try_lock_arc_for(LAZY_GATE_WAIT).ok_or_else(gate_busy)?;
-        let c = &self.conn;
+        let mut gate = lazy.gate.try_lock_arc_for(LAZY_GATE_WAIT).ok_or_else(gate_busy)?;
+        let writer = gate.take().map_err(|e| store_error_text(e.to_string()))?;
+        let outcome = Self::record_effect(&writer, step, key);
+        gate.put_back(writer);
+        outcome
+    }
+
+    /// `begin_effect`'s transaction, on the writer connection.
+    fn record_effect(c: &crate::db::Connection, step: &StepContext, key: &str) -> Result<jobs::EffectStart, store::StoreError> {
         c.execute("BEGIN IMMEDIATE", vec![]).map_err(store_error)?;
         let result = (|| {
             let fence = c.query_rows("SELECT fence FROM jobs WHERE id = ?1 AND state = 'leased'", vec![SqlValue::Text(step.job_id.clone())]).map_err(store_error)?;

@@ -249,15 +249,17 @@ impl Components {
 
     /// Runs one job step in the dispatcher, on `conn`. Without `lazy_gate`
     /// the job runner has opened the transaction already; with it (a step
-    /// that calls out) the step's first write takes the gate and begins it,
-    /// and the guard comes back so the runner commits the completion in the
-    /// same transaction.
+    /// that calls out) the step's first write takes the gate and begins it
+    /// on the gate's writer connection, and the guard comes back with the
+    /// step's own connection (the connection returned first is then the
+    /// writer's), so the runner commits the completion in the same
+    /// transaction.
     pub fn run_job(
         &self,
         conn: crate::db::Connection,
         job: &Job,
-        lazy_gate: Option<Arc<parking_lot::FairMutex<()>>>,
-    ) -> (crate::db::Connection, Option<crate::db::WriteGuard>, Result<Outcome, CallError>) {
+        lazy_gate: Option<crate::db::Gate>,
+    ) -> (crate::db::Connection, Option<(crate::db::WriteGuard, crate::db::Connection)>, Result<Outcome, CallError>) {
         let Some(pre) = &self.dispatcher else {
             return (conn, None, Err(CallError::Trap("no dispatcher component in this build".into())));
         };
@@ -269,7 +271,7 @@ impl Components {
             Err(e) => Err(classify_instantiate(e)),
         };
         let state = store.into_data();
-        (state.conn, state.lazy.and_then(LazyWrite::into_guard), result)
+        (state.conn, state.lazy.and_then(LazyWrite::into_parts), result)
     }
 
     /// Instantiates `name` in a fresh store and calls `handle`. Runs on a
