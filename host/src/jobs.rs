@@ -330,6 +330,49 @@ impl Runner {
     }
 }
 
+/// How long a finished job (done or dead) and its run records are kept: a
+/// week to look into a delivery or a failure, then they go, so the jobs
+/// table (every delivery's payload) does not grow for ever.
+pub const FINISHED_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// Finished jobs deleted per write transaction by `purge_finished`.
+const PURGE_BATCH: i64 = 2_000;
+
+/// Deletes the jobs finished before `FINISHED_RETENTION` (by the time they
+/// were last due, about when their last step ran), with their run records,
+/// a batch per short write transaction so writers never wait long. Returns
+/// how many jobs went.
+pub fn purge_finished(db: &Db, now_ms: i64) -> u64 {
+    let cutoff = SqlValue::Integer(now_ms - FINISHED_RETENTION.as_millis() as i64);
+    let mut purged = 0;
+    for state in ["done", "dead"] {
+        loop {
+            let Some(mut gate) = db.write_gate(Duration::from_secs(5)) else { return purged };
+            let Ok(c) = gate.take() else { return purged };
+            let picked = "SELECT id FROM jobs WHERE state = ?1 AND due_at_ms < ?2 ORDER BY due_at_ms LIMIT ?3";
+            let params = || vec![SqlValue::Text(state.into()), cutoff.clone(), SqlValue::Integer(PURGE_BATCH)];
+            let deleted = db::in_transaction(&c, || {
+                db::execute(&c, &format!("DELETE FROM job_runs WHERE job_id IN ({picked})"), params())?;
+                db::execute(&c, &format!("DELETE FROM jobs WHERE id IN ({picked})"), params())
+            });
+            gate.put_back(c);
+            match deleted {
+                Ok(n) => {
+                    purged += n;
+                    if n < PURGE_BATCH as u64 {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    crate::logging::line("warn", &format!("purging finished jobs failed: {e}"));
+                    return purged;
+                }
+            }
+        }
+    }
+    purged
+}
+
 /// Whether any job is due (or left with an expired lease), read without the
 /// write gate.
 fn has_due(db: &Db) -> bool {
@@ -906,6 +949,35 @@ mod tests {
         assert!(complete(&c, &claim, &next).unwrap());
         let again = claim_fair(&db, "n", 0, 10, 100).unwrap().remove(0);
         assert_eq!(again.attempts, 1, "the next claim is still the first run of this payload");
+        drop(c);
+        drop(db);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn finished_jobs_and_their_runs_go_after_the_retention_and_nothing_else_does() {
+        let (db, dir) = temp_db();
+        let now = crate::clock::now_ms();
+        let old = now - FINISHED_RETENTION.as_millis() as i64 - 1;
+        for (id, due) in [("done-old", old), ("dead-old", old), ("pending-old", old), ("leased-old", old), ("done-new", now)] {
+            enqueue_as(&db, id, "b", due, false, None);
+        }
+        let c = db.conn().unwrap();
+        for (id, state) in [("done-old", "done"), ("dead-old", "dead"), ("leased-old", "leased"), ("done-new", "done")] {
+            db::execute(&c, "UPDATE jobs SET state = ?2 WHERE id = ?1", vec![SqlValue::Text(id.into()), SqlValue::Text(state.into())]).unwrap();
+            db::execute(
+                &c,
+                "INSERT INTO job_runs (job_id, fence, node, started_at_ms, ended_at_ms, outcome) VALUES (?1, 1, 'n', 0, 0, 'done')",
+                vec![SqlValue::Text(id.into())],
+            )
+            .unwrap();
+        }
+        assert_eq!(purge_finished(&db, now), 2);
+        let left = |table: &str, column: &str| -> Vec<String> {
+            db::query_rows(&c, &format!("SELECT {column} FROM {table} ORDER BY {column}"), vec![]).unwrap().iter().map(|r| t(&r[0])).collect()
+        };
+        assert_eq!(left("jobs", "id"), vec!["done-new", "leased-old", "pending-old"]);
+        assert_eq!(left("job_runs", "job_id"), vec!["done-new", "leased-old"]);
         drop(c);
         drop(db);
         let _ = std::fs::remove_dir_all(dir);

@@ -86,8 +86,8 @@ fn start_writer(shared: Arc<Shared>, queue: std::sync::mpsc::Receiver<QueuedWrit
 }
 
 /// How often the maintenance loop runs (the staged-upload sweep); the
-/// idempotency purge and the pushed statuses' purge run every 12th round
-/// (hourly).
+/// idempotency purge, the pushed statuses' purge and the finished jobs'
+/// purge run every 12th round (hourly).
 const MAINTENANCE_EVERY: Duration = Duration::from_secs(300);
 
 /// How `serve` runs, from the command line.
@@ -135,6 +135,7 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
                 if round % 12 == 0 {
                     crate::pipeline::purge_expired_idempotency(&j.app.db);
                     crate::plugins::webhooks::purge(&j.app.db);
+                    crate::jobs::purge_finished(&j.app.db, crate::clock::now_ms());
                 }
                 crate::staging::sweep(&j.app.db, upload_sweep_after);
                 j.limits.forget_idle();
