@@ -306,7 +306,8 @@ impl Runner {
                 took_over = true;
                 let released = db::execute(
                     &c,
-                    "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL WHERE state = 'leased' AND lease_owner <> ?1",
+                    "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL \
+                     WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' AND lease_owner <> ?1)",
                     vec![me.clone()],
                 )?;
                 if released > 0 {
@@ -347,26 +348,43 @@ pub fn purge_finished(db: &Db, now_ms: i64) -> u64 {
     let mut purged = 0;
     for state in ["done", "dead"] {
         loop {
-            let Some(mut gate) = db.write_gate(Duration::from_secs(5)) else { return purged };
-            let Ok(c) = gate.take() else { return purged };
-            let picked = "SELECT id FROM jobs WHERE state = ?1 AND due_at_ms < ?2 ORDER BY due_at_ms LIMIT ?3";
-            let params = || vec![SqlValue::Text(state.into()), cutoff.clone(), SqlValue::Integer(PURGE_BATCH)];
-            let deleted = db::in_transaction(&c, || {
-                db::execute(&c, &format!("DELETE FROM job_runs WHERE job_id IN ({picked})"), params())?;
-                db::execute(&c, &format!("DELETE FROM jobs WHERE id IN ({picked})"), params())
+            // Found by a read, outside the write gate: no index holds
+            // finished jobs (every state change would rewrite it), so this
+            // scans the table, oldest rows first.
+            let picked = db.read_conn().and_then(|c| {
+                db::query_rows(
+                    &c,
+                    "SELECT id FROM jobs WHERE state = ?1 AND due_at_ms < ?2 LIMIT ?3",
+                    vec![SqlValue::Text(state.into()), cutoff.clone(), SqlValue::Integer(PURGE_BATCH)],
+                )
             });
-            gate.put_back(c);
-            match deleted {
-                Ok(n) => {
-                    purged += n;
-                    if n < PURGE_BATCH as u64 {
-                        break;
-                    }
-                }
+            let ids: Vec<SqlValue> = match picked {
+                Ok(rows) => rows.into_iter().filter_map(|mut r| r.pop()).collect(),
                 Err(e) => {
                     crate::logging::line("warn", &format!("purging finished jobs failed: {e}"));
                     return purged;
                 }
+            };
+            if ids.is_empty() {
+                break;
+            }
+            let Some(mut gate) = db.write_gate(Duration::from_secs(5)) else { return purged };
+            let Ok(c) = gate.take() else { return purged };
+            let found = ids.len();
+            let deleted = db::in_transaction(&c, || {
+                c.execute_many("DELETE FROM job_runs WHERE job_id = ?1", ids.iter().map(|id| vec![id.clone()]).collect())?;
+                Ok(c.execute_many("DELETE FROM jobs WHERE id = ?1 AND state = ?2", ids.iter().map(|id| vec![id.clone(), SqlValue::Text(state.into())]).collect())?)
+            });
+            gate.put_back(c);
+            match deleted {
+                Ok(n) => purged += n,
+                Err(e) => {
+                    crate::logging::line("warn", &format!("purging finished jobs failed: {e}"));
+                    return purged;
+                }
+            }
+            if found < PURGE_BATCH as usize {
+                break;
             }
         }
     }
@@ -380,10 +398,11 @@ fn has_due(db: &Db) -> bool {
     let now = SqlValue::Integer(crate::clock::now_ms());
     db::query_rows(
         &c,
-        "SELECT 1 FROM jobs WHERE (state = 'pending' AND due_at_ms <= ?1) OR (state = 'leased' AND lease_until_ms < ?1) LIMIT 1",
+        "SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_pending_due WHERE state = 'pending' AND due_at_ms <= ?1) \
+             OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' AND lease_until_ms < ?1)",
         vec![now],
     )
-    .map(|r| !r.is_empty())
+    .map(|r| matches!(r.first().and_then(|r| r.first()), Some(SqlValue::Integer(1))))
     .unwrap_or(false)
 }
 
@@ -543,8 +562,8 @@ fn hand_off(c: &crate::db::Connection, lane: &str, node: &str) -> anyhow::Result
     let now = crate::clock::now_ms();
     let rows = db::query_rows(
         c,
-        "SELECT id, kind, business_id, payload, attempts, fence, calls_out, lane FROM jobs \
-         WHERE lane = ?1 AND state = 'pending' AND due_at_ms <= ?2 ORDER BY due_at_ms LIMIT 1",
+        "SELECT id, kind, business_id, payload, attempts, fence, calls_out, lane FROM jobs INDEXED BY jobs_lane_ready \
+         WHERE lane = ?1 AND lane IS NOT NULL AND state = 'pending' AND due_at_ms <= ?2 ORDER BY due_at_ms, id LIMIT 1",
         vec![SqlValue::Text(lane.into()), SqlValue::Integer(now)],
     )?;
     match rows.first() {

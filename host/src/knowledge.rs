@@ -92,7 +92,8 @@ pub fn prepare(db: &Db, embeddings: Option<&Embeddings>) -> Result<usize> {
         &c,
         "SELECT s.business_id, s.id FROM data_sources s \
          WHERE s.class = 'unstructured' AND s.status <> 'archived' AND IFNULL(s.content, '') <> '' AND IFNULL(s.embedded_model, '') <> ?1 \
-           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.lane = 'embed:' || s.id AND j.state IN ('pending', 'leased'))",
+           AND NOT EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_lane_ready WHERE j.lane = 'embed:' || s.id AND j.lane IS NOT NULL AND j.state = 'pending') \
+           AND NOT EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_leased WHERE j.state = 'leased' AND j.lane = 'embed:' || s.id)",
         vec![SqlValue::Text(e.model.clone())],
     )?;
     let now = crate::clock::now_ms();

@@ -90,7 +90,8 @@ pub fn render(db: &crate::db::Db) -> String {
         let now = crate::clock::now_ms();
         let rows = crate::db::query_rows(
             &conn,
-            "SELECT kind, state, COUNT(*), MIN(due_at_ms) FROM jobs WHERE state IN ('pending', 'leased') GROUP BY kind, state",
+            "SELECT kind, 'pending', COUNT(*), MIN(due_at_ms) FROM jobs INDEXED BY jobs_pending_due WHERE state = 'pending' GROUP BY kind \
+             UNION ALL SELECT kind, 'leased', COUNT(*), MIN(due_at_ms) FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' GROUP BY kind",
             vec![],
         )
         .unwrap_or_default();
