@@ -310,11 +310,11 @@ impl Durability {
 }
 
 pub struct Db {
-    database: Arc<libsql::Database>,
+    /// Opens this database's connections (the pool's and the writer's).
+    opener: Opener,
     /// Replica mode: writes go to the primary, and the file, its WAL and
     /// its statistics are the primary's business, not ours.
     replica: Option<ReplicaFiles>,
-    durability: Durability,
     idle: Mutex<Vec<Connection>>,
     /// One writer at a time inside this process: write transactions queue
     /// here in arrival order (a fair mutex, so no writer starves under load)
@@ -365,6 +365,17 @@ impl Writer {
             Some(c) => Ok(c),
             None => self.opener.open(),
         }
+    }
+
+    /// The writer connection inside a new write transaction (`BEGIN
+    /// IMMEDIATE`); when that cannot begin, the connection stays here.
+    pub fn begin(&mut self) -> Result<Connection> {
+        let c = self.take()?;
+        if let Err(e) = execute(&c, "BEGIN IMMEDIATE", vec![]) {
+            self.put_back(c);
+            return Err(e);
+        }
+        Ok(c)
     }
 
     /// Puts the connection back for the next holder of the gate. One left
@@ -490,14 +501,13 @@ impl Db {
 
     fn with_database(database: libsql::Database, durability: Durability, replica: Option<ReplicaFiles>, keys: crate::key_cache::KeyCache) -> Db {
         let database = Arc::new(database);
-        let opener = Opener { database: database.clone(), replica: replica.as_ref().map(|_| database.clone()), durability };
+        let opener = Opener { database: database.clone(), replica: replica.as_ref().map(|_| database), durability };
         Db {
             keys,
-            database,
+            write_gate: Arc::new(parking_lot::FairMutex::new(Writer { conn: None, opener: opener.clone() })),
+            opener,
             replica,
-            durability,
             idle: Mutex::new(Vec::new()),
-            write_gate: Arc::new(parking_lot::FairMutex::new(Writer { conn: None, opener })),
         }
     }
 
@@ -566,24 +576,16 @@ impl Db {
 
     /// A new connection outside the pool (closed when dropped).
     pub fn fresh_conn(&self) -> Result<Connection> {
-        let c = self.database.connect()?;
+        let c = self.opener.database.connect()?;
         c.busy_timeout(BUSY_TIMEOUT)?;
-        Ok(Connection::new(c, self.replica_handle()))
-    }
-
-    fn replica_handle(&self) -> Option<Arc<libsql::Database>> {
-        self.replica.as_ref().map(|_| self.database.clone())
+        Ok(Connection::new(c, self.opener.replica.clone()))
     }
 
     pub fn conn(&self) -> Result<Conn<'_>> {
         if let Some(c) = self.idle.lock().pop() {
             return Ok(Conn { db: self, conn: Some(c) });
         }
-        Ok(Conn { db: self, conn: Some(self.opener().open()?) })
-    }
-
-    fn opener(&self) -> Opener {
-        Opener { database: self.database.clone(), replica: self.replica_handle(), durability: self.durability }
+        Ok(Conn { db: self, conn: Some(self.opener.open()?) })
     }
 
     /// Returns a detached connection to the pool.

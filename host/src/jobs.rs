@@ -488,11 +488,7 @@ pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i6
         return Ok(Vec::new());
     }
     let Some(mut gate) = db.write_gate(Duration::from_secs(5)) else { return Ok(Vec::new()) };
-    let c = gate.take()?;
-    if let Err(e) = db::execute(&c, "BEGIN IMMEDIATE", vec![]) {
-        gate.put_back(c);
-        return Err(e);
-    }
+    let c = gate.begin()?;
     let result = (|| {
         let mut claims = Vec::new();
         for id in ids {
@@ -700,11 +696,7 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
     // The gate with the writer connection in a write transaction, or None.
     let write = || -> Option<(db::WriteGuard, db::Connection)> {
         let mut gate = db.write_gate(Duration::from_secs(30))?;
-        let conn = gate.take().ok()?;
-        if db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
-            gate.put_back(conn);
-            return None;
-        }
+        let conn = gate.begin().ok()?;
         Some((gate, conn))
     };
     // A local step runs on the writer connection, under the gate, from the

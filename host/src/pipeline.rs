@@ -392,11 +392,7 @@ impl App {
         };
         // The gate's writer connection: its page cache stays warm from one
         // batch to the next (see `db::Writer`).
-        let Ok(mut conn) = gate.take() else { return failed_all(&batch, &unavailable()) };
-        if db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_err() {
-            gate.put_back(conn);
-            return failed_all(&batch, &unavailable());
-        }
+        let Ok(mut conn) = gate.begin() else { return failed_all(&batch, &unavailable()) };
         let mut answers = Vec::with_capacity(batch.len());
         let mut lost = None;
         for w in &batch {

@@ -102,11 +102,7 @@ impl RequestState {
             return Ok(());
         }
         let mut guard = lazy.gate.try_lock_arc_for(LAZY_GATE_WAIT).ok_or_else(gate_busy)?;
-        let writer = guard.take().map_err(|e| store_error_text(e.to_string()))?;
-        if let Err(e) = writer.execute("BEGIN IMMEDIATE", vec![]) {
-            guard.put_back(writer);
-            return Err(store_error(e));
-        }
+        let writer = guard.begin().map_err(|e| store_error_text(e.to_string()))?;
         // The step's reads so far ran on its own connection, outside any
         // transaction; from here on it runs on the writer connection.
         lazy.reader = Some(std::mem::replace(conn, writer));
