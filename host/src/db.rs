@@ -229,6 +229,13 @@ impl Connection {
     /// Runs one statement once per row of parameters.
     pub fn execute_many(&self, sql: &str, rows: Vec<Vec<SqlValue>>) -> Result<u64, libsql::Error> {
         if self.replica.is_some() {
+            if self.in_write_transaction() && rows.len() > 1 {
+                if let Some(template) = crate::sql_literals::Template::parse(sql) {
+                    let out = self.execute_many_at_primary(sql, &template, &rows);
+                    self.after_statement(sql, &out);
+                    return out;
+                }
+            }
             let mut total = 0;
             for row in rows {
                 total += self.execute(sql, row)?;
@@ -244,6 +251,61 @@ impl Connection {
             }
             Ok(total)
         })
+    }
+}
+
+/// The most statement text a replica sends its primary in one round trip
+/// (`Connection::execute_many_at_primary`), well under what its RPCs take.
+const PRIMARY_BATCH_BYTES: usize = 1 << 20;
+
+impl Connection {
+    /// `execute_many` inside a replica's write transaction: the rows'
+    /// statements go to the primary in batches of literal statements
+    /// (`sql_literals`), a round trip per `PRIMARY_BATCH_BYTES` instead of
+    /// one per row, in order; a row whose values cannot be written as
+    /// literals, or too long for a batch, goes on its own with parameters.
+    /// Under a savepoint, so that a failed row leaves none of them behind
+    /// (the primary runs the rest of a batch after a failed statement).
+    fn execute_many_at_primary(&self, sql: &str, template: &crate::sql_literals::Template, rows: &[Vec<SqlValue>]) -> Result<u64, libsql::Error> {
+        let before = self.inner.total_changes();
+        let mut pending = String::from("SAVEPOINT execute_many;");
+        let send = |pending: &mut String| -> Result<(), libsql::Error> {
+            if !pending.is_empty() {
+                crate::metrics::primary_call("batch");
+                block(self.inner.execute_batch(pending))?;
+                pending.clear();
+            }
+            Ok(())
+        };
+        let all = (|| {
+            for row in rows {
+                let mark = pending.len();
+                if template.render(row, &mut pending) {
+                    if pending.len() <= PRIMARY_BATCH_BYTES {
+                        continue;
+                    }
+                    pending.truncate(mark);
+                }
+                send(&mut pending)?;
+                if template.render(row, &mut pending) && pending.len() <= PRIMARY_BATCH_BYTES {
+                    continue;
+                }
+                pending.clear();
+                crate::metrics::primary_call("statement");
+                block(self.inner.execute(sql, row.clone()))?;
+            }
+            pending.push_str("RELEASE execute_many;");
+            send(&mut pending)
+        })();
+        match all {
+            Ok(()) => Ok(self.inner.total_changes() - before),
+            Err(e) => {
+                // Nothing to undo when the savepoint never reached the
+                // primary; the error that counts is the first.
+                let _ = block(self.inner.execute_batch("ROLLBACK TO execute_many; RELEASE execute_many;"));
+                Err(e)
+            }
+        }
     }
 }
 

@@ -760,12 +760,20 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
                     }
                     committed
                 }
-                _ => {
+                Ok(false) => {
                     // Stale fence: another node reclaimed the job. Nothing
                     // of this run may survive.
                     let _ = db::execute(&conn, "ROLLBACK", vec![]);
                     crate::logging::line("warn", &format!("job {} completion refused: stale fence {}", claim.id, claim.fence));
                     true
+                }
+                // Storage did not answer (a primary restarting): the step is
+                // rolled back below and its claim handed back, so it runs
+                // again as soon as storage answers rather than when its
+                // lease runs out.
+                Err(e) => {
+                    crate::logging::line("warn", &format!("job {} completion failed, handed back: {e}", claim.id));
+                    false
                 }
             }
         }

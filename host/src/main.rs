@@ -28,6 +28,7 @@ mod readers;
 mod recordings;
 mod sandbox;
 mod server;
+mod sql_literals;
 mod staging;
 mod usage;
 mod wire;

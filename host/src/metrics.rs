@@ -36,8 +36,8 @@ pub fn provider_call(adapter: &'static str, outcome: &'static str, instantiated:
     metrics::histogram!("switchboard_provider_call_seconds", "adapter" => adapter).record(started.elapsed().as_secs_f64());
 }
 
-/// One call a node makes to its libSQL primary: a `statement` run there,
-/// the `describe` libsql asks for before a statement it prepares for the
+/// One call a node makes to its libSQL primary: a `statement` run there, a
+/// `batch` of literal statements (a step's many rows), the `describe` libsql asks for before a statement it prepares for the
 /// primary, or a `sync` of the replica after a commit (a handshake and a
 /// pull of frames).
 pub fn primary_call(call: &'static str) {

@@ -25,6 +25,11 @@ impl DataDir {
 
 impl Drop for DataDir {
     fn drop(&mut self) {
+        // A failed test's files stay for a look when asked to.
+        if std::thread::panicking() && std::env::var_os("SWITCHBOARD_KEEP_FAILED").is_some() {
+            eprintln!("kept {}", self.0.display());
+            return;
+        }
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
@@ -484,14 +489,19 @@ pub fn verify(d: &Delivery, secret: &str) -> bool {
     fresh && expected == d.header("X-Service-Signature")
 }
 
-/// Polls (bounded) until `f` returns `Some`.
-pub fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+/// Polls (bounded, 60 s) until `f` returns `Some`.
+pub fn poll<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+    poll_within(what, Duration::from_secs(60), f)
+}
+
+/// Polls until `f` returns `Some`, failing after `bound`.
+pub fn poll_within<T>(what: &str, bound: Duration, mut f: impl FnMut() -> Option<T>) -> T {
     let started = Instant::now();
     loop {
         if let Some(v) = f() {
             return v;
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "timed out waiting for {what}");
+        assert!(started.elapsed() < bound, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
