@@ -532,7 +532,8 @@ const RESTART_WAIT: Duration = Duration::from_millis(200);
 /// Process-wide SQLite settings, made once before any database is opened
 /// (SQLite takes them only before it initialises). Memory statistics off:
 /// with them on, every allocation SQLite makes takes one global mutex
-/// (half the mutex time of an ingestion step); nothing here reads them.
+/// (about 40% of the mutex time of an ingestion step); nothing here reads
+/// them.
 fn configure_sqlite() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
