@@ -284,13 +284,17 @@ impl Connection {
                     if pending.len() <= PRIMARY_BATCH_BYTES {
                         continue;
                     }
-                    pending.truncate(mark);
+                    // Too long to join what is queued: send that first, and
+                    // this row opens the next batch if it fits one alone.
+                    let this = pending.split_off(mark);
+                    send(&mut pending)?;
+                    if this.len() <= PRIMARY_BATCH_BYTES {
+                        pending = this;
+                        continue;
+                    }
+                } else {
+                    send(&mut pending)?;
                 }
-                send(&mut pending)?;
-                if template.render(row, &mut pending) && pending.len() <= PRIMARY_BATCH_BYTES {
-                    continue;
-                }
-                pending.clear();
                 crate::metrics::primary_call("statement");
                 block(self.inner.execute(sql, row.clone()))?;
             }
@@ -446,6 +450,16 @@ impl Writer {
         if c.is_autocommit() {
             self.conn = Some(c);
         }
+    }
+
+    /// Runs `f` in one write transaction on the writer connection
+    /// (`in_transaction`: committed when it succeeds, rolled back whole
+    /// when it fails), then puts the connection back.
+    pub fn transaction<T>(&mut self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let c = self.take()?;
+        let out = in_transaction(&c, || f(&c));
+        self.put_back(c);
+        out
     }
 }
 
@@ -727,10 +741,11 @@ impl Db {
             };
             (int(1), int(2))
         };
-        let (mut frames, mut copied) = passive();
+        let mut frames = passive().0;
         if frames <= WAL_RESTART_FRAMES {
             return;
         }
+        let mut copied = 0;
         // Catch up without the gate first: each pass syncs and copies what
         // was committed up to its start, while commits go on. Repeat until
         // a pass finds little new, which is all the gated pass below then

@@ -207,10 +207,9 @@ impl Runner {
             return;
         }
         let settled = (|| -> anyhow::Result<u64> {
-            let _gate = db.write_gate(Duration::from_secs(5)).ok_or_else(|| anyhow::anyhow!("the write gate is busy"))?;
-            let c = db.conn()?;
+            let mut gate = db.write_gate(Duration::from_secs(5)).ok_or_else(|| anyhow::anyhow!("the write gate is busy"))?;
             let rows = claims.iter().map(|(id, fence)| vec![SqlValue::Text(id.clone()), SqlValue::Integer(*fence)]).collect();
-            db::in_transaction(&c, || {
+            gate.transaction(|c| {
                 Ok(c.execute_many(
                     "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
                     rows,
@@ -369,13 +368,11 @@ pub fn purge_finished(db: &Db, now_ms: i64) -> u64 {
                 break;
             }
             let Some(mut gate) = db.write_gate(Duration::from_secs(5)) else { return purged };
-            let Ok(c) = gate.take() else { return purged };
             let found = ids.len();
-            let deleted = db::in_transaction(&c, || {
+            let deleted = gate.transaction(|c| {
                 c.execute_many("DELETE FROM job_runs WHERE job_id = ?1", ids.iter().map(|id| vec![id.clone()]).collect())?;
                 Ok(c.execute_many("DELETE FROM jobs WHERE id = ?1 AND state = ?2", ids.iter().map(|id| vec![id.clone(), SqlValue::Text(state.into())]).collect())?)
             });
-            gate.put_back(c);
             match deleted {
                 Ok(n) => purged += n,
                 Err(e) => {
@@ -488,8 +485,7 @@ pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i6
         return Ok(Vec::new());
     }
     let Some(mut gate) = db.write_gate(Duration::from_secs(5)) else { return Ok(Vec::new()) };
-    let c = gate.begin()?;
-    let result = (|| {
+    gate.transaction(|c| {
         let mut claims = Vec::new();
         for id in ids {
             // Still claimable? (Only this leader claims, and a hand-off only
@@ -501,20 +497,10 @@ pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i6
                 vec![SqlValue::Text(id), SqlValue::Integer(now)],
             )?;
             let Some(r) = rows.first() else { continue };
-            claims.push(lease(&c, r, node, now)?);
+            claims.push(lease(c, r, node, now)?);
         }
         Ok(claims)
-    })();
-    let ended = match &result {
-        Ok(_) => db::execute(&c, "COMMIT", vec![]).map(|_| ()),
-        Err(_) => {
-            let _ = db::execute(&c, "ROLLBACK", vec![]);
-            Ok(())
-        }
-    };
-    gate.put_back(c);
-    ended?;
-    result
+    })
 }
 
 /// Leases the job of row `r` (id, kind, business_id, payload, attempts,

@@ -37,9 +37,9 @@ pub fn provider_call(adapter: &'static str, outcome: &'static str, instantiated:
 }
 
 /// One call a node makes to its libSQL primary: a `statement` run there, a
-/// `batch` of literal statements (a step's many rows), the `describe` libsql asks for before a statement it prepares for the
-/// primary, or a `sync` of the replica after a commit (a handshake and a
-/// pull of frames).
+/// `batch` of literal statements (a step's many rows), the `describe`
+/// libsql asks for before a statement it prepares for the primary, or a
+/// `sync` of the replica after a commit (a handshake and a pull of frames).
 pub fn primary_call(call: &'static str) {
     metrics::counter!("switchboard_primary_calls_total", "call" => call).increment(1);
 }
