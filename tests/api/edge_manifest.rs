@@ -119,8 +119,9 @@ pub fn check(m: &Value) -> Result<(), String> {
     let id = api.get("component").and_then(Value::as_str).unwrap();
     let c = &components[id];
     let hosts = c.get("allowed_outbound_hosts").and_then(Value::as_array).cloned().unwrap_or_default();
-    if hosts.len() != 1 || hosts[0].as_str() != Some("{{ primary_url }}") {
-        return Err(format!("the API component may reach only the primary: allowed_outbound_hosts = [\"{{{{ primary_url }}}}\"], found {hosts:?}"));
+    let hosts: Vec<&str> = hosts.iter().filter_map(Value::as_str).collect();
+    if hosts != ["{{ primary_url }}", "{{ write_node }}"] {
+        return Err(format!("the API component may reach only the primary and its write node: allowed_outbound_hosts = [\"{{{{ primary_url }}}}\", \"{{{{ write_node }}}}\"], found {hosts:?}"));
     }
     let token = variables.get("primary_auth_token").ok_or("a primary_auth_token variable")?;
     if token.get("secret").and_then(Value::as_bool) != Some(true) {

@@ -76,27 +76,40 @@ fn sql_error(j: &Json) -> SqlError {
     }
 }
 
-/// The request that runs `statements` in order, each only if the one
-/// before it succeeded (a `batch` with `ok` conditions), or a plain
-/// `execute` for one statement.
-pub fn chained(statements: Vec<Json>) -> Json {
-    if statements.len() == 1 {
-        return json!({"type": "execute", "stmt": statements.into_iter().next().expect("one statement")});
+/// The request that runs `steps` in order (a `batch` with `ok`
+/// conditions, or a plain `execute` for one statement), some of which are
+/// prefetched queries (`true`): every step runs only if the nearest
+/// ordinary step before it succeeded, so a prefetched query that fails
+/// stops nothing.
+pub fn chained_with(steps: Vec<(Json, bool)>) -> Json {
+    if steps.len() == 1 {
+        return json!({"type": "execute", "stmt": steps.into_iter().next().expect("one statement").0});
     }
-    let steps: Vec<Json> = statements
+    let mut last_ordinary: Option<usize> = None;
+    let steps: Vec<Json> = steps
         .into_iter()
         .enumerate()
-        .map(|(i, stmt)| match i {
-            0 => json!({"stmt": stmt}),
-            _ => json!({"stmt": stmt, "condition": {"type": "ok", "step": i - 1}}),
+        .map(|(i, (stmt, prefetched))| {
+            let step = match last_ordinary {
+                Some(j) => json!({"stmt": stmt, "condition": {"type": "ok", "step": j}}),
+                None => json!({"stmt": stmt}),
+            };
+            if !prefetched {
+                last_ordinary = Some(i);
+            }
+            step
         })
         .collect();
     json!({"type": "batch", "batch": {"steps": steps}})
 }
 
-/// The outcome of a [`chained`] request: every statement's result, or the
-/// first error (a skipped step after it has neither).
-pub fn chained_results(result: &Json) -> Result<Result<Vec<StmtResult>, SqlError>, String> {
+/// What one step of a batch came to: its result, its error, or `None`
+/// when it did not run (a step before it failed).
+pub type Step = Option<Result<StmtResult, SqlError>>;
+
+/// Every step's outcome of a [`chained_with`] request (one for a plain
+/// `execute`), or the error of the whole request.
+pub fn steps(result: &Json) -> Result<Result<Vec<Step>, SqlError>, String> {
     match result.get("type").and_then(Json::as_str) {
         Some("error") => return Ok(Err(sql_error(result.get("error").unwrap_or(&Json::Null)))),
         Some("ok") => {}
@@ -105,17 +118,20 @@ pub fn chained_results(result: &Json) -> Result<Result<Vec<StmtResult>, SqlError
     let response = result.get("response").ok_or("an ok result without its response")?;
     let inner = response.get("result").ok_or("a response without its result")?;
     match response.get("type").and_then(Json::as_str) {
-        Some("execute") => Ok(Ok(vec![stmt_result(inner)?])),
+        Some("execute") => Ok(Ok(vec![Some(Ok(stmt_result(inner)?))])),
         Some("batch") => {
-            let errors = inner.get("step_errors").and_then(Json::as_array).cloned().unwrap_or_default();
-            if let Some(e) = errors.iter().find(|e| !e.is_null()) {
-                return Ok(Err(sql_error(e)));
-            }
             let results = inner.get("step_results").and_then(Json::as_array).cloned().unwrap_or_default();
-            if results.is_empty() || results.iter().any(Json::is_null) {
-                return Err("a batch with a step that did not run".into());
+            let errors = inner.get("step_errors").and_then(Json::as_array).cloned().unwrap_or_default();
+            let mut out = Vec::with_capacity(results.len());
+            for (i, r) in results.iter().enumerate() {
+                let e = errors.get(i).filter(|e| !e.is_null());
+                out.push(match (r.is_null(), e) {
+                    (_, Some(e)) => Some(Err(sql_error(e))),
+                    (false, None) => Some(Ok(stmt_result(r)?)),
+                    (true, None) => None,
+                });
             }
-            Ok(Ok(results.iter().map(stmt_result).collect::<Result<Vec<_>, _>>()?))
+            Ok(Ok(out))
         }
         other => Err(format!("an unexpected response {other:?}")),
     }
@@ -134,15 +150,33 @@ mod tests {
     }
 
     #[test]
-    fn a_chain_reports_its_first_error_or_its_last_result() {
-        let chain = chained(vec![stmt("BEGIN", &[], false), stmt("SELECT 1", &[], true)]);
+    fn a_chain_reports_each_step() {
+        let chain = chained_with(vec![(stmt("BEGIN", &[], false), false), (stmt("SELECT 1", &[], true), false)]);
         assert_eq!(chain["batch"]["steps"][1]["condition"], json!({"type": "ok", "step": 0}));
         let ok = json!({"type": "ok", "response": {"type": "batch", "result": {
             "step_results": [{"cols": [], "rows": [], "affected_row_count": 0}, {"cols": [], "rows": [[{"type": "integer", "value": "1"}]], "affected_row_count": 0}],
             "step_errors": [null, null]}}});
-        assert_eq!(chained_results(&ok).unwrap().unwrap()[1].rows, vec![vec![Value::Integer(1)]]);
+        assert_eq!(steps(&ok).unwrap().unwrap()[1].as_ref().unwrap().as_ref().unwrap().rows, vec![vec![Value::Integer(1)]]);
         let failed = json!({"type": "ok", "response": {"type": "batch", "result": {
             "step_results": [null, null], "step_errors": [{"message": "database is locked", "code": "SQLITE_BUSY"}, null]}}});
-        assert_eq!(chained_results(&failed).unwrap().unwrap_err().code, "SQLITE_BUSY");
+        let got = steps(&failed).unwrap().unwrap();
+        assert!(matches!(&got[0], Some(Err(e)) if e.code == "SQLITE_BUSY"));
+        assert!(got[1].is_none());
+    }
+
+    #[test]
+    fn a_prefetched_step_gates_nothing_after_it() {
+        let chain = chained_with(vec![(stmt("UPDATE x", &[], false), true), (stmt("BEGIN", &[], false), false), (stmt("SELECT key", &[], true), true), (stmt("SELECT 1", &[], true), false)]);
+        let sent = chain["batch"]["steps"].as_array().unwrap();
+        assert!(sent[0].get("condition").is_none() && sent[1].get("condition").is_none());
+        assert_eq!(sent[2]["condition"], json!({"type": "ok", "step": 1}));
+        assert_eq!(sent[3]["condition"], json!({"type": "ok", "step": 1}));
+        let answer = json!({"type": "ok", "response": {"type": "batch", "result": {
+            "step_results": [null, {"cols": [], "rows": [], "affected_row_count": 0}, {"cols": [], "rows": [[{"type": "text", "value": "k"}]], "affected_row_count": 0}, null],
+            "step_errors": [{"message": "no such table: x", "code": "SQLITE_ERROR"}, null, null, null]}}});
+        let got = steps(&answer).unwrap().unwrap();
+        assert!(matches!(&got[0], Some(Err(e)) if e.message.contains("no such table")));
+        assert_eq!(got[2].as_ref().unwrap().as_ref().unwrap().rows, vec![vec![Value::Text("k".into())]]);
+        assert!(got[3].is_none());
     }
 }

@@ -36,17 +36,27 @@ use serde_json::{json, Value as Json};
 use std::cell::RefCell;
 use switchboard_gateway::storage::{self as shared, Value};
 
+/// A statement waiting to go with the next one: a control statement, a
+/// bulk write's first rows, or a prefetched query (with its handle).
+struct Deferred {
+    stmt: Json,
+    prefetch: Option<u32>,
+}
+
 /// The instance's stream at the primary (an instance serves one request).
 #[derive(Default)]
 struct Stream {
     baton: Option<String>,
-    /// Statements waiting to go with the next one (control statements, the
-    /// first rows of a bulk write).
-    deferred: Vec<Json>,
+    /// Statements waiting to go with the next one.
+    deferred: Vec<Deferred>,
     /// Between BEGIN and COMMIT/ROLLBACK: the stream stays open.
     in_transaction: bool,
     round_trips: u32,
     primary: Option<Result<Primary, String>>,
+    /// What each prefetched query came to, by handle (`None`: not sent yet).
+    prefetched: Vec<Option<Result<Vec<Vec<Value>>, StoreError>>>,
+    /// The monotonic instant no wait on the primary goes past.
+    deadline: Option<u64>,
 }
 
 thread_local! {
@@ -71,18 +81,25 @@ fn statement_error(e: hrana::SqlError) -> StoreError {
 }
 
 impl Stream {
-    /// Sends `statement` (after the deferred control statements) and, when
-    /// no transaction is open afterwards, closes the stream in the same
-    /// round trip.
+    /// Sends `statement` (after the deferred statements) and, when no
+    /// transaction is open afterwards, closes the stream in the same round
+    /// trip.
     fn run(&mut self, statement: Json, ends_transaction: bool) -> Result<hrana::StmtResult, StoreError> {
         self.run_all(statement, ends_transaction).map(|mut all| all.pop().unwrap_or_default())
     }
 
-    /// Like [`Stream::run`], with the result of every statement sent.
+    /// Like [`Stream::run`], with the result of every ordinary statement
+    /// sent (prefetched queries keep theirs for `prefetched`).
     fn run_all(&mut self, statement: Json, ends_transaction: bool) -> Result<Vec<hrana::StmtResult>, StoreError> {
-        let mut chain: Vec<Json> = self.deferred.drain(..).collect();
-        chain.push(statement);
-        let mut requests = vec![hrana::chained(chain)];
+        self.deferred.push(Deferred { stmt: statement, prefetch: None });
+        self.send(ends_transaction)
+    }
+
+    /// Sends every deferred statement in one round trip.
+    fn send(&mut self, ends_transaction: bool) -> Result<Vec<hrana::StmtResult>, StoreError> {
+        let waiting: Vec<Deferred> = self.deferred.drain(..).collect();
+        let handles: Vec<Option<u32>> = waiting.iter().map(|d| d.prefetch).collect();
+        let mut requests = vec![hrana::chained_with(waiting.into_iter().map(|d| (d.stmt, d.prefetch.is_some())).collect())];
         let close = ends_transaction || !self.in_transaction;
         if close {
             requests.push(json!({"type": "close"}));
@@ -90,15 +107,20 @@ impl Stream {
         let body = json!({"baton": self.baton, "requests": requests}).to_string();
         let primary = match self.primary.get_or_insert_with(Primary::from_env) {
             Ok(p) => p,
-            Err(e) => return Err(unavailable(&e.clone())),
+            Err(e) => {
+                let e = e.clone();
+                self.lose_prefetched(&handles, &e);
+                return Err(unavailable(&e));
+            }
         };
         self.round_trips += 1;
-        let sent = primary.pipeline(body.as_bytes());
+        let sent = primary.pipeline(body.as_bytes(), self.deadline);
         let answer = match sent.and_then(|bytes| serde_json::from_slice::<Json>(&bytes).map_err(|e| format!("the primary's answer is not JSON: {e}"))) {
             Ok(a) => a,
             Err(e) => {
                 // The stream (and any transaction on it) is gone.
                 self.reset();
+                self.lose_prefetched(&handles, &e);
                 return Err(unavailable(&e));
             }
         };
@@ -107,13 +129,45 @@ impl Stream {
             self.in_transaction = false;
         }
         let first = answer.get("results").and_then(Json::as_array).and_then(|r| r.first()).cloned().unwrap_or(Json::Null);
-        match hrana::chained_results(&first) {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(e)) => Err(statement_error(e)),
+        let steps = match hrana::steps(&first) {
+            Ok(Ok(steps)) => steps,
+            Ok(Err(e)) => {
+                let e = statement_error(e);
+                for h in handles.iter().flatten() {
+                    self.prefetched[*h as usize] = Some(Err(e.clone()));
+                }
+                return Err(e);
+            }
             Err(e) => {
                 self.reset();
-                Err(unavailable(&e))
+                self.lose_prefetched(&handles, &e);
+                return Err(unavailable(&e));
             }
+        };
+        let mut ordinary = Vec::new();
+        let mut failed = None;
+        for (step, handle) in steps.into_iter().zip(&handles) {
+            match (handle, step) {
+                (Some(h), Some(r)) => self.prefetched[*h as usize] = Some(r.map(|r| r.rows).map_err(statement_error)),
+                (Some(h), None) => self.prefetched[*h as usize] = Some(Err(StoreError { kind: "other".into(), message: "a statement before it failed".into() })),
+                (None, Some(Ok(r))) => ordinary.push(r),
+                (None, Some(Err(e))) => {
+                    failed.get_or_insert(statement_error(e));
+                }
+                (None, None) => {
+                    failed.get_or_insert(StoreError { kind: "other".into(), message: "a statement before it failed".into() });
+                }
+            }
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(ordinary),
+        }
+    }
+
+    fn lose_prefetched(&mut self, handles: &[Option<u32>], why: &str) {
+        for h in handles.iter().flatten() {
+            self.prefetched[*h as usize] = Some(Err(StoreError { kind: "busy".into(), message: why.to_string() }));
         }
     }
 
@@ -194,7 +248,7 @@ impl store::Guest for EdgeStore {
         let results = with_stream(|s| {
             let mut chain = chain;
             let last = chain.pop().expect("at least one row");
-            s.deferred.extend(chain);
+            s.deferred.extend(chain.into_iter().map(|stmt| Deferred { stmt, prefetch: None }));
             s.run_all(last, false)
         })?;
         Ok(results.iter().map(|r| r.affected).sum())
@@ -222,7 +276,7 @@ impl transaction::Guest for EdgeStore {
         let ends = matches!(word, "COMMIT" | "END") || (word == "ROLLBACK" && !upper.contains(" TO "));
         with_stream(|s| {
             if ends {
-                if !s.in_transaction && s.baton.is_none() {
+                if s.baton.is_none() && s.deferred.iter().all(|d| d.prefetch.is_none()) {
                     // Nothing reached the primary yet: nothing to end.
                     s.reset();
                     return Ok(());
@@ -234,13 +288,41 @@ impl transaction::Guest for EdgeStore {
                 "SAVEPOINT" | "RELEASE" | "ROLLBACK" => {}
                 _ => return Err(StoreError { kind: "other".into(), message: format!("{word} is not a transaction-control statement") }),
             }
-            s.deferred.push(hrana::stmt(&statement, &[], false));
+            s.deferred.push(Deferred { stmt: hrana::stmt(&statement, &[], false), prefetch: None });
             Ok(())
         })
     }
 
     fn round_trips() -> u32 {
         with_stream(|s| s.round_trips)
+    }
+
+    fn prefetch(sql: String, params: Vec<WitValue>) -> u32 {
+        let params: Vec<Value> = params.into_iter().map(to_shared).collect();
+        with_stream(|s| {
+            let handle = s.prefetched.len() as u32;
+            s.prefetched.push(None);
+            s.deferred.push(Deferred { stmt: hrana::stmt(&sql, &params, true), prefetch: Some(handle) });
+            handle
+        })
+    }
+
+    fn prefetched(handle: u32) -> Result<Vec<Vec<WitValue>>, StoreError> {
+        with_stream(|s| {
+            let slot = s.prefetched.get(handle as usize).ok_or_else(|| StoreError { kind: "other".into(), message: "no such prefetched query".into() })?;
+            if slot.is_none() {
+                // Not carried by a statement yet: it goes now, with what waits.
+                let _ = s.send(false);
+            }
+            match s.prefetched[handle as usize].clone() {
+                Some(r) => r.map(|rows| rows.into_iter().map(|r| r.into_iter().map(to_wit).collect()).collect()),
+                None => Err(unavailable("a prefetched query was not sent")),
+            }
+        })
+    }
+
+    fn set_deadline(at: u64) {
+        with_stream(|s| s.deadline = Some(at));
     }
 }
 

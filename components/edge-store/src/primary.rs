@@ -47,8 +47,16 @@ impl Primary {
         Ok(Primary { scheme, authority: authority.to_string(), prefix, token })
     }
 
-    /// Sends one pipeline; the answer's body, or why there is none.
-    pub fn pipeline(&self, body: &[u8]) -> Result<Vec<u8>, String> {
+    /// Sends one pipeline; the answer's body, or why there is none. No
+    /// wait goes past `deadline` (a monotonic-clock instant).
+    pub fn pipeline(&self, body: &[u8], deadline: Option<u64>) -> Result<Vec<u8>, String> {
+        let left = match deadline {
+            Some(at) => at.saturating_sub(wasip2::clocks::monotonic_clock::now()),
+            None => u64::MAX,
+        };
+        if left == 0 {
+            return Err("the request's deadline passed before the primary was asked".into());
+        }
         let headers = Fields::new();
         let set = |name: &str, value: &[u8]| headers.append(name, value).map_err(|e| format!("header {name}: {e:?}"));
         set("content-type", b"application/json")?;
@@ -63,8 +71,9 @@ impl Primary {
         request.set_path_with_query(Some(&path)).map_err(|_| "the primary's path is not valid")?;
         let outgoing = request.body().map_err(|_| "request body")?;
         let options = RequestOptions::new();
-        let _ = options.set_connect_timeout(Some(CONNECT_TIMEOUT_NS));
-        let _ = options.set_first_byte_timeout(Some(FIRST_BYTE_TIMEOUT_NS));
+        let _ = options.set_connect_timeout(Some(CONNECT_TIMEOUT_NS.min(left)));
+        let _ = options.set_first_byte_timeout(Some(FIRST_BYTE_TIMEOUT_NS.min(left)));
+        let _ = options.set_between_bytes_timeout(Some(FIRST_BYTE_TIMEOUT_NS.min(left)));
         let pending = outgoing_handler::handle(request, Some(options)).map_err(|e| format!("the primary cannot be reached: {e:?}"))?;
         {
             let stream = outgoing.write().map_err(|_| "request stream")?;

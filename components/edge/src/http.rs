@@ -2,7 +2,8 @@
 //! (with `x-request-id` and `cache-control: no-store`, as a node sends it),
 //! and a download streamed piece by piece.
 
-use crate::{fault, Answer};
+use crate::bindings::switchboard::platform::transaction;
+use crate::{fault, forward, Answer};
 use switchboard_gateway::exchange::Reply;
 use switchboard_gateway::Failure;
 use wasip2::http::types::{Fields, IncomingBody, IncomingRequest, Method, OutgoingBody, OutgoingResponse, ResponseOutparam};
@@ -28,30 +29,39 @@ pub fn handle(request: IncomingRequest, out: ResponseOutparam) {
     let request_id = uuid::Uuid::new_v4().to_string();
     fault::guard(out, &request_id);
     let started = std::time::Instant::now();
-    let answer = answer(&request, &request_id);
+    let deadline = wasip2::clocks::monotonic_clock::now().saturating_add(crate::settings().deadline_ns);
+    transaction::set_deadline(deadline);
+    let (answer, forwarded) = answer(&request, &request_id, deadline);
     let status = match answer {
         Answer::Whole(reply) => {
             let status = reply.status;
             send(reply, &request_id);
             status
         }
+        Answer::Forwarded(status) => status,
         Answer::Download { status, first, rest } => {
             download(status, first, rest, &request_id);
             status
         }
     };
+    let answered_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let trips = transaction::round_trips();
+    crate::after_answer();
     // The access log: no path (it holds ids), no tenant data. One write
     // per line: `eprintln!` writes each piece on its own, and the runtime's
     // concurrent instances share one stderr, so their pieces interleave.
+    // Round trips: to the primary until the answer was sent, to the write
+    // node (0 or 1), and to the primary after the answer (a read's end).
     let line = format!(
-        "level=info msg=request requestId={request_id} status={status} ms={:.2} primaryRoundTrips={}\n",
-        started.elapsed().as_secs_f64() * 1000.0,
-        crate::bindings::switchboard::platform::transaction::round_trips()
+        "level=info msg=request requestId={request_id} status={status} ms={answered_ms:.2} primaryRoundTrips={trips} nodeRoundTrips={} afterAnswerRoundTrips={}\n",
+        u8::from(forwarded),
+        transaction::round_trips() - trips
     );
     let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
 }
 
-fn answer(request: &IncomingRequest, request_id: &str) -> Answer {
+/// The answer, and whether it came from the write node.
+fn answer(request: &IncomingRequest, request_id: &str, deadline: u64) -> (Answer, bool) {
     let method = match request.method() {
         Method::Get => "GET".to_string(),
         Method::Head => "HEAD".to_string(),
@@ -71,15 +81,18 @@ fn answer(request: &IncomingRequest, request_id: &str) -> Answer {
     };
     let headers = request.headers();
     let authorization = match header(&headers, "authorization") {
-        Some(Err(())) => return Answer::Whole(Reply::failure(&Failure::authentication("the Authorization header is not valid text"), request_id)),
+        Some(Err(())) => return (Answer::Whole(Reply::failure(&Failure::authentication("the Authorization header is not valid text"), request_id)), false),
         other => other.and_then(Result::ok),
     };
     let idempotency_key = match header(&headers, "idempotency-key") {
         Some(Err(())) => {
-            return Answer::Whole(Reply::failure(
-                &Failure::validation("invalid_idempotency_key", "Idempotency-Key may contain only visible ASCII characters (0x21 to 0x7E)"),
-                request_id,
-            ))
+            return (
+                Answer::Whole(Reply::failure(
+                    &Failure::validation("invalid_idempotency_key", "Idempotency-Key may contain only visible ASCII characters (0x21 to 0x7E)"),
+                    request_id,
+                )),
+                false,
+            )
         }
         other => other.and_then(Result::ok),
     };
@@ -87,10 +100,26 @@ fn answer(request: &IncomingRequest, request_id: &str) -> Answer {
     let content_length = header(&headers, "content-length").and_then(Result::ok).and_then(|v| v.trim().parse().ok());
     drop(headers);
     if let Some(reply) = fault::test_route(&method, &path, request_id) {
-        return Answer::Whole(reply);
+        return (Answer::Whole(reply), false);
     }
     let head = Head { method, path, query, authorization, idempotency_key, content_type, content_length };
-    crate::serve(head, |max| read_body(request, max), request_id)
+    if let Some(node) = &crate::settings().write_node {
+        if crate::for_the_node(&head.method, &head.path) {
+            let node = match node {
+                Ok(n) => n,
+                Err(why) => {
+                    crate::log_error(why);
+                    let f = Failure::new(500, "configuration", "write_node_misconfigured", "this edge node's write node setting is not valid").retryable(false);
+                    return (Answer::Whole(Reply::failure(&f, request_id)), false);
+                }
+            };
+            return match forward::forward(node, request, &head, request_id, deadline) {
+                forward::Forwarded::Answered(status) => (Answer::Forwarded(status), true),
+                forward::Forwarded::Failed(f) => (Answer::Whole(Reply::failure(&f, request_id)), true),
+            };
+        }
+    }
+    (crate::serve(head, |max| read_body(request, max), request_id), false)
 }
 
 /// How much of a body over its limit is still read (and dropped) before
@@ -192,7 +221,6 @@ fn download(
             }
         }
     }
-    let _ = crate::bindings::switchboard::platform::transaction::control("ROLLBACK");
     drop(stream);
     if ok {
         let _ = OutgoingBody::finish(body, None);

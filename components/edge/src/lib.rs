@@ -13,12 +13,20 @@
 //! build"). Jobs a request enqueues are rows in its transaction; a native
 //! node holding the dispatcher lease runs them.
 //!
+//! With `SWITCHBOARD_WRITE_NODE` (a node beside the primary), mutations and
+//! what only a node serves are forwarded to it whole ([`forward`]), and so
+//! are authenticated reads unless `SWITCHBOARD_EDGE_READS=primary`; a read
+//! run here sends its key lookup (and its rate limit's update, [`limits`])
+//! with its first statement and closes its transaction after the answer.
+//!
 //! Each request runs in a fresh instance (the runtime's rule). A panic, or
 //! memory running out, still answers the 500 failure envelope (see
 //! [`fault`]); the runtime's time limit stops an instance without one.
 
 mod fault;
+mod forward;
 mod http;
+mod limits;
 
 mod bindings {
     wit_bindgen::generate!({
@@ -34,7 +42,7 @@ mod bindings {
 use bindings::switchboard::platform::transaction;
 use http::Head;
 use switchboard_gateway::exchange::{self, Outcome, Reply};
-use switchboard_gateway::operations::{Component, DEFAULT_MAX_BODY_BYTES};
+use switchboard_gateway::operations::{BusinessIn, Component, DEFAULT_MAX_BODY_BYTES};
 use switchboard_gateway::storage::{self, Sql, Value};
 use switchboard_gateway::{Admitted, Failure, Gateway, Incoming, KeyDirectory, KeyRecord, SessionRecord};
 use switchboard_guest::{Request, Success};
@@ -48,7 +56,7 @@ type Handle = fn(Request) -> Result<Success, switchboard_guest::Failure>;
 
 /// The areas this build links. Messaging and voice call providers (the
 /// messenger, signed recording links) that live in a native node; their
-/// operations answer 501 here and are served by `switchboard serve`.
+/// operations go to the write node (501 without one).
 fn area(component: Component) -> Option<Handle> {
     match component {
         Component::Contacts => Some(switchboard_contacts_area::handle),
@@ -60,9 +68,11 @@ fn area(component: Component) -> Option<Handle> {
     }
 }
 
-/// What a request came to: a whole answer, or a download streamed in pieces.
+/// What a request came to: a whole answer, a download streamed in pieces,
+/// or the write node's answer (already streamed to the client).
 pub enum Answer {
     Whole(Reply),
+    Forwarded(u16),
     /// The first piece and, when more follow, the request that pulls them.
     Download { status: u16, first: switchboard_guest::bindings::switchboard::platform::types::BodyPiece, rest: Option<(Request, Handle)> },
 }
@@ -93,19 +103,17 @@ pub fn serve(head: Head, read_body: impl FnOnce(usize) -> Result<Vec<u8>, Failur
         Ok(b) => b,
         Err(f) => return whole(Reply::failure(&f, request_id)),
     };
-    let incoming = Incoming {
-        method: &head.method,
-        path: &head.path,
-        query: head.query.as_deref(),
-        authorization: head.authorization.as_deref(),
-        // The console is not served at the edge: cookies are not read.
-        session: None,
-        csrf: None,
-        idempotency_key: head.idempotency_key.as_deref(),
-        body,
-    };
-    let mut admitted = match gateway.admit(incoming, &PrimaryKeys) {
+    let reads_here = op.is_some_and(|op| !op.method.is_mutation() && op.business_in != BusinessIn::Public);
+    if reads_here {
+        return read_at_primary(gateway, &head, body, request_id);
+    }
+    let keys = PrimaryKeys::default();
+    let mut admitted = match gateway.admit(incoming(&head, body), &keys) {
         Ok(a) => a,
+        Err(f) => return whole(Reply::failure(&f, request_id)),
+    };
+    let rate_headers = match keys.rate_outcome() {
+        Ok(h) => h,
         Err(f) => return whole(Reply::failure(&f, request_id)),
     };
     let op = admitted.op;
@@ -117,10 +125,269 @@ pub fn serve(head: Head, read_body: impl FnOnce(usize) -> Result<Vec<u8>, Failur
         return whole(Reply::failure(&not_at_the_edge(op.id, "its area calls a provider that runs in a node"), request_id));
     };
     let req = request(&mut admitted, request_id);
-    if op.method.is_mutation() {
-        whole(write(&admitted, req, handle, request_id))
-    } else {
-        read(&admitted, req, handle, request_id)
+    let mut reply = write(&admitted, req, handle, request_id);
+    reply.headers.extend(rate_headers);
+    whole(reply)
+}
+
+/// The gateway's view of the request.
+fn incoming(head: &Head, body: Vec<u8>) -> Incoming<'_> {
+    Incoming {
+        method: &head.method,
+        path: &head.path,
+        query: head.query.as_deref(),
+        authorization: head.authorization.as_deref(),
+        // The console is not served at the edge: cookies are not read.
+        session: None,
+        csrf: None,
+        idempotency_key: head.idempotency_key.as_deref(),
+        body,
+    }
+}
+
+/// The `businessId` a request names (its query parameter or body field),
+/// lowercased; what a read assumes its key belongs to until the key's row
+/// is back.
+fn claimed_business(op: &switchboard_gateway::Operation, head: &Head, body: &[u8]) -> Option<String> {
+    let found = match op.business_in {
+        BusinessIn::Query => switchboard_gateway::operations::parse_query(head.query.as_deref().unwrap_or(""))?.into_iter().find(|(k, _)| k == "businessId").map(|(_, v)| v),
+        BusinessIn::Body => serde_json::from_slice::<serde_json::Value>(body).ok()?.get("businessId")?.as_str().map(String::from),
+        BusinessIn::Public => None,
+    }?;
+    Some(found.to_ascii_lowercase())
+}
+
+/// A read at the primary in as few round trips as it can: the key lookup
+/// (and its rate limit's update) travel in the pipeline that carries the
+/// `BEGIN` and the area's first statement. Admission is speculative: the
+/// area runs as if the key belonged to the business the request names, and
+/// its answer is given only once the key's row says so (a read has no side
+/// effects, and an area reads nothing of the key but its business). The
+/// transaction ends after the answer ([`http::handle`]), off its path.
+fn read_at_primary(gateway: &Gateway, head: &Head, body: Vec<u8>, request_id: &str) -> Answer {
+    let whole = |r: Reply| Answer::Whole(r);
+    let op = gateway.route(&head.method, &head.path).ok().map(|(op, _)| op).expect("routed by the caller");
+    let token = switchboard_gateway::auth::bearer_token(head.authorization.as_deref()).filter(|t| switchboard_gateway::auth::looks_like_key(t));
+    let (Some(token), Some(business)) = (token, claimed_business(op, head, &body)) else {
+        // Refused before any lookup (no key), or refused whatever the key
+        // (no business): admission as usual answers.
+        let keys = PrimaryKeys::default();
+        return match gateway.admit(incoming(head, body), &keys) {
+            Ok(mut a) => match keys.rate_outcome() {
+                Ok(headers) => begin_and_read(&mut a, request_id, headers),
+                Err(f) => whole(Reply::failure(&f, request_id)),
+            },
+            Err(f) => whole(Reply::failure(&f, request_id)),
+        };
+    };
+    let hash = switchboard_gateway::auth::hash_key(token);
+    let pending = Pending::queue(&hash, true);
+    let assumed = Assumed { business_id: business };
+    let mut speculative = match gateway.admit(incoming(head, body.clone()), &assumed) {
+        Ok(a) => a,
+        Err(_) => {
+            // Refused even so: the key decides what the answer is (401
+            // before anything else, as a node answers).
+            let known = match pending.key() {
+                Ok(k) => Known(k),
+                Err(f) => return whole(Reply::failure(&f, request_id)),
+            };
+            return match gateway.admit(incoming(head, body), &known) {
+                Ok(mut a) => match pending.rate_outcome() {
+                    Ok(headers) => {
+                        let Some(handle) = area(a.op.component) else { return whole(Reply::failure(&not_at_the_edge(a.op.id, "its area calls a provider that runs in a node"), request_id)) };
+                        let req = request(&mut a, request_id);
+                        with_headers(read(&a, req, handle, request_id), headers)
+                    }
+                    Err(f) => whole(Reply::failure(&f, request_id)),
+                },
+                Err(f) => whole(Reply::failure(&f, request_id)),
+            };
+        }
+    };
+    let Some(handle) = area(speculative.op.component) else {
+        return whole(Reply::failure(&not_at_the_edge(speculative.op.id, "its area calls a provider that runs in a node"), request_id));
+    };
+    let req = request(&mut speculative, request_id);
+    let answer = read(&speculative, req, handle, request_id);
+    // Now the key: the same admission with its real row decides.
+    let known = match pending.key() {
+        Ok(k) => Known(k),
+        Err(f) => return whole(Reply::failure(&f, request_id)),
+    };
+    if let Err(f) = gateway.admit(incoming(head, body), &known) {
+        return whole(Reply::failure(&f, request_id));
+    }
+    match pending.rate_outcome() {
+        Ok(headers) => with_headers(answer, headers),
+        Err(f) => whole(Reply::failure(&f, request_id)),
+    }
+}
+
+fn with_headers(answer: Answer, headers: Vec<(&'static str, String)>) -> Answer {
+    match answer {
+        Answer::Whole(mut r) => {
+            r.headers.extend(headers);
+            Answer::Whole(r)
+        }
+        other => other,
+    }
+}
+
+fn begin_and_read(a: &mut Admitted, request_id: &str, headers: Vec<(&'static str, String)>) -> Answer {
+    let Some(handle) = area(a.op.component) else {
+        return Answer::Whole(Reply::failure(&not_at_the_edge(a.op.id, "its area calls a provider that runs in a node"), request_id));
+    };
+    if transaction::control("BEGIN").is_err() {
+        return Answer::Whole(Reply::failure(&unavailable(), request_id));
+    }
+    let req = request(a, request_id);
+    with_headers(read(a, req, handle, request_id), headers)
+}
+
+/// The key lookup and the rate limit's update of one request, queued to
+/// travel with its next statement.
+struct Pending {
+    key: u32,
+    rate: Option<u32>,
+}
+
+impl Pending {
+    /// Queues the rate limit's update (outside the transaction) and, after
+    /// a `BEGIN` when `begin`, the key lookup.
+    fn queue(hash: &str, begin: bool) -> Pending {
+        let rate = settings().rates.map(|r| {
+            let (sql, params) = r.statement(hash);
+            transaction::prefetch(&sql, &params.into_iter().map(to_wit).collect::<Vec<_>>())
+        });
+        if begin {
+            let _ = transaction::control("BEGIN");
+        }
+        let key = transaction::prefetch(storage::FIND_KEY, &[switchboard_guest::Value::Text(hash.to_string())]);
+        Pending { key, rate }
+    }
+
+    /// The key's row (sent now if nothing carried it yet).
+    fn key(&self) -> Result<Option<KeyRecord>, Failure> {
+        let rows = transaction::prefetched(self.key).map_err(|_| unavailable())?;
+        Ok(rows.first().map(|r| storage::key_record(&r.iter().cloned().map(from_wit).collect::<Vec<_>>())))
+    }
+
+    /// The answer's `RateLimit-*` headers, or the 429. A limit that could
+    /// not be read limits nothing (a missing table is made after the
+    /// answer).
+    fn rate_outcome(&self) -> Result<Vec<(&'static str, String)>, Failure> {
+        let (Some(rates), Some(handle)) = (settings().rates, self.rate) else { return Ok(Vec::new()) };
+        match transaction::prefetched(handle) {
+            Ok(rows) => rates.outcome(&rows.into_iter().map(|r| r.into_iter().map(from_wit).collect()).collect::<Vec<_>>()),
+            Err(e) => {
+                if limits::table_missing(&e.message) {
+                    MAKE_RATE_TABLE.with(|m| m.set(true));
+                } else {
+                    log_error(&format!("the rate limit could not be read: {}", e.message));
+                }
+                Ok(Vec::new())
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// Set when a request found the rate-limit table missing.
+    static MAKE_RATE_TABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// After the answer: ends a read's transaction at the primary (one round
+/// trip the client does not wait for), and makes the rate-limit table when
+/// a request found it missing.
+pub fn after_answer() {
+    let _ = transaction::control("ROLLBACK");
+    if MAKE_RATE_TABLE.with(|m| m.replace(false)) {
+        if let Err(e) = EdgeSql.execute(limits::TABLE, vec![]) {
+            log_error(&format!("the rate-limit table could not be made: {e}"));
+        }
+    }
+}
+
+/// Admission's view of a key whose row is still on its way: it belongs to
+/// the business the request names and holds every scope.
+struct Assumed {
+    business_id: String,
+}
+
+impl KeyDirectory for Assumed {
+    fn find_by_hash(&self, _key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
+        Ok(Some(KeyRecord {
+            key_id: String::new(),
+            business_id: self.business_id.clone(),
+            scopes: switchboard_gateway::auth::SCOPES.iter().map(|s| s.to_string()).collect(),
+            revoked: false,
+        }))
+    }
+    fn find_session(&self, _token_hash: &str) -> Result<Option<SessionRecord>, Failure> {
+        Ok(None)
+    }
+}
+
+/// A key's row, once known.
+struct Known(Option<KeyRecord>);
+
+impl KeyDirectory for Known {
+    fn find_by_hash(&self, _key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
+        Ok(self.0.clone())
+    }
+    fn find_session(&self, _token_hash: &str) -> Result<Option<SessionRecord>, Failure> {
+        Ok(None)
+    }
+}
+
+/// The edge's configuration, from its environment (`wasmtime serve --env`,
+/// spin.toml's `environment`).
+pub struct Settings {
+    /// `SWITCHBOARD_WRITE_NODE`, when set.
+    pub write_node: Option<Result<forward::Node, String>>,
+    /// Authenticated reads go to the write node too (the default with one;
+    /// `SWITCHBOARD_EDGE_READS=primary` runs them here, at the primary).
+    pub reads_at_node: bool,
+    /// `SWITCHBOARD_EDGE_DEADLINE_MS` (9,000 by default: set it a little
+    /// below the runtime's own limit): no wait on the primary or the write
+    /// node goes past it, and the answer is then ours (503/504).
+    pub deadline_ns: u64,
+    /// The rate limits of requests run here (None: off).
+    pub rates: Option<limits::Rates>,
+}
+
+pub fn settings() -> &'static Settings {
+    static SETTINGS: std::sync::OnceLock<Settings> = std::sync::OnceLock::new();
+    SETTINGS.get_or_init(|| {
+        let write_node = forward::Node::from_env();
+        let reads = std::env::var("SWITCHBOARD_EDGE_READS").unwrap_or_default();
+        let reads_at_node = write_node.is_some() && reads.trim() != "primary";
+        let deadline_ms: u64 = std::env::var("SWITCHBOARD_EDGE_DEADLINE_MS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(9_000);
+        Settings { write_node, reads_at_node, deadline_ns: deadline_ms.saturating_mul(1_000_000), rates: limits::Rates::from_env() }
+    })
+}
+
+/// Paths beside the API a node serves (its metrics, sandbox routes when it
+/// has them, provider webhooks, signed recording links): forwarded to the
+/// write node as they are.
+fn node_route(path: &str) -> bool {
+    path == "/metrics" || ["/sandbox/", "/providers/v1/", "/recordings/"].iter().any(|p| path.starts_with(p))
+}
+
+/// Whether the write node answers this request (given there is one).
+pub fn for_the_node(method: &str, path: &str) -> bool {
+    if node_route(path) {
+        return true;
+    }
+    match gateway().route(method, path) {
+        Ok((op, _)) => {
+            op.method.is_mutation()
+                || area(op.component).is_none()
+                || (settings().reads_at_node && op.business_in != switchboard_gateway::operations::BusinessIn::Public)
+        }
+        // No route: answered here (404, 405).
+        Err(_) => false,
     }
 }
 
@@ -160,26 +427,18 @@ fn request(a: &mut Admitted, request_id: &str) -> Request {
     }
 }
 
-/// A read: one read transaction at the primary (one snapshot).
+/// A read on the transaction already begun (one snapshot); it ends after
+/// the answer ([`after_answer`], or the download's last piece).
 fn read(a: &Admitted, req: Request, handle: Handle, request_id: &str) -> Answer {
-    if transaction::control("BEGIN").is_err() {
-        return Answer::Whole(Reply::failure(&unavailable(), request_id));
-    }
     let result = handle(req.clone());
     match result {
         // A download: the pieces after the first are pulled while the
         // answer streams, on the same snapshot.
         Ok(Success { status, body: Some(piece), .. }) if (200..300).contains(&status) => {
             let rest = piece.next_cursor.clone().map(|cursor| (Request { stream_cursor: Some(cursor), ..req }, handle));
-            if rest.is_none() {
-                let _ = transaction::control("ROLLBACK");
-            }
             Answer::Download { status, first: piece, rest }
         }
-        result => {
-            let _ = transaction::control("ROLLBACK");
-            Answer::Whole(render(a, result, request_id))
-        }
+        result => Answer::Whole(render(a, result, request_id)),
     }
 }
 
@@ -274,12 +533,28 @@ impl exchange::Owner for EdgeSql {
     }
 }
 
-/// API keys, read at the primary on every request (revocation is immediate).
-struct PrimaryKeys;
+/// API keys, read at the primary on every request (revocation is
+/// immediate), with the rate limit's update in the same round trip.
+#[derive(Default)]
+struct PrimaryKeys {
+    pending: std::cell::RefCell<Option<Pending>>,
+}
+
+impl PrimaryKeys {
+    fn rate_outcome(&self) -> Result<Vec<(&'static str, String)>, Failure> {
+        match &*self.pending.borrow() {
+            Some(p) => p.rate_outcome(),
+            None => Ok(Vec::new()),
+        }
+    }
+}
 
 impl KeyDirectory for PrimaryKeys {
     fn find_by_hash(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
-        storage::find_key(&mut EdgeSql, key_hash).map_err(|_| unavailable())
+        let pending = Pending::queue(key_hash, false);
+        let key = pending.key();
+        *self.pending.borrow_mut() = Some(pending);
+        key
     }
     fn find_session(&self, _token_hash: &str) -> Result<Option<SessionRecord>, Failure> {
         Ok(None)
