@@ -152,7 +152,8 @@ def measure(a):
     near = Client(a.near, a.key)
     biz, s = a.biz, a.series
     q = f"businessId={biz}"
-    tag = f"{a.node}-{uuid.uuid4().hex[:8]}"
+    # Idempotency keys and names carry it: letters, digits and dashes only.
+    tag = "".join(ch if ch.isalnum() else "-" for ch in a.node).strip("-") + "-" + uuid.uuid4().hex[:8]
 
     # Setup, through the near node: a category, a voice agent, a contact to
     # read, one contact per campaign (numbers the sandbox carrier rejects at
@@ -288,10 +289,15 @@ def table(path):
         print(f"| {rtt:g} ms | {d['node']} | {d['row']} | {d['n']} | {figs} | {other} |")
     if wrk:
         print()
-        print("| link | node | creates/s (2xx at wrk) | p50 | p99 | non-2xx | socket errors | the node's answers by status | far/local |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        # One request in flight per connection: through a link of RTT ms a
+        # far node can answer at most CONNECTIONS / RTT a second, however
+        # fast it is (wrk's connections wait on the link).
+        print("| link | node | creates/s (2xx at wrk) | p50 | p99 | non-2xx | socket errors | the node's answers by status | far/local | link bound (connections / RTT) |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for d in wrk:
-            print(f"| {d['rtt']} ms | {d['node']} | {d['writes']:.1f} | {d['p50']} | {d['p99']} | {d['non2xx']} | {d['errors']} | {d.get('statuses', '?')} | {d.get('ratio', '')} |")
+            far = d["node"] != "local"
+            bound = f"{int(d['connections']) * 1000 / float(d['rtt']):,.0f}/s" if far and d.get("connections") else ""
+            print(f"| {d['rtt']} ms | {d['node']} | {d['writes']:.1f} | {d['p50']} | {d['p99']} | {d['non2xx']} | {d['errors']} | {d.get('statuses', '?')} | {d.get('ratio', '')} | {bound} |")
     for n in notes:
         print(f"\n{n['text']}")
 
