@@ -69,6 +69,9 @@ pub struct Primary {
     /// The replica's folder under the data dir: a server and an admin
     /// command each keep their own (one process may hold a replica file).
     pub role: &'static str,
+    /// Ship the writer's transactions to the primary in one round trip
+    /// each (`ship.rs`) instead of one per statement.
+    pub ship_writes: bool,
 }
 
 /// Prepared statements a connection keeps, least recently used dropped
@@ -93,6 +96,42 @@ pub struct Connection {
     /// A replica's connection that began a write transaction (`BEGIN
     /// IMMEDIATE`): its statements run at the primary until it ends.
     writing: std::cell::Cell<bool>,
+    /// A replica's writer connection that ships its transactions
+    /// (`ship.rs`): it runs them on the replica's file and sends the
+    /// primary what they wrote, in one round trip.
+    ship: Option<Box<Shipping>>,
+}
+
+/// The state of a shipping connection.
+struct Shipping {
+    shipper: Arc<crate::ship::Shipper>,
+    /// The replica, pulled after each shipped commit (in the background,
+    /// or at the next `BEGIN` if that has not ended).
+    replica: Arc<libsql::Database>,
+    fresh: Arc<crate::freshness::Freshness>,
+    /// What the open transaction changed, in order, to replay at the primary.
+    log: RefCell<Vec<(String, Vec<SqlValue>)>>,
+    /// The guard's counter as the replica showed it when the open
+    /// transaction began; `None` outside a transaction.
+    epoch: std::cell::Cell<Option<i64>>,
+}
+
+thread_local! {
+    /// Set when this thread's last shipped commit met a write conflict
+    /// (`take_conflict`): the caller runs its transaction again.
+    static CONFLICT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the last commit on this thread failed on a write conflict at
+/// the primary (shipping connections only; the replica has pulled since,
+/// so running the transaction again sees what the primary has). Clears it.
+pub fn take_conflict() -> bool {
+    CONFLICT.with(|c| c.replace(false))
+}
+
+/// Sets what `take_conflict` reads (a caller that looked passes it on).
+pub fn note_conflict() {
+    CONFLICT.with(|c| c.set(true));
 }
 
 impl std::ops::Deref for Connection {
@@ -104,7 +143,7 @@ impl std::ops::Deref for Connection {
 
 impl Connection {
     fn new(inner: libsql::Connection, replica: Option<Arc<libsql::Database>>) -> Connection {
-        Connection { statements: RefCell::new(lru::LruCache::new(NonZeroUsize::new(STATEMENT_CACHE).expect("non-zero"))), inner, replica, reader: false, writing: std::cell::Cell::new(false) }
+        Connection { statements: RefCell::new(lru::LruCache::new(NonZeroUsize::new(STATEMENT_CACHE).expect("non-zero"))), inner, replica, reader: false, writing: std::cell::Cell::new(false), ship: None }
     }
 
     /// Runs `f` with the cached statement for `sql`, preparing it on first
@@ -190,6 +229,13 @@ impl Connection {
 
     /// Runs a query and collects all rows.
     pub fn query_rows(&self, sql: &str, params: Vec<SqlValue>) -> Result<Vec<Vec<SqlValue>>, libsql::Error> {
+        if self.ship.is_some() {
+            return self.shipped(sql, params, |p| self.query_rows_here(sql, p));
+        }
+        self.query_rows_here(sql, params)
+    }
+
+    fn query_rows_here(&self, sql: &str, params: Vec<SqlValue>) -> Result<Vec<Vec<SqlValue>>, libsql::Error> {
         self.with_statement(sql, |stmt| {
             let params = bind_all(stmt, params);
             block(async {
@@ -210,6 +256,13 @@ impl Connection {
 
     /// Runs a statement that returns no rows; the number of rows changed.
     pub fn execute(&self, sql: &str, params: Vec<SqlValue>) -> Result<u64, libsql::Error> {
+        if let Some(ship) = &self.ship {
+            return self.ship_control(ship, sql, params);
+        }
+        self.execute_here(sql, params)
+    }
+
+    fn execute_here(&self, sql: &str, params: Vec<SqlValue>) -> Result<u64, libsql::Error> {
         if self.replica.is_some() {
             if self.in_write_transaction() || changes_data(sql) || starts_with_word(sql, "BEGIN IMMEDIATE") {
                 crate::metrics::primary_call("statement");
@@ -228,6 +281,13 @@ impl Connection {
 
     /// Runs one statement once per row of parameters.
     pub fn execute_many(&self, sql: &str, rows: Vec<Vec<SqlValue>>) -> Result<u64, libsql::Error> {
+        if self.ship.is_some() {
+            let mut total = 0;
+            for row in rows {
+                total += self.execute(sql, row)?;
+            }
+            return Ok(total);
+        }
         if self.replica.is_some() {
             if self.in_write_transaction() && rows.len() > 1 {
                 if let Some(template) = crate::sql_literals::Template::parse(sql) {
@@ -251,6 +311,97 @@ impl Connection {
             }
             Ok(total)
         })
+    }
+}
+
+impl Connection {
+    /// A shipping connection's statement: transaction control is ours
+    /// (`BEGIN` notes the guard, `COMMIT` ships, `ROLLBACK` forgets); the
+    /// rest runs on the replica's file and is recorded (`shipped`).
+    fn ship_control(&self, ship: &Shipping, sql: &str, params: Vec<SqlValue>) -> Result<u64, libsql::Error> {
+        if starts_with_word(sql, "BEGIN") {
+            // The transaction must start from this node's last shipped
+            // commit, or its guard fails.
+            if let Some(target) = ship.fresh.behind() {
+                crate::metrics::primary_call("sync");
+                if block(ship.replica.sync()).is_ok() {
+                    ship.fresh.pulled(target);
+                }
+            }
+            let out = self.execute_here(sql, params)?;
+            ship.log.borrow_mut().clear();
+            match self.query_rows_here(crate::ship::READ_EPOCH, vec![]) {
+                Ok(rows) => {
+                    let epoch = match rows.first().and_then(|r| r.first()) {
+                        Some(SqlValue::Integer(n)) => *n,
+                        _ => 0,
+                    };
+                    ship.epoch.set(Some(epoch));
+                    Ok(out)
+                }
+                Err(e) => {
+                    let _ = self.execute_here("ROLLBACK", vec![]);
+                    Err(e)
+                }
+            }
+        } else if starts_with_word(sql, "COMMIT") || starts_with_word(sql, "END") {
+            let Some(epoch) = ship.epoch.take() else { return self.execute_here(sql, params) };
+            let log = std::mem::take(&mut *ship.log.borrow_mut());
+            // The replica's file never keeps a write of ours: it gets the
+            // primary's frames by the pull below.
+            self.execute_here("ROLLBACK", vec![])?;
+            if log.is_empty() {
+                return Ok(0);
+            }
+            match ship.shipper.ship(epoch, &log) {
+                Ok(()) => {
+                    PRIMARY_UNREACHABLE.store(false, Ordering::Relaxed);
+                    // Answered now; the replica pulls it in the background
+                    // (reads wait for that), or at the next BEGIN.
+                    ship.fresh.wrote();
+                    Ok(0)
+                }
+                Err(crate::ship::ShipError::Conflict) => {
+                    crate::metrics::primary_call("conflict");
+                    // Running it again must see what the primary has.
+                    crate::metrics::primary_call("sync");
+                    let _ = block(ship.replica.sync());
+                    CONFLICT.with(|c| c.set(true));
+                    Err(libsql::Error::SqliteFailure(libsql::ffi::SQLITE_BUSY, "write conflict at the primary: the transaction runs again".into()))
+                }
+                Err(crate::ship::ShipError::Unreachable(e)) => {
+                    PRIMARY_UNREACHABLE.store(true, Ordering::Relaxed);
+                    Err(libsql::Error::WriteDelegation(e.into()))
+                }
+                Err(e @ crate::ship::ShipError::Refused(_)) => Err(libsql::Error::SqliteFailure(libsql::ffi::SQLITE_ERROR, e.to_string())),
+            }
+        } else if starts_with_word(sql, "ROLLBACK") && !starts_with_word(sql, "ROLLBACK TO") {
+            ship.epoch.set(None);
+            ship.log.borrow_mut().clear();
+            self.execute_here(sql, params)
+        } else {
+            self.shipped(sql, params, |p| self.execute_here(sql, p))
+        }
+    }
+
+    /// Runs a statement of a shipping connection on the replica's file
+    /// and records it when it changed something inside a transaction. A
+    /// write outside a transaction is shipped as a transaction of its own.
+    fn shipped<T>(&self, sql: &str, params: Vec<SqlValue>, run: impl FnOnce(Vec<SqlValue>) -> Result<T, libsql::Error>) -> Result<T, libsql::Error> {
+        let ship = self.ship.as_ref().expect("a shipping connection");
+        if !crate::ship::recorded(sql) {
+            return run(params);
+        }
+        if ship.epoch.get().is_none() {
+            self.execute("BEGIN IMMEDIATE", vec![])?;
+            let out = self.shipped(sql, params, run);
+            let end = if out.is_ok() { "COMMIT" } else { "ROLLBACK" };
+            self.execute(end, vec![])?;
+            return out;
+        }
+        let out = run(params.clone())?;
+        ship.log.borrow_mut().push((sql.to_string(), params));
+        Ok(out)
     }
 }
 
@@ -389,6 +540,8 @@ pub struct Db {
     write_gate: Gate,
     /// API keys by hash (`key_cache.rs`): authentication without a query.
     keys: crate::key_cache::KeyCache,
+    /// What this node wrote at the primary and its replica has yet to pull.
+    fresh: Arc<crate::freshness::Freshness>,
 }
 
 /// What a replica keeps beside libsql's own handle.
@@ -396,9 +549,14 @@ struct ReplicaFiles {
     /// Plain local connections on the replica's file, for reads only
     /// (`read_conn`): they keep their prepared statements and skip libsql's
     /// per-statement routing, which a replica's connections pay on every
-    /// call.
-    reader: libsql::Database,
+    /// call. The writer's shipping connection is one too, not read-only.
+    reader: Arc<libsql::Database>,
     idle_readers: Mutex<Vec<Connection>>,
+    /// Ships the writer's transactions to the primary; `None` when the
+    /// node writes interactively (SWITCHBOARD_SHIP_WRITES=0).
+    shipper: Option<Arc<crate::ship::Shipper>>,
+    /// When the last pull for a missing key began (`pull_for_missing_key`).
+    key_pull: Mutex<Option<std::time::Instant>>,
     /// The lock on the replica's folder, held while open.
     _lock: std::fs::File,
 }
@@ -470,10 +628,20 @@ struct Opener {
     /// Replica mode: the replica's handle (pragmas are the primary's).
     replica: Option<Arc<libsql::Database>>,
     durability: Durability,
+    /// The writer's opener of a replica that ships its transactions: the
+    /// replica's file, opened as a plain database, and the shipper.
+    ship: Option<(Arc<libsql::Database>, Arc<crate::ship::Shipper>, Arc<crate::freshness::Freshness>)>,
 }
 
 impl Opener {
     fn open(&self) -> Result<Connection> {
+        if let (Some((file, shipper, fresh)), Some(replica)) = (&self.ship, &self.replica) {
+            let c = file.connect()?;
+            c.busy_timeout(BUSY_TIMEOUT)?;
+            let mut c = Connection::new(c, None);
+            c.ship = Some(Box::new(Shipping { shipper: shipper.clone(), replica: replica.clone(), fresh: fresh.clone(), log: RefCell::new(Vec::new()), epoch: std::cell::Cell::new(None) }));
+            return Ok(c);
+        }
         let c = self.database.connect()?;
         if self.replica.is_some() {
             // The primary sets synchronous and foreign keys and checkpoints
@@ -531,6 +699,10 @@ impl<'a> Conn<'a> {
 }
 
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The least time between two pulls made for unknown keys: at most four
+/// a second, however many unknown keys arrive.
+const KEY_PULL_GAP: Duration = Duration::from_millis(250);
 
 /// WAL frames (pages) above which the once-a-second checkpoint starts the
 /// WAL over (`Db::checkpoint`): 8,192 frames, about 32 MiB.
@@ -600,15 +772,22 @@ impl Db {
             Storage::Replica(primary) => Db::open_replica(dir, durability, primary)?,
         };
         db.migrate()?;
+        if db.replica.as_ref().is_some_and(|r| r.shipper.is_some()) {
+            crate::ship::install_guard(&db).context("the write guard of shipped transactions")?;
+        }
         Ok(db)
     }
 
     fn with_database(database: libsql::Database, durability: Durability, replica: Option<ReplicaFiles>, keys: crate::key_cache::KeyCache) -> Db {
         let database = Arc::new(database);
-        let opener = Opener { database: database.clone(), replica: replica.as_ref().map(|_| database), durability };
+        let fresh = Arc::new(crate::freshness::Freshness::default());
+        let opener = Opener { database: database.clone(), replica: replica.as_ref().map(|_| database), durability, ship: None };
+        // A replica's writer ships its transactions (`ship.rs`).
+        let writer_opener = Opener { ship: replica.as_ref().and_then(|r| Some((r.reader.clone(), r.shipper.clone()?, fresh.clone()))), ..opener.clone() };
         Db {
             keys,
-            write_gate: Arc::new(parking_lot::FairMutex::new(Writer { conn: None, opener: opener.clone() })),
+            fresh,
+            write_gate: Arc::new(parking_lot::FairMutex::new(Writer { conn: None, opener: writer_opener })),
             opener,
             replica,
             idle: Mutex::new(Vec::new()),
@@ -649,9 +828,74 @@ impl Db {
         // The replica's file is an ordinary SQLite database in WAL mode that
         // libsql's injector writes: readers of their own see each committed
         // frame, and the node's writes reach it by `after_statement`.
-        let reader = block(libsql::Builder::new_local(&path).flags(unlocked_connections()).build()).with_context(|| format!("opening {} for reading", path.display()))?;
+        let reader = Arc::new(block(libsql::Builder::new_local(&path).flags(unlocked_connections()).build()).with_context(|| format!("opening {} for reading", path.display()))?);
         let keys = crate::key_cache::KeyCache::replica(primary.sync_interval);
-        Ok(Db::with_database(database, durability, Some(ReplicaFiles { reader, idle_readers: Mutex::new(Vec::new()), _lock: lock }), keys))
+        let shipper = if primary.ship_writes { Some(Arc::new(crate::ship::Shipper::new(&primary.url, &primary.auth_token)?)) } else { None };
+        Ok(Db::with_database(database, durability, Some(ReplicaFiles { reader, idle_readers: Mutex::new(Vec::new()), shipper, key_pull: Mutex::new(None), _lock: lock }), keys))
+    }
+
+    /// Read your writes of what this node wrote at the primary without its
+    /// replica's file (`freshness.rs`).
+    pub fn freshness(&self) -> Arc<crate::freshness::Freshness> {
+        self.fresh.clone()
+    }
+
+    /// Whether this database is a replica of a primary (`--primary-url`).
+    pub fn is_replica(&self) -> bool {
+        self.replica.is_some()
+    }
+
+    /// Whether the writer ships its transactions to the primary (`ship.rs`).
+    pub fn ships_writes(&self) -> bool {
+        self.replica.as_ref().is_some_and(|r| r.shipper.is_some())
+    }
+
+    /// Pulls the primary's committed frames into the replica now (nothing
+    /// to do in the local mode). The write node's answer was sent after
+    /// its commit, so a pull started after it arrived brings that write.
+    pub fn pull(&self) -> Result<()> {
+        let Some(replica) = &self.opener.replica else { return Ok(()) };
+        crate::metrics::primary_call("sync");
+        match block(replica.sync()) {
+            Ok(_) => {
+                PRIMARY_UNREACHABLE.store(false, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => {
+                PRIMARY_UNREACHABLE.store(is_network(&e), Ordering::Relaxed);
+                Err(anyhow!("pulling from the primary: {e}"))
+            }
+        }
+    }
+
+    /// A key this replica does not have may have been made a moment ago
+    /// at the primary (the admin CLI, the console of another node): pull
+    /// once before the key is refused. Pulls for missing keys are spaced
+    /// `KEY_PULL_GAP` apart, so unknown keys cannot flood the primary;
+    /// every miss waits for a pull that started after it arrived (one
+    /// pull answers all misses that waited for it). False in the local
+    /// mode or when the pull failed: nothing new to look at.
+    pub fn pull_for_missing_key(&self) -> bool {
+        let Some(replica) = &self.replica else { return false };
+        let arrived = std::time::Instant::now();
+        let pull = || {
+            let mut last = replica.key_pull.lock();
+            if last.is_some_and(|t| t > arrived) {
+                // A pull that began after this miss has ended meanwhile.
+                return true;
+            }
+            if let Some(wait) = last.map(|t| KEY_PULL_GAP.saturating_sub(t.elapsed())).filter(|w| !w.is_zero()) {
+                std::thread::sleep(wait);
+            }
+            *last = Some(std::time::Instant::now());
+            self.pull().is_ok()
+        };
+        // On a tokio worker (admission runs there) the pull must not hold
+        // the worker's other tasks.
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => tokio::task::block_in_place(pull),
+            _ => pull(),
+        }
     }
 
     /// API keys by hash, kept in memory (`key_cache.rs`).
@@ -690,6 +934,17 @@ impl Db {
             return Ok(Conn { db: self, conn: Some(c) });
         }
         Ok(Conn { db: self, conn: Some(self.opener.open()?) })
+    }
+
+    /// A connection inside a write transaction that holds the primary's
+    /// write lock from its `BEGIN IMMEDIATE` (a replica's own connection:
+    /// one round trip per statement), for a batch that met write conflicts
+    /// too often when shipped; the caller holds the write gate. In the
+    /// local mode, a pooled connection (never needed there).
+    pub fn locking_writer(&self) -> Result<Connection> {
+        let c = self.conn()?.detach();
+        execute(&c, "BEGIN IMMEDIATE", vec![])?;
+        Ok(c)
     }
 
     /// Returns a detached connection to the pool.

@@ -13,6 +13,7 @@ mod console;
 mod db;
 mod download;
 mod engine;
+mod freshness;
 mod jobs;
 mod key_cache;
 mod knowledge;
@@ -29,9 +30,11 @@ mod recordings;
 mod sandbox;
 mod server;
 mod sql_literals;
+mod ship;
 mod staging;
 mod usage;
 mod wire;
+mod write_node;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -214,6 +217,9 @@ struct ServeArgs {
     /// A folder of provider plugins (one folder each: plugin.toml, plugin.wasm), loaded at start and again on SIGHUP.
     #[arg(long, env = "SWITCHBOARD_PLUGIN_DIR", value_name = "DIR")]
     plugin_dir: Option<PathBuf>,
+    /// A node beside the primary that runs this node's writes: every mutation is forwarded to it whole (one round trip of this node's link instead of one per statement); reads stay local. Needs --primary-url; this node then runs no background jobs.
+    #[arg(long, env = "SWITCHBOARD_WRITE_NODE", value_name = "URL", value_parser = node_url, requires = "primary_url")]
+    write_node: Option<String>,
     #[command(flatten)]
     primary: PrimaryArgs,
 }
@@ -239,6 +245,8 @@ impl PrimaryArgs {
                 auth_token: std::env::var("SWITCHBOARD_PRIMARY_AUTH_TOKEN").unwrap_or_default(),
                 sync_interval: Duration::from_millis(self.sync_interval_ms),
                 role,
+                // Writes shipped in one round trip (ship.rs) unless turned off.
+                ship_writes: std::env::var("SWITCHBOARD_SHIP_WRITES").map_or(true, |v| v != "0"),
             }),
         }
     }
@@ -251,6 +259,14 @@ fn primary_url(s: &str) -> Result<String, String> {
             Ok(s.trim_end_matches('/').to_string())
         }
         _ => Err("must be the primary's http:// or https:// URL, e.g. https://db.example.net or http://10.0.0.5:8080 (its token goes in SWITCHBOARD_PRIMARY_AUTH_TOKEN)".into()),
+    }
+}
+
+/// Another node's base URL: http:// or https://, its root, no query.
+fn node_url(s: &str) -> Result<String, String> {
+    match url::Url::parse(s) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() && u.path() == "/" && u.query().is_none() && u.password().is_none() => Ok(s.trim_end_matches('/').to_string()),
+        _ => Err("must be the write node's http:// or https:// base URL, e.g. http://10.0.0.6:8080".into()),
     }
 }
 
@@ -754,6 +770,10 @@ fn serve(args: ServeArgs) -> Result<()> {
         _ => None,
     };
     let backfill = knowledge::prepare(&db, embeddings).context("the vector store of grounded agents")?;
+    if db.ships_writes() {
+        // The vector table may have been made just now: guard it too.
+        ship::install_guard(&db).context("the write guard of shipped transactions")?;
+    }
     db::execute(
         &*db.conn()?,
         "INSERT OR REPLACE INTO runtime_settings (name, value) VALUES ('campaign_minute_ms', ?1)",
@@ -795,6 +815,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         shutdown_timeout: Duration::from_millis(args.shutdown_timeout_ms),
         runner,
         metrics_listen: args.metrics_listen,
+        write_node: args.write_node.clone(),
         limits: limits::Settings {
             per_key_per_second: args.rate_limit_key,
             per_business_per_second: args.rate_limit_business,

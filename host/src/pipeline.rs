@@ -117,6 +117,11 @@ impl Db {
                 crate::logging::line("warn", "a pooled connection missed a key that a fresh one found");
             }
         }
+        if found.is_none() && self.pull_for_missing_key() {
+            // A node of a primary: the key may be newer than the replica.
+            let fresh = self.fresh_read_conn().map_err(|_| unavailable())?;
+            found = lookup(&fresh)?;
+        }
         Ok(found)
     }
 }
@@ -143,6 +148,15 @@ pub(crate) fn unavailable() -> Failure {
     }
     Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry shortly")
 }
+
+/// Every request of a batch answered with the same failure.
+fn failed_all(batch: &[Write], f: &Failure) -> Vec<Answer> {
+    batch.iter().map(|w| Answer::failure(f, &w.request_id).for_operation(w.admitted.op.id)).collect()
+}
+
+/// How often a write batch runs when each run meets a write conflict at
+/// the primary (`db::take_conflict`).
+const CONFLICT_RETRIES: usize = 4;
 
 /// What an admitted request needs next.
 pub enum Prepared {
@@ -384,18 +398,42 @@ impl App {
     /// becomes a retryable failure, and nothing of the batch was written.
     /// Runs on a blocking thread; answers come back in order.
     pub fn write_batch(&self, batch: Vec<Write>) -> Vec<Answer> {
-        let failed_all = |batch: &[Write], f: &Failure| -> Vec<Answer> {
-            batch.iter().map(|w| Answer::failure(f, &w.request_id).for_operation(w.admitted.op.id)).collect()
-        };
         let Some(mut gate) = self.db.write_gate(WRITE_GATE_WAIT) else {
             return failed_all(&batch, &unavailable());
         };
-        // The gate's writer connection: its page cache stays warm from one
-        // batch to the next (see `db::Writer`).
-        let Ok(mut conn) = gate.begin() else { return failed_all(&batch, &unavailable()) };
+        // A replica node that ships its transactions runs the batch again
+        // when the primary moved on meanwhile (its replica has pulled by
+        // then); nothing of a conflicted run was written. After
+        // CONFLICT_RETRIES such runs, the last takes the primary's write
+        // lock first (an interactive transaction: one round trip per
+        // statement, but nobody can move the primary on meanwhile).
+        for attempt in 0..=CONFLICT_RETRIES {
+            db::take_conflict();
+            let locking = attempt == CONFLICT_RETRIES;
+            let began = if locking { self.db.locking_writer() } else { gate.begin() };
+            let Ok(conn) = began else { return failed_all(&batch, &unavailable()) };
+            let (back, answers) = self.write_batch_once(&batch, conn);
+            if let Some(c) = back {
+                if locking {
+                    self.db.give_back(c);
+                } else {
+                    gate.put_back(c);
+                }
+            }
+            if !db::take_conflict() {
+                return answers;
+            }
+            crate::logging::line("info", &format!("a write batch of {} requests met a write conflict at the primary; running it again", batch.len()));
+        }
+        failed_all(&batch, &Failure::new(503, "capacity", "write_conflict", "the change met other writes at the primary and was not saved; nothing was written, retry").retryable(true))
+    }
+
+    /// Runs the batch on `conn`, inside its write transaction, and ends
+    /// that; the connection comes back when it is fit for another.
+    fn write_batch_once(&self, batch: &[Write], mut conn: db::Connection) -> (Option<db::Connection>, Vec<Answer>) {
         let mut answers = Vec::with_capacity(batch.len());
         let mut lost = None;
-        for w in &batch {
+        for w in batch {
             let _in_request = w.span.enter();
             let (back, answer) = self.mutate(conn, w);
             conn = back;
@@ -413,15 +451,18 @@ impl App {
         };
         if let Err(e) = outcome {
             let _ = db::execute(&conn, "ROLLBACK", vec![]);
-            gate.put_back(conn);
-            crate::logging::line("error", &format!("a write batch of {} requests could not commit: {e}", batch.len()));
+            if !db::take_conflict() {
+                crate::logging::line("error", &format!("a write batch of {} requests could not commit: {e}", batch.len()));
+            } else {
+                // Told to the caller, which runs the batch again.
+                db::note_conflict();
+            }
             let failure = if db::primary_unreachable() { unavailable() } else { Failure::internal("the change could not be saved; nothing was written, retry").retryable(true) };
-            return failed_all(&batch, &failure);
+            return (Some(conn), failed_all(batch, &failure));
         }
-        gate.put_back(conn);
         tracing::debug!(requests = batch.len(), "write batch committed");
         crate::metrics::write_batch(batch.len());
-        answers
+        (Some(conn), answers)
     }
 
     /// One mutation inside the batch's transaction: the shared flow

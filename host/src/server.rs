@@ -47,6 +47,8 @@ pub(crate) struct Shared {
     pub(crate) limits: crate::limits::Limits,
     /// `/metrics` is answered on the public listener (no --metrics-listen).
     metrics_on_public: bool,
+    /// A far node's write node (`--write-node`): mutations are forwarded.
+    write_node: Option<crate::write_node::WriteNode>,
 }
 
 /// A mutation waiting for the writer thread, and where its answer goes.
@@ -102,10 +104,14 @@ pub struct Settings {
     pub limits: crate::limits::Settings,
     /// Where `/metrics` is served instead of the public listener.
     pub metrics_listen: Option<SocketAddr>,
+    /// `--write-node`: forward mutations to this node beside the primary
+    /// (and leave background jobs to the nodes there).
+    pub write_node: Option<String>,
 }
 
 pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
-    let Settings { addr, upload_sweep_after, shutdown_timeout, runner, limits, metrics_listen } = settings;
+    let Settings { addr, upload_sweep_after, shutdown_timeout, runner, limits, metrics_listen, write_node } = settings;
+    let write_node = write_node.map(|url| crate::write_node::WriteNode::new(&url, app.db.freshness())).transpose()?;
     let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("--listen {addr}: {e}"))?;
     let local = listener.local_addr()?;
     crate::logging::line("info", &format!("listening on http://{local}"));
@@ -124,7 +130,13 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
         // few enough that each stays warm.
         readers: crate::readers::Readers::start(std::thread::available_parallelism().map_or(2, |n| n.get()).max(2) * 2)?,
         limits: crate::limits::Limits::new(limits),
+        write_node,
     });
+    if shared.app.db.is_replica() {
+        // Pulls what this node wrote at the primary (forwarded, shipped).
+        let puller = shared.clone();
+        tokio::spawn(shared.app.db.freshness().run(Arc::new(move || puller.app.db.pull())));
+    }
     start_writer(shared.clone(), write_queue);
 
     let janitor = shared.clone();
@@ -147,7 +159,9 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
     });
 
     let stop_jobs = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let job_loop = spawn_job_runner(shared.clone(), stop_jobs.clone(), runner, shutdown_timeout);
+    // A far node leaves background work to the nodes beside the primary:
+    // every step's statements would cross its far link.
+    let job_loop = if shared.write_node.is_none() { Some(spawn_job_runner(shared.clone(), stop_jobs.clone(), runner, shutdown_timeout)) } else { None };
     let recorder = shared.clone();
     tokio::spawn(async move {
         loop {
@@ -198,7 +212,9 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
     }
     // The runner finishes its current step (committed or rolled back whole).
     stop_jobs.store(true, std::sync::atomic::Ordering::SeqCst);
-    let _ = job_loop.await;
+    if let Some(job_loop) = job_loop {
+        let _ = job_loop.await;
+    }
     let last = shared.clone();
     let _ = tokio::task::spawn_blocking(move || last.app.db.checkpoint(true)).await;
     crate::logging::line("info", "stopped");
@@ -308,7 +324,7 @@ fn logged_path(shared: &Shared, path: &str, op: Option<&switchboard_gateway::Ope
 
 async fn handle(shared: Arc<Shared>, req: Request<HyperBody>, peer: std::net::IpAddr) -> Result<Response<ResBody>, std::convert::Infallible> {
     let started = Instant::now();
-    let request_id = uuid::Uuid::new_v4().to_string();
+    let request_id = forwarded_request_id(&req).unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let method = req.method().as_str().to_string();
     if req.uri().path().starts_with(crate::recordings::PREFIX) {
         // Signed recording links: checked and streamed on their own (the
@@ -353,6 +369,49 @@ async fn handle(shared: Arc<Shared>, req: Request<HyperBody>, peer: std::net::Ip
         }
     };
     Ok(to_response(answer, body, &request_id))
+}
+
+/// A request forwarded by a far node keeps the id that node gave it, so
+/// both access logs and the answer name it alike.
+fn forwarded_request_id(req: &Request<HyperBody>) -> Option<String> {
+    req.headers().get(crate::write_node::FORWARDED)?;
+    let id = req.headers().get("x-request-id")?.to_str().ok()?;
+    uuid::Uuid::parse_str(id).ok().map(|u| u.to_string())
+}
+
+/// Where a far node sends a request it does not run itself: its write
+/// node, unless the request came from a far node already.
+fn write_node_for<'a>(shared: &'a Shared, req: &Request<HyperBody>) -> Option<&'a crate::write_node::WriteNode> {
+    shared.write_node.as_ref().filter(|_| !req.headers().contains_key(crate::write_node::FORWARDED))
+}
+
+/// Forwards a request to the write node; `None` when it may run here
+/// instead (at the primary, slowly): the write node could not be reached,
+/// so nothing was sent; or it was sent and no answer came, and the
+/// request has an `Idempotency-Key` (streamed bodies excepted: they are
+/// gone), whose record at the primary makes a second run a replay.
+async fn forward(node: &crate::write_node::WriteNode, head: &Head, body: reqwest::Body, streamed: bool, request_id: &str, op: Option<&'static switchboard_gateway::Operation>) -> Option<Answer> {
+    match node.forward(&head.method, &head.path_and_query, &head.headers, body, streamed, request_id).await {
+        Ok(answer) => Some(Answer { operation: op.map_or("forwarded", |o| o.id), ..answer }),
+        Err(crate::write_node::NotForwarded::Unreachable) => None,
+        Err(crate::write_node::NotForwarded::Lost(reason)) => {
+            let failure = crate::write_node::lost(&reason);
+            (streamed || !head.headers.contains_key("idempotency-key")).then(|| Answer::failure(&failure, request_id))
+        }
+    }
+}
+
+/// What a forward repeats of the request: taken before its body is read.
+struct Head {
+    method: hyper::Method,
+    path_and_query: String,
+    headers: hyper::HeaderMap,
+}
+
+impl Head {
+    fn of(req: &Request<HyperBody>) -> Head {
+        Head { method: req.method().clone(), path_and_query: req.uri().path_and_query().map_or_else(|| req.uri().path().to_string(), |p| p.as_str().to_string()), headers: req.headers().clone() }
+    }
 }
 
 /// `op`: what `operation_of` found for the request's path.
@@ -442,6 +501,14 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
             let content_type = req.headers().get("content-type").map(|v| v.to_str().unwrap_or("?"));
             if op.raw_body().is_some() && !switchboard_gateway::operations::is_json_content_type(content_type) {
                 // The file itself is the body: streamed into staging, never held whole.
+                if let Some(node) = write_node_for(shared, &req) {
+                    // A far node streams it on to the write node as it arrives.
+                    let head = Head::of(&req);
+                    let body = reqwest::Body::wrap_stream(http_body_util::BodyDataStream::new(req.into_body()));
+                    return forward(node, &head, body, true, request_id, Some(op)).await.unwrap_or_else(|| {
+                        Answer::failure(&Failure::new(503, "upstream", "write_node_unavailable", "the node that runs writes cannot be reached; nothing was written, retry shortly").retryable(true), request_id)
+                    });
+                }
                 let credentials = crate::raw_upload::Credentials { authorization, session, csrf };
                 return crate::raw_upload::answer(shared, req, request_id, credentials, idempotency_key, DRAIN_EXTRA_BYTES).await;
             }
@@ -473,13 +540,24 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
         path = format!("/api/v1{}", &path[BENCH_NATIVE_PREFIX.len()..]);
     }
     let max_body = if matches!(whole, Some(Whole::ProviderEvents(_))) { crate::plugins::webhooks::MAX_BODY_BYTES } else { max_body };
+    // A far node: what may write is forwarded (API mutations, sandbox
+    // routes, provider webhooks); its head is kept for that.
+    let far = write_node_for(shared, &req).map(|node| (node, Head::of(&req)));
     let body = match read_body(req.into_body(), max_body).await {
         Ok(b) => b,
         Err(f) => return Answer::failure(&f, request_id),
     };
-    let Ok(_permit) = shared.permits.acquire().await else {
+    if let (Some((node, head)), Some(Whole::Sandbox | Whole::ProviderEvents(_))) = (&far, &whole) {
+        if let Some(answer) = forward(node, head, reqwest::Body::from(body.clone()), false, request_id, op).await {
+            return answer;
+        }
+    }
+    let Ok(permit) = shared.permits.acquire().await else {
         return Answer::failure(&Failure::new(503, "capacity", "shutting_down", "the server is shutting down"), request_id);
     };
+    let mut permit = Some(permit);
+    // Kept for a forward only when the request turns out to be a mutation.
+    let forward_body = far.as_ref().map(|_| Bytes::from(body.clone()));
     let work = Work { method, path, query, authorization, session, csrf, idempotency_key, body };
     if let Some(whole) = whole {
         let shared2 = shared.clone();
@@ -497,6 +575,24 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
     // sync WASI bindings a guest prints through (a panic message, say)
     // block on a runtime of their own, which panics inside a worker.
     let prepared = work.prepare(shared, request_id);
+    let is_write = matches!(prepared, Prepared::Write(_));
+    if let (true, Some((node, head)), Some(body)) = (is_write, &far, forward_body) {
+        // Admitted here (a bad request costs no round trip), run there: the
+        // write node admits it again, rate limits included. No instance of
+        // this node's pool is held meanwhile.
+        drop(permit.take());
+        let forwarded = forward(node, head, reqwest::Body::from(body), false, request_id, op).await;
+        if let Some(answer) = forwarded {
+            return answer;
+        }
+        permit = shared.permits.acquire().await.ok();
+    }
+    let _permit = permit;
+    if matches!(prepared, Prepared::Read(_)) {
+        // Read your writes: what this node wrote at the primary (forwarded
+        // or shipped) is pulled into its replica first.
+        shared.app.db.freshness().caught_up().await;
+    }
     let rate_headers = match &prepared {
         Prepared::Done(_) => Ok(Vec::new()),
         Prepared::Read(r) => {

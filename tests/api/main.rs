@@ -13,6 +13,7 @@ mod data_sources;
 mod downloads;
 mod edge;
 mod edge_manifest;
+mod far;
 mod faults;
 mod harness;
 mod inbound;

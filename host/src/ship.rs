@@ -1,0 +1,337 @@
+//! A replica's write transactions sent to the primary as one batch
+//! (issue 36). An embedded replica's write transaction is an interactive
+//! transaction at the primary: one round trip per statement (14 for a
+//! contact create, about 70 for a message send, and the primary's one
+//! writer waits through all of them, so a node wrote about 250 a second).
+//!
+//! Instead, the writer connection of a replica node runs its transaction
+//! on the replica's own file, records every statement that changed
+//! something (with its parameters, in order, savepoints included), rolls
+//! the local transaction back, and sends the primary one Hrana pipeline:
+//!
+//! ```text
+//! BEGIN IMMEDIATE; <guard>; <recorded statements…>; COMMIT   (each step runs
+//!                                                             only if the one
+//!                                                             before succeeded)
+//! ```
+//!
+//! The guard makes the replay exact: every write to an ordinary table at
+//! the primary bumps one counter (`switchboard_write_epoch`, by triggers
+//! `install_guard` makes), and the guard fails the batch unless the
+//! counter is what the replica showed when the local transaction began.
+//! Equal counters mean the primary is in the state the statements ran
+//! against, and our statements are deterministic functions of that state
+//! and their parameters (no SQL clock or randomness: ids and times come
+//! from the host's imports as parameters), so the primary ends where the
+//! local run ended. A failed guard is a conflict: the node pulls and runs
+//! the whole transaction again (`App::write_batch`, `CONFLICT_RETRIES`).
+//! Then the node pulls the committed frames, so its next transaction
+//! starts from them.
+
+use crate::db::{block, SqlValue};
+use anyhow::{anyhow, Result};
+use base64::engine::general_purpose::STANDARD_NO_PAD;
+use base64::Engine as _;
+use serde_json::{json, Value as Json};
+use std::time::Duration;
+
+/// The counter every write at the primary bumps, and the statement that
+/// fails the batch unless it still holds what the local run saw (SQLite
+/// raises "integer overflow" for `abs` of the smallest integer).
+pub const EPOCH_TABLE: &str = "switchboard_write_epoch";
+const GUARD: &str = "SELECT CASE WHEN n = ?1 THEN 1 ELSE abs(n - n - 9223372036854775807 - 1) END FROM switchboard_write_epoch WHERE id = 1";
+pub const READ_EPOCH: &str = "SELECT n FROM switchboard_write_epoch WHERE id = 1";
+
+/// How a shipped transaction ended when it did not commit.
+#[derive(Debug)]
+pub enum ShipError {
+    /// The primary moved on since the replica's view: pull and run again.
+    Conflict,
+    /// The primary could not be reached or did not answer: nothing or the
+    /// whole transaction was written (the commit is the batch's last step,
+    /// so never a part), retry.
+    Unreachable(String),
+    /// The primary refused a statement the local run accepted.
+    Refused(String),
+}
+
+impl std::fmt::Display for ShipError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ShipError::Conflict => write!(f, "the primary changed since the replica's view (write conflict)"),
+            ShipError::Unreachable(e) => write!(f, "the primary could not be reached: {e}"),
+            ShipError::Refused(e) => write!(f, "the primary refused the shipped transaction: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ShipError {}
+
+/// Sends shipped transactions to the primary's HTTP API (Hrana over
+/// HTTP, the protocol sqld serves beside replication).
+pub struct Shipper {
+    client: reqwest::Client,
+    pipeline_url: String,
+    auth_token: String,
+}
+
+impl Shipper {
+    pub fn new(primary_url: &str, auth_token: &str) -> Result<Shipper> {
+        let client = reqwest::Client::builder().connect_timeout(Duration::from_secs(5)).timeout(Duration::from_secs(60)).tcp_nodelay(true).pool_idle_timeout(Duration::from_secs(60)).build()?;
+        Ok(Shipper { client, pipeline_url: format!("{}/v2/pipeline", primary_url.trim_end_matches('/')), auth_token: auth_token.to_string() })
+    }
+
+    /// Runs the recorded statements at the primary in one transaction,
+    /// guarded by `epoch`: one round trip, or one per `REQUEST_BYTES` of
+    /// statements on one stream when the transaction is large (an
+    /// ingestion step's thousands of rows), the commit in the last.
+    pub fn ship(&self, epoch: i64, statements: &[(String, Vec<SqlValue>)]) -> Result<(), ShipError> {
+        let steps = steps(epoch, statements).map_err(|e| ShipError::Refused(e.to_string()))?;
+        let chunks = chunked(steps);
+        let mut baton: Option<String> = None;
+        let mut first_step = 0;
+        let last = chunks.len() - 1;
+        for (i, chunk) in chunks.into_iter().enumerate() {
+            let len = chunk.len();
+            let mut requests = vec![json!({"type": "batch", "batch": {"steps": chained(chunk)}})];
+            if i == last {
+                requests.push(json!({"type": "close"}));
+            }
+            let answer = self.send(json!({"baton": baton, "requests": requests}))?;
+            if let Err(e) = chunk_outcome(&answer, first_step, len) {
+                if i != last {
+                    // Ends the stream, and with it the open transaction.
+                    let _ = self.send(json!({"baton": answer["baton"], "requests": [{"type": "close"}]}));
+                }
+                return Err(e);
+            }
+            baton = answer["baton"].as_str().map(String::from);
+            first_step += len;
+        }
+        Ok(())
+    }
+
+    /// One pipeline request to the primary.
+    fn send(&self, body: Json) -> Result<Json, ShipError> {
+        let body = serde_json::to_vec(&body).map_err(|e| ShipError::Refused(e.to_string()))?;
+        let mut req = self.client.post(&self.pipeline_url).header("content-type", "application/json").body(body);
+        if !self.auth_token.is_empty() {
+            req = req.bearer_auth(&self.auth_token);
+        }
+        crate::metrics::primary_call("batch");
+        block(async {
+            let r = req.send().await.map_err(|e| ShipError::Unreachable(e.without_url().to_string()))?;
+            let status = r.status();
+            if !status.is_success() {
+                let text = r.text().await.unwrap_or_default();
+                return Err(ShipError::Unreachable(format!("HTTP {status}: {}", text.chars().take(200).collect::<String>())));
+            }
+            let bytes = r.bytes().await.map_err(|e| ShipError::Unreachable(e.without_url().to_string()))?;
+            serde_json::from_slice::<Json>(&bytes).map_err(|e| ShipError::Unreachable(format!("an answer that is not JSON: {e}")))
+        })
+    }
+}
+
+/// The most statement JSON one pipeline request carries.
+const REQUEST_BYTES: usize = 2 << 20;
+
+/// The transaction's statements in order: `BEGIN IMMEDIATE`, the guard,
+/// the recorded statements, `COMMIT`.
+fn steps(epoch: i64, statements: &[(String, Vec<SqlValue>)]) -> Result<Vec<Json>> {
+    let mut steps = Vec::with_capacity(statements.len() + 3);
+    steps.push(json!({"sql": "BEGIN IMMEDIATE"}));
+    steps.push(json!({"sql": GUARD, "args": [value(&SqlValue::Integer(epoch))?]}));
+    for (sql, params) in statements {
+        let args = params.iter().map(value).collect::<Result<Vec<_>>>()?;
+        steps.push(json!({"sql": sql, "args": args, "want_rows": false}));
+    }
+    steps.push(json!({"sql": "COMMIT"}));
+    Ok(steps)
+}
+
+/// The steps cut into requests of at most `REQUEST_BYTES` (a statement
+/// larger than that goes alone).
+fn chunked(steps: Vec<Json>) -> Vec<Vec<Json>> {
+    let mut chunks = vec![Vec::new()];
+    let mut bytes = 0;
+    for step in steps {
+        let size = step.to_string().len();
+        let current = chunks.last_mut().expect("one chunk at least");
+        if !current.is_empty() && bytes + size > REQUEST_BYTES {
+            chunks.push(Vec::new());
+            bytes = 0;
+        }
+        bytes += size;
+        chunks.last_mut().expect("one chunk at least").push(step);
+    }
+    chunks
+}
+
+/// One request's batch: each step runs only if the one before succeeded.
+fn chained(chunk: Vec<Json>) -> Vec<Json> {
+    chunk
+        .into_iter()
+        .enumerate()
+        .map(|(i, stmt)| match i {
+            0 => json!({"stmt": stmt}),
+            _ => json!({"stmt": stmt, "condition": {"type": "ok", "step": i - 1}}),
+        })
+        .collect()
+}
+
+/// Whether every step of a request succeeded; `first` is the index of its
+/// first step in the whole transaction (0 `BEGIN`, 1 the guard). A failed
+/// guard is a conflict; a failed `BEGIN` or a busy primary is retryable;
+/// any other failed step is the primary refusing a statement.
+fn chunk_outcome(answer: &Json, first: usize, len: usize) -> Result<(), ShipError> {
+    let result = &answer["results"][0];
+    if result["type"] != "ok" {
+        let message = result["error"]["message"].as_str().unwrap_or("no answer").to_string();
+        return Err(ShipError::Refused(message));
+    }
+    let inner = &result["response"]["result"];
+    let (results, errors) = (&inner["step_results"], &inner["step_errors"]);
+    if (0..len).all(|i| !results[i].is_null()) {
+        return Ok(());
+    }
+    match (0..len).find(|i| !errors[*i].is_null()) {
+        Some(i) => {
+            let message = errors[i]["message"].as_str().unwrap_or("").to_string();
+            match first + i {
+                1 => Err(ShipError::Conflict),
+                0 => Err(ShipError::Unreachable(message)),
+                _ if message.contains("SQLITE_BUSY") || message.contains("database is locked") => Err(ShipError::Unreachable(message)),
+                n => Err(ShipError::Refused(format!("statement {} of the transaction: {message}", n - 1))),
+            }
+        }
+        None => Err(ShipError::Refused("a step did not run".into())),
+    }
+}
+
+/// A value in Hrana's JSON form.
+fn value(v: &SqlValue) -> Result<Json> {
+    Ok(match v {
+        SqlValue::Null => json!({"type": "null"}),
+        SqlValue::Integer(i) => json!({"type": "integer", "value": i.to_string()}),
+        SqlValue::Real(f) if f.is_finite() => json!({"type": "float", "value": f}),
+        SqlValue::Real(f) => return Err(anyhow!("a real that JSON cannot carry ({f})")),
+        SqlValue::Text(s) => json!({"type": "text", "value": s}),
+        SqlValue::Blob(b) => json!({"type": "blob", "base64": STANDARD_NO_PAD.encode(b)}),
+    })
+}
+
+/// Whether a statement of a shipped transaction must be replayed at the
+/// primary: anything but a plain read. Savepoints go too, so that a
+/// request rolled back to its savepoint is rolled back there alike.
+pub fn recorded(sql: &str) -> bool {
+    let word = sql.trim_start().split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
+    !["SELECT", "VALUES", "EXPLAIN", "PRAGMA"].iter().any(|w| word.eq_ignore_ascii_case(w))
+}
+
+/// The guard's counter and its triggers at the primary: one AFTER INSERT,
+/// UPDATE and DELETE trigger on every ordinary table. Checked at every
+/// open of a replica and after the vector table is made (`serve`), so
+/// tables of newer migrations are covered; what is missing is read from
+/// the replica and made in one write transaction (a few round trips,
+/// nothing when all is there). Virtual tables and their shadow tables
+/// cannot have triggers; they are only written beside ordinary tables of
+/// the same transaction.
+pub fn install_guard(db: &crate::db::Db) -> Result<()> {
+    let missing = {
+        let c = db.read_conn()?;
+        let tables = crate::db::query_strings(
+            &c,
+            "SELECT name FROM sqlite_master AS t WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'libsql\\_%' ESCAPE '\\' \
+             AND name NOT LIKE '\\_%' ESCAPE '\\' AND name NOT LIKE '%\\_shadow' ESCAPE '\\' AND name <> 'switchboard_write_epoch' AND sql NOT LIKE 'CREATE VIRTUAL%' \
+             AND NOT EXISTS (SELECT 1 FROM sqlite_master AS v WHERE v.type = 'table' AND v.sql LIKE 'CREATE VIRTUAL%' AND t.name LIKE v.name || '\\_%' ESCAPE '\\') ORDER BY name",
+            vec![],
+        )?;
+        let triggers = crate::db::query_strings(&c, "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'switchboard\\_epoch\\_%' ESCAPE '\\'", vec![])?;
+        let epoch = crate::db::query_strings(&c, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'switchboard_write_epoch'", vec![])?;
+        let mut script = String::new();
+        if epoch.is_empty() {
+            script.push_str(&format!("CREATE TABLE IF NOT EXISTS {EPOCH_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL); INSERT OR IGNORE INTO {EPOCH_TABLE} (id, n) VALUES (1, 0);"));
+        }
+        for table in &tables {
+            for event in ["insert", "update", "delete"] {
+                let name = format!("switchboard_epoch_{table}_{event}");
+                if !triggers.contains(&name) {
+                    script.push_str(&format!(
+                        "CREATE TRIGGER IF NOT EXISTS \"{name}\" AFTER {} ON \"{table}\" BEGIN UPDATE {EPOCH_TABLE} SET n = n + 1 WHERE id = 1; END;",
+                        event.to_ascii_uppercase()
+                    ));
+                }
+            }
+        }
+        script
+    };
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let _gate = db.write_gate(Duration::from_secs(30)).ok_or_else(|| anyhow!("the write gate"))?;
+    let c = db.conn()?;
+    crate::db::in_transaction(&c, || {
+        block(c.execute_batch(&missing))?;
+        Ok(())
+    })?;
+    db.pull()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_batch_chains_every_step_on_the_one_before() {
+        let statements = vec![("INSERT INTO t VALUES (?1, ?2, ?3)".to_string(), vec![SqlValue::Integer(7), SqlValue::Real(0.1), SqlValue::Blob(vec![0, 255])]), ("SAVEPOINT a".to_string(), vec![])];
+        let all = steps(41, &statements).unwrap();
+        assert_eq!(all.len(), 5);
+        assert_eq!(all[0]["sql"], "BEGIN IMMEDIATE");
+        assert_eq!(all[1]["args"][0], json!({"type": "integer", "value": "41"}));
+        assert_eq!(all[2]["args"][1], json!({"type": "float", "value": 0.1}));
+        assert_eq!(all[2]["args"][2], json!({"type": "blob", "base64": "AP8"}));
+        assert_eq!(all[4]["sql"], "COMMIT");
+        let chunks = chunked(all);
+        assert_eq!(chunks.len(), 1, "a small transaction is one request");
+        let batch = chained(chunks.into_iter().next().unwrap());
+        assert!(batch[0].get("condition").is_none());
+        for (i, s) in batch.iter().enumerate().skip(1) {
+            assert_eq!(s["condition"], json!({"type": "ok", "step": i - 1}));
+        }
+        assert!(steps(1, &[("INSERT INTO t VALUES (?1)".into(), vec![SqlValue::Real(f64::INFINITY)])]).is_err());
+        // A large one is cut into requests in order, none above the bound
+        // unless one statement alone is.
+        let big: Vec<_> = (0..3000).map(|i| ("INSERT INTO t VALUES (?1)".to_string(), vec![SqlValue::Text(format!("{i:01000}"))])).collect();
+        let chunks = chunked(steps(1, &big).unwrap());
+        assert!(chunks.len() > 1);
+        assert_eq!(chunks.iter().map(Vec::len).sum::<usize>(), 3003);
+        assert!(chunks.iter().all(|c| c.iter().map(|s| s.to_string().len()).sum::<usize>() <= REQUEST_BYTES));
+        assert_eq!(chunks.last().unwrap().last().unwrap()["sql"], "COMMIT");
+    }
+
+    #[test]
+    fn outcomes_tell_a_commit_a_conflict_and_a_refusal_apart() {
+        let answer = |results: Json, errors: Json| json!({"results": [{"type": "ok", "response": {"type": "batch", "result": {"step_results": results, "step_errors": errors}}}]});
+        let r = json!({"cols": [], "rows": [], "affected_row_count": 0});
+        assert!(chunk_outcome(&answer(json!([r, r, r, r]), json!([null, null, null, null])), 0, 4).is_ok());
+        let guard = json!({"message": "integer overflow"});
+        assert!(matches!(chunk_outcome(&answer(json!([r, null, null, null]), json!([null, guard, null, null])), 0, 4), Err(ShipError::Conflict)));
+        let unique = json!({"message": "SQLITE_CONSTRAINT: UNIQUE constraint failed"});
+        assert!(matches!(chunk_outcome(&answer(json!([r, r, null, null]), json!([null, null, unique, null])), 0, 4), Err(ShipError::Refused(_))));
+        // In a later request, its first step is no guard.
+        assert!(matches!(chunk_outcome(&answer(json!([null, null]), json!([unique, null])), 7, 2), Err(ShipError::Refused(_))));
+        let busy = json!({"message": "SQLITE_BUSY: database is locked"});
+        assert!(matches!(chunk_outcome(&answer(json!([null, null, null, null]), json!([busy, null, null, null])), 0, 4), Err(ShipError::Unreachable(_))));
+    }
+
+    #[test]
+    fn reads_are_not_recorded_and_savepoints_are() {
+        assert!(!recorded("SELECT 1"));
+        assert!(!recorded("  values (1)"));
+        assert!(recorded("INSERT INTO t VALUES (1)"));
+        assert!(recorded("WITH x AS (SELECT 1) UPDATE t SET a = 1"));
+        assert!(recorded("SAVEPOINT request"));
+        assert!(recorded("ROLLBACK TO request"));
+        assert!(recorded("RELEASE request"));
+    }
+}

@@ -1,0 +1,133 @@
+//! A node far from its primary (`serve --write-node URL`): every mutation
+//! it admits is forwarded whole to a node beside the primary (the write
+//! node), which runs it with round trips of its own short link and
+//! answers. A write then costs this node one round trip of its far link,
+//! however many statements it runs, where running it here cost one round
+//! trip per statement (a write transaction of an embedded replica is an
+//! interactive transaction at the primary). ARCHITECTURE.md "Far nodes"
+//! weighs this against shipping batches of writes from the replica.
+//!
+//! What holds, unchanged, because the write node runs the request through
+//! its own full path: admission (it authenticates and validates again:
+//! forwarding adds no trust), tenancy, the `Idempotency-Key` record in
+//! the write's own transaction at the primary, fencing of jobs.
+//!
+//! Read your writes: after a forwarded write is answered this node pulls
+//! the primary's new frames in the background (`Freshness`); a read that
+//! arrives meanwhile waits for that pull, so a client
+//! that wrote through this node reads its write here. A read that follows
+//! no write of this node waits for nothing.
+
+use crate::pipeline::Answer;
+use bytes::Bytes;
+use hyper::HeaderMap;
+use crate::freshness::Freshness;
+use std::sync::Arc;
+use std::time::Duration;
+use switchboard_gateway::Failure;
+
+/// Marks a request a node forwarded: the write node runs it itself and
+/// never forwards it again (so a misconfigured pair cannot loop), and
+/// takes its `X-Request-Id`, so both access logs name the request alike.
+pub const FORWARDED: &str = "switchboard-forwarded";
+
+/// How long a forwarded JSON request may take at the write node: its own
+/// component deadline and a write gate's wait are well inside this.
+const JSON_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Response headers of the write node a client may need (rate limits,
+/// replays, authentication challenges); the rest are this node's own.
+const ANSWER_HEADERS: [&str; 8] = ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Idempotent-Replayed", "WWW-Authenticate", "Allow", "Location"];
+
+/// Request headers that belong to one connection, not to the request.
+const HOP_BY_HOP: [&str; 9] = ["connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host"];
+
+pub struct WriteNode {
+    base: String,
+    client: reqwest::Client,
+    fresh: Arc<Freshness>,
+}
+
+/// Why a forward produced no answer of the write node.
+pub enum NotForwarded {
+    /// The write node could not be reached: the request never left this
+    /// node, so it may run here instead (at the primary, slowly).
+    Unreachable,
+    /// Sent, and then the write node went away or timed out (or a proxy
+    /// before it could not reach it): the change may or may not have been
+    /// made.
+    Lost(String),
+}
+
+impl WriteNode {
+    pub fn new(base: &str, fresh: Arc<Freshness>) -> anyhow::Result<WriteNode> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .pool_idle_timeout(Duration::from_secs(60))
+            .tcp_nodelay(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        Ok(WriteNode { base: base.trim_end_matches('/').to_string(), client, fresh })
+    }
+
+    /// Sends the request to the write node and turns its answer into this
+    /// node's. `streamed`: a raw upload's body, which has no overall
+    /// timeout (its size and the link decide how long it takes).
+    pub async fn forward(&self, method: &hyper::Method, path_and_query: &str, headers: &HeaderMap, body: reqwest::Body, streamed: bool, request_id: &str) -> Result<Answer, NotForwarded> {
+        let method = reqwest::Method::from_bytes(method.as_str().as_bytes()).map_err(|_| NotForwarded::Unreachable)?;
+        let mut req = self.client.request(method, format!("{}{}", self.base, path_and_query));
+        for (name, value) in headers {
+            let n = name.as_str();
+            if HOP_BY_HOP.contains(&n) || n == "content-length" && streamed || n == "x-request-id" || n == FORWARDED {
+                continue;
+            }
+            req = req.header(n, value.as_bytes());
+        }
+        req = req.header(FORWARDED, "1").header("x-request-id", request_id).body(body);
+        if !streamed {
+            req = req.timeout(JSON_TIMEOUT);
+        }
+        let sent = req.send().await;
+        let response = match sent {
+            Ok(r) => r,
+            Err(e) if e.is_connect() => return Err(NotForwarded::Unreachable),
+            Err(e) => return Err(NotForwarded::Lost(e.without_url().to_string())),
+        };
+        let status = response.status().as_u16();
+        let mut answer_headers = Vec::new();
+        for name in ANSWER_HEADERS {
+            for v in response.headers().get_all(name) {
+                if let Ok(v) = v.to_str() {
+                    answer_headers.push((name, v.to_string()));
+                }
+            }
+        }
+        let json = response.headers().get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|t| t.starts_with("application/json"));
+        let body: Bytes = match response.bytes().await {
+            Ok(b) => b,
+            Err(e) => return Err(NotForwarded::Lost(e.without_url().to_string())),
+        };
+        // The write node answered after its commit: pull it before the next read.
+        self.fresh.wrote();
+        Ok(Answer {
+            status,
+            content_type: if json { "application/json" } else { "text/plain; charset=utf-8" },
+            body: String::from_utf8_lossy(&body).into_owned(),
+            headers: answer_headers,
+            operation: "forwarded",
+            download: None,
+        })
+    }
+}
+
+/// The answer when a forwarded request was sent and no answer came back.
+pub fn lost(reason: &str) -> Failure {
+    tracing::warn!(reason, "the write node did not answer a forwarded request");
+    Failure::new(
+        503,
+        "upstream",
+        "write_node_unavailable",
+        "the node that runs writes did not answer; the change may or may not have been made: retry with the same Idempotency-Key to learn which",
+    )
+    .retryable(true)
+}
