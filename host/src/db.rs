@@ -111,6 +111,8 @@ struct Shipping {
     fresh: Arc<crate::freshness::Freshness>,
     /// What the open transaction changed, in order, to replay at the primary.
     log: RefCell<Vec<(String, Vec<SqlValue>)>>,
+    /// The open savepoints, kept out of the log (`ship::Savepoints`).
+    savepoints: RefCell<crate::ship::Savepoints>,
     /// The guard's counter as the replica showed it when the open
     /// transaction began; `None` outside a transaction.
     epoch: std::cell::Cell<Option<i64>>,
@@ -322,14 +324,13 @@ impl Connection {
         if starts_with_word(sql, "BEGIN") {
             // The transaction must start from this node's last shipped
             // commit, or its guard fails.
-            if let Some(target) = ship.fresh.behind() {
+            ship.fresh.pull_if_behind(|| {
                 crate::metrics::primary_call("sync");
-                if block(ship.replica.sync()).is_ok() {
-                    ship.fresh.pulled(target);
-                }
-            }
+                block(ship.replica.sync()).is_ok()
+            });
             let out = self.execute_here(sql, params)?;
             ship.log.borrow_mut().clear();
+            *ship.savepoints.borrow_mut() = Default::default();
             match self.query_rows_here(crate::ship::READ_EPOCH, vec![]) {
                 Ok(rows) => {
                     let epoch = match rows.first().and_then(|r| r.first()) {
@@ -350,15 +351,17 @@ impl Connection {
             // The replica's file never keeps a write of ours: it gets the
             // primary's frames by the pull below.
             self.execute_here("ROLLBACK", vec![])?;
-            if log.is_empty() {
-                return Ok(0);
-            }
-            match ship.shipper.ship(epoch, &log) {
+            // A transaction that wrote nothing still read: its outcome holds
+            // only if the primary is where the replica was.
+            let shipped = if log.is_empty() { ship.shipper.check(epoch) } else { ship.shipper.ship(epoch, &log) };
+            match shipped {
                 Ok(()) => {
                     PRIMARY_UNREACHABLE.store(false, Ordering::Relaxed);
                     // Answered now; the replica pulls it in the background
                     // (reads wait for that), or at the next BEGIN.
-                    ship.fresh.wrote();
+                    if !log.is_empty() {
+                        ship.fresh.wrote();
+                    }
                     Ok(0)
                 }
                 Err(crate::ship::ShipError::Conflict) => {
@@ -378,6 +381,7 @@ impl Connection {
         } else if starts_with_word(sql, "ROLLBACK") && !starts_with_word(sql, "ROLLBACK TO") {
             ship.epoch.set(None);
             ship.log.borrow_mut().clear();
+            *ship.savepoints.borrow_mut() = Default::default();
             self.execute_here(sql, params)
         } else {
             self.shipped(sql, params, |p| self.execute_here(sql, p))
@@ -400,7 +404,9 @@ impl Connection {
             return out;
         }
         let out = run(params.clone())?;
-        ship.log.borrow_mut().push((sql.to_string(), params));
+        if !ship.savepoints.borrow_mut().compact(sql, &mut ship.log.borrow_mut()) {
+            ship.log.borrow_mut().push((sql.to_string(), params));
+        }
         Ok(out)
     }
 }
@@ -602,10 +608,26 @@ impl Writer {
         Ok(c)
     }
 
+    /// A write transaction that holds the primary's write lock from its
+    /// `BEGIN IMMEDIATE` on (on a replica that ships, a connection of the
+    /// replica's own: one round trip per statement; elsewhere `begin`).
+    /// For a job step that has called out: a shipped commit that met a
+    /// conflict would hand the step back to run again, and so make its
+    /// call twice; under the lock nothing can conflict.
+    pub fn begin_locking(&mut self) -> Result<Connection> {
+        if self.opener.ship.is_none() {
+            return self.begin();
+        }
+        let c = Opener { ship: None, ..self.opener.clone() }.open()?;
+        execute(&c, "BEGIN IMMEDIATE", vec![])?;
+        Ok(c)
+    }
+
     /// Puts the connection back for the next holder of the gate. One left
-    /// inside a transaction (its end failed) is closed instead.
+    /// inside a transaction (its end failed) is closed instead, and so is
+    /// a locking one of a shipping writer (`begin_locking`).
     pub fn put_back(&mut self, c: Connection) {
-        if c.is_autocommit() {
+        if c.is_autocommit() && (c.ship.is_some() || self.opener.ship.is_none()) {
             self.conn = Some(c);
         }
     }
@@ -639,7 +661,7 @@ impl Opener {
             let c = file.connect()?;
             c.busy_timeout(BUSY_TIMEOUT)?;
             let mut c = Connection::new(c, None);
-            c.ship = Some(Box::new(Shipping { shipper: shipper.clone(), replica: replica.clone(), fresh: fresh.clone(), log: RefCell::new(Vec::new()), epoch: std::cell::Cell::new(None) }));
+            c.ship = Some(Box::new(Shipping { shipper: shipper.clone(), replica: replica.clone(), fresh: fresh.clone(), log: RefCell::new(Vec::new()), savepoints: RefCell::default(), epoch: std::cell::Cell::new(None) }));
             return Ok(c);
         }
         let c = self.database.connect()?;

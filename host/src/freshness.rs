@@ -21,6 +21,9 @@ pub struct Freshness {
     wanted: AtomicU64,
     pulled: tokio::sync::watch::Sender<u64>,
     wake: tokio::sync::Notify,
+    /// Held by whoever pulls (the task below, a shipping `BEGIN`): a pull
+    /// that is under way serves the next one asking instead of a second.
+    pulling: parking_lot::Mutex<()>,
 }
 
 impl Freshness {
@@ -37,8 +40,24 @@ impl Freshness {
         (*self.pulled.borrow() < target).then_some(target)
     }
 
+    /// Pulls with `pull` when the replica lacks a write this node made,
+    /// unless a pull that was under way meanwhile brought it. False when
+    /// the pull failed.
+    pub fn pull_if_behind(&self, pull: impl FnOnce() -> bool) -> bool {
+        let Some(target) = self.behind() else { return true };
+        let _one_at_a_time = self.pulling.lock();
+        if *self.pulled.borrow() >= target {
+            return true;
+        }
+        let ok = pull();
+        if ok {
+            self.pulled(target);
+        }
+        ok
+    }
+
     /// A pull begun when `behind` said `target` has ended.
-    pub fn pulled(&self, target: u64) {
+    fn pulled(&self, target: u64) {
         self.pulled.send_if_modified(|p| {
             let moved = *p < target;
             *p = (*p).max(target);
@@ -58,13 +77,13 @@ impl Freshness {
     /// answered before it began.
     pub async fn run(self: Arc<Self>, pull: Arc<dyn Fn() -> anyhow::Result<()> + Send + Sync>) {
         loop {
-            let Some(target) = self.behind() else {
+            if self.behind().is_none() {
                 self.wake.notified().await;
                 continue;
-            };
-            let pull = pull.clone();
-            match tokio::task::spawn_blocking(move || pull()).await {
-                Ok(Ok(())) => self.pulled(target),
+            }
+            let (me, pull) = (self.clone(), pull.clone());
+            match tokio::task::spawn_blocking(move || me.pull_if_behind(|| pull().is_ok())).await {
+                Ok(true) => {}
                 _ => tokio::time::sleep(Duration::from_millis(100)).await,
             }
         }

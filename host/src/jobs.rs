@@ -680,9 +680,11 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
     let network = claim.calls_out;
     let unsettle = || unsettled.lock().push((claim.id.clone(), claim.fence));
     // The gate with the writer connection in a write transaction, or None.
+    // A step that calls out completes under the primary's write lock
+    // (`Writer::begin_locking`): a conflict would run it, and its call, again.
     let write = || -> Option<(db::WriteGuard, db::Connection)> {
         let mut gate = db.write_gate(Duration::from_secs(30))?;
-        let conn = gate.begin().ok()?;
+        let conn = if network { gate.begin_locking() } else { gate.begin() }.ok()?;
         Some((gate, conn))
     };
     // A local step runs on the writer connection, under the gate, from the

@@ -111,6 +111,16 @@ impl Shipper {
         Ok(())
     }
 
+    /// Whether the primary is still in the state a transaction that wrote
+    /// nothing read (its answer, a 404 say, stands only then): the guard
+    /// alone, one round trip, no write lock.
+    pub fn check(&self, epoch: i64) -> Result<(), ShipError> {
+        let guard = json!({"stmt": {"sql": GUARD, "args": [value(&SqlValue::Integer(epoch)).map_err(|e| ShipError::Refused(e.to_string()))?]}});
+        let answer = self.send(json!({"requests": [{"type": "batch", "batch": {"steps": [guard]}}, {"type": "close"}]}))?;
+        // Step 0 of this batch is the guard: read it as the transaction's step 1.
+        chunk_outcome(&answer, 1, 1)
+    }
+
     /// One pipeline request to the primary.
     fn send(&self, body: Json) -> Result<Json, ShipError> {
         let body = serde_json::to_vec(&body).map_err(|e| ShipError::Refused(e.to_string()))?;
@@ -228,6 +238,66 @@ pub fn recorded(sql: &str) -> bool {
     !["SELECT", "VALUES", "EXPLAIN", "PRAGMA"].iter().any(|w| word.eq_ignore_ascii_case(w))
 }
 
+/// The savepoints of a shipped transaction, kept out of what is shipped:
+/// a savepoint released without a rollback to it groups nothing the
+/// primary needs to know, and a rollback to one removes what it undid
+/// from the log. So the primary replays only the statements whose effect
+/// the local run kept (a contact create: 3 statements instead of 5). A
+/// savepoint statement this cannot read (or whose name it does not hold)
+/// is recorded as it is.
+#[derive(Default)]
+pub struct Savepoints {
+    /// Open savepoints: their name and where the log stood when each began.
+    open: Vec<(String, usize)>,
+}
+
+impl Savepoints {
+    /// Applies a savepoint statement that ran to the log; false when `sql`
+    /// is not one it handles (the caller records it).
+    pub fn compact(&mut self, sql: &str, log: &mut Vec<(String, Vec<SqlValue>)>) -> bool {
+        let words: Vec<String> = sql.split_ascii_whitespace().map(|w| w.trim_end_matches(';').to_ascii_lowercase()).collect();
+        let words: Vec<&str> = words.iter().map(String::as_str).filter(|w| !w.is_empty()).collect();
+        let name = |w: &[&str]| -> Option<String> {
+            match w {
+                [n] if n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => Some(n.to_string()),
+                _ => None,
+            }
+        };
+        let find = |open: &[(String, usize)], n: &str| open.iter().rposition(|(m, _)| m == n);
+        match words.as_slice() {
+            ["savepoint", rest @ ..] => match name(rest) {
+                Some(n) => {
+                    self.open.push((n, log.len()));
+                    true
+                }
+                None => false,
+            },
+            ["rollback", "to", rest @ ..] | ["rollback", "transaction", "to", rest @ ..] => {
+                let rest = rest.strip_prefix(&["savepoint"]).unwrap_or(rest);
+                match name(rest).and_then(|n| find(&self.open, &n)) {
+                    Some(i) => {
+                        log.truncate(self.open[i].1);
+                        self.open.truncate(i + 1);
+                        true
+                    }
+                    None => false,
+                }
+            }
+            ["release", rest @ ..] => {
+                let rest = rest.strip_prefix(&["savepoint"]).unwrap_or(rest);
+                match name(rest).and_then(|n| find(&self.open, &n)) {
+                    Some(i) => {
+                        self.open.truncate(i);
+                        true
+                    }
+                    None => false,
+                }
+            }
+            _ => false,
+        }
+    }
+}
+
 /// The guard's counter and its triggers at the primary: one AFTER INSERT,
 /// UPDATE and DELETE trigger on every ordinary table. Checked at every
 /// open of a replica and after the vector table is made (`serve`), so
@@ -322,6 +392,41 @@ mod tests {
         assert!(matches!(chunk_outcome(&answer(json!([null, null]), json!([unique, null])), 7, 2), Err(ShipError::Refused(_))));
         let busy = json!({"message": "SQLITE_BUSY: database is locked"});
         assert!(matches!(chunk_outcome(&answer(json!([null, null, null, null]), json!([busy, null, null, null])), 0, 4), Err(ShipError::Unreachable(_))));
+    }
+
+    #[test]
+    fn savepoints_leave_only_what_they_kept() {
+        let mut log = Vec::new();
+        let mut sp = Savepoints::default();
+        let mut run = |sql: &str, log: &mut Vec<(String, Vec<SqlValue>)>| {
+            if !sp.compact(sql, log) {
+                log.push((sql.to_string(), vec![]));
+            }
+        };
+        // A request that succeeded: its writes, no savepoint.
+        run("SAVEPOINT request", &mut log);
+        run("INSERT a", &mut log);
+        run("RELEASE request", &mut log);
+        // A request rolled back to its savepoint: only what came after.
+        run("SAVEPOINT request", &mut log);
+        run("INSERT b", &mut log);
+        run("SAVEPOINT inner", &mut log);
+        run("INSERT c", &mut log);
+        run("ROLLBACK TO request", &mut log);
+        run("INSERT record", &mut log);
+        run("RELEASE request", &mut log);
+        // A rollback to an inner savepoint keeps the outer's statements.
+        run("SAVEPOINT outer", &mut log);
+        run("INSERT d", &mut log);
+        run("SAVEPOINT execute_many", &mut log);
+        run("INSERT e", &mut log);
+        run("ROLLBACK TO execute_many", &mut log);
+        run("RELEASE execute_many", &mut log);
+        run("RELEASE outer", &mut log);
+        // One it cannot read is recorded as it is.
+        run("SAVEPOINT \"odd name\"", &mut log);
+        let kept: Vec<&str> = log.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(kept, ["INSERT a", "INSERT record", "INSERT d", "SAVEPOINT \"odd name\""]);
     }
 
     #[test]

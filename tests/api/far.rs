@@ -269,6 +269,13 @@ fn a_node_behind_its_primary_meets_a_conflict_pulls_and_writes_once() {
     assert_eq!(primary.count(&format!("SELECT COUNT(*) FROM contacts WHERE business_id = '{business}'")), 1);
     let again = a.as_key(&key).idem("race-1").post("/api/v1/contacts", &body);
     assert_eq!(again.assert_ok(201)["contact"], contact);
+    // What b's replica lacks must not decide an answer that writes
+    // nothing either: a chatapp number connected a moment ago at the
+    // primary is found by b (its would-be 404 meets the guard, b pulls and
+    // runs the request again).
+    admin_at(&primary, &admin.0, &["channel", "connect", "--business", &business, "--channel", "chatapp", "--phone-number-id", "pn-new"]);
+    let sent = b.as_key(&key).fresh().post("/api/v1/messages", &json!({"businessId": business, "phoneNumberId": "pn-new", "to": "+14155550123", "type": "text", "text": "hi"}));
+    sent.assert_ok(202);
     // Many writes at once on both nodes: each lands once.
     std::thread::scope(|s| {
         for (n, node) in [&a, &b].into_iter().enumerate() {
@@ -281,7 +288,8 @@ fn a_node_behind_its_primary_meets_a_conflict_pulls_and_writes_once() {
             });
         }
     });
-    assert_eq!(primary.count(&format!("SELECT COUNT(*) FROM contacts WHERE business_id = '{business}'")), 51);
+    // 1 + 50, and the contact the send made for its recipient.
+    assert_eq!(primary.count(&format!("SELECT COUNT(*) FROM contacts WHERE business_id = '{business}'")), 52);
     // The guard counted every write at the primary.
-    assert!(primary.count("SELECT n FROM switchboard_write_epoch") > 51);
+    assert!(primary.count("SELECT n FROM switchboard_write_epoch") > 52);
 }

@@ -102,7 +102,10 @@ impl RequestState {
             return Ok(());
         }
         let mut guard = lazy.gate.try_lock_arc_for(LAZY_GATE_WAIT).ok_or_else(gate_busy)?;
-        let writer = guard.begin().map_err(|e| store_error_text(e.to_string()))?;
+        // A step that calls out may have called already: its transaction
+        // takes the primary's lock rather than risk a conflict (a step run
+        // again calls again).
+        let writer = guard.begin_locking().map_err(|e| store_error_text(e.to_string()))?;
         // The step's reads so far ran on its own connection, outside any
         // transaction; from here on it runs on the writer connection.
         lazy.reader = Some(std::mem::replace(conn, writer));
