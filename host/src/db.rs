@@ -584,6 +584,8 @@ pub type Gate = Arc<parking_lot::FairMutex<Writer>>;
 /// pages back from the WAL (a fifth of a webhook delivery's CPU).
 pub struct Writer {
     conn: Option<Connection>,
+    /// A shipping writer's connection for `begin_locking`.
+    locking: Option<Connection>,
     opener: Opener,
 }
 
@@ -618,17 +620,31 @@ impl Writer {
         if self.opener.ship.is_none() {
             return self.begin();
         }
-        let c = Opener { ship: None, ..self.opener.clone() }.open()?;
-        execute(&c, "BEGIN IMMEDIATE", vec![])?;
+        // Kept for the next such step: each new connection of a replica is
+        // a session of its own at the primary.
+        let c = match self.locking.take() {
+            Some(c) => c,
+            None => Opener { ship: None, ..self.opener.clone() }.open()?,
+        };
+        if let Err(e) = execute(&c, "BEGIN IMMEDIATE", vec![]) {
+            self.put_back(c);
+            return Err(e);
+        }
         Ok(c)
     }
 
     /// Puts the connection back for the next holder of the gate. One left
-    /// inside a transaction (its end failed) is closed instead, and so is
-    /// a locking one of a shipping writer (`begin_locking`).
+    /// inside a transaction (its end failed) is closed instead; a locking
+    /// one of a shipping writer (`begin_locking`) waits for the next such
+    /// step.
     pub fn put_back(&mut self, c: Connection) {
-        if c.is_autocommit() && (c.ship.is_some() || self.opener.ship.is_none()) {
+        if !c.is_autocommit() {
+            return;
+        }
+        if c.ship.is_some() || self.opener.ship.is_none() {
             self.conn = Some(c);
+        } else {
+            self.locking = Some(c);
         }
     }
 
@@ -809,7 +825,7 @@ impl Db {
         Db {
             keys,
             fresh,
-            write_gate: Arc::new(parking_lot::FairMutex::new(Writer { conn: None, opener: writer_opener })),
+            write_gate: Arc::new(parking_lot::FairMutex::new(Writer { conn: None, locking: None, opener: writer_opener })),
             opener,
             replica,
             idle: Mutex::new(Vec::new()),

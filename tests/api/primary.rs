@@ -115,7 +115,7 @@ pub fn sql_at(url: &str, query: &str) -> String {
         let body = json!({"requests": [{"type": "execute", "stmt": {"sql": stmt}}, {"type": "close"}]});
         let r: Value = http.post(format!("{url}/v2/pipeline")).json(&body).send().expect("pipeline").json().expect("json");
         let result = &r["results"][0];
-        assert_eq!(result["type"], "ok", "{stmt}: {result}");
+        assert_eq!(result["type"], "ok", "{stmt}: {r}");
         for row in result["response"]["result"]["rows"].as_array().unwrap() {
             let cells: Vec<String> = row
                 .as_array()
