@@ -312,7 +312,7 @@ pub fn install_guard(db: &crate::db::Db) -> Result<()> {
         let tables = crate::db::query_strings(
             &c,
             "SELECT name FROM sqlite_master AS t WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'libsql\\_%' ESCAPE '\\' \
-             AND name NOT LIKE '\\_%' ESCAPE '\\' AND name NOT LIKE '%\\_shadow' ESCAPE '\\' AND name <> 'switchboard_write_epoch' AND sql NOT LIKE 'CREATE VIRTUAL%' \
+             AND name NOT LIKE '\\_%' ESCAPE '\\' AND name NOT LIKE '%\\_shadow' ESCAPE '\\' AND name NOT IN ('switchboard_write_epoch', 'edge_rate_limits') AND sql NOT LIKE 'CREATE VIRTUAL%' \
              AND NOT EXISTS (SELECT 1 FROM sqlite_master AS v WHERE v.type = 'table' AND v.sql LIKE 'CREATE VIRTUAL%' AND t.name LIKE v.name || '\\_%' ESCAPE '\\') ORDER BY name",
             vec![],
         )?;

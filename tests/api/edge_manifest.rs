@@ -156,13 +156,14 @@ name = "x"
 [variables]
 primary_url = { required = true }
 primary_auth_token = { default = "", secret = true }
+write_node = { required = true }
 [[trigger.http]]
 route = "/api/v1/..."
 component = "api"
 [component.api]
 source = "target/edge/switchboard-edge.wasm"
-allowed_outbound_hosts = ["{{ primary_url }}"]
-environment = { SWITCHBOARD_PRIMARY_URL = "{{ primary_url }}", SWITCHBOARD_PRIMARY_AUTH_TOKEN = "{{ primary_auth_token }}" }
+allowed_outbound_hosts = ["{{ primary_url }}", "{{ write_node }}"]
+environment = { SWITCHBOARD_PRIMARY_URL = "{{ primary_url }}", SWITCHBOARD_PRIMARY_AUTH_TOKEN = "{{ primary_auth_token }}", SWITCHBOARD_WRITE_NODE = "{{ write_node }}" }
 [component.api.build]
 command = "./dev edge"
 "#;
@@ -176,7 +177,7 @@ command = "./dev edge"
             ("primary_url = { required = true }", "primary_url = { required = true, default = \"a\" }"),
             ("component = \"api\"", "component = \"apx\""),
             ("[component.api]\n", "[component.api]\ncolour = \"red\"\n"),
-            ("allowed_outbound_hosts = [\"{{ primary_url }}\"]", "allowed_outbound_hosts = [\"*://*:*\"]"),
+            ("allowed_outbound_hosts = [\"{{ primary_url }}\", \"{{ write_node }}\"]", "allowed_outbound_hosts = [\"*://*:*\"]"),
             ("{ default = \"\", secret = true }", "{ default = \"\" }"),
             ("SWITCHBOARD_PRIMARY_URL = \"{{ primary_url }}\"", "SWITCHBOARD_PRIMARY_URL = \"{{ primary_uri }}\""),
             ("route = \"/api/v1/...\"", "route = \"api/v1/...\""),
