@@ -88,9 +88,7 @@ impl Far {
 
     /// What the far node has sent its primary, by kind of call.
     fn primary_calls(&self, call: &str) -> u64 {
-        let text = reqwest::blocking::get(format!("{}/metrics", self.far.base)).unwrap().text().unwrap();
-        let needle = format!("switchboard_primary_calls_total{{call=\"{call}\"}}");
-        text.lines().find(|l| l.starts_with(&needle)).and_then(|l| l.rsplit(' ').next()).map_or(0, |n| n.parse::<f64>().unwrap() as u64)
+        calls_of(&self.far, call)
     }
 }
 

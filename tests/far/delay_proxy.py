@@ -185,7 +185,43 @@ class Connection:
             self.abort()
 
 
-class ClientSide(asyncio.Protocol):
+class Side(asyncio.Protocol):
+    """One end of a proxied connection: what it receives goes into the
+    `reads` direction, and the `writes` direction writes to it."""
+
+    reads = writes = None  # "up" or "down", set by the two sides below
+
+    def pipes(self):
+        return getattr(self.conn, self.reads), getattr(self.conn, self.writes)
+
+    def data_received(self, data):
+        if not self.conn.closed:
+            self.pipes()[0].feed(data)
+
+    def eof_received(self):
+        if not self.conn.closed:
+            self.pipes()[0].feed_eof()
+        return True  # keep the transport half-open
+
+    def pause_writing(self):
+        self.pipes()[1].dst_pause_writing()
+
+    def resume_writing(self):
+        self.pipes()[1].dst_resume_writing()
+
+    def connection_lost(self, exc):
+        incoming = self.pipes()[0]
+        if exc is not None:
+            self.conn.abort()
+        elif not self.conn.closed and not incoming.eof_sent:
+            # Closed without an EOF seen first (we did not close it): pass
+            # on what was queued, then the EOF.
+            incoming.feed_eof()
+
+
+class ClientSide(Side):
+    reads, writes = "up", "down"
+
     def __init__(self, proxy):
         self.conn = Connection(proxy)
         proxy.connections.add(self.conn)
@@ -200,31 +236,10 @@ class ClientSide(asyncio.Protocol):
         c.proxy.tasks.add(t := c.loop.create_task(c.connect_target()))
         t.add_done_callback(c.proxy.tasks.discard)
 
-    def data_received(self, data):
-        if not self.conn.closed:
-            self.conn.up.feed(data)
 
-    def eof_received(self):
-        if not self.conn.closed:
-            self.conn.up.feed_eof()
-        return True  # keep the transport half-open
+class TargetSide(Side):
+    reads, writes = "down", "up"
 
-    def pause_writing(self):
-        self.conn.down.dst_pause_writing()
-
-    def resume_writing(self):
-        self.conn.down.dst_resume_writing()
-
-    def connection_lost(self, exc):
-        if exc is not None:
-            self.conn.abort()
-        elif not self.conn.closed and not self.conn.up.eof_sent:
-            # Closed without an EOF seen first (we did not close it): pass
-            # on what was queued, then the EOF.
-            self.conn.up.feed_eof()
-
-
-class TargetSide(asyncio.Protocol):
     def __init__(self, conn):
         self.conn = conn
 
@@ -238,27 +253,6 @@ class TargetSide(asyncio.Protocol):
         c.down.src = transport
         c.up.dst = transport
         c.up._schedule()
-
-    def data_received(self, data):
-        if not self.conn.closed:
-            self.conn.down.feed(data)
-
-    def eof_received(self):
-        if not self.conn.closed:
-            self.conn.down.feed_eof()
-        return True
-
-    def pause_writing(self):
-        self.conn.up.dst_pause_writing()
-
-    def resume_writing(self):
-        self.conn.up.dst_resume_writing()
-
-    def connection_lost(self, exc):
-        if exc is not None:
-            self.conn.abort()
-        elif not self.conn.closed and not self.conn.down.eof_sent:
-            self.conn.down.feed_eof()
 
 
 class Proxy:
