@@ -116,6 +116,10 @@ struct Shipping {
     /// The guard's counter as the replica showed it when the open
     /// transaction began; `None` outside a transaction.
     epoch: std::cell::Cell<Option<i64>>,
+    /// The next transaction takes the primary's write lock first
+    /// (`Writer::begin_locking`), and the stream that holds it.
+    locking: std::cell::Cell<bool>,
+    locked: RefCell<Option<String>>,
 }
 
 thread_local! {
@@ -322,13 +326,36 @@ impl Connection {
     /// rest runs on the replica's file and is recorded (`shipped`).
     fn ship_control(&self, ship: &Shipping, sql: &str, params: Vec<SqlValue>) -> Result<u64, libsql::Error> {
         if starts_with_word(sql, "BEGIN") {
-            // The transaction must start from this node's last shipped
-            // commit, or its guard fails.
-            ship.fresh.pull_if_behind(|| {
+            if ship.locking.replace(false) {
+                // The primary's lock first, then everything it has: the
+                // local run then sees exactly what the primary holds.
+                let baton = ship.shipper.lock().map_err(|e| {
+                    PRIMARY_UNREACHABLE.store(true, Ordering::Relaxed);
+                    libsql::Error::WriteDelegation(e.into())
+                })?;
                 crate::metrics::primary_call("sync");
-                block(ship.replica.sync()).is_ok()
-            });
-            let out = self.execute_here(sql, params)?;
+                if !ship.fresh.pull_now(|| block(ship.replica.sync()).is_ok()) {
+                    ship.shipper.release(baton);
+                    return Err(libsql::Error::Replication("the replica could not pull under the primary's lock".into()));
+                }
+                *ship.locked.borrow_mut() = Some(baton);
+            } else {
+                // The transaction must start from this node's last shipped
+                // commit, or its guard fails.
+                ship.fresh.pull_if_behind(|| {
+                    crate::metrics::primary_call("sync");
+                    block(ship.replica.sync()).is_ok()
+                });
+            }
+            let out = match self.execute_here(sql, params) {
+                Ok(out) => out,
+                Err(e) => {
+                    if let Some(baton) = ship.locked.borrow_mut().take() {
+                        ship.shipper.release(baton);
+                    }
+                    return Err(e);
+                }
+            };
             ship.log.borrow_mut().clear();
             *ship.savepoints.borrow_mut() = Default::default();
             match self.query_rows_here(crate::ship::READ_EPOCH, vec![]) {
@@ -353,7 +380,12 @@ impl Connection {
             self.execute_here("ROLLBACK", vec![])?;
             // A transaction that wrote nothing still read: its outcome holds
             // only if the primary is where the replica was.
-            let shipped = if log.is_empty() { ship.shipper.check(epoch) } else { ship.shipper.ship(epoch, &log) };
+            let locked = ship.locked.borrow_mut().take();
+            let shipped = match locked {
+                Some(baton) => ship.shipper.ship_locked(baton, epoch, &log),
+                None if log.is_empty() => ship.shipper.check(epoch),
+                None => ship.shipper.ship(epoch, &log),
+            };
             match shipped {
                 Ok(()) => {
                     PRIMARY_UNREACHABLE.store(false, Ordering::Relaxed);
@@ -379,6 +411,9 @@ impl Connection {
                 Err(e @ crate::ship::ShipError::Refused(_)) => Err(libsql::Error::SqliteFailure(libsql::ffi::SQLITE_ERROR, e.to_string())),
             }
         } else if starts_with_word(sql, "ROLLBACK") && !starts_with_word(sql, "ROLLBACK TO") {
+            if let Some(baton) = ship.locked.borrow_mut().take() {
+                ship.shipper.release(baton);
+            }
             ship.epoch.set(None);
             ship.log.borrow_mut().clear();
             *ship.savepoints.borrow_mut() = Default::default();
@@ -584,8 +619,6 @@ pub type Gate = Arc<parking_lot::FairMutex<Writer>>;
 /// pages back from the WAL (a fifth of a webhook delivery's CPU).
 pub struct Writer {
     conn: Option<Connection>,
-    /// A shipping writer's connection for `begin_locking`.
-    locking: Option<Connection>,
     opener: Opener,
 }
 
@@ -611,21 +644,21 @@ impl Writer {
     }
 
     /// A write transaction that holds the primary's write lock from its
-    /// `BEGIN IMMEDIATE` on (on a replica that ships, a connection of the
-    /// replica's own: one round trip per statement; elsewhere `begin`).
-    /// For a job step that has called out: a shipped commit that met a
-    /// conflict would hand the step back to run again, and so make its
-    /// call twice; under the lock nothing can conflict.
+    /// `BEGIN IMMEDIATE` on: on a replica that ships, the primary's lock is
+    /// taken first (`Shipper::lock`), the replica pulls, and the shipped
+    /// commit ends the lock (three round trips whatever the statement
+    /// count); elsewhere `begin`. For a job step that has called out: a
+    /// shipped commit that met a conflict would hand the step back to run
+    /// again, and so make its call twice; under the lock nothing can
+    /// conflict.
     pub fn begin_locking(&mut self) -> Result<Connection> {
         if self.opener.ship.is_none() {
             return self.begin();
         }
-        // Kept for the next such step: each new connection of a replica is
-        // a session of its own at the primary.
-        let c = match self.locking.take() {
-            Some(c) => c,
-            None => Opener { ship: None, ..self.opener.clone() }.open()?,
-        };
+        let c = self.take()?;
+        if let Some(ship) = &c.ship {
+            ship.locking.set(true);
+        }
         if let Err(e) = execute(&c, "BEGIN IMMEDIATE", vec![]) {
             self.put_back(c);
             return Err(e);
@@ -634,17 +667,10 @@ impl Writer {
     }
 
     /// Puts the connection back for the next holder of the gate. One left
-    /// inside a transaction (its end failed) is closed instead; a locking
-    /// one of a shipping writer (`begin_locking`) waits for the next such
-    /// step.
+    /// inside a transaction (its end failed) is closed instead.
     pub fn put_back(&mut self, c: Connection) {
-        if !c.is_autocommit() {
-            return;
-        }
-        if c.ship.is_some() || self.opener.ship.is_none() {
+        if c.is_autocommit() {
             self.conn = Some(c);
-        } else {
-            self.locking = Some(c);
         }
     }
 
@@ -677,7 +703,7 @@ impl Opener {
             let c = file.connect()?;
             c.busy_timeout(BUSY_TIMEOUT)?;
             let mut c = Connection::new(c, None);
-            c.ship = Some(Box::new(Shipping { shipper: shipper.clone(), replica: replica.clone(), fresh: fresh.clone(), log: RefCell::new(Vec::new()), savepoints: RefCell::default(), epoch: std::cell::Cell::new(None) }));
+            c.ship = Some(Box::new(Shipping { shipper: shipper.clone(), replica: replica.clone(), fresh: fresh.clone(), log: RefCell::new(Vec::new()), savepoints: RefCell::default(), epoch: std::cell::Cell::new(None), locking: std::cell::Cell::new(false), locked: RefCell::new(None) }));
             return Ok(c);
         }
         let c = self.database.connect()?;
@@ -825,7 +851,7 @@ impl Db {
         Db {
             keys,
             fresh,
-            write_gate: Arc::new(parking_lot::FairMutex::new(Writer { conn: None, locking: None, opener: writer_opener })),
+            write_gate: Arc::new(parking_lot::FairMutex::new(Writer { conn: None, opener: writer_opener })),
             opener,
             replica,
             idle: Mutex::new(Vec::new()),

@@ -56,6 +56,18 @@ impl Freshness {
         ok
     }
 
+    /// Pulls with `pull` whatever the replica lacks (other nodes' writes
+    /// too), counting it as bringing this node's writes so far.
+    pub fn pull_now(&self, pull: impl FnOnce() -> bool) -> bool {
+        let target = self.wanted.load(Ordering::Acquire);
+        let _one_at_a_time = self.pulling.lock();
+        let ok = pull();
+        if ok {
+            self.pulled(target);
+        }
+        ok
+    }
+
     /// A pull begun when `behind` said `target` has ended.
     fn pulled(&self, target: u64) {
         self.pulled.send_if_modified(|p| {

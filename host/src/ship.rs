@@ -86,10 +86,49 @@ impl Shipper {
     /// statements on one stream when the transaction is large (an
     /// ingestion step's thousands of rows), the commit in the last.
     pub fn ship(&self, epoch: i64, statements: &[(String, Vec<SqlValue>)]) -> Result<(), ShipError> {
-        let steps = steps(epoch, statements).map_err(|e| ShipError::Refused(e.to_string()))?;
+        let steps = steps(epoch, statements, true).map_err(|e| ShipError::Refused(e.to_string()))?;
+        self.run(steps, None, 0)
+    }
+
+    /// Takes the primary's write lock: a stream whose `BEGIN IMMEDIATE`
+    /// ran (one round trip). Nobody writes at the primary until
+    /// `ship_locked` or `release` ends it (or sqld's own limit on a held
+    /// transaction does), so a replica that pulls after this has exactly
+    /// the primary's state and a transaction run on it cannot conflict.
+    pub fn lock(&self) -> Result<String, ShipError> {
+        let answer = self.send(json!({"baton": null, "requests": [{"type": "execute", "stmt": {"sql": "BEGIN IMMEDIATE"}}]}))?;
+        let result = &answer["results"][0];
+        if result["type"] != "ok" {
+            let message = result["error"]["message"].as_str().unwrap_or("no answer").to_string();
+            return Err(ShipError::Unreachable(message));
+        }
+        answer["baton"].as_str().map(String::from).ok_or_else(|| ShipError::Unreachable("the primary kept no stream".into()))
+    }
+
+    /// Ships on the stream `lock` opened (the guard still checked) and
+    /// commits, releasing the lock.
+    pub fn ship_locked(&self, baton: String, epoch: i64, statements: &[(String, Vec<SqlValue>)]) -> Result<(), ShipError> {
+        let steps = match steps(epoch, statements, false) {
+            Ok(steps) => steps,
+            Err(e) => {
+                self.release(baton);
+                return Err(ShipError::Refused(e.to_string()));
+            }
+        };
+        // Step 0, the BEGIN, ran already.
+        self.run(steps, Some(baton), 1)
+    }
+
+    /// Ends a locked stream without committing (its transaction rolls back).
+    pub fn release(&self, baton: String) {
+        let _ = self.send(json!({"baton": baton, "requests": [{"type": "close"}]}));
+    }
+
+    /// Sends `steps` (their transaction's steps from `first_step` on) in
+    /// requests of at most `REQUEST_BYTES`, on the stream of `baton` if
+    /// one is open; the last request closes the stream.
+    fn run(&self, steps: Vec<Json>, mut baton: Option<String>, mut first_step: usize) -> Result<(), ShipError> {
         let chunks = chunked(steps);
-        let mut baton: Option<String> = None;
-        let mut first_step = 0;
         let last = chunks.len() - 1;
         for (i, chunk) in chunks.into_iter().enumerate() {
             let len = chunk.len();
@@ -145,11 +184,14 @@ impl Shipper {
 /// The most statement JSON one pipeline request carries.
 const REQUEST_BYTES: usize = 2 << 20;
 
-/// The transaction's statements in order: `BEGIN IMMEDIATE`, the guard,
+/// The transaction's statements in order: `BEGIN IMMEDIATE` (unless the
+/// stream began it), the guard,
 /// the recorded statements, `COMMIT`.
-fn steps(epoch: i64, statements: &[(String, Vec<SqlValue>)]) -> Result<Vec<Json>> {
+fn steps(epoch: i64, statements: &[(String, Vec<SqlValue>)], begin: bool) -> Result<Vec<Json>> {
     let mut steps = Vec::with_capacity(statements.len() + 3);
-    steps.push(json!({"sql": "BEGIN IMMEDIATE"}));
+    if begin {
+        steps.push(json!({"sql": "BEGIN IMMEDIATE"}));
+    }
     steps.push(json!({"sql": GUARD, "args": [value(&SqlValue::Integer(epoch))?]}));
     for (sql, params) in statements {
         let args = params.iter().map(value).collect::<Result<Vec<_>>>()?;
@@ -354,7 +396,7 @@ mod tests {
     #[test]
     fn the_batch_chains_every_step_on_the_one_before() {
         let statements = vec![("INSERT INTO t VALUES (?1, ?2, ?3)".to_string(), vec![SqlValue::Integer(7), SqlValue::Real(0.1), SqlValue::Blob(vec![0, 255])]), ("SAVEPOINT a".to_string(), vec![])];
-        let all = steps(41, &statements).unwrap();
+        let all = steps(41, &statements, true).unwrap();
         assert_eq!(all.len(), 5);
         assert_eq!(all[0]["sql"], "BEGIN IMMEDIATE");
         assert_eq!(all[1]["args"][0], json!({"type": "integer", "value": "41"}));
@@ -368,11 +410,12 @@ mod tests {
         for (i, s) in batch.iter().enumerate().skip(1) {
             assert_eq!(s["condition"], json!({"type": "ok", "step": i - 1}));
         }
-        assert!(steps(1, &[("INSERT INTO t VALUES (?1)".into(), vec![SqlValue::Real(f64::INFINITY)])]).is_err());
+        assert!(steps(1, &[("INSERT INTO t VALUES (?1)".into(), vec![SqlValue::Real(f64::INFINITY)])], true).is_err());
+        assert_eq!(steps(1, &statements, false).unwrap()[0]["sql"], GUARD, "a locked stream begins with the guard");
         // A large one is cut into requests in order, none above the bound
         // unless one statement alone is.
         let big: Vec<_> = (0..3000).map(|i| ("INSERT INTO t VALUES (?1)".to_string(), vec![SqlValue::Text(format!("{i:01000}"))])).collect();
-        let chunks = chunked(steps(1, &big).unwrap());
+        let chunks = chunked(steps(1, &big, true).unwrap());
         assert!(chunks.len() > 1);
         assert_eq!(chunks.iter().map(Vec::len).sum::<usize>(), 3003);
         assert!(chunks.iter().all(|c| c.iter().map(|s| s.to_string().len()).sum::<usize>() <= REQUEST_BYTES));
