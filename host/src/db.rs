@@ -1000,17 +1000,6 @@ impl Db {
         Ok(Conn { db: self, conn: Some(self.opener.open()?) })
     }
 
-    /// A connection inside a write transaction that holds the primary's
-    /// write lock from its `BEGIN IMMEDIATE` (a replica's own connection:
-    /// one round trip per statement), for a batch that met write conflicts
-    /// too often when shipped; the caller holds the write gate. In the
-    /// local mode, a pooled connection (never needed there).
-    pub fn locking_writer(&self) -> Result<Connection> {
-        let c = self.conn()?.detach();
-        execute(&c, "BEGIN IMMEDIATE", vec![])?;
-        Ok(c)
-    }
-
     /// Returns a detached connection to the pool.
     pub fn give_back(&self, c: Connection) {
         drop(Conn { db: self, conn: Some(c) });

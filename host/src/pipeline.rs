@@ -405,20 +405,16 @@ impl App {
         // when the primary moved on meanwhile (its replica has pulled by
         // then); nothing of a conflicted run was written. After
         // CONFLICT_RETRIES such runs, the last takes the primary's write
-        // lock first (an interactive transaction: one round trip per
-        // statement, but nobody can move the primary on meanwhile).
+        // lock first (`Writer::begin_locking`: nobody can move the primary
+        // on meanwhile).
         for attempt in 0..=CONFLICT_RETRIES {
             db::take_conflict();
             let locking = attempt == CONFLICT_RETRIES;
-            let began = if locking { self.db.locking_writer() } else { gate.begin() };
+            let began = if locking { gate.begin_locking() } else { gate.begin() };
             let Ok(conn) = began else { return failed_all(&batch, &unavailable()) };
             let (back, answers) = self.write_batch_once(&batch, conn);
             if let Some(c) = back {
-                if locking {
-                    self.db.give_back(c);
-                } else {
-                    gate.put_back(c);
-                }
+                gate.put_back(c);
             }
             if !db::take_conflict() {
                 return answers;
