@@ -151,19 +151,14 @@ class Connection:
             self.close()
 
     def close(self):
-        if self.closed:
-            return
-        self.closed = True
-        self.proxy.connections.discard(self)
-        for d in (self.up, self.down):
-            if d.timer is not None:
-                d.timer.cancel()
-                d.timer = None
-        for t in (self.client, self.target):
-            if t is not None:
-                t.close()
+        """Ends both sides gracefully: each transport flushes its buffer."""
+        self._end(drop_queued=False)
 
     def abort(self):
+        """Ends both sides at once, dropping what was queued and buffered."""
+        self._end(drop_queued=True)
+
+    def _end(self, drop_queued):
         if self.closed:
             return
         self.closed = True
@@ -172,10 +167,11 @@ class Connection:
             if d.timer is not None:
                 d.timer.cancel()
                 d.timer = None
-            d.queue.clear()
+            if drop_queued:
+                d.queue.clear()
         for t in (self.client, self.target):
             if t is not None:
-                t.abort()
+                t.abort() if drop_queued else t.close()
 
     async def connect_target(self):
         host, port = self.proxy.target
