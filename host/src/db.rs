@@ -135,9 +135,10 @@ pub fn take_conflict() -> bool {
     CONFLICT.with(|c| c.replace(false))
 }
 
-/// Sets what `take_conflict` reads (a caller that looked passes it on).
-pub fn note_conflict() {
-    CONFLICT.with(|c| c.set(true));
+/// Whether the last commit on this thread met a write conflict, leaving
+/// it for `take_conflict`.
+pub fn conflicted() -> bool {
+    CONFLICT.with(|c| c.get())
 }
 
 impl std::ops::Deref for Connection {
@@ -226,8 +227,7 @@ impl Connection {
         if !changed || !self.inner.is_autocommit() {
             return;
         }
-        crate::metrics::primary_call("sync");
-        if let Err(e) = block(replica.sync()) {
+        if let Err(e) = pull_replica(replica) {
             PRIMARY_UNREACHABLE.store(is_network(&e), Ordering::Relaxed);
             tracing::warn!(error = %e, "the replica could not pull a write it just made; it catches up at the next sync");
         }
@@ -287,15 +287,10 @@ impl Connection {
 
     /// Runs one statement once per row of parameters.
     pub fn execute_many(&self, sql: &str, rows: Vec<Vec<SqlValue>>) -> Result<u64, libsql::Error> {
-        if self.ship.is_some() {
-            let mut total = 0;
-            for row in rows {
-                total += self.execute(sql, row)?;
-            }
-            return Ok(total);
-        }
-        if self.replica.is_some() {
-            if self.in_write_transaction() && rows.len() > 1 {
+        // A shipping connection records each row (`execute`); a replica's
+        // sends them to the primary, in batches inside a write transaction.
+        if self.ship.is_some() || self.replica.is_some() {
+            if self.replica.is_some() && self.in_write_transaction() && rows.len() > 1 {
                 if let Some(template) = crate::sql_literals::Template::parse(sql) {
                     let out = self.execute_many_at_primary(sql, &template, &rows);
                     self.after_statement(sql, &out);
@@ -333,8 +328,7 @@ impl Connection {
                     PRIMARY_UNREACHABLE.store(true, Ordering::Relaxed);
                     libsql::Error::WriteDelegation(e.into())
                 })?;
-                crate::metrics::primary_call("sync");
-                if !ship.fresh.pull_now(|| block(ship.replica.sync()).is_ok()) {
+                if !ship.fresh.pull_now(|| pull_replica(&ship.replica).is_ok()) {
                     ship.shipper.release(baton);
                     return Err(libsql::Error::Replication("the replica could not pull under the primary's lock".into()));
                 }
@@ -342,10 +336,7 @@ impl Connection {
             } else {
                 // The transaction must start from this node's last shipped
                 // commit, or its guard fails.
-                ship.fresh.pull_if_behind(|| {
-                    crate::metrics::primary_call("sync");
-                    block(ship.replica.sync()).is_ok()
-                });
+                ship.fresh.pull_if_behind(|| pull_replica(&ship.replica).is_ok());
             }
             let out = match self.execute_here(sql, params) {
                 Ok(out) => out,
@@ -399,8 +390,7 @@ impl Connection {
                 Err(crate::ship::ShipError::Conflict) => {
                     crate::metrics::primary_call("conflict");
                     // Running it again must see what the primary has.
-                    crate::metrics::primary_call("sync");
-                    let _ = block(ship.replica.sync());
+                    let _ = pull_replica(&ship.replica);
                     CONFLICT.with(|c| c.set(true));
                     Err(libsql::Error::SqliteFailure(libsql::ffi::SQLITE_BUSY, "write conflict at the primary: the transaction runs again".into()))
                 }
@@ -503,6 +493,13 @@ impl Connection {
             }
         }
     }
+}
+
+/// Pulls the primary's new frames into the replica (one `sync` call to
+/// the primary, counted).
+fn pull_replica(replica: &libsql::Database) -> Result<(), libsql::Error> {
+    crate::metrics::primary_call("sync");
+    block(replica.sync()).map(|_| ())
 }
 
 /// Whether the last attempt to reach the primary failed on the way there
@@ -836,7 +833,7 @@ impl Db {
             Storage::Replica(primary) => Db::open_replica(dir, durability, primary)?,
         };
         db.migrate()?;
-        if db.replica.as_ref().is_some_and(|r| r.shipper.is_some()) {
+        if db.ships_writes() {
             crate::ship::install_guard(&db).context("the write guard of shipped transactions")?;
         }
         Ok(db)
@@ -919,8 +916,7 @@ impl Db {
     /// its commit, so a pull started after it arrived brings that write.
     pub fn pull(&self) -> Result<()> {
         let Some(replica) = &self.opener.replica else { return Ok(()) };
-        crate::metrics::primary_call("sync");
-        match block(replica.sync()) {
+        match pull_replica(replica) {
             Ok(_) => {
                 PRIMARY_UNREACHABLE.store(false, Ordering::Relaxed);
                 Ok(())

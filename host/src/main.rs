@@ -252,22 +252,23 @@ impl PrimaryArgs {
     }
 }
 
-/// A primary's URL: http:// or https://, the server's root, no query.
-fn primary_url(s: &str) -> Result<String, String> {
+/// A server's root URL: http:// or https://, a host, path `/`, no query
+/// and no password (a token goes elsewhere); without its trailing `/`.
+fn root_url(s: &str) -> Option<String> {
     match url::Url::parse(s) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() && u.path() == "/" && u.query().is_none() && u.password().is_none() => {
-            Ok(s.trim_end_matches('/').to_string())
-        }
-        _ => Err("must be the primary's http:// or https:// URL, e.g. https://db.example.net or http://10.0.0.5:8080 (its token goes in SWITCHBOARD_PRIMARY_AUTH_TOKEN)".into()),
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() && u.path() == "/" && u.query().is_none() && u.password().is_none() => Some(s.trim_end_matches('/').to_string()),
+        _ => None,
     }
 }
 
-/// Another node's base URL: http:// or https://, its root, no query.
+/// A primary's URL.
+fn primary_url(s: &str) -> Result<String, String> {
+    root_url(s).ok_or_else(|| "must be the primary's http:// or https:// URL, e.g. https://db.example.net or http://10.0.0.5:8080 (its token goes in SWITCHBOARD_PRIMARY_AUTH_TOKEN)".into())
+}
+
+/// Another node's base URL (`--write-node`).
 fn node_url(s: &str) -> Result<String, String> {
-    match url::Url::parse(s) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() && u.path() == "/" && u.query().is_none() && u.password().is_none() => Ok(s.trim_end_matches('/').to_string()),
-        _ => Err("must be the write node's http:// or https:// base URL, e.g. http://10.0.0.6:8080".into()),
-    }
+    root_url(s).ok_or_else(|| "must be the write node's http:// or https:// base URL, e.g. http://10.0.0.6:8080".into())
 }
 
 /// An absolute http(s) URL.

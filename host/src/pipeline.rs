@@ -413,9 +413,7 @@ impl App {
             let began = if locking { gate.begin_locking() } else { gate.begin() };
             let Ok(conn) = began else { return failed_all(&batch, &unavailable()) };
             let (back, answers) = self.write_batch_once(&batch, conn);
-            if let Some(c) = back {
-                gate.put_back(c);
-            }
+            gate.put_back(back);
             if !db::take_conflict() {
                 return answers;
             }
@@ -425,8 +423,9 @@ impl App {
     }
 
     /// Runs the batch on `conn`, inside its write transaction, and ends
-    /// that; the connection comes back when it is fit for another.
-    fn write_batch_once(&self, batch: &[Write], mut conn: db::Connection) -> (Option<db::Connection>, Vec<Answer>) {
+    /// that; the connection comes back for the gate (which keeps it only
+    /// if it is fit for another).
+    fn write_batch_once(&self, batch: &[Write], mut conn: db::Connection) -> (db::Connection, Vec<Answer>) {
         let mut answers = Vec::with_capacity(batch.len());
         let mut lost = None;
         for w in batch {
@@ -447,18 +446,16 @@ impl App {
         };
         if let Err(e) = outcome {
             let _ = db::execute(&conn, "ROLLBACK", vec![]);
-            if !db::take_conflict() {
+            // A conflict is the caller's to handle: it runs the batch again.
+            if !db::conflicted() {
                 crate::logging::line("error", &format!("a write batch of {} requests could not commit: {e}", batch.len()));
-            } else {
-                // Told to the caller, which runs the batch again.
-                db::note_conflict();
             }
             let failure = if db::primary_unreachable() { unavailable() } else { Failure::internal("the change could not be saved; nothing was written, retry").retryable(true) };
-            return (Some(conn), failed_all(batch, &failure));
+            return (conn, failed_all(batch, &failure));
         }
         tracing::debug!(requests = batch.len(), "write batch committed");
         crate::metrics::write_batch(batch.len());
-        (Some(conn), answers)
+        (conn, answers)
     }
 
     /// One mutation inside the batch's transaction: the shared flow

@@ -505,9 +505,7 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
                     // A far node streams it on to the write node as it arrives.
                     let head = Head::of(&req);
                     let body = reqwest::Body::wrap_stream(http_body_util::BodyDataStream::new(req.into_body()));
-                    return forward(node, &head, body, true, request_id, Some(op)).await.unwrap_or_else(|| {
-                        Answer::failure(&Failure::new(503, "upstream", "write_node_unavailable", "the node that runs writes cannot be reached; nothing was written, retry shortly").retryable(true), request_id)
-                    });
+                    return forward(node, &head, body, true, request_id, Some(op)).await.unwrap_or_else(|| Answer::failure(&crate::write_node::unreachable(), request_id));
                 }
                 let credentials = crate::raw_upload::Credentials { authorization, session, csrf };
                 return crate::raw_upload::answer(shared, req, request_id, credentials, idempotency_key, DRAIN_EXTRA_BYTES).await;

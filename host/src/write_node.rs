@@ -120,6 +120,12 @@ impl WriteNode {
     }
 }
 
+/// The answer when the write node could not be reached and the request
+/// cannot run here (a streamed upload: its body went to the attempt).
+pub fn unreachable() -> Failure {
+    Failure::new(503, "upstream", "write_node_unavailable", "the node that runs writes cannot be reached; nothing was written, retry shortly").retryable(true)
+}
+
 /// The answer when a forwarded request was sent and no answer came back.
 pub fn lost(reason: &str) -> Failure {
     tracing::warn!(reason, "the write node did not answer a forwarded request");
