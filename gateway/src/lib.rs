@@ -7,6 +7,7 @@
 //! build) supplies I/O.
 
 pub mod auth;
+pub mod base_url;
 pub mod contract;
 pub mod errors;
 pub mod exchange;

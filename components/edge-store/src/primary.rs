@@ -30,21 +30,8 @@ impl Primary {
     }
 
     fn parse(url: &str, token: Option<String>) -> Result<Primary, String> {
-        let (scheme, rest) = match url.split_once("://") {
-            Some(("http", rest)) => (Scheme::Http, rest),
-            Some(("https", rest)) => (Scheme::Https, rest),
-            // The URL itself is configuration, not a secret, but say only its scheme.
-            _ => return Err("SWITCHBOARD_PRIMARY_URL must start with http:// or https://".into()),
-        };
-        let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
-        if authority.is_empty() || authority.contains('@') {
-            return Err("SWITCHBOARD_PRIMARY_URL needs a host (and no user info)".into());
-        }
-        let prefix = match path.trim_end_matches('/') {
-            "" => String::new(),
-            p => format!("/{p}"),
-        };
-        Ok(Primary { scheme, authority: authority.to_string(), prefix, token })
+        let u = switchboard_gateway::base_url::BaseUrl::parse("SWITCHBOARD_PRIMARY_URL", url)?;
+        Ok(Primary { scheme: if u.https { Scheme::Https } else { Scheme::Http }, authority: u.authority, prefix: u.prefix, token })
     }
 
     /// Sends one pipeline; the answer's body, or why there is none. No

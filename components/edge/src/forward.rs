@@ -72,20 +72,8 @@ impl Node {
     }
 
     fn parse(url: &str) -> Result<Node, String> {
-        let (scheme, rest) = match url.split_once("://") {
-            Some(("http", rest)) => (Scheme::Http, rest),
-            Some(("https", rest)) => (Scheme::Https, rest),
-            _ => return Err("SWITCHBOARD_WRITE_NODE must start with http:// or https://".into()),
-        };
-        let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
-        if authority.is_empty() || authority.contains('@') {
-            return Err("SWITCHBOARD_WRITE_NODE needs a host (and no user info)".into());
-        }
-        let prefix = match path.trim_end_matches('/') {
-            "" => String::new(),
-            p => format!("/{p}"),
-        };
-        Ok(Node { scheme, authority: authority.to_string(), prefix })
+        let u = switchboard_gateway::base_url::BaseUrl::parse("SWITCHBOARD_WRITE_NODE", url)?;
+        Ok(Node { scheme: if u.https { Scheme::Https } else { Scheme::Http }, authority: u.authority, prefix: u.prefix })
     }
 }
 
