@@ -324,7 +324,7 @@ fn logged_path(shared: &Shared, path: &str, op: Option<&switchboard_gateway::Ope
 
 async fn handle(shared: Arc<Shared>, req: Request<HyperBody>, peer: std::net::IpAddr) -> Result<Response<ResBody>, std::convert::Infallible> {
     let started = Instant::now();
-    let request_id = forwarded_request_id(&req).unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let request_id = crate::write_node::forwarded_request_id(&req).unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let method = req.method().as_str().to_string();
     if req.uri().path().starts_with(crate::recordings::PREFIX) {
         // Signed recording links: checked and streamed on their own (the
@@ -371,47 +371,10 @@ async fn handle(shared: Arc<Shared>, req: Request<HyperBody>, peer: std::net::Ip
     Ok(to_response(answer, body, &request_id))
 }
 
-/// A request forwarded by a far node keeps the id that node gave it, so
-/// both access logs and the answer name it alike.
-fn forwarded_request_id(req: &Request<HyperBody>) -> Option<String> {
-    req.headers().get(crate::write_node::FORWARDED)?;
-    let id = req.headers().get("x-request-id")?.to_str().ok()?;
-    uuid::Uuid::parse_str(id).ok().map(|u| u.to_string())
-}
-
 /// Where a far node sends a request it does not run itself: its write
 /// node, unless the request came from a far node already.
 fn write_node_for<'a>(shared: &'a Shared, req: &Request<HyperBody>) -> Option<&'a crate::write_node::WriteNode> {
     shared.write_node.as_ref().filter(|_| !req.headers().contains_key(crate::write_node::FORWARDED))
-}
-
-/// Forwards a request to the write node; `None` when it may run here
-/// instead (at the primary, slowly): the write node could not be reached,
-/// so nothing was sent; or it was sent and no answer came, and the
-/// request has an `Idempotency-Key` (streamed bodies excepted: they are
-/// gone), whose record at the primary makes a second run a replay.
-async fn forward(node: &crate::write_node::WriteNode, head: &Head, body: reqwest::Body, streamed: bool, request_id: &str, op: Option<&'static switchboard_gateway::Operation>) -> Option<Answer> {
-    match node.forward(&head.method, &head.path_and_query, &head.headers, body, streamed, request_id).await {
-        Ok(answer) => Some(Answer { operation: op.map_or("forwarded", |o| o.id), ..answer }),
-        Err(crate::write_node::NotForwarded::Unreachable) => None,
-        Err(crate::write_node::NotForwarded::Lost(reason)) => {
-            let failure = crate::write_node::lost(&reason);
-            (streamed || !head.headers.contains_key("idempotency-key")).then(|| Answer::failure(&failure, request_id))
-        }
-    }
-}
-
-/// What a forward repeats of the request: taken before its body is read.
-struct Head {
-    method: hyper::Method,
-    path_and_query: String,
-    headers: hyper::HeaderMap,
-}
-
-impl Head {
-    fn of(req: &Request<HyperBody>) -> Head {
-        Head { method: req.method().clone(), path_and_query: req.uri().path_and_query().map_or_else(|| req.uri().path().to_string(), |p| p.as_str().to_string()), headers: req.headers().clone() }
-    }
 }
 
 /// `op`: what `operation_of` found for the request's path.
@@ -503,9 +466,9 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
                 // The file itself is the body: streamed into staging, never held whole.
                 if let Some(node) = write_node_for(shared, &req) {
                     // A far node streams it on to the write node as it arrives.
-                    let head = Head::of(&req);
+                    let head = crate::write_node::Head::of(&req);
                     let body = reqwest::Body::wrap_stream(http_body_util::BodyDataStream::new(req.into_body()));
-                    return forward(node, &head, body, true, request_id, Some(op)).await.unwrap_or_else(|| Answer::failure(&crate::write_node::unreachable(), request_id));
+                    return node.send(&head, body, true, request_id, Some(op)).await.unwrap_or_else(|| Answer::failure(&crate::write_node::unreachable(), request_id));
                 }
                 let credentials = crate::raw_upload::Credentials { authorization, session, csrf };
                 return crate::raw_upload::answer(shared, req, request_id, credentials, idempotency_key, DRAIN_EXTRA_BYTES).await;
@@ -540,13 +503,13 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
     let max_body = if matches!(whole, Some(Whole::ProviderEvents(_))) { crate::plugins::webhooks::MAX_BODY_BYTES } else { max_body };
     // A far node: what may write is forwarded (API mutations, sandbox
     // routes, provider webhooks); its head is kept for that.
-    let far = write_node_for(shared, &req).map(|node| (node, Head::of(&req)));
+    let far = write_node_for(shared, &req).map(|node| (node, crate::write_node::Head::of(&req)));
     let body = match read_body(req.into_body(), max_body).await {
         Ok(b) => b,
         Err(f) => return Answer::failure(&f, request_id),
     };
     if let (Some((node, head)), Some(Whole::Sandbox | Whole::ProviderEvents(_))) = (&far, &whole) {
-        if let Some(answer) = forward(node, head, reqwest::Body::from(body.clone()), false, request_id, op).await {
+        if let Some(answer) = node.send(head, reqwest::Body::from(body.clone()), false, request_id, op).await {
             return answer;
         }
     }
@@ -579,7 +542,7 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
         // write node admits it again, rate limits included. No instance of
         // this node's pool is held meanwhile.
         drop(permit.take());
-        let forwarded = forward(node, head, reqwest::Body::from(body), false, request_id, op).await;
+        let forwarded = node.send(head, reqwest::Body::from(body), false, request_id, op).await;
         if let Some(answer) = forwarded {
             return answer;
         }

@@ -49,7 +49,7 @@ pub struct WriteNode {
 }
 
 /// Why a forward produced no answer of the write node.
-pub enum NotForwarded {
+enum NotForwarded {
     /// The write node could not be reached: the request never left this
     /// node, so it may run here instead (at the primary, slowly).
     Unreachable,
@@ -73,7 +73,7 @@ impl WriteNode {
     /// Sends the request to the write node and turns its answer into this
     /// node's. `streamed`: a raw upload's body, which has no overall
     /// timeout (its size and the link decide how long it takes).
-    pub async fn forward(&self, method: &hyper::Method, path_and_query: &str, headers: &HeaderMap, body: reqwest::Body, streamed: bool, request_id: &str) -> Result<Answer, NotForwarded> {
+    async fn forward(&self, method: &hyper::Method, path_and_query: &str, headers: &HeaderMap, body: reqwest::Body, streamed: bool, request_id: &str) -> Result<Answer, NotForwarded> {
         let method = reqwest::Method::from_bytes(method.as_str().as_bytes()).map_err(|_| NotForwarded::Unreachable)?;
         let mut req = self.client.request(method, format!("{}{}", self.base, path_and_query));
         for (name, value) in headers {
@@ -120,6 +120,45 @@ impl WriteNode {
     }
 }
 
+/// What a forward repeats of the request: taken before its body is read.
+pub struct Head {
+    method: hyper::Method,
+    path_and_query: String,
+    headers: HeaderMap,
+}
+
+impl Head {
+    pub fn of(req: &hyper::Request<hyper::body::Incoming>) -> Head {
+        Head { method: req.method().clone(), path_and_query: req.uri().path_and_query().map_or_else(|| req.uri().path().to_string(), |p| p.as_str().to_string()), headers: req.headers().clone() }
+    }
+}
+
+/// A request forwarded by a far node keeps the id that node gave it, so
+/// both access logs and the answer name it alike.
+pub fn forwarded_request_id(req: &hyper::Request<hyper::body::Incoming>) -> Option<String> {
+    req.headers().get(FORWARDED)?;
+    let id = req.headers().get("x-request-id")?.to_str().ok()?;
+    uuid::Uuid::parse_str(id).ok().map(|u| u.to_string())
+}
+
+impl WriteNode {
+    /// Forwards a request to the write node; `None` when it may run here
+    /// instead (at the primary, slowly): the write node could not be
+    /// reached, so nothing was sent; or it was sent and no answer came, and
+    /// the request has an `Idempotency-Key` (streamed bodies excepted: they
+    /// are gone), whose record at the primary makes a second run a replay.
+    pub async fn send(&self, head: &Head, body: reqwest::Body, streamed: bool, request_id: &str, op: Option<&'static switchboard_gateway::Operation>) -> Option<Answer> {
+        match self.forward(&head.method, &head.path_and_query, &head.headers, body, streamed, request_id).await {
+            Ok(answer) => Some(Answer { operation: op.map_or("forwarded", |o| o.id), ..answer }),
+            Err(NotForwarded::Unreachable) => None,
+            Err(NotForwarded::Lost(reason)) => {
+                let failure = lost(&reason);
+                (streamed || !head.headers.contains_key("idempotency-key")).then(|| Answer::failure(&failure, request_id))
+            }
+        }
+    }
+}
+
 /// The answer when the write node could not be reached and the request
 /// cannot run here (a streamed upload: its body went to the attempt).
 pub fn unreachable() -> Failure {
@@ -127,7 +166,7 @@ pub fn unreachable() -> Failure {
 }
 
 /// The answer when a forwarded request was sent and no answer came back.
-pub fn lost(reason: &str) -> Failure {
+fn lost(reason: &str) -> Failure {
     tracing::warn!(reason, "the write node did not answer a forwarded request");
     Failure::new(
         503,
