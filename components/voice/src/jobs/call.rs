@@ -158,13 +158,22 @@ fn step(job: &Job, call_id: &str) -> Result<Outcome, Failure> {
 /// `none` → `placing` once a line is free.
 fn lease(job: &Job, c: &Call) -> Result<Outcome, Failure> {
     let leased = db::execute(
-        "UPDATE calls SET holds_line = 1, carrier_state = 'placing', requested_at_ms = IFNULL(requested_at_ms, ?3) \
+        "UPDATE calls SET holds_line = 1, carrier_state = 'placing' \
          WHERE business_id = ?1 AND id = ?2 AND carrier_state = 'none' AND status = 'queued' \
            AND (SELECT COUNT(*) FROM calls WHERE business_id = ?1 AND holds_line = 1) \
-               < IFNULL((SELECT lines FROM voice_accounts WHERE business_id = ?1), ?4)",
-        &[job.business_id.as_str().into(), c.id.as_str().into(), clock::now_ms().into(), billing::DEFAULT_LINES.into()],
+               < IFNULL((SELECT lines FROM voice_accounts WHERE business_id = ?1), ?3)",
+        &[job.business_id.as_str().into(), c.id.as_str().into(), billing::DEFAULT_LINES.into()],
     )?;
     if leased == 1 {
+        // The request time is read only now, after the line is ours: a
+        // step's first write may wait (for the write gate, or the primary's
+        // lock at a replica) while another call ends and frees the line,
+        // and a time read before that wait would date this call's ringing
+        // before that call's end.
+        db::execute(
+            "UPDATE calls SET requested_at_ms = IFNULL(requested_at_ms, ?3) WHERE business_id = ?1 AND id = ?2",
+            &[job.business_id.as_str().into(), c.id.as_str().into(), clock::now_ms().into()],
+        )?;
         return Ok(again(0, job));
     }
     db::execute("UPDATE calls SET line_waits = line_waits + 1 WHERE business_id = ?1 AND id = ?2", &[job.business_id.as_str().into(), c.id.as_str().into()])?;
