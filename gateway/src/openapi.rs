@@ -105,6 +105,10 @@ fn operation_object(op: &Operation) -> Value {
         let desc = if i == 0 { "Success" } else { "Success (an existing record was reused)" };
         responses.insert(status.to_string(), json!({"description": desc, "content": content}));
     }
+    // Every operation can refuse a request (400 malformed or invalid, 401,
+    // 403, 404, 409, 413, 415, 429 …): a 4XX range names that for tools
+    // that read only explicit codes; `default` covers the rest (5xx).
+    responses.insert("4XX".into(), json!({"$ref": "#/components/responses/Failure"}));
     responses.insert("default".into(), json!({"$ref": "#/components/responses/Failure"}));
     let mut o = json!({
         "operationId": op.id,
@@ -207,7 +211,9 @@ pub fn document_with(schemas: Map<String, Value>) -> Value {
             "title": "Switchboard API",
             "version": API_VERSION,
             "description": "One API for chatapp and photoapp messages, outbound AI voice calls and multi-step campaigns, with contacts, data sources, agents and signed webhooks. Every failure uses the failure envelope; `error.details` lists field-level validation problems.",
-            "x-contract-version": CONTRACT_VERSION
+            "x-contract-version": CONTRACT_VERSION,
+            // The workspace's license (Cargo.toml), an SPDX identifier.
+            "license": {"name": env!("CARGO_PKG_LICENSE"), "identifier": env!("CARGO_PKG_LICENSE")}
         },
         "servers": [{"url": "/"}],
         "paths": paths,
@@ -254,11 +260,35 @@ fn webhooks() -> Value {
         ("photoapp.comment.replied", "PhotoappCommentRepliedEvent", "The account's agent replied publicly under a comment."),
         ("photoapp.comment.failed", "PhotoappCommentFailedEvent", "The agent's reply to a comment could not be published."),
     ];
+    // The headers every delivery carries (components/webhooks' deliver step).
+    let header = |name: &str, schema: Value, description: &str| {
+        json!({"name": name, "in": "header", "required": true, "schema": schema, "description": description})
+    };
+    let headers = json!([
+        header("X-Service-Signature", json!({"type": "string", "pattern": "^[0-9a-f]{64}$"}),
+            "Lowercase hex HMAC-SHA256 of `X-Service-Timestamp`, a dot and the raw body, keyed with the subscription's signing secret; compare in constant time."),
+        header("X-Service-Timestamp", json!({"type": "string", "pattern": "^[0-9]+$"}),
+            "Seconds since the Unix epoch when this attempt was signed; refuse stale ones to stop replays."),
+        header("X-Service-Event-Id", json!({"type": "string", "minLength": 1}),
+            "The payload's `eventId`; deduplicate on it before side effects."),
+        header("X-Service-Contract-Version", json!({"const": CONTRACT_VERSION}), "The payload contract version."),
+        header("Idempotency-Key", json!({"type": "string", "minLength": 1}),
+            "One value per attempt, never sent twice."),
+    ]);
     let mut out = Map::new();
     for (event, schema, summary) in events {
+        // chatapp.message.received -> chatappMessageReceivedWebhook (the
+        // event names are lowercase ASCII words).
+        let words = event.split('.').enumerate();
+        let operation_id: String = words.map(|(i, w)| if i == 0 { w.to_string() } else { w[..1].to_ascii_uppercase() + &w[1..] }).collect::<String>() + "Webhook";
         out.insert(event.to_string(), json!({"post": {
+            "operationId": operation_id,
             "summary": summary,
             "description": "Signed POST to the subscription's callbackUrl: `X-Service-Signature` is the hex HMAC-SHA256 of `X-Service-Timestamp`, a dot and the raw body, keyed with the subscription's signing secret; `X-Service-Event-Id` and `X-Service-Contract-Version` are set, and `Idempotency-Key` (one value per attempt, never sent twice). Any non-2xx answer is retried with the same eventId and a rising retryNumber; an attempt interrupted by a crash counts, so retryNumber never repeats.",
+            "parameters": headers,
+            // Sent by the service, not called by a client: no API key or
+            // session. The receiver authenticates it by its signature.
+            "security": [],
             "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}}},
             "responses": {"2XX": {"description": "Accepted durably by the receiver."}}
         }}));
@@ -283,6 +313,42 @@ mod tests {
         for name in doc["webhooks"].as_object().unwrap().keys() {
             assert!(events.iter().any(|e| e == name.as_str()), "{name}");
         }
+    }
+
+    #[test]
+    fn every_operation_declares_its_security_and_its_refusals() {
+        let g = crate::Gateway::new().unwrap();
+        let doc = g.document();
+        let schemes = doc["components"]["securitySchemes"].as_object().unwrap();
+        let mut ids = std::collections::HashSet::new();
+        let paths = doc["paths"].as_object().unwrap().values();
+        for op in paths.chain(doc["webhooks"].as_object().unwrap().values()).flat_map(|item| item.as_object().unwrap().values()) {
+            let id = op["operationId"].as_str().expect("operationId");
+            assert!(ids.insert(id.to_string()), "{id} twice");
+            // An explicit list, empty for the public operations and webhooks.
+            for requirement in op["security"].as_array().unwrap_or_else(|| panic!("{id} has no security")) {
+                for scheme in requirement.as_object().unwrap().keys() {
+                    assert!(schemes.contains_key(scheme), "{id}: {scheme}");
+                }
+            }
+            assert!(op["description"].as_str().is_some_and(|d| !d.is_empty()), "{id}");
+        }
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                assert_eq!(op["responses"]["4XX"]["$ref"], "#/components/responses/Failure", "{method} {path}");
+            }
+        }
+        let public = &doc["paths"]["/api/v1/contracts/whatsapp-automation"]["get"];
+        assert_eq!(public["security"], serde_json::json!([]));
+        let webhook = &doc["webhooks"]["chatapp.message.received"]["post"];
+        assert_eq!(webhook["operationId"], "chatappMessageReceivedWebhook");
+        assert_eq!(webhook["security"], serde_json::json!([]));
+        let headers: Vec<&str> = webhook["parameters"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+        assert!(headers.contains(&"X-Service-Signature") && headers.contains(&"Idempotency-Key"), "{headers:?}");
+        // Raw uploads name a media type every generator handles.
+        let upload = &doc["paths"]["/api/v1/data-sources/upload"]["post"]["requestBody"]["content"];
+        assert_eq!(upload["application/octet-stream"]["schema"]["$ref"], "#/components/schemas/DataSourceUploadFile");
+        assert_eq!(doc["info"]["license"]["identifier"], "Apache-2.0");
     }
 
     #[test]
