@@ -1,5 +1,6 @@
-//! Builds the guest components for wasm32-wasip2 and embeds them, and embeds
-//! the SQL migrations, so `cargo build` / `cargo test` is the only build step.
+//! Builds the guest components for wasm32-wasip2 and embeds them, so `cargo
+//! build` / `cargo test` is the only build step (the storage crate embeds
+//! the SQL migrations).
 
 use std::env;
 use std::fs;
@@ -17,27 +18,7 @@ const TEST_COMPONENTS: &[&str] = &["testbed", "plugin-testbed", "plugin-ai-testb
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).parent().unwrap().to_path_buf();
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
-    embed_migrations(&root, &out);
     build_components(&root, &out);
-}
-
-fn embed_migrations(root: &Path, out: &Path) {
-    let dir = root.join("migrations");
-    println!("cargo:rerun-if-changed={}", dir.display());
-    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
-        .expect("migrations/ exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "sql"))
-        .collect();
-    files.sort();
-    let mut code = String::from("/// (file name, SQL) in the order they apply.\npub static MIGRATIONS: &[(&str, &str)] = &[\n");
-    for f in files {
-        println!("cargo:rerun-if-changed={}", f.display());
-        let name = f.file_name().unwrap().to_string_lossy().to_string();
-        code.push_str(&format!("    ({name:?}, include_str!({:?})),\n", f.display().to_string()));
-    }
-    code.push_str("];\n");
-    fs::write(out.join("migrations.rs"), code).unwrap();
 }
 
 fn build_components(root: &Path, out: &Path) {

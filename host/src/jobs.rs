@@ -338,6 +338,51 @@ pub const FINISHED_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Finished jobs deleted per write transaction by `purge_finished`.
 const PURGE_BATCH: i64 = 2_000;
 
+/// Every (kind, state) the queue gauges were ever set for: an emptied queue
+/// reads 0, not its last depth.
+static QUEUE_LABELS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+/// Sets the queue gauges for a scrape of `/metrics`: the depth and oldest
+/// due age of pending and leased jobs per kind, and the rows ingestion
+/// versions hold (all businesses together).
+pub fn queue_gauges(db: &Db) {
+    let int = |v: &SqlValue| match v {
+        SqlValue::Integer(i) => *i,
+        _ => 0,
+    };
+    let Ok(conn) = db.conn() else { return };
+    let now = crate::clock::now_ms();
+    let rows = db::query_rows(
+        &conn,
+        "SELECT kind, 'pending', COUNT(*), MIN(due_at_ms) FROM jobs INDEXED BY jobs_pending_due WHERE state = 'pending' GROUP BY kind \
+         UNION ALL SELECT kind, 'leased', COUNT(*), MIN(due_at_ms) FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' GROUP BY kind",
+        vec![],
+    )
+    .unwrap_or_default();
+    let mut seen = QUEUE_LABELS.lock();
+    for (kind, state) in seen.iter() {
+        let labels = [("kind", kind.clone()), ("state", state.clone())];
+        metrics::gauge!("switchboard_jobs_queued", &labels).set(0.0);
+        metrics::gauge!("switchboard_jobs_oldest_due_age_seconds", &labels).set(0.0);
+    }
+    for r in rows {
+        let key = (db::text(&r[0]), db::text(&r[1]));
+        if !seen.contains(&key) {
+            seen.push(key.clone());
+        }
+        let labels = [("kind", key.0), ("state", key.1)];
+        metrics::gauge!("switchboard_jobs_queued", &labels).set(int(&r[2]) as f64);
+        let age = ((now - int(&r[3])).max(0) as f64) / 1000.0;
+        metrics::gauge!("switchboard_jobs_oldest_due_age_seconds", &labels).set(age);
+    }
+    drop(seen);
+    let rows = db::query_rows(&conn, "SELECT IFNULL(SUM(row_count), 0), COUNT(*) FROM ingestion_versions", vec![]).unwrap_or_default();
+    if let Some(r) = rows.first() {
+        metrics::gauge!("switchboard_ingestion_rows").set(int(&r[0]) as f64);
+        metrics::gauge!("switchboard_ingestion_versions").set(int(&r[1]) as f64);
+    }
+}
+
 /// Deletes the jobs finished before `FINISHED_RETENTION` (by the time they
 /// were last due, about when their last step ran), with their run records,
 /// a batch per short write transaction so writers never wait long. Returns

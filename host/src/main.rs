@@ -7,30 +7,23 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod admin;
+// The host's capabilities, each a crate of its own (crates/).
+use switchboard_ops::{clock, limits, logging, metrics};
+use switchboard_storage::{db, freshness, ship};
 mod bench_native;
-mod clock;
 mod console;
-mod db;
 mod download;
 mod engine;
-mod freshness;
 mod jobs;
-mod key_cache;
 mod knowledge;
-mod limits;
-mod logging;
-mod metrics;
 mod outbound;
 mod pipeline;
-mod planner_stats;
 mod plugins;
 mod raw_upload;
 mod readers;
 mod recordings;
 mod sandbox;
 mod server;
-mod sql_literals;
-mod ship;
 mod staging;
 mod usage;
 mod wire;

@@ -99,36 +99,41 @@ impl Answer {
 /// How long a mutation waits for the write gate before answering 503.
 const WRITE_GATE_WAIT: Duration = Duration::from_secs(30);
 
-impl Db {
+/// The keys and console sessions admission looks callers up in: storage,
+/// behind the key cache.
+pub struct Keys<'a>(pub &'a Db);
+
+impl Keys<'_> {
     /// The key for `key_hash` as storage has it (`KeyCache` calls this on
     /// a miss).
     fn read_key(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
+        let db = self.0;
         let lookup = |mut c: &crate::db::Connection| switchboard_gateway::storage::find_key(&mut c, key_hash).map_err(|_| unavailable());
-        let pooled = self.read_conn().map_err(|_| unavailable())?;
+        let pooled = db.read_conn().map_err(|_| unavailable())?;
         let mut found = lookup(&pooled)?;
         drop(pooled);
         if found.is_none() {
             // Keys are created by another process (the admin CLI). A miss is
             // confirmed on a brand-new connection so that a pooled one can
             // never answer from an older view of the table.
-            let fresh = self.fresh_read_conn().map_err(|_| unavailable())?;
+            let fresh = db.fresh_read_conn().map_err(|_| unavailable())?;
             found = lookup(&fresh)?;
             if found.is_some() {
                 crate::logging::line("warn", "a pooled connection missed a key that a fresh one found");
             }
         }
-        if found.is_none() && self.pull_for_missing_key() {
+        if found.is_none() && db.pull_for_missing_key() {
             // A node of a primary: the key may be newer than the replica.
-            let fresh = self.fresh_read_conn().map_err(|_| unavailable())?;
+            let fresh = db.fresh_read_conn().map_err(|_| unavailable())?;
             found = lookup(&fresh)?;
         }
         Ok(found)
     }
 }
 
-impl KeyDirectory for Db {
+impl KeyDirectory for Keys<'_> {
     fn find_by_hash(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
-        let found = self.keys().get(key_hash, || self.read_key(key_hash))?;
+        let found = self.0.keys().get(key_hash, || self.read_key(key_hash))?;
         if let Some(k) = found.as_ref().filter(|k| !k.revoked) {
             crate::usage::note(&k.key_id);
         }
@@ -136,7 +141,7 @@ impl KeyDirectory for Db {
     }
 
     fn find_session(&self, token_hash: &str) -> Result<Option<SessionRecord>, Failure> {
-        crate::console::sessions::find(self, token_hash).map_err(|_| unavailable())
+        crate::console::sessions::find(self.0, token_hash).map_err(|_| unavailable())
     }
 }
 
@@ -223,7 +228,7 @@ impl App {
     /// runs it. No component runs here and nothing is written, so it may run
     /// on any thread.
     pub fn prepare(&self, incoming: Incoming, request_id: &str) -> Prepared {
-        match self.gateway.admit(incoming, &self.db) {
+        match self.gateway.admit(incoming, &Keys(&self.db)) {
             Ok(a) => self.route(a, request_id),
             Err(f) => Prepared::Done(Answer::failure(&f, request_id)),
         }

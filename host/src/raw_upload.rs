@@ -212,7 +212,7 @@ pub(crate) async fn answer(
             idempotency_key: idempotency_key.as_deref(),
             body: Vec::new(),
         };
-        s.app.gateway.admit_raw(incoming, &s.app.db)
+        s.app.gateway.admit_raw(incoming, &crate::pipeline::Keys(&s.app.db))
     })
     .await;
     let admitted = match admitted {

@@ -624,7 +624,10 @@ fn target_failure(refusal: crate::outbound::TargetRefusal) -> Failure {
 /// queue gauges query storage).
 async fn metrics_answer(shared: &Arc<Shared>) -> Answer {
     let s = shared.clone();
-    let text = tokio::task::spawn_blocking(move || crate::metrics::render(&s.app.db)).await.unwrap_or_default();
+    let text = tokio::task::spawn_blocking(move || {
+        crate::jobs::queue_gauges(&s.app.db);
+        crate::metrics::render()
+    }).await.unwrap_or_default();
     Answer { status: 200, content_type: "text/plain; version=0.0.4", body: text, headers: Vec::new(), operation: "metrics", download: None }
 }
 

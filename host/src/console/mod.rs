@@ -242,7 +242,7 @@ fn route(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
 /// The caller's live session (writes: with its CSRF token).
 fn session(app: &App, r: &ConsoleRequest) -> Result<SessionRecord, Failure> {
     let mutation = r.method != "GET" && r.method != "HEAD";
-    console_session(r.session.as_deref(), r.csrf.as_deref(), mutation, true, logged_path(&r.path), &app.db)
+    console_session(r.session.as_deref(), r.csrf.as_deref(), mutation, true, logged_path(&r.path), &crate::pipeline::Keys(&app.db))
 }
 
 /// A console route's body is JSON, said so in its Content-Type: a login

@@ -168,8 +168,8 @@ impl Connection {
     fn with_statement<T>(&self, sql: &str, f: impl FnOnce(&libsql::Statement) -> Result<T, libsql::Error>) -> Result<T, libsql::Error> {
         if self.replica.is_some() && !self.in_write_transaction() {
             if changes_data(sql) {
-                crate::metrics::primary_call("describe");
-                crate::metrics::primary_call("statement");
+                switchboard_ops::metrics::primary_call("describe");
+                switchboard_ops::metrics::primary_call("statement");
             }
             let out = block(self.inner.prepare(sql)).and_then(|stmt| f(&stmt));
             self.after_statement(sql, &out);
@@ -178,13 +178,13 @@ impl Connection {
         let mut cache = self.statements.borrow_mut();
         if !cache.contains(sql) {
             if self.replica.is_some() {
-                crate::metrics::primary_call("describe");
+                switchboard_ops::metrics::primary_call("describe");
             }
             let stmt = block(self.inner.prepare(sql))?;
             cache.put(sql.into(), stmt);
         }
         if self.replica.is_some() {
-            crate::metrics::primary_call("statement");
+            switchboard_ops::metrics::primary_call("statement");
         }
         let stmt = cache.get(sql).expect("just inserted");
         let out = f(stmt);
@@ -271,7 +271,7 @@ impl Connection {
     fn execute_here(&self, sql: &str, params: Vec<SqlValue>) -> Result<u64, libsql::Error> {
         if self.replica.is_some() {
             if self.in_write_transaction() || changes_data(sql) || starts_with_word(sql, "BEGIN IMMEDIATE") {
-                crate::metrics::primary_call("statement");
+                switchboard_ops::metrics::primary_call("statement");
             }
             // Straight to the connection: a statement prepared first would
             // cost the primary a `describe` round trip before it runs.
@@ -388,7 +388,7 @@ impl Connection {
                     Ok(0)
                 }
                 Err(crate::ship::ShipError::Conflict) => {
-                    crate::metrics::primary_call("conflict");
+                    switchboard_ops::metrics::primary_call("conflict");
                     // Running it again must see what the primary has.
                     let _ = pull_replica(&ship.replica);
                     CONFLICT.with(|c| c.set(true));
@@ -453,7 +453,7 @@ impl Connection {
         let mut pending = String::from("SAVEPOINT execute_many;");
         let send = |pending: &mut String| -> Result<(), libsql::Error> {
             if !pending.is_empty() {
-                crate::metrics::primary_call("batch");
+                switchboard_ops::metrics::primary_call("batch");
                 block(self.inner.execute_batch(pending))?;
                 pending.clear();
             }
@@ -477,7 +477,7 @@ impl Connection {
                 } else {
                     send(&mut pending)?;
                 }
-                crate::metrics::primary_call("statement");
+                switchboard_ops::metrics::primary_call("statement");
                 block(self.inner.execute(sql, row.clone()))?;
             }
             pending.push_str("RELEASE execute_many;");
@@ -498,7 +498,7 @@ impl Connection {
 /// Pulls the primary's new frames into the replica (one `sync` call to
 /// the primary, counted).
 fn pull_replica(replica: &libsql::Database) -> Result<(), libsql::Error> {
-    crate::metrics::primary_call("sync");
+    switchboard_ops::metrics::primary_call("sync");
     block(replica.sync()).map(|_| ())
 }
 
@@ -807,7 +807,7 @@ impl Db {
     /// Opens (creating if needed) `<dir>/switchboard.db`, switches on WAL,
     /// applies pending migrations and writes the planner's statistics
     /// (`planner_stats.rs`). Refuses a database newer than this binary.
-    #[cfg(test)]
+    /// Local, with the default durability: the tests' and tools' way in.
     pub fn open(dir: &Path) -> Result<Db> {
         Db::open_storage(dir, Durability::Normal, &Storage::Local)
     }
@@ -1006,7 +1006,7 @@ impl Db {
     pub fn write_gate(&self, wait: Duration) -> Option<WriteGuard> {
         let asked = std::time::Instant::now();
         let guard = self.write_gate.try_lock_arc_for(wait);
-        crate::metrics::write_gate_wait(asked, guard.is_some());
+        switchboard_ops::metrics::write_gate_wait(asked, guard.is_some());
         guard
     }
 
@@ -1102,7 +1102,7 @@ impl Db {
             Ok(Some(name))
         };
         while let Some(name) = in_transaction(&c, &next)? {
-            crate::logging::line("info", &format!("applied migration {name}"));
+            switchboard_ops::logging::line("info", &format!("applied migration {name}"));
         }
         if self.replica.is_some() {
             // The primary refuses ANALYZE, so sqlite_stat1 cannot be made

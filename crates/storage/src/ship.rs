@@ -167,7 +167,7 @@ impl Shipper {
         if !self.auth_token.is_empty() {
             req = req.bearer_auth(&self.auth_token);
         }
-        crate::metrics::primary_call("batch");
+        switchboard_ops::metrics::primary_call("batch");
         block(async {
             let r = req.send().await.map_err(|e| ShipError::Unreachable(e.without_url().to_string()))?;
             let status = r.status();

@@ -8,9 +8,6 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
-/// Every (kind, state) the queue gauges were ever set for: an emptied queue
-/// reads 0, not its last depth.
-static QUEUE_LABELS: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
 
 /// Histogram buckets in seconds: 100 µs to 30 s.
 const BUCKETS: [f64; 14] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0, 30.0];
@@ -79,50 +76,9 @@ pub fn job_step(kind: &str, outcome: &str, started_ms: i64) {
     metrics::histogram!("switchboard_job_step_duration_seconds", "kind" => kind.to_string()).record(seconds);
 }
 
-/// The Prometheus text, with the job queue's depth and oldest due age per
-/// kind read from storage at scrape time.
-pub fn render(db: &crate::db::Db) -> String {
-    let int = |v: &crate::db::SqlValue| match v {
-        crate::db::SqlValue::Integer(i) => *i,
-        _ => 0,
-    };
-    if let Ok(conn) = db.conn() {
-        let now = crate::clock::now_ms();
-        let rows = crate::db::query_rows(
-            &conn,
-            "SELECT kind, 'pending', COUNT(*), MIN(due_at_ms) FROM jobs INDEXED BY jobs_pending_due WHERE state = 'pending' GROUP BY kind \
-             UNION ALL SELECT kind, 'leased', COUNT(*), MIN(due_at_ms) FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' GROUP BY kind",
-            vec![],
-        )
-        .unwrap_or_default();
-        let mut seen = QUEUE_LABELS.lock().unwrap_or_else(|e| e.into_inner());
-        for (kind, state) in seen.iter() {
-            let labels = [("kind", kind.clone()), ("state", state.clone())];
-            metrics::gauge!("switchboard_jobs_queued", &labels).set(0.0);
-            metrics::gauge!("switchboard_jobs_oldest_due_age_seconds", &labels).set(0.0);
-        }
-        for r in rows {
-            let text = |v: &crate::db::SqlValue| match v {
-                crate::db::SqlValue::Text(s) => s.clone(),
-                _ => String::new(),
-            };
-            let key = (text(&r[0]), text(&r[1]));
-            if !seen.contains(&key) {
-                seen.push(key.clone());
-            }
-            let labels = [("kind", key.0), ("state", key.1)];
-            metrics::gauge!("switchboard_jobs_queued", &labels).set(int(&r[2]) as f64);
-            let age = ((now - int(&r[3])).max(0) as f64) / 1000.0;
-            metrics::gauge!("switchboard_jobs_oldest_due_age_seconds", &labels).set(age);
-        }
-        drop(seen);
-        // Rows held by ingestion versions (all businesses together).
-        let rows = crate::db::query_rows(&conn, "SELECT IFNULL(SUM(row_count), 0), COUNT(*) FROM ingestion_versions", vec![]).unwrap_or_default();
-        if let Some(r) = rows.first() {
-            metrics::gauge!("switchboard_ingestion_rows").set(int(&r[0]) as f64);
-            metrics::gauge!("switchboard_ingestion_versions").set(int(&r[1]) as f64);
-        }
-    }
+/// The Prometheus text of everything recorded so far. Gauges read from
+/// storage are set by their owners just before (`jobs::queue_gauges`).
+pub fn render() -> String {
     match HANDLE.get() {
         Some(handle) => {
             handle.run_upkeep();

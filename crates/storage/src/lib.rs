@@ -1,0 +1,18 @@
+//! Storage: the one database every node works on. A local libSQL file, or
+//! an embedded replica of a libSQL primary whose writes are shipped to the
+//! primary as guarded batches (`ship`); the migrations; connections that
+//! keep their prepared statements; the write gate and its writer
+//! connection; read-your-writes (`freshness`); the key cache's change
+//! signal; the planner's statistics.
+//!
+//! Never: HTTP, wasmtime, domain rules. Nothing here knows what a contact or
+//! a job is; callers hand it SQL.
+//!
+//! Entry point: `db::Db::open`.
+
+pub mod db;
+pub mod freshness;
+pub mod key_cache;
+pub mod planner_stats;
+pub mod ship;
+pub mod sql_literals;
