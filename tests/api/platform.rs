@@ -28,7 +28,12 @@ fn openapi_document_and_contract_are_public() {
             ops += 1;
             assert!(op["operationId"].is_string());
             assert!(op["responses"]["default"].is_object());
+            assert!(op["responses"]["4XX"].is_object());
+            assert!(op["security"].is_array(), "every operation declares its security, [] when public");
         }
+    }
+    for (_, item) in doc.body["webhooks"].as_object().unwrap() {
+        assert_eq!(item["post"]["security"], json!([]), "sent by the service, authenticated by its signature");
     }
     assert_eq!(ops, 60, "the contract's 54, ours (the webhook delivery log and redelivery, the console's three agent-test operations, credits)");
     assert_eq!(doc.body["components"]["schemas"]["ContactCreate"]["type"], "object");
