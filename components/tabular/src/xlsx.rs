@@ -1,28 +1,35 @@
-//! Reads the first worksheet of an XLSX/XLSM workbook (a ZIP of XML parts):
-//! the `zip` crate opens the archive (stored and deflate entries, no
-//! encryption) and `quick-xml` reads the workbook, relationships, styles,
-//! shared strings and the sheet.
+//! Reads the first worksheet of an XLSX/XLSM workbook with `calamine`,
+//! which opens the package (relationships, workbook, shared strings,
+//! styles) and streams the sheet cell by cell. Before it does, the archive's
+//! directory is checked with the `zip` crate: the parts calamine reads must
+//! be stored or deflated, not encrypted, and within [`Limits`] by the size
+//! they declare (the `zip` reader then refuses a part that inflates past
+//! it); the parts other than worksheets are inflated once to check their
+//! CRC. A worksheet's CRC is not checked (calamine stops at its last cell
+//! and the first sheet's part name is calamine's own): damage there shows
+//! as a deflate or XML error, or, in a stored part, goes unseen. A package
+//! without `_rels/.rels` (written by minimal tools) gets the standard one.
 //!
-//! Each cell becomes its stored text: shared and inline strings as written,
-//! numbers as their stored decimal text (so dates arrive as the
+//! Each cell becomes its text: shared and inline strings as written (rich
+//! text runs joined, phonetic runs left out), numbers as the shortest
+//! decimal that reads back as the stored value (so dates arrive as the
 //! spreadsheet's serial numbers), booleans as `TRUE`/`FALSE`, errors as
 //! their code (`#DIV/0!`). Formulas contribute their cached value. Rows
 //! without cells are skipped. Beside the text, `read_first_sheet_dated`
-//! reports which numeric cells carry a date or time number format (from
-//! `xl/styles.xml`: built-in formats 14-22 and 45-47, or a custom format
-//! code with date/time tokens) and whether the workbook counts from 1904.
+//! reports which numeric cells carry a date or time number format (the
+//! cell style's format code, see [`date_format_kind`]) and whether the
+//! workbook counts from 1904.
 
 use crate::infer::SheetDateKind;
-use quick_xml::events::{BytesStart, Event};
-use quick_xml::Reader;
-use std::io::{Cursor, Read};
+use calamine::{DataRef, Reader, SheetType, Xlsx, XlsxError};
+use std::io::{Cursor, Write};
 use zip::CompressionMethod;
 
 /// Caps that keep one conversion step within the component's memory.
 pub struct Limits {
     /// Largest decompressed worksheet XML.
     pub max_sheet_bytes: usize,
-    /// Largest decompressed shared-strings XML.
+    /// Largest decompressed shared-strings (or styles) XML.
     pub max_shared_strings_bytes: usize,
 }
 
@@ -32,142 +39,107 @@ pub const MAX_FILE_BYTES: usize = 64 << 20;
 
 pub const DEFAULT_LIMITS: Limits = Limits { max_sheet_bytes: 48 << 20, max_shared_strings_bytes: 16 << 20 };
 
-type Archive<'z> = zip::ZipArchive<Cursor<&'z [u8]>>;
+/// Largest workbook.xml or relationships part.
+const MAX_INDEX_PART_BYTES: usize = 8 << 20;
+
+/// Columns a worksheet can have (`A` to `XFD`).
+const MAX_COLUMNS: usize = 16_384;
 
 const NOT_ZIP: &str = "the file is not a valid XLSX/XLSM workbook (not a readable ZIP archive)";
 
-fn open(zip: &[u8]) -> Result<Archive<'_>, String> {
-    zip::ZipArchive::new(Cursor::new(zip)).map_err(|_| NOT_ZIP.to_string())
+/// The package relationships a workbook written without `_rels/.rels`
+/// gets (calamine finds the workbook part through them).
+const PACKAGE_RELS: &str = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>"#;
+
+/// The cap on a part calamine reads, by its name; None for parts it does
+/// not read (images, charts, printer settings...).
+fn part_limit(name: &str, limits: &Limits) -> Option<usize> {
+    if name.starts_with("xl/worksheets/") && name.ends_with(".xml") {
+        Some(limits.max_sheet_bytes)
+    } else if name.ends_with("sharedStrings.xml") || name.ends_with("styles.xml") {
+        Some(limits.max_shared_strings_bytes)
+    } else if name.ends_with(".rels") || name.ends_with("workbook.xml") {
+        Some(MAX_INDEX_PART_BYTES)
+    } else {
+        None
+    }
 }
 
-/// The decompressed part `name`, refused if larger than `limit` (by the
-/// size the archive declares, or by what it actually inflates to).
-fn read_entry(zip: &mut Archive, name: &str, limit: usize) -> Result<Vec<u8>, String> {
-    let i = zip.index_for_name(name).ok_or_else(|| format!("the workbook part `{name}` is missing"))?;
-    let size = {
-        let raw = zip.by_index_raw(i).map_err(|_| NOT_ZIP.to_string())?;
-        if raw.encrypted() {
+/// Checks the archive's directory before calamine reads it, and the CRC of
+/// each part it reads other than worksheets; returns whether the package
+/// has its relationships part (`_rels/.rels`).
+fn check_archive(zip: &[u8], limits: &Limits) -> Result<bool, String> {
+    if zip.starts_with(&[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) {
+        return Err("the file is a password-protected workbook or a legacy .xls file, not XLSX/XLSM; save it as XLSX without a password".into());
+    }
+    let mut archive = zip::ZipArchive::new(Cursor::new(zip)).map_err(|_| NOT_ZIP.to_string())?;
+    if archive.index_for_name("[Content_Types].xml").is_none() {
+        return Err("the file is not an XLSX/XLSM workbook (no [Content_Types].xml)".into());
+    }
+    let has_package_rels = archive.index_for_name("_rels/.rels").is_some();
+    let mut verify = Vec::new();
+    for i in 0..archive.len() {
+        let part = archive.by_index_raw(i).map_err(|_| NOT_ZIP.to_string())?;
+        let name = part.name().map_err(|_| NOT_ZIP.to_string())?;
+        let Some(limit) = part_limit(&name, limits) else { continue };
+        if part.encrypted() {
             return Err("encrypted workbooks are not supported".into());
         }
-        match raw.compression() {
+        match part.compression() {
             CompressionMethod::Stored | CompressionMethod::Deflated => {}
             #[allow(deprecated)] // the number is what a user can look up
             m => return Err(format!("the workbook uses unsupported ZIP compression method {}", m.to_u16())),
         }
-        raw.size()
-    };
-    if size > limit as u64 {
-        return Err(format!("the workbook part `{name}` is {size} bytes uncompressed; at most {limit} are supported"));
-    }
-    let corrupt = || format!("the workbook part `{name}` is corrupt (deflate data does not decode)");
-    let part = zip.by_index(i).map_err(|_| NOT_ZIP.to_string())?;
-    let mut out = Vec::with_capacity(size as usize);
-    // The reader checks the CRC at the end of the part.
-    part.take(limit as u64 + 1).read_to_end(&mut out).map_err(|_| corrupt())?;
-    if out.len() > limit {
-        return Err(corrupt());
-    }
-    Ok(out)
-}
-
-fn attr(e: &BytesStart, name: &[u8]) -> Option<String> {
-    e.attributes().flatten().find(|a| a.key.as_ref() == name || a.key.local_name().as_ref() == name).and_then(|a| a.unescape_value().ok().map(|v| v.into_owned()))
-}
-
-fn xml_err(part: &str, e: impl std::fmt::Display) -> String {
-    format!("the workbook part `{part}` is not valid XML: {e}")
-}
-
-/// The path of the first worksheet, from workbook.xml and its relationships,
-/// and whether the workbook uses the 1904 date system.
-fn first_sheet_path(zip: &mut Archive) -> Result<(String, bool), String> {
-    let has = |zip: &Archive, n: &str| zip.index_for_name(n).is_some();
-    let fallback = |zip: &Archive| {
-        zip.file_names()
-            .filter_map(Result::ok)
-            .filter(|n| n.starts_with("xl/worksheets/") && n.ends_with(".xml"))
-            .min()
-            .map(|p| (p.into_owned(), false))
-            .ok_or_else(|| "the workbook has no worksheet".to_string())
-    };
-    if !has(zip, "xl/workbook.xml") || !has(zip, "xl/_rels/workbook.xml.rels") {
-        return if has(zip, "[Content_Types].xml") { fallback(zip) } else { Err("the file is not an XLSX/XLSM workbook (no [Content_Types].xml)".into()) };
-    }
-    let wb = read_entry(zip, "xl/workbook.xml", 8 << 20)?;
-    let mut r = Reader::from_reader(wb.as_slice());
-    let mut buf = Vec::new();
-    let mut rid = None;
-    let mut date1904 = false;
-    loop {
-        match r.read_event_into(&mut buf).map_err(|e| xml_err("xl/workbook.xml", e))? {
-            // workbookPr comes before sheets in the schema's order.
-            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == b"workbookPr" => {
-                date1904 = matches!(attr(&e, b"date1904").as_deref(), Some("1" | "true"));
-            }
-            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == b"sheet" => {
-                rid = attr(&e, b"id");
-                break;
-            }
-            Event::Eof => break,
-            _ => {}
+        let size = part.size();
+        if size > limit as u64 {
+            return Err(format!("the workbook part `{name}` is {size} bytes uncompressed; at most {limit} are supported"));
         }
-        buf.clear();
-    }
-    let Some(rid) = rid else { return fallback(zip).map(|(p, _)| (p, date1904)) };
-    let rels = read_entry(zip, "xl/_rels/workbook.xml.rels", 8 << 20)?;
-    let mut r = Reader::from_reader(rels.as_slice());
-    loop {
-        match r.read_event_into(&mut buf).map_err(|e| xml_err("xl/_rels/workbook.xml.rels", e))? {
-            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == b"Relationship" && attr(&e, b"Id").as_deref() == Some(&rid) => {
-                let target = attr(&e, b"Target").unwrap_or_default();
-                let path = match target.strip_prefix('/') {
-                    Some(abs) => abs.to_string(),
-                    None => format!("xl/{target}"),
-                };
-                return Ok((path, date1904));
-            }
-            Event::Eof => return fallback(zip).map(|(p, _)| (p, date1904)),
-            _ => {}
+        if !name.starts_with("xl/worksheets/") {
+            verify.push((i, name.into_owned()));
         }
-        buf.clear();
+    }
+    // The parts calamine loads whole are inflated once here, so a damaged
+    // one fails its CRC (calamine stops reading a part at its last element).
+    for (i, name) in verify {
+        let corrupt = || format!("the workbook part `{name}` is corrupt (its data does not decode or fails its checksum)");
+        let mut part = archive.by_index(i).map_err(|_| corrupt())?;
+        std::io::copy(&mut part, &mut std::io::sink()).map_err(|_| corrupt())?;
+    }
+    Ok(has_package_rels)
+}
+
+/// `zip` with [`PACKAGE_RELS`] appended as `_rels/.rels` (the old central
+/// directory is left in place and a new one written after the new part).
+fn with_package_rels(zip: &[u8]) -> Result<Vec<u8>, String> {
+    let mut w = zip::ZipWriter::new_append(Cursor::new(zip.to_vec())).map_err(|_| NOT_ZIP.to_string())?;
+    let stored = zip::write::SimpleFileOptions::default().compression_method(CompressionMethod::Stored);
+    w.start_file("_rels/.rels", stored).map_err(|_| NOT_ZIP.to_string())?;
+    w.write_all(PACKAGE_RELS.as_bytes()).map_err(|_| NOT_ZIP.to_string())?;
+    Ok(w.finish().map_err(|_| NOT_ZIP.to_string())?.into_inner())
+}
+
+/// A calamine error as a user reads it.
+fn describe(e: XlsxError) -> String {
+    match e {
+        XlsxError::Zip(_) => NOT_ZIP.into(),
+        XlsxError::Password => "the workbook is password-protected; save it without a password".into(),
+        XlsxError::FileNotFound(part) => format!("the workbook part `{part}` is missing"),
+        XlsxError::WorksheetNotFound(name) => format!("the workbook's first worksheet `{name}` is missing"),
+        e => format!("the workbook is corrupt ({e})"),
     }
 }
 
-fn shared_strings(xml: &[u8]) -> Result<Vec<String>, String> {
-    let mut r = Reader::from_reader(xml);
-    let mut buf = Vec::new();
-    let mut out = Vec::new();
-    let (mut in_si, mut in_t, mut in_ph) = (false, false, false);
-    let mut cur = String::new();
-    loop {
-        match r.read_event_into(&mut buf).map_err(|e| xml_err("xl/sharedStrings.xml", e))? {
-            Event::Start(e) => match e.local_name().as_ref() {
-                b"si" => {
-                    in_si = true;
-                    cur.clear();
-                }
-                b"t" => in_t = true,
-                b"rPh" => in_ph = true,
-                _ => {}
-            },
-            Event::Empty(e) if e.local_name().as_ref() == b"si" => out.push(String::new()),
-            Event::End(e) => match e.local_name().as_ref() {
-                b"si" => {
-                    in_si = false;
-                    out.push(std::mem::take(&mut cur));
-                }
-                b"t" => in_t = false,
-                b"rPh" => in_ph = false,
-                _ => {}
-            },
-            Event::Text(t) if in_si && in_t && !in_ph => cur.push_str(&t.unescape().map_err(|e| xml_err("xl/sharedStrings.xml", e))?),
-            Event::CData(t) if in_si && in_t && !in_ph => cur.push_str(&String::from_utf8_lossy(&t)),
-            Event::Eof => break,
-            _ => {}
-        }
-        buf.clear();
+/// A number's text: the shortest decimal that reads back as the value,
+/// with an exponent only far from 1 (`1e21`, `1.5e-8`).
+fn number_text(n: f64) -> String {
+    let a = n.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if (1e-7..1e21).contains(&a) {
+        n.to_string()
+    } else {
+        format!("{n:e}")
     }
-    Ok(out)
 }
 
 /// What a number format shows: a built-in id (14-22 and 45-47 are the
@@ -249,43 +221,11 @@ fn format_code_kind(code: &str) -> Option<SheetDateKind> {
     }
 }
 
-/// The date/time kind of each cell style (`cellXfs` index), from styles.xml.
-fn date_styles(xml: &[u8]) -> Result<Vec<Option<SheetDateKind>>, String> {
-    let mut r = Reader::from_reader(xml);
-    let mut buf = Vec::new();
-    let mut custom: Vec<(u32, String)> = Vec::new();
-    let mut out = Vec::new();
-    let mut in_xfs = false;
-    loop {
-        match r.read_event_into(&mut buf).map_err(|e| xml_err("xl/styles.xml", e))? {
-            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == b"numFmt" => {
-                if let (Some(id), Some(code)) = (attr(&e, b"numFmtId").and_then(|i| i.parse().ok()), attr(&e, b"formatCode")) {
-                    custom.push((id, code));
-                }
-            }
-            Event::Start(e) if e.local_name().as_ref() == b"cellXfs" => in_xfs = true,
-            Event::End(e) if e.local_name().as_ref() == b"cellXfs" => in_xfs = false,
-            Event::Start(e) | Event::Empty(e) if in_xfs && e.local_name().as_ref() == b"xf" => {
-                let id: u32 = attr(&e, b"numFmtId").and_then(|i| i.parse().ok()).unwrap_or(0);
-                let code = custom.iter().find(|(c, _)| *c == id).map(|(_, code)| code.as_str());
-                out.push(date_format_kind(id, code));
-            }
-            Event::Eof => break,
-            _ => {}
-        }
-        buf.clear();
-    }
-    Ok(out)
-}
-
-/// Column index (0-based) from a cell reference such as `BC12`.
-fn column_of(reference: &str) -> Option<usize> {
-    let letters: Vec<u8> = reference.bytes().take_while(u8::is_ascii_alphabetic).collect();
-    if letters.is_empty() || letters.len() > 3 {
-        return None;
-    }
-    let n = letters.iter().fold(0usize, |acc, c| acc * 26 + (c.to_ascii_uppercase() - b'A') as usize + 1);
-    (n <= 16_384).then(|| n - 1)
+/// The date/time kind of a cell style's number format. calamine resolves
+/// a built-in format id to its format code (14 is `mm-dd-yy`), so the code
+/// alone decides, as [`date_format_kind`] does for a custom one.
+fn style_date_kind(style: &calamine::Style) -> Option<SheetDateKind> {
+    style.number_format.as_ref().and_then(|f| format_code_kind(&f.format_code))
 }
 
 /// Calls `row` with the cells of each non-empty row of the first worksheet,
@@ -302,40 +242,53 @@ pub fn read_first_sheet_dated(
     limits: &Limits,
     mut row: impl FnMut(Vec<String>, &[Option<SheetDateKind>]) -> Result<(), String>,
 ) -> Result<bool, String> {
-    let mut zip = open(zip)?;
-    let zip = &mut zip;
-    let (sheet_path, date1904) = first_sheet_path(zip)?;
-    let has = |zip: &Archive, n: &str| zip.index_for_name(n).is_some();
-    let styles = if has(zip, "xl/styles.xml") { date_styles(&read_entry(zip, "xl/styles.xml", limits.max_shared_strings_bytes)?)? } else { Vec::new() };
-    if !has(zip, &sheet_path) {
-        return Err(format!("the workbook's first worksheet `{sheet_path}` is missing"));
-    }
-    let strings = if has(zip, "xl/sharedStrings.xml") {
-        shared_strings(&read_entry(zip, "xl/sharedStrings.xml", limits.max_shared_strings_bytes)?)?
+    let completed;
+    let zip = if check_archive(zip, limits)? {
+        zip
     } else {
-        Vec::new()
+        completed = with_package_rels(zip)?;
+        &completed[..]
     };
-    let xml = read_entry(zip, &sheet_path, limits.max_sheet_bytes)?;
-    let mut r = Reader::from_reader(xml.as_slice());
-    let mut buf = Vec::new();
+    let mut book = Xlsx::new(Cursor::new(zip)).map_err(describe)?;
+    let date1904 = book.has_1904_epoch();
+    let first = book.sheets_metadata().iter().find(|s| s.typ == SheetType::WorkSheet).map(|s| s.name.clone());
+    let first = first.ok_or_else(|| "the workbook has no worksheet".to_string())?;
+    let mut reader = book.worksheet_cells_reader(&first).map_err(describe)?;
+    let kinds: Vec<Option<SheetDateKind>> = reader.styles().iter().map(style_date_kind).collect();
     let mut cells: Vec<String> = Vec::new();
     let mut dates: Vec<Option<SheetDateKind>> = Vec::new();
-    let mut col = 0usize;
-    let mut cell_type = String::new();
-    let mut style = 0usize;
-    let mut value = String::new();
-    let (mut in_v, mut in_t, mut in_cell) = (false, false, false);
-    let finish_cell = |cells: &mut Vec<String>, dates: &mut Vec<Option<SheetDateKind>>, col: usize, cell_type: &str, style: usize, value: &mut String| -> Result<(), String> {
-        let v = std::mem::take(value);
-        let numeric = matches!(cell_type, "" | "n") && !v.trim().is_empty();
-        let date = if numeric { styles.get(style).copied().flatten() } else { None };
-        let text = match cell_type {
-            "s" => {
-                let i: usize = v.trim().parse().map_err(|_| format!("a shared-string cell has the invalid index `{v}`"))?;
-                strings.get(i).cloned().ok_or_else(|| format!("a cell names shared string {i}, which does not exist"))?
-            }
-            "b" => if v.trim() == "1" { "TRUE".into() } else { "FALSE".into() },
-            _ => v,
+    let mut emit = |cells: &mut Vec<String>, dates: &mut Vec<Option<SheetDateKind>>| -> Result<(), String> {
+        while cells.last().is_some_and(String::is_empty) {
+            cells.pop();
+        }
+        dates.truncate(cells.len());
+        if !cells.is_empty() {
+            row(std::mem::take(cells), dates)?;
+        }
+        dates.clear();
+        Ok(())
+    };
+    let mut at_row = None;
+    while let Some((cell, style)) = reader.next_cell_with_style_id().map_err(describe)? {
+        let (r, col) = cell.get_position();
+        if at_row != Some(r) {
+            emit(&mut cells, &mut dates)?;
+            at_row = Some(r);
+        }
+        let col = col as usize;
+        if col >= MAX_COLUMNS {
+            return Err(format!("a cell of row {} lies past the last column (XFD)", r + 1));
+        }
+        let number = |n: f64| (number_text(n), kinds.get(style).copied().flatten());
+        let (text, date) = match cell.get_value() {
+            DataRef::Float(n) => number(*n),
+            DataRef::Int(n) => (n.to_string(), kinds.get(style).copied().flatten()),
+            DataRef::DateTime(d) => number(d.as_f64()),
+            DataRef::String(s) | DataRef::DateTimeIso(s) | DataRef::DurationIso(s) => (s.clone(), None),
+            DataRef::SharedString(s) => (s.to_string(), None),
+            DataRef::Bool(b) => ((if *b { "TRUE" } else { "FALSE" }).to_string(), None),
+            DataRef::Error(e) => (e.to_string(), None),
+            DataRef::Empty => (String::new(), None),
         };
         if cells.len() <= col {
             cells.resize(col + 1, String::new());
@@ -343,67 +296,13 @@ pub fn read_first_sheet_dated(
         }
         cells[col] = text;
         dates[col] = date;
-        Ok(())
-    };
-    let part = sheet_path.clone();
-    loop {
-        match r.read_event_into(&mut buf).map_err(|e| xml_err(&part, e))? {
-            Event::Start(e) => match e.local_name().as_ref() {
-                b"row" => {
-                    cells.clear();
-                    dates.clear();
-                    col = 0;
-                }
-                b"c" => {
-                    in_cell = true;
-                    col = attr(&e, b"r").and_then(|r| column_of(&r)).unwrap_or(col);
-                    cell_type = attr(&e, b"t").unwrap_or_default();
-                    style = attr(&e, b"s").and_then(|s| s.parse().ok()).unwrap_or(0);
-                    value.clear();
-                }
-                b"v" if in_cell => in_v = true,
-                b"t" if in_cell => in_t = true,
-                _ => {}
-            },
-            Event::Empty(e) => match e.local_name().as_ref() {
-                b"c" => {
-                    col = attr(&e, b"r").and_then(|r| column_of(&r)).unwrap_or(col) + 1;
-                }
-                b"row" => {}
-                _ => {}
-            },
-            Event::End(e) => match e.local_name().as_ref() {
-                b"c" => {
-                    finish_cell(&mut cells, &mut dates, col, &cell_type, style, &mut value)?;
-                    in_cell = false;
-                    col += 1;
-                }
-                b"v" => in_v = false,
-                b"t" => in_t = false,
-                b"row" => {
-                    while cells.last().is_some_and(String::is_empty) {
-                        cells.pop();
-                    }
-                    dates.truncate(cells.len());
-                    if !cells.is_empty() {
-                        row(std::mem::take(&mut cells), &dates)?;
-                    }
-                    dates.clear();
-                }
-                _ => {}
-            },
-            Event::Text(t) if in_v || in_t => value.push_str(&t.unescape().map_err(|e| xml_err(&part, e))?),
-            Event::CData(t) if in_v || in_t => value.push_str(&String::from_utf8_lossy(&t)),
-            Event::Eof => break,
-            _ => {}
-        }
-        buf.clear();
     }
+    emit(&mut cells, &mut dates)?;
     Ok(date1904)
 }
 
-/// Builds a minimal XLSX (stored entries) for tests: one sheet, inline
-/// numbers and shared strings.
+/// Builds a minimal XLSX (stored entries, no `_rels/.rels`) for tests: one
+/// sheet, numbers and shared strings.
 pub fn build_test_workbook(rows: &[Vec<&str>]) -> Vec<u8> {
     let mut strings: Vec<String> = Vec::new();
     let mut sheet = String::from(r#"<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>"#);
@@ -411,7 +310,9 @@ pub fn build_test_workbook(rows: &[Vec<&str>]) -> Vec<u8> {
         sheet += &format!(r#"<row r="{}">"#, ri + 1);
         for (ci, c) in r.iter().enumerate() {
             let reference = format!("{}{}", (b'A' + ci as u8) as char, ri + 1);
-            if !c.is_empty() && c.parse::<f64>().is_ok() {
+            // A number cell holds the number's own text, as a spreadsheet
+            // writes it; other text (`007`) is a string.
+            if c.parse::<f64>().is_ok_and(|n| n.to_string() == *c) {
                 sheet += &format!(r#"<c r="{reference}"><v>{c}</v></c>"#);
             } else {
                 let i = strings.iter().position(|s| s == c).unwrap_or_else(|| {
@@ -460,6 +361,31 @@ pub fn build_test_zip_with(parts: &[(&str, String)], method: CompressionMethod) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
+
+    const WORKSHEET_REL: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet";
+    const NS: &str = r#"xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main""#;
+
+    /// A one-sheet workbook of `sheet_data` (the rows), with optional
+    /// shared strings and styles, with or without `_rels/.rels`.
+    fn book(sheet_data: &str, sst: Option<&str>, styles: Option<&str>, package_rels: bool) -> Vec<u8> {
+        let mut parts: Vec<(&str, String)> = vec![
+            ("[Content_Types].xml", "<Types/>".into()),
+            ("xl/workbook.xml", format!(r#"<workbook {NS} xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="First" sheetId="1" r:id="rId1"/></sheets></workbook>"#)),
+            ("xl/_rels/workbook.xml.rels", format!(r#"<Relationships><Relationship Id="rId1" Type="{WORKSHEET_REL}" Target="worksheets/sheet1.xml"/></Relationships>"#)),
+            ("xl/worksheets/sheet1.xml", format!("<worksheet {NS}><sheetData>{sheet_data}</sheetData></worksheet>")),
+        ];
+        if package_rels {
+            parts.push(("_rels/.rels", PACKAGE_RELS.into()));
+        }
+        if let Some(sst) = sst {
+            parts.push(("xl/sharedStrings.xml", format!("<sst {NS}>{sst}</sst>")));
+        }
+        if let Some(styles) = styles {
+            parts.push(("xl/styles.xml", format!("<styleSheet {NS}>{styles}</styleSheet>")));
+        }
+        build_test_zip_with(&parts, CompressionMethod::Deflated)
+    }
 
     fn read(zip: &[u8]) -> Result<Vec<Vec<String>>, String> {
         let mut rows = Vec::new();
@@ -578,7 +504,7 @@ mod tests {
             build_test_zip(&[
                 ("[Content_Types].xml", "<Types/>".into()),
                 ("xl/workbook.xml", format!(r#"<workbook xmlns:r="r">{pr}<sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>"#)),
-                ("xl/_rels/workbook.xml.rels", r#"<Relationships><Relationship Id="rId1" Target="worksheets/s.xml"/></Relationships>"#.into()),
+                ("xl/_rels/workbook.xml.rels", format!(r#"<Relationships><Relationship Id="rId1" Type="{WORKSHEET_REL}" Target="worksheets/s.xml"/></Relationships>"#)),
                 ("xl/styles.xml", styles.into()),
                 ("xl/worksheets/s.xml", sheet.into()),
             ])
@@ -599,11 +525,87 @@ mod tests {
     }
 
     #[test]
-    fn column_refs() {
-        assert_eq!(column_of("A1"), Some(0));
-        assert_eq!(column_of("Z9"), Some(25));
-        assert_eq!(column_of("AA3"), Some(26));
-        assert_eq!(column_of("XFD1"), Some(16_383));
-        assert_eq!(column_of("ZZZZ1"), None);
+    fn shared_and_inline_strings() {
+        // Rich text runs are joined, phonetic runs left out, entities
+        // decoded, and spaces kept where the part says to.
+        let sst = concat!(
+            "<si><t>plain &amp; simple</t></si>",
+            "<si><r><rPr><b/></rPr><t>bo</t></r><r><t xml:space=\"preserve\">ld </t></r></si>",
+            "<si><t>\u{6771}\u{4eac}</t><rPh sb=\"0\" eb=\"2\"><t>\u{30c8}\u{30a6}\u{30ad}\u{30e7}\u{30a6}</t></rPh></si>",
+            "<si><t xml:space=\"preserve\">  padded  </t></si>",
+            "<si/>",
+        );
+        let data = concat!(
+            r#"<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c><c r="C1" t="s"><v>2</v></c><c r="D1" t="s"><v>3</v></c><c r="E1" t="s"><v>4</v></c><c r="F1" t="s"><v>0</v></c></row>"#,
+            r#"<row r="2"><c r="A2" t="inlineStr"><is><t>inline &lt;b&gt;</t></is></c><c r="C2" t="inlineStr"><is><r><t>ri</t></r><r><t>ch</t></r></is></c></row>"#,
+        );
+        let rows = read(&book(data, Some(sst), None, true)).unwrap();
+        assert_eq!(rows, vec![vec!["plain & simple", "bold ", "\u{6771}\u{4eac}", "  padded  ", "", "plain & simple"], vec!["inline <b>", "", "rich"]]);
+        // A cell naming a shared string that does not exist fails clearly.
+        let err = read(&book(r#"<row r="1"><c r="A1" t="s"><v>7</v></c></row>"#, Some(sst), None, true)).unwrap_err();
+        assert!(err.starts_with("the workbook is corrupt") && err.contains("shared strings"), "{err}");
+    }
+
+    #[test]
+    fn formula_cached_values_booleans_and_errors() {
+        let data = concat!(
+            r#"<row r="1"><c r="A1"><f>1+2</f><v>3</v></c><c r="B1" t="str"><f>"a"&amp;"b"</f><v>ab</v></c><c r="C1" t="b"><f>TRUE()</f><v>1</v></c>"#,
+            r#"<c r="D1" t="e"><f>1/0</f><v>#DIV/0!</v></c><c r="E1" t="b"><v>0</v></c><c r="F1"><f>NOW()</f></c><c r="G1"><v>0.1</v></c></row>"#,
+            r#"<row r="2"><c r="A2"><f t="shared" ref="A2:A3" si="0">B2*2</f><v>2.5</v></c></row>"#,
+            r#"<row r="3"><c r="A3"><f t="shared" si="0"/><v>-4</v></c><c r="B3"><v>1.0000000000000001E-3</v></c><c r="C3"><v>1E+21</v></c></row>"#,
+        );
+        let rows = read(&book(data, None, None, false)).unwrap();
+        assert_eq!(rows, vec![vec!["3", "ab", "TRUE", "#DIV/0!", "FALSE", "", "0.1"], vec!["2.5"], vec!["-4", "0.001", "1e21"]]);
+    }
+
+    #[test]
+    fn rows_columns_and_gaps() {
+        // Empty rows are skipped, gaps within a row are empty cells, cells
+        // without a reference follow the one before, and a reference past
+        // column XFD is refused.
+        let data = concat!(
+            r#"<row r="1"><c r="B1"><v>1</v></c><c><v>2</v></c><c r="E1"><v>3</v></c></row>"#,
+            r#"<row r="2"></row><row r="3"><c r="A3" s="0"/></row>"#,
+            r#"<row r="5"><c r="XFD5"><v>4</v></c></row>"#,
+        );
+        let rows = read(&book(data, None, None, true)).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0], vec!["", "1", "2", "", "3"]);
+        assert_eq!((rows[1].len(), rows[1][16_383].as_str()), (16_384, "4"));
+        assert!(read(&book(r#"<row r="1"><c r="XFE1"><v>1</v></c></row>"#, None, None, true)).is_err());
+    }
+
+    #[test]
+    fn packages_with_and_without_package_relationships() {
+        let data = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>x</t></is></c></row>"#;
+        for package_rels in [true, false] {
+            assert_eq!(read(&book(data, None, None, package_rels)).unwrap(), vec![vec!["x"]]);
+        }
+        // A ZIP that is no workbook at all, and a workbook without its parts.
+        let err = read(&build_test_zip(&[("a.txt", "hello".into())])).unwrap_err();
+        assert_eq!(err, "the file is not an XLSX/XLSM workbook (no [Content_Types].xml)");
+        let err = read(&build_test_zip(&[("[Content_Types].xml", "<Types/>".into())])).unwrap_err();
+        assert!(err.contains("is missing"), "{err}");
+        // A legacy or password-protected (compound file) workbook.
+        let cfb = [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0, 0];
+        assert!(read(&cfb).unwrap_err().contains("password-protected workbook or a legacy .xls"));
+    }
+
+    #[test]
+    fn built_in_formats_read_as_date_format_kind_says() {
+        // calamine resolves built-in ids to their format codes; each reads as
+        // the id does.
+        let ids: Vec<u32> = (0..=49).collect();
+        let xfs: String = ids.iter().map(|id| format!(r#"<xf numFmtId="{id}"/>"#)).collect();
+        let styles = format!(r#"<cellXfs count="{}">{xfs}</cellXfs>"#, ids.len());
+        let cells: String = ids.iter().map(|id| format!(r#"<c s="{id}"><v>1.5</v></c>"#)).collect();
+        let mut kinds = Vec::new();
+        read_first_sheet_dated(&book(&format!(r#"<row r="1">{cells}</row>"#), None, Some(&styles), true), &DEFAULT_LIMITS, |_, dates| {
+            kinds = dates.to_vec();
+            Ok(())
+        })
+        .unwrap();
+        let expected: Vec<_> = ids.iter().map(|id| date_format_kind(*id, None)).collect();
+        assert_eq!(kinds, expected);
     }
 }
