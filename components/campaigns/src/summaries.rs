@@ -22,7 +22,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 use switchboard_guest::db::{self, Row, RowExt};
-use switchboard_guest::{clock, fail, new_id, now, ok, page, req, success, Failure, HResult, Request, Success};
+use switchboard_guest::{clock, fail, new_id, now, ok, page, req, success, time, Failure, HResult, Request, Success};
 use switchboard_voice_area::billing;
 
 use crate::campaigns::campaign_id;
@@ -66,12 +66,6 @@ pub fn run(r: &Row) -> Value {
         "completedAt": r.opt_text(15),
         "createdAt": r.text(16),
     })
-}
-
-/// `ms` as RFC 3339 UTC with milliseconds (the form of every time we show).
-fn rfc3339(ms: i64) -> String {
-    use chrono::TimeZone;
-    chrono::Utc.timestamp_millis_opt(ms).single().unwrap_or_default().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 pub fn run_not_found(id: &str) -> Failure {
@@ -210,7 +204,7 @@ fn estimate(biz: &str, campaign: &str) -> HResult<Success> {
             totals.int(1).into(),
             totals.int(2).into(),
             expires_ms.into(),
-            rfc3339(expires_ms).into(),
+            time::rfc3339_ms(expires_ms).into(),
             now.into(),
         ],
     )?;

@@ -335,7 +335,7 @@ impl clock::Guest for EdgeStore {
         now_ms()
     }
     fn now_rfc3339() -> String {
-        chrono::DateTime::from_timestamp_millis(now_ms()).unwrap_or_default().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        switchboard_formats::time::rfc3339_ms(now_ms())
     }
 }
 

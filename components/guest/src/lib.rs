@@ -9,7 +9,9 @@
 //! * Small helpers every component reuses: failures ([`fail`]), SQL access and
 //!   row reading ([`db`]), request access ([`req`]), opaque cursors
 //!   ([`cursor`]), E.164 normalisation ([`e164`]), the upload chunk size
-//!   ([`chunking`]), downloads in streamed pieces ([`download`]).
+//!   ([`chunking`]), downloads in streamed pieces ([`download`]), and times
+//!   ([`time`], from the binding-free `switchboard-formats` crate: RFC 3339
+//!   with milliseconds and calendar dates on chrono).
 //! * Job kinds and job steps ([`job`]): the [`job::AreaJob`] trait each
 //!   area's kind enum implements, one generic [`job::enqueue`], and the
 //!   step helpers (`retry` with backoff).
@@ -37,6 +39,7 @@ pub mod bindings {
 pub mod base64url;
 pub mod campaign_summary;
 pub use switchboard_chunking as chunking;
+pub use switchboard_formats::time;
 pub mod contact;
 pub mod cursor;
 pub mod db;

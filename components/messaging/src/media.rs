@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{clock, created, fail, new_id, req, HResult, Request, Success, Value};
+use switchboard_guest::{clock, created, fail, new_id, req, time, HResult, Request, Success, Value};
 
 use switchboard_tabular::base64;
 
@@ -45,23 +45,6 @@ pub fn magic_matches(mime: &str, bytes: &[u8]) -> bool {
     }
 }
 
-
-/// RFC 3339 UTC with milliseconds (the host clock's format) of epoch milliseconds.
-pub fn fmt_ms(ms: i64) -> String {
-    let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    // Civil from days (H. Hinnant).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let (secs, millis) = (rem / 1000, rem % 1000);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z", secs / 3600, secs % 3600 / 60, secs % 60)
-}
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -109,7 +92,7 @@ pub fn upload(r: &Request) -> HResult<Success> {
     }
     let sha = hex::encode(Sha256::digest(&bytes));
     let now_ms = clock::now_ms();
-    let uploaded_at = fmt_ms(now_ms);
+    let uploaded_at = time::rfc3339_ms(now_ms);
     // The provider upload, or its cached id for the same bytes.
     let cached = db::query_one(
         "SELECT provider_media_id, expires_at, provider_status FROM media WHERE business_id = ?1 AND phone_number_id = ?2 AND content_sha256 = ?3 \
@@ -128,7 +111,7 @@ pub fn upload(r: &Request) -> HResult<Success> {
                 bytes: bytes.clone(),
             })
             .map_err(provider_failure)?;
-            (stored.provider_media_id, fmt_ms(stored.expires_at_ms), stored.provider_status)
+            (stored.provider_media_id, time::rfc3339_ms(stored.expires_at_ms), stored.provider_status)
         }
     };
     let (media_id, correlation_id) = (new_id(), new_id());
@@ -202,12 +185,5 @@ mod tests {
         assert!(!magic_matches("image/png", &[0xFF, 0xD8, 0xFF, 0xE0]));
         assert!(!magic_matches("image/webp", b"RIFF\0\0\0\0AVI "));
         assert!(!magic_matches("image/gif", b"GIF89a"));
-    }
-
-    #[test]
-    fn ids_and_times() {
-        assert_eq!(fmt_ms(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(fmt_ms(1_767_225_600_123), "2026-01-01T00:00:00.123Z");
-        assert_eq!(fmt_ms(951_782_400_000), "2000-02-29T00:00:00.000Z");
     }
 }

@@ -25,6 +25,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use switchboard_formats::time;
 
 /// The field types of the API (`DataSourceFieldType`).
 pub const TYPES: &[&str] = &["text", "number", "integer", "boolean", "date", "datetime", "phone", "email"];
@@ -66,22 +67,12 @@ fn is_number(s: &str) -> bool {
     ok_mantissa && ok_exp && t.parse::<f64>().is_ok_and(f64::is_finite)
 }
 
-fn days_in_month(y: u32, m: u32) -> u32 {
-    match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        2 => 28,
-        _ => 0,
-    }
-}
-
+/// Digits of the given lengths naming a real date, as `YYYY-MM-DD`.
 fn ymd(y: &str, m: &str, d: &str) -> Option<String> {
     if y.len() != 4 || !all_digits(y) || !(1..=2).contains(&m.len()) || !all_digits(m) || !(1..=2).contains(&d.len()) || !all_digits(d) {
         return None;
     }
-    let (yy, mm, dd) = (y.parse::<u32>().ok()?, m.parse::<u32>().ok()?, d.parse::<u32>().ok()?);
-    (mm >= 1 && mm <= 12 && dd >= 1 && dd <= days_in_month(yy, mm)).then(|| format!("{yy:04}-{mm:02}-{dd:02}"))
+    time::ymd(y.parse().ok()?, m.parse().ok()?, d.parse().ok()?)
 }
 
 /// `YYYY-MM-DD`.
@@ -431,20 +422,6 @@ pub fn interpret_cell(ty: &str, cell: &str, sheet: Option<&SheetDate>) -> Result
     converted.map(Value::String).ok_or_else(|| format!("`{shown}` is not a date the spreadsheet can show"))
 }
 
-/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    // Shift to 0000-03-01 so leap days fall at the end of a 400-year era.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
-}
-
 /// A date serial as (`YYYY-MM-DD`, `HH:MM:SS`), rounded to the second.
 /// 1900 system: serial 1 is 1900-01-01, and serial 60 is the 1900-02-29
 /// that spreadsheets count but that never existed (None), so from 61 on the
@@ -466,8 +443,7 @@ pub fn serial_date(serial: f64, base1904: bool) -> Option<(String, String)> {
     } else {
         days - 25_569
     };
-    let (y, m, d) = civil_from_days(unix_days);
-    Some((format!("{y:04}-{m:02}-{d:02}"), format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)))
+    Some((time::date_of_unix_days(unix_days)?, time::time_of_day(secs as u32)?))
 }
 
 /// A time serial (fraction of a day; more than a day for elapsed-time
@@ -579,8 +555,6 @@ mod tests {
         assert_eq!(serial_date(45_292.999_999_9, false).unwrap(), ("2024-01-02".into(), "00:00:00".into()));
         assert_eq!(serial_time(0.5).unwrap(), "12:00:00");
         assert_eq!(serial_time(1.5).unwrap(), "36:00:00");
-        assert_eq!(civil_from_days(-1), (1969, 12, 31));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
     }
 
     #[test]

@@ -34,7 +34,7 @@ use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job::retry;
 use switchboard_guest::job_types::{Continuation, Job, Outcome};
 use switchboard_guest::jobs::{self, EffectStart};
-use switchboard_guest::{clock, knowledge, log, now, timeline, Failure};
+use switchboard_guest::{clock, knowledge, log, now, time, timeline, Failure};
 
 use crate::billing;
 use crate::model::{self, duration_seconds};
@@ -339,8 +339,10 @@ struct Ending<'a> {
     recording_ext: Option<String>,
 }
 
+/// A carrier event's time as the API shows it (the clock's time if the
+/// carrier's is out of range).
 fn rfc3339(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms).map_or_else(now, |t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+    time::rfc3339_ms_checked(ms).unwrap_or_else(now)
 }
 
 /// The utterance id of a call's `n`th assistant turn (0 is the greeting).
