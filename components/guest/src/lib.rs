@@ -8,10 +8,11 @@
 //!   `switchboard_guest::export!(MyComponent);`; it imports only what it calls.
 //! * Small helpers every component reuses: failures ([`fail`]), SQL access and
 //!   row reading ([`db`]), request access ([`req`]), opaque cursors
-//!   ([`cursor`]), E.164 normalisation ([`e164`]), the upload chunk size
-//!   ([`chunking`]), downloads in streamed pieces ([`download`]), and times
-//!   ([`time`], from the binding-free `switchboard-formats` crate: RFC 3339
-//!   with milliseconds and calendar dates on chrono).
+//!   ([`cursor`]), the upload chunk size ([`chunking`]), downloads in
+//!   streamed pieces ([`download`]); from the binding-free
+//!   `switchboard-formats` crate, the one E.164 check and normalisation
+//!   ([`e164`]), the one UUID check ([`is_uuid`]) and times ([`time`]:
+//!   RFC 3339 with milliseconds and calendar dates on chrono).
 //! * Job kinds and job steps ([`job`]): the [`job::AreaJob`] trait each
 //!   area's kind enum implements, one generic [`job::enqueue`], and the
 //!   step helpers (`retry` with backoff).
@@ -21,7 +22,7 @@
 //!   ([`knowledge`]), fanning an event out to webhook
 //!   subscriptions and the contract version ([`events`]).
 //!
-//! The pure modules (`cursor`, `e164`, `base64url`) have no host calls and are
+//! The pure modules (`cursor`, `base64url`) have no host calls and are
 //! unit-tested on the native target (`cargo test -p switchboard-guest`).
 
 pub mod bindings {
@@ -39,12 +40,11 @@ pub mod bindings {
 pub mod base64url;
 pub mod campaign_summary;
 pub use switchboard_chunking as chunking;
-pub use switchboard_formats::time;
+pub use switchboard_formats::{e164, time};
 pub mod contact;
 pub mod cursor;
 pub mod db;
 pub mod download;
-pub mod e164;
 pub mod events;
 pub mod fail;
 pub mod job;
@@ -115,22 +115,4 @@ pub fn now() -> String {
     clock::now_rfc3339()
 }
 
-/// True when `s` is a lowercase-or-uppercase hyphenated uuid (8-4-4-4-12 hex).
-pub fn is_uuid(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn uuid_shape() {
-        assert!(super::is_uuid("0190f6b1-1c2d-7e3f-8a9b-0c1d2e3f4a5b"));
-        assert!(!super::is_uuid("0190f6b1-1c2d-7e3f-8a9b-0c1d2e3f4a5"));
-        assert!(!super::is_uuid("0190f6b1x1c2d-7e3f-8a9b-0c1d2e3f4a5b"));
-    }
-}
+pub use switchboard_formats::is_uuid;
