@@ -85,6 +85,18 @@ pub fn backoff_ms(attempt: u32) -> u64 {
     (1000u64 << exp).min(3_600_000)
 }
 
+/// Runs a job step whose store errors trap. A store error is never an
+/// outcome: the panic traps the call, the host rolls the step's transaction
+/// back and the runner retries the step with backoff (a busy database, a
+/// transient store error). `during` names the step in the trap's message
+/// (`"during message delivery"`).
+pub fn run_step<T>(during: &str, step: impl FnOnce() -> Result<T, Failure>) -> T {
+    match step() {
+        Ok(t) => t,
+        Err(f) => panic!("store error {during}: {} {}", f.code, f.message),
+    }
+}
+
 /// `retry` after [`backoff_ms`] of `attempt`.
 pub fn retry(attempt: u32, reason: impl Into<String>) -> Outcome {
     Outcome::Retry(RetryAfter { delay_ms: backoff_ms(attempt), reason: reason.into() })
@@ -130,6 +142,14 @@ mod tests {
         assert!(matches!(TestJob::from_job(&job("test.one", r#"{"other":1}"#)), Err(Outcome::Dead(r)) if r.starts_with("invalid payload")));
         assert!(matches!(TestJob::from_job(&job("test.one", "not json")), Err(Outcome::Dead(_))));
         assert!(matches!(TestJob::from_job(&job("test.three", "{}")), Err(Outcome::Dead(_))));
+    }
+
+    #[test]
+    fn a_step_returns_its_value_and_traps_on_a_store_error() {
+        assert_eq!(run_step("during a test", || Ok::<_, Failure>(7)), 7);
+        let trap = std::panic::catch_unwind(|| run_step("during a test", || Err::<(), _>(crate::fail::failure(503, "capacity", "store_busy", "busy", true))));
+        let message = *trap.unwrap_err().downcast::<String>().unwrap();
+        assert_eq!(message, "store error during a test: store_busy busy");
     }
 
     #[test]

@@ -38,7 +38,7 @@ use switchboard_guest::{clock, now, Failure};
 use switchboard_voice_area::calls::{Attribution, Plan, Target};
 
 use super::{CampaignsJob, IterationRef};
-use switchboard_guest::job::AreaJob;
+use switchboard_guest::job::{run_step, AreaJob};
 use crate::model;
 use crate::window::{self, Window};
 
@@ -57,10 +57,7 @@ pub fn poll_ms(quiet: u32) -> u64 {
 }
 
 pub fn run(job: &Job, r: &IterationRef) -> Outcome {
-    match step(job, &r.iteration_id, r.quiet) {
-        Ok(o) => o,
-        Err(f) => panic!("store error while dispatching a campaign: {} {}", f.code, f.message),
-    }
+    run_step("while dispatching a campaign", || step(job, &r.iteration_id, r.quiet))
 }
 
 struct Iteration {

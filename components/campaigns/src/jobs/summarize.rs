@@ -17,7 +17,7 @@
 
 use serde_json::{json, Value};
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::job::AreaJob;
+use switchboard_guest::job::{run_step, AreaJob};
 use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::{ai, clock, fail, log, now, Failure};
 use switchboard_voice_area::billing;
@@ -37,10 +37,7 @@ const RETRY_BASE_MS: i64 = 1_000;
 const ERROR_CHARS: usize = 300;
 
 pub fn run(job: &Job, r: &RunRef) -> Outcome {
-    match step(&job.business_id, &r.run_id) {
-        Ok(o) => o,
-        Err(f) => panic!("store error while summarising a campaign: {} {}", f.code, f.message),
-    }
+    run_step("while summarising a campaign", || step(&job.business_id, &r.run_id))
 }
 
 struct Run {

@@ -22,7 +22,7 @@
 use serde::{Deserialize, Serialize};
 use switchboard_guest::ai;
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::job::{self, retry, AreaJob};
+use switchboard_guest::job::{self, retry, run_step, AreaJob};
 use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::{knowledge, Failure, Value};
 
@@ -60,10 +60,7 @@ pub fn enqueue_if_enabled(biz: &str, source_id: &str) -> Result<(), Failure> {
 }
 
 pub fn run(job: &Job, p: Payload) -> Outcome {
-    match step(job, p) {
-        Ok(o) => o,
-        Err(f) => panic!("store error while embedding: {} {}", f.code, f.message),
-    }
+    run_step("while embedding", || step(job, p))
 }
 
 fn step(job: &Job, p: Payload) -> Result<Outcome, Failure> {

@@ -35,7 +35,7 @@ use switchboard_tabular::infer::{self, ColumnStats};
 
 use super::{ingest_parse, DataSourcesJob};
 use crate::activate::activate;
-use switchboard_guest::job::AreaJob;
+use switchboard_guest::job::{run_step, AreaJob};
 use switchboard_guest::job_types::{Job, Outcome};
 
 /// Rows per step (parse and interpret).
@@ -153,12 +153,12 @@ pub struct Column {
 }
 
 pub fn run(job: &Job, p: Payload) -> Outcome {
-    match step(&job.business_id, p) {
-        Ok(Some(next)) => DataSourcesJob::Ingest(next).continue_after(0),
-        Ok(None) => Outcome::Done,
-        Err(Stop::Store(f)) => panic!("store error during ingestion: {} {}", f.code, f.message),
+    run_step("during ingestion", || match step(&job.business_id, p) {
+        Ok(Some(next)) => Ok(DataSourcesJob::Ingest(next).continue_after(0)),
+        Ok(None) => Ok(Outcome::Done),
+        Err(Stop::Store(f)) => Err(f),
         Err(Stop::Fail(reason)) => unreachable!("failures are handled in step: {reason}"),
-    }
+    })
 }
 
 fn load_version(biz: &str, id: &str) -> Result<Option<Version>, Failure> {

@@ -26,7 +26,7 @@
 
 use switchboard_guest::knowledge;
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::job::{self, retry};
+use switchboard_guest::job::{self, retry, run_step};
 use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::{now, Failure};
 
@@ -103,10 +103,7 @@ pub fn history(newest_first: &[(String, Option<String>)]) -> Vec<(String, String
 }
 
 pub fn run(job: &Job, message_id: &str) -> Outcome {
-    match reply(job, message_id) {
-        Ok(o) => o,
-        Err(f) => panic!("store error during auto-reply: {} {}", f.code, f.message),
-    }
+    run_step("during auto-reply", || reply(job, message_id))
 }
 
 fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {

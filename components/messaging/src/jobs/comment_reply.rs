@@ -20,7 +20,7 @@
 
 use serde_json::json;
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::job::retry;
+use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::jobs::{self, EffectStart};
 use switchboard_guest::messenger::{self, CommentReply};
@@ -44,10 +44,7 @@ pub fn eligible(biz: &str, account: &str) -> Result<Option<(String, String)>, Fa
 }
 
 pub fn run(job: &Job, comment: &str) -> Outcome {
-    match reply(job, comment) {
-        Ok(o) => o,
-        Err(f) => panic!("store error during a comment reply: {} {}", f.code, f.message),
-    }
+    run_step("during a comment reply", || reply(job, comment))
 }
 
 struct Comment {

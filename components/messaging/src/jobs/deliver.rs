@@ -24,7 +24,7 @@
 
 use serde_json::{json, Value};
 use switchboard_guest::db::{self, Row, RowExt};
-use switchboard_guest::job::retry;
+use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Continuation, Job, Outcome};
 use switchboard_guest::messenger::{self, OutboundMessage, ProviderError, StatusReport};
 use switchboard_guest::{events, log, now, Failure};
@@ -33,11 +33,7 @@ use switchboard_guest::{events, log, now, Failure};
 pub const MAX_SUBMIT_ATTEMPTS: u32 = 8;
 
 pub fn run(job: &Job, message_id: &str) -> Outcome {
-    match step(job, message_id) {
-        Ok(o) => o,
-        // A trap rolls the step back; the runner retries it with backoff.
-        Err(f) => panic!("store error during message delivery: {} {}", f.code, f.message),
-    }
+    run_step("during message delivery", || step(job, message_id))
 }
 
 const COLUMNS: &str = "status, recipient, phone_number_id, conversation_id, provider_message_id, channel, type, text, media_id";

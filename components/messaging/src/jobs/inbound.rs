@@ -21,6 +21,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use switchboard_guest::job::run_step;
 use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::{contact, e164, events, now, Failure};
 
@@ -50,12 +51,8 @@ pub fn run(job: &Job, p: Payload) -> Outcome {
     if p.provider_message_id.is_empty() || p.phone_number_id.is_empty() {
         return Outcome::Dead("invalid payload: empty `providerMessageId` or `phoneNumberId`".into());
     }
-    match process(&job.business_id, &p, &mobile) {
-        Ok(()) => Outcome::Done,
-        // A trap rolls the whole transaction back and the runner retries
-        // with backoff (a busy database, a transient store error).
-        Err(f) => panic!("store error during inbound message: {} {}", f.code, f.message),
-    }
+    run_step("during inbound message", || process(&job.business_id, &p, &mobile));
+    Outcome::Done
 }
 
 /// The provider's profile name (chatapp) or handle (photoapp): trimmed, at

@@ -20,6 +20,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use switchboard_guest::job::run_step;
 use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::{events, now, Failure};
 
@@ -43,10 +44,8 @@ pub fn run(job: &Job, p: Payload) -> Outcome {
     if p.provider_message_id.is_empty() || p.account_id.is_empty() || p.from.is_empty() {
         return Outcome::Dead("invalid payload: empty `providerMessageId`, `accountId` or `from`".into());
     }
-    match process(&job.business_id, &p) {
-        Ok(()) => Outcome::Done,
-        Err(f) => panic!("store error during inbound photoapp message: {} {}", f.code, f.message),
-    }
+    run_step("during inbound photoapp message", || process(&job.business_id, &p));
+    Outcome::Done
 }
 
 /// The `photoapp.message.received` payload, without `retryNumber`.

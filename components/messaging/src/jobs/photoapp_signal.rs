@@ -27,6 +27,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::job::run_step;
 use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::{events, log, new_id, now, Failure};
 
@@ -53,10 +54,8 @@ pub struct Comment {
 }
 
 pub fn run_comment(job: &Job, p: Comment) -> Outcome {
-    match comment(&job.business_id, &p) {
-        Ok(()) => Outcome::Done,
-        Err(f) => panic!("store error during a photoapp comment: {} {}", f.code, f.message),
-    }
+    run_step("during a photoapp comment", || comment(&job.business_id, &p));
+    Outcome::Done
 }
 
 /// A reaction, as the host writes it (`host/src/admin/mod.rs`).
@@ -87,17 +86,13 @@ pub struct Referral {
 }
 
 pub fn run_reaction(job: &Job, p: Reaction) -> Outcome {
-    match reaction(&job.business_id, &job.id, &p) {
-        Ok(()) => Outcome::Done,
-        Err(f) => panic!("store error during a photoapp reaction: {} {}", f.code, f.message),
-    }
+    run_step("during a photoapp reaction", || reaction(&job.business_id, &job.id, &p));
+    Outcome::Done
 }
 
 pub fn run_referral(job: &Job, p: Referral) -> Outcome {
-    match referral(&job.business_id, &job.id, &p) {
-        Ok(()) => Outcome::Done,
-        Err(f) => panic!("store error during a photoapp referral: {} {}", f.code, f.message),
-    }
+    run_step("during a photoapp referral", || referral(&job.business_id, &job.id, &p));
+    Outcome::Done
 }
 
 /// What every photoapp signal event carries (our shape, in the spirit of

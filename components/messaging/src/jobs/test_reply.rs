@@ -6,7 +6,7 @@
 //! `testVariables`. The reply is written to the test turn only.
 
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::job::retry;
+use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::knowledge;
 use switchboard_voice_area::runtime;
@@ -18,10 +18,7 @@ use crate::agent_test;
 const MAX_ATTEMPTS: u32 = 3;
 
 pub fn run(job: &Job, turn_id: &str) -> Outcome {
-    match reply(job, turn_id) {
-        Ok(o) => o,
-        Err(f) => panic!("store error during an agent test reply: {} {}", f.code, f.message),
-    }
+    run_step("during an agent test reply", || reply(job, turn_id))
 }
 
 fn reply(job: &Job, turn_id: &str) -> Result<Outcome, switchboard_guest::Failure> {

@@ -31,7 +31,7 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use switchboard_guest::carrier::{self, CallEvent, EndCause, Placement, Progress, VoiceProfile};
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::job::retry;
+use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Continuation, Job, Outcome};
 use switchboard_guest::jobs::{self, EffectStart};
 use switchboard_guest::{clock, knowledge, log, now, time, timeline, Failure};
@@ -130,11 +130,7 @@ fn load(biz: &str, id: &str) -> Result<Option<Call>, Failure> {
 }
 
 pub fn run(job: &Job, call_id: &str) -> Outcome {
-    match step(job, call_id) {
-        Ok(o) => o,
-        // A trap rolls the step back; the runner retries it with backoff.
-        Err(f) => panic!("store error during a call step: {} {}", f.code, f.message),
-    }
+    run_step("during a call step", || step(job, call_id))
 }
 
 fn again(delay_ms: u64, job: &Job) -> Outcome {
