@@ -7,18 +7,12 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod admin;
-// The host's capabilities, each a crate of its own (crates/).
-use switchboard_ops::{clock, limits, logging, metrics};
-use switchboard_storage::{db, freshness, ship};
 mod bench_native;
 mod console;
 mod download;
-mod engine;
 mod jobs;
-mod knowledge;
-mod outbound;
 mod pipeline;
-mod plugins;
+mod provider_events;
 mod raw_upload;
 mod readers;
 mod recordings;
@@ -28,6 +22,12 @@ mod staging;
 mod usage;
 mod wire;
 mod write_node;
+
+// The host's capabilities, each a crate of its own (crates/), under the
+// names the modules here use.
+use switchboard_ops::{clock, limits, logging, metrics};
+use switchboard_runtime::{engine, knowledge, outbound, plugins};
+use switchboard_storage::{db, freshness, ship};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -175,7 +175,7 @@ struct ServeArgs {
     #[arg(long, env = "SWITCHBOARD_PUBLIC_URL", value_name = "URL", value_parser = http_url)]
     public_url: Option<String>,
     /// How long a signed recording link stays valid.
-    #[arg(long, env = "SWITCHBOARD_RECORDING_LINK_TTL_MS", value_name = "MS", default_value_t = recordings::DEFAULT_TTL_MS, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    #[arg(long, env = "SWITCHBOARD_RECORDING_LINK_TTL_MS", value_name = "MS", default_value_t = switchboard_runtime::recording_links::DEFAULT_TTL_MS, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     recording_link_ttl_ms: u64,
     /// The length of a minute in campaign retry delays (`retryDelayMinutes`); shorten it only for tests and demos.
     #[arg(long, env = "SWITCHBOARD_CAMPAIGN_MINUTE_MS", value_name = "MS", default_value = "60000", value_parser = clap::value_parser!(u64).range(1..=60_000))]
@@ -738,7 +738,7 @@ fn serve(args: ServeArgs) -> Result<()> {
     let db = db::Db::open_storage(&args.data_dir, durability, &args.primary.storage("serve"))?;
     metrics::install();
     let public_url = args.public_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
-    recordings::configure(recordings::load_secret(&db).context("the recording link secret")?, &public_url, args.recording_link_ttl_ms);
+    switchboard_runtime::recording_links::configure(switchboard_runtime::recording_links::load_secret(&db).context("the recording link secret")?, &public_url, args.recording_link_ttl_ms);
     let overrides: Vec<(String, PathBuf)> = args.component_override.iter().map(|(n, p)| (n.clone(), PathBuf::from(p))).collect();
     let mut outbound = engine::OutboundPolicy {
         public_only: args.webhook_public_only,

@@ -146,7 +146,7 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
             let _ = tokio::task::spawn_blocking(move || {
                 if round % 12 == 0 {
                     crate::pipeline::purge_expired_idempotency(&j.app.db);
-                    crate::plugins::webhooks::purge(&j.app.db);
+                    crate::plugins::pushed::purge(&j.app.db);
                     crate::jobs::purge_finished(&j.app.db, crate::clock::now_ms());
                 }
                 crate::staging::sweep(&j.app.db, upload_sweep_after);
@@ -309,8 +309,8 @@ fn logged_path(shared: &Shared, path: &str, op: Option<&switchboard_gateway::Ope
     if path == OPENAPI_PATH || path == HEALTHZ_PATH || path == READYZ_PATH || path == METRICS_PATH || (shared.app.sandbox_routes && crate::sandbox::serves(path)) {
         return path.to_string();
     }
-    if crate::plugins::webhooks::serves(path) {
-        return crate::plugins::webhooks::TEMPLATE.to_string();
+    if crate::provider_events::serves(path) {
+        return crate::provider_events::TEMPLATE.to_string();
     }
     if op.is_none() && crate::console::serves(path) {
         return crate::console::logged_path(path).to_string();
@@ -488,7 +488,7 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
     let native = shared.app.bench_baseline && path.starts_with(BENCH_NATIVE_PREFIX);
     let whole = if shared.app.sandbox_routes && crate::sandbox::serves(&path) {
         Some(Whole::Sandbox)
-    } else if crate::plugins::webhooks::serves(&path) {
+    } else if crate::provider_events::serves(&path) {
         // A provider's webhook: its headers carry the signature.
         let headers = req.headers().iter().filter(|(k, _)| !matches!(k.as_str(), "authorization" | "cookie")).filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string()))).collect();
         Some(Whole::ProviderEvents(headers))
@@ -500,7 +500,7 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
     if native {
         path = format!("/api/v1{}", &path[BENCH_NATIVE_PREFIX.len()..]);
     }
-    let max_body = if matches!(whole, Some(Whole::ProviderEvents(_))) { crate::plugins::webhooks::MAX_BODY_BYTES } else { max_body };
+    let max_body = if matches!(whole, Some(Whole::ProviderEvents(_))) { crate::provider_events::MAX_BODY_BYTES } else { max_body };
     // A far node: what may write is forwarded (API mutations, sandbox
     // routes, provider webhooks); its head is kept for that.
     let far = write_node_for(shared, &req).map(|node| (node, crate::write_node::Head::of(&req)));
@@ -735,7 +735,7 @@ impl Work {
         match whole {
             Whole::Sandbox => crate::sandbox::inbound(&shared.app, incoming.path, incoming.method, incoming.authorization, &incoming.body, request_id),
             Whole::BenchNative => crate::bench_native::handle(&shared.app, incoming, request_id),
-            Whole::ProviderEvents(headers) => crate::plugins::webhooks::receive(&shared.app, incoming.path, incoming.method, headers, incoming.body, request_id),
+            Whole::ProviderEvents(headers) => crate::provider_events::receive(&shared.app, incoming.path, incoming.method, headers, incoming.body, request_id),
         }
     }
 }

@@ -17,7 +17,7 @@ use wasmtime::{Engine, Store};
 
 mod world {
     wasmtime::component::bindgen!({
-        path: "../wit",
+        path: "../../wit",
         world: "switchboard:provider/carrier-provider",
         with: {
             "switchboard:provider/clock": crate::engine::switchboard::provider::clock,

@@ -26,7 +26,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 include!(concat!(env!("OUT_DIR"), "/components.rs"));
 
 wasmtime::component::bindgen!({
-    path: "../wit",
+    path: "../../wit",
     world: "resource-area",
 });
 
@@ -36,7 +36,7 @@ pub use switchboard::platform::types;
 /// providers' interfaces), so one set of host implementations serves both.
 pub mod dispatcher_world {
     wasmtime::component::bindgen!({
-        path: "../wit",
+        path: "../../wit",
         world: "dispatcher",
         with: {
             "switchboard:platform/types": super::switchboard::platform::types,
@@ -54,7 +54,7 @@ pub use dispatcher_world::switchboard::platform::job_types::{Job, Outcome};
 /// (answered in `recordings.rs`).
 pub mod voice_world {
     wasmtime::component::bindgen!({
-        path: "../wit",
+        path: "../../wit",
         world: "voice-area",
         with: {
             "switchboard:platform/types": super::switchboard::platform::types,

@@ -6,7 +6,7 @@
 //! (`messenger-webhooks.receive`); the host stores them
 //! (`pushed_statuses`, once per message and status) and wakes the message's
 //! delivery job, whose next `track` answers from them
-//! ([`next_pushed`]). So a pushed status moves a message through exactly
+//! (`plugins::pushed::next_pushed`). So a pushed status moves a message through exactly
 //! the path a polled one does (states, events, webhooks, the timeline). The
 //! customers' messages it carries are queued as inbound messages
 //! (`admin::enqueue_inbound`, the path of the sandbox routes), to numbers
@@ -19,7 +19,6 @@
 //! for a body the plugin cannot read; 503 (retryable) when the plugin is
 //! not loaded or failed, so the provider sends it again.
 
-use crate::engine::dispatcher_world::switchboard::provider::messenger::{ProviderError, StatusReport};
 use crate::pipeline::{Answer, App};
 use crate::admin::{Inbound, InboundRefusal, Sender};
 use crate::db::{self, SqlValue};
@@ -32,19 +31,6 @@ pub const TEMPLATE: &str = "/providers/v1/{businessId}/messenger/events";
 /// A provider's webhook body is small; 1 MiB is plenty.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
-/// How long a pushed status is kept: its delivery job has long used it.
-pub const KEEP_PUSHED_MS: i64 = 7 * 24 * 3600 * 1000;
-
-/// Deletes pushed statuses older than [`KEEP_PUSHED_MS`] (the maintenance
-/// loop, hourly).
-pub fn purge(db: &crate::db::Db) {
-    let Some(_gate) = db.write_gate(std::time::Duration::from_secs(5)) else { return };
-    if let Ok(c) = db.conn() {
-        let oldest = crate::clock::now_ms() - KEEP_PUSHED_MS;
-        let _ = db::execute(&c, "DELETE FROM pushed_statuses WHERE received_at_ms < ?1", vec![SqlValue::Integer(oldest)]);
-    }
-}
-
 /// The business of a provider webhook path, if `path` is one.
 pub fn business_of(path: &str) -> Option<&str> {
     let id = path.strip_prefix(PREFIX)?.strip_suffix(SUFFIX)?;
@@ -53,42 +39,6 @@ pub fn business_of(path: &str) -> Option<&str> {
 
 pub fn serves(path: &str) -> bool {
     path.starts_with(PREFIX)
-}
-
-/// Delivery statuses in the order a message moves through them.
-fn rank(status: &str) -> Option<u8> {
-    Some(match status {
-        "submitted" => 0,
-        "accepted" => 1,
-        "sent" => 2,
-        "delivered" => 3,
-        "read" => 4,
-        "failed" => 5,
-        _ => return None,
-    })
-}
-
-/// The next pushed status after `last` for a message, and whether another
-/// one is stored after it.
-pub fn next_pushed(conn: &db::Connection, business: &str, provider_message_id: &str, last: &str) -> Result<Option<(StatusReport, bool)>, libsql::Error> {
-    let rows = conn.query_rows(
-        "SELECT status, provider_status, failure_code, failure_message FROM pushed_statuses WHERE business_id = ?1 AND provider_message_id = ?2",
-        vec![SqlValue::Text(business.into()), SqlValue::Text(provider_message_id.into())],
-    )?;
-    let last = rank(last).unwrap_or(0);
-    let mut after: Vec<(u8, &Vec<SqlValue>)> = rows.iter().filter_map(|r| rank(&db::text(&r[0])).filter(|k| *k > last).map(|k| (k, r))).collect();
-    after.sort_by_key(|(k, _)| *k);
-    let Some((_, r)) = after.first() else { return Ok(None) };
-    let status = db::text(&r[0]);
-    let failure = (status == "failed").then(|| ProviderError {
-        code: db::text(&r[2]),
-        message: db::text(&r[3]),
-        retryable: false,
-        reference: None,
-    });
-    // Nothing follows a read or failed message.
-    let more = after.len() > 1 && !matches!(status.as_str(), "read" | "failed");
-    Ok(Some((StatusReport { status, provider_status: db::text(&r[1]), failure }, more)))
 }
 
 /// The route. Runs on a blocking thread.
@@ -129,7 +79,7 @@ fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>
         let mut taken = 0u32;
         for p in &pushed.statuses {
             let r = &p.report;
-            if rank(&r.status).is_none() {
+            if crate::plugins::pushed::rank(&r.status).is_none() {
                 continue;
             }
             let failure = r.failure.as_ref();
@@ -215,37 +165,6 @@ fn wake_delivery(conn: &db::Connection, business: &str, provider_message_id: &st
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pushed_statuses_are_read_in_order_and_purged_after_a_week() {
-        let dir = std::env::temp_dir().join(format!("switchboard-pushed-{}", uuid::Uuid::new_v4()));
-        let db = crate::db::Db::open(&dir).unwrap();
-        let now = crate::clock::now_ms();
-        {
-            let c = db.conn().unwrap();
-            for (id, status, at) in [("p1", "read", now), ("p1", "sent", now), ("p1", "delivered", now), ("p2", "sent", now - KEEP_PUSHED_MS - 1)] {
-                db::execute(
-                    &c,
-                    "INSERT INTO pushed_statuses (business_id, provider_message_id, status, provider_status, received_at_ms) VALUES ('b', ?1, ?2, ?2, ?3)",
-                    vec![SqlValue::Text(id.into()), SqlValue::Text(status.into()), SqlValue::Integer(at)],
-                )
-                .unwrap();
-            }
-            // Arrival order does not matter: the next status after the last one.
-            let (r, more) = next_pushed(&c, "b", "p1", "submitted").unwrap().unwrap();
-            assert_eq!((r.status.as_str(), more), ("sent", true));
-            let (r, more) = next_pushed(&c, "b", "p1", "delivered").unwrap().unwrap();
-            assert_eq!((r.status.as_str(), more), ("read", false));
-            assert!(next_pushed(&c, "b", "p1", "read").unwrap().is_none());
-            assert!(next_pushed(&c, "other", "p1", "submitted").unwrap().is_none(), "another business's statuses are not read");
-        }
-        purge(&db);
-        let c = db.conn().unwrap();
-        assert_eq!(db::query_strings(&c, "SELECT DISTINCT provider_message_id FROM pushed_statuses", vec![]).unwrap(), ["p1"]);
-        drop(c);
-        drop(db);
-        let _ = std::fs::remove_dir_all(dir);
-    }
 
     #[test]
     fn paths() {

@@ -12,7 +12,7 @@ use wasmtime::Engine;
 
 mod world {
     wasmtime::component::bindgen!({
-        path: "../wit",
+        path: "../../wit",
         world: "switchboard:provider/ai-provider",
         with: {
             "switchboard:provider/clock": crate::engine::switchboard::provider::clock,

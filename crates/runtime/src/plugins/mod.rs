@@ -20,7 +20,7 @@
 pub mod choice;
 pub mod http;
 pub mod registry;
-pub mod webhooks;
+pub mod pushed;
 
 pub use registry::{Provider, Registry};
 

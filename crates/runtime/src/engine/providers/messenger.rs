@@ -16,7 +16,7 @@ use wasmtime::{Engine, Store};
 
 pub(super) mod world {
     wasmtime::component::bindgen!({
-        path: "../wit",
+        path: "../../wit",
         world: "switchboard:provider/messenger-provider",
         with: {
             "switchboard:provider/clock": crate::engine::switchboard::provider::clock,
@@ -168,7 +168,7 @@ impl messenger::Host for RequestState {
     fn track(&mut self, provider_message_id: String, recipient: String, last_status: String) -> Result<messenger::Progress, messenger::ProviderError> {
         let (p, settings) = self.messenger()?;
         if p.is_plugin() {
-            let pushed = crate::plugins::webhooks::next_pushed(&self.conn, self.business_id(), &provider_message_id, &last_status).map_err(|e| messenger::ProviderError {
+            let pushed = crate::plugins::pushed::next_pushed(&self.conn, self.business_id(), &provider_message_id, &last_status).map_err(|e| messenger::ProviderError {
                 code: "provider_choice_unreadable".into(),
                 message: format!("the pushed statuses could not be read: {e}"),
                 retryable: true,
