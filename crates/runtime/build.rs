@@ -18,7 +18,7 @@ const COMPONENTS: &[&str] = &["contacts", "dispatcher", "agents", "data-sources"
 const TEST_COMPONENTS: &[&str] = &["testbed", "plugin-testbed", "plugin-ai-testbed", "cloud-messenger", "edge", "edge-store"];
 
 fn main() {
-    let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join("../..");
+    let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join("../..").canonicalize().expect("the repository root");
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
     build_components(&root, &out);
 }

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::PathBuf;
 
 fn main() {
-    let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join("../..");
+    let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join("../..").canonicalize().expect("the repository root");
     let dir = root.join("migrations");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
