@@ -10,7 +10,6 @@ mod admin;
 mod bench_native;
 mod console;
 mod download;
-mod jobs;
 mod pipeline;
 mod provider_events;
 mod raw_upload;
@@ -25,6 +24,7 @@ mod write_node;
 
 // The host's capabilities, each a crate of its own (crates/), under the
 // names the modules here use.
+use switchboard_jobs as jobs;
 use switchboard_ops::{clock, limits, logging, metrics};
 use switchboard_runtime::{engine, knowledge, outbound, plugins};
 use switchboard_storage::{db, freshness, ship};

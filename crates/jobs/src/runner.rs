@@ -1,0 +1,297 @@
+//! The runner: leadership, claim rounds, steps that call out on worker
+//! threads, and the idle wait.
+
+use super::*;
+
+/// How the runner runs steps (`serve` flags).
+#[derive(Debug, Clone)]
+pub struct RunnerConfig {
+    /// Steps that call out running at once (`--job-concurrency`).
+    pub concurrency: usize,
+}
+
+impl Default for RunnerConfig {
+    fn default() -> Self {
+        RunnerConfig { concurrency: 16 }
+    }
+}
+
+/// What the runner needs from the process: the database and the components.
+pub trait JobHost: Send + Sync + 'static {
+    fn db(&self) -> &Db;
+    fn components(&self) -> &Components;
+}
+
+/// Jobs this node is running now: job id → fence. Their leases are renewed
+/// while they run, so a live step never loses its job to a reclaim.
+pub(crate) type InFlight = Arc<Mutex<HashMap<String, i64>>>;
+
+/// Claims whose step ended without its completion committing (on a node of
+/// a primary: the primary went away mid-step): job id → fence. Each round
+/// hands them back (fenced) as soon as storage answers, instead of leaving
+/// them leased until their lease runs out.
+pub(crate) type Unsettled = Arc<Mutex<Vec<(String, i64)>>>;
+
+pub struct Runner {
+    pub node: String,
+    pub(crate) leader_until_ms: i64,
+    config: RunnerConfig,
+    in_flight: InFlight,
+    unsettled: Unsettled,
+    /// Calls-out steps running on worker threads.
+    calling_out: Arc<AtomicUsize>,
+    last_renewal_ms: i64,
+    /// Rung when a step that calls out ends (its slot and its lane are free).
+    wake: Arc<Wake>,
+}
+
+/// A wake-up call for the idle runner.
+#[derive(Default)]
+pub struct Wake {
+    rung: Mutex<bool>,
+    bell: parking_lot::Condvar,
+}
+
+impl Wake {
+    pub fn notify(&self) {
+        *self.rung.lock() = true;
+        self.bell.notify_one();
+    }
+    /// Waits until rung or `timeout`.
+    pub fn wait(&self, timeout: Duration) {
+        let mut rung = self.rung.lock();
+        if !*rung {
+            self.bell.wait_for(&mut rung, timeout);
+        }
+        *rung = false;
+    }
+}
+
+impl Runner {
+    pub fn new(config: RunnerConfig) -> Runner {
+        Runner {
+            node: uuid::Uuid::new_v4().to_string(),
+            leader_until_ms: 0,
+            config,
+            in_flight: Arc::default(),
+            unsettled: Arc::default(),
+            calling_out: Arc::default(),
+            last_renewal_ms: 0,
+            wake: Arc::default(),
+        }
+    }
+
+    /// One round: keep or take leadership, renew the leases of running
+    /// steps, claim due jobs and run them: steps that call out on worker
+    /// threads (up to the concurrency bound), the others here, one after
+    /// another (they hold the write lock anyway). Returns how many jobs were
+    /// started (0 = idle).
+    pub fn tick<H: JobHost>(&mut self, host: &Arc<H>) -> usize {
+        let db = host.db();
+        if !self.lead(db) {
+            return 0;
+        }
+        self.renew_leases(db);
+        self.settle(db);
+        // A cheap read first: an idle round takes no write lock.
+        if !has_due(db) {
+            return 0;
+        }
+        let free = self.config.concurrency.saturating_sub(self.calling_out.load(Ordering::SeqCst));
+        let per_business = (self.config.concurrency / 2).max(1);
+        let claims = match claim_fair(db, &self.node, LOCAL_BATCH, free as i64, per_business as i64) {
+            Ok(c) => c,
+            Err(e) => {
+                crate::logging::line("warn", &format!("job claim failed: {e}"));
+                return 0;
+            }
+        };
+        let started = claims.len();
+        let (remote, local): (Vec<Claim>, Vec<Claim>) = claims.into_iter().partition(|c| c.calls_out);
+        {
+            let mut running = self.in_flight.lock();
+            for c in remote.iter().chain(&local) {
+                running.insert(c.id.clone(), c.fence);
+            }
+        }
+        for c in remote {
+            self.calling_out.fetch_add(1, Ordering::SeqCst);
+            let (host, node, in_flight, calling_out, unsettled) =
+                (host.clone(), self.node.clone(), self.in_flight.clone(), self.calling_out.clone(), self.unsettled.clone());
+            let wake = self.wake.clone();
+            let spawned = std::thread::Builder::new().name("job-step".into()).spawn(move || {
+                let mut current = c;
+                for handoffs_left in (0..LANE_HANDOFFS).rev() {
+                    let next = run_one(host.db(), host.components(), &node, &current, handoffs_left > 0, &unsettled);
+                    let mut running = in_flight.lock();
+                    running.remove(&current.id);
+                    match next {
+                        Some(n) => {
+                            running.insert(n.id.clone(), n.fence);
+                            current = n;
+                        }
+                        None => break,
+                    }
+                }
+                calling_out.fetch_sub(1, Ordering::SeqCst);
+                wake.notify();
+            });
+            if spawned.is_err() {
+                // No thread: the lease runs out and the job is claimed again.
+                self.calling_out.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        for c in local {
+            run_one(db, host.components(), &self.node, &c, false, &self.unsettled);
+            self.in_flight.lock().remove(&c.id);
+            self.renew_leases(db);
+        }
+        started
+    }
+
+    /// Hands unsettled claims back: pending again, due as they were, still
+    /// only if their fence holds. Kept for the next round when storage
+    /// does not answer.
+    fn settle(&mut self, db: &Db) {
+        let claims: Vec<(String, i64)> = std::mem::take(&mut *self.unsettled.lock());
+        if claims.is_empty() {
+            return;
+        }
+        let settled = (|| -> anyhow::Result<u64> {
+            let mut gate = db.write_gate(Duration::from_secs(5)).ok_or_else(|| anyhow::anyhow!("the write gate is busy"))?;
+            let rows = claims.iter().map(|(id, fence)| vec![SqlValue::Text(id.clone()), SqlValue::Integer(*fence)]).collect();
+            gate.transaction(|c| {
+                Ok(c.execute_many(
+                    "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
+                    rows,
+                )?)
+            })
+        })();
+        if settled.is_err() {
+            self.unsettled.lock().extend(claims);
+        }
+    }
+
+    /// Idles until a step that calls out ends, or `timeout`.
+    pub fn idle(&self, timeout: Duration) {
+        self.wake.wait(timeout);
+    }
+
+    /// Steps that call out and are still running.
+    pub fn calling_out(&self) -> usize {
+        self.calling_out.load(Ordering::SeqCst)
+    }
+
+    /// Extends the lease of every step this node is running, once a third of
+    /// the lease has passed (a stalled node stops renewing, so its jobs are
+    /// reclaimed when the lease runs out).
+    fn renew_leases(&mut self, db: &Db) {
+        let now = crate::clock::now_ms();
+        if now - self.last_renewal_ms < JOB_LEASE.as_millis() as i64 / 3 {
+            return;
+        }
+        let running: Vec<(String, i64)> = self.in_flight.lock().iter().map(|(k, v)| (k.clone(), *v)).collect();
+        self.last_renewal_ms = now;
+        if running.is_empty() {
+            return;
+        }
+        let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return };
+        let Ok(c) = db.conn() else { return };
+        let until = SqlValue::Integer(now + JOB_LEASE.as_millis() as i64);
+        if db::execute(&c, "BEGIN IMMEDIATE", vec![]).is_err() {
+            return;
+        }
+        for (id, fence) in running {
+            let _ = db::execute(
+                &c,
+                "UPDATE jobs SET lease_until_ms = ?3 WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
+                vec![SqlValue::Text(id), SqlValue::Integer(fence), until.clone()],
+            );
+        }
+        if db::execute(&c, "COMMIT", vec![]).is_err() {
+            let _ = db::execute(&c, "ROLLBACK", vec![]);
+        }
+    }
+
+    /// Takes or renews the dispatcher lease; true while this node leads.
+    /// A node that takes the lease over from another releases the jobs the
+    /// other left leased: only the leader runs jobs, so they are orphans,
+    /// and the next claim gives them a new fence (a stalled old leader's
+    /// late completion is refused).
+    pub(crate) fn lead(&mut self, db: &Db) -> bool {
+        let now = crate::clock::now_ms();
+        // Renew only past half the lease, to keep idle writes rare.
+        if self.leader_until_ms - now > LEADER_LEASE.as_millis() as i64 / 2 {
+            return true;
+        }
+        let Ok(c) = db.conn() else { return false };
+        // A follower reads the lease first, without a write transaction (on
+        // a node of a primary: from its replica), and asks for it only once
+        // it looks expired.
+        if self.leader_until_ms == 0 {
+            if let Ok(row) = db::query_rows(&c, "SELECT owner, expires_at_ms FROM leases WHERE name = 'dispatcher'", vec![]) {
+                if row.first().is_some_and(|r| t(&r[0]) != self.node && i(&r[1]) >= now) {
+                    return false;
+                }
+            }
+        }
+        let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return false };
+        let until = now + LEADER_LEASE.as_millis() as i64;
+        let me = SqlValue::Text(self.node.clone());
+        let mut took_over = false;
+        let result = (|| -> anyhow::Result<bool> {
+            db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
+            db::execute(&c, "INSERT OR IGNORE INTO leases (name, owner, fence, expires_at_ms) VALUES ('dispatcher', '', 0, 0)", vec![])?;
+            let row = db::query_rows(&c, "SELECT owner, expires_at_ms FROM leases WHERE name = 'dispatcher'", vec![])?;
+            let (owner, expires) = row.first().map(|r| (t(&r[0]), i(&r[1]))).unwrap_or_default();
+            if owner != self.node && expires >= now {
+                return Ok(false);
+            }
+            db::execute(
+                &c,
+                "UPDATE leases SET fence = fence + (owner <> ?1), owner = ?1, expires_at_ms = ?2 WHERE name = 'dispatcher'",
+                vec![me.clone(), SqlValue::Integer(until)],
+            )?;
+            if owner != self.node {
+                took_over = true;
+                let released = db::execute(
+                    &c,
+                    "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL \
+                     WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' AND lease_owner <> ?1)",
+                    vec![me.clone()],
+                )?;
+                if released > 0 {
+                    crate::logging::line("info", &format!("took over the dispatcher lease; released {released} orphaned job(s)"));
+                }
+            }
+            Ok(true)
+        })();
+        let won = match result {
+            Ok(won) => db::execute(&c, "COMMIT", vec![]).is_ok() && won,
+            Err(_) => {
+                let _ = db::execute(&c, "ROLLBACK", vec![]);
+                false
+            }
+        };
+        if won && took_over {
+            crate::logging::line("info", "this node runs the dispatcher now");
+        }
+        self.leader_until_ms = if won { until } else { 0 };
+        won
+    }
+}
+
+/// Whether any job is due (or left with an expired lease), read without the
+/// write gate.
+pub(crate) fn has_due(db: &Db) -> bool {
+    let Ok(c) = db.read_conn() else { return false };
+    let now = SqlValue::Integer(crate::clock::now_ms());
+    db::query_rows(
+        &c,
+        "SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_pending_due WHERE state = 'pending' AND due_at_ms <= ?1) \
+             OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' AND lease_until_ms < ?1)",
+        vec![now],
+    )
+    .map(|r| matches!(r.first().and_then(|r| r.first()), Some(SqlValue::Integer(1))))
+    .unwrap_or(false)
+}

@@ -1,0 +1,254 @@
+//! One step of a claimed job: run it through the components, then complete
+//! it (its next state, only while its fence holds) in its own transaction.
+
+use super::*;
+
+/// What a pending job's attempt count becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    /// This claim counts (a retry after a failure).
+    Keep,
+    /// From zero again: the step moved its payload on.
+    Reset,
+    /// This claim does not count: the step never ran (no instance slot).
+    /// Components read a second claim of one payload as a run that ended
+    /// mid-way (the webhook step counts its attempt as interrupted).
+    Uncount,
+}
+
+/// The job's next state for an outcome.
+pub enum Next {
+    Done,
+    Pending { due_at_ms: i64, payload: Option<String>, attempts: Count, error: Option<String> },
+    Dead(String),
+}
+
+/// Writes the job's next state, only if `fence` is still its fence. Returns
+/// false for a stale fence (the caller must roll back the job's writes).
+pub fn complete(c: &crate::db::Connection, claim: &Claim, next: &Next) -> anyhow::Result<bool> {
+    let id = SqlValue::Text(claim.id.clone());
+    let fence = SqlValue::Integer(claim.fence);
+    let n = match next {
+        Next::Done => db::execute(
+            c,
+            "UPDATE jobs SET state = 'done', lease_owner = NULL, lease_until_ms = NULL, last_error = NULL WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
+            vec![id.clone(), fence],
+        )?,
+        Next::Pending { due_at_ms, payload, attempts, error } => db::execute(
+            c,
+            "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL, due_at_ms = ?3, \
+             payload = COALESCE(?4, payload), attempts = CASE ?5 WHEN 1 THEN 0 WHEN 2 THEN MAX(attempts - 1, 0) ELSE attempts END, last_error = ?6 \
+             WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
+            vec![
+                id.clone(),
+                fence,
+                SqlValue::Integer(*due_at_ms),
+                payload.clone().map(SqlValue::Text).unwrap_or(SqlValue::Null),
+                SqlValue::Integer(match attempts {
+                    Count::Keep => 0,
+                    Count::Reset => 1,
+                    Count::Uncount => 2,
+                }),
+                error.clone().map(SqlValue::Text).unwrap_or(SqlValue::Null),
+            ],
+        )?,
+        Next::Dead(reason) => db::execute(
+            c,
+            "UPDATE jobs SET state = 'dead', lease_owner = NULL, lease_until_ms = NULL, last_error = ?3 WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
+            vec![id.clone(), fence, SqlValue::Text(reason.clone())],
+        )?,
+    };
+    // A job finished for good needs no memory of its effects. (Under a
+    // stale fence nothing matched, and the caller rolls the step back.)
+    if n == 1 && matches!(next, Next::Done | Next::Dead(_)) {
+        db::execute(c, "DELETE FROM job_effects WHERE job_id = ?1", vec![id])?;
+    }
+    Ok(n == 1)
+}
+
+pub(crate) fn next_for(claim: &Claim, outcome: &Outcome) -> (Next, &'static str, Option<String>) {
+    let now = crate::clock::now_ms();
+    match outcome {
+        Outcome::Done => (Next::Done, "done", None),
+        Outcome::Retry(r) if claim.attempts >= MAX_ATTEMPTS => {
+            (Next::Dead(format!("gave up after {} attempts: {}", claim.attempts, r.reason)), "dead", Some(r.reason.clone()))
+        }
+        Outcome::Retry(r) => (
+            Next::Pending { due_at_ms: now + r.delay_ms as i64, payload: None, attempts: Count::Keep, error: Some(r.reason.clone()) },
+            "retry",
+            Some(r.reason.clone()),
+        ),
+        Outcome::Continue(c) => (
+            Next::Pending { due_at_ms: now + c.delay_ms as i64, payload: Some(c.payload_json.clone()), attempts: Count::Reset, error: None },
+            "continue",
+            None,
+        ),
+        Outcome::Dead(reason) => (Next::Dead(reason.clone()), "dead", Some(reason.clone())),
+    }
+}
+
+/// Backoff after a trap: 1 s doubling to 1 h.
+pub(crate) fn trap_backoff_ms(attempts: i64) -> i64 {
+    (1000i64 << (attempts.clamp(1, 13) - 1)).min(3_600_000)
+}
+
+pub(crate) fn record_run(c: &crate::db::Connection, claim: &Claim, node: &str, started: i64, outcome: &str, detail: Option<String>) {
+    let _ = db::execute(
+        c,
+        "INSERT OR REPLACE INTO job_runs (job_id, fence, node, started_at_ms, ended_at_ms, outcome, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        vec![
+            SqlValue::Text(claim.id.clone()),
+            SqlValue::Integer(claim.fence),
+            SqlValue::Text(node.into()),
+            SqlValue::Integer(started),
+            SqlValue::Integer(crate::clock::now_ms()),
+            SqlValue::Text(outcome.into()),
+            detail.map(SqlValue::Text).unwrap_or(SqlValue::Null),
+        ],
+    );
+}
+
+/// Runs one claimed job in one write transaction, committed only while its
+/// fence holds.
+/// Returns the next job of the claim's lane when one was handed to this
+/// worker in the same commit (`handoff` allows it).
+/// A step whose completion does not commit leaves its claim in `unsettled`.
+pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, handoff: bool, unsettled: &Unsettled) -> Option<Claim> {
+    // One span per step: its events (the step's line, a component's log
+    // lines) carry the job, its kind, attempt and business.
+    let span = tracing::info_span!("job_step", jobId = %claim.id, kind = %claim.kind, attempt = claim.attempts, businessId = %claim.business_id);
+    let _in_step = span.enter();
+    let mut next_in_lane = None;
+    let started = crate::clock::now_ms();
+    // Network mode: holding the write gate across a remote call would stall
+    // every writer, so such a step starts without gate or transaction; its
+    // first write takes both (the engine's lazy write), and the completion
+    // below joins that transaction. A step therefore makes its remote call
+    // before it writes; its writes and its fenced completion still commit
+    // together or not at all.
+    let network = claim.calls_out;
+    let unsettle = || unsettled.lock().push((claim.id.clone(), claim.fence));
+    // The gate with the writer connection in a write transaction, or None.
+    // A step that calls out completes under the primary's write lock
+    // (`Writer::begin_locking`): a conflict would run it, and its call, again.
+    let write = || -> Option<(db::WriteGuard, db::Connection)> {
+        let mut gate = db.write_gate(Duration::from_secs(30))?;
+        let conn = if network { gate.begin_locking() } else { gate.begin() }.ok()?;
+        Some((gate, conn))
+    };
+    // A local step runs on the writer connection, under the gate, from the
+    // start; a step that calls out starts on a pooled connection of its own.
+    let (conn, local_gate) = if network {
+        let Ok(conn) = db.conn().map(|c| c.detach()) else {
+            unsettle();
+            return None;
+        };
+        (conn, None)
+    } else {
+        let Some((gate, conn)) = write() else {
+            unsettle();
+            return None;
+        };
+        (conn, Some(gate))
+    };
+    let job = Job {
+        id: claim.id.clone(),
+        kind: claim.kind.clone(),
+        business_id: claim.business_id.clone(),
+        payload_json: claim.payload.clone(),
+        attempt: claim.attempts.max(1) as u32,
+        fence: claim.fence as u64,
+    };
+    let (conn, lazy, result) = components.run_job(conn, &job, network.then(|| db.gate()));
+    let (conn, mut gate) = match (local_gate, lazy) {
+        (Some(gate), _) => (conn, gate),
+        // The step wrote: its transaction is open on the writer connection
+        // and the gate held; its own connection goes back to the pool.
+        (None, Some((gate, own))) => {
+            db.give_back(own);
+            (conn, gate)
+        }
+        // It only read (or trapped before writing): the gate and the
+        // writer connection now, for the completion.
+        (None, None) => {
+            db.give_back(conn);
+            let Some((gate, writer)) = write() else {
+                unsettle();
+                return None;
+            };
+            (writer, gate)
+        }
+    };
+    let finished = match result {
+        Ok(outcome) => {
+            let (next, label, detail) = next_for(claim, &outcome);
+            match complete(&conn, claim, &next) {
+                Ok(true) => {
+                    record_run(&conn, claim, node, started, label, detail);
+                    if let (true, Some(lane)) = (handoff, &claim.lane) {
+                        next_in_lane = hand_off(&conn, lane, node).unwrap_or(None);
+                    }
+                    let committed = db::execute(&conn, "COMMIT", vec![]).is_ok();
+                    if committed {
+                        crate::metrics::job_step(&claim.kind, label, started);
+                        crate::logging::job_step(label, crate::clock::now_ms() - started);
+                    } else {
+                        next_in_lane = None;
+                    }
+                    committed
+                }
+                Ok(false) => {
+                    // Stale fence: another node reclaimed the job. Nothing
+                    // of this run may survive.
+                    let _ = db::execute(&conn, "ROLLBACK", vec![]);
+                    crate::logging::line("warn", &format!("job {} completion refused: stale fence {}", claim.id, claim.fence));
+                    true
+                }
+                // Storage did not answer (a primary restarting): the step is
+                // rolled back below and its claim handed back, so it runs
+                // again as soon as storage answers rather than when its
+                // lease runs out.
+                Err(e) => {
+                    crate::logging::line("warn", &format!("job {} completion failed, handed back: {e}", claim.id));
+                    false
+                }
+            }
+        }
+        Err(e) => {
+            let _ = db::execute(&conn, "ROLLBACK", vec![]);
+            let never_ran = matches!(e, CallError::Capacity);
+            let reason = match e {
+                CallError::Deadline => "the job step exceeded its deadline".to_string(),
+                CallError::ResourceLimit => "the job step exceeded its memory limit".to_string(),
+                CallError::Capacity => "no instance slot was free".to_string(),
+                CallError::Trap(detail) => {
+                    crate::logging::line("error", &format!("job {} ({}) trapped: {detail}", claim.id, claim.kind));
+                    "the job step failed".to_string()
+                }
+            };
+            let next = if claim.attempts >= MAX_ATTEMPTS && !never_ran {
+                Next::Dead(reason.clone())
+            } else {
+                let attempts = if never_ran { Count::Uncount } else { Count::Keep };
+                Next::Pending { due_at_ms: crate::clock::now_ms() + trap_backoff_ms(claim.attempts), payload: None, attempts, error: Some(reason.clone()) }
+            };
+            db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_ok()
+                && complete(&conn, claim, &next).unwrap_or(false)
+                && {
+                    record_run(&conn, claim, node, started, "trapped", Some(reason));
+                    let committed = db::execute(&conn, "COMMIT", vec![]).is_ok();
+                    if committed {
+                        crate::metrics::job_step(&claim.kind, "trapped", started);
+                        crate::logging::job_step("trapped", crate::clock::now_ms() - started);
+                    }
+                    committed
+                }
+        }
+    };
+    if !finished {
+        let _ = db::execute(&conn, "ROLLBACK", vec![]);
+        unsettle();
+    }
+    gate.put_back(conn);
+    next_in_lane
+}

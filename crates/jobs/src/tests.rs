@@ -1,0 +1,202 @@
+use super::*;
+
+fn temp_db() -> (Db, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("switchboard-jobs-{}", uuid::Uuid::new_v4()));
+    (Db::open(&dir).unwrap(), dir)
+}
+
+fn enqueue(db: &Db, id: &str) {
+    let c = db.conn().unwrap();
+    db::execute(
+        &c,
+        "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms) VALUES (?1, 'test', 'b', '{}', 0, 0)",
+        vec![SqlValue::Text(id.into())],
+    )
+    .unwrap();
+}
+
+fn expire_leases(db: &Db) {
+    let c = db.conn().unwrap();
+    db::execute(&c, "UPDATE jobs SET lease_until_ms = 0 WHERE state = 'leased'", vec![]).unwrap();
+}
+
+#[test]
+fn a_stale_fence_cannot_complete_a_reclaimed_job() {
+    let (db, dir) = temp_db();
+    enqueue(&db, "j1");
+    let first = claim(&db, "node-a", 10).unwrap();
+    assert_eq!(first.len(), 1);
+    assert!(claim(&db, "node-b", 10).unwrap().is_empty(), "a live lease is not claimable");
+    // node-a stalls; its lease expires and node-b reclaims with a new fence.
+    expire_leases(&db);
+    let second = claim(&db, "node-b", 10).unwrap();
+    assert_eq!(second[0].fence, first[0].fence + 1);
+    assert_eq!(second[0].attempts, 2);
+    let c = db.conn().unwrap();
+    assert!(!complete(&c, &first[0], &Next::Done).unwrap(), "the stale fence is refused");
+    assert!(complete(&c, &second[0], &Next::Done).unwrap());
+    assert!(claim(&db, "node-a", 10).unwrap().is_empty(), "done jobs never run again");
+    drop(c);
+    drop(db);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_new_leader_releases_jobs_the_old_one_left_leased() {
+    let (db, dir) = temp_db();
+    let mut a = Runner::new(RunnerConfig::default());
+    let mut b = Runner::new(RunnerConfig::default());
+    assert!(a.lead(&db));
+    enqueue(&db, "j1");
+    let claimed = claim(&db, &a.node, 10).unwrap();
+    assert_eq!(claimed.len(), 1);
+    // a dies holding the job; once its leader lease expires b leads and
+    // can run the job at once, without waiting for the job's own lease.
+    let c = db.conn().unwrap();
+    db::execute(&c, "UPDATE leases SET expires_at_ms = 0", vec![]).unwrap();
+    assert!(b.lead(&db));
+    let reclaimed = claim(&db, &b.node, 10).unwrap();
+    assert_eq!(reclaimed.len(), 1);
+    assert!(reclaimed[0].fence > claimed[0].fence);
+    assert!(!complete(&c, &claimed[0], &Next::Done).unwrap(), "the dead leader's fence is stale");
+    drop(c);
+    drop(db);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn only_one_node_leads() {
+    let (db, dir) = temp_db();
+    let mut a = Runner::new(RunnerConfig::default());
+    let mut b = Runner::new(RunnerConfig::default());
+    assert!(a.lead(&db));
+    assert!(!b.lead(&db), "a live leader keeps the lease");
+    // a stops renewing; once its lease expires b takes over.
+    let c = db.conn().unwrap();
+    db::execute(&c, "UPDATE leases SET expires_at_ms = 0", vec![]).unwrap();
+    assert!(b.lead(&db));
+    a.leader_until_ms = 0;
+    assert!(!a.lead(&db));
+    drop(c);
+    drop(db);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn enqueue_as(db: &Db, id: &str, business: &str, due: i64, calls_out: bool, lane: Option<&str>) {
+    let c = db.conn().unwrap();
+    db::execute(
+        &c,
+        "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, calls_out, lane) VALUES (?1, 'test', ?2, '{}', ?3, 0, ?4, ?5)",
+        vec![
+            SqlValue::Text(id.into()),
+            SqlValue::Text(business.into()),
+            SqlValue::Integer(due),
+            SqlValue::Integer(calls_out as i64),
+            lane.map(|l| SqlValue::Text(l.into())).unwrap_or(SqlValue::Null),
+        ],
+    )
+    .unwrap();
+}
+
+fn ids(claims: &[Claim]) -> Vec<&str> {
+    claims.iter().map(|c| c.id.as_str()).collect()
+}
+
+#[test]
+fn a_lane_runs_one_step_at_a_time_oldest_first() {
+    let (db, dir) = temp_db();
+    enqueue_as(&db, "l1", "b", 1, true, Some("webhooks:s1"));
+    enqueue_as(&db, "l2", "b", 2, true, Some("webhooks:s1"));
+    enqueue_as(&db, "o1", "b", 3, true, Some("webhooks:s2"));
+    let first = claim_fair(&db, "n", 0, 10, 100).unwrap();
+    assert_eq!(ids(&first), vec!["l1", "o1"], "one per lane, the oldest");
+    assert!(claim_fair(&db, "n", 0, 10, 100).unwrap().is_empty(), "a lane with a live step waits");
+    let c = db.conn().unwrap();
+    assert!(complete(&c, &first[0], &Next::Done).unwrap());
+    assert_eq!(ids(&claim_fair(&db, "n", 0, 10, 100).unwrap()), vec!["l2"]);
+    drop(c);
+    drop(db);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_deep_backlog_in_a_busy_lane_hides_no_other_lane_and_no_unlaned_job() {
+    let (db, dir) = temp_db();
+    for i in 0..3_000 {
+        enqueue_as(&db, &format!("deep{i:05}"), "b", i, true, Some("webhooks:deep"));
+    }
+    let first = claim_fair(&db, "n", 0, 10, 100).unwrap();
+    assert_eq!(ids(&first), vec!["deep00000"], "the lane's head alone");
+    // Younger work behind the busy lane's whole backlog.
+    enqueue_as(&db, "other", "b", 5_000, true, Some("webhooks:other"));
+    enqueue_as(&db, "loose", "b", 5_001, true, None);
+    enqueue_as(&db, "local", "b", 5_002, false, Some("campaign:i1"));
+    let next = claim_fair(&db, "n", 10, 10, 100).unwrap();
+    assert_eq!(ids(&next), vec!["local", "other", "loose"], "each found although 2,999 older jobs wait in a busy lane");
+    drop(db);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_claim_that_never_ran_is_not_counted() {
+    let (db, dir) = temp_db();
+    enqueue_as(&db, "j", "b", 1, true, None);
+    let claim = claim_fair(&db, "n", 0, 10, 100).unwrap().remove(0);
+    assert_eq!(claim.attempts, 1);
+    let c = db.conn().unwrap();
+    let next = Next::Pending { due_at_ms: 0, payload: None, attempts: Count::Uncount, error: Some("no instance slot was free".into()) };
+    assert!(complete(&c, &claim, &next).unwrap());
+    let again = claim_fair(&db, "n", 0, 10, 100).unwrap().remove(0);
+    assert_eq!(again.attempts, 1, "the next claim is still the first run of this payload");
+    drop(c);
+    drop(db);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn finished_jobs_and_their_runs_go_after_the_retention_and_nothing_else_does() {
+    let (db, dir) = temp_db();
+    let now = crate::clock::now_ms();
+    let old = now - FINISHED_RETENTION.as_millis() as i64 - 1;
+    for (id, due) in [("done-old", old), ("dead-old", old), ("pending-old", old), ("leased-old", old), ("done-new", now)] {
+        enqueue_as(&db, id, "b", due, false, None);
+    }
+    let c = db.conn().unwrap();
+    for (id, state) in [("done-old", "done"), ("dead-old", "dead"), ("leased-old", "leased"), ("done-new", "done")] {
+        db::execute(&c, "UPDATE jobs SET state = ?2 WHERE id = ?1", vec![SqlValue::Text(id.into()), SqlValue::Text(state.into())]).unwrap();
+        db::execute(
+            &c,
+            "INSERT INTO job_runs (job_id, fence, node, started_at_ms, ended_at_ms, outcome) VALUES (?1, 1, 'n', 0, 0, 'done')",
+            vec![SqlValue::Text(id.into())],
+        )
+        .unwrap();
+    }
+    assert_eq!(purge_finished(&db, now), 2);
+    let left = |table: &str, column: &str| -> Vec<String> {
+        db::query_rows(&c, &format!("SELECT {column} FROM {table} ORDER BY {column}"), vec![]).unwrap().iter().map(|r| t(&r[0])).collect()
+    };
+    assert_eq!(left("jobs", "id"), vec!["done-new", "leased-old", "pending-old"]);
+    assert_eq!(left("job_runs", "job_id"), vec!["done-new", "leased-old"]);
+    drop(c);
+    drop(db);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn businesses_take_turns_and_one_business_cannot_take_every_slot() {
+    let (db, dir) = temp_db();
+    for n in 0..6 {
+        enqueue_as(&db, &format!("a{n}"), "busy", n, true, None);
+    }
+    enqueue_as(&db, "b0", "quiet", 100, true, None);
+    enqueue_as(&db, "local", "busy", 0, false, None);
+    // Four slots: the quiet business's only job is among them although
+    // it is the newest, and the busy one gets at most its cap (3).
+    let picked = claim_fair(&db, "n", 0, 4, 3).unwrap();
+    assert_eq!(ids(&picked), vec!["a0", "b0", "a1", "a2"]);
+    assert!(picked.iter().all(|c| c.calls_out));
+    let more = claim_fair(&db, "n", 5, 4, 3).unwrap();
+    assert_eq!(ids(&more), vec!["local"], "the busy business is at its cap; local steps are another class");
+    drop(db);
+    let _ = std::fs::remove_dir_all(dir);
+}

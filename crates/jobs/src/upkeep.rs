@@ -1,0 +1,107 @@
+//! What keeps the jobs table small and visible: finished jobs purged after
+//! their retention, the queue gauges of a scrape.
+
+use super::*;
+
+/// How long a finished job (done or dead) and its run records are kept: a
+/// week to look into a delivery or a failure, then they go, so the jobs
+/// table (every delivery's payload) does not grow for ever.
+pub const FINISHED_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// Finished jobs deleted per write transaction by `purge_finished`.
+pub(crate) const PURGE_BATCH: i64 = 2_000;
+
+/// Every (kind, state) the queue gauges were ever set for: an emptied queue
+/// reads 0, not its last depth.
+pub(crate) static QUEUE_LABELS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+/// Sets the queue gauges for a scrape of `/metrics`: the depth and oldest
+/// due age of pending and leased jobs per kind, and the rows ingestion
+/// versions hold (all businesses together).
+pub fn queue_gauges(db: &Db) {
+    let int = |v: &SqlValue| match v {
+        SqlValue::Integer(i) => *i,
+        _ => 0,
+    };
+    let Ok(conn) = db.conn() else { return };
+    let now = crate::clock::now_ms();
+    let rows = db::query_rows(
+        &conn,
+        "SELECT kind, 'pending', COUNT(*), MIN(due_at_ms) FROM jobs INDEXED BY jobs_pending_due WHERE state = 'pending' GROUP BY kind \
+         UNION ALL SELECT kind, 'leased', COUNT(*), MIN(due_at_ms) FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' GROUP BY kind",
+        vec![],
+    )
+    .unwrap_or_default();
+    let mut seen = QUEUE_LABELS.lock();
+    for (kind, state) in seen.iter() {
+        let labels = [("kind", kind.clone()), ("state", state.clone())];
+        ::metrics::gauge!("switchboard_jobs_queued", &labels).set(0.0);
+        ::metrics::gauge!("switchboard_jobs_oldest_due_age_seconds", &labels).set(0.0);
+    }
+    for r in rows {
+        let key = (db::text(&r[0]), db::text(&r[1]));
+        if !seen.contains(&key) {
+            seen.push(key.clone());
+        }
+        let labels = [("kind", key.0), ("state", key.1)];
+        ::metrics::gauge!("switchboard_jobs_queued", &labels).set(int(&r[2]) as f64);
+        let age = ((now - int(&r[3])).max(0) as f64) / 1000.0;
+        ::metrics::gauge!("switchboard_jobs_oldest_due_age_seconds", &labels).set(age);
+    }
+    drop(seen);
+    let rows = db::query_rows(&conn, "SELECT IFNULL(SUM(row_count), 0), COUNT(*) FROM ingestion_versions", vec![]).unwrap_or_default();
+    if let Some(r) = rows.first() {
+        ::metrics::gauge!("switchboard_ingestion_rows").set(int(&r[0]) as f64);
+        ::metrics::gauge!("switchboard_ingestion_versions").set(int(&r[1]) as f64);
+    }
+}
+
+/// Deletes the jobs finished before `FINISHED_RETENTION` (by the time they
+/// were last due, about when their last step ran), with their run records,
+/// a batch per short write transaction so writers never wait long. Returns
+/// how many jobs went.
+pub fn purge_finished(db: &Db, now_ms: i64) -> u64 {
+    let cutoff = SqlValue::Integer(now_ms - FINISHED_RETENTION.as_millis() as i64);
+    let mut purged = 0;
+    for state in ["done", "dead"] {
+        loop {
+            // Found by a read, outside the write gate: no index holds
+            // finished jobs (every state change would rewrite it), so this
+            // scans the table, oldest rows first.
+            let picked = db.read_conn().and_then(|c| {
+                db::query_rows(
+                    &c,
+                    "SELECT id FROM jobs WHERE state = ?1 AND due_at_ms < ?2 LIMIT ?3",
+                    vec![SqlValue::Text(state.into()), cutoff.clone(), SqlValue::Integer(PURGE_BATCH)],
+                )
+            });
+            let ids: Vec<SqlValue> = match picked {
+                Ok(rows) => rows.into_iter().filter_map(|mut r| r.pop()).collect(),
+                Err(e) => {
+                    crate::logging::line("warn", &format!("purging finished jobs failed: {e}"));
+                    return purged;
+                }
+            };
+            if ids.is_empty() {
+                break;
+            }
+            let Some(mut gate) = db.write_gate(Duration::from_secs(5)) else { return purged };
+            let found = ids.len();
+            let deleted = gate.transaction(|c| {
+                c.execute_many("DELETE FROM job_runs WHERE job_id = ?1", ids.iter().map(|id| vec![id.clone()]).collect())?;
+                Ok(c.execute_many("DELETE FROM jobs WHERE id = ?1 AND state = ?2", ids.iter().map(|id| vec![id.clone(), SqlValue::Text(state.into())]).collect())?)
+            });
+            match deleted {
+                Ok(n) => purged += n,
+                Err(e) => {
+                    crate::logging::line("warn", &format!("purging finished jobs failed: {e}"));
+                    return purged;
+                }
+            }
+            if found < PURGE_BATCH as usize {
+                break;
+            }
+        }
+    }
+    purged
+}
