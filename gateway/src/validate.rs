@@ -451,15 +451,8 @@ fn format_ok(f: &str, s: &str) -> bool {
     }
 }
 
-/// 8-4-4-4-12 hex digits.
-pub fn is_uuid(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        })
-}
+/// 8-4-4-4-12 hex digits (the components' one rule).
+pub use switchboard_formats::is_uuid;
 
 fn is_date_time(s: &str) -> bool {
     // RFC 3339: 2026-11-22T10:00:00(.sss)?(Z|+hh:mm)

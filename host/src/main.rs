@@ -6,7 +6,6 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-mod admin;
 mod bench_native;
 mod console;
 mod download;
@@ -18,12 +17,12 @@ mod recordings;
 mod sandbox;
 mod server;
 mod staging;
-mod usage;
 mod wire;
 mod write_node;
 
 // The host's capabilities, each a crate of its own (crates/), under the
 // names the modules here use.
+use switchboard_admin::{self as admin, usage};
 use switchboard_jobs as jobs;
 use switchboard_ops::{clock, limits, logging, metrics};
 use switchboard_runtime::{engine, knowledge, outbound, plugins};

@@ -16,8 +16,7 @@
 
 pub mod keys;
 pub mod providers;
-pub mod sessions;
-pub mod users;
+pub use switchboard_admin::{sessions, users};
 
 use crate::pipeline::{Answer, App};
 use governor::clock::DefaultClock;

@@ -7,7 +7,7 @@
 //! `GET /console/api/session` and must come back in `X-CSRF-Token` on every
 //! state-changing request.
 
-use super::users::{random_hex, LoginUser};
+use crate::users::{random_hex, LoginUser};
 use crate::db::{self, Db, SqlValue};
 use anyhow::Result;
 use switchboard_gateway::{auth, SessionRecord};

@@ -1,11 +1,24 @@
 //! `switchboard admin …`: businesses and API keys, straight on the data dir,
 //! whether or not a server is running on it (SQLite's locking and the busy
-//! timeout make the two safe together).
+//! timeout make the two safe together); the console's accounts (users,
+//! sessions) and the last use of keys and sessions (`usage`), which the
+//! commands, the console and admission share.
+//!
+//! Never: HTTP, wasmtime, the job runner. It writes rows with SQL on a
+//! storage connection.
+//!
+//! Entry points: the functions of each command (`create_business`, …,
+//! `voice::configure`, `users::create`), called by the binary's `admin`
+//! subcommands and by the console.
 
+pub mod sessions;
 pub mod summaries;
+pub mod usage;
+pub mod users;
 pub mod voice;
 
-use crate::db::{self, Db, SqlValue};
+use switchboard_ops::clock;
+use switchboard_storage::db::{self, Db, SqlValue};
 use anyhow::{bail, Result};
 use serde_json::json;
 use switchboard_gateway::auth;
@@ -30,11 +43,9 @@ pub(crate) fn json_of(v: &SqlValue) -> serde_json::Value {
     }
 }
 
-/// `+`, a digit 1 to 9, then 7 to 14 digits (the contract's E.164 pattern).
-pub(crate) fn is_e164(s: &str) -> bool {
-    let b = s.as_bytes();
-    (9..=16).contains(&b.len()) && b[0] == b'+' && (b'1'..=b'9').contains(&b[1]) && b[2..].iter().all(u8::is_ascii_digit)
-}
+/// `+`, a digit 1 to 9, then 7 to 14 digits (the contract's E.164 pattern,
+/// the components' one rule).
+pub(crate) use switchboard_formats::e164::is_e164;
 
 pub fn create_business(db: &Db, name: &str) -> Result<serde_json::Value> {
     let name = name.trim();
@@ -80,7 +91,7 @@ pub fn create_key(db: &Db, business: &str, scopes: &str) -> Result<serde_json::V
 /// Stores a new key of `business` (sorted, known `scopes`): (its id, the key
 /// itself, which is never stored and never shown again). The admin command
 /// and the console both make keys here.
-pub(crate) fn insert_key(c: &db::Connection, business: &str, scopes: &[String], created_by_user: Option<&str>) -> Result<(String, String)> {
+pub fn insert_key(c: &db::Connection, business: &str, scopes: &[String], created_by_user: Option<&str>) -> Result<(String, String)> {
     let mut random = [0u8; 32];
     rand::fill(&mut random);
     let key = auth::format_key(&random);
@@ -108,7 +119,7 @@ pub fn list_keys(db: &Db, business: &str) -> Result<serde_json::Value> {
 
 /// A business's keys, oldest first: never the key, only its last four
 /// characters (and the `sbk_` prefix every key has).
-pub(crate) fn key_rows(c: &db::Connection, business: &str) -> Result<Vec<serde_json::Value>> {
+pub fn key_rows(c: &db::Connection, business: &str) -> Result<Vec<serde_json::Value>> {
     let rows = db::query_rows(
         c,
         "SELECT id, key_last4, scopes, created_at, revoked_at, last_used_at, created_by_user_id FROM api_keys WHERE business_id = ?1 ORDER BY created_at, id",
@@ -140,7 +151,7 @@ pub fn revoke_key(db: &Db, key_id: &str) -> Result<serde_json::Value> {
 /// key. `c` must not be inside a transaction: the revocation is committed
 /// here, then the key cache is told (this process's and, through the
 /// signal file, other processes' on the same data dir).
-pub(crate) fn revoke_key_of(db: &Db, c: &db::Connection, business: Option<&str>, key_id: &str) -> Result<bool> {
+pub fn revoke_key_of(db: &Db, c: &db::Connection, business: Option<&str>, key_id: &str) -> Result<bool> {
     let changed = db::execute(
         c,
         "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?2) WHERE id = ?1 AND (?3 IS NULL OR business_id = ?3)",

@@ -4,7 +4,7 @@
 //! either takes the password on standard input or prints a one-time setup
 //! link (its token is stored as a SHA-256 hash and lasts [`SETUP_TTL_MS`]).
 
-use crate::admin::{in_transaction, json_of, require_business};
+use crate::{in_transaction, json_of, require_business};
 use crate::db::{self, Db, SqlValue};
 use anyhow::{bail, Result};
 use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
