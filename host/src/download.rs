@@ -13,7 +13,7 @@
 //! next piece.
 
 use crate::pipeline::Continuation;
-use crate::server::Shared;
+use crate::shared::{BoxError, Shared};
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
 use std::pin::Pin;
@@ -21,8 +21,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
-
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A client that takes no piece for this long is cut off: its stream holds
 /// a read snapshot (and so holds back WAL checkpoints) while it waits.

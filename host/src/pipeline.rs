@@ -22,8 +22,6 @@ pub struct App {
     pub sandbox_routes: bool,
     /// Body limit of a raw (streamed) upload.
     pub max_upload_bytes: usize,
-    /// The console's login limits and cookie settings.
-    pub console: crate::console::Console,
 }
 
 /// What goes back over HTTP.
@@ -141,18 +139,11 @@ impl KeyDirectory for Keys<'_> {
     }
 
     fn find_session(&self, token_hash: &str) -> Result<Option<SessionRecord>, Failure> {
-        crate::console::sessions::find(self.0, token_hash).map_err(|_| unavailable())
+        crate::admin::sessions::find(self.0, token_hash).map_err(|_| unavailable())
     }
 }
 
-/// Storage could not take the request: busy, or (on a node of a primary)
-/// the primary cannot be reached. Both retryable; nothing was written.
-pub(crate) fn unavailable() -> Failure {
-    if db::primary_unreachable() {
-        return Failure::new(503, "upstream", "primary_unavailable", "the database primary cannot be reached; nothing was written, retry shortly");
-    }
-    Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry shortly")
-}
+pub(crate) use switchboard_storage::unavailable;
 
 /// Every request of a batch answered with the same failure.
 fn failed_all(batch: &[Write], f: &Failure) -> Vec<Answer> {

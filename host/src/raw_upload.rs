@@ -15,7 +15,7 @@
 //! torn down) discards them from `Drop`; a crash leaves them to the sweep.
 
 use crate::pipeline::Answer;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::staging::{self, Staged, CHUNK_BYTES};
 use http_body_util::BodyExt;
 use hyper::body::Incoming as HyperBody;

@@ -14,11 +14,11 @@
 //!   unsatisfiable) and `Content-Length` always set. The carrier's memo and
 //!   any storage key stay inside: the link names only our call id.
 
-use crate::download::{channel_body, BoxError, Msg};
+use crate::download::{channel_body, Msg};
 use crate::engine::providers::carrier::{Placement, VoiceProfile};
 use switchboard_runtime::recording_links;
 pub use switchboard_runtime::recording_links::PREFIX;
-use crate::server::{full, to_response, ResBody, Shared};
+use crate::shared::{full, to_response, BoxError, ResBody, Shared};
 use http_body_util::BodyExt;
 use hyper::{Request, Response};
 use std::sync::Arc;

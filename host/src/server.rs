@@ -2,11 +2,11 @@
 //! runs on a blocking thread, and shutdown lets in-flight requests finish.
 
 use crate::pipeline::{Answer, App, Prepared};
+use crate::shared::{full, to_response, ResBody, Shared};
 use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use hyper::body::Incoming as HyperBody;
-use hyper::{Request, Response, StatusCode};
+use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use std::net::SocketAddr;
@@ -33,60 +33,6 @@ const METRICS_PATH: &str = "/metrics";
 /// Prefix of the native baseline route served with `--bench-baseline`.
 pub const BENCH_NATIVE_PREFIX: &str = "/_bench/native";
 
-pub(crate) struct Shared {
-    pub(crate) app: App,
-    /// Bounds concurrent component calls to the instance pool's size.
-    pub(crate) permits: Semaphore,
-    /// Runs the chunk writes of raw uploads.
-    pub(crate) staging: crate::staging::Writer,
-    /// Feeds the writer thread (group commit of mutations).
-    writes: std::sync::mpsc::Sender<QueuedWrite>,
-    /// The threads that run reads (`readers.rs`).
-    readers: crate::readers::Readers,
-    /// Rate limits and the bound on requests in flight.
-    pub(crate) limits: crate::limits::Limits,
-    /// `/metrics` is answered on the public listener (no --metrics-listen).
-    metrics_on_public: bool,
-    /// A far node's write node (`--write-node`): mutations are forwarded.
-    write_node: Option<crate::write_node::WriteNode>,
-}
-
-/// A mutation waiting for the writer thread, and where its answer goes.
-type QueuedWrite = (crate::pipeline::Write, tokio::sync::oneshot::Sender<Answer>);
-
-/// Most mutations one write transaction takes: under load, a batch holds
-/// what queued while the previous one ran (at most one per instance slot).
-const MAX_WRITE_BATCH: usize = 64;
-
-/// The writer thread: takes every mutation that is waiting, runs them in
-/// one write transaction (each in its own savepoint) and commits once, then
-/// answers them. One thread runs every API mutation: the writes are
-/// serialised by the write gate anyway, and a thread that stays busy under
-/// load costs no wake-up per request, where a blocking thread per request
-/// woke the next one at every hand-over of the gate.
-fn start_writer(shared: Arc<Shared>, queue: std::sync::mpsc::Receiver<QueuedWrite>) {
-    std::thread::Builder::new()
-        .name("writer".into())
-        .spawn(move || {
-            while let Ok(first) = queue.recv() {
-                let mut batch = vec![first];
-                while batch.len() < MAX_WRITE_BATCH {
-                    match queue.try_recv() {
-                        Ok(next) => batch.push(next),
-                        Err(_) => break,
-                    }
-                }
-                let (writes, replies): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
-                let answers = shared.app.write_batch(writes);
-                for (reply, answer) in replies.into_iter().zip(answers) {
-                    // The client may have gone; its change is committed either way.
-                    let _ = reply.send(answer);
-                }
-            }
-        })
-        .expect("spawn the writer thread");
-}
-
 /// How often the maintenance loop runs (the staged-upload sweep); the
 /// idempotency purge, the pushed statuses' purge and the finished jobs'
 /// purge run every 12th round (hourly).
@@ -107,10 +53,12 @@ pub struct Settings {
     /// `--write-node`: forward mutations to this node beside the primary
     /// (and leave background jobs to the nodes there).
     pub write_node: Option<String>,
+    /// Console cookies are `Secure` (the public URL is https).
+    pub secure_cookies: bool,
 }
 
 pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
-    let Settings { addr, upload_sweep_after, shutdown_timeout, runner, limits, metrics_listen, write_node } = settings;
+    let Settings { addr, upload_sweep_after, shutdown_timeout, runner, limits, metrics_listen, write_node, secure_cookies } = settings;
     let write_node = write_node.map(|url| crate::write_node::WriteNode::new(&url, app.db.freshness())).transpose()?;
     let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("--listen {addr}: {e}"))?;
     let local = listener.local_addr()?;
@@ -131,13 +79,14 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
         readers: crate::readers::Readers::start(std::thread::available_parallelism().map_or(2, |n| n.get()).max(2) * 2)?,
         limits: crate::limits::Limits::new(limits),
         write_node,
+        console: crate::console::Console::new(secure_cookies),
     });
     if shared.app.db.is_replica() {
         // Pulls what this node wrote at the primary (forwarded, shipped).
         let puller = shared.clone();
         tokio::spawn(shared.app.db.freshness().run(Arc::new(move || puller.app.db.pull())));
     }
-    start_writer(shared.clone(), write_queue);
+    crate::writer::start(shared.clone(), write_queue);
 
     let janitor = shared.clone();
     tokio::spawn(async move {
@@ -151,7 +100,7 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
                 }
                 crate::staging::sweep(&j.app.db, upload_sweep_after);
                 j.limits.forget_idle();
-                j.app.console.forget_idle();
+                j.console.forget_idle();
             })
             .await;
             tokio::time::sleep(MAINTENANCE_EVERY).await;
@@ -221,15 +170,6 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
     Ok(())
 }
 
-impl crate::jobs::JobHost for Shared {
-    fn db(&self) -> &crate::db::Db {
-        &self.app.db
-    }
-    fn components(&self) -> &crate::engine::Components {
-        &self.app.components
-    }
-}
-
 /// Runs job rounds on a blocking thread until `stop`; idles 25 ms when
 /// there was nothing to do (an idle round is one indexed read). On stop,
 /// waits (bounded) for steps still calling out, so each ends committed or
@@ -274,13 +214,6 @@ async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     let _ = ctrl_c.await;
-}
-
-/// Every response body: a whole one, or a streamed answer's pieces.
-pub(crate) type ResBody = BoxBody<Bytes, crate::download::BoxError>;
-
-pub(crate) fn full(bytes: impl Into<Bytes>) -> ResBody {
-    Full::new(bytes.into()).map_err(|never| match never {}).boxed()
 }
 
 /// The operation a request path names, routed once per request (for the
@@ -442,7 +375,7 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
         let s = shared.clone();
         let rid = request_id.to_string();
         let span = tracing::Span::current();
-        return match tokio::task::spawn_blocking(move || span.in_scope(|| crate::console::respond(&s.app, crate::console::ConsoleRequest { body, ..r }, &rid))).await {
+        return match tokio::task::spawn_blocking(move || span.in_scope(|| crate::console::respond(&s.app, &s.console, crate::console::ConsoleRequest { body, ..r }, &rid))).await {
             Ok(a) => a,
             Err(_) => Answer::failure(&Failure::internal("the request failed inside the service"), request_id),
         };
@@ -766,25 +699,4 @@ async fn read_body(mut body: HyperBody, max: usize) -> Result<Vec<u8>, Failure> 
 
 fn too_large(max: usize) -> Failure {
     Failure::too_large(max)
-}
-
-/// The head of `a` with `body` (taken out of `a` by the caller). A
-/// download's content type and disposition were checked to be valid header
-/// values when the answer was built (`App::download`).
-pub(crate) fn to_response(a: Answer, body: ResBody, request_id: &str) -> Response<ResBody> {
-    let mut b = Response::builder().status(StatusCode::from_u16(a.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
-    match &a.download {
-        Some(d) => {
-            b = b.header("content-type", d.content_type.as_str());
-            if let Some(cd) = &d.content_disposition {
-                b = b.header("content-disposition", cd.as_str());
-            }
-        }
-        None => b = b.header("content-type", a.content_type),
-    }
-    b = b.header("x-request-id", request_id).header("cache-control", "no-store");
-    for (k, v) in a.headers {
-        b = b.header(k, v);
-    }
-    b.body(body).expect("valid response parts")
 }

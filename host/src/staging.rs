@@ -96,7 +96,7 @@ pub struct Staged {
     pub sha256: String,
 }
 
-use crate::pipeline::unavailable;
+use switchboard_storage::unavailable;
 
 /// Runs `f` in one `BEGIN IMMEDIATE` transaction under the write gate.
 fn in_write_tx<T>(db: &Db, f: impl FnOnce(&crate::db::Connection) -> Result<T, Failure>) -> Result<T, Failure> {

@@ -16,3 +16,14 @@ pub mod key_cache;
 pub mod planner_stats;
 pub mod ship;
 pub mod sql_literals;
+
+/// Storage could not take the request, in the API's terms: busy, or (on a
+/// node of a primary) the primary cannot be reached. Both retryable;
+/// nothing was written.
+pub fn unavailable() -> switchboard_gateway::Failure {
+    use switchboard_gateway::Failure;
+    if db::primary_unreachable() {
+        return Failure::new(503, "upstream", "primary_unavailable", "the database primary cannot be reached; nothing was written, retry shortly");
+    }
+    Failure::new(503, "capacity", "storage_unavailable", "storage is busy; retry shortly")
+}

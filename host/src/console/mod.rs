@@ -119,7 +119,7 @@ pub struct ConsoleRequest {
 
 /// Answers a console route. Runs on a blocking thread (password hashing
 /// and storage).
-pub fn respond(app: &App, r: ConsoleRequest, request_id: &str) -> Answer {
+pub fn respond(app: &App, console: &Console, r: ConsoleRequest, request_id: &str) -> Answer {
     if let Some(page) = assets::find(&r.path) {
         return match r.method.as_str() {
             "GET" | "HEAD" => assets::answer(page),
@@ -129,7 +129,7 @@ pub fn respond(app: &App, r: ConsoleRequest, request_id: &str) -> Answer {
     if r.path == "/console" {
         return Answer { status: 308, headers: vec![("Location", PAGE_PATH.into())], ..json(String::new()) };
     }
-    let result = route(app, &r);
+    let result = route(app, console, &r);
     let mut answer = match result {
         Ok(Done { status, data, set_cookie }) => {
             let mut a = Answer { status, ..json(success_envelope(&data.to_string(), request_id)) };
@@ -189,8 +189,8 @@ fn too_many_attempts(what: &str) -> Failure {
 }
 
 /// One of the [`HASHES_AT_ONCE`] password-hashing slots, or 503 to retry.
-fn hash_slot(app: &App) -> Result<tokio::sync::SemaphorePermit<'_>, Failure> {
-    app.console.hashing.try_acquire().map_err(|_| {
+fn hash_slot(console: &Console) -> Result<tokio::sync::SemaphorePermit<'_>, Failure> {
+    console.hashing.try_acquire().map_err(|_| {
         Failure::new(503, "capacity", "console_busy", "too many logins at this moment; retry in a second")
             .retryable(true)
             .with_header("Retry-After", "1".into())
@@ -204,18 +204,18 @@ pub(crate) fn writer(app: &App) -> Result<(crate::db::WriteGuard, crate::db::Con
     Ok((gate, app.db.conn().map_err(unavailable)?))
 }
 
-fn route(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
+fn route(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done, Failure> {
     if r.authorization {
         return Err(api_key_refused(logged_path(&r.path)));
     }
     match (r.path.as_str(), r.method.as_str()) {
-        (SESSION_PATH, "POST") => login(app, r),
-        (PASSWORD_PATH, "POST") => set_password(app, r),
+        (SESSION_PATH, "POST") => login(app, console, r),
+        (PASSWORD_PATH, "POST") => set_password(app, console, r),
         (SESSION_PATH, "GET") => {
             let s = session(app, r)?;
             done(whoami(app, &s)?)
         }
-        (SESSION_PATH, "DELETE") => logout(app, r),
+        (SESSION_PATH, "DELETE") => logout(app, console, r),
         (KEYS_PATH, "GET") => done(keys::list(app, &session(app, r)?)?),
         (KEYS_PATH, "POST") => {
             let s = session(app, r)?;
@@ -268,23 +268,23 @@ struct Login {
 
 /// `POST /console/api/session`: the same answer for an unknown address, a
 /// disabled user, a user without a password and a wrong password.
-fn login(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
+fn login(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done, Failure> {
     let l: Login = body(r)?;
     let email = users::normalize_email(&l.email).unwrap_or_else(|| l.email.trim().to_lowercase());
     if email.len() > 254 || l.password.chars().count() > users::MAX_PASSWORD_CHARS {
         return Err(Failure::validation("invalid_credentials_format", "email or password is too long"));
     }
-    if app.console.per_address.check_key(&r.peer).is_err() {
+    if console.per_address.check_key(&r.peer).is_err() {
         return Err(too_many_attempts("this address"));
     }
-    if app.console.per_account.check_key(&email).is_err() {
+    if console.per_account.check_key(&email).is_err() {
         return Err(too_many_attempts("this account"));
     }
     let user = {
         let c = app.db.conn().map_err(unavailable)?;
         users::find_by_email(&c, &email).map_err(unavailable)?
     };
-    let _slot = hash_slot(app)?;
+    let _slot = hash_slot(console)?;
     let valid = users::verify_password(&l.password, user.as_ref().and_then(|u| u.password_hash.as_deref()));
     let Some(user) = user.filter(|u| valid && u.password_hash.is_some()) else {
         crate::logging::line("info", "console login refused");
@@ -294,7 +294,7 @@ fn login(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
         let (_gate, c) = writer(app)?;
         crate::db::in_transaction(&c, || sessions::create(&c, &user)).map_err(unavailable)?
     };
-    Ok(Done { status: 200, data: whoami(app, &record)?, set_cookie: Some(sessions::set_cookie(&token, app.console.secure_cookie)) })
+    Ok(Done { status: 200, data: whoami(app, &record)?, set_cookie: Some(sessions::set_cookie(&token, console.secure_cookie)) })
 }
 
 /// Who the session is: the user, the business, the role's scopes, the CSRF
@@ -325,11 +325,11 @@ fn whoami(app: &App, s: &SessionRecord) -> Result<serde_json::Value, Failure> {
     }))
 }
 
-fn logout(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
+fn logout(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done, Failure> {
     let s = session(app, r)?;
     let (_gate, c) = writer(app)?;
     sessions::revoke(&c, &s.session_id).map_err(unavailable)?;
-    Ok(Done { status: 200, data: serde_json::json!({"loggedOut": true}), set_cookie: Some(sessions::clear_cookie(app.console.secure_cookie)) })
+    Ok(Done { status: 200, data: serde_json::json!({"loggedOut": true}), set_cookie: Some(sessions::clear_cookie(console.secure_cookie)) })
 }
 
 #[derive(Deserialize)]
@@ -342,13 +342,13 @@ struct SetPassword {
 /// `POST /console/api/password`: the one-time setup link's token sets the
 /// password (and ends the user's other sessions). Limited per address like
 /// a login, since the token is a secret too.
-fn set_password(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
+fn set_password(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done, Failure> {
     let p: SetPassword = body(r)?;
     if let Err(m) = users::check_password(&p.password) {
         let violation = switchboard_gateway::validate::Violation { field: "password".into(), rule: "minLength", message: m };
         return Err(Failure::from_violations(vec![violation], "request body"));
     }
-    if app.console.per_address.check_key(&r.peer).is_err() {
+    if console.per_address.check_key(&r.peer).is_err() {
         return Err(too_many_attempts("this address"));
     }
     let bad_token = || Failure::not_found("setup_link_invalid", "this setup link is not valid or has expired; ask for a new one");
@@ -356,7 +356,7 @@ fn set_password(app: &App, r: &ConsoleRequest) -> Result<Done, Failure> {
         return Err(bad_token());
     }
     let hash = {
-        let _slot = hash_slot(app)?;
+        let _slot = hash_slot(console)?;
         users::hash_password(&p.password).map_err(unavailable)?
     };
     let (_gate, c) = writer(app)?;

@@ -1,0 +1,99 @@
+//! `switchboard admin …`: opens the data dir (or the primary's replica)
+//! and runs one command of the admin crate, answering JSON.
+
+use crate::cli::*;
+use crate::{admin, db, plugins};
+use anyhow::{bail, Context, Result};
+use std::io::Write as _;
+use std::path::Path;
+
+/// Opens the data dir for `admin`: a missing one is refused unless
+/// `--create` (a mistyped path must not get a fresh, empty database whose
+/// keys the running server then refuses). Says on stderr which dir it used.
+fn open_admin_data_dir(dir: &Path, create: bool, storage: &db::Storage) -> Result<db::Db> {
+    if !dir.is_dir() {
+        // With a primary the data dir only keeps this command's replica.
+        if !create && matches!(storage, db::Storage::Local) {
+            bail!("data dir {} does not exist (check --data-dir / SWITCHBOARD_DATA_DIR, or pass --create to make a new one)", dir.display());
+        }
+        std::fs::create_dir_all(dir).with_context(|| format!("creating data dir {}", dir.display()))?;
+    }
+    let shown = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let _ = writeln!(std::io::stderr(), "switchboard admin: data dir {}", shown.display());
+    if let db::Storage::Replica(primary) = storage {
+        let _ = writeln!(std::io::stderr(), "switchboard admin: primary {}", primary.url);
+    }
+    db::Db::open_storage(dir, db::Durability::Normal, storage)
+}
+
+pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
+    let db = open_admin_data_dir(&args.data_dir, args.create, &args.primary.storage("admin"))?;
+    match args.command {
+        AdminCommand::Business(BusinessCommand::Create { name }) => admin::create_business(&db, &name),
+        AdminCommand::Business(BusinessCommand::List) => admin::list_businesses(&db),
+        AdminCommand::Key(KeyCommand::Create { business, scopes }) => admin::create_key(&db, &business, &scopes),
+        AdminCommand::Key(KeyCommand::List { business }) => admin::list_keys(&db, &business),
+        AdminCommand::Key(KeyCommand::Revoke { key_id }) => admin::revoke_key(&db, &key_id),
+        AdminCommand::User(UserCommand::Create { business, email, role, password_stdin, console_url }) => {
+            let password = if password_stdin {
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line).context("reading the password from standard input")?;
+                Some(line.trim_end_matches(['\r', '\n']).to_string())
+            } else {
+                None
+            };
+            let role = match role {
+                RoleArg::Owner => "owner",
+                RoleArg::Viewer => "viewer",
+            };
+            admin::users::create(&db, &business, &email, role, password.as_deref(), &console_url)
+        }
+        AdminCommand::User(UserCommand::List { business }) => admin::users::list(&db, &business),
+        AdminCommand::User(UserCommand::Disable { user_id }) => admin::users::disable(&db, &user_id),
+        AdminCommand::User(UserCommand::RevokeSessions { user_id }) => admin::users::revoke_sessions(&db, &user_id),
+        AdminCommand::Channel(ChannelCommand::Connect { business, channel, phone_number_id, account_id, label, username }) => match channel {
+            ChannelArg::Chatapp => admin::connect_channel(&db, &business, "chatapp", phone_number_id.as_deref().unwrap_or_default(), label.as_deref()),
+            ChannelArg::Photoapp => admin::connect_channel(&db, &business, "photoapp", account_id.as_deref().unwrap_or_default(), username.as_deref()),
+        },
+        AdminCommand::Voice(VoiceCommand::Configure { business, lines, price_per_block, caller_number, time_zone, calling_window }) => admin::voice::configure(
+            &db,
+            &business,
+            &admin::voice::Settings { lines, price: price_per_block, caller: caller_number.as_deref(), time_zone: time_zone.as_deref(), calling_window: calling_window.as_deref() },
+        ),
+        AdminCommand::Credits(CreditsCommand::Add { business, microcredits, note }) => admin::voice::add_credits(&db, &business, microcredits, note.as_deref()),
+        AdminCommand::Credits(CreditsCommand::Show { business, limit }) => admin::voice::show_credits(&db, &business, limit),
+        AdminCommand::Summaries(SummariesCommand::Configure { business, price_per_contact, price_per_thousand_characters }) => {
+            admin::summaries::configure(&db, &business, price_per_contact, price_per_thousand_characters)
+        }
+        AdminCommand::Provider(ProviderCommand::Use { business, interface, plugin, plugin_dir, setting }) => {
+            plugins::choice::choose(&db, &business, interface, &plugin_dir, &plugin, &setting)
+        }
+        AdminCommand::Provider(ProviderCommand::Reset { business, interface }) => plugins::choice::reset(&db, &business, interface),
+        AdminCommand::Provider(ProviderCommand::Show { business, plugin_dir }) => plugins::choice::show(&db, &business, plugin_dir.as_deref()),
+        AdminCommand::Sandbox(SandboxCommand::Inbound { channel, phone_number_id, account_id, from, text, name, provider_message_id }) => {
+            let to = match channel {
+                ChannelArg::Chatapp => admin::Sender::Chatapp(phone_number_id.as_deref().unwrap_or_default()),
+                ChannelArg::Photoapp => admin::Sender::Photoapp(account_id.as_deref().unwrap_or_default()),
+            };
+            admin::sandbox_inbound(&db, &admin::Inbound { to, from: &from, text: &text, name: name.as_deref(), provider_message_id: provider_message_id.as_deref() })
+        }
+        AdminCommand::Sandbox(SandboxCommand::Reaction { account_id, from, reaction, message_id, removed }) => admin::sandbox_photoapp_signal(
+            &db,
+            &account_id,
+            &from,
+            &admin::PhotoappSignal::Reaction { reaction: &reaction, message_id: message_id.as_deref(), removed },
+        ),
+        AdminCommand::Sandbox(SandboxCommand::Comment { account_id, from, text, name, post_id, comment_id }) => admin::sandbox_photoapp_signal(
+            &db,
+            &account_id,
+            &from,
+            &admin::PhotoappSignal::Comment { text: &text, name: name.as_deref(), post_id: post_id.as_deref(), comment_id: comment_id.as_deref() },
+        ),
+        AdminCommand::Sandbox(SandboxCommand::Referral { account_id, from, source, ad_id, post_id }) => admin::sandbox_photoapp_signal(
+            &db,
+            &account_id,
+            &from,
+            &admin::PhotoappSignal::Referral { source: &source, ad_id: ad_id.as_deref(), post_id: post_id.as_deref() },
+        ),
+    }
+}

@@ -1,0 +1,567 @@
+//! The command line (clap derive): `serve` (every flag also a
+//! `SWITCHBOARD_*` variable, every value checked here before start),
+//! `admin` and `plugin`.
+
+use crate::{db, plugins};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser)]
+// A flag given twice takes the last value (scripts append overrides);
+// repeatable flags (`--component-override`) still collect every value.
+#[command(name = "switchboard", version, about = "One API for chat-app and photo-app messages, AI voice calls and campaigns.", args_override_self = true)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Run the API on a data dir (created on first start).
+    Serve(Box<ServeArgs>),
+    /// Manage businesses, keys and channels on a data dir, with or without a running server.
+    Admin(AdminArgs),
+    /// Check a provider plugin, or write a working one to start from.
+    #[command(subcommand)]
+    Plugin(PluginCommand),
+}
+
+#[derive(Subcommand)]
+pub(crate) enum PluginCommand {
+    /// Check a plugin folder (plugin.toml and plugin.wasm) without starting
+    /// the server: the manifest's rules, then the component compiles and
+    /// implements its interface's world. Prints what it found; exits 1 with
+    /// the reason otherwise.
+    Check {
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
+    /// Write a plugin folder that loads as it is (the embedded sandbox
+    /// adapter of the interface) with a manifest to edit.
+    Template {
+        #[arg(long, value_enum)]
+        interface: plugins::Interface,
+        #[arg(long, default_value = "my-plugin")]
+        name: String,
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+}
+
+/// A positive number of milliseconds.
+pub(crate) fn millis(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(0) => Err("must be at least 1 millisecond".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("must be a whole number of milliseconds".into()),
+    }
+}
+
+/// `NAME=VALUE` (a component override, a messenger setting).
+pub(crate) fn name_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((n, v)) if !n.trim().is_empty() && !v.trim().is_empty() => Ok((n.trim().to_string(), v.trim().to_string())),
+        _ => Err("takes NAME=VALUE".into()),
+    }
+}
+
+/// A retry schedule: delays in milliseconds (a newtype, so clap takes the
+/// whole list as one value).
+#[derive(Clone)]
+pub(crate) struct Delays(pub(crate) Vec<u64>);
+
+/// A comma-separated, non-empty list of delays in milliseconds.
+pub(crate) fn delays(s: &str) -> Result<Delays, String> {
+    let list: Vec<u64> = s
+        .split(',')
+        .map(|d| d.trim().parse::<u64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| "takes comma-separated whole milliseconds, e.g. 10000,30000,120000".to_string())?;
+    if list.is_empty() {
+        return Err("needs at least one delay".into());
+    }
+    Ok(Delays(list))
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum DurabilityArg {
+    /// A commit survives a crash of the process.
+    Normal,
+    /// A commit also survives a power loss (the WAL is synced at every commit).
+    Full,
+}
+
+#[derive(Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "SWITCHBOARD_LISTEN", value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub(crate) listen: SocketAddr,
+    /// The libSQL database `switchboard.db` and `cache/` of precompiled components.
+    #[arg(long, env = "SWITCHBOARD_DATA_DIR", value_name = "DIR", default_value = "./data")]
+    pub(crate) data_dir: PathBuf,
+    /// Deadline of one component call; past it the request fails with 503 and nothing is written.
+    #[arg(long, env = "SWITCHBOARD_REQUEST_TIMEOUT_MS", value_name = "MS", default_value = "30000", value_parser = millis)]
+    pub(crate) request_timeout_ms: u64,
+    /// How long a stop (SIGTERM, SIGINT) waits for requests in flight and for steps calling out.
+    #[arg(long, env = "SWITCHBOARD_SHUTDOWN_TIMEOUT_MS", value_name = "MS", default_value = "30000", value_parser = millis)]
+    pub(crate) shutdown_timeout_ms: u64,
+    /// Serve the native baseline route that bench/ measures against.
+    #[arg(long, env = "SWITCHBOARD_BENCH_BASELINE")]
+    pub(crate) bench_baseline: bool,
+    /// Replace an embedded component with a wasm file (development, fault tests); repeatable.
+    #[arg(long, env = "SWITCHBOARD_COMPONENT_OVERRIDE", value_name = "NAME=WASM", value_parser = name_value, value_delimiter = ',')]
+    pub(crate) component_override: Vec<(String, String)>,
+    /// Refuse webhook targets that are not public addresses (set it in production).
+    #[arg(long, env = "SWITCHBOARD_WEBHOOK_PUBLIC_ONLY")]
+    pub(crate) webhook_public_only: bool,
+    /// Serve the sandbox routes that inject inbound messages like a provider would.
+    #[arg(long, env = "SWITCHBOARD_SANDBOX_ROUTES")]
+    pub(crate) sandbox_routes: bool,
+    /// Timeout of one webhook POST.
+    #[arg(long, env = "SWITCHBOARD_WEBHOOK_TIMEOUT_MS", value_name = "MS", default_value = "10000", value_parser = millis)]
+    pub(crate) webhook_timeout_ms: u64,
+    /// Delays before webhook retry 1, 2, … [default: 10 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, 24 h]
+    #[arg(long, env = "SWITCHBOARD_WEBHOOK_RETRY_DELAYS_MS", value_name = "MS,MS,...", value_parser = delays)]
+    pub(crate) webhook_retry_delays_ms: Option<Delays>,
+    /// An OpenAI-compatible chat-completions endpoint for agent replies (key in SWITCHBOARD_AI_API_KEY).
+    #[arg(long, env = "SWITCHBOARD_AI_ENDPOINT", value_name = "URL", requires = "ai_model", value_parser = http_url)]
+    pub(crate) ai_endpoint: Option<String>,
+    /// The model named to --ai-endpoint.
+    #[arg(long, env = "SWITCHBOARD_AI_MODEL", value_name = "NAME", requires = "ai_endpoint")]
+    pub(crate) ai_model: Option<String>,
+    /// An embeddings model of the same provider (same key): agents then also find passages by meaning (libSQL vector search).
+    #[arg(long, env = "SWITCHBOARD_AI_EMBEDDINGS_MODEL", value_name = "NAME", requires = "ai_endpoint")]
+    pub(crate) ai_embeddings_model: Option<String>,
+    /// The embeddings URL [default: --ai-endpoint with `chat/completions` replaced by `embeddings`]
+    #[arg(long, env = "SWITCHBOARD_AI_EMBEDDINGS_ENDPOINT", value_name = "URL", requires = "ai_embeddings_model", value_parser = http_url)]
+    pub(crate) ai_embeddings_endpoint: Option<String>,
+    /// The length of the model's vectors; when given it is also asked of the model [default: 1536]
+    #[arg(long, env = "SWITCHBOARD_AI_EMBEDDINGS_DIMENSIONS", value_name = "N", requires = "ai_embeddings_model", value_parser = clap::value_parser!(u32).range(1..=8192))]
+    pub(crate) ai_embeddings_dimensions: Option<u32>,
+    /// A setting of the messaging provider component (also SWITCHBOARD_MESSENGER_<NAME>); repeatable.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
+    pub(crate) messenger_setting: Vec<(String, String)>,
+    /// The base URL clients reach this service at, for the signed recording links of call reports [default: http://LISTEN]
+    #[arg(long, env = "SWITCHBOARD_PUBLIC_URL", value_name = "URL", value_parser = http_url)]
+    pub(crate) public_url: Option<String>,
+    /// How long a signed recording link stays valid.
+    #[arg(long, env = "SWITCHBOARD_RECORDING_LINK_TTL_MS", value_name = "MS", default_value_t = switchboard_runtime::recording_links::DEFAULT_TTL_MS, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    pub(crate) recording_link_ttl_ms: u64,
+    /// The length of a minute in campaign retry delays (`retryDelayMinutes`); shorten it only for tests and demos.
+    #[arg(long, env = "SWITCHBOARD_CAMPAIGN_MINUTE_MS", value_name = "MS", default_value = "60000", value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub(crate) campaign_minute_ms: u64,
+    /// A setting of the voice carrier component (also SWITCHBOARD_CARRIER_<NAME>); repeatable.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
+    pub(crate) carrier_setting: Vec<(String, String)>,
+    /// Limit of a raw (streamed) data source upload body in bytes.
+    #[arg(long, env = "SWITCHBOARD_MAX_UPLOAD_BYTES", value_name = "N", default_value_t = switchboard_gateway::operations::RAW_UPLOAD_MAX_BYTES as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_upload_bytes: u64,
+    /// Staged raw uploads with no progress for this long are removed.
+    #[arg(long, env = "SWITCHBOARD_UPLOAD_SWEEP_AFTER_MS", value_name = "MS", default_value = "3600000")]
+    pub(crate) upload_sweep_after_ms: u64,
+    /// Background steps that call out running at once (one business gets at most half).
+    #[arg(long, env = "SWITCHBOARD_JOB_CONCURRENCY", value_name = "N", default_value = "16", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub(crate) job_concurrency: u16,
+    /// API requests per second per API key (bursts of twice that); 0 turns it off.
+    #[arg(long, env = "SWITCHBOARD_RATE_LIMIT_KEY", value_name = "N", default_value = "100")]
+    pub(crate) rate_limit_key: u32,
+    /// API requests per second per business, all its keys together (bursts of twice that); 0 turns it off.
+    #[arg(long, env = "SWITCHBOARD_RATE_LIMIT_BUSINESS", value_name = "N", default_value = "200")]
+    pub(crate) rate_limit_business: u32,
+    /// API requests in the service at once; beyond it, 503 overloaded at once. 0 turns it off.
+    #[arg(long, env = "SWITCHBOARD_MAX_IN_FLIGHT", value_name = "N", default_value = "1024")]
+    pub(crate) max_in_flight: usize,
+    /// Serve GET /metrics on this address instead of the public listener.
+    #[arg(long, env = "SWITCHBOARD_METRICS_LISTEN", value_name = "ADDR")]
+    pub(crate) metrics_listen: Option<SocketAddr>,
+    /// What an answered change survives.
+    #[arg(long, env = "SWITCHBOARD_DURABILITY", value_enum, default_value = "normal")]
+    pub(crate) durability: DurabilityArg,
+    /// A folder of provider plugins (one folder each: plugin.toml, plugin.wasm), loaded at start and again on SIGHUP.
+    #[arg(long, env = "SWITCHBOARD_PLUGIN_DIR", value_name = "DIR")]
+    pub(crate) plugin_dir: Option<PathBuf>,
+    /// A node beside the primary that runs this node's writes: every mutation is forwarded to it whole (one round trip of this node's link instead of one per statement); reads stay local. Needs --primary-url; this node then runs no background jobs.
+    #[arg(long, env = "SWITCHBOARD_WRITE_NODE", value_name = "URL", value_parser = node_url, requires = "primary_url")]
+    pub(crate) write_node: Option<String>,
+    #[command(flatten)]
+    pub(crate) primary: PrimaryArgs,
+}
+
+/// Where the database lives: the data dir's file, or a libSQL server
+/// primary (`serve` and `admin` alike).
+#[derive(Args, Clone)]
+pub(crate) struct PrimaryArgs {
+    /// A libSQL server (sqld) primary: keep an embedded replica under the data dir, read from it, send every write to the primary (token in SWITCHBOARD_PRIMARY_AUTH_TOKEN).
+    #[arg(long, env = "SWITCHBOARD_PRIMARY_URL", value_name = "URL", value_parser = primary_url, global = true)]
+    pub(crate) primary_url: Option<String>,
+    /// How often the replica pulls the primary's changes: how late this node may see another node's writes.
+    #[arg(long, env = "SWITCHBOARD_SYNC_INTERVAL_MS", value_name = "MS", default_value = "1000", value_parser = clap::value_parser!(u64).range(10..=60_000), global = true)]
+    pub(crate) sync_interval_ms: u64,
+}
+
+impl PrimaryArgs {
+    pub(crate) fn storage(&self, role: &'static str) -> db::Storage {
+        match &self.primary_url {
+            None => db::Storage::Local,
+            Some(url) => db::Storage::Replica(db::Primary {
+                url: url.clone(),
+                auth_token: std::env::var("SWITCHBOARD_PRIMARY_AUTH_TOKEN").unwrap_or_default(),
+                sync_interval: Duration::from_millis(self.sync_interval_ms),
+                role,
+                // Writes shipped in one round trip (ship.rs) unless turned off.
+                ship_writes: std::env::var("SWITCHBOARD_SHIP_WRITES").map_or(true, |v| v != "0"),
+            }),
+        }
+    }
+}
+
+/// A server's root URL: http:// or https://, a host, path `/`, no query
+/// and no password (a token goes elsewhere); without its trailing `/`.
+pub(crate) fn root_url(s: &str) -> Option<String> {
+    match url::Url::parse(s) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() && u.path() == "/" && u.query().is_none() && u.password().is_none() => Some(s.trim_end_matches('/').to_string()),
+        _ => None,
+    }
+}
+
+/// A primary's URL.
+pub(crate) fn primary_url(s: &str) -> Result<String, String> {
+    root_url(s).ok_or_else(|| "must be the primary's http:// or https:// URL, e.g. https://db.example.net or http://10.0.0.5:8080 (its token goes in SWITCHBOARD_PRIMARY_AUTH_TOKEN)".into())
+}
+
+/// Another node's base URL (`--write-node`).
+pub(crate) fn node_url(s: &str) -> Result<String, String> {
+    root_url(s).ok_or_else(|| "must be the write node's http:// or https:// base URL, e.g. http://10.0.0.6:8080".into())
+}
+
+/// An absolute http(s) URL.
+pub(crate) fn http_url(s: &str) -> Result<String, String> {
+    match url::Url::parse(s) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(s.to_string()),
+        _ => Err("must be an absolute http:// or https:// URL".into()),
+    }
+}
+
+#[derive(Args)]
+pub(crate) struct AdminArgs {
+    /// The data dir to work on.
+    #[arg(long, env = "SWITCHBOARD_DATA_DIR", value_name = "DIR", default_value = "./data", global = true)]
+    pub(crate) data_dir: PathBuf,
+    /// Create the data dir if it does not exist (otherwise a missing one is refused).
+    #[arg(long, global = true)]
+    pub(crate) create: bool,
+    #[command(flatten)]
+    pub(crate) primary: PrimaryArgs,
+    #[command(subcommand)]
+    pub(crate) command: AdminCommand,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum AdminCommand {
+    /// Businesses (tenants).
+    #[command(subcommand)]
+    Business(BusinessCommand),
+    /// API keys: shown once, stored hashed, scoped, revocable.
+    #[command(subcommand)]
+    Key(KeyCommand),
+    /// Console users (one business each; role owner or viewer).
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Provider onboarding: connect a chatapp number or a photoapp account.
+    #[command(subcommand)]
+    Channel(ChannelCommand),
+    /// Voice lines, price and caller line of a business.
+    #[command(subcommand)]
+    Voice(VoiceCommand),
+    /// A business's microcredit balance and its ledger.
+    #[command(subcommand)]
+    Credits(CreditsCommand),
+    /// The price of AI assessments in campaign summary runs.
+    #[command(subcommand)]
+    Summaries(SummariesCommand),
+    /// Stand in for a provider (development and tests).
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
+    /// Which adapter serves a business's messages or calls: the embedded
+    /// sandbox (the default) or a plugin of the plugin folder.
+    #[command(subcommand)]
+    Provider(ProviderCommand),
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ProviderCommand {
+    /// Serve the business's interface with a plugin (checked against its
+    /// manifest: every required setting given, none it does not declare).
+    /// Takes effect at the next call, in every running server.
+    Use {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_enum)]
+        interface: plugins::Interface,
+        /// The plugin's name (its folder under --plugin-dir).
+        #[arg(long, value_name = "NAME")]
+        plugin: String,
+        /// The plugin folder the server loads.
+        #[arg(long, env = "SWITCHBOARD_PLUGIN_DIR", value_name = "DIR")]
+        plugin_dir: PathBuf,
+        /// A setting of the plugin for this business; repeatable. Secret ones are never shown again.
+        #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
+        setting: Vec<(String, String)>,
+    },
+    /// Back to the embedded sandbox adapter.
+    Reset {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_enum)]
+        interface: plugins::Interface,
+    },
+    /// The business's adapter of every interface (secret settings as `(set)`).
+    Show {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        /// The plugin folder, to tell which settings are not secret and may be shown.
+        #[arg(long, env = "SWITCHBOARD_PLUGIN_DIR", value_name = "DIR")]
+        plugin_dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum VoiceCommand {
+    /// Set what is given, keep the rest (defaults: 1 line, 25000 microcredits per started 20-second block).
+    Configure {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        /// Purchased lines: carrier calls at once.
+        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        lines: Option<i64>,
+        /// Price of a started 20-second block of connected time, in microcredits.
+        #[arg(long, value_name = "MICROCREDITS", allow_negative_numbers = true)]
+        price_per_block: Option<i64>,
+        /// The business's caller line (E.164).
+        #[arg(long, value_name = "E164")]
+        caller_number: Option<String>,
+        /// The business's default time zone (IANA name, e.g. Europe/Paris) for contacts without a `timeZone` field.
+        #[arg(long, value_name = "ZONE")]
+        time_zone: Option<String>,
+        /// The default calling window of campaign iterations without their own, local to each contact (e.g. 09:00-20:00).
+        #[arg(long, value_name = "HH:MM-HH:MM")]
+        calling_window: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum SummariesCommand {
+    /// Set what is given, keep the rest (defaults: 2000 microcredits per contact plus 500 per started 1,000 characters of its material).
+    Configure {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        /// Price of one contact's assessment, in microcredits.
+        #[arg(long, value_name = "MICROCREDITS", allow_negative_numbers = true)]
+        price_per_contact: Option<i64>,
+        /// Price of every started 1,000 characters of a contact's material, in microcredits.
+        #[arg(long, value_name = "MICROCREDITS", allow_negative_numbers = true)]
+        price_per_thousand_characters: Option<i64>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum CreditsCommand {
+    /// Add microcredits to the balance; prints the new balance.
+    Add {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        microcredits: i64,
+        /// Why (kept in the ledger).
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// The balance, what calls in flight reserve, and the newest ledger entries.
+    Show {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_name = "N", default_value = "20")]
+        limit: u32,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum BusinessCommand {
+    /// Create a business with its built-in Contacts data source.
+    Create {
+        #[arg(long)]
+        name: String,
+    },
+    /// List the businesses of the data dir, oldest first.
+    List,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum KeyCommand {
+    /// Create a key; the key itself is printed once.
+    Create {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        /// Comma-separated scopes, or `all`.
+        #[arg(long, value_name = "LIST|all")]
+        scopes: String,
+    },
+    /// List a business's keys (last four characters only).
+    List {
+        #[arg(long, value_name = "ID")]
+        business: String,
+    },
+    /// Revoke a key for good.
+    Revoke {
+        #[arg(long, value_name = "ID")]
+        key_id: String,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum RoleArg {
+    /// Every scope; creates and revokes API keys.
+    Owner,
+    /// The read scopes only.
+    Viewer,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum UserCommand {
+    /// Create a console user. Prints a one-time setup link (valid 24 hours)
+    /// unless --password-stdin reads the password from standard input.
+    Create {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_name = "ADDRESS")]
+        email: String,
+        #[arg(long, value_enum, default_value = "owner")]
+        role: RoleArg,
+        /// Read the password (first line, at least 10 characters) from standard input.
+        #[arg(long)]
+        password_stdin: bool,
+        /// Where the console is reached, for the setup link.
+        #[arg(long, env = "SWITCHBOARD_PUBLIC_URL", value_name = "URL", default_value = "http://127.0.0.1:8080")]
+        console_url: String,
+    },
+    /// List a business's console users.
+    List {
+        #[arg(long, value_name = "ID")]
+        business: String,
+    },
+    /// Stop a user from logging in and end every session of theirs.
+    Disable {
+        #[arg(long, value_name = "ID")]
+        user_id: String,
+    },
+    /// End every session of a user (they log in again).
+    RevokeSessions {
+        #[arg(long, value_name = "ID")]
+        user_id: String,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum ChannelArg {
+    Chatapp,
+    Photoapp,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ChannelCommand {
+    /// Connect a chatapp phone number (--phone-number-id) or the photoapp account (--account-id).
+    Connect {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_enum)]
+        channel: ChannelArg,
+        /// The chatapp phone number id (with --channel chatapp).
+        #[arg(long, value_name = "PNID", required_if_eq("channel", "chatapp"), conflicts_with = "account_id")]
+        phone_number_id: Option<String>,
+        /// The photoapp professional account id (with --channel photoapp).
+        #[arg(long, value_name = "ACCT", required_if_eq("channel", "photoapp"))]
+        account_id: Option<String>,
+        /// A label of the chatapp number.
+        #[arg(long, conflicts_with = "account_id")]
+        label: Option<String>,
+        /// The photoapp account's username.
+        #[arg(long, conflicts_with = "phone_number_id")]
+        username: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum SandboxCommand {
+    /// Enqueue an inbound message as the provider's webhook would.
+    Inbound {
+        #[arg(long, value_enum, default_value = "chatapp")]
+        channel: ChannelArg,
+        /// The receiving chatapp phone number id (chatapp).
+        #[arg(long, value_name = "PNID", required_if_eq("channel", "chatapp"), conflicts_with = "account_id")]
+        phone_number_id: Option<String>,
+        /// The receiving photoapp account id (photoapp).
+        #[arg(long, value_name = "ACCT", required_if_eq("channel", "photoapp"))]
+        account_id: Option<String>,
+        /// The sender: +E164 (chatapp) or a photoapp user id.
+        #[arg(long)]
+        from: String,
+        #[arg(long)]
+        text: String,
+        /// The sender's name (chatapp) or handle (photoapp).
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long, value_name = "ID")]
+        provider_message_id: Option<String>,
+    },
+    /// Enqueue a photoapp user's reaction to a message (or its removal).
+    Reaction {
+        #[arg(long, value_name = "ACCT")]
+        account_id: String,
+        /// The photoapp user id.
+        #[arg(long)]
+        from: String,
+        /// The emoji (or the provider's reaction name).
+        #[arg(long)]
+        reaction: String,
+        /// The message reacted to: our id or the provider's (default: the user's latest message from us).
+        #[arg(long, value_name = "ID")]
+        message_id: Option<String>,
+        /// The reaction was taken back.
+        #[arg(long)]
+        removed: bool,
+    },
+    /// Enqueue a public comment on one of a photoapp account's posts.
+    Comment {
+        #[arg(long, value_name = "ACCT")]
+        account_id: String,
+        /// The commenter's photoapp user id.
+        #[arg(long)]
+        from: String,
+        #[arg(long)]
+        text: String,
+        /// The commenter's handle.
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long, value_name = "ID")]
+        post_id: Option<String>,
+        /// The provider's comment id (a repeated one is processed once).
+        #[arg(long, value_name = "ID")]
+        comment_id: Option<String>,
+    },
+    /// Enqueue a photoapp user's arrival from an ad or a post.
+    Referral {
+        #[arg(long, value_name = "ACCT")]
+        account_id: String,
+        #[arg(long)]
+        from: String,
+        /// Where the user came from: `ad`, `post`, …
+        #[arg(long)]
+        source: String,
+        #[arg(long, value_name = "ID")]
+        ad_id: Option<String>,
+        #[arg(long, value_name = "ID")]
+        post_id: Option<String>,
+    },
+}
