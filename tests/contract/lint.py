@@ -11,6 +11,7 @@ packages when missing.
 Usage: tests/contract/lint.py [BINARY]
 Environment: CARGO_TARGET_DIR.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -33,25 +34,39 @@ def free_port():
         return s.getsockname()[1]
 
 
-def fetch_document(data):
-    """The document as the binary serves it (the same way tests/fuzz/run.py
-    reaches it)."""
+@contextlib.contextmanager
+def serving(data, *args, binary=None, env=None, log=subprocess.DEVNULL):
+    """The binary serving on a free loopback port with DATA as its data dir
+    (extra serve ARGS, ENV for its environment): yields (base URL, the
+    document it serves) once that document answers, and stops it on exit.
+    Shared with tests/sdk/run.py."""
+    binary = binary or BIN
     port = free_port()
-    server = subprocess.Popen([BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([binary, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data, *args],
+                              stdout=log, stderr=log, env=env)
     try:
         deadline = time.monotonic() + 60
         while True:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/openapi.json", timeout=2) as r:
-                    return json.load(r)
+                with urllib.request.urlopen(f"{base}/api/v1/openapi.json", timeout=2) as r:
+                    doc = json.load(r)
+                break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"lint: {BIN} did not serve the document")
+                    raise SystemExit(f"{binary} did not serve the document")
                 time.sleep(0.1)
+        yield base, doc
     finally:
         server.terminate()
         server.wait(timeout=60)
+
+
+def fetch_document(data):
+    """The document as the binary serves it (the same way tests/fuzz/run.py
+    reaches it)."""
+    with serving(data) as (_, doc):
+        return doc
 
 
 def main():

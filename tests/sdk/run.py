@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Generates the Python and TypeScript clients of the served OpenAPI
+document and walks through the API with each against the real binary.
+
+One command: starts target/debug/switchboard (built by `cargo test`) on a
+free loopback port with a temp data dir (tests/contract/lint.py's helper),
+fetches GET /api/v1/openapi.json and generates, into tests/sdk/generated/
+(ignored by git; nothing generated is committed or published):
+
+  python/switchboard_client/  openapi-python-client (pinned below), in a venv
+                              under ~/.cache/switchboard-sdk/;
+  ts/switchboard.d.ts         openapi-typescript, driven by openapi-fetch
+                              (exact versions in tests/sdk/ts/package.json
+                              and its lockfile; `npm ci` installs them).
+
+The Python generator may warn only about the raw upload's specific media
+types (text/csv and the like: it handles application/octet-stream, which the
+document lists beside them); any other warning fails the run. Then, for each
+client, a business is seeded with the admin subcommands (a key with every
+scope, a chatapp number, voice lines and credits) and the walk-through runs:
+tests/sdk/walk.py, and tests/sdk/ts/walk.ts (type-checked by tsc, run by
+tsx). Each: a category and a contact, an idempotent replay, a typed 404, a
+raw data-source upload, a message send and a call start, followed to their
+ends through the sandbox messenger and carrier.
+
+Exits non-zero on any failure. Usage: tests/sdk/run.py [BINARY]
+Environment: CARGO_TARGET_DIR, XDG_CACHE_HOME.
+"""
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "contract"))
+import lint  # noqa: E402  (the served-document helper)
+
+TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TARGET, "debug", "switchboard")
+# The generator, and what the generated client runs on (the versions the
+# generator itself would pull in), pinned.
+PYTHON_PACKAGES = ["openapi-python-client==0.29.1", "httpx==0.28.1", "attrs==26.1.0"]
+TS = os.path.join(HERE, "ts")
+OUT = os.path.join(HERE, "generated")
+PNID = "pn-sdk-1"
+# Seconds for each step; the walk-throughs bound their own waits too.
+TIMEOUT = 180
+
+
+def run(cmd, **kw):
+    print("+", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, check=True, timeout=TIMEOUT, **kw)
+
+
+def python_env():
+    """A venv with the pinned packages, made once per set of pins."""
+    cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "switchboard-sdk")
+    venv = os.path.join(cache, "venv-" + hashlib.sha256(" ".join(PYTHON_PACKAGES).encode()).hexdigest()[:12])
+    py = os.path.join(venv, "bin", "python")
+    if not os.path.exists(os.path.join(venv, "ready")):
+        shutil.rmtree(venv, ignore_errors=True)
+        if subprocess.run([sys.executable, "-m", "venv", venv]).returncode != 0:
+            # Debian's python3 keeps venv's ensurepip in a package of its own.
+            subprocess.run(["apt-get", "update"], check=True)
+            subprocess.run(["apt-get", "install", "-y", "python3-venv"], check=True)
+            shutil.rmtree(venv, ignore_errors=True)
+            run([sys.executable, "-m", "venv", venv])
+        run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", *PYTHON_PACKAGES])
+        open(os.path.join(venv, "ready"), "w").close()
+    return venv
+
+
+def node_env():
+    """tests/sdk/ts's pinned packages, installed from its lockfile when
+    missing or older than it."""
+    if shutil.which("npm") is None:
+        subprocess.run(["apt-get", "update"], check=True)
+        subprocess.run(["apt-get", "install", "-y", "npm"], check=True)
+    stamp = os.path.join(TS, "node_modules", ".package-lock.json")
+    lock = os.path.join(TS, "package-lock.json")
+    if not os.path.exists(stamp) or os.path.getmtime(stamp) < os.path.getmtime(lock):
+        run(["npm", "ci", "--no-audit", "--no-fund"], cwd=TS)
+
+
+def generate_python(venv, document):
+    out = os.path.join(OUT, "python", "switchboard_client")
+    env = dict(os.environ, PATH=os.path.join(venv, "bin") + os.pathsep + os.environ["PATH"])
+    cmd = [os.path.join(venv, "bin", "openapi-python-client"), "generate", "--path", document,
+           "--output-path", out, "--overwrite", "--meta", "none"]
+    print("+", " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    if r.returncode != 0 or not os.path.exists(os.path.join(out, "client.py")):
+        print(r.stdout, r.stderr)
+        raise SystemExit("sdk: openapi-python-client failed")
+    # Each finding is "WARNING parsing <METHOD> <path> ..." followed by its
+    # detail, or "Unable to process schema ..." for a schema it dropped.
+    findings = re.findall(r"^(WARNING parsing .*|Unable to process .*)$\n\n(.*)$", r.stdout + r.stderr, re.M)
+    expected = [f for f in findings if f[0].startswith("WARNING parsing POST /api/v1/data-sources/upload ")
+                and re.match(r"(Unsupported content type \S+|Invalid content type)$", f[1])]
+    for where, what in findings:
+        print(f"sdk: python generator: {where} {what}" + ("" if (where, what) in expected else "  <- unexpected"))
+    if len(expected) != len(findings):
+        raise SystemExit("sdk: the Python generator skipped part of the document")
+    return os.path.dirname(out)
+
+
+def generate_typescript(document):
+    out = os.path.join(OUT, "ts", "switchboard.d.ts")
+    # --default-non-nullable false: a property with a default stays optional
+    # in a request body (the generator's default makes it required).
+    run(["npx", "--no-install", "openapi-typescript", document, "-o", out, "--default-non-nullable", "false"], cwd=TS)
+
+
+def admin(data, *args):
+    out = subprocess.run([BIN, "admin", "--data-dir", data, *args], check=True, capture_output=True, text=True, timeout=60)
+    return json.loads(out.stdout) if out.stdout.strip() else None
+
+
+def seed(data, name):
+    """A business for one walk-through: a key with every scope, a chatapp
+    number, two voice lines and credits."""
+    business = admin(data, "business", "create", "--name", name)["businessId"]
+    key = admin(data, "key", "create", "--business", business, "--scopes", "all")["apiKey"]
+    admin(data, "channel", "connect", "--business", business, "--channel", "chatapp", "--phone-number-id", f"{PNID}-{name}")
+    admin(data, "voice", "configure", "--business", business, "--lines", "2")
+    admin(data, "credits", "add", "--business", business, "--microcredits", "5000000")
+    return business, key
+
+
+def main():
+    started = time.monotonic()
+    venv = python_env()
+    node_env()
+    installed = time.monotonic()
+    work = tempfile.mkdtemp(prefix="switchboard-sdk-")
+    results = {}
+    try:
+        data = os.path.join(work, "data")
+        log = open(os.path.join(work, "server.log"), "w")
+        with lint.serving(data, binary=BIN, log=log) as (base, doc):
+            shutil.rmtree(OUT, ignore_errors=True)
+            os.makedirs(OUT)
+            document = os.path.join(OUT, "openapi.json")
+            with open(document, "w") as f:
+                json.dump(doc, f, indent=2)
+            python_path = generate_python(venv, document)
+            generate_typescript(document)
+            run(["npx", "--no-install", "tsc", "-p", "."], cwd=TS)
+            walks = {
+                "python": [os.path.join(venv, "bin", "python"), os.path.join(HERE, "walk.py")],
+                "typescript": ["npx", "--no-install", "tsx", "walk.ts"],
+            }
+            for name, cmd in walks.items():
+                business, key = seed(data, name)
+                env = dict(os.environ, SB_URL=base, SB_KEY=key, SB_BUSINESS=business, SB_PNID=f"{PNID}-{name}",
+                           PYTHONPATH=python_path)
+                print("+", " ".join(cmd), flush=True)
+                try:
+                    results[name] = subprocess.run(cmd, cwd=TS, env=env, timeout=TIMEOUT).returncode == 0
+                except subprocess.TimeoutExpired:
+                    print(f"sdk: the {name} walk-through exceeded {TIMEOUT}s", flush=True)
+                    results[name] = False
+    except BaseException:
+        print(f"sdk: the server's log is {os.path.join(work, 'server.log')}", flush=True)
+        raise
+    took = time.monotonic() - installed
+    failed = [n for n, ok in results.items() if not ok]
+    summary = ", ".join(f"{n}: {'ok' if ok else 'FAILED'}" for n, ok in results.items())
+    print(f"sdk: {len(results) - len(failed)} of 2 walk-throughs passed ({summary}); "
+          f"{took:.1f}s after installs ({installed - started:.1f}s installing)")
+    if failed or len(results) != 2:
+        print(f"sdk: the server's log is {os.path.join(work, 'server.log')}")
+        return 1
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
