@@ -1,0 +1,183 @@
+//! libSQL storage: opening the database (a local file, or an embedded
+//! replica of a libSQL server primary), migrations, a small pool of
+//! connections that each keep their prepared statements, and the
+//! process-wide write gate.
+//!
+//! libsql's local connections do their work synchronously inside async
+//! functions: `block` polls such a future once (it is always ready) and only
+//! falls back to an executor if it is not. A replica's connections send
+//! writes to the primary over the network: those futures are driven inside
+//! the replica's own small tokio runtime (`IO`), whatever thread calls.
+
+use anyhow::{anyhow, bail, Context, Result};
+use parking_lot::Mutex;
+use std::cell::RefCell;
+use std::future::Future;
+use std::num::NonZeroUsize;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
+
+pub use libsql::Value as SqlValue;
+
+mod connection;
+mod database;
+mod writer;
+#[cfg(test)]
+mod tests;
+
+pub use connection::*;
+pub use database::*;
+pub use writer::*;
+
+/// The runtime of a replica's network client (its sockets, its periodic
+/// sync): made once, when a replica is opened.
+pub(crate) static IO: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+
+pub(crate) fn io_runtime() -> Result<&'static tokio::runtime::Runtime> {
+    if let Some(rt) = IO.get() {
+        return Ok(rt);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).thread_name("libsql-io").enable_all().build()?;
+    Ok(IO.get_or_init(|| rt))
+}
+
+/// Drives a libsql future to completion on the current thread.
+pub fn block<F: Future>(f: F) -> F::Output {
+    // A replica's request to the primary opens sockets that belong to the
+    // IO runtime, whose worker then wakes this thread.
+    let _io = IO.get().map(|rt| rt.enter());
+    let mut f = std::pin::pin!(f);
+    match f.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
+        std::task::Poll::Ready(out) => out,
+        std::task::Poll::Pending => futures_executor::block_on(f),
+    }
+}
+
+/// Where the database lives (`--primary-url`).
+#[derive(Clone, Default)]
+pub enum Storage {
+    /// `<data-dir>/switchboard.db`, this machine's file.
+    #[default]
+    Local,
+    /// An embedded replica of a libSQL server: reads from the replica
+    /// file under the data dir, every write transaction at the primary.
+    Replica(Primary),
+}
+
+/// A libSQL server primary. The token is never shown (no `Debug`).
+#[derive(Clone)]
+pub struct Primary {
+    pub url: String,
+    pub auth_token: String,
+    /// How often the replica pulls the primary's changes: the bound on
+    /// how late this node sees another node's writes.
+    pub sync_interval: Duration,
+    /// The replica's folder under the data dir: a server and an admin
+    /// command each keep their own (one process may hold a replica file).
+    pub role: &'static str,
+    /// Ship the writer's transactions to the primary in one round trip
+    /// each (`ship.rs`) instead of one per statement.
+    pub ship_writes: bool,
+}
+
+/// What a commit survives (`serve --durability`). In WAL mode both keep the
+/// database consistent; they differ in when the WAL reaches the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// `synchronous=NORMAL`: a commit survives a crash of the process; the
+    /// last commits before a power loss or an OS crash may be rolled back
+    /// (the WAL is synced at checkpoints, every second here).
+    Normal,
+    /// `synchronous=FULL`: every commit syncs the WAL before it is
+    /// answered, so it survives a power loss too. With group commit, one
+    /// sync serves every request of a batch.
+    Full,
+}
+
+impl Durability {
+    fn pragma(self) -> &'static str {
+        match self {
+            Durability::Normal => "NORMAL",
+            Durability::Full => "FULL",
+        }
+    }
+}
+
+/// Runs `f` in one write transaction on `c`: committed when it succeeds,
+/// rolled back whole when it fails.
+pub fn in_transaction<T>(c: &Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    execute(c, "BEGIN IMMEDIATE", vec![])?;
+    match f() {
+        Ok(v) => {
+            execute(c, "COMMIT", vec![])?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = execute(c, "ROLLBACK", vec![]);
+            Err(e)
+        }
+    }
+}
+
+/// A column as text: text as it is, an integer in decimal, anything else empty.
+/// The shared request path's statements (`switchboard_gateway::storage`)
+/// run on a connection through this.
+impl switchboard_gateway::storage::Sql for &Connection {
+    fn query(&mut self, sql: &str, params: Vec<Shared>) -> Result<Vec<Vec<Shared>>, String> {
+        let params = params.into_iter().map(from_shared).collect();
+        self.query_rows(sql, params).map(|rows| rows.into_iter().map(|r| r.into_iter().map(to_shared).collect()).collect()).map_err(|e| e.to_string())
+    }
+    fn execute(&mut self, sql: &str, params: Vec<Shared>) -> Result<u64, String> {
+        Connection::execute(*self, sql, params.into_iter().map(from_shared).collect()).map_err(|e| e.to_string())
+    }
+}
+
+use switchboard_gateway::storage::Value as Shared;
+
+pub fn to_shared(v: SqlValue) -> Shared {
+    match v {
+        SqlValue::Null => Shared::Null,
+        SqlValue::Integer(i) => Shared::Integer(i),
+        SqlValue::Real(f) => Shared::Real(f),
+        SqlValue::Text(s) => Shared::Text(s),
+        SqlValue::Blob(b) => Shared::Blob(b),
+    }
+}
+
+pub fn from_shared(v: Shared) -> SqlValue {
+    match v {
+        Shared::Null => SqlValue::Null,
+        Shared::Integer(i) => SqlValue::Integer(i),
+        Shared::Real(f) => SqlValue::Real(f),
+        Shared::Text(s) => SqlValue::Text(s),
+        Shared::Blob(b) => SqlValue::Blob(b),
+    }
+}
+
+pub fn text(v: &SqlValue) -> String {
+    match v {
+        SqlValue::Text(s) => s.clone(),
+        SqlValue::Integer(i) => i.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Runs a query and returns the first column of every row as text.
+pub fn query_strings(c: &Connection, sql: &str, params: Vec<SqlValue>) -> Result<Vec<String>> {
+    let rows = query_rows(c, sql, params)?;
+    Ok(rows.iter().map(|r| r.first().map(text).unwrap_or_default()).collect())
+}
+
+/// Runs a query and collects all rows (through the connection's statement cache).
+pub fn query_rows(c: &Connection, sql: &str, params: Vec<SqlValue>) -> Result<Vec<Vec<SqlValue>>> {
+    Ok(c.query_rows(sql, params)?)
+}
+
+/// Runs a statement (through the connection's statement cache).
+pub fn execute(c: &Connection, sql: &str, params: Vec<SqlValue>) -> Result<u64> {
+    Ok(c.execute(sql, params)?)
+}
