@@ -107,6 +107,9 @@ pub struct Gateway {
     document: OnceLock<(Value, String)>,
 }
 
+/// An operation and its raw path parameters (name, value).
+pub type Routed = (&'static Operation, Vec<(String, String)>);
+
 impl Gateway {
     /// Builds the gateway and checks everything it will need: every
     /// operation's schema names, every schema parsed, every `$ref`
@@ -171,7 +174,7 @@ impl Gateway {
     /// The operation and its raw path parameters. Their syntax is checked
     /// by `check_path_params`, after authentication: a caller without a
     /// valid key learns nothing but 401.
-    pub fn route(&self, method: &str, path: &str) -> Result<(&'static Operation, Vec<(String, String)>), Failure> {
+    pub fn route(&self, method: &str, path: &str) -> Result<Routed, Failure> {
         match operations::route(method, path) {
             RouteMatch::Found(op, params) => Ok((op, params)),
             RouteMatch::MethodNotAllowed(allowed) => {

@@ -164,8 +164,6 @@ fn wake_delivery(conn: &db::Connection, business: &str, provider_message_id: &st
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn paths() {
         assert_eq!(super::business_of("/providers/v1/0190-ab/messenger/events"), Some("0190-ab"));

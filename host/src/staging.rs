@@ -49,7 +49,7 @@ impl Writer {
                     // channel drops), not every later one.
                     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
                     jobs += 1;
-                    if jobs % TRIM_EVERY_CHUNKS == 0 {
+                    if jobs.is_multiple_of(TRIM_EVERY_CHUNKS) {
                         release_free_memory();
                     }
                 }

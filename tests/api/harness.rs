@@ -78,7 +78,7 @@ impl Server {
     /// A `--listen ADDR` in `extra` (the last flag wins) keeps a port: a
     /// node restarted where its clients expect it.
     pub fn spawn_command(mut command: Command, dir: &Path, extra: &[&str], stderr: Stdio) -> Server {
-        let listen = extra.windows(2).filter(|w| w[0] == "--listen").map(|w| w[1].to_string()).last();
+        let listen = extra.windows(2).filter(|w| w[0] == "--listen").map(|w| w[1].to_string()).next_back();
         let addr = listen.unwrap_or_else(|| format!("127.0.0.1:{}", free_port()));
         let child = command
             .args(["serve", "--listen", &addr, "--data-dir"])

@@ -328,8 +328,8 @@ fn killed_nodes_and_a_restarted_primary_lose_nothing_and_run_nothing_twice() {
     let receiver = Receiver::concurrent();
     // Every node must have pulled the new key before it is used there
     // (node 0 has, in business_at).
-    for n in 1..3 {
-        poll(&format!("the key on node {n}"), || (nodes[n].as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}", t.business)).status == 200).then_some(()));
+    for (n, node) in nodes.iter().enumerate().skip(1) {
+        poll(&format!("the key on node {n}"), || (node.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}", t.business)).status == 200).then_some(()));
     }
     nodes[2]
         .as_key(&t.key)

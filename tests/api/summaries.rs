@@ -327,7 +327,7 @@ fn kill_9_mid_run_never_assesses_or_charges_a_contact_twice() {
     // The crash lands after one step committed, in the middle of the next one's calls.
     poll("a step to commit and the next to be under way", || {
         let processed = run_of(&c, &campaign, &id)["processedCount"].as_i64().unwrap();
-        (processed >= 64 && processed < 120 && ai.assessed().len() as i64 >= processed + 8).then_some(())
+        ((64..120).contains(&processed) && ai.assessed().len() as i64 >= processed + 8).then_some(())
     });
     c.crash_and_restart();
     let done = finished(&c, &campaign, &id);

@@ -139,7 +139,7 @@ pub fn disable(db: &Db, user: &str) -> Result<serde_json::Value> {
         if n == 0 && db::query_strings(&c, "SELECT id FROM console_users WHERE id = ?1", vec![SqlValue::Text(user.clone())])?.is_empty() {
             bail!("no console user {user}");
         }
-        Ok(super::sessions::revoke_all_of(&c, &user)?)
+        super::sessions::revoke_all_of(&c, &user)
     })?;
     Ok(json!({"userId": user, "disabled": true, "sessionsEnded": ended}))
 }
@@ -148,7 +148,7 @@ pub fn disable(db: &Db, user: &str) -> Result<serde_json::Value> {
 pub fn revoke_sessions(db: &Db, user: &str) -> Result<serde_json::Value> {
     let user = user.to_ascii_lowercase();
     let c = db.conn()?;
-    let ended = in_transaction(&c, || Ok(super::sessions::revoke_all_of(&c, &user)?))?;
+    let ended = in_transaction(&c, || super::sessions::revoke_all_of(&c, &user))?;
     Ok(json!({"userId": user, "sessionsEnded": ended}))
 }
 

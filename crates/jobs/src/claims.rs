@@ -91,7 +91,7 @@ pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i6
             // Still claimable? (Only this leader claims, and a hand-off only
             // takes jobs of a lane that is running, which the pick left out.)
             let rows = db::query_rows(
-                &c,
+                c,
                 "SELECT id, kind, business_id, payload, attempts, fence, calls_out, lane FROM jobs WHERE id = ?1 \
                  AND ((state = 'pending' AND due_at_ms <= ?2) OR (state = 'leased' AND lease_until_ms < ?2))",
                 vec![SqlValue::Text(id), SqlValue::Integer(now)],

@@ -264,7 +264,7 @@ impl Components {
             return (conn, None, Err(CallError::Trap("no dispatcher component in this build".into())));
         };
         let mut store = self.store(conn, format!("component=dispatcher job={} kind={}", job.id, job.kind), &job.business_id, JOB_DEADLINE);
-        store.data_mut().lazy = lazy_gate.map(|gate| LazyWrite::new(gate));
+        store.data_mut().lazy = lazy_gate.map(LazyWrite::new);
         store.data_mut().step = Some(StepContext { job_id: job.id.clone(), fence: job.fence as i64 });
         let result = match pre.instantiate(&mut store) {
             Ok(inst) => inst.switchboard_platform_job_handler().call_run(&mut store, job).map_err(classify),

@@ -457,7 +457,7 @@ impl Db {
             execute(&c, "INSERT INTO schema_migrations(name, applied_at) VALUES (?1, datetime('now'))", vec![SqlValue::Text(name.to_string())])?;
             Ok(Some(name))
         };
-        while let Some(name) = in_transaction(&c, &next)? {
+        while let Some(name) = in_transaction(&c, next)? {
             switchboard_ops::logging::line("info", &format!("applied migration {name}"));
         }
         if self.replica.is_some() {

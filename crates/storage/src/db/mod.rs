@@ -132,7 +132,7 @@ impl switchboard_gateway::storage::Sql for &Connection {
         self.query_rows(sql, params).map(|rows| rows.into_iter().map(|r| r.into_iter().map(to_shared).collect()).collect()).map_err(|e| e.to_string())
     }
     fn execute(&mut self, sql: &str, params: Vec<Shared>) -> Result<u64, String> {
-        Connection::execute(*self, sql, params.into_iter().map(from_shared).collect()).map_err(|e| e.to_string())
+        Connection::execute(self, sql, params.into_iter().map(from_shared).collect()).map_err(|e| e.to_string())
     }
 }
 

@@ -221,7 +221,7 @@ pub fn instance_pre(
     let mut linker: Linker<ProviderState> = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
     add_world(&mut linker)?;
-    Ok(linker.instantiate_pre(component).map_err(anyhow::Error::from).with_context(|| format!("linking component {}", limits.name))?)
+    linker.instantiate_pre(component).map_err(anyhow::Error::from).with_context(|| format!("linking component {}", limits.name))
 }
 
 /// Runs `f` in a fresh store bounded by `limits`; `f` calls the mark it is
