@@ -78,7 +78,7 @@ pub fn link(req: &Request) -> HResult<Success> {
                   OR json_extract(summary_json, '$.commentId') IN (SELECT id FROM photoapp_comments WHERE business_id = ?1 AND conversation_id = ?2))",
             &[biz.into(), conversation.into(), contact.as_str().into(), old.as_str().into()],
         )?,
-        None => first_timeline_entries(biz, &conversation, &contact)?,
+        None => first_timeline_entries(biz, conversation, &contact)?,
     };
     // A chatapp contact's existing conversation on the same number, if any
     // (a photoapp conversation is one user's, never merged).

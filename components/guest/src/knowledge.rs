@@ -398,9 +398,12 @@ pub fn header<'a>(name: &'a str, key: &'a str) -> &'a str {
     if name.trim().is_empty() { key } else { name }
 }
 
+/// A lookup's rows as text, and which rows (source, version, row).
+type LookedUp = (String, Vec<(String, String, i64)>);
+
 /// Runs one lookup against the active version: its rows as text (one
 /// `Header: value; …` line each, at most [`LOOKUP_ROWS`]) and which rows.
-fn run_lookup(biz: &str, offered: &[Offered], call: &ai::Lookup) -> Result<(String, Vec<(String, String, i64)>), Failure> {
+fn run_lookup(biz: &str, offered: &[Offered], call: &ai::Lookup) -> Result<LookedUp, Failure> {
     let Some(offer) = offered.iter().find(|o| o.source.name.eq_ignore_ascii_case(call.source.trim())) else {
         return Ok((format!("{NO_ROWS} There is no source named {:?}.", call.source), Vec::new()));
     };

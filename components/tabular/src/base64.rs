@@ -16,7 +16,7 @@ const UNPADDED: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, NO_PAD
 /// Checks the whole text is canonical base64 and returns the decoded length.
 pub fn decoded_len(text: &str) -> Result<usize, String> {
     let b = text.as_bytes();
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return Err("its length is not a multiple of 4".into());
     }
     if b.is_empty() {
@@ -32,7 +32,7 @@ pub fn decoded_len(text: &str) -> Result<usize, String> {
 /// Decodes `piece`, whose length must be a multiple of 4; padding is only
 /// allowed when `last` is true. Appends to `out`.
 pub fn decode_piece(piece: &[u8], last: bool, out: &mut Vec<u8>) -> Result<(), String> {
-    if piece.len() % 4 != 0 {
+    if !piece.len().is_multiple_of(4) {
         return Err("its length is not a multiple of 4".into());
     }
     let engine = if last { &STANDARD } else { &UNPADDED };

@@ -103,25 +103,6 @@ pub fn settle(biz: &str, call_id: &str, reserved: i64, charge: i64) -> Result<()
     ledger(biz, "release", reserved - charge, call_id)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn started_blocks_and_charges() {
-        assert_eq!(blocks(0), 0);
-        assert_eq!(blocks(1), 1);
-        assert_eq!(blocks(20_000), 1);
-        assert_eq!(blocks(47_000), 3, "a call of 47 s is 3 started 20-second blocks");
-        assert_eq!(charge(47_000, 0, 25_000, 1_000_000), 75_000);
-        assert_eq!(charge(0, 15_000, 25_000, 1_000_000), 15_000, "an attempt cost when nothing connected");
-        assert_eq!(charge(0, 0, 25_000, 1_000_000), 0);
-        assert_eq!(charge(600_000, 0, 25_000, 100_000), 100_000, "never more than reserved");
-        assert_eq!(maximum_charge(600, 25_000), 750_000);
-        assert_eq!(maximum_charge(47, 10), 30);
-    }
-}
-
 /// Operation 60 (ours): the balance and one page of the ledger, newest first.
 pub fn credits(r: &switchboard_guest::Request) -> HResult<switchboard_guest::Success> {
     let biz = r.business_id.as_str();
@@ -145,4 +126,23 @@ pub fn credits(r: &switchboard_guest::Request) -> HResult<switchboard_guest::Suc
     switchboard_guest::ok(&serde_json::json!({
         "availableMicrocredits": available, "reservedMicrocredits": reserved, "entries": entries, "nextCursor": next,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn started_blocks_and_charges() {
+        assert_eq!(blocks(0), 0);
+        assert_eq!(blocks(1), 1);
+        assert_eq!(blocks(20_000), 1);
+        assert_eq!(blocks(47_000), 3, "a call of 47 s is 3 started 20-second blocks");
+        assert_eq!(charge(47_000, 0, 25_000, 1_000_000), 75_000);
+        assert_eq!(charge(0, 15_000, 25_000, 1_000_000), 15_000, "an attempt cost when nothing connected");
+        assert_eq!(charge(0, 0, 25_000, 1_000_000), 0);
+        assert_eq!(charge(600_000, 0, 25_000, 100_000), 100_000, "never more than reserved");
+        assert_eq!(maximum_charge(600, 25_000), 750_000);
+        assert_eq!(maximum_charge(47, 10), 30);
+    }
 }

@@ -365,11 +365,14 @@ fn interpret_step(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
     Ok(None)
 }
 
+/// An issue of a version: its row, its column, its message.
+type Guard = (Option<i64>, Option<String>, String);
+
 /// Why this version must not replace good data without a person's review:
 /// it has no rows, or its columns differ from the active version's (a
 /// wrong file, a changed export). Each becomes an issue, so the version
 /// waits in `needs_review` and the active version keeps answering.
-fn replacement_guards(v: &Version) -> Result<Vec<(Option<i64>, Option<String>, String)>, Failure> {
+fn replacement_guards(v: &Version) -> Result<Vec<Guard>, Failure> {
     let mut guards = Vec::new();
     let rows = db::query_one("SELECT row_count FROM ingestion_versions WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.id.as_str().into()])?
         .map_or(0, |r| r.int(0));

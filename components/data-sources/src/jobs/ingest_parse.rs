@@ -270,7 +270,7 @@ fn delimited(v: &Version, mut p: Payload, delim: u8) -> Step<Option<Payload>> {
             continue;
         }
         p.offset += consumed as u64;
-        let done = whole && consumed == text.len() || (whole && !any);
+        let done = whole && (consumed == text.len() || !any);
         b.save(&p)?;
         if done {
             if !p.started {
