@@ -39,14 +39,7 @@ fn build_components(root: &Path, out: &Path) {
     let target_dir = out.join("guest-target");
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.arg("build")
-        .arg("--release")
-        .arg("--target")
-        .arg("wasm32-wasip2")
-        .arg("--manifest-path")
-        .arg(guests.join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(&target_dir);
+    cmd.arg("build").arg("--release").arg("--target").arg("wasm32-wasip2").arg("--manifest-path").arg(guests.join("Cargo.toml")).arg("--target-dir").arg(&target_dir);
     for pkg in COMPONENTS.iter().chain(TEST_COMPONENTS) {
         cmd.arg("-p").arg(format!("switchboard-{pkg}"));
     }
@@ -56,7 +49,10 @@ fn build_components(root: &Path, out: &Path) {
             || k.starts_with("CARGO_FEATURE_")
             || k.starts_with("CARGO_ENCODED_RUSTFLAGS")
             || k.starts_with("CARGO_MAKEFLAGS")
-            || matches!(k.as_str(), "RUSTFLAGS" | "TARGET" | "HOST" | "PROFILE" | "OPT_LEVEL" | "DEBUG" | "RUSTC_LINKER" | "RUSTC_WRAPPER" | "RUSTC_WORKSPACE_WRAPPER" | "NUM_JOBS" | "OUT_DIR" | "CARGO_TARGET_DIR")
+            || matches!(
+                k.as_str(),
+                "RUSTFLAGS" | "TARGET" | "HOST" | "PROFILE" | "OPT_LEVEL" | "DEBUG" | "RUSTC_LINKER" | "RUSTC_WRAPPER" | "RUSTC_WORKSPACE_WRAPPER" | "NUM_JOBS" | "OUT_DIR" | "CARGO_TARGET_DIR"
+            )
         {
             cmd.env_remove(&k);
         }

@@ -9,11 +9,7 @@ fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join("../..").canonicalize().expect("the repository root");
     let dir = root.join("migrations");
     println!("cargo:rerun-if-changed={}", dir.display());
-    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
-        .expect("migrations/ exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "sql"))
-        .collect();
+    let mut files: Vec<PathBuf> = fs::read_dir(&dir).expect("migrations/ exists").map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "sql")).collect();
     files.sort();
     let mut code = String::from("/// (file name, SQL) in the order they apply.\npub static MIGRATIONS: &[(&str, &str)] = &[\n");
     for f in files {

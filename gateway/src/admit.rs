@@ -88,10 +88,7 @@ impl Admitted {
     /// replays and another file under the same key is a conflict.
     pub fn seal_raw(&mut self, body: String, size: u64, sha256_hex: &str) {
         let names = self.op.raw_body().map_or(&[][..], |r| r.required_query);
-        let metadata: Vec<(&str, &str)> = names
-            .iter()
-            .map(|n| (*n, self.query.iter().find(|(k, _)| k == n).map_or("", |(_, v)| v.as_str())))
-            .collect();
+        let metadata: Vec<(&str, &str)> = names.iter().map(|n| (*n, self.query.iter().find(|(k, _)| k == n).map_or("", |(_, v)| v.as_str()))).collect();
         self.fingerprint = idempotency::raw_fingerprint(self.op.id, &self.path_params, &metadata, size, sha256_hex);
         self.body = Some(body);
     }
@@ -143,10 +140,7 @@ impl Gateway {
                 }
             }
         }
-        let query_schemas = OPERATIONS
-            .iter()
-            .flat_map(|op| op.query.iter().map(move |q| ((op.id, q.name), (q.schema, OnceLock::new()))))
-            .collect();
+        let query_schemas = OPERATIONS.iter().flat_map(|op| op.query.iter().map(move |q| ((op.id, q.name), (q.schema, OnceLock::new())))).collect();
         Ok(Gateway { validator, query_schemas, document: OnceLock::new() })
     }
 
@@ -179,8 +173,7 @@ impl Gateway {
             RouteMatch::Found(op, params) => Ok((op, params)),
             RouteMatch::MethodNotAllowed(allowed) => {
                 let list = allowed.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(", ");
-                Err(Failure::new(405, "validation", "method_not_allowed", format!("{method} is not allowed on {path}; allowed: {list}"))
-                    .with_header("Allow", list))
+                Err(Failure::new(405, "validation", "method_not_allowed", format!("{method} is not allowed on {path}; allowed: {list}")).with_header("Allow", list))
             }
             RouteMatch::NotFound => Err(Failure::not_found("route_not_found", format!("no operation at {path}"))),
         }
@@ -257,11 +250,7 @@ impl Gateway {
             .required_query
             .iter()
             .filter(|name| !query.iter().any(|(k, _)| k == *name))
-            .map(|name| crate::validate::Violation {
-                field: name.to_string(),
-                rule: "required",
-                message: format!("query parameter `{name}` is required with a raw (non-JSON) body"),
-            })
+            .map(|name| crate::validate::Violation { field: name.to_string(), rule: "required", message: format!("query parameter `{name}` is required with a raw (non-JSON) body") })
             .collect();
         if !missing.is_empty() {
             return Err(Failure::from_violations(missing, "query"));
@@ -287,19 +276,11 @@ impl Gateway {
         for q in op.query {
             let values: Vec<&String> = query.iter().filter(|(k, _)| k == q.name).map(|(_, v)| v).collect();
             match values.as_slice() {
-                [] if q.required => violations.push(crate::validate::Violation {
-                    field: q.name.to_string(),
-                    rule: "required",
-                    message: format!("query parameter `{}` is required", q.name),
-                }),
+                [] if q.required => violations.push(crate::validate::Violation { field: q.name.to_string(), rule: "required", message: format!("query parameter `{}` is required", q.name) }),
                 [] => {}
                 [v] => {
                     let schema = self.query_schema(op.id, q.name);
-                    let typed = if schema["type"] == "integer" {
-                        v.parse::<i64>().map(Value::from).unwrap_or_else(|_| Value::String((*v).clone()))
-                    } else {
-                        Value::String((*v).clone())
-                    };
+                    let typed = if schema["type"] == "integer" { v.parse::<i64>().map(Value::from).unwrap_or_else(|_| Value::String((*v).clone())) } else { Value::String((*v).clone()) };
                     if let Err(mut v) = self.validator.validate(schema, &typed) {
                         for x in &mut v {
                             x.field = q.name.to_string();
@@ -308,11 +289,7 @@ impl Gateway {
                         violations.extend(v);
                     }
                 }
-                _ => violations.push(crate::validate::Violation {
-                    field: q.name.to_string(),
-                    rule: "maxItems",
-                    message: format!("query parameter `{}` must appear at most once", q.name),
-                }),
+                _ => violations.push(crate::validate::Violation { field: q.name.to_string(), rule: "maxItems", message: format!("query parameter `{}` must appear at most once", q.name) }),
             }
         }
         if violations.is_empty() {
@@ -325,8 +302,7 @@ impl Gateway {
 
 /// The decoded query parameters: a broken escape or a NUL is refused.
 fn parse_query(raw: Option<&str>) -> Result<Vec<(String, String)>, Failure> {
-    let query = operations::parse_query(raw.unwrap_or(""))
-        .ok_or_else(|| Failure::validation("malformed_query", "the query string has a broken %-escape or is not UTF-8"))?;
+    let query = operations::parse_query(raw.unwrap_or("")).ok_or_else(|| Failure::validation("malformed_query", "the query string has a broken %-escape or is not UTF-8"))?;
     if let Some((name, _)) = query.iter().find(|(k, v)| k.contains('\0') || v.contains('\0')) {
         return Err(nul_refused(&format!("query parameter `{}`", name.replace('\0', "\\0"))));
     }
@@ -359,10 +335,7 @@ fn authenticate(op: &Operation, req: &Incoming, keys: &dyn KeyDirectory) -> Resu
         return Ok(Caller { key: authenticate_key(req.authorization, keys)?, caller: None });
     }
     let session = console_session(req.session, req.csrf, op.method.is_mutation(), op.session_only(), op.id, keys)?;
-    Ok(Caller {
-        key: KeyRecord { key_id: format!("session:{}", session.session_id), business_id: session.business_id, scopes: session.scopes, revoked: false },
-        caller: Some(session.user_id),
-    })
+    Ok(Caller { key: KeyRecord { key_id: format!("session:{}", session.session_id), business_id: session.business_id, scopes: session.scopes, revoked: false }, caller: Some(session.user_id) })
 }
 
 /// A console session's authentication, for the operations of the table and
@@ -370,14 +343,7 @@ fn authenticate(op: &Operation, req: &Incoming, keys: &dyn KeyDirectory) -> Resu
 /// the cookie's live session, and for a `mutation` its CSRF token echoed in
 /// `X-CSRF-Token`. The caller has already refused an Authorization header
 /// where only a session may come in.
-pub fn console_session(
-    session: Option<&str>,
-    csrf: Option<&str>,
-    mutation: bool,
-    session_only: bool,
-    route: &str,
-    keys: &dyn KeyDirectory,
-) -> Result<SessionRecord, Failure> {
+pub fn console_session(session: Option<&str>, csrf: Option<&str>, mutation: bool, session_only: bool, route: &str, keys: &dyn KeyDirectory) -> Result<SessionRecord, Failure> {
     let Some(token) = session.filter(|t| auth::looks_like_session_token(t)) else {
         return Err(match (session, session_only) {
             (Some(_), _) => expired_session(),
@@ -389,10 +355,7 @@ pub fn console_session(
     // SameSite=Strict already keeps other sites' pages from sending the
     // cookie; the token is the second lock, for writes.
     if mutation && !csrf.is_some_and(|t| auth::same_secret(t, &session.csrf_token)) {
-        return Err(Failure::authorization(
-            "csrf_token_invalid",
-            "a console write must carry the session's CSRF token in the X-CSRF-Token header (GET /console/api/session returns it)",
-        ));
+        return Err(Failure::authorization("csrf_token_invalid", "a console write must carry the session's CSRF token in the X-CSRF-Token header (GET /console/api/session returns it)"));
     }
     Ok(session)
 }
@@ -407,8 +370,7 @@ fn expired_session() -> Failure {
 }
 
 fn authenticate_key(header: Option<&str>, keys: &dyn KeyDirectory) -> Result<KeyRecord, Failure> {
-    let token = auth::bearer_token(header)
-        .ok_or_else(|| Failure::authentication("send an API key as `Authorization: Bearer <key>`"))?;
+    let token = auth::bearer_token(header).ok_or_else(|| Failure::authentication("send an API key as `Authorization: Bearer <key>`"))?;
     if !auth::looks_like_key(token) {
         return Err(Failure::authentication("the API key is not valid"));
     }
@@ -427,9 +389,7 @@ fn idempotency_key(op: &Operation, header: Option<&str>) -> Result<Option<String
             idempotency::check_key(k).map_err(|m| Failure::validation("invalid_idempotency_key", m))?;
             Ok(Some(k.to_string()))
         }
-        None if op.idempotency_required => {
-            Err(Failure::validation("idempotency_key_required", format!("{} requires an Idempotency-Key header", op.id)))
-        }
+        None if op.idempotency_required => Err(Failure::validation("idempotency_key_required", format!("{} requires an Idempotency-Key header", op.id))),
         None => Ok(None),
     }
 }
@@ -446,8 +406,7 @@ fn parse_body(op: &Operation, bytes: &[u8]) -> Result<Option<Value>, Failure> {
     if blank {
         return Err(Failure::validation("body_required", format!("{} needs a JSON request body", op.id)));
     }
-    let v: Value = serde_json::from_slice(bytes)
-        .map_err(|e| Failure::validation("malformed_json", format!("the request body is not valid JSON: {e}")))?;
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| Failure::validation("malformed_json", format!("the request body is not valid JSON: {e}")))?;
     if !v.is_object() {
         return Err(Failure::validation("malformed_json", "the request body must be a JSON object"));
     }

@@ -4,10 +4,27 @@ use sha2::{Digest, Sha256};
 
 /// Every scope an API key can hold (the contract's Authentication section).
 pub const SCOPES: &[&str] = &[
-    "channels:read", "channels:write", "chatapp:read", "chatapp:write", "chatapp:media",
-    "contacts:read", "contacts:write", "communications:read", "communications:write",
-    "webhooks:read", "webhooks:write", "agents:read", "agents:write", "data_sources:read", "data_sources:write",
-    "voice:read", "voice:write", "campaigns:read", "campaigns:write", "photoapp:read", "photoapp:write",
+    "channels:read",
+    "channels:write",
+    "chatapp:read",
+    "chatapp:write",
+    "chatapp:media",
+    "contacts:read",
+    "contacts:write",
+    "communications:read",
+    "communications:write",
+    "webhooks:read",
+    "webhooks:write",
+    "agents:read",
+    "agents:write",
+    "data_sources:read",
+    "data_sources:write",
+    "voice:read",
+    "voice:write",
+    "campaigns:read",
+    "campaigns:write",
+    "photoapp:read",
+    "photoapp:write",
     "credits:read",
 ];
 

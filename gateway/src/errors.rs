@@ -17,10 +17,7 @@ pub struct Failure {
     pub headers: Vec<(&'static str, String)>,
 }
 
-pub const CATEGORIES: &[&str] = &[
-    "validation", "authentication", "authorization", "billing", "not_found", "conflict",
-    "rate_limit", "capacity", "configuration", "upstream", "internal",
-];
+pub const CATEGORIES: &[&str] = &["validation", "authentication", "authorization", "billing", "not_found", "conflict", "rate_limit", "capacity", "configuration", "upstream", "internal"];
 
 impl Failure {
     pub fn new(status: u16, category: &'static str, code: &str, message: impl Into<String>) -> Self {
@@ -38,8 +35,7 @@ impl Failure {
         Self::new(400, "validation", code, message)
     }
     pub fn authentication(message: impl Into<String>) -> Self {
-        Self::new(401, "authentication", "authentication_required", message)
-            .with_header("WWW-Authenticate", "Bearer".to_string())
+        Self::new(401, "authentication", "authentication_required", message).with_header("WWW-Authenticate", "Bearer".to_string())
     }
     pub fn authorization(code: &str, message: impl Into<String>) -> Self {
         Self::new(403, "authorization", code, message)
@@ -69,11 +65,7 @@ impl Failure {
     pub fn from_violations(violations: Vec<crate::validate::Violation>, what: &str) -> Self {
         let first = violations.first().map(|v| v.message.clone()).unwrap_or_default();
         let more = violations.len().saturating_sub(1);
-        let message = if more > 0 {
-            format!("Invalid {what}: {first} (and {more} more problem{})", if more == 1 { "" } else { "s" })
-        } else {
-            format!("Invalid {what}: {first}")
-        };
+        let message = if more > 0 { format!("Invalid {what}: {first} (and {more} more problem{})", if more == 1 { "" } else { "s" }) } else { format!("Invalid {what}: {first}") };
         let mut f = Self::validation("invalid_request", message);
         f.details = violations;
         f
@@ -88,11 +80,7 @@ impl Failure {
             "requestId": request_id,
         });
         if !self.details.is_empty() {
-            error["details"] = self
-                .details
-                .iter()
-                .map(|d| json!({"field": d.field, "rule": d.rule, "message": d.message}))
-                .collect();
+            error["details"] = self.details.iter().map(|d| json!({"field": d.field, "rule": d.rule, "message": d.message})).collect();
         }
         json!({"ok": false, "error": error, "meta": {"requestId": request_id}})
     }

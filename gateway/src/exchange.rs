@@ -30,8 +30,17 @@ impl Reply {
 
 /// What a component call came to (a download is handled by the caller).
 pub enum Outcome {
-    Success { status: u16, data_json: String },
-    Failed { status: u16, code: String, message: String, category: String, retryable: bool },
+    Success {
+        status: u16,
+        data_json: String,
+    },
+    Failed {
+        status: u16,
+        code: String,
+        message: String,
+        category: String,
+        retryable: bool,
+    },
     /// Stopped at its deadline.
     Deadline,
     /// Stopped at its memory limit.
@@ -56,14 +65,10 @@ pub fn render(op: &Operation, outcome: Outcome, request_id: &str) -> Reply {
             let status = if (400..600).contains(&status) { status } else { status_for_category(category) };
             Reply::failure(&Failure::new(status, category, &code, message).retryable(retryable), request_id)
         }
-        Outcome::Deadline => Reply::failure(
-            &Failure::new(503, "capacity", "handler_deadline_exceeded", "the request took too long and was stopped; nothing was written").retryable(true),
-            request_id,
-        ),
-        Outcome::ResourceLimit => Reply::failure(
-            &Failure::new(500, "internal", "handler_resource_limit", "the request exceeded its memory limit and was stopped; nothing was written").retryable(false),
-            request_id,
-        ),
+        Outcome::Deadline => Reply::failure(&Failure::new(503, "capacity", "handler_deadline_exceeded", "the request took too long and was stopped; nothing was written").retryable(true), request_id),
+        Outcome::ResourceLimit => {
+            Reply::failure(&Failure::new(500, "internal", "handler_resource_limit", "the request exceeded its memory limit and was stopped; nothing was written").retryable(false), request_id)
+        }
         Outcome::Capacity => Reply::failure(&Failure::new(503, "capacity", "over_capacity", "the server is at capacity; retry shortly"), request_id),
         Outcome::Trap => Reply::failure(&Failure::internal("the request failed inside the service; nothing was written"), request_id),
     }
@@ -109,10 +114,7 @@ pub fn mutation<S: Owner>(mut sql: S, a: &Admitted, request_id: &str, now_ms: i6
             Ok(Some((fingerprint, status, body))) => {
                 undo(&mut sql);
                 let reply = if fingerprint != a.fingerprint {
-                    Reply::failure(
-                        &Failure::conflict("idempotency_key_conflict", "this Idempotency-Key was already used with a different request body; use a new key for a new request"),
-                        request_id,
-                    )
+                    Reply::failure(&Failure::conflict("idempotency_key_conflict", "this Idempotency-Key was already used with a different request body; use a new key for a new request"), request_id)
                 } else if body.contains(REDACTED) {
                     // The first answer carried a copy-once secret; the change
                     // happened once and its secret is not shown again.

@@ -6,6 +6,7 @@
 //! (`exchange`) with the statements of `storage`. The host (or the edge
 //! build) supplies I/O.
 
+mod admit;
 pub mod auth;
 pub mod base_url;
 pub mod contract;
@@ -16,7 +17,6 @@ pub mod openapi;
 pub mod operations;
 pub mod storage;
 pub mod validate;
-mod admit;
 
 pub use admit::{api_key_refused, console_session, Admitted, Gateway, Incoming, KeyDirectory, KeyRecord, SessionRecord};
 pub use errors::Failure;

@@ -47,11 +47,8 @@ pub fn parse_schema(source: &SchemaSource) -> Result<Value, String> {
 }
 
 fn scope_text(op: &Operation) -> String {
-    let mut s = if op.scopes.is_empty() {
-        "Public: no API key needed.".to_string()
-    } else {
-        format!("Scopes: {} (all required).", op.scopes.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "))
-    };
+    let mut s =
+        if op.scopes.is_empty() { "Public: no API key needed.".to_string() } else { format!("Scopes: {} (all required).", op.scopes.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")) };
     for c in op.conditional_scopes {
         s.push_str(&format!(" Also `{}` when {}.", c.scope, describe(&c.when)));
     }
@@ -94,12 +91,12 @@ fn operation_object(op: &Operation) -> Value {
     for (i, status) in op.success_status.iter().enumerate() {
         let content = match op.response {
             Response::Json(name) => json!({"application/json": {"schema": {
-                "type": "object", "additionalProperties": false, "required": ["ok", "data", "meta"],
-                "properties": {
-                    "ok": {"const": true},
-                    "data": {"$ref": format!("#/components/schemas/{name}")},
-                    "meta": {"$ref": "#/components/schemas/Meta"}
-                }}}}),
+            "type": "object", "additionalProperties": false, "required": ["ok", "data", "meta"],
+            "properties": {
+                "ok": {"const": true},
+                "data": {"$ref": format!("#/components/schemas/{name}")},
+                "meta": {"$ref": "#/components/schemas/Meta"}
+            }}}}),
             Response::Raw(media) => json!({media: {"schema": {"type": "string"}}}),
         };
         let desc = if i == 0 { "Success" } else { "Success (an existing record was reused)" };
@@ -261,19 +258,17 @@ fn webhooks() -> Value {
         ("photoapp.comment.failed", "PhotoappCommentFailedEvent", "The agent's reply to a comment could not be published."),
     ];
     // The headers every delivery carries (components/webhooks' deliver step).
-    let header = |name: &str, schema: Value, description: &str| {
-        json!({"name": name, "in": "header", "required": true, "schema": schema, "description": description})
-    };
+    let header = |name: &str, schema: Value, description: &str| json!({"name": name, "in": "header", "required": true, "schema": schema, "description": description});
     let headers = json!([
-        header("X-Service-Signature", json!({"type": "string", "pattern": "^[0-9a-f]{64}$"}),
-            "Lowercase hex HMAC-SHA256 of `X-Service-Timestamp`, a dot and the raw body, keyed with the subscription's signing secret; compare in constant time."),
-        header("X-Service-Timestamp", json!({"type": "string", "pattern": "^[0-9]+$"}),
-            "Seconds since the Unix epoch when this attempt was signed; refuse stale ones to stop replays."),
-        header("X-Service-Event-Id", json!({"type": "string", "minLength": 1}),
-            "The payload's `eventId`; deduplicate on it before side effects."),
+        header(
+            "X-Service-Signature",
+            json!({"type": "string", "pattern": "^[0-9a-f]{64}$"}),
+            "Lowercase hex HMAC-SHA256 of `X-Service-Timestamp`, a dot and the raw body, keyed with the subscription's signing secret; compare in constant time."
+        ),
+        header("X-Service-Timestamp", json!({"type": "string", "pattern": "^[0-9]+$"}), "Seconds since the Unix epoch when this attempt was signed; refuse stale ones to stop replays."),
+        header("X-Service-Event-Id", json!({"type": "string", "minLength": 1}), "The payload's `eventId`; deduplicate on it before side effects."),
         header("X-Service-Contract-Version", json!({"const": CONTRACT_VERSION}), "The payload contract version."),
-        header("Idempotency-Key", json!({"type": "string", "minLength": 1}),
-            "One value per attempt, never sent twice."),
+        header("Idempotency-Key", json!({"type": "string", "minLength": 1}), "One value per attempt, never sent twice."),
     ]);
     let mut out = Map::new();
     for (event, schema, summary) in events {

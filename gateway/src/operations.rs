@@ -99,13 +99,8 @@ pub enum Condition {
 impl Condition {
     pub fn holds(&self, body: Option<&serde_json::Value>, query: &[(String, String)]) -> bool {
         match self {
-            Condition::BodyFieldIs { field, value } => body
-                .and_then(|b| b.get(*field))
-                .and_then(|v| v.as_str())
-                .is_some_and(|s| s == *value),
-            Condition::BodyFieldPresent { field } => {
-                body.and_then(|b| b.get(*field)).is_some_and(|v| !v.is_null())
-            }
+            Condition::BodyFieldIs { field, value } => body.and_then(|b| b.get(*field)).and_then(|v| v.as_str()).is_some_and(|s| s == *value),
+            Condition::BodyFieldPresent { field } => body.and_then(|b| b.get(*field)).is_some_and(|v| !v.is_null()),
             Condition::QueryPresent { name } => query.iter().any(|(k, _)| k == name),
             Condition::All(all) => all.iter().all(|c| c.holds(body, query)),
         }
@@ -243,12 +238,7 @@ impl Operation {
 
 const UUID: &str = r#"{"type":"string","format":"uuid"}"#;
 
-const BUSINESS: QueryParam = QueryParam {
-    name: "businessId",
-    required: true,
-    schema: UUID,
-    description: "The business the API key belongs to.",
-};
+const BUSINESS: QueryParam = QueryParam { name: "businessId", required: true, schema: UUID, description: "The business the API key belongs to." };
 /// Every string of this form is a position a list can resume from
 /// (`components/guest/src/cursor.rs` has the same pattern; a test below
 /// keeps the two equal), so the document accepts no cursor the service
@@ -259,12 +249,7 @@ const CURSOR: QueryParam = QueryParam {
     schema: r#"{"type":"string","pattern":"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\\.[0-9]{1,9})?Z~)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"}"#,
     description: "The previous page's `nextCursor`, passed back unchanged.",
 };
-const LIMIT: QueryParam = QueryParam {
-    name: "limit",
-    required: false,
-    schema: r#"{"type":"integer","minimum":1,"maximum":200,"default":50}"#,
-    description: "Page size, 1 to 200 (default 50).",
-};
+const LIMIT: QueryParam = QueryParam { name: "limit", required: false, schema: r#"{"type":"integer","minimum":1,"maximum":200,"default":50}"#, description: "Page size, 1 to 200 (default 50)." };
 const fn uuid_param(name: &'static str, required: bool, description: &'static str) -> QueryParam {
     QueryParam { name, required, schema: UUID, description }
 }
@@ -280,12 +265,7 @@ const Q_UPLOAD: &[QueryParam] = &[
         schema: UUID,
         description: "Raw upload only (required with a non-JSON body; a JSON body carries it in the body): the business the API key belongs to.",
     },
-    QueryParam {
-        name: "dataSourceId",
-        required: false,
-        schema: UUID,
-        description: "Raw upload only (required with a non-JSON body): the target structured Data Source.",
-    },
+    QueryParam { name: "dataSourceId", required: false, schema: UUID, description: "Raw upload only (required with a non-JSON body): the target structured Data Source." },
     QueryParam {
         name: "fileName",
         required: false,
@@ -702,5 +682,4 @@ mod tests {
         assert!(by_id("uploadDataSourceAsset").unwrap().raw_body().is_some());
         assert!(by_id("uploadMedia").unwrap().raw_body().is_none());
     }
-
 }

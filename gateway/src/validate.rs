@@ -2,12 +2,12 @@
 //! uses (see gateway/openapi/NAMES.md). Written for clear messages: every
 //! violation names the field (as a dotted path) and the rule it broke.
 
+use crate::openapi::{self, SchemaSource};
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{OnceLock, RwLock};
-use crate::openapi::{self, SchemaSource};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Violation {
@@ -57,12 +57,7 @@ impl Validator {
     /// A validator over schemas already parsed (tests, and the document as
     /// a client sees it); checked as `check_all` does.
     pub fn new(schemas: Map<String, Value>, extra: &[&Value]) -> Result<Self, String> {
-        let v = Self::with(
-            schemas
-                .into_iter()
-                .map(|(name, value)| Schema { source: SchemaSource { name: Cow::Owned(name), text: "", forbid_nul: false }, parsed: OnceLock::from(value) })
-                .collect(),
-        );
+        let v = Self::with(schemas.into_iter().map(|(name, value)| Schema { source: SchemaSource { name: Cow::Owned(name), text: "", forbid_nul: false }, parsed: OnceLock::from(value) }).collect());
         v.check_all(extra)?;
         Ok(v)
     }
@@ -211,11 +206,7 @@ impl Validator {
                     }
                 }
                 let field = join(path, prop);
-                let allowed: Vec<&str> = d
-                    .get("mapping")
-                    .and_then(Value::as_object)
-                    .map(|m| m.keys().map(String::as_str).collect())
-                    .unwrap_or_default();
+                let allowed: Vec<&str> = d.get("mapping").and_then(Value::as_object).map(|m| m.keys().map(String::as_str).collect()).unwrap_or_default();
                 out.push(Violation::new(&field, "discriminator", format!("`{field}` must be one of {}", allowed.join(", "))));
                 return;
             }
@@ -234,11 +225,7 @@ impl Validator {
                 let best = results.into_iter().min_by_key(|r| r.len()).unwrap_or_default();
                 out.extend(best);
             }
-            _ => out.push(Violation::new(
-                path,
-                "oneOf",
-                format!("{} matches more than one allowed shape; send exactly one of the alternatives", display(path)),
-            )),
+            _ => out.push(Violation::new(path, "oneOf", format!("{} matches more than one allowed shape; send exactly one of the alternatives", display(path)))),
         }
     }
 
@@ -388,19 +375,35 @@ fn check_number(s: &Map<String, Value>, v: &Value, path: &str, name: &str, out: 
 }
 
 fn num(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 { format!("{}", x as i64) } else { x.to_string() }
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        x.to_string()
+    }
 }
 
 fn plural(n: u64) -> &'static str {
-    if n == 1 { "" } else { "s" }
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
 }
 
 fn join(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
 }
 
 fn display(path: &str) -> String {
-    if path.is_empty() { "the body".to_string() } else { format!("`{path}`") }
+    if path.is_empty() {
+        "the body".to_string()
+    } else {
+        format!("`{path}`")
+    }
 }
 
 fn type_matches(t: &Value, v: &Value) -> bool {
@@ -461,8 +464,17 @@ fn is_date_time(s: &str) -> bool {
         return false;
     }
     let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
-    let head = digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10)
-        && matches!(b[10], b'T' | b't') && digits(11..13) && b[13] == b':' && digits(14..16) && b[16] == b':' && digits(17..19);
+    let head = digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && matches!(b[10], b'T' | b't')
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19);
     if !head {
         return false;
     }
@@ -475,18 +487,13 @@ fn is_date_time(s: &str) -> bool {
         rest = &frac[n..];
     }
     matches!(rest, "Z" | "z")
-        || (rest.len() == 6
-            && matches!(rest.as_bytes()[0], b'+' | b'-')
-            && rest[1..3].bytes().all(|c| c.is_ascii_digit())
-            && &rest[3..4] == ":"
-            && rest[4..6].bytes().all(|c| c.is_ascii_digit()))
+        || (rest.len() == 6 && matches!(rest.as_bytes()[0], b'+' | b'-') && rest[1..3].bytes().all(|c| c.is_ascii_digit()) && &rest[3..4] == ":" && rest[4..6].bytes().all(|c| c.is_ascii_digit()))
 }
 
 /// An absolute URI: a scheme, and for http(s) a non-empty host; no spaces.
 pub fn is_uri(s: &str) -> bool {
     let Some((scheme, rest)) = s.split_once(':') else { return false };
-    let scheme_ok = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+    let scheme_ok = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
     if !scheme_ok || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return false;
     }

@@ -65,9 +65,7 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
         AdminCommand::Summaries(SummariesCommand::Configure { business, price_per_contact, price_per_thousand_characters }) => {
             admin::summaries::configure(&db, &business, price_per_contact, price_per_thousand_characters)
         }
-        AdminCommand::Provider(ProviderCommand::Use { business, interface, plugin, plugin_dir, setting }) => {
-            plugins::choice::choose(&db, &business, interface, &plugin_dir, &plugin, &setting)
-        }
+        AdminCommand::Provider(ProviderCommand::Use { business, interface, plugin, plugin_dir, setting }) => plugins::choice::choose(&db, &business, interface, &plugin_dir, &plugin, &setting),
         AdminCommand::Provider(ProviderCommand::Reset { business, interface }) => plugins::choice::reset(&db, &business, interface),
         AdminCommand::Provider(ProviderCommand::Show { business, plugin_dir }) => plugins::choice::show(&db, &business, plugin_dir.as_deref()),
         AdminCommand::Sandbox(SandboxCommand::Inbound { channel, phone_number_id, account_id, from, text, name, provider_message_id }) => {
@@ -77,23 +75,17 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
             };
             admin::sandbox_inbound(&db, &admin::Inbound { to, from: &from, text: &text, name: name.as_deref(), provider_message_id: provider_message_id.as_deref() })
         }
-        AdminCommand::Sandbox(SandboxCommand::Reaction { account_id, from, reaction, message_id, removed }) => admin::sandbox_photoapp_signal(
-            &db,
-            &account_id,
-            &from,
-            &admin::PhotoappSignal::Reaction { reaction: &reaction, message_id: message_id.as_deref(), removed },
-        ),
+        AdminCommand::Sandbox(SandboxCommand::Reaction { account_id, from, reaction, message_id, removed }) => {
+            admin::sandbox_photoapp_signal(&db, &account_id, &from, &admin::PhotoappSignal::Reaction { reaction: &reaction, message_id: message_id.as_deref(), removed })
+        }
         AdminCommand::Sandbox(SandboxCommand::Comment { account_id, from, text, name, post_id, comment_id }) => admin::sandbox_photoapp_signal(
             &db,
             &account_id,
             &from,
             &admin::PhotoappSignal::Comment { text: &text, name: name.as_deref(), post_id: post_id.as_deref(), comment_id: comment_id.as_deref() },
         ),
-        AdminCommand::Sandbox(SandboxCommand::Referral { account_id, from, source, ad_id, post_id }) => admin::sandbox_photoapp_signal(
-            &db,
-            &account_id,
-            &from,
-            &admin::PhotoappSignal::Referral { source: &source, ad_id: ad_id.as_deref(), post_id: post_id.as_deref() },
-        ),
+        AdminCommand::Sandbox(SandboxCommand::Referral { account_id, from, source, ad_id, post_id }) => {
+            admin::sandbox_photoapp_signal(&db, &account_id, &from, &admin::PhotoappSignal::Referral { source: &source, ad_id: ad_id.as_deref(), post_id: post_id.as_deref() })
+        }
     }
 }

@@ -74,11 +74,7 @@ pub(crate) struct Delays(pub(crate) Vec<u64>);
 
 /// A comma-separated, non-empty list of delays in milliseconds.
 pub(crate) fn delays(s: &str) -> Result<Delays, String> {
-    let list: Vec<u64> = s
-        .split(',')
-        .map(|d| d.trim().parse::<u64>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| "takes comma-separated whole milliseconds, e.g. 10000,30000,120000".to_string())?;
+    let list: Vec<u64> = s.split(',').map(|d| d.trim().parse::<u64>()).collect::<Result<_, _>>().map_err(|_| "takes comma-separated whole milliseconds, e.g. 10000,30000,120000".to_string())?;
     if list.is_empty() {
         return Err("needs at least one delay".into());
     }

@@ -94,11 +94,7 @@ fn serve(args: ServeArgs) -> Result<()> {
     let public_url = args.public_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
     switchboard_runtime::recording_links::configure(switchboard_runtime::recording_links::load_secret(&db).context("the recording link secret")?, &public_url, args.recording_link_ttl_ms);
     let overrides: Vec<(String, PathBuf)> = args.component_override.iter().map(|(n, p)| (n.clone(), PathBuf::from(p))).collect();
-    let mut outbound = engine::OutboundPolicy {
-        public_only: args.webhook_public_only,
-        timeout: Duration::from_millis(args.webhook_timeout_ms),
-        ..Default::default()
-    };
+    let mut outbound = engine::OutboundPolicy { public_only: args.webhook_public_only, timeout: Duration::from_millis(args.webhook_timeout_ms), ..Default::default() };
     if let Some(Delays(list)) = args.webhook_retry_delays_ms {
         outbound.retry_delays_ms = list;
     }
@@ -109,9 +105,8 @@ fn serve(args: ServeArgs) -> Result<()> {
         (Some(model), Some(chat)) => {
             let url = match &args.ai_embeddings_endpoint {
                 Some(u) => u.clone(),
-                None => engine::providers::ai::embeddings_url(chat).with_context(|| {
-                    format!("--ai-endpoint {chat} does not end in /chat/completions; name the embeddings URL with --ai-embeddings-endpoint")
-                })?,
+                None => engine::providers::ai::embeddings_url(chat)
+                    .with_context(|| format!("--ai-endpoint {chat} does not end in /chat/completions; name the embeddings URL with --ai-embeddings-endpoint"))?,
             };
             Some(engine::providers::ai::configure_embeddings(&url, model, args.ai_embeddings_dimensions))
         }
@@ -122,12 +117,8 @@ fn serve(args: ServeArgs) -> Result<()> {
         // The vector table may have been made just now: guard it too.
         ship::install_guard(&db).context("the write guard of shipped transactions")?;
     }
-    db::execute(
-        &*db.conn()?,
-        "INSERT OR REPLACE INTO runtime_settings (name, value) VALUES ('campaign_minute_ms', ?1)",
-        vec![libsql::Value::Text(args.campaign_minute_ms.to_string())],
-    )
-    .context("storing the runtime settings")?;
+    db::execute(&*db.conn()?, "INSERT OR REPLACE INTO runtime_settings (name, value) VALUES ('campaign_minute_ms', ?1)", vec![libsql::Value::Text(args.campaign_minute_ms.to_string())])
+        .context("storing the runtime settings")?;
     if backfill > 0 {
         logging::line("info", &format!("embedding the passages of {backfill} data sources (data-sources.embed jobs)"));
     }
@@ -164,11 +155,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         metrics_listen: args.metrics_listen,
         write_node: args.write_node.clone(),
         secure_cookies: public_url.starts_with("https://"),
-        limits: limits::Settings {
-            per_key_per_second: args.rate_limit_key,
-            per_business_per_second: args.rate_limit_business,
-            max_in_flight: args.max_in_flight,
-        },
+        limits: limits::Settings { per_key_per_second: args.rate_limit_key, per_business_per_second: args.rate_limit_business, max_in_flight: args.max_in_flight },
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(256).build()?;
     let served = runtime.block_on(server::serve(app, settings));

@@ -3,12 +3,12 @@
 //! answers, the host builds the envelope. Runs on a blocking thread.
 
 use crate::db::{self, Db, SqlValue};
-use crate::engine::{CallError, Components};
 use crate::engine::switchboard::platform::types as wit;
+use crate::engine::{CallError, Components};
+use std::time::Duration;
 use switchboard_gateway::errors::success_envelope;
 use switchboard_gateway::exchange::{self, Outcome, Reply};
 use switchboard_gateway::{idempotency, Admitted, Failure, Gateway, Incoming, KeyDirectory, KeyRecord, SessionRecord};
-use std::time::Duration;
 
 pub struct App {
     pub gateway: Gateway,
@@ -68,14 +68,7 @@ pub struct Piece {
 
 impl Answer {
     pub fn failure(f: &Failure, request_id: &str) -> Answer {
-        Answer {
-            status: f.status,
-            content_type: "application/json",
-            body: f.envelope(request_id).to_string(),
-            headers: f.headers.clone(),
-            operation: "-",
-            download: None,
-        }
+        Answer { status: f.status, content_type: "application/json", body: f.envelope(request_id).to_string(), headers: f.headers.clone(), operation: "-", download: None }
     }
     fn json(status: u16, body: String) -> Answer {
         Answer { status, content_type: "application/json", body, headers: Vec::new(), operation: "-", download: None }

@@ -19,9 +19,9 @@
 //! for a body the plugin cannot read; 503 (retryable) when the plugin is
 //! not loaded or failed, so the provider sends it again.
 
-use crate::pipeline::{Answer, App};
 use crate::admin::{Inbound, InboundRefusal, Sender};
 use crate::db::{self, SqlValue};
+use crate::pipeline::{Answer, App};
 use switchboard_gateway::errors::Failure;
 
 const PREFIX: &str = "/providers/v1/";
@@ -141,11 +141,7 @@ fn wake_delivery(conn: &db::Connection, business: &str, provider_message_id: &st
     let Some(message_id) = ids.into_iter().next() else { return Ok(()) };
     let lane = format!("message:{message_id}");
     let now = crate::clock::now_ms();
-    let woken = db::execute(
-        conn,
-        "UPDATE jobs SET due_at_ms = MIN(due_at_ms, ?2) WHERE lane = ?1 AND state = 'pending'",
-        vec![SqlValue::Text(lane.clone()), SqlValue::Integer(now)],
-    )?;
+    let woken = db::execute(conn, "UPDATE jobs SET due_at_ms = MIN(due_at_ms, ?2) WHERE lane = ?1 AND state = 'pending'", vec![SqlValue::Text(lane.clone()), SqlValue::Integer(now)])?;
     if woken == 0 {
         db::execute(
             conn,

@@ -39,16 +39,7 @@ struct Stager {
 
 impl Stager {
     fn new(shared: Arc<Shared>, business: String) -> Stager {
-        Stager {
-            shared,
-            id: uuid::Uuid::now_v7().to_string(),
-            business,
-            buf: Vec::with_capacity(CHUNK_BYTES),
-            hasher: Sha256::new(),
-            total: 0,
-            seq: 0,
-            armed: false,
-        }
+        Stager { shared, id: uuid::Uuid::now_v7().to_string(), business, buf: Vec::with_capacity(CHUNK_BYTES), hasher: Sha256::new(), total: 0, seq: 0, armed: false }
     }
 
     /// Hashes and buffers a frame, writing every full chunk.
@@ -172,14 +163,7 @@ pub(crate) struct Credentials {
     pub csrf: Option<String>,
 }
 
-pub(crate) async fn answer(
-    shared: &Arc<Shared>,
-    req: Request<HyperBody>,
-    request_id: &str,
-    credentials: Credentials,
-    idempotency_key: Option<String>,
-    drain_extra: usize,
-) -> Answer {
+pub(crate) async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str, credentials: Credentials, idempotency_key: Option<String>, drain_extra: usize) -> Answer {
     let limit = shared.app.max_upload_bytes;
     // With `Expect: 100-continue` the client waits for a go-ahead that hyper
     // sends only when the body is first read: a refusal needs no draining.

@@ -16,13 +16,13 @@
 
 use crate::download::{channel_body, Msg};
 use crate::engine::providers::carrier::{Placement, VoiceProfile};
-use switchboard_runtime::recording_links;
-pub use switchboard_runtime::recording_links::PREFIX;
 use crate::shared::{full, to_response, BoxError, ResBody, Shared};
 use http_body_util::BodyExt;
 use hyper::{Request, Response};
 use std::sync::Arc;
 use switchboard_gateway::Failure;
+use switchboard_runtime::recording_links;
+pub use switchboard_runtime::recording_links::PREFIX;
 
 /// Bytes asked of the carrier per piece.
 const PIECE: u32 = 256 << 10;

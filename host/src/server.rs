@@ -313,14 +313,7 @@ fn write_node_for<'a>(shared: &'a Shared, req: &Request<HyperBody>) -> Option<&'
 /// `op`: what `operation_of` found for the request's path.
 async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'static switchboard_gateway::Operation>, peer: std::net::IpAddr, request_id: &str) -> Answer {
     if req.method() == hyper::Method::GET && req.uri().path() == OPENAPI_PATH {
-        return Answer {
-            status: 200,
-            content_type: "application/json",
-            body: shared.app.gateway.document_text().to_string(),
-            headers: Vec::new(),
-            operation: "openapi",
-            download: None,
-        };
+        return Answer { status: 200, content_type: "application/json", body: shared.app.gateway.document_text().to_string(), headers: Vec::new(), operation: "openapi", download: None };
     }
     if req.method() == hyper::Method::GET && req.uri().path() == METRICS_PATH && shared.metrics_on_public {
         return metrics_answer(shared).await;
@@ -347,13 +340,7 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
     // (an API key wins, so with one the cookie is not read).
     let session = match authorization {
         Some(_) => None,
-        None => req
-            .headers()
-            .get_all("cookie")
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .find_map(crate::console::sessions::from_cookie_header)
-            .map(String::from),
+        None => req.headers().get_all("cookie").iter().filter_map(|v| v.to_str().ok()).find_map(crate::console::sessions::from_cookie_header).map(String::from),
     };
     let csrf = header("x-csrf-token").and_then(Result::ok);
     if op.is_none() && crate::console::serves(req.uri().path()) {
@@ -381,12 +368,7 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
         };
     }
     let idempotency_key = match header("idempotency-key") {
-        Some(Err(_)) => {
-            return Answer::failure(
-                &Failure::validation("invalid_idempotency_key", "Idempotency-Key may contain only visible ASCII characters (0x21 to 0x7E)"),
-                request_id,
-            )
-        }
+        Some(Err(_)) => return Answer::failure(&Failure::validation("invalid_idempotency_key", "Idempotency-Key may contain only visible ASCII characters (0x21 to 0x7E)"), request_id),
         other => other.and_then(Result::ok),
     };
     // The bench baseline's path only mirrors its operation: it has the
@@ -423,7 +405,8 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
         Some(Whole::Sandbox)
     } else if crate::provider_events::serves(&path) {
         // A provider's webhook: its headers carry the signature.
-        let headers = req.headers().iter().filter(|(k, _)| !matches!(k.as_str(), "authorization" | "cookie")).filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string()))).collect();
+        let headers =
+            req.headers().iter().filter(|(k, _)| !matches!(k.as_str(), "authorization" | "cookie")).filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string()))).collect();
         Some(Whole::ProviderEvents(headers))
     } else if native {
         Some(Whole::BenchNative)
@@ -560,7 +543,9 @@ async fn metrics_answer(shared: &Arc<Shared>) -> Answer {
     let text = tokio::task::spawn_blocking(move || {
         crate::jobs::queue_gauges(&s.app.db);
         crate::metrics::render()
-    }).await.unwrap_or_default();
+    })
+    .await
+    .unwrap_or_default();
     Answer { status: 200, content_type: "text/plain; version=0.0.4", body: text, headers: Vec::new(), operation: "metrics", download: None }
 }
 

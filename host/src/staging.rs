@@ -200,22 +200,14 @@ pub fn discard(db: &Db, id: &str) {
 /// (a chunk write that lost a race with a discard).
 pub fn sweep(db: &Db, idle: Duration) {
     let oldest = crate::clock::now_ms() - idle.as_millis() as i64;
-    let stale = match db.conn().and_then(|c| {
-        db::query_strings(&c, "SELECT id FROM staged_uploads WHERE updated_at_ms < ?1", vec![SqlValue::Integer(oldest)])
-    }) {
+    let stale = match db.conn().and_then(|c| db::query_strings(&c, "SELECT id FROM staged_uploads WHERE updated_at_ms < ?1", vec![SqlValue::Integer(oldest)])) {
         Ok(ids) => ids,
         Err(_) => return,
     };
     for id in &stale {
         discard(db, id);
     }
-    let orphans = db.conn().and_then(|c| {
-        db::query_strings(
-            &c,
-            "SELECT DISTINCT upload_id FROM staged_upload_chunks WHERE upload_id NOT IN (SELECT id FROM staged_uploads)",
-            vec![],
-        )
-    });
+    let orphans = db.conn().and_then(|c| db::query_strings(&c, "SELECT DISTINCT upload_id FROM staged_upload_chunks WHERE upload_id NOT IN (SELECT id FROM staged_uploads)", vec![]));
     for id in orphans.unwrap_or_default() {
         discard(db, &id);
     }

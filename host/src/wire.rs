@@ -46,10 +46,7 @@ fn replacement(head: &[u8]) -> Option<Vec<u8>> {
     let reason = std::str::from_utf8(&head[13..head[..end].iter().position(|b| *b == b'\r')?]).ok()?;
     let request_id = uuid::Uuid::new_v4().to_string();
     let body = Failure::new(status, "validation", code, message).envelope(&request_id).to_string();
-    let answer = format!(
-        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nx-request-id: {request_id}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
+    let answer = format!("HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nx-request-id: {request_id}\r\nconnection: close\r\n\r\n{body}", body.len());
     Some(answer.into_bytes())
 }
 

@@ -18,10 +18,10 @@
 //! that wrote through this node reads its write here. A read that follows
 //! no write of this node waits for nothing.
 
+use crate::freshness::Freshness;
 use crate::pipeline::Answer;
 use bytes::Bytes;
 use hyper::HeaderMap;
-use crate::freshness::Freshness;
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_gateway::Failure;
@@ -61,12 +61,8 @@ enum NotForwarded {
 
 impl WriteNode {
     pub fn new(base: &str, fresh: Arc<Freshness>) -> anyhow::Result<WriteNode> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(5))
-            .pool_idle_timeout(Duration::from_secs(60))
-            .tcp_nodelay(true)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()?;
+        let client =
+            reqwest::Client::builder().connect_timeout(Duration::from_secs(5)).pool_idle_timeout(Duration::from_secs(60)).tcp_nodelay(true).redirect(reqwest::redirect::Policy::none()).build()?;
         Ok(WriteNode { base: base.trim_end_matches('/').to_string(), client, fresh })
     }
 
@@ -168,11 +164,6 @@ pub fn unreachable() -> Failure {
 /// The answer when a forwarded request was sent and no answer came back.
 fn lost(reason: &str) -> Failure {
     tracing::warn!(reason, "the write node did not answer a forwarded request");
-    Failure::new(
-        503,
-        "upstream",
-        "write_node_unavailable",
-        "the node that runs writes did not answer; the change may or may not have been made: retry with the same Idempotency-Key to learn which",
-    )
-    .retryable(true)
+    Failure::new(503, "upstream", "write_node_unavailable", "the node that runs writes did not answer; the change may or may not have been made: retry with the same Idempotency-Key to learn which")
+        .retryable(true)
 }

@@ -35,4 +35,3 @@ pub(crate) fn start(shared: Arc<Shared>, queue: std::sync::mpsc::Receiver<Queued
         })
         .expect("spawn the writer thread");
 }
-

@@ -445,8 +445,7 @@ fn agent_bad_inputs_are_clear_4xx() {
     }
 
     // Declared variables.
-    c.post(&c.a, "/api/v1/contacts", json!({"name": "Ada", "mobile": "+447700900123", "categoryIds": [cat], "fields": {"city": "London"}}))
-        .assert_ok(201);
+    c.post(&c.a, "/api/v1/contacts", json!({"name": "Ada", "mobile": "+447700900123", "categoryIds": [cat], "fields": {"city": "London"}})).assert_ok(201);
     let table = c.source(&c.a, "structured", &["plan", "renewal_date"]);
     let notes = c.source(&c.a, "unstructured", &[]);
     let var = |source: &str, key: &str, alias: &str| json!({"sourceId": source, "fieldKey": key, "alias": alias});
@@ -455,11 +454,7 @@ fn agent_bad_inputs_are_clear_4xx() {
         b["dataSourceVariables"] = vars;
         b
     };
-    let ok = c.create_ok(
-        &c.a,
-        with_vars(json!([var(&contacts, "name", "customerName"), var(&contacts, "mobile", "mobile"), var(&contacts, "city", "city"),
-                         var(&table, "plan", "plan")])),
-    );
+    let ok = c.create_ok(&c.a, with_vars(json!([var(&contacts, "name", "customerName"), var(&contacts, "mobile", "mobile"), var(&contacts, "city", "city"), var(&table, "plan", "plan")])));
     assert_eq!(ok["agent"]["contactContextRequired"], true);
     assert_eq!(ok["agent"]["dataSourceVariables"][3], var(&table, "plan", "plan"));
     let r = c.create(&c.a, with_vars(json!([var(&contacts, "shoeSize", "shoe")])));
@@ -631,8 +626,7 @@ fn channel_assignments() {
     let put = |body: Value| c.patch(&c.a, "/api/v1/channels/assignments", body);
     let r = put(json!({"channel": "chatapp", "phoneNumberId": "pn-1", "aiAgentId": agent, "autoReplyEnabled": true}));
     let d = r.assert_ok(200);
-    assert_eq!((d["phoneNumberId"].clone(), d["aiAgentId"].clone(), d["autoReplyEnabled"].clone(), d["humanHandoffActive"].clone()),
-               (json!("pn-1"), json!(agent), json!(true), json!(false)));
+    assert_eq!((d["phoneNumberId"].clone(), d["aiAgentId"].clone(), d["autoReplyEnabled"].clone(), d["humanHandoffActive"].clone()), (json!("pn-1"), json!(agent), json!(true), json!(false)));
     let read = c.get(&c.a, "/api/v1/channels/assignments?channel=chatapp&phoneNumberId=pn-1");
     assert_eq!(read.assert_ok(200)["aiAgentId"], json!(agent));
     let list = c.get(&c.a, "/api/v1/channels").assert_ok(200).clone();
@@ -669,8 +663,11 @@ fn channel_assignments() {
         b
     });
     let night = r["agent"]["id"].as_str().unwrap().to_string();
-    assert_eq!(r["assignment"], json!({"channel": "chatapp", "phoneNumberId": "pn-2", "providerAccountId": null, "aiAgentId": night,
-                                      "autoReplyEnabled": true, "humanHandoffActive": false}));
+    assert_eq!(
+        r["assignment"],
+        json!({"channel": "chatapp", "phoneNumberId": "pn-2", "providerAccountId": null, "aiAgentId": night,
+                                      "autoReplyEnabled": true, "humanHandoffActive": false})
+    );
     assert_eq!(r["channelReadiness"], json!({"channel": "chatapp", "live": true, "ready": true}));
     assert_eq!(c.get(&c.a, "/api/v1/channels/assignments?channel=chatapp&phoneNumberId=pn-2").assert_ok(200)["aiAgentId"], json!(night));
     // A failed assignment creates no agent.

@@ -28,10 +28,7 @@ fn expected(text: &str) -> String {
 
 /// Outbound messages of the business: `text|type|conversation`.
 fn outbound(dir: &Path, biz: &str) -> Vec<String> {
-    sql(dir, &format!("SELECT text, type, conversation_id FROM messages WHERE business_id = '{biz}' AND direction = 'outbound' ORDER BY created_at, id"))
-        .lines()
-        .map(str::to_string)
-        .collect()
+    sql(dir, &format!("SELECT text, type, conversation_id FROM messages WHERE business_id = '{biz}' AND direction = 'outbound' ORDER BY created_at, id")).lines().map(str::to_string).collect()
 }
 
 /// Waits for every `messaging.autoreply` job of the business to finish.
@@ -95,10 +92,13 @@ fn assigned_agent_answers_with_the_offline_responder() {
     assert_eq!(autoreplies_settled(dir, biz), 1);
     // Stored queued for the contact's mobile and handed to the same delivery
     // job as an API send (which then moves its status on).
-    let row = sql(dir, &format!(
-        "SELECT m.recipient, m.phone_number_id, m.queued_at IS NOT NULL, j.kind, json_extract(j.payload, '$.messageId') = m.id, m.status \
+    let row = sql(
+        dir,
+        &format!(
+            "SELECT m.recipient, m.phone_number_id, m.queued_at IS NOT NULL, j.kind, json_extract(j.payload, '$.messageId') = m.id, m.status \
          FROM messages m JOIN jobs j ON j.id = m.task_ref WHERE m.business_id = '{biz}' AND m.direction = 'outbound'"
-    ));
+        ),
+    );
     let cols: Vec<&str> = row.trim().split('|').collect();
     assert_eq!(cols[..5], [FROM, PNID, "1", "messaging.deliver", "1"], "{row}");
     assert!(["queued", "submitted", "accepted", "sent", "delivered", "read"].contains(&cols[5]), "{row}");
@@ -229,10 +229,7 @@ fn the_ai_call_holds_no_write_lock() {
     let su = setup_with(&["--ai-endpoint", &url, "--ai-model", "test-model"]);
     let (dir, biz) = (&su.dir.0, su.biz().to_string());
     let (status_tx, status_rx) = std::sync::mpsc::channel();
-    let category = su.s.as_key(&su.t.key).fresh().post("/api/v1/contacts/categories", &json!({"businessId": biz, "name": "Walk-ins"})).assert_ok(201)["category"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let category = su.s.as_key(&su.t.key).fresh().post("/api/v1/contacts/categories", &json!({"businessId": biz, "name": "Walk-ins"})).assert_ok(201)["category"]["id"].as_str().unwrap().to_string();
     let (base, key, business) = (su.s.base.clone(), su.t.key.clone(), biz.clone());
     *before.lock().unwrap() = Some(Box::new(move || {
         let r = reqwest::blocking::Client::new()
@@ -277,8 +274,6 @@ fn a_photoapp_agent_answers_a_participant() {
     let system = sent["messages"][0]["content"].as_str().unwrap();
     assert!(system.starts_with("Sell shoes.") && system.contains("mobile number"), "{system}");
     assert_eq!(sent["messages"][1], json!({"role": "user", "content": "Do you ship?"}));
-    let reply = sql(dir, &format!(
-        "SELECT text, channel, recipient, phone_number_id, IFNULL(contact_id, '-') FROM messages WHERE business_id = '{biz}' AND direction = 'outbound'"
-    ));
+    let reply = sql(dir, &format!("SELECT text, channel, recipient, phone_number_id, IFNULL(contact_id, '-') FROM messages WHERE business_id = '{biz}' AND direction = 'outbound'"));
     assert_eq!(reply.trim(), "Happy to help!|photoapp|u-7|acct-auto-1|-");
 }

@@ -94,8 +94,10 @@ fn the_balance_and_ledger_are_read_through_the_api_page_by_page() {
     }
 
     // A completed call reserves, is charged and releases the rest.
-    let agent = s.as_key(&t.key).fresh().post("/api/v1/agents", &json!({"businessId": t.business, "channel": "voice", "name": "Caller", "instructions": "Confirm."})).assert_ok(201)["agent"]["id"].clone();
-    let call = s.as_key(&t.key).fresh().post("/api/v1/voice/calls", &json!({"businessId": t.business, "agentId": agent, "toNumber": "+15550007777"})).assert_ok(202)["callId"].as_str().unwrap().to_string();
+    let agent =
+        s.as_key(&t.key).fresh().post("/api/v1/agents", &json!({"businessId": t.business, "channel": "voice", "name": "Caller", "instructions": "Confirm."})).assert_ok(201)["agent"]["id"].clone();
+    let call =
+        s.as_key(&t.key).fresh().post("/api/v1/voice/calls", &json!({"businessId": t.business, "agentId": agent, "toNumber": "+15550007777"})).assert_ok(202)["callId"].as_str().unwrap().to_string();
     poll("the call to end", || {
         let c = key.get(&format!("/api/v1/voice/calls/{call}?businessId={}", t.business)).assert_ok(200).clone();
         (c["call"]["status"] == "completed").then_some(())

@@ -128,9 +128,7 @@ impl C {
     }
     /// Calls of the business not ended yet.
     pub fn calls_in_progress(&self) -> i64 {
-        self.db(&format!("SELECT COUNT(*) FROM calls WHERE business_id = '{}' AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')", self.t.business))
-            .parse()
-            .unwrap()
+        self.db(&format!("SELECT COUNT(*) FROM calls WHERE business_id = '{}' AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')", self.t.business)).parse().unwrap()
     }
 }
 
@@ -172,8 +170,10 @@ fn only_compatible_contacts_are_admitted_and_membership_never_changes() {
     assert_eq!(d["admission"], json!({"accepted": 1, "skipped": {"notFound": 1, "blocked": 1, "outOfScope": 1, "variableMissing": 1}}));
     let campaign = d["campaign"]["id"].as_str().unwrap().to_string();
     let it = &d["currentIteration"];
-    assert_eq!((it["status"].as_str(), it["sequence"].as_i64(), it["audience"].as_str(), it["maxRetries"].as_i64(), it["retryDelayMinutes"].as_i64()),
-               (Some("draft"), Some(1), Some("contacts"), Some(2), Some(5)));
+    assert_eq!(
+        (it["status"].as_str(), it["sequence"].as_i64(), it["audience"].as_str(), it["maxRetries"].as_i64(), it["retryDelayMinutes"].as_i64()),
+        (Some("draft"), Some(1), Some("contacts"), Some(2), Some(5))
+    );
     assert_eq!((it["counts"]["total"].as_i64(), it["counts"]["pending"].as_i64()), (Some(1), Some(1)));
     assert_eq!(d["campaign"]["iterationCount"], 1);
     // By category: the compatible ones of VIP (Cy is blocked, Dee has no city).
@@ -260,8 +260,11 @@ fn a_voice_iteration_calls_within_its_lines_retries_by_outcome_and_completes() {
     assert!(most <= 2, "{most} calls at once with 2 lines");
     assert_eq!(c.most_calls_at_once(), 2, "both lines were used, never more");
     let counts = &it["counts"];
-    assert_eq!((counts["total"].as_i64(), counts["completed"].as_i64(), counts["busy"].as_i64(), counts["no_answer"].as_i64(), counts["pending"].as_i64()),
-               (Some(8), Some(6), Some(1), Some(1), Some(0)), "{counts}");
+    assert_eq!(
+        (counts["total"].as_i64(), counts["completed"].as_i64(), counts["busy"].as_i64(), counts["no_answer"].as_i64(), counts["pending"].as_i64()),
+        (Some(8), Some(6), Some(1), Some(1), Some(0)),
+        "{counts}"
+    );
     assert!(it["endedAt"].is_string());
 
     // The busy and unanswered members were called twice (one retry), the others once.
@@ -503,13 +506,18 @@ fn a_chatapp_iteration_sends_openings_that_follow_delivery_and_replies() {
     let c = C::new(1, 0, 2, 5);
     admin(&c.dir.0, &["channel", "connect", "--business", &c.t.business, "--channel", "chatapp", "--phone-number-id", "pn-camp"]);
     let reader = c.contact("Ada", "+15551010001", json!({"fields": {"plan": "Gold"}}));
-    let quiet = c.contact("Bob", "+15551011111", json!({"fields": {"plan": "Silver"}}));   // …1111: delivered, never read
-    let gone = c.contact("Cy", "+15551010000", json!({"fields": {"plan": "Basic"}}));      // …0000: fails after acceptance
+    let quiet = c.contact("Bob", "+15551011111", json!({"fields": {"plan": "Silver"}})); // …1111: delivered, never read
+    let gone = c.contact("Cy", "+15551010000", json!({"fields": {"plan": "Basic"}})); // …0000: fails after acceptance
     let sources = c.get("/api/v1/data-sources?limit=200");
     let contacts = sources["dataSources"].as_array().unwrap().iter().find(|d| d["builtIn"] == true).unwrap()["id"].as_str().unwrap().to_string();
-    let agent = c.post("/api/v1/agents", json!({"channel": "chatapp", "name": "Renewals", "instructions": "Help with renewals.",
-        "dataSourceVariables": [{"sourceId": contacts, "fieldKey": "name", "alias": "firstName"}, {"sourceId": contacts, "fieldKey": "plan", "alias": "plan"}]}))["agent"]["id"]
-        .as_str().unwrap().to_string();
+    let agent = c.post(
+        "/api/v1/agents",
+        json!({"channel": "chatapp", "name": "Renewals", "instructions": "Help with renewals.",
+        "dataSourceVariables": [{"sourceId": contacts, "fieldKey": "name", "alias": "firstName"}, {"sourceId": contacts, "fieldKey": "plan", "alias": "plan"}]}),
+    )["agent"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let opening = "Hello {{firstName}}, your {{plan}} plan renews soon. Reply to keep it.";
     let iteration = |ids: &[&str]| json!({"channel": "chatapp", "agentId": agent, "contactIds": ids, "openingMessage": opening});
     // Not assigned to a number yet: refused; an opening is required, and voice takes none.

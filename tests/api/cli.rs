@@ -35,7 +35,15 @@ fn help_and_version_on_every_command() {
     }
     // Every serve flag names its environment variable.
     let help = String::from_utf8_lossy(&run(&["serve", "--help"]).stdout).into_owned();
-    for env in ["SWITCHBOARD_LISTEN", "SWITCHBOARD_DATA_DIR", "SWITCHBOARD_REQUEST_TIMEOUT_MS", "SWITCHBOARD_SHUTDOWN_TIMEOUT_MS", "SWITCHBOARD_WEBHOOK_PUBLIC_ONLY", "SWITCHBOARD_JOB_CONCURRENCY", "SWITCHBOARD_DURABILITY"] {
+    for env in [
+        "SWITCHBOARD_LISTEN",
+        "SWITCHBOARD_DATA_DIR",
+        "SWITCHBOARD_REQUEST_TIMEOUT_MS",
+        "SWITCHBOARD_SHUTDOWN_TIMEOUT_MS",
+        "SWITCHBOARD_WEBHOOK_PUBLIC_ONLY",
+        "SWITCHBOARD_JOB_CONCURRENCY",
+        "SWITCHBOARD_DURABILITY",
+    ] {
         assert!(help.contains(env), "serve --help names {env}");
     }
 }
@@ -108,10 +116,7 @@ fn admin_refuses_a_missing_data_dir_unless_asked_to_create_it() {
 fn a_stop_waits_for_requests_in_flight_only_as_long_as_the_shutdown_limit() {
     let dir = DataDir::new();
     let testbed = env!("SWITCHBOARD_TESTBED_WASM");
-    let mut s = Server::start_with(
-        &dir.0,
-        &["--component-override", &format!("contacts={testbed}"), "--request-timeout-ms", "60000", "--shutdown-timeout-ms", "500"],
-    );
+    let mut s = Server::start_with(&dir.0, &["--component-override", &format!("contacts={testbed}"), "--request-timeout-ms", "60000", "--shutdown-timeout-ms", "500"]);
     let t = tenant(&dir.0, "all");
     // A request that loops until its 60 s deadline.
     let url = format!("{}/api/v1/contacts?businessId={}&search=1000", s.base, t.business);

@@ -124,16 +124,29 @@ fn the_cloud_messenger_plugin_sends_through_the_provider_and_takes_its_signed_st
     admin(
         &data.0,
         &[
-            "provider", "use", "--business", &biz, "--interface", "messenger", "--plugin", "cloud-messenger", "--plugin-dir", plugins.to_str().unwrap(),
-            "--setting", &format!("base-url=http://localhost:{}/v21.0", fake.port),
-            "--setting", &format!("access-token={TOKEN}"),
-            "--setting", &format!("app-secret={APP_SECRET}"),
+            "provider",
+            "use",
+            "--business",
+            &biz,
+            "--interface",
+            "messenger",
+            "--plugin",
+            "cloud-messenger",
+            "--plugin-dir",
+            plugins.to_str().unwrap(),
+            "--setting",
+            &format!("base-url=http://localhost:{}/v21.0", fake.port),
+            "--setting",
+            &format!("access-token={TOKEN}"),
+            "--setting",
+            &format!("app-secret={APP_SECRET}"),
         ],
     );
     let k = || s.as_key(&t.key);
     let rx = Receiver::start();
     let events = ["chatapp.message.received", "chatapp.message.sent", "chatapp.message.delivered", "chatapp.message.read", "chatapp.message.failed"];
-    let sub = k().post("/api/v1/webhook-subscriptions", &json!({"businessId": biz, "channel": "chatapp", "phoneNumberId": PNID, "callbackUrl": rx.url(), "events": events, "externalAutomation": true}));
+    let sub =
+        k().post("/api/v1/webhook-subscriptions", &json!({"businessId": biz, "channel": "chatapp", "phoneNumberId": PNID, "callbackUrl": rx.url(), "events": events, "externalAutomation": true}));
     let signing = sub.assert_ok(201)["signingSecret"].as_str().unwrap().to_string();
     let send = |body: Value| k().fresh().post("/api/v1/messages", &body).assert_ok(202)["messageId"].as_str().unwrap().to_string();
     let message = |id: &str| k().get(&format!("/api/v1/messages/{id}?businessId={biz}")).assert_ok(200).clone();
@@ -147,7 +160,10 @@ fn the_cloud_messenger_plugin_sends_through_the_provider_and_takes_its_signed_st
     assert_eq!((sent.method.as_str(), sent.path.as_str()), ("POST", format!("/v21.0/{PNID}/messages").as_str()));
     assert_eq!(sent.authorization, format!("Bearer {TOKEN}"));
     let body: Value = serde_json::from_slice(&sent.body).unwrap();
-    assert_eq!(body, json!({"messaging_product": "whatsapp", "recipient_type": "individual", "to": "15550001234", "biz_opaque_callback_data": text, "text": {"body": "Your order shipped"}, "type": "text"}));
+    assert_eq!(
+        body,
+        json!({"messaging_product": "whatsapp", "recipient_type": "individual", "to": "15550001234", "biz_opaque_callback_data": text, "text": {"body": "Your order shipped"}, "type": "text"})
+    );
 
     // The provider pushes sent, delivered and read in one signed webhook.
     let (status, answer) = push(&s, &biz, &statuses(&[("wamid.1", "sent"), ("wamid.1", "delivered"), ("wamid.1", "read")]), APP_SECRET);
@@ -159,10 +175,16 @@ fn the_cloud_messenger_plugin_sends_through_the_provider_and_takes_its_signed_st
     // Our subscription got the three delivery events, signed, once each.
     let got = poll("three delivery events", || {
         let mut seen = HashSet::new();
-        let evs: Vec<Value> = rx.got().iter().filter(|d| d.json()["eventType"] != "chatapp.message.received").filter(|d| seen.insert(d.header("X-Service-Event-Id").to_string())).map(|d| {
-            assert!(verify(d, &signing));
-            d.json()
-        }).collect();
+        let evs: Vec<Value> = rx
+            .got()
+            .iter()
+            .filter(|d| d.json()["eventType"] != "chatapp.message.received")
+            .filter(|d| seen.insert(d.header("X-Service-Event-Id").to_string()))
+            .map(|d| {
+                assert!(verify(d, &signing));
+                d.json()
+            })
+            .collect();
         (evs.len() >= 3).then_some(evs)
     });
     let types: Vec<&str> = got.iter().map(|e| e["eventType"].as_str().unwrap()).collect();
@@ -210,7 +232,8 @@ fn the_cloud_messenger_plugin_sends_through_the_provider_and_takes_its_signed_st
     let inbound = json!({"object": "whatsapp_business_account", "entry": [{"id": "waba-1", "changes": [{"field": "messages", "value": {
         "messaging_product": "whatsapp", "metadata": {"phone_number_id": PNID},
         "contacts": [{"wa_id": "15550009876", "profile": {"name": "Ada"}}],
-        "messages": [{"id": "wamid.in-1", "from": "15550009876", "timestamp": "1732500001", "type": "text", "text": {"body": "Is my order on its way?"}}]}}]}]}).to_string();
+        "messages": [{"id": "wamid.in-1", "from": "15550009876", "timestamp": "1732500001", "type": "text", "text": {"body": "Is my order on its way?"}}]}}]}]})
+    .to_string();
     let (status, answer) = push(&s, &biz, &inbound, APP_SECRET);
     assert_eq!((status, answer["data"]["messages"].clone()), (200, json!(1)), "{answer}");
     push(&s, &biz, &inbound, APP_SECRET);

@@ -287,9 +287,8 @@ fn an_agent_is_tested_over_three_turns_without_touching_a_customer() {
     user(&dir.0, &t.business, "viewer@example.com", "viewer");
     let s = Server::start(&dir.0);
     let mut b = Browser::login(&s, "owner@example.com");
-    let agent = b
-        .post("/api/v1/agents", json!({"businessId": t.business, "channel": "chatapp", "name": "Desk", "instructions": "Answer questions about opening hours."}))
-        .assert_ok(201)["agent"]["id"]
+    let agent = b.post("/api/v1/agents", json!({"businessId": t.business, "channel": "chatapp", "name": "Desk", "instructions": "Answer questions about opening hours."})).assert_ok(201)["agent"]
+        ["id"]
         .as_str()
         .unwrap()
         .to_string();

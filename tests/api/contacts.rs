@@ -26,10 +26,7 @@ impl Ctx {
         r.data()["category"]["id"].as_str().unwrap().to_string()
     }
     fn contact(&self, mobile: &str, cats: &[&str]) -> String {
-        let r = self.k().fresh().post(
-            "/api/v1/contacts",
-            &json!({"businessId": self.t.business, "name": format!("Person {mobile}"), "mobile": mobile, "categoryIds": cats}),
-        );
+        let r = self.k().fresh().post("/api/v1/contacts", &json!({"businessId": self.t.business, "name": format!("Person {mobile}"), "mobile": mobile, "categoryIds": cats}));
         r.assert_ok(201)["contact"]["id"].as_str().unwrap().to_string()
     }
     fn list(&self, extra: &str) -> Resp {
@@ -73,10 +70,10 @@ fn create_read_update_and_search() {
     }
 
     // Update: name, fields merge (null removes), categories replace, blocked.
-    let u = c.k().fresh().patch(
-        &format!("/api/v1/contacts/{id}"),
-        &json!({"businessId": c.t.business, "name": "Ada K.", "fields": {"tier": null, "lang": "en"}, "categoryIds": [vip], "communicationBlocked": true}),
-    );
+    let u = c
+        .k()
+        .fresh()
+        .patch(&format!("/api/v1/contacts/{id}"), &json!({"businessId": c.t.business, "name": "Ada K.", "fields": {"tier": null, "lang": "en"}, "categoryIds": [vip], "communicationBlocked": true}));
     let uc = &u.assert_ok(200)["contact"];
     assert_eq!(uc["name"], "Ada K.");
     assert_eq!(uc["fields"], json!({"city": "London", "lang": "en"}));

@@ -38,10 +38,7 @@ impl Ctx {
         self.create(json!({"name": name, "class": "structured", "kind": "table"})).assert_ok(201)["dataSource"]["id"].as_str().unwrap().to_string()
     }
     fn upload(&self, source: &str, file: &str, format: &str, bytes: &[u8]) -> Resp {
-        self.k().fresh().post(
-            "/api/v1/data-sources/upload",
-            &json!({"businessId": self.t.business, "dataSourceId": source, "fileName": file, "format": format, "contentBase64": b64(bytes)}),
-        )
+        self.k().fresh().post("/api/v1/data-sources/upload", &json!({"businessId": self.t.business, "dataSourceId": source, "fileName": file, "format": format, "contentBase64": b64(bytes)}))
     }
     fn ingest(&self, source: &str, file: &str, format: &str, bytes: &[u8]) -> String {
         let r = self.upload(source, file, format, bytes);
@@ -72,10 +69,7 @@ impl Ctx {
     fn contact(&self, mobile: &str, fields: Value) {
         let cat = self.k().fresh().post("/api/v1/contacts/categories", &json!({"businessId": self.t.business, "name": "All"}));
         let cat = cat.data()["category"]["id"].as_str().unwrap().to_string();
-        self.k()
-            .fresh()
-            .post("/api/v1/contacts", &json!({"businessId": self.t.business, "name": "Ada", "mobile": mobile, "categoryIds": [cat], "fields": fields}))
-            .assert_ok(201);
+        self.k().fresh().post("/api/v1/contacts", &json!({"businessId": self.t.business, "name": "Ada", "mobile": mobile, "categoryIds": [cat], "fields": fields})).assert_ok(201);
     }
 }
 
@@ -165,10 +159,7 @@ fn sources_built_in_contacts_crud_and_pagination() {
     let notes = c.create(json!({"name": "Notes", "class": "unstructured", "kind": "text"})).assert_ok(201)["dataSource"]["id"].as_str().unwrap().to_string();
     assert_eq!(c.upload(&notes, "a.csv", "csv", b"a\n1\n").assert_failure(409, "conflict").code(), "unstructured_source");
     assert_eq!(c.upload(&uuid::Uuid::new_v4().to_string(), "a.csv", "csv", b"a\n").assert_failure(404, "not_found").code(), "data_source_not_found");
-    let bad = c.k().fresh().post(
-        "/api/v1/data-sources/upload",
-        &json!({"businessId": c.t.business, "dataSourceId": products, "fileName": "a.csv", "format": "csv", "contentBase64": "Zm9="}),
-    );
+    let bad = c.k().fresh().post("/api/v1/data-sources/upload", &json!({"businessId": c.t.business, "dataSourceId": products, "fileName": "a.csv", "format": "csv", "contentBase64": "Zm9="}));
     assert_eq!(bad.assert_failure(400, "validation").code(), "invalid_request", "the document's pattern states canonical base64");
     assert_eq!(bad.body["error"]["details"][0]["field"], "contentBase64");
     c.inspect(&uuid::Uuid::new_v4().to_string()).assert_failure(404, "not_found");
@@ -187,11 +178,14 @@ fn csv_activates_then_a_ragged_csv_waits_for_review_and_resolve_keeps_the_old_ve
     let s = c.source(&src).unwrap();
     assert_eq!(s["activeVersionId"], v1.as_str());
     assert_eq!(s["itemCount"], 2);
-    assert_eq!(s["fields"], json!([
+    assert_eq!(
+        s["fields"],
+        json!([
         {"key": "sku", "label": "sku", "type": "text", "lookup": true},
         {"key": "price", "label": "price", "type": "number", "lookup": false},
         {"key": "in_stock", "label": "in_stock", "type": "boolean", "lookup": false},
-        {"key": "updated", "label": "updated", "type": "date", "lookup": false}]));
+        {"key": "updated", "label": "updated", "type": "date", "lookup": false}])
+    );
 
     // A ragged row: stored losslessly, reported, and the version waits.
     let v2 = c.ingest(&src, "prices2.csv", "csv", b"sku,price,in_stock,updated\nC-3,1,true,2024-06-01\nD-4,2\nE-5,3,false,2024-06-02\n");
@@ -255,10 +249,7 @@ fn ambiguous_columns_need_review_and_resolve_reinterprets() {
     assert_eq!(c.source(&src).unwrap()["activeVersionId"], v1.as_str());
 
     // zip as integer changes the type: re-interpretation, then activation.
-    let r = c.resolve(
-        &v2,
-        json!([{"column": "zip", "type": "integer"}, {"column": "joined", "type": "date"}, {"column": "phone", "type": "phone"}, {"column": "mixed", "type": "text"}]),
-    );
+    let r = c.resolve(&v2, json!([{"column": "zip", "type": "integer"}, {"column": "joined", "type": "date"}, {"column": "phone", "type": "phone"}, {"column": "mixed", "type": "text"}]));
     let stage = r.assert_ok(200)["ingestion"]["stage"].as_str().unwrap().to_string();
     assert!(stage == "validating" || stage == "active", "{}", r.text);
     let d = c.wait(&v2, &["active", "failed"]);
@@ -357,10 +348,13 @@ fn spreadsheets_and_corrupt_files() {
     assert_eq!(d["ingestion"]["stage"], "active", "{d}");
     assert_eq!(d["ingestion"]["rowCount"], 3);
     let s = c.source(&src).unwrap();
-    assert_eq!(s["fields"], json!([
+    assert_eq!(
+        s["fields"],
+        json!([
         {"key": "item", "label": "item", "type": "text", "lookup": true},
         {"key": "qty", "label": "qty", "type": "number", "lookup": false},
-        {"key": "note", "label": "note", "type": "text", "lookup": false}]));
+        {"key": "note", "label": "note", "type": "text", "lookup": false}])
+    );
     let v_m = c.ingest(&src, "stock.xlsm", "xlsm", &book);
     assert_eq!(c.wait(&v_m, &["active", "needs_review", "failed"])["ingestion"]["stage"], "active");
 
@@ -406,10 +400,7 @@ fn tenancy_isolation() {
     assert!(!r.text.contains(&src));
     assert_eq!(o().fresh().patch("/api/v1/data-sources", &json!({"businessId": other.business, "dataSourceId": src, "name": "x"})).assert_failure(404, "not_found").code(), "data_source_not_found");
     assert_eq!(o().fresh().delete("/api/v1/data-sources", &json!({"businessId": other.business, "dataSourceId": src})).assert_failure(404, "not_found").code(), "data_source_not_found");
-    let up = o().fresh().post(
-        "/api/v1/data-sources/upload",
-        &json!({"businessId": other.business, "dataSourceId": src, "fileName": "a.csv", "format": "csv", "contentBase64": b64(b"a\n")}),
-    );
+    let up = o().fresh().post("/api/v1/data-sources/upload", &json!({"businessId": other.business, "dataSourceId": src, "fileName": "a.csv", "format": "csv", "contentBase64": b64(b"a\n")}));
     assert_eq!(up.assert_failure(404, "not_found").code(), "data_source_not_found");
     assert_eq!(o().get(&format!("/api/v1/data-sources/ingestions?businessId={}&ingestionId={v}", other.business)).assert_failure(404, "not_found").code(), "ingestion_not_found");
     let r = o().fresh().patch("/api/v1/data-sources/ingestions", &json!({"businessId": other.business, "ingestionId": v, "columns": []}));
@@ -466,7 +457,9 @@ fn a_crash_mid_ingestion_resumes_to_exactly_one_complete_version() {
     // Exactly one version, with exactly the rows 1..=N.
     let text = sql(
         &c.dir.0,
-        &format!("SELECT COUNT(*), COUNT(DISTINCT row_number), MIN(row_number), MAX(row_number), COUNT(interpreted) FROM ingestion_rows WHERE version_id = '{v}'; SELECT COUNT(*) FROM ingestion_versions"),
+        &format!(
+            "SELECT COUNT(*), COUNT(DISTINCT row_number), MIN(row_number), MAX(row_number), COUNT(interpreted) FROM ingestion_rows WHERE version_id = '{v}'; SELECT COUNT(*) FROM ingestion_versions"
+        ),
     );
     assert_eq!(text.trim(), format!("{rows}|{rows}|1|{rows}|{rows}\n1"), "{text}");
 }
@@ -478,10 +471,7 @@ fn a_crash_mid_ingestion_resumes_to_exactly_one_complete_version() {
 /// from a pipe would, so the server only learns the size at the end.
 fn raw_send(s: &Server, key: &str, idem: Option<&str>, query: &str, content_type: &str, body: &[u8], chunked: bool) -> Resp {
     let http = reqwest::blocking::Client::builder().timeout(Duration::from_secs(120)).build().unwrap();
-    let mut rb = http
-        .post(format!("{}/api/v1/data-sources/upload?{query}", s.base))
-        .header("authorization", format!("Bearer {key}"))
-        .header("content-type", content_type);
+    let mut rb = http.post(format!("{}/api/v1/data-sources/upload?{query}", s.base)).header("authorization", format!("Bearer {key}")).header("content-type", content_type);
     if let Some(i) = idem {
         rb = rb.header("idempotency-key", i);
     }
@@ -674,10 +664,7 @@ fn raw_upload_idempotency_replays_and_conflicts() {
     conflict(raw_send(&c.s, &c.t.key, Some("up-1"), &q, "text/csv", &other, false));
     conflict(raw_send(&c.s, &c.t.key, Some("up-1"), &upload_query(&c.t.business, &src, "q.csv", "csv"), "text/csv", &csv, false));
     conflict(raw_send(&c.s, &c.t.key, Some("up-1"), &upload_query(&c.t.business, &src, "p.csv", "tsv"), "text/csv", &csv, false));
-    conflict(c.k().idem("up-1").post(
-        "/api/v1/data-sources/upload",
-        &json!({"businessId": c.t.business, "dataSourceId": src, "fileName": "p.csv", "format": "csv", "contentBase64": b64(&csv)}),
-    ));
+    conflict(c.k().idem("up-1").post("/api/v1/data-sources/upload", &json!({"businessId": c.t.business, "dataSourceId": src, "fileName": "p.csv", "format": "csv", "contentBase64": b64(&csv)})));
     c.assert_nothing_staged();
     assert_eq!(sql(&c.dir.0, &format!("SELECT COUNT(*) FROM ingestion_versions WHERE data_source_id = '{src}'")).trim(), "1");
     assert_eq!(c.wait(&id, &["active", "needs_review", "failed"])["ingestion"]["stage"], "active");
@@ -832,13 +819,7 @@ with zipfile.ZipFile(buf, 'w', zipfile.ZIP_DEFLATED) as z:
     z.writestr('xl/worksheets/sheet1.xml', '<?xml version="1.0"?><worksheet %s><sheetData>%s</sheetData></worksheet>' % (ns, sheet))
 sys.stdout.buffer.write(buf.getvalue())
 "#;
-    let out = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(serde_json::to_string(rows).unwrap())
-        .arg(if date1904 { "1" } else { "0" })
-        .output()
-        .expect("python3");
+    let out = std::process::Command::new("python3").arg("-c").arg(script).arg(serde_json::to_string(rows).unwrap()).arg(if date1904 { "1" } else { "0" }).output().expect("python3");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     out.stdout
 }
@@ -858,13 +839,8 @@ fn spreadsheet_date_cells_are_interpreted_as_iso_dates_and_keep_their_serials() 
     let v = c.raw(&src, "members.xlsx", "xlsx", "application/octet-stream", &book).assert_ok(202)["ingestionId"].as_str().unwrap().to_string();
     let d = c.wait(&v, &["active", "needs_review", "failed"]);
     assert_eq!(d["ingestion"]["stage"], "active", "{d}");
-    let types: Vec<(String, String)> =
-        c.source(&src).unwrap()["fields"].as_array().unwrap().iter().map(|f| (f["key"].as_str().unwrap().into(), f["type"].as_str().unwrap().into())).collect();
-    assert_eq!(
-        types,
-        [("name", "text"), ("joined", "date"), ("seen", "datetime"), ("shift", "text"), ("points", "integer"), ("mixed", "integer")]
-            .map(|(k, t)| (k.to_string(), t.to_string()))
-    );
+    let types: Vec<(String, String)> = c.source(&src).unwrap()["fields"].as_array().unwrap().iter().map(|f| (f["key"].as_str().unwrap().into(), f["type"].as_str().unwrap().into())).collect();
+    assert_eq!(types, [("name", "text"), ("joined", "date"), ("seen", "datetime"), ("shift", "text"), ("points", "integer"), ("mixed", "integer")].map(|(k, t)| (k.to_string(), t.to_string())));
     let rows = sql(&c.dir.0, &format!("SELECT original, interpreted FROM ingestion_rows WHERE version_id = '{v}' ORDER BY row_number"));
     let rows: Vec<(Value, Value)> = rows
         .lines()

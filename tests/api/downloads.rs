@@ -61,11 +61,7 @@ impl Bed {
     }
 
     fn get(&self, search: &str) -> reqwest::blocking::Response {
-        self.client
-            .get(format!("{}/api/v1/contacts?businessId={}&search={search}", self.s.base, self.t.business))
-            .header("authorization", format!("Bearer {}", self.t.key))
-            .send()
-            .unwrap()
+        self.client.get(format!("{}/api/v1/contacts?businessId={}&search={search}", self.s.base, self.t.business)).header("authorization", format!("Bearer {}", self.t.key)).send().unwrap()
     }
 
     /// Reads the whole body into a hash (never held whole): (length, sha256).
@@ -141,11 +137,7 @@ fn a_64_mib_download_arrives_whole_and_chunked_while_memory_stays_flat() {
     assert_eq!(len, size);
     assert_eq!(sha, expected_sha256(size));
     let growth_kib = hwm_after.saturating_sub(hwm_before);
-    eprintln!(
-        "64 MiB download: {:.2} s; server VmHWM {hwm_before} KiB before, {hwm_after} KiB after (+{growth_kib} KiB), VmRSS now {} KiB",
-        elapsed.as_secs_f64(),
-        proc_kib(pid, "VmRSS:")
-    );
+    eprintln!("64 MiB download: {:.2} s; server VmHWM {hwm_before} KiB before, {hwm_after} KiB after (+{growth_kib} KiB), VmRSS now {} KiB", elapsed.as_secs_f64(), proc_kib(pid, "VmRSS:"));
     assert!(growth_kib < 24 << 10, "peak memory grew by {growth_kib} KiB during a 64 MiB download");
 
     let line = bed.stream_line(&request_id, Duration::from_secs(5)).expect("the stream's access line");
@@ -203,7 +195,11 @@ fn a_client_that_leaves_mid_stream_stops_the_pulls() {
 #[test]
 fn a_mutation_may_not_answer_with_a_download() {
     let bed = Bed::start();
-    let r = bed.s.as_key(&bed.t.key).fresh().post("/api/v1/contacts", &serde_json::json!({"businessId": bed.t.business, "name": "x", "mobile": "+447700900123", "categoryIds": [uuid::Uuid::new_v4().to_string()]}));
+    let r = bed
+        .s
+        .as_key(&bed.t.key)
+        .fresh()
+        .post("/api/v1/contacts", &serde_json::json!({"businessId": bed.t.business, "name": "x", "mobile": "+447700900123", "categoryIds": [uuid::Uuid::new_v4().to_string()]}));
     r.assert_failure(500, "internal");
     assert!(!r.text.contains("not from a mutation"));
     let log = log_containing(&bed.log, "createContact (a mutation) answered with a raw body piece");

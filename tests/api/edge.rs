@@ -39,11 +39,7 @@ pub fn component() -> &'static PathBuf {
     static WASM: OnceLock<PathBuf> = OnceLock::new();
     WASM.get_or_init(|| {
         let out = std::env::temp_dir().join(format!("switchboard-edge-{}.wasm", std::process::id()));
-        let status = Command::new(tools().join("wac"))
-            .args(["plug", env!("SWITCHBOARD_EDGE_WASM"), "--plug", env!("SWITCHBOARD_EDGE_STORE_WASM"), "-o"])
-            .arg(&out)
-            .status()
-            .expect("wac");
+        let status = Command::new(tools().join("wac")).args(["plug", env!("SWITCHBOARD_EDGE_WASM"), "--plug", env!("SWITCHBOARD_EDGE_STORE_WASM"), "-o"]).arg(&out).status().expect("wac");
         assert!(status.success(), "wac plug failed");
         out
     })
@@ -219,9 +215,7 @@ fn round_trips(dir: &Path, r: &Resp) -> (u32, u32, u32) {
     let line = poll("the request's access-log line", || {
         std::fs::read_to_string(dir.join("edge.log")).ok()?.lines().find(|l| l.contains("msg=request") && l.contains(&format!("requestId={id}"))).map(String::from)
     });
-    let field = |name: &str| -> u32 {
-        line.split_whitespace().find_map(|w| w.strip_prefix(&format!("{name}="))).unwrap_or_else(|| panic!("{name} in {line}")).parse().unwrap()
-    };
+    let field = |name: &str| -> u32 { line.split_whitespace().find_map(|w| w.strip_prefix(&format!("{name}="))).unwrap_or_else(|| panic!("{name} in {line}")).parse().unwrap() };
     (field("primaryRoundTrips"), field("nodeRoundTrips"), field("afterAnswerRoundTrips"))
 }
 
@@ -256,10 +250,8 @@ fn sends_media_calls_batches_and_raw_uploads_are_answered_through_the_write_node
     forwarded(&read);
 
     let png = b64(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0x0D, b'I', b'H', b'D', b'R', 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1F, 0x15, 0xC4, 0x89]);
-    let media = k().fresh().post(
-        "/api/v1/media",
-        &json!({"businessId": t.business, "phoneNumberId": "pn-edge", "mediaType": "image", "mimeType": "image/png", "fileName": "a.png", "contentBase64": png}),
-    );
+    let media =
+        k().fresh().post("/api/v1/media", &json!({"businessId": t.business, "phoneNumberId": "pn-edge", "mediaType": "image", "mimeType": "image/png", "fileName": "a.png", "contentBase64": png}));
     assert_ne!(media.status, 501, "{}", media.text);
     assert!(media.status == 201 || media.status == 400, "{}", media.text);
     forwarded(&media);

@@ -13,8 +13,21 @@ const APPLICATION: &[&str] = &["name", "version", "description", "authors", "tri
 const VARIABLE: &[&str] = &["default", "required", "secret"];
 const HTTP_TRIGGER: &[&str] = &["route", "component", "executor", "id"];
 const COMPONENT: &[&str] = &[
-    "description", "source", "files", "exclude_files", "allowed_outbound_hosts", "allowed_http_hosts", "key_value_stores",
-    "sqlite_databases", "ai_models", "environment", "build", "variables", "dependencies_inherit_configuration", "dependencies", "tool",
+    "description",
+    "source",
+    "files",
+    "exclude_files",
+    "allowed_outbound_hosts",
+    "allowed_http_hosts",
+    "key_value_stores",
+    "sqlite_databases",
+    "ai_models",
+    "environment",
+    "build",
+    "variables",
+    "dependencies_inherit_configuration",
+    "dependencies",
+    "tool",
 ];
 const BUILD: &[&str] = &["command", "workdir", "watch"];
 
@@ -112,10 +125,7 @@ pub fn check(m: &Value) -> Result<(), String> {
     }
 
     // What the edge build needs of it.
-    let api = http
-        .iter()
-        .find(|t| t.get("route").and_then(Value::as_str) == Some("/api/v1/..."))
-        .ok_or("no trigger routes /api/v1/...")?;
+    let api = http.iter().find(|t| t.get("route").and_then(Value::as_str) == Some("/api/v1/...")).ok_or("no trigger routes /api/v1/...")?;
     let id = api.get("component").and_then(Value::as_str).unwrap();
     let c = &components[id];
     let hosts = c.get("allowed_outbound_hosts").and_then(Value::as_array).cloned().unwrap_or_default();
@@ -128,8 +138,7 @@ pub fn check(m: &Value) -> Result<(), String> {
         return Err("primary_auth_token must be secret = true".into());
     }
     let env = c.get("environment").and_then(Value::as_table).ok_or("the API component's environment")?;
-    if env.get("SWITCHBOARD_PRIMARY_URL").and_then(Value::as_str) != Some("{{ primary_url }}")
-        || env.get("SWITCHBOARD_PRIMARY_AUTH_TOKEN").and_then(Value::as_str) != Some("{{ primary_auth_token }}")
+    if env.get("SWITCHBOARD_PRIMARY_URL").and_then(Value::as_str) != Some("{{ primary_url }}") || env.get("SWITCHBOARD_PRIMARY_AUTH_TOKEN").and_then(Value::as_str) != Some("{{ primary_auth_token }}")
     {
         return Err("the component's environment must carry the primary's URL and token from the variables".into());
     }

@@ -29,13 +29,7 @@ pub struct DelayProxy {
 impl DelayProxy {
     pub fn start(target: &str, rtt_ms: &str) -> DelayProxy {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/far/delay_proxy.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .args(["--target", target, "--rtt-ms", rtt_ms])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the delay proxy");
+        let mut child = Command::new("python3").arg(script).args(["--target", target, "--rtt-ms", rtt_ms]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("start the delay proxy");
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).expect("the proxy's port");
         let port: u16 = line.trim().parse().unwrap_or_else(|_| panic!("the proxy printed {line:?}"));
@@ -201,10 +195,15 @@ fn killing_the_write_node_mid_request_runs_each_key_once() {
         let workers: Vec<_> = (0..4)
             .map(|w| {
                 let (far, keys, t, body) = (&f.far, &keys, &t, &body);
-                s.spawn(move || (w..keys.len()).step_by(4).map(|i| {
-                    let r = far.as_key(&t.key).idem(&keys[i]).post("/api/v1/contacts", &body(i));
-                    (i, r.status, r.code().to_string())
-                }).collect::<Vec<_>>())
+                s.spawn(move || {
+                    (w..keys.len())
+                        .step_by(4)
+                        .map(|i| {
+                            let r = far.as_key(&t.key).idem(&keys[i]).post("/api/v1/contacts", &body(i));
+                            (i, r.status, r.code().to_string())
+                        })
+                        .collect::<Vec<_>>()
+                })
             })
             .collect();
         std::thread::sleep(Duration::from_millis(250));

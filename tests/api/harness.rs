@@ -5,9 +5,9 @@ use sha2::{Digest, Sha256};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
@@ -80,26 +80,13 @@ impl Server {
     pub fn spawn_command(mut command: Command, dir: &Path, extra: &[&str], stderr: Stdio) -> Server {
         let listen = extra.windows(2).filter(|w| w[0] == "--listen").map(|w| w[1].to_string()).next_back();
         let addr = listen.unwrap_or_else(|| format!("127.0.0.1:{}", free_port()));
-        let child = command
-            .args(["serve", "--listen", &addr, "--data-dir"])
-            .arg(dir)
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .expect("start switchboard");
+        let child = command.args(["serve", "--listen", &addr, "--data-dir"]).arg(dir).args(extra).stdout(Stdio::null()).stderr(stderr).spawn().expect("start switchboard");
         Self::attach(child, format!("http://{addr}"), dir)
     }
 
     /// A server already started as `child`, once it answers at `base`.
     pub fn attach(child: Child, base: String, dir: &Path) -> Server {
-        let mut s = Server {
-            child,
-            base,
-            data_dir: dir.to_path_buf(),
-            http: reqwest::blocking::Client::builder().timeout(Duration::from_secs(120)).build().unwrap(),
-            companions: Vec::new(),
-        };
+        let mut s = Server { child, base, data_dir: dir.to_path_buf(), http: reqwest::blocking::Client::builder().timeout(Duration::from_secs(120)).build().unwrap(), companions: Vec::new() };
         let started = Instant::now();
         loop {
             if s.http.get(format!("{}/api/v1/openapi.json", s.base)).send().is_ok_and(|r| r.status() == 200) {

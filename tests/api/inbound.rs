@@ -42,12 +42,7 @@ fn inbound_messages_resolve_one_contact_and_fan_out() {
     s.as_key(&t.key).patch(&format!("{SUBS}/{paused}"), &json!({"businessId": biz, "status": "paused"})).assert_ok(200);
 
     // An unknown phone number is refused before anything is enqueued.
-    let out = Command::new(BIN)
-        .args(["admin", "--data-dir"])
-        .arg(&dir.0)
-        .args(["sandbox", "inbound", "--phone-number-id", "pn-unknown", "--from", FROM, "--text", "x"])
-        .output()
-        .unwrap();
+    let out = Command::new(BIN).args(["admin", "--data-dir"]).arg(&dir.0).args(["sandbox", "inbound", "--phone-number-id", "pn-unknown", "--from", FROM, "--text", "x"]).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a connected chatapp number"));
 
@@ -97,10 +92,7 @@ fn inbound_messages_resolve_one_contact_and_fan_out() {
     assert_eq!(sql(&dir.0, &format!("SELECT COUNT(*) FROM categories WHERE business_id = '{biz}'")).trim(), "1");
 
     // Messages and the conversation.
-    assert_eq!(
-        sql(&dir.0, &format!("SELECT COUNT(*), COUNT(DISTINCT conversation_id) FROM messages WHERE business_id = '{biz}' AND direction = 'inbound' AND status = 'received'")).trim(),
-        "2|1"
-    );
+    assert_eq!(sql(&dir.0, &format!("SELECT COUNT(*), COUNT(DISTINCT conversation_id) FROM messages WHERE business_id = '{biz}' AND direction = 'inbound' AND status = 'received'")).trim(), "2|1");
     let conversation = sql(&dir.0, &format!("SELECT id FROM conversations WHERE business_id = '{biz}' AND contact_id = '{cid}' AND phone_number_id = '{PNID}'"));
     let conversation = conversation.trim();
     assert_eq!(conversation.len(), 36);

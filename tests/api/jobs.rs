@@ -19,19 +19,16 @@ fn two_nodes_on_one_data_dir_never_double_run_a_job() {
     let mut ingestions = Vec::new();
     for n in 0..4 {
         let via = nodes[n % 2];
-        let src = via.as_key(&t.key).fresh().post(
-            "/api/v1/data-sources",
-            &json!({"businessId": t.business, "name": format!("Source {n}"), "class": "structured", "kind": "table"}),
-        );
+        let src = via.as_key(&t.key).fresh().post("/api/v1/data-sources", &json!({"businessId": t.business, "name": format!("Source {n}"), "class": "structured", "kind": "table"}));
         let src = src.assert_ok(201)["dataSource"]["id"].as_str().unwrap().to_string();
         let mut csv = String::from("id,label\n");
         for i in 0..rows {
             csv.push_str(&format!("{i},row {n}-{i}\n"));
         }
-        let up = via.as_key(&t.key).fresh().post(
-            "/api/v1/data-sources/upload",
-            &json!({"businessId": t.business, "dataSourceId": src, "fileName": "rows.csv", "format": "csv", "contentBase64": b64(csv.as_bytes())}),
-        );
+        let up = via
+            .as_key(&t.key)
+            .fresh()
+            .post("/api/v1/data-sources/upload", &json!({"businessId": t.business, "dataSourceId": src, "fileName": "rows.csv", "format": "csv", "contentBase64": b64(csv.as_bytes())}));
         ingestions.push(up.assert_ok(202)["ingestionId"].as_str().unwrap().to_string());
     }
 
@@ -55,10 +52,7 @@ fn two_nodes_on_one_data_dir_never_double_run_a_job() {
     // The audit of every run: each (job, fence) ran once (the primary key),
     // each job finished exactly once, nothing completed on a stale fence,
     // and every row was stored once.
-    let per_job = sql(
-        &dir.0,
-        "SELECT job_id, SUM(outcome = 'done'), SUM(outcome IN ('stale', 'trapped')), COUNT(*) FROM job_runs GROUP BY job_id",
-    );
+    let per_job = sql(&dir.0, "SELECT job_id, SUM(outcome = 'done'), SUM(outcome IN ('stale', 'trapped')), COUNT(*) FROM job_runs GROUP BY job_id");
     let lines: Vec<&str> = per_job.lines().collect();
     assert_eq!(lines.len(), ingestions.len(), "one job per ingestion: {per_job}");
     for l in &lines {

@@ -33,8 +33,8 @@ fn business(s: &Server, dir: &Path, pnid: &'static str, sources: &[&str]) -> (Bi
 }
 
 fn agent(s: &Server, b: &Biz, sources: &[&str]) -> String {
-    let agent = create(s, b, "/api/v1/agents", json!({"channel": "chatapp", "name": "Desk", "instructions": "Answer customers.", "dataSourceIds": sources}))["agent"]["id"]
-        .as_str().unwrap().to_string();
+    let agent =
+        create(s, b, "/api/v1/agents", json!({"channel": "chatapp", "name": "Desk", "instructions": "Answer customers.", "dataSourceIds": sources}))["agent"]["id"].as_str().unwrap().to_string();
     let body = json!({"businessId": b.t.business, "channel": "chatapp", "phoneNumberId": b.pnid, "aiAgentId": agent, "autoReplyEnabled": true, "humanHandoffActive": false});
     k(s, b).patch("/api/v1/channels/assignments", &body).assert_ok(200);
     agent
@@ -247,13 +247,8 @@ impl FakeProvider {
                     let path = request.request_line.split(' ').nth(1).unwrap_or("").to_string();
                     let answer = if path.ends_with("/embeddings") {
                         std::thread::sleep(delay);
-                        let data: Vec<Value> = body["input"]
-                            .as_array()
-                            .unwrap()
-                            .iter()
-                            .enumerate()
-                            .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": fake_vector(t.as_str().unwrap())}))
-                            .collect();
+                        let data: Vec<Value> =
+                            body["input"].as_array().unwrap().iter().enumerate().map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": fake_vector(t.as_str().unwrap())})).collect();
                         json!({"object": "list", "data": data, "model": body["model"]})
                     } else {
                         json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}]})
@@ -267,10 +262,7 @@ impl FakeProvider {
     }
 
     fn flags(&self) -> Vec<String> {
-        ["--ai-endpoint", &self.chat_url, "--ai-model", "chat-model", "--ai-embeddings-model", "embed-model", "--ai-embeddings-dimensions", "6"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+        ["--ai-endpoint", &self.chat_url, "--ai-model", "chat-model", "--ai-embeddings-model", "embed-model", "--ai-embeddings-dimensions", "6"].iter().map(|s| s.to_string()).collect()
     }
 
     /// The bodies sent to a path ending in `suffix`, in order.

@@ -6,11 +6,7 @@ use crate::harness::*;
 use std::time::Duration;
 
 fn get(s: &Server, t: &Tenant) -> reqwest::blocking::Response {
-    reqwest::blocking::Client::new()
-        .get(format!("{}/api/v1/contacts?businessId={}&limit=1", s.base, t.business))
-        .bearer_auth(&t.key)
-        .send()
-        .unwrap()
+    reqwest::blocking::Client::new().get(format!("{}/api/v1/contacts?businessId={}&limit=1", s.base, t.business)).bearer_auth(&t.key).send().unwrap()
 }
 
 fn header(r: &reqwest::blocking::Response, name: &str) -> Option<String> {
@@ -66,9 +62,7 @@ fn requests_beyond_the_bound_in_flight_are_shed_with_503() {
     let t = tenant(&dir.0, "all");
     // One request loops until its 3 s deadline, holding the only place.
     let (base, key, biz) = (s.base.clone(), t.key.clone(), t.business.clone());
-    let busy = std::thread::spawn(move || {
-        reqwest::blocking::Client::new().get(format!("{base}/api/v1/contacts?businessId={biz}&search=1000")).bearer_auth(key).send().unwrap().status().as_u16()
-    });
+    let busy = std::thread::spawn(move || reqwest::blocking::Client::new().get(format!("{base}/api/v1/contacts?businessId={biz}&search=1000")).bearer_auth(key).send().unwrap().status().as_u16());
     let shed = poll("a shed request", || {
         std::thread::sleep(Duration::from_millis(100));
         let r = s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}&search=1003", t.business));

@@ -10,14 +10,13 @@ use std::time::{Duration, Instant};
 
 const PNID: &str = "pn-messaging-1";
 const SUBS: &str = "/api/v1/webhook-subscriptions";
-const ALL_EVENTS: [&str; 5] =
-    ["chatapp.message.received", "chatapp.message.sent", "chatapp.message.delivered", "chatapp.message.read", "chatapp.message.failed"];
+const ALL_EVENTS: [&str; 5] = ["chatapp.message.received", "chatapp.message.sent", "chatapp.message.delivered", "chatapp.message.read", "chatapp.message.failed"];
 
 /// The smallest valid PNG: one transparent pixel.
 const PNG: &[u8] = &[
-    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
-    0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4, 0x89, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x00, 0x01,
-    0x00, 0x00, 0x05, 0x00, 0x01, 0x0D, 0x0A, 0x2D, 0xB4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82,
+    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4,
+    0x89, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x00, 0x01, 0x00, 0x00, 0x05, 0x00, 0x01, 0x0D, 0x0A, 0x2D, 0xB4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE,
+    0x42, 0x60, 0x82,
 ];
 
 struct Ctx {
@@ -74,10 +73,7 @@ fn integration_owned_reply_flow_end_to_end() {
     let c = setup();
     let biz = c.t.business.clone();
     let rx = Receiver::start();
-    let sub = c.k().post(
-        SUBS,
-        &json!({"businessId": biz, "channel": "chatapp", "phoneNumberId": PNID, "callbackUrl": rx.url(), "events": ALL_EVENTS, "externalAutomation": true}),
-    );
+    let sub = c.k().post(SUBS, &json!({"businessId": biz, "channel": "chatapp", "phoneNumberId": PNID, "callbackUrl": rx.url(), "events": ALL_EVENTS, "externalAutomation": true}));
     let secret = sub.assert_ok(201)["signingSecret"].as_str().unwrap().to_string();
 
     // The customer writes; the integration receives the event.
@@ -124,10 +120,16 @@ fn integration_owned_reply_flow_end_to_end() {
     let started = Instant::now();
     let events = loop {
         let mut seen = HashSet::new();
-        let evs: Vec<Value> = rx.got().iter().filter(|d| d.json()["messageId"] == json!(message_id)).filter(|d| seen.insert(d.header("X-Service-Event-Id").to_string())).map(|d| {
-            assert!(verify(d, &secret), "signature verifies");
-            d.json()
-        }).collect();
+        let evs: Vec<Value> = rx
+            .got()
+            .iter()
+            .filter(|d| d.json()["messageId"] == json!(message_id))
+            .filter(|d| seen.insert(d.header("X-Service-Event-Id").to_string()))
+            .map(|d| {
+                assert!(verify(d, &secret), "signature verifies");
+                d.json()
+            })
+            .collect();
         if evs.len() >= 3 {
             break evs;
         }
@@ -240,9 +242,7 @@ fn a_provider_outage_is_retried_and_the_message_waits() {
     let c = setup();
     let id = c.send_text("+15550003333", "hello").assert_ok(202)["messageId"].as_str().unwrap().to_string();
     let job = poll("a retried submit", || {
-        let row = sql(&c.dir.0, &format!(
-            "SELECT j.id, j.attempts, j.state, j.last_error FROM jobs j JOIN messages m ON m.task_ref = j.id WHERE m.id = '{id}'"
-        ));
+        let row = sql(&c.dir.0, &format!("SELECT j.id, j.attempts, j.state, j.last_error FROM jobs j JOIN messages m ON m.task_ref = j.id WHERE m.id = '{id}'"));
         let f: Vec<String> = row.trim().split('|').map(str::to_string).collect();
         (f.len() == 4 && f[1].parse::<i64>().unwrap_or(0) >= 1 && f[2] == "pending").then_some(f)
     });
@@ -271,12 +271,8 @@ fn the_provider_step_delay_is_a_setting() {
     };
     assert_eq!(d["taskStatus"], "pending");
     let job = d["messageId"].as_str().unwrap();
-    let wait_ms: i64 = sql(&c.dir.0, &format!(
-        "SELECT j.due_at_ms - CAST(strftime('%s','now') AS INTEGER) * 1000 FROM jobs j JOIN messages m ON m.task_ref = j.id WHERE m.id = '{job}'"
-    ))
-    .trim()
-    .parse()
-    .unwrap();
+    let wait_ms: i64 =
+        sql(&c.dir.0, &format!("SELECT j.due_at_ms - CAST(strftime('%s','now') AS INTEGER) * 1000 FROM jobs j JOIN messages m ON m.task_ref = j.id WHERE m.id = '{job}'")).trim().parse().unwrap();
     assert!(wait_ms > 30_000, "the next report is due in {wait_ms} ms");
 }
 
@@ -305,22 +301,13 @@ fn bad_inputs_are_refused() {
     assert_eq!(c.upload("image/jpeg", &png).assert_failure(400, "validation").code(), "mime_mismatch");
     assert_eq!(c.upload("image/webp", &png).assert_failure(400, "validation").code(), "mime_mismatch");
     // An unconnected phone number.
-    let r = c.k().fresh().post(
-        "/api/v1/media",
-        &json!({"businessId": biz, "phoneNumberId": "pn-other", "mediaType": "image", "mimeType": "image/png", "fileName": "a.png", "contentBase64": png}),
-    );
+    let r = c.k().fresh().post("/api/v1/media", &json!({"businessId": biz, "phoneNumberId": "pn-other", "mediaType": "image", "mimeType": "image/png", "fileName": "a.png", "contentBase64": png}));
     assert_eq!(r.assert_failure(404, "not_found").code(), "phone_number_not_connected");
 
     // Photoapp image, and photoapp with phoneNumberId: the schema rejects both.
-    let r = c.k().fresh().post(
-        "/api/v1/messages",
-        &json!({"businessId": biz, "channel": "photoapp", "photoappAccountId": "acct-1", "to": "u1", "type": "image", "mediaId": "x"}),
-    );
+    let r = c.k().fresh().post("/api/v1/messages", &json!({"businessId": biz, "channel": "photoapp", "photoappAccountId": "acct-1", "to": "u1", "type": "image", "mediaId": "x"}));
     r.assert_failure(400, "validation");
-    let r = c.k().fresh().post(
-        "/api/v1/messages",
-        &json!({"businessId": biz, "channel": "photoapp", "photoappAccountId": "acct-1", "phoneNumberId": PNID, "to": "u1", "type": "text", "text": "hi"}),
-    );
+    let r = c.k().fresh().post("/api/v1/messages", &json!({"businessId": biz, "channel": "photoapp", "photoappAccountId": "acct-1", "phoneNumberId": PNID, "to": "u1", "type": "text", "text": "hi"}));
     r.assert_failure(400, "validation");
     // A valid photoapp send: no user has started a conversation yet.
     admin(&c.dir.0, &["channel", "connect", "--business", &biz, "--channel", "photoapp", "--account-id", "acct-1", "--username", "shop"]);
@@ -330,17 +317,11 @@ fn bad_inputs_are_refused() {
     // A blocked contact.
     let cat = c.k().fresh().post("/api/v1/contacts/categories", &json!({"businessId": biz, "name": "VIP"}));
     let cat = cat.data()["category"]["id"].as_str().unwrap().to_string();
-    c.k()
-        .fresh()
-        .post("/api/v1/contacts", &json!({"businessId": biz, "name": "Blocked", "mobile": "+15550007777", "categoryIds": [cat], "communicationBlocked": true}))
-        .assert_ok(201);
+    c.k().fresh().post("/api/v1/contacts", &json!({"businessId": biz, "name": "Blocked", "mobile": "+15550007777", "categoryIds": [cat], "communicationBlocked": true})).assert_ok(201);
     assert_eq!(c.send_text("+15550007777", "hi").assert_failure(409, "conflict").code(), "contact_blocked");
 
     // An unknown mediaId, and a text without text.
-    let r = c.k().fresh().post(
-        "/api/v1/messages",
-        &json!({"businessId": biz, "phoneNumberId": PNID, "to": "+15550008888", "type": "image", "mediaId": "0190f6b1-1c2d-7e3f-8a9b-0c1d2e3f4a5b"}),
-    );
+    let r = c.k().fresh().post("/api/v1/messages", &json!({"businessId": biz, "phoneNumberId": PNID, "to": "+15550008888", "type": "image", "mediaId": "0190f6b1-1c2d-7e3f-8a9b-0c1d2e3f4a5b"}));
     assert_eq!(r.assert_failure(404, "not_found").code(), "media_not_found");
     // An unknown or foreign message id.
     let r = c.message("0190f6b1-1c2d-7e3f-8a9b-0c1d2e3f4a5b");
@@ -350,10 +331,7 @@ fn bad_inputs_are_refused() {
     let media_id = c.upload("image/png", &png).assert_ok(201)["mediaId"].as_str().unwrap().to_string();
     let k = admin(&c.dir.0, &["key", "create", "--business", &biz, "--scopes", "communications:write,communications:read"]);
     let key = k["apiKey"].as_str().unwrap();
-    let r = c.s.as_key(key).fresh().post(
-        "/api/v1/messages",
-        &json!({"businessId": biz, "phoneNumberId": PNID, "to": "+15550008888", "type": "image", "mediaId": media_id}),
-    );
+    let r = c.s.as_key(key).fresh().post("/api/v1/messages", &json!({"businessId": biz, "phoneNumberId": PNID, "to": "+15550008888", "type": "image", "mediaId": media_id}));
     r.assert_failure(403, "authorization");
     let r = c.s.as_key(key).fresh().post("/api/v1/messages", &json!({"businessId": biz, "phoneNumberId": PNID, "to": "+15550008888", "type": "text", "text": "hi"}));
     r.assert_ok(202);

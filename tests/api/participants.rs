@@ -6,7 +6,6 @@ use crate::harness::*;
 use serde_json::{json, Value};
 use std::path::Path;
 
-
 const PNID: &str = "pn-link-1";
 
 fn inbound(dir: &Path, from: &str, text: &str) {
@@ -15,11 +14,7 @@ fn inbound(dir: &Path, from: &str, text: &str) {
 }
 
 fn conversation_of(dir: &Path, biz: &str, mobile: &str) -> String {
-    sql(dir, &format!(
-        "SELECT v.id FROM conversations v JOIN contacts c ON c.id = v.contact_id WHERE v.business_id = '{biz}' AND c.mobile = '{mobile}'"
-    ))
-    .trim()
-    .to_string()
+    sql(dir, &format!("SELECT v.id FROM conversations v JOIN contacts c ON c.id = v.contact_id WHERE v.business_id = '{biz}' AND c.mobile = '{mobile}'")).trim().to_string()
 }
 
 fn timeline(s: &Server, key: &str, biz: &str, contact: &str) -> Vec<Value> {
@@ -69,10 +64,7 @@ fn link_moves_history_to_the_mobile_first_contact() {
     let c = s.as_key(&t.key).get(&format!("/api/v1/contacts/{contact}?businessId={biz}")).assert_ok(200).clone();
     assert_eq!(c["contact"]["mobile"], "+15550007999");
     assert_eq!(c["contact"]["name"], "Ada Lovelace");
-    assert_eq!(
-        sql(&dir.0, &format!("SELECT c.name FROM contact_categories cc JOIN categories c ON c.id = cc.category_id WHERE cc.contact_id = '{contact}'")).trim(),
-        "Inbound"
-    );
+    assert_eq!(sql(&dir.0, &format!("SELECT c.name FROM contact_categories cc JOIN categories c ON c.id = cc.category_id WHERE cc.contact_id = '{contact}'")).trim(), "Inbound");
     let entries = timeline(&s, &t.key, biz, &contact);
     let mut texts: Vec<&str> = entries.iter().map(|e| e["summary"]["text"].as_str().unwrap()).collect();
     texts.sort();

@@ -14,10 +14,7 @@ const ACCOUNT: &str = "acct-photo-1";
 const INBOUND: &str = "/sandbox/v1/photoapp/inbound";
 
 fn send(s: &Server, key: &str, biz: &str, to: &str) -> Resp {
-    s.as_key(key).fresh().post(
-        "/api/v1/messages",
-        &json!({"businessId": biz, "channel": "photoapp", "photoappAccountId": ACCOUNT, "to": to, "type": "text", "text": "Thanks for writing!"}),
-    )
+    s.as_key(key).fresh().post("/api/v1/messages", &json!({"businessId": biz, "channel": "photoapp", "photoappAccountId": ACCOUNT, "to": to, "type": "text", "text": "Thanks for writing!"}))
 }
 
 fn inbound(s: &Server, key: &str, from: &str, text: &str) {
@@ -34,10 +31,10 @@ fn a_user_who_wrote_first_can_be_answered_and_linked() {
     s.admin(&["channel", "connect", "--business", biz, "--channel", "photoapp", "--account-id", ACCOUNT, "--username", "shop"]);
     let rx = Receiver::start();
     let events = ["photoapp.message.received", "photoapp.message.sent", "photoapp.message.seen", "photoapp.message.failed"];
-    let sub = s.as_key(&t.key).fresh().post(
-        "/api/v1/webhook-subscriptions",
-        &json!({"businessId": biz, "channel": "photoapp", "providerAccountId": ACCOUNT, "callbackUrl": rx.url(), "events": events, "externalAutomation": true}),
-    );
+    let sub = s
+        .as_key(&t.key)
+        .fresh()
+        .post("/api/v1/webhook-subscriptions", &json!({"businessId": biz, "channel": "photoapp", "providerAccountId": ACCOUNT, "callbackUrl": rx.url(), "events": events, "externalAutomation": true}));
     let secret = sub.assert_ok(201)["signingSecret"].as_str().unwrap().to_string();
 
     // Nobody has written yet.
@@ -84,10 +81,10 @@ fn a_user_who_wrote_first_can_be_answered_and_linked() {
 
     // Linking the participant to a mobile-first contact writes its history
     // (one inbound, one outbound) into the contact's timeline.
-    let link = s.as_key(&t.key).fresh().post(
-        &format!("/api/v1/channel-participants/{conversation}/link-contact"),
-        &json!({"businessId": biz, "channel": "photoapp", "mobile": "+15550007777", "name": "Ada"}),
-    );
+    let link = s
+        .as_key(&t.key)
+        .fresh()
+        .post(&format!("/api/v1/channel-participants/{conversation}/link-contact"), &json!({"businessId": biz, "channel": "photoapp", "mobile": "+15550007777", "name": "Ada"}));
     let l = link.assert_ok(200).clone();
     assert_eq!(l["linkedEntries"], 2, "{l}");
     let contact = l["contactId"].as_str().unwrap().to_string();
@@ -99,10 +96,7 @@ fn a_user_who_wrote_first_can_be_answered_and_linked() {
     };
     timeline(2);
     // Linking again changes nothing.
-    let again = s.as_key(&t.key).fresh().post(
-        &format!("/api/v1/channel-participants/{conversation}/link-contact"),
-        &json!({"businessId": biz, "channel": "photoapp", "mobile": "+15550007777"}),
-    );
+    let again = s.as_key(&t.key).fresh().post(&format!("/api/v1/channel-participants/{conversation}/link-contact"), &json!({"businessId": biz, "channel": "photoapp", "mobile": "+15550007777"}));
     assert_eq!(again.assert_ok(200)["linkedEntries"], 0);
     // Later messages of the linked participant join the timeline, and the event names the contact.
     inbound(&s, &t.key, "u-42", "Great, I'll take it");
@@ -110,10 +104,7 @@ fn a_user_who_wrote_first_can_be_answered_and_linked() {
     let got = rx.wait_for(got.len() + 1);
     assert_eq!(got.last().unwrap().json()["customer"]["contactId"], json!(contact));
     // A blocked contact is not answered.
-    let blocked = s.as_key(&t.key).fresh().patch(
-        &format!("/api/v1/contacts/{contact}"),
-        &json!({"businessId": biz, "communicationBlocked": true}),
-    );
+    let blocked = s.as_key(&t.key).fresh().patch(&format!("/api/v1/contacts/{contact}"), &json!({"businessId": biz, "communicationBlocked": true}));
     blocked.assert_ok(200);
     assert_eq!(send(&s, &t.key, biz, "u-42").assert_failure(409, "conflict").code(), "contact_blocked");
     // An answer the provider cannot deliver (a user id ending 0000): photoapp.message.failed, signed.
@@ -163,10 +154,10 @@ fn reactions_referrals_and_comments_reach_the_accounts_subscribers_only() {
     s.admin(&["channel", "connect", "--business", &other.business, "--channel", "photoapp", "--account-id", "acct-other", "--username", "other"]);
     let rx = Receiver::start();
     let events = ["photoapp.message.reaction", "photoapp.message.referral", "photoapp.comment.received"];
-    let sub = s.as_key(&t.key).fresh().post(
-        "/api/v1/webhook-subscriptions",
-        &json!({"businessId": biz, "channel": "photoapp", "providerAccountId": ACCOUNT, "callbackUrl": rx.url(), "events": events, "externalAutomation": true}),
-    );
+    let sub = s
+        .as_key(&t.key)
+        .fresh()
+        .post("/api/v1/webhook-subscriptions", &json!({"businessId": biz, "channel": "photoapp", "providerAccountId": ACCOUNT, "callbackUrl": rx.url(), "events": events, "externalAutomation": true}));
     let secret = sub.assert_ok(201)["signingSecret"].as_str().unwrap().to_string();
     let theirs = Receiver::start();
     s.as_key(&other.key)

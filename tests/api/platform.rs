@@ -231,10 +231,7 @@ fn idempotency_replays_conflicts_and_rejects_bad_keys() {
     let first = s.as_key(&t.key).idem("create-ada-1").post("/api/v1/contacts", &body);
     let id = first.assert_ok(201)["contact"]["id"].as_str().unwrap().to_string();
     // Same key, same body with other key order and spacing: the original answer.
-    let reordered = format!(
-        "{{ \"categoryIds\": [\"{cat}\"],\n \"mobile\": \"+447700900001\", \"name\": \"Ada\", \"businessId\": \"{}\" }}",
-        t.business
-    );
+    let reordered = format!("{{ \"categoryIds\": [\"{cat}\"],\n \"mobile\": \"+447700900001\", \"name\": \"Ada\", \"businessId\": \"{}\" }}", t.business);
     let again = s.as_key(&t.key).idem("create-ada-1").send("POST", "/api/v1/contacts", Some(reordered));
     assert_eq!(again.status, 201);
     assert!(again.replayed);
@@ -276,9 +273,7 @@ fn fifty_parallel_identical_requests_create_one_contact() {
     let cat = category(&s, &t, "Leads");
     let body = contact_body(&t.business, "+447700900777", &cat);
     let results: Vec<Resp> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..50)
-            .map(|_| scope.spawn(|| s.as_key(&t.key).idem("same-key-50").post("/api/v1/contacts", &body)))
-            .collect();
+        let handles: Vec<_> = (0..50).map(|_| scope.spawn(|| s.as_key(&t.key).idem("same-key-50").post("/api/v1/contacts", &body))).collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let ids: std::collections::HashSet<String> = results
@@ -474,14 +469,25 @@ fn metrics_on_their_own_listener_with_webhook_outcomes_and_ingestion_rows() {
     s.admin(&["channel", "connect", "--business", &t.business, "--channel", "chatapp", "--phone-number-id", "pn-m2"]);
     let rx = Receiver::start();
     rx.script(vec![Reply::Status(500)]);
-    s.as_key(&t.key).post("/api/v1/webhook-subscriptions", &json!({"businessId": t.business, "channel": "chatapp", "phoneNumberId": "pn-m2",
-        "callbackUrl": rx.url(), "events": ["chatapp.message.received"], "externalAutomation": true})).assert_ok(201);
+    s.as_key(&t.key)
+        .post(
+            "/api/v1/webhook-subscriptions",
+            &json!({"businessId": t.business, "channel": "chatapp", "phoneNumberId": "pn-m2",
+        "callbackUrl": rx.url(), "events": ["chatapp.message.received"], "externalAutomation": true}),
+        )
+        .assert_ok(201);
     s.admin(&["sandbox", "inbound", "--phone-number-id", "pn-m2", "--from", "+15550002222", "--text", "hi"]);
     rx.wait_for(2);
     let src = s.as_key(&t.key).fresh().post("/api/v1/data-sources", &json!({"businessId": t.business, "name": "P", "class": "structured", "kind": "table"}));
     let src = src.assert_ok(201)["dataSource"]["id"].as_str().unwrap().to_string();
-    s.as_key(&t.key).fresh().post("/api/v1/data-sources/upload", &json!({"businessId": t.business, "dataSourceId": src, "fileName": "p.csv",
-        "format": "csv", "contentBase64": b64(b"sku,price\nA,1\nB,2\nC,3\n")})).assert_ok(202);
+    s.as_key(&t.key)
+        .fresh()
+        .post(
+            "/api/v1/data-sources/upload",
+            &json!({"businessId": t.business, "dataSourceId": src, "fileName": "p.csv",
+        "format": "csv", "contentBase64": b64(b"sku,price\nA,1\nB,2\nC,3\n")}),
+        )
+        .assert_ok(202);
     let text = poll("webhook outcomes and ingestion rows", || {
         let text = scrape();
         (text.contains("switchboard_webhook_attempts_total{outcome=\"5xx\"} 1")
@@ -506,10 +512,7 @@ fn text_with_a_nul_character_is_refused_never_shortened() {
     assert_eq!(listed.assert_ok(200)["categories"], json!([]));
     // Nested fields and query parameters alike.
     let cat = category(&s, &t, "Plain");
-    let r = s.as_key(&t.key).fresh().post(
-        "/api/v1/contacts",
-        &json!({"businessId": t.business, "name": "Ada", "mobile": "+15550009999", "categoryIds": [cat], "fields": {"note": "x\u{0}y"}}),
-    );
+    let r = s.as_key(&t.key).fresh().post("/api/v1/contacts", &json!({"businessId": t.business, "name": "Ada", "mobile": "+15550009999", "categoryIds": [cat], "fields": {"note": "x\u{0}y"}}));
     assert_eq!((r.status, r.code()), (400, "nul_character"), "{}", r.text);
     assert!(r.message().contains("`fields.note`"), "{}", r.text);
     let r = s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}&search=%00", t.business));

@@ -343,11 +343,7 @@ fn the_kit_template_builds_with_one_command_into_a_plugin_that_serves_a_business
     let manifest = kit.join("template/plugin.toml");
     let text = std::fs::read_to_string(&manifest).unwrap().replace("allowed_hosts = []", &format!("allowed_hosts = [\"localhost:{}\"]", rx.port));
     std::fs::write(&manifest, text).unwrap();
-    let out = Command::new(kit.join("template/build.sh"))
-        .env("CARGO_TARGET_DIR", repo.join("target/kit-template"))
-        .env("SWITCHBOARD", BIN)
-        .output()
-        .unwrap();
+    let out = Command::new(kit.join("template/build.sh")).env("CARGO_TARGET_DIR", repo.join("target/kit-template")).env("SWITCHBOARD", BIN).output().unwrap();
     assert!(out.status.success(), "build.sh failed: {}", String::from_utf8_lossy(&out.stderr));
     let checked: Value = serde_json::from_slice(out.stdout.split(|b| *b == b'\n').rfind(|l| l.starts_with(b"{")).unwrap()).unwrap();
     assert_eq!((checked["ok"].clone(), checked["name"].clone()), (json!(true), json!("my-plugin")));
@@ -383,14 +379,33 @@ fn a_business_chooses_a_carrier_plugin_and_its_calls_wait_until_it_is_loaded() {
         let t = tenant(&data.0, "all");
         admin(&data.0, &["voice", "configure", "--business", &t.business, "--lines", "1"]);
         admin(&data.0, &["credits", "add", "--business", &t.business, "--microcredits", "5000000"]);
-        let agent = s.as_key(&t.key).fresh().post("/api/v1/agents", &json!({"businessId": t.business, "channel": "voice", "name": name, "instructions": "Confirm the appointment.", "voiceSettings": {"firstGreeting": "Hello."}}));
+        let agent = s
+            .as_key(&t.key)
+            .fresh()
+            .post("/api/v1/agents", &json!({"businessId": t.business, "channel": "voice", "name": name, "instructions": "Confirm the appointment.", "voiceSettings": {"firstGreeting": "Hello."}}));
         let agent = agent.assert_ok(201)["agent"]["id"].as_str().unwrap().to_string();
         (t, agent)
     };
     let (a, agent_a) = caller("A");
     let (b, agent_b) = caller("B");
     let out = Command::new(BIN)
-        .args(["admin", "--data-dir", data.0.to_str().unwrap(), "provider", "use", "--business", &a.business, "--interface", "carrier", "--plugin", "acme-voice", "--plugin-dir", staged.to_str().unwrap(), "--setting", "step-delay-ms=5"])
+        .args([
+            "admin",
+            "--data-dir",
+            data.0.to_str().unwrap(),
+            "provider",
+            "use",
+            "--business",
+            &a.business,
+            "--interface",
+            "carrier",
+            "--plugin",
+            "acme-voice",
+            "--plugin-dir",
+            staged.to_str().unwrap(),
+            "--setting",
+            "step-delay-ms=5",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -445,7 +460,23 @@ fn a_business_chooses_an_ai_plugin_for_its_agents_replies() {
     let a = replier("pn-ai-a");
     let b = replier("pn-ai-b");
     let out = Command::new(BIN)
-        .args(["admin", "--data-dir", data.0.to_str().unwrap(), "provider", "use", "--business", &a.t.business, "--interface", "ai", "--plugin", "acme-ai", "--plugin-dir", plugins.to_str().unwrap(), "--setting", "persona=Acme bot"])
+        .args([
+            "admin",
+            "--data-dir",
+            data.0.to_str().unwrap(),
+            "provider",
+            "use",
+            "--business",
+            &a.t.business,
+            "--interface",
+            "ai",
+            "--plugin",
+            "acme-ai",
+            "--plugin-dir",
+            plugins.to_str().unwrap(),
+            "--setting",
+            "persona=Acme bot",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -105,7 +105,6 @@ impl Drop for Sqld {
     }
 }
 
-
 /// Runs `;`-separated statements at the primary at `url`; the rows as
 /// `sql()` prints them for a local data dir (`|` between values).
 pub fn sql_at(url: &str, query: &str) -> String {

@@ -56,10 +56,7 @@ fn a_hung_receiver_holds_up_only_its_own_deliveries() {
     inbound(&dir.0, "pn-healthy", "+15550007002", "to a healthy receiver");
     let got = healthy.wait_for(1);
     assert_eq!(got[0].json()["customer"]["mobileE164"], "+15550007002");
-    let sent = s
-        .as_key(&b.key)
-        .fresh()
-        .post("/api/v1/messages", &json!({"businessId": b.business, "phoneNumberId": "pn-healthy", "to": "+15550007002", "type": "text", "text": "hi"}));
+    let sent = s.as_key(&b.key).fresh().post("/api/v1/messages", &json!({"businessId": b.business, "phoneNumberId": "pn-healthy", "to": "+15550007002", "type": "text", "text": "hi"}));
     let id = sent.assert_ok(202)["messageId"].as_str().unwrap().to_string();
     poll("B's message to be sent", || {
         let d = s.as_key(&b.key).get(&format!("/api/v1/messages/{id}?businessId={}", b.business)).assert_ok(200).clone();

@@ -283,12 +283,7 @@ fn run_load(bases: &[String], t: &Tenant, category: &str, stop: &std::sync::atom
         for attempt in 0.. {
             assert!(started.elapsed() < Duration::from_secs(60), "{key} was never accepted: {:?}", load.refusals.last());
             let base = &bases[(i + attempt) % bases.len()];
-            let sent = http
-                .post(format!("{base}/api/v1/contacts"))
-                .header("authorization", format!("Bearer {}", t.key))
-                .header("idempotency-key", &key)
-                .json(&body)
-                .send();
+            let sent = http.post(format!("{base}/api/v1/contacts")).header("authorization", format!("Bearer {}", t.key)).header("idempotency-key", &key).json(&body).send();
             let Ok(r) = sent else {
                 std::thread::sleep(Duration::from_millis(20));
                 continue;
@@ -340,11 +335,8 @@ fn killed_nodes_and_a_restarted_primary_lose_nothing_and_run_nothing_twice() {
         )
         .assert_ok(201);
     // An import whose ingestion steps run while the dispatcher dies.
-    let source = nodes[1]
-        .as_key(&t.key)
-        .fresh()
-        .post("/api/v1/data-sources", &json!({"businessId": t.business, "name": "Prices", "class": "structured", "kind": "table"}))
-        .assert_ok(201)["dataSource"]["id"]
+    let source = nodes[1].as_key(&t.key).fresh().post("/api/v1/data-sources", &json!({"businessId": t.business, "name": "Prices", "class": "structured", "kind": "table"})).assert_ok(201)
+        ["dataSource"]["id"]
         .as_str()
         .unwrap()
         .to_string();
@@ -511,7 +503,8 @@ fn an_import_on_a_node_stores_what_a_single_server_stores_in_few_round_trips() {
         csv.push_str(&format!("S-{i},\"Item {i}, {note}\",\"{note}\"\n"));
     }
     let import = |s: &Server, t: &Tenant| -> String {
-        let source = s.as_key(&t.key).fresh().post("/api/v1/data-sources", &json!({"businessId": t.business, "name": "Items", "class": "structured", "kind": "table"})).assert_ok(201)["dataSource"]["id"]
+        let source = s.as_key(&t.key).fresh().post("/api/v1/data-sources", &json!({"businessId": t.business, "name": "Items", "class": "structured", "kind": "table"})).assert_ok(201)["dataSource"]
+            ["id"]
             .as_str()
             .unwrap()
             .to_string();

@@ -58,13 +58,8 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
 /// The ledger entries of `reference`: (kind, amount), in kind order (charge, release, reserve).
 fn ledger(c: &C, reference: &str) -> Vec<(String, i64)> {
     let shown = admin(&c.dir.0, &["credits", "show", "--business", &c.t.business, "--limit", "200"]);
-    let mut out: Vec<(String, i64)> = shown["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["reference"] == reference)
-        .map(|e| (e["kind"].as_str().unwrap().to_string(), e["amountMicrocredits"].as_i64().unwrap()))
-        .collect();
+    let mut out: Vec<(String, i64)> =
+        shown["entries"].as_array().unwrap().iter().filter(|e| e["reference"] == reference).map(|e| (e["kind"].as_str().unwrap().to_string(), e["amountMicrocredits"].as_i64().unwrap())).collect();
     out.sort();
     out
 }

@@ -31,17 +31,22 @@ fn the_call_context_resolves_a_contacts_declared_variables_and_nothing_else() {
     let c = Ctx { s, t, _dir: dir };
     let vip = c.post("/api/v1/contacts/categories", json!({"name": "VIP"}))["category"]["id"].as_str().unwrap().to_string();
     let other = c.post("/api/v1/contacts/categories", json!({"name": "Other"}))["category"]["id"].as_str().unwrap().to_string();
-    let ada = c.post("/api/v1/contacts", json!({"name": "Ada", "mobile": "+447700900123", "categoryIds": [vip], "fields": {"city": "London", "secret": "x"}}))["contact"]["id"]
-        .as_str().unwrap().to_string();
+    let ada =
+        c.post("/api/v1/contacts", json!({"name": "Ada", "mobile": "+447700900123", "categoryIds": [vip], "fields": {"city": "London", "secret": "x"}}))["contact"]["id"].as_str().unwrap().to_string();
     let bob = c.post("/api/v1/contacts", json!({"name": "Bob", "mobile": "+447700900124", "categoryIds": [other], "fields": {"tier": "gold"}}))["contact"]["id"].as_str().unwrap().to_string();
-    let cy = c.post("/api/v1/contacts", json!({"name": "Cy", "mobile": "+447700900125", "categoryIds": [vip], "communicationBlocked": true}))["contact"]["id"]
-        .as_str().unwrap().to_string();
+    let cy = c.post("/api/v1/contacts", json!({"name": "Cy", "mobile": "+447700900125", "categoryIds": [vip], "communicationBlocked": true}))["contact"]["id"].as_str().unwrap().to_string();
     let sources = c.s.as_key(&c.t.key).get(&format!("/api/v1/data-sources?businessId={}&limit=200", c.t.business));
     let contacts = sources.data()["dataSources"].as_array().unwrap().iter().find(|d| d["builtIn"] == true).unwrap()["id"].as_str().unwrap().to_string();
     let var = |key: &str, alias: &str| json!({"sourceId": contacts, "fieldKey": key, "alias": alias});
-    let agent = c.post("/api/v1/agents", json!({"channel": "voice", "name": "Caller", "instructions": "Confirm the appointment.",
+    let agent = c.post(
+        "/api/v1/agents",
+        json!({"channel": "voice", "name": "Caller", "instructions": "Confirm the appointment.",
         "contactCategoryIds": [vip], "dataSourceVariables": [var("name", "customerName"), var("city", "city"), var("tier", "tier")],
-        "voiceSettings": {"firstGreeting": "Hello {{customerName}}"}}))["agent"]["id"].as_str().unwrap().to_string();
+        "voiceSettings": {"firstGreeting": "Hello {{customerName}}"}}),
+    )["agent"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let plain = c.post("/api/v1/agents", json!({"channel": "voice", "name": "Plain", "instructions": "Say hello."}))["agent"]["id"].as_str().unwrap().to_string();
     let chat = c.post("/api/v1/agents", json!({"channel": "chatapp", "name": "Chat", "instructions": "Answer."}))["agent"]["id"].as_str().unwrap().to_string();
 
@@ -49,8 +54,7 @@ fn the_call_context_resolves_a_contacts_declared_variables_and_nothing_else() {
     let r = c.resolve(&c.t.key, &format!("agentId={agent}&contactId={ada}"));
     assert_eq!(r.assert_ok(200), &json!({"destination": "+447700900123", "values": {"city": "London", "customerName": "Ada"}, "contactRequired": true}));
     // A direct number: no values; whether the agent needs a contact.
-    assert_eq!(c.resolve(&c.t.key, &format!("agentId={agent}&toNumber=%2B14155550100")).assert_ok(200),
-               &json!({"destination": "+14155550100", "values": {}, "contactRequired": true}));
+    assert_eq!(c.resolve(&c.t.key, &format!("agentId={agent}&toNumber=%2B14155550100")).assert_ok(200), &json!({"destination": "+14155550100", "values": {}, "contactRequired": true}));
     assert_eq!(c.resolve(&c.t.key, &format!("agentId={plain}&toNumber=%2B14155550100")).assert_ok(200)["contactRequired"], false);
     // An agent without categories reaches any contact; without variables it shows none.
     assert_eq!(c.resolve(&c.t.key, &format!("agentId={plain}&contactId={bob}")).assert_ok(200)["values"], json!({}));
@@ -112,7 +116,9 @@ impl Calls {
     }
     fn agent_with(&self, voice_settings: Value) -> String {
         self.post("/api/v1/agents", json!({"channel": "voice", "name": "Caller", "instructions": "Confirm the appointment.", "voiceSettings": voice_settings}))["agent"]["id"]
-            .as_str().unwrap().to_string()
+            .as_str()
+            .unwrap()
+            .to_string()
     }
     fn post(&self, path: &str, mut body: Value) -> Value {
         body["businessId"] = json!(self.t.business);
@@ -195,8 +201,10 @@ fn a_call_talks_ends_and_is_charged_its_started_blocks() {
     // The money: reserved at start, charged and released at the end.
     let charged = call["chargedMicrocredits"].as_i64().unwrap();
     assert_eq!(c.balance(), (5_000_000 - charged, 0));
-    assert_eq!(c.db(&format!("SELECT kind || ':' || amount FROM credit_ledger WHERE reference = '{id}' ORDER BY id")).replace('\n', " "),
-               format!("reserve:750000 charge:{charged} release:{}", 750_000 - charged));
+    assert_eq!(
+        c.db(&format!("SELECT kind || ':' || amount FROM credit_ledger WHERE reference = '{id}' ORDER BY id")).replace('\n', " "),
+        format!("reserve:750000 charge:{charged} release:{}", 750_000 - charged)
+    );
     assert_eq!(c.db("SELECT COUNT(*) FROM calls WHERE holds_line = 1"), "0", "the line is free again");
 
     // The transcript download: the report's turns as text, an attachment.
@@ -281,16 +289,27 @@ fn starts_are_refused_clearly_and_write_nothing() {
     let vip = c.post("/api/v1/contacts/categories", json!({"name": "VIP"}))["category"]["id"].as_str().unwrap().to_string();
     let ada = c.post("/api/v1/contacts", json!({"name": "Ada", "mobile": "+447700900123", "categoryIds": [vip], "fields": {}}))["contact"]["id"].as_str().unwrap().to_string();
     let bob = c.post("/api/v1/contacts", json!({"name": "Bob", "mobile": "+447700900124", "categoryIds": [c.everyone], "fields": {"city": "Oslo"}}))["contact"]["id"].as_str().unwrap().to_string();
-    let cy = c.post("/api/v1/contacts", json!({"name": "Cy", "mobile": "+447700900125", "categoryIds": [vip], "communicationBlocked": true}))["contact"]["id"]
-        .as_str().unwrap().to_string();
+    let cy = c.post("/api/v1/contacts", json!({"name": "Cy", "mobile": "+447700900125", "categoryIds": [vip], "communicationBlocked": true}))["contact"]["id"].as_str().unwrap().to_string();
     let sources = c.s.as_key(&c.t.key).get(&format!("/api/v1/data-sources?businessId={}&limit=200", c.t.business));
     let contacts = sources.data()["dataSources"].as_array().unwrap().iter().find(|d| d["builtIn"] == true).unwrap()["id"].as_str().unwrap().to_string();
-    let scoped = c.post("/api/v1/agents", json!({"channel": "voice", "name": "Scoped", "instructions": "Hi.", "contactCategoryIds": [vip],
+    let scoped = c.post(
+        "/api/v1/agents",
+        json!({"channel": "voice", "name": "Scoped", "instructions": "Hi.", "contactCategoryIds": [vip],
         "dataSourceVariables": [{"sourceId": contacts, "fieldKey": "name", "alias": "customerName"}, {"sourceId": contacts, "fieldKey": "city", "alias": "city"}],
-        "voiceSettings": {"firstGreeting": "Hello {{customerName}}"}}))["agent"]["id"].as_str().unwrap().to_string();
-    let city = c.post("/api/v1/agents", json!({"channel": "voice", "name": "City", "instructions": "Hi.", "contactCategoryIds": [vip],
+        "voiceSettings": {"firstGreeting": "Hello {{customerName}}"}}),
+    )["agent"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let city = c.post(
+        "/api/v1/agents",
+        json!({"channel": "voice", "name": "City", "instructions": "Hi.", "contactCategoryIds": [vip],
         "dataSourceVariables": [{"sourceId": contacts, "fieldKey": "city", "alias": "city"}],
-        "voiceSettings": {"firstGreeting": "Hello from {{city}}"}}))["agent"]["id"].as_str().unwrap().to_string();
+        "voiceSettings": {"firstGreeting": "Hello from {{city}}"}}),
+    )["agent"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let chat = c.post("/api/v1/agents", json!({"channel": "chatapp", "name": "Chat", "instructions": "Answer."}))["agent"]["id"].as_str().unwrap().to_string();
     let archived = c.agent_with(json!({}));
     assert_eq!(c.s.as_key(&c.t.key).fresh().delete("/api/v1/agents", &json!({"businessId": c.t.business, "agentId": archived})).status, 200);
@@ -413,10 +432,12 @@ fn a_47_second_call_is_charged_three_blocks() {
 fn lines_are_never_exceeded_under_twenty_concurrent_starts() {
     let c = Calls::new(2, 50_000_000);
     let ids: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..20).map(|i| {
-            let c = &c;
-            s.spawn(move || c.call(&format!("+155500{i:02}123")))
-        }).collect();
+        let handles: Vec<_> = (0..20)
+            .map(|i| {
+                let c = &c;
+                s.spawn(move || c.call(&format!("+155500{i:02}123")))
+            })
+            .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let mut most = 0;
@@ -589,12 +610,7 @@ fn kill_9_mid_call_ends_every_call_once_with_one_charge_and_its_line_back() {
     // A new node takes over once the dead one's lease runs out.
     s = Server::start_with(&c.dir.0, &args);
     c.s = s;
-    let expect = [
-        (&connected, "completed", "system"),
-        (&cancelling, "cancelled", "operator"),
-        (&timed_out, "completed", "agent"),
-        (&queued, "completed", "agent"),
-    ];
+    let expect = [(&connected, "completed", "system"), (&cancelling, "cancelled", "operator"), (&timed_out, "completed", "agent"), (&queued, "completed", "agent")];
     for (id, status, by) in expect {
         let r = c.ended(id);
         let (s, b, _, charged) = outcome(&r);
@@ -629,9 +645,17 @@ fn silence_nudges_once_then_ends_the_call() {
 fn voice_turns_answer_from_the_agents_sources() {
     let c = Calls::new(1, 5_000_000);
     let source = c.post("/api/v1/data-sources", json!({"name": "Price list", "class": "unstructured", "kind": "text", "content": "Our prices start at 10 euros a month."}))["dataSource"]["id"]
-        .as_str().unwrap().to_string();
-    let agent = c.post("/api/v1/agents", json!({"channel": "voice", "name": "Seller", "instructions": "Answer questions about prices.", "dataSourceIds": [source],
-        "voiceSettings": {"firstGreeting": "Hello, this is Acme calling."}}))["agent"]["id"].as_str().unwrap().to_string();
+        .as_str()
+        .unwrap()
+        .to_string();
+    let agent = c.post(
+        "/api/v1/agents",
+        json!({"channel": "voice", "name": "Seller", "instructions": "Answer questions about prices.", "dataSourceIds": [source],
+        "voiceSettings": {"firstGreeting": "Hello, this is Acme calling."}}),
+    )["agent"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let r = c.start(json!({"agentId": agent, "toNumber": "+15550001234"}));
     let id = r.assert_ok(202)["callId"].as_str().unwrap().to_string();
     let r = c.ended(&id);

@@ -50,10 +50,7 @@ impl Ctx {
 }
 
 fn inbound(dir: &Path, from: &str, text: &str) -> String {
-    admin(dir, &["sandbox", "inbound", "--phone-number-id", PNID, "--from", from, "--text", text, "--name", "Ada"])["providerMessageId"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    admin(dir, &["sandbox", "inbound", "--phone-number-id", PNID, "--from", from, "--text", text, "--name", "Ada"])["providerMessageId"].as_str().unwrap().to_string()
 }
 
 #[test]

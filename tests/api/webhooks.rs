@@ -11,8 +11,7 @@ use switchboard_gateway::operations::{route, Response, RouteMatch};
 use switchboard_gateway::validate::Validator;
 
 const SUBS: &str = "/api/v1/webhook-subscriptions";
-const CHATAPP_ALL: [&str; 5] =
-    ["chatapp.message.received", "chatapp.message.sent", "chatapp.message.delivered", "chatapp.message.read", "chatapp.message.failed"];
+const CHATAPP_ALL: [&str; 5] = ["chatapp.message.received", "chatapp.message.sent", "chatapp.message.delivered", "chatapp.message.read", "chatapp.message.failed"];
 
 struct Ctx {
     s: Server,
@@ -176,10 +175,7 @@ fn create_list_update_rotate_revoke() {
     let u = c.update(&c.a, &cid, json!({"status": "active"})).assert_ok(200)["subscription"].clone();
     assert_eq!(u["status"], "active");
     // All three at once.
-    let u = c
-        .update(&c.a, &cid, json!({"callbackUrl": "http://localhost:3000/h", "events": ["chatapp.message.failed"], "status": "paused"}))
-        .assert_ok(200)["subscription"]
-        .clone();
+    let u = c.update(&c.a, &cid, json!({"callbackUrl": "http://localhost:3000/h", "events": ["chatapp.message.failed"], "status": "paused"})).assert_ok(200)["subscription"].clone();
     assert_eq!((u["callbackUrl"].as_str(), u["events"].clone(), u["status"].as_str()), (Some("http://localhost:3000/h"), json!(["chatapp.message.failed"]), Some("paused")));
     assert!(u["updatedAt"].as_str() >= chat["updatedAt"].as_str());
     assert_eq!(u["createdAt"], chat["createdAt"]);
@@ -269,12 +265,7 @@ fn bad_inputs_are_clear_4xx() {
     // Unknown event type, empty events, duplicates, wrong channel's events (schema).
     expect(c.create(&c.a, c.chatapp_body("pn-a-1", "https://h.example.com", &["chatapp.message.exploded"])), 400, "invalid_request", "events[0]");
     expect(c.create(&c.a, c.chatapp_body("pn-a-1", "https://h.example.com", &[])), 400, "invalid_request", "events");
-    expect(
-        c.create(&c.a, c.chatapp_body("pn-a-1", "https://h.example.com", &["chatapp.message.sent", "chatapp.message.sent"])),
-        400,
-        "invalid_request",
-        "events",
-    );
+    expect(c.create(&c.a, c.chatapp_body("pn-a-1", "https://h.example.com", &["chatapp.message.sent", "chatapp.message.sent"])), 400, "invalid_request", "events");
     expect(c.create(&c.a, c.chatapp_body("pn-a-1", "https://h.example.com", &["photoapp.message.seen"])), 400, "invalid_request", "events[0]");
     // externalAutomation must be true; photoapp with phoneNumberId; shape mixing.
     let mut b = c.chatapp_body("pn-a-1", "https://h.example.com", &["chatapp.message.sent"]);
@@ -286,9 +277,7 @@ fn bad_inputs_are_clear_4xx() {
     // Unconnected phone number: unknown, another business's, disconnected account.
     expect(c.create(&c.a, c.chatapp_body("pn-nope", "https://h.example.com", &["chatapp.message.sent"])), 404, "phone_number_not_connected", "pn-nope");
     expect(c.create(&c.a, c.chatapp_body("pn-b-1", "https://h.example.com", &["chatapp.message.sent"])), 404, "phone_number_not_connected", "pn-b-1");
-    let photo = |acct: &str| {
-        json!({"channel": "photoapp", "providerAccountId": acct, "callbackUrl": "https://h.example.com", "events": ["photoapp.message.sent"], "externalAutomation": true})
-    };
+    let photo = |acct: &str| json!({"channel": "photoapp", "providerAccountId": acct, "callbackUrl": "https://h.example.com", "events": ["photoapp.message.sent"], "externalAutomation": true});
     expect(c.create(&c.a, photo("ig-other")), 404, "photoapp_account_not_connected", "ig-other");
     c.connect_photoapp(&c.a, "ig-a-2"); // replaces ig-a-1
     expect(c.create(&c.a, photo("ig-a-1")), 404, "photoapp_account_not_connected", "ig-a-1");

@@ -19,19 +19,9 @@ fn concurrent_writes_commit_together_and_each_keeps_its_own_outcome() {
     command.env("RUST_LOG", "info,switchboard::pipeline=debug");
     let server = Server::spawn_command(command, &dir.0, &[], std::fs::File::create(&log).unwrap().into());
     let t = tenant(&dir.0, "all");
-    let category = server
-        .as_key(&t.key)
-        .fresh()
-        .post("/api/v1/contacts/categories", &json!({"businessId": t.business, "name": "Race"}))
-        .assert_ok(201)["category"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let category = server.as_key(&t.key).fresh().post("/api/v1/contacts/categories", &json!({"businessId": t.business, "name": "Race"})).assert_ok(201)["category"]["id"].as_str().unwrap().to_string();
 
-    let requests: Vec<(String, String)> = (0..MOBILES)
-        .flat_map(|m| ["a", "b"].map(|k| (format!("+1555{m:07}"), format!("race-{m}-{k}"))))
-        .flat_map(|r| [r.clone(), r])
-        .collect();
+    let requests: Vec<(String, String)> = (0..MOBILES).flat_map(|m| ["a", "b"].map(|k| (format!("+1555{m:07}"), format!("race-{m}-{k}")))).flat_map(|r| [r.clone(), r]).collect();
     let barrier = Arc::new(Barrier::new(requests.len()));
     let threads: Vec<_> = requests
         .into_iter()
@@ -41,13 +31,7 @@ fn concurrent_writes_commit_together_and_each_keeps_its_own_outcome() {
                 let body = json!({"businessId": business, "name": "Racer", "mobile": mobile, "categoryIds": [category]});
                 let http = reqwest::blocking::Client::new();
                 barrier.wait();
-                let r = http
-                    .post(format!("{base}/api/v1/contacts"))
-                    .bearer_auth(api_key)
-                    .header("idempotency-key", &key)
-                    .json(&body)
-                    .send()
-                    .expect("request");
+                let r = http.post(format!("{base}/api/v1/contacts")).bearer_auth(api_key).header("idempotency-key", &key).json(&body).send().expect("request");
                 let status = r.status().as_u16();
                 let body: Value = r.json().expect("json");
                 (mobile, key, status, body)
@@ -88,12 +72,6 @@ fn concurrent_writes_commit_together_and_each_keeps_its_own_outcome() {
     log_containing(&log, "write batch committed");
     std::thread::sleep(std::time::Duration::from_millis(300));
     let text = std::fs::read_to_string(&log).unwrap();
-    let biggest = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["message"] == "write batch committed")
-        .filter_map(|v| v["requests"].as_u64())
-        .max()
-        .unwrap_or(0);
+    let biggest = text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter(|v| v["message"] == "write batch committed").filter_map(|v| v["requests"].as_u64()).max().unwrap_or(0);
     assert!(biggest > 1, "no write batch held more than one request");
 }

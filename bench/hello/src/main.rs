@@ -9,10 +9,7 @@ use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
 
 async fn hello(_: Request<hyper::body::Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
-    Ok(Response::builder()
-        .header("content-type", "application/json")
-        .body(Full::new(Bytes::from_static(b"{\"data\":{\"hello\":\"world\"}}")))
-        .expect("static response"))
+    Ok(Response::builder().header("content-type", "application/json").body(Full::new(Bytes::from_static(b"{\"data\":{\"hello\":\"world\"}}"))).expect("static response"))
 }
 
 #[tokio::main(worker_threads = 2)]
@@ -24,9 +21,7 @@ async fn main() -> std::io::Result<()> {
         let (stream, _) = listener.accept().await?;
         let _ = stream.set_nodelay(true);
         tokio::spawn(async move {
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), hyper::service::service_fn(hello))
-                .await;
+            let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), hyper::service::service_fn(hello)).await;
         });
     }
 }

@@ -4,8 +4,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value as J};
-use switchboard_guest::page;
 use switchboard_guest::db::{self, Row, RowExt};
+use switchboard_guest::page;
 use switchboard_guest::{created, fail, ids, new_id, now, ok, req, Failure, HResult, Request, Success, Value};
 
 use crate::channels;
@@ -46,10 +46,7 @@ fn children(table: &str, cols: &str, biz: &str, agent_ids: &[&str]) -> HResult<H
     for chunk in agent_ids.chunks(CHUNK) {
         let mut params: Vec<Value> = vec![biz.into()];
         params.extend(chunk.iter().map(|s| Value::from(*s)));
-        let sql = format!(
-            "SELECT agent_id, {cols} FROM {table} WHERE business_id = ?1 AND agent_id IN ({}) ORDER BY agent_id, position",
-            db::placeholders(2, chunk.len())
-        );
+        let sql = format!("SELECT agent_id, {cols} FROM {table} WHERE business_id = ?1 AND agent_id IN ({}) ORDER BY agent_id, position", db::placeholders(2, chunk.len()));
         for r in db::query(&sql, &params)? {
             out.entry(r.text(0)).or_default().push(r);
         }
@@ -76,17 +73,10 @@ pub fn render(biz: &str, rows: &[Row]) -> HResult<Vec<J>> {
             let voice = r.opt_text(8).and_then(|t| serde_json::from_str::<J>(&t).ok()).filter(J::is_object);
             let voice = if channel == "voice" { voice.unwrap_or_else(|| J::Object(rules::voice_settings(None, &[]).unwrap_or_default())) } else { J::Null };
             let collect = if channel == "photoapp" { json!(r.opt_int(9).unwrap_or(1) != 0) } else { J::Null };
-            let ids_of = |m: &mut HashMap<String, Vec<Row>>| -> Vec<J> {
-                m.remove(&id).unwrap_or_default().iter().map(|c| json!(c.text(1))).collect()
-            };
+            let ids_of = |m: &mut HashMap<String, Vec<Row>>| -> Vec<J> { m.remove(&id).unwrap_or_default().iter().map(|c| json!(c.text(1))).collect() };
             let data_source_ids = ids_of(&mut sources);
             let category_ids = ids_of(&mut categories);
-            let vars: Vec<J> = variables
-                .remove(&id)
-                .unwrap_or_default()
-                .iter()
-                .map(|c| json!({"sourceId": c.text(1), "fieldKey": c.text(2), "alias": c.text(3)}))
-                .collect();
+            let vars: Vec<J> = variables.remove(&id).unwrap_or_default().iter().map(|c| json!({"sourceId": c.text(1), "fieldKey": c.text(2), "alias": c.text(3)})).collect();
             json!({
                 "id": id,
                 "businessId": biz,
@@ -215,14 +205,9 @@ fn field_exists(biz: &str, source_id: &str, built_in: bool, key: &str) -> HResul
         if key == "mobile" || key == "name" {
             return Ok(true);
         }
-        return Ok(db::query_one("SELECT 1 FROM contact_fields WHERE business_id = ?1 AND field_key = ?2", &[biz.into(), key.into()])?
-            .is_some());
+        return Ok(db::query_one("SELECT 1 FROM contact_fields WHERE business_id = ?1 AND field_key = ?2", &[biz.into(), key.into()])?.is_some());
     }
-    Ok(db::query_one(
-        "SELECT 1 FROM data_source_fields WHERE business_id = ?1 AND data_source_id = ?2 AND field_key = ?3",
-        &[biz.into(), source_id.into(), key.into()],
-    )?
-    .is_some())
+    Ok(db::query_one("SELECT 1 FROM data_source_fields WHERE business_id = ?1 AND data_source_id = ?2 AND field_key = ?3", &[biz.into(), source_id.into(), key.into()])?.is_some())
 }
 
 /// Every rule of an agent body that the schema cannot express.
@@ -232,16 +217,10 @@ fn check(biz: &str, b: AgentBody, on_update: bool) -> HResult<(Checked, Option<A
     let language_code = rules::language_code(b.language_code.as_deref()).map_err(violation)?;
     let channel = b.channel.as_str();
     if b.voice_settings.is_some() && channel != "voice" {
-        return Err(fail::validation(
-            "voice_settings_not_allowed",
-            format!("`voiceSettings` applies to voice agents only; this agent's channel is `{channel}`"),
-        ));
+        return Err(fail::validation("voice_settings_not_allowed", format!("`voiceSettings` applies to voice agents only; this agent's channel is `{channel}`")));
     }
     if b.photoapp_collect_mobile_enabled.is_some() && channel != "photoapp" {
-        return Err(fail::validation(
-            "photoapp_setting_not_allowed",
-            format!("`photoappCollectMobileEnabled` applies to photoapp agents only; this agent's channel is `{channel}`"),
-        ));
+        return Err(fail::validation("photoapp_setting_not_allowed", format!("`photoappCollectMobileEnabled` applies to photoapp agents only; this agent's channel is `{channel}`")));
     }
 
     // Data sources: unique, existing, of this business, not archived.
@@ -272,10 +251,7 @@ fn check(biz: &str, b: AgentBody, on_update: bool) -> HResult<(Checked, Option<A
     // business, a field that exists in it.
     let aliases: Vec<String> = b.data_source_variables.iter().map(|v| v.alias.clone()).collect();
     if let Some((i, alias)) = first_duplicate(&aliases) {
-        return Err(fail::validation(
-            "duplicate_alias",
-            format!("`dataSourceVariables[{i}].alias`: alias `{}` is declared twice; aliases must be unique", quote(alias, 64)),
-        ));
+        return Err(fail::validation("duplicate_alias", format!("`dataSourceVariables[{i}].alias`: alias `{}` is declared twice; aliases must be unique", quote(alias, 64))));
     }
     let mut var_sources: Vec<&str> = b.data_source_variables.iter().map(|v| v.source_id.as_str()).collect();
     var_sources.sort_unstable();
@@ -285,10 +261,7 @@ fn check(biz: &str, b: AgentBody, on_update: bool) -> HResult<(Checked, Option<A
     let mut checked_pairs: HashSet<(&str, &str)> = HashSet::new();
     for (i, v) in b.data_source_variables.iter().enumerate() {
         if !rules::is_key(&v.field_key) || !rules::is_key(&v.alias) {
-            return Err(fail::validation(
-                "invalid_variable",
-                format!("`dataSourceVariables[{i}]`: `fieldKey` and `alias` must match ^[a-zA-Z][a-zA-Z0-9_]{{0,63}}$"),
-            ));
+            return Err(fail::validation("invalid_variable", format!("`dataSourceVariables[{i}]`: `fieldKey` and `alias` must match ^[a-zA-Z][a-zA-Z0-9_]{{0,63}}$")));
         }
         let field = format!("dataSourceVariables[{i}].sourceId");
         let s = match var_found.get(&v.source_id) {
@@ -297,17 +270,11 @@ fn check(biz: &str, b: AgentBody, on_update: bool) -> HResult<(Checked, Option<A
             Some(s) => s,
         };
         if !s.structured {
-            return Err(fail::validation(
-                "data_source_not_structured",
-                format!("`{field}`: data source `{}` is unstructured; variables can only name fields of structured sources", v.source_id),
-            ));
+            return Err(fail::validation("data_source_not_structured", format!("`{field}`: data source `{}` is unstructured; variables can only name fields of structured sources", v.source_id)));
         }
         if checked_pairs.insert((v.source_id.as_str(), v.field_key.as_str())) && !field_exists(biz, &v.source_id, s.built_in, &v.field_key)? {
             let known = if s.built_in { " (Contacts fields are `mobile`, `name` and the business's contact field keys)" } else { "" };
-            return Err(fail::validation(
-                "unknown_field_key",
-                format!("`dataSourceVariables[{i}].fieldKey`: data source `{}` has no field `{}`{known}", v.source_id, v.field_key),
-            ));
+            return Err(fail::validation("unknown_field_key", format!("`dataSourceVariables[{i}].fieldKey`: data source `{}` has no field `{}`{known}", v.source_id, v.field_key)));
         }
         contact_context_required |= s.built_in;
     }
@@ -359,11 +326,7 @@ fn write_children(biz: &str, agent: &str, c: &Checked) -> HResult<()> {
     )?;
     db::execute_many(
         "INSERT INTO agent_variables (business_id, agent_id, alias, data_source_id, field_key, position) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        &c.variables
-            .iter()
-            .enumerate()
-            .map(|(i, v)| vec![biz.into(), agent.into(), v.alias.as_str().into(), v.source_id.as_str().into(), v.field_key.as_str().into(), pos(i)])
-            .collect::<Vec<_>>(),
+        &c.variables.iter().enumerate().map(|(i, v)| vec![biz.into(), agent.into(), v.alias.as_str().into(), v.source_id.as_str().into(), v.field_key.as_str().into(), pos(i)]).collect::<Vec<_>>(),
     )?;
     Ok(())
 }
@@ -443,10 +406,7 @@ pub fn update(req: &Request) -> HResult<Success> {
     let row = load_row(biz, &id)?.ok_or_else(|| agent_not_found(&id))?;
     let (current_channel, status) = (row.text(1), row.text(5));
     if body.channel != current_channel {
-        return Err(fail::conflict(
-            "channel_immutable",
-            format!("`channel` must be the agent's channel `{current_channel}`; an agent's channel cannot change (create a new agent instead)"),
-        ));
+        return Err(fail::conflict("channel_immutable", format!("`channel` must be the agent's channel `{current_channel}`; an agent's channel cannot change (create a new agent instead)")));
     }
     if status == "archived" {
         return Err(fail::conflict("agent_archived", format!("agent `{id}` is archived and can no longer be changed")));
@@ -487,10 +447,7 @@ pub fn archive(req: &Request) -> HResult<Success> {
     let row = load_row(biz, id)?.ok_or_else(|| agent_not_found(id))?;
     if row.text(5) == "active" {
         let now = now();
-        db::execute(
-            "UPDATE agents SET status = 'archived', archived_at = ?3, updated_at = ?3 WHERE business_id = ?1 AND id = ?2",
-            &[biz.into(), id.into(), now.as_str().into()],
-        )?;
+        db::execute("UPDATE agents SET status = 'archived', archived_at = ?3, updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into(), now.as_str().into()])?;
         channels::clear_agent_assignments(biz, id, &now)?;
     }
     ok(&json!({"agent": load(biz, id)?}))

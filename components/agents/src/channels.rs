@@ -38,11 +38,7 @@ fn chatapp_numbers(biz: &str) -> HResult<Vec<(String, Option<String>)>> {
 }
 
 fn chatapp_number_connected(biz: &str, phone: &str) -> HResult<bool> {
-    Ok(db::query_one(
-        "SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = 'chatapp' AND provider_id = ?2 AND status = 'connected'",
-        &[biz.into(), phone.into()],
-    )?
-    .is_some())
+    Ok(db::query_one("SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = 'chatapp' AND provider_id = ?2 AND status = 'connected'", &[biz.into(), phone.into()])?.is_some())
 }
 
 /// The connected photoapp account of the business: (providerAccountId, username).
@@ -92,10 +88,7 @@ pub fn write_assignment(biz: &str, channel: &str, target: &str, agent: Option<&s
 
 /// Unassigns an (archived) agent everywhere.
 pub fn clear_agent_assignments(biz: &str, agent: &str, now: &str) -> HResult<()> {
-    db::execute(
-        "UPDATE channel_assignments SET ai_agent_id = NULL, updated_at = ?3 WHERE business_id = ?1 AND ai_agent_id = ?2",
-        &[biz.into(), agent.into(), now.into()],
-    )?;
+    db::execute("UPDATE channel_assignments SET ai_agent_id = NULL, updated_at = ?3 WHERE business_id = ?1 AND ai_agent_id = ?2", &[biz.into(), agent.into(), now.into()])?;
     Ok(())
 }
 
@@ -117,52 +110,33 @@ pub fn resolve_target(biz: &str, channel: &str, phone: Option<&str>, account: Op
     match channel {
         "chatapp" => {
             if account.is_some() {
-                return Err(fail::validation(
-                    "provider_account_id_not_allowed",
-                    format!("`{prefix}providerAccountId` applies to photoapp only; chatapp assignments name a `{prefix}phoneNumberId`"),
-                ));
+                return Err(fail::validation("provider_account_id_not_allowed", format!("`{prefix}providerAccountId` applies to photoapp only; chatapp assignments name a `{prefix}phoneNumberId`")));
             }
             match phone {
                 Some(p) if chatapp_number_connected(biz, p)? => Ok(p.to_string()),
-                Some(p) => Err(fail::not_found(
-                    "phone_number_not_connected",
-                    format!("`{prefix}phoneNumberId` `{}` is not a connected chatapp phone number of this business", quote(p, 64)),
-                )),
+                Some(p) => Err(fail::not_found("phone_number_not_connected", format!("`{prefix}phoneNumberId` `{}` is not a connected chatapp phone number of this business", quote(p, 64)))),
                 None => {
                     let mut numbers = chatapp_numbers(biz)?;
                     match numbers.len() {
-                        0 => Err(fail::conflict(
-                            "phone_number_not_connected",
-                            "no chatapp phone number is connected to this business; connect one before assigning an agent",
-                        )),
+                        0 => Err(fail::conflict("phone_number_not_connected", "no chatapp phone number is connected to this business; connect one before assigning an agent")),
                         1 => Ok(numbers.remove(0).0),
                         // A matter of state (several numbers are connected), not of the request's shape.
-                        _ => Err(fail::conflict(
-                            "phone_number_id_required",
-                            format!("`{prefix}phoneNumberId` is required: this business has several connected chatapp phone numbers"),
-                        )),
+                        _ => Err(fail::conflict("phone_number_id_required", format!("`{prefix}phoneNumberId` is required: this business has several connected chatapp phone numbers"))),
                     }
                 }
             }
         }
         "photoapp" => {
             if phone.is_some() {
-                return Err(fail::validation(
-                    "phone_number_id_not_allowed",
-                    format!("`{prefix}phoneNumberId` applies to chatapp only; photoapp assignments name a `{prefix}providerAccountId`"),
-                ));
+                return Err(fail::validation("phone_number_id_not_allowed", format!("`{prefix}phoneNumberId` applies to chatapp only; photoapp assignments name a `{prefix}providerAccountId`")));
             }
             match (photoapp_account(biz)?, account) {
                 (Some((acct, _)), None) => Ok(acct),
                 (Some((acct, _)), Some(a)) if a == acct => Ok(acct),
-                (_, Some(a)) => Err(fail::not_found(
-                    "photoapp_account_not_connected",
-                    format!("`{prefix}providerAccountId` `{}` is not the connected photoapp account of this business", quote(a, 64)),
-                )),
-                (None, None) => Err(fail::conflict(
-                    "photoapp_account_not_connected",
-                    "no photoapp account is connected to this business; connect one before assigning an agent",
-                )),
+                (_, Some(a)) => {
+                    Err(fail::not_found("photoapp_account_not_connected", format!("`{prefix}providerAccountId` `{}` is not the connected photoapp account of this business", quote(a, 64))))
+                }
+                (None, None) => Err(fail::conflict("photoapp_account_not_connected", "no photoapp account is connected to this business; connect one before assigning an agent")),
             }
         }
         other => Err(not_supported(other)),
@@ -241,36 +215,25 @@ pub fn get_photoapp(req: &Request) -> HResult<Success> {
 pub fn disconnect_photoapp(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let now = now();
-    let connected: Vec<String> = db::query(
-        "SELECT provider_id FROM channel_connections WHERE business_id = ?1 AND channel = 'photoapp' AND status = 'connected'",
-        &[biz.into()],
-    )?
-    .iter()
-    .map(|r| r.text(0))
-    .collect();
+    let connected: Vec<String> =
+        db::query("SELECT provider_id FROM channel_connections WHERE business_id = ?1 AND channel = 'photoapp' AND status = 'connected'", &[biz.into()])?.iter().map(|r| r.text(0)).collect();
     for account in &connected {
         db::execute(
             "UPDATE channel_connections SET status = 'disconnected', token_ref = NULL, provider_assets_json = NULL, label = NULL, \
              disconnected_at = ?3, updated_at = ?3 WHERE business_id = ?1 AND channel = 'photoapp' AND provider_id = ?2",
             &[biz.into(), account.into(), now.as_str().into()],
         )?;
-        db::execute(
-            "DELETE FROM channel_assignments WHERE business_id = ?1 AND channel = 'photoapp' AND provider_id = ?2",
-            &[biz.into(), account.into()],
-        )?;
+        db::execute("DELETE FROM channel_assignments WHERE business_id = ?1 AND channel = 'photoapp' AND provider_id = ?2", &[biz.into(), account.into()])?;
     }
     ok(&photoapp_json(biz)?)
 }
 
 /// Active agents of a channel, as assignable.
 fn assignable(biz: &str, channel: &str) -> HResult<Vec<J>> {
-    Ok(db::query(
-        "SELECT id, name, reference_name, status FROM agents WHERE business_id = ?1 AND channel = ?2 AND status = 'active' ORDER BY id",
-        &[biz.into(), channel.into()],
-    )?
-    .iter()
-    .map(|r| json!({"id": r.text(0), "name": r.text(1), "referenceName": r.text(2), "status": r.text(3)}))
-    .collect())
+    Ok(db::query("SELECT id, name, reference_name, status FROM agents WHERE business_id = ?1 AND channel = ?2 AND status = 'active' ORDER BY id", &[biz.into(), channel.into()])?
+        .iter()
+        .map(|r| json!({"id": r.text(0), "name": r.text(1), "referenceName": r.text(2), "status": r.text(3)}))
+        .collect())
 }
 
 fn assignment_json(biz: &str, channel: &str, target: Option<&str>) -> HResult<J> {
@@ -299,8 +262,7 @@ fn assignment_json(biz: &str, channel: &str, target: Option<&str>) -> HResult<J>
 /// account; plus the active agents of the channel.
 pub fn get_assignment(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
-    let channel = req::query_nonempty(req, "channel")
-        .ok_or_else(|| fail::validation("invalid_query_parameter", "query parameter `channel` is required"))?;
+    let channel = req::query_nonempty(req, "channel").ok_or_else(|| fail::validation("invalid_query_parameter", "query parameter `channel` is required"))?;
     if !CHANNELS.iter().any(|c| c.0 == channel) {
         return Err(fail::validation("invalid_query_parameter", "query parameter `channel` must be one of chatapp, voice, photoapp, sms, other"));
     }
@@ -312,10 +274,7 @@ pub fn get_assignment(req: &Request) -> HResult<Success> {
         "chatapp" => match phone {
             Some(p) if chatapp_number_connected(biz, p)? => Some(p.to_string()),
             Some(p) => {
-                return Err(fail::not_found(
-                    "phone_number_not_connected",
-                    format!("query parameter `phoneNumberId` `{}` is not a connected chatapp phone number of this business", quote(p, 64)),
-                ))
+                return Err(fail::not_found("phone_number_not_connected", format!("query parameter `phoneNumberId` `{}` is not a connected chatapp phone number of this business", quote(p, 64))))
             }
             None => chatapp_numbers(biz)?.into_iter().next().map(|n| n.0),
         },
@@ -349,10 +308,7 @@ pub fn update_assignment(req: &Request) -> HResult<Success> {
     if let Some(id) = b.ai_agent_id.as_deref() {
         let row = agents::load_row(biz, id)?.ok_or_else(|| agent_not_found(id))?;
         if row.text(1) != channel {
-            return Err(fail::validation(
-                "agent_channel_mismatch",
-                format!("`aiAgentId`: agent `{id}` is a `{}` agent and cannot be assigned to channel `{channel}`", row.text(1)),
-            ));
+            return Err(fail::validation("agent_channel_mismatch", format!("`aiAgentId`: agent `{id}` is a `{}` agent and cannot be assigned to channel `{channel}`", row.text(1))));
         }
         if row.text(5) != "active" {
             return Err(fail::conflict("agent_archived", format!("`aiAgentId`: agent `{id}` is archived and cannot be assigned")));

@@ -84,10 +84,7 @@ pub fn placeholders(field: &str, text: &str) -> Result<Vec<String>, Violation> {
         };
         let inner = after[..end].trim();
         if !is_key(inner) {
-            return Err((
-                "invalid_placeholder",
-                format!("`{field}` placeholder `{{{{{}}}}}` must name a declared variable alias", quote(inner, 64)),
-            ));
+            return Err(("invalid_placeholder", format!("`{field}` placeholder `{{{{{}}}}}` must name a declared variable alias", quote(inner, 64))));
         }
         out.push(inner.to_string());
         rest = &after[end + 2..];
@@ -137,10 +134,7 @@ pub fn voice_settings(given: Option<&Map<String, Value>>, aliases: &[&str]) -> R
     if let Some(v) = given.get("backgroundNoiseLevelPercent") {
         let ok = v.as_i64().is_some_and(|n| (50..=1000).contains(&n) && n % 50 == 0);
         if !ok {
-            return Err((
-                "invalid_background_noise_level",
-                "`voiceSettings.backgroundNoiseLevelPercent` must be 50 to 1000 in steps of 50".into(),
-            ));
+            return Err(("invalid_background_noise_level", "`voiceSettings.backgroundNoiseLevelPercent` must be 50 to 1000 in steps of 50".into()));
         }
     }
     for k in ["nudgeAfterSilenceSeconds", "disconnectAfterSilenceSeconds", "maxCallDurationSeconds"] {
@@ -163,17 +157,11 @@ pub fn voice_settings(given: Option<&Map<String, Value>>, aliases: &[&str]) -> R
         };
         let words = word_count(g);
         if words > MAX_GREETING_WORDS {
-            return Err((
-                "first_greeting_too_long",
-                format!("`voiceSettings.firstGreeting` must be at most {MAX_GREETING_WORDS} words (got {words})"),
-            ));
+            return Err(("first_greeting_too_long", format!("`voiceSettings.firstGreeting` must be at most {MAX_GREETING_WORDS} words (got {words})")));
         }
         for p in placeholders("voiceSettings.firstGreeting", g)? {
             if !aliases.contains(&p.as_str()) {
-                return Err((
-                    "undeclared_placeholder",
-                    format!("`voiceSettings.firstGreeting` uses `{{{{{p}}}}}` but the agent declares no variable with alias `{p}` in `dataSourceVariables`"),
-                ));
+                return Err(("undeclared_placeholder", format!("`voiceSettings.firstGreeting` uses `{{{{{p}}}}}` but the agent declares no variable with alias `{p}` in `dataSourceVariables`")));
             }
         }
     }
@@ -192,14 +180,12 @@ pub fn voice_settings(given: Option<&Map<String, Value>>, aliases: &[&str]) -> R
 }
 
 const ADJECTIVES: [&str; 32] = [
-    "amber", "bold", "brave", "bright", "calm", "clever", "cosmic", "crisp", "eager", "fair", "gentle", "golden", "happy", "keen",
-    "kind", "lively", "lucky", "mellow", "misty", "noble", "polite", "proud", "quick", "quiet", "rapid", "silver", "steady",
-    "sunny", "swift", "tidy", "vivid", "witty",
+    "amber", "bold", "brave", "bright", "calm", "clever", "cosmic", "crisp", "eager", "fair", "gentle", "golden", "happy", "keen", "kind", "lively", "lucky", "mellow", "misty", "noble", "polite",
+    "proud", "quick", "quiet", "rapid", "silver", "steady", "sunny", "swift", "tidy", "vivid", "witty",
 ];
 const NOUNS: [&str; 32] = [
-    "badger", "beacon", "breeze", "canyon", "cedar", "comet", "falcon", "fern", "garden", "harbor", "heron", "island", "lagoon",
-    "lantern", "maple", "meadow", "otter", "pebble", "pine", "planet", "puffin", "raven", "river", "robin", "sparrow", "summit",
-    "thistle", "tiger", "valley", "willow", "wren", "zephyr",
+    "badger", "beacon", "breeze", "canyon", "cedar", "comet", "falcon", "fern", "garden", "harbor", "heron", "island", "lagoon", "lantern", "maple", "meadow", "otter", "pebble", "pine", "planet",
+    "puffin", "raven", "river", "robin", "sparrow", "summit", "thistle", "tiger", "valley", "willow", "wren", "zephyr",
 ];
 
 /// `adjective-noun-4hex` from four random bytes, e.g. `swift-heron-3fa9`.

@@ -65,15 +65,9 @@ impl Admission {
 fn candidates(c: &Candidates) -> &'static str {
     match c {
         Candidates::Contacts(_) => "SELECT lower(value) AS contact_id, MIN(CAST(key AS INTEGER)) AS pos FROM json_each(?3) GROUP BY lower(value)",
-        Candidates::Categories(_) => {
-            "SELECT DISTINCT contact_id, contact_id AS pos FROM contact_categories WHERE business_id = ?1 AND category_id IN (SELECT lower(value) FROM json_each(?3))"
-        }
-        Candidates::Outcomes(..) => {
-            "SELECT contact_id, id AS pos FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?4 AND outcome IN (SELECT value FROM json_each(?3))"
-        }
-        Candidates::Recommended(_) => {
-            "SELECT contact_id, contact_id AS pos FROM summary_assessments WHERE business_id = ?1 AND run_id = ?4 AND status = 'assessed' AND follow_up = 1"
-        }
+        Candidates::Categories(_) => "SELECT DISTINCT contact_id, contact_id AS pos FROM contact_categories WHERE business_id = ?1 AND category_id IN (SELECT lower(value) FROM json_each(?3))",
+        Candidates::Outcomes(..) => "SELECT contact_id, id AS pos FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?4 AND outcome IN (SELECT value FROM json_each(?3))",
+        Candidates::Recommended(_) => "SELECT contact_id, contact_id AS pos FROM summary_assessments WHERE business_id = ?1 AND run_id = ?4 AND status = 'assessed' AND follow_up = 1",
     }
 }
 

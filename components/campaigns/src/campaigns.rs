@@ -120,9 +120,10 @@ impl Limits {
     pub fn from_body(b: &LimitsIn) -> HResult<Limits> {
         let window = match &b.calling_window {
             None => None,
-            Some(w) => Some(Window::parse(&w.start, &w.end).ok_or_else(|| {
-                fail::validation("invalid_calling_window", "`callingWindow.start` and `callingWindow.end` must differ (a window past midnight, such as 22:00-06:00, is allowed)")
-            })?),
+            Some(w) => Some(
+                Window::parse(&w.start, &w.end)
+                    .ok_or_else(|| fail::validation("invalid_calling_window", "`callingWindow.start` and `callingWindow.end` must differ (a window past midnight, such as 22:00-06:00, is allowed)"))?,
+            ),
         };
         Ok(Limits {
             max_retries: b.max_retries.map_or(DEFAULT_MAX_RETRIES, |n| n as i64),
@@ -187,8 +188,7 @@ pub fn create(r: &Request) -> HResult<Success> {
         (Some(ids), None) => (Candidates::Contacts(ids), "contacts"),
         (None, Some(ids)) => {
             for id in ids {
-                let known = is_uuid(id)
-                    && db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.to_ascii_lowercase().into()])?.is_some();
+                let known = is_uuid(id) && db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.to_ascii_lowercase().into()])?.is_some();
                 if !known {
                     return Err(fail::not_found("category_not_found", format!("category `{}` not found", fail::quote(id, 64))));
                 }
@@ -203,15 +203,7 @@ pub fn create(r: &Request) -> HResult<Success> {
         "INSERT INTO campaigns (business_id, id, name, objective, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
         &[biz.into(), campaign_id.as_str().into(), name.into(), body.objective.trim().into(), now.as_str().into()],
     )?;
-    let iteration = insert_iteration(
-        biz,
-        &campaign_id,
-        1,
-        &it.channel,
-        &agent,
-        audience,
-        &limits,
-    )?;
+    let iteration = insert_iteration(biz, &campaign_id, 1, &it.channel, &agent, audience, &limits)?;
     let admission = audience::admit(biz, &campaign_id, &iteration, &agent, &candidates)?;
     if admission.accepted == 0 {
         return Err(fail::conflict("empty_audience", admission.why_empty()));

@@ -37,10 +37,7 @@ pub fn csv(r: &Request) -> HResult<Success> {
         let run = summaries::run(&summaries::load(biz, &campaign, &run_id)?);
         let status = run["status"].as_str().unwrap_or_default();
         if status != "completed" && status != "partial" {
-            return Err(fail::conflict(
-                "summary_run_not_finished",
-                format!("summary run {run_id} is {status}; only a completed or partial run can be exported"),
-            ));
+            return Err(fail::conflict("summary_run_not_finished", format!("summary run {run_id} is {status}; only a completed or partial run can be exported")));
         }
         record(&mut w, &mut out, &HEADER);
     }

@@ -16,12 +16,7 @@ pub fn list(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
     let id = campaign_id(r)?;
     model::current(biz, &id)?;
-    let (rows, next) = page::by_id(
-        r,
-        &format!("SELECT {ITERATION_COLUMNS} FROM campaign_iterations i WHERE i.business_id = ?1 AND i.campaign_id = ?2"),
-        vec![biz.into(), id.as_str().into()],
-        "i.id",
-    )?;
+    let (rows, next) = page::by_id(r, &format!("SELECT {ITERATION_COLUMNS} FROM campaign_iterations i WHERE i.business_id = ?1 AND i.campaign_id = ?2"), vec![biz.into(), id.as_str().into()], "i.id")?;
     let iterations = rows.iter().map(|row| model::iteration(biz, row)).collect::<Result<Vec<_>, _>>()?;
     ok(&json!({"iterations": iterations, "nextCursor": next}))
 }
@@ -69,10 +64,7 @@ pub fn create(r: &Request) -> HResult<Success> {
         (Some(o), None) => (Candidates::Outcomes(&previous, o), "outcomes"),
         (None, Some(true)) => {
             recommended_by = summaries::current_run(biz, &id)?.ok_or_else(|| {
-                fail::conflict(
-                    "summary_run_required",
-                    "an AI-recommended audience needs a completed summary run made after the campaign's last change; estimate and confirm one first",
-                )
+                fail::conflict("summary_run_required", "an AI-recommended audience needs a completed summary run made after the campaign's last change; estimate and confirm one first")
             })?;
             (Candidates::Recommended(&recommended_by), "ai_recommended")
         }
@@ -90,7 +82,7 @@ pub fn create(r: &Request) -> HResult<Success> {
         return Err(fail::conflict("empty_audience", format!("{whom}; {}", admission.why_empty())));
     }
     db::execute("UPDATE campaigns SET updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), now().into()])?;
-    let row = db::query_one(&format!("SELECT {ITERATION_COLUMNS} FROM campaign_iterations i WHERE i.business_id = ?1 AND i.id = ?2"), &[biz.into(), iteration.as_str().into()])?
-        .expect("inserted above");
+    let row =
+        db::query_one(&format!("SELECT {ITERATION_COLUMNS} FROM campaign_iterations i WHERE i.business_id = ?1 AND i.id = ?2"), &[biz.into(), iteration.as_str().into()])?.expect("inserted above");
     success(201, &json!({"iteration": model::iteration(biz, &row)?, "admission": admission.json()}))
 }

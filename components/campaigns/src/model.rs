@@ -30,10 +30,7 @@ pub fn counts(biz: &str, iteration_id: &str) -> Result<Value, Failure> {
         out.insert(o.into(), json!(0));
     }
     let mut total = 0;
-    for r in db::query(
-        "SELECT outcome, COUNT(*) FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2 GROUP BY outcome",
-        &[biz.into(), iteration_id.into()],
-    )? {
+    for r in db::query("SELECT outcome, COUNT(*) FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2 GROUP BY outcome", &[biz.into(), iteration_id.into()])? {
         total += r.int(1);
         out.insert(r.text(0), json!(r.int(1)));
     }
@@ -136,9 +133,7 @@ pub fn record_all(biz: &str, iteration_id: &str, filter: &str, outcome: &str) ->
 /// The length of a retry-delay "minute" (`serve --campaign-minute-ms`;
 /// 60,000 unless shortened for tests and demos), as `serve` stored it.
 pub fn minute_ms() -> Result<i64, Failure> {
-    Ok(db::query_one("SELECT value FROM runtime_settings WHERE name = 'campaign_minute_ms'", &[])?
-        .and_then(|r| r.text(0).parse().ok())
-        .unwrap_or(60_000))
+    Ok(db::query_one("SELECT value FROM runtime_settings WHERE name = 'campaign_minute_ms'", &[])?.and_then(|r| r.text(0).parse().ok()).unwrap_or(60_000))
 }
 
 /// A member's history, oldest first.
@@ -149,10 +144,7 @@ pub fn history(biz: &str, member_ids: &[String]) -> Result<Vec<(String, Value)>,
     let mut params: Vec<switchboard_guest::Value> = vec![biz.into()];
     params.extend(member_ids.iter().map(|m| m.as_str().into()));
     Ok(db::query(
-        &format!(
-            "SELECT member_id, outcome, occurred_at FROM campaign_member_events WHERE business_id = ?1 AND member_id IN ({}) ORDER BY member_id, seq",
-            db::placeholders(2, member_ids.len())
-        ),
+        &format!("SELECT member_id, outcome, occurred_at FROM campaign_member_events WHERE business_id = ?1 AND member_id IN ({}) ORDER BY member_id, seq", db::placeholders(2, member_ids.len())),
         &params,
     )?
     .iter()

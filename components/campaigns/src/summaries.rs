@@ -83,12 +83,7 @@ pub fn list(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
     let id = campaign_id(r)?;
     model::current(biz, &id)?;
-    let (rows, next) = page::by_id_newest_first(
-        r,
-        &format!("SELECT {RUN_COLUMNS} FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2"),
-        vec![biz.into(), id.as_str().into()],
-        "id",
-    )?;
+    let (rows, next) = page::by_id_newest_first(r, &format!("SELECT {RUN_COLUMNS} FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2"), vec![biz.into(), id.as_str().into()], "id")?;
     ok(&json!({"summaryRuns": rows.iter().map(run).collect::<Vec<_>>(), "nextCursor": next}))
 }
 
@@ -122,12 +117,9 @@ pub fn create(r: &Request) -> HResult<Success> {
 /// What the estimate was made over: the campaign's iterations and their
 /// last change. A new iteration or any change of one makes it stale.
 fn campaign_state(biz: &str, campaign: &str) -> Result<String, Failure> {
-    Ok(db::query_one(
-        "SELECT COUNT(*) || ':' || IFNULL(MAX(updated_at), '') FROM campaign_iterations WHERE business_id = ?1 AND campaign_id = ?2",
-        &[biz.into(), campaign.into()],
-    )?
-    .map(|r| r.text(0))
-    .unwrap_or_default())
+    Ok(db::query_one("SELECT COUNT(*) || ':' || IFNULL(MAX(updated_at), '') FROM campaign_iterations WHERE business_id = ?1 AND campaign_id = ?2", &[biz.into(), campaign.into()])?
+        .map(|r| r.text(0))
+        .unwrap_or_default())
 }
 
 /// The campaign's current summary run: the latest completed (or partial)
@@ -143,11 +135,7 @@ pub fn current_run(biz: &str, campaign: &str) -> Result<Option<String>, Failure>
 
 /// A run of the campaign that is queued or running, if any.
 fn in_progress(biz: &str, campaign: &str) -> Result<Option<String>, Failure> {
-    Ok(db::query_one(
-        "SELECT id FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2 AND status IN ('queued', 'running') LIMIT 1",
-        &[biz.into(), campaign.into()],
-    )?
-    .map(|r| r.text(0)))
+    Ok(db::query_one("SELECT id FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2 AND status IN ('queued', 'running') LIMIT 1", &[biz.into(), campaign.into()])?.map(|r| r.text(0)))
 }
 
 /// The business's price: (per contact, per started 1,000 characters).
@@ -161,10 +149,7 @@ fn estimate(biz: &str, campaign: &str) -> HResult<Success> {
         "SELECT sequence, status FROM campaign_iterations WHERE business_id = ?1 AND campaign_id = ?2 AND status NOT IN ('completed', 'cancelled') ORDER BY sequence LIMIT 1",
         &[biz.into(), campaign.into()],
     )? {
-        return Err(fail::conflict(
-            "iterations_not_finished",
-            format!("iteration {} is {}; a summary run is estimated once every iteration is completed or cancelled", r.int(0), r.text(1)),
-        ));
+        return Err(fail::conflict("iterations_not_finished", format!("iteration {} is {}; a summary run is estimated once every iteration is completed or cancelled", r.int(0), r.text(1))));
     }
     if let Some(running) = in_progress(biz, campaign)? {
         return Err(fail::conflict("summary_run_in_progress", format!("summary run {running} of this campaign is still processing; estimate again when it has finished")));
@@ -216,17 +201,12 @@ fn confirm(biz: &str, campaign: &str, estimate_id: &str, figure: f64) -> HResult
     let shown = run(&row);
     match shown["status"].as_str().unwrap_or_default() {
         "estimated" => {}
-        "expired" => {
-            return Err(fail::conflict("estimate_expired", format!("estimate {estimate_id} has expired (a newer estimate or its deadline); estimate again")))
-        }
+        "expired" => return Err(fail::conflict("estimate_expired", format!("estimate {estimate_id} has expired (a newer estimate or its deadline); estimate again"))),
         status => return Err(fail::conflict("estimate_already_confirmed", format!("estimate {estimate_id} was already confirmed; the run is {status}"))),
     }
     let maximum = row.int(3);
     if figure != maximum as f64 {
-        return Err(fail::conflict(
-            "maximum_charge_mismatch",
-            format!("the estimate's maximum charge is {maximum} microcredits; confirm must repeat exactly that figure"),
-        ));
+        return Err(fail::conflict("maximum_charge_mismatch", format!("the estimate's maximum charge is {maximum} microcredits; confirm must repeat exactly that figure")));
     }
     if row.text(17) != campaign_state(biz, campaign)? {
         return Err(fail::conflict("estimate_stale", "the campaign changed since this estimate (an iteration was added or changed); estimate again"));
@@ -236,10 +216,7 @@ fn confirm(biz: &str, campaign: &str, estimate_id: &str, figure: f64) -> HResult
     }
     billing::reserve_for(biz, estimate_id, maximum, "the summary run needs a reservation of its maximum charge, {amount} microcredits")?;
     let now = now();
-    db::execute(
-        "UPDATE summary_runs SET status = 'queued', confirmed_at = ?3, updated_at = ?3 WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), estimate_id.into(), now.into()],
-    )?;
+    db::execute("UPDATE summary_runs SET status = 'queued', confirmed_at = ?3, updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), estimate_id.into(), now.into()])?;
     jobs::enqueue_summarize(biz, estimate_id)?;
     ok(&json!({"summaryRun": run(&load(biz, campaign, estimate_id)?)}))
 }

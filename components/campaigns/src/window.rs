@@ -78,9 +78,7 @@ fn phone_zones() -> &'static [(&'static str, &'static str)] {
 pub fn number_zones(e164: &str) -> Option<&'static str> {
     let digits = e164.strip_prefix('+')?;
     let table = phone_zones();
-    (1..=digits.len().min(LONGEST_PREFIX))
-        .rev()
-        .find_map(|n| digits.get(..n).and_then(|p| table.binary_search_by(|(k, _)| k.cmp(&p)).ok()).map(|i| table[i].1))
+    (1..=digits.len().min(LONGEST_PREFIX)).rev().find_map(|n| digits.get(..n).and_then(|p| table.binary_search_by(|(k, _)| k.cmp(&p)).ok()).map(|i| table[i].1))
 }
 
 /// The local minute where the number decides it: every zone it may be in

@@ -66,12 +66,7 @@ pub fn api_error(status: u16, body: &[u8]) -> ProviderError {
 /// Sends a request to the API; a transport failure is transient.
 fn call(method: &str, url: String, content_type: &str, body: Vec<u8>) -> Result<Value, ProviderError> {
     let token = setting("access-token")?;
-    let req = http::Request {
-        method: method.into(),
-        url,
-        headers: vec![("authorization".into(), format!("Bearer {token}")), ("content-type".into(), content_type.into())],
-        body,
-    };
+    let req = http::Request { method: method.into(), url, headers: vec![("authorization".into(), format!("Bearer {token}")), ("content-type".into(), content_type.into())], body };
     let resp = http::send(&req).map_err(|why| error("provider_unreachable", why, true))?;
     if !(200..300).contains(&resp.status) {
         return Err(api_error(resp.status, &resp.body));

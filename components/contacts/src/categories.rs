@@ -2,8 +2,8 @@
 
 use serde::Deserialize;
 use serde_json::json;
-use switchboard_guest::page;
 use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::page;
 use switchboard_guest::{created, fail, is_uuid, new_id, now, ok, req, HResult, Request, Success, Value};
 
 use crate::fields;
@@ -23,10 +23,7 @@ struct CreateBody {
 }
 
 fn find_by_name(biz: &str, name: &str) -> HResult<Option<serde_json::Value>> {
-    let rows = db::query(
-        &format!("SELECT {CATEGORY_COLS} FROM categories WHERE business_id = ?1 AND name = ?2 COLLATE NOCASE"),
-        &[biz.into(), name.into()],
-    )?;
+    let rows = db::query(&format!("SELECT {CATEGORY_COLS} FROM categories WHERE business_id = ?1 AND name = ?2 COLLATE NOCASE"), &[biz.into(), name.into()])?;
     Ok(model::render_categories(biz, &rows)?.into_iter().next())
 }
 
@@ -41,11 +38,9 @@ pub fn create(req: &Request) -> HResult<Success> {
     }
     let id = new_id();
     let now = now();
-    db::execute_or(
-        "INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, ?3, ?4)",
-        &[id.as_str().into(), biz.into(), name.as_str().into(), now.as_str().into()],
-        || fail::conflict("category_name_exists", "a category with this `name` already exists"),
-    )?;
+    db::execute_or("INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, ?3, ?4)", &[id.as_str().into(), biz.into(), name.as_str().into(), now.as_str().into()], || {
+        fail::conflict("category_name_exists", "a category with this `name` already exists")
+    })?;
     created(&json!({"category": {"id": id, "name": name, "contactCount": 0, "createdAt": now}, "created": true}))
 }
 
@@ -65,8 +60,7 @@ pub fn delete(req: &Request) -> HResult<Success> {
     if !is_uuid(cat) {
         return Err(model::category_not_found(cat));
     }
-    let row = db::query_one("SELECT name FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), cat.into()])?
-        .ok_or_else(|| model::category_not_found(cat))?;
+    let row = db::query_one("SELECT name FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), cat.into()])?.ok_or_else(|| model::category_not_found(cat))?;
     if body.confirm_name != row.text(0) {
         return Err(fail::conflict("confirmation_mismatch", "`confirmName` must equal the category's exact current name"));
     }

@@ -2,8 +2,8 @@
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value as J};
-use switchboard_guest::page;
 use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::page;
 use switchboard_guest::{created, e164, fail, new_id, now, ok, req, HResult, Request, Success, Value};
 
 use crate::fields;
@@ -36,10 +36,7 @@ fn search_pattern(raw: &str) -> HResult<Option<String>> {
         None => (false, s.as_str()),
     };
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(fail::validation(
-            "invalid_search",
-            "query parameter `search` matches mobile numbers: digits, optionally after a leading + (URL-encode it as %2B)",
-        ));
+        return Err(fail::validation("invalid_search", "query parameter `search` matches mobile numbers: digits, optionally after a leading + (URL-encode it as %2B)"));
     }
     Ok(Some(if prefix { format!("+{digits}*") } else { format!("*{digits}*") }))
 }
@@ -59,10 +56,7 @@ pub fn list(req: &Request) -> HResult<Success> {
             return Err(model::category_not_found(cat));
         }
         params.push(cat.into());
-        sql += &format!(
-            " AND EXISTS (SELECT 1 FROM contact_categories cc WHERE cc.contact_id = c.id AND cc.category_id = ?{})",
-            params.len()
-        );
+        sql += &format!(" AND EXISTS (SELECT 1 FROM contact_categories cc WHERE cc.contact_id = c.id AND cc.category_id = ?{})", params.len());
     }
     if let Some(p) = search {
         params.push(p.into());
@@ -156,8 +150,8 @@ pub fn update(req: &Request) -> HResult<Success> {
     if body.name.is_none() && body.mobile.is_none() && body.fields.is_none() && body.category_ids.is_none() && body.communication_blocked.is_none() {
         return Err(fail::validation("empty_update", "give at least one of `name`, `mobile`, `fields`, `categoryIds`, `communicationBlocked`"));
     }
-    let row = db::query_one("SELECT mobile, name, fields_json, communication_blocked FROM contacts WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?
-        .ok_or_else(model::contact_not_found)?;
+    let row =
+        db::query_one("SELECT mobile, name, fields_json, communication_blocked FROM contacts WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?.ok_or_else(model::contact_not_found)?;
 
     let name = match &body.name {
         Some(n) => fields::contact_name(n).map_err(violation)?,
@@ -190,9 +184,7 @@ pub fn update(req: &Request) -> HResult<Success> {
     let categories = body.category_ids.as_deref().map(|ids| model::resolve_categories(biz, ids)).transpose()?;
     let blocked = body.communication_blocked.unwrap_or_else(|| row.boolean(3));
 
-    if mobile != row.text(0)
-        && db::query_one("SELECT 1 FROM contacts WHERE business_id = ?1 AND mobile = ?2 AND id <> ?3", &[biz.into(), mobile.as_str().into(), id.into()])?.is_some()
-    {
+    if mobile != row.text(0) && db::query_one("SELECT 1 FROM contacts WHERE business_id = ?1 AND mobile = ?2 AND id <> ?3", &[biz.into(), mobile.as_str().into(), id.into()])?.is_some() {
         return Err(mobile_exists());
     }
     let now = now();
@@ -238,9 +230,7 @@ pub fn delete(req: &Request) -> HResult<Success> {
             db::execute_many("DELETE FROM contacts WHERE business_id = ?1 AND id = ?2", &rows)?
         }
         (None, Some(cat)) => {
-            if !switchboard_guest::is_uuid(&cat)
-                || db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), cat.as_str().into()])?.is_none()
-            {
+            if !switchboard_guest::is_uuid(&cat) || db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), cat.as_str().into()])?.is_none() {
                 return Err(model::category_not_found(&cat));
             }
             // The IN subqueries are uncorrelated, so SQLite evaluates each once

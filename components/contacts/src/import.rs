@@ -84,20 +84,14 @@ pub fn plan(header: &Record, mobile_column: Option<&str>, name_column: Option<&s
     let find = |want: &str| headers.iter().position(|h| comparable(h) == comparable(want));
 
     let mobile = match mobile_column {
-        Some(col) => find(col).ok_or_else(|| {
-            fail::validation("missing_mobile_column", format!("the CSV header has no column `{}` (from `mobileColumn`)", fields::truncate(col, 64)))
-        })?,
-        None => headers.iter().position(|h| MOBILE_HEADERS.contains(&comparable(h).as_str())).ok_or_else(|| {
-            fail::validation(
-                "missing_mobile_column",
-                "the CSV header has no mobile column: name one `mobile`, `phone`, `phone_number` or `msisdn`, or set `mobileColumn`",
-            )
-        })?,
+        Some(col) => find(col).ok_or_else(|| fail::validation("missing_mobile_column", format!("the CSV header has no column `{}` (from `mobileColumn`)", fields::truncate(col, 64))))?,
+        None => headers
+            .iter()
+            .position(|h| MOBILE_HEADERS.contains(&comparable(h).as_str()))
+            .ok_or_else(|| fail::validation("missing_mobile_column", "the CSV header has no mobile column: name one `mobile`, `phone`, `phone_number` or `msisdn`, or set `mobileColumn`"))?,
     };
     let name = match name_column {
-        Some(col) => Some(find(col).ok_or_else(|| {
-            fail::validation("missing_name_column", format!("the CSV header has no column `{}` (from `nameColumn`)", fields::truncate(col, 64)))
-        })?),
+        Some(col) => Some(find(col).ok_or_else(|| fail::validation("missing_name_column", format!("the CSV header has no column `{}` (from `nameColumn`)", fields::truncate(col, 64))))?),
         None => find("name").filter(|i| *i != mobile),
     };
 
@@ -105,10 +99,7 @@ pub fn plan(header: &Record, mobile_column: Option<&str>, name_column: Option<&s
     // columns is refused before any per-column work.
     let custom = headers.len() - 1 - usize::from(name.is_some());
     if custom > fields::MAX_FIELDS {
-        return Err(fail::validation(
-            "too_many_columns",
-            format!("the CSV has {custom} custom field columns; at most {} are allowed", fields::MAX_FIELDS),
-        ));
+        return Err(fail::validation("too_many_columns", format!("the CSV has {custom} custom field columns; at most {} are allowed", fields::MAX_FIELDS)));
     }
     let mut field_cols: Vec<(usize, String)> = Vec::with_capacity(custom);
     for (i, h) in headers.iter().enumerate() {
@@ -153,12 +144,7 @@ pub struct RowError {
 
 /// Parses one data record (`row` is its 1-based record number).
 pub fn parse_row(plan: &Plan, rec: &Record, row: u64) -> Result<ImportRow, RowError> {
-    let err = |column: Option<usize>, code: &'static str, message: String| RowError {
-        row,
-        column: column.map(|c| plan.headers[c].clone()),
-        code,
-        message,
-    };
+    let err = |column: Option<usize>, code: &'static str, message: String| RowError { row, column: column.map(|c| plan.headers[c].clone()), code, message };
     if let Some(m) = rec.error {
         return Err(err(None, "malformed_csv", m.message().to_string()));
     }
@@ -169,9 +155,8 @@ pub fn parse_row(plan: &Plan, rec: &Record, row: u64) -> Result<ImportRow, RowEr
     if raw_mobile.is_empty() {
         return Err(err(Some(plan.mobile), "missing_mobile", "the mobile cell is empty".into()));
     }
-    let mobile = e164::normalize(raw_mobile).ok_or_else(|| {
-        err(Some(plan.mobile), "invalid_mobile", "mobile must be E.164: +, a digit 1-9, then 7 to 14 digits (spaces, dashes, dots and parentheses are ignored)".into())
-    })?;
+    let mobile = e164::normalize(raw_mobile)
+        .ok_or_else(|| err(Some(plan.mobile), "invalid_mobile", "mobile must be E.164: +, a digit 1-9, then 7 to 14 digits (spaces, dashes, dots and parentheses are ignored)".into()))?;
     let name = match plan.name.map(|i| rec.fields[i].trim()) {
         None | Some("") => None,
         Some(n) if n.chars().count() > fields::MAX_NAME_CHARS => {
@@ -233,13 +218,8 @@ fn flush(ctx: &Ctx, batch: &mut Vec<ImportRow>, report: &mut Report, used_keys: 
     let (params, ph) = model::in_params(ctx.biz, &mobiles);
     // Current custom fields of every mobile seen so far in this batch
     // (stored ones first); presence means "merge".
-    let mut seen: HashMap<String, Map<String, J>> = db::query(
-        &format!("SELECT mobile, fields_json FROM contacts WHERE business_id = ?1 AND mobile IN ({ph})"),
-        &params,
-    )?
-    .iter()
-    .map(|r| (r.text(0), model::parse_fields(&r.text(1))))
-    .collect();
+    let mut seen: HashMap<String, Map<String, J>> =
+        db::query(&format!("SELECT mobile, fields_json FROM contacts WHERE business_id = ?1 AND mobile IN ({ph})"), &params)?.iter().map(|r| (r.text(0), model::parse_fields(&r.text(1)))).collect();
 
     let mut inserts: Vec<Vec<Value>> = Vec::new();
     let mut updates: Vec<Vec<Value>> = Vec::new();
@@ -258,27 +238,14 @@ fn flush(ctx: &Ctx, batch: &mut Vec<ImportRow>, report: &mut Report, used_keys: 
                     });
                     continue;
                 }
-                updates.push(vec![
-                    ctx.biz.into(),
-                    row.mobile.as_str().into(),
-                    row.name.clone().into(),
-                    J::Object(merged.clone()).to_string().into(),
-                    ctx.now.as_str().into(),
-                ]);
+                updates.push(vec![ctx.biz.into(), row.mobile.as_str().into(), row.name.clone().into(), J::Object(merged.clone()).to_string().into(), ctx.now.as_str().into()]);
                 *current = merged;
                 mark_used(&row, used_keys, plan);
             }
             report.merged += 1;
         } else {
             let name = row.name.clone().unwrap_or_else(|| row.mobile.clone());
-            inserts.push(vec![
-                new_id().into(),
-                ctx.biz.into(),
-                row.mobile.as_str().into(),
-                name.into(),
-                J::Object(row.fields.clone()).to_string().into(),
-                ctx.now.as_str().into(),
-            ]);
+            inserts.push(vec![new_id().into(), ctx.biz.into(), row.mobile.as_str().into(), name.into(), J::Object(row.fields.clone()).to_string().into(), ctx.now.as_str().into()]);
             mark_used(&row, used_keys, plan);
             seen.insert(row.mobile.clone(), row.fields);
             report.created += 1;
@@ -291,10 +258,7 @@ fn flush(ctx: &Ctx, batch: &mut Vec<ImportRow>, report: &mut Report, used_keys: 
          VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?6)",
         &inserts,
     )?;
-    db::execute_many(
-        "UPDATE contacts SET name = COALESCE(?3, name), fields_json = ?4, updated_at = ?5 WHERE business_id = ?1 AND mobile = ?2",
-        &updates,
-    )?;
+    db::execute_many("UPDATE contacts SET name = COALESCE(?3, name), fields_json = ?4, updated_at = ?5 WHERE business_id = ?1 AND mobile = ?2", &updates)?;
     linked.sort_unstable();
     linked.dedup();
     contact::link_categories_by_mobile(ctx.biz, &linked, ctx.categories)?;

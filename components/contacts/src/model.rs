@@ -11,8 +11,7 @@ use switchboard_guest::{fail, is_uuid, Failure, HResult, Value};
 use crate::fields::{self, Violation};
 
 /// Columns of a contact row, in the order [`render_contacts`] reads them.
-pub const CONTACT_COLS: &str =
-    "c.id, c.mobile, c.name, c.fields_json, c.communication_blocked, c.created_at, c.updated_at";
+pub const CONTACT_COLS: &str = "c.id, c.mobile, c.name, c.fields_json, c.communication_blocked, c.created_at, c.updated_at";
 
 pub fn violation(v: Violation) -> Failure {
     fail::validation(v.0, v.1)
@@ -181,10 +180,7 @@ pub fn resolve_categories(biz: &str, ids: &[String]) -> HResult<Vec<String>> {
         return Err(category_not_found(bad));
     }
     let (params, ph) = in_params(biz, &unique);
-    let found: Vec<String> = db::query(&format!("SELECT id FROM categories WHERE business_id = ?1 AND id IN ({ph})"), &params)?
-        .iter()
-        .map(|r| r.text(0))
-        .collect();
+    let found: Vec<String> = db::query(&format!("SELECT id FROM categories WHERE business_id = ?1 AND id IN ({ph})"), &params)?.iter().map(|r| r.text(0)).collect();
     if let Some(missing) = unique.iter().find(|id| !found.contains(id)) {
         return Err(category_not_found(missing));
     }
@@ -208,13 +204,10 @@ pub fn render_categories(biz: &str, rows: &[Row]) -> HResult<Vec<J>> {
     }
     let ids: Vec<String> = rows.iter().map(|r| r.text(0)).collect();
     let (params, ph) = in_params(biz, &ids);
-    let counts: HashMap<String, i64> = db::query(
-        &format!("SELECT category_id, COUNT(*) FROM contact_categories WHERE business_id = ?1 AND category_id IN ({ph}) GROUP BY category_id"),
-        &params,
-    )?
-    .iter()
-    .map(|r| (r.text(0), r.int(1)))
-    .collect();
+    let counts: HashMap<String, i64> = db::query(&format!("SELECT category_id, COUNT(*) FROM contact_categories WHERE business_id = ?1 AND category_id IN ({ph}) GROUP BY category_id"), &params)?
+        .iter()
+        .map(|r| (r.text(0), r.int(1)))
+        .collect();
     Ok(rows
         .iter()
         .map(|r| {

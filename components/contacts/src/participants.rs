@@ -47,18 +47,14 @@ pub fn link(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let conversation = req::path_uuid(req, "participantId", "participant_not_found", "participant")?;
     let body: LinkBody = req::body(req)?;
-    let mobile = e164::normalize(&body.mobile).ok_or_else(|| {
-        fail::validation("invalid_mobile", "`mobile` must be an E.164 number: +, a digit 1-9, then 7 to 14 digits")
-    })?;
+    let mobile = e164::normalize(&body.mobile).ok_or_else(|| fail::validation("invalid_mobile", "`mobile` must be an E.164 number: +, a digit 1-9, then 7 to 14 digits"))?;
     let name = match body.name.as_deref() {
         Some(n) => fields::contact_name(n).map_err(violation)?,
         None => mobile.clone(),
     };
-    let conv = db::query_one(
-        "SELECT contact_id, phone_number_id FROM conversations WHERE business_id = ?1 AND id = ?2 AND channel = ?3",
-        &[biz.into(), conversation.into(), body.channel.as_str().into()],
-    )?
-    .ok_or_else(participant_not_found)?;
+    let conv =
+        db::query_one("SELECT contact_id, phone_number_id FROM conversations WHERE business_id = ?1 AND id = ?2 AND channel = ?3", &[biz.into(), conversation.into(), body.channel.as_str().into()])?
+            .ok_or_else(participant_not_found)?;
     let (old_contact, number) = (conv.opt_text(0), conv.opt_text(1));
     let now = now();
 
@@ -100,14 +96,8 @@ pub fn link(req: &Request) -> HResult<Success> {
             db::execute("DELETE FROM conversations WHERE business_id = ?1 AND id = ?2", &[biz.into(), conversation.into()])?;
         }
         None => {
-            db::execute(
-                "UPDATE messages SET contact_id = ?3 WHERE business_id = ?1 AND conversation_id = ?2",
-                &[biz.into(), conversation.into(), contact.as_str().into()],
-            )?;
-            db::execute(
-                "UPDATE conversations SET contact_id = ?3 WHERE business_id = ?1 AND id = ?2",
-                &[biz.into(), conversation.into(), contact.as_str().into()],
-            )?;
+            db::execute("UPDATE messages SET contact_id = ?3 WHERE business_id = ?1 AND conversation_id = ?2", &[biz.into(), conversation.into(), contact.as_str().into()])?;
+            db::execute("UPDATE conversations SET contact_id = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), conversation.into(), contact.as_str().into()])?;
         }
     }
     ok(&json!({"contactId": contact, "linkedEntries": linked}))
@@ -116,10 +106,8 @@ pub fn link(req: &Request) -> HResult<Success> {
 /// Timeline entries for every message and comment of a conversation that
 /// had no contact; returns how many.
 fn first_timeline_entries(biz: &str, conversation: &str, contact: &str) -> HResult<u64> {
-    let messages = db::query(
-        "SELECT id, channel, direction, type, text, created_at FROM messages WHERE business_id = ?1 AND conversation_id = ?2 ORDER BY created_at, id",
-        &[biz.into(), conversation.into()],
-    )?;
+    let messages =
+        db::query("SELECT id, channel, direction, type, text, created_at FROM messages WHERE business_id = ?1 AND conversation_id = ?2 ORDER BY created_at, id", &[biz.into(), conversation.into()])?;
     for m in &messages {
         let summary = json!({"messageId": m.text(0), "type": m.text(3), "text": m.opt_text(4)});
         timeline::append_message(biz, contact, &m.text(1), &m.text(2), &m.text(5), &summary)?;

@@ -14,15 +14,9 @@ use switchboard_guest::{now, HResult};
 /// version `ready`) when the source is archived or missing.
 pub fn activate(biz: &str, source_id: &str, version_id: &str) -> HResult<bool> {
     let now = now();
-    let src = db::query_one(
-        "SELECT status, fields_declared FROM data_sources WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), source_id.into()],
-    )?;
+    let src = db::query_one("SELECT status, fields_declared FROM data_sources WHERE business_id = ?1 AND id = ?2", &[biz.into(), source_id.into()])?;
     let Some(src) = src.filter(|r| r.text(0) != "archived") else {
-        db::execute(
-            "UPDATE ingestion_versions SET stage = 'ready', updated_at = ?3 WHERE business_id = ?1 AND id = ?2",
-            &[biz.into(), version_id.into(), now.as_str().into()],
-        )?;
+        db::execute("UPDATE ingestion_versions SET stage = 'ready', updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), version_id.into(), now.as_str().into()])?;
         return Ok(false);
     };
     db::execute(
@@ -35,10 +29,7 @@ pub fn activate(biz: &str, source_id: &str, version_id: &str) -> HResult<bool> {
          WHERE business_id = ?1 AND id = ?2",
         &[biz.into(), version_id.into(), now.as_str().into()],
     )?;
-    db::execute(
-        "UPDATE data_sources SET active_version_id = ?3, updated_at = ?4 WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), source_id.into(), version_id.into(), now.as_str().into()],
-    )?;
+    db::execute("UPDATE data_sources SET active_version_id = ?3, updated_at = ?4 WHERE business_id = ?1 AND id = ?2", &[biz.into(), source_id.into(), version_id.into(), now.as_str().into()])?;
     if !src.boolean(1) {
         db::execute("DELETE FROM data_source_fields WHERE business_id = ?1 AND data_source_id = ?2", &[biz.into(), source_id.into()])?;
         db::execute(

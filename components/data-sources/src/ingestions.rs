@@ -31,8 +31,7 @@ fn version(biz: &str, id: &str) -> HResult<Vec<switchboard_guest::Value>> {
     if !switchboard_guest::is_uuid(id) {
         return Err(not_found());
     }
-    db::query_one(&format!("SELECT {VCOLS} FROM ingestion_versions WHERE business_id = ?1 AND id = ?2"), &[biz.into(), id.to_ascii_lowercase().into()])?
-        .ok_or_else(not_found)
+    db::query_one(&format!("SELECT {VCOLS} FROM ingestion_versions WHERE business_id = ?1 AND id = ?2"), &[biz.into(), id.to_ascii_lowercase().into()])?.ok_or_else(not_found)
 }
 
 pub fn render(biz: &str, id: &str) -> HResult<Json> {
@@ -105,10 +104,7 @@ pub fn resolve(req: &Request) -> HResult<Success> {
     let v = version(biz, &body.ingestion_id)?;
     let (id, source_id, stage) = (v.text(0), v.text(1), v.text(3));
     if stage != "needs_review" && stage != "ready" {
-        return Err(fail::conflict(
-            "ingestion_not_resolvable",
-            format!("the ingestion is `{stage}`; only an ingestion in `needs_review` or `ready` can be resolved"),
-        ));
+        return Err(fail::conflict("ingestion_not_resolvable", format!("the ingestion is `{stage}`; only an ingestion in `needs_review` or `ready` can be resolved")));
     }
     let status = db::query_one("SELECT status FROM data_sources WHERE business_id = ?1 AND id = ?2", &[biz.into(), source_id.as_str().into()])?;
     if status.is_none_or(|s| s.text(0) == "archived") {
@@ -151,19 +147,13 @@ pub fn resolve(req: &Request) -> HResult<Success> {
     }
     let now = now();
     if changed {
-        db::execute(
-            "UPDATE ingestion_versions SET stage = 'validating', resolved = 1, updated_at = ?3 WHERE business_id = ?1 AND id = ?2",
-            &[biz.into(), id.as_str().into(), now.as_str().into()],
-        )?;
+        db::execute("UPDATE ingestion_versions SET stage = 'validating', resolved = 1, updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), now.as_str().into()])?;
         job::enqueue(biz, &DataSourcesJob::Ingest(ingest::Payload::reinterpret(&id, body.activate)))?;
     } else if body.activate {
         db::execute("UPDATE ingestion_versions SET resolved = 1 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?;
         activate(biz, &source_id, &id)?;
     } else {
-        db::execute(
-            "UPDATE ingestion_versions SET stage = 'ready', resolved = 1, updated_at = ?3 WHERE business_id = ?1 AND id = ?2",
-            &[biz.into(), id.as_str().into(), now.as_str().into()],
-        )?;
+        db::execute("UPDATE ingestion_versions SET stage = 'ready', resolved = 1, updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), now.as_str().into()])?;
     }
     ok(&render(biz, &id)?)
 }

@@ -8,9 +8,9 @@
 
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
-use switchboard_guest::{knowledge, page};
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{created, fail, is_uuid, new_id, now, ok, req, HResult, Request, Success, Value};
+use switchboard_guest::{knowledge, page};
 
 const COLS: &str = "d.id, d.name, d.description, d.class, d.kind, d.built_in, d.status, d.active_version_id, d.created_at, d.updated_at, \
      (d.content IS NOT NULL AND d.content <> ''), (SELECT v.row_count FROM ingestion_versions v WHERE v.business_id = d.business_id AND v.id = d.active_version_id)";
@@ -87,11 +87,7 @@ fn render(biz: &str, rows: &[Vec<Value>]) -> HResult<Vec<Json>> {
 /// An unstructured source's passages and, with an embeddings model, how
 /// many have a vector.
 fn retrieval(biz: &str, id: &str, embedding: bool) -> HResult<Json> {
-    let passages = db::query_one(
-        "SELECT COUNT(*) FROM knowledge_fts WHERE knowledge_fts MATCH ?1 AND business_id = ?2",
-        &[knowledge::scope_query(id, "").into(), biz.into()],
-    )?
-    .map_or(0, |r| r.int(0));
+    let passages = db::query_one("SELECT COUNT(*) FROM knowledge_fts WHERE knowledge_fts MATCH ?1 AND business_id = ?2", &[knowledge::scope_query(id, "").into(), biz.into()])?.map_or(0, |r| r.int(0));
     let embedded = if embedding {
         let n = db::query_one("SELECT COUNT(*) FROM knowledge_vectors WHERE data_source_id = ?1 AND version_id = '' AND business_id = ?2", &[id.into(), biz.into()])?;
         json!(n.map_or(0, |r| r.int(0)))
@@ -187,10 +183,7 @@ pub fn create(req: &Request) -> HResult<Success> {
             vec![biz.into(), id.as_str().into(), f.key.as_str().into(), f.label.trim().into(), f.ty.as_str().into(), (i as i64).into(), lookup.into()]
         })
         .collect();
-    db::execute_many(
-        "INSERT INTO data_source_fields (business_id, data_source_id, field_key, label, type, position, lookup) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        &rows,
-    )?;
+    db::execute_many("INSERT INTO data_source_fields (business_id, data_source_id, field_key, label, type, position, lookup) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", &rows)?;
     // An unstructured source's content is searchable by its agents from this commit on.
     let stored = db::query_one("SELECT content FROM data_sources WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?.and_then(|r| r.opt_text(0));
     if stored.is_some() {
@@ -263,10 +256,7 @@ pub fn archive(req: &Request) -> HResult<Success> {
     }
     let id = row.text(0);
     if row.text(6) != "archived" {
-        db::execute(
-            "UPDATE data_sources SET status = 'archived', updated_at = ?3 WHERE business_id = ?1 AND id = ?2",
-            &[biz.into(), id.as_str().into(), now().into()],
-        )?;
+        db::execute("UPDATE data_sources SET status = 'archived', updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), now().into()])?;
     }
     ok(&json!({"dataSource": render_one(biz, &id)?}))
 }

@@ -63,8 +63,7 @@ pub fn run(req: &Request) -> HResult<Success> {
 }
 
 fn from_base64(req: &Request, body: &Upload, b64: &str) -> HResult<Success> {
-    let size = base64::decoded_len(b64)
-        .map_err(|e| fail::validation("invalid_base64", format!("`contentBase64` is not canonical standard base64: {e}")))?;
+    let size = base64::decoded_len(b64).map_err(|e| fail::validation("invalid_base64", format!("`contentBase64` is not canonical standard base64: {e}")))?;
     if size == 0 {
         return Err(fail::validation("empty_file", "`contentBase64` decodes to an empty file"));
     }
@@ -74,8 +73,7 @@ fn from_base64(req: &Request, body: &Upload, b64: &str) -> HResult<Success> {
         let mut chunk = Vec::with_capacity(CHUNK_BYTES);
         for (seq, piece) in b64.chunks(PIECE_CHARS).enumerate() {
             chunk.clear();
-            base64::decode_piece(piece, seq + 1 == pieces, &mut chunk)
-                .map_err(|e| fail::validation("invalid_base64", format!("`contentBase64` is not canonical standard base64: {e}")))?;
+            base64::decode_piece(piece, seq + 1 == pieces, &mut chunk).map_err(|e| fail::validation("invalid_base64", format!("`contentBase64` is not canonical standard base64: {e}")))?;
             db::execute(
                 "INSERT INTO ingestion_chunks (business_id, version_id, stream, seq, data) VALUES (?1, ?2, 0, ?3, ?4)",
                 &[biz.into(), version_id.into(), (seq as i64).into(), Value::Blob(std::mem::take(&mut chunk))],
@@ -126,13 +124,7 @@ fn from_staged(req: &Request, body: &Upload, staged_id: &str) -> HResult<Success
 /// write its `ingestion_chunks` (stream 0), enqueues the ingest job and
 /// answers 202. Runs inside the request's transaction, so a failure
 /// anywhere leaves nothing behind.
-fn accept(
-    req: &Request,
-    body: &Upload,
-    size: i64,
-    chunk_size: i64,
-    store_chunks: impl FnOnce(&str, &str) -> HResult<()>,
-) -> HResult<Success> {
+fn accept(req: &Request, body: &Upload, size: i64, chunk_size: i64, store_chunks: impl FnOnce(&str, &str) -> HResult<()>) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let src = sources::find(biz, &body.data_source_id)?.ok_or_else(sources::not_found)?;
     let source_id = src.text(0);
@@ -155,11 +147,8 @@ fn accept(
     }
     let version_id = new_id();
     let now = now();
-    let number = db::query_one(
-        "SELECT COALESCE(MAX(version_number), 0) + 1 FROM ingestion_versions WHERE business_id = ?1 AND data_source_id = ?2",
-        &[biz.into(), source_id.as_str().into()],
-    )?
-    .map_or(1, |r| r.int(0));
+    let number = db::query_one("SELECT COALESCE(MAX(version_number), 0) + 1 FROM ingestion_versions WHERE business_id = ?1 AND data_source_id = ?2", &[biz.into(), source_id.as_str().into()])?
+        .map_or(1, |r| r.int(0));
     db::execute(
         "INSERT INTO ingestion_versions (id, business_id, data_source_id, version_number, file_name, format, byte_size, chunk_size, stage, created_at, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'received', ?9, ?9)",
@@ -177,10 +166,7 @@ fn accept(
     )?;
     store_chunks(biz, &version_id)?;
     job::enqueue(biz, &DataSourcesJob::Ingest(ingest::Payload::start(&version_id)))?;
-    success(
-        202,
-        &json!({"ingestionId": version_id, "dataSourceId": source_id, "versionNumber": number, "stage": "received"}),
-    )
+    success(202, &json!({"ingestionId": version_id, "dataSourceId": source_id, "versionNumber": number, "stage": "received"}))
 }
 
 #[cfg(test)]

@@ -60,20 +60,14 @@ pub struct SqlError {
 
 fn stmt_result(j: &Json) -> Result<StmtResult, String> {
     let rows = match j.get("rows").and_then(Json::as_array) {
-        Some(rows) => rows
-            .iter()
-            .map(|r| r.as_array().ok_or_else(|| "a row that is not a list".to_string())?.iter().map(from_json).collect::<Result<Vec<_>, _>>())
-            .collect::<Result<Vec<_>, _>>()?,
+        Some(rows) => rows.iter().map(|r| r.as_array().ok_or_else(|| "a row that is not a list".to_string())?.iter().map(from_json).collect::<Result<Vec<_>, _>>()).collect::<Result<Vec<_>, _>>()?,
         None => Vec::new(),
     };
     Ok(StmtResult { rows, affected: j.get("affected_row_count").and_then(Json::as_u64).unwrap_or(0) })
 }
 
 fn sql_error(j: &Json) -> SqlError {
-    SqlError {
-        code: j.get("code").and_then(Json::as_str).unwrap_or("").to_string(),
-        message: j.get("message").and_then(Json::as_str).unwrap_or("the primary refused the statement").to_string(),
-    }
+    SqlError { code: j.get("code").and_then(Json::as_str).unwrap_or("").to_string(), message: j.get("message").and_then(Json::as_str).unwrap_or("the primary refused the statement").to_string() }
 }
 
 /// The request that runs `steps` in order (a `batch` with `ok`

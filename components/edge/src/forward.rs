@@ -87,9 +87,7 @@ pub enum Forwarded {
 
 /// The write node could not be reached: nothing was sent, nothing written.
 fn unreachable() -> Failure {
-    Failure::new(503, "upstream", "write_node_unavailable", "the node that runs this request cannot be reached; nothing was done, retry shortly")
-        .retryable(true)
-        .with_header("Retry-After", "1".into())
+    Failure::new(503, "upstream", "write_node_unavailable", "the node that runs this request cannot be reached; nothing was done, retry shortly").retryable(true).with_header("Retry-After", "1".into())
 }
 
 /// Sent, and no answer came back: the change may or may not have been made.
@@ -117,9 +115,17 @@ fn too_late() -> Failure {
 fn connect_failed(e: &ErrorCode) -> bool {
     matches!(
         e,
-        ErrorCode::DnsTimeout | ErrorCode::DnsError(_) | ErrorCode::DestinationNotFound | ErrorCode::DestinationUnavailable | ErrorCode::DestinationIpProhibited
-            | ErrorCode::DestinationIpUnroutable | ErrorCode::ConnectionRefused | ErrorCode::ConnectionTimeout | ErrorCode::TlsProtocolError
-            | ErrorCode::TlsCertificateError | ErrorCode::TlsAlertReceived(_)
+        ErrorCode::DnsTimeout
+            | ErrorCode::DnsError(_)
+            | ErrorCode::DestinationNotFound
+            | ErrorCode::DestinationUnavailable
+            | ErrorCode::DestinationIpProhibited
+            | ErrorCode::DestinationIpUnroutable
+            | ErrorCode::ConnectionRefused
+            | ErrorCode::ConnectionTimeout
+            | ErrorCode::TlsProtocolError
+            | ErrorCode::TlsCertificateError
+            | ErrorCode::TlsAlertReceived(_)
     )
 }
 

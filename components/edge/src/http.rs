@@ -86,13 +86,7 @@ fn answer(request: &IncomingRequest, request_id: &str, deadline: u64) -> (Answer
     };
     let idempotency_key = match header(&headers, "idempotency-key") {
         Some(Err(())) => {
-            return (
-                Answer::Whole(Reply::failure(
-                    &Failure::validation("invalid_idempotency_key", "Idempotency-Key may contain only visible ASCII characters (0x21 to 0x7E)"),
-                    request_id,
-                )),
-                false,
-            )
+            return (Answer::Whole(Reply::failure(&Failure::validation("invalid_idempotency_key", "Idempotency-Key may contain only visible ASCII characters (0x21 to 0x7E)"), request_id)), false)
         }
         other => other.and_then(Result::ok),
     };
@@ -195,12 +189,7 @@ pub fn send(reply: Reply, request_id: &str) {
 /// A raw answer: the first piece, then each next piece pulled from the
 /// area on the read's snapshot. A piece that fails ends the body without
 /// finishing it, so the client sees a broken transfer, never a short file.
-fn download(
-    status: u16,
-    first: switchboard_guest::bindings::switchboard::platform::types::BodyPiece,
-    mut rest: Option<(switchboard_guest::Request, crate::Handle)>,
-    request_id: &str,
-) {
+fn download(status: u16, first: switchboard_guest::bindings::switchboard::platform::types::BodyPiece, mut rest: Option<(switchboard_guest::Request, crate::Handle)>, request_id: &str) {
     let mut extra = Vec::new();
     if let Some(cd) = &first.content_disposition {
         extra.push(("content-disposition", cd.clone()));

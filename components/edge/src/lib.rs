@@ -80,7 +80,11 @@ pub enum Answer {
     Whole(Reply),
     Forwarded(u16),
     /// The first piece and, when more follow, the request that pulls them.
-    Download { status: u16, first: switchboard_guest::bindings::switchboard::platform::types::BodyPiece, rest: Option<(Request, Handle)> },
+    Download {
+        status: u16,
+        first: switchboard_guest::bindings::switchboard::platform::types::BodyPiece,
+        rest: Option<(Request, Handle)>,
+    },
 }
 
 /// Serves one request (everything but writing the answer).
@@ -323,12 +327,7 @@ struct Assumed {
 
 impl KeyDirectory for Assumed {
     fn find_by_hash(&self, _key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
-        Ok(Some(KeyRecord {
-            key_id: String::new(),
-            business_id: self.business_id.clone(),
-            scopes: switchboard_gateway::auth::SCOPES.iter().map(|s| s.to_string()).collect(),
-            revoked: false,
-        }))
+        Ok(Some(KeyRecord { key_id: String::new(), business_id: self.business_id.clone(), scopes: switchboard_gateway::auth::SCOPES.iter().map(|s| s.to_string()).collect(), revoked: false }))
     }
     fn find_session(&self, _token_hash: &str) -> Result<Option<SessionRecord>, Failure> {
         Ok(None)
@@ -387,11 +386,7 @@ pub fn for_the_node(method: &str, path: &str) -> bool {
         return true;
     }
     match gateway().route(method, path) {
-        Ok((op, _)) => {
-            op.method.is_mutation()
-                || area(op.component).is_none()
-                || (settings().reads_at_node && op.business_in != switchboard_gateway::operations::BusinessIn::Public)
-        }
+        Ok((op, _)) => op.method.is_mutation() || area(op.component).is_none() || (settings().reads_at_node && op.business_in != switchboard_gateway::operations::BusinessIn::Public),
         // No route: answered here (404, 405).
         Err(_) => false,
     }
@@ -458,7 +453,8 @@ fn write(a: &Admitted, req: Request, handle: Handle, request_id: &str) -> Reply 
         if matches!(&result, Ok(s) if s.body.is_some()) {
             // Downloads are reads (see the host's pipeline).
             log_error(&format!("requestId={request_id} {} (a mutation) answered with a raw body piece", a.op.id));
-            result = Err(switchboard_guest::Failure { status: 500, code: "internal_error".into(), message: "the handler produced an invalid answer".into(), category: "internal".into(), retryable: false });
+            result =
+                Err(switchboard_guest::Failure { status: 500, code: "internal_error".into(), message: "the handler produced an invalid answer".into(), category: "internal".into(), retryable: false });
         }
         (tx, render(a, result, request_id))
     });

@@ -8,19 +8,12 @@
 /// True when `s` already is canonical E.164: `+`, a digit 1-9, then 7-14 digits.
 pub fn is_e164(s: &str) -> bool {
     let b = s.as_bytes();
-    b.len() >= 9
-        && b.len() <= 16
-        && b[0] == b'+'
-        && (b'1'..=b'9').contains(&b[1])
-        && b[2..].iter().all(u8::is_ascii_digit)
+    b.len() >= 9 && b.len() <= 16 && b[0] == b'+' && (b'1'..=b'9').contains(&b[1]) && b[2..].iter().all(u8::is_ascii_digit)
 }
 
 /// Removes the separators people type inside phone numbers.
 pub fn strip_separators(input: &str) -> String {
-    input
-        .chars()
-        .filter(|c| !(c.is_whitespace() || matches!(c, '-' | '.' | '(' | ')' | '\u{2010}'..='\u{2015}')))
-        .collect()
+    input.chars().filter(|c| !(c.is_whitespace() || matches!(c, '-' | '.' | '(' | ')' | '\u{2010}'..='\u{2015}'))).collect()
 }
 
 /// Normalises `input` to canonical E.164, or `None` if it is not a valid number.

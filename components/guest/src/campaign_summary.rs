@@ -32,15 +32,7 @@ pub fn memberships(biz: &str, contact: &str, campaign: &str) -> Result<Vec<Membe
         &[biz.into(), contact.into(), campaign.into()],
     )?
     .iter()
-    .map(|r| Membership {
-        iteration_id: r.text(0),
-        sequence: r.int(1),
-        channel: r.text(2),
-        outcome: r.text(3),
-        attempts: r.int(4),
-        message_id: r.opt_text(5),
-        ended_at: r.opt_text(6),
-    })
+    .map(|r| Membership { iteration_id: r.text(0), sequence: r.int(1), channel: r.text(2), outcome: r.text(3), attempts: r.int(4), message_id: r.opt_text(5), ended_at: r.opt_text(6) })
     .collect())
 }
 

@@ -22,14 +22,17 @@ pub struct Contact {
 
 /// The contact of (`biz`, `mobile`), if any.
 pub fn find(biz: &str, mobile: &str) -> Result<Option<Contact>, Failure> {
-    Ok(db::query_one("SELECT id, name, communication_blocked FROM contacts WHERE business_id = ?1 AND mobile = ?2", &[biz.into(), mobile.into()])?
-        .map(|r| Contact { id: r.text(0), name: r.text(1), blocked: r.boolean(2), created: false }))
+    Ok(db::query_one("SELECT id, name, communication_blocked FROM contacts WHERE business_id = ?1 AND mobile = ?2", &[biz.into(), mobile.into()])?.map(|r| Contact {
+        id: r.text(0),
+        name: r.text(1),
+        blocked: r.boolean(2),
+        created: false,
+    }))
 }
 
 /// True when communication with contact `id` is blocked.
 pub fn blocked(biz: &str, id: &str) -> Result<bool, Failure> {
-    Ok(db::query_one("SELECT communication_blocked FROM contacts WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?
-        .is_some_and(|r| r.boolean(0)))
+    Ok(db::query_one("SELECT communication_blocked FROM contacts WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?.is_some_and(|r| r.boolean(0)))
 }
 
 /// The contact of (`biz`, `mobile`), created with `name` and `category` when missing.
@@ -54,10 +57,7 @@ pub fn category_id(biz: &str, name: &str, now: &str) -> Result<String, Failure> 
     if let Some(r) = find()? {
         return Ok(r.text(0));
     }
-    db::execute(
-        "INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
-        &[new_id().into(), biz.into(), name.into(), now.into()],
-    )?;
+    db::execute("INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING", &[new_id().into(), biz.into(), name.into(), now.into()])?;
     Ok(find()?.expect("category exists after insert").text(0))
 }
 

@@ -56,9 +56,7 @@ impl Cursor {
 
     /// Like [`Cursor::decode`] but as a request failure.
     pub fn parse(s: &str) -> Result<Cursor, Failure> {
-        Cursor::decode(s).ok_or_else(|| {
-            fail::validation("invalid_cursor", "query parameter `cursor` is not a valid cursor; pass the `nextCursor` of a previous page unchanged")
-        })
+        Cursor::decode(s).ok_or_else(|| fail::validation("invalid_cursor", "query parameter `cursor` is not a valid cursor; pass the `nextCursor` of a previous page unchanged"))
     }
 }
 
@@ -106,8 +104,17 @@ mod tests {
 
     #[test]
     fn invalid() {
-        for bad in ["", "not a cursor", "key~not-a-uuid", &format!("~{ID}"), &format!("yesterday~{ID}"), &"A".repeat(600),
-                    &ID.to_ascii_uppercase(), &format!("2024-05-01T10:00:00.Z~{ID}"), &format!("2024-05-01 10:00:00Z~{ID}")] {
+        for bad in [
+            "",
+            "not a cursor",
+            "key~not-a-uuid",
+            &format!("~{ID}"),
+            &format!("yesterday~{ID}"),
+            &"A".repeat(600),
+            &ID.to_ascii_uppercase(),
+            &format!("2024-05-01T10:00:00.Z~{ID}"),
+            &format!("2024-05-01 10:00:00Z~{ID}"),
+        ] {
             assert!(Cursor::decode(bad).is_none(), "{bad}");
         }
     }

@@ -29,16 +29,7 @@ pub const PIECE_BYTES: usize = 256 << 10;
 /// the first piece only (later pieces may repeat them); `next_cursor` is
 /// `None` on the last piece.
 pub fn piece(content_type: &str, disposition: Option<&str>, bytes: Vec<u8>, next_cursor: Option<String>) -> HResult<Success> {
-    Ok(Success {
-        status: 200,
-        data_json: String::new(),
-        body: Some(BodyPiece {
-            content_type: content_type.to_string(),
-            content_disposition: disposition.map(String::from),
-            bytes,
-            next_cursor,
-        }),
-    })
+    Ok(Success { status: 200, data_json: String::new(), body: Some(BodyPiece { content_type: content_type.to_string(), content_disposition: disposition.map(String::from), bytes, next_cursor }) })
 }
 
 /// The cursor the host passes when it asks for a later piece; `None` on the

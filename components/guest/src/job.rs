@@ -41,9 +41,7 @@ pub trait AreaJob: Serialize + DeserializeOwned {
 
     /// The kind name and the payload JSON, as stored in the `jobs` row.
     fn to_row(&self) -> (String, String) {
-        let Value::Object(mut tagged) = serde_json::to_value(self).expect("a job kind serialises") else {
-            panic!("an AreaJob must be an enum tagged `kind` with content `payload`")
-        };
+        let Value::Object(mut tagged) = serde_json::to_value(self).expect("a job kind serialises") else { panic!("an AreaJob must be an enum tagged `kind` with content `payload`") };
         let kind = match tagged.shift_remove("kind") {
             Some(Value::String(k)) => k,
             _ => panic!("an AreaJob must be an enum tagged `kind` with content `payload`"),

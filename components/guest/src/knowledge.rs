@@ -68,12 +68,10 @@ pub struct Passage {
 }
 
 const STOPWORDS: &[&str] = &[
-    "the", "and", "for", "are", "but", "not", "you", "your", "yours", "all", "any", "can", "had", "has", "have", "her", "was", "one", "our", "out",
-    "what", "when", "where", "which", "who", "whom", "why", "how", "this", "that", "these", "those", "with", "from", "into", "about", "there",
-    "their", "them", "they", "then", "than", "been", "being", "were", "will", "would", "could", "should", "does", "did", "doing", "just", "also",
-    "much", "many", "some", "such", "only", "own", "same", "too", "very", "its", "it's", "i'm", "hi", "hello", "thanks", "thank", "please",
-    "yes", "no", "me", "my", "mine", "is", "of", "to", "in", "on", "at", "by", "do", "be", "an", "or", "if", "so", "as", "up", "we", "us",
-    "tell", "more", "like", "want", "need", "know",
+    "the", "and", "for", "are", "but", "not", "you", "your", "yours", "all", "any", "can", "had", "has", "have", "her", "was", "one", "our", "out", "what", "when", "where", "which", "who", "whom",
+    "why", "how", "this", "that", "these", "those", "with", "from", "into", "about", "there", "their", "them", "they", "then", "than", "been", "being", "were", "will", "would", "could", "should",
+    "does", "did", "doing", "just", "also", "much", "many", "some", "such", "only", "own", "same", "too", "very", "its", "it's", "i'm", "hi", "hello", "thanks", "thank", "please", "yes", "no", "me",
+    "my", "mine", "is", "of", "to", "in", "on", "at", "by", "do", "be", "an", "or", "if", "so", "as", "up", "we", "us", "tell", "more", "like", "want", "need", "know",
 ];
 
 /// The FTS5 query for a customer message: its words of three or more
@@ -142,12 +140,7 @@ pub fn lookup_value(cell: &str) -> Option<String> {
 
 /// A structured row as a passage: `Header: value; …` (empty cells left out).
 pub fn row_passage<H: AsRef<str>, C: AsRef<str>>(headers: &[H], cells: &[Option<C>]) -> String {
-    headers
-        .iter()
-        .zip(cells)
-        .filter_map(|(h, c)| c.as_ref().map(|c| c.as_ref().trim()).filter(|c| !c.is_empty()).map(|c| format!("{}: {c}", h.as_ref().trim())))
-        .collect::<Vec<_>>()
-        .join("; ")
+    headers.iter().zip(cells).filter_map(|(h, c)| c.as_ref().map(|c| c.as_ref().trim()).filter(|c| !c.is_empty()).map(|c| format!("{}: {c}", h.as_ref().trim()))).collect::<Vec<_>>().join("; ")
 }
 
 /// The token that scopes a passage to its source and version: both uuids
@@ -266,8 +259,7 @@ fn nearest(biz: &str, sources: &[AgentSource], message: &str) -> Result<Vec<Pass
     let mut params: Vec<crate::Value> = vec![crate::Value::Blob(query), biz.into()];
     params.extend(scopes.iter().map(|s| s.as_str().into()));
     let within = db::placeholders(3, scopes.len());
-    let count = db::query_one(&format!("SELECT COUNT(*) FROM knowledge_vectors WHERE scope IN ({})", db::placeholders(1, scopes.len())), &params[2..])?
-        .map_or(0, |r| r.int(0));
+    let count = db::query_one(&format!("SELECT COUNT(*) FROM knowledge_vectors WHERE scope IN ({})", db::placeholders(1, scopes.len())), &params[2..])?.map_or(0, |r| r.int(0));
     if count == 0 {
         return Ok(Vec::new());
     }
@@ -378,13 +370,11 @@ impl Offered<'_> {
 fn offered<'a>(biz: &str, sources: &'a [AgentSource]) -> Result<Vec<Offered<'a>>, Failure> {
     let mut out = Vec::new();
     for source in sources.iter().filter(|s| s.structured && !s.version_id.is_empty()) {
-        let columns: Vec<OfferedColumn> = db::query(
-            "SELECT field_key, name, lookup FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position",
-            &[biz.into(), source.version_id.as_str().into()],
-        )?
-        .iter()
-        .map(|r| OfferedColumn { key: r.text(0), header: header(&r.text(1), &r.text(0)).to_string(), lookup: r.boolean(2) })
-        .collect();
+        let columns: Vec<OfferedColumn> =
+            db::query("SELECT field_key, name, lookup FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position", &[biz.into(), source.version_id.as_str().into()])?
+                .iter()
+                .map(|r| OfferedColumn { key: r.text(0), header: header(&r.text(1), &r.text(0)).to_string(), lookup: r.boolean(2) })
+                .collect();
         if columns.iter().any(|c| c.lookup) {
             out.push(Offered { source, columns });
         }
@@ -395,7 +385,11 @@ fn offered<'a>(biz: &str, sources: &'a [AgentSource]) -> Result<Vec<Offered<'a>>
 /// A column's header as passages and lookups show it: its name, or its
 /// field key when the name is blank.
 pub fn header<'a>(name: &'a str, key: &'a str) -> &'a str {
-    if name.trim().is_empty() { key } else { name }
+    if name.trim().is_empty() {
+        key
+    } else {
+        name
+    }
 }
 
 /// A lookup's rows as text, and which rows (source, version, row).
@@ -453,16 +447,11 @@ pub fn answer(biz: &str, agent_id: &str, instructions: &str, history: &[(String,
     let passages = passages(biz, agent_id, &agent_sources, asked)?;
     let instructions = format!("{instructions}{}", instructions_block(&passages));
     let offered = offered(biz, &agent_sources)?;
-    let sources: Vec<ai::LookupSource> =
-        offered.iter().map(|o| ai::LookupSource { name: o.source.name.clone(), fields: o.lookup_fields() }).collect();
+    let sources: Vec<ai::LookupSource> = offered.iter().map(|o| ai::LookupSource { name: o.source.name.clone(), fields: o.lookup_fields() }).collect();
     let mut done: Vec<(ai::Lookup, String)> = Vec::new();
     let mut rows = Vec::new();
     loop {
-        let reply = if sources.is_empty() || done.len() >= MAX_LOOKUPS {
-            ai::complete(&instructions, history).map(ai::Answer::Text)
-        } else {
-            ai::respond(&instructions, history, &sources, &done)
-        };
+        let reply = if sources.is_empty() || done.len() >= MAX_LOOKUPS { ai::complete(&instructions, history).map(ai::Answer::Text) } else { ai::respond(&instructions, history, &sources, &done) };
         match reply {
             Err(e) => return Ok(Err(e)),
             Ok(ai::Answer::Text(text)) => return Ok(Ok(Grounded { text, used: used_json(&passages, &rows) })),

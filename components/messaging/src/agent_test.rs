@@ -99,19 +99,14 @@ pub fn say(req: &Request) -> HResult<Success> {
         None => variables(biz, user, &agent.id)?,
     };
     let vars_json = serde_json::to_string(&variables).unwrap_or_else(|_| "{}".into());
-    let started = db::query_one(
-        "SELECT 1 FROM agent_test_messages WHERE business_id = ?1 AND user_id = ?2 AND agent_id = ?3 LIMIT 1",
-        &[biz.into(), user.into(), agent.id.as_str().into()],
-    )?
-    .is_some();
+    let started = db::query_one("SELECT 1 FROM agent_test_messages WHERE business_id = ?1 AND user_id = ?2 AND agent_id = ?3 LIMIT 1", &[biz.into(), user.into(), agent.id.as_str().into()])?.is_some();
     let at = now();
     // A voice call opens with the agent's greeting (the call's variables
     // filled in), before the customer says anything.
     if !started && agent.channel == "voice" {
         if let Some(template) = runtime::greeting_template(&agent.settings) {
-            let greeting = runtime::fill(&template, &variables).map_err(|alias| {
-                fail::conflict("variable_missing", format!("the greeting uses `{{{{{alias}}}}}`: give it a value in `testVariables`"))
-            })?;
+            let greeting =
+                runtime::fill(&template, &variables).map_err(|alias| fail::conflict("variable_missing", format!("the greeting uses `{{{{{alias}}}}}`: give it a value in `testVariables`")))?;
             insert(biz, user, &agent.id, "assistant", Some(&greeting), "done", None, &at)?;
         }
     }
@@ -135,10 +130,7 @@ pub fn reset(req: &Request) -> HResult<Success> {
     let user = caller(req)?;
     let agent = agent(biz, agent_id(req)?)?;
     // A reply still pending finds its turn gone and ends quietly.
-    db::execute(
-        "DELETE FROM agent_test_messages WHERE business_id = ?1 AND user_id = ?2 AND agent_id = ?3",
-        &[biz.into(), user.into(), agent.id.as_str().into()],
-    )?;
+    db::execute("DELETE FROM agent_test_messages WHERE business_id = ?1 AND user_id = ?2 AND agent_id = ?3", &[biz.into(), user.into(), agent.id.as_str().into()])?;
     success(200, &conversation(biz, user, &agent)?)
 }
 
@@ -148,17 +140,10 @@ fn check_variables(biz: &str, agent: &Agent, given: &BTreeMap<String, String>) -
     if given.is_empty() {
         return Ok(());
     }
-    let declared: Vec<String> =
-        db::query("SELECT alias FROM agent_variables WHERE business_id = ?1 AND agent_id = ?2", &[biz.into(), agent.id.as_str().into()])?
-            .iter()
-            .map(|r| r.text(0))
-            .collect();
+    let declared: Vec<String> = db::query("SELECT alias FROM agent_variables WHERE business_id = ?1 AND agent_id = ?2", &[biz.into(), agent.id.as_str().into()])?.iter().map(|r| r.text(0)).collect();
     for alias in given.keys() {
         if !declared.contains(alias) {
-            return Err(fail::validation(
-                "test_variable_not_declared",
-                format!("`testVariables.{}`: the agent declares no variable of that alias", fail::quote(alias, 64)),
-            ));
+            return Err(fail::validation("test_variable_not_declared", format!("`testVariables.{}`: the agent declares no variable of that alias", fail::quote(alias, 64))));
         }
     }
     Ok(())

@@ -87,16 +87,7 @@ pub fn store_inbound(m: &InboundText) -> Result<Option<String>, Failure> {
     let inserted = db::execute(
         "INSERT INTO messages (id, business_id, conversation_id, contact_id, channel, direction, type, text, provider_message_id, status, created_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, 'inbound', 'text', ?6, ?7, 'received', ?8) ON CONFLICT (business_id, provider_message_id) DO NOTHING",
-        &[
-            message_id.as_str().into(),
-            m.business.into(),
-            m.conversation_id.into(),
-            m.contact_id.into(),
-            m.channel.into(),
-            m.text.into(),
-            m.provider_message_id.into(),
-            m.now.into(),
-        ],
+        &[message_id.as_str().into(), m.business.into(), m.conversation_id.into(), m.contact_id.into(), m.channel.into(), m.text.into(), m.provider_message_id.into(), m.now.into()],
     )?;
     if inserted == 0 {
         return Ok(None);

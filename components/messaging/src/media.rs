@@ -45,7 +45,6 @@ pub fn magic_matches(mime: &str, bytes: &[u8]) -> bool {
     }
 }
 
-
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct UploadBody {
@@ -59,11 +58,7 @@ struct UploadBody {
 
 /// True when `id` is a connected chatapp phone number of `biz`.
 pub fn chatapp_connected(biz: &str, id: &str) -> HResult<bool> {
-    Ok(db::query_one(
-        "SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = 'chatapp' AND provider_id = ?2 AND status = 'connected'",
-        &[biz.into(), id.into()],
-    )?
-    .is_some())
+    Ok(db::query_one("SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = 'chatapp' AND provider_id = ?2 AND status = 'connected'", &[biz.into(), id.into()])?.is_some())
 }
 
 pub fn not_connected(id: &str) -> switchboard_guest::Failure {
@@ -81,9 +76,8 @@ pub fn upload(r: &Request) -> HResult<Success> {
     if b.content_base64.len() / 4 * 3 > MAX_BYTES + 2 {
         return Err(too_large());
     }
-    let bytes = decode_canonical(&b.content_base64).ok_or_else(|| {
-        fail::validation("invalid_base64", "`contentBase64` must be canonical standard base64 (RFC 4648, padded, no whitespace or line breaks)")
-    })?;
+    let bytes =
+        decode_canonical(&b.content_base64).ok_or_else(|| fail::validation("invalid_base64", "`contentBase64` must be canonical standard base64 (RFC 4648, padded, no whitespace or line breaks)"))?;
     if bytes.len() > MAX_BYTES {
         return Err(too_large());
     }

@@ -34,8 +34,8 @@ use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{e164, fail, is_uuid, now, ok, req, success, HResult, Request, Success};
 
 use crate::conversation;
-use switchboard_guest::contact;
 use crate::media::{chatapp_connected, not_connected};
+use switchboard_guest::contact;
 
 pub const CATEGORY: &str = "Outbound";
 
@@ -64,10 +64,8 @@ pub fn send(r: &Request) -> HResult<Success> {
     let b: SendBody = req::body(r)?;
     if b.channel.as_deref() == Some("photoapp") {
         let account = b.photoapp_account_id.clone().unwrap_or_default();
-        let connected = db::query_one(
-            "SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = 'photoapp' AND provider_id = ?2 AND status = 'connected'",
-            &[biz.into(), account.as_str().into()],
-        )?;
+        let connected =
+            db::query_one("SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = 'photoapp' AND provider_id = ?2 AND status = 'connected'", &[biz.into(), account.as_str().into()])?;
         if connected.is_none() {
             return Err(fail::not_found("photoapp_account_not_connected", "`photoappAccountId` is not the connected photoapp account of this business"));
         }
@@ -145,10 +143,7 @@ pub fn send(r: &Request) -> HResult<Success> {
 }
 
 fn queued(message_id: &str, task_ref: &str, correlation_id: &str) -> HResult<Success> {
-    success(
-        202,
-        &json!({"messageId": message_id, "taskRef": task_ref, "providerMessageRef": J::Null, "queued": true, "correlationId": correlation_id}),
-    )
+    success(202, &json!({"messageId": message_id, "taskRef": task_ref, "providerMessageRef": J::Null, "queued": true, "correlationId": correlation_id}))
 }
 
 fn blocked() -> switchboard_guest::Failure {
@@ -166,11 +161,7 @@ pub fn get(r: &Request) -> HResult<Success> {
         &[biz.into(), id.into()],
     )?
     .ok_or_else(|| fail::not_found("message_not_found", "message not found"))?;
-    let failure = if row.opt_text(15).is_some() || row.opt_text(16).is_some() || row.text(6) == "failed" {
-        json!({"code": row.opt_text(15), "message": row.opt_text(16)})
-    } else {
-        J::Null
-    };
+    let failure = if row.opt_text(15).is_some() || row.opt_text(16).is_some() || row.text(6) == "failed" { json!({"code": row.opt_text(15), "message": row.opt_text(16)}) } else { J::Null };
     ok(&json!({
         "messageId": row.text(0),
         "businessId": row.text(1),

@@ -92,10 +92,7 @@ impl Guest for Testbed {
 
     fn track(_id: String, _recipient: String, last_status: String) -> Result<Progress, ProviderError> {
         let Some(status) = next(&last_status) else { return Ok(Progress { report: None, check_after_ms: None }) };
-        Ok(Progress {
-            report: Some(StatusReport { status: status.into(), provider_status: status.into(), failure: None }),
-            check_after_ms: next(status).map(|_| 0),
-        })
+        Ok(Progress { report: Some(StatusReport { status: status.into(), provider_status: status.into(), failure: None }), check_after_ms: next(status).map(|_| 0) })
     }
 }
 

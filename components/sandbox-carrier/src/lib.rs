@@ -51,9 +51,7 @@ pub mod timeline;
 
 #[cfg(target_arch = "wasm32")]
 mod export {
-    use super::bindings::exports::switchboard::provider::carrier::{
-        CallEvent, CarrierError, EndCause, Ended, Guest, Placement, Playback, Progress, RecordingPiece, Speech, TimedEvent,
-    };
+    use super::bindings::exports::switchboard::provider::carrier::{CallEvent, CarrierError, EndCause, Ended, Guest, Placement, Playback, Progress, RecordingPiece, Speech, TimedEvent};
     use super::bindings::switchboard::provider::{clock, settings};
     use super::timeline::{self, Call, Event, Memo, Rule};
 
@@ -94,18 +92,11 @@ mod export {
                     event: match e {
                         Event::Ringing => CallEvent::Ringing,
                         Event::Answered => CallEvent::Answered,
-                        Event::Played { utterance_id, percent, offset_ms, end_offset_ms } => CallEvent::Played(Playback {
-                            utterance_id,
-                            played_percent: percent,
-                            audio_offset_ms: offset_ms,
-                            audio_end_offset_ms: end_offset_ms,
-                        }),
-                        Event::CustomerSaid { text, offset_ms, end_offset_ms } => {
-                            CallEvent::CustomerSaid(Speech { text, audio_offset_ms: offset_ms, audio_end_offset_ms: end_offset_ms })
+                        Event::Played { utterance_id, percent, offset_ms, end_offset_ms } => {
+                            CallEvent::Played(Playback { utterance_id, played_percent: percent, audio_offset_ms: offset_ms, audio_end_offset_ms: end_offset_ms })
                         }
-                        Event::Ended { cause: c, connected_ms, attempt_cost } => {
-                            CallEvent::Ended(Ended { cause: cause(c), connected_ms, attempt_cost_microcredits: attempt_cost })
-                        }
+                        Event::CustomerSaid { text, offset_ms, end_offset_ms } => CallEvent::CustomerSaid(Speech { text, audio_offset_ms: offset_ms, audio_end_offset_ms: end_offset_ms }),
+                        Event::Ended { cause: c, connected_ms, attempt_cost } => CallEvent::Ended(Ended { cause: cause(c), connected_ms, attempt_cost_microcredits: attempt_cost }),
                     },
                 })
                 .collect(),

@@ -92,9 +92,22 @@ pub enum Event {
     Ringing,
     Answered,
     /// `offset_ms`..`end_offset_ms`: the utterance's place in the call audio.
-    Played { utterance_id: String, percent: u8, offset_ms: u64, end_offset_ms: u64 },
-    CustomerSaid { text: String, offset_ms: u64, end_offset_ms: u64 },
-    Ended { cause: Cause, connected_ms: u64, attempt_cost: u64 },
+    Played {
+        utterance_id: String,
+        percent: u8,
+        offset_ms: u64,
+        end_offset_ms: u64,
+    },
+    CustomerSaid {
+        text: String,
+        offset_ms: u64,
+        end_offset_ms: u64,
+    },
+    Ended {
+        cause: Cause,
+        connected_ms: u64,
+        attempt_cost: u64,
+    },
 }
 
 /// An utterance the host asked the carrier to say.
@@ -308,9 +321,7 @@ pub fn recording(call: &Call, memo: &Memo, offset: u64, max: u64) -> Option<(u64
         } else {
             let n = (i - WAV_HEADER) / 2;
             let ms = n * 1000 / SAMPLE_RATE;
-            let value = spans.iter().find(|(a, b, _)| (*a..*b).contains(&ms)).map_or(0i16, |(_, _, hz)| {
-                (3000.0 * (2.0 * std::f64::consts::PI * hz * n as f64 / SAMPLE_RATE as f64).sin()) as i16
-            });
+            let value = spans.iter().find(|(a, b, _)| (*a..*b).contains(&ms)).map_or(0i16, |(_, _, hz)| (3000.0 * (2.0 * std::f64::consts::PI * hz * n as f64 / SAMPLE_RATE as f64).sin()) as i16);
             out.push(value.to_le_bytes()[((i - WAV_HEADER) % 2) as usize]);
         }
         i += 1;

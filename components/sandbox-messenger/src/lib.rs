@@ -30,9 +30,7 @@ mod bindings {
     wit_bindgen::generate!({ world: "messenger-provider", path: "../../kit/wit" });
 }
 
-use bindings::exports::switchboard::provider::messenger::{
-    CommentReply, Guest, Media, OutboundMessage, Progress, ProviderError, StatusReport, StoredMedia,
-};
+use bindings::exports::switchboard::provider::messenger::{CommentReply, Guest, Media, OutboundMessage, Progress, ProviderError, StatusReport, StoredMedia};
 use bindings::switchboard::provider::{clock, ids, settings};
 
 pub const DEFAULT_STEP_DELAY_MS: u64 = 20;
@@ -90,12 +88,8 @@ pub fn comment_refusal(commenter: &str) -> Option<ProviderError> {
 
 /// The report for moving to `status`.
 pub fn report(status: &str) -> StatusReport {
-    let failure = (status == "failed").then(|| ProviderError {
-        code: "recipient_unreachable".into(),
-        message: "the recipient's number is not reachable on chatapp".into(),
-        retryable: false,
-        reference: None,
-    });
+    let failure =
+        (status == "failed").then(|| ProviderError { code: "recipient_unreachable".into(), message: "the recipient's number is not reachable on chatapp".into(), retryable: false, reference: None });
     StatusReport { status: status.into(), provider_status: status.into(), failure }
 }
 
@@ -112,11 +106,7 @@ impl Guest for Sandbox {
         let Some(prefix) = prefix else {
             return Err(ProviderError { code: "invalid_media".into(), message: "the media's sha256 is malformed".into(), retryable: false, reference: None });
         };
-        Ok(StoredMedia {
-            provider_media_id: format!("sbxm.{prefix}"),
-            provider_status: "uploaded".into(),
-            expires_at_ms: clock::now_ms() + MEDIA_EXPIRY_MS,
-        })
+        Ok(StoredMedia { provider_media_id: format!("sbxm.{prefix}"), provider_status: "uploaded".into(), expires_at_ms: clock::now_ms() + MEDIA_EXPIRY_MS })
     }
 
     fn submit(m: OutboundMessage) -> Result<String, ProviderError> {

@@ -186,10 +186,12 @@ mod tests {
     use super::*;
 
     fn rows(s: &str) -> Vec<Vec<String>> {
-        Reader::new(s).map(|r| {
-            assert_eq!(r.error, None, "{s:?}");
-            r.fields
-        }).collect()
+        Reader::new(s)
+            .map(|r| {
+                assert_eq!(r.error, None, "{s:?}");
+                r.fields
+            })
+            .collect()
     }
 
     fn v(x: &[&[&str]]) -> Vec<Vec<String>> {

@@ -113,22 +113,12 @@ pub fn is_datetime(s: &str) -> bool {
     }
     let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
     let parts: Vec<&str> = hms.split(':').collect();
-    all_digits(frac)
-        && (2..=3).contains(&parts.len())
-        && parts.iter().all(|p| p.len() == 2 && all_digits(p))
-        && parts[0] < "24"
-        && parts[1] < "60"
-        && parts.get(2).is_none_or(|s| *s < "61")
+    all_digits(frac) && (2..=3).contains(&parts.len()) && parts.iter().all(|p| p.len() == 2 && all_digits(p)) && parts[0] < "24" && parts[1] < "60" && parts.get(2).is_none_or(|s| *s < "61")
 }
 
 fn is_email(s: &str) -> bool {
     let Some((local, domain)) = s.split_once('@') else { return false };
-    !local.is_empty()
-        && !domain.contains('@')
-        && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !s.contains(char::is_whitespace)
+    !local.is_empty() && !domain.contains('@') && domain.contains('.') && !domain.starts_with('.') && !domain.ends_with('.') && !s.contains(char::is_whitespace)
 }
 
 /// Separators people type inside phone numbers.
@@ -376,12 +366,7 @@ pub fn interpret(ty: &str, cell: &str) -> Result<Value, String> {
             if let Ok(i) = s.parse::<i64>() {
                 return Ok(Value::from(i));
             }
-            s.parse::<f64>()
-                .ok()
-                .filter(|f| f.is_finite() && is_number(s))
-                .and_then(serde_json::Number::from_f64)
-                .map(Value::Number)
-                .ok_or_else(|| format!("`{shown}` is not a number"))
+            s.parse::<f64>().ok().filter(|f| f.is_finite() && is_number(s)).and_then(serde_json::Number::from_f64).map(Value::Number).ok_or_else(|| format!("`{shown}` is not a number"))
         }
         "boolean" => match s.to_ascii_lowercase().as_str() {
             "true" | "yes" | "1" => Ok(Value::Bool(true)),
@@ -399,7 +384,13 @@ pub fn interpret(ty: &str, cell: &str) -> Result<Value, String> {
             }
         }
         "phone" => phone_value(s).map(Value::String).ok_or_else(|| format!("`{shown}` is not a phone number (8 to 15 digits, optional leading +)")),
-        "email" => if is_email(s) { Ok(Value::String(s.to_string())) } else { Err(format!("`{shown}` is not an email address")) },
+        "email" => {
+            if is_email(s) {
+                Ok(Value::String(s.to_string()))
+            } else {
+                Err(format!("`{shown}` is not an email address"))
+            }
+        }
         other => Err(format!("unknown type `{other}`")),
     }
 }
@@ -468,7 +459,13 @@ pub fn field_key(header: &str, position: usize) -> String {
         }
     }
     let k = k.trim_end_matches('_');
-    let mut k = if k.is_empty() { format!("column_{}", position + 1) } else if !k.as_bytes()[0].is_ascii_alphabetic() { format!("c_{k}") } else { k.to_string() };
+    let mut k = if k.is_empty() {
+        format!("column_{}", position + 1)
+    } else if !k.as_bytes()[0].is_ascii_alphabetic() {
+        format!("c_{k}")
+    } else {
+        k.to_string()
+    };
     k.truncate(64);
     k
 }

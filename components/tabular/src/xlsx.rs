@@ -237,11 +237,7 @@ pub fn read_first_sheet(zip: &[u8], limits: &Limits, mut row: impl FnMut(Vec<Str
 /// `read_first_sheet`, also passing for each cell the date/time kind of its
 /// number format when it holds a number (`dates` is as long as `cells`).
 /// Returns whether the workbook counts dates from 1904.
-pub fn read_first_sheet_dated(
-    zip: &[u8],
-    limits: &Limits,
-    mut row: impl FnMut(Vec<String>, &[Option<SheetDateKind>]) -> Result<(), String>,
-) -> Result<bool, String> {
+pub fn read_first_sheet_dated(zip: &[u8], limits: &Limits, mut row: impl FnMut(Vec<String>, &[Option<SheetDateKind>]) -> Result<(), String>) -> Result<bool, String> {
     let completed;
     let zip = if check_archive(zip, limits)? {
         zip
@@ -371,7 +367,10 @@ mod tests {
     fn book(sheet_data: &str, sst: Option<&str>, styles: Option<&str>, package_rels: bool) -> Vec<u8> {
         let mut parts: Vec<(&str, String)> = vec![
             ("[Content_Types].xml", "<Types/>".into()),
-            ("xl/workbook.xml", format!(r#"<workbook {NS} xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="First" sheetId="1" r:id="rId1"/></sheets></workbook>"#)),
+            (
+                "xl/workbook.xml",
+                format!(r#"<workbook {NS} xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="First" sheetId="1" r:id="rId1"/></sheets></workbook>"#),
+            ),
             ("xl/_rels/workbook.xml.rels", format!(r#"<Relationships><Relationship Id="rId1" Type="{WORKSHEET_REL}" Target="worksheets/sheet1.xml"/></Relationships>"#)),
             ("xl/worksheets/sheet1.xml", format!("<worksheet {NS}><sheetData>{sheet_data}</sheetData></worksheet>")),
         ];

@@ -106,14 +106,8 @@ pub fn settle(biz: &str, call_id: &str, reserved: i64, charge: i64) -> Result<()
 /// Operation 60 (ours): the balance and one page of the ledger, newest first.
 pub fn credits(r: &switchboard_guest::Request) -> HResult<switchboard_guest::Success> {
     let biz = r.business_id.as_str();
-    let (available, reserved) = db::query_one("SELECT available, reserved FROM credit_balances WHERE business_id = ?1", &[biz.into()])?
-        .map_or((0, 0), |row| (row.int(0), row.int(1)));
-    let (rows, next) = switchboard_guest::page::by_id_newest_first(
-        r,
-        "SELECT id, kind, amount, reference, note, created_at FROM credit_ledger WHERE business_id = ?1",
-        vec![biz.into()],
-        "id",
-    )?;
+    let (available, reserved) = db::query_one("SELECT available, reserved FROM credit_balances WHERE business_id = ?1", &[biz.into()])?.map_or((0, 0), |row| (row.int(0), row.int(1)));
+    let (rows, next) = switchboard_guest::page::by_id_newest_first(r, "SELECT id, kind, amount, reference, note, created_at FROM credit_ledger WHERE business_id = ?1", vec![biz.into()], "id")?;
     let entries: Vec<serde_json::Value> = rows
         .iter()
         .map(|e| {

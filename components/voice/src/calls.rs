@@ -116,10 +116,7 @@ impl Plan {
             }
             Target::Number(number) => {
                 if self.agent.contact_required {
-                    return Err(fail::conflict(
-                        "contact_required",
-                        "the agent uses contact-backed variables, so it can only call contacts; start the call with `contactId`",
-                    ));
+                    return Err(fail::conflict("contact_required", "the agent uses contact-backed variables, so it can only call contacts; start the call with `contactId`"));
                 }
                 (number.to_string(), None, BTreeMap::new())
             }
@@ -127,9 +124,9 @@ impl Plan {
         // Explicit test values win over the contact's.
         values.extend(self.test_variables.clone());
         let greeting = match runtime::greeting_template(&self.agent.settings) {
-            Some(template) => Some(runtime::fill(&template, &values).map_err(|alias| {
-                fail::conflict("variable_missing", format!("the greeting uses `{{{{{alias}}}}}`, which has no value for this call"))
-            })?),
+            Some(template) => {
+                Some(runtime::fill(&template, &values).map_err(|alias| fail::conflict("variable_missing", format!("the greeting uses `{{{{{alias}}}}}`, which has no value for this call")))?)
+            }
             None => None,
         };
         let id = new_id();
@@ -201,9 +198,7 @@ pub fn batch(r: &Request) -> HResult<Success> {
     let (mut accepted, mut failures) = (Vec::new(), Vec::new());
     for contact in &body.contact_ids {
         match plan.start(biz, Target::Contact(contact)) {
-            Ok((call_id, destination, _)) => {
-                accepted.push(json!({"contactId": contact.to_ascii_lowercase(), "callId": call_id, "destination": destination, "status": "queued"}))
-            }
+            Ok((call_id, destination, _)) => accepted.push(json!({"contactId": contact.to_ascii_lowercase(), "callId": call_id, "destination": destination, "status": "queued"})),
             Err(f) => failures.push(json!({"contactId": contact.to_ascii_lowercase(), "code": f.code, "message": f.message})),
         }
     }
@@ -296,8 +291,7 @@ pub fn cancel(r: &Request) -> HResult<Success> {
 /// iteration): `cancelled` at once without a carrier call, else
 /// `cancelling` (the call's job hangs up). 409 once it has ended.
 pub fn request_cancel(biz: &str, id: &str) -> HResult<&'static str> {
-    let row = db::query_one("SELECT status, carrier_state, reserved FROM calls WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?
-        .ok_or_else(|| model::call_not_found(id))?;
+    let row = db::query_one("SELECT status, carrier_state, reserved FROM calls WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?.ok_or_else(|| model::call_not_found(id))?;
     let status = row.text(0);
     if model::is_terminal(&status) {
         return Err(fail::conflict("call_already_ended", format!("call `{id}` has already ended ({status})")));

@@ -73,8 +73,7 @@ pub fn call_not_found(id: &str) -> Failure {
 
 /// The summary row of one call of this business.
 pub fn one(biz: &str, call_id: &str) -> HResult<Row> {
-    db::query_one(&format!("SELECT {SUMMARY_COLUMNS} FROM calls c WHERE c.business_id = ?1 AND c.id = ?2"), &[biz.into(), call_id.into()])?
-        .ok_or_else(|| call_not_found(call_id))
+    db::query_one(&format!("SELECT {SUMMARY_COLUMNS} FROM calls c WHERE c.business_id = ?1 AND c.id = ?2"), &[biz.into(), call_id.into()])?.ok_or_else(|| call_not_found(call_id))
 }
 
 /// One transcript turn.

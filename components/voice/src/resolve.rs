@@ -66,13 +66,7 @@ pub fn agent(biz: &str, agent_id: &str) -> HResult<Agent> {
     if row.text(1) != "active" {
         return Err(fail::conflict("agent_archived", format!("agent `{agent_id}` is archived")));
     }
-    Ok(Agent {
-        contact_required: row.boolean(2),
-        name: row.text(3),
-        instructions: row.text(4),
-        settings: serde_json::from_str(&row.text(5)).unwrap_or_default(),
-        id: agent_id,
-    })
+    Ok(Agent { contact_required: row.boolean(2), name: row.text(3), instructions: row.text(4), settings: serde_json::from_str(&row.text(5)).unwrap_or_default(), id: agent_id })
 }
 
 /// A contact a call of `agent` may reach, with the agent's declared values.
@@ -93,11 +87,8 @@ pub fn contact(biz: &str, agent: &Agent, contact_id: &str) -> HResult<ContactTar
     if !is_uuid(&contact_id) {
         return Err(not_found());
     }
-    let contact = db::query_one(
-        "SELECT mobile, name, fields_json, communication_blocked FROM contacts WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), contact_id.as_str().into()],
-    )?
-    .ok_or_else(not_found)?;
+    let contact =
+        db::query_one("SELECT mobile, name, fields_json, communication_blocked FROM contacts WHERE business_id = ?1 AND id = ?2", &[biz.into(), contact_id.as_str().into()])?.ok_or_else(not_found)?;
     if contact.boolean(3) {
         return Err(fail::conflict("contact_blocked", "communication with this contact is blocked"));
     }

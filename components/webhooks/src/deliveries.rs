@@ -88,17 +88,11 @@ pub fn redeliver(req: &Request) -> HResult<Success> {
         &[biz.into(), id.into(), body.event_id.as_str().into()],
     )?
     else {
-        return Err(fail::not_found(
-            "event_not_found",
-            format!("no delivery of event `{}` to this subscription is in its log", body.event_id.chars().take(80).collect::<String>()),
-        ));
+        return Err(fail::not_found("event_not_found", format!("no delivery of event `{}` to this subscription is in its log", body.event_id.chars().take(80).collect::<String>())));
     };
     let payload: J = serde_json::from_str(&event.text(0)).map_err(|_| fail::internal("logged_event_unreadable", "a logged event could not be read"))?;
     let next = event.int(1) as u64 + 1;
     let delivery = Delivery { subscription_id: id.to_string(), event_id: body.event_id.clone(), attempt: next, payload, first_attempt: next };
     job::enqueue(biz, &WebhooksJob::Deliver(delivery))?;
-    success(
-        202,
-        &json!({"subscriptionId": id, "eventId": body.event_id, "retryNumber": next, "status": sub.text(7)}),
-    )
+    success(202, &json!({"subscriptionId": id, "eventId": body.event_id, "retryNumber": next, "status": sub.text(7)}))
 }

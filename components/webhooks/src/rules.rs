@@ -5,13 +5,7 @@
 use switchboard_guest::{fail, Failure};
 
 /// Event types a chatapp subscription may receive (spec, create shape).
-pub const CHATAPP_EVENTS: [&str; 5] = [
-    "chatapp.message.received",
-    "chatapp.message.sent",
-    "chatapp.message.delivered",
-    "chatapp.message.read",
-    "chatapp.message.failed",
-];
+pub const CHATAPP_EVENTS: [&str; 5] = ["chatapp.message.received", "chatapp.message.sent", "chatapp.message.delivered", "chatapp.message.read", "chatapp.message.failed"];
 
 /// Event types a photoapp subscription may receive (spec, create shape).
 pub const PHOTOAPP_EVENTS: [&str; 9] = [
@@ -48,17 +42,9 @@ pub fn check_events(channel: &str, events: &[String]) -> Result<(), Failure> {
     }
     for (i, e) in events.iter().enumerate() {
         match event_channel(e) {
-            None => {
-                return Err(fail::validation(
-                    "unknown_event_type",
-                    format!("`events[{i}]`: `{}` is not an event type of this API", quote(e, 64)),
-                ))
-            }
+            None => return Err(fail::validation("unknown_event_type", format!("`events[{i}]`: `{}` is not an event type of this API", quote(e, 64)))),
             Some(c) if c != channel => {
-                return Err(fail::validation(
-                    "event_channel_mismatch",
-                    format!("`events[{i}]`: `{e}` is a {c} event; a {channel} subscription can only receive {channel}.* events"),
-                ))
+                return Err(fail::validation("event_channel_mismatch", format!("`events[{i}]`: `{e}` is a {c} event; a {channel} subscription can only receive {channel}.* events")))
             }
             Some(_) => {}
         }
@@ -122,13 +108,7 @@ pub fn callback_url_problem(url: &str) -> Option<&'static str> {
             return Some("has a host name longer than 253 characters");
         }
         let host = host.strip_suffix('.').unwrap_or(host);
-        let label_ok = |l: &str| {
-            !l.is_empty()
-                && l.len() <= 63
-                && !l.starts_with('-')
-                && !l.ends_with('-')
-                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        };
+        let label_ok = |l: &str| !l.is_empty() && l.len() <= 63 && !l.starts_with('-') && !l.ends_with('-') && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
         if !host.split('.').all(label_ok) {
             return Some("has an invalid host name");
         }

@@ -50,8 +50,7 @@ fn render(r: &Row) -> J {
 
 /// The subscription `id` of the business (any status), or 404.
 pub(crate) fn load(biz: &str, id: &str) -> HResult<Row> {
-    db::query_one(&format!("SELECT {SUB_COLS} FROM webhook_subscriptions WHERE business_id = ?1 AND id = ?2"), &[biz.into(), id.into()])?
-        .ok_or_else(not_found)
+    db::query_one(&format!("SELECT {SUB_COLS} FROM webhook_subscriptions WHERE business_id = ?1 AND id = ?2"), &[biz.into(), id.into()])?.ok_or_else(not_found)
 }
 
 pub(crate) fn path_id(req: &Request) -> HResult<&str> {
@@ -66,12 +65,7 @@ fn new_secret() -> String {
 /// Subscriptions in effect (active and paused), in creation order.
 pub fn list(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
-    let (rows, next) = page::by_id(
-        req,
-        &format!("SELECT {SUB_COLS} FROM webhook_subscriptions WHERE business_id = ?1 AND status <> 'revoked'"),
-        vec![biz.into()],
-        "id",
-    )?;
+    let (rows, next) = page::by_id(req, &format!("SELECT {SUB_COLS} FROM webhook_subscriptions WHERE business_id = ?1 AND status <> 'revoked'"), vec![biz.into()], "id")?;
     ok(&json!({"subscriptions": rows.iter().map(render).collect::<Vec<_>>(), "nextCursor": next}))
 }
 
@@ -87,11 +81,8 @@ struct CreateBody {
 }
 
 fn connected(biz: &str, channel: &str, provider_id: &str) -> HResult<bool> {
-    Ok(db::query_one(
-        "SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3 AND status = 'connected'",
-        &[biz.into(), channel.into(), provider_id.into()],
-    )?
-    .is_some())
+    Ok(db::query_one("SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3 AND status = 'connected'", &[biz.into(), channel.into(), provider_id.into()])?
+        .is_some())
 }
 
 /// Creates an active subscription for a phone number (chatapp) or account
@@ -103,12 +94,7 @@ pub fn create(req: &Request) -> HResult<Success> {
     let channel = match (b.channel.as_deref(), b.phone_number_id.is_some(), b.provider_account_id.is_some()) {
         (Some("chatapp"), _, false) | (None, true, false) => "chatapp",
         (Some("photoapp"), false, _) | (None, false, true) => "photoapp",
-        _ => {
-            return Err(fail::validation(
-                "invalid_subscription_shape",
-                "a chatapp subscription names `phoneNumberId`, a photoapp subscription names `providerAccountId`; send exactly one",
-            ))
-        }
+        _ => return Err(fail::validation("invalid_subscription_shape", "a chatapp subscription names `phoneNumberId`, a photoapp subscription names `providerAccountId`; send exactly one")),
     };
     if !b.external_automation {
         return Err(fail::validation("external_automation_required", "`externalAutomation` must be true"));
@@ -119,20 +105,14 @@ pub fn create(req: &Request) -> HResult<Success> {
         "chatapp" => {
             let p = b.phone_number_id.clone().unwrap_or_default();
             if !connected(biz, "chatapp", &p)? {
-                return Err(fail::not_found(
-                    "phone_number_not_connected",
-                    format!("`phoneNumberId` `{}` is not a connected chatapp phone number of this business", quote(&p, 64)),
-                ));
+                return Err(fail::not_found("phone_number_not_connected", format!("`phoneNumberId` `{}` is not a connected chatapp phone number of this business", quote(&p, 64))));
             }
             (Some(p), None)
         }
         _ => {
             let a = b.provider_account_id.clone().unwrap_or_default();
             if !connected(biz, "photoapp", &a)? {
-                return Err(fail::not_found(
-                    "photoapp_account_not_connected",
-                    format!("`providerAccountId` `{}` is not the connected photoapp account of this business", quote(&a, 64)),
-                ));
+                return Err(fail::not_found("photoapp_account_not_connected", format!("`providerAccountId` `{}` is not the connected photoapp account of this business", quote(&a, 64))));
             }
             (None, Some(a))
         }
@@ -195,14 +175,7 @@ pub fn update(req: &Request) -> HResult<Success> {
     db::execute(
         "UPDATE webhook_subscriptions SET callback_url = COALESCE(?3, callback_url), events_json = COALESCE(?4, events_json), \
          status = COALESCE(?5, status), updated_at = ?6 WHERE business_id = ?1 AND id = ?2 AND status <> 'revoked'",
-        &[
-            biz.into(),
-            id.into(),
-            b.callback_url.into(),
-            b.events.map(|e| J::from(e).to_string()).into(),
-            b.status.into(),
-            now().into(),
-        ],
+        &[biz.into(), id.into(), b.callback_url.into(), b.events.map(|e| J::from(e).to_string()).into(), b.status.into(), now().into()],
     )?;
     ok(&json!({"subscription": render(&load(biz, id)?)}))
 }

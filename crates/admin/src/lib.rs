@@ -17,11 +17,11 @@ pub mod usage;
 pub mod users;
 pub mod voice;
 
-use switchboard_ops::clock;
-use switchboard_storage::db::{self, Db, SqlValue};
 use anyhow::{bail, Result};
 use serde_json::json;
 use switchboard_gateway::auth;
+use switchboard_ops::clock;
+use switchboard_storage::db::{self, Db, SqlValue};
 
 pub(crate) use db::in_transaction;
 
@@ -57,11 +57,7 @@ pub fn create_business(db: &Db, name: &str) -> Result<serde_json::Value> {
     let c = db.conn()?;
     // The business and its built-in Contacts data source, together.
     in_transaction(&c, || {
-        db::execute(
-            &c,
-            "INSERT INTO businesses (id, name, created_at) VALUES (?1, ?2, ?3)",
-            vec![SqlValue::Text(id.clone()), SqlValue::Text(name.into()), SqlValue::Text(now.clone())],
-        )?;
+        db::execute(&c, "INSERT INTO businesses (id, name, created_at) VALUES (?1, ?2, ?3)", vec![SqlValue::Text(id.clone()), SqlValue::Text(name.into()), SqlValue::Text(now.clone())])?;
         db::execute(
             &c,
             "INSERT INTO data_sources (id, business_id, name, description, class, kind, built_in, created_at, updated_at) \
@@ -155,11 +151,7 @@ pub fn revoke_key_of(db: &Db, c: &db::Connection, business: Option<&str>, key_id
     let changed = db::execute(
         c,
         "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?2) WHERE id = ?1 AND (?3 IS NULL OR business_id = ?3)",
-        vec![
-            SqlValue::Text(key_id.to_ascii_lowercase()),
-            SqlValue::Text(crate::clock::now_rfc3339()),
-            business.map_or(SqlValue::Null, |b| SqlValue::Text(b.to_string())),
-        ],
+        vec![SqlValue::Text(key_id.to_ascii_lowercase()), SqlValue::Text(crate::clock::now_rfc3339()), business.map_or(SqlValue::Null, |b| SqlValue::Text(b.to_string()))],
     )?;
     if changed > 0 {
         anyhow::Context::context(db.keys().changed(), "the key is revoked, but the signal file that tells a running server could not be written")?;
@@ -231,11 +223,7 @@ pub fn connect_channel(db: &Db, business: &str, channel: &str, provider_id: &str
              updated_at = excluded.updated_at",
             vec![t(&uuid::Uuid::now_v7().to_string()), t(&business), t(channel), t(provider_id), opt(label), SqlValue::Text(token_ref), t(&now)],
         )?;
-        let ids = db::query_strings(
-            &c,
-            "SELECT id FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3",
-            vec![t(&business), t(channel), t(provider_id)],
-        )?;
+        let ids = db::query_strings(&c, "SELECT id FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3", vec![t(&business), t(channel), t(provider_id)])?;
         Ok(ids.into_iter().next().unwrap_or_default())
     })?;
     let mut out = json!({"connectionId": connection_id, "businessId": business, "channel": channel, "status": "connected"});
@@ -317,9 +305,7 @@ pub fn enqueue_inbound(db: &Db, business: Option<&str>, m: &Inbound) -> std::res
         return invalid(NAME_RULE);
     }
     let provider_message_id = match m.provider_message_id {
-        Some(id) if id.is_empty() || id.len() > 256 || id.chars().any(char::is_control) => {
-            return invalid("`providerMessageId` must be 1 to 256 characters")
-        }
+        Some(id) if id.is_empty() || id.len() > 256 || id.chars().any(char::is_control) => return invalid("`providerMessageId` must be 1 to 256 characters"),
         Some(id) => id.to_string(),
         None => format!("sbx.{}", uuid::Uuid::new_v4()),
     };
@@ -396,13 +382,7 @@ fn short(v: &str, max: usize) -> bool {
 /// Enqueues a durable `messaging.photoapp-reaction`,
 /// `messaging.photoapp-referral` or `messaging.photoapp-comment` job for the user `from` of `account` (the
 /// sandbox: the admin commands and routes), like [`enqueue_inbound`].
-pub fn enqueue_photoapp_signal(
-    db: &Db,
-    business: Option<&str>,
-    account: &str,
-    from: &str,
-    signal: &PhotoappSignal,
-) -> std::result::Result<serde_json::Value, InboundRefusal> {
+pub fn enqueue_photoapp_signal(db: &Db, business: Option<&str>, account: &str, from: &str, signal: &PhotoappSignal) -> std::result::Result<serde_json::Value, InboundRefusal> {
     let invalid = |m: &str| Err(InboundRefusal::Invalid(m.to_string()));
     if !is_photoapp_user(from) {
         return invalid(PHOTOAPP_USER_RULE);

@@ -7,8 +7,8 @@
 //! `GET /console/api/session` and must come back in `X-CSRF-Token` on every
 //! state-changing request.
 
-use crate::users::{random_hex, LoginUser};
 use crate::db::{self, Db, SqlValue};
+use crate::users::{random_hex, LoginUser};
 use anyhow::Result;
 use switchboard_gateway::{auth, SessionRecord};
 
@@ -75,21 +75,13 @@ pub fn find(db: &Db, token_hash: &str) -> Result<Option<SessionRecord>> {
 }
 
 pub fn revoke(c: &db::Connection, session_id: &str) -> Result<()> {
-    db::execute(
-        c,
-        "UPDATE console_sessions SET revoked_at_ms = ?2 WHERE id = ?1 AND revoked_at_ms IS NULL",
-        vec![SqlValue::Text(session_id.to_string()), SqlValue::Integer(crate::clock::now_ms())],
-    )?;
+    db::execute(c, "UPDATE console_sessions SET revoked_at_ms = ?2 WHERE id = ?1 AND revoked_at_ms IS NULL", vec![SqlValue::Text(session_id.to_string()), SqlValue::Integer(crate::clock::now_ms())])?;
     Ok(())
 }
 
 /// Ends every session of a user; how many were live.
 pub fn revoke_all_of(c: &db::Connection, user_id: &str) -> Result<u64> {
-    db::execute(
-        c,
-        "UPDATE console_sessions SET revoked_at_ms = ?2 WHERE user_id = ?1 AND revoked_at_ms IS NULL",
-        vec![SqlValue::Text(user_id.to_string()), SqlValue::Integer(crate::clock::now_ms())],
-    )
+    db::execute(c, "UPDATE console_sessions SET revoked_at_ms = ?2 WHERE user_id = ?1 AND revoked_at_ms IS NULL", vec![SqlValue::Text(user_id.to_string()), SqlValue::Integer(crate::clock::now_ms())])
 }
 
 /// The session token of a `Cookie` header, if it has ours.

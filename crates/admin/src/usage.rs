@@ -44,11 +44,9 @@ pub fn flush(db: &Db) {
         crate::db::in_transaction(&c, || {
             for (id, at) in &noted {
                 match id.strip_prefix("session:") {
-                    Some(session) => db::execute(
-                        &c,
-                        "UPDATE console_sessions SET last_seen_at_ms = MAX(last_seen_at_ms, ?2) WHERE id = ?1",
-                        vec![SqlValue::Text(session.to_string()), SqlValue::Integer(*at)],
-                    )?,
+                    Some(session) => {
+                        db::execute(&c, "UPDATE console_sessions SET last_seen_at_ms = MAX(last_seen_at_ms, ?2) WHERE id = ?1", vec![SqlValue::Text(session.to_string()), SqlValue::Integer(*at)])?
+                    }
                     None => db::execute(
                         &c,
                         "UPDATE api_keys SET last_used_at = ?2 WHERE id = ?1 AND (last_used_at IS NULL OR last_used_at < ?2)",

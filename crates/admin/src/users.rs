@@ -4,8 +4,8 @@
 //! either takes the password on standard input or prints a one-time setup
 //! link (its token is stored as a SHA-256 hash and lasts [`SETUP_TTL_MS`]).
 
-use crate::{in_transaction, json_of, require_business};
 use crate::db::{self, Db, SqlValue};
+use crate::{in_transaction, json_of, require_business};
 use anyhow::{bail, Result};
 use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
@@ -51,8 +51,13 @@ pub fn check_password(password: &str) -> Result<(), String> {
 pub fn normalize_email(email: &str) -> Option<String> {
     let e = email.trim().to_lowercase();
     let (local, domain) = e.split_once('@')?;
-    let ok = !local.is_empty() && domain.contains('.') && !domain.starts_with('.') && !domain.ends_with('.') && e.len() <= 254
-        && !e.chars().any(|c| c.is_whitespace() || c.is_control()) && !domain.contains('@');
+    let ok = !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && e.len() <= 254
+        && !e.chars().any(|c| c.is_whitespace() || c.is_control())
+        && !domain.contains('@');
     ok.then_some(e)
 }
 
@@ -161,11 +166,7 @@ pub struct LoginUser {
 }
 
 pub fn find_by_email(c: &db::Connection, email: &str) -> Result<Option<LoginUser>> {
-    let rows = db::query_rows(
-        c,
-        "SELECT id, business_id, role, password_hash FROM console_users WHERE email = ?1 AND disabled_at IS NULL",
-        vec![SqlValue::Text(email.to_string())],
-    )?;
+    let rows = db::query_rows(c, "SELECT id, business_id, role, password_hash FROM console_users WHERE email = ?1 AND disabled_at IS NULL", vec![SqlValue::Text(email.to_string())])?;
     Ok(rows.into_iter().next().map(|r| LoginUser {
         id: db::text(&r[0]),
         business_id: db::text(&r[1]),

@@ -73,11 +73,7 @@ pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i6
             if limit <= 0 {
                 continue;
             }
-            let picked = db::query_rows(
-                &c,
-                PICK_FAIR,
-                vec![SqlValue::Integer(now), SqlValue::Integer(class), SqlValue::Integer(limit), SqlValue::Integer(cap)],
-            )?;
+            let picked = db::query_rows(&c, PICK_FAIR, vec![SqlValue::Integer(now), SqlValue::Integer(class), SqlValue::Integer(limit), SqlValue::Integer(cap)])?;
             ids.extend(picked.iter().map(|r| t(&r[0])));
         }
     }
@@ -122,13 +118,7 @@ pub(crate) fn lease(c: &crate::db::Connection, r: &[SqlValue], node: &str, now: 
     db::execute(
         c,
         "UPDATE jobs SET state = 'leased', lease_owner = ?2, lease_until_ms = ?3, fence = ?4, attempts = ?5 WHERE id = ?1",
-        vec![
-            SqlValue::Text(claim.id.clone()),
-            SqlValue::Text(node.into()),
-            SqlValue::Integer(now + JOB_LEASE.as_millis() as i64),
-            SqlValue::Integer(claim.fence),
-            SqlValue::Integer(claim.attempts),
-        ],
+        vec![SqlValue::Text(claim.id.clone()), SqlValue::Text(node.into()), SqlValue::Integer(now + JOB_LEASE.as_millis() as i64), SqlValue::Integer(claim.fence), SqlValue::Integer(claim.attempts)],
     )?;
     Ok(claim)
 }

@@ -15,9 +15,9 @@
 mod claims;
 mod runner;
 mod step;
-mod upkeep;
 #[cfg(test)]
 mod tests;
+mod upkeep;
 
 pub use claims::*;
 pub use runner::*;

@@ -116,8 +116,7 @@ impl Runner {
         }
         for c in remote {
             self.calling_out.fetch_add(1, Ordering::SeqCst);
-            let (host, node, in_flight, calling_out, unsettled) =
-                (host.clone(), self.node.clone(), self.in_flight.clone(), self.calling_out.clone(), self.unsettled.clone());
+            let (host, node, in_flight, calling_out, unsettled) = (host.clone(), self.node.clone(), self.in_flight.clone(), self.calling_out.clone(), self.unsettled.clone());
             let wake = self.wake.clone();
             let spawned = std::thread::Builder::new().name("job-step".into()).spawn(move || {
                 let mut current = c;
@@ -160,12 +159,7 @@ impl Runner {
         let settled = (|| -> anyhow::Result<u64> {
             let mut gate = db.write_gate(Duration::from_secs(5)).ok_or_else(|| anyhow::anyhow!("the write gate is busy"))?;
             let rows = claims.iter().map(|(id, fence)| vec![SqlValue::Text(id.clone()), SqlValue::Integer(*fence)]).collect();
-            gate.transaction(|c| {
-                Ok(c.execute_many(
-                    "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
-                    rows,
-                )?)
-            })
+            gate.transaction(|c| Ok(c.execute_many("UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL WHERE id = ?1 AND fence = ?2 AND state = 'leased'", rows)?))
         })();
         if settled.is_err() {
             self.unsettled.lock().extend(claims);
@@ -202,11 +196,7 @@ impl Runner {
             return;
         }
         for (id, fence) in running {
-            let _ = db::execute(
-                &c,
-                "UPDATE jobs SET lease_until_ms = ?3 WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
-                vec![SqlValue::Text(id), SqlValue::Integer(fence), until.clone()],
-            );
+            let _ = db::execute(&c, "UPDATE jobs SET lease_until_ms = ?3 WHERE id = ?1 AND fence = ?2 AND state = 'leased'", vec![SqlValue::Text(id), SqlValue::Integer(fence), until.clone()]);
         }
         if db::execute(&c, "COMMIT", vec![]).is_err() {
             let _ = db::execute(&c, "ROLLBACK", vec![]);
@@ -247,11 +237,7 @@ impl Runner {
             if owner != self.node && expires >= now {
                 return Ok(false);
             }
-            db::execute(
-                &c,
-                "UPDATE leases SET fence = fence + (owner <> ?1), owner = ?1, expires_at_ms = ?2 WHERE name = 'dispatcher'",
-                vec![me.clone(), SqlValue::Integer(until)],
-            )?;
+            db::execute(&c, "UPDATE leases SET fence = fence + (owner <> ?1), owner = ?1, expires_at_ms = ?2 WHERE name = 'dispatcher'", vec![me.clone(), SqlValue::Integer(until)])?;
             if owner != self.node {
                 took_over = true;
                 let released = db::execute(

@@ -29,11 +29,9 @@ pub fn complete(c: &crate::db::Connection, claim: &Claim, next: &Next) -> anyhow
     let id = SqlValue::Text(claim.id.clone());
     let fence = SqlValue::Integer(claim.fence);
     let n = match next {
-        Next::Done => db::execute(
-            c,
-            "UPDATE jobs SET state = 'done', lease_owner = NULL, lease_until_ms = NULL, last_error = NULL WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
-            vec![id.clone(), fence],
-        )?,
+        Next::Done => {
+            db::execute(c, "UPDATE jobs SET state = 'done', lease_owner = NULL, lease_until_ms = NULL, last_error = NULL WHERE id = ?1 AND fence = ?2 AND state = 'leased'", vec![id.clone(), fence])?
+        }
         Next::Pending { due_at_ms, payload, attempts, error } => db::execute(
             c,
             "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL, due_at_ms = ?3, \
@@ -70,19 +68,9 @@ pub(crate) fn next_for(claim: &Claim, outcome: &Outcome) -> (Next, &'static str,
     let now = crate::clock::now_ms();
     match outcome {
         Outcome::Done => (Next::Done, "done", None),
-        Outcome::Retry(r) if claim.attempts >= MAX_ATTEMPTS => {
-            (Next::Dead(format!("gave up after {} attempts: {}", claim.attempts, r.reason)), "dead", Some(r.reason.clone()))
-        }
-        Outcome::Retry(r) => (
-            Next::Pending { due_at_ms: now + r.delay_ms as i64, payload: None, attempts: Count::Keep, error: Some(r.reason.clone()) },
-            "retry",
-            Some(r.reason.clone()),
-        ),
-        Outcome::Continue(c) => (
-            Next::Pending { due_at_ms: now + c.delay_ms as i64, payload: Some(c.payload_json.clone()), attempts: Count::Reset, error: None },
-            "continue",
-            None,
-        ),
+        Outcome::Retry(r) if claim.attempts >= MAX_ATTEMPTS => (Next::Dead(format!("gave up after {} attempts: {}", claim.attempts, r.reason)), "dead", Some(r.reason.clone())),
+        Outcome::Retry(r) => (Next::Pending { due_at_ms: now + r.delay_ms as i64, payload: None, attempts: Count::Keep, error: Some(r.reason.clone()) }, "retry", Some(r.reason.clone())),
+        Outcome::Continue(c) => (Next::Pending { due_at_ms: now + c.delay_ms as i64, payload: Some(c.payload_json.clone()), attempts: Count::Reset, error: None }, "continue", None),
         Outcome::Dead(reason) => (Next::Dead(reason.clone()), "dead", Some(reason.clone())),
     }
 }
@@ -232,17 +220,15 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
                 let attempts = if never_ran { Count::Uncount } else { Count::Keep };
                 Next::Pending { due_at_ms: crate::clock::now_ms() + trap_backoff_ms(claim.attempts), payload: None, attempts, error: Some(reason.clone()) }
             };
-            db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_ok()
-                && complete(&conn, claim, &next).unwrap_or(false)
-                && {
-                    record_run(&conn, claim, node, started, "trapped", Some(reason));
-                    let committed = db::execute(&conn, "COMMIT", vec![]).is_ok();
-                    if committed {
-                        crate::metrics::job_step(&claim.kind, "trapped", started);
-                        crate::logging::job_step("trapped", crate::clock::now_ms() - started);
-                    }
-                    committed
+            db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_ok() && complete(&conn, claim, &next).unwrap_or(false) && {
+                record_run(&conn, claim, node, started, "trapped", Some(reason));
+                let committed = db::execute(&conn, "COMMIT", vec![]).is_ok();
+                if committed {
+                    crate::metrics::job_step(&claim.kind, "trapped", started);
+                    crate::logging::job_step("trapped", crate::clock::now_ms() - started);
                 }
+                committed
+            }
         }
     };
     if !finished {

@@ -7,12 +7,7 @@ fn temp_db() -> (Db, std::path::PathBuf) {
 
 fn enqueue(db: &Db, id: &str) {
     let c = db.conn().unwrap();
-    db::execute(
-        &c,
-        "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms) VALUES (?1, 'test', 'b', '{}', 0, 0)",
-        vec![SqlValue::Text(id.into())],
-    )
-    .unwrap();
+    db::execute(&c, "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms) VALUES (?1, 'test', 'b', '{}', 0, 0)", vec![SqlValue::Text(id.into())]).unwrap();
 }
 
 fn expire_leases(db: &Db) {
@@ -87,13 +82,7 @@ fn enqueue_as(db: &Db, id: &str, business: &str, due: i64, calls_out: bool, lane
     db::execute(
         &c,
         "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, calls_out, lane) VALUES (?1, 'test', ?2, '{}', ?3, 0, ?4, ?5)",
-        vec![
-            SqlValue::Text(id.into()),
-            SqlValue::Text(business.into()),
-            SqlValue::Integer(due),
-            SqlValue::Integer(calls_out as i64),
-            lane.map(|l| SqlValue::Text(l.into())).unwrap_or(SqlValue::Null),
-        ],
+        vec![SqlValue::Text(id.into()), SqlValue::Text(business.into()), SqlValue::Integer(due), SqlValue::Integer(calls_out as i64), lane.map(|l| SqlValue::Text(l.into())).unwrap_or(SqlValue::Null)],
     )
     .unwrap();
 }
@@ -164,17 +153,10 @@ fn finished_jobs_and_their_runs_go_after_the_retention_and_nothing_else_does() {
     let c = db.conn().unwrap();
     for (id, state) in [("done-old", "done"), ("dead-old", "dead"), ("leased-old", "leased"), ("done-new", "done")] {
         db::execute(&c, "UPDATE jobs SET state = ?2 WHERE id = ?1", vec![SqlValue::Text(id.into()), SqlValue::Text(state.into())]).unwrap();
-        db::execute(
-            &c,
-            "INSERT INTO job_runs (job_id, fence, node, started_at_ms, ended_at_ms, outcome) VALUES (?1, 1, 'n', 0, 0, 'done')",
-            vec![SqlValue::Text(id.into())],
-        )
-        .unwrap();
+        db::execute(&c, "INSERT INTO job_runs (job_id, fence, node, started_at_ms, ended_at_ms, outcome) VALUES (?1, 1, 'n', 0, 0, 'done')", vec![SqlValue::Text(id.into())]).unwrap();
     }
     assert_eq!(purge_finished(&db, now), 2);
-    let left = |table: &str, column: &str| -> Vec<String> {
-        db::query_rows(&c, &format!("SELECT {column} FROM {table} ORDER BY {column}"), vec![]).unwrap().iter().map(|r| t(&r[0])).collect()
-    };
+    let left = |table: &str, column: &str| -> Vec<String> { db::query_rows(&c, &format!("SELECT {column} FROM {table} ORDER BY {column}"), vec![]).unwrap().iter().map(|r| t(&r[0])).collect() };
     assert_eq!(left("jobs", "id"), vec!["done-new", "leased-old", "pending-old"]);
     assert_eq!(left("job_runs", "job_id"), vec!["done-new", "leased-old"]);
     drop(c);

@@ -69,11 +69,7 @@ pub fn purge_finished(db: &Db, now_ms: i64) -> u64 {
             // finished jobs (every state change would rewrite it), so this
             // scans the table, oldest rows first.
             let picked = db.read_conn().and_then(|c| {
-                db::query_rows(
-                    &c,
-                    "SELECT id FROM jobs WHERE state = ?1 AND due_at_ms < ?2 LIMIT ?3",
-                    vec![SqlValue::Text(state.into()), cutoff.clone(), SqlValue::Integer(PURGE_BATCH)],
-                )
+                db::query_rows(&c, "SELECT id FROM jobs WHERE state = ?1 AND due_at_ms < ?2 LIMIT ?3", vec![SqlValue::Text(state.into()), cutoff.clone(), SqlValue::Integer(PURGE_BATCH)])
             });
             let ids: Vec<SqlValue> = match picked {
                 Ok(rows) => rows.into_iter().filter_map(|mut r| r.pop()).collect(),

@@ -17,11 +17,7 @@ const BUFFERED_LINES: usize = 64 * 1024;
 /// dropping it flushes what is buffered.
 pub fn init() -> tracing_appender::non_blocking::WorkerGuard {
     let stderr = std::io::BufWriter::with_capacity(64 << 10, std::io::stderr());
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .buffered_lines_limit(BUFFERED_LINES)
-        .lossy(true)
-        .thread_name("log-writer")
-        .finish(stderr);
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default().buffered_lines_limit(BUFFERED_LINES).lossy(true).thread_name("log-writer").finish(stderr);
     // libsql's replica client says "handshake with primary" at info on
     // every periodic sync, and warns of any fetch slower than its average;
     // its errors are what we want.

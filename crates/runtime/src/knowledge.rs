@@ -111,11 +111,8 @@ pub fn prepare(db: &Db, embeddings: Option<&Embeddings>) -> Result<usize> {
         })
         .collect();
     let enqueued = jobs.len();
-    c.execute_many(
-        &format!("INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, calls_out, lane) VALUES (?1, '{EMBED_JOB}', ?2, ?3, ?4, ?4, 1, ?5)"),
-        jobs,
-    )
-    .context("enqueuing the embeddings backfill")?;
+    c.execute_many(&format!("INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, calls_out, lane) VALUES (?1, '{EMBED_JOB}', ?2, ?3, ?4, ?4, 1, ?5)"), jobs)
+        .context("enqueuing the embeddings backfill")?;
     Ok(enqueued)
 }
 

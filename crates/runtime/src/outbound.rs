@@ -33,10 +33,7 @@ const NOT_PUBLIC: &str = "callback target is not a public address (serve --webho
 
 fn client(policy: &OutboundPolicy) -> &reqwest::blocking::Client {
     policy.client.get_or_init(|| {
-        let mut builder = reqwest::blocking::Client::builder()
-            .timeout(policy.timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .pool_max_idle_per_host(IDLE_PER_HOST);
+        let mut builder = reqwest::blocking::Client::builder().timeout(policy.timeout).redirect(reqwest::redirect::Policy::none()).pool_max_idle_per_host(IDLE_PER_HOST);
         if policy.public_only {
             builder = builder.dns_resolver(Arc::new(PublicOnly));
         }
@@ -181,21 +178,21 @@ pub fn is_public(ip: IpAddr) -> bool {
 /// IPv4 blocks that are not globally reachable (and multicast, reserved,
 /// broadcast), as (network, prefix length).
 const V4_NOT_PUBLIC: &[([u8; 4], u8)] = &[
-    ([0, 0, 0, 0], 8),        // "this network"
-    ([10, 0, 0, 0], 8),       // private
-    ([100, 64, 0, 0], 10),    // shared address space (CGN)
-    ([127, 0, 0, 0], 8),      // loopback
-    ([169, 254, 0, 0], 16),   // link local
-    ([172, 16, 0, 0], 12),    // private
-    ([192, 0, 0, 0], 24),     // IETF protocol assignments
-    ([192, 0, 2, 0], 24),     // documentation (TEST-NET-1)
-    ([192, 88, 99, 0], 24),   // 6to4 relay anycast (deprecated)
-    ([192, 168, 0, 0], 16),   // private
-    ([198, 18, 0, 0], 15),    // benchmarking
-    ([198, 51, 100, 0], 24),  // documentation (TEST-NET-2)
-    ([203, 0, 113, 0], 24),   // documentation (TEST-NET-3)
-    ([224, 0, 0, 0], 4),      // multicast
-    ([240, 0, 0, 0], 4),      // reserved, and 255.255.255.255 broadcast
+    ([0, 0, 0, 0], 8),       // "this network"
+    ([10, 0, 0, 0], 8),      // private
+    ([100, 64, 0, 0], 10),   // shared address space (CGN)
+    ([127, 0, 0, 0], 8),     // loopback
+    ([169, 254, 0, 0], 16),  // link local
+    ([172, 16, 0, 0], 12),   // private
+    ([192, 0, 0, 0], 24),    // IETF protocol assignments
+    ([192, 0, 2, 0], 24),    // documentation (TEST-NET-1)
+    ([192, 88, 99, 0], 24),  // 6to4 relay anycast (deprecated)
+    ([192, 168, 0, 0], 16),  // private
+    ([198, 18, 0, 0], 15),   // benchmarking
+    ([198, 51, 100, 0], 24), // documentation (TEST-NET-2)
+    ([203, 0, 113, 0], 24),  // documentation (TEST-NET-3)
+    ([224, 0, 0, 0], 4),     // multicast
+    ([240, 0, 0, 0], 4),     // reserved, and 255.255.255.255 broadcast
 ];
 
 fn is_public_v4(ip: Ipv4Addr) -> bool {
@@ -236,9 +233,9 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         return false;
     }
     let not_public: &[(u128, u32)] = &[
-        (0x2001 << 112, 23),              // IETF protocol assignments (Teredo, benchmarking, ORCHID)
-        (0x2001_0db8 << 96, 32),          // documentation
-        (0x3fff << 112, 20),              // documentation
+        (0x2001 << 112, 23),     // IETF protocol assignments (Teredo, benchmarking, ORCHID)
+        (0x2001_0db8 << 96, 32), // documentation
+        (0x3fff << 112, 20),     // documentation
     ];
     !not_public.iter().any(|(net, len)| in_v6(bits, *net, *len))
 }
@@ -300,13 +297,44 @@ mod tests {
     #[test]
     fn special_purpose_ranges_are_not_public() {
         for private in [
-            "127.0.0.1", "10.1.2.3", "192.168.0.1", "172.16.5.4", "169.254.1.1", "100.64.0.1", "0.1.2.3", "255.255.255.255",
-            "192.0.0.8", "192.0.2.1", "198.18.0.1", "198.19.255.254", "198.51.100.7", "203.0.113.9", "240.0.0.1", "224.0.0.1",
+            "127.0.0.1",
+            "10.1.2.3",
+            "192.168.0.1",
+            "172.16.5.4",
+            "169.254.1.1",
+            "100.64.0.1",
+            "0.1.2.3",
+            "255.255.255.255",
+            "192.0.0.8",
+            "192.0.2.1",
+            "198.18.0.1",
+            "198.19.255.254",
+            "198.51.100.7",
+            "203.0.113.9",
+            "240.0.0.1",
+            "224.0.0.1",
             "192.88.99.1",
-            "::", "::1", "fd00::1", "fe80::1", "fec0::1", "ff02::1", "100::1",
-            "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::127.0.0.1", "::10.0.0.1",
-            "64:ff9b::7f00:1", "64:ff9b::a00:1", "64:ff9b:1::1",
-            "2002:7f00:1::1", "2002:c0a8:101::", "2001:db8::1", "2001::1", "2001:2::1", "3fff::1", "5f00::1",
+            "::",
+            "::1",
+            "fd00::1",
+            "fe80::1",
+            "fec0::1",
+            "ff02::1",
+            "100::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "::127.0.0.1",
+            "::10.0.0.1",
+            "64:ff9b::7f00:1",
+            "64:ff9b::a00:1",
+            "64:ff9b:1::1",
+            "2002:7f00:1::1",
+            "2002:c0a8:101::",
+            "2001:db8::1",
+            "2001::1",
+            "2001:2::1",
+            "3fff::1",
+            "5f00::1",
         ] {
             assert!(!is_public(private.parse().unwrap()), "{private} is not public");
         }

@@ -56,10 +56,7 @@ pub fn sign(business: &str, call_id: &str, file_name: &str, disposition: &str, n
 impl recording_links::Host for RequestState {
     fn sign(&mut self, business_id: String, call_id: String, file_name: String) -> recording_links::Links {
         let now = crate::clock::now_ms();
-        recording_links::Links {
-            url: sign(&business_id, &call_id, &file_name, "inline", now),
-            download_url: sign(&business_id, &call_id, &file_name, "attachment", now),
-        }
+        recording_links::Links { url: sign(&business_id, &call_id, &file_name, "inline", now), download_url: sign(&business_id, &call_id, &file_name, "attachment", now) }
     }
 }
 

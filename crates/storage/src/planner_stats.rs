@@ -26,10 +26,8 @@ use crate::db::{self, Connection, SqlValue};
 use anyhow::Result;
 
 /// Columns with a handful of distinct values.
-const FEW_VALUES: [&str; 15] = [
-    "state", "status", "outcome", "channel", "kind", "holds_line", "direction", "built_in", "class", "lookup", "type", "speaker", "carrier_state",
-    "review_types", "communication_blocked",
-];
+const FEW_VALUES: [&str; 15] =
+    ["state", "status", "outcome", "channel", "kind", "holds_line", "direction", "built_in", "class", "lookup", "type", "speaker", "carrier_state", "review_types", "communication_blocked"];
 
 /// `(table, index or None, stat)` rows for the current schema.
 pub fn wanted(c: &Connection) -> Result<Vec<(String, Option<String>, String)>> {
@@ -91,10 +89,8 @@ pub fn seed(c: &Connection) -> Result<()> {
     db::query_rows(c, "ANALYZE sqlite_schema", vec![])?;
     let wanted = wanted(c)?;
     let text = |v: &SqlValue| if let SqlValue::Text(s) = v { Some(s.clone()) } else { None };
-    let mut stored: Vec<(String, Option<String>, String)> = db::query_rows(c, "SELECT tbl, idx, stat FROM sqlite_stat1", vec![])?
-        .iter()
-        .map(|r| (text(&r[0]).unwrap_or_default(), text(&r[1]), text(&r[2]).unwrap_or_default()))
-        .collect();
+    let mut stored: Vec<(String, Option<String>, String)> =
+        db::query_rows(c, "SELECT tbl, idx, stat FROM sqlite_stat1", vec![])?.iter().map(|r| (text(&r[0]).unwrap_or_default(), text(&r[1]), text(&r[2]).unwrap_or_default())).collect();
     stored.sort();
     let mut sorted = wanted.clone();
     sorted.sort();

@@ -362,16 +362,15 @@ pub fn install_guard(db: &crate::db::Db) -> Result<()> {
         let epoch = crate::db::query_strings(&c, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'switchboard_write_epoch'", vec![])?;
         let mut script = String::new();
         if epoch.is_empty() {
-            script.push_str(&format!("CREATE TABLE IF NOT EXISTS {EPOCH_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL); INSERT OR IGNORE INTO {EPOCH_TABLE} (id, n) VALUES (1, 0);"));
+            script
+                .push_str(&format!("CREATE TABLE IF NOT EXISTS {EPOCH_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL); INSERT OR IGNORE INTO {EPOCH_TABLE} (id, n) VALUES (1, 0);"));
         }
         for table in &tables {
             for event in ["insert", "update", "delete"] {
                 let name = format!("switchboard_epoch_{table}_{event}");
                 if !triggers.contains(&name) {
-                    script.push_str(&format!(
-                        "CREATE TRIGGER IF NOT EXISTS \"{name}\" AFTER {} ON \"{table}\" BEGIN UPDATE {EPOCH_TABLE} SET n = n + 1 WHERE id = 1; END;",
-                        event.to_ascii_uppercase()
-                    ));
+                    script
+                        .push_str(&format!("CREATE TRIGGER IF NOT EXISTS \"{name}\" AFTER {} ON \"{table}\" BEGIN UPDATE {EPOCH_TABLE} SET n = n + 1 WHERE id = 1; END;", event.to_ascii_uppercase()));
                 }
             }
         }

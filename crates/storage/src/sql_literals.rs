@@ -126,10 +126,7 @@ mod tests {
     #[test]
     fn placeholders_are_found_by_the_tokenizer_not_by_looking_for_question_marks() {
         let sql = "INSERT INTO t (a, \"b?1\", c) VALUES (?2, '?1 it''s', ?1) -- ?3\n /* ?4 */";
-        assert_eq!(
-            rendered(sql, vec![Value::Text("x'y".into()), Value::Integer(7)]).unwrap(),
-            "INSERT INTO t (a, \"b?1\", c) VALUES (7, '?1 it''s', 'x''y') -- ?3\n /* ?4 */;"
-        );
+        assert_eq!(rendered(sql, vec![Value::Text("x'y".into()), Value::Integer(7)]).unwrap(), "INSERT INTO t (a, \"b?1\", c) VALUES (7, '?1 it''s', 'x''y') -- ?3\n /* ?4 */;");
         // Anonymous placeholders count on from the largest number so far.
         assert_eq!(rendered("SELECT ?, ?3, ?", vec![Value::Integer(1), Value::Null, Value::Integer(3), Value::Integer(4)]).unwrap(), "SELECT 1, 3, 4;");
     }

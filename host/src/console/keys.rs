@@ -52,12 +52,7 @@ pub fn create(app: &App, s: &SessionRecord, body: &[u8]) -> Result<serde_json::V
     }
     let scopes = auth::parse_scopes(&wanted.scopes.join(",")).map_err(|m| Failure::validation("invalid_scopes", m))?;
     let (_gate, c) = writer(app)?;
-    let live = crate::db::query_rows(
-        &c,
-        "SELECT COUNT(*) FROM api_keys WHERE business_id = ?1 AND revoked_at IS NULL",
-        vec![crate::db::SqlValue::Text(s.business_id.clone())],
-    )
-    .map_err(unavailable)?;
+    let live = crate::db::query_rows(&c, "SELECT COUNT(*) FROM api_keys WHERE business_id = ?1 AND revoked_at IS NULL", vec![crate::db::SqlValue::Text(s.business_id.clone())]).map_err(unavailable)?;
     if matches!(live.first().map(|r| &r[0]), Some(crate::db::SqlValue::Integer(n)) if *n >= MAX_LIVE_KEYS) {
         return Err(Failure::conflict("too_many_keys", format!("the business has {MAX_LIVE_KEYS} live keys; revoke one first")));
     }

@@ -183,18 +183,12 @@ fn unavailable(_: anyhow::Error) -> Failure {
 
 /// A login (or setup-link) limit was reached for `what`.
 fn too_many_attempts(what: &str) -> Failure {
-    Failure::new(429, "rate_limit", "login_rate_limited", format!("too many login attempts for {what}; wait a minute and try again"))
-        .retryable(true)
-        .with_header("Retry-After", "60".into())
+    Failure::new(429, "rate_limit", "login_rate_limited", format!("too many login attempts for {what}; wait a minute and try again")).retryable(true).with_header("Retry-After", "60".into())
 }
 
 /// One of the [`HASHES_AT_ONCE`] password-hashing slots, or 503 to retry.
 fn hash_slot(console: &Console) -> Result<tokio::sync::SemaphorePermit<'_>, Failure> {
-    console.hashing.try_acquire().map_err(|_| {
-        Failure::new(503, "capacity", "console_busy", "too many logins at this moment; retry in a second")
-            .retryable(true)
-            .with_header("Retry-After", "1".into())
-    })
+    console.hashing.try_acquire().map_err(|_| Failure::new(503, "capacity", "console_busy", "too many logins at this moment; retry in a second").retryable(true).with_header("Retry-After", "1".into()))
 }
 
 /// The write gate and a connection, for a console route's short write
@@ -309,10 +303,7 @@ fn whoami(app: &App, s: &SessionRecord) -> Result<serde_json::Value, Failure> {
     )
     .map_err(unavailable)?;
     drop(c);
-    let (email, business_name, expires) = rows
-        .first()
-        .map(|r| (crate::db::text(&r[0]), crate::db::text(&r[1]), crate::db::text(&r[2]).parse::<i64>().unwrap_or(0)))
-        .unwrap_or_default();
+    let (email, business_name, expires) = rows.first().map(|r| (crate::db::text(&r[0]), crate::db::text(&r[1]), crate::db::text(&r[2]).parse::<i64>().unwrap_or(0))).unwrap_or_default();
     Ok(serde_json::json!({
         "userId": s.user_id,
         "email": email,

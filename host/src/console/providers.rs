@@ -75,9 +75,13 @@ pub fn set(app: &App, s: &SessionRecord, interface: Interface, body: &[u8]) -> R
         crate::db::in_transaction(&c, || choice::clear(&c, &s.business_id, interface)).map_err(unavailable)?;
         return Ok(choice::describe(&s.business_id, interface, None));
     };
-    let loaded = app.components.providers().plugins.get(&name).filter(|l| l.manifest.interface == interface).ok_or_else(|| {
-        Failure::not_found("plugin_not_found", format!("no {} plugin named `{}` is loaded in this server", interface.name(), name.escape_debug()))
-    })?;
+    let loaded = app
+        .components
+        .providers()
+        .plugins
+        .get(&name)
+        .filter(|l| l.manifest.interface == interface)
+        .ok_or_else(|| Failure::not_found("plugin_not_found", format!("no {} plugin named `{}` is loaded in this server", interface.name(), name.escape_debug())))?;
     let mut settings = match choice::read(&c, &s.business_id, interface).map_err(|e| unavailable(e.into()))? {
         Some(ch) if ch.plugin == name => ch.settings,
         _ => Default::default(),

@@ -38,9 +38,9 @@ use switchboard_guest::{clock, now, Failure};
 use switchboard_voice_area::calls::{Attribution, Plan, Target};
 
 use super::{CampaignsJob, IterationRef};
-use switchboard_guest::job::{run_step, AreaJob};
 use crate::model;
 use crate::window::{self, Window};
+use switchboard_guest::job::{run_step, AreaJob};
 
 /// How soon a step runs again after one that settled or claimed members;
 /// each quiet step after it doubles the wait, up to [`QUIET_POLL_MS`]. So
@@ -125,8 +125,7 @@ fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
     )?
     .expect("an aggregate has a row");
     let (in_calls, waiting, pending, next_retry, open, next_close) = (left.int(0), left.int(1), left.int(2), left.opt_int(3), left.int(4), left.opt_int(5));
-    let status = db::query_one("SELECT status FROM campaign_iterations WHERE business_id = ?1 AND id = ?2", &[biz.into(), iteration_id.into()])?
-        .map_or_else(String::new, |r| r.text(0));
+    let status = db::query_one("SELECT status FROM campaign_iterations WHERE business_id = ?1 AND id = ?2", &[biz.into(), iteration_id.into()])?.map_or_else(String::new, |r| r.text(0));
     if status != "running" {
         // Paused (by an operator or for credit) or cancelled: only the calls
         // in progress are left to settle.
@@ -148,7 +147,11 @@ fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
         // due, and meanwhile for replies as often as the backoff says.
         let next = [next_retry, next_close].into_iter().flatten().min();
         let until = next.map_or(IDLE_POLL_MS, |at| (at - now_ms).clamp(ACTIVE_POLL_MS as i64, IDLE_POLL_MS as i64) as u64);
-        if open > 0 { until.min(busy_poll) } else { until }
+        if open > 0 {
+            until.min(busy_poll)
+        } else {
+            until
+        }
     };
     Ok(again(iteration_id, delay, quiet))
 }
@@ -235,11 +238,8 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
         MESSAGE_BATCH
     } else {
         let account = switchboard_voice_area::billing::account(biz)?;
-        let busy = db::query_one(
-            "SELECT COUNT(*) FROM calls WHERE business_id = ?1 AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')",
-            &[biz.into()],
-        )?
-        .map_or(0, |r| r.int(0));
+        let busy =
+            db::query_one("SELECT COUNT(*) FROM calls WHERE business_id = ?1 AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')", &[biz.into()])?.map_or(0, |r| r.int(0));
         account.lines - busy
     };
     if free <= 0 {

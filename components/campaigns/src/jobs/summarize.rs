@@ -48,11 +48,7 @@ struct Run {
 }
 
 fn step(biz: &str, run_id: &str) -> Result<Outcome, Failure> {
-    let Some(row) = db::query_one(
-        "SELECT campaign_id, status, price_per_contact, price_per_thousand FROM summary_runs WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), run_id.into()],
-    )?
-    else {
+    let Some(row) = db::query_one("SELECT campaign_id, status, price_per_contact, price_per_thousand FROM summary_runs WHERE business_id = ?1 AND id = ?2", &[biz.into(), run_id.into()])? else {
         return Ok(Outcome::Dead("the summary run no longer exists".into()));
     };
     let run = Run { campaign_id: row.text(0), status: row.text(1), per_contact: row.int(2), per_thousand: row.int(3) };
@@ -76,9 +72,7 @@ fn step(biz: &str, run_id: &str) -> Result<Outcome, Failure> {
             None => finish(biz, run_id, &run.campaign_id).map(|_| Outcome::Done),
         };
     }
-    let objective = db::query_one("SELECT objective FROM campaigns WHERE business_id = ?1 AND id = ?2", &[biz.into(), run.campaign_id.as_str().into()])?
-        .map(|r| r.text(0))
-        .unwrap_or_default();
+    let objective = db::query_one("SELECT objective FROM campaigns WHERE business_id = ?1 AND id = ?2", &[biz.into(), run.campaign_id.as_str().into()])?.map(|r| r.text(0)).unwrap_or_default();
     // Ask first (reads only), write after.
     let mut answers = Vec::new();
     for d in &due {
@@ -155,11 +149,7 @@ fn step(biz: &str, run_id: &str) -> Result<Outcome, Failure> {
 /// Ends the run: its status, the charge of what was used (the rest of the
 /// reservation released) and the cost per final outcome.
 fn finish(biz: &str, run_id: &str, campaign: &str) -> Result<(), Failure> {
-    let r = db::query_one(
-        "SELECT maximum_charge, charged, assessed_count, failed_count FROM summary_runs WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), run_id.into()],
-    )?
-    .expect("read above");
+    let r = db::query_one("SELECT maximum_charge, charged, assessed_count, failed_count FROM summary_runs WHERE business_id = ?1 AND id = ?2", &[biz.into(), run_id.into()])?.expect("read above");
     let (maximum, charged, assessed, failed) = (r.int(0), r.int(1), r.int(2), r.int(3));
     let status = match (assessed, failed) {
         (_, 0) => "completed",

@@ -66,10 +66,7 @@ pub fn run(job: &Job, p: Payload) -> Outcome {
 fn step(job: &Job, p: Payload) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
     let Some(model) = enabled_model()? else { return Ok(Outcome::Done) };
-    let live = db::query_one(
-        "SELECT 1 FROM data_sources WHERE business_id = ?1 AND id = ?2 AND class = 'unstructured' AND status <> 'archived'",
-        &[biz.into(), p.source_id.as_str().into()],
-    )?;
+    let live = db::query_one("SELECT 1 FROM data_sources WHERE business_id = ?1 AND id = ?2 AND class = 'unstructured' AND status <> 'archived'", &[biz.into(), p.source_id.as_str().into()])?;
     if live.is_none() {
         return Ok(Outcome::Done);
     }

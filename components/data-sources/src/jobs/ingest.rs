@@ -162,11 +162,8 @@ pub fn run(job: &Job, p: Payload) -> Outcome {
 }
 
 fn load_version(biz: &str, id: &str) -> Result<Option<Version>, Failure> {
-    Ok(db::query_one(
-        "SELECT id, business_id, data_source_id, format, byte_size, chunk_size, stage FROM ingestion_versions WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), id.into()],
-    )?
-    .map(|r| Version { id: r.text(0), biz: r.text(1), source_id: r.text(2), format: r.text(3), size: r.int(4), chunk_size: r.int(5), stage: r.text(6) }))
+    Ok(db::query_one("SELECT id, business_id, data_source_id, format, byte_size, chunk_size, stage FROM ingestion_versions WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?
+        .map(|r| Version { id: r.text(0), biz: r.text(1), source_id: r.text(2), format: r.text(3), size: r.int(4), chunk_size: r.int(5), stage: r.text(6) }))
 }
 
 /// One step; `Ok(Some(payload))` to continue, `Ok(None)` when finished.
@@ -198,10 +195,7 @@ fn step(biz: &str, p: Payload) -> Step<Option<Payload>> {
 }
 
 pub fn set_stage(v: &Version, stage: &str) -> Result<(), Failure> {
-    db::execute(
-        "UPDATE ingestion_versions SET stage = ?3, updated_at = ?4 WHERE business_id = ?1 AND id = ?2",
-        &[v.biz.as_str().into(), v.id.as_str().into(), stage.into(), now().into()],
-    )?;
+    db::execute("UPDATE ingestion_versions SET stage = ?3, updated_at = ?4 WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.id.as_str().into(), stage.into(), now().into()])?;
     Ok(())
 }
 
@@ -266,20 +260,13 @@ pub fn add_issues(v: &Version, kind: &str, issues: &[(Option<i64>, Option<String
     if issues.is_empty() {
         return Ok(());
     }
-    let stored = db::query_one("SELECT COUNT(*) FROM ingestion_issues WHERE version_id = ?1 AND business_id = ?2", &[v.id.as_str().into(), v.biz.as_str().into()])?
-        .map_or(0, |r| r.int(0));
+    let stored = db::query_one("SELECT COUNT(*) FROM ingestion_issues WHERE version_id = ?1 AND business_id = ?2", &[v.id.as_str().into(), v.biz.as_str().into()])?.map_or(0, |r| r.int(0));
     let room = (MAX_STORED_ISSUES - stored).max(0) as usize;
-    let rows: Vec<Vec<Value>> = issues
-        .iter()
-        .take(room)
-        .map(|(row, col, problem)| vec![v.biz.as_str().into(), v.id.as_str().into(), kind.into(), (*row).into(), col.clone().into(), problem.as_str().into()])
-        .collect();
+    let rows: Vec<Vec<Value>> =
+        issues.iter().take(room).map(|(row, col, problem)| vec![v.biz.as_str().into(), v.id.as_str().into(), kind.into(), (*row).into(), col.clone().into(), problem.as_str().into()]).collect();
     db::execute_many("INSERT INTO ingestion_issues (business_id, version_id, kind, row_number, column_name, problem) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &rows)?;
     let counter = if kind == "parse" { "parse_issue_count" } else { "type_issue_count" };
-    db::execute(
-        &format!("UPDATE ingestion_versions SET {counter} = {counter} + ?3 WHERE business_id = ?1 AND id = ?2"),
-        &[v.biz.as_str().into(), v.id.as_str().into(), (issues.len() as i64).into()],
-    )?;
+    db::execute(&format!("UPDATE ingestion_versions SET {counter} = {counter} + ?3 WHERE business_id = ?1 AND id = ?2"), &[v.biz.as_str().into(), v.id.as_str().into(), (issues.len() as i64).into()])?;
     Ok(())
 }
 
@@ -287,18 +274,15 @@ pub fn add_issues(v: &Version, kind: &str, issues: &[(Option<i64>, Option<String
 pub fn finish_parse(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
     let cols = load_columns(v)?;
     // Declared fields the file lacks.
-    let declared = db::query_one("SELECT fields_declared FROM data_sources WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.source_id.as_str().into()])?
-        .is_some_and(|r| r.boolean(0));
+    let declared = db::query_one("SELECT fields_declared FROM data_sources WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.source_id.as_str().into()])?.is_some_and(|r| r.boolean(0));
     if declared {
-        let missing: Vec<(Option<i64>, Option<String>, String)> = db::query(
-            "SELECT field_key FROM data_source_fields WHERE business_id = ?1 AND data_source_id = ?2 ORDER BY position",
-            &[v.biz.as_str().into(), v.source_id.as_str().into()],
-        )?
-        .iter()
-        .map(|r| r.text(0))
-        .filter(|k| !cols.iter().any(|c| c.declared && c.key == *k))
-        .map(|k| (None, Some(k.clone()), format!("declared field `{k}` is missing from the file")))
-        .collect();
+        let missing: Vec<(Option<i64>, Option<String>, String)> =
+            db::query("SELECT field_key FROM data_source_fields WHERE business_id = ?1 AND data_source_id = ?2 ORDER BY position", &[v.biz.as_str().into(), v.source_id.as_str().into()])?
+                .iter()
+                .map(|r| r.text(0))
+                .filter(|k| !cols.iter().any(|c| c.declared && c.key == *k))
+                .map(|k| (None, Some(k.clone()), format!("declared field `{k}` is missing from the file")))
+                .collect();
         add_issues(v, "parse", &missing)?;
     }
     let mut updates = Vec::new();
@@ -307,14 +291,8 @@ pub fn finish_parse(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
         let review = (!d.review.is_empty()).then(|| json!(d.review).to_string());
         updates.push(vec![v.biz.as_str().into(), v.id.as_str().into(), c.position.into(), d.suggested.into(), review.into()]);
     }
-    db::execute_many(
-        "UPDATE ingestion_columns SET type = ?4, review_types = ?5 WHERE business_id = ?1 AND version_id = ?2 AND position = ?3",
-        &updates,
-    )?;
-    db::execute(
-        "DELETE FROM ingestion_chunks WHERE business_id = ?1 AND version_id = ?2 AND stream = 1",
-        &[v.biz.as_str().into(), v.id.as_str().into()],
-    )?;
+    db::execute_many("UPDATE ingestion_columns SET type = ?4, review_types = ?5 WHERE business_id = ?1 AND version_id = ?2 AND position = ?3", &updates)?;
+    db::execute("DELETE FROM ingestion_chunks WHERE business_id = ?1 AND version_id = ?2 AND stream = 1", &[v.biz.as_str().into(), v.id.as_str().into()])?;
     set_stage(v, "validating")?;
     p.phase = Some("interpret".into());
     p.row = 0;
@@ -330,9 +308,7 @@ fn interpret_step(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
     }
     let cols = load_columns(v)?;
     let rows = db::query(
-        &format!(
-            "SELECT row_number, original FROM ingestion_rows WHERE business_id = ?1 AND version_id = ?2 AND row_number > ?3 ORDER BY row_number LIMIT {STEP_ROWS}"
-        ),
+        &format!("SELECT row_number, original FROM ingestion_rows WHERE business_id = ?1 AND version_id = ?2 AND row_number > ?3 ORDER BY row_number LIMIT {STEP_ROWS}"),
         &[v.biz.as_str().into(), v.id.as_str().into(), p.row.into()],
     )?;
     let mut updates = Vec::with_capacity(rows.len());
@@ -374,8 +350,7 @@ type Guard = (Option<i64>, Option<String>, String);
 /// waits in `needs_review` and the active version keeps answering.
 fn replacement_guards(v: &Version) -> Result<Vec<Guard>, Failure> {
     let mut guards = Vec::new();
-    let rows = db::query_one("SELECT row_count FROM ingestion_versions WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.id.as_str().into()])?
-        .map_or(0, |r| r.int(0));
+    let rows = db::query_one("SELECT row_count FROM ingestion_versions WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.id.as_str().into()])?.map_or(0, |r| r.int(0));
     if rows == 0 {
         guards.push((None, None, "the file has no data rows; it replaces the active version only when resolved".to_string()));
     }

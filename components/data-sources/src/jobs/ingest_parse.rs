@@ -84,19 +84,10 @@ impl Batch<'_> {
         let trimmed = name.trim();
         let derived = infer::field_key(name, position);
         let taken = |cols: &[Column], k: &str| cols.iter().any(|c| c.key.eq_ignore_ascii_case(k));
-        let hit = self.declared.iter().find(|d| {
-            !taken(&self.cols, &d.key) && (trimmed.eq_ignore_ascii_case(&d.key) || trimmed.eq_ignore_ascii_case(d.label.trim()) || derived.eq_ignore_ascii_case(&d.key))
-        });
+        let hit =
+            self.declared.iter().find(|d| !taken(&self.cols, &d.key) && (trimmed.eq_ignore_ascii_case(&d.key) || trimmed.eq_ignore_ascii_case(d.label.trim()) || derived.eq_ignore_ascii_case(&d.key)));
         let column = match hit {
-            Some(d) => Column {
-                position: position as i64,
-                name: name.to_string(),
-                key: d.key.clone(),
-                stats: Default::default(),
-                ty: Some(d.ty.clone()),
-                declared: true,
-                lookup: d.lookup,
-            },
+            Some(d) => Column { position: position as i64, name: name.to_string(), key: d.key.clone(), stats: Default::default(), ty: Some(d.ty.clone()), declared: true, lookup: d.lookup },
             None => {
                 let mut key = derived.clone();
                 let mut n = 2;
@@ -125,19 +116,10 @@ impl Batch<'_> {
         let first_new = self.cols.len() - self.new_cols;
         let inserts: Vec<Vec<Value>> = self.cols[first_new..]
             .iter()
-            .map(|c| {
-                vec![v.biz.as_str().into(), v.id.as_str().into(), c.position.into(), c.name.as_str().into(), c.key.as_str().into(), c.ty.clone().into(), c.declared.into(), c.lookup.into()]
-            })
+            .map(|c| vec![v.biz.as_str().into(), v.id.as_str().into(), c.position.into(), c.name.as_str().into(), c.key.as_str().into(), c.ty.clone().into(), c.declared.into(), c.lookup.into()])
             .collect();
-        db::execute_many(
-            "INSERT INTO ingestion_columns (business_id, version_id, position, name, field_key, type, declared, lookup) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            &inserts,
-        )?;
-        let stats: Vec<Vec<Value>> = self
-            .cols
-            .iter()
-            .map(|c| vec![v.biz.as_str().into(), v.id.as_str().into(), c.position.into(), serde_json::to_string(&c.stats).unwrap().into()])
-            .collect();
+        db::execute_many("INSERT INTO ingestion_columns (business_id, version_id, position, name, field_key, type, declared, lookup) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &inserts)?;
+        let stats: Vec<Vec<Value>> = self.cols.iter().map(|c| vec![v.biz.as_str().into(), v.id.as_str().into(), c.position.into(), serde_json::to_string(&c.stats).unwrap().into()]).collect();
         db::execute_many("UPDATE ingestion_columns SET stats = ?4 WHERE business_id = ?1 AND version_id = ?2 AND position = ?3", &stats)?;
         db::execute(
             "UPDATE ingestion_versions SET row_count = row_count + ?3, updated_at = ?4 WHERE business_id = ?1 AND id = ?2",
@@ -158,8 +140,7 @@ struct Declared {
 
 /// The source's declared fields, if it declared any.
 fn declared_fields(v: &Version) -> Result<Vec<Declared>, Failure> {
-    let declared = db::query_one("SELECT fields_declared FROM data_sources WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.source_id.as_str().into()])?
-        .is_some_and(|r| r.boolean(0));
+    let declared = db::query_one("SELECT fields_declared FROM data_sources WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.source_id.as_str().into()])?.is_some_and(|r| r.boolean(0));
     if !declared {
         return Ok(Vec::new());
     }
@@ -342,8 +323,7 @@ fn json(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
         p.offset += pos as u64;
         b.save(&p)?;
         if done {
-            let total = db::query_one("SELECT row_count FROM ingestion_versions WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.id.as_str().into()])?
-                .map_or(0, |r| r.int(0));
+            let total = db::query_one("SELECT row_count FROM ingestion_versions WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.id.as_str().into()])?.map_or(0, |r| r.int(0));
             if total == 0 && p.bad_elements > 0 {
                 return Err(Stop::Fail("the JSON file must be an array of objects; none of its elements is an object".into()));
             }
@@ -509,11 +489,6 @@ pub fn convert_spreadsheet(v: &Version) -> Step<(u64, Vec<(usize, infer::SheetDa
     if total == 0 {
         return Err(Stop::Fail("the first worksheet is empty".into()));
     }
-    let dates = counts
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.dated > 0 && c.plain == 0)
-        .filter_map(|(i, c)| Some((i, infer::SheetDate { kind: c.kind?, base1904 })))
-        .collect();
+    let dates = counts.iter().enumerate().filter(|(_, c)| c.dated > 0 && c.plain == 0).filter_map(|(i, c)| Some((i, infer::SheetDate { kind: c.kind?, base1904 }))).collect();
     Ok((total, dates))
 }

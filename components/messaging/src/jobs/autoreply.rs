@@ -24,10 +24,10 @@
 //! the delivery job), all in the job's one fenced transaction. An `ai` error
 //! is retried with backoff, then the job is dead (no reply).
 
-use switchboard_guest::knowledge;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job::{self, retry, run_step};
 use switchboard_guest::job_types::{Job, Outcome};
+use switchboard_guest::knowledge;
 use switchboard_guest::{now, Failure};
 
 use super::{MessageRef, MessagingJob};
@@ -171,10 +171,7 @@ mod tests {
     #[test]
     fn history_is_bounded_to_the_last_20_oldest_first() {
         // 30 messages, newest first: m29 … m0; odd ones are replies.
-        let rows: Vec<(String, Option<String>)> = (0..30)
-            .rev()
-            .map(|i| (if i % 2 == 1 { "outbound" } else { "inbound" }.to_string(), Some(format!("m{i}"))))
-            .collect();
+        let rows: Vec<(String, Option<String>)> = (0..30).rev().map(|i| (if i % 2 == 1 { "outbound" } else { "inbound" }.to_string(), Some(format!("m{i}")))).collect();
         let h = history(&rows);
         assert_eq!(h.len(), HISTORY);
         assert_eq!(h.first().unwrap(), &("user".to_string(), "m10".to_string()));

@@ -39,8 +39,7 @@ pub const PUBLIC_REPLY: &str = "\n\nYou are answering a public comment on one of
 /// account's comments (autoreply.rs holds the rule; a subscription owns
 /// the comments when it receives `photoapp.comment.received`).
 pub fn eligible(biz: &str, account: &str) -> Result<Option<(String, String)>, Failure> {
-    Ok(super::autoreply::assigned_agent(biz, "photoapp", account, Some(super::photoapp_signal::COMMENT_EVENT))?
-        .map(|(id, instructions, _)| (id, instructions + PUBLIC_REPLY)))
+    Ok(super::autoreply::assigned_agent(biz, "photoapp", account, Some(super::photoapp_signal::COMMENT_EVENT))?.map(|(id, instructions, _)| (id, instructions + PUBLIC_REPLY)))
 }
 
 pub fn run(job: &Job, comment: &str) -> Outcome {
@@ -57,10 +56,7 @@ struct Comment {
 
 fn reply(job: &Job, id: &str) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
-    let Some(r) = db::query_one(
-        "SELECT account_id, conversation_id, provider_comment_id, post_id, text, status FROM photoapp_comments WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), id.into()],
-    )?
+    let Some(r) = db::query_one("SELECT account_id, conversation_id, provider_comment_id, post_id, text, status FROM photoapp_comments WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?
     else {
         return Ok(Outcome::Dead("the comment no longer exists".into()));
     };
@@ -68,11 +64,7 @@ fn reply(job: &Job, id: &str) -> Result<Outcome, Failure> {
         return Ok(Outcome::Done);
     }
     let c = Comment { account: r.text(0), conversation_id: r.text(1), provider_comment_id: r.text(2), post_id: r.opt_text(3), text: r.text(4) };
-    let Some(p) = db::query_one(
-        "SELECT participant_id, contact_id, participant_name FROM conversations WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), c.conversation_id.as_str().into()],
-    )?
-    else {
+    let Some(p) = db::query_one("SELECT participant_id, contact_id, participant_name FROM conversations WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.conversation_id.as_str().into()])? else {
         return Ok(Outcome::Dead("the commenter's conversation no longer exists".into()));
     };
     let commenter = p.text(0);
@@ -89,9 +81,7 @@ fn reply(job: &Job, id: &str) -> Result<Outcome, Failure> {
     };
     match jobs::begin_effect(&format!("comment-reply.{}", job.attempt)).map_err(db::store_failure)? {
         EffectStart::Fresh => {}
-        EffectStart::StartedBefore => {
-            return fail(biz, id, &c, &who, &commenter, "reply_outcome_unknown", "a reply was started and its outcome is unknown; it is not sent twice")
-        }
+        EffectStart::StartedBefore => return fail(biz, id, &c, &who, &commenter, "reply_outcome_unknown", "a reply was started and its outcome is unknown; it is not sent twice"),
         EffectStart::Superseded => return Ok(Outcome::Dead("superseded: another node runs this job".into())),
     }
     let sent = messenger::reply_to_comment(&CommentReply {

@@ -40,11 +40,7 @@ const COLUMNS: &str = "status, recipient, phone_number_id, conversation_id, prov
 
 fn step(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
-    let Some(m) = db::query_one(
-        &format!("SELECT {COLUMNS} FROM messages WHERE business_id = ?1 AND id = ?2 AND direction = 'outbound'"),
-        &[biz.into(), message_id.into()],
-    )?
-    else {
+    let Some(m) = db::query_one(&format!("SELECT {COLUMNS} FROM messages WHERE business_id = ?1 AND id = ?2 AND direction = 'outbound'"), &[biz.into(), message_id.into()])? else {
         return Ok(Outcome::Done);
     };
     let (status, recipient) = (m.text(0), m.text(1));
@@ -77,8 +73,7 @@ fn step(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
 fn submit(job: &Job, message_id: &str, m: &Row) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
     let provider_media_id = match m.opt_text(8) {
-        Some(media_id) => db::query_one("SELECT provider_media_id FROM media WHERE business_id = ?1 AND id = ?2", &[biz.into(), media_id.into()])?
-            .map(|r| r.text(0)),
+        Some(media_id) => db::query_one("SELECT provider_media_id FROM media WHERE business_id = ?1 AND id = ?2", &[biz.into(), media_id.into()])?.map(|r| r.text(0)),
         None => None,
     };
     let outbound = OutboundMessage {

@@ -68,16 +68,7 @@ pub fn contact_name(name: Option<&str>, mobile: &str) -> String {
 
 /// The `chatapp.message.received` payload of the spec, without `retryNumber`.
 #[allow(clippy::too_many_arguments)]
-pub fn event_payload(
-    biz: &str,
-    phone_number_id: &str,
-    conversation_id: &str,
-    provider_message_id: &str,
-    occurred_at: &str,
-    mobile: &str,
-    name: &str,
-    text: &str,
-) -> serde_json::Value {
+pub fn event_payload(biz: &str, phone_number_id: &str, conversation_id: &str, provider_message_id: &str, occurred_at: &str, mobile: &str, name: &str, text: &str) -> serde_json::Value {
     json!({
         "contractVersion": events::CONTRACT_VERSION,
         "eventId": provider_message_id,

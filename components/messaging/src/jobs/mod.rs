@@ -6,12 +6,12 @@
 //! webhook), so their payloads keep exactly that shape.
 
 pub mod autoreply;
-pub mod test_reply;
 pub mod comment_reply;
 pub mod deliver;
 pub mod inbound;
 pub mod photoapp_inbound;
 pub mod photoapp_signal;
+pub mod test_reply;
 
 use serde::{Deserialize, Serialize};
 use switchboard_guest::job::AreaJob;
@@ -57,9 +57,7 @@ pub enum MessagingJob {
 impl AreaJob for MessagingJob {
     fn options(&self) -> JobOptions {
         let calls_out = match self {
-            MessagingJob::Inbound(_) | MessagingJob::PhotoappInbound(_) | MessagingJob::PhotoappReaction(_)
-            | MessagingJob::PhotoappReferral(_)
-            | MessagingJob::PhotoappComment(_) => false,
+            MessagingJob::Inbound(_) | MessagingJob::PhotoappInbound(_) | MessagingJob::PhotoappReaction(_) | MessagingJob::PhotoappReferral(_) | MessagingJob::PhotoappComment(_) => false,
             MessagingJob::Autoreply(_) | MessagingJob::Deliver(_) | MessagingJob::PhotoappCommentReply(_) | MessagingJob::AgentTestReply(_) => true,
         };
         // One step at a time moves a message: a provider's pushed status

@@ -23,11 +23,7 @@ pub fn run(job: &Job, turn_id: &str) -> Outcome {
 
 fn reply(job: &Job, turn_id: &str) -> Result<Outcome, switchboard_guest::Failure> {
     let biz = job.business_id.as_str();
-    let Some(t) = db::query_one(
-        "SELECT user_id, agent_id FROM agent_test_messages WHERE business_id = ?1 AND id = ?2 AND status = 'pending'",
-        &[biz.into(), turn_id.into()],
-    )?
-    else {
+    let Some(t) = db::query_one("SELECT user_id, agent_id FROM agent_test_messages WHERE business_id = ?1 AND id = ?2 AND status = 'pending'", &[biz.into(), turn_id.into()])? else {
         // Reset (or answered) meanwhile.
         return Ok(Outcome::Done);
     };

@@ -535,17 +535,13 @@ pub fn classify(intent: Option<&str>, cause: EndCause) -> (&'static str, &'stati
 /// text, whether it ends the call and what it drew on; `None` when the AI
 /// did not answer this time (the customer's input stays awaiting a reply).
 fn agent_turn(biz: &str, c: &Call, fresh: &[NewTurn]) -> Result<Option<(String, bool, Option<String>)>, Failure> {
-    let instructions = db::query_one("SELECT instructions FROM agents WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.agent_id.as_str().into()])?
-        .map(|r| r.text(0))
-        .unwrap_or_default();
-    let mut history: Vec<(String, String)> = db::query(
-        &format!("SELECT speaker, text FROM call_turns WHERE business_id = ?1 AND call_id = ?2 ORDER BY seq DESC LIMIT {HISTORY}"),
-        &[biz.into(), c.id.as_str().into()],
-    )?
-    .iter()
-    .rev()
-    .map(|r| (role(&r.text(0)).to_string(), r.text(1)))
-    .collect();
+    let instructions = db::query_one("SELECT instructions FROM agents WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.agent_id.as_str().into()])?.map(|r| r.text(0)).unwrap_or_default();
+    let mut history: Vec<(String, String)> =
+        db::query(&format!("SELECT speaker, text FROM call_turns WHERE business_id = ?1 AND call_id = ?2 ORDER BY seq DESC LIMIT {HISTORY}"), &[biz.into(), c.id.as_str().into()])?
+            .iter()
+            .rev()
+            .map(|r| (role(&r.text(0)).to_string(), r.text(1)))
+            .collect();
     history.extend(fresh.iter().map(|t| (role(t.speaker).to_string(), t.text.clone())));
     let skip = history.len().saturating_sub(HISTORY as usize);
     match knowledge::answer(biz, &c.agent_id, &runtime::instructions(&instructions, &c.variables), &history[skip..])? {
@@ -561,13 +557,16 @@ fn agent_turn(biz: &str, c: &Call, fresh: &[NewTurn]) -> Result<Option<(String, 
 }
 
 fn role(speaker: &str) -> &'static str {
-    if speaker == "customer" { "user" } else { "assistant" }
+    if speaker == "customer" {
+        "user"
+    } else {
+        "assistant"
+    }
 }
 
 fn write_turns(biz: &str, call_id: &str, turns: &[NewTurn], offsets: &[(String, u64, u64)]) -> Result<(), Failure> {
     if !turns.is_empty() {
-        let next = db::query_one("SELECT IFNULL(MAX(seq), -1) + 1 FROM call_turns WHERE business_id = ?1 AND call_id = ?2", &[biz.into(), call_id.into()])?
-            .map_or(0, |r| r.int(0));
+        let next = db::query_one("SELECT IFNULL(MAX(seq), -1) + 1 FROM call_turns WHERE business_id = ?1 AND call_id = ?2", &[biz.into(), call_id.into()])?.map_or(0, |r| r.int(0));
         for (i, t) in turns.iter().enumerate() {
             db::execute(
                 "INSERT INTO call_turns (business_id, call_id, seq, speaker, text, utterance_id, audio_offset_ms, audio_end_offset_ms, created_at, grounding_json) \

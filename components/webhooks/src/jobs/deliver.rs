@@ -31,13 +31,11 @@ pub fn run(job: &Job, outbox: Delivery) -> Outcome {
     let attempt = outbox.attempt;
     let sub_id = outbox.subscription_id.clone();
     let event_id = outbox.event_id.clone();
-    let row = match db::query_one(
-        "SELECT status, callback_url, signing_secret FROM webhook_subscriptions WHERE business_id = ?1 AND id = ?2",
-        &[job.business_id.as_str().into(), sub_id.as_str().into()],
-    ) {
-        Ok(r) => r,
-        Err(_) => return hold(outbox, PAUSED_RECHECK_MS),
-    };
+    let row =
+        match db::query_one("SELECT status, callback_url, signing_secret FROM webhook_subscriptions WHERE business_id = ?1 AND id = ?2", &[job.business_id.as_str().into(), sub_id.as_str().into()]) {
+            Ok(r) => r,
+            Err(_) => return hold(outbox, PAUSED_RECHECK_MS),
+        };
     let Some(row) = row else { return Outcome::Done };
     match row.text(0).as_str() {
         "active" => {}

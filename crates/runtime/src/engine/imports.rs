@@ -137,16 +137,12 @@ impl RequestState {
             if !matches!(fence.first().map(|r| &r[0]), Some(SqlValue::Integer(f)) if *f == step.fence) {
                 return Ok(jobs::EffectStart::Superseded);
             }
-            let inserted = c.execute(
-                "INSERT OR IGNORE INTO job_effects (job_id, effect_key, fence, started_at_ms) VALUES (?1, ?2, ?3, ?4)",
-                vec![
-                    SqlValue::Text(step.job_id.clone()),
-                    SqlValue::Text(key.to_string()),
-                    SqlValue::Integer(step.fence),
-                    SqlValue::Integer(crate::clock::now_ms()),
-                ],
-            )
-            .map_err(store_error)?;
+            let inserted = c
+                .execute(
+                    "INSERT OR IGNORE INTO job_effects (job_id, effect_key, fence, started_at_ms) VALUES (?1, ?2, ?3, ?4)",
+                    vec![SqlValue::Text(step.job_id.clone()), SqlValue::Text(key.to_string()), SqlValue::Integer(step.fence), SqlValue::Integer(crate::clock::now_ms())],
+                )
+                .map_err(store_error)?;
             Ok(if inserted == 1 { jobs::EffectStart::Fresh } else { jobs::EffectStart::StartedBefore })
         })();
         let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
@@ -226,10 +222,7 @@ impl store::Host for RequestState {
             self.begin_write()?;
         }
         let params: Vec<SqlValue> = params.into_iter().map(to_sql).collect();
-        self.conn
-            .query_rows(&sql, params)
-            .map(|rows| rows.into_iter().map(|r| r.into_iter().map(from_sql).collect()).collect())
-            .map_err(store_error)
+        self.conn.query_rows(&sql, params).map(|rows| rows.into_iter().map(|r| r.into_iter().map(from_sql).collect()).collect()).map_err(store_error)
     }
 
     fn execute(&mut self, sql: String, params: Vec<types::Value>) -> Result<u64, store::StoreError> {
@@ -251,15 +244,7 @@ impl jobs::Host for RequestState {
     fn enqueue(&mut self, kind: String, business_id: String, payload_json: String, options: jobs::JobOptions) -> Result<String, store::StoreError> {
         self.begin_write()?;
         let id = uuid::Uuid::now_v7().to_string();
-        let job = switchboard_gateway::storage::NewJob {
-            id: id.clone(),
-            kind,
-            business_id,
-            payload_json,
-            calls_out: options.calls_out,
-            lane: options.lane,
-            delay_ms: options.delay_ms,
-        };
+        let job = switchboard_gateway::storage::NewJob { id: id.clone(), kind, business_id, payload_json, calls_out: options.calls_out, lane: options.lane, delay_ms: options.delay_ms };
         switchboard_gateway::storage::enqueue_job(&mut &self.conn, job, crate::clock::now_ms()).map_err(store_error_text)?;
         Ok(id)
     }
@@ -314,10 +299,7 @@ impl log::Host for RequestState {
 
 impl http_out::Host for RequestState {
     fn policy(&mut self) -> http_out::DeliveryPolicy {
-        http_out::DeliveryPolicy {
-            timeout_ms: self.outbound.timeout.as_millis() as u32,
-            retry_delays_ms: self.outbound.retry_delays_ms.clone(),
-        }
+        http_out::DeliveryPolicy { timeout_ms: self.outbound.timeout.as_millis() as u32, retry_delays_ms: self.outbound.retry_delays_ms.clone() }
     }
 
     fn post(&mut self, url: String, headers: Vec<(String, String)>, body: String) -> Result<u16, String> {

@@ -128,12 +128,7 @@ impl Default for OutboundPolicy {
         // 10 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, 24 h:
         // eleven retries over about 2 days 4 hours.
         let minutes = [0.17, 0.5, 2.0, 10.0, 30.0, 60.0, 120.0, 240.0, 480.0, 720.0, 1440.0];
-        OutboundPolicy {
-            timeout: Duration::from_secs(10),
-            retry_delays_ms: minutes.iter().map(|m| (m * 60_000.0) as u64).collect(),
-            public_only: false,
-            client: std::sync::OnceLock::new(),
-        }
+        OutboundPolicy { timeout: Duration::from_secs(10), retry_delays_ms: minutes.iter().map(|m| (m * 60_000.0) as u64).collect(), public_only: false, client: std::sync::OnceLock::new() }
     }
 }
 
@@ -171,18 +166,9 @@ impl Components {
         self.outbound.public_only
     }
 
-    pub fn load(
-        cache_dir: &Path,
-        overrides: &[(String, std::path::PathBuf)],
-        outbound: OutboundPolicy,
-        provider_settings: ProviderSettings,
-        plugins: crate::plugins::Registry,
-    ) -> Result<Components> {
+    pub fn load(cache_dir: &Path, overrides: &[(String, std::path::PathBuf)], outbound: OutboundPolicy, provider_settings: ProviderSettings, plugins: crate::plugins::Registry) -> Result<Components> {
         let mut config = Config::new();
-        config
-            .allocation_strategy(pooling(MAX_INSTANCES, INSTANCE_MEMORY_LIMIT))
-            .epoch_interruption(true)
-            .wasm_component_model(true);
+        config.allocation_strategy(pooling(MAX_INSTANCES, INSTANCE_MEMORY_LIMIT)).epoch_interruption(true).wasm_component_model(true);
         // `perf` can name guest functions (perf-PID.map) when asked to.
         if std::env::var_os("SWITCHBOARD_PERF_MAP").is_some() {
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);
@@ -277,13 +263,7 @@ impl Components {
     /// Instantiates `name` in a fresh store and calls `handle`. Runs on a
     /// blocking thread; `conn` is handed back with whatever the component did
     /// (the caller commits or rolls back).
-    pub fn call(
-        &self,
-        name: &str,
-        conn: crate::db::Connection,
-        req: &types::Request,
-        deadline: Duration,
-    ) -> (crate::db::Connection, Result<Result<types::Success, types::Failure>, CallError>) {
+    pub fn call(&self, name: &str, conn: crate::db::Connection, req: &types::Request, deadline: Duration) -> (crate::db::Connection, Result<Result<types::Success, types::Failure>, CallError>) {
         let pre = &self.pres[name];
         let mut store = self.store(conn, format!("component={name} requestId={}", req.request_id), &req.business_id, deadline);
         let result = match pre.instantiate(&mut store) {

@@ -19,8 +19,8 @@
 
 pub mod choice;
 pub mod http;
-pub mod registry;
 pub mod pushed;
+pub mod registry;
 
 pub use registry::{Provider, Registry};
 
@@ -149,9 +149,8 @@ fn default_timeout() -> u32 {
 impl Manifest {
     /// Every rule of the manifest, each refusal naming its field.
     pub fn validate(&self) -> Result<()> {
-        let name_ok = (2..=64).contains(&self.name.len())
-            && self.name.starts_with(|c: char| c.is_ascii_lowercase())
-            && self.name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        let name_ok =
+            (2..=64).contains(&self.name.len()) && self.name.starts_with(|c: char| c.is_ascii_lowercase()) && self.name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
         if !name_ok {
             bail!("`name` must be 2 to 64 lowercase letters, digits and dashes, starting with a letter");
         }
@@ -256,8 +255,7 @@ pub fn component_path(dir: &Path) -> Result<std::path::PathBuf> {
 pub fn check(dir: &Path) -> Result<Checked> {
     let (manifest, wasm) = read(dir)?;
     let engine = registry::engine()?;
-    let component = wasmtime::component::Component::new(&engine, &wasm)
-        .map_err(|e| anyhow::anyhow!("{}: not a WebAssembly component this build can compile: {e}", dir.join(COMPONENT).display()))?;
+    let component = wasmtime::component::Component::new(&engine, &wasm).map_err(|e| anyhow::anyhow!("{}: not a WebAssembly component this build can compile: {e}", dir.join(COMPONENT).display()))?;
     registry::link(&engine, &manifest, &component, false).map_err(|e| anyhow::anyhow!("{}: {e:#}", dir.join(COMPONENT).display()))?;
     Ok(Checked { bytes: wasm.len() as u64, manifest })
 }

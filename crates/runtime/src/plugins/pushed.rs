@@ -43,12 +43,7 @@ pub fn next_pushed(conn: &db::Connection, business: &str, provider_message_id: &
     after.sort_by_key(|(k, _)| *k);
     let Some((_, r)) = after.first() else { return Ok(None) };
     let status = db::text(&r[0]);
-    let failure = (status == "failed").then(|| ProviderError {
-        code: db::text(&r[2]),
-        message: db::text(&r[3]),
-        retryable: false,
-        reference: None,
-    });
+    let failure = (status == "failed").then(|| ProviderError { code: db::text(&r[2]), message: db::text(&r[3]), retryable: false, reference: None });
     // Nothing follows a read or failed message.
     let more = after.len() > 1 && !matches!(status.as_str(), "read" | "failed");
     Ok(Some((StatusReport { status, provider_status: db::text(&r[1]), failure }, more)))

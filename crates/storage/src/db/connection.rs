@@ -79,7 +79,14 @@ impl std::ops::Deref for Connection {
 
 impl Connection {
     pub(crate) fn new(inner: libsql::Connection, replica: Option<Arc<libsql::Database>>) -> Connection {
-        Connection { statements: RefCell::new(lru::LruCache::new(NonZeroUsize::new(STATEMENT_CACHE).expect("non-zero"))), inner, replica, reader: false, writing: std::cell::Cell::new(false), ship: None }
+        Connection {
+            statements: RefCell::new(lru::LruCache::new(NonZeroUsize::new(STATEMENT_CACHE).expect("non-zero"))),
+            inner,
+            replica,
+            reader: false,
+            writing: std::cell::Cell::new(false),
+            ship: None,
+        }
     }
 
     /// Runs `f` with the cached statement for `sql`, preparing it on first

@@ -56,7 +56,16 @@ impl Opener {
             let c = file.connect()?;
             c.busy_timeout(BUSY_TIMEOUT)?;
             let mut c = Connection::new(c, None);
-            c.ship = Some(Box::new(Shipping { shipper: shipper.clone(), replica: replica.clone(), fresh: fresh.clone(), log: RefCell::new(Vec::new()), savepoints: RefCell::default(), epoch: std::cell::Cell::new(None), locking: std::cell::Cell::new(false), locked: RefCell::new(None) }));
+            c.ship = Some(Box::new(Shipping {
+                shipper: shipper.clone(),
+                replica: replica.clone(),
+                fresh: fresh.clone(),
+                log: RefCell::new(Vec::new()),
+                savepoints: RefCell::default(),
+                epoch: std::cell::Cell::new(None),
+                locking: std::cell::Cell::new(false),
+                locked: RefCell::new(None),
+            }));
             return Ok(c);
         }
         let c = self.database.connect()?;
@@ -201,14 +210,7 @@ impl Db {
         let opener = Opener { database: database.clone(), replica: replica.as_ref().map(|_| database), durability, ship: None };
         // A replica's writer ships its transactions (`ship.rs`).
         let writer_opener = Opener { ship: replica.as_ref().and_then(|r| Some((r.reader.clone(), r.shipper.clone()?, fresh.clone()))), ..opener.clone() };
-        Db {
-            keys,
-            fresh,
-            write_gate: Arc::new(parking_lot::FairMutex::new(Writer { conn: None, opener: writer_opener })),
-            opener,
-            replica,
-            idle: Mutex::new(Vec::new()),
-        }
+        Db { keys, fresh, write_gate: Arc::new(parking_lot::FairMutex::new(Writer { conn: None, opener: writer_opener })), opener, replica, idle: Mutex::new(Vec::new()) }
     }
 
     /// `<dir>/replica-<role>/switchboard.db`, a replica of `primary` kept

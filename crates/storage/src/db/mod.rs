@@ -25,9 +25,9 @@ pub use libsql::Value as SqlValue;
 
 mod connection;
 mod database;
-mod writer;
 #[cfg(test)]
 mod tests;
+mod writer;
 
 pub use connection::*;
 pub use database::*;

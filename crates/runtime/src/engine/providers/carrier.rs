@@ -29,10 +29,10 @@ mod world {
         },
     });
 }
+use world::exports::switchboard::provider::carrier as provider;
 #[cfg(test)]
 pub use world::exports::switchboard::provider::carrier::{CallEvent, EndCause};
 pub use world::exports::switchboard::provider::carrier::{CarrierError, Placement, Progress, RecordingPiece, VoiceProfile};
-use world::exports::switchboard::provider::carrier as provider;
 
 /// The embedded default, and the name `--component-override` replaces.
 pub const COMPONENT: &str = "sandbox-carrier";
@@ -118,8 +118,8 @@ fn error(e: CarrierError) -> import::CarrierError {
 }
 
 fn cause(c: provider::EndCause) -> import::EndCause {
-    use provider::EndCause as P;
     use import::EndCause as I;
+    use provider::EndCause as P;
     match c {
         P::Completed => I::Completed,
         P::NoAnswer => I::NoAnswer,
@@ -134,8 +134,8 @@ fn cause(c: provider::EndCause) -> import::EndCause {
 }
 
 fn progress(p: Progress) -> import::Progress {
-    use provider::CallEvent as P;
     use import::CallEvent as I;
+    use provider::CallEvent as P;
     let events = p
         .events
         .into_iter()
@@ -144,12 +144,9 @@ fn progress(p: Progress) -> import::Progress {
             event: match e.event {
                 P::Ringing => I::Ringing,
                 P::Answered => I::Answered,
-                P::Played(x) => I::Played(import::Playback {
-                    utterance_id: x.utterance_id,
-                    played_percent: x.played_percent,
-                    audio_offset_ms: x.audio_offset_ms,
-                    audio_end_offset_ms: x.audio_end_offset_ms,
-                }),
+                P::Played(x) => {
+                    I::Played(import::Playback { utterance_id: x.utterance_id, played_percent: x.played_percent, audio_offset_ms: x.audio_offset_ms, audio_end_offset_ms: x.audio_end_offset_ms })
+                }
                 P::CustomerSaid(x) => I::CustomerSaid(import::Speech { text: x.text, audio_offset_ms: x.audio_offset_ms, audio_end_offset_ms: x.audio_end_offset_ms }),
                 P::Ended(x) => I::Ended(import::Ended { cause: cause(x.cause), connected_ms: x.connected_ms, attempt_cost_microcredits: x.attempt_cost_microcredits }),
             },

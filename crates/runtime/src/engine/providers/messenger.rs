@@ -93,12 +93,7 @@ impl Messenger {
 }
 
 fn garbage(limits: &CallLimits, what: &str) -> messenger::ProviderError {
-    messenger::ProviderError {
-        code: "plugin_bad_answer".into(),
-        message: format!("{} answered {what}", limits.name),
-        retryable: false,
-        reference: None,
-    }
+    messenger::ProviderError { code: "plugin_bad_answer".into(), message: format!("{} answered {what}", limits.name), retryable: false, reference: None }
 }
 
 pub fn add_to_linker(linker: &mut Linker<RequestState>) -> Result<()> {

@@ -131,11 +131,7 @@ impl Unavailable {
     pub fn describe(&self, what: &str) -> (String, String, bool) {
         match self {
             Unavailable::NotConfigured => (format!("{what}_not_configured"), format!("no {what} adapter is linked in this build"), false),
-            Unavailable::PluginNotLoaded(name) => (
-                "plugin_not_loaded".into(),
-                format!("the business's {what} plugin `{name}` is not loaded in this process (serve --plugin-dir, then SIGHUP)"),
-                true,
-            ),
+            Unavailable::PluginNotLoaded(name) => ("plugin_not_loaded".into(), format!("the business's {what} plugin `{name}` is not loaded in this process (serve --plugin-dir, then SIGHUP)"), true),
             Unavailable::Mismatch => ("plugin_mismatch".into(), format!("the business's chosen plugin is not a {what} plugin"), false),
             Unavailable::Store => ("provider_choice_unreadable".into(), "the business's provider choice could not be read".into(), true),
         }
@@ -228,13 +224,7 @@ pub fn instance_pre(
 /// given once its instance exists (the instantiation's share of the call
 /// goes to the metrics). The trap's text stays in the log (it may not name
 /// a recipient: adapters see only our ids).
-pub fn call<T>(
-    engine: &Engine,
-    limits: &CallLimits,
-    settings: Settings,
-    context: &str,
-    f: impl FnOnce(&mut Store<ProviderState>, &mut dyn FnMut()) -> wasmtime::Result<T>,
-) -> Result<T, Fault> {
+pub fn call<T>(engine: &Engine, limits: &CallLimits, settings: Settings, context: &str, f: impl FnOnce(&mut Store<ProviderState>, &mut dyn FnMut()) -> wasmtime::Result<T>) -> Result<T, Fault> {
     let started = Instant::now();
     let mut store = Store::new(engine, ProviderState::new(limits, settings));
     store.limiter(|s| &mut s.limits);

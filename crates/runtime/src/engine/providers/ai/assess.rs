@@ -83,9 +83,7 @@ pub fn offline(input: &AssessmentInput) -> Assessment {
         return Assessment { summary, next_action: next.into(), follow_up };
     }
     match last.outcome.as_str() {
-        "cancelled" | "skipped" | "pending" | "in_progress" => {
-            Assessment { summary: format!("Not contacted: {}", last.outcome), next_action: "None: not contacted".into(), follow_up: false }
-        }
+        "cancelled" | "skipped" | "pending" | "in_progress" => Assessment { summary: format!("Not contacted: {}", last.outcome), next_action: "None: not contacted".into(), follow_up: false },
         outcome => Assessment {
             summary: format!("Not reached: {outcome} by {} after {} attempt{}", last.channel, last.attempts, plural(last.attempts)),
             next_action: "Try again on another channel or at another time".into(),

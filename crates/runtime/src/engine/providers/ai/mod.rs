@@ -125,9 +125,7 @@ fn post(e: &Endpoint, body: serde_json::Value) -> Result<serde_json::Value, Stri
 /// as JSON.
 fn post_to(url: &str, api_key: Option<&str>, body: serde_json::Value, what: &str) -> Result<serde_json::Value, String> {
     static CLIENT: OnceLock<reqwest::blocking::Client> = OnceLock::new();
-    let client = CLIENT.get_or_init(|| {
-        reqwest::blocking::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().expect("the AI HTTP client builds")
-    });
+    let client = CLIENT.get_or_init(|| reqwest::blocking::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().expect("the AI HTTP client builds"));
     let mut req = client.post(url).header("content-type", "application/json");
     if let Some(k) = api_key {
         req = req.header("authorization", format!("Bearer {k}"));
@@ -314,13 +312,7 @@ pub fn embeddings_url(chat_url: &str) -> Option<String> {
 /// full-text only.
 pub fn configure_embeddings(url: &str, model: &str, dimensions: Option<u32>) -> &'static Embeddings {
     let api_key = std::env::var("SWITCHBOARD_AI_API_KEY").ok().filter(|k| !k.is_empty());
-    EMBEDDINGS.get_or_init(|| Embeddings {
-        url: url.to_string(),
-        model: model.to_string(),
-        dimensions: dimensions.unwrap_or(DEFAULT_DIMENSIONS),
-        ask_dimensions: dimensions.is_some(),
-        api_key,
-    })
+    EMBEDDINGS.get_or_init(|| Embeddings { url: url.to_string(), model: model.to_string(), dimensions: dimensions.unwrap_or(DEFAULT_DIMENSIONS), ask_dimensions: dimensions.is_some(), api_key })
 }
 
 /// The embeddings request body.
@@ -389,12 +381,9 @@ pub fn offline_respond(instructions: &str, history: &[(String, String)], sources
     let last = history.iter().rev().find(|(role, _)| role == "user").map(|(_, t)| t.as_str()).unwrap_or_default();
     let code = last.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_')).find(|w| w.chars().any(|c| c.is_ascii_digit()));
     match (sources.first(), code) {
-        (Some(source), Some(code)) if !source.fields.is_empty() => ai::Answer::Lookup(ai::Lookup {
-            id: "lookup-1".into(),
-            source: source.name.clone(),
-            field: source.fields[0].clone(),
-            value: code.to_string(),
-        }),
+        (Some(source), Some(code)) if !source.fields.is_empty() => {
+            ai::Answer::Lookup(ai::Lookup { id: "lookup-1".into(), source: source.name.clone(), field: source.fields[0].clone(), value: code.to_string() })
+        }
         _ => ai::Answer::Text(offline(instructions, history)),
     }
 }
@@ -442,19 +431,11 @@ fn remote_respond(e: &Endpoint, instructions: &str, history: &[(String, String)]
     }
     let v = post(e, request_body_with_tools(&e.model, instructions, history, sources, done))?;
     if let Some(call) = v.pointer("/choices/0/message/tool_calls/0") {
-        let args: serde_json::Value = call
-            .pointer("/function/arguments")
-            .and_then(|a| a.as_str())
-            .and_then(|a| serde_json::from_str(a).ok())
-            .ok_or("ai endpoint sent a tool call without JSON arguments")?;
+        let args: serde_json::Value =
+            call.pointer("/function/arguments").and_then(|a| a.as_str()).and_then(|a| serde_json::from_str(a).ok()).ok_or("ai endpoint sent a tool call without JSON arguments")?;
         let text = |k: &str| args.get(k).and_then(|v| v.as_str()).map(String::from);
         return match (text("source"), text("field"), text("value")) {
-            (Some(source), Some(field), Some(value)) => Ok(ai::Answer::Lookup(ai::Lookup {
-                id: call.get("id").and_then(|i| i.as_str()).unwrap_or("call").to_string(),
-                source,
-                field,
-                value,
-            })),
+            (Some(source), Some(field), Some(value)) => Ok(ai::Answer::Lookup(ai::Lookup { id: call.get("id").and_then(|i| i.as_str()).unwrap_or("call").to_string(), source, field, value })),
             _ => Err("ai endpoint sent a lookup without source, field and value".to_string()),
         };
     }

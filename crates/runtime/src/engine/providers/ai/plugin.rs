@@ -57,7 +57,14 @@ impl AiPlugin {
         self.call(settings, |g, s| g.call_complete(s, instructions, history))
     }
 
-    pub fn respond(&self, settings: &Settings, instructions: &str, history: &[(String, String)], sources: &[import::LookupSource], done: &[(import::Lookup, String)]) -> Result<import::Answer, String> {
+    pub fn respond(
+        &self,
+        settings: &Settings,
+        instructions: &str,
+        history: &[(String, String)],
+        sources: &[import::LookupSource],
+        done: &[(import::Lookup, String)],
+    ) -> Result<import::Answer, String> {
         let sources: Vec<provider::LookupSource> = sources.iter().map(|x| provider::LookupSource { name: x.name.clone(), fields: x.fields.clone() }).collect();
         let done: Vec<(provider::Lookup, String)> = done.iter().map(|(l, rows)| (lookup_out(l), rows.clone())).collect();
         let answer = self.call(settings, |g, s| g.call_respond(s, instructions, history, &sources, &done))?;
@@ -70,11 +77,7 @@ impl AiPlugin {
     pub fn assess(&self, settings: &Settings, input: &import::AssessmentInput) -> Result<import::Assessment, String> {
         let input = provider::AssessmentInput {
             objective: input.objective.clone(),
-            outcomes: input
-                .outcomes
-                .iter()
-                .map(|o| provider::AssessmentOutcome { sequence: o.sequence, channel: o.channel.clone(), outcome: o.outcome.clone(), attempts: o.attempts })
-                .collect(),
+            outcomes: input.outcomes.iter().map(|o| provider::AssessmentOutcome { sequence: o.sequence, channel: o.channel.clone(), outcome: o.outcome.clone(), attempts: o.attempts }).collect(),
             conversation: input.conversation.clone(),
         };
         let a = self.call(settings, |g, s| g.call_assess(s, &input))?;
