@@ -4,7 +4,7 @@
 //! answers. A write then costs this node one round trip of its far link,
 //! however many statements it runs, where running it here cost one round
 //! trip per statement (a write transaction of an embedded replica is an
-//! interactive transaction at the primary). ARCHITECTURE.md "Far nodes"
+//! interactive transaction at the primary). docs/design/storage-and-nodes.md "Far nodes"
 //! weighs this against shipping batches of writes from the replica.
 //!
 //! What holds, unchanged, because the write node runs the request through

@@ -1,6 +1,6 @@
 //! The voice area: the resolved call context (40), and calls (37-39,
-//! 41-43) against the sandbox carrier, whose destination rules (README,
-//! "Voice") drive each outcome.
+//! 41-43) against the sandbox carrier, whose destination rules (docs/voice.md,
+//! "The sandbox carrier") drive each outcome.
 
 use crate::harness::*;
 use serde_json::{json, Value};

@@ -9,8 +9,7 @@
 //! (`switchboard_gateway::exchange`); the area libraries answer. Their
 //! `store`, `jobs`, `clock`, `ids` and `log` imports, and this router's
 //! `transaction`, are plugged by `switchboard-edge-store`, which reaches
-//! the libSQL primary over `wasi:http` (see ARCHITECTURE.md "The edge
-//! build"). Jobs a request enqueues are rows in its transaction; a native
+//! the libSQL primary over `wasi:http` (see docs/design/edge.md). Jobs a request enqueues are rows in its transaction; a native
 //! node holding the dispatcher lease runs them.
 //!
 //! With `SWITCHBOARD_WRITE_NODE` (a node beside the primary), mutations and

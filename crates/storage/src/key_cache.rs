@@ -12,7 +12,7 @@
 //!   hide a second revocation inside the same tick;
 //! - on a node of a primary (no shared file): entries live one sync
 //!   interval, so a revocation elsewhere is seen within twice the sync
-//!   interval (README: scale-out guarantees).
+//!   interval (docs/several-nodes.md).
 //!
 //! Misses are never cached: a key created a moment ago works at once.
 

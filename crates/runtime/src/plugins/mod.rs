@@ -296,7 +296,7 @@ pub fn template(interface: Interface, name: &str, out: &Path) -> Result<serde_js
     };
     let wasm = crate::engine::COMPONENTS.iter().find(|(n, _)| *n == embedded).map(|(_, w)| *w).context("the embedded adapter is missing from this build")?;
     std::fs::create_dir_all(out)?;
-    let header = "# A Switchboard plugin (see README.md, \"Plugins\"). `switchboard plugin check DIR`\n# says whether it loads.\n";
+    let header = "# A Switchboard plugin (see docs/plugins.md). `switchboard plugin check DIR`\n# says whether it loads.\n";
     std::fs::write(out.join(MANIFEST), format!("{header}{}", toml::to_string(&manifest)?))?;
     std::fs::write(out.join(COMPONENT), wasm)?;
     Ok(serde_json::json!({"dir": out.display().to_string(), "name": name, "interface": interface, "files": [MANIFEST, COMPONENT]}))
