@@ -46,6 +46,7 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
                 RoleArg::Owner => "owner",
                 RoleArg::Viewer => "viewer",
             };
+            let console_url = console_url.unwrap_or_else(|| admin::users::served_url(&args.data_dir));
             admin::users::create(&db, &business, &email, role, password.as_deref(), &console_url)
         }
         AdminCommand::User(UserCommand::List { business }) => admin::users::list(&db, &business),

@@ -142,6 +142,10 @@ pub(crate) struct ServeArgs {
     /// The base URL clients reach this service at, for the signed recording links of call reports [default: http://LISTEN]
     #[arg(long, env = "SWITCHBOARD_PUBLIC_URL", value_name = "URL", value_parser = http_url)]
     pub(crate) public_url: Option<String>,
+    /// Write this process's id to FILE at start, and remove it at a
+    /// graceful stop (to signal this server and no other: `kill -HUP $(cat FILE)`).
+    #[arg(long, env = "SWITCHBOARD_PID_FILE", value_name = "FILE")]
+    pub(crate) pid_file: Option<PathBuf>,
     /// How long a signed recording link stays valid.
     #[arg(long, env = "SWITCHBOARD_RECORDING_LINK_TTL_MS", value_name = "MS", default_value_t = switchboard_runtime::recording_links::DEFAULT_TTL_MS, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     pub(crate) recording_link_ttl_ms: u64,
@@ -438,9 +442,11 @@ pub(crate) enum UserCommand {
         /// Read the password (first line, at least 10 characters) from standard input.
         #[arg(long)]
         password_stdin: bool,
-        /// Where the console is reached, for the setup link.
-        #[arg(long, env = "SWITCHBOARD_PUBLIC_URL", value_name = "URL", default_value = "http://127.0.0.1:8080")]
-        console_url: String,
+        /// Where the console is reached, for the setup link [default: the URL the
+        /// server on this data dir serves at (its --public-url, else http://LISTEN),
+        /// else http://127.0.0.1:8080].
+        #[arg(long, env = "SWITCHBOARD_PUBLIC_URL", value_name = "URL")]
+        console_url: Option<String>,
     },
     /// List a business's console users.
     List {

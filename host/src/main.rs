@@ -92,6 +92,8 @@ fn serve(args: ServeArgs) -> Result<()> {
     let db = db::Db::open_storage(&args.data_dir, durability, &args.primary.storage("serve"))?;
     metrics::install();
     let public_url = args.public_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
+    // For the setup links of `admin user create` on this data dir.
+    let _ = std::fs::write(args.data_dir.join(admin::users::SERVED_URL_FILE), &public_url);
     switchboard_runtime::recording_links::configure(switchboard_runtime::recording_links::load_secret(&db).context("the recording link secret")?, &public_url, args.recording_link_ttl_ms);
     let overrides: Vec<(String, PathBuf)> = args.component_override.iter().map(|(n, p)| (n.clone(), PathBuf::from(p))).collect();
     let mut outbound = engine::OutboundPolicy { public_only: args.webhook_public_only, timeout: Duration::from_millis(args.webhook_timeout_ms), ..Default::default() };
@@ -157,8 +159,14 @@ fn serve(args: ServeArgs) -> Result<()> {
         secure_cookies: public_url.starts_with("https://"),
         limits: limits::Settings { per_key_per_second: args.rate_limit_key, per_business_per_second: args.rate_limit_business, max_in_flight: args.max_in_flight },
     };
+    if let Some(file) = &args.pid_file {
+        std::fs::write(file, format!("{}\n", std::process::id())).with_context(|| format!("--pid-file {}", file.display()))?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(256).build()?;
     let served = runtime.block_on(server::serve(app, settings));
+    if let Some(file) = &args.pid_file {
+        let _ = std::fs::remove_file(file);
+    }
     // A component call still running past the shutdown limit is abandoned
     // (its transaction never commits) rather than waited for.
     runtime.shutdown_timeout(Duration::from_secs(1));

@@ -186,6 +186,11 @@ fn spawn_job_runner(shared: Arc<Shared>, stop: Arc<std::sync::atomic::AtomicBool
         while runner.calling_out() > 0 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
+        // A step still calling out keeps its job leased: then the lease
+        // runs out as it would after a crash.
+        if runner.calling_out() == 0 {
+            runner.step_down(&shared.app.db);
+        }
     })
 }
 

@@ -130,3 +130,14 @@ fn a_stop_waits_for_requests_in_flight_only_as_long_as_the_shutdown_limit() {
     assert!(status.success(), "{status:?}");
     assert!(stopping.elapsed() < Duration::from_secs(20), "stopped after {:?}, not after the 60 s request", stopping.elapsed());
 }
+
+#[test]
+fn a_pid_file_names_the_server_until_it_stops() {
+    let dir = DataDir::new();
+    let pid_file = dir.0.join("switchboard.pid");
+    let mut s = Server::start_with(&dir.0, &["--pid-file", pid_file.to_str().unwrap()]);
+    let written = std::fs::read_to_string(&pid_file).expect("the pid file exists while the server runs");
+    assert_eq!(written.trim(), s.child.id().to_string());
+    assert!(s.terminate().success());
+    assert!(!pid_file.exists(), "a graceful stop removes it");
+}

@@ -67,6 +67,17 @@ pub(crate) fn random_hex() -> String {
     hex::encode(random)
 }
 
+/// The file in a data dir where `serve` notes the URL it serves at (its
+/// `--public-url`, else `http://LISTEN`), for the setup links `admin user
+/// create` prints.
+pub const SERVED_URL_FILE: &str = "served-url";
+
+/// The URL the server on `data_dir` last said it serves at, else
+/// `http://127.0.0.1:8080` (the default `--listen`).
+pub fn served_url(data_dir: &std::path::Path) -> String {
+    std::fs::read_to_string(data_dir.join(SERVED_URL_FILE)).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).unwrap_or_else(|| "http://127.0.0.1:8080".into())
+}
+
 /// `admin user create`: with `password` set, the user can log in at once;
 /// without it, the answer carries a one-time setup link under `console_url`.
 pub fn create(db: &Db, business: &str, email: &str, role: &str, password: Option<&str>, console_url: &str) -> Result<serde_json::Value> {

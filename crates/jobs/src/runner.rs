@@ -203,6 +203,22 @@ impl Runner {
         }
     }
 
+    /// Gives the dispatcher lease up (a graceful stop with no step still
+    /// calling out), so a node started next on this data takes it at once
+    /// instead of waiting for it to expire.
+    pub fn step_down(&mut self, db: &Db) {
+        if self.leader_until_ms == 0 {
+            return;
+        }
+        let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return };
+        let Ok(c) = db.conn() else { return };
+        let released = db::execute(&c, "UPDATE leases SET expires_at_ms = 0 WHERE name = 'dispatcher' AND owner = ?1", vec![SqlValue::Text(self.node.clone())]);
+        if released.is_ok_and(|n| n == 1) {
+            crate::logging::line("info", "gave the dispatcher lease up");
+        }
+        self.leader_until_ms = 0;
+    }
+
     /// Takes or renews the dispatcher lease; true while this node leads.
     /// A node that takes the lease over from another releases the jobs the
     /// other left leased: only the leader runs jobs, so they are orphans,
