@@ -7,11 +7,13 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod admin_cli;
+mod background;
 mod bench_native;
 mod cli;
 mod console;
 mod download;
 mod pipeline;
+mod probes;
 mod provider_events;
 mod raw_upload;
 mod readers;

@@ -2,6 +2,7 @@
 //! runs on a blocking thread, and shutdown lets in-flight requests finish.
 
 use crate::pipeline::{Answer, App, Prepared};
+use crate::probes::{metrics_answer, probe, serve_metrics, storage_ready, HEALTHZ_PATH, METRICS_PATH, READYZ_PATH};
 use crate::shared::{full, to_response, ResBody, Shared};
 use bytes::Bytes;
 use http_body_util::BodyExt;
@@ -21,15 +22,6 @@ use tracing::Instrument;
 /// the 413 is sent.
 const DRAIN_EXTRA_BYTES: usize = 32 << 20;
 const OPENAPI_PATH: &str = "/api/v1/openapi.json";
-/// Liveness: the process answers. No key needed, nothing touched.
-const HEALTHZ_PATH: &str = "/healthz";
-/// Readiness: storage takes a write transaction within READY_WAIT
-/// (migrations were applied and components compiled before the listener
-/// opened). No key needed.
-const READYZ_PATH: &str = "/readyz";
-const READY_WAIT: Duration = Duration::from_secs(2);
-/// Prometheus metrics (`metrics.rs`). No key needed.
-const METRICS_PATH: &str = "/metrics";
 /// Prefix of the native baseline route served with `--bench-baseline`.
 pub const BENCH_NATIVE_PREFIX: &str = "/_bench/native";
 
@@ -110,7 +102,7 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
     let stop_jobs = Arc::new(std::sync::atomic::AtomicBool::new(false));
     // A far node leaves background work to the nodes beside the primary:
     // every step's statements would cross its far link.
-    let job_loop = if shared.write_node.is_none() { Some(spawn_job_runner(shared.clone(), stop_jobs.clone(), runner, shutdown_timeout)) } else { None };
+    let job_loop = if shared.write_node.is_none() { Some(crate::background::spawn_job_runner(shared.clone(), stop_jobs.clone(), runner, shutdown_timeout)) } else { None };
     let recorder = shared.clone();
     tokio::spawn(async move {
         loop {
@@ -133,7 +125,7 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
         tokio::spawn(serve_metrics(shared.clone(), listener));
     }
 
-    spawn_plugin_reloads(shared.clone());
+    crate::background::spawn_plugin_reloads(shared.clone());
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown_signal());
     loop {
@@ -168,46 +160,6 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
     let _ = tokio::task::spawn_blocking(move || last.app.db.checkpoint(true)).await;
     crate::logging::line("info", "stopped");
     Ok(())
-}
-
-/// Runs job rounds on a blocking thread until `stop`; idles 25 ms when
-/// there was nothing to do (an idle round is one indexed read). On stop,
-/// waits (bounded) for steps still calling out, so each ends committed or
-/// rolled back whole.
-fn spawn_job_runner(shared: Arc<Shared>, stop: Arc<std::sync::atomic::AtomicBool>, config: crate::jobs::RunnerConfig, wait: Duration) -> tokio::task::JoinHandle<()> {
-    tokio::task::spawn_blocking(move || {
-        let mut runner = crate::jobs::Runner::new(config);
-        while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-            if runner.tick(&shared) == 0 {
-                runner.idle(Duration::from_millis(25));
-            }
-        }
-        let deadline = Instant::now() + wait;
-        while runner.calling_out() > 0 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // A step still calling out keeps its job leased: then the lease
-        // runs out as it would after a crash.
-        if runner.calling_out() == 0 {
-            runner.step_down(&shared.app.db);
-        }
-    })
-}
-
-/// SIGHUP reads the plugin folder again (on a blocking thread: plugins
-/// compile); calls in flight finish on the version they started with.
-fn spawn_plugin_reloads(shared: Arc<Shared>) {
-    #[cfg(unix)]
-    tokio::spawn(async move {
-        let Ok(mut hup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) else { return };
-        while hup.recv().await.is_some() {
-            crate::logging::line("info", "SIGHUP: reloading plugins");
-            let s = shared.clone();
-            let _ = tokio::task::spawn_blocking(move || s.app.components.providers().plugins.reload()).await;
-        }
-    });
-    #[cfg(not(unix))]
-    let _ = shared;
 }
 
 async fn shutdown_signal() {
@@ -539,74 +491,6 @@ fn target_failure(refusal: crate::outbound::TargetRefusal) -> Failure {
     let mut failure = Failure::validation(code, message);
     failure.details = vec![switchboard_gateway::validate::Violation { field: "callbackUrl".into(), rule: "publicTarget", message: message.into() }];
     failure
-}
-
-/// `GET /metrics`: the Prometheus text, read on a blocking thread (the
-/// queue gauges query storage).
-async fn metrics_answer(shared: &Arc<Shared>) -> Answer {
-    let s = shared.clone();
-    let text = tokio::task::spawn_blocking(move || {
-        crate::jobs::queue_gauges(&s.app.db);
-        crate::metrics::render()
-    })
-    .await
-    .unwrap_or_default();
-    Answer { status: 200, content_type: "text/plain; version=0.0.4", body: text, headers: Vec::new(), operation: "metrics", download: None }
-}
-
-/// The `--metrics-listen` listener: `GET /metrics` and nothing else.
-async fn serve_metrics(shared: Arc<Shared>, listener: TcpListener) {
-    loop {
-        let Ok((stream, _)) = listener.accept().await else { continue };
-        let shared = shared.clone();
-        let svc = hyper::service::service_fn(move |req: Request<HyperBody>| {
-            let shared = shared.clone();
-            async move {
-                let request_id = uuid::Uuid::new_v4().to_string();
-                let answer = if req.method() == hyper::Method::GET && req.uri().path() == METRICS_PATH {
-                    metrics_answer(&shared).await
-                } else {
-                    Answer::failure(&Failure::not_found("not_found", "this listener serves GET /metrics only"), &request_id)
-                };
-                let body = full(answer.body.clone().into_bytes());
-                Ok::<_, std::convert::Infallible>(to_response(answer, body, &request_id))
-            }
-        });
-        tokio::spawn(async move {
-            let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
-        });
-    }
-}
-
-/// Storage is ready when a write transaction can begin (the file is
-/// writable, not locked by a stuck writer) and end.
-fn storage_ready(db: &crate::db::Db) -> Result<(), String> {
-    let Some(_gate) = db.write_gate(READY_WAIT) else {
-        return Err(format!("storage: the write gate stayed busy for {} s", READY_WAIT.as_secs()));
-    };
-    // Its own connection with a short busy timeout: a lock held by another
-    // process answers within READY_WAIT, not the pool's ten seconds.
-    let conn = db.fresh_conn().map_err(|e| format!("storage: no connection: {e}"))?;
-    conn.busy_timeout(READY_WAIT).map_err(|e| format!("storage: {e}"))?;
-    crate::db::execute(&conn, "BEGIN IMMEDIATE", vec![]).map_err(|e| format!("storage: cannot begin a write: {e}"))?;
-    crate::db::execute(&conn, "ROLLBACK", vec![]).map_err(|e| format!("storage: cannot end a write: {e}"))?;
-    Ok(())
-}
-
-/// The answer of a health probe: `200 {status: "ok"}` in the success
-/// envelope, or `503 not_ready` naming what failed.
-fn probe(result: Result<(), String>, operation: &'static str, request_id: &str) -> Answer {
-    match result {
-        Ok(()) => Answer {
-            status: 200,
-            content_type: "application/json",
-            body: switchboard_gateway::errors::success_envelope(r#"{"status":"ok"}"#, request_id),
-            headers: Vec::new(),
-            operation,
-            download: None,
-        },
-        Err(reason) => Answer { operation, ..Answer::failure(&Failure::new(503, "capacity", "not_ready", reason).retryable(true), request_id) },
-    }
 }
 
 /// A request with its body read, ready for the pipeline.
