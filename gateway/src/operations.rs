@@ -554,34 +554,26 @@ static ROUTER: std::sync::LazyLock<matchit::Router<Vec<&'static Operation>>> = s
 
 /// Decodes `%XX` escapes (and `+` stays `+`: it is not a space in paths or,
 /// by our rule, in query values, so an unencoded leading plus still works).
+/// None when an escape is broken or the bytes are not UTF-8: the
+/// `percent-encoding` crate keeps a broken escape as typed, the API refuses it.
 pub fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3)?;
-            let v = u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
-            out.push(v);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
+    let b = s.as_bytes();
+    let whole = |i: usize| b.get(i + 1).is_some_and(u8::is_ascii_hexdigit) && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit);
+    if !b.iter().enumerate().all(|(i, c)| *c != b'%' || whole(i)) {
+        return None;
     }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode_str(s).decode_utf8().ok().map(std::borrow::Cow::into_owned)
 }
 
 /// Splits and decodes a query string as `application/x-www-form-urlencoded`
-/// (what browsers and HTTP clients send): `+` is a space, `%2B` a plus.
-/// Returns None when an escape is broken.
+/// (what browsers and HTTP clients send, read by `form_urlencoded`): `+` is a
+/// space, `%2B` a plus. Returns None when an escape is broken or a part is
+/// not UTF-8 (form_urlencoded would keep the one and replace the other; the
+/// whole query is checked first: parts end at ASCII bytes, so it is UTF-8
+/// exactly when every part is).
 pub fn parse_query(q: &str) -> Option<Vec<(String, String)>> {
-    let mut out = Vec::new();
-    for pair in q.split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        out.push((percent_decode(&k.replace('+', " "))?, percent_decode(&v.replace('+', " "))?));
-    }
-    Some(out)
+    percent_decode(&q.replace('+', " "))?;
+    Some(form_urlencoded::parse(q.as_bytes()).into_owned().collect())
 }
 
 pub fn by_id(id: &str) -> Option<&'static Operation> {
@@ -612,6 +604,10 @@ mod tests {
     fn a_query_plus_is_a_space_and_an_encoded_plus_a_plus() {
         assert_eq!(parse_query("search=+1555&q=%2B44+7700").unwrap(), vec![("search".into(), " 1555".into()), ("q".into(), "+44 7700".into())]);
         assert_eq!(parse_query("a=%zz"), None);
+        assert_eq!(parse_query("a=%C3"), None, "not UTF-8");
+        assert_eq!(parse_query("&a=%C3%A9&&b&"), Some(vec![("a".into(), "é".into()), ("b".into(), String::new())]));
+        assert_eq!(percent_decode("50%"), None);
+        assert_eq!(percent_decode("a+b%2Fc").as_deref(), Some("a+b/c"));
     }
 
     #[test]

@@ -42,7 +42,8 @@ fn verify(path: &str, query: &str, now_ms: i64) -> Result<Link, Failure> {
     let invalid = || refused("recording_link_invalid", "the recording link is not valid");
     let rest = path.strip_prefix(PREFIX).ok_or_else(invalid)?;
     let (call_id, file_name) = rest.split_once('/').ok_or_else(invalid)?;
-    let param = |name: &str| query.split('&').find_map(|kv| kv.strip_prefix(name).and_then(|v| v.strip_prefix('='))).unwrap_or("");
+    let pairs = switchboard_gateway::operations::parse_query(query).ok_or_else(invalid)?;
+    let param = |name: &str| pairs.iter().find(|(k, _)| k == name).map_or("", |(_, v)| v.as_str());
     let (business, expiry, disposition, sig) = (param("b"), param("e"), param("d"), param("s"));
     let expiry: i64 = expiry.parse().map_err(|_| invalid())?;
     let sig = hex::decode(sig).map_err(|_| invalid())?;
