@@ -28,14 +28,16 @@ fn build_components(root: &Path, out: &Path) {
     let wit = root.join("wit");
     // The provider package (wit/deps/provider links to it).
     let kit = root.join("kit/wit");
-    for p in [&guests, &wit, &kit] {
+    // The gateway crate is linked by the edge build.
+    let gateway = root.join("gateway");
+    for p in [&guests, &wit, &kit, &gateway] {
         println!("cargo:rerun-if-changed={}", p.display());
     }
     // Cargo only watches the listed paths shallowly for directories, so list
     // every source file of the guests too.
-    watch(&guests);
-    watch(&wit);
-    watch(&kit);
+    for dir in [&guests, &wit, &kit, &gateway] {
+        watch(dir);
+    }
     let target_dir = out.join("guest-target");
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
