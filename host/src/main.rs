@@ -21,6 +21,7 @@ mod recordings;
 mod sandbox;
 mod server;
 mod shared;
+mod side_routes;
 mod staging;
 mod wire;
 mod write_node;

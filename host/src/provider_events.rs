@@ -37,10 +37,6 @@ pub fn business_of(path: &str) -> Option<&str> {
     (!id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')).then_some(id)
 }
 
-pub fn serves(path: &str) -> bool {
-    path.starts_with(PREFIX)
-}
-
 /// The route. Runs on a blocking thread.
 pub fn receive(app: &App, path: &str, method: &str, headers: Vec<(String, String)>, body: Vec<u8>, request_id: &str) -> Answer {
     let answer = match (method, business_of(path)) {

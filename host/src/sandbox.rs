@@ -18,11 +18,6 @@ pub const PHOTOAPP_REACTIONS_PATH: &str = "/sandbox/v1/photoapp/reactions";
 pub const PHOTOAPP_REFERRALS_PATH: &str = "/sandbox/v1/photoapp/referrals";
 pub const PHOTOAPP_COMMENTS_PATH: &str = "/sandbox/v1/photoapp/comments";
 
-/// True for a path this module serves.
-pub fn serves(path: &str) -> bool {
-    [INBOUND_PATH, PHOTOAPP_INBOUND_PATH, PHOTOAPP_REACTIONS_PATH, PHOTOAPP_REFERRALS_PATH, PHOTOAPP_COMMENTS_PATH].contains(&path)
-}
-
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ReactionBody {

@@ -2,8 +2,9 @@
 //! runs on a blocking thread, and shutdown lets in-flight requests finish.
 
 use crate::pipeline::{Answer, App, Prepared};
-use crate::probes::{metrics_answer, probe, serve_metrics, storage_ready, HEALTHZ_PATH, METRICS_PATH, READYZ_PATH};
+use crate::probes::{metrics_answer, probe, serve_metrics, storage_ready};
 use crate::shared::{full, to_response, ResBody, Shared};
+use crate::side_routes::{side_route, Side};
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming as HyperBody;
@@ -21,7 +22,6 @@ use tracing::Instrument;
 /// Oversized bodies up to this much beyond their limit are drained before
 /// the 413 is sent.
 const DRAIN_EXTRA_BYTES: usize = 32 << 20;
-const OPENAPI_PATH: &str = "/api/v1/openapi.json";
 /// Prefix of the native baseline route served with `--bench-baseline`.
 pub const BENCH_NATIVE_PREFIX: &str = "/_bench/native";
 
@@ -196,11 +196,11 @@ fn operation_of(shared: &Shared, method: &str, path: &str) -> Option<&'static sw
 /// mobile number or other personal data; `-` for a path that is no route
 /// of ours.
 fn logged_path(shared: &Shared, path: &str, op: Option<&switchboard_gateway::Operation>) -> String {
-    if path == OPENAPI_PATH || path == HEALTHZ_PATH || path == READYZ_PATH || path == METRICS_PATH || (shared.app.sandbox_routes && crate::sandbox::serves(path)) {
-        return path.to_string();
-    }
-    if crate::provider_events::serves(path) {
-        return crate::provider_events::TEMPLATE.to_string();
+    match side_route(path) {
+        Some(Side::OpenApi | Side::Healthz | Side::Readyz | Side::Metrics) => return path.to_string(),
+        Some(Side::Sandbox) if shared.app.sandbox_routes => return path.to_string(),
+        Some(Side::ProviderEvents) => return crate::provider_events::TEMPLATE.to_string(),
+        _ => {}
     }
     if op.is_none() && crate::console::serves(path) {
         return crate::console::logged_path(path).to_string();
@@ -216,7 +216,7 @@ async fn handle(shared: Arc<Shared>, req: Request<HyperBody>, peer: std::net::Ip
     let started = Instant::now();
     let request_id = crate::write_node::forwarded_request_id(&req).unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let method = req.method().as_str().to_string();
-    if req.uri().path().starts_with(crate::recordings::PREFIX) {
+    if side_route(req.uri().path()) == Some(Side::Recording) {
         // Signed recording links: checked and streamed on their own (the
         // access log names no call).
         let response = crate::recordings::respond(shared.clone(), req, &request_id).await;
@@ -269,19 +269,21 @@ fn write_node_for<'a>(shared: &'a Shared, req: &Request<HyperBody>) -> Option<&'
 
 /// `op`: what `operation_of` found for the request's path.
 async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'static switchboard_gateway::Operation>, peer: std::net::IpAddr, request_id: &str) -> Answer {
-    if req.method() == hyper::Method::GET && req.uri().path() == OPENAPI_PATH {
-        return Answer { status: 200, content_type: "application/json", body: shared.app.gateway.document_text().to_string(), headers: Vec::new(), operation: "openapi", download: None };
-    }
-    if req.method() == hyper::Method::GET && req.uri().path() == METRICS_PATH && shared.metrics_on_public {
-        return metrics_answer(shared).await;
-    }
-    if req.method() == hyper::Method::GET && req.uri().path() == HEALTHZ_PATH {
-        return probe(Ok(()), "healthz", request_id);
-    }
-    if req.method() == hyper::Method::GET && req.uri().path() == READYZ_PATH {
-        let s = shared.clone();
-        let ready = tokio::task::spawn_blocking(move || storage_ready(&s.app.db)).await.unwrap_or_else(|_| Err("the readiness check failed".into()));
-        return probe(ready, "readyz", request_id);
+    let side = side_route(req.uri().path());
+    if req.method() == hyper::Method::GET {
+        match side {
+            Some(Side::OpenApi) => {
+                return Answer { status: 200, content_type: "application/json", body: shared.app.gateway.document_text().to_string(), headers: Vec::new(), operation: "openapi", download: None }
+            }
+            Some(Side::Metrics) if shared.metrics_on_public => return metrics_answer(shared).await,
+            Some(Side::Healthz) => return probe(Ok(()), "healthz", request_id),
+            Some(Side::Readyz) => {
+                let s = shared.clone();
+                let ready = tokio::task::spawn_blocking(move || storage_ready(&s.app.db)).await.unwrap_or_else(|_| Err("the readiness check failed".into()));
+                return probe(ready, "readyz", request_id);
+            }
+            _ => {}
+        }
     }
     // Load shedding: a bounded number of API requests in the service.
     let _slot = match shared.limits.enter() {
@@ -357,10 +359,10 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
     let method = req.method().as_str().to_string();
     let mut path = req.uri().path().to_string();
     let query = req.uri().query().map(String::from);
-    let native = shared.app.bench_baseline && path.starts_with(BENCH_NATIVE_PREFIX);
-    let whole = if shared.app.sandbox_routes && crate::sandbox::serves(&path) {
+    let native = shared.app.bench_baseline && side == Some(Side::BenchNative);
+    let whole = if shared.app.sandbox_routes && side == Some(Side::Sandbox) {
         Some(Whole::Sandbox)
-    } else if crate::provider_events::serves(&path) {
+    } else if side == Some(Side::ProviderEvents) {
         // A provider's webhook: its headers carry the signature.
         let headers =
             req.headers().iter().filter(|(k, _)| !matches!(k.as_str(), "authorization" | "cookie")).filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string()))).collect();
