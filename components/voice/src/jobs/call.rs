@@ -477,11 +477,15 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
         _ => None,
     };
 
-    // Every remote call is behind us: write the step.
+    // Every remote call is behind us: write the step. An operator's cancel
+    // may have committed since this step read the call (a step that calls
+    // out reads before it takes the write lock): its `cancelling` and its
+    // intent are kept, never overwritten by this step's older copy.
     write_turns(biz, &c.id, &turns, &offsets)?;
     db::execute(
-        "UPDATE calls SET status = ?3, memo = ?4, greeting_played = ?5, played = ?6, awaiting_reply = ?7, last_activity_ms = ?8, nudged = ?9, \
-                          answered_ms = ?10, utterances = ?11, end_intent = ?12, hangup_sent = ?13, \
+        "UPDATE calls SET status = CASE WHEN status = 'cancelling' THEN status ELSE ?3 END, memo = ?4, greeting_played = ?5, played = ?6, awaiting_reply = ?7, \
+                          last_activity_ms = ?8, nudged = ?9, answered_ms = ?10, utterances = ?11, \
+                          end_intent = CASE WHEN end_intent = 'operator' THEN end_intent ELSE ?12 END, hangup_sent = ?13, \
                           ringing_at = IFNULL(ringing_at, ?14), started_at = IFNULL(started_at, ?15) \
          WHERE business_id = ?1 AND id = ?2",
         &[
@@ -503,6 +507,10 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
         ],
     )?;
     if let Some(end) = ended {
+        // Read inside the step's write transaction: the intent as it stands.
+        if let Some(row) = db::query_one("SELECT end_intent FROM calls WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.id.as_str().into()])? {
+            c.end_intent = row.opt_text(0).or(c.end_intent);
+        }
         let (status, ended_by, reason) = classify(c.end_intent.as_deref(), end.cause);
         finish(biz, &c, Ending { status, ended_by, reason, connected_ms: end.connected_ms, attempt_cost: end.attempt_cost_microcredits, recording_ext })?;
         return Ok(Outcome::Done);
