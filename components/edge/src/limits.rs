@@ -1,7 +1,7 @@
 //! Rate limits of requests the edge runs at the primary, kept at the
 //! primary so every edge instance (a fresh one per request) shares them.
 //!
-//! The same buckets a node keeps in memory (host/src/limits.rs): one per
+//! The same buckets a node keeps in memory (crates/ops/src/limits.rs): one per
 //! API key (`SWITCHBOARD_RATE_LIMIT_KEY`, 100 a second) and one per
 //! business (`SWITCHBOARD_RATE_LIMIT_BUSINESS`, 200 a second), bursts of
 //! twice the rate, 0 turning one off; the same 429 envelope and

@@ -5,7 +5,7 @@
 //! Enqueued when the content is set or changed while `serve` runs with an
 //! embeddings model ([`enqueue_if_enabled`]), and by `serve` at start for
 //! every source not embedded with the current model (the backfill,
-//! `host/src/knowledge.rs`). One lane per source, so a source's jobs run one
+//! `crates/runtime/src/knowledge.rs`). One lane per source, so a source's jobs run one
 //! at a time.
 //!
 //! A step takes the next [`BATCH`] passages after the cursor (the passages'

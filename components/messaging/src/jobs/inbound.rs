@@ -32,7 +32,7 @@ pub const EVENT: &str = "chatapp.message.received";
 pub const CATEGORY: &str = "Inbound";
 const MAX_NAME_CHARS: usize = 200;
 
-/// The payload, as the host writes it (`host/src/admin.rs` `enqueue_inbound`).
+/// The payload, as the host writes it (`crates/admin/src/lib.rs` `enqueue_inbound`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Payload {

@@ -2,7 +2,7 @@
 //! and [`run`], through which the dispatcher runs them.
 //!
 //! `messaging.inbound`, `messaging.photoapp-inbound`, `-reaction`,
-//! `-referral` and `-comment` are also written by the host (`host/src/admin.rs` `enqueue_inbound`, the provider's inbound
+//! `-referral` and `-comment` are also written by the host (`crates/admin/src/lib.rs` `enqueue_inbound`, the provider's inbound
 //! webhook), so their payloads keep exactly that shape.
 
 pub mod autoreply;

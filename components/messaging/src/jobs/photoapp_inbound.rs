@@ -28,7 +28,7 @@ use crate::conversation;
 
 pub const EVENT: &str = "photoapp.message.received";
 
-/// The payload, as the host writes it (`host/src/admin.rs` `enqueue_inbound`).
+/// The payload, as the host writes it (`crates/admin/src/lib.rs` `enqueue_inbound`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Payload {

@@ -58,7 +58,7 @@ pub fn run_comment(job: &Job, p: Comment) -> Outcome {
     Outcome::Done
 }
 
-/// A reaction, as the host writes it (`host/src/admin/mod.rs`).
+/// A reaction, as the host writes it (`crates/admin/src/lib.rs`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Reaction {
