@@ -3,6 +3,7 @@
 //! `admin` and `plugin`.
 
 use crate::{db, plugins};
+use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -41,13 +42,20 @@ pub(crate) enum PluginCommand {
     /// Write a plugin folder that loads as it is (the embedded sandbox
     /// adapter of the interface) with a manifest to edit.
     Template {
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = interface())]
         interface: plugins::Interface,
         #[arg(long, default_value = "my-plugin")]
         name: String,
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+}
+
+/// A provider interface (`messenger`, `carrier`, `ai`): the runtime's type,
+/// read here so that the runtime crate knows nothing of the command line.
+fn interface() -> impl clap::builder::TypedValueParser<Value = plugins::Interface> {
+    clap::builder::PossibleValuesParser::new(plugins::Interface::ALL.map(plugins::Interface::name))
+        .map(|name| plugins::Interface::ALL.into_iter().find(|i| i.name() == name).expect("a possible value names an interface"))
 }
 
 /// A positive number of milliseconds.
@@ -298,7 +306,7 @@ pub(crate) enum ProviderCommand {
     Use {
         #[arg(long, value_name = "ID")]
         business: String,
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = interface())]
         interface: plugins::Interface,
         /// The plugin's name (its folder under --plugin-dir).
         #[arg(long, value_name = "NAME")]
@@ -314,7 +322,7 @@ pub(crate) enum ProviderCommand {
     Reset {
         #[arg(long, value_name = "ID")]
         business: String,
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = interface())]
         interface: plugins::Interface,
     },
     /// The business's adapter of every interface (secret settings as `(set)`).

@@ -50,7 +50,7 @@ pub const MAX_FUEL_MILLIONS: u32 = 10_000;
 pub const DEFAULT_FUEL_MILLIONS: u32 = 1_000;
 
 /// The provider interfaces a plugin can implement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Interface {
     Messenger,
