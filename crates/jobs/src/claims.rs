@@ -74,7 +74,7 @@ pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i6
                 continue;
             }
             let picked = db::query_rows(&c, PICK_FAIR, vec![SqlValue::Integer(now), SqlValue::Integer(class), SqlValue::Integer(limit), SqlValue::Integer(cap)])?;
-            ids.extend(picked.iter().map(|r| t(&r[0])));
+            ids.extend(picked.iter().map(|r| db::text(&r[0])));
         }
     }
     if ids.is_empty() {
@@ -103,10 +103,10 @@ pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i6
 /// fence, calls_out, lane) to `node` with a new fence.
 pub(crate) fn lease(c: &crate::db::Connection, r: &[SqlValue], node: &str, now: i64) -> anyhow::Result<Claim> {
     let claim = Claim {
-        id: t(&r[0]),
-        kind: t(&r[1]),
-        business_id: t(&r[2]),
-        payload: t(&r[3]),
+        id: db::text(&r[0]),
+        kind: db::text(&r[1]),
+        business_id: db::text(&r[2]),
+        payload: db::text(&r[3]),
         attempts: i(&r[4]) + 1,
         fence: i(&r[5]) + 1,
         calls_out: i(&r[6]) != 0,

@@ -58,13 +58,7 @@ pub struct Claim {
     pub lane: Option<String>,
 }
 
-pub(crate) fn t(v: &SqlValue) -> String {
-    match v {
-        SqlValue::Text(s) => s.clone(),
-        SqlValue::Integer(i) => i.to_string(),
-        _ => String::new(),
-    }
-}
+/// A column as an integer (0 when it is not one).
 pub(crate) fn i(v: &SqlValue) -> i64 {
     match v {
         SqlValue::Integer(i) => *i,

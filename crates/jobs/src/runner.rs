@@ -236,7 +236,7 @@ impl Runner {
         // it looks expired.
         if self.leader_until_ms == 0 {
             if let Ok(row) = db::query_rows(&c, "SELECT owner, expires_at_ms FROM leases WHERE name = 'dispatcher'", vec![]) {
-                if row.first().is_some_and(|r| t(&r[0]) != self.node && i(&r[1]) >= now) {
+                if row.first().is_some_and(|r| db::text(&r[0]) != self.node && i(&r[1]) >= now) {
                     return false;
                 }
             }
@@ -249,7 +249,7 @@ impl Runner {
             db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
             db::execute(&c, "INSERT OR IGNORE INTO leases (name, owner, fence, expires_at_ms) VALUES ('dispatcher', '', 0, 0)", vec![])?;
             let row = db::query_rows(&c, "SELECT owner, expires_at_ms FROM leases WHERE name = 'dispatcher'", vec![])?;
-            let (owner, expires) = row.first().map(|r| (t(&r[0]), i(&r[1]))).unwrap_or_default();
+            let (owner, expires) = row.first().map(|r| (db::text(&r[0]), i(&r[1]))).unwrap_or_default();
             if owner != self.node && expires >= now {
                 return Ok(false);
             }

@@ -156,7 +156,7 @@ fn finished_jobs_and_their_runs_go_after_the_retention_and_nothing_else_does() {
         db::execute(&c, "INSERT INTO job_runs (job_id, fence, node, started_at_ms, ended_at_ms, outcome) VALUES (?1, 1, 'n', 0, 0, 'done')", vec![SqlValue::Text(id.into())]).unwrap();
     }
     assert_eq!(purge_finished(&db, now), 2);
-    let left = |table: &str, column: &str| -> Vec<String> { db::query_rows(&c, &format!("SELECT {column} FROM {table} ORDER BY {column}"), vec![]).unwrap().iter().map(|r| t(&r[0])).collect() };
+    let left = |table: &str, column: &str| -> Vec<String> { db::query_rows(&c, &format!("SELECT {column} FROM {table} ORDER BY {column}"), vec![]).unwrap().iter().map(|r| db::text(&r[0])).collect() };
     assert_eq!(left("jobs", "id"), vec!["done-new", "leased-old", "pending-old"]);
     assert_eq!(left("job_runs", "job_id"), vec!["done-new", "leased-old"]);
     drop(c);

@@ -19,10 +19,6 @@ pub(crate) static QUEUE_LABELS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::n
 /// due age of pending and leased jobs per kind, and the rows ingestion
 /// versions hold (all businesses together).
 pub fn queue_gauges(db: &Db) {
-    let int = |v: &SqlValue| match v {
-        SqlValue::Integer(i) => *i,
-        _ => 0,
-    };
     let Ok(conn) = db.conn() else { return };
     let now = crate::clock::now_ms();
     let rows = db::query_rows(
@@ -44,15 +40,15 @@ pub fn queue_gauges(db: &Db) {
             seen.push(key.clone());
         }
         let labels = [("kind", key.0), ("state", key.1)];
-        ::metrics::gauge!("switchboard_jobs_queued", &labels).set(int(&r[2]) as f64);
-        let age = ((now - int(&r[3])).max(0) as f64) / 1000.0;
+        ::metrics::gauge!("switchboard_jobs_queued", &labels).set(i(&r[2]) as f64);
+        let age = ((now - i(&r[3])).max(0) as f64) / 1000.0;
         ::metrics::gauge!("switchboard_jobs_oldest_due_age_seconds", &labels).set(age);
     }
     drop(seen);
     let rows = db::query_rows(&conn, "SELECT IFNULL(SUM(row_count), 0), COUNT(*) FROM ingestion_versions", vec![]).unwrap_or_default();
     if let Some(r) = rows.first() {
-        ::metrics::gauge!("switchboard_ingestion_rows").set(int(&r[0]) as f64);
-        ::metrics::gauge!("switchboard_ingestion_versions").set(int(&r[1]) as f64);
+        ::metrics::gauge!("switchboard_ingestion_rows").set(i(&r[0]) as f64);
+        ::metrics::gauge!("switchboard_ingestion_versions").set(i(&r[1]) as f64);
     }
 }
 
