@@ -195,8 +195,8 @@ fn operation_of(shared: &Shared, method: &str, path: &str) -> Option<&'static sw
 /// (`/api/v1/contacts/{contactId}`), never the raw path, which can carry a
 /// mobile number or other personal data; `-` for a path that is no route
 /// of ours.
-fn logged_path(shared: &Shared, path: &str, op: Option<&switchboard_gateway::Operation>) -> String {
-    match side_route(path) {
+fn logged_path(shared: &Shared, path: &str, side: Option<Side>, op: Option<&switchboard_gateway::Operation>) -> String {
+    match side {
         Some(Side::OpenApi | Side::Healthz | Side::Readyz | Side::Metrics) => return path.to_string(),
         Some(Side::Sandbox) if shared.app.sandbox_routes => return path.to_string(),
         Some(Side::ProviderEvents) => return crate::provider_events::TEMPLATE.to_string(),
@@ -206,7 +206,7 @@ fn logged_path(shared: &Shared, path: &str, op: Option<&switchboard_gateway::Ope
         return crate::console::logged_path(path).to_string();
     }
     match op {
-        Some(op) if shared.app.bench_baseline && path.starts_with(BENCH_NATIVE_PREFIX) => format!("{BENCH_NATIVE_PREFIX}{}", &op.path["/api/v1".len()..]),
+        Some(op) if shared.app.bench_baseline && side == Some(Side::BenchNative) => format!("{BENCH_NATIVE_PREFIX}{}", &op.path["/api/v1".len()..]),
         Some(op) => op.path.to_string(),
         None => "-".to_string(),
     }
@@ -216,7 +216,9 @@ async fn handle(shared: Arc<Shared>, req: Request<HyperBody>, peer: std::net::Ip
     let started = Instant::now();
     let request_id = crate::write_node::forwarded_request_id(&req).unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let method = req.method().as_str().to_string();
-    if side_route(req.uri().path()) == Some(Side::Recording) {
+    // The side routes' table is read once per request.
+    let side = side_route(req.uri().path());
+    if side == Some(Side::Recording) {
         // Signed recording links: checked and streamed on their own (the
         // access log names no call).
         let response = crate::recordings::respond(shared.clone(), req, &request_id).await;
@@ -225,7 +227,7 @@ async fn handle(shared: Arc<Shared>, req: Request<HyperBody>, peer: std::net::Ip
         return Ok(response);
     }
     let op = operation_of(&shared, &method, req.uri().path());
-    let path = logged_path(&shared, req.uri().path(), op);
+    let path = logged_path(&shared, req.uri().path(), side, op);
     // One span per request: its events (the access line, a component's
     // log lines) carry these fields; the business is recorded once known.
     // The operation is named at creation when the route is known: each
@@ -235,7 +237,7 @@ async fn handle(shared: Arc<Shared>, req: Request<HyperBody>, peer: std::net::Ip
         Some(id) => tracing::info_span!("request", requestId = %request_id, operation = id, businessId = tracing::field::Empty),
         None => tracing::info_span!("request", requestId = %request_id, operation = tracing::field::Empty, businessId = tracing::field::Empty),
     };
-    let mut answer = answer(&shared, req, op, peer, &request_id).instrument(span.clone()).await;
+    let mut answer = answer(&shared, req, side, op, peer, &request_id).instrument(span.clone()).await;
     if routed != Some(answer.operation) {
         span.record("operation", answer.operation);
     }
@@ -267,9 +269,9 @@ fn write_node_for<'a>(shared: &'a Shared, req: &Request<HyperBody>) -> Option<&'
     shared.write_node.as_ref().filter(|_| !req.headers().contains_key(crate::write_node::FORWARDED))
 }
 
-/// `op`: what `operation_of` found for the request's path.
-async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'static switchboard_gateway::Operation>, peer: std::net::IpAddr, request_id: &str) -> Answer {
-    let side = side_route(req.uri().path());
+/// `side` and `op`: what the side routes' table and `operation_of` found
+/// for the request's path.
+async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, side: Option<Side>, op: Option<&'static switchboard_gateway::Operation>, peer: std::net::IpAddr, request_id: &str) -> Answer {
     if req.method() == hyper::Method::GET {
         match side {
             Some(Side::OpenApi) => {
@@ -332,7 +334,8 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
     };
     // The bench baseline's path only mirrors its operation: it has the
     // default body limit and no raw form.
-    let op = op.filter(|_| !(shared.app.bench_baseline && req.uri().path().starts_with(BENCH_NATIVE_PREFIX)));
+    let native = shared.app.bench_baseline && side == Some(Side::BenchNative);
+    let op = op.filter(|_| !native);
     let max_body = match op {
         Some(op) => {
             let content_type = req.headers().get("content-type").map(|v| v.to_str().unwrap_or("?"));
@@ -359,7 +362,6 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, op: Option<&'stat
     let method = req.method().as_str().to_string();
     let mut path = req.uri().path().to_string();
     let query = req.uri().query().map(String::from);
-    let native = shared.app.bench_baseline && side == Some(Side::BenchNative);
     let whole = if shared.app.sandbox_routes && side == Some(Side::Sandbox) {
         Some(Whole::Sandbox)
     } else if side == Some(Side::ProviderEvents) {
