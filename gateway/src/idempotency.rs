@@ -40,7 +40,7 @@ fn request_hasher(operation_id: &str, path_params: &[(String, String)]) -> Sha25
 pub fn fingerprint(operation_id: &str, path_params: &[(String, String)], body: Option<&serde_json::Value>) -> String {
     let mut h = request_hasher(operation_id, path_params);
     if let Some(b) = body {
-        crate::validate::write_canonical(b, &mut |part| h.update(part.as_bytes()));
+        crate::canonical::write_canonical(b, &mut |part| h.update(part.as_bytes()));
     }
     hex::encode(h.finalize())
 }

@@ -9,6 +9,7 @@
 mod admit;
 pub mod auth;
 pub mod base_url;
+pub mod canonical;
 pub mod contract;
 pub mod errors;
 pub mod exchange;

@@ -2,7 +2,12 @@
 //! uses (see gateway/openapi/NAMES.md). Written for clear messages: every
 //! violation names the field (as a dotted path) and the rule it broke.
 
+mod formats;
+
+use crate::canonical::canonical_json;
 use crate::openapi::{self, SchemaSource};
+use formats::format_ok;
+pub use formats::{is_date_time, is_uri, is_uuid};
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -440,119 +445,6 @@ fn describe_type(t: &Value) -> String {
     }
 }
 
-fn format_ok(f: &str, s: &str) -> bool {
-    match f {
-        "uuid" => is_uuid(s),
-        "date-time" => is_date_time(s),
-        "uri" => is_uri(s),
-        "email" => {
-            let mut parts = s.splitn(2, '@');
-            let (a, b) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-            !a.is_empty() && b.contains('.') && !b.starts_with('.') && !s.chars().any(char::is_whitespace)
-        }
-        _ => true,
-    }
-}
-
-/// 8-4-4-4-12 hex digits (the components' one rule).
-pub use switchboard_formats::is_uuid;
-
-fn is_date_time(s: &str) -> bool {
-    // RFC 3339: 2026-11-22T10:00:00(.sss)?(Z|+hh:mm)
-    let b = s.as_bytes();
-    if b.len() < 20 {
-        return false;
-    }
-    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
-    let head = digits(0..4)
-        && b[4] == b'-'
-        && digits(5..7)
-        && b[7] == b'-'
-        && digits(8..10)
-        && matches!(b[10], b'T' | b't')
-        && digits(11..13)
-        && b[13] == b':'
-        && digits(14..16)
-        && b[16] == b':'
-        && digits(17..19);
-    if !head {
-        return false;
-    }
-    let mut rest = &s[19..];
-    if let Some(frac) = rest.strip_prefix('.') {
-        let n = frac.bytes().take_while(u8::is_ascii_digit).count();
-        if n == 0 {
-            return false;
-        }
-        rest = &frac[n..];
-    }
-    matches!(rest, "Z" | "z")
-        || (rest.len() == 6 && matches!(rest.as_bytes()[0], b'+' | b'-') && rest[1..3].bytes().all(|c| c.is_ascii_digit()) && &rest[3..4] == ":" && rest[4..6].bytes().all(|c| c.is_ascii_digit()))
-}
-
-/// An absolute URI: a scheme, and for http(s) a non-empty host; no spaces.
-pub fn is_uri(s: &str) -> bool {
-    let Some((scheme, rest)) = s.split_once(':') else { return false };
-    let scheme_ok = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
-    if !scheme_ok || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return false;
-    }
-    if matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https") {
-        let Some(after) = rest.strip_prefix("//") else { return false };
-        let authority = after.split(['/', '?', '#']).next().unwrap_or("");
-        let host = authority.rsplit('@').next().unwrap_or("");
-        let host = if host.starts_with('[') { host } else { host.split(':').next().unwrap_or("") };
-        return !host.is_empty();
-    }
-    !rest.is_empty()
-}
-
-/// JSON with object keys sorted and no insignificant whitespace: two bodies
-/// that differ only in key order or spacing give the same text.
-pub fn canonical_json(v: &Value) -> String {
-    let mut s = String::new();
-    write_canonical(v, &mut |part| s.push_str(part));
-    s
-}
-
-/// Streams the canonical form of `v` to `out` piece by piece, so a large
-/// body can be hashed without building its canonical text.
-pub fn write_canonical(v: &Value, out: &mut dyn FnMut(&str)) {
-    match v {
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            out("{");
-            for (i, k) in keys.iter().enumerate() {
-                if i > 0 {
-                    out(",");
-                }
-                out(&Value::String((*k).clone()).to_string());
-                out(":");
-                write_canonical(&m[*k], out);
-            }
-            out("}");
-        }
-        Value::Array(a) => {
-            out("[");
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    out(",");
-                }
-                write_canonical(x, out);
-            }
-            out("]");
-        }
-        // Strings are escaped in place (no copy of a large value).
-        Value::String(text) => {
-            let mut buf = Vec::with_capacity(text.len().min(1 << 16) + 2);
-            serde_json::to_writer(&mut buf, text).expect("a string serialises");
-            out(std::str::from_utf8(&buf).expect("serde_json writes UTF-8"));
-        }
-        other => out(&other.to_string()),
-    }
-}
-
 enum Found {
     Pattern(String),
     Ref(String),
@@ -641,22 +533,5 @@ mod tests {
         assert!(rules(&v, "Shape", json!({"channel": "a", "x": "1"})).is_empty());
         assert_eq!(rules(&v, "Shape", json!({"channel": "a", "y": "1"})), vec![("x".into(), "required"), ("y".into(), "additionalProperties")]);
         assert_eq!(rules(&v, "Shape", json!({"channel": "q"})), vec![("channel".into(), "discriminator")]);
-    }
-
-    #[test]
-    fn canonical_json_ignores_order_and_space() {
-        let a: Value = serde_json::from_str(r#"{"b": [1, {"y":1,"x":2}], "a": "s"}"#).unwrap();
-        let b: Value = serde_json::from_str(r#"{"a":"s","b":[1,{"x":2,"y":1}]}"#).unwrap();
-        assert_eq!(canonical_json(&a), canonical_json(&b));
-    }
-
-    #[test]
-    fn formats() {
-        assert!(is_date_time("2026-11-22T10:00:00.123Z"));
-        assert!(is_date_time("2026-11-22T10:00:00+01:00"));
-        assert!(!is_date_time("2026-11-22 10:00:00"));
-        assert!(is_uri("https://example.test/hook?x=1"));
-        assert!(!is_uri("https:///nohost"));
-        assert!(!is_uri("not a uri"));
     }
 }
