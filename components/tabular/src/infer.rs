@@ -15,14 +15,10 @@
 //! Interpretation turns one original cell into a typed JSON value for a
 //! column type; the original text is always kept beside it by the caller.
 //!
-//! Spreadsheet dates: a workbook stores a date as a serial number (days
-//! since 1899-12-30, or 1904-01-01) and shows it through a date or time
-//! number format. A column whose numeric cells all carry such a format
-//! ([`SheetDate`], found by `xlsx`) keeps the serial as its original text,
-//! is typed `date`/`datetime` (`text` for time-only formats), and its
-//! serials are interpreted as ISO-8601 (`2024-01-31`, `2024-01-31T13:30:00`,
-//! `13:30:00`).
+//! Spreadsheet dates ([`SheetDate`]) are read as crate::sheet_dates says.
 
+use crate::sheet_dates::{serial_date, serial_time};
+pub use crate::sheet_dates::{SheetDate, SheetDateKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use switchboard_formats::time;
@@ -177,29 +173,6 @@ pub fn classify(cell: &str) -> Kind {
         return Kind::Email;
     }
     Kind::Text
-}
-
-/// What a spreadsheet's number formats say about a column's numbers.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub enum SheetDateKind {
-    /// A date format (`m/d/yyyy`, `d-mmm-yy`, `yyyy-mm-dd` …).
-    #[default]
-    Date,
-    /// Date and time (`m/d/yyyy h:mm`).
-    DateTime,
-    /// Time of day or elapsed time only (`h:mm:ss`, `[h]:mm:ss`).
-    Time,
-}
-
-/// A spreadsheet column whose numeric cells are date or time serials.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct SheetDate {
-    pub kind: SheetDateKind,
-    /// The workbook counts from 1904-01-01 (`date1904`), not 1899-12-30.
-    #[serde(default)]
-    pub base1904: bool,
 }
 
 /// Counts per kind and a few distinct samples, accumulated across steps.
@@ -413,40 +386,6 @@ pub fn interpret_cell(ty: &str, cell: &str, sheet: Option<&SheetDate>) -> Result
     converted.map(Value::String).ok_or_else(|| format!("`{shown}` is not a date the spreadsheet can show"))
 }
 
-/// A date serial as (`YYYY-MM-DD`, `HH:MM:SS`), rounded to the second.
-/// 1900 system: serial 1 is 1900-01-01, and serial 60 is the 1900-02-29
-/// that spreadsheets count but that never existed (None), so from 61 on the
-/// count starts at 1899-12-30. 1904 system: serial 0 is 1904-01-01.
-pub fn serial_date(serial: f64, base1904: bool) -> Option<(String, String)> {
-    if !serial.is_finite() || !(0.0..2_958_466.0).contains(&serial) {
-        return None; // past 9999-12-31, as spreadsheets
-    }
-    let secs = (serial * 86_400.0).round() as i64;
-    let (days, secs) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let unix_days = if base1904 {
-        days - 24_107
-    } else if days == 60 {
-        return None;
-    } else if days < 1 {
-        return None; // serial 0 is shown as 1900-01-00
-    } else if days < 60 {
-        days - 25_568
-    } else {
-        days - 25_569
-    };
-    Some((time::date_of_unix_days(unix_days)?, time::time_of_day(secs as u32)?))
-}
-
-/// A time serial (fraction of a day; more than a day for elapsed-time
-/// formats such as `[h]:mm:ss`) as `HH:MM:SS`, hours counting on past 23.
-pub fn serial_time(serial: f64) -> Option<String> {
-    if !serial.is_finite() || !(0.0..=1e6).contains(&serial) {
-        return None;
-    }
-    let secs = (serial * 86_400.0).round() as i64;
-    Some(format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60))
-}
-
 /// A field key derived from a column header: letters, digits and `_`,
 /// starting with a letter, at most 64 characters (`^[a-zA-Z][a-zA-Z0-9_]{0,63}$`).
 pub fn field_key(header: &str, position: usize) -> String {
@@ -530,28 +469,6 @@ mod tests {
         assert_eq!(interpret("phone", "+1 (415) 555-0123").unwrap(), Value::from("+14155550123"));
         assert_eq!(interpret("email", "").unwrap(), Value::Null);
         assert!(interpret("email", "nope").is_err());
-    }
-
-    #[test]
-    fn spreadsheet_serials() {
-        // 1900 system, including the fictitious 1900-02-29 (serial 60).
-        assert_eq!(serial_date(1.0, false).unwrap().0, "1900-01-01");
-        assert_eq!(serial_date(59.0, false).unwrap().0, "1900-02-28");
-        assert_eq!(serial_date(60.0, false), None);
-        assert_eq!(serial_date(61.0, false).unwrap().0, "1900-03-01");
-        assert_eq!(serial_date(25_569.0, false).unwrap().0, "1970-01-01");
-        assert_eq!(serial_date(45_351.0, false).unwrap().0, "2024-02-29");
-        assert_eq!(serial_date(45_292.562_5, false).unwrap(), ("2024-01-01".into(), "13:30:00".into()));
-        assert_eq!(serial_date(2_958_465.0, false).unwrap().0, "9999-12-31");
-        assert_eq!(serial_date(2_958_466.0, false), None);
-        assert_eq!(serial_date(0.0, false), None);
-        assert_eq!(serial_date(-1.0, false), None);
-        // 1904 system; rounding to the second can carry into the next day.
-        assert_eq!(serial_date(0.0, true).unwrap().0, "1904-01-01");
-        assert_eq!(serial_date(43_830.0, true).unwrap().0, "2024-01-01");
-        assert_eq!(serial_date(45_292.999_999_9, false).unwrap(), ("2024-01-02".into(), "00:00:00".into()));
-        assert_eq!(serial_time(0.5).unwrap(), "12:00:00");
-        assert_eq!(serial_time(1.5).unwrap(), "36:00:00");
     }
 
     #[test]

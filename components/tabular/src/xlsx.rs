@@ -17,10 +17,10 @@
 //! their code (`#DIV/0!`). Formulas contribute their cached value. Rows
 //! without cells are skipped. Beside the text, `read_first_sheet_dated`
 //! reports which numeric cells carry a date or time number format (the
-//! cell style's format code, see [`date_format_kind`]) and whether the
+//! cell style's format code, see [`crate::sheet_dates::date_format_kind`]) and whether the
 //! workbook counts from 1904.
 
-use crate::infer::SheetDateKind;
+use crate::sheet_dates::{format_code_kind, SheetDateKind};
 use calamine::{DataRef, Reader, SheetType, Xlsx, XlsxError};
 use std::io::{Cursor, Write};
 use zip::CompressionMethod;
@@ -142,88 +142,9 @@ fn number_text(n: f64) -> String {
     }
 }
 
-/// What a number format shows: a built-in id (14-22 and 45-47 are the
-/// date and time ones) or, for a custom format, its code.
-pub fn date_format_kind(id: u32, code: Option<&str>) -> Option<SheetDateKind> {
-    match code {
-        Some(code) => format_code_kind(code),
-        None => match id {
-            14..=17 => Some(SheetDateKind::Date),
-            18..=21 | 45..=47 => Some(SheetDateKind::Time),
-            22 => Some(SheetDateKind::DateTime),
-            _ => None,
-        },
-    }
-}
-
-/// Reads a custom format code's first section for date and time tokens,
-/// skipping quoted text, escaped and padding characters and bracketed
-/// colours, locales and conditions (`[h]`, `[mm]`, `[ss]` are elapsed
-/// time). `m` is minutes right after an hour or right before seconds,
-/// otherwise months.
-fn format_code_kind(code: &str) -> Option<SheetDateKind> {
-    let mut tokens: Vec<char> = Vec::new();
-    let mut chars = code.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            ';' => break,
-            '"' => {
-                for q in chars.by_ref() {
-                    if q == '"' {
-                        break;
-                    }
-                }
-            }
-            '\\' | '_' | '*' => {
-                chars.next();
-            }
-            '[' => {
-                let inner: String = chars.by_ref().take_while(|&b| b != ']').collect::<String>().to_ascii_lowercase();
-                if !inner.is_empty() && inner.chars().all(|x| matches!(x, 'h' | 'm' | 's')) {
-                    tokens.push(if inner.starts_with('m') { 'n' } else { 'h' });
-                }
-            }
-            _ => {
-                let l = c.to_ascii_lowercase();
-                if matches!(l, 'y' | 'd' | 'h' | 's' | 'm') {
-                    tokens.push(l);
-                } else if l == 'a' {
-                    let rest: String = std::iter::once('a').chain(chars.clone().take(4)).collect::<String>().to_ascii_lowercase();
-                    if rest.starts_with("am/pm") || rest.starts_with("a/p") {
-                        tokens.push('h');
-                    }
-                }
-            }
-        }
-    }
-    let (mut date, mut time) = (false, false);
-    for (i, t) in tokens.iter().enumerate() {
-        match t {
-            'y' | 'd' => date = true,
-            'h' | 's' | 'n' => time = true,
-            _ => {
-                // `m`: minutes when an hour precedes or a second follows it.
-                let prev = tokens[..i].iter().rev().find(|x| **x != 'm');
-                let next = tokens[i + 1..].iter().find(|x| **x != 'm');
-                if prev == Some(&'h') || next == Some(&'s') {
-                    time = true;
-                } else {
-                    date = true;
-                }
-            }
-        }
-    }
-    match (date, time) {
-        (true, false) => Some(SheetDateKind::Date),
-        (true, true) => Some(SheetDateKind::DateTime),
-        (false, true) => Some(SheetDateKind::Time),
-        (false, false) => None,
-    }
-}
-
 /// The date/time kind of a cell style's number format. calamine resolves
 /// a built-in format id to its format code (14 is `mm-dd-yy`), so the code
-/// alone decides, as [`date_format_kind`] does for a custom one.
+/// alone decides, as [`crate::sheet_dates::date_format_kind`] does for a custom one.
 fn style_date_kind(style: &calamine::Style) -> Option<SheetDateKind> {
     style.number_format.as_ref().and_then(|f| format_code_kind(&f.format_code))
 }
@@ -357,6 +278,7 @@ pub fn build_test_zip_with(parts: &[(&str, String)], method: CompressionMethod) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sheet_dates::date_format_kind;
     use std::io::Read;
 
     const WORKSHEET_REL: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet";
@@ -454,36 +376,6 @@ mod tests {
             }
         }
         assert_eq!(read(&other).unwrap_err(), "the workbook uses unsupported ZIP compression method 12");
-    }
-
-    #[test]
-    fn date_formats() {
-        use SheetDateKind::*;
-        for (id, kind) in [(14, Some(Date)), (17, Some(Date)), (18, Some(Time)), (21, Some(Time)), (22, Some(DateTime)), (45, Some(Time)), (47, Some(Time))] {
-            assert_eq!(date_format_kind(id, None), kind, "built-in {id}");
-        }
-        for id in [0, 1, 2, 10, 13, 23, 44, 48, 49] {
-            assert_eq!(date_format_kind(id, None), None, "built-in {id}");
-        }
-        let custom = |code: &str| date_format_kind(164, Some(code));
-        assert_eq!(custom("yyyy-mm-dd"), Some(Date));
-        assert_eq!(custom("dd/mm/yyyy;@"), Some(Date));
-        assert_eq!(custom("mmm yy"), Some(Date));
-        assert_eq!(custom("[$-409]mmmm d, yyyy"), Some(Date));
-        assert_eq!(custom("yyyy-mm-dd hh:mm:ss"), Some(DateTime));
-        assert_eq!(custom("m/d/yy h:mm AM/PM"), Some(DateTime));
-        assert_eq!(custom("h:mm"), Some(Time));
-        assert_eq!(custom("mm:ss"), Some(Time));
-        assert_eq!(custom("[h]:mm:ss"), Some(Time));
-        assert_eq!(custom("[mm]:ss"), Some(Time));
-        assert_eq!(custom("General"), None);
-        assert_eq!(custom("0.00E+00"), None);
-        assert_eq!(custom("#,##0.00 \"days\""), None);
-        assert_eq!(custom("[Red]#,##0;[Blue]-#,##0"), None);
-        assert_eq!(custom("0\\d"), None, "an escaped letter is literal");
-        assert_eq!(custom("0_m"), None, "padding is not a token");
-        // A custom code wins over the built-in meaning of its id.
-        assert_eq!(date_format_kind(14, Some("0.00")), None);
     }
 
     #[test]
