@@ -2,6 +2,7 @@
 //! generator. Pure (no host calls); unit-tested natively.
 
 use serde_json::{json, Map, Value};
+use switchboard_agent_runtime::template;
 
 /// A violated rule: (snake_case code, message naming the field).
 pub type Violation = (&'static str, String);
@@ -17,11 +18,10 @@ pub fn word_count(s: &str) -> usize {
     s.split_whitespace().count()
 }
 
-/// `^[a-zA-Z][a-zA-Z0-9_]{0,63}$` (variable field keys and aliases).
-pub fn is_key(k: &str) -> bool {
-    let b = k.as_bytes();
-    !b.is_empty() && b.len() <= 64 && b[0].is_ascii_alphabetic() && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
-}
+/// `^[a-zA-Z][a-zA-Z0-9_]{0,63}$` (variable field keys and aliases): the
+/// template language's alias, so a declared alias is always one a
+/// placeholder can name.
+pub use switchboard_agent_runtime::template::is_alias as is_key;
 
 pub use switchboard_guest::fail::quote;
 
@@ -71,25 +71,16 @@ pub fn language_code(raw: Option<&str>) -> Result<String, Violation> {
     Ok(code.to_string())
 }
 
-/// The `{{alias}}` placeholders of a text, in order of appearance (inner
-/// spaces allowed: `{{ name }}`). An unclosed `{{` or a placeholder that is
-/// not an alias is a violation.
+/// The `{{alias}}` placeholders of a text, in order of appearance, by the
+/// agent runtime's template language (the parser that fills them at run
+/// time; its rules are in `components/agent-runtime/src/template.rs`). An
+/// unclosed `{{` or a placeholder that is not an alias is a violation.
 pub fn placeholders(field: &str, text: &str) -> Result<Vec<String>, Violation> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find("{{") {
-        let after = &rest[start + 2..];
-        let Some(end) = after.find("}}") else {
-            return Err(("invalid_placeholder", format!("`{field}` has an unclosed `{{{{`; placeholders look like {{{{alias}}}}")));
-        };
-        let inner = after[..end].trim();
-        if !is_key(inner) {
-            return Err(("invalid_placeholder", format!("`{field}` placeholder `{{{{{}}}}}` must name a declared variable alias", quote(inner, 64))));
-        }
-        out.push(inner.to_string());
-        rest = &after[end + 2..];
+    match template::parse(text) {
+        Ok(t) => Ok(t.aliases().map(String::from).collect()),
+        Err(template::Error::Unclosed { .. }) => Err(("invalid_placeholder", format!("`{field}` has an unclosed `{{{{`; placeholders look like {{{{alias}}}}"))),
+        Err(template::Error::NotAnAlias { inner }) => Err(("invalid_placeholder", format!("`{field}` placeholder `{{{{{}}}}}` must name a declared variable alias", quote(&inner, 64)))),
     }
-    Ok(out)
 }
 
 /// Property order of the voice settings in records.

@@ -18,8 +18,8 @@
 //!   step helpers (`retry` with backoff).
 //! * The cross-area rules, each written once: resolving or creating a
 //!   contact by mobile and linking categories ([`contact`]), appending to a
-//!   contact's timeline ([`timeline`]), an agent's knowledge for a message
-//!   ([`knowledge`]), fanning an event out to webhook
+//!   contact's timeline ([`timeline`]), the grounding index agent turns
+//!   read through the agent runtime ([`knowledge`]), fanning an event out to webhook
 //!   subscriptions and the contract version ([`events`]).
 //!
 //! The pure modules (`cursor`, `base64url`) have no host calls and are

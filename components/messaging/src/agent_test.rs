@@ -17,9 +17,10 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::{json, Value as J};
+use switchboard_agent_runtime::template::Unfilled;
+use switchboard_agent_runtime::turn;
 use switchboard_guest::db::{self, Row, RowExt};
 use switchboard_guest::{fail, job, new_id, now, req, success, Failure, HResult, Request, Success};
-use switchboard_voice_area::runtime;
 
 use crate::jobs::{MessagingJob, TestTurnRef};
 
@@ -104,9 +105,12 @@ pub fn say(req: &Request) -> HResult<Success> {
     // A voice call opens with the agent's greeting (the call's variables
     // filled in), before the customer says anything.
     if !started && agent.channel == "voice" {
-        if let Some(template) = runtime::greeting_template(&agent.settings) {
-            let greeting =
-                runtime::fill(&template, &variables).map_err(|alias| fail::conflict("variable_missing", format!("the greeting uses `{{{{{alias}}}}}`: give it a value in `testVariables`")))?;
+        let greeting = turn::greeting(&agent.settings, &variables).map_err(|e| match e {
+            Unfilled::Missing(alias) => fail::conflict("variable_missing", format!("the greeting uses `{{{{{alias}}}}}`: give it a value in `testVariables`")),
+            // Never for an agent the API wrote: the agents area checks greetings with the same parser.
+            Unfilled::Invalid(e) => fail::conflict("invalid_greeting", format!("the agent's greeting cannot be filled ({e}); update the agent")),
+        })?;
+        if let Some(greeting) = greeting {
             insert(biz, user, &agent.id, "assistant", Some(&greeting), "done", None, &at)?;
         }
     }

@@ -12,14 +12,16 @@
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
+use switchboard_agent_runtime::template::Unfilled;
+use switchboard_agent_runtime::turn;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{download, fail, job, new_id, now, ok, page, recording_links, req, success, HResult, Request, Success};
 
 use crate::billing;
+use crate::conversation;
 use crate::jobs::{CallRef, VoiceJob};
 use crate::model::{self, SUMMARY_COLUMNS};
 use crate::resolve::{self, Agent};
-use crate::runtime;
 
 /// Each test variable value (spec limit).
 pub const TEST_VARIABLE_MAX_CHARS: usize = 500;
@@ -92,7 +94,7 @@ impl Plan {
         if account.lines < 1 {
             return Err(fail::conflict("no_voice_lines", "the business has no voice lines; an operator adds them with `switchboard admin voice configure --lines N`"));
         }
-        let max_duration_s = runtime::max_duration_s(&agent.settings);
+        let max_duration_s = conversation::max_duration_s(&agent.settings);
         Ok(Plan { agent, price: account.price_per_block, caller_number: account.caller_number, max_duration_s, test_variables, source })
     }
 
@@ -123,12 +125,11 @@ impl Plan {
         };
         // Explicit test values win over the contact's.
         values.extend(self.test_variables.clone());
-        let greeting = match runtime::greeting_template(&self.agent.settings) {
-            Some(template) => {
-                Some(runtime::fill(&template, &values).map_err(|alias| fail::conflict("variable_missing", format!("the greeting uses `{{{{{alias}}}}}`, which has no value for this call")))?)
-            }
-            None => None,
-        };
+        let greeting = turn::greeting(&self.agent.settings, &values).map_err(|e| match e {
+            Unfilled::Missing(alias) => fail::conflict("variable_missing", format!("the greeting uses `{{{{{alias}}}}}`, which has no value for this call")),
+            // Never for an agent the API wrote: the agents area checks greetings with the same parser.
+            Unfilled::Invalid(e) => fail::conflict("invalid_greeting", format!("the agent's greeting cannot be filled ({e}); update the agent")),
+        })?;
         let id = new_id();
         let reserve = self.reservation();
         billing::reserve(biz, &id, reserve)?;

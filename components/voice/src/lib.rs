@@ -6,7 +6,9 @@
 //!
 //! * `billing.rs`: reservations, charges and releases of microcredits.
 //! * `model.rs`: how a call and its transcript read.
-//! * `runtime.rs`: the spec's voice runtime rules as pure functions.
+//! * `conversation.rs`: the spec's rules of a call in conversation as pure
+//!   functions (what the agent says is the agent runtime's,
+//!   `switchboard-agent-runtime`).
 //!
 //! Tenancy: every statement filters by the business id; another business's
 //! agent, contact or call answers exactly like a missing one.
@@ -16,10 +18,10 @@
 
 pub mod billing;
 pub mod calls;
+pub mod conversation;
 pub mod jobs;
 pub mod model;
 pub mod resolve;
-pub mod runtime;
 
 use switchboard_guest::{fail, HResult, Request, Success};
 

@@ -331,24 +331,27 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
 
 /// The opening message of each due member of a chatapp iteration, through
 /// the same outbound path as `POST /messages` (the agent's assigned number,
-/// the delivery job, delivery events and webhooks). A member whose contact
-/// is blocked, out of the agent's scope or without a value the message
-/// uses is skipped.
+/// the delivery job, delivery events and webhooks), its placeholders filled
+/// by the agent runtime's template language. A member whose contact is
+/// blocked, out of the agent's scope or without a value the message uses
+/// is skipped (so is every member when the message breaks the language's
+/// rules, an unclosed `{{` for one).
 fn send_openings(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64, due: &[db::Row]) -> Result<usize, Failure> {
+    use switchboard_agent_runtime::template;
     use switchboard_messaging_area::conversation;
-    use switchboard_voice_area::{resolve, runtime};
+    use switchboard_voice_area::resolve;
     let Some(sender) = crate::campaigns::sender(biz, &it.agent_id)? else {
         return pause(biz, iteration_id, "agent_not_assigned").map(|_| 0);
     };
     let agent = resolve::Agent { id: it.agent_id.clone(), name: String::new(), instructions: String::new(), contact_required: true, settings: Default::default() };
-    let template = it.opening.clone().unwrap_or_default();
+    let opening = it.opening.clone().unwrap_or_default();
     let open_until = now_ms + REPLY_WINDOW_MINUTES * model::minute_ms()?;
     for m in due {
         let (member, contact, claim) = (m.text(0), m.text(1), m.int(2) + 1);
         let text = match resolve::contact(biz, &agent, &contact) {
             Err(f) if f.status >= 500 => return Err(f),
             Err(_) => None,
-            Ok(target) => runtime::fill(&template, &target.values).ok().map(|text| (target, text)),
+            Ok(target) => template::fill(&opening, &target.values).ok().map(|text| (target, text)),
         };
         let Some((target, text)) = text else {
             db::execute(

@@ -9,25 +9,26 @@
 //!   is `externalAutomation: true`, so an active one means the integrator
 //!   answers; a paused one does not);
 //! - its assignment names an active agent of that channel, with
-//!   `auto_reply_enabled = 1` and `human_handoff_active = 0`; a photoapp
-//!   agent with `photoappCollectMobileEnabled` also gets [`COLLECT_MOBILE`]
-//!   appended to its instructions.
+//!   `auto_reply_enabled = 1` and `human_handoff_active = 0`; an agent
+//!   with `photoappCollectMobileEnabled` is also told to ask for a mobile
+//!   number (the agent runtime's `turn::COLLECT_MOBILE`).
 //!
 //! The job checks the same rules again when it runs (a handoff or a
 //! subscription may have arrived in between) and skips a contact whose
 //! communication is blocked. It then reads the last [`HISTORY`] messages of
 //! the conversation (oldest first; inbound = `user`, outbound = `assistant`)
-//! and the agent's instructions, asks the host's `ai` interface for a reply
+//! and the agent's instructions, asks for a grounded reply (the agent
+//! runtime's `turn::answer`, through the host's `ai` interface)
 //! and stores it as an outbound `text` message with status `queued` plus a
 //! timeline entry, and enqueues its `messaging.deliver` job (the same
 //! delivery as an API send: recipient = the contact's mobile, `task_ref` =
 //! the delivery job), all in the job's one fenced transaction. An `ai` error
 //! is retried with backoff, then the job is dead (no reply).
 
+use switchboard_agent_runtime::turn::{self, Turn};
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job::{self, retry, run_step};
 use switchboard_guest::job_types::{Job, Outcome};
-use switchboard_guest::knowledge;
 use switchboard_guest::{now, Failure};
 
 use super::{MessageRef, MessagingJob};
@@ -38,19 +39,14 @@ pub const HISTORY: usize = 20;
 /// `ai` failures are retried this many times before the job gives up.
 const MAX_ATTEMPTS: u32 = 6;
 
-/// The assigned agent (id, instructions) when the service answers this
-/// chatapp number or photoapp account (`sender`) itself: never while an
-/// external-automation subscription for it is active or paused (a paused
-/// integrator still owns the replies; answering then would give the
-/// customer two answers after it resumes), and after revocation as the
-/// assignment says.
-pub fn eligible(biz: &str, channel: &str, sender: &str) -> Result<Option<(String, String)>, Failure> {
-    Ok(assigned_agent(biz, channel, sender, None)?.map(|(id, mut instructions, collect_mobile)| {
-        if collect_mobile {
-            instructions.push_str(COLLECT_MOBILE);
-        }
-        (id, instructions)
-    }))
+/// The assigned agent (id, instructions, photoapp_collect_mobile) when the
+/// service answers this chatapp number or photoapp account (`sender`)
+/// itself: never while an external-automation subscription for it is
+/// active or paused (a paused integrator still owns the replies; answering
+/// then would give the customer two answers after it resumes), and after
+/// revocation as the assignment says.
+pub fn eligible(biz: &str, channel: &str, sender: &str) -> Result<Option<(String, String, bool)>, Failure> {
+    assigned_agent(biz, channel, sender, None)
 }
 
 /// The one rule of who answers for a number or an account: its assignment's
@@ -74,10 +70,6 @@ pub fn assigned_agent(biz: &str, channel: &str, sender: &str, owning_event: Opti
     )?;
     Ok(row.map(|r| (r.text(0), r.text(1), r.boolean(2))))
 }
-
-/// Appended to a photoapp agent's instructions while
-/// `photoappCollectMobileEnabled` is on.
-pub const COLLECT_MOBILE: &str = "\n\nIf the customer has not shared a mobile number yet, ask for it naturally when it helps.";
 
 /// Called by the inbound jobs after storing `message_id`.
 pub fn maybe_enqueue(biz: &str, channel: &str, sender: &str, message_id: &str) -> Result<(), Failure> {
@@ -128,7 +120,7 @@ fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
     if m.boolean(4) {
         return Ok(Outcome::Done);
     }
-    let Some((agent, instructions)) = eligible(biz, &channel, &sender)? else {
+    let Some((agent, instructions, collect_mobile)) = eligible(biz, &channel, &sender)? else {
         return Ok(Outcome::Done);
     };
 
@@ -139,8 +131,8 @@ fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
     let rows: Vec<(String, Option<String>)> = rows.iter().map(|r| (r.text(0), r.opt_text(1))).collect();
     // Grounded in the agent's own sources (passages, and lookups of its
     // structured ones).
-    let (text, used) = match knowledge::answer(biz, &agent, &instructions, &history(&rows))? {
-        Ok(g) => (g.text, g.used),
+    let (text, used) = match turn::answer(biz, &agent, &instructions, Turn::Message { collect_mobile }, &history(&rows))? {
+        Ok(r) => (r.text, r.used),
         Err(e) if job.attempt >= MAX_ATTEMPTS => return Ok(Outcome::Dead(format!("ai: {e}"))),
         Err(e) => return Ok(retry(job.attempt, format!("ai: {e}"))),
     };

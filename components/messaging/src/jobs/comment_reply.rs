@@ -19,12 +19,13 @@
 //! step that records the outcome.
 
 use serde_json::json;
+use switchboard_agent_runtime::turn::{self, Turn};
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::jobs::{self, EffectStart};
 use switchboard_guest::messenger::{self, CommentReply};
-use switchboard_guest::{events, knowledge, now, Failure};
+use switchboard_guest::{events, now, Failure};
 
 use crate::conversation;
 
@@ -32,14 +33,12 @@ pub const REPLIED_EVENT: &str = "photoapp.comment.replied";
 pub const FAILED_EVENT: &str = "photoapp.comment.failed";
 /// Provider and AI failures are tried this many times in all.
 const MAX_ATTEMPTS: u32 = 5;
-/// What the agent is told besides its own instructions.
-pub const PUBLIC_REPLY: &str = "\n\nYou are answering a public comment on one of the business's posts: reply briefly and publicly, and never ask for personal details in public.";
-
 /// The assigned agent (id, instructions) when the service answers this
 /// account's comments (autoreply.rs holds the rule; a subscription owns
-/// the comments when it receives `photoapp.comment.received`).
+/// the comments when it receives `photoapp.comment.received`). Its turn is
+/// a [`Turn::Comment`]: the agent runtime tells it the reply is public.
 pub fn eligible(biz: &str, account: &str) -> Result<Option<(String, String)>, Failure> {
-    Ok(super::autoreply::assigned_agent(biz, "photoapp", account, Some(super::photoapp_signal::COMMENT_EVENT))?.map(|(id, instructions, _)| (id, instructions + PUBLIC_REPLY)))
+    Ok(super::autoreply::assigned_agent(biz, "photoapp", account, Some(super::photoapp_signal::COMMENT_EVENT))?.map(|(id, instructions, _)| (id, instructions)))
 }
 
 pub fn run(job: &Job, comment: &str) -> Outcome {
@@ -74,8 +73,8 @@ fn reply(job: &Job, id: &str) -> Result<Outcome, Failure> {
         db::execute("UPDATE photoapp_comments SET status = 'received' WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?;
         return Ok(Outcome::Done);
     };
-    let text = match knowledge::answer(biz, &agent, &instructions, &[("user".to_string(), c.text.clone())])? {
-        Ok(g) => g.text,
+    let text = match turn::answer(biz, &agent, &instructions, Turn::Comment, &[("user".to_string(), c.text.clone())])? {
+        Ok(r) => r.text,
         Err(e) if job.attempt >= MAX_ATTEMPTS => return fail(biz, id, &c, &who, &commenter, "ai_unavailable", &format!("no reply could be written: {e}")),
         Err(e) => return Ok(retry(job.attempt, format!("ai: {e}"))),
     };

@@ -1,15 +1,14 @@
 //! `messaging.agent-test-reply`: the agent under test answers one pending
 //! turn of a console test conversation (`agent_test.rs`), with the turn a
-//! real conversation of its channel gets: [`knowledge::answer`] over the
+//! real conversation of its channel gets: [`turn::answer`] over the
 //! last [`HISTORY`] turns, grounded in the agent's sources; a voice agent's
 //! turn also gets the call's instructions and the conversation's
 //! `testVariables`. The reply is written to the test turn only.
 
+use switchboard_agent_runtime::turn::{self, Turn};
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Job, Outcome};
-use switchboard_guest::knowledge;
-use switchboard_voice_area::runtime;
 
 use super::autoreply::HISTORY;
 use crate::agent_test;
@@ -41,17 +40,15 @@ fn reply(job: &Job, turn_id: &str) -> Result<Outcome, switchboard_guest::Failure
     )?;
     let mut history: Vec<(String, String)> = rows.iter().map(|r| (r.text(0), r.text(1))).collect();
     history.reverse();
-    let instructions = match agent.channel.as_str() {
-        "voice" => runtime::instructions(&agent.instructions, &agent_test::variables(biz, &user, &agent_id)?),
+    let variables = if agent.channel == "voice" { agent_test::variables(biz, &user, &agent_id)? } else { Default::default() };
+    let turn = match agent.channel.as_str() {
+        "voice" => Turn::Call { variables: &variables },
         // As a real photoapp reply is told (`autoreply::eligible`).
-        "photoapp" if agent.collect_mobile => format!("{}{}", agent.instructions, super::autoreply::COLLECT_MOBILE),
-        _ => agent.instructions.clone(),
+        "photoapp" => Turn::Message { collect_mobile: agent.collect_mobile },
+        _ => Turn::Message { collect_mobile: false },
     };
-    match knowledge::answer(biz, &agent.id, &instructions, &history)? {
-        Ok(g) => {
-            let text = if agent.channel == "voice" { runtime::parse_reply(&g.text).0 } else { g.text };
-            finish(biz, turn_id, Ok(text), g.used)
-        }
+    match turn::answer(biz, &agent.id, &agent.instructions, turn, &history)? {
+        Ok(r) => finish(biz, turn_id, Ok(r.text), r.used),
         Err(e) if job.attempt >= MAX_ATTEMPTS => finish(biz, turn_id, Err(format!("the AI provider failed: {}", short(&e))), None),
         Err(e) => Ok(retry(job.attempt, format!("ai: {e}"))),
     }

@@ -18,7 +18,7 @@
 //!   `unknown_call` and the next placement attempt follows.
 //! * `placed`: a stored hang-up intent reaches the carrier first; then
 //!   `poll` reports what happened (applied in order; a status never moves
-//!   backwards), and the runtime rules (`runtime.rs`) decide what the
+//!   backwards), and the conversation rules (`conversation.rs`) decide what the
 //!   assistant says: the greeting after the answer, a reply (the `ai`
 //!   import, the last 20 turns) once held input may be answered, a nudge, a
 //!   silence goodbye, or the hang-up at the maximum duration.
@@ -29,16 +29,17 @@
 
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
+use switchboard_agent_runtime::turn::{self, Turn};
 use switchboard_guest::carrier::{self, CallEvent, EndCause, Placement, Progress, VoiceProfile};
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Continuation, Job, Outcome};
 use switchboard_guest::jobs::{self, EffectStart};
-use switchboard_guest::{clock, knowledge, log, now, time, timeline, Failure};
+use switchboard_guest::{clock, log, now, time, timeline, Failure};
 
 use crate::billing;
+use crate::conversation::{self, Conversation, Next};
 use crate::model::{self, duration_seconds};
-use crate::runtime::{self, Conversation, Next};
 
 /// How often a call waiting for a line asks again: 250 ms, doubling with
 /// each wait up to [`LINE_WAIT_MAX_MS`], so a long queue behind few lines
@@ -321,7 +322,7 @@ struct NewTurn {
     offset_ms: Option<i64>,
     end_offset_ms: Option<i64>,
     at: String,
-    /// What an assistant turn drew on (`knowledge::Grounded::used`).
+    /// What an assistant turn drew on (`turn::Reply::used`).
     grounding: Option<String>,
 }
 
@@ -418,20 +419,20 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
             last_activity_ms: c.last_activity_ms,
             nudged: c.nudged,
             ending: c.end_intent.is_some() || c.status == "cancelling",
-            allow_interrupt: runtime::allow_interrupt(&c.settings),
-            nudge_ms: runtime::nudge_ms(&c.settings),
-            disconnect_ms: runtime::disconnect_ms(&c.settings),
+            allow_interrupt: conversation::allow_interrupt(&c.settings),
+            nudge_ms: conversation::nudge_ms(&c.settings),
+            disconnect_ms: conversation::disconnect_ms(&c.settings),
             max_ms: c.max_duration_s * 1000,
         };
-        let said = match runtime::next(&conversation, clock::now_ms()) {
+        let said = match conversation::next(&conversation, clock::now_ms()) {
             Next::Wait => None,
             Next::Greeting => match c.greeting.clone() {
                 Some(g) => Some((g, false, None, None)),
                 None => agent_turn(biz, &c, &turns)?.map(|(text, end, used)| (text, end, None, used)),
             },
             Next::Reply => agent_turn(biz, &c, &turns)?.map(|(text, end, used)| (text, end, None, used)),
-            Next::Nudge => Some((runtime::NUDGE.to_string(), false, Some("nudge"), None)),
-            Next::SilenceGoodbye => Some((runtime::SILENCE_GOODBYE.to_string(), true, Some("silence"), None)),
+            Next::Nudge => Some((conversation::NUDGE.to_string(), false, Some("nudge"), None)),
+            Next::SilenceGoodbye => Some((conversation::SILENCE_GOODBYE.to_string(), true, Some("silence"), None)),
             Next::MaxDuration => {
                 hang_up_for_max = true;
                 None
@@ -552,11 +553,8 @@ fn agent_turn(biz: &str, c: &Call, fresh: &[NewTurn]) -> Result<Option<(String, 
             .collect();
     history.extend(fresh.iter().map(|t| (role(t.speaker).to_string(), t.text.clone())));
     let skip = history.len().saturating_sub(HISTORY as usize);
-    match knowledge::answer(biz, &c.agent_id, &runtime::instructions(&instructions, &c.variables), &history[skip..])? {
-        Ok(g) => {
-            let (text, end_call) = runtime::parse_reply(&g.text);
-            Ok(Some((text, end_call, g.used)))
-        }
+    match turn::answer(biz, &c.agent_id, &instructions, Turn::Call { variables: &c.variables }, &history[skip..])? {
+        Ok(r) => Ok(Some((r.text, r.end_call, r.used))),
         Err(e) => {
             log::log(log::Level::Warn, &format!("call {}: the AI did not answer: {e}", c.id));
             Ok(None)

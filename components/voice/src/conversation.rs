@@ -1,29 +1,28 @@
-//! The voice runtime rules of the spec, as pure functions of a call's state
-//! (unit-tested here; `jobs/call.rs` applies them each step):
+//! The spec's rules of a call in conversation, as pure functions of its
+//! state (unit-tested here; `jobs/call.rs` applies them each step). What an
+//! agent says (its instructions, greeting, grounded replies and the
+//! `[end_call]` marker) is the agent runtime's (`switchboard-agent-runtime`).
 //!
-//! * the greeting (declared `{{variables}}` filled in at start) is prepared
-//!   before dialling and released only after `answered`;
+//! * the greeting (filled in at start, `calls.rs`) is prepared before
+//!   dialling and released only after `answered`;
 //! * with `allowGreetingInterrupt` false, customer input is held until at
 //!   least 95% of the greeting has played, judged by the carrier's playback
 //!   receipts;
-//! * an assistant `end_call` is said with the carrier's `end-call` flag, so
-//!   the carrier hangs up only after the audio queued before it has played;
+//! * an assistant turn that ends the call is said with the carrier's
+//!   `end-call` flag, so the carrier hangs up only after the audio queued
+//!   before it has played;
 //! * after `nudgeAfterSilenceSeconds` of silence (default 12) the assistant
 //!   nudges once; after `disconnectAfterSilenceSeconds` it says goodbye and
 //!   ends the call; `maxCallDurationSeconds` (default 600, at most 4 h) ends
 //!   it from the answer on.
 
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
 
 use crate::billing::{DEFAULT_MAX_DURATION_S, MAX_DURATION_CAP_S};
 
 /// Share of the greeting that must have played before held input is answered.
 pub const GREETING_RELEASE_PERCENT: i64 = 95;
 pub const DEFAULT_NUDGE_S: f64 = 12.0;
-/// The marker an agent turn ends with to end the call; the instructions of
-/// a voice turn tell the model about it.
-pub const END_CALL: &str = "[end_call]";
 pub const NUDGE: &str = "Are you still there?";
 pub const SILENCE_GOODBYE: &str = "I haven't heard anything for a while, so I'll end the call now. Goodbye.";
 
@@ -46,57 +45,6 @@ pub fn nudge_ms(settings: &Map<String, Value>) -> i64 {
 
 pub fn disconnect_ms(settings: &Map<String, Value>) -> Option<i64> {
     number(settings, "disconnectAfterSilenceSeconds").map(|s| (s * 1000.0) as i64)
-}
-
-/// The agent's `firstGreeting`, when it has one.
-pub fn greeting_template(settings: &Map<String, Value>) -> Option<String> {
-    settings.get("firstGreeting").and_then(Value::as_str).map(str::trim).filter(|g| !g.is_empty()).map(String::from)
-}
-
-/// Fills `{{alias}}` placeholders; the first alias without a value is the error.
-pub fn fill(template: &str, values: &BTreeMap<String, String>) -> Result<String, String> {
-    let mut out = String::new();
-    let mut rest = template;
-    while let Some(open) = rest.find("{{") {
-        let Some(close) = rest[open + 2..].find("}}") else { break };
-        let alias = rest[open + 2..open + 2 + close].trim();
-        out.push_str(&rest[..open]);
-        match values.get(alias) {
-            Some(v) => out.push_str(v),
-            None => return Err(alias.to_string()),
-        }
-        rest = &rest[open + 2 + close + 2..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
-/// An agent turn as said: its text without the [`END_CALL`] marker, and
-/// whether it ends the call.
-pub fn parse_reply(reply: &str) -> (String, bool) {
-    let trimmed = reply.trim();
-    match trimmed.strip_suffix(END_CALL) {
-        Some(text) => {
-            let text = text.trim();
-            (if text.is_empty() { "Goodbye.".to_string() } else { text.to_string() }, true)
-        }
-        None => (trimmed.to_string(), false),
-    }
-}
-
-/// The instructions of a voice turn: the agent's, the call's variables, and
-/// how to end the call.
-pub fn instructions(agent: &str, variables: &BTreeMap<String, String>) -> String {
-    let mut s = agent.to_string();
-    s.push_str("\n\nYou are speaking with the customer on an outbound phone call. Keep each turn short.");
-    if !variables.is_empty() {
-        s.push_str("\nWhat you know for this call:");
-        for (k, v) in variables {
-            s.push_str(&format!("\n- {k}: {v}"));
-        }
-    }
-    s.push_str(&format!("\nWhen the conversation is over, say goodbye and end your reply with {END_CALL}."));
-    s
 }
 
 /// What a call in conversation knows at one step.
@@ -168,14 +116,6 @@ mod tests {
     }
 
     #[test]
-    fn greetings_fill_declared_variables() {
-        let values = BTreeMap::from([("name".to_string(), "Ada".to_string())]);
-        assert_eq!(fill("Hello {{name}}, {{ name }}!", &values).unwrap(), "Hello Ada, Ada!");
-        assert_eq!(fill("Hello {{city}}", &values).unwrap_err(), "city");
-        assert_eq!(fill("No braces {{ here", &values).unwrap(), "No braces {{ here");
-    }
-
-    #[test]
     fn settings_and_their_defaults() {
         assert_eq!(max_duration_s(&settings(json!({}))), 600);
         assert_eq!(max_duration_s(&settings(json!({"maxCallDurationSeconds": 46.2}))), 47);
@@ -183,13 +123,6 @@ mod tests {
         assert_eq!(nudge_ms(&settings(json!({}))), 12_000);
         assert_eq!(disconnect_ms(&settings(json!({"disconnectAfterSilenceSeconds": 2.5}))), Some(2_500));
         assert!(!allow_interrupt(&settings(json!({}))));
-    }
-
-    #[test]
-    fn replies_may_end_the_call() {
-        assert_eq!(parse_reply("Thanks. Goodbye. [end_call]"), ("Thanks. Goodbye.".to_string(), true));
-        assert_eq!(parse_reply("[end_call]"), ("Goodbye.".to_string(), true));
-        assert_eq!(parse_reply(" Sure. "), ("Sure.".to_string(), false));
     }
 
     fn talking() -> Conversation {

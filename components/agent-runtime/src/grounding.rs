@@ -1,0 +1,413 @@
+//! Grounding: what an agent knows from its data sources, found for one
+//! customer message (issue 19: full-text retrieval and exact lookups), and
+//! the grounded turn ([`answer`]).
+//!
+//! The index is written by the data-sources area through
+//! `switchboard_guest::knowledge` (its format: passages in `knowledge_fts`,
+//! scope tokens, lookup values, vectors); this module reads it for a turn.
+//!
+//! Structured sources are offered to the model as the `lookup` tool
+//! ([`answer`]): exact matches of one field, run here against the active
+//! version, the rows returned to the model for its final answer.
+//!
+//! With an embeddings model, the passages of unstructured sources also have
+//! vectors (`knowledge_vectors`, libSQL `F32_BLOB` with a `libsql_vector_idx`
+//! index; written by the data-sources area's `data-sources.embed` job), and
+//! a turn finds passages both ways (`passages`): the full-text matches
+//! (FTS5's bm25 order) and the nearest by meaning (cosine distance, at most
+//! [`MAX_DISTANCE`]), fused by reciprocal rank ([`fuse`]), so a passage both
+//! find comes first and one that only the meaning finds still counts.
+//!
+//! Only what the agent may see is ever found: the query joins the agent's
+//! own `agent_data_sources` of the same business, sources that are
+//! `active`, and only the passages of each source's active version (an
+//! unstructured source's content has version `''`), so activating a new
+//! version switches retrieval in the same commit and archiving or pausing a
+//! source stops it.
+
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::knowledge::{header, lookup_value, row_passage, scope_token, vector_blob};
+use switchboard_guest::{ai, log, Failure, Value};
+
+/// Passages an agent turn sees at most.
+pub const MAX_PASSAGES: usize = 4;
+/// Characters of knowledge an agent turn's instructions carry at most.
+pub const BUDGET_CHARS: usize = 4_000;
+/// Search terms taken from a customer message at most.
+const MAX_TERMS: usize = 16;
+/// Candidates each way of finding (words, meaning) offers the fusion.
+const CANDIDATES: usize = 8;
+/// Up to this many vectors in the agent's scopes the nearest are found
+/// exactly (a scan of the agent's own vectors); above, through the ANN index.
+pub const EXACT_VECTORS: i64 = 2_000;
+/// Neighbours asked of the ANN index (`vector_top_k`) before they are
+/// narrowed to the agent's scopes: the index spans every business, so a
+/// small share of it may find fewer than [`CANDIDATES`] of its own.
+const ANN_NEIGHBOURS: usize = 256;
+/// A passage found by meaning alone counts only within this cosine distance
+/// (0 the same direction, 1 unrelated).
+pub const MAX_DISTANCE: f64 = 0.6;
+/// The constant of reciprocal rank fusion: a passage scores
+/// `Σ 1 / (RRF_K + rank)` over the lists that found it.
+const RRF_K: f64 = 60.0;
+
+/// One passage found for a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Passage {
+    /// Its row in `knowledge_fts` (and key in `knowledge_vectors`).
+    pub id: i64,
+    pub source_id: String,
+    pub source_name: String,
+    pub version_id: String,
+    pub item: i64,
+    pub text: String,
+}
+
+const STOPWORDS: &[&str] = &[
+    "the", "and", "for", "are", "but", "not", "you", "your", "yours", "all", "any", "can", "had", "has", "have", "her", "was", "one", "our", "out", "what", "when", "where", "which", "who", "whom",
+    "why", "how", "this", "that", "these", "those", "with", "from", "into", "about", "there", "their", "them", "they", "then", "than", "been", "being", "were", "will", "would", "could", "should",
+    "does", "did", "doing", "just", "also", "much", "many", "some", "such", "only", "own", "same", "too", "very", "its", "it's", "i'm", "hi", "hello", "thanks", "thank", "please", "yes", "no", "me",
+    "my", "mine", "is", "of", "to", "in", "on", "at", "by", "do", "be", "an", "or", "if", "so", "as", "up", "we", "us", "tell", "more", "like", "want", "need", "know",
+];
+
+/// The FTS5 query for a customer message: its words of three or more
+/// letters or digits that are no stopword, each quoted (so no word is read
+/// as FTS syntax), any of them (`OR`). None when nothing is left.
+pub fn query_terms(message: &str) -> Option<String> {
+    query_with(message, " OR ")
+}
+
+/// As [`query_terms`], all of the words (`AND`): tried first, since it is
+/// both the better answer and, on a large index, far fewer matches to rank.
+pub fn query_all_terms(message: &str) -> Option<String> {
+    query_with(message, " AND ")
+}
+
+fn query_with(message: &str, joiner: &str) -> Option<String> {
+    let mut terms: Vec<String> = Vec::new();
+    for word in message.split(|c: char| !c.is_alphanumeric()) {
+        let w = word.to_lowercase();
+        if w.chars().count() < 3 || STOPWORDS.contains(&w.as_str()) || terms.contains(&w) {
+            continue;
+        }
+        terms.push(w);
+        if terms.len() == MAX_TERMS {
+            break;
+        }
+    }
+    (!terms.is_empty()).then(|| terms.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(joiner))
+}
+
+/// One of an agent's active sources (never the built-in Contacts source),
+/// with the version retrieval reads (`''` for an unstructured source's
+/// content, or a structured source without an active version).
+struct AgentSource {
+    id: String,
+    name: String,
+    structured: bool,
+    version_id: String,
+}
+
+/// The agent's active sources: read once per turn, for both the passages
+/// and the lookups.
+fn agent_sources(biz: &str, agent_id: &str) -> Result<Vec<AgentSource>, Failure> {
+    Ok(db::query(
+        "SELECT s.id, s.name, s.class = 'structured', IFNULL(s.active_version_id, '') FROM agent_data_sources a \
+         JOIN data_sources s ON s.business_id = a.business_id AND s.id = a.data_source_id \
+         WHERE a.business_id = ?1 AND a.agent_id = ?2 AND s.status = 'active' AND s.built_in = 0 ORDER BY s.name",
+        &[biz.into(), agent_id.into()],
+    )?
+    .iter()
+    .map(|r| AgentSource { id: r.text(0), name: r.text(1), structured: r.boolean(2), version_id: r.text(3) })
+    .collect())
+}
+
+/// The passages of the agent's `sources` that best match `message`, best
+/// first: the full-text matches and the nearest by meaning, fused.
+fn passages(biz: &str, agent_id: &str, sources: &[AgentSource], message: &str) -> Result<Vec<Passage>, Failure> {
+    if sources.is_empty() {
+        return Ok(Vec::new());
+    }
+    let by_words = matching(biz, agent_id, sources, message)?;
+    let by_meaning = nearest(biz, sources, message)?;
+    Ok(fuse(by_words, by_meaning))
+}
+
+/// The full-text matches of `message` in the agent's scopes, best first.
+fn matching(biz: &str, agent_id: &str, sources: &[AgentSource], message: &str) -> Result<Vec<Passage>, Failure> {
+    let Some(terms) = query_terms(message) else { return Ok(Vec::new()) };
+    // The scopes this agent may search: its active sources' active versions.
+    let scopes = sources.iter().map(|s| format!("\"{}\"", scope_token(&s.id, &s.version_id))).collect::<Vec<_>>().join(" OR ");
+    // Passages with every word first; any word only when none has them all.
+    let all = query_all_terms(message).unwrap_or_default();
+    let mut rows = search(biz, agent_id, &format!("text:({all}) AND scope:({scopes})"))?;
+    if rows.is_empty() && all != terms {
+        rows = search(biz, agent_id, &format!("text:({terms}) AND scope:({scopes})"))?;
+    }
+    Ok(rows.iter().map(|r| Passage { id: r.int(5), source_id: r.text(0), source_name: r.text(1), version_id: r.text(2), item: r.int(3), text: r.text(4) }).collect())
+}
+
+/// One FTS5 search, joined to what the agent may see, best first.
+fn search(biz: &str, agent_id: &str, query: &str) -> Result<Vec<db::Row>, Failure> {
+    db::query(
+        &format!(
+            "SELECT knowledge_fts.data_source_id, s.name, knowledge_fts.version_id, knowledge_fts.item, knowledge_fts.text, knowledge_fts.rowid FROM knowledge_fts \
+             JOIN agent_data_sources a ON a.business_id = ?1 AND a.agent_id = ?2 AND a.data_source_id = knowledge_fts.data_source_id \
+             JOIN data_sources s ON s.business_id = ?1 AND s.id = knowledge_fts.data_source_id AND s.status = 'active' \
+             WHERE knowledge_fts MATCH ?3 AND knowledge_fts.business_id = ?1 AND knowledge_fts.version_id = IFNULL(s.active_version_id, '') \
+             ORDER BY knowledge_fts.rank LIMIT {CANDIDATES}"
+        ),
+        &[biz.into(), agent_id.into(), query.into()],
+    )
+}
+
+/// The passages of the agent's unstructured sources nearest to `message`
+/// by meaning (within [`MAX_DISTANCE`]), nearest first. Empty without an
+/// embeddings model; an embeddings failure is logged and the turn goes on
+/// with the full-text matches.
+fn nearest(biz: &str, sources: &[AgentSource], message: &str) -> Result<Vec<Passage>, Failure> {
+    let scopes: Vec<String> = sources.iter().filter(|s| !s.structured).map(|s| scope_token(&s.id, "")).collect();
+    if scopes.is_empty() || message.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let query = match ai::embed(&[message.to_string()]) {
+        Ok(Some(mut v)) if v.len() == 1 => vector_blob(&v.remove(0)),
+        Ok(_) => return Ok(Vec::new()),
+        Err(e) => {
+            log::log(log::Level::Warn, &format!("passages by meaning skipped for this turn: {e}"));
+            return Ok(Vec::new());
+        }
+    };
+    let mut params: Vec<Value> = vec![Value::Blob(query), biz.into()];
+    params.extend(scopes.iter().map(|s| s.as_str().into()));
+    let within = db::placeholders(3, scopes.len());
+    let count = db::query_one(&format!("SELECT COUNT(*) FROM knowledge_vectors WHERE scope IN ({})", db::placeholders(1, scopes.len())), &params[2..])?.map_or(0, |r| r.int(0));
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    // Few vectors: all of the agent's, exactly. Many: the ANN index's
+    // neighbours, narrowed to the agent's scopes.
+    let from = if count <= EXACT_VECTORS {
+        "knowledge_vectors v".to_string()
+    } else {
+        format!("vector_top_k('knowledge_vectors_ann', vector32(?1), {ANN_NEIGHBOURS}) t JOIN knowledge_vectors v ON v.rowid = t.id")
+    };
+    let rows = db::query(
+        &format!(
+            "SELECT f.data_source_id, f.version_id, f.item, f.text, v.fts_rowid, vector_distance_cos(v.embedding, vector32(?1)) AS d FROM {from} \
+             JOIN knowledge_fts f ON f.rowid = v.fts_rowid \
+             WHERE v.business_id = ?2 AND v.scope IN ({within}) AND d <= {MAX_DISTANCE} ORDER BY d LIMIT {CANDIDATES}"
+        ),
+        &params,
+    )?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            let source = sources.iter().find(|s| s.id == r.text(0))?;
+            Some(Passage { id: r.int(4), source_id: source.id.clone(), source_name: source.name.clone(), version_id: r.text(1), item: r.int(2), text: r.text(3) })
+        })
+        .collect())
+}
+
+/// Reciprocal rank fusion of the full-text matches and the nearest by
+/// meaning: each passage scores `Σ 1 / (RRF_K + rank)` over the lists that
+/// hold it (rank from 1); best [`MAX_PASSAGES`] first, ties in the order
+/// found (words before meaning).
+pub fn fuse(by_words: Vec<Passage>, by_meaning: Vec<Passage>) -> Vec<Passage> {
+    let mut scored: Vec<(f64, Passage)> = Vec::new();
+    for list in [by_words, by_meaning] {
+        for (rank, p) in list.into_iter().enumerate() {
+            let score = 1.0 / (RRF_K + rank as f64 + 1.0);
+            match scored.iter_mut().find(|(_, q)| q.id == p.id) {
+                Some((s, _)) => *s += score,
+                None => scored.push((score, p)),
+            }
+        }
+    }
+    // A stable sort keeps the order found among equal scores.
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored.into_iter().take(MAX_PASSAGES).map(|(_, p)| p).collect()
+}
+
+/// The knowledge section of an agent turn's instructions, within
+/// [`BUDGET_CHARS`]; empty without passages.
+pub fn instructions_block(passages: &[Passage]) -> String {
+    if passages.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("\n\nKnowledge from the business's data sources (answer from it when it helps, and say which source):");
+    for p in passages {
+        let line = format!("\n[{}] {}", p.source_name, p.text);
+        if s.chars().count() + line.chars().count() > BUDGET_CHARS {
+            break;
+        }
+        s.push_str(&line);
+    }
+    s
+}
+
+/// What a turn drew on, for the record kept with it (never shown by the
+/// public API): `[{"sourceId", "versionId", "item"}]`, passages first, then
+/// looked-up rows (source, version, row number).
+pub fn used_json(passages: &[Passage], rows: &[(String, String, i64)]) -> Option<String> {
+    let all: Vec<serde_json::Value> = passages
+        .iter()
+        .map(|p| (p.source_id.as_str(), p.version_id.as_str(), p.item))
+        .chain(rows.iter().map(|(s, v, i)| (s.as_str(), v.as_str(), *i)))
+        .map(|(s, v, i)| serde_json::json!({"sourceId": s, "versionId": v, "item": i}))
+        .collect();
+    (!all.is_empty()).then(|| serde_json::Value::Array(all).to_string())
+}
+
+/// Rows one lookup returns at most.
+pub const LOOKUP_ROWS: usize = 5;
+/// Lookups one turn may make before it must answer.
+pub const MAX_LOOKUPS: usize = 3;
+/// How a lookup that found nothing is worded to the model.
+pub const NO_ROWS: &str = "No rows match.";
+
+/// A structured source an agent may look rows up in, with the columns of
+/// its active version.
+struct Offered<'a> {
+    source: &'a AgentSource,
+    columns: Vec<OfferedColumn>,
+}
+
+struct OfferedColumn {
+    key: String,
+    header: String,
+    /// A lookup field: its cells are in `lookup_values`.
+    lookup: bool,
+}
+
+impl Offered<'_> {
+    /// The field keys the model may look up by.
+    fn lookup_fields(&self) -> Vec<String> {
+        self.columns.iter().filter(|c| c.lookup).map(|c| c.key.clone()).collect()
+    }
+}
+
+/// The structured ones of the agent's `sources` whose active version has a
+/// lookup field.
+fn offered<'a>(biz: &str, sources: &'a [AgentSource]) -> Result<Vec<Offered<'a>>, Failure> {
+    let mut out = Vec::new();
+    for source in sources.iter().filter(|s| s.structured && !s.version_id.is_empty()) {
+        let columns: Vec<OfferedColumn> =
+            db::query("SELECT field_key, name, lookup FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position", &[biz.into(), source.version_id.as_str().into()])?
+                .iter()
+                .map(|r| OfferedColumn { key: r.text(0), header: header(&r.text(1), &r.text(0)).to_string(), lookup: r.boolean(2) })
+                .collect();
+        if columns.iter().any(|c| c.lookup) {
+            out.push(Offered { source, columns });
+        }
+    }
+    Ok(out)
+}
+
+/// A lookup's rows as text, and which rows (source, version, row).
+type LookedUp = (String, Vec<(String, String, i64)>);
+
+/// Runs one lookup against the active version: its rows as text (one
+/// `Header: value; …` line each, at most [`LOOKUP_ROWS`]) and which rows.
+fn run_lookup(biz: &str, offered: &[Offered], call: &ai::Lookup) -> Result<LookedUp, Failure> {
+    let Some(offer) = offered.iter().find(|o| o.source.name.eq_ignore_ascii_case(call.source.trim())) else {
+        return Ok((format!("{NO_ROWS} There is no source named {:?}.", call.source), Vec::new()));
+    };
+    let wanted = call.field.trim();
+    let source = offer.source;
+    let Some(key) = offer.columns.iter().filter(|c| c.lookup).find(|c| c.key.eq_ignore_ascii_case(wanted) || c.header.trim().eq_ignore_ascii_case(wanted)).map(|c| &c.key) else {
+        return Ok((format!("{NO_ROWS} {} cannot be looked up by {:?}; its lookup fields: {}.", source.name, call.field, offer.lookup_fields().join(", ")), Vec::new()));
+    };
+    let Some(value) = lookup_value(&call.value) else { return Ok((NO_ROWS.to_string(), Vec::new())) };
+    let rows = db::query(
+        &format!(
+            "SELECT r.row_number, r.original FROM lookup_values l \
+             JOIN ingestion_rows r ON r.version_id = l.version_id AND r.row_number = l.row_number \
+             WHERE l.version_id = ?2 AND l.field_key = ?3 AND l.value = ?4 AND l.business_id = ?1 AND r.business_id = ?1 \
+             ORDER BY l.row_number LIMIT {LOOKUP_ROWS}"
+        ),
+        &[biz.into(), source.version_id.as_str().into(), key.as_str().into(), value.into()],
+    )?;
+    if rows.is_empty() {
+        return Ok((NO_ROWS.to_string(), Vec::new()));
+    }
+    let headers: Vec<&str> = offer.columns.iter().map(|c| c.header.as_str()).collect();
+    let mut lines = Vec::new();
+    let mut used = Vec::new();
+    for r in &rows {
+        let cells: Vec<Option<String>> = serde_json::from_str(&r.text(1)).unwrap_or_default();
+        lines.push(row_passage(&headers, &cells));
+        used.push((source.id.clone(), source.version_id.clone(), r.int(0)));
+    }
+    Ok((lines.join("\n"), used))
+}
+
+/// A grounded agent turn's reply and what it drew on.
+pub struct Grounded {
+    pub text: String,
+    pub used: Option<String>,
+}
+
+/// One agent turn, grounded: the passages of the agent's sources that match
+/// the customer's last message go into `instructions`, and its structured
+/// sources are offered as the `lookup` tool (each lookup run here, against
+/// the active version, at most [`MAX_LOOKUPS`] per turn). `Ok(Err(_))` is
+/// the AI's own failure (the caller retries or gives up).
+pub fn answer(biz: &str, agent_id: &str, instructions: &str, history: &[(String, String)]) -> Result<Result<Grounded, String>, Failure> {
+    let asked = history.iter().rev().find(|(role, _)| role == "user").map(|(_, t)| t.as_str()).unwrap_or_default();
+    let agent_sources = agent_sources(biz, agent_id)?;
+    let passages = passages(biz, agent_id, &agent_sources, asked)?;
+    let instructions = format!("{instructions}{}", instructions_block(&passages));
+    let offered = offered(biz, &agent_sources)?;
+    let sources: Vec<ai::LookupSource> = offered.iter().map(|o| ai::LookupSource { name: o.source.name.clone(), fields: o.lookup_fields() }).collect();
+    let mut done: Vec<(ai::Lookup, String)> = Vec::new();
+    let mut rows = Vec::new();
+    loop {
+        let reply = if sources.is_empty() || done.len() >= MAX_LOOKUPS { ai::complete(&instructions, history).map(ai::Answer::Text) } else { ai::respond(&instructions, history, &sources, &done) };
+        match reply {
+            Err(e) => return Ok(Err(e)),
+            Ok(ai::Answer::Text(text)) => return Ok(Ok(Grounded { text, used: used_json(&passages, &rows) })),
+            Ok(ai::Answer::Lookup(call)) => {
+                let (found, used) = run_lookup(biz, &offered, &call)?;
+                rows.extend(used);
+                done.push((call, found));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_keep_the_words_that_matter_and_quote_them() {
+        assert_eq!(query_terms("What are your opening hours?").as_deref(), Some("\"opening\" OR \"hours\""));
+        assert_eq!(query_terms("How much is the Widget? widget!").as_deref(), Some("\"widget\""));
+        assert_eq!(query_terms("hi, is it ok?"), None);
+        assert_eq!(query_all_terms("What are your opening hours?").as_deref(), Some("\"opening\" AND \"hours\""));
+        assert_eq!(query_terms("prix du café \"NEAR\" AND").as_deref(), Some("\"prix\" OR \"café\" OR \"near\""));
+    }
+
+    #[test]
+    fn fusion_ranks_what_both_find_first_and_keeps_what_one_finds() {
+        let p = |id: i64| Passage { id, source_id: "s".into(), source_name: "S".into(), version_id: String::new(), item: id, text: format!("p{id}") };
+        let ids = |v: Vec<Passage>| v.into_iter().map(|p| p.id).collect::<Vec<_>>();
+        assert_eq!(ids(fuse(vec![p(1), p(2), p(3)], vec![p(3), p(9)])), [3, 1, 2, 9]);
+        assert_eq!(ids(fuse(vec![p(1), p(2)], vec![])), [1, 2]);
+        assert_eq!(ids(fuse(vec![], vec![p(7), p(8)])), [7, 8]);
+        assert_eq!(ids(fuse((1..=6).map(p).collect(), (7..=9).map(p).collect())).len(), MAX_PASSAGES);
+        assert_eq!(vector_blob(&[1.0, -2.5]), [0, 0, 128, 63, 0, 0, 32, 192]);
+    }
+
+    #[test]
+    fn the_instructions_block_keeps_to_its_budget() {
+        let p = |n: usize| Passage { id: 1, source_id: "s".into(), source_name: "Prices".into(), version_id: String::new(), item: 0, text: "x".repeat(n) };
+        assert_eq!(instructions_block(&[]), "");
+        assert!(instructions_block(&[p(10)]).ends_with("\n[Prices] xxxxxxxxxx"));
+        assert!(instructions_block(&[p(3000), p(3000)]).chars().count() <= BUDGET_CHARS);
+        assert_eq!(used_json(&[p(1)], &[]).unwrap(), r#"[{"sourceId":"s","versionId":"","item":0}]"#);
+        assert_eq!(used_json(&[], &[("t".into(), "v".into(), 2)]).unwrap(), r#"[{"sourceId":"t","versionId":"v","item":2}]"#);
+        assert_eq!(used_json(&[], &[]), None);
+    }
+}
