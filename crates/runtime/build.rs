@@ -9,8 +9,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Components embedded in the binary (cargo package `switchboard-<name>`).
-const COMPONENTS: &[&str] = &["contacts", "dispatcher", "agents", "data-sources", "webhooks", "messaging", "sandbox-messenger", "voice", "sandbox-carrier", "campaigns"];
+/// Components embedded in the binary (cargo package `switchboard-<name>`),
+/// besides every provider interface's default adapter, which is found by
+/// its folder's name: `components/sandbox-<interface>` (see [`sandboxes`]).
+const COMPONENTS: &[&str] = &["contacts", "dispatcher", "agents", "data-sources", "webhooks", "messaging", "voice", "campaigns"];
 /// Built alongside but never embedded: the misbehaving component of the
 /// fault tests, the test plugins, the cloud-messenger plugin and the two
 /// halves of the edge build (composed by the tests with `wac plug`), whose
@@ -38,11 +40,12 @@ fn build_components(root: &Path, out: &Path) {
     for dir in [&guests, &wit, &kit, &gateway] {
         watch(dir);
     }
+    let embedded: Vec<String> = COMPONENTS.iter().map(|c| c.to_string()).chain(sandboxes(&guests)).collect();
     let target_dir = out.join("guest-target");
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.arg("build").arg("--release").arg("--target").arg("wasm32-wasip2").arg("--manifest-path").arg(guests.join("Cargo.toml")).arg("--target-dir").arg(&target_dir);
-    for pkg in COMPONENTS.iter().chain(TEST_COMPONENTS) {
+    for pkg in embedded.iter().map(String::as_str).chain(TEST_COMPONENTS.iter().copied()) {
         cmd.arg("-p").arg(format!("switchboard-{pkg}"));
     }
     // The outer cargo's build-script variables confuse the inner build.
@@ -74,12 +77,26 @@ fn build_components(root: &Path, out: &Path) {
     println!("cargo:guest_dir={}", target_dir.join("wasm32-wasip2/release").display());
     println!("cargo:test_components={}", TEST_COMPONENTS.join(","));
     let mut code = String::from("/// (component name, wasm bytes) embedded at build time.\npub static COMPONENTS: &[(&str, &[u8])] = &[\n");
-    for pkg in COMPONENTS {
+    for pkg in &embedded {
         let wasm = wasm_of(pkg);
         code.push_str(&format!("    ({pkg:?}, include_bytes!({:?})),\n", wasm.display().to_string()));
     }
     code.push_str("];\n");
     fs::write(out.join("components.rs"), code).unwrap();
+}
+
+/// The provider interfaces' default adapters: every `components/sandbox-*`
+/// folder with a manifest (a workspace member by the same pattern), so a new
+/// provider's sandbox is embedded without a line here.
+fn sandboxes(guests: &Path) -> Vec<String> {
+    let mut found: Vec<String> = fs::read_dir(guests)
+        .expect("the components folder")
+        .flatten()
+        .filter(|e| e.path().join("Cargo.toml").is_file())
+        .filter_map(|e| e.file_name().to_str().filter(|n| n.starts_with("sandbox-")).map(String::from))
+        .collect();
+    found.sort();
+    found
 }
 
 fn watch(dir: &Path) {

@@ -58,6 +58,39 @@ fn interface() -> impl clap::builder::TypedValueParser<Value = plugins::Interfac
         .map(|name| plugins::Interface::ALL.into_iter().find(|i| i.name() == name).expect("a possible value names an interface"))
 }
 
+/// One repeatable `--<interface>-setting NAME=VALUE` flag per provider
+/// interface that declares one (`--messenger-setting`, `--carrier-setting`):
+/// the runtime's list of interfaces says which, so a new provider brings its
+/// flag without a line here. Each interface's flag values, in the list's
+/// order.
+#[derive(Default)]
+pub(crate) struct ProviderSettingFlags(pub(crate) Vec<(plugins::Interface, Vec<(String, String)>)>);
+
+impl clap::FromArgMatches for ProviderSettingFlags {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let flags = plugins::Interface::ALL.into_iter().filter_map(|i| i.settings_flag().map(|f| (i, m.get_many::<(String, String)>(f.long).map(|v| v.cloned().collect()).unwrap_or_default())));
+        Ok(ProviderSettingFlags(flags.collect()))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for ProviderSettingFlags {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        plugins::Interface::ALL
+            .into_iter()
+            .filter_map(plugins::Interface::settings_flag)
+            .fold(cmd, |cmd, f| cmd.arg(clap::Arg::new(f.long).long(f.long).value_name("NAME=VALUE").value_parser(name_value).action(clap::ArgAction::Append).help(f.help)))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
 /// A positive number of milliseconds.
 pub(crate) fn millis(s: &str) -> Result<u64, String> {
     match s.parse::<u64>() {
@@ -144,9 +177,9 @@ pub(crate) struct ServeArgs {
     /// The length of the model's vectors; when given it is also asked of the model [default: 1536]
     #[arg(long, env = "SWITCHBOARD_AI_EMBEDDINGS_DIMENSIONS", value_name = "N", requires = "ai_embeddings_model", value_parser = clap::value_parser!(u32).range(1..=8192))]
     pub(crate) ai_embeddings_dimensions: Option<u32>,
-    /// A setting of the messaging provider component (also SWITCHBOARD_MESSENGER_<NAME>); repeatable.
-    #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
-    pub(crate) messenger_setting: Vec<(String, String)>,
+    /// `--messenger-setting`, `--carrier-setting`: the provider interfaces' settings flags.
+    #[command(flatten)]
+    pub(crate) provider_settings: ProviderSettingFlags,
     /// The base URL clients reach this service at, for the signed recording links of call reports [default: http://LISTEN]
     #[arg(long, env = "SWITCHBOARD_PUBLIC_URL", value_name = "URL", value_parser = http_url)]
     pub(crate) public_url: Option<String>,
@@ -160,9 +193,6 @@ pub(crate) struct ServeArgs {
     /// The length of a minute in campaign retry delays (`retryDelayMinutes`); shorten it only for tests and demos.
     #[arg(long, env = "SWITCHBOARD_CAMPAIGN_MINUTE_MS", value_name = "MS", default_value = "60000", value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub(crate) campaign_minute_ms: u64,
-    /// A setting of the voice carrier component (also SWITCHBOARD_CARRIER_<NAME>); repeatable.
-    #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
-    pub(crate) carrier_setting: Vec<(String, String)>,
     /// Limit of a raw (streamed) data source upload body in bytes.
     #[arg(long, env = "SWITCHBOARD_MAX_UPLOAD_BYTES", value_name = "N", default_value_t = switchboard_gateway::operations::RAW_UPLOAD_MAX_BYTES as u64, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_upload_bytes: u64,

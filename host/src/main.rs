@@ -132,12 +132,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         &args.data_dir.join("cache"),
         &overrides,
         outbound,
-        [
-            (engine::providers::messenger::COMPONENT, provider_settings("SWITCHBOARD_MESSENGER_", &args.messenger_setting)),
-            (engine::providers::carrier::COMPONENT, provider_settings("SWITCHBOARD_CARRIER_", &args.carrier_setting)),
-        ]
-        .into_iter()
-        .collect(),
+        args.provider_settings.0.iter().filter_map(|(i, flags)| Some((i.name(), provider_settings(i.settings_flag()?.env_prefix, flags)))).collect(),
         plugins,
     )
     .context("loading components")?;

@@ -6,8 +6,10 @@
 //!   request or job step;
 //! * [`imports`]: the host side of every platform import a component sees
 //!   (store, jobs, clock, ids, log, http-out) and the per-call state;
-//! * [`providers`]: the registry of provider interfaces (messenger, ai, …),
-//!   one file each, answered by a provider component or natively.
+//! * [`providers`]: the registry of provider interfaces (messenger,
+//!   carrier, ai), one file each implementing `Provider`, composed by one
+//!   list, each answered by a provider component (its embedded default or
+//!   a business's plugin).
 
 pub mod imports;
 pub mod providers;

@@ -145,7 +145,7 @@ pub fn show(db: &Db, business: &str, plugin_dir: Option<&Path>) -> Result<serde_
 pub fn describe(business: &str, interface: Interface, plugin: Option<(&str, &HashMap<String, String>, Option<&Manifest>)>) -> serde_json::Value {
     match plugin {
         // The built-in adapter: the embedded sandbox, or the server's own AI.
-        None => json!({"businessId": business, "interface": interface.name(), "adapter": if interface == Interface::Ai { "native" } else { "sandbox" }}),
+        None => json!({"businessId": business, "interface": interface.name(), "adapter": interface.built_in()}),
         Some((name, settings, manifest)) => {
             let mut keys: Vec<&String> = settings.keys().collect();
             keys.sort();

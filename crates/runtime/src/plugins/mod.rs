@@ -22,9 +22,9 @@ pub mod http;
 pub mod pushed;
 pub mod registry;
 
-pub use registry::{Provider, Registry};
+pub use crate::engine::providers::Interface;
+pub use registry::Registry;
 
-use crate::engine::providers::{carrier, messenger};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -48,46 +48,6 @@ pub const DEFAULT_TIMEOUT_MS: u32 = 10_000;
 /// everything else.
 pub const MAX_FUEL_MILLIONS: u32 = 10_000;
 pub const DEFAULT_FUEL_MILLIONS: u32 = 1_000;
-
-/// The provider interfaces a plugin can implement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Interface {
-    Messenger,
-    Carrier,
-    Ai,
-}
-
-impl Interface {
-    pub const ALL: [Interface; 3] = [Interface::Messenger, Interface::Carrier, Interface::Ai];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Interface::Messenger => "messenger",
-            Interface::Carrier => "carrier",
-            Interface::Ai => "ai",
-        }
-    }
-
-    pub fn world(self) -> &'static str {
-        match self {
-            Interface::Messenger => "messenger-provider",
-            Interface::Carrier => "carrier-provider",
-            Interface::Ai => "ai-provider",
-        }
-    }
-
-    /// The embedded adapter of this interface (the template's component).
-    /// None for `ai`: the server's AI is native, there is no component to
-    /// start from (the kit's README shows the world to implement).
-    fn sandbox(self) -> Option<&'static str> {
-        match self {
-            Interface::Messenger => Some(messenger::COMPONENT),
-            Interface::Carrier => Some(carrier::COMPONENT),
-            Interface::Ai => None,
-        }
-    }
-}
 
 /// `plugin.toml`.
 #[derive(Debug, Deserialize, Serialize)]
@@ -287,13 +247,11 @@ pub fn template(interface: Interface, name: &str, out: &Path) -> Result<serde_js
         version: "0.1.0".into(),
         interface,
         allowed_hosts: Vec::new(),
-        settings: BTreeMap::from([("step-delay-ms".to_string(), Setting::default())]),
+        settings: interface.template_settings().iter().map(|s| (s.to_string(), Setting::default())).collect(),
         limits: Limits::default(),
     };
     manifest.validate().context("--name")?;
-    let Some(embedded) = interface.sandbox() else {
-        bail!("the `ai` interface has no embedded adapter to copy (the server's AI is native); implement world `ai-provider` of kit/wit, starting from kit/template");
-    };
+    let embedded = interface.component();
     let wasm = crate::engine::COMPONENTS.iter().find(|(n, _)| *n == embedded).map(|(_, w)| *w).context("the embedded adapter is missing from this build")?;
     std::fs::create_dir_all(out)?;
     let header = "# A Switchboard plugin (see docs/plugins.md). `switchboard plugin check DIR`\n# says whether it loads.\n";

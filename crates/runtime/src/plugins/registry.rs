@@ -15,8 +15,8 @@
 //! call reuses a slot's pages: with the on-demand allocator a plugin call
 //! cost 8.5 times an embedded one, with the pool 1.09; bench/plugins.py).
 
-use super::{http, Interface, Manifest};
-use crate::engine::providers::{ai, carrier, messenger, CallLimits};
+use super::{http, Manifest};
+use crate::engine::providers::{Adapter, CallLimits};
 use anyhow::{Context, Result};
 use parking_lot::RwLock;
 use std::collections::HashMap;
@@ -26,18 +26,12 @@ use std::time::Duration;
 use wasmtime::component::Component;
 use wasmtime::{Config, Engine};
 
-/// A loaded plugin's adapter, by interface.
-#[derive(Clone)]
-pub enum Provider {
-    Messenger(Arc<messenger::Messenger>),
-    Carrier(Arc<carrier::Carrier>),
-    Ai(Arc<ai::plugin::AiPlugin>),
-}
-
 /// One loaded plugin.
 pub struct Loaded {
     pub manifest: Manifest,
-    pub provider: Provider,
+    /// Its adapter, of the [`Provider`](crate::engine::providers::Provider)
+    /// type of its manifest's interface.
+    pub provider: Adapter,
 }
 
 /// The plugins of this process.
@@ -74,7 +68,7 @@ pub fn engine() -> Result<Engine> {
 const PLUGIN_INSTANCES: u32 = 256;
 
 /// Links `component` into `manifest`'s interface world with its limits.
-pub fn link(engine: &Engine, manifest: &Manifest, component: &Component, public_only: bool) -> Result<Provider> {
+pub fn link(engine: &Engine, manifest: &Manifest, component: &Component, public_only: bool) -> Result<Adapter> {
     let limits = CallLimits {
         name: format!("plugin:{}", manifest.name).into(),
         memory_bytes: (manifest.limits.memory_mib as usize) << 20,
@@ -83,12 +77,7 @@ pub fn link(engine: &Engine, manifest: &Manifest, component: &Component, public_
         http: Some(Arc::new(http::Grant::new(&manifest.allowed_hosts, public_only)?)),
         plugin: true,
     };
-    let linked = match manifest.interface {
-        Interface::Messenger => messenger::Messenger::link(engine, component, limits).map(|m| Provider::Messenger(Arc::new(m))),
-        Interface::Carrier => carrier::Carrier::link(engine, component, limits).map(|c| Provider::Carrier(Arc::new(c))),
-        Interface::Ai => ai::plugin::AiPlugin::link(engine, component, limits).map(|a| Provider::Ai(Arc::new(a))),
-    };
-    linked.map_err(|e| anyhow::anyhow!("does not implement world `{}` of interface `{}` ({:#})", manifest.interface.world(), manifest.interface.name(), e))
+    manifest.interface.link(engine, component, limits).map_err(|e| anyhow::anyhow!("does not implement world `{}` of interface `{}` ({:#})", manifest.interface.world(), manifest.interface.name(), e))
 }
 
 impl Registry {

@@ -7,7 +7,7 @@
 //! trap becomes a retryable `carrier_unavailable`. Its settings come from
 //! `--carrier-setting NAME=VALUE` and `SWITCHBOARD_CARRIER_<NAME>`.
 
-use super::{CallLimits, ProviderState, Settings};
+use super::{CallLimits, Provider, ProviderState, Providers, Settings, SettingsFlag, Unavailable};
 use crate::engine::dispatcher_world::switchboard::provider::carrier as import;
 use crate::engine::imports::RequestState;
 use anyhow::Result;
@@ -24,8 +24,8 @@ mod world {
             "switchboard:provider/ids": crate::engine::switchboard::provider::ids,
             "switchboard:provider/log": crate::engine::switchboard::provider::log,
             // One host implementation of these serves every provider world.
-            "switchboard:provider/settings": super::super::messenger::world::switchboard::provider::settings,
-            "switchboard:provider/http": super::super::messenger::world::switchboard::provider::http,
+            "switchboard:provider/settings": crate::engine::providers::settings,
+            "switchboard:provider/http": crate::engine::providers::provider_http,
         },
     });
 }
@@ -34,9 +34,6 @@ use world::exports::switchboard::provider::carrier as provider;
 pub use world::exports::switchboard::provider::carrier::{CallEvent, EndCause};
 pub use world::exports::switchboard::provider::carrier::{CarrierError, Placement, Progress, RecordingPiece, VoiceProfile};
 
-/// The embedded default, and the name `--component-override` replaces.
-pub const COMPONENT: &str = "sandbox-carrier";
-
 /// A linked carrier (embedded or a plugin).
 pub struct Carrier {
     engine: Engine,
@@ -44,12 +41,32 @@ pub struct Carrier {
     limits: CallLimits,
 }
 
-impl Carrier {
-    pub fn link(engine: &Engine, component: &Component, limits: CallLimits) -> Result<Carrier> {
+impl Provider for Carrier {
+    const NAME: &'static str = "carrier";
+    const WORLD: &'static str = "carrier-provider";
+    const COMPONENT: &'static str = "sandbox-carrier";
+    const SETTINGS: Option<SettingsFlag> =
+        Some(SettingsFlag { long: "carrier-setting", env_prefix: "SWITCHBOARD_CARRIER_", help: "A setting of the voice carrier component (also SWITCHBOARD_CARRIER_<NAME>); repeatable." });
+    const TEMPLATE_SETTINGS: &'static [&'static str] = &["step-delay-ms"];
+
+    fn link(engine: &Engine, component: &Component, limits: CallLimits) -> Result<Carrier> {
         let pre = super::instance_pre(engine, component, &limits, |l| world::CarrierProvider::add_to_linker::<_, HasSelf<_>>(l, |s| s))?;
         Ok(Carrier { engine: engine.clone(), pre: world::CarrierProviderPre::new(pre)?, limits })
     }
 
+    fn add_to_linker(linker: &mut Linker<RequestState>) -> Result<()> {
+        Ok(import::add_to_linker::<_, HasSelf<_>>(linker, |s| s)?)
+    }
+}
+
+impl Providers {
+    /// The carrier that answers for `business`, with its settings.
+    pub fn carrier_for(&self, conn: &crate::db::Connection, business: &str) -> Result<(Arc<Carrier>, Settings), Unavailable> {
+        self.adapter_for::<Carrier>(conn, business)
+    }
+}
+
+impl Carrier {
     /// Calls the carrier in a fresh, bounded store of its own.
     fn call<T>(&self, settings: &Settings, f: impl FnOnce(&provider::Guest, &mut Store<ProviderState>) -> wasmtime::Result<Result<T, CarrierError>>) -> Result<T, CarrierError> {
         let answer = super::call(&self.engine, &self.limits, settings.clone(), "voice", |store, instantiated| {
@@ -86,10 +103,6 @@ impl Carrier {
     pub fn recording(&self, settings: &Settings, call: &Placement, memo: &str, offset: u64, max_bytes: u32) -> Result<RecordingPiece, CarrierError> {
         self.call(settings, |g, s| g.call_recording(s, call, memo, offset, max_bytes))
     }
-}
-
-pub fn add_to_linker(linker: &mut Linker<RequestState>) -> Result<()> {
-    Ok(import::add_to_linker::<_, HasSelf<_>>(linker, |s| s)?)
 }
 
 // The import's types and the provider's are generated from one WIT file
@@ -217,10 +230,10 @@ mod tests {
         let mut config = wasmtime::Config::new();
         config.wasm_component_model(true).epoch_interruption(true);
         let engine = Engine::new(&config).unwrap();
-        let wasm = crate::engine::COMPONENTS.iter().find(|(name, _)| *name == COMPONENT).unwrap().1;
+        let wasm = crate::engine::COMPONENTS.iter().find(|(name, _)| *name == Carrier::COMPONENT).unwrap().1;
         let component = Component::new(&engine, wasm).unwrap();
         let settings: Settings = Arc::new(std::collections::HashMap::from([("step-delay-ms".to_string(), step_ms.to_string())]));
-        Sandbox(Carrier::link(&engine, &component, CallLimits::embedded(COMPONENT)).unwrap(), settings)
+        Sandbox(Carrier::link(&engine, &component, CallLimits::embedded(Carrier::COMPONENT)).unwrap(), settings)
     }
 
     fn placement(destination: &str) -> Placement {

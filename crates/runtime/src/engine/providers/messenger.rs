@@ -7,14 +7,15 @@
 //! store of its own ([`super::call`]), and hands a provider's pushed
 //! webhooks to it ([`Messenger::receive`]).
 
-use super::{CallLimits, ProviderState, Settings};
+use super::{CallLimits, Provider, ProviderState, Providers, Settings, SettingsFlag, Unavailable};
 use crate::engine::dispatcher_world::switchboard::provider::messenger;
 use crate::engine::imports::RequestState;
 use anyhow::Result;
+use std::sync::Arc;
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Engine, Store};
 
-pub(super) mod world {
+pub mod world {
     wasmtime::component::bindgen!({
         path: "../../wit",
         world: "switchboard:provider/messenger-provider",
@@ -27,10 +28,6 @@ pub(super) mod world {
 }
 use world::exports::switchboard::provider::messenger as provider;
 pub use world::exports::switchboard::provider::messenger_webhooks::Pushed;
-use world::switchboard::provider::{http as provider_http, settings};
-
-/// The embedded default, and the name `--component-override` replaces.
-pub const COMPONENT: &str = "sandbox-messenger";
 
 /// A linked messaging adapter (embedded or a plugin).
 pub struct Messenger {
@@ -39,12 +36,32 @@ pub struct Messenger {
     limits: CallLimits,
 }
 
-impl Messenger {
-    pub fn link(engine: &Engine, component: &Component, limits: CallLimits) -> Result<Messenger> {
+impl Provider for Messenger {
+    const NAME: &'static str = "messenger";
+    const WORLD: &'static str = "messenger-provider";
+    const COMPONENT: &'static str = "sandbox-messenger";
+    const SETTINGS: Option<SettingsFlag> =
+        Some(SettingsFlag { long: "messenger-setting", env_prefix: "SWITCHBOARD_MESSENGER_", help: "A setting of the messaging provider component (also SWITCHBOARD_MESSENGER_<NAME>); repeatable." });
+    const TEMPLATE_SETTINGS: &'static [&'static str] = &["step-delay-ms"];
+
+    fn link(engine: &Engine, component: &Component, limits: CallLimits) -> Result<Messenger> {
         let pre = super::instance_pre(engine, component, &limits, |l| world::MessengerProvider::add_to_linker::<_, HasSelf<_>>(l, |s| s))?;
         Ok(Messenger { engine: engine.clone(), pre: world::MessengerProviderPre::new(pre)?, limits })
     }
 
+    fn add_to_linker(linker: &mut Linker<RequestState>) -> Result<()> {
+        Ok(messenger::add_to_linker::<_, HasSelf<_>>(linker, |s| s)?)
+    }
+}
+
+impl Providers {
+    /// The messenger that answers for `business`, with its settings.
+    pub fn messenger_for(&self, conn: &crate::db::Connection, business: &str) -> Result<(Arc<Messenger>, Settings), Unavailable> {
+        self.adapter_for::<Messenger>(conn, business)
+    }
+}
+
+impl Messenger {
     /// Calls the adapter in a fresh, bounded store of its own.
     fn call<T>(
         &self,
@@ -96,30 +113,13 @@ fn garbage(limits: &CallLimits, what: &str) -> messenger::ProviderError {
     messenger::ProviderError { code: "plugin_bad_answer".into(), message: format!("{} answered {what}", limits.name), retryable: false, reference: None }
 }
 
-pub fn add_to_linker(linker: &mut Linker<RequestState>) -> Result<()> {
-    Ok(messenger::add_to_linker::<_, HasSelf<_>>(linker, |s| s)?)
-}
-
-impl settings::Host for ProviderState {
-    fn get(&mut self, name: String) -> Option<String> {
-        super::get_setting(self, &name)
-    }
-}
-
-impl provider_http::Host for ProviderState {
-    fn send(&mut self, r: provider_http::Request) -> Result<provider_http::Response, String> {
-        let req = crate::plugins::http::Request { method: r.method, url: r.url, headers: r.headers, body: r.body };
-        super::send_http(self, req).map(|a| provider_http::Response { status: a.status, headers: a.headers, body: a.body })
-    }
-}
-
 fn provider_error(e: provider::ProviderError) -> messenger::ProviderError {
     messenger::ProviderError { code: e.code, message: e.message, retryable: e.retryable, reference: e.reference }
 }
 
 impl RequestState {
     /// The messenger of the business this call runs for.
-    fn messenger(&self) -> Result<(std::sync::Arc<Messenger>, Settings), messenger::ProviderError> {
+    fn messenger(&self) -> Result<(Arc<Messenger>, Settings), messenger::ProviderError> {
         self.providers().messenger_for(&self.conn, self.business_id()).map_err(|u| {
             let (code, message, retryable) = u.describe("messenger");
             messenger::ProviderError { code, message, retryable, reference: None }

@@ -1,29 +1,54 @@
 //! The provider registry: every provider interface (the network that carries
-//! messages, the AI that writes agent turns, the carrier that places
-//! calls) is one file here that says its world, its default component and
-//! the name `--component-override` replaces it by, and answers the import
-//! the areas call. Nothing that calls a provider knows which one answers.
+//! messages, the carrier that places calls, the AI that writes agent turns)
+//! is one file here implementing [`Provider`]: its world's bindings, its
+//! embedded default component (which `--component-override` replaces), its
+//! `serve` settings flag, what a plugin template of it declares, how it
+//! links, and the host side of the import the areas call. `interfaces!`
+//! below is the one list that composes them (Spin's factors, in small):
+//! nothing else names the set, not the plugin registry, the command line nor
+//! `admin provider`.
 //!
 //! Which adapter answers is decided per business and call
-//! ([`Providers::messenger_for`], [`Providers::carrier_for`]): the plugin
-//! the business chose (`provider_choices`, set by `switchboard admin
-//! provider use`, loaded from `serve --plugin-dir` by
-//! [`crate::plugins::Registry`]) with that business's settings, else the
-//! embedded adapter with the `serve` flags' settings.
+//! ([`Providers::adapter_for`]): the plugin the business chose
+//! (`provider_choices`, set by `switchboard admin provider use`, loaded from
+//! `serve --plugin-dir` by [`crate::plugins::Registry`]) with that
+//! business's settings, else the embedded default with the `serve` flags'
+//! settings.
 //!
-//! Adding a provider interface: its WIT file in `wit/` and a world for its
-//! adapters in `wit/worlds.wit`, one file here (copy `messenger.rs`'s shape),
-//! then one field in [`Providers`] and one line each in [`Providers::load`]
-//! and [`add_to_linker`], and its variant in `plugins::Interface`.
+//! Adding a provider interface: its WIT (the contract: `kit/wit/<name>.wit`,
+//! a world in `kit/wit/worlds.wit`, the import in the platform worlds), its
+//! default adapter `components/sandbox-<name>/` (build.rs embeds every
+//! `sandbox-*` component), one file here (`ai/mod.rs` is the worked example),
+//! and one line in `interfaces!`.
 
-pub mod ai;
-pub mod carrier;
-pub mod messenger;
+/// Every provider interface: `module::Type` (the type implements
+/// [`Provider`]), one line each, in the order `admin provider show` lists
+/// them. The only place that knows the whole set.
+macro_rules! interfaces {
+    ($($module:ident :: $provider:ident,)*) => {
+        $(pub mod $module;)*
+        impl Interface {
+            /// Every provider interface.
+            pub const ALL: [Interface; [$(stringify!($module)),*].len()] = [$(Interface::of::<$module::$provider>()),*];
+            const NAMES: &'static [&'static str] = &[$(<$module::$provider as Provider>::NAME),*];
+        }
+    };
+}
+
+interfaces! {
+    messenger::Messenger,
+    carrier::Carrier,
+    ai::Ai,
+}
 
 use super::imports::RequestState;
 use super::switchboard::provider::log;
-use crate::plugins::{self, Interface};
+use crate::plugins;
 use anyhow::{Context, Result};
+// The `settings` and `http` imports every provider world shares: generated
+// with the messenger's world, named by the others' bindings (`with`).
+pub use messenger::world::switchboard::provider::{http as provider_http, settings};
+use std::any::Any;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -34,81 +59,200 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 /// How long one call into an embedded provider component may run.
 pub const PROVIDER_DEADLINE: Duration = Duration::from_secs(30);
 
-/// Settings of each provider component, by component name (from `serve`
-/// flags such as `--messenger-setting NAME=VALUE`).
+/// One provider interface, declared in its own file: the linked adapter
+/// type (embedded or a plugin, the same type) says everything about its
+/// interface.
+pub trait Provider: Send + Sync + Sized + 'static {
+    /// The interface's name: `plugin.toml`'s `interface`, `admin provider
+    /// use --interface`, `provider_choices.interface`.
+    const NAME: &'static str;
+    /// The world its adapters implement (`kit/wit/worlds.wit`).
+    const WORLD: &'static str;
+    /// The embedded default adapter (`components/<COMPONENT>`), the name
+    /// `--component-override` replaces it by, and the component a plugin
+    /// template copies.
+    const COMPONENT: &'static str;
+    /// What `admin provider show` calls the built-in adapter.
+    const BUILT_IN: &'static str = "sandbox";
+    /// The `serve` flag that sets the embedded adapter's settings, if any.
+    const SETTINGS: Option<SettingsFlag> = None;
+    /// The settings a plugin template's manifest declares.
+    const TEMPLATE_SETTINGS: &'static [&'static str] = &[];
+
+    /// Links `component` into this interface's world, with `limits` for
+    /// every call (an embedded adapter's or a plugin's manifest's).
+    fn link(engine: &Engine, component: &Component, limits: CallLimits) -> Result<Self>;
+
+    /// Links the import the areas and the dispatcher call (its host side is
+    /// in the interface's file).
+    fn add_to_linker(linker: &mut Linker<RequestState>) -> Result<()>;
+}
+
+/// `serve --<long> NAME=VALUE` (repeatable), and the variables
+/// `<env_prefix><NAME>`: the embedded adapter's settings.
+#[derive(Clone, Copy, Debug)]
+pub struct SettingsFlag {
+    pub long: &'static str,
+    pub env_prefix: &'static str,
+    pub help: &'static str,
+}
+
+/// A provider interface, as the rest of the process sees it (what it
+/// declares in its file, without its types): `plugins::Interface`.
+#[derive(Clone, Copy)]
+pub struct Interface {
+    name: &'static str,
+    world: &'static str,
+    component: &'static str,
+    built_in: &'static str,
+    settings: Option<SettingsFlag>,
+    template_settings: &'static [&'static str],
+    link: fn(&Engine, &Component, CallLimits) -> Result<Adapter>,
+    add_to_linker: fn(&mut Linker<RequestState>) -> Result<()>,
+}
+
+/// A linked adapter of some interface (its [`Provider`] type, erased).
+pub type Adapter = Arc<dyn Any + Send + Sync>;
+
+fn link_erased<P: Provider>(engine: &Engine, component: &Component, limits: CallLimits) -> Result<Adapter> {
+    Ok(Arc::new(P::link(engine, component, limits)?))
+}
+
+impl Interface {
+    const fn of<P: Provider>() -> Interface {
+        Interface {
+            name: P::NAME,
+            world: P::WORLD,
+            component: P::COMPONENT,
+            built_in: P::BUILT_IN,
+            settings: P::SETTINGS,
+            template_settings: P::TEMPLATE_SETTINGS,
+            link: link_erased::<P>,
+            add_to_linker: P::add_to_linker,
+        }
+    }
+
+    /// The interface named `name`.
+    pub fn named(name: &str) -> Option<Interface> {
+        Interface::ALL.into_iter().find(|i| i.name == name)
+    }
+
+    pub fn name(self) -> &'static str {
+        self.name
+    }
+
+    pub fn world(self) -> &'static str {
+        self.world
+    }
+
+    /// The embedded default adapter's component.
+    pub fn component(self) -> &'static str {
+        self.component
+    }
+
+    /// What `admin provider show` calls the built-in adapter.
+    pub fn built_in(self) -> &'static str {
+        self.built_in
+    }
+
+    /// The `serve` flag of the embedded adapter's settings, if it has one.
+    pub fn settings_flag(self) -> Option<SettingsFlag> {
+        self.settings
+    }
+
+    /// The settings a plugin template's manifest declares.
+    pub fn template_settings(self) -> &'static [&'static str] {
+        self.template_settings
+    }
+
+    /// Links `component` into this interface's world.
+    pub fn link(self, engine: &Engine, component: &Component, limits: CallLimits) -> Result<Adapter> {
+        (self.link)(engine, component, limits)
+    }
+}
+
+impl PartialEq for Interface {
+    fn eq(&self, other: &Interface) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Interface {}
+
+impl std::fmt::Debug for Interface {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl serde::Serialize for Interface {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Interface {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Interface, D::Error> {
+        let name = String::deserialize(d)?;
+        Interface::named(&name).ok_or_else(|| serde::de::Error::unknown_variant(&name, Interface::NAMES))
+    }
+}
+
+/// Settings of each interface's embedded adapter, by interface name (from
+/// its `serve` flag, such as `--messenger-setting NAME=VALUE`).
 pub type ProviderSettings = HashMap<&'static str, HashMap<String, String>>;
 
 /// The settings one call sees.
 pub type Settings = Arc<HashMap<String, String>>;
 
-/// The providers linked into this process, one field per interface, and the
-/// plugins that may stand in for them per business.
+/// The embedded adapters linked into this process, one per interface, and
+/// the plugins that may stand in for them per business.
 pub struct Providers {
-    pub messenger: Option<Arc<messenger::Messenger>>,
-    pub carrier: Option<Arc<carrier::Carrier>>,
-    messenger_settings: Settings,
-    carrier_settings: Settings,
+    defaults: HashMap<&'static str, (Adapter, Settings)>,
     pub plugins: plugins::Registry,
 }
 
 impl Providers {
-    /// Takes each provider's component out of `compiled` (the embedded one
-    /// or its override) and links it into its own world.
-    pub fn load(engine: &Engine, compiled: &mut HashMap<String, Component>, settings: ProviderSettings, plugins: plugins::Registry) -> Result<Providers> {
-        let settings_of = |name: &str| Arc::new(settings.get(name).cloned().unwrap_or_default());
-        Ok(Providers {
-            messenger: match compiled.remove(messenger::COMPONENT) {
-                Some(c) => Some(Arc::new(messenger::Messenger::link(engine, &c, CallLimits::embedded(messenger::COMPONENT))?)),
-                None => None,
-            },
-            carrier: match compiled.remove(carrier::COMPONENT) {
-                Some(c) => Some(Arc::new(carrier::Carrier::link(engine, &c, CallLimits::embedded(carrier::COMPONENT))?)),
-                None => None,
-            },
-            messenger_settings: settings_of(messenger::COMPONENT),
-            carrier_settings: settings_of(carrier::COMPONENT),
-            plugins,
-        })
+    /// Takes each interface's default component out of `compiled` (the
+    /// embedded one or its override) and links it into its world.
+    pub fn load(engine: &Engine, compiled: &mut HashMap<String, Component>, mut settings: ProviderSettings, plugins: plugins::Registry) -> Result<Providers> {
+        let mut defaults = HashMap::new();
+        for interface in Interface::ALL {
+            if let Some(c) = compiled.remove(interface.component) {
+                let adapter = interface.link(engine, &c, CallLimits::embedded(interface.component))?;
+                defaults.insert(interface.name, (adapter, Arc::new(settings.remove(interface.name).unwrap_or_default())));
+            }
+        }
+        Ok(Providers { defaults, plugins })
     }
 
-    /// The messenger that answers for `business`, with its settings.
-    pub fn messenger_for(&self, conn: &crate::db::Connection, business: &str) -> Result<(Arc<messenger::Messenger>, Settings), Unavailable> {
-        match self.chosen(conn, business, Interface::Messenger)? {
-            Some((plugins::Provider::Messenger(m), settings)) => Ok((m, settings)),
-            Some(_) => Err(Unavailable::Mismatch),
-            None => self.messenger.clone().map(|m| (m, self.messenger_settings.clone())).ok_or(Unavailable::NotConfigured),
+    /// The adapter of `P` that answers for `business`, with its settings.
+    pub fn adapter_for<P: Provider>(&self, conn: &crate::db::Connection, business: &str) -> Result<(Arc<P>, Settings), Unavailable> {
+        match self.plugin_for::<P>(conn, business)? {
+            Some(chosen) => Ok(chosen),
+            None => self.embedded::<P>(),
         }
     }
 
-    /// The carrier that answers for `business`, with its settings.
-    pub fn carrier_for(&self, conn: &crate::db::Connection, business: &str) -> Result<(Arc<carrier::Carrier>, Settings), Unavailable> {
-        match self.chosen(conn, business, Interface::Carrier)? {
-            Some((plugins::Provider::Carrier(c), settings)) => Ok((c, settings)),
-            Some(_) => Err(Unavailable::Mismatch),
-            None => self.carrier.clone().map(|c| (c, self.carrier_settings.clone())).ok_or(Unavailable::NotConfigured),
-        }
+    /// The embedded default of `P`, with the `serve` flags' settings.
+    pub fn embedded<P: Provider>(&self) -> Result<(Arc<P>, Settings), Unavailable> {
+        let (adapter, settings) = self.defaults.get(P::NAME).ok_or(Unavailable::NotConfigured)?;
+        Ok((adapter.clone().downcast::<P>().map_err(|_| Unavailable::Mismatch)?, settings.clone()))
     }
 
-    /// The business's AI plugin, if it chose one (none: the native AI).
-    pub fn ai_for(&self, conn: &crate::db::Connection, business: &str) -> Result<Option<(Arc<ai::plugin::AiPlugin>, Settings)>, Unavailable> {
-        match self.chosen(conn, business, Interface::Ai)? {
-            Some((plugins::Provider::Ai(a), settings)) => Ok(Some((a, settings))),
-            Some(_) => Err(Unavailable::Mismatch),
-            None => Ok(None),
-        }
-    }
-
-    /// The business's plugin for `interface`, if it chose one.
-    fn chosen(&self, conn: &crate::db::Connection, business: &str, interface: Interface) -> Result<Option<(plugins::Provider, Settings)>, Unavailable> {
+    /// The business's plugin for `P`, if it chose one.
+    pub fn plugin_for<P: Provider>(&self, conn: &crate::db::Connection, business: &str) -> Result<Option<(Arc<P>, Settings)>, Unavailable> {
+        let interface = Interface::named(P::NAME).expect("every Provider is in the list");
         let read = plugins::choice::read(conn, business, interface).map_err(|e| {
-            crate::logging::line("error", &format!("reading the {} choice of business {business}: {e}", interface.name()));
+            crate::logging::line("error", &format!("reading the {} choice of business {business}: {e}", P::NAME));
             Unavailable::Store
         })?;
         let Some(choice) = read else {
             return Ok(None);
         };
         let loaded = self.plugins.get(&choice.plugin).ok_or_else(|| Unavailable::PluginNotLoaded(choice.plugin.clone()))?;
-        Ok(Some((loaded.provider.clone(), Arc::new(choice.settings))))
+        let adapter = loaded.provider.clone().downcast::<P>().map_err(|_| Unavailable::Mismatch)?;
+        Ok(Some((adapter, Arc::new(choice.settings))))
     }
 }
 
@@ -141,9 +285,9 @@ impl Unavailable {
 /// Links every provider import into the linker of area components and the
 /// dispatcher.
 pub fn add_to_linker(linker: &mut Linker<RequestState>) -> Result<()> {
-    ai::add_to_linker(linker)?;
-    messenger::add_to_linker(linker)?;
-    carrier::add_to_linker(linker)?;
+    for interface in Interface::ALL {
+        (interface.add_to_linker)(linker)?;
+    }
     Ok(())
 }
 
@@ -292,14 +436,20 @@ impl log::Host for ProviderState {
     }
 }
 
-/// `settings` as every provider world imports it.
-pub fn get_setting(state: &ProviderState, name: &str) -> Option<String> {
-    state.settings.get(name).cloned()
+// `settings` and `http` as every provider world imports them (generated once,
+// with the messenger's world; the other worlds' bindings name these).
+
+impl settings::Host for ProviderState {
+    fn get(&mut self, name: String) -> Option<String> {
+        self.settings.get(&name).cloned()
+    }
 }
 
-/// `provider-http.send` as every provider world imports it.
-pub fn send_http(state: &ProviderState, req: plugins::http::Request) -> Result<plugins::http::Response, String> {
-    let Some(grant) = &state.http else { return Err("this adapter may reach no host".into()) };
-    let left = state.deadline.saturating_duration_since(Instant::now());
-    grant.send(req, left)
+impl provider_http::Host for ProviderState {
+    fn send(&mut self, r: provider_http::Request) -> Result<provider_http::Response, String> {
+        let Some(grant) = &self.http else { return Err("this adapter may reach no host".into()) };
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        let req = plugins::http::Request { method: r.method, url: r.url, headers: r.headers, body: r.body };
+        grant.send(req, left).map(|a| provider_http::Response { status: a.status, headers: a.headers, body: a.body })
+    }
 }

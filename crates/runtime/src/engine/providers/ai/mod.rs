@@ -1,446 +1,246 @@
-//! The host side of the `ai` interface: replies for agent turns.
+//! Provider interface `ai` (kit/wit/ai.wit): the replies of agent turns and
+//! the assessments of campaign contacts. World `ai-provider`; the embedded
+//! default is the `sandbox-ai` component (deterministic offline replies and
+//! assessments, no network: `components/sandbox-ai`), replaced for the
+//! whole process with `--component-override sandbox-ai=FILE`; a business
+//! may choose an `ai` plugin instead. This file is the worked example of
+//! ARCHITECTURE.md's "Add a provider interface": everything the host knows
+//! of the interface is here, and one line in `interfaces!` (../mod.rs).
 //!
-//! Embedded default (no flags): a deterministic offline responder, no network.
-//! Its reply is always
-//!
-//! ```text
-//! Thanks for your message: "<last customer text, at most 200 characters>". An agent will follow up.
-//! ```
-//!
-//! (without a customer message: `Thanks for your message. An agent will follow up.`).
-//!
-//! With `serve --ai-endpoint URL --ai-model NAME` the reply comes from an
-//! OpenAI-compatible chat-completions endpoint: a POST of `{model, messages}`
-//! with the agent's instructions as the `system` message followed by the
-//! history as `user` / `assistant` messages; the reply is
-//! `choices[0].message.content`. `SWITCHBOARD_AI_API_KEY`, when set, is sent as
-//! `Authorization: Bearer …` and never logged. The call runs inside the job's
-//! transaction, so it has a timeout well under the job deadline.
+//! Who answers a business's turn: its `ai` plugin if it chose one, else the
+//! endpoint `serve --ai-endpoint` names ([`endpoint`], with [`assess`]),
+//! else the sandbox AI. Embeddings are always the server's (one index, one
+//! model): `embed` is never asked of an adapter.
 
 pub mod assess;
-pub mod plugin;
+pub mod endpoint;
 
-use std::sync::OnceLock;
-use std::time::Duration;
+pub use endpoint::{configure, configure_embeddings, embeddings_url, Embeddings, DEFAULT_DIMENSIONS};
 
-/// At most this many characters of the customer's text are quoted.
-pub const QUOTE_CHARS: usize = 200;
-const TIMEOUT: Duration = Duration::from_secs(30);
+use super::{CallLimits, Provider, ProviderState, Settings};
+use crate::engine::dispatcher_world::switchboard::provider::ai as import;
+use crate::engine::imports::RequestState;
+use anyhow::Result;
+use std::sync::Arc;
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::Engine;
 
-#[derive(Debug, Clone)]
-pub struct Endpoint {
-    pub url: String,
-    pub model: String,
-    pub api_key: Option<String>,
+mod world {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "switchboard:provider/ai-provider",
+        with: {
+            "switchboard:provider/clock": crate::engine::switchboard::provider::clock,
+            "switchboard:provider/ids": crate::engine::switchboard::provider::ids,
+            "switchboard:provider/log": crate::engine::switchboard::provider::log,
+            "switchboard:provider/settings": crate::engine::providers::settings,
+            "switchboard:provider/http": crate::engine::providers::provider_http,
+        },
+    });
+}
+use world::exports::switchboard::provider::ai as provider;
+
+/// A linked AI adapter: the sandbox AI or a business's plugin. Called like
+/// every adapter, in a fresh bounded store ([`super::call`]); its errors and
+/// faults become the `ai` import's error text.
+pub struct Ai {
+    engine: Engine,
+    pre: world::AiProviderPre<ProviderState>,
+    limits: CallLimits,
 }
 
-static ENDPOINT: OnceLock<Endpoint> = OnceLock::new();
+impl Provider for Ai {
+    const NAME: &'static str = "ai";
+    const WORLD: &'static str = "ai-provider";
+    const COMPONENT: &'static str = "sandbox-ai";
+    /// The server's own AI: the sandbox AI, or `--ai-endpoint`.
+    const BUILT_IN: &'static str = "native";
 
-/// Configures the remote endpoint (`serve` flags); without it the offline
-/// responder answers.
-pub fn configure(url: &str, model: &str) {
-    let api_key = std::env::var("SWITCHBOARD_AI_API_KEY").ok().filter(|k| !k.is_empty());
-    let _ = ENDPOINT.set(Endpoint { url: url.to_string(), model: model.to_string(), api_key });
-}
+    fn link(engine: &Engine, component: &Component, limits: CallLimits) -> Result<Ai> {
+        let pre = super::instance_pre(engine, component, &limits, |l| world::AiProvider::add_to_linker::<_, HasSelf<_>>(l, |s| s))?;
+        Ok(Ai { engine: engine.clone(), pre: world::AiProviderPre::new(pre)?, limits })
+    }
 
-/// `ai.complete`: the reply for `history` (oldest first, (role, text)).
-pub fn complete(instructions: &str, history: &[(String, String)]) -> Result<String, String> {
-    match ENDPOINT.get() {
-        None => Ok(offline(instructions, history)),
-        Some(e) => remote(e, instructions, history),
+    fn add_to_linker(linker: &mut Linker<RequestState>) -> Result<()> {
+        Ok(import::add_to_linker::<_, HasSelf<_>>(linker, |s| s)?)
     }
 }
 
-/// The marker with which a voice turn ends the call (the voice area's
-/// instructions name it; see `components/voice/src/runtime.rs`).
-const END_CALL: &str = "[end_call]";
-
-/// The heading under which an agent turn's instructions carry the passages
-/// of its data sources, one `[Source name] text` line each (written by
-/// `components/guest/src/knowledge.rs`).
-const KNOWLEDGE: &str = "\n\nKnowledge from the business's data sources";
-
-/// The first passage of the instructions' knowledge section: (source, text).
-fn first_passage(instructions: &str) -> Option<(&str, &str)> {
-    let section = &instructions[instructions.find(KNOWLEDGE)? + KNOWLEDGE.len()..];
-    let line = section.lines().find(|l| l.starts_with('['))?;
-    let (source, text) = line[1..].split_once("] ")?;
-    Some((source, text))
-}
-
-/// The deterministic offline responder. Grounded like a model would be:
-/// when the instructions carry passages of the agent's sources, it answers
-/// from the best one and names its source. On a voice call (instructions
-/// that name the end-call marker) a customer's goodbye is answered with one
-/// and the marker, so sandbox calls end the way a model would end them.
-pub fn offline(instructions: &str, history: &[(String, String)]) -> String {
-    let last = history.iter().rev().find(|(role, _)| role == "user");
-    let says_bye = last.is_some_and(|(_, text)| text.to_lowercase().contains("bye"));
-    if let Some((source, text)) = first_passage(instructions).filter(|_| !says_bye) {
-        return format!("From {source}: {text}");
-    }
-    if instructions.contains(END_CALL) {
-        return match last {
-            Some(_) if says_bye => format!("Thank you for your time. Goodbye. {END_CALL}"),
-            Some((_, text)) => {
-                let quoted: String = text.chars().take(QUOTE_CHARS).collect();
-                format!("You said: \"{quoted}\". How can I help further?")
+impl Ai {
+    fn call<T>(&self, settings: &Settings, f: impl FnOnce(&provider::Guest, &mut wasmtime::Store<ProviderState>) -> wasmtime::Result<Result<T, String>>) -> Result<T, String> {
+        let answer = super::call(&self.engine, &self.limits, settings.clone(), "ai", |store, instantiated| {
+            let instance = self.pre.instantiate(&mut *store)?;
+            instantiated();
+            f(instance.switchboard_provider_ai(), store)
+        });
+        match answer {
+            Ok(answer) => answer,
+            Err(fault) => {
+                let (code, message, _) = fault.error(&self.limits, "ai_unavailable", "AI provider");
+                Err(format!("{code}: {message}"))
             }
-            None => "Hello, thank you for taking my call.".to_string(),
-        };
-    }
-    match last {
-        Some((_, text)) => {
-            let quoted: String = text.chars().take(QUOTE_CHARS).collect();
-            format!("Thanks for your message: \"{quoted}\". An agent will follow up.")
         }
-        None => "Thanks for your message. An agent will follow up.".to_string(),
+    }
+
+    pub fn complete(&self, settings: &Settings, instructions: &str, history: &[(String, String)]) -> Result<String, String> {
+        self.call(settings, |g, s| g.call_complete(s, instructions, history))
+    }
+
+    pub fn respond(
+        &self,
+        settings: &Settings,
+        instructions: &str,
+        history: &[(String, String)],
+        sources: &[import::LookupSource],
+        done: &[(import::Lookup, String)],
+    ) -> Result<import::Answer, String> {
+        let sources: Vec<provider::LookupSource> = sources.iter().map(|x| provider::LookupSource { name: x.name.clone(), fields: x.fields.clone() }).collect();
+        let done: Vec<(provider::Lookup, String)> = done.iter().map(|(l, rows)| (lookup_out(l), rows.clone())).collect();
+        let answer = self.call(settings, |g, s| g.call_respond(s, instructions, history, &sources, &done))?;
+        Ok(match answer {
+            provider::Answer::Text(t) => import::Answer::Text(t),
+            provider::Answer::Lookup(l) => import::Answer::Lookup(import::Lookup { id: l.id, source: l.source, field: l.field, value: l.value }),
+        })
+    }
+
+    pub fn assess(&self, settings: &Settings, input: &import::AssessmentInput) -> Result<import::Assessment, String> {
+        let input = provider::AssessmentInput {
+            objective: input.objective.clone(),
+            outcomes: input.outcomes.iter().map(|o| provider::AssessmentOutcome { sequence: o.sequence, channel: o.channel.clone(), outcome: o.outcome.clone(), attempts: o.attempts }).collect(),
+            conversation: input.conversation.clone(),
+        };
+        let a = self.call(settings, |g, s| g.call_assess(s, &input))?;
+        Ok(import::Assessment { summary: a.summary, next_action: a.next_action, follow_up: a.follow_up })
     }
 }
 
-/// The chat-completions request body.
-pub fn request_body(model: &str, instructions: &str, history: &[(String, String)]) -> serde_json::Value {
-    let mut messages = vec![serde_json::json!({"role": "system", "content": instructions})];
-    for (role, text) in history {
-        let role = if role == "assistant" { "assistant" } else { "user" };
-        messages.push(serde_json::json!({"role": role, "content": text}));
-    }
-    serde_json::json!({"model": model, "messages": messages})
+fn lookup_out(l: &import::Lookup) -> provider::Lookup {
+    provider::Lookup { id: l.id.clone(), source: l.source.clone(), field: l.field.clone(), value: l.value.clone() }
 }
 
-fn remote(e: &Endpoint, instructions: &str, history: &[(String, String)]) -> Result<String, String> {
-    let v = post(e, request_body(&e.model, instructions, history))?;
-    match v.pointer("/choices/0/message/content").and_then(|c| c.as_str()) {
-        Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
-        _ => Err("ai endpoint response has no choices[0].message.content".to_string()),
+/// Who answers one call of the `ai` import.
+enum Answerer {
+    Adapter(Arc<Ai>, Settings),
+    Endpoint(&'static endpoint::Endpoint),
+}
+
+impl RequestState {
+    /// The business's `ai` plugin, else the configured endpoint, else the
+    /// sandbox AI.
+    fn ai(&self) -> Result<Answerer, String> {
+        let providers = self.providers();
+        let unavailable = |u: super::Unavailable| {
+            let (code, message, _) = u.describe("ai");
+            format!("{code}: {message}")
+        };
+        if let Some((plugin, settings)) = providers.plugin_for::<Ai>(&self.conn, self.business_id()).map_err(unavailable)? {
+            return Ok(Answerer::Adapter(plugin, settings));
+        }
+        if let Some(e) = endpoint::ENDPOINT.get() {
+            return Ok(Answerer::Endpoint(e));
+        }
+        providers.embedded::<Ai>().map(|(a, settings)| Answerer::Adapter(a, settings)).map_err(unavailable)
     }
 }
 
-/// One chat-completions request; the answer as JSON.
-fn post(e: &Endpoint, body: serde_json::Value) -> Result<serde_json::Value, String> {
-    post_to(&e.url, e.api_key.as_deref(), body, "ai")
-}
-
-/// One JSON POST to the AI provider (`what` names it in errors); the answer
-/// as JSON.
-fn post_to(url: &str, api_key: Option<&str>, body: serde_json::Value, what: &str) -> Result<serde_json::Value, String> {
-    static CLIENT: OnceLock<reqwest::blocking::Client> = OnceLock::new();
-    let client = CLIENT.get_or_init(|| reqwest::blocking::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().expect("the AI HTTP client builds"));
-    let mut req = client.post(url).header("content-type", "application/json");
-    if let Some(k) = api_key {
-        req = req.header("authorization", format!("Bearer {k}"));
+/// `ai`: the business's adapter (or the endpoint) answers; embeddings are
+/// always the server's.
+impl import::Host for RequestState {
+    fn complete(&mut self, instructions: String, history: Vec<(String, String)>) -> Result<String, String> {
+        match self.ai()? {
+            Answerer::Adapter(a, settings) => a.complete(&settings, &instructions, &history),
+            Answerer::Endpoint(e) => endpoint::complete(e, &instructions, &history),
+        }
     }
-    let resp = match req.body(body.to_string()).send() {
-        Ok(r) if r.status().is_success() => r,
-        Ok(r) => return Err(format!("{what} endpoint answered {}", r.status().as_u16())),
-        Err(err) if err.is_timeout() => return Err(format!("{what} endpoint timed out")),
-        Err(_) => return Err(format!("{what} endpoint unreachable")),
-    };
-    let text = resp.text().map_err(|_| format!("{what} endpoint response unreadable"))?;
-    serde_json::from_str(&text).map_err(|_| format!("{what} endpoint sent invalid JSON"))
+
+    fn respond(&mut self, instructions: String, history: Vec<(String, String)>, sources: Vec<import::LookupSource>, done: Vec<(import::Lookup, String)>) -> Result<import::Answer, String> {
+        match self.ai()? {
+            Answerer::Adapter(a, settings) => a.respond(&settings, &instructions, &history, &sources, &done),
+            Answerer::Endpoint(e) => endpoint::respond(e, &instructions, &history, &sources, &done),
+        }
+    }
+
+    fn embed(&mut self, texts: Vec<String>) -> Result<Option<Vec<Vec<f32>>>, String> {
+        match endpoint::EMBEDDINGS.get() {
+            None => Ok(None),
+            Some(e) => endpoint::embed(e, &texts).map(Some),
+        }
+    }
+
+    fn assess(&mut self, input: import::AssessmentInput) -> Result<import::Assessment, String> {
+        match self.ai()? {
+            Answerer::Adapter(a, settings) => a.assess(&settings, &input),
+            Answerer::Endpoint(e) => assess::assess(e, &input),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
+
+    /// The embedded sandbox AI, linked as `serve` links it.
+    fn sandbox() -> Ai {
+        let mut config = wasmtime::Config::new();
+        config.allocation_strategy(crate::engine::pooling(8, crate::engine::INSTANCE_MEMORY_LIMIT)).wasm_component_model(true).epoch_interruption(true);
+        let engine = Engine::new(&config).unwrap();
+        let wasm = crate::engine::COMPONENTS.iter().find(|(name, _)| *name == Ai::COMPONENT).expect("build.rs embeds every sandbox-* component").1;
+        let component = Component::new(&engine, wasm).unwrap();
+        Ai::link(&engine, &component, CallLimits::embedded(Ai::COMPONENT)).unwrap()
+    }
 
     fn h(v: &[(&str, &str)]) -> Vec<(String, String)> {
         v.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
     }
 
     #[test]
-    fn offline_quotes_the_last_customer_text() {
-        let r = offline("", &h(&[("user", "first"), ("assistant", "x"), ("user", "opening hours?")]));
-        assert_eq!(r, "Thanks for your message: \"opening hours?\". An agent will follow up.");
-        let long = "é".repeat(300);
-        assert_eq!(offline("", &h(&[("user", &long)])), format!("Thanks for your message: \"{}\". An agent will follow up.", "é".repeat(200)));
-        assert_eq!(offline("", &[]), "Thanks for your message. An agent will follow up.");
-    }
-
-    #[test]
-    fn offline_voice_turns_end_the_call_on_a_goodbye() {
-        let voice = "Be brief. When done, end your reply with [end_call].";
-        assert_eq!(offline(voice, &[]), "Hello, thank you for taking my call.");
-        assert!(offline(voice, &h(&[("user", "Could you tell me more?")])).starts_with("You said:"));
-        assert!(offline(voice, &h(&[("user", "Thanks, that's all. Goodbye.")])).ends_with("[end_call]"));
-        assert!(!offline("", &h(&[("user", "Goodbye.")])).contains("[end_call]"), "chat replies never carry the marker");
-    }
-
-    #[test]
-    fn offline_replies_answer_from_the_first_passage() {
-        let grounded = "Answer.\n\nKnowledge from the business's data sources (answer from it when it helps, and say which source):\n[Prices] Name: Widget; Price: 10\n[Hours] Open 9 to 5.";
-        assert_eq!(offline(grounded, &h(&[("user", "How much is the widget?")])), "From Prices: Name: Widget; Price: 10");
-        assert_eq!(offline("Answer.", &h(&[("user", "How much is the widget?")])), "Thanks for your message: \"How much is the widget?\". An agent will follow up.");
-    }
-
-    #[test]
-    fn offline_lookups_find_a_code_then_answer_from_the_row() {
-        let prices = vec![ai::LookupSource { name: "Prices".into(), fields: vec!["sku".into(), "price".into()] }];
-        let asked = h(&[("user", "How much is B2?")]);
-        let call = match offline_respond("", &asked, &prices, &[]) {
-            ai::Answer::Lookup(l) => l,
-            other => panic!("{other:?}"),
+    fn the_sandbox_ai_answers_turns_lookups_and_assessments_through_wasmtime() {
+        let ai = sandbox();
+        let settings: Settings = Arc::new(HashMap::new());
+        let grounded = "Answer.\n\nKnowledge from the business's data sources (answer from it when it helps, and say which source):\n[Prices] Name: Widget; Price: 10";
+        assert_eq!(ai.complete(&settings, grounded, &h(&[("user", "How much is the widget?")])).unwrap(), "From Prices: Name: Widget; Price: 10");
+        assert_eq!(ai.complete(&settings, "Answer.", &h(&[("user", "hi")])).unwrap(), "Thanks for your message: \"hi\". An agent will follow up.");
+        let prices = [import::LookupSource { name: "Prices".into(), fields: vec!["sku".into()] }];
+        let call = match ai.respond(&settings, "", &h(&[("user", "How much is B2?")]), &prices, &[]).unwrap() {
+            import::Answer::Lookup(l) => l,
+            import::Answer::Text(t) => panic!("{t}"),
         };
         assert_eq!((call.source.as_str(), call.field.as_str(), call.value.as_str()), ("Prices", "sku", "B2"));
-        let found = vec![(call.clone(), "sku: B2; price: 20".to_string())];
-        assert!(matches!(offline_respond("", &asked, &prices, &found), ai::Answer::Text(t) if t == "From Prices (sku = B2): sku: B2; price: 20"));
-        let none = vec![(call, "No rows match.".to_string())];
-        assert!(matches!(offline_respond("", &asked, &prices, &none), ai::Answer::Text(t) if t.starts_with("Thanks for your message")));
-        assert!(matches!(offline_respond("", &h(&[("user", "How much?")]), &prices, &[]), ai::Answer::Text(_)));
-        assert!(matches!(offline_respond("", &asked, &[], &[]), ai::Answer::Text(_)));
-    }
-
-    #[test]
-    fn tool_requests_carry_the_lookup_tool_and_earlier_calls() {
-        let prices = vec![ai::LookupSource { name: "Prices".into(), fields: vec!["sku".into()] }];
-        let call = ai::Lookup { id: "c1".into(), source: "Prices".into(), field: "sku".into(), value: "B2".into() };
-        let b = request_body_with_tools("m", "be nice", &h(&[("user", "B2?")]), &prices, &[(call, "sku: B2".into())]);
-        assert_eq!(b["tools"][0]["function"]["name"], "lookup");
-        assert_eq!(b["tools"][0]["function"]["parameters"]["properties"]["source"]["enum"], serde_json::json!(["Prices"]));
-        let m = b["messages"].as_array().unwrap();
-        assert_eq!(m[2]["tool_calls"][0]["id"], "c1");
-        assert_eq!(m[3], serde_json::json!({"role": "tool", "tool_call_id": "c1", "content": "sku: B2"}));
-    }
-
-    #[test]
-    fn embeddings_requests_and_answers() {
-        assert_eq!(embeddings_url("http://h/v1/chat/completions").as_deref(), Some("http://h/v1/embeddings"));
-        assert_eq!(embeddings_url("http://h/v1/chat/completions/").as_deref(), Some("http://h/v1/embeddings"));
-        assert_eq!(embeddings_url("http://h/complete"), None);
-        let e = Embeddings { url: String::new(), model: "m".into(), dimensions: 2, ask_dimensions: false, api_key: None };
-        assert_eq!(embeddings_body(&e, &["a".into()]), serde_json::json!({"model": "m", "input": ["a"]}));
-        assert_eq!(embeddings_body(&Embeddings { ask_dimensions: true, ..e.clone() }, &[])["dimensions"], 2);
-        let answer = serde_json::json!({"data": [{"index": 1, "embedding": [0.5, 1]}, {"index": 0, "embedding": [1, 0]}]});
-        assert_eq!(parse_embeddings(&answer, 2, 2).unwrap(), vec![vec![1.0, 0.0], vec![0.5, 1.0]]);
-        assert!(parse_embeddings(&answer, 3, 2).unwrap_err().contains("2 vectors for 3"));
-        assert!(parse_embeddings(&answer, 2, 3).unwrap_err().contains("2 dimensions, 3 are configured"));
-        let repeated = serde_json::json!({"data": [{"index": 0, "embedding": [1, 0]}, {"index": 0, "embedding": [1, 0]}]});
-        assert!(parse_embeddings(&repeated, 2, 2).is_err());
-        assert!(parse_embeddings(&serde_json::json!({"data": [{"embedding": "x"}]}), 1, 2).is_err());
-    }
-
-    #[test]
-    fn request_shape() {
-        let b = request_body("m", "be nice", &h(&[("user", "hi"), ("assistant", "hello")]));
-        assert_eq!(
-            b,
-            serde_json::json!({"model": "m", "messages": [
-                {"role": "system", "content": "be nice"}, {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]})
-        );
-    }
-}
-
-use crate::engine::dispatcher_world::switchboard::provider::ai;
-use crate::engine::imports::RequestState;
-
-/// This provider interface in the registry: answered natively (the offline
-/// responder or the configured endpoint), no component.
-pub fn add_to_linker(linker: &mut wasmtime::component::Linker<RequestState>) -> anyhow::Result<()> {
-    Ok(ai::add_to_linker::<_, wasmtime::component::HasSelf<_>>(linker, |s| s)?)
-}
-
-impl RequestState {
-    /// The AI plugin the business of this call chose, if any (none: the
-    /// server's native AI answers).
-    fn ai_plugin(&self) -> Result<Option<(std::sync::Arc<plugin::AiPlugin>, super::Settings)>, String> {
-        self.providers().ai_for(&self.conn, self.business_id()).map_err(|u| {
-            let (code, message, _) = u.describe("ai");
-            format!("{code}: {message}")
-        })
-    }
-}
-
-/// `ai`: the business's AI plugin, else the native AI (offline or the
-/// configured endpoint). Embeddings are always the server's.
-impl ai::Host for RequestState {
-    fn complete(&mut self, instructions: String, history: Vec<(String, String)>) -> Result<String, String> {
-        match self.ai_plugin()? {
-            Some((p, settings)) => p.complete(&settings, &instructions, &history),
-            None => complete(&instructions, &history),
-        }
-    }
-
-    fn respond(&mut self, instructions: String, history: Vec<(String, String)>, sources: Vec<ai::LookupSource>, done: Vec<(ai::Lookup, String)>) -> Result<ai::Answer, String> {
-        match self.ai_plugin()? {
-            Some((p, settings)) => p.respond(&settings, &instructions, &history, &sources, &done),
-            None => respond(&instructions, &history, &sources, &done),
-        }
-    }
-
-    fn embed(&mut self, texts: Vec<String>) -> Result<Option<Vec<Vec<f32>>>, String> {
-        match EMBEDDINGS.get() {
-            None => Ok(None),
-            Some(e) => embed(e, &texts).map(Some),
-        }
-    }
-
-    fn assess(&mut self, input: ai::AssessmentInput) -> Result<ai::Assessment, String> {
-        match self.ai_plugin()? {
-            Some((p, settings)) => p.assess(&settings, &input),
-            None => assess::assess(&input),
-        }
-    }
-}
-
-/// The embeddings model (`serve --ai-embeddings-model`): where vectors come
-/// from and how long they are.
-#[derive(Debug, Clone)]
-pub struct Embeddings {
-    pub url: String,
-    pub model: String,
-    pub dimensions: u32,
-    /// Sent as `dimensions` only when set explicitly (models that cannot
-    /// shorten their vectors refuse the parameter).
-    pub ask_dimensions: bool,
-    pub api_key: Option<String>,
-}
-
-static EMBEDDINGS: OnceLock<Embeddings> = OnceLock::new();
-
-/// The dimension of vectors when `--ai-embeddings-dimensions` is not given
-/// (the native size of the common small OpenAI-compatible models).
-pub const DEFAULT_DIMENSIONS: u32 = 1536;
-
-/// The embeddings URL beside a chat-completions URL: `…/chat/completions`
-/// becomes `…/embeddings`.
-pub fn embeddings_url(chat_url: &str) -> Option<String> {
-    let base = chat_url.trim_end_matches('/').strip_suffix("/chat/completions")?;
-    Some(format!("{base}/embeddings"))
-}
-
-/// Configures the embeddings model (`serve` flags); without it retrieval is
-/// full-text only.
-pub fn configure_embeddings(url: &str, model: &str, dimensions: Option<u32>) -> &'static Embeddings {
-    let api_key = std::env::var("SWITCHBOARD_AI_API_KEY").ok().filter(|k| !k.is_empty());
-    EMBEDDINGS.get_or_init(|| Embeddings { url: url.to_string(), model: model.to_string(), dimensions: dimensions.unwrap_or(DEFAULT_DIMENSIONS), ask_dimensions: dimensions.is_some(), api_key })
-}
-
-/// The embeddings request body.
-pub fn embeddings_body(e: &Embeddings, texts: &[String]) -> serde_json::Value {
-    let mut body = serde_json::json!({"model": e.model, "input": texts});
-    if e.ask_dimensions {
-        body["dimensions"] = e.dimensions.into();
-    }
-    body
-}
-
-/// Reads an embeddings answer: `data[i].embedding` for each input, placed by
-/// `data[i].index` when given, each of the configured length.
-pub fn parse_embeddings(v: &serde_json::Value, count: usize, dimensions: u32) -> Result<Vec<Vec<f32>>, String> {
-    let data = v.get("data").and_then(|d| d.as_array()).ok_or("embeddings endpoint response has no data")?;
-    if data.len() != count {
-        return Err(format!("embeddings endpoint answered {} vectors for {count} texts", data.len()));
-    }
-    let mut out: Vec<Option<Vec<f32>>> = vec![None; count];
-    for (i, item) in data.iter().enumerate() {
-        let at = item.get("index").and_then(|x| x.as_u64()).map_or(i, |x| x as usize);
-        let vector: Vec<f32> = item
-            .get("embedding")
-            .and_then(|e| e.as_array())
-            .and_then(|e| e.iter().map(|x| x.as_f64().map(|x| x as f32)).collect())
-            .ok_or("embeddings endpoint sent an embedding that is not a list of numbers")?;
-        if vector.len() != dimensions as usize {
-            return Err(format!("embeddings endpoint answered {} dimensions, {dimensions} are configured", vector.len()));
-        }
-        match out.get_mut(at) {
-            Some(slot @ None) => *slot = Some(vector),
-            _ => return Err("embeddings endpoint sent a bad or repeated index".to_string()),
-        }
-    }
-    Ok(out.into_iter().map(|v| v.expect("every slot filled: as many items as texts, no index repeated")).collect())
-}
-
-fn embed(e: &Embeddings, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
-    if texts.is_empty() {
-        return Ok(Vec::new());
-    }
-    let v = post_to(&e.url, e.api_key.as_deref(), embeddings_body(e, texts), "embeddings")?;
-    parse_embeddings(&v, texts.len(), e.dimensions)
-}
-
-/// `ai.respond`: a reply, or a `lookup` the model asks for first.
-pub fn respond(instructions: &str, history: &[(String, String)], sources: &[ai::LookupSource], done: &[(ai::Lookup, String)]) -> Result<ai::Answer, String> {
-    match ENDPOINT.get() {
-        None => Ok(offline_respond(instructions, history, sources, done)),
-        Some(e) => remote_respond(e, instructions, history, sources, done),
-    }
-}
-
-/// The offline responder with the `lookup` tool, deterministically: the
-/// first word of the customer's last message that holds a digit (a code
-/// such as `B2`) is looked up in the first field of the first source
-/// offered; a lookup that found rows is answered from the first one; and
-/// otherwise it answers as [`offline`] does.
-pub fn offline_respond(instructions: &str, history: &[(String, String)], sources: &[ai::LookupSource], done: &[(ai::Lookup, String)]) -> ai::Answer {
-    if let Some((call, rows)) = done.last() {
-        if let Some(row) = rows.lines().next().filter(|_| !rows.starts_with(NO_ROWS)) {
-            return ai::Answer::Text(format!("From {} ({} = {}): {row}", call.source, call.field, call.value));
-        }
-        return ai::Answer::Text(offline(instructions, history));
-    }
-    let last = history.iter().rev().find(|(role, _)| role == "user").map(|(_, t)| t.as_str()).unwrap_or_default();
-    let code = last.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_')).find(|w| w.chars().any(|c| c.is_ascii_digit()));
-    match (sources.first(), code) {
-        (Some(source), Some(code)) if !source.fields.is_empty() => {
-            ai::Answer::Lookup(ai::Lookup { id: "lookup-1".into(), source: source.name.clone(), field: source.fields[0].clone(), value: code.to_string() })
-        }
-        _ => ai::Answer::Text(offline(instructions, history)),
-    }
-}
-
-/// How the area words a lookup that found nothing (the offline responder
-/// reads it).
-const NO_ROWS: &str = "No rows";
-
-/// The chat-completions request body with the `lookup` tool and this
-/// turn's earlier lookups (an assistant message with the tool call, then
-/// the tool's answer, each).
-pub fn request_body_with_tools(model: &str, instructions: &str, history: &[(String, String)], sources: &[ai::LookupSource], done: &[(ai::Lookup, String)]) -> serde_json::Value {
-    let mut body = request_body(model, instructions, history);
-    let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
-    let fields: Vec<String> = sources.iter().map(|s| format!("{}: {}", s.name, s.fields.join(", "))).collect();
-    body["tools"] = serde_json::json!([{
-        "type": "function",
-        "function": {
-            "name": "lookup",
-            "description": format!("Finds the rows of a structured data source whose field equals a value. Fields by source: {}.", fields.join("; ")),
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "source": {"type": "string", "enum": names},
-                    "field": {"type": "string"},
-                    "value": {"type": "string"}
-                },
-                "required": ["source", "field", "value"]
-            }
-        }
-    }]);
-    let messages = body["messages"].as_array_mut().expect("messages");
-    for (call, rows) in done {
-        let arguments = serde_json::json!({"source": call.source, "field": call.field, "value": call.value}).to_string();
-        messages.push(serde_json::json!({"role": "assistant", "content": null,
-            "tool_calls": [{"id": call.id, "type": "function", "function": {"name": "lookup", "arguments": arguments}}]}));
-        messages.push(serde_json::json!({"role": "tool", "tool_call_id": call.id, "content": rows}));
-    }
-    body
-}
-
-fn remote_respond(e: &Endpoint, instructions: &str, history: &[(String, String)], sources: &[ai::LookupSource], done: &[(ai::Lookup, String)]) -> Result<ai::Answer, String> {
-    if sources.is_empty() && done.is_empty() {
-        return remote(e, instructions, history).map(ai::Answer::Text);
-    }
-    let v = post(e, request_body_with_tools(&e.model, instructions, history, sources, done))?;
-    if let Some(call) = v.pointer("/choices/0/message/tool_calls/0") {
-        let args: serde_json::Value =
-            call.pointer("/function/arguments").and_then(|a| a.as_str()).and_then(|a| serde_json::from_str(a).ok()).ok_or("ai endpoint sent a tool call without JSON arguments")?;
-        let text = |k: &str| args.get(k).and_then(|v| v.as_str()).map(String::from);
-        return match (text("source"), text("field"), text("value")) {
-            (Some(source), Some(field), Some(value)) => Ok(ai::Answer::Lookup(ai::Lookup { id: call.get("id").and_then(|i| i.as_str()).unwrap_or("call").to_string(), source, field, value })),
-            _ => Err("ai endpoint sent a lookup without source, field and value".to_string()),
+        let found = [(call, "sku: B2; price: 20".to_string())];
+        assert!(matches!(ai.respond(&settings, "", &h(&[("user", "How much is B2?")]), &prices, &found).unwrap(), import::Answer::Text(t) if t == "From Prices (sku = B2): sku: B2; price: 20"));
+        let input = import::AssessmentInput {
+            objective: "Confirm renewals".into(),
+            outcomes: vec![import::AssessmentOutcome { sequence: 1, channel: "voice".into(), outcome: "busy".into(), attempts: 3 }],
+            conversation: Vec::new(),
         };
+        let a = ai.assess(&settings, &input).unwrap();
+        assert_eq!((a.summary.as_str(), a.follow_up), ("Not reached: busy by voice after 3 attempts", true));
     }
-    match v.pointer("/choices/0/message/content").and_then(|c| c.as_str()) {
-        Some(s) if !s.trim().is_empty() => Ok(ai::Answer::Text(s.to_string())),
-        _ => Err("ai endpoint response has no choices[0].message.content".to_string()),
+
+    /// What a turn pays for the sandbox AI being a component (issue 37; the
+    /// figures are in ARCHITECTURE.md): `cargo test -p switchboard-runtime
+    /// --release sandbox_ai_turn_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn sandbox_ai_turn_cost() {
+        let ai = sandbox();
+        let settings: Settings = Arc::new(HashMap::new());
+        // A grounded turn's instructions: the agent's text and eight passages.
+        let mut grounded =
+            String::from("You are the front desk of Acme. Answer briefly and politely.\n\nKnowledge from the business's data sources (answer from it when it helps, and say which source):\n");
+        for i in 0..8 {
+            grounded.push_str(&format!("[Catalogue] sku: SKU{i:06}; name: alpha bravo {i}; price: {}.5; city: Lisbon\n", i % 997));
+        }
+        let history = h(&[("user", "Hello"), ("assistant", "Hi, how can I help?"), ("user", "Do you have alpha bravo in Lisbon?")]);
+        let mut took = Vec::new();
+        for _ in 0..2000 {
+            let t = std::time::Instant::now();
+            let reply = ai.respond(&settings, &grounded, &history, &[], &[]).unwrap();
+            took.push(t.elapsed());
+            assert!(matches!(reply, import::Answer::Text(t) if t.starts_with("From Catalogue:")));
+        }
+        took.sort();
+        println!("sandbox-ai grounded respond: p50 {:?}, p99 {:?} over {} calls", took[took.len() / 2], took[took.len() * 99 / 100], took.len());
     }
 }

@@ -1,0 +1,254 @@
+//! The OpenAI-compatible endpoint behind the `ai` interface, when `serve
+//! --ai-endpoint URL --ai-model NAME` names one (and the business chose no
+//! `ai` plugin): a POST of `{model, messages}` with the agent's instructions
+//! as the `system` message followed by the history as `user` / `assistant`
+//! messages; the reply is `choices[0].message.content` (or a `lookup` tool
+//! call). `SWITCHBOARD_AI_API_KEY`, when set, is sent as `Authorization:
+//! Bearer …` and never logged. The call runs inside the job's step, so it
+//! has a timeout well under the job deadline. Embeddings (`serve
+//! --ai-embeddings-model`) come from the same provider, whoever answers the
+//! turns: one index, one model.
+
+use crate::engine::dispatcher_world::switchboard::provider::ai;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    pub url: String,
+    pub model: String,
+    pub api_key: Option<String>,
+}
+
+pub(super) static ENDPOINT: OnceLock<Endpoint> = OnceLock::new();
+
+/// Configures the remote endpoint (`serve` flags); without it the offline
+/// responder answers.
+pub fn configure(url: &str, model: &str) {
+    let api_key = std::env::var("SWITCHBOARD_AI_API_KEY").ok().filter(|k| !k.is_empty());
+    let _ = ENDPOINT.set(Endpoint { url: url.to_string(), model: model.to_string(), api_key });
+}
+
+/// `ai.complete` at the endpoint.
+pub fn complete(e: &Endpoint, instructions: &str, history: &[(String, String)]) -> Result<String, String> {
+    let v = post(e, request_body(&e.model, instructions, history))?;
+    match v.pointer("/choices/0/message/content").and_then(|c| c.as_str()) {
+        Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
+        _ => Err("ai endpoint response has no choices[0].message.content".to_string()),
+    }
+}
+
+/// The chat-completions request body.
+pub fn request_body(model: &str, instructions: &str, history: &[(String, String)]) -> serde_json::Value {
+    let mut messages = vec![serde_json::json!({"role": "system", "content": instructions})];
+    for (role, text) in history {
+        let role = if role == "assistant" { "assistant" } else { "user" };
+        messages.push(serde_json::json!({"role": role, "content": text}));
+    }
+    serde_json::json!({"model": model, "messages": messages})
+}
+
+/// One chat-completions request; the answer as JSON.
+pub(super) fn post(e: &Endpoint, body: serde_json::Value) -> Result<serde_json::Value, String> {
+    post_to(&e.url, e.api_key.as_deref(), body, "ai")
+}
+
+/// One JSON POST to the AI provider (`what` names it in errors); the answer
+/// as JSON.
+fn post_to(url: &str, api_key: Option<&str>, body: serde_json::Value, what: &str) -> Result<serde_json::Value, String> {
+    static CLIENT: OnceLock<reqwest::blocking::Client> = OnceLock::new();
+    let client = CLIENT.get_or_init(|| reqwest::blocking::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().expect("the AI HTTP client builds"));
+    let mut req = client.post(url).header("content-type", "application/json");
+    if let Some(k) = api_key {
+        req = req.header("authorization", format!("Bearer {k}"));
+    }
+    let resp = match req.body(body.to_string()).send() {
+        Ok(r) if r.status().is_success() => r,
+        Ok(r) => return Err(format!("{what} endpoint answered {}", r.status().as_u16())),
+        Err(err) if err.is_timeout() => return Err(format!("{what} endpoint timed out")),
+        Err(_) => return Err(format!("{what} endpoint unreachable")),
+    };
+    let text = resp.text().map_err(|_| format!("{what} endpoint response unreadable"))?;
+    serde_json::from_str(&text).map_err(|_| format!("{what} endpoint sent invalid JSON"))
+}
+
+/// The embeddings model (`serve --ai-embeddings-model`): where vectors come
+/// from and how long they are.
+#[derive(Debug, Clone)]
+pub struct Embeddings {
+    pub url: String,
+    pub model: String,
+    pub dimensions: u32,
+    /// Sent as `dimensions` only when set explicitly (models that cannot
+    /// shorten their vectors refuse the parameter).
+    pub ask_dimensions: bool,
+    pub api_key: Option<String>,
+}
+
+pub(super) static EMBEDDINGS: OnceLock<Embeddings> = OnceLock::new();
+
+/// The dimension of vectors when `--ai-embeddings-dimensions` is not given
+/// (the native size of the common small OpenAI-compatible models).
+pub const DEFAULT_DIMENSIONS: u32 = 1536;
+
+/// The embeddings URL beside a chat-completions URL: `…/chat/completions`
+/// becomes `…/embeddings`.
+pub fn embeddings_url(chat_url: &str) -> Option<String> {
+    let base = chat_url.trim_end_matches('/').strip_suffix("/chat/completions")?;
+    Some(format!("{base}/embeddings"))
+}
+
+/// Configures the embeddings model (`serve` flags); without it retrieval is
+/// full-text only.
+pub fn configure_embeddings(url: &str, model: &str, dimensions: Option<u32>) -> &'static Embeddings {
+    let api_key = std::env::var("SWITCHBOARD_AI_API_KEY").ok().filter(|k| !k.is_empty());
+    EMBEDDINGS.get_or_init(|| Embeddings { url: url.to_string(), model: model.to_string(), dimensions: dimensions.unwrap_or(DEFAULT_DIMENSIONS), ask_dimensions: dimensions.is_some(), api_key })
+}
+
+/// The embeddings request body.
+pub fn embeddings_body(e: &Embeddings, texts: &[String]) -> serde_json::Value {
+    let mut body = serde_json::json!({"model": e.model, "input": texts});
+    if e.ask_dimensions {
+        body["dimensions"] = e.dimensions.into();
+    }
+    body
+}
+
+/// Reads an embeddings answer: `data[i].embedding` for each input, placed by
+/// `data[i].index` when given, each of the configured length.
+pub fn parse_embeddings(v: &serde_json::Value, count: usize, dimensions: u32) -> Result<Vec<Vec<f32>>, String> {
+    let data = v.get("data").and_then(|d| d.as_array()).ok_or("embeddings endpoint response has no data")?;
+    if data.len() != count {
+        return Err(format!("embeddings endpoint answered {} vectors for {count} texts", data.len()));
+    }
+    let mut out: Vec<Option<Vec<f32>>> = vec![None; count];
+    for (i, item) in data.iter().enumerate() {
+        let at = item.get("index").and_then(|x| x.as_u64()).map_or(i, |x| x as usize);
+        let vector: Vec<f32> = item
+            .get("embedding")
+            .and_then(|e| e.as_array())
+            .and_then(|e| e.iter().map(|x| x.as_f64().map(|x| x as f32)).collect())
+            .ok_or("embeddings endpoint sent an embedding that is not a list of numbers")?;
+        if vector.len() != dimensions as usize {
+            return Err(format!("embeddings endpoint answered {} dimensions, {dimensions} are configured", vector.len()));
+        }
+        match out.get_mut(at) {
+            Some(slot @ None) => *slot = Some(vector),
+            _ => return Err("embeddings endpoint sent a bad or repeated index".to_string()),
+        }
+    }
+    Ok(out.into_iter().map(|v| v.expect("every slot filled: as many items as texts, no index repeated")).collect())
+}
+
+pub(super) fn embed(e: &Embeddings, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+    if texts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let v = post_to(&e.url, e.api_key.as_deref(), embeddings_body(e, texts), "embeddings")?;
+    parse_embeddings(&v, texts.len(), e.dimensions)
+}
+
+/// The chat-completions request body with the `lookup` tool and this
+/// turn's earlier lookups (an assistant message with the tool call, then
+/// the tool's answer, each).
+pub fn request_body_with_tools(model: &str, instructions: &str, history: &[(String, String)], sources: &[ai::LookupSource], done: &[(ai::Lookup, String)]) -> serde_json::Value {
+    let mut body = request_body(model, instructions, history);
+    let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
+    let fields: Vec<String> = sources.iter().map(|s| format!("{}: {}", s.name, s.fields.join(", "))).collect();
+    body["tools"] = serde_json::json!([{
+        "type": "function",
+        "function": {
+            "name": "lookup",
+            "description": format!("Finds the rows of a structured data source whose field equals a value. Fields by source: {}.", fields.join("; ")),
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "source": {"type": "string", "enum": names},
+                    "field": {"type": "string"},
+                    "value": {"type": "string"}
+                },
+                "required": ["source", "field", "value"]
+            }
+        }
+    }]);
+    let messages = body["messages"].as_array_mut().expect("messages");
+    for (call, rows) in done {
+        let arguments = serde_json::json!({"source": call.source, "field": call.field, "value": call.value}).to_string();
+        messages.push(serde_json::json!({"role": "assistant", "content": null,
+            "tool_calls": [{"id": call.id, "type": "function", "function": {"name": "lookup", "arguments": arguments}}]}));
+        messages.push(serde_json::json!({"role": "tool", "tool_call_id": call.id, "content": rows}));
+    }
+    body
+}
+
+/// `ai.respond` at the endpoint: a reply, or a `lookup` the model asks for
+/// first.
+pub fn respond(e: &Endpoint, instructions: &str, history: &[(String, String)], sources: &[ai::LookupSource], done: &[(ai::Lookup, String)]) -> Result<ai::Answer, String> {
+    if sources.is_empty() && done.is_empty() {
+        return complete(e, instructions, history).map(ai::Answer::Text);
+    }
+    let v = post(e, request_body_with_tools(&e.model, instructions, history, sources, done))?;
+    if let Some(call) = v.pointer("/choices/0/message/tool_calls/0") {
+        let args: serde_json::Value =
+            call.pointer("/function/arguments").and_then(|a| a.as_str()).and_then(|a| serde_json::from_str(a).ok()).ok_or("ai endpoint sent a tool call without JSON arguments")?;
+        let text = |k: &str| args.get(k).and_then(|v| v.as_str()).map(String::from);
+        return match (text("source"), text("field"), text("value")) {
+            (Some(source), Some(field), Some(value)) => Ok(ai::Answer::Lookup(ai::Lookup { id: call.get("id").and_then(|i| i.as_str()).unwrap_or("call").to_string(), source, field, value })),
+            _ => Err("ai endpoint sent a lookup without source, field and value".to_string()),
+        };
+    }
+    match v.pointer("/choices/0/message/content").and_then(|c| c.as_str()) {
+        Some(s) if !s.trim().is_empty() => Ok(ai::Answer::Text(s.to_string())),
+        _ => Err("ai endpoint response has no choices[0].message.content".to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(v: &[(&str, &str)]) -> Vec<(String, String)> {
+        v.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+    }
+
+    #[test]
+    fn tool_requests_carry_the_lookup_tool_and_earlier_calls() {
+        let prices = vec![ai::LookupSource { name: "Prices".into(), fields: vec!["sku".into()] }];
+        let call = ai::Lookup { id: "c1".into(), source: "Prices".into(), field: "sku".into(), value: "B2".into() };
+        let b = request_body_with_tools("m", "be nice", &h(&[("user", "B2?")]), &prices, &[(call, "sku: B2".into())]);
+        assert_eq!(b["tools"][0]["function"]["name"], "lookup");
+        assert_eq!(b["tools"][0]["function"]["parameters"]["properties"]["source"]["enum"], serde_json::json!(["Prices"]));
+        let m = b["messages"].as_array().unwrap();
+        assert_eq!(m[2]["tool_calls"][0]["id"], "c1");
+        assert_eq!(m[3], serde_json::json!({"role": "tool", "tool_call_id": "c1", "content": "sku: B2"}));
+    }
+
+    #[test]
+    fn embeddings_requests_and_answers() {
+        assert_eq!(embeddings_url("http://h/v1/chat/completions").as_deref(), Some("http://h/v1/embeddings"));
+        assert_eq!(embeddings_url("http://h/v1/chat/completions/").as_deref(), Some("http://h/v1/embeddings"));
+        assert_eq!(embeddings_url("http://h/complete"), None);
+        let e = Embeddings { url: String::new(), model: "m".into(), dimensions: 2, ask_dimensions: false, api_key: None };
+        assert_eq!(embeddings_body(&e, &["a".into()]), serde_json::json!({"model": "m", "input": ["a"]}));
+        assert_eq!(embeddings_body(&Embeddings { ask_dimensions: true, ..e.clone() }, &[])["dimensions"], 2);
+        let answer = serde_json::json!({"data": [{"index": 1, "embedding": [0.5, 1]}, {"index": 0, "embedding": [1, 0]}]});
+        assert_eq!(parse_embeddings(&answer, 2, 2).unwrap(), vec![vec![1.0, 0.0], vec![0.5, 1.0]]);
+        assert!(parse_embeddings(&answer, 3, 2).unwrap_err().contains("2 vectors for 3"));
+        assert!(parse_embeddings(&answer, 2, 3).unwrap_err().contains("2 dimensions, 3 are configured"));
+        let repeated = serde_json::json!({"data": [{"index": 0, "embedding": [1, 0]}, {"index": 0, "embedding": [1, 0]}]});
+        assert!(parse_embeddings(&repeated, 2, 2).is_err());
+        assert!(parse_embeddings(&serde_json::json!({"data": [{"embedding": "x"}]}), 1, 2).is_err());
+    }
+
+    #[test]
+    fn request_shape() {
+        let b = request_body("m", "be nice", &h(&[("user", "hi"), ("assistant", "hello")]));
+        assert_eq!(
+            b,
+            serde_json::json!({"model": "m", "messages": [
+                {"role": "system", "content": "be nice"}, {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]})
+        );
+    }
+}
