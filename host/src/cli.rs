@@ -150,9 +150,12 @@ pub(crate) struct ServeArgs {
     /// Replace an embedded component with a wasm file (development, fault tests); repeatable.
     #[arg(long, env = "SWITCHBOARD_COMPONENT_OVERRIDE", value_name = "NAME=WASM", value_parser = name_value, value_delimiter = ',')]
     pub(crate) component_override: Vec<(String, String)>,
-    /// Refuse webhook targets that are not public addresses (set it in production).
-    #[arg(long, env = "SWITCHBOARD_WEBHOOK_PUBLIC_ONLY")]
-    pub(crate) webhook_public_only: bool,
+    /// Accept webhook targets (and plugins' hosts) on loopback, private and other non-public addresses: local development only. Without it they are refused where set and at every delivery.
+    #[arg(long, env = "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE")]
+    pub(crate) webhook_allow_private: bool,
+    /// How long the webhook delivery log (every attempt, and the events a redelivery sends) is kept.
+    #[arg(long, env = "SWITCHBOARD_WEBHOOK_LOG_RETENTION_DAYS", value_name = "DAYS", default_value_t = crate::jobs::WEBHOOK_LOG_RETENTION_DAYS, value_parser = clap::value_parser!(u32).range(1..=36_500))]
+    pub(crate) webhook_log_retention_days: u32,
     /// Serve the sandbox routes that inject inbound messages like a provider would.
     #[arg(long, env = "SWITCHBOARD_SANDBOX_ROUTES")]
     pub(crate) sandbox_routes: bool,
@@ -225,6 +228,38 @@ pub(crate) struct ServeArgs {
     pub(crate) write_node: Option<String>,
     #[command(flatten)]
     pub(crate) primary: PrimaryArgs,
+}
+
+impl ServeArgs {
+    /// The settings in force that are unsafe in production, each with what
+    /// it gives up (`serve` names them in one line at start). `public_url`
+    /// is the URL the service is reached at (`--public-url`, else
+    /// `http://LISTEN`).
+    pub(crate) fn unsafe_settings(&self, public_url: &str) -> Vec<&'static str> {
+        let mut found = Vec::new();
+        if self.webhook_allow_private {
+            found.push("--webhook-allow-private (webhook targets and plugin hosts may be loopback or private-network addresses)");
+        }
+        if self.rate_limit_key == 0 {
+            found.push("--rate-limit-key 0 (no rate limit per API key)");
+        }
+        if self.rate_limit_business == 0 {
+            found.push("--rate-limit-business 0 (no rate limit per business)");
+        }
+        if self.max_in_flight == 0 {
+            found.push("--max-in-flight 0 (no load shedding)");
+        }
+        if self.sandbox_routes {
+            found.push("--sandbox-routes (a key with a channel's write scope can inject inbound messages)");
+        }
+        if !self.component_override.is_empty() {
+            found.push("--component-override (embedded components replaced by wasm files)");
+        }
+        if !public_url.starts_with("https://") {
+            found.push("console session cookies without Secure (--public-url is not https://)");
+        }
+        found
+    }
 }
 
 /// Where the database lives: the data dir's file, or a libSQL server

@@ -95,11 +95,12 @@ fn serve(args: ServeArgs) -> Result<()> {
     let db = db::Db::open_storage(&args.data_dir, durability, &args.primary.storage("serve"))?;
     metrics::install();
     let public_url = args.public_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
+    let unsafe_settings = args.unsafe_settings(&public_url);
     // For the setup links of `admin user create` on this data dir.
     let _ = std::fs::write(args.data_dir.join(admin::users::SERVED_URL_FILE), &public_url);
     switchboard_runtime::recording_links::configure(switchboard_runtime::recording_links::load_secret(&db).context("the recording link secret")?, &public_url, args.recording_link_ttl_ms);
     let overrides: Vec<(String, PathBuf)> = args.component_override.iter().map(|(n, p)| (n.clone(), PathBuf::from(p))).collect();
-    let mut outbound = engine::OutboundPolicy { public_only: args.webhook_public_only, timeout: Duration::from_millis(args.webhook_timeout_ms), ..Default::default() };
+    let mut outbound = engine::OutboundPolicy { public_only: !args.webhook_allow_private, timeout: Duration::from_millis(args.webhook_timeout_ms), ..Default::default() };
     if let Some(Delays(list)) = args.webhook_retry_delays_ms {
         outbound.retry_delays_ms = list;
     }
@@ -127,7 +128,7 @@ fn serve(args: ServeArgs) -> Result<()> {
     if backfill > 0 {
         logging::line("info", &format!("embedding the passages of {backfill} data sources (data-sources.embed jobs)"));
     }
-    let plugins = plugins::Registry::start(args.plugin_dir.clone(), &args.data_dir.join("cache"), args.webhook_public_only).context("loading plugins")?;
+    let plugins = plugins::Registry::start(args.plugin_dir.clone(), &args.data_dir.join("cache"), !args.webhook_allow_private).context("loading plugins")?;
     let components = engine::Components::load(
         &args.data_dir.join("cache"),
         &overrides,
@@ -156,7 +157,11 @@ fn serve(args: ServeArgs) -> Result<()> {
         write_node: args.write_node.clone(),
         secure_cookies: public_url.starts_with("https://"),
         limits: limits::Settings { per_key_per_second: args.rate_limit_key, per_business_per_second: args.rate_limit_business, max_in_flight: args.max_in_flight },
+        webhook_log_retention: Duration::from_secs(u64::from(args.webhook_log_retention_days) * 24 * 3600),
     };
+    if !unsafe_settings.is_empty() {
+        logging::line("warn", &format!("unsafe settings in force: {}", unsafe_settings.join("; ")));
+    }
     if let Some(file) = &args.pid_file {
         std::fs::write(file, format!("{}\n", std::process::id())).with_context(|| format!("--pid-file {}", file.display()))?;
     }

@@ -47,10 +47,12 @@ pub struct Settings {
     pub write_node: Option<String>,
     /// Console cookies are `Secure` (the public URL is https).
     pub secure_cookies: bool,
+    /// How long the webhook delivery log is kept (`--webhook-log-retention-days`).
+    pub webhook_log_retention: Duration,
 }
 
 pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
-    let Settings { addr, upload_sweep_after, shutdown_timeout, runner, limits, metrics_listen, write_node, secure_cookies } = settings;
+    let Settings { addr, upload_sweep_after, shutdown_timeout, runner, limits, metrics_listen, write_node, secure_cookies, webhook_log_retention } = settings;
     let write_node = write_node.map(|url| crate::write_node::WriteNode::new(&url, app.db.freshness())).transpose()?;
     let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("--listen {addr}: {e}"))?;
     let local = listener.local_addr()?;
@@ -89,6 +91,7 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
                     crate::pipeline::purge_expired_idempotency(&j.app.db);
                     crate::plugins::pushed::purge(&j.app.db);
                     crate::jobs::purge_finished(&j.app.db, crate::clock::now_ms());
+                    crate::jobs::purge_webhook_log(&j.app.db, crate::clock::now_ms(), webhook_log_retention);
                 }
                 crate::staging::sweep(&j.app.db, upload_sweep_after);
                 j.limits.forget_idle();
@@ -488,9 +491,9 @@ fn target_failure(refusal: crate::outbound::TargetRefusal) -> Failure {
     let (code, message) = match refusal {
         TargetRefusal::NotPublic => (
             "webhook_target_not_public",
-            "callbackUrl must be a public address: this server refuses loopback, private, link-local, documentation and other special-purpose addresses (--webhook-public-only), also when a name resolves to one",
+            "callbackUrl must be a public address: this server refuses loopback, private, link-local, documentation and other special-purpose addresses and the name localhost, also when a name resolves to one (serve --webhook-allow-private accepts them, for local development)",
         ),
-        TargetRefusal::Unresolvable => ("webhook_target_unresolvable", "callbackUrl's host does not resolve, so it cannot be checked to be a public address (--webhook-public-only)"),
+        TargetRefusal::Unresolvable => ("webhook_target_unresolvable", "callbackUrl's host does not resolve, so it cannot be checked to be a public address (serve --webhook-allow-private skips the check, for local development)"),
     };
     let mut failure = Failure::validation(code, message);
     failure.details = vec![switchboard_gateway::validate::Violation { field: "callbackUrl".into(), rule: "publicTarget", message: message.into() }];

@@ -40,7 +40,8 @@ fn help_and_version_on_every_command() {
         "SWITCHBOARD_DATA_DIR",
         "SWITCHBOARD_REQUEST_TIMEOUT_MS",
         "SWITCHBOARD_SHUTDOWN_TIMEOUT_MS",
-        "SWITCHBOARD_WEBHOOK_PUBLIC_ONLY",
+        "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE",
+        "SWITCHBOARD_WEBHOOK_LOG_RETENTION_DAYS",
         "SWITCHBOARD_JOB_CONCURRENCY",
         "SWITCHBOARD_DURABILITY",
     ] {
@@ -70,6 +71,8 @@ fn stray_arguments_unknown_flags_and_bad_settings_are_refused_before_start() {
     refused(&["serve", "--webhook-retry-delays-ms", ""], "--webhook-retry-delays-ms");
     refused(&["serve", "--webhook-retry-delays-ms", "10,x"], "--webhook-retry-delays-ms");
     refused(&["serve", "--job-concurrency", "0"], "--job-concurrency");
+    refused(&["serve", "--webhook-log-retention-days", "0"], "--webhook-log-retention-days");
+    refused(&["serve", "--webhook-public-only"], "--webhook-public-only");
     refused(&["serve", "--durability", "maybe"], "--durability");
     refused(&["serve", "--ai-endpoint", "http://127.0.0.1:1/v1"], "--ai-model");
     refused(&["serve", "--ai-endpoint", "not a url", "--ai-model", "m"], "--ai-endpoint");
@@ -140,4 +143,33 @@ fn a_pid_file_names_the_server_until_it_stops() {
     assert_eq!(written.trim(), s.child.id().to_string());
     assert!(s.terminate().success());
     assert!(!pid_file.exists(), "a graceful stop removes it");
+}
+
+/// One `warn` line at start names every unsafe setting in force, and a
+/// server on safe settings (https public URL, the secure defaults) logs none.
+#[test]
+fn serve_names_the_unsafe_settings_in_force_in_one_line_at_start() {
+    let dir = DataDir::new();
+    let log = dir.0.join("unsafe.log");
+    let mut s = Server::start_logged(&dir.0, &["--rate-limit-key", "0", "--max-in-flight", "0", "--sandbox-routes"], &log);
+    let text = log_containing(&log, "unsafe settings in force");
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("unsafe settings in force")).collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    let line: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(line["level"], "WARN", "{line}");
+    let message = line["message"].as_str().unwrap();
+    for named in ["--webhook-allow-private", "--rate-limit-key 0", "--max-in-flight 0", "--sandbox-routes", "without Secure"] {
+        assert!(message.contains(named), "names {named}: {message}");
+    }
+    for safe in ["--rate-limit-business", "--component-override"] {
+        assert!(!message.contains(safe), "{safe} is not in force: {message}");
+    }
+    s.terminate();
+
+    let log = dir.0.join("safe.log");
+    let mut s = Server::start_logged(&dir.0, &[SECURE_DEFAULT, "--public-url", "https://api.example.com"], &log);
+    s.terminate();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("listening on"), "{text}");
+    assert!(!text.contains("unsafe settings"), "{text}");
 }

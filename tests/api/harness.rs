@@ -38,6 +38,15 @@ pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// Passed to every server the harness starts: the tests' webhook receivers
+/// and fake provider APIs listen on 127.0.0.1, which a server refuses as a
+/// target by default.
+pub const ALLOW_PRIVATE: &str = "--webhook-allow-private";
+
+/// Put among a server's flags to start it without [`ALLOW_PRIVATE`], on
+/// the secure default (this marker itself is not passed on).
+pub const SECURE_DEFAULT: &str = "(without --webhook-allow-private)";
+
 /// A running server; stopped (by pid) on drop.
 pub struct Server {
     pub child: Child,
@@ -76,11 +85,14 @@ impl Server {
     /// Starts the server from `command` (the binary itself, or a shell that
     /// execs it, e.g. to close a descriptor first), its stderr as given.
     /// A `--listen ADDR` in `extra` (the last flag wins) keeps a port: a
-    /// node restarted where its clients expect it.
+    /// node restarted where its clients expect it. The server gets
+    /// [`ALLOW_PRIVATE`] unless `extra` holds [`SECURE_DEFAULT`].
     pub fn spawn_command(mut command: Command, dir: &Path, extra: &[&str], stderr: Stdio) -> Server {
         let listen = extra.windows(2).filter(|w| w[0] == "--listen").map(|w| w[1].to_string()).next_back();
         let addr = listen.unwrap_or_else(|| format!("127.0.0.1:{}", free_port()));
-        let child = command.args(["serve", "--listen", &addr, "--data-dir"]).arg(dir).args(extra).stdout(Stdio::null()).stderr(stderr).spawn().expect("start switchboard");
+        let allow: &[&str] = if extra.contains(&SECURE_DEFAULT) { &[] } else { &[ALLOW_PRIVATE] };
+        let extra = extra.iter().filter(|f| **f != SECURE_DEFAULT);
+        let child = command.args(["serve", "--listen", &addr, "--data-dir"]).arg(dir).args(allow).args(extra).stdout(Stdio::null()).stderr(stderr).spawn().expect("start switchboard");
         Self::attach(child, format!("http://{addr}"), dir)
     }
 

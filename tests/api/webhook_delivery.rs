@@ -146,19 +146,21 @@ fn a_receiver_down_and_a_killed_service_lose_nothing() {
     }
 }
 
-/// `--webhook-public-only`: a special-purpose target is refused where it is
-/// set (create and PATCH, IP literals in every embedding form and names that
-/// resolve to one), and a subscription made before the policy was switched
-/// on gets nothing delivered to its loopback receiver: the attempt is
-/// recorded as refused.
+/// The secure default (no `--webhook-allow-private`): a special-purpose
+/// target is refused where it is set (create and PATCH, IP literals in
+/// every embedding form, `localhost` and names under it, names that resolve
+/// to one), and subscriptions made while a server allowed private targets
+/// get nothing delivered to their loopback receiver, neither by address nor
+/// by a name that resolves to it: each attempt is recorded as refused.
 #[test]
-fn public_only_refuses_special_purpose_targets_where_set_and_where_used() {
+fn by_default_private_targets_are_refused_where_set_and_where_used() {
     let c = setup(&[]);
     let rx = Receiver::start();
-    let (old_sub, _) = c.subscribe(&rx.url());
+    let (by_address, _) = c.subscribe(&rx.url());
+    let (by_name, _) = c.subscribe(&format!("http://localhost:{}/hook", rx.port));
     drop(c.s);
     let mut args: Vec<&str> = FAST.to_vec();
-    args.push("--webhook-public-only");
+    args.push(SECURE_DEFAULT);
     let s = Server::start_with(&c.dir.0, &args);
     let create = |url: &str| {
         s.as_key(&c.t.key).post(
@@ -170,6 +172,14 @@ fn public_only_refuses_special_purpose_targets_where_set_and_where_used() {
     for url in [
         rx.url(),
         "http://localhost:9/hook".to_string(),
+        "http://LOCALHOST./hook".into(),
+        "https://hooks.localhost/hook".into(),
+        "http://10.1.2.3/hook".into(),
+        "http://192.168.1.10:8080/hook".into(),
+        "http://169.254.169.254/latest/meta-data".into(),
+        "https://[::1]/hook".into(),
+        "https://[fd00::1]/hook".into(),
+        "https://[fe80::1]/hook".into(),
         "https://[64:ff9b::7f00:1]/hook".into(),
         "https://[::ffff:127.0.0.1]/hook".into(),
         "https://[::ffff:7f00:1]/hook".into(),
@@ -185,9 +195,11 @@ fn public_only_refuses_special_purpose_targets_where_set_and_where_used() {
         r.assert_failure(400, "validation");
         assert_eq!(r.code(), "webhook_target_not_public", "{url}: {}", r.text);
         assert_eq!(r.body["error"]["details"][0]["field"], "callbackUrl");
+        assert!(r.body["error"]["message"].as_str().unwrap().contains("--webhook-allow-private"), "the refusal says how to allow it: {}", r.text);
     }
     let r = create("https://no-such-host.invalid/hook");
     assert_eq!(r.code(), "webhook_target_unresolvable", "{}", r.text);
+    assert_eq!(r.body["error"]["details"][0]["field"], "callbackUrl");
     // A public target is taken; moving it to a private one is refused and
     // leaves it as it was.
     let public = create("https://93.184.215.14/hook");
@@ -196,16 +208,22 @@ fn public_only_refuses_special_purpose_targets_where_set_and_where_used() {
     assert_eq!(r.code(), "webhook_target_not_public", "{}", r.text);
     let listed = s.as_key(&c.t.key).get(&format!("{SUBS}?businessId={}", c.t.business));
     assert!(listed.text.contains("https://93.184.215.14/hook") && !listed.text.contains("127.0.0.1:9"), "{}", listed.text);
-    assert_eq!(sql(&c.dir.0, "SELECT count(*) FROM webhook_subscriptions").trim(), "2", "nothing refused was stored");
+    assert_eq!(sql(&c.dir.0, "SELECT count(*) FROM webhook_subscriptions").trim(), "3", "nothing refused was stored");
 
-    // Where used: the subscription made before the policy holds a loopback
-    // target; its delivery attempt is refused and the receiver hears nothing.
+    // Where used: the subscriptions made before hold a loopback target, by
+    // address and by a name that resolves to it; each delivery attempt is
+    // refused before it connects, and the receiver hears nothing.
     inbound(&c.dir.0, "+15550009009", "to a private receiver");
-    let error = poll("a refused attempt", || {
-        let e = sql(&c.dir.0, &format!("SELECT error FROM webhook_attempts WHERE subscription_id = '{old_sub}'"));
-        (!e.trim().is_empty()).then_some(e)
-    });
-    assert!(error.contains("not a public address"), "{error}");
+    for old in [&by_address, &by_name] {
+        let error = poll("a refused attempt", || {
+            let e = sql(&c.dir.0, &format!("SELECT error FROM webhook_attempts WHERE subscription_id = '{old}'"));
+            (!e.trim().is_empty()).then_some(e)
+        });
+        assert!(error.contains("not a public address") && error.contains("--webhook-allow-private"), "{error}");
+    }
+    let log = s.as_key(&c.t.key).get(&format!("{SUBS}/{by_name}/deliveries?businessId={}", c.t.business));
+    let attempt = &log.assert_ok(200)["attempts"][0];
+    assert_eq!((attempt["outcome"].as_str(), &attempt["statusCode"]), (Some("failed"), &Value::Null), "{attempt}");
     assert!(rx.got().is_empty());
 }
 
@@ -286,4 +304,62 @@ fn the_delivery_log_lists_attempts_and_an_event_is_redelivered_on_demand() {
     c.s.as_key(&c.t.key).send("DELETE", &format!("{SUBS}/{sub}?businessId={}", c.t.business), None).assert_ok(200);
     assert_eq!(c.s.as_key(&c.t.key).get(&log_path("")).data()["attempts"].as_array().unwrap().len(), 3);
     assert_eq!(redeliver(&c.t.key, &event).assert_failure(409, "conflict").code(), "subscription_revoked");
+}
+
+/// Moves the logged attempts of `event` `days` into the past, as if they
+/// had been made then: their uuid v7 ids (which carry the time the purge
+/// goes by) and `attemptedAt`. The server must be stopped.
+fn age_attempts(dir: &Path, event: &str, days: i64) {
+    let script = r"import datetime, sqlite3, sys
+c = sqlite3.connect(sys.argv[1]); event = sys.argv[2]; days = int(sys.argv[3])
+for (old,) in c.execute('SELECT id FROM webhook_attempts WHERE event_id = ?', (event,)).fetchall():
+    ms = int(old[:8] + old[9:13], 16) - days * 86400000
+    new = '%08x-%04x' % (ms >> 16, ms & 0xffff) + old[13:]
+    at = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3] + 'Z'
+    c.execute('UPDATE webhook_attempts SET id = ?, attempted_at = ? WHERE id = ?', (new, at, old))
+c.commit()";
+    let out = std::process::Command::new("python3").arg("-c").arg(script).arg(dir.join("switchboard.db")).arg(event).arg(days.to_string()).output().expect("python3");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Retention: the delivery log's attempts go after 30 days by default (the
+/// purge runs at start and every hour), `--webhook-log-retention-days`
+/// sets another, and a redelivery of an event whose log went is a 404
+/// that says the log may have been purged.
+#[test]
+fn the_delivery_log_is_purged_after_its_retention_and_a_purged_event_is_a_clear_404() {
+    let c = setup(&[]);
+    let rx = Receiver::start();
+    let (sub, _) = c.subscribe(&rx.url());
+    let old = inbound(&c.dir.0, "+15550009020", "a month ago");
+    let recent = inbound(&c.dir.0, "+15550009021", "last month");
+    rx.wait_for(2);
+    let logged = |event: &str| sql(&c.dir.0, &format!("SELECT count(*) FROM webhook_attempts WHERE event_id = '{event}'")).trim().to_string();
+    poll("both attempts logged", || (logged(&old) == "1" && logged(&recent) == "1").then_some(()));
+    drop(c.s);
+    age_attempts(&c.dir.0, &old, 31);
+    age_attempts(&c.dir.0, &recent, 29);
+
+    // The default retention: 30 days.
+    let s = Server::start_with(&c.dir.0, FAST);
+    poll("the 31-day-old attempt purged at start", || (logged(&old) == "0").then_some(()));
+    assert_eq!(logged(&recent), "1", "a 29-day-old attempt is kept");
+    let redeliver = |s: &Server, event: &str| s.as_key(&c.t.key).post(&format!("{SUBS}/{sub}/redeliver"), &json!({"businessId": c.t.business, "eventId": event}));
+    let r = redeliver(&s, &old);
+    assert_eq!(r.assert_failure(404, "not_found").code(), "event_not_found");
+    let message = r.body["error"]["message"].as_str().unwrap();
+    assert!(message.contains(&old) && message.contains("purged") && message.contains("retention"), "{message}");
+    let log = s.as_key(&c.t.key).get(&format!("{SUBS}/{sub}/deliveries?businessId={}", c.t.business));
+    let attempts = log.assert_ok(200)["attempts"].as_array().unwrap().clone();
+    assert_eq!(attempts.len(), 1, "{attempts:?}");
+    assert_eq!(attempts[0]["eventId"], json!(recent));
+    drop(s);
+
+    // A shorter one, set by the operator.
+    let mut args = FAST.to_vec();
+    args.extend(["--webhook-log-retention-days", "7"]);
+    let s = Server::start_with(&c.dir.0, &args);
+    poll("the 29-day-old attempt purged at start", || (logged(&recent) == "0").then_some(()));
+    assert_eq!(redeliver(&s, &recent).assert_failure(404, "not_found").code(), "event_not_found");
+    assert_eq!(rx.got().len(), 2, "nothing was sent again");
 }

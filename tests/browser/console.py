@@ -486,7 +486,9 @@ def main():
         f.write("\n[settings.api-token]\nsecret = true\nrequired = true\n")
     DATA_DIR.append(data)
     server = subprocess.Popen([BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data, "--plugin-dir", plugins,
-                               "--carrier-setting", "step-delay-ms=10", "--campaign-minute-ms", "1000", "--sandbox-routes"], stderr=subprocess.DEVNULL)
+                               "--carrier-setting", "step-delay-ms=10", "--campaign-minute-ms", "1000", "--sandbox-routes",
+                               # The webhook receiver is on loopback.
+                               "--webhook-allow-private"], stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 60
         while True:

@@ -9,7 +9,10 @@
 //! is what a redelivery sends: the same `eventId` and body, signed with the
 //! subscription's current secret, `retryNumber` one past the event's last
 //! attempt, on a fresh retry schedule, after the subscription's earlier
-//! deliveries (its delivery lane keeps their order).
+//! deliveries (its delivery lane keeps their order). The host purges the
+//! log after its retention (`serve --webhook-log-retention-days`, 30 by
+//! default): an event whose first attempt went is then `404
+//! event_not_found`, like one never sent.
 
 use serde::Deserialize;
 use serde_json::{json, Value as J};
@@ -88,7 +91,15 @@ pub fn redeliver(req: &Request) -> HResult<Success> {
         &[biz.into(), id.into(), body.event_id.as_str().into()],
     )?
     else {
-        return Err(fail::not_found("event_not_found", format!("no delivery of event `{}` to this subscription is in its log", body.event_id.chars().take(80).collect::<String>())));
+        // Never sent to this subscription, or its log was purged (the
+        // host's retention, `serve --webhook-log-retention-days`).
+        return Err(fail::not_found(
+            "event_not_found",
+            format!(
+                "no delivery of event `{}` to this subscription is in its log: it was never sent to it, or its log was purged after the server's retention (30 days unless the operator set another)",
+                body.event_id.chars().take(80).collect::<String>()
+            ),
+        ));
     };
     let payload: J = serde_json::from_str(&event.text(0)).map_err(|_| fail::internal("logged_event_unreadable", "a logged event could not be read"))?;
     let next = event.int(1) as u64 + 1;

@@ -182,3 +182,33 @@ fn businesses_take_turns_and_one_business_cannot_take_every_slot() {
     drop(db);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_webhook_log_goes_after_its_retention_and_nothing_newer_does() {
+    let (db, dir) = temp_db();
+    let now = crate::clock::now_ms();
+    let retention = Duration::from_secs(u64::from(WEBHOOK_LOG_RETENTION_DAYS) * 24 * 3600);
+    let cutoff = now - retention.as_millis() as i64;
+    // A uuid v7 of the millisecond `ms`, as the `ids` import makes them.
+    let v7 = |ms: i64| uuid::Uuid::new_v7(uuid::Timestamp::from_unix(uuid::NoContext, (ms / 1000) as u64, ((ms % 1000) * 1_000_000) as u32)).to_string();
+    // More old attempts than one batch, the last millisecond before the
+    // cutoff, the cutoff's own millisecond, and a fresh one.
+    let mut rows: Vec<(String, &str)> = (0..PURGE_BATCH + 100).map(|n| (v7(cutoff - 1_000 - n), "old")).collect();
+    rows.push((v7(cutoff - 1), "last-old"));
+    rows.push((v7(cutoff), "at-cutoff"));
+    rows.push((v7(now), "new"));
+    let c = db.conn().unwrap();
+    c.execute_many(
+        "INSERT INTO webhook_attempts (id, business_id, subscription_id, event_id, retry_number, attempted_at) VALUES (?1, 'b', 's', ?2, 0, 'x')",
+        rows.iter().map(|(id, event)| vec![SqlValue::Text(id.clone()), SqlValue::Text((*event).into())]).collect(),
+    )
+    .unwrap();
+    assert_eq!(purge_webhook_log(&db, now, retention), PURGE_BATCH as u64 + 101);
+    let left: Vec<String> = db::query_rows(&c, "SELECT event_id FROM webhook_attempts ORDER BY id", vec![]).unwrap().iter().map(|r| db::text(&r[0])).collect();
+    assert_eq!(left, vec!["at-cutoff", "new"]);
+    // A shorter retention takes what the longer one kept.
+    assert_eq!(purge_webhook_log(&db, now, Duration::from_secs(3600)), 1);
+    drop(c);
+    drop(db);
+    let _ = std::fs::remove_dir_all(dir);
+}

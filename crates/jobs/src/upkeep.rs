@@ -1,5 +1,6 @@
-//! What keeps the jobs table small and visible: finished jobs purged after
-//! their retention, the queue gauges of a scrape.
+//! What keeps the tables that grow with every job small and visible:
+//! finished jobs purged after their retention, the webhook delivery log
+//! after its own, the queue gauges of a scrape.
 
 use super::*;
 
@@ -96,4 +97,52 @@ pub fn purge_finished(db: &Db, now_ms: i64) -> u64 {
         }
     }
     purged
+}
+
+/// The default of `serve --webhook-log-retention-days`: how long the
+/// webhook delivery log (`webhook_attempts`: every attempt, and the event a
+/// redelivery sends) is kept.
+pub const WEBHOOK_LOG_RETENTION_DAYS: u32 = 30;
+
+/// Deletes the webhook delivery log's attempts made before `retention`
+/// (by their uuid v7 ids, which carry the time they were recorded: the
+/// primary key's index finds them, oldest first), a batch per short write
+/// transaction. An event whose first attempt went can no longer be
+/// redelivered (`404 event_not_found`). Returns how many attempts went.
+pub fn purge_webhook_log(db: &Db, now_ms: i64, retention: Duration) -> u64 {
+    let cutoff = SqlValue::Text(v7_floor(now_ms - retention.as_millis() as i64));
+    let mut purged = 0;
+    loop {
+        let picked = db.read_conn().and_then(|c| db::query_rows(&c, "SELECT id FROM webhook_attempts WHERE id < ?1 ORDER BY id LIMIT ?2", vec![cutoff.clone(), SqlValue::Integer(PURGE_BATCH)]));
+        let ids: Vec<Vec<SqlValue>> = match picked {
+            Ok(rows) => rows,
+            Err(e) => {
+                crate::logging::line("warn", &format!("purging the webhook delivery log failed: {e}"));
+                return purged;
+            }
+        };
+        if ids.is_empty() {
+            return purged;
+        }
+        let Some(mut gate) = db.write_gate(Duration::from_secs(5)) else { return purged };
+        let found = ids.len();
+        match gate.transaction(|c| Ok(c.execute_many("DELETE FROM webhook_attempts WHERE id = ?1", ids)?)) {
+            Ok(n) => purged += n,
+            Err(e) => {
+                crate::logging::line("warn", &format!("purging the webhook delivery log failed: {e}"));
+                return purged;
+            }
+        }
+        if found < PURGE_BATCH as usize {
+            return purged;
+        }
+    }
+}
+
+/// The smallest uuid v7 of the millisecond `ms`, as text: every v7 id made
+/// before that millisecond sorts below it (the first 48 bits are the time,
+/// in lowercase hex like the ids).
+fn v7_floor(ms: i64) -> String {
+    let ms = ms.max(0) as u64;
+    format!("{:08x}-{:04x}-7000-8000-000000000000", ms >> 16, ms & 0xffff)
 }

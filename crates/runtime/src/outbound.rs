@@ -1,14 +1,16 @@
 //! Outbound HTTP through `reqwest`: webhook deliveries and the public-target
-//! policy (`serve --webhook-public-only`).
+//! policy, in force unless `serve --webhook-allow-private` (local
+//! development) turns it off.
 //!
 //! Under the policy a target must be public by the IANA special-purpose
 //! registries (`is_public`). It is judged twice: where it is set (the
-//! subscription's create and PATCH, `check_target`, before the write) and
-//! where it is used: the client's resolver judges every address a name
-//! resolves to and hands exactly those to the connector, so a delivery
-//! connects to an address that was checked. A rebinding name gets no second
-//! resolution to slip 127.0.0.1 in. IP literals are judged before sending
-//! (a client does not resolve them).
+//! subscription's create and PATCH, `check_target`, before the write: the
+//! name `localhost` or one under `.localhost` at once, any other name by
+//! what it resolves to) and where it is used: the client's resolver judges
+//! every address a name resolves to and hands exactly those to the
+//! connector, so a delivery connects to an address that was checked. A
+//! rebinding name gets no second resolution to slip 127.0.0.1 in. IP
+//! literals are judged before sending (a client does not resolve them).
 //!
 //! Of a response only the status counts; up to 64 KiB of its body are read
 //! and dropped so the connection can be reused. Nothing about the request
@@ -29,7 +31,7 @@ const DRAIN_RESPONSE_BYTES: u64 = 64 << 10;
 /// How long the check where a target is set may wait for DNS.
 const RESOLVE_WAIT: Duration = Duration::from_secs(3);
 
-const NOT_PUBLIC: &str = "callback target is not a public address (serve --webhook-public-only)";
+const NOT_PUBLIC: &str = "callback target is not a public address (serve --webhook-allow-private accepts it, for local development)";
 
 fn client(policy: &OutboundPolicy) -> &reqwest::blocking::Client {
     policy.client.get_or_init(|| {
@@ -144,7 +146,9 @@ pub enum TargetRefusal {
 }
 
 /// The check where a target is set (public-only policy): an IP literal is
-/// judged as is, a name by every address it resolves to now.
+/// judged as is, `localhost` and names under it (RFC 6761: loopback
+/// wherever they resolve) are refused, another name is judged by every
+/// address it resolves to now.
 pub async fn check_target(url: &str) -> Result<(), TargetRefusal> {
     // The operation's schema already requires an absolute https/http URL.
     let Ok(parsed) = url::Url::parse(url) else { return Err(TargetRefusal::Unresolvable) };
@@ -152,6 +156,10 @@ pub async fn check_target(url: &str) -> Result<(), TargetRefusal> {
         return if is_public(ip) { Ok(()) } else { Err(TargetRefusal::NotPublic) };
     }
     let Some(host) = parsed.host_str() else { return Err(TargetRefusal::Unresolvable) };
+    let name = host.trim_end_matches('.').to_ascii_lowercase();
+    if name == "localhost" || name.ends_with(".localhost") {
+        return Err(TargetRefusal::NotPublic);
+    }
     let addrs: Vec<IpAddr> = match tokio::time::timeout(RESOLVE_WAIT, tokio::net::lookup_host((host, 0))).await {
         Ok(Ok(addrs)) => addrs.map(|a| a.ip()).collect(),
         _ => return Err(TargetRefusal::Unresolvable),
@@ -287,7 +295,7 @@ mod tests {
     #[test]
     fn deliveries_to_one_receiver_reuse_a_connection() {
         let (url, connections) = keep_alive_receiver();
-        let policy = OutboundPolicy::default();
+        let policy = OutboundPolicy { public_only: false, ..Default::default() };
         for i in 0..5 {
             assert_eq!(post(&policy, &url, &[("content-type".into(), "application/json".into())], &format!("{{\"n\":{i}}}")), Ok(200));
         }
@@ -344,16 +352,34 @@ mod tests {
     }
 
     #[test]
+    fn the_default_policy_is_public_only() {
+        assert!(OutboundPolicy::default().public_only);
+    }
+
+    /// The resolver a delivery connects through: a name that resolves to
+    /// loopback (here from /etc/hosts, as a rebinding name would from DNS)
+    /// gives the connector no address at all.
+    #[test]
+    fn the_resolver_refuses_a_name_that_resolves_to_a_private_address() {
+        use reqwest::dns::Resolve;
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let refused = rt.block_on(PublicOnly.resolve("localhost".parse().unwrap())).err().expect("localhost gave no address");
+        assert!(refused.is::<NotPublicError>(), "{refused}");
+    }
+
+    #[test]
     fn a_public_only_client_never_connects_to_a_name_that_resolves_to_loopback() {
         let (url, connections) = keep_alive_receiver();
         let port = url::Url::parse(&url).unwrap().port().unwrap();
-        let policy = OutboundPolicy { public_only: true, ..Default::default() };
+        let policy = OutboundPolicy::default();
         for target in [format!("http://localhost:{port}/hook"), url.clone(), format!("http://[::ffff:127.0.0.1]:{port}/hook")] {
             assert_eq!(post(&policy, &target, &[], "{}"), Err(NOT_PUBLIC.to_string()), "{target}");
         }
         assert_eq!(connections.load(Ordering::SeqCst), 0, "nothing reached the receiver");
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        assert_eq!(rt.block_on(check_target(&format!("http://localhost:{port}/x"))), Err(TargetRefusal::NotPublic));
+        for name in ["localhost", "LocalHost.", "api.localhost", "no-such-name.localhost"] {
+            assert_eq!(rt.block_on(check_target(&format!("http://{name}:{port}/x"))), Err(TargetRefusal::NotPublic), "{name}");
+        }
         assert_eq!(rt.block_on(check_target("https://[64:ff9b::7f00:1]/x")), Err(TargetRefusal::NotPublic));
         assert_eq!(rt.block_on(check_target("https://93.184.215.14/x")), Ok(()));
         assert_eq!(rt.block_on(check_target("https://no-such-host.invalid/x")), Err(TargetRefusal::Unresolvable));

@@ -221,7 +221,8 @@ impl Operation {
     }
 
     /// Top-level body fields naming a URL the service will call out to. Under
-    /// a public-only outbound policy the host judges them before the write.
+    /// the public-only outbound policy (the default, unless `serve
+    /// --webhook-allow-private`) the host judges them before the write.
     pub fn outbound_url_fields(&self) -> &'static [&'static str] {
         match self.id {
             "createWebhookSubscription" | "updateWebhookSubscription" => &["callbackUrl"],

@@ -117,7 +117,8 @@ pub fn pooling(instances: u32, max_memory: usize) -> InstanceAllocationStrategy 
 pub struct OutboundPolicy {
     pub timeout: Duration,
     pub retry_delays_ms: Vec<u64>,
-    /// Refuse loopback, private, link-local and other non-public targets.
+    /// Refuse loopback, private, link-local and other non-public targets
+    /// (the default; `serve --webhook-allow-private` turns it off).
     pub public_only: bool,
     /// The HTTP client, built on first use (after the flags set `timeout`)
     /// and shared, so deliveries to one receiver reuse kept-alive
@@ -130,7 +131,7 @@ impl Default for OutboundPolicy {
         // 10 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, 24 h:
         // eleven retries over about 2 days 4 hours.
         let minutes = [0.17, 0.5, 2.0, 10.0, 30.0, 60.0, 120.0, 240.0, 480.0, 720.0, 1440.0];
-        OutboundPolicy { timeout: Duration::from_secs(10), retry_delays_ms: minutes.iter().map(|m| (m * 60_000.0) as u64).collect(), public_only: false, client: std::sync::OnceLock::new() }
+        OutboundPolicy { timeout: Duration::from_secs(10), retry_delays_ms: minutes.iter().map(|m| (m * 60_000.0) as u64).collect(), public_only: true, client: std::sync::OnceLock::new() }
     }
 }
 
@@ -163,7 +164,7 @@ impl Components {
     /// Compiles the embedded components; `overrides` replaces one by name
     /// with a wasm file (development, fault tests, a patched build, a real
     /// provider adapter). `provider_settings` reach the provider components.
-    /// Outbound targets must be public addresses (`--webhook-public-only`).
+    /// Outbound targets must be public addresses (unless `--webhook-allow-private`).
     pub fn public_only(&self) -> bool {
         self.outbound.public_only
     }

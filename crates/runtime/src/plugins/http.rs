@@ -1,9 +1,10 @@
 //! `provider-http`: a plugin's only way out. A request goes only to a host
 //! its manifest names (`allowed_hosts`: `name` allows the scheme's default
 //! port, `name:port` that port), never to an IP literal, under the
-//! outbound address rules of `serve` (with `--webhook-public-only` every
-//! address a name resolves to must be public: the same resolver as webhook
-//! deliveries, so a rebinding name cannot slip a private address in), with
+//! outbound address rules of `serve` (unless `--webhook-allow-private`,
+//! every address a name resolves to must be public: the same resolver as
+//! webhook deliveries, so a rebinding name cannot slip a private address
+//! in), with
 //! no redirects followed, within what is left of the call's time limit.
 //! Request bodies are capped at [`MAX_REQUEST_BYTES`], response bodies cut at
 //! [`MAX_RESPONSE_BYTES`]. Nothing of a request (it carries tokens) is

@@ -38,7 +38,8 @@ pub struct Loaded {
 pub struct Registry {
     /// None without `--plugin-dir`: no plugin engine, pool or ticker is made.
     source: Option<Source>,
-    /// The outbound address rules of `serve` (`--webhook-public-only`).
+    /// The outbound address rules of `serve`: public addresses only, unless
+    /// `--webhook-allow-private`.
     public_only: bool,
     current: RwLock<Arc<HashMap<String, Arc<Loaded>>>>,
 }
