@@ -411,6 +411,11 @@ fn agent_bad_inputs_are_clear_4xx() {
     assert_code(&r, 400, "validation", "undeclared_placeholder");
     assert!(r.message().contains("firstName") && r.message().contains("voiceSettings.firstGreeting"), "{}", r.text);
     assert_code(&c.create(&c.a, vs(json!({"firstGreeting": "Hi {{first name}}"}))), 400, "validation", "invalid_placeholder");
+    // The template language (components/agent-runtime/src/template.rs): an
+    // unclosed `{{` is refused when written, never said as text later.
+    let r = c.create(&c.a, vs(json!({"firstGreeting": "Hi {{firstName"})));
+    assert_code(&r, 400, "validation", "invalid_placeholder");
+    assert!(r.message().contains("unclosed") && r.message().contains("voiceSettings.firstGreeting"), "{}", r.text);
     // Voice settings only on voice agents; mobile capture only on photoapp.
     let mut body = chat("x");
     body["voiceSettings"] = json!({"agentGender": "male"});
