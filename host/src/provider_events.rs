@@ -23,6 +23,7 @@ use crate::admin::{Inbound, InboundRefusal, Sender};
 use crate::db::{self, SqlValue};
 use crate::pipeline::{Answer, App};
 use switchboard_gateway::errors::Failure;
+use switchboard_job_kinds::messaging::{delivery_lane, MessageRef, MessagingJob};
 
 const PREFIX: &str = "/providers/v1/";
 const SUFFIX: &str = "/messenger/events";
@@ -135,21 +136,12 @@ fn wake_delivery(conn: &db::Connection, business: &str, provider_message_id: &st
         vec![SqlValue::Text(business.into()), SqlValue::Text(provider_message_id.into())],
     )?;
     let Some(message_id) = ids.into_iter().next() else { return Ok(()) };
-    let lane = format!("message:{message_id}");
+    let lane = delivery_lane(&message_id);
     let now = crate::clock::now_ms();
-    let woken = db::execute(conn, "UPDATE jobs SET due_at_ms = MIN(due_at_ms, ?2) WHERE lane = ?1 AND state = 'pending'", vec![SqlValue::Text(lane.clone()), SqlValue::Integer(now)])?;
+    let woken = db::execute(conn, "UPDATE jobs SET due_at_ms = MIN(due_at_ms, ?2) WHERE lane = ?1 AND state = 'pending'", vec![SqlValue::Text(lane), SqlValue::Integer(now)])?;
     if woken == 0 {
-        db::execute(
-            conn,
-            "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, calls_out, lane) VALUES (?1, 'messaging.deliver', ?2, ?3, ?4, ?4, 1, ?5)",
-            vec![
-                SqlValue::Text(uuid::Uuid::now_v7().to_string()),
-                SqlValue::Text(business.into()),
-                SqlValue::Text(serde_json::json!({"messageId": message_id}).to_string()),
-                SqlValue::Integer(now),
-                SqlValue::Text(lane),
-            ],
-        )?;
+        // The messaging area's own kind: its options put it in that lane.
+        switchboard_storage::jobs::enqueue(conn, business, &MessagingJob::Deliver(MessageRef { message_id }))?;
     }
     Ok(())
 }

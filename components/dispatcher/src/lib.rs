@@ -2,8 +2,8 @@
 //! runner calls `run` for every job; the dispatcher links each area's job
 //! code and hands the job to the area named by its kind's prefix
 //! (`data-sources.ingest` → the data-sources area). It has no rules of its
-//! own: each area declares its kinds (a typed enum, `AreaJob`) and runs them
-//! in its `jobs::run`.
+//! own: each area's kinds are a typed enum declared in
+//! `switchboard-job-kinds`, and the area runs them in its `jobs::run`.
 //!
 //! The runner claims a due job under a lease with a fencing token and calls
 //! `run` inside a write transaction; the job's writes commit together with

@@ -2,67 +2,24 @@
 //! outbox (job kind `webhooks.deliver`) and the one fan-out of an event to
 //! the subscriptions that want it.
 //!
-//! The outbox kind is declared here, in the shared library, rather than in
-//! the webhooks area: every area that emits events enqueues it (messaging
-//! today, voice and campaigns next), and no area imports another. The
-//! webhooks area runs it (`components/webhooks/src/jobs/deliver.rs`) and
-//! owns the subscriptions it reads.
+//! The outbox kind ([`WebhooksJob`], with its payload [`Delivery`]) is
+//! declared with every kind in `switchboard-job-kinds`; it is enqueued here,
+//! in the shared library, rather than in the webhooks area: every area that
+//! emits events enqueues it (messaging today, voice and campaigns next), and
+//! no area imports another. The webhooks area runs it
+//! (`components/webhooks/src/jobs/deliver.rs`) and owns the subscriptions it
+//! reads.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
+pub use switchboard_job_kinds::webhooks::{Delivery, WebhooksJob};
 
 use crate::db::{self, RowExt};
-use crate::job::{self, AreaJob};
-use crate::jobs::JobOptions;
+use crate::job;
 use crate::Failure;
 
 /// `contractVersion` of every event payload and the
 /// `X-Service-Contract-Version` header of every delivery.
 pub const CONTRACT_VERSION: &str = "1.1";
-
-/// The job kinds of the webhooks area (the event outbox).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "payload")]
-pub enum WebhooksJob {
-    /// One signed POST of one event to one subscription, retried on the
-    /// host's schedule; one job per (subscription, event).
-    #[serde(rename = "webhooks.deliver")]
-    Deliver(Delivery),
-}
-
-impl AreaJob for WebhooksJob {
-    fn options(&self) -> JobOptions {
-        match self {
-            // One subscription's deliveries run one at a time, oldest first.
-            WebhooksJob::Deliver(d) => JobOptions { calls_out: true, lane: Some(format!("webhooks:{}", d.subscription_id)), delay_ms: 0 },
-        }
-    }
-}
-
-/// The outbox row of one event for one subscription: `payload` is the event
-/// without `retryNumber` (each attempt adds it); `attempt` counts the
-/// attempts made so far.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Delivery {
-    #[serde(default)]
-    pub subscription_id: String,
-    #[serde(default)]
-    pub event_id: String,
-    #[serde(default)]
-    pub attempt: u64,
-    #[serde(default)]
-    pub payload: Value,
-    /// The `retryNumber` this delivery started at: 0, or, for a redelivery
-    /// on demand, one past the event's last attempt. The retry schedule
-    /// counts from here.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub first_attempt: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
 
 /// True when a subscription's `events_json` includes `event_type`.
 pub fn wants(events_json: &str, event_type: &str) -> bool {
@@ -93,6 +50,7 @@ pub fn fan_out(biz: &str, channel: &str, sender_id: &str, event_type: &str, even
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::JobKind;
     use serde_json::json;
 
     #[test]

@@ -1,66 +1,32 @@
-//! Job kinds, declared once per area, and the helpers every job step uses.
+//! Job steps as every area writes them: the job kinds of every area are
+//! declared once, in `switchboard-job-kinds` (re-exported as
+//! [`crate::job_kinds`]: each area's enum, its payloads and the options of
+//! each kind); this module enqueues them through the `jobs` import
+//! ([`enqueue`]), reads a running job back typed ([`AreaJob::from_job`]) and
+//! has the step helpers (one step wrapper, retry with backoff).
 //!
-//! An area declares its kinds as one enum that implements [`AreaJob`]:
-//!
-//! ```ignore
-//! #[derive(Serialize, Deserialize)]
-//! #[serde(tag = "kind", content = "payload")]
-//! pub enum MessagingJob {
-//!     #[serde(rename = "messaging.deliver")]
-//!     Deliver(MessageRef),
-//!     …
-//! }
-//! impl AreaJob for MessagingJob {
-//!     fn options(&self) -> JobOptions { … }
-//! }
-//! ```
-//!
-//! The serde `rename` of a variant is the job's kind (the `jobs.kind`
-//! column) and its content is the payload (the `jobs.payload` JSON), so a
-//! kind can only be enqueued ([`enqueue`]) with its own payload type and a
-//! step reads it back typed ([`AreaJob::from_job`]). Whether a kind calls out
-//! and its lane are declared by the kind itself ([`AreaJob::options`]), never
-//! by a list in the host. The area's `jobs::run` matches on the enum; the
-//! dispatcher routes a job to its area by the kind's prefix (`messaging.` …).
+//! An area's `jobs::run` matches on its enum; the dispatcher routes a job to
+//! its area by the kind's prefix (`messaging.` …).
 
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-use serde_json::{json, Value};
+pub use switchboard_job_kinds::{JobKind, JobOptions as KindOptions};
 
 use crate::bindings::switchboard::platform::job_types::{Continuation, Job, Outcome, RetryAfter};
 use crate::bindings::switchboard::platform::jobs::{self, JobOptions};
 use crate::{db, Failure};
 
-/// The job kinds of one area: a serde enum tagged `kind` with content
-/// `payload` (see the module documentation).
-pub trait AreaJob: Serialize + DeserializeOwned {
-    /// How the runner treats this job's steps (calls out, lane, delay).
-    fn options(&self) -> JobOptions {
-        JobOptions { calls_out: false, lane: None, delay_ms: 0 }
-    }
-
-    /// The kind name and the payload JSON, as stored in the `jobs` row.
-    fn to_row(&self) -> (String, String) {
-        let Value::Object(mut tagged) = serde_json::to_value(self).expect("a job kind serialises") else { panic!("an AreaJob must be an enum tagged `kind` with content `payload`") };
-        let kind = match tagged.shift_remove("kind") {
-            Some(Value::String(k)) => k,
-            _ => panic!("an AreaJob must be an enum tagged `kind` with content `payload`"),
-        };
-        let payload = tagged.shift_remove("payload").unwrap_or(Value::Null);
-        (kind, payload.to_string())
-    }
-
-    /// The kind name (the `jobs.kind` column).
-    fn kind(&self) -> String {
-        self.to_row().0
+/// What a job step does with a kind of `switchboard-job-kinds`: every
+/// [`JobKind`] is one.
+pub trait AreaJob: JobKind {
+    /// The kind's options as the `jobs` import takes them.
+    fn job_options(&self) -> JobOptions {
+        let KindOptions { calls_out, lane, delay_ms } = self.options();
+        JobOptions { calls_out, lane, delay_ms }
     }
 
     /// The job a step runs, typed; a payload that does not parse makes the
     /// job dead (running it again cannot help).
     fn from_job(job: &Job) -> Result<Self, Outcome> {
-        let invalid = |e: serde_json::Error| Outcome::Dead(format!("invalid payload: {e}"));
-        let payload: Value = serde_json::from_str(&job.payload_json).map_err(invalid)?;
-        serde_json::from_value(json!({"kind": job.kind, "payload": payload})).map_err(invalid)
+        Self::from_row(&job.kind, &job.payload_json).map_err(|e| Outcome::Dead(format!("invalid payload: {e}")))
     }
 
     /// `continue`: run this job again after `delay_ms` with this payload
@@ -70,11 +36,13 @@ pub trait AreaJob: Serialize + DeserializeOwned {
     }
 }
 
-/// Enqueues `job` in the caller's transaction with the options it declares;
-/// returns the job id.
-pub fn enqueue<J: AreaJob>(business_id: &str, job: &J) -> Result<String, Failure> {
+impl<J: JobKind> AreaJob for J {}
+
+/// Enqueues `job` in the caller's transaction with the options its kind
+/// declares; returns the job id.
+pub fn enqueue<J: JobKind>(business_id: &str, job: &J) -> Result<String, Failure> {
     let (kind, payload) = job.to_row();
-    jobs::enqueue(&kind, business_id, &payload, &job.options()).map_err(db::store_failure)
+    jobs::enqueue(&kind, business_id, &payload, &job.job_options()).map_err(db::store_failure)
 }
 
 /// Exponential backoff for transient failures: 1 s, 2 s, 4 s … capped at 1 h.
@@ -103,7 +71,7 @@ pub fn retry(attempt: u32, reason: impl Into<String>) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde::Deserialize;
+    use serde::{Deserialize, Serialize};
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
     #[serde(rename_all = "camelCase")]
@@ -120,18 +88,22 @@ mod tests {
         Two { n: u32 },
     }
 
-    impl AreaJob for TestJob {}
+    impl JobKind for TestJob {
+        fn options(&self) -> KindOptions {
+            KindOptions { calls_out: true, lane: Some("l".into()), delay_ms: 5 }
+        }
+    }
 
     fn job(kind: &str, payload: &str) -> Job {
         Job { id: "j".into(), kind: kind.into(), business_id: "b".into(), payload_json: payload.into(), attempt: 1, fence: 1 }
     }
 
     #[test]
-    fn kind_and_payload_are_the_stored_row() {
-        let (kind, payload) = TestJob::One(Ref { message_id: "m1".into() }).to_row();
-        assert_eq!(kind, "test.one");
-        assert_eq!(payload, r#"{"messageId":"m1"}"#);
-        assert_eq!(TestJob::Two { n: 3 }.to_row(), ("test.two".to_string(), r#"{"n":3}"#.to_string()));
+    fn the_kind_declares_the_options_and_the_continuation_keeps_its_shape() {
+        let one = TestJob::One(Ref { message_id: "m1".into() });
+        let o = one.job_options();
+        assert_eq!((o.calls_out, o.lane.as_deref(), o.delay_ms), (true, Some("l"), 5));
+        assert!(matches!(one.continue_after(7), Outcome::Continue(c) if c.delay_ms == 7 && c.payload_json == r#"{"messageId":"m1"}"#));
     }
 
     #[test]

@@ -13,9 +13,11 @@
 //!   `switchboard-formats` crate, the one E.164 check and normalisation
 //!   ([`e164`]), the one UUID check ([`is_uuid`]) and times ([`time`]:
 //!   RFC 3339 with milliseconds and calendar dates on chrono).
-//! * Job kinds and job steps ([`job`]): the [`job::AreaJob`] trait each
-//!   area's kind enum implements, one generic [`job::enqueue`], and the
-//!   step helpers (`retry` with backoff).
+//! * Job kinds and job steps: every area's kinds, payloads and options are
+//!   declared in `switchboard-job-kinds` ([`job_kinds`], also linked by the
+//!   host); [`job`] enqueues them ([`job::enqueue`]), reads a running job
+//!   back typed ([`job::AreaJob`]) and has the step helpers (`retry` with
+//!   backoff).
 //! * The cross-area rules, each written once: resolving or creating a
 //!   contact by mobile and linking categories ([`contact`]), appending to a
 //!   contact's timeline ([`timeline`]), the grounding index agent turns
@@ -41,6 +43,7 @@ pub mod base64url;
 pub mod campaign_summary;
 pub use switchboard_chunking as chunking;
 pub use switchboard_formats::{e164, time};
+pub use switchboard_job_kinds as job_kinds;
 pub mod contact;
 pub mod cursor;
 pub mod db;

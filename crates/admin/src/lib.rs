@@ -20,8 +20,10 @@ pub mod voice;
 use anyhow::{bail, Result};
 use serde_json::json;
 use switchboard_gateway::auth;
+use switchboard_job_kinds::messaging::{self as kinds, MessagingJob};
 use switchboard_ops::clock;
 use switchboard_storage::db::{self, Db, SqlValue};
+use switchboard_storage::jobs;
 
 pub(crate) use db::in_transaction;
 
@@ -278,9 +280,9 @@ pub struct Inbound<'a> {
 /// to that business.
 pub fn enqueue_inbound(db: &Db, business: Option<&str>, m: &Inbound) -> std::result::Result<serde_json::Value, InboundRefusal> {
     let invalid = |m: &str| Err(InboundRefusal::Invalid(m.to_string()));
-    let (channel, sender, kind) = match m.to {
-        Sender::Chatapp(id) => ("chatapp", id, "messaging.inbound"),
-        Sender::Photoapp(id) => ("photoapp", id, "messaging.photoapp-inbound"),
+    let (channel, sender) = match m.to {
+        Sender::Chatapp(id) => ("chatapp", id),
+        Sender::Photoapp(id) => ("photoapp", id),
     };
     let from = match m.to {
         Sender::Chatapp(_) => {
@@ -316,12 +318,12 @@ pub fn enqueue_inbound(db: &Db, business: Option<&str>, m: &Inbound) -> std::res
             Sender::Photoapp(_) => format!("{sender} is not a connected photoapp account"),
         }));
     };
-    let mut payload = json!({"from": from, "name": name, "text": m.text, "providerMessageId": provider_message_id});
-    payload[match m.to {
-        Sender::Chatapp(_) => "phoneNumberId",
-        Sender::Photoapp(_) => "accountId",
-    }] = json!(sender);
-    let job_id = insert_job(&c, kind, &owner, &payload)?;
+    let (name, text, id) = (name.map(str::to_string), m.text.to_string(), provider_message_id.clone());
+    let job = match m.to {
+        Sender::Chatapp(_) => MessagingJob::Inbound(kinds::Inbound { phone_number_id: sender.to_string(), from, name, text, provider_message_id: id }),
+        Sender::Photoapp(_) => MessagingJob::PhotoappInbound(kinds::PhotoappInbound { account_id: sender.to_string(), from, name, text, provider_message_id: id }),
+    };
+    let job_id = jobs::enqueue(&c, &owner, &job)?;
     Ok(json!({"jobId": job_id, "providerMessageId": provider_message_id}))
 }
 
@@ -333,19 +335,6 @@ fn connected_owner(c: &db::Connection, channel: &str, sender: &str, business: Op
         .into_iter()
         .next()
         .filter(|owner| business.is_none_or(|b| b == owner)))
-}
-
-/// A job row the dispatcher runs now (the host writes the provider's
-/// inbound jobs itself); its id.
-fn insert_job(c: &db::Connection, kind: &str, business: &str, payload: &serde_json::Value) -> Result<String> {
-    let job_id = uuid::Uuid::now_v7().to_string();
-    let now = crate::clock::now_ms();
-    db::execute(
-        c,
-        "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
-        vec![SqlValue::Text(job_id.clone()), SqlValue::Text(kind.into()), SqlValue::Text(business.into()), SqlValue::Text(payload.to_string()), SqlValue::Integer(now)],
-    )?;
-    Ok(job_id)
 }
 
 /// What a photoapp user does besides writing, as the provider's webhook
@@ -387,7 +376,8 @@ pub fn enqueue_photoapp_signal(db: &Db, business: Option<&str>, account: &str, f
     if !is_photoapp_user(from) {
         return invalid(PHOTOAPP_USER_RULE);
     }
-    let (kind, mut payload) = match signal {
+    let (account_id, from) = (account.to_string(), from.to_string());
+    let job = match signal {
         PhotoappSignal::Reaction { reaction, message_id, removed } => {
             if !short(reaction, 16) {
                 return invalid("`reaction` must be 1 to 16 characters (an emoji or the provider's reaction name)");
@@ -395,7 +385,8 @@ pub fn enqueue_photoapp_signal(db: &Db, business: Option<&str>, account: &str, f
             if message_id.is_some_and(|m| !short(m, 256)) {
                 return invalid("`messageId` must be 1 to 256 characters");
             }
-            ("messaging.photoapp-reaction", json!({"reaction": reaction, "messageId": message_id, "removed": removed}))
+            let (reaction, message_id) = (reaction.to_string(), message_id.map(str::to_string));
+            MessagingJob::PhotoappReaction(kinds::Reaction { account_id, from, reaction, message_id, removed: *removed })
         }
         PhotoappSignal::Referral { source, ad_id, post_id } => {
             if !(1..=32).contains(&source.len()) || !source.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
@@ -404,7 +395,8 @@ pub fn enqueue_photoapp_signal(db: &Db, business: Option<&str>, account: &str, f
             if ad_id.is_some_and(|v| !short(v, 128)) || post_id.is_some_and(|v| !short(v, 128)) {
                 return invalid("`adId` and `postId` must be 1 to 128 characters");
             }
-            ("messaging.photoapp-referral", json!({"source": source, "adId": ad_id, "postId": post_id}))
+            let (source, ad_id, post_id) = (source.to_string(), ad_id.map(str::to_string), post_id.map(str::to_string));
+            MessagingJob::PhotoappReferral(kinds::Referral { account_id, from, source, ad_id, post_id })
         }
         PhotoappSignal::Comment { text, name, post_id, comment_id } => {
             if text.trim().is_empty() || text.chars().count() > 2200 {
@@ -417,18 +409,17 @@ pub fn enqueue_photoapp_signal(db: &Db, business: Option<&str>, account: &str, f
                 return invalid("`postId` must be 1 to 128 characters and `commentId` 1 to 256");
             }
             let comment_id = comment_id.map_or_else(|| format!("sbx-c.{}", uuid::Uuid::new_v4()), str::to_string);
-            ("messaging.photoapp-comment", json!({"text": text, "name": name, "postId": post_id, "commentId": comment_id}))
+            let (text, name, post_id) = (text.to_string(), name.map(str::to_string), post_id.map(str::to_string));
+            MessagingJob::PhotoappComment(kinds::Comment { account_id, from, name, text, post_id, comment_id })
         }
     };
-    payload["accountId"] = json!(account);
-    payload["from"] = json!(from);
     let c = db.conn()?;
     let Some(owner) = connected_owner(&c, "photoapp", account, business)? else {
         return Err(InboundRefusal::NotConnected(format!("{account} is not a connected photoapp account")));
     };
-    let mut answer = json!({"jobId": insert_job(&c, kind, &owner, &payload)?});
-    if let Some(comment) = payload.get("commentId") {
-        answer["commentId"] = comment.clone();
+    let mut answer = json!({"jobId": jobs::enqueue(&c, &owner, &job)?});
+    if let MessagingJob::PhotoappComment(comment) = &job {
+        answer["commentId"] = json!(comment.comment_id);
     }
     Ok(answer)
 }

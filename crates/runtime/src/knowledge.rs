@@ -26,11 +26,8 @@ use libsql::Value as SqlValue;
 
 use crate::db::{self, Db};
 use crate::engine::providers::ai::Embeddings;
-
-/// The data-sources area's job kind that embeds one source's passages, and
-/// the lane its jobs share (one at a time per source): see
-/// `components/data-sources/src/jobs/embed.rs`.
-pub const EMBED_JOB: &str = "data-sources.embed";
+use switchboard_job_kinds::data_sources::{embed_lane, DataSourcesJob, Embed};
+use switchboard_storage::jobs;
 
 /// The vector table and its index for vectors of `dimensions` floats.
 fn vector_table_ddl(dimensions: u32) -> String {
@@ -87,32 +84,24 @@ pub fn prepare(db: &Db, embeddings: Option<&Embeddings>) -> Result<usize> {
     })?;
     let Some(e) = embeddings else { return Ok(0) };
     // The backfill: one job per source whose content is not embedded with
-    // this model and that has no embed job waiting already.
+    // this model and that has no embed job waiting already (in its lane:
+    // ?2 is the lanes' prefix, the kind's `embed_lane` of no source).
     let sources = db::query_rows(
         &c,
         "SELECT s.business_id, s.id FROM data_sources s \
          WHERE s.class = 'unstructured' AND s.status <> 'archived' AND IFNULL(s.content, '') <> '' AND IFNULL(s.embedded_model, '') <> ?1 \
-           AND NOT EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_lane_ready WHERE j.lane = 'embed:' || s.id AND j.lane IS NOT NULL AND j.state = 'pending') \
-           AND NOT EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_leased WHERE j.state = 'leased' AND j.lane = 'embed:' || s.id)",
-        vec![SqlValue::Text(e.model.clone())],
+           AND NOT EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_lane_ready WHERE j.lane = ?2 || s.id AND j.lane IS NOT NULL AND j.state = 'pending') \
+           AND NOT EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_leased WHERE j.state = 'leased' AND j.lane = ?2 || s.id)",
+        vec![SqlValue::Text(e.model.clone()), SqlValue::Text(embed_lane(""))],
     )?;
-    let now = crate::clock::now_ms();
-    let jobs: Vec<Vec<SqlValue>> = sources
-        .into_iter()
-        .filter_map(|r| match (&r[0], &r[1]) {
-            (SqlValue::Text(business), SqlValue::Text(source)) => Some(vec![
-                SqlValue::Text(uuid::Uuid::now_v7().to_string()),
-                SqlValue::Text(business.clone()),
-                SqlValue::Text(serde_json::json!({"sourceId": source}).to_string()),
-                SqlValue::Integer(now),
-                SqlValue::Text(format!("embed:{source}")),
-            ]),
-            _ => None,
-        })
-        .collect();
-    let enqueued = jobs.len();
-    c.execute_many(&format!("INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, calls_out, lane) VALUES (?1, '{EMBED_JOB}', ?2, ?3, ?4, ?4, 1, ?5)"), jobs)
-        .context("enqueuing the embeddings backfill")?;
+    let mut enqueued = 0;
+    for r in &sources {
+        if let (SqlValue::Text(business), SqlValue::Text(source)) = (&r[0], &r[1]) {
+            // The area's own kind: its options give the source's lane.
+            jobs::enqueue(&c, business, &DataSourcesJob::Embed(Embed::start(source))).context("enqueuing the embeddings backfill")?;
+            enqueued += 1;
+        }
+    }
     Ok(enqueued)
 }
 
@@ -143,6 +132,10 @@ mod tests {
         // A model of 3 dimensions: the table is made again, and the source is backfilled.
         assert_eq!(prepare(&db, Some(&embeddings("m1", 3))).unwrap(), 1);
         assert_eq!(prepare(&db, Some(&embeddings("m1", 3))).unwrap(), 0, "a waiting job is not enqueued twice");
+        // The area's kind, in the source's lane, calling out.
+        let job = one(&db, "SELECT kind, business_id, payload, calls_out, lane FROM jobs");
+        let text = |s: &str| SqlValue::Text(s.into());
+        assert_eq!(job, vec![text("data-sources.embed"), text("b"), text(r#"{"sourceId":"s1","after":0}"#), SqlValue::Integer(1), text("embed:s1")]);
         let c = db.conn().unwrap();
         for (id, x) in [(1, 1.0f32), (2, -1.0), (3, 0.9)] {
             db::execute(&c, "INSERT INTO knowledge_vectors VALUES (?1, 'b', 's1', '', 'scope', vector32(?2))", vec![SqlValue::Integer(id), v(x)]).unwrap();

@@ -3,15 +3,17 @@
 //! primary as guarded batches (`ship`); the migrations; connections that
 //! keep their prepared statements; the write gate and its writer
 //! connection; read-your-writes (`freshness`); the key cache's change
-//! signal; the planner's statistics.
+//! signal; the planner's statistics; the job rows the host writes itself,
+//! from a typed kind of `switchboard-job-kinds` (`jobs`).
 //!
-//! Never: HTTP, wasmtime, domain rules. Nothing here knows what a contact or
-//! a job is; callers hand it SQL.
+//! Never: HTTP, wasmtime, domain rules. Nothing here knows what a contact is
+//! or what a job does; callers hand it SQL, or a typed job to enqueue.
 //!
 //! Entry point: `db::Db::open`.
 
 pub mod db;
 pub mod freshness;
+pub mod jobs;
 pub mod key_cache;
 pub mod planner_stats;
 pub mod ship;

@@ -19,7 +19,6 @@
 //! passage still has the text that was embedded. When no passage is left the
 //! source is marked embedded with the model.
 
-use serde::{Deserialize, Serialize};
 use switchboard_guest::ai;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job::{self, retry, run_step, AreaJob};
@@ -34,14 +33,8 @@ pub const BATCH: usize = 32;
 /// next content change or `serve` start tries again.
 const MAX_ATTEMPTS: u32 = 8;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Payload {
-    pub source_id: String,
-    /// The FTS rowid of the last passage embedded (the cursor).
-    #[serde(default)]
-    pub after: i64,
-}
+/// The payload (the cursor), declared with the kind in `switchboard-job-kinds`.
+pub use switchboard_guest::job_kinds::data_sources::Embed as Payload;
 
 /// The model vectors are made with while `serve` runs with one.
 fn enabled_model() -> Result<Option<String>, Failure> {
@@ -54,7 +47,7 @@ fn enabled_model() -> Result<Option<String>, Failure> {
 pub fn enqueue_if_enabled(biz: &str, source_id: &str) -> Result<(), Failure> {
     db::execute("UPDATE data_sources SET embedded_model = NULL WHERE business_id = ?1 AND id = ?2", &[biz.into(), source_id.into()])?;
     if enabled_model()?.is_some() {
-        job::enqueue(biz, &DataSourcesJob::Embed(Payload { source_id: source_id.to_string(), after: 0 }))?;
+        job::enqueue(biz, &DataSourcesJob::Embed(Payload::start(source_id)))?;
     }
     Ok(())
 }

@@ -27,7 +27,6 @@
 //! store error panics: the trap rolls the whole step back and the runner
 //! retries it with backoff.
 
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{now, Failure, Value};
@@ -47,71 +46,9 @@ pub const MAX_STORED_ISSUES: i64 = 1_000;
 /// Columns per file.
 pub const MAX_COLUMNS: usize = 500;
 
-/// The job's payload: the cursor of the ingestion of one version.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Payload {
-    pub version_id: String,
-    #[serde(default)]
-    pub phase: Option<String>,
-    /// Which chunk stream is parsed: 0 = the upload, 1 = CSV converted from a spreadsheet.
-    #[serde(default)]
-    pub stream: i64,
-    #[serde(default)]
-    pub fmt: Option<String>,
-    #[serde(default)]
-    pub size: u64,
-    /// Next byte to read (parse) of the stream.
-    #[serde(default)]
-    pub offset: u64,
-    /// Rows numbered so far (parse) / last row interpreted (interpret).
-    #[serde(default)]
-    pub row: i64,
-    /// Parse: the header (CSV) or the opening `[` (JSON) has been read.
-    #[serde(default)]
-    pub started: bool,
-    /// JSON: elements that were not objects.
-    #[serde(default)]
-    pub bad_elements: i64,
-    #[serde(default)]
-    pub resolved: bool,
-    #[serde(default = "yes")]
-    pub activate: bool,
-    /// Spreadsheets: columns (0-based) whose numbers are date/time serials,
-    /// found by the conversion and put on the columns with the header.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sheet_dates: Vec<(usize, infer::SheetDate)>,
-}
-
-fn yes() -> bool {
-    true
-}
-
-impl Payload {
-    /// A new ingestion of `version_id` (after an upload): from the start.
-    pub fn start(version_id: &str) -> Payload {
-        Payload {
-            version_id: version_id.to_string(),
-            phase: None,
-            stream: 0,
-            fmt: None,
-            size: 0,
-            offset: 0,
-            row: 0,
-            started: false,
-            bad_elements: 0,
-            resolved: false,
-            activate: true,
-            sheet_dates: Vec::new(),
-        }
-    }
-
-    /// The interpretation again after a resolve changed column types; then
-    /// the version is activated when `activate`, else left `ready`.
-    pub fn reinterpret(version_id: &str, activate: bool) -> Payload {
-        Payload { phase: Some("interpret".into()), resolved: true, activate, ..Payload::start(version_id) }
-    }
-}
+/// The job's payload: the cursor of the ingestion of one version, declared
+/// with the kind in `switchboard-job-kinds`.
+pub use switchboard_guest::job_kinds::data_sources::Ingest as Payload;
 
 /// Why a step stopped early.
 pub enum Stop {

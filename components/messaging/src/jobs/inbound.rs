@@ -19,7 +19,6 @@
 //!    and its assigned agent auto-replies without a human handoff, a
 //!    `messaging.autoreply` job is enqueued (autoreply.rs writes the reply).
 
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use switchboard_guest::job::run_step;
 use switchboard_guest::job_types::{Job, Outcome};
@@ -32,17 +31,9 @@ pub const EVENT: &str = "chatapp.message.received";
 pub const CATEGORY: &str = "Inbound";
 const MAX_NAME_CHARS: usize = 200;
 
-/// The payload, as the host writes it (`crates/admin/src/lib.rs` `enqueue_inbound`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Payload {
-    pub phone_number_id: String,
-    pub from: String,
-    #[serde(default)]
-    pub name: Option<String>,
-    pub text: String,
-    pub provider_message_id: String,
-}
+/// The payload, declared with the kind in `switchboard-job-kinds` (the host
+/// writes it too: `crates/admin/src/lib.rs` `enqueue_inbound`).
+pub use switchboard_guest::job_kinds::messaging::Inbound as Payload;
 
 pub fn run(job: &Job, p: Payload) -> Outcome {
     let Some(mobile) = e164::normalize(&p.from) else {

@@ -18,7 +18,6 @@
 //! shape), and the account's assigned agent answers it when the service owns
 //! the replies (autoreply.rs, as for chatapp).
 
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use switchboard_guest::job::run_step;
 use switchboard_guest::job_types::{Job, Outcome};
@@ -28,17 +27,9 @@ use crate::conversation;
 
 pub const EVENT: &str = "photoapp.message.received";
 
-/// The payload, as the host writes it (`crates/admin/src/lib.rs` `enqueue_inbound`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Payload {
-    pub account_id: String,
-    pub from: String,
-    #[serde(default)]
-    pub name: Option<String>,
-    pub text: String,
-    pub provider_message_id: String,
-}
+/// The payload, declared with the kind in `switchboard-job-kinds` (the host
+/// writes it too: `crates/admin/src/lib.rs` `enqueue_inbound`).
+pub use switchboard_guest::job_kinds::messaging::PhotoappInbound as Payload;
 
 pub fn run(job: &Job, p: Payload) -> Outcome {
     if p.provider_message_id.is_empty() || p.account_id.is_empty() || p.from.is_empty() {

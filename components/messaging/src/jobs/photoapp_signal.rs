@@ -24,7 +24,6 @@
 //! The event id is the job's (one event per provider signal: a job runs to
 //! completion once; a retried step commits nothing before it).
 
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job::run_step;
@@ -39,50 +38,13 @@ pub const REACTION_EVENT: &str = "photoapp.message.reaction";
 pub const REFERRAL_EVENT: &str = "photoapp.message.referral";
 pub const COMMENT_EVENT: &str = "photoapp.comment.received";
 
-/// A public comment, as the host writes it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Comment {
-    pub account_id: String,
-    pub from: String,
-    #[serde(default)]
-    pub name: Option<String>,
-    pub text: String,
-    #[serde(default)]
-    pub post_id: Option<String>,
-    pub comment_id: String,
-}
+/// The payloads, declared with the kinds in `switchboard-job-kinds` (the
+/// host writes them: `crates/admin/src/lib.rs` `enqueue_photoapp_signal`).
+pub use switchboard_guest::job_kinds::messaging::{Comment, Reaction, Referral};
 
 pub fn run_comment(job: &Job, p: Comment) -> Outcome {
     run_step("during a photoapp comment", || comment(&job.business_id, &p));
     Outcome::Done
-}
-
-/// A reaction, as the host writes it (`crates/admin/src/lib.rs`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Reaction {
-    pub account_id: String,
-    pub from: String,
-    pub reaction: String,
-    /// Our message id or the provider's; none: the user's latest message from us.
-    #[serde(default)]
-    pub message_id: Option<String>,
-    #[serde(default)]
-    pub removed: bool,
-}
-
-/// A referral, as the host writes it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Referral {
-    pub account_id: String,
-    pub from: String,
-    pub source: String,
-    #[serde(default)]
-    pub ad_id: Option<String>,
-    #[serde(default)]
-    pub post_id: Option<String>,
 }
 
 pub fn run_reaction(job: &Job, p: Reaction) -> Outcome {
