@@ -14,6 +14,7 @@ pub mod contract;
 pub mod errors;
 pub mod exchange;
 pub mod idempotency;
+pub mod links;
 pub mod openapi;
 pub mod operations;
 pub mod storage;

@@ -144,6 +144,7 @@ fn operation_object(op: &Operation) -> Value {
     } else {
         o["security"] = json!([{"bearerAuth": op.scopes}, {"consoleSession": op.scopes}]);
     }
+    crate::links::add_refusals(op, &mut o);
     if let Some(req) = op.request {
         let mut content = Map::new();
         content.insert("application/json".into(), json!({"schema": {"$ref": format!("#/components/schemas/{req}")}}));
@@ -164,8 +165,13 @@ pub const NO_NUL_PATTERN: &str = "^[^\\x00]*$";
 
 /// What the schema files write as `\S` (text with a visible character: the
 /// service trims names, labels and messages and refuses blank ones), with
-/// the NUL rule folded in, since a schema has one `pattern`.
-pub const NON_BLANK_PATTERN: &str = "^[^\\x00]*[^\\s\\x00][^\\x00]*$";
+/// the NUL rule folded in, since a schema has one `pattern`. The blank
+/// characters are listed one by one, not written `\s`, because `\s` means
+/// different sets in ECMA-262 (what JSON Schema tools use: U+FEFF, not
+/// U+0085), Python and Rust: listed, the set is Unicode's White_Space in
+/// every engine, exactly what the service's `trim` and `char::is_whitespace`
+/// remove (a unit test compares them over every character).
+pub const NON_BLANK_PATTERN: &str = "^[^\\x00]*[^\\x00\\t\\n\\x0B\\f\\r \\u0085\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000][^\\x00]*$";
 
 /// Gives every string schema without a `pattern`, `enum` or `const` the
 /// [`NO_NUL_PATTERN`], and every `\S` one the [`NON_BLANK_PATTERN`],
@@ -200,6 +206,7 @@ pub fn document_with(schemas: Map<String, Value>) -> Value {
         let entry = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));
         entry[op.method.as_str().to_ascii_lowercase()] = operation_object(op);
     }
+    crate::links::add_links(&mut paths, &schemas);
     let scopes: Map<String, Value> = crate::auth::SCOPES.iter().map(|s| (s.to_string(), json!(s))).collect();
     json!({
         "webhooks": webhooks(),
@@ -349,13 +356,13 @@ mod tests {
     #[test]
     fn blank_and_nul_text_is_outside_the_document() {
         let g = crate::Gateway::new().unwrap();
-        let name = &g.document()["components"]["schemas"]["AgentCreate"]["properties"]["name"];
+        let name = &g.document()["components"]["schemas"]["AgentCreateVoice"]["properties"]["name"];
         assert_eq!(name["pattern"], super::NON_BLANK_PATTERN);
         let re = regex::Regex::new(super::NON_BLANK_PATTERN).unwrap();
-        for ok in ["Desk", " a ", "\u{1c}"] {
+        for ok in ["Desk", " a ", "\u{1c}", "\u{feff}"] {
             assert!(re.is_match(ok), "{ok:?}");
         }
-        for refused in ["", "   ", "\u{a0}", "\t\n", "a\u{0}b"] {
+        for refused in ["", "   ", "\u{a0}", "\t\n", "a\u{0}b", "\u{85}", "\u{2028}\u{3000}"] {
             assert!(!re.is_match(refused), "{refused:?}");
         }
     }

@@ -416,13 +416,24 @@ fn agent_bad_inputs_are_clear_4xx() {
     let r = c.create(&c.a, vs(json!({"firstGreeting": "Hi {{firstName"})));
     assert_code(&r, 400, "validation", "invalid_placeholder");
     assert!(r.message().contains("unclosed") && r.message().contains("voiceSettings.firstGreeting"), "{}", r.text);
-    // Voice settings only on voice agents; mobile capture only on photoapp.
+    // Voice settings only on voice agents; mobile capture only on photoapp;
+    // an assignment's providerAccountId only on photoapp. The document says
+    // so (one body shape per channel), and the refusal names the channel.
     let mut body = chat("x");
     body["voiceSettings"] = json!({"agentGender": "male"});
-    assert_code(&c.create(&c.a, body), 400, "validation", "voice_settings_not_allowed");
+    let r = c.create(&c.a, body);
+    assert_code(&r, 400, "validation", "invalid_request");
+    assert!(r.message().contains("`voiceSettings` is not allowed when `channel` is \"chatapp\""), "{}", r.text);
     let mut body = voice("x");
     body["photoappCollectMobileEnabled"] = json!(true);
-    assert_code(&c.create(&c.a, body), 400, "validation", "photoapp_setting_not_allowed");
+    let r = c.create(&c.a, body);
+    assert_code(&r, 400, "validation", "invalid_request");
+    assert!(r.message().contains("`photoappCollectMobileEnabled` is not allowed when `channel` is \"voice\""), "{}", r.text);
+    let mut body = chat("x");
+    body["assignment"] = json!({"providerAccountId": "acct-1"});
+    let r = c.create(&c.a, body);
+    assert_code(&r, 400, "validation", "invalid_request");
+    assert!(r.message().contains("`assignment.providerAccountId` is not allowed when `channel` is \"chatapp\""), "{}", r.text);
 
     // Duplicate ids (schema: uniqueItems).
     let mut body = chat("x");

@@ -524,9 +524,14 @@ fn a_chatapp_iteration_sends_openings_that_follow_delivery_and_replies() {
     assert_eq!(code(&c.create(iteration(&[&reader])), 409), "agent_not_assigned");
     c.send("PATCH", "/api/v1/channels/assignments", json!({"channel": "chatapp", "phoneNumberId": "pn-camp", "aiAgentId": agent, "autoReplyEnabled": false, "humanHandoffActive": false}))
         .assert_ok(200);
-    assert_eq!(code(&c.create(json!({"channel": "chatapp", "agentId": agent, "contactIds": [reader]})), 400), "opening_message_required");
+    // The document has one iteration shape per channel: the refusal names the channel.
+    let r = c.create(json!({"channel": "chatapp", "agentId": agent, "contactIds": [reader]}));
+    assert_eq!(code(&r, 400), "invalid_request");
+    assert!(r.message().contains("`iteration.openingMessage` is required when `iteration.channel` is \"chatapp\""), "{}", r.text);
     let caller = c.voice_agent(json!({}));
-    assert_eq!(code(&c.create(json!({"channel": "voice", "agentId": caller, "contactIds": [reader], "openingMessage": "Hi"})), 400), "opening_message_not_allowed");
+    let r = c.create(json!({"channel": "voice", "agentId": caller, "contactIds": [reader], "openingMessage": "Hi"}));
+    assert_eq!(code(&r, 400), "invalid_request");
+    assert!(r.message().contains("`iteration.openingMessage` is not allowed when `iteration.channel` is \"voice\""), "{}", r.text);
 
     let d = c.create(iteration(&[&reader, &quiet, &gone]));
     let campaign = d.assert_ok(201)["campaign"]["id"].as_str().unwrap().to_string();

@@ -337,7 +337,7 @@ fn starts_are_refused_clearly_and_write_nothing() {
     refused(json!({"agentId": scoped, "toNumber": "+15550001234"}), 409, "contact_required");
     refused(json!({"agentId": city, "contactId": ada}), 409, "variable_missing");
     refused(json!({"agentId": scoped, "contactId": ada, "testVariables": {"customerName": "x".repeat(501)}}), 400, "invalid_request");
-    refused(json!({"agentId": scoped, "contactId": ada, "testVariables": {"undeclared": "x"}}), 400, "test_variable_not_declared");
+    refused(json!({"agentId": scoped, "contactId": ada, "testVariables": {"undeclared": "x"}}), 409, "test_variable_not_declared");
     // A maximum the balance cannot cover: 402, nothing placed or held.
     let long = c.agent_with(json!({"maxCallDurationSeconds": 3600}));
     let r = c.start(json!({"agentId": long, "toNumber": "+15550001234"}));

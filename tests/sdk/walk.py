@@ -20,9 +20,8 @@ from switchboard_client.api.data_sources import create_data_source, inspect_inge
 from switchboard_client.api.messaging import get_message, send_message
 from switchboard_client.api.voice import get_call, start_call
 from switchboard_client.models import (
-    AgentCreate,
+    AgentCreateVoice,
     CategoryCreate,
-    Channel,
     ContactCreate,
     CreateContactResponse201,
     DataSourceCreateStructured,
@@ -143,9 +142,9 @@ def main():
     # (a conversation that ends with the agent's goodbye), followed to its end.
     r = create_agent.sync_detailed(
         client=client,
-        body=AgentCreate(
+        body=AgentCreateVoice(
             business_id=BIZ,
-            channel=Channel.VOICE,
+            channel="voice",
             name="Caller",
             instructions="Confirm the appointment.",
             voice_settings=VoiceSettings(first_greeting="Hello, this is Acme calling."),

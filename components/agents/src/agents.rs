@@ -216,6 +216,8 @@ fn check(biz: &str, b: AgentBody, on_update: bool) -> HResult<(Checked, Option<A
     rules::instructions(&b.instructions).map_err(violation)?;
     let language_code = rules::language_code(b.language_code.as_deref()).map_err(violation)?;
     let channel = b.channel.as_str();
+    // The document states these two (one body shape per channel) and the
+    // gateway refuses them first; kept so no caller can store a mismatch.
     if b.voice_settings.is_some() && channel != "voice" {
         return Err(fail::validation("voice_settings_not_allowed", format!("`voiceSettings` applies to voice agents only; this agent's channel is `{channel}`")));
     }

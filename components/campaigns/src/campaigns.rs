@@ -67,7 +67,8 @@ pub const DEFAULT_RETRY_DELAY_MINUTES: i64 = 60;
 /// `channel_not_available` for sms). A chatapp iteration needs its
 /// `openingMessage` (400 `opening_message_required`); a voice one takes
 /// none (400 `opening_message_not_allowed`: the agent's greeting opens a
-/// call).
+/// call). The document states both (one iteration shape per channel) and
+/// the gateway refuses them first; kept so no caller can store a mismatch.
 pub fn iteration_agent(biz: &str, channel: &str, agent_id: &str, opening: Option<&str>) -> HResult<String> {
     match (channel, opening) {
         ("voice", None) | ("chatapp", Some(_)) => {}

@@ -151,6 +151,9 @@ pub fn create(req: &Request) -> HResult<Success> {
         if !seen.insert(f.key.to_ascii_lowercase()) {
             return Err(fail::validation("duplicate_field_key", format!("`fields[{i}].key`: `{}` is declared twice (keys are unique, ignoring case)", f.key)));
         }
+        // `trim` removes Unicode's White_Space, exactly the blank set the
+        // document's pattern lists (gateway/src/openapi.rs NON_BLANK_PATTERN;
+        // a gateway test compares them), so the gateway refuses this first.
         if f.label.trim().is_empty() {
             return Err(fail::validation("invalid_field_label", format!("`fields[{i}].label` must contain a non-space character")));
         }

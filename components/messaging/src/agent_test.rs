@@ -147,7 +147,7 @@ fn check_variables(biz: &str, agent: &Agent, given: &BTreeMap<String, String>) -
     let declared: Vec<String> = db::query("SELECT alias FROM agent_variables WHERE business_id = ?1 AND agent_id = ?2", &[biz.into(), agent.id.as_str().into()])?.iter().map(|r| r.text(0)).collect();
     for alias in given.keys() {
         if !declared.contains(alias) {
-            return Err(fail::validation("test_variable_not_declared", format!("`testVariables.{}`: the agent declares no variable of that alias", fail::quote(alias, 64))));
+            return Err(fail::conflict("test_variable_not_declared", format!("`testVariables.{}`: the agent declares no variable of that alias", fail::quote(alias, 64))));
         }
     }
     Ok(())

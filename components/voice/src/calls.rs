@@ -84,7 +84,7 @@ impl Plan {
             db::query("SELECT alias FROM agent_variables WHERE business_id = ?1 AND agent_id = ?2", &[biz.into(), agent.id.as_str().into()])?.iter().map(|r| r.text(0)).collect();
         for (alias, value) in &test_variables {
             if !declared.contains(alias) {
-                return Err(fail::validation("test_variable_not_declared", format!("`testVariables.{}`: the agent declares no variable of that alias", fail::quote(alias, 64))));
+                return Err(fail::conflict("test_variable_not_declared", format!("`testVariables.{}`: the agent declares no variable of that alias", fail::quote(alias, 64))));
             }
             if value.chars().count() > TEST_VARIABLE_MAX_CHARS {
                 return Err(fail::validation("test_variable_too_long", format!("`testVariables.{alias}` is longer than {TEST_VARIABLE_MAX_CHARS} characters")));

@@ -206,7 +206,11 @@ impl Validator {
             if let Some(tag) = v.get(prop).and_then(Value::as_str) {
                 if let Some(target) = d.get("mapping").and_then(|m| m.get(tag)).and_then(Value::as_str) {
                     if let Some(branch) = self.resolve(target) {
-                        self.check(branch, v, path, out);
+                        let mut errs = Vec::new();
+                        self.check(branch, v, path, &mut errs);
+                        let others: Vec<&Value> = d.get("mapping").and_then(Value::as_object).into_iter().flat_map(|m| m.values()).filter_map(Value::as_str).filter_map(|t| self.resolve(t)).collect();
+                        self.explain_by_selector(branch, &others, v, path, &mut errs);
+                        out.extend(errs);
                         return;
                     }
                 }
@@ -226,11 +230,79 @@ impl Validator {
         match passing {
             1 => {}
             0 => {
-                // Report the branch that came closest: fewest violations.
-                let best = results.into_iter().min_by_key(|r| r.len()).unwrap_or_default();
+                // Report the branch that came closest: its type and its
+                // constants (such as `channel`) match, then fewest violations.
+                let score = |r: &Vec<Violation>| {
+                    let wrong_type = r.iter().any(|x| x.field == path && x.rule == "type");
+                    let wrong_selector = r.iter().filter(|x| matches!(x.rule, "const" | "enum") && is_child(path, &x.field)).count();
+                    (wrong_type, wrong_selector, r.len())
+                };
+                let (i, mut best) = results.into_iter().enumerate().min_by_key(|(_, r)| score(r)).unwrap_or_default();
+                if let Some(branch) = branches.get(i).map(|b| self.deref(b)) {
+                    let all: Vec<&Value> = branches.iter().map(|b| self.deref(b)).collect();
+                    self.explain_by_selector(branch, &all, v, path, &mut best);
+                }
                 out.extend(best);
             }
             _ => out.push(Violation::new(path, "oneOf", format!("{} matches more than one allowed shape; send exactly one of the alternatives", display(path)))),
+        }
+    }
+
+    /// A schema with its `$ref` followed.
+    fn deref<'a>(&'a self, s: &'a Value) -> &'a Value {
+        match s.get("$ref").and_then(Value::as_str).and_then(|r| self.resolve(r)) {
+            Some(target) => target,
+            None => s,
+        }
+    }
+
+    /// Says which alternative a field belongs to. `chosen` is the shape of
+    /// `branches` that `v` was checked against; its selector is a property
+    /// whose value picks it (a `const` or `enum`, such as `channel`). A field
+    /// refused as unknown that only shapes of another selector value define,
+    /// or required only by shapes of this one, gets a message naming the
+    /// selector: "`voiceSettings` is not allowed when `channel` is \"chatapp\"".
+    fn explain_by_selector(&self, chosen: &Value, branches: &[&Value], v: &Value, path: &str, errs: &mut [Violation]) {
+        let Some(props) = chosen.get("properties").and_then(Value::as_object) else { return };
+        let selects = |p: &Value| p.get("const").is_some() || p.get("enum").is_some();
+        let Some((sel, value)) = props.iter().find(|(k, p)| selects(self.deref(p)) && v.get(k.as_str()).is_some()).map(|(k, _)| (k.as_str(), &v[k.as_str()])) else { return };
+        let same = |b: &Value| {
+            let mut wrong = Vec::new();
+            if let Some(p) = b.get("properties").and_then(|p| p.get(sel)) {
+                self.check(p, value, "", &mut wrong);
+            }
+            wrong.is_empty()
+        };
+        let (mine, theirs): (Vec<&Value>, Vec<&Value>) = branches.iter().copied().partition(|b| same(b));
+        let selector = join(path, sel);
+        for e in errs.iter_mut() {
+            let Some(rel) = relative(path, &e.field) else { continue };
+            let segments: Vec<&str> = rel.split('.').collect();
+            let explain = match e.rule {
+                "additionalProperties" => !mine.iter().any(|b| self.defines(b, &segments)) && theirs.iter().any(|b| self.defines(b, &segments)),
+                "required" if segments.len() == 1 => mine.iter().all(|b| requires(b, rel)) && theirs.iter().any(|b| !requires(b, rel)),
+                _ => false,
+            };
+            if explain {
+                let what = if e.rule == "required" { "is required" } else { "is not allowed" };
+                e.message = format!("`{}` {what} when `{selector}` is {value}", e.field);
+            }
+        }
+    }
+
+    /// Whether `schema` has a property at the dotted `segments` (through
+    /// `$ref`s and the shapes of a `oneOf`).
+    fn defines(&self, schema: &Value, segments: &[&str]) -> bool {
+        let s = self.deref(schema);
+        let Some((first, rest)) = segments.split_first() else { return true };
+        if let Some(branches) = s.get("oneOf").and_then(Value::as_array) {
+            if branches.iter().any(|b| self.defines(b, segments)) {
+                return true;
+            }
+        }
+        match s.get("properties").and_then(|p| p.get(*first)) {
+            Some(p) => self.defines(p, rest),
+            None => false,
         }
     }
 
@@ -403,6 +475,23 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
+/// `field` below `path`, as a dotted path of property names (None for an
+/// array item or a field elsewhere).
+fn relative<'a>(path: &str, field: &'a str) -> Option<&'a str> {
+    let rel = if path.is_empty() { field } else { field.strip_prefix(path)?.strip_prefix('.')? };
+    (!rel.is_empty() && !rel.contains('[')).then_some(rel)
+}
+
+/// Whether `field` is a property directly below `path`.
+fn is_child(path: &str, field: &str) -> bool {
+    relative(path, field).is_some_and(|r| !r.contains('.'))
+}
+
+/// Whether the object schema `s` lists `key` in `required`.
+fn requires(s: &Value, key: &str) -> bool {
+    s.get("required").and_then(Value::as_array).is_some_and(|r| r.iter().any(|k| k == key))
+}
+
 fn display(path: &str) -> String {
     if path.is_empty() {
         "the body".to_string()
@@ -476,9 +565,18 @@ mod tests {
         let v = Validator::new(Map::new(), &[]).unwrap();
         for p in [openapi::NO_NUL_PATTERN, openapi::NON_BLANK_PATTERN] {
             let re = Regex::new(p).unwrap();
-            for text in ["", " ", "a", " a ", "\u{0}", "a\u{0}", "\t\n", "\u{a0}", "\u{1c}", "\u{2003}x", "é", "\u{3000}"] {
+            for text in ["", " ", "a", " a ", "\u{0}", "a\u{0}", "\t\n", "\u{a0}", "\u{1c}", "\u{2003}x", "é", "\u{3000}", "\u{85}", "\u{feff}", "\u{b} \u{c}"] {
                 assert_eq!(v.matches(p, text), re.is_match(text), "{p} on {text:?}");
             }
+        }
+        // Every character alone: the listed blank set is exactly what
+        // `char::is_whitespace` (and so `str::trim`, the components' check)
+        // calls blank, U+0085 included and U+FEFF not.
+        let non_blank = Regex::new(openapi::NON_BLANK_PATTERN).unwrap();
+        for c in (0..=0x10FFFF_u32).filter_map(char::from_u32) {
+            let text = c.to_string();
+            assert_eq!(non_blank.is_match(&text), c != '\0' && !c.is_whitespace(), "U+{:04X}", c as u32);
+            assert_eq!(v.matches(openapi::NON_BLANK_PATTERN, &text), non_blank.is_match(&text), "U+{:04X}", c as u32);
         }
     }
 
@@ -525,6 +623,48 @@ mod tests {
         assert_eq!(rules(&v, "Thing", json!({"id": id, "name": "a", "tags": ["x", "x"]})), vec![("tags[1]".into(), "uniqueItems")]);
         assert_eq!(rules(&v, "Thing", json!({"id": id, "name": "a", "words": "one two  three four"})), vec![("words".into(), "x-maxWords")]);
         assert_eq!(rules(&v, "Thing", json!({"id": id, "name": "a", "kind": "c"})), vec![("kind".into(), "enum")]);
+    }
+
+    /// Shapes chosen by `channel`, as the agent and iteration bodies are.
+    fn by_channel() -> Validator {
+        let schemas = json!({
+            "Agent": {"oneOf": [{"$ref": "#/components/schemas/Chat"}, {"$ref": "#/components/schemas/Voice"}],
+                "discriminator": {"propertyName": "channel", "mapping": {"chat": "#/components/schemas/Chat", "voice": "#/components/schemas/Voice"}}},
+            "Chat": {"type": "object", "additionalProperties": false, "required": ["channel", "opening"], "properties": {
+                "channel": {"const": "chat"}, "opening": {"type": "string"},
+                "assignment": {"oneOf": [{"type": "null"}, {"type": "object", "additionalProperties": false, "properties": {"phone": {"type": "string"}}}]}}},
+            "Voice": {"type": "object", "additionalProperties": false, "required": ["channel"], "properties": {
+                "channel": {"const": "voice"}, "voiceSettings": {"type": "object"},
+                "assignment": {"oneOf": [{"type": "null"}, {"type": "object", "additionalProperties": false, "properties": {"account": {"type": "string"}}}]}}},
+            "Iteration": {"type": "object", "properties": {"it": {"oneOf": [
+                {"type": "object", "additionalProperties": false, "required": ["channel", "ids"], "properties": {"channel": {"const": "voice"}, "ids": {"type": "array"}}},
+                {"type": "object", "additionalProperties": false, "required": ["channel", "cats"], "properties": {"channel": {"const": "voice"}, "cats": {"type": "array"}}},
+                {"type": "object", "additionalProperties": false, "required": ["channel", "ids", "opening"], "properties": {"channel": {"const": "chat"}, "ids": {"type": "array"}, "opening": {"type": "string"}}}]}}}
+        });
+        Validator::new(schemas.as_object().unwrap().clone(), &[]).unwrap()
+    }
+
+    fn messages(v: &Validator, name: &str, body: Value) -> Vec<String> {
+        v.validate(v.schema(name).unwrap(), &body).err().unwrap_or_default().into_iter().map(|x| x.message).collect()
+    }
+
+    #[test]
+    fn a_field_of_another_channel_is_named_with_the_channel() {
+        let v = by_channel();
+        assert!(messages(&v, "Agent", json!({"channel": "voice", "voiceSettings": {}})).is_empty());
+        assert_eq!(messages(&v, "Agent", json!({"channel": "chat", "opening": "hi", "voiceSettings": {}})), vec!["`voiceSettings` is not allowed when `channel` is \"chat\""]);
+        assert_eq!(messages(&v, "Agent", json!({"channel": "voice", "opening": "hi"})), vec!["`opening` is not allowed when `channel` is \"voice\""]);
+        assert_eq!(messages(&v, "Agent", json!({"channel": "chat"})), vec!["`opening` is required when `channel` is \"chat\""]);
+        // Nested, and through the null-or-object choice: the object shape is the closer one.
+        assert_eq!(messages(&v, "Agent", json!({"channel": "chat", "opening": "hi", "assignment": {"account": "a"}})), vec!["`assignment.account` is not allowed when `channel` is \"chat\""]);
+        // Unknown everywhere: the plain message.
+        assert_eq!(messages(&v, "Agent", json!({"channel": "chat", "opening": "hi", "zz": 1})), vec!["unknown property `zz`"]);
+        // Without a discriminator: the shape whose `channel` matches is the one reported.
+        assert!(messages(&v, "Iteration", json!({"it": {"channel": "voice", "cats": []}})).is_empty());
+        assert_eq!(messages(&v, "Iteration", json!({"it": {"channel": "voice", "ids": [], "opening": "hi"}})), vec!["`it.opening` is not allowed when `it.channel` is \"voice\""]);
+        assert_eq!(messages(&v, "Iteration", json!({"it": {"channel": "chat", "ids": []}})), vec!["`it.opening` is required when `it.channel` is \"chat\""]);
+        // A field another shape of the same channel takes keeps the plain message.
+        assert_eq!(messages(&v, "Iteration", json!({"it": {"channel": "voice", "ids": [], "cats": []}})), vec!["unknown property `it.cats`"]);
     }
 
     #[test]
