@@ -153,6 +153,11 @@ pub(crate) struct ServeArgs {
     /// Accept webhook targets (and plugins' hosts) on loopback, private and other non-public addresses: local development only. Without it they are refused where set and at every delivery.
     #[arg(long, env = "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE")]
     pub(crate) webhook_allow_private: bool,
+    /// The former opt-in to what is now the default: still accepted (scripts
+    /// of production servers set it), changes nothing, contradicts
+    /// --webhook-allow-private.
+    #[arg(long = "webhook-public-only", env = "SWITCHBOARD_WEBHOOK_PUBLIC_ONLY", hide = true, conflicts_with = "webhook_allow_private")]
+    pub(crate) _webhook_public_only: bool,
     /// How long the webhook delivery log (every attempt, and the events a redelivery sends) is kept.
     #[arg(long, env = "SWITCHBOARD_WEBHOOK_LOG_RETENTION_DAYS", value_name = "DAYS", default_value_t = crate::jobs::WEBHOOK_LOG_RETENTION_DAYS, value_parser = clap::value_parser!(u32).range(1..=36_500))]
     pub(crate) webhook_log_retention_days: u32,

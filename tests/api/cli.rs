@@ -72,7 +72,9 @@ fn stray_arguments_unknown_flags_and_bad_settings_are_refused_before_start() {
     refused(&["serve", "--webhook-retry-delays-ms", "10,x"], "--webhook-retry-delays-ms");
     refused(&["serve", "--job-concurrency", "0"], "--job-concurrency");
     refused(&["serve", "--webhook-log-retention-days", "0"], "--webhook-log-retention-days");
-    refused(&["serve", "--webhook-public-only"], "--webhook-public-only");
+    // The former opt-in is the default now: still taken alone, never with
+    // its opposite.
+    refused(&["serve", "--webhook-public-only", "--webhook-allow-private"], "--webhook-public-only");
     refused(&["serve", "--durability", "maybe"], "--durability");
     refused(&["serve", "--ai-endpoint", "http://127.0.0.1:1/v1"], "--ai-model");
     refused(&["serve", "--ai-endpoint", "not a url", "--ai-model", "m"], "--ai-endpoint");
@@ -167,7 +169,8 @@ fn serve_names_the_unsafe_settings_in_force_in_one_line_at_start() {
     s.terminate();
 
     let log = dir.0.join("safe.log");
-    let mut s = Server::start_logged(&dir.0, &[SECURE_DEFAULT, "--public-url", "https://api.example.com"], &log);
+    // (With the former opt-in to the secure default, which changes nothing.)
+    let mut s = Server::start_logged(&dir.0, &[SECURE_DEFAULT, "--public-url", "https://api.example.com", "--webhook-public-only"], &log);
     s.terminate();
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.contains("listening on"), "{text}");
