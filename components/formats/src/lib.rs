@@ -6,9 +6,11 @@
 //!
 //! * [`time`]: RFC 3339 timestamps and calendar dates, on `chrono`;
 //! * [`e164`]: the E.164 check and normalisation of mobile numbers;
-//! * [`is_uuid`]: the UUID check, on the `uuid` crate.
+//! * [`is_uuid`]: the UUID check, on the `uuid` crate;
+//! * [`sheet_date`]: a spreadsheet date column's stored shape.
 
 pub mod e164;
+pub mod sheet_date;
 pub mod time;
 
 /// True when `s` is a hyphenated UUID (8-4-4-4-12 hex digits, either case),

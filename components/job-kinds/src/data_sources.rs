@@ -105,27 +105,8 @@ impl Ingest {
 }
 
 /// A spreadsheet column's date format as the cursor carries it from the
-/// conversion step to the header. The stored shape of the tabular crate's
-/// `SheetDate`, declared here so a stored cursor keeps reading whatever that
-/// type becomes; the area converts between the two.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SheetDate {
-    pub kind: SheetDateKind,
-    /// The workbook counts from 1904-01-01 (`date1904`), not 1899-12-30.
-    #[serde(default)]
-    pub base1904: bool,
-}
-
-/// Date, date and time, or time of day.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum SheetDateKind {
-    #[default]
-    Date,
-    DateTime,
-    Time,
-}
+/// conversion step to the header (the parser's own type, in its stored shape).
+pub use switchboard_formats::sheet_date::{SheetDate, SheetDateKind};
 
 /// The cursor of one unstructured source's embedding.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -10,31 +10,9 @@
 //! or a time ([`date_format_kind`]); the serial becomes ISO-8601 text
 //! ([`serial_date`], [`serial_time`]).
 
-use serde::{Deserialize, Serialize};
 use switchboard_formats::time;
 
-/// What a spreadsheet's number formats say about a column's numbers.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub enum SheetDateKind {
-    /// A date format (`m/d/yyyy`, `d-mmm-yy`, `yyyy-mm-dd` …).
-    #[default]
-    Date,
-    /// Date and time (`m/d/yyyy h:mm`).
-    DateTime,
-    /// Time of day or elapsed time only (`h:mm:ss`, `[h]:mm:ss`).
-    Time,
-}
-
-/// A spreadsheet column whose numeric cells are date or time serials.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct SheetDate {
-    pub kind: SheetDateKind,
-    /// The workbook counts from 1904-01-01 (`date1904`), not 1899-12-30.
-    #[serde(default)]
-    pub base1904: bool,
-}
+pub use switchboard_formats::sheet_date::{SheetDate, SheetDateKind};
 
 /// What a number format shows: a built-in id (14-22 and 45-47 are the
 /// date and time ones) or, for a custom format, its code.

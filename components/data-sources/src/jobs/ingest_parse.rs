@@ -215,7 +215,7 @@ fn delimited(v: &Version, mut p: Payload, delim: u8) -> Step<Option<Payload>> {
                 }
                 for (position, sd) in &p.sheet_dates {
                     if let Some(c) = b.cols.get_mut(*position) {
-                        c.stats.sheet_date = Some(from_cursor(*sd));
+                        c.stats.sheet_date = Some(*sd);
                     }
                 }
                 p.started = true;
@@ -490,46 +490,6 @@ pub fn convert_spreadsheet(v: &Version) -> Step<(u64, Vec<(usize, cursor::SheetD
     if total == 0 {
         return Err(Stop::Fail("the first worksheet is empty".into()));
     }
-    let dates = counts.iter().enumerate().filter(|(_, c)| c.dated > 0 && c.plain == 0).filter_map(|(i, c)| Some((i, to_cursor(infer::SheetDate { kind: c.kind?, base1904 })))).collect();
+    let dates = counts.iter().enumerate().filter(|(_, c)| c.dated > 0 && c.plain == 0).filter_map(|(i, c)| Some((i, infer::SheetDate { kind: c.kind?, base1904 }))).collect();
     Ok((total, dates))
-}
-
-/// A column's date format as the cursor stores it between the conversion
-/// and the header (the stored shape is the job kind's, so a waiting cursor
-/// reads whatever the tabular type becomes).
-fn to_cursor(sd: infer::SheetDate) -> cursor::SheetDate {
-    let kind = match sd.kind {
-        infer::SheetDateKind::Date => cursor::SheetDateKind::Date,
-        infer::SheetDateKind::DateTime => cursor::SheetDateKind::DateTime,
-        infer::SheetDateKind::Time => cursor::SheetDateKind::Time,
-    };
-    cursor::SheetDate { kind, base1904: sd.base1904 }
-}
-
-/// [`to_cursor`] back.
-fn from_cursor(sd: cursor::SheetDate) -> infer::SheetDate {
-    let kind = match sd.kind {
-        cursor::SheetDateKind::Date => infer::SheetDateKind::Date,
-        cursor::SheetDateKind::DateTime => infer::SheetDateKind::DateTime,
-        cursor::SheetDateKind::Time => infer::SheetDateKind::Time,
-    };
-    infer::SheetDate { kind, base1904: sd.base1904 }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A cursor stored while the cursor carried the tabular type reads the
-    /// same, and every format survives the trip.
-    #[test]
-    fn a_date_format_keeps_its_stored_shape_through_the_cursor() {
-        for kind in [infer::SheetDateKind::Date, infer::SheetDateKind::DateTime, infer::SheetDateKind::Time] {
-            for base1904 in [false, true] {
-                let sd = infer::SheetDate { kind, base1904 };
-                assert_eq!(serde_json::to_string(&to_cursor(sd)).unwrap(), serde_json::to_string(&sd).unwrap());
-                assert_eq!(from_cursor(to_cursor(sd)), sd);
-            }
-        }
-    }
 }
