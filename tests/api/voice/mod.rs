@@ -5,6 +5,9 @@
 use crate::harness::*;
 use serde_json::{json, Value};
 
+mod recordings;
+mod turns;
+
 struct Ctx {
     s: Server,
     t: Tenant,
@@ -506,86 +509,6 @@ fn a_batch_starts_each_contact_on_its_own() {
 }
 
 #[test]
-fn recordings_are_signed_expire_and_stream_with_ranges() {
-    let dir = DataDir::new();
-    let s = Server::start_with(&dir.0, &["--carrier-setting", "step-delay-ms=20", "--recording-link-ttl-ms", "2000"]);
-    let t = tenant(&dir.0, "all");
-    admin(&dir.0, &["credits", "add", "--business", &t.business, "--microcredits", "5000000"]);
-    let mut c = Calls { s, t, dir, agent: String::new(), everyone: String::new() };
-    c.agent = c.agent_with(json!({"firstGreeting": "Hello, this is Acme calling."}));
-    let id = c.call("+15550001234");
-    let r = c.ended(&id);
-    check("CallDetail", &r);
-    assert_eq!(r["call"]["recordingAvailable"], json!(true));
-    assert_eq!(r["recordingFilename"], json!(format!("call-{id}.wav")));
-    let (url, download) = (r["recordingUrl"].as_str().unwrap().to_string(), r["recordingDownloadUrl"].as_str().unwrap().to_string());
-    assert!(url.contains(&format!("/recordings/{id}/")) && !url.contains("memo"), "{url}");
-    let http = reqwest::blocking::Client::new();
-    let get = |u: &str, range: Option<&str>| {
-        let mut rq = http.get(u);
-        if let Some(r) = range {
-            rq = rq.header("range", r);
-        }
-        rq.send().unwrap()
-    };
-    // The whole file: a playable WAV of the connected time, no key needed.
-    let whole = get(&url, None);
-    assert_eq!(whole.status(), 200);
-    assert_eq!(whole.headers()["content-type"], "audio/wav");
-    assert_eq!(whole.headers()["accept-ranges"], "bytes");
-    assert!(whole.headers()["content-disposition"].to_str().unwrap().starts_with("inline"));
-    let length: usize = whole.headers()["content-length"].to_str().unwrap().parse().unwrap();
-    let bytes = whole.bytes().unwrap();
-    assert_eq!(bytes.len(), length);
-    assert_eq!((&bytes[..4], &bytes[8..12]), (&b"RIFF"[..], &b"WAVE"[..]));
-    let seconds = r["call"]["durationSeconds"].as_u64().unwrap();
-    let audio_seconds = (length as u64 - 44) / 16_000;
-    assert!(audio_seconds + 1 >= seconds && audio_seconds <= seconds, "{audio_seconds} s of audio for a {seconds} s call");
-    // Ranges as players send them.
-    let part = get(&url, Some("bytes=100-199"));
-    assert_eq!(part.status(), 206);
-    assert_eq!(part.headers()["content-range"].to_str().unwrap(), format!("bytes 100-199/{length}"));
-    assert_eq!(&part.bytes().unwrap()[..], &bytes[100..200]);
-    let tail = get(&url, Some("bytes=-10"));
-    assert_eq!(tail.status(), 206);
-    assert_eq!(&tail.bytes().unwrap()[..], &bytes[length - 10..]);
-    let beyond = get(&url, Some(&format!("bytes={length}-")));
-    assert_eq!(beyond.status(), 416);
-    assert_eq!(beyond.headers()["content-range"].to_str().unwrap(), format!("bytes */{length}"));
-    // The download link is an attachment.
-    let d = get(&download, None);
-    assert_eq!(d.status(), 200);
-    assert_eq!(d.headers()["content-disposition"].to_str().unwrap(), format!("attachment; filename=\"call-{id}.wav\""));
-    // Tampered links: refused, never the file.
-    let refused = |u: &str| {
-        let r = get(u, None);
-        let status = r.status().as_u16();
-        let body: Value = r.json().unwrap();
-        (status, body["error"]["code"].as_str().unwrap().to_string())
-    };
-    let stranger = tenant(&c.dir.0, "all");
-    let forged = [
-        url.replace(&c.t.business, &stranger.business),
-        url.replace("d=inline", "d=attachment"),
-        url.replace("&s=", "&s=00"),
-        url.replace(&format!("/recordings/{id}/"), &format!("/recordings/{}/", uuid::Uuid::new_v4())),
-    ];
-    for f in &forged {
-        assert_eq!(refused(f), (403, "recording_link_invalid".to_string()), "{f}");
-    }
-    // A call that never connected has no recording.
-    let busy = c.call("+15550002222");
-    let r = c.ended(&busy);
-    assert_eq!((r["call"]["recordingAvailable"].clone(), r.get("recordingUrl")), (json!(false), None));
-    // Links expire (two seconds here, five minutes by default).
-    std::thread::sleep(std::time::Duration::from_millis(3_100));
-    assert_eq!(refused(&url), (403, "recording_link_expired".to_string()));
-    // A fresh read of the report gives a fresh link.
-    let fresh = c.report(&id)["recordingUrl"].as_str().unwrap().to_string();
-    assert_eq!(get(&fresh, Some("bytes=0-3")).status(), 206);
-}
-
-#[test]
 fn kill_9_mid_call_ends_every_call_once_with_one_charge_and_its_line_back() {
     let dir = DataDir::new();
     // Slow steps, so the kill finds calls connected, cancelling, placing and queued.
@@ -625,44 +548,4 @@ fn kill_9_mid_call_ends_every_call_once_with_one_charge_and_its_line_back() {
     assert_eq!(c.db("SELECT COUNT(*) FROM calls WHERE holds_line = 1"), "0");
     let charged: i64 = c.db("SELECT SUM(charged) FROM calls").parse().unwrap();
     assert_eq!(c.balance(), (10_000_000 - charged, 0));
-}
-
-#[test]
-fn silence_nudges_once_then_ends_the_call() {
-    // 6666: the customer never speaks (and stays on the line for 100 steps, 8 s here).
-    let c = Calls::with_step(1, 5_000_000, 80);
-    let agent = c.agent_with(json!({"firstGreeting": "Hello?", "nudgeAfterSilenceSeconds": 0.5, "disconnectAfterSilenceSeconds": 1.5}));
-    let r = c.start(json!({"agentId": agent, "toNumber": "+15550026666"}));
-    let id = r.assert_ok(202)["callId"].as_str().unwrap().to_string();
-    let r = c.ended(&id);
-    assert_eq!(outcome(&r).0, "completed");
-    assert_eq!((r["call"]["endedBy"].as_str(), r["call"]["endReason"].as_str()), (Some("system"), Some("silence_timeout")));
-    let said: Vec<&str> = r["transcript"].as_array().unwrap().iter().map(|t| t["text"].as_str().unwrap()).collect();
-    assert_eq!(said, ["Hello?", "Are you still there?", "I haven't heard anything for a while, so I'll end the call now. Goodbye."]);
-}
-
-#[test]
-fn voice_turns_answer_from_the_agents_sources() {
-    let c = Calls::new(1, 5_000_000);
-    let source = c.post("/api/v1/data-sources", json!({"name": "Price list", "class": "unstructured", "kind": "text", "content": "Our prices start at 10 euros a month."}))["dataSource"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let agent = c.post(
-        "/api/v1/agents",
-        json!({"channel": "voice", "name": "Seller", "instructions": "Answer questions about prices.", "dataSourceIds": [source],
-        "voiceSettings": {"firstGreeting": "Hello, this is Acme calling."}}),
-    )["agent"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let r = c.start(json!({"agentId": agent, "toNumber": "+15550001234"}));
-    let id = r.assert_ok(202)["callId"].as_str().unwrap().to_string();
-    let r = c.ended(&id);
-    let turns = r["transcript"].as_array().unwrap();
-    let asked = turns.iter().position(|t| t["text"] == json!("What are your prices?")).unwrap();
-    assert_eq!(turns[asked + 1]["text"], json!("From Price list: Our prices start at 10 euros a month."), "{r}");
-    // What the turn drew on is kept with it, and never shown.
-    assert!(c.db(&format!("SELECT grounding_json FROM call_turns WHERE call_id = '{id}' AND grounding_json IS NOT NULL")).contains(&source));
-    assert!(!r.to_string().contains("grounding"));
 }
