@@ -29,9 +29,28 @@ function h(tag, attrs, ...children) {
 
 function main() { return document.getElementById("main"); }
 
+// The children worth adding: null, undefined and false are "nothing here"
+// (as in h()), never the text "null".
+function kids(nodes) {
+  return nodes.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false)
+    .map((c) => (c instanceof Node ? c : document.createTextNode(String(c))));
+}
+
+// el.append(...) that skips nothing-children.
+function add(el, ...nodes) {
+  el.append(...kids(nodes));
+  return el;
+}
+
+// A page drawn again after an action (a save, a poll) reads the address it
+// started on; if the reader has moved on meanwhile, it draws nothing.
+function showOn(here, ...nodes) {
+  if (location.hash === here) show(...nodes);
+}
+
 function show(...nodes) {
   const m = main();
-  m.replaceChildren(...nodes);
+  m.replaceChildren(...kids(nodes));
   const title = m.querySelector("h1");
   document.title = (title ? title.textContent + " · " : "") + "Switchboard console";
 }
@@ -69,11 +88,14 @@ class ApiError extends Error {
   }
 }
 
-async function api(method, path, body) {
+// `sub` is the form submission (or click) the call belongs to: every
+// call of one submission to one operation carries the same Idempotency-Key,
+// so a repeated submission is answered once.
+async function api(method, path, body, sub) {
   const headers = { Accept: "application/json" };
   if (method !== "GET") {
     if (state.me) headers["X-CSRF-Token"] = state.me.csrfToken;
-    if (path.startsWith("/api/v1/")) headers["Idempotency-Key"] = idemKey();
+    if (path.startsWith("/api/v1/")) headers["Idempotency-Key"] = sub ? sub.key(method, path) : idemKey();
   }
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const r = await fetch(path, {
@@ -99,33 +121,125 @@ function q(params) {
   return u.toString();
 }
 
+// One submission: its keys, one per operation it calls.
+function submission() {
+  const keys = new Map();
+  return {
+    key(method, path) {
+      const op = method + " " + path.split("?")[0];
+      if (!keys.has(op)) keys.set(op, idemKey());
+      return keys.get(op);
+    },
+  };
+}
+
+// A form's submit handler that runs once at a time: the form's buttons are
+// disabled while `run(sub)` works and a second submit (a double click, Enter
+// twice) is dropped; its errors are cleared first.
+function onSubmit(form, run) {
+  let busy = false;
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    if (busy) return;
+    busy = true;
+    const buttons = [...form.querySelectorAll("button")].filter((b) => !b.disabled);
+    buttons.forEach((b) => { b.disabled = true; });
+    clearErrors(form);
+    try { await run(submission()); } catch (err) { showError(form, err); } finally {
+      busy = false;
+      // A button the page holds disabled (a reply pending) stays so.
+      buttons.forEach((b) => { if (b.isConnected && !b.dataset.hold) b.disabled = false; });
+    }
+  });
+}
+
+// A button's click handler that runs once at a time (the button is
+// disabled meanwhile); errors become a toast.
+function once(run) {
+  let busy = false;
+  return async (e) => {
+    const b = e.currentTarget;
+    if (busy) return;
+    busy = true;
+    b.disabled = true;
+    try { await run(submission()); } catch (err) { toast(err.message); } finally { busy = false; b.disabled = false; }
+  };
+}
+
 function biz() { return state.me.businessId; }
 function canWrite(scope) { return state.me.scopes.includes(scope); }
 
-// An error in the spec's envelope, shown next to the field it names when
-// the form has that field, else above the form.
-function showError(form, err) {
+// A form without errors: no message above it, no field marked.
+function clearErrors(form) {
   form.querySelectorAll(".field-error").forEach((e) => e.remove());
-  form.querySelectorAll("[aria-invalid]").forEach((e) => e.removeAttribute("aria-invalid"));
+  form.querySelectorAll("[aria-invalid]").forEach((e) => {
+    e.removeAttribute("aria-invalid");
+    e.removeAttribute("aria-describedby");
+  });
+  const box = form.querySelector(".form-error");
+  if (box) box.replaceChildren();
+}
+
+// Rules a pattern stands for, in words (the server's messages name the
+// regular expression; a person is told what to type): by the pattern the
+// OpenAPI document uses, else by the field.
+const PATTERN_WORDS = {
+  "\\S": "must contain more than spaces",
+  "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$": "must be a language tag such as en or pt-BR",
+  "^([01][0-9]|2[0-3]):[0-5][0-9]$": "must be a time of day as HH:MM, 00:00 to 23:59",
+  "^[a-zA-Z][a-zA-Z0-9_]{0,63}$": "must be a letter, then up to 63 letters, digits or underscores",
+  "^[0-9a-f]{64}$": "must be 64 lowercase hexadecimal characters",
+  "^[a-z]+-[a-z]+-[a-z0-9]+$": "must be lowercase words joined by dashes",
+};
+const FIELD_WORDS = {
+  search: "must be a name, or a mobile number: digits, optionally after a leading +",
+  to: "must be a mobile number in international form: + and the country code, then the number",
+  mobile: "must be a mobile number in international form: + and the country code, then the number",
+  languageCode: "must be a language tag such as en or pt-BR",
+};
+
+// A validation message as a person reads it: never a regular expression.
+function plain(detail) {
+  const msg = String(detail.message || "");
+  const at = msg.indexOf(" must match the pattern ");
+  if (at < 0) return msg;
+  const pattern = msg.slice(at + " must match the pattern ".length);
+  const field = String(detail.field || "").split(/[.[]/).pop() || (msg.match(/`([^`]+)`/) || [])[1] || "";
+  return `${msg.slice(0, at)} ${PATTERN_WORDS[pattern] || FIELD_WORDS[field] || "must be in the expected format"}`;
+}
+
+// An error in the spec's envelope: each problem next to the field it names
+// when the form has that field; the others listed above the form, so every
+// problem the server found is shown.
+function showError(form, err) {
+  clearErrors(form);
   const box = form.querySelector(".form-error");
   const details = (err.error && Array.isArray(err.error.details)) ? err.error.details : [];
-  let placed = false;
+  const unplaced = [];
   for (const f of details) {
     // The field as the form names it: the whole path ("voiceSettings.firstGreeting"), else its first part.
     const path = String(f.field || "");
     const find = (n) => n && form.querySelector(`[name="${CSS.escape(n)}"]`);
     const input = find(path) || find(path.split(/[.[]/)[0]);
-    if (input && !input.hasAttribute("aria-invalid")) {
-      const id = `err-${input.name.replace(/[^A-Za-z0-9_-]/g, "-")}`;
-      input.setAttribute("aria-invalid", "true");
-      input.setAttribute("aria-describedby", id);
-      input.after(h("span", { class: "field-error", id, text: f.message || err.message }));
-      placed = true;
+    if (!input) { unplaced.push(plain(f)); continue; }
+    const id = `err-${input.name.replace(/[^A-Za-z0-9_-]/g, "-")}`;
+    const existing = document.getElementById(id);
+    if (existing) { existing.textContent += `; ${plain(f)}`; continue; }
+    input.setAttribute("aria-invalid", "true");
+    input.setAttribute("aria-describedby", id);
+    input.after(h("span", { class: "field-error", id, text: plain(f) }));
+  }
+  if (box) {
+    const placed = details.length - unplaced.length;
+    if (!details.length) box.textContent = plain({ message: err.message });
+    else {
+      if (placed) box.append(`Check the field${placed === 1 ? "" : "s"} marked below.`);
+      if (unplaced.length === 1 && !placed) box.append(unplaced[0]);
+      else if (unplaced.length) box.append(h("ul", {}, unplaced.map((m) => h("li", { text: m }))));
     }
   }
-  if (box) box.textContent = err.message;
   const first = form.querySelector("[aria-invalid]");
-  if (placed && first) first.focus();
+  if (first) first.focus();
 }
 
 function formData(form) {
@@ -147,9 +261,23 @@ function frame() {
   const nav = document.getElementById("nav");
   const who = document.getElementById("who");
   const out = document.getElementById("logout");
+  const menu = document.getElementById("menu");
   nav.hidden = !state.me;
   out.hidden = !state.me;
-  who.textContent = state.me ? `${state.me.email} · ${state.me.businessName} (${state.me.role})` : "";
+  menu.hidden = !state.me;
+  // Compact: the role and the address (cut short if need be); the business is the overview's title
+  // (and the tooltip here).
+  who.textContent = state.me ? `${state.me.role} · ${state.me.email}` : "";
+  who.title = state.me ? `${state.me.email} · ${state.me.businessName} (${state.me.role})` : "";
+  setMenu(false);
+}
+
+// Under 700 px the sections fold behind the Menu button (CSS shows the
+// button and hides the closed nav there).
+function setMenu(open) {
+  const menu = document.getElementById("menu");
+  menu.setAttribute("aria-expanded", open ? "true" : "false");
+  document.querySelector(".top").classList.toggle("open", open);
 }
 
 function renderLogin(message) {
@@ -163,14 +291,11 @@ function renderLogin(message) {
     h("label", { for: "password", text: "Password" }),
     h("input", { id: "password", name: "password", type: "password", autocomplete: "current-password", required: true }),
     h("button", { type: "submit", text: "Log in" }));
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
+  onSubmit(form, async () => {
     const d = formData(form);
-    try {
-      state.me = await api("POST", "/console/api/session", { email: d.email, password: d.password });
-      frame();
-      if (location.hash === "" || location.hash === "#/") route(); else location.hash = "#/";
-    } catch (err) { showError(form, err); }
+    state.me = await api("POST", "/console/api/session", { email: d.email, password: d.password });
+    frame();
+    if (location.hash === "" || location.hash === "#/") route(); else location.hash = "#/";
   });
   show(form);
   form.querySelector("#email").focus();
@@ -184,18 +309,18 @@ function renderSetup(token) {
     h("label", { for: "password", text: "New password" }),
     h("input", { id: "password", name: "password", type: "password", autocomplete: "new-password", minlength: 10, required: true }),
     h("button", { type: "submit", text: "Set password" }));
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    try {
-      await api("POST", "/console/api/password", { token, password: formData(form).password });
-      history.replaceState(null, "", "#/");
-      renderLogin("Your password is set. Log in with it.");
-    } catch (err) { showError(form, err); }
+  onSubmit(form, async () => {
+    await api("POST", "/console/api/password", { token, password: formData(form).password });
+    history.replaceState(null, "", "#/");
+    renderLogin("Your password is set. Log in with it.");
   });
   show(form);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  document.getElementById("menu").addEventListener("click", () => {
+    setMenu(document.getElementById("menu").getAttribute("aria-expanded") !== "true");
+  });
   document.getElementById("logout").addEventListener("click", async () => {
     try { await api("DELETE", "/console/api/session"); } catch (_) { /* ended anyway */ }
     state.me = null;
@@ -243,6 +368,7 @@ const pollers = new Set();
 let routed = false;
 
 async function route() {
+  setMenu(false);
   for (const stop of pollers) stop();
   pollers.clear();
   if (location.hash === "#/setup") return;
@@ -284,6 +410,7 @@ async function overview() {
 // ---- API keys -------------------------------------------------------------------------
 
 async function keysPage() {
+  const here = location.hash;
   const data = await api("GET", "/console/api/keys");
   const owner = state.me.role === "owner";
   const rows = data.keys.map((k) => h("tr", {},
@@ -293,10 +420,10 @@ async function keysPage() {
     h("td", { text: k.revokedAt ? "revoked " + when(k.revokedAt) : when(k.lastUsedAt) }),
     h("td", {}, owner && !k.revokedAt ? h("button", {
       type: "button", class: "danger", "aria-label": `Revoke key ${k.display}`, text: "Revoke",
-      onclick: async () => {
+      onclick: once(async () => {
         if (!confirm(`Revoke ${k.display}? Integrations using it stop working at once.`)) return;
-        try { await api("DELETE", `/console/api/keys/${k.keyId}`); toast("Key revoked."); keysPage(); } catch (err) { toast(err.message); }
-      },
+        await api("DELETE", `/console/api/keys/${k.keyId}`); toast("Key revoked."); keysPage();
+      }),
     }) : null)));
   const table = h("table", {},
     h("caption", { text: "Keys of this business" }),
@@ -305,7 +432,7 @@ async function keysPage() {
   const nodes = [h("h1", { text: "API keys" }), table];
   if (owner) nodes.push(createKeyForm(data.scopes));
   else nodes.push(h("p", { class: "muted", text: "Only an owner can create or revoke keys." }));
-  show(...nodes);
+  showOn(here, ...nodes);
 }
 
 function createKeyForm(scopes) {
@@ -316,14 +443,11 @@ function createKeyForm(scopes) {
       scopes.map((s) => h("label", { class: "check" },
         h("input", { type: "checkbox", name: "scopes", value: s, checked: s.endsWith(":read") }), " ", s))),
     h("button", { type: "submit", text: "Create key" }));
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
+  onSubmit(form, async () => {
     const chosen = [...form.querySelectorAll("input[name=scopes]:checked")].map((i) => i.value);
-    try {
-      const k = await api("POST", "/console/api/keys", { scopes: chosen });
-      await keysPage();
-      shownOnce("new-key-value", "Your new key", "Copy it now: it is not shown again.", k.apiKey);
-    } catch (err) { showError(form, err); }
+    const k = await api("POST", "/console/api/keys", { scopes: chosen });
+    await keysPage();
+    shownOnce("new-key-value", "Your new key", "Copy it now: it is not shown again.", k.apiKey);
   });
   return form;
 }
@@ -333,36 +457,67 @@ function createKeyForm(scopes) {
 async function contactsPage() {
   const list = h("div", { id: "contact-list" });
   const search = h("form", { class: "inline", role: "search" },
-    h("label", { for: "search", text: "Search by mobile" }),
-    h("input", { id: "search", name: "search", type: "search", inputmode: "tel" }),
+    h("label", { for: "search", text: "Search by name or mobile" }),
+    h("input", { id: "search", name: "search", type: "search", maxlength: 64 }),
     h("button", { type: "submit", text: "Search" }));
-  search.addEventListener("submit", (e) => { e.preventDefault(); loadContacts(list, search.search.value.trim()); });
+  onSubmit(search, () => loadContacts(list, search.search.value.trim()));
   const nodes = [h("h1", { text: "Contacts" }), search, list];
   if (canWrite("contacts:write")) nodes.push(await importForm());
   show(...nodes);
   await loadContacts(list, "");
 }
 
+// What the list operation's `search` takes: a mobile number or its digits.
+const MOBILE_SEARCH = /^[ .()-]*(?:\+?[ .()-]*[0-9][0-9 .()-]*)?$/;
+// A name search reads at most this many pages of 200 contacts.
+const NAME_SEARCH_PAGES = 10;
+
+// The operation searches mobiles only; a name is looked for in the pages
+// of the list (the first 2,000 contacts), case- and accent-insensitively.
 function loadContacts(list, search) {
-  const load = (cursor) => api("GET", "/api/v1/contacts?" + q({ businessId: biz(), search, cursor, limit: 50 })).then((page) => ({
-    nextCursor: page.nextCursor,
-    rows: page.contacts.map((c) => h("tr", {},
-      h("td", {}, h("a", { href: `#/contacts/${c.id}`, text: c.name || c.mobile })),
-      h("td", { text: c.mobile }),
-      h("td", { text: c.categories.map((x) => x.name).join(", ") }),
-      h("td", { text: c.communicationBlocked ? "blocked" : "" }))),
-  }));
-  return paged(list, ["Name", "Mobile", "Categories", ""], "No contacts.", load, null);
+  const row = (c) => h("tr", {},
+    h("td", {}, h("a", { href: `#/contacts/${c.id}`, text: c.name || c.mobile })),
+    h("td", { text: c.mobile }),
+    h("td", { text: c.categories.map((x) => x.name).join(", ") }),
+    h("td", { text: c.communicationBlocked ? "blocked" : "" }));
+  const headers = ["Name", "Mobile", "Categories", ""];
+  if (!search || MOBILE_SEARCH.test(search)) {
+    const load = (cursor) => api("GET", "/api/v1/contacts?" + q({ businessId: biz(), search, cursor, limit: 50 }))
+      .then((page) => ({ nextCursor: page.nextCursor, rows: page.contacts.map(row) }));
+    return paged(list, headers, search ? "No contact's mobile matches." : "No contacts.", load, null);
+  }
+  const fold = (t) => String(t || "").normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+  const want = fold(search);
+  const load = async () => {
+    const found = [];
+    let cursor = null;
+    let pages = 0;
+    do {
+      const page = await api("GET", "/api/v1/contacts?" + q({ businessId: biz(), cursor, limit: 200 }));
+      found.push(...page.contacts.filter((c) => fold(c.name).includes(want)));
+      cursor = page.nextCursor;
+      pages += 1;
+    } while (cursor && pages < NAME_SEARCH_PAGES);
+    const rows = found.map(row);
+    if (cursor) rows.push(h("tr", {}, h("td", { colspan: 4, class: "muted", text: `Searched the first ${pages * 200} contacts by name.` })));
+    return { nextCursor: null, rows };
+  };
+  return paged(list, headers, "No contact's name matches.", load, null);
+}
+
+async function categoryOptions(select, chosen) {
+  const cats = await api("GET", "/api/v1/contacts/categories?" + q({ businessId: biz(), limit: 200 }));
+  select.replaceChildren(...(cats.categories || []).map((c) => h("option", { value: c.id, text: c.name, selected: c.id === chosen })));
 }
 
 async function importForm() {
-  const cats = await api("GET", "/api/v1/contacts/categories?" + q({ businessId: biz() }));
-  const options = (cats.categories || []).map((c) => h("option", { value: c.id, text: c.name }));
+  const select = h("select", { id: "category", name: "categoryIds" });
+  await categoryOptions(select, null);
   const form = h("form", { class: "card", novalidate: true },
     h("h2", { text: "Import a CSV" }),
     h("p", { class: "form-error", role: "alert" }),
     h("label", { for: "category", text: "Into category" }),
-    h("select", { id: "category", name: "categoryIds" }, options),
+    select,
     h("label", { for: "newCategory", text: "…or a new category named" }),
     h("input", { id: "newCategory", name: "newCategory", maxlength: 100 }),
     h("label", { for: "csv", text: "CSV file (a header row; a mobile column)" }),
@@ -370,41 +525,43 @@ async function importForm() {
     h("progress", { id: "import-progress", max: 100, value: 0, hidden: true, "aria-label": "Import progress" }),
     h("output", { id: "import-result" }),
     h("button", { type: "submit", text: "Import" }));
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
+  onSubmit(form, async (sub) => {
     const file = form.csv.files[0];
     const bar = form.querySelector("progress");
     const out = form.querySelector("output");
-    if (!file) { form.querySelector(".form-error").textContent = "Choose a CSV file."; return; }
+    out.replaceChildren();
+    if (!file) throw new ApiError(400, { message: "Choose a CSV file.", details: [{ field: "csv", message: "Choose a CSV file." }] });
     try {
       bar.hidden = false; bar.value = 10;
       let category = form.categoryIds.value;
       const name = form.newCategory.value.trim();
-      if (name) category = (await api("POST", "/api/v1/contacts/categories", { businessId: biz(), name })).category.id;
+      if (name) {
+        category = (await api("POST", "/api/v1/contacts/categories", { businessId: biz(), name }, sub)).category.id;
+        // The new category is a choice from now on (and the one chosen).
+        await categoryOptions(select, category);
+        form.newCategory.value = "";
+      }
       if (!category) throw new ApiError(400, { message: "Choose a category or name a new one." });
       bar.value = 30;
       const text = await file.text();
       bar.value = 50;
-      const r = await api("POST", "/api/v1/contacts/imports", { businessId: biz(), categoryIds: [category], csv: text });
+      const r = await api("POST", "/api/v1/contacts/imports", { businessId: biz(), categoryIds: [category], csv: text }, sub);
       bar.value = 100;
       out.textContent = `Import finished: ${r.totalRows} rows, ${r.created} created, ${r.merged} merged, ${r.failed} failed.`;
       if (r.errors && r.errors.length) {
         out.append(h("ul", {}, r.errors.slice(0, 20).map((x) => h("li", { text: `row ${x.row}${x.column ? ", " + x.column : ""}: ${x.message}` }))));
       }
       loadContacts(document.getElementById("contact-list"), "");
-    } catch (err) { bar.hidden = true; showError(form, err); }
+    } catch (err) { bar.hidden = true; throw err; }
   });
   return form;
 }
 
 async function contactPage(id) {
   const c = (await api("GET", `/api/v1/contacts/${id}?` + q({ businessId: biz() }))).contact;
-  const t = await api("GET", `/api/v1/contacts/${id}/timeline?` + q({ businessId: biz(), limit: 50 }));
   const fields = Object.entries(c.fields || {});
-  const entries = t.entries.map((x) => h("li", {},
-    h("time", { datetime: x.occurredAt, text: when(x.occurredAt) }), " ",
-    h("strong", { text: [x.channel, x.kind, x.direction].filter(Boolean).join(" · ") }), " ",
-    h("span", { text: summaryText(x.summary) })));
+  const timeline = h("div", { id: "timeline" });
+  await drawTimeline(id, timeline);
   show(
     h("p", {}, h("a", { href: "#/contacts", text: "← Contacts" })),
     h("h1", { text: c.name || c.mobile }),
@@ -413,9 +570,22 @@ async function contactPage(id) {
       h("dt", { text: "Categories" }), h("dd", { text: c.categories.map((x) => x.name).join(", ") }),
       h("dt", { text: "Blocked" }), h("dd", { text: c.communicationBlocked ? "yes" : "no" }),
       fields.map(([k, v]) => [h("dt", { text: k }), h("dd", { text: String(v) })])),
-    h("h2", { text: "Timeline" }),
-    entries.length ? h("ol", { class: "timeline" }, entries) : h("p", { class: "muted", text: "Nothing yet." }),
-    canWrite("communications:write") && !c.communicationBlocked ? await sendForm(c.mobile) : null);
+    h("h2", { text: "Conversation" }),
+    timeline,
+    canWrite("communications:write") && !c.communicationBlocked ? await sendForm(c.mobile, () => drawTimeline(id, timeline)) : null);
+}
+
+// The contact's timeline as a conversation: oldest at the top, newest at
+// the bottom; what the contact sent on the left, what the business sent on
+// the right.
+async function drawTimeline(id, box) {
+  const t = await api("GET", `/api/v1/contacts/${id}/timeline?` + q({ businessId: biz(), limit: 50 }));
+  const entries = [...t.entries].sort((a, b) => String(a.occurredAt).localeCompare(String(b.occurredAt)));
+  box.replaceChildren(entries.length ? h("ol", { class: "chat timeline", "aria-label": "Conversation with this contact" },
+    entries.map((x) => h("li", { class: `turn ${x.direction === "inbound" ? "inbound" : "outbound"}`, "data-direction": x.direction || "" },
+      h("span", { class: "speaker" }, `${x.direction === "inbound" ? "Contact" : "Business"} · ${[x.channel, x.kind].filter(Boolean).join(" ")} · `,
+        h("time", { datetime: x.occurredAt, text: when(x.occurredAt) })),
+      h("p", { text: summaryText(x.summary) })))) : h("p", { class: "muted", text: "Nothing yet." }));
 }
 
 function summaryText(s) {
@@ -445,7 +615,9 @@ async function agentTestPage(agentId) {
   const base = `/console/api/agents/${agentId}/test`;
   let conv = await api("GET", base + "?" + q({ businessId: biz() }));
   const log = h("ol", { class: "chat", "aria-live": "polite", "aria-label": "Test conversation" });
-  const form = h("form", { class: "chat-form", novalidate: true },
+  // Sending and resetting take agents:write; a viewer reads the conversation only.
+  const write = canWrite("agents:write");
+  const form = !write ? h("p", { class: "muted", text: "Testing an agent takes an owner; you can read the test conversation." }) : h("form", { class: "chat-form", novalidate: true },
     h("p", { class: "form-error", role: "alert" }),
     h("label", { for: "say", text: "Say something as the customer would" }),
     h("textarea", { id: "say", name: "text", rows: 2, maxlength: 4096, required: true }),
@@ -453,33 +625,34 @@ async function agentTestPage(agentId) {
       h("label", { for: "vars", text: "testVariables" }),
       h("textarea", { id: "vars", name: "testVariables", rows: 3, text: JSON.stringify(conv.testVariables || {}) })),
     h("button", { type: "submit", text: "Send" }),
-    h("button", { type: "button", class: "secondary", text: "Reset conversation", onclick: async () => {
-      try { conv = await api("DELETE", base + "?" + q({ businessId: biz() })); draw(); toast("Conversation reset."); } catch (err) { showError(form, err); }
-    } }));
+    h("button", { type: "button", class: "secondary", text: "Reset conversation", onclick: once(async () => {
+      conv = await api("DELETE", base + "?" + q({ businessId: biz() })); draw(); toast("Conversation reset.");
+    }) }));
   function draw() {
     log.replaceChildren(...conv.messages.map((m) => h("li", { class: `turn ${m.role} ${m.status}` },
       h("span", { class: "speaker", text: m.role === "user" ? "You" : conv.agentName }),
       h("p", { text: m.status === "pending" ? "…" : m.status === "failed" ? `(no reply: ${m.error || "failed"})` : m.text }),
       m.grounding && m.grounding.passages && m.grounding.passages.length ? h("small", { class: "muted", text: `drew on ${m.grounding.passages.length} passage(s)` }) : null)));
-    form.querySelector("button[type=submit]").disabled = conv.pending;
+    if (!write) return;
+    const send = form.querySelector("button[type=submit]");
+    send.disabled = conv.pending;
+    send.dataset.hold = conv.pending ? "pending" : "";
   }
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const text = form.text.value.trim();
-    let vars = {};
-    try { vars = JSON.parse(form.testVariables.value || "{}"); } catch (_) {
-      showError(form, new ApiError(400, { message: "testVariables must be a JSON object." })); return;
-    }
-    try {
+  if (write) {
+    onSubmit(form, async () => {
+      const text = form.text.value.trim();
+      let vars = {};
+      try { vars = JSON.parse(form.testVariables.value || "{}"); } catch (_) {
+        throw new ApiError(400, { message: "testVariables must be a JSON object.", details: [{ field: "testVariables", message: "testVariables must be a JSON object." }] });
+      }
       const body = { businessId: biz(), text };
       if (vars && Object.keys(vars).length) body.testVariables = vars;
       conv = await api("POST", base + "/messages", body);
       form.text.value = "";
-      showError(form, new ApiError(0, { message: "" }));
       draw();
       follow();
-    } catch (err) { showError(form, err); }
-  });
+    });
+  }
   // While a reply is pending (sending waits for it), the page reads the
   // conversation again.
   function follow() {
@@ -531,7 +704,7 @@ function seconds(n) {
 // A list with "Next page": `load(cursor)` answers {rows, nextCursor}.
 async function paged(container, headers, empty, load, cursor) {
   let page;
-  try { page = await load(cursor); } catch (err) { container.replaceChildren(h("p", { class: "form-error", text: err.message })); return; }
+  try { page = await load(cursor); } catch (err) { container.replaceChildren(h("p", { class: "form-error", text: plain({ message: err.message }) })); return; }
   container.replaceChildren(table(headers, page.rows, empty));
   if (page.nextCursor) container.append(h("button", { type: "button", class: "secondary", text: "Next page", onclick: () => paged(container, headers, empty, load, page.nextCursor) }));
 }
@@ -643,14 +816,15 @@ function iterationProgress(it) {
 }
 
 async function campaignPage(id) {
+  const here = location.hash;
   const base = `/api/v1/campaigns/${id}`;
   const d = await api("GET", `${base}?` + q({ businessId: biz() }));
   const its = await api("GET", `${base}/iterations?` + q({ businessId: biz(), limit: 200 }));
   const write = canWrite("campaigns:write");
   const cur = d.currentIteration;
-  const act = (action) => async () => {
-    try { await api("PATCH", base, { businessId: biz(), action }); toast({ start: "Iteration started.", pause: "Iteration paused.", cancel: "Iteration cancelled." }[action]); campaignPage(id); } catch (err) { toast(err.message); }
-  };
+  const act = (action) => once(async (sub) => {
+    await api("PATCH", base, { businessId: biz(), action }, sub); toast({ start: "Iteration started.", pause: "Iteration paused.", cancel: "Iteration cancelled." }[action]); campaignPage(id);
+  });
   const actions = write ? h("p", {},
     cur.status === "draft" || cur.status === "paused" ? h("button", { type: "button", text: cur.status === "draft" ? "Start" : "Resume", onclick: act("start") }) : null,
     cur.status === "running" ? h("button", { type: "button", class: "secondary", text: "Pause", onclick: act("pause") }) : null,
@@ -663,6 +837,7 @@ async function campaignPage(id) {
     h("td", { text: credits(it.spentMicrocredits) })));
   const runs = h("div", { id: "summary-runs" });
   const followUp = write && ["completed", "cancelled"].includes(cur.status) ? await followUpForm(id) : null;
+  if (location.hash !== here) return;
   show(
     h("p", {}, h("a", { href: "#/campaigns", text: "← Campaigns" })),
     h("h1", { text: d.campaign.name }),
@@ -691,20 +866,18 @@ async function drawRuns(campaignId, box) {
     h("td", { text: r.status === "estimated" ? `up to ${credits(r.maximumChargeMicrocredits)}` : credits(r.chargedMicrocredits) }),
     h("td", {},
       r.status === "estimated" && canRun && (!r.estimateExpiresAt || new Date(r.estimateExpiresAt) > new Date())
-        ? h("button", { type: "button", text: `Confirm ${credits(r.maximumChargeMicrocredits)}`, onclick: async () => {
-          try {
-            await api("POST", path, { businessId: biz(), action: "confirm", estimateId: r.id, confirmMaximumChargeMicrocredits: r.maximumChargeMicrocredits });
-            toast("Summary run confirmed."); drawRuns(campaignId, box);
-          } catch (err) { toast(err.message); }
-        } }) : null,
+        ? h("button", { type: "button", text: `Confirm ${credits(r.maximumChargeMicrocredits)}`, onclick: once(async (sub) => {
+          await api("POST", path, { businessId: biz(), action: "confirm", estimateId: r.id, confirmMaximumChargeMicrocredits: r.maximumChargeMicrocredits }, sub);
+          toast("Summary run confirmed."); await drawRuns(campaignId, box);
+        }) }) : null,
       ["completed", "partial"].includes(r.status)
         ? h("a", { href: `/api/v1/campaigns/${campaignId}/exports?` + q({ businessId: biz(), summaryRunId: r.id }), download: `campaign-${campaignId}-summary.csv`, text: "Export CSV" }) : null)));
-  const estimate = canRun ? h("button", { type: "button", text: "Estimate a summary run", onclick: async () => {
-    try { await api("POST", path, { businessId: biz(), action: "estimate" }); drawRuns(campaignId, box); } catch (err) { toast(err.message); }
-  } }) : null;
-  box.replaceChildren(
+  const estimate = canRun ? h("button", { type: "button", text: "Estimate a summary run", onclick: once(async (sub) => {
+    await api("POST", path, { businessId: biz(), action: "estimate" }, sub); await drawRuns(campaignId, box);
+  }) }) : null;
+  box.replaceChildren(...kids([
     h("p", { class: "muted", text: "An estimate charges nothing; confirming it reserves its maximum, and each contact assessed is charged." }),
-    estimate, table(["Created", "Status", "Contacts", "Charge", ""], rows, "No summary runs yet."));
+    estimate, table(["Created", "Status", "Contacts", "Charge", ""], rows, "No summary runs yet.")]));
   if (list.summaryRuns.some((r) => ["queued", "running"].includes(r.status))) {
     keepPolling(async () => { await drawRuns(campaignId, box); return true; }, 1500);
   }
@@ -751,8 +924,7 @@ async function agentForm(id) {
         h("input", { type: "checkbox", name: "dataSourceIds", value: d.id, checked: chosen.has(d.id) }), " ", d.name))
         : h("p", { class: "muted", text: "No data sources yet." })),
     h("button", { type: "submit", text: agent ? "Save" : "Create agent" }));
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
+  onSubmit(form, async (sub) => {
     const body = agent ? {
       businessId: biz(), agentId: agent.id, channel: agent.channel,
       contactCategoryIds: agent.contactCategoryIds, dataSourceVariables: agent.dataSourceVariables,
@@ -766,11 +938,9 @@ async function agentForm(id) {
     const g = form.querySelector("[name='voiceSettings.firstGreeting']").value;
     if ((agent ? agent.channel : form.channel.value) === "voice" && g) body.voiceSettings = { ...(body.voiceSettings || {}), firstGreeting: g };
     if (body.channel !== "voice") delete body.voiceSettings;
-    try {
-      const r = await api(agent ? "PATCH" : "POST", "/api/v1/agents", body);
-      toast(agent ? "Agent saved." : "Agent created.");
-      location.hash = `#/agents/${r.agent.id}/test`;
-    } catch (err) { showError(form, err); }
+    const r = await api(agent ? "PATCH" : "POST", "/api/v1/agents", body, sub);
+    toast(agent ? "Agent saved." : "Agent created.");
+    location.hash = `#/agents/${r.agent.id}/test`;
   });
   show(h("p", {}, h("a", { href: "#/agents", text: "← Agents" })), h("h1", { text: agent ? `Edit ${agent.name}` : "New agent" }), form);
 }
@@ -778,6 +948,7 @@ async function agentForm(id) {
 // ---- channels and assignments ------------------------------------------------------------
 
 async function channelsPage() {
+  const here = location.hash;
   const list = await api("GET", "/api/v1/channels?" + q({ businessId: biz() }));
   const write = canWrite("channels:write");
   const sections = [];
@@ -795,13 +966,12 @@ async function channelsPage() {
         h("label", { class: "check" }, h("input", { type: "checkbox", name: "autoReplyEnabled", checked: a.autoReplyEnabled, disabled: !write }), " auto-reply"),
         h("label", { class: "check" }, h("input", { type: "checkbox", name: "humanHandoffActive", checked: a.humanHandoffActive, disabled: !write }), " a person has taken over"),
         write ? h("button", { type: "submit", text: "Save" }) : null);
-      form.addEventListener("submit", async (e) => {
-        e.preventDefault();
+      onSubmit(form, async (sub) => {
         const body = { businessId: biz(), channel: c.key, aiAgentId: form.aiAgentId.value || null,
           autoReplyEnabled: form.autoReplyEnabled.checked, humanHandoffActive: form.humanHandoffActive.checked };
         if (conn.phoneNumberId) body.phoneNumberId = conn.phoneNumberId;
         if (conn.providerAccountId) body.providerAccountId = conn.providerAccountId;
-        try { await api("PATCH", "/api/v1/channels/assignments", body); toast("Assignment saved."); } catch (err) { showError(form, err); }
+        await api("PATCH", "/api/v1/channels/assignments", body, sub); toast("Assignment saved.");
       });
       rows.push(h("li", {}, h("strong", { text: conn.label || conn.phoneNumberId || conn.providerAccountId }), form));
     }
@@ -811,7 +981,7 @@ async function channelsPage() {
       rows.length ? h("ul", { class: "plain" }, rows) : null));
   }
   sections.push(await providersSection());
-  show(h("h1", { text: "Channels" }), ...sections);
+  showOn(here, h("h1", { text: "Channels" }), ...sections);
 }
 
 // Which adapter carries the business's messages and calls: the embedded
@@ -844,15 +1014,14 @@ async function providersSection() {
     select.addEventListener("change", drawSettings);
     drawSettings();
     const verb = { messenger: "Messages go through", carrier: "Calls go through", ai: "Agent replies are written by" }[p.interface];
-    form.append(h("label", { for: `${id}-plugin`, text: verb }), select, fields,
+    add(form, h("label", { for: `${id}-plugin`, text: verb }), select, fields,
       owner ? h("button", { type: "submit", text: "Save" }) : null);
-    form.addEventListener("submit", async (e) => {
-      e.preventDefault();
+    onSubmit(form, async () => {
       const body = { plugin: select.value || null, settings: {} };
       for (const input of fields.querySelectorAll("input")) {
         if (input.value !== "") body.settings[input.name.slice("setting:".length)] = input.value;
       }
-      try { await api("PUT", `/console/api/providers/${p.interface}`, body); toast("Adapter saved."); channelsPage(); } catch (err) { showError(form, err); }
+      await api("PUT", `/console/api/providers/${p.interface}`, body); toast("Adapter saved."); await channelsPage();
     });
     const builtIn = p.interface === "ai" ? "the server's AI" : "embedded sandbox";
     const now = p.adapter === "plugin" ? `plugin ${p.plugin}${p.loaded === false ? " (not loaded in this server)" : ""}` : builtIn;
@@ -870,6 +1039,7 @@ async function providersSection() {
 const SIGNING_SECRET_HINT = "Copy it now: it is not shown again. Verify each delivery's signature with it.";
 
 async function webhooksPage() {
+  const here = location.hash;
   if (!canWrite("webhooks:write")) {
     show(h("h1", { text: "Webhooks" }), h("p", { class: "muted", text: "Managing webhooks takes an owner." }));
     return;
@@ -889,17 +1059,17 @@ async function webhooksPage() {
     h("td", { class: "actions" },
       h("a", { href: `#/webhooks/${w.id}`, text: "Deliveries" }),
       w.status !== "revoked" ? [
-        h("button", { type: "button", class: "secondary", text: w.status === "paused" ? "Resume" : "Pause", onclick: async () => {
-          try { await api("PATCH", `/api/v1/webhook-subscriptions/${w.id}`, { businessId: biz(), status: w.status === "paused" ? "active" : "paused" }); webhooksPage(); } catch (err) { toast(err.message); }
-        } }),
-        h("button", { type: "button", class: "secondary", text: "Rotate secret", onclick: async () => {
+        h("button", { type: "button", class: "secondary", text: w.status === "paused" ? "Resume" : "Pause", onclick: once(async (sub) => {
+          await api("PATCH", `/api/v1/webhook-subscriptions/${w.id}`, { businessId: biz(), status: w.status === "paused" ? "active" : "paused" }, sub); await webhooksPage();
+        }) }),
+        h("button", { type: "button", class: "secondary", text: "Rotate secret", onclick: once(async (sub) => {
           if (!confirm("Rotate the signing secret? Deliveries are signed with the new one from now on.")) return;
-          try { const r = await api("POST", `/api/v1/webhook-subscriptions/${w.id}/rotate-secret`, { businessId: biz() }); await webhooksPage(); shownOnce("secret-value", "The new signing secret", SIGNING_SECRET_HINT, r.signingSecret); } catch (err) { toast(err.message); }
-        } }),
-        h("button", { type: "button", class: "danger", text: "Revoke", onclick: async () => {
+          const r = await api("POST", `/api/v1/webhook-subscriptions/${w.id}/rotate-secret`, { businessId: biz() }, sub); await webhooksPage(); shownOnce("secret-value", "The new signing secret", SIGNING_SECRET_HINT, r.signingSecret);
+        }) }),
+        h("button", { type: "button", class: "danger", text: "Revoke", onclick: once(async (sub) => {
           if (!confirm("Revoke this subscription for good?")) return;
-          try { await api("DELETE", `/api/v1/webhook-subscriptions/${w.id}?` + q({ businessId: biz() })); webhooksPage(); } catch (err) { toast(err.message); }
-        } }),
+          await api("DELETE", `/api/v1/webhook-subscriptions/${w.id}?` + q({ businessId: biz() }), undefined, sub); await webhooksPage();
+        }) }),
       ] : null)));
   const targets = [];
   for (const c of channels.channels) {
@@ -920,22 +1090,19 @@ async function webhooksPage() {
     h("label", { class: "check" }, h("input", { type: "checkbox", name: "externalAutomation" }),
       " My backend answers these customers itself (external automation; the contract requires it)"),
     h("button", { type: "submit", text: "Create subscription" }));
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    if (!form.target.value) { showError(form, new ApiError(400, { message: "Connect a chatapp number or a photoapp account first." })); return; }
+  onSubmit(form, async (sub) => {
+    if (!form.target.value) throw new ApiError(400, { message: "Connect a chatapp number or a photoapp account first." });
     const t = JSON.parse(form.target.value);
     const channel = t.channel;
     const body = { businessId: biz(), channel, callbackUrl: form.callbackUrl.value, externalAutomation: form.externalAutomation.checked,
       events: [...form.querySelectorAll("input[name=events]:checked")].map((i) => i.value).filter((v) => v.startsWith(channel + ".")) };
     if (t.phoneNumberId) body.phoneNumberId = t.phoneNumberId;
     if (t.providerAccountId) body.providerAccountId = t.providerAccountId;
-    try {
-      const r = await api("POST", "/api/v1/webhook-subscriptions", body);
-      await webhooksPage();
-      shownOnce("secret-value", "Your signing secret", SIGNING_SECRET_HINT, r.signingSecret);
-    } catch (err) { showError(form, err); }
+    const r = await api("POST", "/api/v1/webhook-subscriptions", body, sub);
+    await webhooksPage();
+    shownOnce("secret-value", "Your signing secret", SIGNING_SECRET_HINT, r.signingSecret);
   });
-  show(h("h1", { text: "Webhooks" }),
+  showOn(here, h("h1", { text: "Webhooks" }),
     table(["Channel", "Number or account", "Callback URL", "Events", "Status", "Secret", ""], rows, "No subscriptions yet."),
     form);
 }
@@ -952,9 +1119,9 @@ async function deliveriesPage(id) {
       h("td", { text: String(a.retryNumber) }),
       h("td", { text: a.outcome + (a.statusCode ? ` (${a.statusCode})` : "") + (a.error ? `: ${a.error}` : "") }),
       h("td", { text: a.latencyMs === null ? "" : `${a.latencyMs} ms` }),
-      h("td", {}, canWrite("webhooks:write") ? h("button", { type: "button", class: "secondary", text: "Redeliver", "aria-label": `Redeliver ${a.eventId}`, onclick: async () => {
-        try { await api("POST", `${path}/redeliver`, { businessId: biz(), eventId: a.eventId }); toast("Sent again; the new attempt appears here."); } catch (err) { toast(err.message); }
-      } }) : null))),
+      h("td", {}, canWrite("webhooks:write") ? h("button", { type: "button", class: "secondary", text: "Redeliver", "aria-label": `Redeliver ${a.eventId}`, onclick: once(async (sub) => {
+        await api("POST", `${path}/redeliver`, { businessId: biz(), eventId: a.eventId }, sub); toast("Sent again; the new attempt appears here.");
+      }) }) : null))),
   }));
   show(h("p", {}, h("a", { href: "#/webhooks", text: "← Webhooks" })), h("h1", { text: "Delivery log" }), list);
   await paged(list, ["Attempted", "Event", "Event id", "Retry", "Outcome", "Latency", ""], "No deliveries yet.", load, null);
@@ -972,8 +1139,8 @@ async function dataSourcesPage() {
     h("td", { text: `${d.class} ${d.kind}${d.builtIn ? " (built in)" : ""}` }),
     h("td", { text: d.status }),
     h("td", { text: String(d.itemCount) }),
-    h("td", { text: d.activeVersionId ? "yes" : "no" })));
-  const nodes = [h("h1", { text: "Data sources" }), table(["Name", "Kind", "Status", "Items", "Active version"], rows, "No data sources.")];
+    h("td", { text: versionText(d) })));
+  const nodes = [h("h1", { text: "Data sources" }), table(["Name", "Kind", "Status", "Items", "Version in use"], rows, "No data sources.")];
   if (canWrite("data_sources:write")) {
     const form = h("form", { class: "card", novalidate: true },
       h("h2", { text: "New data source" }),
@@ -987,30 +1154,50 @@ async function dataSourcesPage() {
       h("label", { for: "ds-content", text: "Text (text knowledge only)" }),
       h("textarea", { id: "ds-content", name: "content", rows: 5 }),
       h("button", { type: "submit", text: "Create data source" }));
-    form.addEventListener("submit", async (e) => {
-      e.preventDefault();
+    onSubmit(form, async (sub) => {
       const structured = form.class.value === "structured";
       const body = structured ? { businessId: biz(), name: form.name.value, class: "structured", kind: "table" }
         : { businessId: biz(), name: form.name.value, class: "unstructured", kind: "text", content: form.content.value };
-      try {
-        const r = await api("POST", "/api/v1/data-sources", body);
-        location.hash = `#/data-sources/${r.dataSource.id}`;
-      } catch (err) { showError(form, err); }
+      const r = await api("POST", "/api/v1/data-sources", body, sub);
+      location.hash = `#/data-sources/${r.dataSource.id}`;
     });
     nodes.push(form);
   }
   show(...nodes);
 }
 
+// Which version answers: only uploaded tables have versions; the built-in
+// Contacts source is the live contact list and a text source its text.
+function versionText(d) {
+  if (d.builtIn) return "live contact list";
+  if (d.class !== "structured") return "its text (no versions)";
+  return d.activeVersionId ? "an activated upload" : "none activated yet";
+}
+
+// The facts of a data source (drawn again when a version is activated).
+function sourceFacts(d) {
+  return h("dl", { class: "facts", id: "source-facts" },
+    h("dt", { text: "Kind" }), h("dd", { text: `${d.class} ${d.kind}${d.builtIn ? " (built in)" : ""}` }),
+    h("dt", { text: "Status" }), h("dd", { text: d.status }),
+    h("dt", { text: "Items" }), h("dd", { id: "source-items", text: String(d.itemCount) }),
+    h("dt", { text: "In use" }), h("dd", { text: versionText(d) }),
+    h("dt", { text: "Fields" }), h("dd", { text: d.fields.map((f) => `${f.key} (${f.type})`).join(", ") || "none yet" }));
+}
+
+async function findSource(id) {
+  const page = await api("GET", "/api/v1/data-sources?" + q({ businessId: biz(), limit: 200 }));
+  return page.dataSources.find((x) => x.id === id) || null;
+}
+
 // Sends the file itself as the body (the raw form of operation 21), so a
 // large file needs no base64 and the browser reports the upload's progress.
-function uploadRaw(sourceId, file, format, onProgress) {
+function uploadRaw(sourceId, file, format, onProgress, sub) {
   return new Promise((resolve, reject) => {
     const x = new XMLHttpRequest();
     x.open("POST", "/api/v1/data-sources/upload?" + q({ businessId: biz(), dataSourceId: sourceId, fileName: file.name, format }));
     x.setRequestHeader("Content-Type", "application/octet-stream");
     x.setRequestHeader("X-CSRF-Token", state.me.csrfToken);
-    x.setRequestHeader("Idempotency-Key", idemKey());
+    x.setRequestHeader("Idempotency-Key", sub.key("POST", "/api/v1/data-sources/upload"));
     x.upload.onprogress = (e) => { if (e.lengthComputable) onProgress(e.loaded / e.total); };
     x.onload = () => {
       let payload = null;
@@ -1024,17 +1211,12 @@ function uploadRaw(sourceId, file, format, onProgress) {
 }
 
 async function dataSourcePage(id, ingestionId) {
-  const page = await api("GET", "/api/v1/data-sources?" + q({ businessId: biz(), limit: 200 }));
-  const d = page.dataSources.find((x) => x.id === id);
+  const d = await findSource(id);
   if (!d) { show(h("h1", { text: "No such data source" })); return; }
   const nodes = [
     h("p", {}, h("a", { href: "#/data-sources", text: "← Data sources" })),
     h("h1", { text: d.name }),
-    h("dl", { class: "facts" },
-      h("dt", { text: "Kind" }), h("dd", { text: `${d.class} ${d.kind}` }),
-      h("dt", { text: "Status" }), h("dd", { text: d.status }),
-      h("dt", { text: "Items" }), h("dd", { text: String(d.itemCount) }),
-      h("dt", { text: "Fields" }), h("dd", { text: d.fields.map((f) => `${f.key} (${f.type})`).join(", ") || "none yet" })),
+    sourceFacts(d),
   ];
   const review = h("section", { id: "ingestion", "aria-live": "polite" });
   if (d.class === "structured" && !d.builtIn && canWrite("data_sources:write")) {
@@ -1045,23 +1227,22 @@ async function dataSourcePage(id, ingestionId) {
       h("input", { id: "ds-file", name: "file", type: "file", accept: ".csv,.tsv,.json,.xlsx,.xlsm", required: true }),
       h("progress", { id: "upload-progress", max: 1, value: 0, hidden: true, "aria-label": "Upload progress" }),
       h("button", { type: "submit", text: "Upload" }));
-    form.addEventListener("submit", async (e) => {
-      e.preventDefault();
+    onSubmit(form, async (sub) => {
       const file = form.file.files[0];
-      if (!file) { form.querySelector(".form-error").textContent = "Choose a file."; return; }
+      if (!file) throw new ApiError(400, { message: "Choose a file." });
       const ext = file.name.split(".").pop().toLowerCase();
       const format = UPLOAD_FORMATS[ext];
-      if (!format) { form.querySelector(".form-error").textContent = "The file must end in .csv, .tsv, .json, .xlsx or .xlsm."; return; }
+      if (!format) throw new ApiError(400, { message: "The file must end in .csv, .tsv, .json, .xlsx or .xlsm." });
       const bar = form.querySelector("progress");
       bar.hidden = false;
       try {
-        const r = await uploadRaw(id, file, format, (f) => { bar.value = f; });
+        const r = await uploadRaw(id, file, format, (f) => { bar.value = f; }, sub);
         bar.value = 1;
         // The address names the version (to come back to it) without
         // rebuilding the page.
         history.replaceState(null, "", `#/data-sources/${id}/ingestions/${r.ingestionId}`);
         watchIngestion(review, r.ingestionId, id);
-      } catch (err) { bar.hidden = true; showError(form, err); }
+      } catch (err) { bar.hidden = true; throw err; }
     });
     nodes.push(form);
   }
@@ -1072,9 +1253,11 @@ async function dataSourcePage(id, ingestionId) {
 
 // Shows an ingestion's stage as it moves, its issues, and the review form
 // when columns need a type.
+// Once the version is active, the source's facts (items, fields) are read
+// again: they changed.
 function watchIngestion(box, ingestionId, sourceId) {
-  const draw = async () => {
-    const r = await api("GET", "/api/v1/data-sources/ingestions?" + q({ businessId: biz(), ingestionId }));
+  const draw = async (known) => {
+    const r = known || await api("GET", "/api/v1/data-sources/ingestions?" + q({ businessId: biz(), ingestionId }));
     const g = r.ingestion;
     const nodes = [h("h2", { text: `Version ${g.versionNumber}` }),
       h("p", { id: "ingestion-stage", text: `Stage: ${g.stage.replace("_", " ")} · ${g.rowCount} rows · ${g.issueCount} issues` + (g.failureReason ? ` · ${g.failureReason}` : "") })];
@@ -1086,18 +1269,24 @@ function watchIngestion(box, ingestionId, sourceId) {
           h("label", { for: `col-${n}`, text: `${c.column} (samples: ${(c.samples || []).slice(0, 3).join(", ")})` }),
           h("select", { id: `col-${n}`, name: c.column }, FIELD_TYPES.map((t) => h("option", { value: t, text: t, selected: t === c.suggestedType })))]),
         h("button", { type: "submit", text: "Activate this version" }));
-      form.addEventListener("submit", async (e) => {
-        e.preventDefault();
+      onSubmit(form, async (sub) => {
         const columns = r.columnsNeedingReview.map((c, n) => ({ column: c.column, type: form.querySelector(`#col-${n}`).value }));
-        try { await api("PATCH", "/api/v1/data-sources/ingestions", { businessId: biz(), ingestionId, columns, activate: true }); watchIngestion(box, ingestionId, sourceId); } catch (err) { showError(form, err); }
+        const next = await api("PATCH", "/api/v1/data-sources/ingestions", { businessId: biz(), ingestionId, columns, activate: true }, sub);
+        if (next && next.ingestion) await draw(next);
+        watchIngestion(box, ingestionId, sourceId);
       });
       nodes.push(form);
     }
-    box.replaceChildren(...nodes);
+    box.replaceChildren(...kids(nodes));
+    if (g.stage === "active") {
+      const d = await findSource(sourceId);
+      const facts = document.getElementById("source-facts");
+      if (d && facts) facts.replaceWith(sourceFacts(d));
+    }
     return ["active", "failed", "needs_review", "ready"].includes(g.stage);
   };
-  keepPolling(draw, 700);
-  draw();
+  keepPolling(() => draw(null), 700);
+  draw(null);
 }
 
 // ---- messages --------------------------------------------------------------------------------
@@ -1106,7 +1295,7 @@ const MESSAGE_DONE = ["delivered", "read", "failed"];
 
 // A chatapp text from one of the business's connected numbers; its
 // delivery state follows below the form until it is delivered, read or failed.
-async function sendForm(to) {
+async function sendForm(to, onSent) {
   const channels = await api("GET", "/api/v1/channels?" + q({ businessId: biz() }));
   const chat = channels.channels.find((c) => c.key === "chatapp");
   const numbers = chat ? chat.connections : [];
@@ -1123,21 +1312,21 @@ async function sendForm(to) {
     h("textarea", { id: "m-text", name: "text", rows: 3, maxlength: 4096 }),
     h("button", { type: "submit", text: "Send", disabled: !numbers.length }),
     sent);
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    try {
-      const r = await api("POST", "/api/v1/messages", { businessId: biz(), channel: "chatapp", phoneNumberId: form.phoneNumberId.value,
-        to: form.to.value.trim(), type: "text", text: form.text.value });
-      showError(form, new ApiError(0, { message: "" }));
-      form.text.value = "";
-      const line = h("li", { class: "message-state", text: `${when(new Date().toISOString())}: queued` });
-      sent.prepend(line);
-      keepPolling(async () => {
-        const m = await api("GET", `/api/v1/messages/${r.messageId}?` + q({ businessId: biz() }));
-        line.textContent = `${when(m.queuedAt)} to ${m.recipient}: ${m.status}` + (m.failure ? ` (${m.failure.message || m.failure.code})` : "");
-        return MESSAGE_DONE.includes(m.status);
-      }, 700);
-    } catch (err) { showError(form, err); }
+  onSubmit(form, async (sub) => {
+    const r = await api("POST", "/api/v1/messages", { businessId: biz(), channel: "chatapp", phoneNumberId: form.phoneNumberId.value,
+      to: form.to.value.trim(), type: "text", text: form.text.value }, sub);
+    form.text.value = "";
+    const line = h("li", { class: "message-state", text: `${when(new Date().toISOString())}: queued` });
+    sent.prepend(line);
+    if (onSent) await onSent();
+    let last = "queued";
+    keepPolling(async () => {
+      const m = await api("GET", `/api/v1/messages/${r.messageId}?` + q({ businessId: biz() }));
+      line.textContent = `${when(m.queuedAt)} to ${m.recipient}: ${m.status}` + (m.failure ? ` (${m.failure.message || m.failure.code})` : "");
+      if (m.status !== last && onSent) await onSent();
+      last = m.status;
+      return MESSAGE_DONE.includes(m.status);
+    }, 700);
   });
   return form;
 }
@@ -1150,19 +1339,60 @@ async function messagesPage() {
 
 // ---- credits -----------------------------------------------------------------------------------
 
+// The ledger grouped by what moved the credits: one row per call or summary
+// run (its reservation, charge and release together) with what it cost and
+// what it still holds, linked to it; a grant is a row of its own; nothing
+// that moved zero credits is shown.
 async function creditsPage() {
-  const list = h("div", {});
-  const first = await api("GET", "/api/v1/credits?" + q({ businessId: biz(), limit: 50 }));
-  const load = async (cursor) => {
-    const page = cursor ? await api("GET", "/api/v1/credits?" + q({ businessId: biz(), cursor, limit: 50 })) : first;
-    return {
-      nextCursor: page.nextCursor,
-      rows: page.entries.map((e) => h("tr", {},
-        h("td", { text: when(e.createdAt) }),
-        h("td", { text: e.kind }),
-        h("td", { class: "amount", text: `${e.kind === "grant" || e.kind === "release" ? "+" : "−"}${credits(e.amountMicrocredits)}` }),
-        h("td", {}, e.reference ? h("code", { text: e.reference }) : e.note || ""))),
-    };
+  const list = h("div", { id: "ledger" });
+  const first = await api("GET", "/api/v1/credits?" + q({ businessId: biz(), limit: 200 }));
+  // What a reference names: a call (linked to its report) or a summary run
+  // (linked to its campaign); read once for the page.
+  const names = new Map();
+  const [calls, campaigns] = await Promise.all([
+    canWrite("voice:read") ? api("GET", "/api/v1/voice/calls?" + q({ businessId: biz(), limit: 200 })).catch(() => null) : null,
+    api("GET", "/api/v1/campaigns?" + q({ businessId: biz(), limit: 50 })).catch(() => null),
+  ]);
+  for (const c of (calls && calls.calls) || []) names.set(c.id, { text: `Call to ${c.contactName || c.calleeNumber}`, href: `#/calls/${c.id}` });
+  await Promise.all(((campaigns && campaigns.campaigns) || []).map(async ({ campaign }) => {
+    const runs = await api("GET", `/api/v1/campaigns/${campaign.id}/summary-runs?` + q({ businessId: biz(), limit: 50 })).catch(() => null);
+    for (const r of (runs && runs.summaryRuns) || []) names.set(r.id, { text: `AI summary run of ${campaign.name}`, href: `#/campaigns/${campaign.id}` });
+  }));
+  const entries = [...first.entries];
+  let cursor = first.nextCursor;
+  const draw = () => {
+    const groups = new Map();
+    for (const e of entries) {
+      const k = e.reference ? `ref:${e.reference}` : `entry:${e.id}`;
+      if (!groups.has(k)) groups.set(k, { reference: e.reference, note: e.note, last: e.createdAt, moves: { grant: 0, reserve: 0, charge: 0, release: 0 } });
+      const g = groups.get(k);
+      g.moves[e.kind] = (g.moves[e.kind] || 0) + e.amountMicrocredits;
+      if (String(e.createdAt) > String(g.last)) g.last = e.createdAt;
+    }
+    const rows = [];
+    for (const g of groups.values()) {
+      const m = g.moves;
+      const held = Math.max(m.reserve - m.charge - m.release, 0);
+      if (!m.grant && !m.charge && !held) continue;
+      const what = m.grant ? (g.note || "Credits added") : null;
+      const name = g.reference ? names.get(g.reference) : null;
+      const label = name ? h("a", { href: name.href, text: name.text }) : (what || (g.note ? g.note : "A call or summary run no longer listed"));
+      const amount = m.grant ? `+${credits(m.grant)}` : (m.charge ? `−${credits(m.charge)}` : "");
+      rows.push(h("tr", {},
+        h("td", { text: when(g.last) }),
+        h("td", {}, label),
+        h("td", { class: "amount", text: amount }),
+        h("td", { text: held ? `${credits(held)} reserved` : (m.grant ? "" : "settled") })));
+    }
+    list.replaceChildren(table(["When", "What", "Amount", "State"], rows, "No movements yet."));
+    if (cursor) {
+      list.append(h("button", { type: "button", class: "secondary", text: "Older movements", onclick: once(async () => {
+        const page = await api("GET", "/api/v1/credits?" + q({ businessId: biz(), cursor, limit: 200 }));
+        entries.push(...page.entries);
+        cursor = page.nextCursor;
+        draw();
+      }) }));
+    }
   };
   show(h("h1", { text: "Credits" }),
     h("dl", { class: "facts" },
@@ -1170,7 +1400,7 @@ async function creditsPage() {
       h("dt", { text: "Reserved" }), h("dd", { text: credits(first.reservedMicrocredits) })),
     h("p", { class: "muted", text: "Calls reserve their maximum before they are placed and are charged what they cost; summary runs reserve their confirmed maximum. Credits are added by an operator (switchboard admin credits add)." }),
     h("h2", { text: "Ledger" }), list);
-  await paged(list, ["When", "Movement", "Amount", "Call, run or note"], "No movements yet.", load, null);
+  draw();
 }
 
 // A follow-up iteration (operation 49): members of the current one chosen
@@ -1191,19 +1421,16 @@ async function followUpForm(campaignId) {
     h("label", { for: "f-opening", text: "Opening message (chatapp agents)" }),
     h("textarea", { id: "f-opening", name: "openingMessage", rows: 2, maxlength: 1000 }),
     h("button", { type: "submit", text: "Create follow-up" }));
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
+  onSubmit(form, async (sub) => {
     const agent = usable.find((a) => a.id === form.agentId.value);
-    if (!agent) { showError(form, new ApiError(400, { message: "Create an active voice or chatapp agent first." })); return; }
+    if (!agent) throw new ApiError(400, { message: "Create an active voice or chatapp agent first." });
     const ai = form.querySelector("input[name=who]:checked").value === "ai";
     const body = { businessId: biz(), channel: agent.channel, agentId: agent.id,
       selection: ai ? { aiRecommended: true } : { fromOutcomes: [...form.querySelectorAll("input[name=selection]:checked")].map((i) => i.value) } };
     if (agent.channel === "chatapp") body.openingMessage = form.openingMessage.value;
-    try {
-      const r = await api("POST", `/api/v1/campaigns/${campaignId}/iterations`, body);
-      toast(`Follow-up created with ${r.admission.accepted} members; start it when ready.`);
-      campaignPage(campaignId);
-    } catch (err) { showError(form, err); }
+    const r = await api("POST", `/api/v1/campaigns/${campaignId}/iterations`, body, sub);
+    toast(`Follow-up created with ${r.admission.accepted} members; start it when ready.`);
+    await campaignPage(campaignId);
   });
   return form;
 }
