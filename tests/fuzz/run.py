@@ -28,7 +28,8 @@ phase from each create to the operations that take the id it made.
 
 Exits non-zero on any failure. Usage: tests/fuzz/run.py [BINARY]
 Environment: SB_FUZZ_TAGS (tags to fuzz, comma-separated; default all built
-ones), SB_FUZZ_EXAMPLES, SB_FUZZ_SECONDS, CARGO_TARGET_DIR.
+ones), SB_FUZZ_EXAMPLES, SB_FUZZ_STATEFUL_EXAMPLES, SB_FUZZ_SECONDS,
+CARGO_TARGET_DIR.
 """
 import json
 import os
@@ -44,6 +45,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TARGET, "debug", "switchboard")
 EXAMPLES = os.environ.get("SB_FUZZ_EXAMPLES", "25")
+STATEFUL_EXAMPLES = int(os.environ.get("SB_FUZZ_STATEFUL_EXAMPLES", "300"))
 # A hard stop per run; with --max-time schemathesis would keep fuzzing until
 # the budget is spent, so the run is bounded by examples and this timeout.
 TIMEOUT = int(os.environ.get("SB_FUZZ_SECONDS", "600"))
@@ -74,7 +76,10 @@ def schemathesis(url, key, business, mode, workdir):
                 # The raw upload's metadata is required by content type, which
                 # OpenAPI cannot say: the positive run always sends it.
                 '[[operations]]\ninclude-operation-id = "uploadDataSourceAsset"\n'
-                'parameters = { "query.dataSourceId" = "00000000-0000-7000-8000-000000000000", "query.fileName" = "fuzz.csv", "query.format" = "csv" }\n')
+                'parameters = { "query.dataSourceId" = "00000000-0000-7000-8000-000000000000", "query.fileName" = "fuzz.csv", "query.format" = "csv" }\n'
+                # More scenarios for the stateful phase, which follows the
+                # document's links from creates to reads, updates and deletes.
+                f'[phases.stateful.generation]\nmax-examples = {STATEFUL_EXAMPLES}\n')
     env = dict(os.environ, SB_BUSINESS_ID=business)
     if mode == "positive":
         env["SCHEMATHESIS_HOOKS"] = "hooks"
