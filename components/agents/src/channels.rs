@@ -2,12 +2,14 @@
 //! getChannelAssignment, updateChannelAssignment, and the connection and
 //! assignment helpers agent create shares.
 //!
-//! Connections are rows of `channel_connections` written by the admin
-//! command. This module never selects `token_ref`.
+//! Connections are rows of `channel_connections`, read and written only by
+//! the area's connections crate (`switchboard-channel-connections`, which
+//! `admin channel connect` calls to connect); it never reads `token_ref`.
 
 use serde::Deserialize;
 use serde_json::{json, Value as J};
-use switchboard_guest::db::{self, RowExt};
+use switchboard_channel_connections as connections;
+use switchboard_guest::db::{self, RowExt, Store};
 use switchboard_guest::{fail, now, ok, req, Failure, HResult, Request, Success};
 
 use crate::agents::{self, agent_not_found};
@@ -27,28 +29,16 @@ const CHANNELS: [(&str, &str, bool, &str, &str); 5] = [
 /// Connected chatapp phone numbers of the business: (phoneNumberId, label),
 /// oldest connection first.
 fn chatapp_numbers(biz: &str) -> HResult<Vec<(String, Option<String>)>> {
-    Ok(db::query(
-        "SELECT provider_id, label FROM channel_connections \
-         WHERE business_id = ?1 AND channel = 'chatapp' AND status = 'connected' ORDER BY connected_at, id",
-        &[biz.into()],
-    )?
-    .iter()
-    .map(|r| (r.text(0), r.opt_text(1)))
-    .collect())
+    connections::chatapp_numbers(&Store, biz)
 }
 
 fn chatapp_number_connected(biz: &str, phone: &str) -> HResult<bool> {
-    Ok(db::query_one("SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = 'chatapp' AND provider_id = ?2 AND status = 'connected'", &[biz.into(), phone.into()])?.is_some())
+    connections::is_connected(&Store, biz, "chatapp", phone)
 }
 
 /// The connected photoapp account of the business: (providerAccountId, username).
 fn photoapp_account(biz: &str) -> HResult<Option<(String, Option<String>)>> {
-    Ok(db::query_one(
-        "SELECT provider_id, label FROM channel_connections \
-         WHERE business_id = ?1 AND channel = 'photoapp' AND status = 'connected' ORDER BY connected_at DESC, id DESC LIMIT 1",
-        &[biz.into()],
-    )?
-    .map(|r| (r.text(0), r.opt_text(1))))
+    connections::photoapp_account(&Store, biz)
 }
 
 /// (live, ready) of a channel for this business: chatapp is ready with at
@@ -182,24 +172,18 @@ pub fn list(req: &Request) -> HResult<Success> {
 /// Metadata of the business's photoapp connection (the latest one), never
 /// its token: `status` is `connected`, `disconnected` or `not_connected`.
 fn photoapp_json(biz: &str) -> HResult<J> {
-    let row = db::query_one(
-        "SELECT provider_id, label, status, connected_at, disconnected_at FROM channel_connections \
-         WHERE business_id = ?1 AND channel = 'photoapp' \
-         ORDER BY status = 'connected' DESC, COALESCE(disconnected_at, connected_at) DESC, id DESC LIMIT 1",
-        &[biz.into()],
-    )?;
-    Ok(match row {
+    Ok(match connections::latest_photoapp(&Store, biz)? {
         None => json!({"status": "not_connected", "connected": false, "providerAccountId": null, "username": null,
                        "connectedAt": null, "disconnectedAt": null}),
-        Some(r) => {
-            let connected = r.text(2) == "connected";
+        Some(c) => {
+            let connected = c.status == "connected";
             json!({
-                "status": r.text(2),
+                "status": c.status,
                 "connected": connected,
-                "providerAccountId": r.text(0),
-                "username": r.opt_text(1),
-                "connectedAt": if connected { J::from(r.text(3)) } else { J::Null },
-                "disconnectedAt": r.opt_text(4),
+                "providerAccountId": c.account,
+                "username": c.username,
+                "connectedAt": if connected { J::from(c.connected_at) } else { J::Null },
+                "disconnectedAt": c.disconnected_at,
             })
         }
     })
@@ -214,17 +198,7 @@ pub fn get_photoapp(req: &Request) -> HResult<Success> {
 /// account's assignment is removed. Idempotent.
 pub fn disconnect_photoapp(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
-    let now = now();
-    let connected: Vec<String> =
-        db::query("SELECT provider_id FROM channel_connections WHERE business_id = ?1 AND channel = 'photoapp' AND status = 'connected'", &[biz.into()])?.iter().map(|r| r.text(0)).collect();
-    for account in &connected {
-        db::execute(
-            "UPDATE channel_connections SET status = 'disconnected', token_ref = NULL, provider_assets_json = NULL, label = NULL, \
-             disconnected_at = ?3, updated_at = ?3 WHERE business_id = ?1 AND channel = 'photoapp' AND provider_id = ?2",
-            &[biz.into(), account.into(), now.as_str().into()],
-        )?;
-        db::execute("DELETE FROM channel_assignments WHERE business_id = ?1 AND channel = 'photoapp' AND provider_id = ?2", &[biz.into(), account.into()])?;
-    }
+    connections::disconnect_photoapp(&Store, biz)?;
     ok(&photoapp_json(biz)?)
 }
 

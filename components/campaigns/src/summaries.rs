@@ -28,9 +28,6 @@ use switchboard_voice_area::billing;
 use crate::campaigns::campaign_id;
 use crate::{jobs, material, model};
 
-/// The price of one assessment until an operator sets one.
-pub const DEFAULT_PRICE_PER_CONTACT: i64 = 2_000;
-pub const DEFAULT_PRICE_PER_THOUSAND: i64 = 500;
 /// An unconfirmed estimate expires after a day.
 pub const ESTIMATE_TTL_MS: i64 = 24 * 3600 * 1000;
 
@@ -138,10 +135,10 @@ fn in_progress(biz: &str, campaign: &str) -> Result<Option<String>, Failure> {
     Ok(db::query_one("SELECT id FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2 AND status IN ('queued', 'running') LIMIT 1", &[biz.into(), campaign.into()])?.map(|r| r.text(0)))
 }
 
-/// The business's price: (per contact, per started 1,000 characters).
+/// The business's price: (per contact, per started 1,000 characters),
+/// from the area's prices crate (which `admin summaries configure` sets).
 pub fn price(biz: &str) -> Result<(i64, i64), Failure> {
-    Ok(db::query_one("SELECT price_per_contact, price_per_thousand FROM summary_prices WHERE business_id = ?1", &[biz.into()])?
-        .map_or((DEFAULT_PRICE_PER_CONTACT, DEFAULT_PRICE_PER_THOUSAND), |r| (r.int(0), r.int(1))))
+    switchboard_summary_prices::read(&db::Store, biz)
 }
 
 fn estimate(biz: &str, campaign: &str) -> HResult<Success> {

@@ -82,6 +82,53 @@ impl<T: Into<Value>> From<Option<T>> for Value {
     }
 }
 
+/// The area's `store` import (inside the request's or the job step's
+/// transaction), its clock and its ids as a [`switchboard_sql::Sql`]: what
+/// the binding-free rule crates an area shares with the admin commands run
+/// on (voice accounts and credits, summary prices, channel connections).
+pub struct Store;
+
+impl switchboard_sql::Sql for Store {
+    type Error = Failure;
+    fn query(&self, sql: &str, params: &[switchboard_sql::Value]) -> Result<Vec<switchboard_sql::Row>, Failure> {
+        Ok(query(sql, &params.iter().map(to_store).collect::<Vec<_>>())?.into_iter().map(|r| sql_row(&r)).collect())
+    }
+    fn execute(&self, sql: &str, params: &[switchboard_sql::Value]) -> Result<u64, Failure> {
+        execute(sql, &params.iter().map(to_store).collect::<Vec<_>>())
+    }
+    fn now(&self) -> String {
+        crate::now()
+    }
+    fn new_id(&self) -> String {
+        crate::new_id()
+    }
+}
+
+fn to_store(v: &switchboard_sql::Value) -> Value {
+    use switchboard_sql::Value as V;
+    match v {
+        V::Null => Value::Null,
+        V::Integer(n) => Value::Integer(*n),
+        V::Real(f) => Value::Real(*f),
+        V::Text(s) => Value::Text(s.clone()),
+        V::Blob(b) => Value::Blob(b.clone()),
+    }
+}
+
+/// A row of the store as a rule crate reads it.
+pub fn sql_row(r: &[Value]) -> switchboard_sql::Row {
+    use switchboard_sql::Value as V;
+    r.iter()
+        .map(|v| match v {
+            Value::Null => V::Null,
+            Value::Integer(n) => V::Integer(*n),
+            Value::Real(f) => V::Real(*f),
+            Value::Text(s) => V::Text(s.clone()),
+            Value::Blob(b) => V::Blob(b.clone()),
+        })
+        .collect()
+}
+
 /// Typed reads of a row's columns. Reading a column with an unexpected type
 /// is a programming error and traps (the host rolls back and answers 500).
 pub trait RowExt {

@@ -58,7 +58,7 @@ struct UploadBody {
 
 /// True when `id` is a connected chatapp phone number of `biz`.
 pub fn chatapp_connected(biz: &str, id: &str) -> HResult<bool> {
-    Ok(db::query_one("SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = 'chatapp' AND provider_id = ?2 AND status = 'connected'", &[biz.into(), id.into()])?.is_some())
+    switchboard_channel_connections::is_connected(&db::Store, biz, "chatapp", id)
 }
 
 pub fn not_connected(id: &str) -> switchboard_guest::Failure {

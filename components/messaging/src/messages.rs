@@ -64,9 +64,7 @@ pub fn send(r: &Request) -> HResult<Success> {
     let b: SendBody = req::body(r)?;
     if b.channel.as_deref() == Some("photoapp") {
         let account = b.photoapp_account_id.clone().unwrap_or_default();
-        let connected =
-            db::query_one("SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = 'photoapp' AND provider_id = ?2 AND status = 'connected'", &[biz.into(), account.as_str().into()])?;
-        if connected.is_none() {
+        if !switchboard_channel_connections::is_connected(&db::Store, biz, "photoapp", &account)? {
             return Err(fail::not_found("photoapp_account_not_connected", "`photoappAccountId` is not the connected photoapp account of this business"));
         }
         let Some(p) = conversation::photoapp_participant(biz, &account, &b.to)? else {

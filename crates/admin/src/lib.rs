@@ -11,6 +11,7 @@
 //! `voice::configure`, `users::create`), called by the binary's `admin`
 //! subcommands and by the console.
 
+mod areas;
 pub mod sessions;
 pub mod summaries;
 pub mod usage;
@@ -19,6 +20,7 @@ pub mod voice;
 
 use anyhow::{bail, Result};
 use serde_json::json;
+use switchboard_channel_connections as connections;
 use switchboard_gateway::auth;
 use switchboard_job_kinds::messaging::{self as kinds, MessagingJob};
 use switchboard_ops::clock;
@@ -27,14 +29,7 @@ use switchboard_storage::jobs;
 
 pub(crate) use db::in_transaction;
 
-/// Refuses a business id that is not in this data dir (`business` already
-/// lowercased).
-pub(crate) fn require_business(c: &db::Connection, business: &str) -> Result<()> {
-    if db::query_strings(c, "SELECT id FROM businesses WHERE id = ?1", vec![SqlValue::Text(business.to_string())])?.is_empty() {
-        bail!("no business {business} in this data dir");
-    }
-    Ok(())
-}
+pub(crate) use db::require_business;
 
 /// A stored cell as JSON: text and integers as they are, anything else null.
 pub(crate) fn json_of(v: &SqlValue) -> serde_json::Value {
@@ -170,71 +165,32 @@ pub fn revoke_key_of(db: &Db, c: &db::Connection, business: Option<&str>, key_id
 /// connected to another business is refused.
 pub fn connect_channel(db: &Db, business: &str, channel: &str, provider_id: &str, label: Option<&str>) -> Result<serde_json::Value> {
     let business = business.to_ascii_lowercase();
-    let (id_flag, label_flag) = match channel {
-        "chatapp" => ("--phone-number-id", "--label"),
-        "photoapp" => ("--account-id", "--username"),
-        _ => bail!("--channel must be chatapp or photoapp"),
+    // The flags of this channel's id and label.
+    let flag = |field: &'static str| -> &'static str {
+        match (field, channel) {
+            ("channel", _) => "--channel",
+            ("providerId", "photoapp") => "--account-id",
+            ("providerId", _) => "--phone-number-id",
+            ("label", "photoapp") => "--username",
+            ("label", _) => "--label",
+            (other, _) => other,
+        }
     };
-    if provider_id.is_empty() || provider_id.len() > 128 || !provider_id.bytes().all(|c| c.is_ascii_alphanumeric() || b"._:-".contains(&c)) {
-        bail!("{id_flag} must be 1 to 128 letters, digits or . _ : -");
-    }
-    let label = label.map(str::trim).filter(|l| !l.is_empty());
-    if label.is_some_and(|l| l.chars().count() > 120) {
-        bail!("{label_flag} must be at most 120 characters");
-    }
+    let checked = connections::check(channel, provider_id, label).map_err(|r| areas::refused(r, flag))?;
     let mut random = [0u8; 32];
     rand::fill(&mut random);
-    let token_ref = format!("sbpt_{}", hex::encode(random));
-    let now = crate::clock::now_rfc3339();
-    let t = |s: &str| SqlValue::Text(s.to_string());
-    let opt = |s: Option<&str>| s.map_or(SqlValue::Null, |s| SqlValue::Text(s.to_string()));
     let c = db.conn()?;
     let connection_id = in_transaction(&c, || {
         require_business(&c, &business)?;
-        let elsewhere = db::query_strings(
-            &c,
-            "SELECT business_id FROM channel_connections WHERE channel = ?1 AND provider_id = ?2 AND status = 'connected' AND business_id <> ?3",
-            vec![t(channel), t(provider_id), t(&business)],
-        )?;
-        if !elsewhere.is_empty() {
-            bail!("{id_flag} {provider_id} is connected to another business; disconnect it there first");
-        }
-        if channel == "photoapp" {
-            // One photoapp account per business: the previous one is disconnected.
-            db::execute(
-                &c,
-                "DELETE FROM channel_assignments WHERE business_id = ?1 AND channel = 'photoapp' AND provider_id IN \
-                 (SELECT provider_id FROM channel_connections WHERE business_id = ?1 AND channel = 'photoapp' AND status = 'connected' AND provider_id <> ?2)",
-                vec![t(&business), t(provider_id)],
-            )?;
-            db::execute(
-                &c,
-                "UPDATE channel_connections SET status = 'disconnected', token_ref = NULL, provider_assets_json = NULL, label = NULL, \
-                 disconnected_at = ?3, updated_at = ?3 \
-                 WHERE business_id = ?1 AND channel = 'photoapp' AND status = 'connected' AND provider_id <> ?2",
-                vec![t(&business), t(provider_id), t(&now)],
-            )?;
-        }
-        db::execute(
-            &c,
-            "INSERT INTO channel_connections (id, business_id, channel, provider_id, label, status, token_ref, provider_assets_json, \
-             connected_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 'connected', ?6, '{}', ?7, ?7) \
-             ON CONFLICT (business_id, channel, provider_id) DO UPDATE SET label = COALESCE(excluded.label, channel_connections.label), status = 'connected', \
-             token_ref = excluded.token_ref, provider_assets_json = excluded.provider_assets_json, \
-             connected_at = CASE WHEN channel_connections.status = 'connected' THEN channel_connections.connected_at ELSE excluded.connected_at END, \
-             updated_at = excluded.updated_at",
-            vec![t(&uuid::Uuid::now_v7().to_string()), t(&business), t(channel), t(provider_id), opt(label), SqlValue::Text(token_ref), t(&now)],
-        )?;
-        let ids = db::query_strings(&c, "SELECT id FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3", vec![t(&business), t(channel), t(provider_id)])?;
-        Ok(ids.into_iter().next().unwrap_or_default())
+        connections::connect(&areas::Tx(&c), &business, &checked, &random).map_err(|r| areas::refusal(r, flag))
     })?;
     let mut out = json!({"connectionId": connection_id, "businessId": business, "channel": channel, "status": "connected"});
-    if channel == "chatapp" {
+    if checked.channel == connections::Channel::Chatapp {
         out["phoneNumberId"] = json!(provider_id);
-        out["label"] = json!(label);
+        out["label"] = json!(checked.label);
     } else {
         out["providerAccountId"] = json!(provider_id);
-        out["username"] = json!(label);
+        out["username"] = json!(checked.label);
     }
     Ok(out)
 }
@@ -330,11 +286,7 @@ pub fn enqueue_inbound(db: &Db, business: Option<&str>, m: &Inbound) -> std::res
 /// The business `sender` (a number or an account of `channel`) is connected
 /// to; with `business`, only when it is that one.
 fn connected_owner(c: &db::Connection, channel: &str, sender: &str, business: Option<&str>) -> Result<Option<String>> {
-    let t = |s: &str| SqlValue::Text(s.to_string());
-    Ok(db::query_strings(c, "SELECT business_id FROM channel_connections WHERE channel = ?1 AND provider_id = ?2 AND status = 'connected'", vec![t(channel), t(sender)])?
-        .into_iter()
-        .next()
-        .filter(|owner| business.is_none_or(|b| b == owner)))
+    Ok(connections::owner(&areas::Tx(c), channel, sender)?.filter(|owner| business.is_none_or(|b| b == owner)))
 }
 
 /// What a photoapp user does besides writing, as the provider's webhook

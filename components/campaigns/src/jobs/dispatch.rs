@@ -246,12 +246,9 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
         return Ok(0);
     }
     // The calling window: the iteration's, else the business's default.
-    let defaults = db::query_one("SELECT time_zone, window_start, window_end FROM voice_accounts WHERE business_id = ?1", &[biz.into()])?;
-    let default_zone = defaults.as_ref().and_then(|r| r.opt_text(0));
-    let window = it.window.or_else(|| match defaults.as_ref().map(|r| (r.opt_int(1), r.opt_int(2))) {
-        Some((Some(start), Some(end))) => Some(Window { start: start as u32, end: end as u32 }),
-        _ => None,
-    });
+    let defaults = switchboard_voice_area::billing::account(biz)?;
+    let default_zone = defaults.time_zone;
+    let window = it.window.or_else(|| defaults.window.map(|(start, end)| Window { start: start as u32, end: end as u32 }));
     // With a window, the due members are read in pages: those whose local
     // time is outside it wait (they are not failed) and the next ones go
     // first, up to WINDOW_SCAN members a step.

@@ -9,20 +9,11 @@
 
 use super::{Interface, Manifest};
 use crate::db::in_transaction;
-use crate::db::{self, Db, SqlValue};
+use crate::db::{self, require_business, Db, SqlValue};
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 use std::collections::HashMap;
 use std::path::Path;
-
-/// Refuses a business id that is not in this data dir (`business` already
-/// lowercased).
-fn require_business(c: &db::Connection, business: &str) -> Result<()> {
-    if db::query_strings(c, "SELECT id FROM businesses WHERE id = ?1", vec![SqlValue::Text(business.to_string())])?.is_empty() {
-        bail!("no business {business} in this data dir");
-    }
-    Ok(())
-}
 
 /// A business's choice for one interface.
 pub struct Choice {

@@ -181,3 +181,14 @@ pub fn query_rows(c: &Connection, sql: &str, params: Vec<SqlValue>) -> Result<Ve
 pub fn execute(c: &Connection, sql: &str, params: Vec<SqlValue>) -> Result<u64> {
     Ok(c.execute(sql, params)?)
 }
+
+/// Refuses a business id that is not in this data dir (`business` already
+/// lowercased): what every admin command, and a provider choice, checks
+/// before it writes for a business. Tenancy, not a domain rule: the one
+/// statement that knows a business is a row of `businesses`.
+pub fn require_business(c: &Connection, business: &str) -> Result<()> {
+    if query_strings(c, "SELECT id FROM businesses WHERE id = ?1", vec![SqlValue::Text(business.to_string())])?.is_empty() {
+        bail!("no business {business} in this data dir");
+    }
+    Ok(())
+}

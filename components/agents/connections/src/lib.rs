@@ -1,0 +1,191 @@
+//! A business's channel connections (`channel_connections`), each statement
+//! written once: chatapp phone numbers (`provider_id` = phoneNumberId,
+//! `label`) and the photoapp professional account (`provider_id` = account
+//! id, `label` = username; one per business). `switchboard admin channel
+//! connect` connects ([`check`], then [`connect`]: provider onboarding,
+//! outside the API); the agents area lists and disconnects; the areas that
+//! send check [`is_connected`]. Every one runs inside its caller's
+//! transaction.
+//!
+//! Never: bindings, HTTP, a failure envelope; never a `token_ref` read back
+//! (the reference is written at connect and cleared at disconnect, and never
+//! printed, logged or answered).
+//!
+//! Entry points: [`check`], [`connect`], [`disconnect_photoapp`],
+//! [`is_connected`], [`chatapp_numbers`], [`photoapp_account`].
+
+use switchboard_sql::{Cells, Refusal, Refused, Sql};
+
+/// A channel that is connected by an operator.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Channel {
+    Chatapp,
+    Photoapp,
+}
+
+impl Channel {
+    pub fn name(self) -> &'static str {
+        match self {
+            Channel::Chatapp => "chatapp",
+            Channel::Photoapp => "photoapp",
+        }
+    }
+}
+
+/// A connection that passed [`check`].
+pub struct Checked {
+    pub channel: Channel,
+    pub provider_id: String,
+    /// Trimmed; None when empty.
+    pub label: Option<String>,
+}
+
+/// The channel is chatapp or photoapp; the provider's id 1 to 128 letters,
+/// digits or `. _ : -`; the label (trimmed) at most 120 characters.
+pub fn check(channel: &str, provider_id: &str, label: Option<&str>) -> Result<Checked, Refused> {
+    let channel = match channel {
+        "chatapp" => Channel::Chatapp,
+        "photoapp" => Channel::Photoapp,
+        _ => return Err(Refused::new("channel", "must be chatapp or photoapp")),
+    };
+    if provider_id.is_empty() || provider_id.len() > 128 || !provider_id.bytes().all(|c| c.is_ascii_alphanumeric() || b"._:-".contains(&c)) {
+        return Err(Refused::new("providerId", "must be 1 to 128 letters, digits or . _ : -"));
+    }
+    let label = label.map(str::trim).filter(|l| !l.is_empty());
+    if label.is_some_and(|l| l.chars().count() > 120) {
+        return Err(Refused::new("label", "must be at most 120 characters"));
+    }
+    Ok(Checked { channel, provider_id: provider_id.to_string(), label: label.map(str::to_string) })
+}
+
+/// Connects the number or account with a fresh provider token reference
+/// made of `random` (connecting another photoapp account disconnects the
+/// previous one); the connection's id. A number or account connected to
+/// another business is refused (`providerId`).
+pub fn connect<S: Sql>(s: &S, biz: &str, c: &Checked, random: &[u8; 32]) -> Result<String, Refusal<S::Error>> {
+    let (channel, provider_id) = (c.channel.name(), c.provider_id.as_str());
+    let elsewhere = s
+        .query_one(
+            "SELECT business_id FROM channel_connections WHERE channel = ?1 AND provider_id = ?2 AND status = 'connected' AND business_id <> ?3",
+            &[channel.into(), provider_id.into(), biz.into()],
+        )
+        .map_err(Refusal::Store)?;
+    if elsewhere.is_some() {
+        return Err(Refusal::Refused(Refused::new("providerId", format!("{provider_id} is connected to another business; disconnect it there first"))));
+    }
+    let token_ref = format!("sbpt_{}", hex::encode(random));
+    write(s, biz, c, &token_ref).map_err(Refusal::Store)
+}
+
+fn write<S: Sql>(s: &S, biz: &str, c: &Checked, token_ref: &str) -> Result<String, S::Error> {
+    let (channel, provider_id) = (c.channel.name(), c.provider_id.as_str());
+    let (id, now) = (s.new_id(), s.now());
+    if c.channel == Channel::Photoapp {
+        // One photoapp account per business.
+        disconnect_photoapp_except(s, biz, Some(provider_id), &now)?;
+    }
+    s.execute(
+        "INSERT INTO channel_connections (id, business_id, channel, provider_id, label, status, token_ref, provider_assets_json, \
+         connected_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 'connected', ?6, '{}', ?7, ?7) \
+         ON CONFLICT (business_id, channel, provider_id) DO UPDATE SET label = COALESCE(excluded.label, channel_connections.label), status = 'connected', \
+         token_ref = excluded.token_ref, provider_assets_json = excluded.provider_assets_json, \
+         connected_at = CASE WHEN channel_connections.status = 'connected' THEN channel_connections.connected_at ELSE excluded.connected_at END, \
+         updated_at = excluded.updated_at",
+        &[id.into(), biz.into(), channel.into(), provider_id.into(), c.label.clone().into(), token_ref.into(), now.into()],
+    )?;
+    Ok(s.query_one("SELECT id FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3", &[biz.into(), channel.into(), provider_id.into()])?
+        .map(|r| r.text(0))
+        .unwrap_or_default())
+}
+
+/// Disconnects the business's photoapp account (idempotent): the token
+/// reference and the provider's assets (username, cached assets) are
+/// cleared and the account's assignment removed.
+pub fn disconnect_photoapp<S: Sql>(s: &S, biz: &str) -> Result<(), S::Error> {
+    disconnect_photoapp_except(s, biz, None, &s.now())
+}
+
+/// [`disconnect_photoapp`] of every connected account but `keep`.
+fn disconnect_photoapp_except<S: Sql>(s: &S, biz: &str, keep: Option<&str>, now: &str) -> Result<(), S::Error> {
+    s.execute(
+        "DELETE FROM channel_assignments WHERE business_id = ?1 AND channel = 'photoapp' AND provider_id IN \
+         (SELECT provider_id FROM channel_connections WHERE business_id = ?1 AND channel = 'photoapp' AND status = 'connected' AND provider_id IS NOT ?2)",
+        &[biz.into(), keep.into()],
+    )?;
+    s.execute(
+        "UPDATE channel_connections SET status = 'disconnected', token_ref = NULL, provider_assets_json = NULL, label = NULL, \
+         disconnected_at = ?3, updated_at = ?3 \
+         WHERE business_id = ?1 AND channel = 'photoapp' AND status = 'connected' AND provider_id IS NOT ?2",
+        &[biz.into(), keep.into(), now.into()],
+    )?;
+    Ok(())
+}
+
+/// True when `provider_id` is a connected number or account of `channel`
+/// (`chatapp`, `photoapp`) of the business.
+pub fn is_connected<S: Sql>(s: &S, biz: &str, channel: &str, provider_id: &str) -> Result<bool, S::Error> {
+    Ok(s.query_one("SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3 AND status = 'connected'", &[biz.into(), channel.into(), provider_id.into()])?
+        .is_some())
+}
+
+/// The business's connected chatapp numbers: (phoneNumberId, label), oldest
+/// connection first.
+pub fn chatapp_numbers<S: Sql>(s: &S, biz: &str) -> Result<Vec<(String, Option<String>)>, S::Error> {
+    Ok(s.query("SELECT provider_id, label FROM channel_connections WHERE business_id = ?1 AND channel = 'chatapp' AND status = 'connected' ORDER BY connected_at, id", &[biz.into()])?
+        .iter()
+        .map(|r| (r.text(0), r.opt_text(1)))
+        .collect())
+}
+
+/// The business's connected photoapp account: (providerAccountId, username).
+pub fn photoapp_account<S: Sql>(s: &S, biz: &str) -> Result<Option<(String, Option<String>)>, S::Error> {
+    Ok(s.query_one(
+        "SELECT provider_id, label FROM channel_connections WHERE business_id = ?1 AND channel = 'photoapp' AND status = 'connected' ORDER BY connected_at DESC, id DESC LIMIT 1",
+        &[biz.into()],
+    )?
+    .map(|r| (r.text(0), r.opt_text(1))))
+}
+
+/// The business's latest photoapp connection, connected or not.
+pub struct PhotoappConnection {
+    pub account: String,
+    pub username: Option<String>,
+    /// `connected` or `disconnected`.
+    pub status: String,
+    pub connected_at: String,
+    pub disconnected_at: Option<String>,
+}
+
+/// The connected photoapp connection, else the latest disconnected one.
+pub fn latest_photoapp<S: Sql>(s: &S, biz: &str) -> Result<Option<PhotoappConnection>, S::Error> {
+    Ok(s.query_one(
+        "SELECT provider_id, label, status, connected_at, disconnected_at FROM channel_connections \
+         WHERE business_id = ?1 AND channel = 'photoapp' \
+         ORDER BY status = 'connected' DESC, COALESCE(disconnected_at, connected_at) DESC, id DESC LIMIT 1",
+        &[biz.into()],
+    )?
+    .map(|r| PhotoappConnection { account: r.text(0), username: r.opt_text(1), status: r.text(2), connected_at: r.text(3), disconnected_at: r.opt_text(4) }))
+}
+
+/// The business `provider_id` of `channel` is connected to, if any.
+pub fn owner<S: Sql>(s: &S, channel: &str, provider_id: &str) -> Result<Option<String>, S::Error> {
+    Ok(s.query_one("SELECT business_id FROM channel_connections WHERE channel = ?1 AND provider_id = ?2 AND status = 'connected'", &[channel.into(), provider_id.into()])?.map(|r| r.text(0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connections_are_checked_before_they_are_written() {
+        let c = check("chatapp", "pn-a-1", Some("  Main line ")).unwrap();
+        assert_eq!((c.channel, c.provider_id.as_str(), c.label.as_deref()), (Channel::Chatapp, "pn-a-1", Some("Main line")));
+        assert_eq!(check("photoapp", "ig.1:a_b-c", Some("   ")).unwrap().label, None, "a blank label is none");
+        assert_eq!(check("sms", "x", None).err().unwrap().field, "channel");
+        for bad in ["", "bad id", "ü", &"x".repeat(129)] {
+            assert_eq!(check("chatapp", bad, None).err().unwrap().field, "providerId", "{bad:?}");
+        }
+        assert_eq!(check("chatapp", "pn", Some(&"é".repeat(121))).err().unwrap().field, "label");
+        assert!(check("chatapp", "pn", Some(&"é".repeat(120))).is_ok());
+    }
+}

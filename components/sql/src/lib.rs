@@ -1,0 +1,124 @@
+//! The storage trait of the rules written once for both halves. A table an
+//! area owns but the operator also sets (voice accounts and credits, summary
+//! prices, channel connections) has its statements in one binding-free crate
+//! of that area, written against [`Sql`]: the area runs it over its `store`
+//! import (`switchboard_guest::db::Store`), the admin commands over a
+//! storage connection (`crates/admin`), each inside its own transaction.
+//!
+//! Never: bindings, a database driver, I/O of its own. It is only the shape
+//! both sides fill in.
+//!
+//! Entry point: [`Sql`].
+
+/// One SQL value, bound or read.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Integer(i64),
+    Real(f64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+pub type Row = Vec<Value>;
+
+/// The caller's transaction, and the clock and ids its rows take (the
+/// guest's from its imports, the host's from its own clock and UUID v7s).
+pub trait Sql {
+    /// A store failure, as the caller reports it (the guest's failure
+    /// envelope, the host's error).
+    type Error;
+    fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>, Self::Error>;
+    fn execute(&self, sql: &str, params: &[Value]) -> Result<u64, Self::Error>;
+    /// Now, as RFC 3339 UTC with milliseconds.
+    fn now(&self) -> String;
+    /// A new UUID v7 (id order is creation order).
+    fn new_id(&self) -> String;
+
+    /// The first row of a query, if any.
+    fn query_one(&self, sql: &str, params: &[Value]) -> Result<Option<Row>, Self::Error> {
+        Ok(self.query(sql, params)?.into_iter().next())
+    }
+}
+
+/// A value a rule does not take: the setting's name (the caller names it its
+/// own way, e.g. the admin command's flag) and why, e.g. `lines`, `must be 0
+/// to 1000`.
+#[derive(Debug, PartialEq)]
+pub struct Refused {
+    pub field: &'static str,
+    pub why: String,
+}
+
+impl Refused {
+    pub fn new(field: &'static str, why: impl Into<String>) -> Self {
+        Refused { field, why: why.into() }
+    }
+}
+
+/// A write the rule refused for the stored state, or a store failure.
+#[derive(Debug)]
+pub enum Refusal<E> {
+    Refused(Refused),
+    Store(E),
+}
+
+/// Typed reads of a row's cells (a rule's own statements, so a cell of
+/// another type is a programming error and panics).
+pub trait Cells {
+    fn opt_text(&self, i: usize) -> Option<String>;
+    fn opt_int(&self, i: usize) -> Option<i64>;
+    fn text(&self, i: usize) -> String {
+        self.opt_text(i).unwrap_or_else(|| panic!("column {i} is NULL"))
+    }
+    fn int(&self, i: usize) -> i64 {
+        self.opt_int(i).unwrap_or_else(|| panic!("column {i} is NULL"))
+    }
+}
+
+impl Cells for [Value] {
+    fn opt_text(&self, i: usize) -> Option<String> {
+        match &self[i] {
+            Value::Null => None,
+            Value::Text(s) => Some(s.clone()),
+            Value::Integer(n) => Some(n.to_string()),
+            Value::Real(f) => Some(f.to_string()),
+            Value::Blob(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        }
+    }
+    fn opt_int(&self, i: usize) -> Option<i64> {
+        match &self[i] {
+            Value::Null => None,
+            Value::Integer(n) => Some(*n),
+            Value::Real(f) => Some(*f as i64),
+            Value::Text(s) => Some(s.parse().unwrap_or_else(|_| panic!("column {i} is not an integer"))),
+            Value::Blob(_) => panic!("column {i} is a blob"),
+        }
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::Text(s.to_string())
+    }
+}
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Value::Text(s)
+    }
+}
+impl From<&String> for Value {
+    fn from(s: &String) -> Self {
+        Value::Text(s.clone())
+    }
+}
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Value::Integer(n)
+    }
+}
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(o: Option<T>) -> Self {
+        o.map_or(Value::Null, Into::into)
+    }
+}

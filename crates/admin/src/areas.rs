@@ -1,0 +1,61 @@
+//! The areas' rule crates (`components/sql` and the binding-free crates of
+//! the voice, campaigns and agents areas) over a storage connection: the
+//! admin commands write the rows an area owns by calling the area's own
+//! statements, inside the command's transaction, with this process's clock
+//! and UUID v7s.
+
+use crate::db::{self, SqlValue};
+use switchboard_sql::{Refusal, Refused, Row, Sql, Value};
+
+/// A storage connection (inside the caller's transaction, if it opened one).
+pub(crate) struct Tx<'a>(pub &'a db::Connection);
+
+impl Sql for Tx<'_> {
+    type Error = anyhow::Error;
+    fn query(&self, sql: &str, params: &[Value]) -> anyhow::Result<Vec<Row>> {
+        Ok(db::query_rows(self.0, sql, params.iter().map(to_storage).collect())?.into_iter().map(|r| r.into_iter().map(from_storage).collect()).collect())
+    }
+    fn execute(&self, sql: &str, params: &[Value]) -> anyhow::Result<u64> {
+        db::execute(self.0, sql, params.iter().map(to_storage).collect())
+    }
+    fn now(&self) -> String {
+        crate::clock::now_rfc3339()
+    }
+    fn new_id(&self) -> String {
+        uuid::Uuid::now_v7().to_string()
+    }
+}
+
+fn to_storage(v: &Value) -> SqlValue {
+    match v {
+        Value::Null => SqlValue::Null,
+        Value::Integer(i) => SqlValue::Integer(*i),
+        Value::Real(f) => SqlValue::Real(*f),
+        Value::Text(s) => SqlValue::Text(s.clone()),
+        Value::Blob(b) => SqlValue::Blob(b.clone()),
+    }
+}
+
+fn from_storage(v: SqlValue) -> Value {
+    match v {
+        SqlValue::Null => Value::Null,
+        SqlValue::Integer(i) => Value::Integer(i),
+        SqlValue::Real(f) => Value::Real(f),
+        SqlValue::Text(s) => Value::Text(s),
+        SqlValue::Blob(b) => Value::Blob(b),
+    }
+}
+
+/// A refused value in the command's words: `flag` names the setting the
+/// way the command line does (`lines` → `--lines`).
+pub(crate) fn refused(r: Refused, flag: impl Fn(&'static str) -> &'static str) -> anyhow::Error {
+    anyhow::anyhow!("{} {}", flag(r.field), r.why)
+}
+
+/// [`refused`] for a write refused for the stored state.
+pub(crate) fn refusal(r: Refusal<anyhow::Error>, flag: impl Fn(&'static str) -> &'static str) -> anyhow::Error {
+    match r {
+        Refusal::Refused(r) => refused(r, flag),
+        Refusal::Store(e) => e,
+    }
+}
