@@ -348,7 +348,7 @@ def run(page, base, business, admin_key, voice, receiver):
     page.locator("#timeline li", has_text="Is my order ready?").wait_for()
     page.get_by_label("Message").fill("Hello Ana, your order is ready.")
     page.get_by_role("button", name="Send").dblclick()
-    page.locator(".message-state", has_text=": read").wait_for()
+    page.locator(".message-state", has_text=": read").first.wait_for()
     check(True, "a message sent from a contact's page is followed to read")
     check(not page.locator("main .form-error").inner_text().strip(), "a successful send leaves no error")
     _, t = http("GET", f"{base}/api/v1/contacts/{contact_id}/timeline?businessId={business}", admin_key)

@@ -185,6 +185,10 @@ function clearErrors(form) {
 // OpenAPI document uses, else by the field.
 const PATTERN_WORDS = {
   "\\S": "must contain more than spaces",
+  // What the served document writes for \S (gateway NON_BLANK_PATTERN) and
+  // for any other text (NO_NUL_PATTERN).
+  "^[^\\x00]*[^\\x00\\t\\n\\x0B\\f\\r \\u0085\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000][^\\x00]*$": "must contain more than spaces (and no NUL character)",
+  "^[^\\x00]*$": "must not contain a NUL character",
   "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$": "must be a language tag such as en or pt-BR",
   "^([01][0-9]|2[0-3]):[0-5][0-9]$": "must be a time of day as HH:MM, 00:00 to 23:59",
   "^[a-zA-Z][a-zA-Z0-9_]{0,63}$": "must be a letter, then up to 63 letters, digits or underscores",
