@@ -377,8 +377,11 @@ def run(page, base, business, admin_key, voice, receiver):
     # A data source: create, upload a file with progress, review its columns, activate.
     nav(page, "Data sources")
     page.get_by_label("Name").fill("Customers")
-    page.get_by_role("button", name="Create data source").click()
+    page.get_by_role("button", name="Create data source").dblclick()
     page.get_by_role("heading", name="Upload a new version").wait_for()
+    _, d = http("GET", f"{base}/api/v1/data-sources?businessId={business}&limit=200", admin_key)
+    made = [x for x in d["data"]["dataSources"] if x["name"] == "Customers"]
+    check(len(made) == 1, f"a double click on Create data source creates one ({len(made)})")
     rows = "".join(f"C{i},0{i:04d},03/04/2024\n" for i in range(1, 400))
     page.get_by_label("File (CSV, TSV, JSON, XLSX or XLSM)").set_input_files(
         {"name": "customers.csv", "mimeType": "text/csv", "buffer": ("name,zip,joined\n" + rows).encode()})
@@ -418,8 +421,11 @@ def run(page, base, business, admin_key, voice, receiver):
     check(page.get_by_label("Language (a tag such as en or pt-BR)").get_attribute("aria-invalid") == "true",
           f"a server validation error is shown next to its field: {error.inner_text()!r}")
     page.get_by_label("Language (a tag such as en or pt-BR)").fill("en")
-    page.get_by_role("button", name="Create agent").click()
+    page.get_by_role("button", name="Create agent").dblclick()
     page.get_by_role("heading", name="Test Desk").wait_for()
+    _, d = http("GET", f"{base}/api/v1/agents?businessId={business}&limit=200", admin_key)
+    made = [x for x in d["data"]["agents"] if x["name"] == "Desk"]
+    check(len(made) == 1, f"a double click on Create agent creates one ({len(made)})")
     check(True, "the agent is created and opens in its test chat")
     for i, said in enumerate(["Are you open on Sunday?", "And on Monday?", "Thanks!"], start=1):
         page.get_by_label("Say something as the customer would").fill(said)
