@@ -7,7 +7,7 @@
 //! call's `voice.call` job, all in the request's one transaction: a refused
 //! start writes nothing, an accepted one is queued with its money held.
 //! Everything after (lines, the carrier, the conversation, the end and the
-//! charge) is the job's (`jobs/call.rs`).
+//! charge) is the job's (`jobs/call/`).
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -20,7 +20,7 @@ use switchboard_guest::{download, fail, job, new_id, now, ok, page, recording_li
 use crate::billing;
 use crate::conversation;
 use crate::jobs::{CallRef, VoiceJob};
-use crate::model::{self, SUMMARY_COLUMNS};
+use crate::model::{self, CallStatus, CarrierState, SUMMARY_COLUMNS};
 use crate::resolve::{self, Agent};
 
 /// Each test variable value (spec limit).
@@ -293,14 +293,15 @@ pub fn cancel(r: &Request) -> HResult<Success> {
 /// `cancelling` (the call's job hangs up). 409 once it has ended.
 pub fn request_cancel(biz: &str, id: &str) -> HResult<&'static str> {
     let row = db::query_one("SELECT status, carrier_state, reserved FROM calls WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?.ok_or_else(|| model::call_not_found(id))?;
-    let status = row.text(0);
-    if model::is_terminal(&status) {
-        return Err(fail::conflict("call_already_ended", format!("call `{id}` has already ended ({status})")));
+    let stored = row.text(0);
+    let status = CallStatus::parse(&stored);
+    if status.is_none_or(CallStatus::is_terminal) {
+        return Err(fail::conflict("call_already_ended", format!("call `{id}` has already ended ({stored})")));
     }
-    if status == "cancelling" {
-        return Ok("cancelling");
+    if status == Some(CallStatus::Cancelling) {
+        return Ok(CallStatus::Cancelling.as_str());
     }
-    if row.text(1) == "none" {
+    if CarrierState::parse(&row.text(1)) == Some(CarrierState::None) {
         billing::settle(biz, id, row.int(2), 0)?;
         db::execute(
             "UPDATE calls SET status = 'cancelled', ended_by = 'operator', end_reason = 'operator_cancelled', end_intent = 'operator', \
@@ -308,8 +309,8 @@ pub fn request_cancel(biz: &str, id: &str) -> HResult<&'static str> {
             &[biz.into(), id.into(), now().into()],
         )?;
         crate::jobs::call::append_timeline(biz, id)?;
-        return Ok("cancelled");
+        return Ok(CallStatus::Cancelled.as_str());
     }
     db::execute("UPDATE calls SET status = 'cancelling', end_intent = 'operator' WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?;
-    Ok("cancelling")
+    Ok(CallStatus::Cancelling.as_str())
 }

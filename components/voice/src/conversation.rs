@@ -1,5 +1,5 @@
 //! The spec's rules of a call in conversation, as pure functions of its
-//! state (unit-tested here; `jobs/call.rs` applies them each step). What an
+//! state (unit-tested here; `jobs/call/` applies them each step). What an
 //! agent says (its instructions, greeting, grounded replies and the
 //! `[end_call]` marker) is the agent runtime's (`switchboard-agent-runtime`).
 //!

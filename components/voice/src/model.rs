@@ -12,10 +12,122 @@ pub const SUMMARY_COLUMNS: &str = "c.id, c.status, c.agent_name, c.contact_id, c
      EXISTS (SELECT 1 FROM call_turns t WHERE t.business_id = c.business_id AND t.call_id = c.id), c.recording_ext, \
      (SELECT k.name FROM campaigns k WHERE k.business_id = c.business_id AND k.id = c.campaign_id)";
 
-pub const TERMINAL: [&str; 5] = ["completed", "no_answer", "busy", "failed", "cancelled"];
+/// A call's status (`VoiceCallStatus`), as stored in `calls.status` and
+/// shown by the API. Steps, cancels and reads compare these, never the
+/// strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallStatus {
+    Queued,
+    Ringing,
+    Answered,
+    /// An operator asked for the hang-up; the call's job carries it out.
+    Cancelling,
+    Completed,
+    NoAnswer,
+    Busy,
+    Failed,
+    Cancelled,
+}
 
+impl CallStatus {
+    pub const ALL: [CallStatus; 9] = [Self::Queued, Self::Ringing, Self::Answered, Self::Cancelling, Self::Completed, Self::NoAnswer, Self::Busy, Self::Failed, Self::Cancelled];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Ringing => "ringing",
+            Self::Answered => "answered",
+            Self::Cancelling => "cancelling",
+            Self::Completed => "completed",
+            Self::NoAnswer => "no_answer",
+            Self::Busy => "busy",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// The stored text as a status; None for text no version ever wrote.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
+    /// Ended: nothing changes the call any more.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Completed | Self::NoAnswer | Self::Busy | Self::Failed | Self::Cancelled)
+    }
+}
+
+/// The terminal statuses as an SQL list (`'completed', 'no_answer', …`),
+/// for statements that must leave an ended call alone.
+pub fn terminal_sql_list() -> String {
+    CallStatus::ALL.iter().filter(|s| s.is_terminal()).map(|s| format!("'{}'", s.as_str())).collect::<Vec<_>>().join(", ")
+}
+
+/// True when `status` (stored text) is terminal; unknown text is not.
 pub fn is_terminal(status: &str) -> bool {
-    TERMINAL.contains(&status)
+    CallStatus::parse(status).is_some_and(CallStatus::is_terminal)
+}
+
+/// Where a call stands with the carrier (`calls.carrier_state`), which
+/// decides what the call's next step does ([`crate::jobs::call`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CarrierState {
+    /// Waiting for a line.
+    None,
+    /// A line is held; the call is to be placed.
+    Placing,
+    /// A placement timed out or was interrupted: the carrier may have it.
+    Unknown,
+    /// The carrier has the call.
+    Placed,
+}
+
+impl CarrierState {
+    pub const ALL: [CarrierState; 4] = [Self::None, Self::Placing, Self::Unknown, Self::Placed];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Placing => "placing",
+            Self::Unknown => "unknown",
+            Self::Placed => "placed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+/// Why a call is to end, stored in `calls.end_intent` before the carrier
+/// hears of it, so the end is classified by who asked ([`crate::jobs::call`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndIntent {
+    /// An operator's cancel (operation 43, a cancelled campaign iteration).
+    Operator,
+    /// The agent said goodbye (`end_call`).
+    Agent,
+    /// The customer stayed silent past the nudge.
+    Silence,
+    /// The call reached its maximum duration.
+    MaxDuration,
+}
+
+impl EndIntent {
+    pub const ALL: [EndIntent; 4] = [Self::Operator, Self::Agent, Self::Silence, Self::MaxDuration];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Operator => "operator",
+            Self::Agent => "agent",
+            Self::Silence => "silence",
+            Self::MaxDuration => "max_duration",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|x| x.as_str() == s)
+    }
 }
 
 /// Whole seconds of connected time, rounded up (so a duration's started
@@ -132,6 +244,21 @@ impl Turn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn statuses_and_intents_read_back() {
+        for s in CallStatus::ALL {
+            assert_eq!(CallStatus::parse(s.as_str()), Some(s));
+        }
+        for i in EndIntent::ALL {
+            assert_eq!(EndIntent::parse(i.as_str()), Some(i));
+        }
+        for c in CarrierState::ALL {
+            assert_eq!(CarrierState::parse(c.as_str()), Some(c));
+        }
+        assert_eq!(terminal_sql_list(), "'completed', 'no_answer', 'busy', 'failed', 'cancelled'");
+        assert!(is_terminal("busy") && !is_terminal("cancelling") && !is_terminal("nonsense"));
+    }
 
     #[test]
     fn durations_round_up_to_whole_seconds() {

@@ -39,7 +39,14 @@ use switchboard_guest::{clock, log, now, time, timeline, Failure};
 
 use crate::billing;
 use crate::conversation::{self, Conversation, Next};
-use crate::model::{self, duration_seconds};
+use crate::model::{self, duration_seconds, CallStatus, CarrierState, EndIntent};
+
+mod ending;
+mod turns;
+
+pub use ending::append_timeline;
+use ending::{classify, finish, finish_unplaced, Ending};
+use turns::{agent_turn, rfc3339, utterance_id, write_turns, NewTurn};
 
 /// How often a call waiting for a line asks again: 250 ms, doubling with
 /// each wait up to [`LINE_WAIT_MAX_MS`], so a long queue behind few lines
@@ -74,8 +81,8 @@ const COLUMNS: &str = "status, carrier_state, placements, memo, requested_at_ms,
 #[derive(Clone)]
 struct Call {
     id: String,
-    status: String,
-    carrier_state: String,
+    status: CallStatus,
+    carrier_state: CarrierState,
     placements: i64,
     memo: Option<String>,
     requested_at_ms: Option<i64>,
@@ -83,7 +90,7 @@ struct Call {
     caller: Option<String>,
     settings: Map<String, Value>,
     max_duration_s: i64,
-    end_intent: Option<String>,
+    end_intent: Option<EndIntent>,
     hangup_sent: bool,
     greeting: Option<String>,
     utterances: i64,
@@ -103,8 +110,10 @@ struct Call {
 fn load(biz: &str, id: &str) -> Result<Option<Call>, Failure> {
     Ok(db::query_one(&format!("SELECT {COLUMNS} FROM calls WHERE business_id = ?1 AND id = ?2"), &[biz.into(), id.into()])?.map(|r| Call {
         id: id.to_string(),
-        status: r.text(0),
-        carrier_state: r.text(1),
+        // Text no version wrote reads as ended (failed) or placed: the
+        // step then leaves the call alone or asks the carrier.
+        status: CallStatus::parse(&r.text(0)).unwrap_or(CallStatus::Failed),
+        carrier_state: CarrierState::parse(&r.text(1)).unwrap_or(CarrierState::Placed),
         placements: r.int(2),
         memo: r.opt_text(3),
         requested_at_ms: r.opt_int(4),
@@ -112,7 +121,7 @@ fn load(biz: &str, id: &str) -> Result<Option<Call>, Failure> {
         caller: r.opt_text(6),
         settings: serde_json::from_str(&r.text(7)).unwrap_or_default(),
         max_duration_s: r.int(8),
-        end_intent: r.opt_text(9),
+        end_intent: r.opt_text(9).as_deref().and_then(EndIntent::parse),
         hangup_sent: r.boolean(10),
         greeting: r.opt_text(11),
         utterances: r.int(12),
@@ -141,14 +150,14 @@ fn again(delay_ms: u64, job: &Job) -> Outcome {
 fn step(job: &Job, call_id: &str) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
     let Some(c) = load(biz, call_id)? else { return Ok(Outcome::Done) };
-    if model::is_terminal(&c.status) {
+    if c.status.is_terminal() {
         return Ok(Outcome::Done);
     }
-    match c.carrier_state.as_str() {
-        "none" => lease(job, &c),
-        "placing" => place(job, c),
-        "unknown" => reconcile(job, c),
-        _ => converse(job, c),
+    match c.carrier_state {
+        CarrierState::None => lease(job, &c),
+        CarrierState::Placing => place(job, c),
+        CarrierState::Unknown => reconcile(job, c),
+        CarrierState::Placed => converse(job, c),
     }
 }
 
@@ -196,10 +205,10 @@ fn placement(c: &Call) -> Placement {
     }
 }
 
-fn set_state(biz: &str, c: &Call, state: &str, placements: i64, memo: Option<&str>) -> Result<(), Failure> {
+fn set_state(biz: &str, c: &Call, state: CarrierState, placements: i64, memo: Option<&str>) -> Result<(), Failure> {
     db::execute(
         "UPDATE calls SET carrier_state = ?3, placements = ?4, memo = IFNULL(?5, memo) WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), c.id.as_str().into(), state.into(), placements.into(), memo.into()],
+        &[biz.into(), c.id.as_str().into(), state.as_str().into(), placements.into(), memo.into()],
     )?;
     Ok(())
 }
@@ -213,36 +222,36 @@ fn place(job: &Job, mut c: Call) -> Result<Outcome, Failure> {
         // An earlier step began this placement and never recorded how it
         // went: find out from the carrier instead of placing again.
         EffectStart::StartedBefore => {
-            set_state(biz, &c, "unknown", n, None)?;
+            set_state(biz, &c, CarrierState::Unknown, n, None)?;
             return Ok(again(0, job));
         }
         EffectStart::Superseded => return Ok(Outcome::Dead("superseded: another node runs this call".into())),
     }
     match carrier::place(&placement(&c)) {
         Ok(progress) => {
-            set_state(biz, &c, "placed", n, Some(&progress.memo))?;
-            c.carrier_state = "placed".into();
+            set_state(biz, &c, CarrierState::Placed, n, Some(&progress.memo))?;
+            c.carrier_state = CarrierState::Placed;
             c.placements = n;
             apply_progress(job, c, progress)
         }
         Err(e) if e.code == "placement_timeout" => {
-            set_state(biz, &c, "unknown", n, None)?;
+            set_state(biz, &c, CarrierState::Unknown, n, None)?;
             Ok(again(200, job))
         }
         Err(e) if e.retryable => {
-            set_state(biz, &c, "placing", n, None)?;
-            if c.status == "cancelling" {
-                finish_unplaced(biz, &c, "cancelled", "operator", "operator_cancelled")
+            set_state(biz, &c, CarrierState::Placing, n, None)?;
+            if c.status == CallStatus::Cancelling {
+                finish_unplaced(biz, &c, CallStatus::Cancelled, "operator", "operator_cancelled")
             } else if n >= MAX_PLACEMENTS {
-                finish_unplaced(biz, &c, "failed", "provider", "carrier_unavailable")
+                finish_unplaced(biz, &c, CallStatus::Failed, "provider", "carrier_unavailable")
             } else {
                 log::log(log::Level::Warn, &format!("call {}: placement {n} failed ({}); retrying", c.id, e.code));
                 Ok(again(placement_retry_ms(n), job))
             }
         }
         Err(e) => {
-            set_state(biz, &c, "placing", n, None)?;
-            finish_unplaced(biz, &c, "failed", "provider", &format!("carrier_refused_{}", safe_code(&e.code)))
+            set_state(biz, &c, CarrierState::Placing, n, None)?;
+            finish_unplaced(biz, &c, CallStatus::Failed, "provider", &format!("carrier_refused_{}", safe_code(&e.code)))
         }
     }
 }
@@ -257,31 +266,24 @@ fn reconcile(job: &Job, mut c: Call) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
     match carrier::poll(&placement(&c), None) {
         Ok(progress) => {
-            set_state(biz, &c, "placed", c.placements, Some(&progress.memo))?;
-            c.carrier_state = "placed".into();
+            set_state(biz, &c, CarrierState::Placed, c.placements, Some(&progress.memo))?;
+            c.carrier_state = CarrierState::Placed;
             apply_progress(job, c, progress)
         }
         Err(e) if e.code == "unknown_call" => {
-            if c.status == "cancelling" {
-                return finish_unplaced(biz, &c, "cancelled", "operator", "operator_cancelled");
+            if c.status == CallStatus::Cancelling {
+                return finish_unplaced(biz, &c, CallStatus::Cancelled, "operator", "operator_cancelled");
             }
             if c.placements >= MAX_PLACEMENTS {
-                return finish_unplaced(biz, &c, "failed", "provider", "carrier_unavailable");
+                return finish_unplaced(biz, &c, CallStatus::Failed, "provider", "carrier_unavailable");
             }
             // Never placed: the next attempt places it (under a new effect key).
-            set_state(biz, &c, "placing", c.placements, None)?;
+            set_state(biz, &c, CarrierState::Placing, c.placements, None)?;
             Ok(again(placement_retry_ms(c.placements), job))
         }
         Err(e) if e.retryable && job.attempt < MAX_ATTEMPTS => Ok(retry(job.attempt, format!("carrier: {}", e.code))),
-        Err(_) => finish_unplaced(biz, &c, "failed", "provider", "carrier_unreachable"),
+        Err(_) => finish_unplaced(biz, &c, CallStatus::Failed, "provider", "carrier_unreachable"),
     }
-}
-
-/// Ends a call that never reached the carrier (or never connected through
-/// it): nothing to charge.
-fn finish_unplaced(biz: &str, c: &Call, status: &str, ended_by: &str, reason: &str) -> Result<Outcome, Failure> {
-    finish(biz, c, Ending { status, ended_by, reason, connected_ms: 0, attempt_cost: 0, recording_ext: None })?;
-    Ok(Outcome::Done)
 }
 
 /// `placed`: the conversation.
@@ -291,7 +293,7 @@ fn converse(job: &Job, mut c: Call) -> Result<Outcome, Failure> {
     let mut memo = c.memo.clone().unwrap_or_default();
     // A stored hang-up intent (an operator's cancel) reaches the carrier
     // before anything else; repeating it is harmless.
-    if c.end_intent.as_deref() == Some("operator") && !c.hangup_sent {
+    if c.end_intent == Some(EndIntent::Operator) && !c.hangup_sent {
         match carrier::hang_up(&call, Some(&memo)) {
             Ok(m) => {
                 memo = m;
@@ -307,44 +309,11 @@ fn converse(job: &Job, mut c: Call) -> Result<Outcome, Failure> {
         Err(e) => {
             log::log(log::Level::Warn, &format!("call {}: the carrier stopped answering: {}", c.id, e.code));
             c.memo = Some(memo);
-            finish(biz, &c, Ending { status: "failed", ended_by: "provider", reason: "carrier_unreachable", connected_ms: 0, attempt_cost: 0, recording_ext: None })?;
+            finish(biz, &c, Ending { status: CallStatus::Failed, ended_by: "provider", reason: "carrier_unreachable", connected_ms: 0, attempt_cost: 0, recording_ext: None })?;
             return Ok(Outcome::Done);
         }
     };
     apply_progress(job, c, progress)
-}
-
-/// A turn to append to the transcript.
-struct NewTurn {
-    speaker: &'static str,
-    text: String,
-    utterance_id: Option<String>,
-    offset_ms: Option<i64>,
-    end_offset_ms: Option<i64>,
-    at: String,
-    /// What an assistant turn drew on (`turn::Reply::used`).
-    grounding: Option<String>,
-}
-
-/// How a call ends.
-struct Ending<'a> {
-    status: &'a str,
-    ended_by: &'a str,
-    reason: &'a str,
-    connected_ms: u64,
-    attempt_cost: u64,
-    recording_ext: Option<String>,
-}
-
-/// A carrier event's time as the API shows it (the clock's time if the
-/// carrier's is out of range).
-fn rfc3339(ms: i64) -> String {
-    time::rfc3339_ms_checked(ms).unwrap_or_else(now)
-}
-
-/// The utterance id of a call's `n`th assistant turn (0 is the greeting).
-fn utterance_id(call_id: &str, n: i64) -> String {
-    format!("{call_id}.{n}")
 }
 
 /// Applies the carrier's events, then lets the assistant act, then writes
@@ -359,14 +328,14 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
     for e in progress.events {
         match e.event {
             CallEvent::Ringing => {
-                if c.status == "queued" {
-                    c.status = "ringing".into();
+                if c.status == CallStatus::Queued {
+                    c.status = CallStatus::Ringing;
                 }
                 ringing_at.get_or_insert(rfc3339(e.at_ms));
             }
             CallEvent::Answered => {
-                if c.status == "queued" || c.status == "ringing" {
-                    c.status = "answered".into();
+                if matches!(c.status, CallStatus::Queued | CallStatus::Ringing) {
+                    c.status = CallStatus::Answered;
                 }
                 if c.answered_ms.is_none() {
                     c.answered_ms = Some(e.at_ms);
@@ -409,7 +378,7 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
 
     // The assistant's move, unless the call has ended.
     let mut hang_up_for_max = false;
-    if ended.is_none() && c.carrier_state == "placed" {
+    if ended.is_none() && c.carrier_state == CarrierState::Placed {
         let conversation = Conversation {
             answered_ms: c.answered_ms,
             utterances: c.utterances,
@@ -418,7 +387,7 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
             awaiting_reply: c.awaiting_reply,
             last_activity_ms: c.last_activity_ms,
             nudged: c.nudged,
-            ending: c.end_intent.is_some() || c.status == "cancelling",
+            ending: c.end_intent.is_some() || c.status == CallStatus::Cancelling,
             allow_interrupt: conversation::allow_interrupt(&c.settings),
             nudge_ms: conversation::nudge_ms(&c.settings),
             disconnect_ms: conversation::disconnect_ms(&c.settings),
@@ -450,7 +419,7 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
                         c.awaiting_reply = false;
                     }
                     if end_call {
-                        c.end_intent = Some(why.unwrap_or("agent").to_string());
+                        c.end_intent = Some(if why == Some("silence") { EndIntent::Silence } else { EndIntent::Agent });
                     }
                     turns.push(NewTurn { speaker: "assistant", text, utterance_id: Some(id), offset_ms: None, end_offset_ms: None, at: now(), grounding });
                 }
@@ -461,7 +430,7 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
             match carrier::hang_up(&placement(&c), c.memo.as_deref()) {
                 Ok(memo) => {
                     c.memo = Some(memo);
-                    c.end_intent = Some("max_duration".into());
+                    c.end_intent = Some(EndIntent::MaxDuration);
                     c.hangup_sent = true;
                 }
                 Err(e) => log::log(log::Level::Warn, &format!("call {}: hang-up at the maximum duration refused: {}", c.id, e.code)),
@@ -501,7 +470,7 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
             c.nudged.into(),
             c.answered_ms.into(),
             c.utterances.into(),
-            c.end_intent.as_deref().into(),
+            c.end_intent.map(EndIntent::as_str).into(),
             c.hangup_sent.into(),
             ringing_at.into(),
             started_at.into(),
@@ -510,166 +479,18 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
     if let Some(end) = ended {
         // Read inside the step's write transaction: the intent as it stands.
         if let Some(row) = db::query_one("SELECT end_intent FROM calls WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.id.as_str().into()])? {
-            c.end_intent = row.opt_text(0).or(c.end_intent);
+            c.end_intent = row.opt_text(0).as_deref().and_then(EndIntent::parse).or(c.end_intent);
         }
-        let (status, ended_by, reason) = classify(c.end_intent.as_deref(), end.cause);
+        let (status, ended_by, reason) = classify(c.end_intent, end.cause);
         finish(biz, &c, Ending { status, ended_by, reason, connected_ms: end.connected_ms, attempt_cost: end.attempt_cost_microcredits, recording_ext })?;
         return Ok(Outcome::Done);
     }
     Ok(again(progress.check_after_ms.unwrap_or(MAX_POLL_MS).min(MAX_POLL_MS), job))
 }
 
-/// The terminal status, `endedBy` and `endReason` of a call that ended
-/// with `cause`, given the intent stored before the carrier heard of it.
-pub fn classify(intent: Option<&str>, cause: EndCause) -> (&'static str, &'static str, &'static str) {
-    match (intent, cause) {
-        (Some("operator"), _) => ("cancelled", "operator", "operator_cancelled"),
-        (Some("silence"), _) => ("completed", "system", "silence_timeout"),
-        (Some("max_duration"), _) | (None, EndCause::MaxDuration) => ("completed", "system", "max_duration"),
-        (Some("agent"), EndCause::Completed | EndCause::AgentHungUp) | (None, EndCause::Completed | EndCause::AgentHungUp) => ("completed", "agent", "agent_ended_call"),
-        (_, EndCause::CustomerHungUp) => ("completed", "customer", "customer_hung_up"),
-        (_, EndCause::NoAnswer) => ("no_answer", "provider", "no_answer"),
-        (_, EndCause::Busy) => ("busy", "provider", "busy"),
-        (_, EndCause::Rejected) => ("failed", "provider", "carrier_rejected"),
-        (_, EndCause::CarrierFailure) => ("failed", "provider", "carrier_failure"),
-        (_, EndCause::OperatorHungUp) => ("cancelled", "operator", "operator_cancelled"),
-        (_, EndCause::Completed | EndCause::AgentHungUp) => ("completed", "agent", "agent_ended_call"),
-        (_, EndCause::MaxDuration) => ("completed", "system", "max_duration"),
-    }
-}
-
-/// An agent turn: the agent's instructions, the call's variables, the
-/// passages of its sources that match the customer's last words, and the
-/// last [`HISTORY`] turns (the stored ones and this step's). Returns the
-/// text, whether it ends the call and what it drew on; `None` when the AI
-/// did not answer this time (the customer's input stays awaiting a reply).
-fn agent_turn(biz: &str, c: &Call, fresh: &[NewTurn]) -> Result<Option<(String, bool, Option<String>)>, Failure> {
-    let instructions = db::query_one("SELECT instructions FROM agents WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.agent_id.as_str().into()])?.map(|r| r.text(0)).unwrap_or_default();
-    let mut history: Vec<(String, String)> =
-        db::query(&format!("SELECT speaker, text FROM call_turns WHERE business_id = ?1 AND call_id = ?2 ORDER BY seq DESC LIMIT {HISTORY}"), &[biz.into(), c.id.as_str().into()])?
-            .iter()
-            .rev()
-            .map(|r| (role(&r.text(0)).to_string(), r.text(1)))
-            .collect();
-    history.extend(fresh.iter().map(|t| (role(t.speaker).to_string(), t.text.clone())));
-    let skip = history.len().saturating_sub(HISTORY as usize);
-    match turn::answer(biz, &c.agent_id, &instructions, Turn::Call { variables: &c.variables }, &history[skip..])? {
-        Ok(r) => Ok(Some((r.text, r.end_call, r.used))),
-        Err(e) => {
-            log::log(log::Level::Warn, &format!("call {}: the AI did not answer: {e}", c.id));
-            Ok(None)
-        }
-    }
-}
-
-fn role(speaker: &str) -> &'static str {
-    if speaker == "customer" {
-        "user"
-    } else {
-        "assistant"
-    }
-}
-
-fn write_turns(biz: &str, call_id: &str, turns: &[NewTurn], offsets: &[(String, u64, u64)]) -> Result<(), Failure> {
-    if !turns.is_empty() {
-        let next = db::query_one("SELECT IFNULL(MAX(seq), -1) + 1 FROM call_turns WHERE business_id = ?1 AND call_id = ?2", &[biz.into(), call_id.into()])?.map_or(0, |r| r.int(0));
-        for (i, t) in turns.iter().enumerate() {
-            db::execute(
-                "INSERT INTO call_turns (business_id, call_id, seq, speaker, text, utterance_id, audio_offset_ms, audio_end_offset_ms, created_at, grounding_json) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                &[
-                    biz.into(),
-                    call_id.into(),
-                    (next + i as i64).into(),
-                    t.speaker.into(),
-                    t.text.as_str().into(),
-                    t.utterance_id.as_deref().into(),
-                    t.offset_ms.into(),
-                    t.end_offset_ms.into(),
-                    t.at.as_str().into(),
-                    t.grounding.as_deref().into(),
-                ],
-            )?;
-        }
-    }
-    for (utterance, offset, end) in offsets {
-        db::execute(
-            "UPDATE call_turns SET audio_offset_ms = ?4, audio_end_offset_ms = ?5 WHERE business_id = ?1 AND call_id = ?2 AND utterance_id = ?3",
-            &[biz.into(), call_id.into(), utterance.as_str().into(), (*offset as i64).into(), (*end as i64).into()],
-        )?;
-    }
-    Ok(())
-}
-
-/// The end: terminal status, charge and release, the line freed, the
-/// contact's timeline entry. A call already terminal is left alone.
-fn finish(biz: &str, c: &Call, end: Ending) -> Result<(), Failure> {
-    let charge = billing::charge(end.connected_ms, end.attempt_cost, c.price, c.reserved);
-    let changed = db::execute(
-        "UPDATE calls SET status = ?3, ended_by = ?4, end_reason = ?5, connected_ms = ?6, charged = ?7, reserved = 0, holds_line = 0, \
-                          ended_at = ?8, memo = IFNULL(?9, memo), recording_ext = ?10 \
-         WHERE business_id = ?1 AND id = ?2 AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')",
-        &[
-            biz.into(),
-            c.id.as_str().into(),
-            end.status.into(),
-            end.ended_by.into(),
-            end.reason.into(),
-            (end.connected_ms.min(i64::MAX as u64) as i64).into(),
-            charge.into(),
-            now().into(),
-            c.memo.as_deref().into(),
-            end.recording_ext.as_deref().into(),
-        ],
-    )?;
-    if changed == 1 {
-        billing::settle(biz, &c.id, c.reserved, charge)?;
-        append_timeline(biz, &c.id)?;
-    }
-    Ok(())
-}
-
-/// The call's entry on its contact's timeline (a `toNumber` call has none):
-/// outcome, duration, who ended it, whether a transcript exists.
-pub fn append_timeline(biz: &str, call_id: &str) -> Result<(), Failure> {
-    let Some(r) = db::query_one(
-        "SELECT contact_id, status, connected_ms, ended_by, end_reason, created_at, agent_name, \
-                EXISTS (SELECT 1 FROM call_turns t WHERE t.business_id = c.business_id AND t.call_id = c.id), campaign_id \
-         FROM calls c WHERE business_id = ?1 AND id = ?2 AND contact_id IS NOT NULL",
-        &[biz.into(), call_id.into()],
-    )?
-    else {
-        return Ok(());
-    };
-    let summary = json!({
-        "callId": call_id,
-        "status": r.text(1),
-        "durationSeconds": duration_seconds(r.int(2)),
-        "endedBy": r.opt_text(3),
-        "endReason": r.opt_text(4),
-        "agentName": r.text(6),
-        "transcriptAvailable": r.boolean(7),
-    });
-    timeline::append_call(biz, &r.text(0), &r.text(5), r.opt_text(8).as_deref(), &summary)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_stored_intent_names_who_ended_the_call() {
-        assert_eq!(classify(Some("operator"), EndCause::CustomerHungUp), ("cancelled", "operator", "operator_cancelled"));
-        assert_eq!(classify(Some("operator"), EndCause::OperatorHungUp), ("cancelled", "operator", "operator_cancelled"));
-        assert_eq!(classify(Some("agent"), EndCause::Completed), ("completed", "agent", "agent_ended_call"));
-        assert_eq!(classify(Some("agent"), EndCause::CustomerHungUp), ("completed", "customer", "customer_hung_up"));
-        assert_eq!(classify(None, EndCause::CustomerHungUp), ("completed", "customer", "customer_hung_up"));
-        assert_eq!(classify(None, EndCause::NoAnswer), ("no_answer", "provider", "no_answer"));
-        assert_eq!(classify(None, EndCause::Busy), ("busy", "provider", "busy"));
-        assert_eq!(classify(None, EndCause::Rejected), ("failed", "provider", "carrier_rejected"));
-        assert_eq!(classify(None, EndCause::MaxDuration), ("completed", "system", "max_duration"));
-        assert_eq!(classify(Some("silence"), EndCause::Completed), ("completed", "system", "silence_timeout"));
-    }
 
     #[test]
     fn line_waits_back_off_to_a_bound() {

@@ -1,0 +1,91 @@
+//! The transcript side of a call step: the turns a step appends, the
+//! agent's turn (instructions, variables, grounding, the last turns) and
+//! the carrier's audio offsets written back onto them.
+
+use super::*;
+
+/// A turn to append to the transcript.
+pub(super) struct NewTurn {
+    pub(super) speaker: &'static str,
+    pub(super) text: String,
+    pub(super) utterance_id: Option<String>,
+    pub(super) offset_ms: Option<i64>,
+    pub(super) end_offset_ms: Option<i64>,
+    pub(super) at: String,
+    /// What an assistant turn drew on (`turn::Reply::used`).
+    pub(super) grounding: Option<String>,
+}
+
+/// A carrier event's time as the API shows it (the clock's time if the
+/// carrier's is out of range).
+pub(super) fn rfc3339(ms: i64) -> String {
+    time::rfc3339_ms_checked(ms).unwrap_or_else(now)
+}
+
+/// The utterance id of a call's `n`th assistant turn (0 is the greeting).
+pub(super) fn utterance_id(call_id: &str, n: i64) -> String {
+    format!("{call_id}.{n}")
+}
+
+/// An agent turn: the agent's instructions, the call's variables, the
+/// passages of its sources that match the customer's last words, and the
+/// last [`HISTORY`] turns (the stored ones and this step's). Returns the
+/// text, whether it ends the call and what it drew on; `None` when the AI
+/// did not answer this time (the customer's input stays awaiting a reply).
+pub(super) fn agent_turn(biz: &str, c: &Call, fresh: &[NewTurn]) -> Result<Option<(String, bool, Option<String>)>, Failure> {
+    let instructions = db::query_one("SELECT instructions FROM agents WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.agent_id.as_str().into()])?.map(|r| r.text(0)).unwrap_or_default();
+    let mut history: Vec<(String, String)> =
+        db::query(&format!("SELECT speaker, text FROM call_turns WHERE business_id = ?1 AND call_id = ?2 ORDER BY seq DESC LIMIT {HISTORY}"), &[biz.into(), c.id.as_str().into()])?
+            .iter()
+            .rev()
+            .map(|r| (role(&r.text(0)).to_string(), r.text(1)))
+            .collect();
+    history.extend(fresh.iter().map(|t| (role(t.speaker).to_string(), t.text.clone())));
+    let skip = history.len().saturating_sub(HISTORY as usize);
+    match turn::answer(biz, &c.agent_id, &instructions, Turn::Call { variables: &c.variables }, &history[skip..])? {
+        Ok(r) => Ok(Some((r.text, r.end_call, r.used))),
+        Err(e) => {
+            log::log(log::Level::Warn, &format!("call {}: the AI did not answer: {e}", c.id));
+            Ok(None)
+        }
+    }
+}
+
+fn role(speaker: &str) -> &'static str {
+    if speaker == "customer" {
+        "user"
+    } else {
+        "assistant"
+    }
+}
+
+pub(super) fn write_turns(biz: &str, call_id: &str, turns: &[NewTurn], offsets: &[(String, u64, u64)]) -> Result<(), Failure> {
+    if !turns.is_empty() {
+        let next = db::query_one("SELECT IFNULL(MAX(seq), -1) + 1 FROM call_turns WHERE business_id = ?1 AND call_id = ?2", &[biz.into(), call_id.into()])?.map_or(0, |r| r.int(0));
+        for (i, t) in turns.iter().enumerate() {
+            db::execute(
+                "INSERT INTO call_turns (business_id, call_id, seq, speaker, text, utterance_id, audio_offset_ms, audio_end_offset_ms, created_at, grounding_json) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                &[
+                    biz.into(),
+                    call_id.into(),
+                    (next + i as i64).into(),
+                    t.speaker.into(),
+                    t.text.as_str().into(),
+                    t.utterance_id.as_deref().into(),
+                    t.offset_ms.into(),
+                    t.end_offset_ms.into(),
+                    t.at.as_str().into(),
+                    t.grounding.as_deref().into(),
+                ],
+            )?;
+        }
+    }
+    for (utterance, offset, end) in offsets {
+        db::execute(
+            "UPDATE call_turns SET audio_offset_ms = ?4, audio_end_offset_ms = ?5 WHERE business_id = ?1 AND call_id = ?2 AND utterance_id = ?3",
+            &[biz.into(), call_id.into(), utterance.as_str().into(), (*offset as i64).into(), (*end as i64).into()],
+        )?;
+    }
+    Ok(())
+}
