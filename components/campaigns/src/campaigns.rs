@@ -8,7 +8,7 @@ use switchboard_guest::{fail, is_uuid, new_id, now, ok, page, req, success, HRes
 
 use crate::audience::{self, Candidates};
 use crate::jobs;
-use crate::model;
+use crate::model::{self, IterationStatus};
 use crate::window::Window;
 
 #[derive(Deserialize)]
@@ -249,31 +249,31 @@ pub fn update(r: &Request) -> HResult<Success> {
     let id = campaign_id(r)?;
     let body: UpdateBody = req::body(r)?;
     let current = model::current(biz, &id)?;
-    let (iteration, status) = (current.text(0), current.text(5));
+    let (iteration, stored) = (current.text(0), current.text(5));
+    let status = IterationStatus::parse(&stored);
     let now = now();
     let target = match body.action.as_str() {
-        "start" => "running",
-        "pause" => "paused",
-        _ => "cancelled",
+        "start" => IterationStatus::Running,
+        "pause" => IterationStatus::Paused,
+        _ => IterationStatus::Cancelled,
     };
-    if status == target {
+    if status == Some(target) {
         return ok(&model::result(biz, &id)?);
     }
-    let allowed = matches!((status.as_str(), target), ("draft" | "paused", "running") | ("running", "paused") | ("draft" | "running" | "paused", "cancelled"));
-    if !allowed {
-        return Err(fail::conflict("invalid_transition", format!("the current iteration is {status}; it cannot be {}", past(&body.action))));
+    if !status.is_some_and(|s| s.may_become(target)) {
+        return Err(fail::conflict("invalid_transition", format!("the current iteration is {stored}; it cannot be {}", past(&body.action))));
     }
     db::execute(
         "UPDATE campaign_iterations SET status = ?3, paused_reason = NULL, updated_at = ?4, \
                 started_at = CASE WHEN ?3 = 'running' THEN IFNULL(started_at, ?4) ELSE started_at END, \
                 ended_at = CASE WHEN ?3 = 'cancelled' THEN ?4 ELSE ended_at END \
          WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), iteration.as_str().into(), target.into(), now.as_str().into()],
+        &[biz.into(), iteration.as_str().into(), target.as_str().into(), now.as_str().into()],
     )?;
     db::execute("UPDATE campaigns SET updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), now.as_str().into()])?;
     match target {
-        "running" => jobs::enqueue_dispatch(biz, &iteration)?,
-        "cancelled" => cancel_members(biz, &iteration)?,
+        IterationStatus::Running => jobs::enqueue_dispatch(biz, &iteration)?,
+        IterationStatus::Cancelled => cancel_members(biz, &iteration)?,
         _ => {}
     }
     ok(&model::result(biz, &id)?)
@@ -298,9 +298,11 @@ fn cancel_members(biz: &str, iteration: &str) -> HResult<()> {
         &[biz.into(), iteration.into(), now().into()],
     )?;
     let calls = db::query(
-        "SELECT c.id FROM campaign_members m JOIN calls c ON c.business_id = m.business_id AND c.id = m.call_id \
-         WHERE m.business_id = ?1 AND m.iteration_id = ?2 AND m.outcome = 'in_progress' \
-           AND c.status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')",
+        &format!(
+            "SELECT c.id FROM campaign_members m JOIN calls c ON c.business_id = m.business_id AND c.id = m.call_id \
+             WHERE m.business_id = ?1 AND m.iteration_id = ?2 AND m.outcome = 'in_progress' AND c.status NOT IN ({})",
+            switchboard_voice_area::model::terminal_sql_list()
+        ),
         &[biz.into(), iteration.into()],
     )?;
     for c in &calls {

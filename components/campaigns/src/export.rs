@@ -34,9 +34,9 @@ pub fn csv(r: &Request) -> HResult<Success> {
     let mut w = WriterBuilder::new().terminator(Terminator::CRLF).build();
     if after.is_none() {
         // The checks run once, on the first piece (later pieces read the same snapshot).
-        let run = summaries::run(&summaries::load(biz, &campaign, &run_id)?);
-        let status = run["status"].as_str().unwrap_or_default();
-        if status != "completed" && status != "partial" {
+        let status = summaries::shown_status(&summaries::load(biz, &campaign, &run_id)?);
+        if !status.is_exportable() {
+            let status = status.as_str();
             return Err(fail::conflict("summary_run_not_finished", format!("summary run {run_id} is {status}; only a completed or partial run can be exported")));
         }
         record(&mut w, &mut out, &HEADER);

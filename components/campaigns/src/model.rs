@@ -8,12 +8,50 @@ use switchboard_guest::{fail, now, Failure, HResult};
 /// Every outcome a member can have (the `counts` keys besides `total`).
 pub const OUTCOMES: [&str; 12] = ["pending", "in_progress", "completed", "no_answer", "busy", "failed", "cancelled", "sent", "delivered", "read", "replied", "skipped"];
 
-/// Call outcomes that are retried while retries are left.
-pub const RETRIED: [&str; 3] = ["busy", "no_answer", "failed"];
+/// An iteration's status (`campaign_iterations.status`): the start, pause
+/// and cancel of a campaign move its current iteration between these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IterationStatus {
+    Draft,
+    Running,
+    Paused,
+    Completed,
+    Cancelled,
+}
 
-/// An iteration's states.
+impl IterationStatus {
+    pub const ALL: [IterationStatus; 5] = [Self::Draft, Self::Running, Self::Paused, Self::Completed, Self::Cancelled];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Draft => "draft",
+            Self::Running => "running",
+            Self::Paused => "paused",
+            Self::Completed => "completed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
+    /// Ended: no member is claimed or called again.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Completed | Self::Cancelled)
+    }
+
+    /// The moves an operator may ask for (start, pause, cancel); asking for
+    /// the state it is in is answered without a move.
+    pub fn may_become(self, target: IterationStatus) -> bool {
+        use IterationStatus::*;
+        matches!((self, target), (Draft | Paused, Running) | (Running, Paused) | (Draft | Running | Paused, Cancelled))
+    }
+}
+
+/// True when the stored status `status` is terminal.
 pub fn is_terminal(status: &str) -> bool {
-    status == "completed" || status == "cancelled"
+    IterationStatus::parse(status).is_some_and(IterationStatus::is_terminal)
 }
 
 /// The columns [`iteration`] reads, in order (prefix `i.`).
@@ -150,4 +188,19 @@ pub fn history(biz: &str, member_ids: &[String]) -> Result<Vec<(String, Value)>,
     .iter()
     .map(|r| (r.text(0), json!({"outcome": r.text(1), "occurredAt": r.text(2)})))
     .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IterationStatus::{self, *};
+
+    #[test]
+    fn iteration_statuses_read_back_and_move_as_documented() {
+        for s in IterationStatus::ALL {
+            assert_eq!(IterationStatus::parse(s.as_str()), Some(s));
+        }
+        let moves: Vec<(IterationStatus, IterationStatus)> = IterationStatus::ALL.into_iter().flat_map(|a| IterationStatus::ALL.map(|b| (a, b))).filter(|(a, b)| a.may_become(*b)).collect();
+        assert_eq!(moves, [(Draft, Running), (Draft, Cancelled), (Running, Paused), (Running, Cancelled), (Paused, Running), (Paused, Cancelled)]);
+        assert!(Completed.is_terminal() && Cancelled.is_terminal() && !Paused.is_terminal());
+    }
 }

@@ -36,18 +36,78 @@ pub const ESTIMATE_TTL_MS: i64 = 24 * 3600 * 1000;
 pub const RUN_COLUMNS: &str = "id, campaign_id, status, maximum_charge, charged, contact_count, assessed_count, failed_count, material_chars, \
      price_per_contact, price_per_thousand, cost_json, expires_at_ms, expires_at, confirmed_at, completed_at, created_at, campaign_state";
 
+/// A summary run's status (`SummaryRunStatus`): an estimate, then the run
+/// it became once confirmed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunStatus {
+    /// Waiting for its confirmation, until [`ESTIMATE_TTL_MS`].
+    Estimated,
+    /// An estimate past its deadline, or replaced by a newer one.
+    Expired,
+    Queued,
+    Running,
+    /// Every contact assessed.
+    Completed,
+    /// Some assessed, some failed.
+    Partial,
+    /// None assessed.
+    Failed,
+}
+
+impl RunStatus {
+    pub const ALL: [RunStatus; 7] = [Self::Estimated, Self::Expired, Self::Queued, Self::Running, Self::Completed, Self::Partial, Self::Failed];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Estimated => "estimated",
+            Self::Expired => "expired",
+            Self::Queued => "queued",
+            Self::Running => "running",
+            Self::Completed => "completed",
+            Self::Partial => "partial",
+            Self::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
+    /// Confirmed and not finished: its reservation is held, its job runs.
+    pub fn is_active(self) -> bool {
+        matches!(self, Self::Queued | Self::Running)
+    }
+
+    /// Finished: its cost per outcome is known.
+    pub fn is_finished(self) -> bool {
+        matches!(self, Self::Completed | Self::Partial | Self::Failed)
+    }
+
+    /// Finished with assessments to export.
+    pub fn is_exportable(self) -> bool {
+        matches!(self, Self::Completed | Self::Partial)
+    }
+}
+
+/// The status a row of [`RUN_COLUMNS`] shows: an estimate past its
+/// deadline is expired whether or not a newer one marked it so.
+pub fn shown_status(r: &Row) -> RunStatus {
+    match RunStatus::parse(&r.text(2)) {
+        Some(RunStatus::Estimated) if r.int(12) <= clock::now_ms() => RunStatus::Expired,
+        // Text no version wrote reads as a failed run (nothing runs or bills it).
+        other => other.unwrap_or(RunStatus::Failed),
+    }
+}
+
 /// A row of [`RUN_COLUMNS`] as a `SummaryRun`.
 pub fn run(r: &Row) -> Value {
-    let mut status = r.text(2);
-    if status == "estimated" && r.int(12) <= clock::now_ms() {
-        status = "expired".into();
-    }
-    let finished = matches!(status.as_str(), "completed" | "partial" | "failed");
-    let reserved = if matches!(status.as_str(), "queued" | "running") { r.int(3) } else { 0 };
+    let status = shown_status(r);
+    let finished = status.is_finished();
+    let reserved = if status.is_active() { r.int(3) } else { 0 };
     json!({
         "id": r.text(0),
         "campaignId": r.text(1),
-        "status": status,
+        "status": status.as_str(),
         "maximumChargeMicrocredits": r.int(3),
         "reservedMicrocredits": reserved,
         "chargedMicrocredits": r.int(4),
@@ -195,11 +255,10 @@ fn estimate(biz: &str, campaign: &str) -> HResult<Success> {
 
 fn confirm(biz: &str, campaign: &str, estimate_id: &str, figure: f64) -> HResult<Success> {
     let row = load(biz, campaign, estimate_id)?;
-    let shown = run(&row);
-    match shown["status"].as_str().unwrap_or_default() {
-        "estimated" => {}
-        "expired" => return Err(fail::conflict("estimate_expired", format!("estimate {estimate_id} has expired (a newer estimate or its deadline); estimate again"))),
-        status => return Err(fail::conflict("estimate_already_confirmed", format!("estimate {estimate_id} was already confirmed; the run is {status}"))),
+    match shown_status(&row) {
+        RunStatus::Estimated => {}
+        RunStatus::Expired => return Err(fail::conflict("estimate_expired", format!("estimate {estimate_id} has expired (a newer estimate or its deadline); estimate again"))),
+        status => return Err(fail::conflict("estimate_already_confirmed", format!("estimate {estimate_id} was already confirmed; the run is {}", status.as_str()))),
     }
     let maximum = row.int(3);
     if figure != maximum as f64 {
@@ -216,4 +275,20 @@ fn confirm(biz: &str, campaign: &str, estimate_id: &str, figure: f64) -> HResult
     db::execute("UPDATE summary_runs SET status = 'queued', confirmed_at = ?3, updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), estimate_id.into(), now.into()])?;
     jobs::enqueue_summarize(biz, estimate_id)?;
     ok(&json!({"summaryRun": run(&load(biz, campaign, estimate_id)?)}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunStatus;
+
+    #[test]
+    fn run_statuses_read_back() {
+        for s in RunStatus::ALL {
+            assert_eq!(RunStatus::parse(s.as_str()), Some(s));
+        }
+        let active: Vec<&str> = RunStatus::ALL.into_iter().filter(|s| s.is_active()).map(RunStatus::as_str).collect();
+        assert_eq!(active, ["queued", "running"]);
+        let exportable: Vec<&str> = RunStatus::ALL.into_iter().filter(|s| s.is_exportable()).map(RunStatus::as_str).collect();
+        assert_eq!(exportable, ["completed", "partial"]);
+    }
 }

@@ -38,9 +38,10 @@ use switchboard_guest::{clock, now, Failure};
 use switchboard_voice_area::calls::{Attribution, Plan, Target};
 
 use super::{CampaignsJob, IterationRef};
-use crate::model;
+use crate::model::{self, IterationStatus};
 use crate::window::{self, Window};
 use switchboard_guest::job::{run_step, AreaJob};
+use switchboard_voice_area::model::CallStatus;
 
 /// How soon a step runs again after one that settled or claimed members;
 /// each quiet step after it doubles the wait, up to [`QUIET_POLL_MS`]. So
@@ -63,7 +64,7 @@ pub fn run(job: &Job, r: &IterationRef) -> Outcome {
 struct Iteration {
     campaign_id: String,
     agent_id: String,
-    status: String,
+    status: IterationStatus,
     max_retries: i64,
     retry_delay_minutes: i64,
     max_spend: Option<i64>,
@@ -95,7 +96,8 @@ fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
     let it = Iteration {
         campaign_id: row.text(0),
         agent_id: row.text(1),
-        status: row.text(2),
+        // Text no version wrote: held like a pause (nothing claimed, nothing cancelled).
+        status: IterationStatus::parse(&row.text(2)).unwrap_or(IterationStatus::Paused),
         max_retries: row.int(3),
         retry_delay_minutes: row.int(4),
         max_spend: row.opt_int(5),
@@ -108,7 +110,7 @@ fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
     };
     let now_ms = clock::now_ms();
     let mut moved = if it.channel == "chatapp" { settle_messages(biz, iteration_id)? } else { settle(biz, iteration_id, &it, now_ms)? };
-    if it.status == "running" {
+    if it.status == IterationStatus::Running {
         moved += claim(biz, iteration_id, &it, now_ms)?;
     }
     let quiet = if moved > 0 { 0 } else { quiet.saturating_add(1) };
@@ -125,8 +127,8 @@ fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
     )?
     .expect("an aggregate has a row");
     let (in_calls, waiting, pending, next_retry, open, next_close) = (left.int(0), left.int(1), left.int(2), left.opt_int(3), left.int(4), left.opt_int(5));
-    let status = db::query_one("SELECT status FROM campaign_iterations WHERE business_id = ?1 AND id = ?2", &[biz.into(), iteration_id.into()])?.map_or_else(String::new, |r| r.text(0));
-    if status != "running" {
+    let status = db::query_one("SELECT status FROM campaign_iterations WHERE business_id = ?1 AND id = ?2", &[biz.into(), iteration_id.into()])?.and_then(|r| IterationStatus::parse(&r.text(0)));
+    if status != Some(IterationStatus::Running) {
         // Paused (by an operator or for credit) or cancelled: only the calls
         // in progress are left to settle.
         return Ok(if in_calls > 0 { again(iteration_id, busy_poll, quiet) } else { Outcome::Done });
@@ -162,25 +164,31 @@ fn again(iteration_id: &str, delay_ms: u64, quiet: u32) -> Outcome {
 
 /// Whether a member whose call ended `status` after `attempts` attempts is
 /// called again.
-pub fn retried(status: &str, attempts: i64, max_retries: i64) -> bool {
-    model::RETRIED.contains(&status) && attempts <= max_retries
+pub fn retried(status: CallStatus, attempts: i64, max_retries: i64) -> bool {
+    matches!(status, CallStatus::Busy | CallStatus::NoAnswer | CallStatus::Failed) && attempts <= max_retries
 }
 
 /// Step 1: the outcomes of ended calls; how many were settled.
 fn settle(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<usize, Failure> {
     let ended = db::query(
-        "SELECT m.id, m.claim, m.attempts, c.status FROM campaign_members m \
-         JOIN calls c ON c.business_id = m.business_id AND c.id = m.call_id AND c.member_claim = m.claim \
-         WHERE m.business_id = ?1 AND m.iteration_id = ?2 AND m.outcome = 'in_progress' \
-           AND c.status IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')",
+        &format!(
+            "SELECT m.id, m.claim, m.attempts, c.status FROM campaign_members m \
+             JOIN calls c ON c.business_id = m.business_id AND c.id = m.call_id AND c.member_claim = m.claim \
+             WHERE m.business_id = ?1 AND m.iteration_id = ?2 AND m.outcome = 'in_progress' AND c.status IN ({})",
+            switchboard_voice_area::model::terminal_sql_list()
+        ),
         &[biz.into(), iteration_id.into()],
     )?;
     let delay_ms = it.retry_delay_minutes * model::minute_ms()?;
     for r in &ended {
-        let (member, claim, attempts, status) = (r.text(0), r.int(1), r.int(2), r.text(3));
+        let (member, claim, attempts, stored) = (r.text(0), r.int(1), r.int(2), r.text(3));
+        // Read by the terminal list above, so always a known call status.
+        let Some(status) = CallStatus::parse(&stored) else { continue };
         // A running iteration retries; a paused one keeps the retry for when it resumes; a cancelled one never.
-        let retry_at = (it.status != "cancelled" && retried(&status, attempts, it.max_retries)).then_some(now_ms + delay_ms);
-        let outcome = if it.status == "cancelled" && status != "completed" { "cancelled" } else { status.as_str() };
+        let cancelled = it.status == IterationStatus::Cancelled;
+        let retry_at = (!cancelled && retried(status, attempts, it.max_retries)).then_some(now_ms + delay_ms);
+        // A call's terminal status is the member's outcome of the same name.
+        let outcome = if cancelled && status != CallStatus::Completed { "cancelled" } else { status.as_str() };
         db::execute(
             "UPDATE campaign_members SET outcome = ?4, retry_at_ms = ?5, updated_at = ?6 WHERE business_id = ?1 AND iteration_id = ?2 AND id = ?3 AND claim = ?7",
             &[biz.into(), iteration_id.into(), member.as_str().into(), outcome.into(), retry_at.into(), now().into(), claim.into()],
@@ -238,8 +246,8 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
         MESSAGE_BATCH
     } else {
         let account = switchboard_voice_area::billing::account(biz)?;
-        let busy =
-            db::query_one("SELECT COUNT(*) FROM calls WHERE business_id = ?1 AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')", &[biz.into()])?.map_or(0, |r| r.int(0));
+        let busy = db::query_one(&format!("SELECT COUNT(*) FROM calls WHERE business_id = ?1 AND status NOT IN ({})", switchboard_voice_area::model::terminal_sql_list()), &[biz.into()])?
+            .map_or(0, |r| r.int(0));
         account.lines - busy
     };
     if free <= 0 {
@@ -406,10 +414,11 @@ mod tests {
 
     #[test]
     fn busy_no_answer_and_failed_are_retried_while_retries_are_left() {
-        assert!(retried("busy", 1, 1));
-        assert!(retried("no_answer", 1, 2) && retried("failed", 2, 2));
-        assert!(!retried("no_answer", 2, 1), "two attempts with one retry allowed: done");
-        assert!(!retried("busy", 1, 0), "no retries");
-        assert!(!retried("completed", 1, 5) && !retried("cancelled", 1, 5), "completed and cancelled calls are never retried");
+        use CallStatus::*;
+        assert!(retried(Busy, 1, 1));
+        assert!(retried(NoAnswer, 1, 2) && retried(Failed, 2, 2));
+        assert!(!retried(NoAnswer, 2, 1), "two attempts with one retry allowed: done");
+        assert!(!retried(Busy, 1, 0), "no retries");
+        assert!(!retried(Completed, 1, 5) && !retried(Cancelled, 1, 5), "completed and cancelled calls are never retried");
     }
 }

@@ -24,6 +24,7 @@ use switchboard_voice_area::billing;
 
 use super::{CampaignsJob, RunRef};
 use crate::material;
+use crate::summaries::RunStatus;
 
 /// Contacts assessed per step at most (a slow provider is bounded by
 /// [`STEP_BUDGET_MS`] instead).
@@ -42,7 +43,7 @@ pub fn run(job: &Job, r: &RunRef) -> Outcome {
 
 struct Run {
     campaign_id: String,
-    status: String,
+    status: RunStatus,
     per_contact: i64,
     per_thousand: i64,
 }
@@ -51,10 +52,8 @@ fn step(biz: &str, run_id: &str) -> Result<Outcome, Failure> {
     let Some(row) = db::query_one("SELECT campaign_id, status, price_per_contact, price_per_thousand FROM summary_runs WHERE business_id = ?1 AND id = ?2", &[biz.into(), run_id.into()])? else {
         return Ok(Outcome::Dead("the summary run no longer exists".into()));
     };
-    let run = Run { campaign_id: row.text(0), status: row.text(1), per_contact: row.int(2), per_thousand: row.int(3) };
-    if run.status != "queued" && run.status != "running" {
-        return Ok(Outcome::Done);
-    }
+    let Some(status) = RunStatus::parse(&row.text(1)).filter(|s| s.is_active()) else { return Ok(Outcome::Done) };
+    let run = Run { campaign_id: row.text(0), status, per_contact: row.int(2), per_thousand: row.int(3) };
     let now_ms = clock::now_ms();
     let due = db::query(
         "SELECT contact_id, maximum_charge, attempts FROM summary_assessments INDEXED BY summary_assessments_pending \
@@ -85,8 +84,8 @@ fn step(biz: &str, run_id: &str) -> Result<Outcome, Failure> {
         }
     }
     let now = now();
-    if run.status == "queued" {
-        db::execute("UPDATE summary_runs SET status = 'running' WHERE business_id = ?1 AND id = ?2", &[biz.into(), run_id.into()])?;
+    if run.status == RunStatus::Queued {
+        db::execute("UPDATE summary_runs SET status = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), run_id.into(), RunStatus::Running.as_str().into()])?;
     }
     let (mut charged, mut assessed, mut failed) = (0, 0, 0);
     for (contact, maximum, attempts, chars, answer) in answers {
@@ -152,15 +151,15 @@ fn finish(biz: &str, run_id: &str, campaign: &str) -> Result<(), Failure> {
     let r = db::query_one("SELECT maximum_charge, charged, assessed_count, failed_count FROM summary_runs WHERE business_id = ?1 AND id = ?2", &[biz.into(), run_id.into()])?.expect("read above");
     let (maximum, charged, assessed, failed) = (r.int(0), r.int(1), r.int(2), r.int(3));
     let status = match (assessed, failed) {
-        (_, 0) => "completed",
-        (0, _) => "failed",
-        _ => "partial",
+        (_, 0) => RunStatus::Completed,
+        (0, _) => RunStatus::Failed,
+        _ => RunStatus::Partial,
     };
     billing::settle(biz, run_id, maximum, charged)?;
     let now = now();
     db::execute(
         "UPDATE summary_runs SET status = ?3, cost_json = ?4, completed_at = ?5, updated_at = ?5 WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), run_id.into(), status.into(), cost_per_outcome(biz, run_id, campaign)?.to_string().into(), now.into()],
+        &[biz.into(), run_id.into(), status.as_str().into(), cost_per_outcome(biz, run_id, campaign)?.to_string().into(), now.into()],
     )?;
     Ok(())
 }
