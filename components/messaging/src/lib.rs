@@ -18,6 +18,7 @@ pub mod conversation;
 pub mod jobs;
 pub mod media;
 mod messages;
+pub mod status;
 
 use switchboard_guest::{fail, HResult, Request, Success};
 

@@ -28,6 +28,7 @@
 //! same shape with `phoneNumberId` null and the photoapp user id as
 //! `recipient`.
 
+use crate::status::MessageStatus;
 use serde::Deserialize;
 use serde_json::{json, Value as J};
 use switchboard_guest::db::{self, RowExt};
@@ -159,7 +160,11 @@ pub fn get(r: &Request) -> HResult<Success> {
         &[biz.into(), id.into()],
     )?
     .ok_or_else(|| fail::not_found("message_not_found", "message not found"))?;
-    let failure = if row.opt_text(15).is_some() || row.opt_text(16).is_some() || row.text(6) == "failed" { json!({"code": row.opt_text(15), "message": row.opt_text(16)}) } else { J::Null };
+    let failure = if row.opt_text(15).is_some() || row.opt_text(16).is_some() || MessageStatus::parse(&row.text(6)) == Some(MessageStatus::Failed) {
+        json!({"code": row.opt_text(15), "message": row.opt_text(16)})
+    } else {
+        J::Null
+    };
     ok(&json!({
         "messageId": row.text(0),
         "businessId": row.text(1),

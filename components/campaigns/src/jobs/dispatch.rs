@@ -41,6 +41,7 @@ use super::{CampaignsJob, IterationRef};
 use crate::model::{self, IterationStatus};
 use crate::window::{self, Window};
 use switchboard_guest::job::{run_step, AreaJob};
+use switchboard_messaging_area::status::MessageStatus;
 use switchboard_voice_area::model::CallStatus;
 
 /// How soon a step runs again after one that settled or claimed members;
@@ -230,11 +231,9 @@ fn settle_messages(biz: &str, iteration_id: &str) -> Result<usize, Failure> {
 
 /// A member's outcome for its message's delivery status.
 pub fn message_outcome(status: &str) -> &'static str {
-    match status {
-        "sent" => "sent",
-        "delivered" => "delivered",
-        "read" => "read",
-        "failed" => "failed",
+    match MessageStatus::parse(status) {
+        // The member's outcome of the same name.
+        Some(s @ (MessageStatus::Sent | MessageStatus::Delivered | MessageStatus::Read | MessageStatus::Failed)) => s.as_str(),
         _ => "in_progress",
     }
 }

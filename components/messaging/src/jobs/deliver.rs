@@ -14,7 +14,7 @@
 //!   finishes when there is nothing more to poll.
 //!
 //! `sent`, `delivered`, `read` and `failed` fan the matching delivery event
-//! ([`event_type`]: `chatapp.message.*`, or `photoapp.message.sent/seen/failed`)
+//! ([`MessageStatus::event_type`]: `chatapp.message.*`, or `photoapp.message.sent/seen/failed`)
 //! out to the sender's webhook subscriptions in the same transaction as the
 //! status. This kind runs in the runner's network
 //! mode: the provider call happens before the first write, so no lock is held
@@ -28,6 +28,8 @@ use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Continuation, Job, Outcome};
 use switchboard_guest::messenger::{self, OutboundMessage, ProviderError, StatusReport};
 use switchboard_guest::{events, log, now, Failure};
+
+use crate::status::MessageStatus;
 
 /// Transient submit failures tolerated before the message fails.
 pub const MAX_SUBMIT_ATTEMPTS: u32 = 8;
@@ -43,12 +45,12 @@ fn step(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
     let Some(m) = db::query_one(&format!("SELECT {COLUMNS} FROM messages WHERE business_id = ?1 AND id = ?2 AND direction = 'outbound'"), &[biz.into(), message_id.into()])? else {
         return Ok(Outcome::Done);
     };
-    let (status, recipient) = (m.text(0), m.text(1));
-    match status.as_str() {
-        "queued" => submit(job, message_id, &m),
-        "submitted" | "accepted" | "sent" | "delivered" => {
+    let (stored, recipient) = (m.text(0), m.text(1));
+    match MessageStatus::parse(&stored) {
+        Some(MessageStatus::Queued) => submit(job, message_id, &m),
+        Some(status) if status.is_tracked() => {
             let Some(provider_id) = m.opt_text(4) else { return Ok(Outcome::Dead("a submitted message without a provider id".into())) };
-            match messenger::track(&provider_id, &recipient, &status) {
+            match messenger::track(&provider_id, &recipient, status.as_str()) {
                 Ok(progress) => {
                     if let Some(report) = progress.report {
                         apply(biz, message_id, &m, &report)?;
@@ -88,9 +90,9 @@ fn submit(job: &Job, message_id: &str, m: &Row) -> Result<Outcome, Failure> {
     match messenger::submit(&outbound) {
         Ok(provider_id) => {
             db::execute(
-                "UPDATE messages SET status = 'submitted', provider_status = 'submitted', submitted_at = ?3, provider_message_id = ?4 \
-                 WHERE business_id = ?1 AND id = ?2 AND status = 'queued'",
-                &[biz.into(), message_id.into(), now().as_str().into(), provider_id.as_str().into()],
+                "UPDATE messages SET status = ?5, provider_status = ?5, submitted_at = ?3, provider_message_id = ?4 \
+                 WHERE business_id = ?1 AND id = ?2 AND status = ?6",
+                &[biz.into(), message_id.into(), now().as_str().into(), provider_id.as_str().into(), MessageStatus::Submitted.as_str().into(), MessageStatus::Queued.as_str().into()],
             )?;
             Ok(Outcome::Continue(Continuation { delay_ms: 0, payload_json: job.payload_json.clone() }))
         }
@@ -109,30 +111,16 @@ fn submit(job: &Job, message_id: &str, m: &Row) -> Result<Outcome, Failure> {
                 "UPDATE messages SET provider_message_id = ?3 WHERE business_id = ?1 AND id = ?2 AND provider_message_id IS NULL",
                 &[biz.into(), message_id.into(), reference.as_str().into()],
             )?;
-            let report = StatusReport { status: "failed".into(), provider_status: "rejected".into(), failure: Some(e) };
+            let report = StatusReport { status: MessageStatus::Failed.as_str().into(), provider_status: "rejected".into(), failure: Some(e) };
             apply(biz, message_id, m, &report)?;
             Ok(Outcome::Done)
         }
     }
 }
 
-/// The timestamp column of a status; `None` for a status we do not store.
-fn column(status: &str) -> Option<&'static str> {
-    Some(match status {
-        "submitted" => "submitted_at",
-        "accepted" => "accepted_at",
-        "sent" => "sent_at",
-        "delivered" => "delivered_at",
-        "read" => "read_at",
-        "failed" => "failed_at",
-        _ => return None,
-    })
-}
-
 /// Stores `report` and emits its delivery event.
 fn apply(biz: &str, message_id: &str, m: &Row, report: &StatusReport) -> Result<(), Failure> {
-    let to = report.status.as_str();
-    let Some(column) = column(to) else {
+    let Some((to, column)) = MessageStatus::parse(&report.status).and_then(|s| Some((s, s.timestamp_column()?))) else {
         log::log(log::Level::Warn, &format!("message {message_id}: the provider reported an unknown status"));
         return Ok(());
     };
@@ -147,18 +135,18 @@ fn apply(biz: &str, message_id: &str, m: &Row, report: &StatusReport) -> Result<
              failure_code = IFNULL(?6, failure_code), failure_message = IFNULL(?7, failure_message) \
              WHERE business_id = ?1 AND id = ?2"
         ),
-        &[biz.into(), message_id.into(), to.into(), report.provider_status.as_str().into(), now.as_str().into(), code.into(), text.into()],
+        &[biz.into(), message_id.into(), to.as_str().into(), report.provider_status.as_str().into(), now.as_str().into(), code.into(), text.into()],
     )?;
     let channel = m.text(5);
-    let Some(event_type) = event_type(&channel, to) else { return Ok(()) };
+    let Some(event_type) = to.event_type(&channel) else { return Ok(()) };
     let r = db::query_one(
         "SELECT sent_at, delivered_at, read_at, failed_at, failure_code, failure_message, provider_message_id FROM messages WHERE business_id = ?1 AND id = ?2",
         &[biz.into(), message_id.into()],
     )?
     .expect("message exists");
-    let failure = if to == "failed" { json!({"code": r.opt_text(4), "message": r.opt_text(5)}) } else { Value::Null };
+    let failure = if to == MessageStatus::Failed { json!({"code": r.opt_text(4), "message": r.opt_text(5)}) } else { Value::Null };
     let sender = m.opt_text(2).unwrap_or_default();
-    let event_id = format!("{message_id}.{to}");
+    let event_id = format!("{message_id}.{}", to.as_str());
     let mut event = json!({
         "contractVersion": events::CONTRACT_VERSION,
         "eventId": event_id,
@@ -172,7 +160,7 @@ fn apply(biz: &str, message_id: &str, m: &Row, report: &StatusReport) -> Result<
         "providerMessageId": r.opt_text(6),
         "recipient": {"mobileE164": m.text(1)},
         "delivery": {
-            "status": to,
+            "status": to.as_str(),
             "providerStatus": report.provider_status,
             "sentAt": r.opt_text(0),
             "deliveredAt": r.opt_text(1),
@@ -190,40 +178,4 @@ fn apply(biz: &str, message_id: &str, m: &Row, report: &StatusReport) -> Result<
         o.insert("recipient".into(), json!({"photoappUserId": m.text(1)}));
     }
     events::fan_out(biz, &channel, &sender, event_type, &event_id, &event)
-}
-
-/// The delivery event of `status` on `channel`, if it has one: chatapp
-/// reports sent/delivered/read/failed; photoapp sent/seen/failed (its
-/// `read` is `photoapp.message.seen`; it has no delivered event).
-pub fn event_type(channel: &str, status: &str) -> Option<&'static str> {
-    Some(match (channel, status) {
-        ("chatapp", "sent") => "chatapp.message.sent",
-        ("chatapp", "delivered") => "chatapp.message.delivered",
-        ("chatapp", "read") => "chatapp.message.read",
-        ("chatapp", "failed") => "chatapp.message.failed",
-        ("photoapp", "sent") => "photoapp.message.sent",
-        ("photoapp", "read") => "photoapp.message.seen",
-        ("photoapp", "failed") => "photoapp.message.failed",
-        _ => return None,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn every_reported_status_has_a_column() {
-        for s in ["submitted", "accepted", "sent", "delivered", "read", "failed"] {
-            assert!(super::column(s).is_some(), "{s}");
-        }
-        assert_eq!(super::column("queued"), None);
-    }
-
-    #[test]
-    fn delivery_events_per_channel() {
-        use super::event_type;
-        assert_eq!(event_type("chatapp", "delivered"), Some("chatapp.message.delivered"));
-        assert_eq!(event_type("photoapp", "read"), Some("photoapp.message.seen"));
-        assert_eq!(event_type("photoapp", "delivered"), None);
-        assert_eq!(event_type("chatapp", "accepted"), None);
-    }
 }
