@@ -103,16 +103,23 @@ fn the_page_is_served_strictly_and_a_session_begins_only_at_login() {
 
     let page = b.get("/console/");
     assert_eq!(page.status, 200);
-    assert!(page.text.contains("<script src=\"/console/console.js\""), "{}", page.text);
+    // Every script the page loads is served, the helpers first and the routes last.
+    let scripts: Vec<&str> = page.text.split("<script src=\"").skip(1).filter_map(|rest| rest.split('"').next()).collect();
+    assert_eq!((scripts.first(), scripts.last()), (Some(&"/console/js/core.js"), Some(&"/console/js/main.js")), "{}", page.text);
     assert!(page.header("content-security-policy").contains("script-src 'self'"));
     assert!(!page.header("content-security-policy").contains("unsafe-inline"));
     assert_eq!(page.header("x-frame-options"), "DENY");
     assert!(page.header("set-cookie").is_empty(), "no cookie without a login");
-    for asset in ["/console/console.js", "/console/console.css"] {
+    for asset in scripts.iter().copied().chain(["/console/console.css"]) {
         let r = b.get(asset);
         assert_eq!(r.status, 200, "{asset}");
         assert!(r.header("set-cookie").is_empty());
+        if asset.ends_with(".js") {
+            assert!(r.header("content-type").starts_with("text/javascript"), "{asset}");
+            assert!(r.text.contains("\"use strict\";"), "{asset}");
+        }
     }
+    assert_eq!(b.get("/console/console.js").status, 404, "the one-file script is gone");
     let r = b.get("/console");
     assert_eq!((r.status, r.header("location")), (308, "/console/"));
 
@@ -253,7 +260,7 @@ fn keys_are_issued_shown_once_listed_and_revoked_in_the_console() {
     assert_eq!(ours["scopes"], json!(["contacts:read"]));
     assert!(ours["lastUsedAt"].is_string(), "last use noted: {ours}");
     assert_eq!(keys.len(), 2, "the admin command's key is the same record set");
-    for path in ["/console/", "/console/console.js", "/console/console.css", "/console/api/session"] {
+    for path in ["/console/", "/console/js/core.js", "/console/console.css", "/console/api/session"] {
         assert!(!b.get(path).text.contains(&key), "{path}");
     }
 

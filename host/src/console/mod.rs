@@ -358,7 +358,7 @@ fn set_password(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done
 }
 
 mod assets {
-    //! The page, embedded. One HTML document, one script and one stylesheet
+    //! The page, embedded. One HTML document, its scripts and one stylesheet
     //! of our own: no framework and no build step (ARCHITECTURE.md says
     //! why), served with a strict Content-Security-Policy (scripts and
     //! styles from this origin only, no inline script, no framing).
@@ -371,15 +371,30 @@ mod assets {
     }
 
     const INDEX: Asset = Asset { content_type: "text/html; charset=utf-8", body: include_str!("assets/index.html") };
-    const SCRIPT: Asset = Asset { content_type: "text/javascript; charset=utf-8", body: include_str!("assets/console.js") };
     const STYLE: Asset = Asset { content_type: "text/css; charset=utf-8", body: include_str!("assets/console.css") };
+
+    /// The page's scripts, in the order index.html loads them: classic
+    /// deferred scripts sharing one global scope, the helpers first and the
+    /// routes last.
+    const SCRIPTS: [(&str, Asset); 7] = [
+        ("/console/js/core.js", script(include_str!("assets/js/core.js"))),
+        ("/console/js/people.js", script(include_str!("assets/js/people.js"))),
+        ("/console/js/agents.js", script(include_str!("assets/js/agents.js"))),
+        ("/console/js/calls.js", script(include_str!("assets/js/calls.js"))),
+        ("/console/js/data.js", script(include_str!("assets/js/data.js"))),
+        ("/console/js/messages.js", script(include_str!("assets/js/messages.js"))),
+        ("/console/js/main.js", script(include_str!("assets/js/main.js"))),
+    ];
+
+    const fn script(body: &'static str) -> Asset {
+        Asset { content_type: "text/javascript; charset=utf-8", body }
+    }
 
     pub fn find(path: &str) -> Option<&'static Asset> {
         match path {
             super::PAGE_PATH => Some(&INDEX),
-            "/console/console.js" => Some(&SCRIPT),
             "/console/console.css" => Some(&STYLE),
-            _ => None,
+            _ => SCRIPTS.iter().find(|(p, _)| *p == path).map(|(_, a)| a),
         }
     }
 

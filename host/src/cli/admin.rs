@@ -1,0 +1,328 @@
+//! `switchboard admin …`: the arguments of every admin command (what each
+//! does is admin_cli.rs, which calls the admin crate).
+
+use super::*;
+
+#[derive(Args)]
+pub(crate) struct AdminArgs {
+    /// The data dir to work on.
+    #[arg(long, env = "SWITCHBOARD_DATA_DIR", value_name = "DIR", default_value = "./data", global = true)]
+    pub(crate) data_dir: PathBuf,
+    /// Create the data dir if it does not exist (otherwise a missing one is refused).
+    #[arg(long, global = true)]
+    pub(crate) create: bool,
+    #[command(flatten)]
+    pub(crate) primary: PrimaryArgs,
+    #[command(subcommand)]
+    pub(crate) command: AdminCommand,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum AdminCommand {
+    /// Businesses (tenants).
+    #[command(subcommand)]
+    Business(BusinessCommand),
+    /// API keys: shown once, stored hashed, scoped, revocable.
+    #[command(subcommand)]
+    Key(KeyCommand),
+    /// Console users (one business each; role owner or viewer).
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Provider onboarding: connect a chatapp number or a photoapp account.
+    #[command(subcommand)]
+    Channel(ChannelCommand),
+    /// Voice lines, price and caller line of a business.
+    #[command(subcommand)]
+    Voice(VoiceCommand),
+    /// A business's microcredit balance and its ledger.
+    #[command(subcommand)]
+    Credits(CreditsCommand),
+    /// The price of AI assessments in campaign summary runs.
+    #[command(subcommand)]
+    Summaries(SummariesCommand),
+    /// Stand in for a provider (development and tests).
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
+    /// Which adapter serves a business's messages or calls: the embedded
+    /// sandbox (the default) or a plugin of the plugin folder.
+    #[command(subcommand)]
+    Provider(ProviderCommand),
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ProviderCommand {
+    /// Serve the business's interface with a plugin (checked against its
+    /// manifest: every required setting given, none it does not declare).
+    /// Takes effect at the next call, in every running server.
+    Use {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_parser = interface())]
+        interface: plugins::Interface,
+        /// The plugin's name (its folder under --plugin-dir).
+        #[arg(long, value_name = "NAME")]
+        plugin: String,
+        /// The plugin folder the server loads.
+        #[arg(long, env = "SWITCHBOARD_PLUGIN_DIR", value_name = "DIR")]
+        plugin_dir: PathBuf,
+        /// A setting of the plugin for this business; repeatable. Secret ones are never shown again.
+        #[arg(long, value_name = "NAME=VALUE", value_parser = name_value)]
+        setting: Vec<(String, String)>,
+    },
+    /// Back to the embedded sandbox adapter.
+    Reset {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_parser = interface())]
+        interface: plugins::Interface,
+    },
+    /// The business's adapter of every interface (secret settings as `(set)`).
+    Show {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        /// The plugin folder, to tell which settings are not secret and may be shown.
+        #[arg(long, env = "SWITCHBOARD_PLUGIN_DIR", value_name = "DIR")]
+        plugin_dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum VoiceCommand {
+    /// Set what is given, keep the rest (defaults: 1 line, 25000 microcredits per started 20-second block).
+    Configure {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        /// Purchased lines: carrier calls at once.
+        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        lines: Option<i64>,
+        /// Price of a started 20-second block of connected time, in microcredits.
+        #[arg(long, value_name = "MICROCREDITS", allow_negative_numbers = true)]
+        price_per_block: Option<i64>,
+        /// The business's caller line (E.164).
+        #[arg(long, value_name = "E164")]
+        caller_number: Option<String>,
+        /// The business's default time zone (IANA name, e.g. Europe/Paris) for contacts without a `timeZone` field.
+        #[arg(long, value_name = "ZONE")]
+        time_zone: Option<String>,
+        /// The default calling window of campaign iterations without their own, local to each contact (e.g. 09:00-20:00).
+        #[arg(long, value_name = "HH:MM-HH:MM")]
+        calling_window: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum SummariesCommand {
+    /// Set what is given, keep the rest (defaults: 2000 microcredits per contact plus 500 per started 1,000 characters of its material).
+    Configure {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        /// Price of one contact's assessment, in microcredits.
+        #[arg(long, value_name = "MICROCREDITS", allow_negative_numbers = true)]
+        price_per_contact: Option<i64>,
+        /// Price of every started 1,000 characters of a contact's material, in microcredits.
+        #[arg(long, value_name = "MICROCREDITS", allow_negative_numbers = true)]
+        price_per_thousand_characters: Option<i64>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum CreditsCommand {
+    /// Add microcredits to the balance; prints the new balance.
+    Add {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        microcredits: i64,
+        /// Why (kept in the ledger).
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// The balance, what calls in flight reserve, and the newest ledger entries.
+    Show {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_name = "N", default_value = "20")]
+        limit: u32,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum BusinessCommand {
+    /// Create a business with its built-in Contacts data source.
+    Create {
+        #[arg(long)]
+        name: String,
+    },
+    /// List the businesses of the data dir, oldest first.
+    List,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum KeyCommand {
+    /// Create a key; the key itself is printed once.
+    Create {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        /// Comma-separated scopes, or `all`.
+        #[arg(long, value_name = "LIST|all")]
+        scopes: String,
+    },
+    /// List a business's keys (last four characters only).
+    List {
+        #[arg(long, value_name = "ID")]
+        business: String,
+    },
+    /// Revoke a key for good.
+    Revoke {
+        #[arg(long, value_name = "ID")]
+        key_id: String,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum RoleArg {
+    /// Every scope; creates and revokes API keys.
+    Owner,
+    /// The read scopes only.
+    Viewer,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum UserCommand {
+    /// Create a console user. Prints a one-time setup link (valid 24 hours)
+    /// unless --password-stdin reads the password from standard input.
+    Create {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_name = "ADDRESS")]
+        email: String,
+        #[arg(long, value_enum, default_value = "owner")]
+        role: RoleArg,
+        /// Read the password (first line, at least 10 characters) from standard input.
+        #[arg(long)]
+        password_stdin: bool,
+        /// Where the console is reached, for the setup link [default: the URL the
+        /// server on this data dir serves at (its --public-url, else http://LISTEN),
+        /// else http://127.0.0.1:8080].
+        #[arg(long, env = "SWITCHBOARD_PUBLIC_URL", value_name = "URL")]
+        console_url: Option<String>,
+    },
+    /// List a business's console users.
+    List {
+        #[arg(long, value_name = "ID")]
+        business: String,
+    },
+    /// Stop a user from logging in and end every session of theirs.
+    Disable {
+        #[arg(long, value_name = "ID")]
+        user_id: String,
+    },
+    /// End every session of a user (they log in again).
+    RevokeSessions {
+        #[arg(long, value_name = "ID")]
+        user_id: String,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum ChannelArg {
+    Chatapp,
+    Photoapp,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ChannelCommand {
+    /// Connect a chatapp phone number (--phone-number-id) or the photoapp account (--account-id).
+    Connect {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        #[arg(long, value_enum)]
+        channel: ChannelArg,
+        /// The chatapp phone number id (with --channel chatapp).
+        #[arg(long, value_name = "PNID", required_if_eq("channel", "chatapp"), conflicts_with = "account_id")]
+        phone_number_id: Option<String>,
+        /// The photoapp professional account id (with --channel photoapp).
+        #[arg(long, value_name = "ACCT", required_if_eq("channel", "photoapp"))]
+        account_id: Option<String>,
+        /// A label of the chatapp number.
+        #[arg(long, conflicts_with = "account_id")]
+        label: Option<String>,
+        /// The photoapp account's username.
+        #[arg(long, conflicts_with = "phone_number_id")]
+        username: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum SandboxCommand {
+    /// Enqueue an inbound message as the provider's webhook would.
+    Inbound {
+        #[arg(long, value_enum, default_value = "chatapp")]
+        channel: ChannelArg,
+        /// The receiving chatapp phone number id (chatapp).
+        #[arg(long, value_name = "PNID", required_if_eq("channel", "chatapp"), conflicts_with = "account_id")]
+        phone_number_id: Option<String>,
+        /// The receiving photoapp account id (photoapp).
+        #[arg(long, value_name = "ACCT", required_if_eq("channel", "photoapp"))]
+        account_id: Option<String>,
+        /// The sender: +E164 (chatapp) or a photoapp user id.
+        #[arg(long)]
+        from: String,
+        #[arg(long)]
+        text: String,
+        /// The sender's name (chatapp) or handle (photoapp).
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long, value_name = "ID")]
+        provider_message_id: Option<String>,
+    },
+    /// Enqueue a photoapp user's reaction to a message (or its removal).
+    Reaction {
+        #[arg(long, value_name = "ACCT")]
+        account_id: String,
+        /// The photoapp user id.
+        #[arg(long)]
+        from: String,
+        /// The emoji (or the provider's reaction name).
+        #[arg(long)]
+        reaction: String,
+        /// The message reacted to: our id or the provider's (default: the user's latest message from us).
+        #[arg(long, value_name = "ID")]
+        message_id: Option<String>,
+        /// The reaction was taken back.
+        #[arg(long)]
+        removed: bool,
+    },
+    /// Enqueue a public comment on one of a photoapp account's posts.
+    Comment {
+        #[arg(long, value_name = "ACCT")]
+        account_id: String,
+        /// The commenter's photoapp user id.
+        #[arg(long)]
+        from: String,
+        #[arg(long)]
+        text: String,
+        /// The commenter's handle.
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long, value_name = "ID")]
+        post_id: Option<String>,
+        /// The provider's comment id (a repeated one is processed once).
+        #[arg(long, value_name = "ID")]
+        comment_id: Option<String>,
+    },
+    /// Enqueue a photoapp user's arrival from an ad or a post.
+    Referral {
+        #[arg(long, value_name = "ACCT")]
+        account_id: String,
+        #[arg(long)]
+        from: String,
+        /// Where the user came from: `ad`, `post`, …
+        #[arg(long)]
+        source: String,
+        #[arg(long, value_name = "ID")]
+        ad_id: Option<String>,
+        #[arg(long, value_name = "ID")]
+        post_id: Option<String>,
+    },
+}
