@@ -12,8 +12,8 @@ use switchboard_guest::Failure;
 use crate::{grounding, template};
 
 /// The marker a voice turn ends with to end the call; the instructions of
-/// a voice turn tell the model about it (the offline responder in the host
-/// writes it too).
+/// a voice turn tell the model about it (the sandbox AI's offline responder,
+/// components/sandbox-ai, writes it too).
 pub const END_CALL: &str = "[end_call]";
 
 /// What a turn that ends the call without words says.

@@ -30,7 +30,7 @@ const END_CALL: &str = "[end_call]";
 
 /// The heading under which an agent turn's instructions carry the passages
 /// of its data sources, one `[Source name] text` line each (written by
-/// `components/guest/src/knowledge.rs`).
+/// `components/agent-runtime/src/grounding.rs`).
 const KNOWLEDGE: &str = "\n\nKnowledge from the business's data sources";
 
 /// How the area words a lookup that found nothing.

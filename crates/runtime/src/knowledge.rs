@@ -6,7 +6,7 @@
 //! rowid, in an `F32_BLOB(<dimensions>)` column indexed with libSQL's
 //! `libsql_vector_idx` (DiskANN, cosine). The data-sources area's
 //! `data-sources.embed` job writes the vectors; agent turns read them
-//! (`components/guest/src/knowledge.rs`).
+//! (`components/agent-runtime/src/grounding.rs`).
 //!
 //! The column's dimension is a setting, so the table is made here rather
 //! than by a migration; `knowledge_embedding` (migration 0018) remembers the
