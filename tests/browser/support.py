@@ -1,0 +1,234 @@
+"""What the console's browser test stands on: the tools it installs, the
+server's admin commands and plain HTTP, and the checks every page gets
+(sweep(): no sideways scroll, no "null", "undefined" or "request failed",
+no console error, the header's height budget, no action a viewer may not
+take). tests/browser/console.py drives the pages with them."""
+import csv
+import json
+import re
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TARGET, "debug", "switchboard")
+PASSWORD = "correct horse battery"
+# Every wait of the page is bounded (ms).
+WAIT_MS = 20_000
+
+
+def ensure_tools():
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        subprocess.run(["apt-get", "update", "-q"], check=True)
+        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=True, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+        chromium = shutil.which("chromium")
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        # Only the Python driver: the browser is Debian's (no download).
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "playwright==1.65.2"], check=True)
+    return chromium
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def admin(data, *args, stdin=None):
+    out = subprocess.run([BIN, "admin", "--data-dir", data, *args], check=True, capture_output=True, text=True, input=stdin)
+    return json.loads(out.stdout)
+
+
+def http(method, url, key=None, body=None):
+    """A curl-like request: (status, parsed body)."""
+    headers = {"Content-Type": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    if method != "GET":
+        headers["Idempotency-Key"] = os.urandom(16).hex()
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+# Form controls without an accessible name (a <label>, aria-label or
+# aria-labelledby).
+UNLABELED_CONTROLS = """() => [...document.querySelectorAll('input, select, textarea')]
+  .filter((el) => el.type !== 'hidden' && !el.labels.length && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
+  .map((el) => el.outerHTML.slice(0, 80))"""
+
+# Visible text whose colour against its background is below WCAG AA (4.5:1).
+LOW_CONTRAST = """() => {
+  const rgb = (c) => (c.match(/[0-9.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const background = (el) => {
+    for (; el; el = el.parentElement) {
+      const c = rgb(getComputedStyle(el).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const out = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !el.getClientRects().length || el.closest('[hidden]')) continue;
+    const style = getComputedStyle(el);
+    if (style.visibility === 'hidden' || style.opacity === '0') continue;
+    const a = lum(rgb(style.color).slice(0, 3)), b = lum(background(el));
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5 && !el.disabled) out.push(`${el.tagName} "${el.textContent.trim().slice(0, 30)}" ${ratio.toFixed(2)}`);
+  }
+  return out;
+}"""
+
+
+# What a page must never show (issue 39): a null or undefined turned into
+# text, or the generic "request failed" of an error without a message.
+BAD_TEXT = r"\b(null|undefined)\b|request failed"
+
+# The header's height budget (px): one line at desktop widths, a compact
+# bar with a Menu button on a phone.
+HEADER_BUDGET = {1280: 56, 375: 64}
+
+# Buttons a viewer (read scopes only) may be offered: nothing that writes.
+VIEWER_BUTTONS = {"Log out", "Menu", "Search", "Filter", "Next page", "Older movements"}
+
+# Every script error and console error of every page (filled by main()).
+ERRORS = []
+
+
+def nav(page, name):
+    if page.locator("#menu").is_visible():
+        page.locator("#menu").click()
+    page.get_by_role("navigation").get_by_role("link", name=name, exact=True).click()
+
+
+def sweep(page, base, routes, width, viewer=False):
+    """The checks every page passes at a width: no sideways page scroll, no
+    bad text, no console error, the header within its budget, and for a
+    viewer no button that writes."""
+    page.set_viewport_size({"width": width, "height": 812 if width < 700 else 800})
+    for route in routes:
+        before = len(ERRORS)
+        # A fresh load: a hash change alone would leave the last page's
+        # heading in place while the next one loads.
+        page.goto("about:blank")
+        page.goto(f"{base}/console/{route}")
+        page.locator("main h1").wait_for()
+        page.wait_for_load_state("networkidle")
+        who = "viewer" if viewer else "owner"
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        if wide > width:
+            print("too wide:", page.evaluate("""(w) => [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > w)
+              .filter((e) => { for (let p = e.parentElement; p; p = p.parentElement) if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(p).overflowX)) return false; return true; })
+              .slice(0, 8).map((e) => e.tagName + '.' + e.className + '#' + e.id + ' ' + Math.round(e.getBoundingClientRect().right))""", width))
+        check(wide <= width, f"{who} {route} at {width} px: no sideways scroll ({wide} px)")
+        bad = page.evaluate("(re) => [...document.body.innerText.matchAll(new RegExp('.{0,40}(' + re + ').{0,40}', 'gi'))].map((m) => m[0])", BAD_TEXT)
+        if bad:
+            print(page.evaluate("document.body.innerHTML")[:6000])
+        check(not bad, f"{who} {route} at {width} px: no text null, undefined or request failed ({bad})")
+        header = page.evaluate("document.querySelector('header').getBoundingClientRect().height")
+        check(header <= HEADER_BUDGET[width], f"{who} {route} at {width} px: the header is {header:.0f} px (budget {HEADER_BUDGET[width]})")
+        new = [e for e in ERRORS[before:] if not e.startswith("Failed to load resource: the server responded with a status of 4")]
+        check(not new, f"{who} {route} at {width} px: no console error ({new})")
+        if viewer:
+            buttons = set(page.locator("button:visible").all_inner_texts())
+            check(buttons <= VIEWER_BUTTONS, f"viewer {route} at {width} px: no action a viewer may not take ({sorted(buttons - VIEWER_BUTTONS)})")
+            editable = page.evaluate("""() => [...document.querySelectorAll('main textarea, main input:not([type=search]), main form:not([role=search]) select')]
+              .filter((el) => !el.disabled && el.getClientRects().length).map((el) => el.name || el.id)""")
+            check(not editable, f"viewer {route} at {width} px: no editable field ({editable})")
+
+
+def one_line(page, selector):
+    """The elements matching `selector` that wrap onto a second line."""
+    return page.evaluate("""(sel) => [...document.querySelectorAll(sel)].filter((el) => el.getClientRects().length)
+      .filter((el) => el.getBoundingClientRect().height > 1.6 * parseFloat(getComputedStyle(el).lineHeight || 24))
+      .map((el) => el.textContent.trim())""", selector)
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+    print(f"ok - {what}", flush=True)
+
+
+def voice_setup(data, base, business, key):
+    """A completed call with a recording and a finished two-contact voice
+    campaign, made through the API (what the console then shows)."""
+    admin(data, "voice", "configure", "--business", business, "--lines", "2")
+    admin(data, "credits", "add", "--business", business, "--microcredits", "50000000")
+    _, d = http("POST", f"{base}/api/v1/agents", key, {"businessId": business, "channel": "voice", "name": "Caller",
+                "instructions": "Confirm the appointment.", "voiceSettings": {"firstGreeting": "Hello, this is Acme calling."}})
+    agent = d["data"]["agent"]["id"]
+    callee = "+15550007777"
+    status, d = http("POST", f"{base}/api/v1/voice/calls", key, {"businessId": business, "agentId": agent, "toNumber": callee})
+    assert status == 202, d
+    call = d["data"]["call"]["id"] if "call" in d["data"] else d["data"]["callId"]
+    _, d = http("POST", f"{base}/api/v1/contacts/categories", key, {"businessId": business, "name": "Renewals"})
+    category = d["data"]["category"]["id"]
+    ids = []
+    for name, mobile in [("Cleo", "+15550300001"), ("Dan", "+15550300002")]:
+        _, d = http("POST", f"{base}/api/v1/contacts", key, {"businessId": business, "name": name, "mobile": mobile, "categoryIds": [category]})
+        ids.append(d["data"]["contact"]["id"])
+    status, d = http("POST", f"{base}/api/v1/campaigns", key, {"businessId": business, "name": "Renewals", "objective": "Confirm renewals",
+                     "iteration": {"channel": "voice", "agentId": agent, "contactIds": ids}})
+    assert status == 201, d
+    campaign = d["data"]["campaign"]["id"]
+    status, d = http("PATCH", f"{base}/api/v1/campaigns/{campaign}", key, {"businessId": business, "action": "start"})
+    assert status == 200, d
+    deadline = time.time() + 120
+    while True:
+        _, c = http("GET", f"{base}/api/v1/voice/calls/{call}?businessId={business}", key)
+        _, k = http("GET", f"{base}/api/v1/campaigns/{campaign}?businessId={business}", key)
+        if c["data"]["call"]["status"] == "completed" and k["data"]["currentIteration"]["status"] == "completed":
+            break
+        if time.time() > deadline:
+            raise AssertionError(f"the call or the campaign did not finish: {c} {k}")
+        time.sleep(0.2)
+    return {"call": call, "callee": callee, "campaign": campaign}
+
+
+class Receiver:
+    """A webhook receiver on loopback that answers 200 and counts POSTs."""
+
+    def __init__(self):
+        import http.server
+        import threading
+        hits = self.hits = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                hits.append(self.rfile.read(int(self.headers.get("content-length", 0))))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def wait_for(self, n):
+        deadline = time.time() + 30
+        while len(self.hits) < n:
+            if time.time() > deadline:
+                raise AssertionError(f"expected {n} webhook deliveries, got {len(self.hits)}")
+            time.sleep(0.1)
