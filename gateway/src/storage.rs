@@ -8,26 +8,9 @@
 use crate::admit::KeyRecord;
 use crate::idempotency::RETENTION_SECONDS;
 
-/// One SQL value, bound or read.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Value {
-    Null,
-    Integer(i64),
-    Real(f64),
-    Text(String),
-    Blob(Vec<u8>),
-}
-
-impl Value {
-    /// Text, or an integer's digits; anything else is empty.
-    pub fn text(&self) -> String {
-        match self {
-            Value::Text(s) => s.clone(),
-            Value::Integer(i) => i.to_string(),
-            _ => String::new(),
-        }
-    }
-}
+/// One SQL value, bound or read: the one value enum of the statements
+/// written once for several callers (components/sql).
+pub use switchboard_sql::Value;
 
 /// A connection (or a stream) inside the caller's transaction.
 pub trait Sql {

@@ -20,6 +20,17 @@ pub enum Value {
     Blob(Vec<u8>),
 }
 
+impl Value {
+    /// Text, or an integer's digits; anything else is empty.
+    pub fn text(&self) -> String {
+        match self {
+            Value::Text(s) => s.clone(),
+            Value::Integer(i) => i.to_string(),
+            _ => String::new(),
+        }
+    }
+}
+
 pub type Row = Vec<Value>;
 
 /// The caller's transaction, and the clock and ids its rows take (the
