@@ -76,9 +76,12 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
             };
             admin::sandbox_inbound(&db, &admin::Inbound { to, from: &from, text: &text, name: name.as_deref(), provider_message_id: provider_message_id.as_deref() })
         }
-        AdminCommand::Sandbox(SandboxCommand::Reaction { account_id, from, reaction, message_id, removed }) => {
-            admin::sandbox_photoapp_signal(&db, &account_id, &from, &admin::PhotoappSignal::Reaction { reaction: &reaction, message_id: message_id.as_deref(), removed })
-        }
+        AdminCommand::Sandbox(SandboxCommand::Reaction { account_id, from, reaction, message_id, removed, occurred_at }) => admin::sandbox_photoapp_signal(
+            &db,
+            &account_id,
+            &from,
+            &admin::PhotoappSignal::Reaction { reaction: &reaction, message_id: message_id.as_deref(), removed, occurred_at: occurred_at.as_deref() },
+        ),
         AdminCommand::Sandbox(SandboxCommand::Comment { account_id, from, text, name, post_id, comment_id }) => admin::sandbox_photoapp_signal(
             &db,
             &account_id,

@@ -28,6 +28,9 @@ struct ReactionBody {
     message_id: Option<String>,
     #[serde(default)]
     removed: bool,
+    /// When the user reacted (RFC 3339); default: now.
+    #[serde(default)]
+    occurred_at: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -113,7 +116,7 @@ fn signal(app: &App, business: &str, path: &str, body: &[u8]) -> Result<serde_js
     let not_connected = |r| refusal(r, "photoapp_account_not_connected");
     if path == PHOTOAPP_REACTIONS_PATH {
         let b: ReactionBody = serde_json::from_slice(body).map_err(invalid)?;
-        let s = PhotoappSignal::Reaction { reaction: &b.reaction, message_id: b.message_id.as_deref(), removed: b.removed };
+        let s = PhotoappSignal::Reaction { reaction: &b.reaction, message_id: b.message_id.as_deref(), removed: b.removed, occurred_at: b.occurred_at.as_deref() };
         enqueue_photoapp_signal(&app.db, Some(business), &b.photoapp_account_id, &b.from, &s).map_err(not_connected)
     } else if path == PHOTOAPP_COMMENTS_PATH {
         let b: CommentBody = serde_json::from_slice(body).map_err(invalid)?;

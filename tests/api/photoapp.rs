@@ -203,6 +203,7 @@ fn reactions_referrals_and_comments_reach_the_accounts_subscribers_only() {
     // Bad input and another business's account are refused before anything is enqueued.
     let k = s.as_key(&t.key);
     k.post("/sandbox/v1/photoapp/reactions", &json!({"photoappAccountId": ACCOUNT, "from": "u-7", "reaction": ""})).assert_failure(400, "validation");
+    k.post("/sandbox/v1/photoapp/reactions", &json!({"photoappAccountId": ACCOUNT, "from": "u-7", "reaction": "👍", "occurredAt": "yesterday"})).assert_failure(400, "validation");
     k.post("/sandbox/v1/photoapp/referrals", &json!({"photoappAccountId": ACCOUNT, "from": "u-7", "source": "Billboard!"})).assert_failure(400, "validation");
     k.post("/sandbox/v1/photoapp/referrals", &json!({"photoappAccountId": ACCOUNT, "from": "u-7", "source": "ad", "extra": 1})).assert_failure(400, "validation");
     let r = k.post("/sandbox/v1/photoapp/referrals", &json!({"photoappAccountId": "acct-other", "from": "u-7", "source": "ad"}));
@@ -247,6 +248,22 @@ fn reactions_referrals_and_comments_reach_the_accounts_subscribers_only() {
     let texts: Vec<&str> = entries.as_array().unwrap().iter().map(|e| e["summary"]["text"].as_str().unwrap()).collect();
     assert_eq!(texts, ["Thanks!", "And to Bergen?", "Do you ship to Oslo?"], "newest first: {entries}");
     assert!(entries.as_array().unwrap().iter().all(|e| e["summary"]["type"] == "comment" && e["channel"] == "photoapp" && e["direction"] == "inbound"));
+
+    // Event time decides, not arrival: a removal dated before the stored
+    // reaction changes nothing and tells no one; a newer one clears it.
+    let n = rx.wait_for(7).len();
+    let at = |s: u32| format!("2999-01-01T00:00:0{s}Z");
+    let react = |body: Value| signal(&s, &t.key, "/sandbox/v1/photoapp/reactions", body);
+    react(json!({"photoappAccountId": ACCOUNT, "from": "u-7", "reaction": "👍", "messageId": answer, "occurredAt": at(2)}));
+    let added = rx.wait_for(n + 1);
+    assert_eq!(added[n].json()["occurredAt"], "2999-01-01T00:00:02.000Z", "the event carries the reaction's own time");
+    react(json!({"photoappAccountId": ACCOUNT, "from": "u-7", "reaction": "👍", "messageId": answer, "removed": true, "occurredAt": "2999-01-01T01:00:01+01:00"}));
+    assert_eq!(sql(&dir.0, &format!("SELECT IFNULL(reaction, 'none') FROM messages WHERE id = '{answer}'")).trim(), "👍", "a late removal never undoes a newer add");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(rx.got().len(), n + 1, "the stale removal made no event");
+    react(json!({"photoappAccountId": ACCOUNT, "from": "u-7", "reaction": "👍", "messageId": answer, "removed": true, "occurredAt": at(3)}));
+    assert_eq!(sql(&dir.0, &format!("SELECT IFNULL(reaction, 'none') FROM messages WHERE id = '{answer}'")).trim(), "none");
+    assert_eq!(rx.wait_for(n + 2)[n + 1].json()["reaction"], json!({"emoji": "👍", "action": "removed"}));
 }
 
 /// The comment-reply events a receiver got: (eventType, comment text, reply or failure).

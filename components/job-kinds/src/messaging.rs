@@ -134,6 +134,11 @@ pub struct Reaction {
     pub message_id: Option<String>,
     #[serde(default)]
     pub removed: bool,
+    /// When the user reacted, as the provider dates it (RFC 3339 UTC with
+    /// milliseconds); none: when it arrived. A reaction older than the one
+    /// stored changes nothing, so a late `removed` never undoes a newer add.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occurred_at: Option<String>,
 }
 
 /// A photoapp user's arrival from an ad or a post.

@@ -33,8 +33,20 @@ fn messaging_kinds() {
     pinned(MessagingJob::Inbound(inbound), "messaging.inbound", r#"{"phoneNumberId":"pn1","from":"+14155550123","name":null,"text":"hi","providerMessageId":"wamid.1"}"#, options(false, None));
     let inbound = PhotoappInbound { account_id: "acc".into(), from: "u.1".into(), name: Some("ann".into()), text: "hi".into(), provider_message_id: "m1".into() };
     pinned(MessagingJob::PhotoappInbound(inbound), "messaging.photoapp-inbound", r#"{"accountId":"acc","from":"u.1","name":"ann","text":"hi","providerMessageId":"m1"}"#, options(false, None));
-    let reaction = Reaction { account_id: "acc".into(), from: "u.1".into(), reaction: "love".into(), message_id: Some("m1".into()), removed: true };
-    pinned(MessagingJob::PhotoappReaction(reaction), "messaging.photoapp-reaction", r#"{"accountId":"acc","from":"u.1","reaction":"love","messageId":"m1","removed":true}"#, options(false, None));
+    let reaction = Reaction { account_id: "acc".into(), from: "u.1".into(), reaction: "love".into(), message_id: Some("m1".into()), removed: true, occurred_at: None };
+    pinned(
+        MessagingJob::PhotoappReaction(reaction.clone()),
+        "messaging.photoapp-reaction",
+        r#"{"accountId":"acc","from":"u.1","reaction":"love","messageId":"m1","removed":true}"#,
+        options(false, None),
+    );
+    let dated = Reaction { occurred_at: Some("2026-11-26T10:00:00.000Z".into()), ..reaction };
+    pinned(
+        MessagingJob::PhotoappReaction(dated),
+        "messaging.photoapp-reaction",
+        r#"{"accountId":"acc","from":"u.1","reaction":"love","messageId":"m1","removed":true,"occurredAt":"2026-11-26T10:00:00.000Z"}"#,
+        options(false, None),
+    );
     let referral = Referral { account_id: "acc".into(), from: "u.1".into(), source: "ad".into(), ad_id: Some("ad9".into()), post_id: None };
     pinned(MessagingJob::PhotoappReferral(referral), "messaging.photoapp-referral", r#"{"accountId":"acc","from":"u.1","source":"ad","adId":"ad9","postId":null}"#, options(false, None));
     let comment = Comment { account_id: "acc".into(), from: "u.1".into(), name: None, text: "nice".into(), post_id: Some("p1".into()), comment_id: "c1".into() };
@@ -91,7 +103,7 @@ fn rows_stored_before_read_back() {
     let inbound = MessagingJob::from_row("messaging.inbound", r#"{"from":"+14155550123","name":null,"text":"hi","providerMessageId":"sbx.1","phoneNumberId":"pn1"}"#).unwrap();
     assert_eq!(inbound, MessagingJob::Inbound(Inbound { phone_number_id: "pn1".into(), from: "+14155550123".into(), name: None, text: "hi".into(), provider_message_id: "sbx.1".into() }));
     let reaction = MessagingJob::from_row("messaging.photoapp-reaction", r#"{"reaction":"love","messageId":null,"removed":false,"accountId":"acc","from":"u.1"}"#).unwrap();
-    assert_eq!(reaction, MessagingJob::PhotoappReaction(Reaction { account_id: "acc".into(), from: "u.1".into(), reaction: "love".into(), message_id: None, removed: false }));
+    assert_eq!(reaction, MessagingJob::PhotoappReaction(Reaction { account_id: "acc".into(), from: "u.1".into(), reaction: "love".into(), message_id: None, removed: false, occurred_at: None }));
     let referral = MessagingJob::from_row("messaging.photoapp-referral", r#"{"source":"post","accountId":"acc","from":"u.1"}"#).unwrap();
     assert_eq!(referral, MessagingJob::PhotoappReferral(Referral { account_id: "acc".into(), from: "u.1".into(), source: "post".into(), ad_id: None, post_id: None }));
     // The embeddings backfill wrote no cursor.

@@ -294,7 +294,7 @@ fn connected_owner(c: &db::Connection, channel: &str, sender: &str, business: Op
 pub enum PhotoappSignal<'a> {
     /// A reaction (an emoji) to a message, or its removal. `message_id`:
     /// ours or the provider's; none: the user's latest message from us.
-    Reaction { reaction: &'a str, message_id: Option<&'a str>, removed: bool },
+    Reaction { reaction: &'a str, message_id: Option<&'a str>, removed: bool, occurred_at: Option<&'a str> },
     /// The user arrived from an ad or a post (`source`: `ad`, `post`, …).
     Referral { source: &'a str, ad_id: Option<&'a str>, post_id: Option<&'a str> },
     /// A public comment on one of the account's posts (`comment_id`: the
@@ -330,15 +330,23 @@ pub fn enqueue_photoapp_signal(db: &Db, business: Option<&str>, account: &str, f
     }
     let (account_id, from) = (account.to_string(), from.to_string());
     let job = match signal {
-        PhotoappSignal::Reaction { reaction, message_id, removed } => {
+        PhotoappSignal::Reaction { reaction, message_id, removed, occurred_at } => {
             if !short(reaction, 16) {
                 return invalid("`reaction` must be 1 to 16 characters (an emoji or the provider's reaction name)");
             }
             if message_id.is_some_and(|m| !short(m, 256)) {
                 return invalid("`messageId` must be 1 to 256 characters");
             }
+            // One form (UTC, milliseconds), so stored reaction times compare as text.
+            let occurred_at = match occurred_at {
+                None => None,
+                Some(t) => match chrono::DateTime::parse_from_rfc3339(t).ok().and_then(|d| switchboard_formats::time::rfc3339_ms_checked(d.timestamp_millis())) {
+                    Some(utc) => Some(utc),
+                    None => return invalid("`occurredAt` must be an RFC 3339 date-time such as 2026-11-26T10:00:00Z"),
+                },
+            };
             let (reaction, message_id) = (reaction.to_string(), message_id.map(str::to_string));
-            MessagingJob::PhotoappReaction(kinds::Reaction { account_id, from, reaction, message_id, removed: *removed })
+            MessagingJob::PhotoappReaction(kinds::Reaction { account_id, from, reaction, message_id, removed: *removed, occurred_at })
         }
         PhotoappSignal::Referral { source, ad_id, post_id } => {
             if !(1..=32).contains(&source.len()) || !source.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {

@@ -292,6 +292,9 @@ pub(crate) enum SandboxCommand {
         /// The reaction was taken back.
         #[arg(long)]
         removed: bool,
+        /// When the user reacted (RFC 3339; default: now). One older than the stored reaction changes nothing.
+        #[arg(long, value_name = "TIME")]
+        occurred_at: Option<String>,
     },
     /// Enqueue a public comment on one of a photoapp account's posts.
     Comment {

@@ -6,7 +6,9 @@
 //!
 //! * **a reaction** to a message of the user's conversation (named by our
 //!   message id or the provider's) is stored on the message (`reaction`,
-//!   cleared when `removed`) and `photoapp.message.reaction` is fanned out;
+//!   cleared when `removed`) and `photoapp.message.reaction` is fanned out,
+//!   in the order of the reactions' own times (`occurredAt`, else arrival):
+//!   one older than the stored reaction changes nothing and makes no event;
 //!   a reaction to a message we do not know (another conversation, never
 //!   stored) is ignored with a log line, as the provider's own late or
 //!   stray reactions would be;
@@ -94,13 +96,19 @@ fn reaction(biz: &str, job_id: &str, p: &Reaction) -> Result<(), Failure> {
         log::log(log::Level::Info, "photoapp reaction to a message this conversation does not have: ignored");
         return Ok(());
     };
-    let now = now();
-    db::execute(
-        "UPDATE messages SET reaction = ?3, reacted_at = ?4 WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), target.text(0).into(), (!p.removed).then(|| p.reaction.clone()).into(), now.as_str().into()],
+    // Event time decides, not arrival: a reaction older than the stored one
+    // (a late `removed` after a newer add) changes nothing and tells no one.
+    let at = p.occurred_at.clone().unwrap_or_else(now);
+    let changed = db::execute(
+        "UPDATE messages SET reaction = ?3, reacted_at = ?4 WHERE business_id = ?1 AND id = ?2 AND (reacted_at IS NULL OR reacted_at <= ?4)",
+        &[biz.into(), target.text(0).into(), (!p.removed).then(|| p.reaction.clone()).into(), at.as_str().into()],
     )?;
+    if changed == 0 {
+        log::log(log::Level::Info, "photoapp reaction older than the message's stored one: ignored");
+        return Ok(());
+    }
     let event_id = format!("reaction.{job_id}");
-    let mut event = envelope(biz, REACTION_EVENT, &event_id, &now, &p.account_id, &c, &p.from);
+    let mut event = envelope(biz, REACTION_EVENT, &event_id, &at, &p.account_id, &c, &p.from);
     event["messageId"] = json!(target.text(0));
     event["providerMessageId"] = json!(target.opt_text(1));
     event["reaction"] = json!({"emoji": p.reaction, "action": if p.removed { "removed" } else { "added" }});
