@@ -59,7 +59,7 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
         AdminCommand::Voice(VoiceCommand::Configure { business, lines, price_per_block, caller_number, time_zone, calling_window }) => admin::voice::configure(
             &db,
             &business,
-            &admin::voice::Settings { lines, price: price_per_block, caller: caller_number.as_deref(), time_zone: time_zone.as_deref(), calling_window: calling_window.as_deref() },
+            &admin::voice::Settings { lines, price_per_block, caller_number: caller_number.as_deref(), time_zone: time_zone.as_deref(), calling_window: calling_window.as_deref() },
         ),
         AdminCommand::Credits(CreditsCommand::Add { business, microcredits, note }) => admin::voice::add_credits(&db, &business, microcredits, note.as_deref()),
         AdminCommand::Credits(CreditsCommand::Show { business, limit }) => admin::voice::show_credits(&db, &business, limit),

@@ -13,16 +13,8 @@ use anyhow::{bail, Result};
 use serde_json::{json, Value};
 use switchboard_voice_accounts::{account, credits, BLOCK_MS};
 
-/// What `voice configure` may change (None: keep).
-pub struct Settings<'a> {
-    pub lines: Option<i64>,
-    pub price: Option<i64>,
-    pub caller: Option<&'a str>,
-    /// An IANA zone name.
-    pub time_zone: Option<&'a str>,
-    /// `HH:MM-HH:MM`.
-    pub calling_window: Option<&'a str>,
-}
+/// What `voice configure` may change (None: keep): the voice area's own.
+pub use switchboard_voice_accounts::account::Settings;
 
 /// The flag of each voice account setting.
 fn flag(field: &'static str) -> &'static str {
@@ -42,8 +34,7 @@ fn flag(field: &'static str) -> &'static str {
 /// had no voice account yet); prints the account.
 pub fn configure(db: &Db, business: &str, s: &Settings) -> Result<Value> {
     let business = business.to_ascii_lowercase();
-    let checked = account::check(&account::Settings { lines: s.lines, price_per_block: s.price, caller_number: s.caller, time_zone: s.time_zone, calling_window: s.calling_window })
-        .map_err(|r| areas::refused(r, flag))?;
+    let checked = account::check(s).map_err(|r| areas::refused(r, flag))?;
     let c = db.conn()?;
     in_transaction(&c, || {
         require_business(&c, &business)?;
