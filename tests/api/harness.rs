@@ -530,3 +530,16 @@ pub fn log_containing(log: &Path, needle: &str) -> String {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Panics unless a success answer's `data` matches the response schema the
+/// OpenAPI document gives the operation at `method` `path` (a query string
+/// is ignored).
+pub fn assert_documented(schemas: &switchboard_gateway::validate::Validator, method: &str, path: &str, r: &Resp) {
+    use switchboard_gateway::operations::{route, Response, RouteMatch};
+    let path = path.split('?').next().unwrap();
+    let RouteMatch::Found(op, _) = route(method, path) else { panic!("no route {method} {path}") };
+    let Response::Json(name) = op.response else { panic!("not JSON") };
+    if let Err(v) = schemas.validate(&json!({"$ref": format!("#/components/schemas/{name}")}), r.data()) {
+        panic!("{method} {path}: data does not match {name}: {:?}\n{}", v.iter().map(|v| &v.message).collect::<Vec<_>>(), r.text);
+    }
+}

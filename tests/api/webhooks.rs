@@ -7,7 +7,6 @@ use crate::harness::*;
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::path::Path;
-use switchboard_gateway::operations::{route, Response, RouteMatch};
 use switchboard_gateway::validate::Validator;
 
 const SUBS: &str = "/api/v1/webhook-subscriptions";
@@ -51,12 +50,7 @@ impl Ctx {
         let secret_bearing = r.status < 300 && r.data().get("signingSecret").is_some();
         self.seen.borrow_mut().push((secret_bearing, r.text.clone()));
         if r.status < 300 {
-            let path = path.split('?').next().unwrap();
-            let RouteMatch::Found(op, _) = route(method, path) else { panic!("no route {method} {path}") };
-            let Response::Json(name) = op.response else { panic!("not JSON") };
-            if let Err(v) = self.schemas.validate(&json!({"$ref": format!("#/components/schemas/{name}")}), r.data()) {
-                panic!("{method} {path}: data does not match {name}: {:?}\n{}", v.iter().map(|v| &v.message).collect::<Vec<_>>(), r.text);
-            }
+            assert_documented(&self.schemas, method, path, &r);
         }
         r
     }
