@@ -166,18 +166,27 @@ fn search(biz: &str, agent_id: &str, query: &str) -> Result<Vec<db::Row>, Failur
 /// embeddings model; an embeddings failure is logged and the turn goes on
 /// with the full-text matches.
 fn nearest(biz: &str, sources: &[AgentSource], message: &str) -> Result<Vec<Passage>, Failure> {
-    let scopes: Vec<String> = sources.iter().filter(|s| !s.structured).map(|s| scope_token(&s.id, "")).collect();
-    if scopes.is_empty() || message.trim().is_empty() {
+    if !sources.iter().any(|s| !s.structured) || message.trim().is_empty() {
         return Ok(Vec::new());
     }
-    let query = match ai::embed(&[message.to_string()]) {
-        Ok(Some(mut v)) if v.len() == 1 => vector_blob(&v.remove(0)),
-        Ok(_) => return Ok(Vec::new()),
+    match ai::embed(&[message.to_string()]) {
+        Ok(Some(mut v)) if v.len() == 1 => nearest_to(biz, sources, &v.remove(0)),
+        Ok(_) => Ok(Vec::new()),
         Err(e) => {
             log::log(log::Level::Warn, &format!("passages by meaning skipped for this turn: {e}"));
-            return Ok(Vec::new());
+            Ok(Vec::new())
         }
-    };
+    }
+}
+
+/// The passages of the agent's unstructured sources nearest to the
+/// embedded message `vector`, nearest first.
+fn nearest_to(biz: &str, sources: &[AgentSource], vector: &[f32]) -> Result<Vec<Passage>, Failure> {
+    let scopes: Vec<String> = sources.iter().filter(|s| !s.structured).map(|s| scope_token(&s.id, "")).collect();
+    if scopes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let query = vector_blob(vector);
     let mut params: Vec<Value> = vec![Value::Blob(query), biz.into()];
     params.extend(scopes.iter().map(|s| s.as_str().into()));
     let within = db::placeholders(3, scopes.len());
@@ -373,6 +382,44 @@ pub fn answer(biz: &str, agent_id: &str, instructions: &str, history: &[(String,
                 done.push((call, found));
             }
         }
+    }
+}
+
+/// Retrieval alone, each way a turn runs it (the agent's sources read
+/// first, as a turn does), without the embedding of the message or the AI
+/// call: what `bench/retrieval.sh` times through a component.
+pub mod retrieval {
+    use super::*;
+
+    /// The full-text matches of `message`, best first.
+    pub fn by_words(biz: &str, agent_id: &str, message: &str) -> Result<Vec<Passage>, Failure> {
+        let sources = agent_sources(biz, agent_id)?;
+        if sources.is_empty() {
+            return Ok(Vec::new());
+        }
+        matching(biz, agent_id, &sources, message)
+    }
+
+    /// The passages nearest to an embedded message, nearest first.
+    pub fn by_meaning(biz: &str, agent_id: &str, vector: &[f32]) -> Result<Vec<Passage>, Failure> {
+        nearest_to(biz, &agent_sources(biz, agent_id)?, vector)
+    }
+
+    /// Both, fused: the passages a turn's instructions carry.
+    pub fn fused(biz: &str, agent_id: &str, message: &str, vector: &[f32]) -> Result<Vec<Passage>, Failure> {
+        let sources = agent_sources(biz, agent_id)?;
+        if sources.is_empty() {
+            return Ok(Vec::new());
+        }
+        let by_words = matching(biz, agent_id, &sources, message)?;
+        Ok(fuse(by_words, nearest_to(biz, &sources, vector)?))
+    }
+
+    /// One `lookup` tool call: the rows as the model reads them.
+    pub fn lookup(biz: &str, agent_id: &str, source: &str, field: &str, value: &str) -> Result<String, Failure> {
+        let sources = agent_sources(biz, agent_id)?;
+        let call = ai::Lookup { id: "bench".into(), source: source.into(), field: field.into(), value: value.into() };
+        Ok(run_lookup(biz, &offered(biz, &sources)?, &call)?.0)
     }
 }
 
