@@ -123,8 +123,10 @@ fn serve(args: ServeArgs) -> Result<()> {
         // The vector table may have been made just now: guard it too.
         ship::install_guard(&db).context("the write guard of shipped transactions")?;
     }
-    db::execute(&*db.conn()?, "INSERT OR REPLACE INTO runtime_settings (name, value) VALUES ('campaign_minute_ms', ?1)", vec![libsql::Value::Text(args.campaign_minute_ms.to_string())])
-        .context("storing the runtime settings")?;
+    for (name, value) in [("campaign_minute_ms", args.campaign_minute_ms), ("voice_line_poll_ms", args.voice_line_poll_ms)] {
+        db::execute(&*db.conn()?, "INSERT OR REPLACE INTO runtime_settings (name, value) VALUES (?1, ?2)", vec![libsql::Value::Text(name.into()), libsql::Value::Text(value.to_string())])
+            .context("storing the runtime settings")?;
+    }
     if backfill > 0 {
         logging::line("info", &format!("embedding the passages of {backfill} data sources (data-sources.embed jobs)"));
     }

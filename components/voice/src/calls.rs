@@ -4,7 +4,8 @@
 //! A start checks the agent and the target (`resolve.rs`), snapshots the
 //! variables once, prepares the greeting, reserves the call's maximum charge
 //! (`billing.rs`, 402 when the balance cannot cover it) and enqueues the
-//! call's `voice.call` job, all in the request's one transaction: a refused
+//! call's `voice.call` job (its id kept on the call, for the wake-up of a
+//! call waiting for a line), all in the request's one transaction: a refused
 //! start writes nothing, an accepted one is queued with its money held.
 //! Everything after (lines, the carrier, the conversation, the end and the
 //! charge) is the job's (`jobs/call/`).
@@ -134,10 +135,14 @@ impl Plan {
         let reserve = self.reservation();
         billing::reserve(biz, &id, reserve)?;
         let (contact_id, contact_name) = contact.clone().unzip();
+        // The job's id is kept on the call: the step that frees a line
+        // wakes the oldest waiting call through it (`jobs/call/wake.rs`).
+        let job_id = job::enqueue(biz, &VoiceJob::Call(CallRef { call_id: id.clone() }))?;
         db::execute(
             "INSERT INTO calls (business_id, id, agent_id, agent_name, contact_id, contact_name, source, callee_number, caller_number, status, \
-                                variables_json, call_data_json, settings_json, greeting, max_duration_s, price_per_block, reserved, created_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'queued', ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                                variables_json, call_data_json, settings_json, greeting, max_duration_s, price_per_block, reserved, created_at, \
+                                job_id, campaign_id, iteration_id, member_id, member_claim) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'queued', ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
             &[
                 biz.into(),
                 id.as_str().into(),
@@ -156,15 +161,13 @@ impl Plan {
                 self.price.into(),
                 reserve.into(),
                 now().into(),
+                job_id.as_str().into(),
+                member.map(|m| m.campaign_id).into(),
+                member.map(|m| m.iteration_id).into(),
+                member.map(|m| m.member_id).into(),
+                member.map(|m| m.claim).into(),
             ],
         )?;
-        if let Some(m) = member {
-            db::execute(
-                "UPDATE calls SET campaign_id = ?3, iteration_id = ?4, member_id = ?5, member_claim = ?6 WHERE business_id = ?1 AND id = ?2",
-                &[biz.into(), id.as_str().into(), m.campaign_id.into(), m.iteration_id.into(), m.member_id.into(), m.claim.into()],
-            )?;
-        }
-        job::enqueue(biz, &VoiceJob::Call(CallRef { call_id: id.clone() }))?;
         Ok((id, destination, contact_id))
     }
 }
@@ -309,6 +312,8 @@ pub fn request_cancel(biz: &str, id: &str) -> HResult<&'static str> {
             &[biz.into(), id.into(), now().into()],
         )?;
         crate::jobs::call::append_timeline(biz, id)?;
+        // It may have been the call a freed line woke: the next one goes.
+        crate::jobs::call::wake::next_waiting(biz)?;
         return Ok(CallStatus::Cancelled.as_str());
     }
     db::execute("UPDATE calls SET status = 'cancelling', end_intent = 'operator' WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?;

@@ -204,6 +204,9 @@ pub(crate) struct ServeArgs {
     /// The length of a minute in campaign retry delays (`retryDelayMinutes`); shorten it only for tests and demos.
     #[arg(long, env = "SWITCHBOARD_CAMPAIGN_MINUTE_MS", value_name = "MS", default_value = "60000", value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub(crate) campaign_minute_ms: u64,
+    /// How long a call waiting for a line waits before it asks again when no line has freed (a call is woken when one frees; this poll is the safety net: lines an operator adds). Tests set it long to show the wake-up alone places the call.
+    #[arg(long, env = "SWITCHBOARD_VOICE_LINE_POLL_MS", value_name = "MS", default_value = "5000", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub(crate) voice_line_poll_ms: u64,
     /// Limit of a raw (streamed) data source upload body in bytes.
     #[arg(long, env = "SWITCHBOARD_MAX_UPLOAD_BYTES", value_name = "N", default_value_t = switchboard_gateway::operations::RAW_UPLOAD_MAX_BYTES as u64, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_upload_bytes: u64,

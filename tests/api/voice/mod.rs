@@ -5,6 +5,7 @@
 use crate::harness::*;
 use serde_json::{json, Value};
 
+mod lines;
 mod recordings;
 mod turns;
 
@@ -105,8 +106,13 @@ impl Calls {
     }
     /// With the sandbox carrier's `step-delay-ms` at `step_ms`.
     fn with_step(lines: u32, microcredits: u64, step_ms: u32) -> Calls {
+        Calls::with_flags(lines, microcredits, step_ms, &[])
+    }
+    /// [`Calls::with_step`], with more `serve` flags.
+    fn with_flags(lines: u32, microcredits: u64, step_ms: u32, flags: &[&str]) -> Calls {
         let dir = DataDir::new();
-        let s = Server::start_with(&dir.0, &["--carrier-setting", &format!("step-delay-ms={step_ms}")]);
+        let step = format!("step-delay-ms={step_ms}");
+        let s = Server::start_with(&dir.0, &[&["--carrier-setting", step.as_str()], flags].concat());
         let t = tenant(&dir.0, "all");
         admin(&dir.0, &["voice", "configure", "--business", &t.business, "--lines", &lines.to_string()]);
         if microcredits > 0 {

@@ -1,6 +1,7 @@
 //! How a call ends: the terminal status, `endedBy` and `endReason` from
 //! the stored intent and the carrier's cause, then the charge and release,
-//! the line freed and the contact's timeline entry, once.
+//! the line freed (and the oldest waiting call woken) and the contact's
+//! timeline entry, once.
 
 use super::*;
 
@@ -39,8 +40,9 @@ pub(super) fn finish_unplaced(biz: &str, c: &Call, status: CallStatus, ended_by:
     Ok(Outcome::Done)
 }
 
-/// The end: terminal status, charge and release, the line freed, the
-/// contact's timeline entry. A call already terminal is left alone.
+/// The end: terminal status, charge and release, the line freed and the
+/// next waiting call woken, the contact's timeline entry. A call already
+/// terminal is left alone.
 pub(super) fn finish(biz: &str, c: &Call, end: Ending) -> Result<(), Failure> {
     let charge = billing::charge(end.connected_ms, end.attempt_cost, c.price, c.reserved);
     let changed = db::execute(
@@ -65,6 +67,7 @@ pub(super) fn finish(biz: &str, c: &Call, end: Ending) -> Result<(), Failure> {
     )?;
     if changed == 1 {
         billing::settle(biz, &c.id, c.reserved, charge)?;
+        super::wake::next_waiting(biz)?;
         append_timeline(biz, &c.id)?;
     }
     Ok(())

@@ -6,7 +6,9 @@
 //! By the call's carrier state:
 //! * `none`: lease a line. One conditional update under the write lock
 //!   takes it only while fewer than the business's `lines` calls hold one;
-//!   otherwise the call stays `queued` and asks again (250 ms, doubling to 2 s).
+//!   otherwise the call stays `queued` until the end of another call wakes
+//!   it (`wake.rs`; the oldest waiting call first), or its safety-net poll
+//!   asks again.
 //! * `placing`: place the call. `jobs.begin-effect("place.<n>")` is
 //!   committed first, and our call id is the carrier's idempotency key, so a
 //!   placement is never made twice: a step that finds its effect started
@@ -24,8 +26,8 @@
 //!   silence goodbye, or the hang-up at the maximum duration.
 //! * `ended` (any cause): the terminal status, `endedBy` from the stored
 //!   intent when there is one, the charge and the release of the rest of the
-//!   reservation, the line freed and the contact's timeline entry, in the
-//!   step's one transaction.
+//!   reservation, the line freed, the oldest waiting call woken and the
+//!   contact's timeline entry, in the step's one transaction.
 
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -43,21 +45,12 @@ use crate::model::{self, duration_seconds, CallStatus, CarrierState, EndIntent};
 
 mod ending;
 mod turns;
+pub mod wake;
 
 pub use ending::append_timeline;
 use ending::{classify, finish, finish_unplaced, Ending};
 use turns::{agent_turn, rfc3339, utterance_id, write_turns, NewTurn};
 
-/// How often a call waiting for a line asks again: 250 ms, doubling with
-/// each wait up to [`LINE_WAIT_MAX_MS`], so a long queue behind few lines
-/// costs the runner a bounded number of steps.
-pub const LINE_WAIT_MS: u64 = 250;
-pub const LINE_WAIT_MAX_MS: u64 = 2_000;
-
-/// The pause before a call that has found every line taken `waits` times asks again.
-pub fn line_wait_ms(waits: i64) -> u64 {
-    (LINE_WAIT_MS << waits.clamp(0, 4)).min(LINE_WAIT_MAX_MS)
-}
 /// Placement attempts before a call fails with `carrier_unavailable`.
 pub const MAX_PLACEMENTS: i64 = 4;
 /// Transient carrier errors tolerated while reconciling or polling.
@@ -75,7 +68,7 @@ pub fn placement_retry_ms(n: i64) -> u64 {
 
 const COLUMNS: &str = "status, carrier_state, placements, memo, requested_at_ms, callee_number, caller_number, settings_json, max_duration_s, \
      end_intent, hangup_sent, greeting, utterances, played, greeting_played, awaiting_reply, last_activity_ms, nudged, answered_ms, \
-     reserved, price_per_block, agent_id, variables_json, line_waits";
+     reserved, price_per_block, agent_id, variables_json";
 
 /// The stored call, as a step sees it and changes it.
 #[derive(Clone)]
@@ -104,7 +97,6 @@ struct Call {
     price: i64,
     agent_id: String,
     variables: BTreeMap<String, String>,
-    line_waits: i64,
 }
 
 fn load(biz: &str, id: &str) -> Result<Option<Call>, Failure> {
@@ -135,7 +127,6 @@ fn load(biz: &str, id: &str) -> Result<Option<Call>, Failure> {
         price: r.int(20),
         agent_id: r.text(21),
         variables: serde_json::from_str(&r.text(22)).unwrap_or_default(),
-        line_waits: r.int(23),
     }))
 }
 
@@ -182,8 +173,10 @@ fn lease(job: &Job, c: &Call) -> Result<Outcome, Failure> {
         )?;
         return Ok(again(0, job));
     }
+    // Every line is taken: the end of another call wakes this one; the poll
+    // is the safety net (`wake.rs`).
     db::execute("UPDATE calls SET line_waits = line_waits + 1 WHERE business_id = ?1 AND id = ?2", &[job.business_id.as_str().into(), c.id.as_str().into()])?;
-    Ok(again(line_wait_ms(c.line_waits), job))
+    Ok(again(wake::line_poll_ms()?, job))
 }
 
 fn placement(c: &Call) -> Placement {
@@ -491,11 +484,6 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn line_waits_back_off_to_a_bound() {
-        assert_eq!([0, 1, 2, 3, 4, 9].map(line_wait_ms), [250, 500, 1000, 2000, 2000, 2000]);
-    }
 
     #[test]
     fn placement_backoff() {
