@@ -130,9 +130,14 @@ fn serve(args: ServeArgs) -> Result<()> {
     if backfill > 0 {
         logging::line("info", &format!("embedding the passages of {backfill} data sources (data-sources.embed jobs)"));
     }
-    let plugins = plugins::Registry::start(args.plugin_dir.clone(), &args.data_dir.join("cache"), !args.webhook_allow_private).context("loading plugins")?;
+    let artifacts = match &args.component_cache {
+        Some(ComponentCache::Off) => args.data_dir.join("cache"),
+        Some(ComponentCache::Dir(dir)) => engine::artifact_dir(Some(dir), &args.data_dir),
+        None => engine::artifact_dir(None, &args.data_dir),
+    };
+    let plugins = plugins::Registry::start(args.plugin_dir.clone(), &artifacts, !args.webhook_allow_private).context("loading plugins")?;
     let components = engine::Components::load(
-        &args.data_dir.join("cache"),
+        &artifacts,
         &overrides,
         outbound,
         args.provider_settings.0.iter().filter_map(|(i, flags)| Some((i.name(), provider_settings(i.settings_flag()?.env_prefix, flags)))).collect(),

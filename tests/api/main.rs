@@ -7,6 +7,7 @@ mod billing;
 mod campaigns;
 mod cli;
 mod cloud_messenger;
+mod component_cache;
 mod console;
 mod contacts;
 mod data_sources;

@@ -111,6 +111,23 @@ pub(crate) fn name_value(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// Where `serve` keeps precompiled components (`--component-cache`).
+#[derive(Clone)]
+pub(crate) enum ComponentCache {
+    Dir(PathBuf),
+    /// Only in the data dir's `cache/`: every fresh data dir compiles again.
+    Off,
+}
+
+/// A folder, or `off`.
+pub(crate) fn component_cache(s: &str) -> Result<ComponentCache, String> {
+    match s.trim() {
+        "" => Err("takes a folder, or off".into()),
+        "off" => Ok(ComponentCache::Off),
+        dir => Ok(ComponentCache::Dir(PathBuf::from(dir))),
+    }
+}
+
 /// A retry schedule: delays in milliseconds (a newtype, so clap takes the
 /// whole list as one value).
 #[derive(Clone)]
@@ -138,9 +155,12 @@ pub(crate) struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "SWITCHBOARD_LISTEN", value_name = "ADDR", default_value = "127.0.0.1:8080")]
     pub(crate) listen: SocketAddr,
-    /// The libSQL database `switchboard.db` and `cache/` of precompiled components.
+    /// The libSQL database `switchboard.db` (and `cache/`, precompiled components when the component cache is off or cannot be used).
     #[arg(long, env = "SWITCHBOARD_DATA_DIR", value_name = "DIR", default_value = "./data")]
     pub(crate) data_dir: PathBuf,
+    /// Where components compiled to native code are kept, shared by every data dir a binary serves, so a fresh data dir starts without compiling [default: switchboard/components in the user's cache folder, e.g. ~/.cache]. `off`: in the data dir only.
+    #[arg(long, env = "SWITCHBOARD_COMPONENT_CACHE", value_name = "DIR|off", value_parser = component_cache)]
+    pub(crate) component_cache: Option<ComponentCache>,
     /// Deadline of one component call; past it the request fails with 503 and nothing is written.
     #[arg(long, env = "SWITCHBOARD_REQUEST_TIMEOUT_MS", value_name = "MS", default_value = "30000", value_parser = millis)]
     pub(crate) request_timeout_ms: u64,

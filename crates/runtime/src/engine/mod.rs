@@ -1,9 +1,10 @@
 //! The WebAssembly side of the host, in three parts:
 //!
 //! * this file: one wasmtime engine with the pooling allocator and its
-//!   limits, each component compiled once (precompiled artifacts cached in
-//!   the data dir), an `InstancePre` per component, a fresh bounded store per
-//!   request or job step;
+//!   limits, each component compiled once per binary (precompiled artifacts
+//!   cached in the user's cache folder, see [`artifact_dir`]), an
+//!   `InstancePre` per component, a fresh bounded store per request or job
+//!   step;
 //! * [`imports`]: the host side of every platform import a component sees
 //!   (store, jobs, clock, ids, log, http-out) and the per-call state;
 //! * [`providers`]: the registry of provider interfaces (messenger,
@@ -19,7 +20,7 @@ use imports::{LazyWrite, RequestState, StepContext};
 use providers::{ProviderSettings, Providers};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -184,7 +185,8 @@ impl Components {
         imports::add_to_linker(&mut linker)?;
         providers::add_to_linker(&mut linker)?;
 
-        std::fs::create_dir_all(cache_dir)?;
+        // Without it every artifact is compiled in memory (write_artifact fails).
+        let _ = std::fs::create_dir_all(cache_dir);
         for (name, path) in overrides {
             if !COMPONENTS.iter().any(|(n, _)| n == name) {
                 anyhow::bail!("--component-override names `{name}`, which is not a component of this build");
@@ -194,14 +196,22 @@ impl Components {
             }
         }
         let mut compiled = HashMap::new();
+        let started = std::time::Instant::now();
+        let mut from_cache = 0;
         for (name, embedded) in COMPONENTS {
             let replacement = match overrides.iter().find(|(n, _)| n == name) {
                 Some((_, path)) => Some(std::fs::read(path)?),
                 None => None,
             };
             let wasm = replacement.as_deref().unwrap_or(embedded);
-            compiled.insert(name.to_string(), compile_cached(&engine, cache_dir, name, wasm)?);
+            let (component, origin) = load_or_compile(&engine, cache_dir, name, wasm)?;
+            from_cache += usize::from(origin == Origin::Cache);
+            compiled.insert(name.to_string(), component);
         }
+        crate::logging::line(
+            "info",
+            &format!("components: {from_cache} loaded from the cache in {}, {} compiled ({} ms)", cache_dir.display(), compiled.len() - from_cache, started.elapsed().as_millis()),
+        );
         // Provider components are linked into their own worlds by the registry.
         let providers = Arc::new(Providers::load(&engine, &mut compiled, provider_settings, plugins)?);
         let mut pres = HashMap::new();
@@ -307,9 +317,67 @@ pub(crate) fn hit_memory_limit(e: &wasmtime::Error) -> bool {
     text.contains("forcing trap when growing memory") || text.contains("memory") && text.contains("limit")
 }
 
-/// Compiles a component once per (bytes, engine configuration) and keeps the
-/// native artifact in `cache_dir`.
+/// The lock file of a folder of artifacts: one process compiles while the
+/// others starting at the same time wait for its file instead of compiling
+/// the same component again.
+const LOCK_FILE: &str = ".compile.lock";
+/// Artifacts kept per component name (the most recently loaded): a few
+/// builds side by side (debug and release, an older commit) each find
+/// theirs, and the folder does not grow with every build.
+const KEEP_PER_NAME: usize = 4;
+
+/// The folder of precompiled artifacts: `wanted` (`serve
+/// --component-cache`), else `switchboard/components` in the user's cache
+/// folder, so a fresh data dir reuses what an earlier start of the same
+/// binary compiled. Falls back to the data dir's `cache/` when that folder
+/// cannot be made, written, or is writable by group or others (an artifact
+/// is native code the process runs).
+pub fn artifact_dir(wanted: Option<&Path>, data_dir: &Path) -> PathBuf {
+    let fallback = data_dir.join("cache");
+    let Some(dir) = wanted.map(Path::to_path_buf).or_else(|| dirs::cache_dir().map(|d| d.join("switchboard").join("components"))) else {
+        return fallback;
+    };
+    match private_dir(&dir) {
+        Ok(()) => dir,
+        Err(e) => {
+            crate::logging::line("warn", &format!("component cache {}: {e}; using {}", dir.display(), fallback.display()));
+            fallback
+        }
+    }
+}
+
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        builder.mode(0o700).create(dir)?;
+        if std::fs::metadata(dir)?.permissions().mode() & 0o022 != 0 {
+            return Err(std::io::Error::other("group or others may write to it"));
+        }
+    }
+    #[cfg(not(unix))]
+    builder.create(dir)?;
+    std::fs::OpenOptions::new().create(true).append(true).open(dir.join(LOCK_FILE)).map(drop)
+}
+
+/// Where a component's native code came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// A precompiled artifact in the cache folder.
+    Cache,
+    /// Compiled by this process.
+    Compiled,
+}
+
+/// Compiles a component once per (bytes, engine configuration, version)
+/// and keeps the native artifact in `cache_dir`.
 pub(crate) fn compile_cached(engine: &Engine, cache_dir: &Path, name: &str, wasm: &[u8]) -> Result<Component> {
+    load_or_compile(engine, cache_dir, name, wasm).map(|(c, _)| c)
+}
+
+fn load_or_compile(engine: &Engine, cache_dir: &Path, name: &str, wasm: &[u8]) -> Result<(Component, Origin)> {
     let mut h = Sha256::new();
     h.update(wasm);
     let mut compat = std::collections::hash_map::DefaultHasher::new();
@@ -318,21 +386,94 @@ pub(crate) fn compile_cached(engine: &Engine, cache_dir: &Path, name: &str, wasm
     h.update(env!("CARGO_PKG_VERSION"));
     let key = hex::encode(&h.finalize()[..12]);
     let path = cache_dir.join(format!("{name}-{key}.cwasm"));
-    if path.exists() {
-        // SAFETY: the file was written by `precompile_component` of this same
-        // engine configuration (the name carries its compatibility hash) into
-        // our own data dir.
-        match unsafe { Component::deserialize_file(engine, &path) } {
-            Ok(c) => return Ok(c),
-            Err(_) => {
-                let _ = std::fs::remove_file(&path);
-            }
+    if let Some(c) = load_artifact(engine, &path) {
+        return Ok((c, Origin::Cache));
+    }
+    // Several servers starting at once on a cold cache (the API tests): the
+    // first compiles, the others wait here and then load its file. Without
+    // a lock file (an unwritable folder) each compiles for itself.
+    let lock = std::fs::OpenOptions::new().create(true).append(true).open(cache_dir.join(LOCK_FILE)).ok();
+    if let Some(l) = &lock {
+        let _ = l.lock();
+        if let Some(c) = load_artifact(engine, &path) {
+            return Ok((c, Origin::Cache));
         }
     }
     let bytes = engine.precompile_component(wasm).map_err(anyhow::Error::from).with_context(|| format!("compiling component {name}"))?;
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, &bytes)?;
-    std::fs::rename(&tmp, &path)?;
-    // SAFETY: as above, just written by this engine.
-    Ok(unsafe { Component::deserialize(engine, &bytes)? })
+    match write_artifact(cache_dir, &path, &bytes) {
+        Ok(()) => {
+            prune(cache_dir, name);
+            drop(bytes);
+            // Mapped from the file rather than copied from `bytes`: its
+            // pages are the page cache's, shared with every other server
+            // of this binary, and only those that run become resident.
+            if let Some(c) = load_artifact(engine, &path) {
+                return Ok((c, Origin::Compiled));
+            }
+            anyhow::bail!("component {name}: the artifact just written to {} does not load", path.display())
+        }
+        Err(e) => {
+            crate::logging::line("warn", &format!("component cache {}: {e}; {name} compiled in memory", cache_dir.display()));
+            // SAFETY: just compiled by this engine.
+            Ok((unsafe { Component::deserialize(engine, &bytes)? }, Origin::Compiled))
+        }
+    }
+}
+
+/// The artifact at `path`, if there is one this engine loads. One that does
+/// not (truncated, overwritten, another engine's) is removed, to be
+/// compiled again.
+fn load_artifact(engine: &Engine, path: &Path) -> Option<Component> {
+    if !path.exists() {
+        return None;
+    }
+    // SAFETY: the file was written by `precompile_component` of this same
+    // engine configuration (its name carries the compatibility hash) into a
+    // folder only this user may write to (`artifact_dir`); wasmtime checks
+    // its header and its engine settings before it maps the code.
+    match unsafe { Component::deserialize_file(engine, path) } {
+        Ok(c) => {
+            // Marks it used, for `prune`.
+            let _ = std::fs::File::options().append(true).open(path).and_then(|f| f.set_modified(std::time::SystemTime::now()));
+            Some(c)
+        }
+        Err(e) => {
+            crate::logging::line("warn", &format!("component cache: {} does not load ({e}); compiling it again", path.display()));
+            let _ = std::fs::remove_file(path);
+            None
+        }
+    }
+}
+
+/// Writes `bytes` to `path` whole or not at all: a unique temporary name
+/// in the same folder, then a rename, so a reader never maps a partial file.
+fn write_artifact(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let file = path.file_name().and_then(|n| n.to_str()).unwrap_or("artifact");
+    let tmp = dir.join(format!(".{file}.{}-{}.tmp", std::process::id(), SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// Keeps the [`KEEP_PER_NAME`] most recently loaded artifacts of `name`
+/// and removes the older ones (a server that mapped one keeps running it).
+fn prune(dir: &Path, name: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|e| {
+            let file = e.file_name();
+            let file = file.to_string_lossy();
+            // `{name}-{24 hex digits}.cwasm`
+            file.strip_suffix(".cwasm").and_then(|f| f.rsplit_once('-')).is_some_and(|(n, key)| n == name && key.len() == 24 && key.bytes().all(|b| b.is_ascii_hexdigit()))
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    found.sort_by_key(|(used, _)| std::cmp::Reverse(*used));
+    for (_, old) in found.into_iter().skip(KEEP_PER_NAME) {
+        let _ = std::fs::remove_file(old);
+    }
 }
