@@ -174,6 +174,10 @@ pub struct Write {
     request_id: String,
     /// The request's span: the writer thread runs the mutation inside it.
     span: tracing::Span,
+    /// The answer of a prepare step that failed ([`App::prepare_write`]):
+    /// given in the write transaction instead of calling the component, so
+    /// an Idempotency-Key records it as it would the component's.
+    refused: Option<Box<Answer>>,
 }
 
 impl Read {
@@ -191,6 +195,12 @@ impl Write {
     }
     pub fn business_id(&self) -> Option<&str> {
         self.admitted.business_id.as_deref()
+    }
+
+    /// Whether the component's prepare step is still to run
+    /// ([`App::prepare_write`]).
+    pub fn needs_prepare(&self) -> bool {
+        self.admitted.op.prepared_before_write() && self.req.prepared.is_none() && self.refused.is_none()
     }
 
     /// The URLs this mutation would make the service call out to (empty for
@@ -239,7 +249,10 @@ impl App {
         let answer = match self.route(a, request_id) {
             Prepared::Done(answer) => answer,
             Prepared::Read(r) => self.read(r),
-            Prepared::Write(w) => self.write_batch(vec![w]).pop().expect("one answer per write"),
+            Prepared::Write(mut w) => {
+                self.prepare_write(&mut w);
+                self.write_batch(vec![w]).pop().expect("one answer per write")
+            }
         };
         crate::staging::discard(&self.db, &staged.id);
         answer
@@ -266,7 +279,7 @@ impl App {
         let req = self.request(&mut a, request_id);
         let request_id = request_id.to_string();
         if op.method.is_mutation() {
-            Prepared::Write(Write { admitted: a, req, component, request_id, span: tracing::Span::current() })
+            Prepared::Write(Write { admitted: a, req, component, request_id, span: tracing::Span::current(), refused: None })
         } else {
             Prepared::Read(Read { admitted: a, req, component, request_id })
         }
@@ -284,6 +297,37 @@ impl App {
             caller: a.caller.clone(),
             request_id: request_id.to_string(),
             stream_cursor: None,
+            prepared: None,
+        }
+    }
+
+    /// Runs the prepare step of a mutation that has one
+    /// (`Operation::prepared_before_write`: parsing a large body), before
+    /// its write transaction, so the parse never holds the write gate. The
+    /// prepared bytes replace the body; a failure becomes the mutation's
+    /// answer. Runs on a blocking thread, never the writer's.
+    pub fn prepare_write(&self, w: &mut Write) {
+        if !w.needs_prepare() {
+            return;
+        }
+        let _in_request = w.span.enter();
+        // The step reads and writes nothing; its store only needs a
+        // connection to hold.
+        let Ok(conn) = self.db.read_conn().map(|c| c.detach()) else {
+            w.refused = Some(Box::new(Answer::failure(&unavailable(), &w.request_id)));
+            return;
+        };
+        let step = crate::metrics::prepare_step(w.admitted.op.id);
+        let (conn, result) = self.components.prepare(w.component, conn, &w.req, self.deadline);
+        drop(step);
+        self.db.give_back(conn);
+        match result {
+            Ok(Ok(prepared)) => {
+                w.req.body = None;
+                w.req.prepared = Some(prepared);
+            }
+            Ok(Err(f)) => w.refused = Some(Box::new(self.render(&w.admitted, Ok(Err(f)), &w.request_id))),
+            Err(e) => w.refused = Some(Box::new(self.render(&w.admitted, Err(e), &w.request_id))),
         }
     }
 
@@ -452,7 +496,12 @@ impl App {
     fn mutate(&self, conn: db::Connection, w: &Write) -> (db::Connection, Answer) {
         let (a, req, component, request_id) = (&w.admitted, &w.req, w.component, w.request_id.as_str());
         let (tx, reply) = exchange::mutation(HostTx(conn), a, request_id, crate::clock::now_ms(), |tx| {
+            if let Some(r) = &w.refused {
+                return (tx, Reply { status: r.status, content_type: r.content_type, body: r.body.clone(), headers: r.headers.clone() });
+            }
+            let started = std::time::Instant::now();
             let (conn, mut result) = self.components.call(component, tx.0, req, self.deadline);
+            crate::metrics::write_call(a.op.id, started);
             if matches!(&result, Ok(Ok(s)) if s.body.is_some()) {
                 // Downloads are reads: a raw answer cannot be recorded for an
                 // idempotent replay, so a mutation answering one is a bug.

@@ -467,7 +467,7 @@ async fn run_prepared(shared: &Arc<Shared>, prepared: Prepared, request_id: &str
                 None => Answer::failure(&Failure::internal("the request failed inside the service"), request_id),
             }
         }
-        Prepared::Write(write) => {
+        Prepared::Write(mut write) => {
             // A target the service would call out to is judged here, before
             // the write: DNS may take seconds and must not hold the writer.
             if shared.app.components.public_only() {
@@ -476,6 +476,18 @@ async fn run_prepared(shared: &Arc<Shared>, prepared: Prepared, request_id: &str
                         return Answer::failure(&target_failure(refusal), request_id);
                     }
                 }
+            }
+            // So is a large body's parse (the component's prepare step).
+            if write.needs_prepare() {
+                let s = shared.clone();
+                let prepared = tokio::task::spawn_blocking(move || {
+                    s.app.prepare_write(&mut write);
+                    write
+                });
+                write = match prepared.await {
+                    Ok(w) => w,
+                    Err(_) => return Answer::failure(&Failure::internal("the request failed inside the service"), request_id),
+                };
             }
             let (reply, answer) = tokio::sync::oneshot::channel();
             if shared.writes.send((write, reply)).is_err() {

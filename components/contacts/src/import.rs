@@ -26,12 +26,19 @@
 //!   row, is merged: the contact is added to `categoryIds` and, when
 //!   `updateExisting` (default true), its name (if the row has one) and
 //!   non-empty fields are updated, in file order. Counted in `merged`.
-//! * Rows are written in batches of 500 with `execute-many`; memory is bounded
-//!   by one batch (plus the request body itself).
+//! * Two steps. [`prepare`] runs before the write transaction (the WIT's
+//!   `handler.prepare`, reading and writing nothing): it parses the body,
+//!   the header and every record, and hands the rows and row failures, in
+//!   file order, to the write as postcard bytes (`request.prepared`). [`run`],
+//!   inside the write transaction, checks the categories, answers a refusal
+//!   of the CSV itself (after a missing category, as a one-step import did),
+//!   and writes the rows in batches of 500 with `execute-many`, so the
+//!   write gate is held for the writes and not for the parse. Memory holds
+//!   the prepared rows of the whole file (at most the 10 MiB body's).
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as J};
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{contact, e164, fail, new_id, now, ok, req, Failure, HResult, Request, Success, Value};
@@ -125,12 +132,13 @@ pub fn plan(header: &Record, mobile_column: Option<&str>, name_column: Option<&s
 }
 
 /// One valid data row.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub struct ImportRow {
     pub row: u64,
     pub mobile: String,
     pub name: Option<String>,
-    pub fields: Map<String, J>,
+    /// (field key, value), in column order; empty cells are left out.
+    pub fields: Vec<(String, String)>,
 }
 
 /// Why a row was skipped.
@@ -164,7 +172,7 @@ pub fn parse_row(plan: &Plan, rec: &Record, row: u64) -> Result<ImportRow, RowEr
         }
         Some(n) => Some(n.to_string()),
     };
-    let mut values = Map::new();
+    let mut values = Vec::new();
     for (i, key) in &plan.fields {
         let v = rec.fields[*i].trim();
         if v.is_empty() {
@@ -173,7 +181,7 @@ pub fn parse_row(plan: &Plan, rec: &Record, row: u64) -> Result<ImportRow, RowEr
         if v.chars().count() > fields::MAX_FIELD_VALUE_CHARS {
             return Err(err(Some(*i), "field_value_too_long", format!("value must be at most {} characters", fields::MAX_FIELD_VALUE_CHARS)));
         }
-        values.insert(key.clone(), J::String(v.to_string()));
+        values.push((key.clone(), v.to_string()));
     }
     Ok(ImportRow { row, mobile, name, fields: values })
 }
@@ -189,13 +197,69 @@ struct Report {
 }
 
 impl Report {
-    fn fail(&mut self, e: RowError) {
+    /// A skipped row; `listed` is its entry in `errors`, none when the
+    /// prepare step knew the list to be full already.
+    fn fail(&mut self, listed: Option<J>) {
         self.failed += 1;
-        if self.errors.len() < MAX_ERRORS {
-            self.errors.push(json!({"row": e.row, "column": e.column, "code": e.code, "message": e.message}));
-        } else {
-            self.truncated = true;
+        match listed {
+            Some(e) if self.errors.len() < MAX_ERRORS => self.errors.push(e),
+            _ => self.truncated = true,
         }
+    }
+}
+
+/// A skipped row's entry in `errors`.
+fn listed(row: u64, column: Option<&str>, code: &str, message: &str) -> J {
+    json!({"row": row, "column": column, "code": code, "message": message})
+}
+
+/// What [`prepare`] makes of an import, and all the write needs of it.
+#[derive(Serialize, Deserialize)]
+struct Prepared {
+    category_ids: Vec<String>,
+    update_existing: bool,
+    /// The CSV itself refused (empty, or its header): answered once the
+    /// categories are found.
+    refused: Option<Refusal>,
+    /// The custom field keys of the columns, in column order.
+    field_keys: Vec<String>,
+    /// The data records (blank ones left out), in file order.
+    items: Vec<Item>,
+}
+
+#[derive(Serialize, Deserialize)]
+enum Item {
+    Row(ImportRow),
+    /// A skipped row, as `errors` lists it.
+    Failed {
+        row: u64,
+        column: Option<String>,
+        code: String,
+        message: String,
+    },
+    /// A skipped row after `MAX_ERRORS` others: it can never be listed.
+    Unlisted,
+}
+
+/// A failure carried from the prepare step to the write.
+#[derive(Serialize, Deserialize)]
+struct Refusal {
+    status: u16,
+    category: String,
+    code: String,
+    message: String,
+    retryable: bool,
+}
+
+impl From<Failure> for Refusal {
+    fn from(f: Failure) -> Refusal {
+        Refusal { status: f.status, category: f.category, code: f.code, message: f.message, retryable: f.retryable }
+    }
+}
+
+impl From<Refusal> for Failure {
+    fn from(r: Refusal) -> Failure {
+        fail::failure(r.status, &r.category, &r.code, r.message, r.retryable)
     }
 }
 
@@ -206,9 +270,13 @@ struct Ctx<'a> {
     now: String,
 }
 
+fn as_map(fields: &[(String, String)]) -> Map<String, J> {
+    fields.iter().map(|(k, v)| (k.clone(), J::String(v.clone()))).collect()
+}
+
 /// Writes one batch: inserts new contacts, updates merged ones, links all of
 /// them to the categories. Drains `batch`.
-fn flush(ctx: &Ctx, batch: &mut Vec<ImportRow>, report: &mut Report, used_keys: &mut [bool], plan: &Plan) -> HResult<()> {
+fn flush(ctx: &Ctx, batch: &mut Vec<ImportRow>, report: &mut Report, used_keys: &mut [bool], keys: &[String]) -> HResult<()> {
     if batch.is_empty() {
         return Ok(());
     }
@@ -228,26 +296,23 @@ fn flush(ctx: &Ctx, batch: &mut Vec<ImportRow>, report: &mut Report, used_keys: 
         if let Some(current) = seen.get_mut(&row.mobile) {
             if ctx.update_existing {
                 let mut merged = current.clone();
-                merged.extend(row.fields.iter().map(|(k, v)| (k.clone(), v.clone())));
+                merged.extend(as_map(&row.fields));
                 if merged.len() > fields::MAX_FIELDS {
-                    report.fail(RowError {
-                        row: row.row,
-                        column: None,
-                        code: "too_many_fields",
-                        message: format!("merging this row would give the contact more than {} custom fields", fields::MAX_FIELDS),
-                    });
+                    let message = format!("merging this row would give the contact more than {} custom fields", fields::MAX_FIELDS);
+                    report.fail(Some(listed(row.row, None, "too_many_fields", &message)));
                     continue;
                 }
                 updates.push(vec![ctx.biz.into(), row.mobile.as_str().into(), row.name.clone().into(), J::Object(merged.clone()).to_string().into(), ctx.now.as_str().into()]);
                 *current = merged;
-                mark_used(&row, used_keys, plan);
+                mark_used(&row, used_keys, keys);
             }
             report.merged += 1;
         } else {
             let name = row.name.clone().unwrap_or_else(|| row.mobile.clone());
-            inserts.push(vec![new_id().into(), ctx.biz.into(), row.mobile.as_str().into(), name.into(), J::Object(row.fields.clone()).to_string().into(), ctx.now.as_str().into()]);
-            mark_used(&row, used_keys, plan);
-            seen.insert(row.mobile.clone(), row.fields);
+            let fields = as_map(&row.fields);
+            inserts.push(vec![new_id().into(), ctx.biz.into(), row.mobile.as_str().into(), name.into(), J::Object(fields.clone()).to_string().into(), ctx.now.as_str().into()]);
+            mark_used(&row, used_keys, keys);
+            seen.insert(row.mobile.clone(), fields);
             report.created += 1;
         }
         linked.push(row.mobile);
@@ -265,44 +330,88 @@ fn flush(ctx: &Ctx, batch: &mut Vec<ImportRow>, report: &mut Report, used_keys: 
     Ok(())
 }
 
-fn mark_used(row: &ImportRow, used: &mut [bool], plan: &Plan) {
-    for (n, (_, key)) in plan.fields.iter().enumerate() {
-        if row.fields.contains_key(key) {
+fn mark_used(row: &ImportRow, used: &mut [bool], keys: &[String]) {
+    for (n, key) in keys.iter().enumerate() {
+        if row.fields.iter().any(|(k, _)| k == key) {
             used[n] = true;
         }
     }
 }
 
-pub fn run(req: &Request) -> HResult<Success> {
-    let biz = req.business_id.as_str();
+/// The prepare step, before the write transaction: the body and every
+/// record parsed, nothing read or written.
+pub fn prepare(req: &Request) -> HResult<Vec<u8>> {
+    postcard::to_allocvec(&parse(req)?).map_err(|_| fail::internal("import_not_prepared", "the import could not be prepared"))
+}
+
+fn parse(req: &Request) -> HResult<Prepared> {
     let body: ImportBody = req::body(req)?;
-    let categories = model::resolve_categories(biz, &body.category_ids)?;
-
+    let mut prepared = Prepared { category_ids: body.category_ids, update_existing: body.update_existing, refused: None, field_keys: Vec::new(), items: Vec::new() };
     let mut records = csv::Reader::new(&body.csv);
-    let header = records.next().ok_or_else(|| fail::validation("empty_csv", "`csv` is empty: it needs a header row and data rows"))?;
-    let plan = plan(&header, body.mobile_column.as_deref(), body.name_column.as_deref())?;
-
-    let ctx = Ctx { biz, categories: &categories, update_existing: body.update_existing, now: now() };
-    let mut report = Report::default();
-    let mut used_keys = vec![false; plan.fields.len()];
-    let mut batch: Vec<ImportRow> = Vec::with_capacity(BATCH);
+    let planned = match records.next() {
+        None => Err(fail::validation("empty_csv", "`csv` is empty: it needs a header row and data rows")),
+        Some(header) => plan(&header, body.mobile_column.as_deref(), body.name_column.as_deref()),
+    };
+    let plan = match planned {
+        Ok(plan) => plan,
+        Err(f) => {
+            prepared.refused = Some(f.into());
+            return Ok(prepared);
+        }
+    };
+    prepared.field_keys = plan.fields.iter().map(|(_, k)| k.clone()).collect();
+    let mut listed = 0;
     for (i, rec) in records.enumerate() {
         if rec.is_blank() {
             continue;
         }
+        prepared.items.push(match parse_row(&plan, &rec, i as u64 + 2) {
+            Ok(row) => Item::Row(row),
+            // Only the first MAX_ERRORS failures can be listed, whatever
+            // the write adds: the rest travel as a mark.
+            Err(_) if listed >= MAX_ERRORS => Item::Unlisted,
+            Err(e) => {
+                listed += 1;
+                Item::Failed { row: e.row, column: e.column, code: e.code.to_string(), message: e.message }
+            }
+        });
+    }
+    Ok(prepared)
+}
+
+/// The write, inside the request's transaction: the prepared rows (or, for
+/// a caller without the prepare step, the body parsed here).
+pub fn run(req: &Request) -> HResult<Success> {
+    let biz = req.business_id.as_str();
+    let prepared: Prepared = match &req.prepared {
+        Some(bytes) => postcard::from_bytes(bytes).map_err(|_| fail::internal("import_not_prepared", "the prepared import could not be read"))?,
+        None => parse(req)?,
+    };
+    let categories = model::resolve_categories(biz, &prepared.category_ids)?;
+    if let Some(refused) = prepared.refused {
+        return Err(refused.into());
+    }
+
+    let keys = prepared.field_keys;
+    let ctx = Ctx { biz, categories: &categories, update_existing: prepared.update_existing, now: now() };
+    let mut report = Report::default();
+    let mut used_keys = vec![false; keys.len()];
+    let mut batch: Vec<ImportRow> = Vec::with_capacity(BATCH);
+    for item in prepared.items {
         report.total += 1;
-        match parse_row(&plan, &rec, i as u64 + 2) {
-            Ok(row) => batch.push(row),
-            Err(e) => report.fail(e),
+        match item {
+            Item::Row(row) => batch.push(row),
+            Item::Failed { row, column, code, message } => report.fail(Some(listed(row, column.as_deref(), &code, &message))),
+            Item::Unlisted => report.fail(None),
         }
         if batch.len() >= BATCH {
-            flush(&ctx, &mut batch, &mut report, &mut used_keys, &plan)?;
+            flush(&ctx, &mut batch, &mut report, &mut used_keys, &keys)?;
         }
     }
-    flush(&ctx, &mut batch, &mut report, &mut used_keys, &plan)?;
+    flush(&ctx, &mut batch, &mut report, &mut used_keys, &keys)?;
 
-    let keys: Vec<String> = plan.fields.iter().zip(&used_keys).filter(|(_, u)| **u).map(|((_, k), _)| k.clone()).collect();
-    model::register_field_keys(biz, keys.iter(), &ctx.now)?;
+    let used: Vec<String> = keys.iter().zip(&used_keys).filter(|(_, u)| **u).map(|(k, _)| k.clone()).collect();
+    model::register_field_keys(biz, used.iter(), &ctx.now)?;
 
     ok(&json!({
         "totalRows": report.total,
@@ -357,7 +466,7 @@ mod tests {
         assert!(r.fields.is_empty());
         let r = parse_row(&p, &rec(&["+14155550123", "", "Paris"]), 3).unwrap();
         assert_eq!(r.name, None);
-        assert_eq!(r.fields.get("city"), Some(&J::String("Paris".into())));
+        assert_eq!(r.fields, vec![("city".to_string(), "Paris".to_string())]);
 
         let e = parse_row(&p, &rec(&["+14155550123", "x"]), 4).unwrap_err();
         assert_eq!((e.code, e.row, e.column.clone()), ("ragged_row", 4, None));

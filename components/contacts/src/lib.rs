@@ -41,3 +41,12 @@ pub fn handle(req: Request) -> Result<Success, Failure> {
         other => Err(fail::not_implemented(other)),
     }
 }
+
+/// The area's prepare steps, run before the write transaction (see
+/// `handler.prepare` in the WIT): the CSV of an import.
+pub fn prepare(req: Request) -> Result<Vec<u8>, Failure> {
+    match req.operation.as_str() {
+        "importContacts" => import::prepare(&req),
+        _ => switchboard_guest::no_prepare_step(req),
+    }
+}

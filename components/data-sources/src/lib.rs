@@ -35,3 +35,12 @@ pub fn handle(req: Request) -> HResult<Success> {
         other => Err(fail::not_implemented(other)),
     }
 }
+
+/// The area's prepare steps, run before the write transaction (see
+/// `handler.prepare` in the WIT): a JSON upload's base64, decoded.
+pub fn prepare(req: Request) -> HResult<Vec<u8>> {
+    match req.operation.as_str() {
+        "uploadDataSourceAsset" => upload::prepare(&req),
+        _ => switchboard_guest::no_prepare_step(req),
+    }
+}

@@ -3,10 +3,14 @@
 //! `data-sources.ingest` job, all in the request's transaction; answers 202.
 //!
 //! Two forms reach this handler:
-//! - JSON: the file is `contentBase64`. The body is parsed with the base64
-//!   text borrowed from the request (no copy unless the JSON escapes `/` as
-//!   `\/`), then decoded one chunk at a time, so the component holds the
-//!   body plus one chunk.
+//! - JSON: the file is `contentBase64`, up to 64 MiB of body. [`prepare`]
+//!   runs before the write transaction (the WIT's `handler.prepare`,
+//!   reading and writing nothing): it parses the body with the base64 text
+//!   borrowed from the request (no copy unless the JSON escapes `/` as
+//!   `\/`) and decodes it, so the write gets the file's bytes
+//!   (`request.prepared`: a postcard header, then the bytes) and only
+//!   writes its chunks (a caller without the prepare step runs it first,
+//!   in the same instance).
 //! - Raw: the host has streamed the body into `staged_upload_chunks` (rows
 //!   of exactly `CHUNK_BYTES`) and hands over a body it built itself, naming
 //!   the staged upload (`stagedUploadId`, `byteSize`, `sha256`). The chunks
@@ -16,7 +20,7 @@
 //!
 //! Both forms share `accept`: the source checks, the version row and the job.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::borrow::Cow;
 use switchboard_guest::db::{self, RowExt};
@@ -52,31 +56,83 @@ struct Upload<'a> {
     sha256: Option<String>,
 }
 
-pub fn run(req: &Request) -> HResult<Success> {
+/// What [`prepare`] makes of an upload; the decoded file's bytes follow it
+/// in `request.prepared`.
+#[derive(Serialize, Deserialize)]
+enum Prepared {
+    /// A raw upload's host-built body: nothing to parse, it passes through.
+    Staged(String),
+    /// A JSON upload, decoded. `refused` is why its base64 did not decode
+    /// past the length check (answered after the source checks, as when
+    /// the decoding ran chunk by chunk in the write).
+    Decoded { data_source_id: String, file_name: String, format: String, refused: Option<String> },
+}
+
+fn invalid_base64(detail: impl std::fmt::Display) -> switchboard_guest::Failure {
+    fail::validation("invalid_base64", format!("`contentBase64` is not canonical standard base64: {detail}"))
+}
+
+/// The prepare step, before the write transaction: the body parsed and the
+/// file decoded, nothing read or written.
+pub fn prepare(req: &Request) -> HResult<Vec<u8>> {
     let text = req.body.as_deref().ok_or_else(|| fail::invalid_body("a JSON body is required"))?;
     let body: Upload = serde_json::from_str(text).map_err(fail::invalid_body)?;
-    match (&body.content_base64, &body.staged_upload_id) {
-        (Some(b64), None) => from_base64(req, &body, &b64.0),
-        (None, Some(staged)) => from_staged(req, &body, staged),
-        _ => Err(fail::invalid_body("send the file either as `contentBase64` in JSON or as the raw request body")),
+    let (prepared, file) = match (&body.content_base64, &body.staged_upload_id) {
+        (Some(b64), None) => {
+            let size = base64::decoded_len(&b64.0).map_err(invalid_base64)?;
+            if size == 0 {
+                return Err(fail::validation("empty_file", "`contentBase64` decodes to an empty file"));
+            }
+            let b64 = b64.0.as_bytes();
+            let pieces = b64.len().div_ceil(PIECE_CHARS);
+            let mut file = Vec::with_capacity(size);
+            let refused = b64.chunks(PIECE_CHARS).enumerate().find_map(|(seq, piece)| base64::decode_piece(piece, seq + 1 == pieces, &mut file).err());
+            (Prepared::Decoded { data_source_id: body.data_source_id, file_name: body.file_name, format: body.format, refused }, file)
+        }
+        (None, Some(_)) => (Prepared::Staged(text.to_string()), Vec::new()),
+        _ => return Err(fail::invalid_body("send the file either as `contentBase64` in JSON or as the raw request body")),
+    };
+    let mut out = postcard::to_allocvec(&prepared).map_err(|_| fail::internal("upload_not_prepared", "the upload could not be prepared"))?;
+    out.extend_from_slice(&file);
+    Ok(out)
+}
+
+/// The write, inside the request's transaction, of what [`prepare`] made
+/// (a caller without the prepare step has it made here).
+pub fn run(req: &Request) -> HResult<Success> {
+    let inline;
+    let prepared = match &req.prepared {
+        Some(prepared) => prepared,
+        None => {
+            inline = prepare(req)?;
+            &inline
+        }
+    };
+    let unreadable = || fail::internal("upload_not_prepared", "the prepared upload could not be read");
+    let (prepared, file) = postcard::take_from_bytes::<Prepared>(prepared).map_err(|_| unreadable())?;
+    match prepared {
+        Prepared::Staged(text) => {
+            let body: Upload = serde_json::from_str(&text).map_err(fail::invalid_body)?;
+            let staged = body.staged_upload_id.clone().ok_or_else(unreadable)?;
+            from_staged(req, &body, &staged)
+        }
+        Prepared::Decoded { data_source_id, file_name, format, refused } => {
+            let body = Upload { data_source_id, file_name, format, content_base64: None, staged_upload_id: None, byte_size: None, sha256: None };
+            from_decoded(req, &body, file, refused)
+        }
     }
 }
 
-fn from_base64(req: &Request, body: &Upload, b64: &str) -> HResult<Success> {
-    let size = base64::decoded_len(b64).map_err(|e| fail::validation("invalid_base64", format!("`contentBase64` is not canonical standard base64: {e}")))?;
-    if size == 0 {
-        return Err(fail::validation("empty_file", "`contentBase64` decodes to an empty file"));
-    }
-    let b64 = b64.as_bytes();
-    let pieces = b64.len().div_ceil(PIECE_CHARS);
-    accept(req, body, size as i64, CHUNK_BYTES as i64, |biz, version_id| {
-        let mut chunk = Vec::with_capacity(CHUNK_BYTES);
-        for (seq, piece) in b64.chunks(PIECE_CHARS).enumerate() {
-            chunk.clear();
-            base64::decode_piece(piece, seq + 1 == pieces, &mut chunk).map_err(|e| fail::validation("invalid_base64", format!("`contentBase64` is not canonical standard base64: {e}")))?;
+/// The write of a prepared JSON upload: the decoded file's chunks.
+fn from_decoded(req: &Request, body: &Upload, file: &[u8], refused: Option<String>) -> HResult<Success> {
+    accept(req, body, file.len() as i64, CHUNK_BYTES as i64, |biz, version_id| {
+        if let Some(detail) = refused {
+            return Err(invalid_base64(detail));
+        }
+        for (seq, chunk) in file.chunks(CHUNK_BYTES).enumerate() {
             db::execute(
                 "INSERT INTO ingestion_chunks (business_id, version_id, stream, seq, data) VALUES (?1, ?2, 0, ?3, ?4)",
-                &[biz.into(), version_id.into(), (seq as i64).into(), Value::Blob(std::mem::take(&mut chunk))],
+                &[biz.into(), version_id.into(), (seq as i64).into(), Value::Blob(chunk.to_vec())],
             )?;
         }
         Ok(())

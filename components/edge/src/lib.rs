@@ -71,6 +71,18 @@ fn area(component: Component) -> Option<Handle> {
     }
 }
 
+/// An area's prepare step (WIT `handler.prepare`), for the operations that
+/// have one (`Operation::prepared_before_write`).
+type Prepare = fn(Request) -> Result<Vec<u8>, switchboard_guest::Failure>;
+
+fn prepare_step(component: Component) -> Option<Prepare> {
+    match component {
+        Component::Contacts => Some(switchboard_contacts_area::prepare),
+        Component::DataSources => Some(switchboard_data_sources_area::prepare),
+        _ => None,
+    }
+}
+
 /// What a request came to: a whole answer, a download streamed in pieces,
 /// or the write node's answer (already streamed to the client).
 // One per request, moved once: boxing the first piece would buy nothing.
@@ -424,6 +436,7 @@ fn request(a: &mut Admitted, request_id: &str) -> Request {
         caller: a.caller.clone(),
         request_id: request_id.to_string(),
         stream_cursor: None,
+        prepared: None,
     }
 }
 
@@ -443,12 +456,25 @@ fn read(a: &Admitted, req: Request, handle: Handle, request_id: &str) -> Answer 
 }
 
 /// A mutation: one write transaction at the primary, the shared flow inside.
-fn write(a: &Admitted, req: Request, handle: Handle, request_id: &str) -> Reply {
+fn write(a: &Admitted, mut req: Request, handle: Handle, request_id: &str) -> Reply {
+    // A large body is parsed before the transaction, as in a node's
+    // pipeline: the prepared bytes replace the body; a failure is the answer.
+    let mut refused = None;
+    if let Some(prepare) = prepare_step(a.op.component).filter(|_| a.op.prepared_before_write()) {
+        let with_body = Request { body: req.body.take(), ..req.clone() };
+        match prepare(with_body) {
+            Ok(prepared) => req.prepared = Some(prepared),
+            Err(f) => refused = Some(f),
+        }
+    }
     if transaction::control("BEGIN IMMEDIATE").is_err() {
         return Reply::failure(&unavailable(), request_id);
     }
     let (_, reply) = exchange::mutation(EdgeSql, a, request_id, switchboard_guest::clock::now_ms(), |tx| {
-        let mut result = handle(req);
+        let mut result = match refused {
+            Some(f) => Err(f),
+            None => handle(req),
+        };
         if matches!(&result, Ok(s) if s.body.is_some()) {
             // Downloads are reads (see the host's pipeline).
             log_error(&format!("requestId={request_id} {} (a mutation) answered with a raw body piece", a.op.id));

@@ -68,14 +68,26 @@ pub use bindings::switchboard::provider::{ai, carrier, clock, ids, log, messenge
 /// by the dispatcher): `switchboard_guest::area_component!(my_area::handle);`
 /// is the whole wrapper crate. The export lives only in the wrapper, so the
 /// dispatcher can link the area library without exporting its handler.
+///
+/// An area with operations that parse a large body before the write
+/// (`Operation::prepared_before_write`) names its prepare step too:
+/// `area_component!(my_area::handle, my_area::prepare);` with `pub fn
+/// prepare(req) -> HResult<Vec<u8>>` (see `handler.prepare` in the WIT);
+/// without one, `prepare` answers [`no_prepare_step`].
 #[macro_export]
 macro_rules! area_component {
     ($handle:path) => {
+        $crate::area_component!($handle, $crate::no_prepare_step);
+    };
+    ($handle:path, $prepare:path) => {
         struct Component;
 
         impl $crate::Guest for Component {
             fn handle(req: $crate::Request) -> ::core::result::Result<$crate::Success, $crate::Failure> {
                 $handle(req)
+            }
+            fn prepare(req: $crate::Request) -> ::core::result::Result<::std::vec::Vec<u8>, $crate::Failure> {
+                $prepare(req)
             }
         }
 
@@ -84,6 +96,12 @@ macro_rules! area_component {
         #[cfg(target_arch = "wasm32")]
         $crate::export!(Component);
     };
+}
+
+/// The prepare step of an area (or an operation) that has none: the host
+/// asked for one the operation table promised and the area does not have.
+pub fn no_prepare_step(req: Request) -> HResult<Vec<u8>> {
+    Err(fail::internal("no_prepare_step", format!("{} has no prepare step in this component", req.operation)))
 }
 
 /// The result type of a handler and of every helper that can fail a request.

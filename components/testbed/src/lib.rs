@@ -86,6 +86,22 @@ impl Guest for Testbed {
             _ => ok(&json!({"contacts": [], "nextCursor": null})),
         }
     }
+
+    /// `importContacts`' prepare step tries the store, a read and a write:
+    /// the host must refuse both before the write transaction. It answers
+    /// 400 `prepare_store_refused` with what the host said, or 500
+    /// `prepare_store_allowed` should either have gone through.
+    fn prepare(req: Request) -> Result<Vec<u8>, Failure> {
+        let read = switchboard_guest::store::query("SELECT COUNT(*) FROM categories WHERE business_id = ?1", &[req.business_id.as_str().into()]);
+        let write = switchboard_guest::store::execute(
+            "INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, 'from-prepare', '2026-01-01T00:00:00.000Z')",
+            &[switchboard_guest::new_id().into(), req.business_id.as_str().into()],
+        );
+        match (read, write) {
+            (Err(r), Err(w)) => Err(fail::validation("prepare_store_refused", format!("read: {}; write: {}", r.message, w.message))),
+            _ => Err(fail::internal("prepare_store_allowed", "the store answered a prepare step")),
+        }
+    }
 }
 
 #[cfg(target_arch = "wasm32")]

@@ -53,6 +53,33 @@ pub fn write_batch(requests: usize) {
     metrics::histogram!("switchboard_write_batch_requests").record(requests as f64);
 }
 
+/// How long a mutation's component ran inside the write transaction (the
+/// part of its time it held the write gate), by operation.
+pub fn write_call(operation: &'static str, started: Instant) {
+    metrics::histogram!("switchboard_write_call_seconds", "operation" => operation).record(started.elapsed().as_secs_f64());
+}
+
+/// A mutation's prepare step, its body parsed before the write transaction:
+/// `switchboard_prepares_in_flight` counts it until the guard drops, which
+/// records its time by operation.
+pub fn prepare_step(operation: &'static str) -> PrepareStep {
+    metrics::gauge!("switchboard_prepares_in_flight").increment(1.0);
+    PrepareStep { operation, started: Instant::now() }
+}
+
+/// A running prepare step (see [`prepare_step`]).
+pub struct PrepareStep {
+    operation: &'static str,
+    started: Instant,
+}
+
+impl Drop for PrepareStep {
+    fn drop(&mut self) {
+        metrics::gauge!("switchboard_prepares_in_flight").decrement(1.0);
+        metrics::histogram!("switchboard_prepare_seconds", "operation" => self.operation).record(self.started.elapsed().as_secs_f64());
+    }
+}
+
 /// How long a writer (a mutation batch, a job step, an upload chunk)
 /// waited for the write gate, and whether it got it.
 pub fn write_gate_wait(asked: Instant, got: bool) {

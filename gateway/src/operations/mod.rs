@@ -230,6 +230,13 @@ impl Operation {
         }
     }
 
+    /// Whether the owning component parses the body in a prepare step before
+    /// the write transaction (WIT `handler.prepare`): the operations whose
+    /// body is large and whose parse would otherwise hold the write gate.
+    pub fn prepared_before_write(&self) -> bool {
+        matches!(self.id, "importContacts" | "uploadDataSourceAsset")
+    }
+
     /// Fields of `data` that carry a copy-once secret. They are never stored
     /// with an idempotency record, so a replay cannot show them again.
     pub fn secret_fields(&self) -> &'static [&'static str] {

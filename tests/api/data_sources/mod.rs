@@ -388,6 +388,35 @@ fn spreadsheets_and_corrupt_files() {
     assert_eq!((d["ingestion"]["stage"].as_str(), d["ingestion"]["rowCount"].as_i64()), (Some("needs_review"), Some(0)), "{d}");
 }
 
+/// A JSON upload's base64 is decoded in the component's prepare step,
+/// before the write transaction (issue 41); the write stores the decoded
+/// file's chunks, over several chunk rows here, and ingestion reads them
+/// back whole.
+#[test]
+fn json_uploads_are_decoded_before_the_write_transaction() {
+    let c = setup();
+    let src = c.table("Parts");
+    let mut csv = String::from("sku,qty\n");
+    let mut rows = 0;
+    while csv.len() < 700_000 {
+        csv.push_str(&format!("S{rows:06},{}\n", rows % 97));
+        rows += 1;
+    }
+    let prepared = |s: &crate::harness::Server| {
+        let text = s.req().get("/metrics").text;
+        text.lines().find_map(|l| l.strip_prefix(r#"switchboard_prepare_seconds_count{operation="uploadDataSourceAsset"} "#).map(|v| v.trim().parse::<u64>().unwrap())).unwrap_or(0)
+    };
+    let v = c.ingest(&src, "parts.csv", "csv", csv.as_bytes());
+    let d = c.wait(&v, &["active", "needs_review", "failed"]);
+    assert_eq!(d["ingestion"]["stage"], "active", "{d}");
+    assert_eq!(d["ingestion"]["rowCount"], rows);
+    assert_eq!(prepared(&c.s), 1);
+    // An unknown source is still a 404 (the write's check), after the step.
+    let r = c.upload(&uuid::Uuid::new_v4().to_string(), "x.csv", "csv", b"a\n1\n");
+    r.assert_failure(404, "not_found");
+    assert_eq!(prepared(&c.s), 2);
+}
+
 #[test]
 fn tenancy_isolation() {
     let c = setup();

@@ -34,6 +34,9 @@ pub struct RequestState {
     pub(super) lazy: Option<LazyWrite>,
     /// Set for a job step: which job and fence it runs under.
     pub(super) step: Option<StepContext>,
+    /// Set for a prepare step (`Components::prepare`): it runs before the
+    /// write transaction, so `store` and `jobs` refuse every call.
+    pub(super) preparing: bool,
 }
 
 /// The job a step runs under, for `jobs.begin-effect`.
@@ -77,6 +80,7 @@ impl RequestState {
             providers,
             lazy: None,
             step: None,
+            preparing: false,
         }
     }
 
@@ -215,8 +219,18 @@ fn store_error_text(message: String) -> store::StoreError {
 
 impl types::Host for RequestState {}
 
+impl RequestState {
+    fn refuse_in_prepare(&self) -> Result<(), store::StoreError> {
+        if self.preparing {
+            return Err(store::StoreError { kind: "other".into(), message: "a prepare step runs before the transaction: it may not read or write storage".into() });
+        }
+        Ok(())
+    }
+}
+
 impl store::Host for RequestState {
     fn query(&mut self, sql: String, params: Vec<types::Value>) -> Result<Vec<Vec<types::Value>>, store::StoreError> {
+        self.refuse_in_prepare()?;
         refuse_host_owned(&sql)?;
         if !reads_only(&sql) {
             self.begin_write()?;
@@ -226,6 +240,7 @@ impl store::Host for RequestState {
     }
 
     fn execute(&mut self, sql: String, params: Vec<types::Value>) -> Result<u64, store::StoreError> {
+        self.refuse_in_prepare()?;
         refuse_host_owned(&sql)?;
         self.begin_write()?;
         let params: Vec<SqlValue> = params.into_iter().map(to_sql).collect();
@@ -233,6 +248,7 @@ impl store::Host for RequestState {
     }
 
     fn execute_many(&mut self, sql: String, rows: Vec<Vec<types::Value>>) -> Result<u64, store::StoreError> {
+        self.refuse_in_prepare()?;
         refuse_host_owned(&sql)?;
         self.begin_write()?;
         let rows = rows.into_iter().map(|row| row.into_iter().map(to_sql).collect()).collect();
@@ -242,6 +258,7 @@ impl store::Host for RequestState {
 
 impl jobs::Host for RequestState {
     fn enqueue(&mut self, kind: String, business_id: String, payload_json: String, options: jobs::JobOptions) -> Result<String, store::StoreError> {
+        self.refuse_in_prepare()?;
         self.begin_write()?;
         let id = uuid::Uuid::now_v7().to_string();
         let job = switchboard_gateway::storage::NewJob { id: id.clone(), kind, business_id, payload_json, calls_out: options.calls_out, lane: options.lane, delay_ms: options.delay_ms };

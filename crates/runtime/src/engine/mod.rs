@@ -13,6 +13,7 @@
 //!   a business's plugin).
 
 pub mod imports;
+mod prepare;
 pub mod providers;
 
 use anyhow::{Context, Result};
