@@ -3,6 +3,13 @@
 #
 #   bench/ingest.sh [SMALL_MB] [LARGE_MB]      (default 10 and 45)
 #   UPLOAD=json bench/ingest.sh ...            the JSON (base64) form instead
+#   LOOKUPS=4 bench/ingest.sh ...              declared fields, the first 4 of
+#                                              them lookup fields (default 0:
+#                                              no declared fields, so the first
+#                                              column is the one lookup field)
+#   SWITCHBOARD_BIN=PATH bench/ingest.sh ...   another build (no cargo build)
+#   PROFILE=FILE bench/ingest.sh ...           perf record -g of the server
+#                                              during each ingestion (FILE.MB)
 #
 # Builds the release binary. For each size, starts a fresh server (own temp
 # data dir), generates a CSV of about that many MB (5 columns: integer id,
@@ -14,6 +21,8 @@
 #   upload s      time of the POST (until the 202: staged, moved, job queued)
 #   ingest s      from the 202 to stage `active` (parse + validate jobs)
 #   rows/s        rows / ingest s
+#   cpu s         the server's CPU time (user + system) during ingestion,
+#                 steadier than rows/s on a machine shared with other work
 #   idle MiB      VmHWM after start-up, before the upload
 #   upload MiB    VmHWM after the upload request, the figure that must not
 #                 grow with size for the raw form (the JSON form holds the body)
@@ -24,9 +33,15 @@ cd "$(dirname "$0")/.."
 SMALL=${1:-10}
 LARGE=${2:-45}
 UPLOAD=${UPLOAD:-raw}
-rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
-cargo build --release -q -p switchboard
-BIN=${CARGO_TARGET_DIR:-target}/release/switchboard
+LOOKUPS=${LOOKUPS:-0}
+PROFILE=${PROFILE:-}
+if [ -n "${SWITCHBOARD_BIN:-}" ]; then
+  BIN=$SWITCHBOARD_BIN
+else
+  rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
+  cargo build --release -q -p switchboard
+  BIN=${CARGO_TARGET_DIR:-target}/release/switchboard
+fi
 
 run_size() { # MB
   local mb=$1 data port pid
@@ -38,14 +53,18 @@ run_size() { # MB
   local biz key
   biz=$($BIN admin --data-dir "$data" business create --name Bench | python3 -c 'import json,sys; print(json.load(sys.stdin)["businessId"])')
   key=$($BIN admin --data-dir "$data" key create --business "$biz" --scopes all | python3 -c 'import json,sys; print(json.load(sys.stdin)["apiKey"])')
-  python3 - "$mb" "http://127.0.0.1:$port" "$key" "$biz" "$pid" "$UPLOAD" <<'PY' || true
-import base64, json, sys, time, urllib.parse, urllib.request
+  python3 - "$mb" "http://127.0.0.1:$port" "$key" "$biz" "$pid" "$UPLOAD" "$LOOKUPS" "$PROFILE" <<'PY' || true
+import base64, json, os, signal, subprocess, sys, time, urllib.parse, urllib.request
 mb, base, key, biz, pid, form = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+lookups, profile = int(sys.argv[7]), sys.argv[8]
 
 def hwm():
     for line in open(f"/proc/{pid}/status"):
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
+def cpu():  # the server's CPU seconds so far (user + system)
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 def call(method, path, body=None, idem=None):
     h = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
     if idem: h["Idempotency-Key"] = idem
@@ -60,7 +79,11 @@ while size < target:
 csv = "".join(parts).encode(); rows = i
 del parts
 idle = hwm()
-src = call("POST", "/api/v1/data-sources", {"businessId": biz, "name": "Bench", "class": "structured", "kind": "table"}, "bench-src")["dataSource"]["id"]
+create = {"businessId": biz, "name": "Bench", "class": "structured", "kind": "table"}
+if lookups:
+    types = [("id", "integer"), ("name", "text"), ("score", "number"), ("joined", "date"), ("city", "text")]
+    create["fields"] = [{"key": k, "label": k, "type": t, "lookup": i < lookups} for i, (k, t) in enumerate(types)]
+src = call("POST", "/api/v1/data-sources", create, "bench-src")["dataSource"]["id"]
 if form == "json":
     body = {"businessId": biz, "dataSourceId": src, "fileName": "bench.csv", "format": "csv", "contentBase64": base64.b64encode(csv).decode()}
     del csv
@@ -79,20 +102,25 @@ else:
 up = hwm()
 with open(f"/proc/{pid}/clear_refs", "w") as f:
     f.write("5")  # resets VmHWM to the current RSS
+c1 = cpu()
+perf = profile and subprocess.Popen(["perf", "record", "-g", "-q", "-p", pid, "-o", "%s.%d" % (profile, mb)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 while True:
     d = call("GET", f"/api/v1/data-sources/ingestions?businessId={biz}&ingestionId={acc['ingestionId']}")["ingestion"]
     if d["stage"] in ("active", "needs_review", "failed"):
         break
     time.sleep(0.2)
 t2 = time.time()
+c2 = cpu()
+if perf:
+    perf.send_signal(signal.SIGINT); perf.wait()
 assert d["stage"] == "active" and d["rowCount"] == rows, d
-print("%4s %6d MB  %9d rows  upload %6.1f s  ingest %6.1f s  %8.0f rows/s  idle %6.0f MiB  upload %6.0f MiB  ingest %6.0f MiB"
-      % (form, mb, rows, t1 - t0, t2 - t1, rows / (t2 - t1), idle, up, hwm()), flush=True)
+print("%4s L%d %6d MB  %9d rows  upload %6.1f s  ingest %6.1f s  %8.0f rows/s  cpu %5.1f s  idle %6.0f MiB  upload %6.0f MiB  ingest %6.0f MiB"
+      % (form, lookups, mb, rows, t1 - t0, t2 - t1, rows / (t2 - t1), c2 - c1, idle, up, hwm()), flush=True)
 PY
   kill $pid 2>/dev/null; wait $pid 2>/dev/null || true
   rm -rf "$data"
 }
 
-echo "release build; one fresh server per size; $UPLOAD upload"
+echo "$BIN; one fresh server per size; $UPLOAD upload; $LOOKUPS lookup fields declared"
 run_size "$SMALL"
 run_size "$LARGE"

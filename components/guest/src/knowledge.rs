@@ -58,7 +58,18 @@ pub fn lookup_value(cell: &str) -> Option<String> {
 
 /// A structured row as a passage: `Header: value; …` (empty cells left out).
 pub fn row_passage<H: AsRef<str>, C: AsRef<str>>(headers: &[H], cells: &[Option<C>]) -> String {
-    headers.iter().zip(cells).filter_map(|(h, c)| c.as_ref().map(|c| c.as_ref().trim()).filter(|c| !c.is_empty()).map(|c| format!("{}: {c}", h.as_ref().trim()))).collect::<Vec<_>>().join("; ")
+    // Written into one string: ingestion builds one per row.
+    let mut out = String::new();
+    for (h, c) in headers.iter().zip(cells) {
+        let Some(c) = c.as_ref().map(|c| c.as_ref().trim()).filter(|c| !c.is_empty()) else { continue };
+        if !out.is_empty() {
+            out.push_str("; ");
+        }
+        out.push_str(h.as_ref().trim());
+        out.push_str(": ");
+        out.push_str(c);
+    }
+    out
 }
 
 /// The token that scopes a passage to its source and version: both uuids

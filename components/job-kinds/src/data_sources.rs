@@ -72,6 +72,16 @@ pub struct Ingest {
     /// found by the conversion and put on the columns with the header.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sheet_dates: Vec<(usize, SheetDate)>,
+    /// Parse: the type of each column (by position) the rows are
+    /// interpreted with as they are stored, taken from the first rows
+    /// (empty until then). When the types decided after the parse are the
+    /// same, the interpret pass is skipped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub typed_as: Vec<String>,
+    /// Parse: a cell did not fit `typed_as`, so the interpret pass runs
+    /// over every row as before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untyped: bool,
 }
 
 fn yes() -> bool {
@@ -94,6 +104,8 @@ impl Ingest {
             resolved: false,
             activate: true,
             sheet_dates: Vec::new(),
+            typed_as: Vec::new(),
+            untyped: false,
         }
     }
 

@@ -73,6 +73,19 @@ fn data_sources_kinds() {
         r#"{"versionId":"v1","phase":"interpret","stream":0,"fmt":null,"size":0,"offset":0,"row":0,"started":false,"badElements":0,"resolved":true,"activate":false,"sheetDates":[[2,{"kind":"dateTime","base1904":true}],[3,{"kind":"date","base1904":false}]]}"#,
         options(false, None),
     );
+    let typed = Ingest { phase: Some("parse".into()), row: 5000, typed_as: vec!["integer".into(), "text".into()], ..Ingest::start("v1") };
+    pinned(
+        DataSourcesJob::Ingest(typed.clone()),
+        "data-sources.ingest",
+        r#"{"versionId":"v1","phase":"parse","stream":0,"fmt":null,"size":0,"offset":0,"row":5000,"started":false,"badElements":0,"resolved":false,"activate":true,"typedAs":["integer","text"]}"#,
+        options(false, None),
+    );
+    pinned(
+        DataSourcesJob::Ingest(Ingest { untyped: true, ..typed }),
+        "data-sources.ingest",
+        r#"{"versionId":"v1","phase":"parse","stream":0,"fmt":null,"size":0,"offset":0,"row":5000,"started":false,"badElements":0,"resolved":false,"activate":true,"typedAs":["integer","text"],"untyped":true}"#,
+        options(false, None),
+    );
     pinned(DataSourcesJob::Embed(Embed { source_id: "s1".into(), after: 40 }), "data-sources.embed", r#"{"sourceId":"s1","after":40}"#, options(true, Some("embed:s1")));
 }
 

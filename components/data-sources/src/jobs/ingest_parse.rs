@@ -8,7 +8,7 @@ use switchboard_guest::job_kinds::data_sources as cursor;
 use switchboard_guest::{knowledge, Failure, Value};
 use switchboard_tabular::{csv, infer, jsonscan, xlsx};
 
-use super::ingest::{add_issues, finish_parse, load_columns, Column, Payload, Step, Stop, Version, MAX_COLUMNS, STEP_BYTES, STEP_ROWS};
+use super::ingest::{add_issues, column_type, finish_parse, interpret_row, load_columns, Column, Payload, Step, Stop, Version, MAX_COLUMNS, STEP_BYTES, STEP_ROWS};
 
 /// Largest single row a window may grow to.
 const MAX_WINDOW: usize = 8 << 20;
@@ -46,33 +46,64 @@ struct Batch<'a> {
     /// label (ignoring case) takes its key, type and lookup flag.
     declared: Vec<Declared>,
     new_cols: usize,
-    rows: Vec<Vec<Value>>,
-    /// The rows as grounding passages and their cells as lookup keys
-    /// (`knowledge.rs`), written with them: versions are immutable.
+    /// (row number, `original`, `interpreted`).
+    rows: Vec<(i64, String, Option<String>)>,
+    /// The rows as grounding passages (row number, text) and their cells
+    /// as lookup keys (column, key, row number; `knowledge.rs`), written
+    /// with them: versions are immutable.
     scope: String,
-    passages: Vec<Vec<Value>>,
-    lookups: Vec<Vec<Value>>,
+    passages: Vec<(i64, String)>,
+    lookups: Vec<(usize, String, i64)>,
+    /// Each column's header as passages show it.
+    headers: Vec<String>,
     issues: Vec<(Option<i64>, Option<String>, String)>,
+    /// The types rows are interpreted with as they are stored (the
+    /// cursor's `typed_as`; empty until the first rows suggest them).
+    typed_as: Vec<String>,
+    /// A cell did not fit `typed_as` (or a column came after it): the
+    /// interpret pass will type every row.
+    untyped: bool,
+    /// Before `typed_as` is known: the rows' cells (by index in `rows`),
+    /// interpreted once this batch's kinds suggest the types.
+    pending: Vec<(usize, Vec<Option<String>>)>,
 }
 
 impl Batch<'_> {
     /// A row: its cells as read (one per column known so far) and their
     /// JSON (`original`).
     fn push_row<C: AsRef<str>>(&mut self, number: i64, original: String, cells: &[Option<C>]) {
-        let v = self.v;
-        self.rows.push(vec![v.biz.as_str().into(), v.id.as_str().into(), number.into(), original.into()]);
+        let interpreted = if self.untyped {
+            None
+        } else if self.typed_as.is_empty() {
+            self.pending.push((self.rows.len(), cells.iter().map(|c| c.as_ref().map(|c| c.as_ref().to_string())).collect()));
+            None
+        } else if self.typed_as.len() != self.cols.len() {
+            self.untyped = true;
+            None
+        } else {
+            let types: Vec<&str> = self.typed_as.iter().map(String::as_str).collect();
+            let mut misfit = false;
+            let text = interpret_row(&self.cols, &types, |i| cells.get(i).and_then(|c| c.as_ref()).map(|c| c.as_ref()), |_, _, _| misfit = true);
+            self.untyped |= misfit;
+            (!misfit).then_some(text)
+        };
+        self.rows.push((number, original, interpreted));
         // A passage agents can find once the version is active (`Header: value; …`).
-        let headers: Vec<&str> = self.cols.iter().map(|c| knowledge::header(&c.name, &c.key)).collect();
-        let text = knowledge::row_passage(&headers, cells);
+        if self.headers.len() != self.cols.len() {
+            self.headers = self.cols.iter().map(|c| knowledge::header(&c.name, &c.key).to_string()).collect();
+        }
+        let text = knowledge::row_passage(&self.headers, cells);
         if !text.is_empty() {
-            self.passages.push(vec![text.into(), self.scope.as_str().into(), v.biz.as_str().into(), v.source_id.as_str().into(), v.id.as_str().into(), number.into()]);
+            self.passages.push((number, text));
         }
         // The cells of lookup columns are keys of the exact `lookup`, by
         // the column's field key (unique per version, so a row never
         // repeats a (key, value)).
-        for (c, cell) in self.cols.iter().zip(cells).filter(|(c, _)| c.lookup) {
-            if let Some(value) = cell.as_ref().and_then(|cell| knowledge::lookup_value(cell.as_ref())) {
-                self.lookups.push(vec![v.biz.as_str().into(), v.id.as_str().into(), c.key.as_str().into(), value.into(), number.into()]);
+        for (i, (c, cell)) in self.cols.iter().zip(cells).enumerate() {
+            if c.lookup {
+                if let Some(value) = cell.as_ref().and_then(|cell| knowledge::lookup_value(cell.as_ref())) {
+                    self.lookups.push((i, value, number));
+                }
             }
         }
     }
@@ -107,12 +138,58 @@ impl Batch<'_> {
         Ok(position)
     }
 
-    /// Persists rows, issues, new columns and column stats.
-    fn save(self, p: &Payload) -> Result<(), Failure> {
+    /// The first rows stored: their kinds suggest the types every row is
+    /// interpreted with from now on (checked against the decided types
+    /// after the parse).
+    fn type_pending(&mut self) {
+        if self.rows.is_empty() || !self.typed_as.is_empty() || self.untyped {
+            return;
+        }
+        self.typed_as = self.cols.iter().map(column_type).collect();
+        let types: Vec<&str> = self.typed_as.iter().map(String::as_str).collect();
+        for (at, cells) in std::mem::take(&mut self.pending) {
+            let mut misfit = false;
+            let text = interpret_row(&self.cols, &types, |i| cells.get(i).and_then(|c| c.as_deref()), |_, _, _| misfit = true);
+            if misfit {
+                self.untyped = true;
+                break;
+            }
+            self.rows[at].2 = Some(text);
+        }
+    }
+
+    /// Persists rows, issues, new columns and column stats, and the
+    /// interpretation's state in the cursor.
+    fn save(mut self, p: &mut Payload) -> Result<(), Failure> {
+        self.type_pending();
+        if self.untyped {
+            // The interpret pass types them all; none keeps a value of types it may not have.
+            for row in &mut self.rows {
+                row.2 = None;
+            }
+        }
+        p.typed_as = std::mem::take(&mut self.typed_as);
+        p.untyped = self.untyped;
         let v = self.v;
-        db::execute_many("INSERT INTO ingestion_rows (business_id, version_id, row_number, original) VALUES (?1, ?2, ?3, ?4)", &self.rows)?;
-        db::execute_many("INSERT INTO knowledge_fts (text, scope, business_id, data_source_id, version_id, item) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &self.passages)?;
-        db::execute_many("INSERT INTO lookup_values (business_id, version_id, field_key, value, row_number) VALUES (?1, ?2, ?3, ?4, ?5)", &self.lookups)?;
+        let (biz, id): (Value, Value) = (v.biz.as_str().into(), v.id.as_str().into());
+        // Each table's rows go in as one JSON array that SQLite's
+        // `json_each` walks (a few statements per step), rather than a
+        // statement per row whose every value crosses into the host alone.
+        insert_json(
+            "INSERT INTO ingestion_rows (business_id, version_id, row_number, original, interpreted) SELECT ?1, ?2, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?3)",
+            &[biz.clone(), id.clone()],
+            &self.rows,
+        )?;
+        insert_json(
+            "INSERT INTO knowledge_fts (text, scope, business_id, data_source_id, version_id, item) SELECT value ->> 1, ?1, ?2, ?3, ?4, value ->> 0 FROM json_each(?5)",
+            &[self.scope.as_str().into(), biz.clone(), v.source_id.as_str().into(), id.clone()],
+            &self.passages,
+        )?;
+        // In key order: neighbouring inserts then land on the same pages
+        // of the index.
+        let mut lookups: Vec<(&str, &str, i64)> = self.lookups.iter().map(|(c, value, n)| (self.cols[*c].key.as_str(), value.as_str(), *n)).collect();
+        lookups.sort_unstable();
+        insert_json("INSERT INTO lookup_values (business_id, version_id, field_key, value, row_number) SELECT ?1, ?2, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?3)", &[biz, id], &lookups)?;
         add_issues(v, "parse", &self.issues)?;
         let first_new = self.cols.len() - self.new_cols;
         let inserts: Vec<Vec<Value>> = self.cols[first_new..]
@@ -126,9 +203,38 @@ impl Batch<'_> {
             "UPDATE ingestion_versions SET row_count = row_count + ?3, updated_at = ?4 WHERE business_id = ?1 AND id = ?2",
             &[v.biz.as_str().into(), v.id.as_str().into(), (self.rows.len() as i64).into(), switchboard_guest::now().into()],
         )?;
-        let _ = p;
         Ok(())
     }
+}
+
+/// JSON text per statement of [`insert_json`] (a long row makes one larger).
+const JSON_BATCH_BYTES: usize = 256 << 10;
+
+/// Runs `sql` (an `INSERT … SELECT … FROM json_each(?N)`, N the parameter
+/// after `fixed`) over `items` as JSON arrays of about
+/// [`JSON_BATCH_BYTES`] each.
+fn insert_json<T: serde::Serialize>(sql: &str, fixed: &[Value], items: &[T]) -> Result<(), Failure> {
+    let mut params = fixed.to_vec();
+    let mut buf: Vec<u8> = Vec::new();
+    let mut flush = |buf: &mut Vec<u8>| -> Result<(), Failure> {
+        buf.push(b']');
+        let json = String::from_utf8(std::mem::take(buf)).expect("serde_json writes UTF-8");
+        params.push(json.into());
+        db::execute(sql, &params)?;
+        params.pop();
+        Ok(())
+    };
+    for item in items {
+        buf.push(if buf.is_empty() { b'[' } else { b',' });
+        serde_json::to_writer(&mut buf, item).expect("rows serialise");
+        if buf.len() >= JSON_BATCH_BYTES {
+            flush(&mut buf)?;
+        }
+    }
+    if !buf.is_empty() {
+        flush(&mut buf)?;
+    }
+    Ok(())
 }
 
 /// A declared field of the source.
@@ -154,7 +260,7 @@ fn declared_fields(v: &Version) -> Result<Vec<Declared>, Failure> {
     .collect())
 }
 
-fn batch(v: &Version) -> Result<Batch<'_>, Failure> {
+fn batch<'a>(v: &'a Version, p: &Payload) -> Result<Batch<'a>, Failure> {
     Ok(Batch {
         v,
         cols: load_columns(v)?,
@@ -164,7 +270,11 @@ fn batch(v: &Version) -> Result<Batch<'_>, Failure> {
         scope: knowledge::scope_token(&v.source_id, &v.id),
         passages: Vec::new(),
         lookups: Vec::new(),
+        headers: Vec::new(),
         issues: Vec::new(),
+        typed_as: p.typed_as.clone(),
+        untyped: p.untyped,
+        pending: Vec::new(),
     })
 }
 
@@ -195,7 +305,7 @@ fn delimited(v: &Version, mut p: Payload, delim: u8) -> Step<Option<Payload>> {
             }
         };
         let whole = eof && text.len() == window.len();
-        let mut b = batch(v)?;
+        let mut b = batch(v, &p)?;
         let mut reader = csv::Reader::with_delimiter(text, delim);
         let mut consumed = 0usize;
         let mut any = false;
@@ -253,7 +363,7 @@ fn delimited(v: &Version, mut p: Payload, delim: u8) -> Step<Option<Payload>> {
         }
         p.offset += consumed as u64;
         let done = whole && (consumed == text.len() || !any);
-        b.save(&p)?;
+        b.save(&mut p)?;
         if done {
             if !p.started {
                 return Err(Stop::Fail("the file is empty (no header row)".into()));
@@ -283,7 +393,7 @@ fn json(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
                 }
             }
         }
-        let mut b = batch(v)?;
+        let mut b = batch(v, &p)?;
         let mut done = false;
         let mut progressed = pos > 0;
         loop {
@@ -322,7 +432,7 @@ fn json(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
             return Err(Stop::Fail("the JSON file has content after the closing `]`".into()));
         }
         p.offset += pos as u64;
-        b.save(&p)?;
+        b.save(&mut p)?;
         if done {
             let total = db::query_one("SELECT row_count FROM ingestion_versions WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.id.as_str().into()])?.map_or(0, |r| r.int(0));
             if total == 0 && p.bad_elements > 0 {
