@@ -400,7 +400,14 @@ fn load_or_compile(engine: &Engine, cache_dir: &Path, name: &str, wasm: &[u8]) -
             return Ok((c, Origin::Cache));
         }
     }
-    let bytes = engine.precompile_component(wasm).map_err(anyhow::Error::from).with_context(|| format!("compiling component {name}"))?;
+    // wasmtime compiles a component's functions in parallel on rayon's
+    // pool: here a pool of this compile's own, whose threads end with it,
+    // so the memory they worked in can go back to the system (the host's
+    // `mi_collect` after the start) instead of staying with idle threads
+    // for the life of the server.
+    let pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("compile-{i}")).build()?;
+    let bytes = pool.install(|| engine.precompile_component(wasm)).map_err(anyhow::Error::from).with_context(|| format!("compiling component {name}"))?;
+    drop(pool);
     match write_artifact(cache_dir, &path, &bytes) {
         Ok(()) => {
             prune(cache_dir, name);
