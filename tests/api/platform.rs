@@ -521,3 +521,35 @@ fn text_with_a_nul_character_is_refused_never_shortened() {
     let r = s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}&search=%00", t.business));
     assert_eq!((r.status, r.code()), (400, "nul_character"), "{}", r.text);
 }
+
+/// Issue 38: a request's component instance is reused for the same
+/// business's next request (no instantiation, no memory reset), never for
+/// another business's: a second business's first call gets a fresh one.
+#[test]
+fn instances_are_reused_within_a_business_only() {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
+    let a = tenant(&dir.0, "all");
+    let b = tenant(&dir.0, "all");
+    let metric = |origin: &str| -> f64 {
+        let text = s.req().get("/metrics").text;
+        let name = format!("switchboard_component_instances_total{{origin=\"{origin}\"}} ");
+        text.lines().find_map(|l| l.strip_prefix(name.as_str())).map_or(0.0, |v| v.trim().parse().unwrap())
+    };
+    let list = |t: &Tenant| s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}", t.business)).assert_ok(200).clone();
+    list(&a);
+    list(&a);
+    let (warm, fresh) = (metric("warm"), metric("fresh"));
+    assert!(warm >= 1.0, "the same business's second read reuses the first's instance ({warm} warm, {fresh} fresh)");
+    // B's first read: a fresh instance, although A's is idle.
+    list(&b);
+    assert_eq!((metric("warm"), metric("fresh")), (warm, fresh + 1.0), "another business never gets A's instance");
+    // B's second read reuses B's own.
+    list(&b);
+    assert_eq!((metric("warm"), metric("fresh")), (warm + 1.0, fresh + 1.0));
+    // Each answers its own data: a contact made by A is not in B's list.
+    let cat = category(&s, &a, "Regulars");
+    s.as_key(&a.key).fresh().post("/api/v1/contacts", &contact_body(&a.business, "+15550100001", &cat)).assert_ok(201);
+    assert_eq!(list(&a)["contacts"].as_array().unwrap().len(), 1);
+    assert_eq!(list(&b)["contacts"].as_array().unwrap().len(), 0);
+}

@@ -41,6 +41,12 @@ pub fn primary_call(call: &'static str) {
     metrics::counter!("switchboard_primary_calls_total", "call" => call).increment(1);
 }
 
+/// One component call of a request, by where its instance came from:
+/// `warm` (the same business's last call left it idle) or `fresh`.
+pub fn component_instance(origin: &'static str) {
+    metrics::counter!("switchboard_component_instances_total", "origin" => origin).increment(1);
+}
+
 /// One answered request (its status and time to the answer's head).
 pub fn request(operation: &'static str, status: u16, started: Instant) {
     let labels = [("operation", operation.to_string()), ("status", status.to_string())];

@@ -11,17 +11,17 @@ use crate::db::SqlValue;
 use std::sync::Arc;
 use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
-use wasmtime::StoreLimits;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 /// The state of one component call (a request or a job step).
 pub struct RequestState {
     wasi: WasiCtx,
     table: ResourceTable,
-    pub(super) limits: StoreLimits,
+    pub(super) limits: super::warm::Limits,
     /// The call's connection; mutations arrive with a write transaction
-    /// already open on it.
-    pub(super) conn: crate::db::Connection,
+    /// already open on it. None only between the calls of a warm instance
+    /// (`warm.rs`), when the connection went back to its caller.
+    pub(super) conn: Option<crate::db::Connection>,
     pub(super) log_context: String,
     /// The business the request or job step runs for (whose provider
     /// adapters answer it).
@@ -72,8 +72,8 @@ impl RequestState {
         RequestState {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
-            limits: super::store_limits(),
-            conn,
+            limits: super::warm::Limits::new(super::store_limits()),
+            conn: Some(conn),
             log_context,
             business_id: business_id.to_string(),
             outbound,
@@ -97,11 +97,34 @@ impl RequestState {
         &self.business_id
     }
 
+    /// The call's connection.
+    pub fn conn(&self) -> &crate::db::Connection {
+        self.conn.as_ref().expect("a call's connection is set while it runs")
+    }
+
+    /// The connection back from a call that ended.
+    pub(super) fn take_conn(&mut self) -> crate::db::Connection {
+        self.conn.take().expect("a call's connection is set while it runs")
+    }
+
+    /// Readies a warm instance's state for its next call (`warm.rs`).
+    pub(super) fn renew(&mut self, conn: crate::db::Connection, log_context: String) {
+        self.conn = Some(conn);
+        self.log_context = log_context;
+    }
+
+    /// Whether the instance may answer another call: a request's state
+    /// (not a job step's), with no resource left in its table and a small
+    /// memory.
+    pub(super) fn reusable(&self) -> bool {
+        self.conn.is_none() && self.lazy.is_none() && self.step.is_none() && self.table.is_empty() && self.limits.small()
+    }
+
     /// For a step that calls out, takes the write gate and begins the
     /// transaction the first time the step writes; otherwise there is
     /// nothing to do (the caller opened the transaction already).
     fn begin_write(&mut self) -> Result<(), store::StoreError> {
-        let RequestState { lazy: Some(lazy), conn, .. } = self else { return Ok(()) };
+        let RequestState { lazy: Some(lazy), conn: Some(conn), .. } = self else { return Ok(()) };
         if lazy.guard.is_some() {
             return Ok(());
         }
@@ -236,7 +259,7 @@ impl store::Host for RequestState {
             self.begin_write()?;
         }
         let params: Vec<SqlValue> = params.into_iter().map(to_sql).collect();
-        self.conn.query_rows(&sql, params).map(|rows| rows.into_iter().map(|r| r.into_iter().map(from_sql).collect()).collect()).map_err(store_error)
+        self.conn().query_rows(&sql, params).map(|rows| rows.into_iter().map(|r| r.into_iter().map(from_sql).collect()).collect()).map_err(store_error)
     }
 
     fn execute(&mut self, sql: String, params: Vec<types::Value>) -> Result<u64, store::StoreError> {
@@ -244,7 +267,7 @@ impl store::Host for RequestState {
         refuse_host_owned(&sql)?;
         self.begin_write()?;
         let params: Vec<SqlValue> = params.into_iter().map(to_sql).collect();
-        self.conn.execute(&sql, params).map_err(store_error)
+        self.conn().execute(&sql, params).map_err(store_error)
     }
 
     fn execute_many(&mut self, sql: String, rows: Vec<Vec<types::Value>>) -> Result<u64, store::StoreError> {
@@ -252,7 +275,7 @@ impl store::Host for RequestState {
         refuse_host_owned(&sql)?;
         self.begin_write()?;
         let rows = rows.into_iter().map(|row| row.into_iter().map(to_sql).collect()).collect();
-        self.conn.execute_many(&sql, rows).map_err(store_error)
+        self.conn().execute_many(&sql, rows).map_err(store_error)
     }
 }
 
@@ -262,7 +285,7 @@ impl jobs::Host for RequestState {
         self.begin_write()?;
         let id = uuid::Uuid::now_v7().to_string();
         let job = switchboard_gateway::storage::NewJob { id: id.clone(), kind, business_id, payload_json, calls_out: options.calls_out, lane: options.lane, delay_ms: options.delay_ms };
-        switchboard_gateway::storage::enqueue_job(&mut &self.conn, job, crate::clock::now_ms()).map_err(store_error_text)?;
+        switchboard_gateway::storage::enqueue_job(&mut self.conn(), job, crate::clock::now_ms()).map_err(store_error_text)?;
         Ok(id)
     }
 

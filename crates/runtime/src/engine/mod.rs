@@ -3,8 +3,8 @@
 //! * this file: one wasmtime engine with the pooling allocator and its
 //!   limits, each component compiled once per binary (precompiled artifacts
 //!   cached in the user's cache folder, see [`artifact_dir`]), an
-//!   `InstancePre` per component, a fresh bounded store per request or job
-//!   step;
+//!   `InstancePre` per component, a bounded store per request (kept warm
+//!   for the same business's next request, [`warm`]) or job step;
 //! * [`imports`]: the host side of every platform import a component sees
 //!   (store, jobs, clock, ids, log, http-out) and the per-call state;
 //! * [`providers`]: the registry of provider interfaces (messenger,
@@ -15,6 +15,7 @@
 pub mod imports;
 mod prepare;
 pub mod providers;
+mod warm;
 
 use anyhow::{Context, Result};
 use imports::{LazyWrite, RequestState, StepContext};
@@ -143,6 +144,7 @@ pub struct Components {
     pres: HashMap<String, ResourceAreaPre<RequestState>>,
     dispatcher: Option<DispatcherPre<RequestState>>,
     providers: Arc<Providers>,
+    warm: warm::WarmInstances,
 }
 
 /// How a component call ended when it did not return normally.
@@ -232,7 +234,7 @@ impl Components {
             std::thread::sleep(EPOCH_TICK);
             ticker.increment_epoch();
         })?;
-        Ok(Components { outbound: Arc::new(outbound), engine, pres, dispatcher, providers })
+        Ok(Components { outbound: Arc::new(outbound), engine, pres, dispatcher, providers, warm: warm::WarmInstances::new() })
     }
 
     pub fn has(&self, name: &str) -> bool {
@@ -270,21 +272,48 @@ impl Components {
             Ok(inst) => inst.switchboard_platform_job_handler().call_run(&mut store, job).map_err(classify),
             Err(e) => Err(classify_instantiate(e)),
         };
-        let state = store.into_data();
-        (state.conn, state.lazy.and_then(LazyWrite::into_parts), result)
+        let mut state = store.into_data();
+        (state.take_conn(), state.lazy.and_then(LazyWrite::into_parts), result)
     }
 
-    /// Instantiates `name` in a fresh store and calls `handle`. Runs on a
-    /// blocking thread; `conn` is handed back with whatever the component did
-    /// (the caller commits or rolls back).
+    /// Calls `handle` of `name`: on a warm instance that last answered the
+    /// same business (`warm.rs`), else a fresh one. Runs on a blocking
+    /// thread; `conn` is handed back with whatever the component did (the
+    /// caller commits or rolls back).
     pub fn call(&self, name: &str, conn: crate::db::Connection, req: &types::Request, deadline: Duration) -> (crate::db::Connection, Result<Result<types::Success, types::Failure>, CallError>) {
-        let pre = &self.pres[name];
-        let mut store = self.store(conn, format!("component={name} requestId={}", req.request_id), &req.business_id, deadline);
-        let result = match pre.instantiate(&mut store) {
-            Ok(inst) => inst.switchboard_platform_handler().call_handle(&mut store, req).map_err(classify),
-            Err(e) => Err(classify_instantiate(e)),
+        let log_context = format!("component={name} requestId={}", req.request_id);
+        let (mut store, instance, uses) = match self.warm.take(name, &req.business_id) {
+            Some(warm::Warm { mut store, instance, uses, .. }) => {
+                store.data_mut().renew(conn, log_context);
+                store.set_epoch_deadline(deadline_ticks(deadline));
+                crate::metrics::component_instance("warm");
+                (store, Some(instance), uses)
+            }
+            None => {
+                crate::metrics::component_instance("fresh");
+                (self.store(conn, log_context, &req.business_id, deadline), None, 0)
+            }
         };
-        (store.into_data().conn, result)
+        let instance = match instance {
+            Some(instance) => instance,
+            None => match self.pres[name].instantiate(&mut store) {
+                Ok(instance) => instance,
+                Err(e) => {
+                    let e = classify_instantiate(e);
+                    if matches!(e, CallError::Capacity) && self.warm.clear() > 0 {
+                        // Idle instances held the slots: they are gone now.
+                        return self.call(name, store.into_data().take_conn(), req, deadline);
+                    }
+                    return (store.into_data().take_conn(), Err(e));
+                }
+            },
+        };
+        let result = instance.switchboard_platform_handler().call_handle(&mut store, req).map_err(classify);
+        let conn = store.data_mut().take_conn();
+        if result.is_ok() {
+            self.warm.put(name, &req.business_id, warm::Warm::new(store, instance, uses + 1));
+        }
+        (conn, result)
     }
 }
 

@@ -171,7 +171,7 @@ fn progress(p: Progress) -> import::Progress {
 impl RequestState {
     /// The carrier of the business this call runs for.
     fn carrier(&self) -> Result<(Arc<Carrier>, Settings), import::CarrierError> {
-        self.providers().carrier_for(&self.conn, self.business_id()).map_err(|u| {
+        self.providers().carrier_for(self.conn(), self.business_id()).map_err(|u| {
             let (code, message, retryable) = u.describe("carrier");
             import::CarrierError { code, message, retryable }
         })

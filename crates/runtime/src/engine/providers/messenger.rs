@@ -120,7 +120,7 @@ fn provider_error(e: provider::ProviderError) -> messenger::ProviderError {
 impl RequestState {
     /// The messenger of the business this call runs for.
     fn messenger(&self) -> Result<(Arc<Messenger>, Settings), messenger::ProviderError> {
-        self.providers().messenger_for(&self.conn, self.business_id()).map_err(|u| {
+        self.providers().messenger_for(self.conn(), self.business_id()).map_err(|u| {
             let (code, message, retryable) = u.describe("messenger");
             messenger::ProviderError { code, message, retryable, reference: None }
         })
@@ -163,7 +163,7 @@ impl messenger::Host for RequestState {
     fn track(&mut self, provider_message_id: String, recipient: String, last_status: String) -> Result<messenger::Progress, messenger::ProviderError> {
         let (p, settings) = self.messenger()?;
         if p.is_plugin() {
-            let pushed = crate::plugins::pushed::next_pushed(&self.conn, self.business_id(), &provider_message_id, &last_status).map_err(|e| messenger::ProviderError {
+            let pushed = crate::plugins::pushed::next_pushed(self.conn(), self.business_id(), &provider_message_id, &last_status).map_err(|e| messenger::ProviderError {
                 code: "provider_choice_unreadable".into(),
                 message: format!("the pushed statuses could not be read: {e}"),
                 retryable: true,

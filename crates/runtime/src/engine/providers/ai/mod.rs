@@ -133,7 +133,7 @@ impl RequestState {
             let (code, message, _) = u.describe("ai");
             format!("{code}: {message}")
         };
-        if let Some((plugin, settings)) = providers.plugin_for::<Ai>(&self.conn, self.business_id()).map_err(unavailable)? {
+        if let Some((plugin, settings)) = providers.plugin_for::<Ai>(self.conn(), self.business_id()).map_err(unavailable)? {
             return Ok(Answerer::Adapter(plugin, settings));
         }
         if let Some(e) = endpoint::ENDPOINT.get() {

@@ -1,0 +1,185 @@
+//! Instances kept warm between one business's requests (issue 38).
+//!
+//! A request used to get a fresh instance and a fresh store, and drop both
+//! when it answered: instantiating, then resetting the memory the call
+//! dirtied, was about a tenth of a contact read's CPU. An area component
+//! keeps nothing between calls that matters (it is written to be
+//! stateless: every answer comes from the request and the store), so an
+//! instance that answered normally may answer the same business's next
+//! request. Never another business's: what one tenant's call left in
+//! linear memory stays with that tenant.
+//!
+//! An instance is put back only after a call that returned (a trap, a
+//! deadline or a limit discards it), with no resource left in its table,
+//! and at most `MAX_USES` times; at most `MAX_IDLE` wait in all (the oldest
+//! goes first), so idle instances never take the pool's slots from work.
+//! `SWITCHBOARD_WARM_INSTANCES=0` turns reuse off (a fresh instance per
+//! call, as before): the side-by-side bench uses it.
+
+use super::imports::RequestState;
+use super::ResourceArea;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Instant;
+use wasmtime::Store;
+
+/// Calls one instance answers before it is dropped: bounds what a guest
+/// allocator's fragmentation can grow to.
+const MAX_USES: u32 = 10_000;
+/// Idle instances kept in all, across components and businesses.
+const MAX_IDLE: usize = 32;
+/// Idle instances kept per (component, business).
+const MAX_IDLE_PER_KEY: usize = 4;
+
+/// An instance that answered a call, with its store.
+pub(super) struct Warm {
+    pub store: Store<RequestState>,
+    pub instance: ResourceArea,
+    pub uses: u32,
+    idle_since: Instant,
+}
+
+impl Warm {
+    pub fn new(store: Store<RequestState>, instance: ResourceArea, uses: u32) -> Warm {
+        Warm { store, instance, uses, idle_since: Instant::now() }
+    }
+}
+
+/// Idle instances by component, then by business.
+pub(super) struct WarmInstances {
+    on: bool,
+    idle: Mutex<Idle>,
+}
+
+#[derive(Default)]
+struct Idle {
+    by_component: HashMap<String, HashMap<String, Vec<Warm>>>,
+    count: usize,
+}
+
+impl WarmInstances {
+    pub fn new() -> WarmInstances {
+        let on = std::env::var("SWITCHBOARD_WARM_INSTANCES").map_or(true, |v| v != "0");
+        WarmInstances { on, idle: Mutex::new(Idle::default()) }
+    }
+
+    /// An idle instance of `component` that last answered `business`.
+    pub fn take(&self, component: &str, business: &str) -> Option<Warm> {
+        if !self.on || business.is_empty() {
+            return None;
+        }
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let by_business = idle.by_component.get_mut(component)?;
+        let list = by_business.get_mut(business)?;
+        let warm = list.pop()?;
+        if list.is_empty() {
+            by_business.remove(business);
+        }
+        idle.count -= 1;
+        Some(warm)
+    }
+
+    /// Keeps `warm` for `business`'s next call, if it may be reused.
+    pub fn put(&self, component: &str, business: &str, mut warm: Warm) {
+        if !self.on || business.is_empty() || warm.uses >= MAX_USES || !warm.store.data().reusable() {
+            return;
+        }
+        warm.idle_since = Instant::now();
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let held = idle.by_component.get(component).and_then(|b| b.get(business)).map_or(0, Vec::len);
+        if held >= MAX_IDLE_PER_KEY {
+            drop(idle);
+            return;
+        }
+        let oldest = if idle.count >= MAX_IDLE { idle.remove_oldest() } else { None };
+        let list = match idle.by_component.get_mut(component) {
+            Some(by_business) => by_business.entry(business.to_string()).or_default(),
+            None => idle.by_component.entry(component.to_string()).or_default().entry(business.to_string()).or_default(),
+        };
+        list.push(warm);
+        idle.count += 1;
+        drop(idle);
+        // Dropping a store resets its memory: outside the lock.
+        drop(oldest);
+    }
+
+    /// Drops every idle instance (when the pool runs out of slots).
+    pub fn clear(&self) -> usize {
+        let drained = {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            idle.count = 0;
+            std::mem::take(&mut idle.by_component)
+        };
+        drained.values().flat_map(|b| b.values()).map(Vec::len).sum()
+    }
+}
+
+impl Idle {
+    fn remove_oldest(&mut self) -> Option<Warm> {
+        let (component, business, index) = self
+            .by_component
+            .iter()
+            .flat_map(|(c, b)| b.iter().flat_map(move |(biz, list)| list.iter().enumerate().map(move |(i, w)| (w.idle_since, c, biz, i))))
+            .min_by_key(|(since, ..)| *since)
+            .map(|(_, c, b, i)| (c.clone(), b.clone(), i))?;
+        let by_business = self.by_component.get_mut(&component)?;
+        let list = by_business.get_mut(&business)?;
+        let warm = list.remove(index);
+        if list.is_empty() {
+            by_business.remove(&business);
+        }
+        self.count -= 1;
+        Some(warm)
+    }
+}
+
+/// Linear memory above which an instance is not kept warm: a call that
+/// grew it (a large import, a long page) would otherwise keep that memory
+/// resident while the instance waits.
+const MAX_KEPT_MEMORY: usize = 16 << 20;
+
+/// A store's limits, noting the largest memory its instances grew to (so a
+/// large one is not kept warm).
+pub struct Limits {
+    inner: wasmtime::StoreLimits,
+    largest_memory: usize,
+}
+
+impl Limits {
+    pub fn new(inner: wasmtime::StoreLimits) -> Limits {
+        Limits { inner, largest_memory: 0 }
+    }
+
+    /// Whether the memory stayed small enough to keep.
+    pub fn small(&self) -> bool {
+        self.largest_memory <= MAX_KEPT_MEMORY
+    }
+}
+
+impl wasmtime::ResourceLimiter for Limits {
+    fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let allowed = self.inner.memory_growing(current, desired, maximum)?;
+        if allowed {
+            self.largest_memory = self.largest_memory.max(desired);
+        }
+        Ok(allowed)
+    }
+    fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.inner.memory_grow_failed(error)
+    }
+    fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.inner.table_growing(current, desired, maximum)
+    }
+    fn table_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.inner.table_grow_failed(error)
+    }
+    fn instances(&self) -> usize {
+        self.inner.instances()
+    }
+    fn tables(&self) -> usize {
+        self.inner.tables()
+    }
+    fn memories(&self) -> usize {
+        self.inner.memories()
+    }
+}
