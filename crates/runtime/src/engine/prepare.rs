@@ -17,10 +17,16 @@ impl Components {
     pub fn prepare(&self, name: &str, conn: crate::db::Connection, req: &types::Request, deadline: Duration) -> (crate::db::Connection, Result<Result<Vec<u8>, types::Failure>, CallError>) {
         let mut store = self.store(conn, format!("component={name} requestId={} step=prepare", req.request_id), &req.business_id, deadline);
         store.data_mut().preparing = true;
+        // A fresh instance every time, never a warm one: a prepare step's
+        // state must not meet a request's.
         let result = match self.pres[name].instantiate(&mut store) {
             Ok(inst) => inst.switchboard_platform_handler().call_prepare(&mut store, req).map_err(classify),
-            Err(e) => Err(classify_instantiate(e)),
+            Err(e) => match classify_instantiate(e) {
+                // Idle warm instances held the slots: they are gone now.
+                CallError::Capacity if self.warm.clear() > 0 => return self.prepare(name, store.into_data().take_conn(), req, deadline),
+                e => Err(e),
+            },
         };
-        (store.into_data().conn, result)
+        (store.into_data().take_conn(), result)
     }
 }
