@@ -43,6 +43,8 @@ pub struct Runner {
     last_renewal_ms: i64,
     /// Rung when a step that calls out ends (its slot and its lane are free).
     wake: Arc<Wake>,
+    /// The group commit of those steps' completions.
+    group: Group,
 }
 
 /// A wake-up call for the idle runner.
@@ -70,6 +72,7 @@ impl Wake {
 impl Runner {
     pub fn new(config: RunnerConfig) -> Runner {
         Runner {
+            group: Group::default(),
             node: uuid::Uuid::new_v4().to_string(),
             leader_until_ms: 0,
             config,
@@ -117,11 +120,11 @@ impl Runner {
         for c in remote {
             self.calling_out.fetch_add(1, Ordering::SeqCst);
             let (host, node, in_flight, calling_out, unsettled) = (host.clone(), self.node.clone(), self.in_flight.clone(), self.calling_out.clone(), self.unsettled.clone());
-            let wake = self.wake.clone();
+            let (wake, group) = (self.wake.clone(), self.group.clone());
             let spawned = std::thread::Builder::new().name("job-step".into()).spawn(move || {
                 let mut current = c;
                 for handoffs_left in (0..LANE_HANDOFFS).rev() {
-                    let next = run_one(host.db(), host.components(), &node, &current, handoffs_left > 0, &unsettled);
+                    let next = run_one(host.db(), host.components(), &node, &current, handoffs_left > 0, &unsettled, Some(&group));
                     let mut running = in_flight.lock();
                     running.remove(&current.id);
                     match next {
@@ -141,7 +144,7 @@ impl Runner {
             }
         }
         for c in local {
-            run_one(db, host.components(), &self.node, &c, false, &self.unsettled);
+            run_one(db, host.components(), &self.node, &c, false, &self.unsettled, None);
             self.in_flight.lock().remove(&c.id);
             self.renew_leases(db);
         }

@@ -96,12 +96,66 @@ pub(crate) fn record_run(c: &crate::db::Connection, claim: &Claim, node: &str, s
     );
 }
 
+/// How long a step whose completion waits in an open group commit waits for
+/// the steps still running to join before it commits the group itself.
+pub const GROUP_WAIT: Duration = Duration::from_millis(2);
+
+/// A step running longer than this (a slow or hanging receiver) is not
+/// waited for: the others' completions commit without it.
+pub const GROUP_YOUNG: Duration = Duration::from_millis(20);
+
+/// The group commit of steps that call out, on a local database: a step
+/// whose completion finds other steps that started recently still running
+/// leaves its transaction open for them (`Writer::hold_open`) and waits; the
+/// last of them, or the first to wait `GROUP_WAIT`, or anyone else taking
+/// the write gate, commits them all at once. Each step writes in a savepoint
+/// of its own (`Writer::begin_locking`), so a stale fence or a failure undoes
+/// only that step's writes.
+#[derive(Default, Clone)]
+pub struct Group {
+    /// The steps running now: when each started, and whether it waits in
+    /// the open transaction.
+    pub(crate) steps: Arc<Mutex<HashMap<u64, (std::time::Instant, bool)>>>,
+    pub(crate) next: Arc<std::sync::atomic::AtomicU64>,
+    /// `GROUP_WAIT` unless a test says otherwise.
+    pub(crate) wait: Option<Duration>,
+}
+
+/// A step counted in a `Group` while it lives.
+pub struct InGroup<'a> {
+    group: &'a Group,
+    id: u64,
+}
+
+impl Group {
+    /// Counts a step as running from now until the token is dropped.
+    pub fn start(&self) -> InGroup<'_> {
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        self.steps.lock().insert(id, (std::time::Instant::now(), false));
+        InGroup { group: self, id }
+    }
+
+    /// Steps waiting in the open transaction.
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> usize {
+        self.steps.lock().values().filter(|(_, held)| *held).count()
+    }
+}
+
+impl Drop for InGroup<'_> {
+    fn drop(&mut self) {
+        self.group.steps.lock().remove(&self.id);
+    }
+}
+
 /// Runs one claimed job in one write transaction, committed only while its
-/// fence holds.
+/// fence holds (with other steps' completions when `group` lets them share
+/// the commit).
 /// Returns the next job of the claim's lane when one was handed to this
 /// worker in the same commit (`handoff` allows it).
 /// A step whose completion does not commit leaves its claim in `unsettled`.
-pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, handoff: bool, unsettled: &Unsettled) -> Option<Claim> {
+pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, handoff: bool, unsettled: &Unsettled, group: Option<&Group>) -> Option<Claim> {
+    let me = group.filter(|_| claim.calls_out).map(Group::start);
     // One span per step: its events (the step's line, a component's log
     // lines) carry the job, its kind, attempt and business.
     let span = tracing::info_span!("job_step", jobId = %claim.id, kind = %claim.kind, attempt = claim.attempts, businessId = %claim.business_id);
@@ -115,13 +169,23 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
     // before it writes; its writes and its fenced completion still commit
     // together or not at all.
     let network = claim.calls_out;
+    // On a local database such a step writes in its savepoint of a group
+    // commit (`Writer::begin_locking`).
+    let grouped = network && !db.ships_writes();
     let unsettle = || unsettled.lock().push((claim.id.clone(), claim.fence));
     // The gate with the writer connection in a write transaction, or None.
     // A step that calls out completes under the primary's write lock
     // (`Writer::begin_locking`): a conflict would run it, and its call, again.
+    // It takes the gate itself, not through `Db::write_gate`, so that it
+    // joins an open group commit rather than committing it.
     let write = || -> Option<(db::WriteGuard, db::Connection)> {
+        if network {
+            let mut gate = db.gate().try_lock_arc_for(Duration::from_secs(30))?;
+            let conn = gate.begin_locking().ok()?;
+            return Some((gate, conn));
+        }
         let mut gate = db.write_gate(Duration::from_secs(30))?;
-        let conn = if network { gate.begin_locking() } else { gate.begin() }.ok()?;
+        let conn = gate.begin().ok()?;
         Some((gate, conn))
     };
     // A local step runs on the writer connection, under the gate, from the
@@ -167,7 +231,10 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
             (writer, gate)
         }
     };
-    let finished = match result {
+    // What the step comes to: whether its writes and completion are kept,
+    // whether its claim is settled whatever the commit does (a stale fence:
+    // nothing of it may survive), and the label of its metrics.
+    let (keep, settled_anyway, label) = match result {
         Ok(outcome) => {
             let (next, label, detail) = next_for(claim, &outcome);
             match complete(&conn, claim, &next) {
@@ -176,21 +243,13 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
                     if let (true, Some(lane)) = (handoff, &claim.lane) {
                         next_in_lane = hand_off(&conn, lane, node).unwrap_or(None);
                     }
-                    let committed = db::execute(&conn, "COMMIT", vec![]).is_ok();
-                    if committed {
-                        crate::metrics::job_step(&claim.kind, label, started);
-                        crate::logging::job_step(label, crate::clock::now_ms() - started);
-                    } else {
-                        next_in_lane = None;
-                    }
-                    committed
+                    (true, false, label)
                 }
+                // Stale fence: another node reclaimed the job. Nothing of
+                // this run may survive.
                 Ok(false) => {
-                    // Stale fence: another node reclaimed the job. Nothing
-                    // of this run may survive.
-                    let _ = db::execute(&conn, "ROLLBACK", vec![]);
                     crate::logging::line("warn", &format!("job {} completion refused: stale fence {}", claim.id, claim.fence));
-                    true
+                    (false, true, label)
                 }
                 // Storage did not answer (a primary restarting): the step is
                 // rolled back below and its claim handed back, so it runs
@@ -198,12 +257,11 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
                 // lease runs out.
                 Err(e) => {
                     crate::logging::line("warn", &format!("job {} completion failed, handed back: {e}", claim.id));
-                    false
+                    (false, false, label)
                 }
             }
         }
         Err(e) => {
-            let _ = db::execute(&conn, "ROLLBACK", vec![]);
             let never_ran = matches!(e, CallError::Capacity);
             let reason = match e {
                 CallError::Deadline => "the job step exceeded its deadline".to_string(),
@@ -220,21 +278,80 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
                 let attempts = if never_ran { Count::Uncount } else { Count::Keep };
                 Next::Pending { due_at_ms: crate::clock::now_ms() + trap_backoff_ms(claim.attempts), payload: None, attempts, error: Some(reason.clone()) }
             };
-            db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_ok() && complete(&conn, claim, &next).unwrap_or(false) && {
+            // The step's own writes go; its failure is recorded in their place.
+            let again = if grouped {
+                db::execute(&conn, &format!("ROLLBACK TO {}", db::STEP_SAVEPOINT), vec![]).is_ok()
+            } else {
+                let _ = db::execute(&conn, "ROLLBACK", vec![]);
+                db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_ok()
+            };
+            let kept = again && complete(&conn, claim, &next).unwrap_or(false) && {
                 record_run(&conn, claim, node, started, "trapped", Some(reason));
-                let committed = db::execute(&conn, "COMMIT", vec![]).is_ok();
-                if committed {
-                    crate::metrics::job_step(&claim.kind, "trapped", started);
-                    crate::logging::job_step("trapped", crate::clock::now_ms() - started);
-                }
-                committed
-            }
+                true
+            };
+            (kept, false, "trapped")
         }
     };
-    if !finished {
-        let _ = db::execute(&conn, "ROLLBACK", vec![]);
-        unsettle();
+    let committed = if grouped {
+        end_grouped(db, conn, gate, keep, me.as_ref())
+    } else {
+        let committed = keep && db::execute(&conn, "COMMIT", vec![]).is_ok();
+        if !committed {
+            let _ = db::execute(&conn, "ROLLBACK", vec![]);
+        }
+        gate.put_back(conn);
+        committed
+    };
+    if keep && committed {
+        crate::metrics::job_step(&claim.kind, label, started);
+        crate::logging::job_step(label, crate::clock::now_ms() - started);
+    } else {
+        next_in_lane = None;
+        if !settled_anyway {
+            unsettle();
+        }
     }
-    gate.put_back(conn);
     next_in_lane
+}
+
+/// Ends a grouped step: its savepoint released (`keep`) or undone, then the
+/// transaction committed now, or held open for the steps still running and
+/// committed with theirs. Returns whether it committed.
+pub(crate) fn end_grouped(db: &Db, conn: db::Connection, mut gate: db::WriteGuard, keep: bool, me: Option<&InGroup>) -> bool {
+    let ended = (keep || db::execute(&conn, &format!("ROLLBACK TO {}", db::STEP_SAVEPOINT), vec![]).is_ok()) && db::execute(&conn, &format!("RELEASE {}", db::STEP_SAVEPOINT), vec![]).is_ok();
+    if !ended {
+        gate.close_group(conn, false);
+        return false;
+    }
+    // Wait for the others only while one of them, started recently, is
+    // still running (not waiting itself).
+    let waiting_for = me.filter(|me| {
+        let mut steps = me.group.steps.lock();
+        let others = steps.iter().any(|(id, (started, held))| *id != me.id && !*held && started.elapsed() < GROUP_YOUNG);
+        if others {
+            if let Some(mine) = steps.get_mut(&me.id) {
+                mine.1 = true;
+            }
+        }
+        others
+    });
+    let Some(me) = waiting_for else {
+        let committed = db::execute(&conn, "COMMIT", vec![]).is_ok();
+        gate.close_group(conn, committed);
+        return committed;
+    };
+    let (told, outcome) = std::sync::mpsc::sync_channel(1);
+    gate.hold_open(
+        conn,
+        Box::new(move |committed| {
+            let _ = told.send(committed);
+        }),
+    );
+    drop(gate);
+    if let Ok(committed) = outcome.recv_timeout(me.group.wait.unwrap_or(GROUP_WAIT)) {
+        return committed;
+    }
+    // Nobody committed it meanwhile: taking the gate does (`Db::write_gate`).
+    drop(db.write_gate(Duration::from_secs(30)));
+    outcome.recv_timeout(Duration::from_secs(30)).unwrap_or(false)
 }

@@ -212,3 +212,98 @@ fn the_webhook_log_goes_after_its_retention_and_nothing_newer_does() {
     drop(db);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+fn marked(db: &Db, id: &str) -> bool {
+    let c = db.conn().unwrap();
+    !db::query_rows(&c, "SELECT 1 FROM jobs WHERE id = ?1", vec![SqlValue::Text(id.into())]).unwrap().is_empty()
+}
+
+/// Two steps that call out share one commit: the first keeps its writes and
+/// waits in the open transaction; the second lost its lease (a stale fence)
+/// inside that group. The group commits the first's completion and nothing
+/// of the second: its writes are undone, its job stays with the node that
+/// reclaimed it.
+#[test]
+fn a_step_whose_lease_was_lost_inside_a_group_commit_commits_nothing_and_undoes_no_other() {
+    let (db, dir) = temp_db();
+    enqueue(&db, "kept");
+    enqueue(&db, "lost");
+    let claims = claim(&db, "node-a", 10).unwrap();
+    let kept = claims.iter().find(|c| c.id == "kept").unwrap().clone();
+    let lost = claims.iter().find(|c| c.id == "lost").unwrap().clone();
+    // "lost" is reclaimed by another node: node-a's fence is stale.
+    let c = db.conn().unwrap();
+    db::execute(&c, "UPDATE jobs SET fence = fence + 1 WHERE id = 'lost'", vec![]).unwrap();
+    drop(c);
+    let group = Group { wait: Some(Duration::from_secs(20)), ..Group::default() };
+    // The second step is running while the first completes.
+    let second = group.start();
+    // A step's writes and completion, as `run_one` makes them: in its
+    // savepoint of the group's transaction.
+    let step = |claim: &Claim, marker: &str| {
+        let mut gate = db.gate().try_lock_arc_for(Duration::from_secs(5)).unwrap();
+        let conn = gate.begin_locking().unwrap();
+        db::execute(&conn, "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, state) VALUES (?1, 'marker', 'b', '{}', 0, 0, 'done')", vec![SqlValue::Text(marker.into())])
+            .unwrap();
+        let keep = complete(&conn, claim, &Next::Done).unwrap();
+        (gate, conn, keep)
+    };
+    let first = std::thread::scope(|s| {
+        let waiting = s.spawn(|| {
+            let first = group.start();
+            let (gate, conn, keep) = step(&kept, "written-by-kept");
+            assert!(keep);
+            end_grouped(&db, conn, gate, keep, Some(&first))
+        });
+        // The first step waits in the open transaction, uncommitted.
+        while group.held() == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(!marked(&db, "written-by-kept"), "nothing is committed while the group is open");
+        let (gate, conn, keep) = step(&lost, "written-by-lost");
+        assert!(!keep, "the stale fence is refused");
+        // The last step running commits the group.
+        assert!(end_grouped(&db, conn, gate, keep, Some(&second)));
+        waiting.join().unwrap()
+    });
+    assert!(first, "the first step's completion committed with the group");
+    assert!(marked(&db, "written-by-kept"));
+    assert!(!marked(&db, "written-by-lost"), "the step that lost its lease wrote nothing");
+    let c = db.conn().unwrap();
+    let states = db::query_rows(&c, "SELECT id, state FROM jobs WHERE id IN ('kept', 'lost') ORDER BY id", vec![]).unwrap();
+    assert_eq!(states.iter().map(|r| db::text(&r[1])).collect::<Vec<_>>(), ["done", "leased"]);
+    drop(c);
+    drop(db);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A group left open commits before anyone else takes the write gate (a
+/// request batch, a claim): nothing waits on it, nothing writes under it.
+#[test]
+fn taking_the_write_gate_commits_an_open_group() {
+    let (db, dir) = temp_db();
+    enqueue(&db, "j1");
+    let claimed = claim(&db, "node-a", 10).unwrap();
+    let group = Group { wait: Some(Duration::from_secs(20)), ..Group::default() };
+    let _another_running = group.start();
+    std::thread::scope(|s| {
+        let waiting = s.spawn(|| {
+            let me = group.start();
+            let mut gate = db.gate().try_lock_arc_for(Duration::from_secs(5)).unwrap();
+            let conn = gate.begin_locking().unwrap();
+            let keep = complete(&conn, &claimed[0], &Next::Done).unwrap();
+            end_grouped(&db, conn, gate, keep, Some(&me))
+        });
+        while group.held() == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let gate = db.write_gate(Duration::from_secs(5)).unwrap();
+        assert!(waiting.join().unwrap(), "taking the gate committed the group");
+        drop(gate);
+    });
+    let c = db.conn().unwrap();
+    assert_eq!(db::query_strings(&c, "SELECT state FROM jobs WHERE id = 'j1'", vec![]).unwrap(), ["done"]);
+    drop(c);
+    drop(db);
+    let _ = std::fs::remove_dir_all(dir);
+}

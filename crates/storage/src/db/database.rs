@@ -215,7 +215,7 @@ impl Db {
         let opener = Opener { database: database.clone(), replica: replica.as_ref().map(|_| database), durability, ship: None };
         // A replica's writer ships its transactions (`ship.rs`).
         let writer_opener = Opener { ship: replica.as_ref().and_then(|r| Some((r.reader.clone(), r.shipper.clone()?, fresh.clone()))), ..opener.clone() };
-        Db { keys, fresh, write_gate: Arc::new(parking_lot::FairMutex::new(Writer { conn: None, opener: writer_opener })), opener, replica, idle: Mutex::new(Vec::new()) }
+        Db { keys, fresh, write_gate: Arc::new(parking_lot::FairMutex::new(Writer { conn: None, opener: writer_opener, held: Vec::new() })), opener, replica, idle: Mutex::new(Vec::new()) }
     }
 
     /// `<dir>/replica-<role>/switchboard.db`, a replica of `primary` kept
@@ -370,7 +370,12 @@ impl Db {
         let asked = std::time::Instant::now();
         let guard = self.write_gate.try_lock_arc_for(wait);
         switchboard_ops::metrics::write_gate_wait(asked, guard.is_some());
-        guard
+        // A group commit of job steps left open commits before anyone else
+        // writes (on the writer connection or another).
+        guard.map(|mut g| {
+            g.flush();
+            g
+        })
     }
 
     /// The gate itself, for a job step that takes it only when it first
