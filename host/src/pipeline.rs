@@ -293,7 +293,6 @@ impl App {
             path_params: a.path_params.clone(),
             query: a.query.clone(),
             body: a.body.take(),
-            scopes: a.scopes.clone(),
             caller: a.caller.clone(),
             request_id: request_id.to_string(),
             stream_cursor: None,

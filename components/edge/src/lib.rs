@@ -432,7 +432,6 @@ fn request(a: &mut Admitted, request_id: &str) -> Request {
         path_params: a.path_params.clone(),
         query: a.query.clone(),
         body: a.body.take(),
-        scopes: a.scopes.clone(),
         caller: a.caller.clone(),
         request_id: request_id.to_string(),
         stream_cursor: None,

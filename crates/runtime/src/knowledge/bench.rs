@@ -167,7 +167,6 @@ fn call(components: &Components, conn: &mut Option<crate::db::Connection>, query
         path_params: vec![],
         query,
         body,
-        scopes: vec![],
         caller: None,
         request_id: "bench".into(),
         stream_cursor: None,
