@@ -161,17 +161,7 @@ fn pct(sorted: &[Duration], p: f64) -> f64 {
 
 /// One call of the component; its `data`, or a panic naming the failure.
 fn call(components: &Components, conn: &mut Option<crate::db::Connection>, query: Vec<(String, String)>, body: Option<String>) -> String {
-    let req = types::Request {
-        operation: "retrieve".into(),
-        business_id: BIZ.into(),
-        path_params: vec![],
-        query,
-        body,
-        caller: None,
-        request_id: "bench".into(),
-        stream_cursor: None,
-        prepared: None,
-    };
+    let req = types::Request { operation: "retrieve".into(), business_id: BIZ.into(), path_params: vec![], query, body, caller: None, request_id: "bench".into(), stream_cursor: None, prepared: None };
     let (back, result) = components.call("agents", conn.take().unwrap(), &req, Duration::from_secs(30));
     *conn = Some(back);
     match result {
