@@ -241,6 +241,13 @@ impl Components {
         self.pres.contains_key(name)
     }
 
+    /// Whether an instantiation that failed with `e` may be tried once
+    /// more: the pool was full and idle warm instances held slots, which
+    /// are dropped now.
+    fn made_room(&self, e: &CallError) -> bool {
+        matches!(e, CallError::Capacity) && self.warm.clear() > 0
+    }
+
     fn store(&self, conn: crate::db::Connection, log_context: String, business_id: &str, deadline: Duration) -> Store<RequestState> {
         let state = RequestState::new(conn, log_context, business_id, self.outbound.clone(), self.providers.clone());
         let mut store = Store::new(&self.engine, state);
@@ -300,8 +307,7 @@ impl Components {
                 Ok(instance) => instance,
                 Err(e) => {
                     let e = classify_instantiate(e);
-                    if matches!(e, CallError::Capacity) && self.warm.clear() > 0 {
-                        // Idle instances held the slots: they are gone now.
+                    if self.made_room(&e) {
                         return self.call(name, store.into_data().take_conn(), req, deadline);
                     }
                     return (store.into_data().take_conn(), Err(e));

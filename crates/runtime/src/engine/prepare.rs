@@ -22,8 +22,7 @@ impl Components {
         let result = match self.pres[name].instantiate(&mut store) {
             Ok(inst) => inst.switchboard_platform_handler().call_prepare(&mut store, req).map_err(classify),
             Err(e) => match classify_instantiate(e) {
-                // Idle warm instances held the slots: they are gone now.
-                CallError::Capacity if self.warm.clear() > 0 => return self.prepare(name, store.into_data().take_conn(), req, deadline),
+                e if self.made_room(&e) => return self.prepare(name, store.into_data().take_conn(), req, deadline),
                 e => Err(e),
             },
         };
