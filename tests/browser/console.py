@@ -424,79 +424,8 @@ def run(page, base, business, admin_key, voice, receiver):
     check(status == 401, "logged out")
 
 
-DATA_DIR = []
-
-
-def data_dir():
-    """The data dir of the server under test (for admin commands)."""
-    return DATA_DIR[0]
-
-
 def main():
-    chromium = ensure_tools()
-    from playwright.sync_api import sync_playwright
-
-    data = tempfile.mkdtemp(prefix="switchboard-browser-")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    business = admin(data, "business", "create", "--name", "Browser Co")["businessId"]
-    admin_key = admin(data, "key", "create", "--business", business, "--scopes", "all")["apiKey"]
-    admin(data, "user", "create", "--business", business, "--email", "owner@example.com", "--password-stdin", stdin=PASSWORD + "\n")
-    admin(data, "user", "create", "--business", business, "--email", "viewer@example.com", "--role", "viewer", "--password-stdin", stdin=PASSWORD + "\n")
-    admin(data, "channel", "connect", "--business", business, "--channel", "chatapp", "--phone-number-id", "pn-browser", "--label", "Front desk")
-    # A plugin folder with one messenger plugin (the sandbox adapter as a
-    # plugin) that declares a secret setting.
-    plugins = os.path.join(data, "plugins")
-    subprocess.run([BIN, "plugin", "template", "--interface", "messenger", "--name", "acme-messenger", "--out", os.path.join(plugins, "acme-messenger")],
-                   check=True, stdout=subprocess.DEVNULL)
-    with open(os.path.join(plugins, "acme-messenger", "plugin.toml"), "a") as f:
-        f.write("\n[settings.api-token]\nsecret = true\nrequired = true\n")
-    DATA_DIR.append(data)
-    server = subprocess.Popen([BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data, "--plugin-dir", plugins,
-                               "--carrier-setting", "step-delay-ms=10", "--campaign-minute-ms", "1000", "--sandbox-routes",
-                               # The webhook receiver is on loopback.
-                               "--webhook-allow-private"], stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/v1/openapi.json", timeout=2)
-                break
-            except Exception:
-                if time.time() > deadline or server.poll() is not None:
-                    raise SystemExit("the server did not start")
-                time.sleep(0.1)
-        voice = voice_setup(data, base, business, admin_key)
-        receiver = Receiver()
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium, headless=True,
-                                        args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"])
-            try:
-                page = browser.new_page(viewport={"width": 1280, "height": 800})
-                errors = ERRORS
-                page.on("pageerror", lambda e: errors.append(str(e)))
-                page.on("console", lambda m: m.type == "error" and errors.append(m.text))
-                try:
-                    run(page, base, business, admin_key, voice, receiver)
-                except Exception:
-                    # What the page showed when an expectation failed.
-                    print("page at failure:", page.url, page.locator("main").inner_text()[:2000], "script errors:", *errors, sep="\n", flush=True)
-                    raise
-                # Chromium logs every 4xx answer (the session check's 401, the
-                # refusals this test provokes); script errors and CSP
-                # violations are what count.
-                real = [e for e in errors if not e.startswith("Failed to load resource: the server responded with a status of 4")]
-                check(not real, f"no script errors or CSP violations ({real})")
-            finally:
-                browser.close()
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        shutil.rmtree(data, ignore_errors=True)
-    print("browser tests passed", flush=True)
+    drive(run, "browser tests (console.py)")
 
 
 if __name__ == "__main__":

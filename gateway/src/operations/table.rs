@@ -266,4 +266,11 @@ pub static OPERATIONS: &[Operation] = &[
     // admin command line showed it).
     op!(60, Get, "/credits", "getCredits", "Read the microcredit balance and its ledger, newest first",
         scopes: ["credits:read"], cond: NONE, idem: false, Voice, Query, query: Q_PAGE, req: None, resp: Json("CreditAccount"), status: [200]),
+    // Ours: the inbox (61-66).
+
+    // Ours: the console's overview and charts (67-69).
+
+    // Ours: everyday tasks without the command line (70-74).
+
+    // Ours: photoapp private replies (75-76).
 ];
