@@ -7,8 +7,10 @@
 //!
 //! * At start a call reserves its maximum: the started 20-second blocks of
 //!   its maximum duration at the business's active price ([`reserve`]).
+//! * When the carrier places it, the price is taken again: the price active
+//!   then is the call's, and its reservation follows ([`price_at_placement`]).
 //! * At the end it is charged the started blocks of its connected duration
-//!   at the price fixed at start, or, when it never connected, the attempt
+//!   at the price taken at placement, or, when it never connected, the attempt
 //!   cost the carrier reported; never more than it reserved. The unused rest
 //!   goes back to `available` ([`settle`]).
 
@@ -64,6 +66,16 @@ pub fn reserve_for(biz: &str, reference: &str, amount: i64, needs: &str) -> HRes
             Err(fail::failure(402, "billing", "insufficient_credit", format!("{needs}; {available} are available"), false))
         }
     }
+}
+
+/// The business's active price when the carrier placed the call, and the
+/// reservation moved to that price's maximum: (price, reserved). A rise the
+/// balance cannot cover keeps the reservation; the charge never exceeds it.
+pub fn price_at_placement(biz: &str, call_id: &str, max_duration_s: i64, reserved: i64) -> HResult<(i64, i64)> {
+    let price = account(biz)?.price_per_block;
+    let reserved = credits::adjust(&Store, biz, call_id, reserved, maximum_charge(max_duration_s, price))?;
+    db::execute("UPDATE calls SET price_per_block = ?3, reserved = ?4 WHERE business_id = ?1 AND id = ?2", &[biz.into(), call_id.into(), price.into(), reserved.into()])?;
+    Ok((price, reserved))
 }
 
 /// Ends a reservation: charges `charge` of the `reserved` amount and

@@ -1,7 +1,9 @@
 //! The microcredit balance and its ledger. `available` and `reserved` are
 //! never negative; every movement is a ledger row: a `grant` (`admin
 //! credits add`), a `reserve` when a call starts or a summary run is
-//! confirmed, and a `charge` and a `release` when it ends.
+//! confirmed (and another `reserve` or a `release` when a call's price
+//! changed before it was placed: [`adjust`]), and a `charge` and a
+//! `release` when it ends.
 
 use crate::MAX_AMOUNT;
 use switchboard_sql::{Cells, Refused, Sql, Value};
@@ -73,6 +75,26 @@ pub fn reserve<S: Sql>(s: &S, biz: &str, reference: &str, amount: i64) -> Result
     }
     ledger(s, biz, "reserve", amount, Some(reference), None)?;
     Ok(Reservation::Made)
+}
+
+/// Moves a reservation of `reserved` for `reference` to `wanted` (a call
+/// repriced at placement): a rise is reserved on top when the balance covers
+/// it, a fall goes back to available. Returns the reservation as it stands
+/// (unchanged when a rise is short: the charge stays capped by it).
+pub fn adjust<S: Sql>(s: &S, biz: &str, reference: &str, reserved: i64, wanted: i64) -> Result<i64, S::Error> {
+    if wanted > reserved {
+        return Ok(match reserve(s, biz, reference, wanted - reserved)? {
+            Reservation::Made => wanted,
+            Reservation::Short { .. } => reserved,
+        });
+    }
+    if wanted < reserved {
+        let back = reserved - wanted.max(0);
+        s.execute("UPDATE credit_balances SET reserved = reserved - ?2, available = available + ?2, updated_at = ?3 WHERE business_id = ?1", &[biz.into(), back.into(), s.now().into()])?;
+        ledger(s, biz, "release", back, Some(reference), None)?;
+        return Ok(reserved - back);
+    }
+    Ok(reserved)
 }
 
 /// Ends a reservation: charges `charge` of the `reserved` amount (never

@@ -13,8 +13,11 @@
 //!   committed first, and our call id is the carrier's idempotency key, so a
 //!   placement is never made twice: a step that finds its effect started
 //!   before (a crash, a lease take-over) does not place again but
-//!   reconciles. A carrier that is down is retried with backoff (1, 2, 4 s)
-//!   and the call fails with `carrier_unavailable` after [`MAX_PLACEMENTS`].
+//!   reconciles. Once the carrier has the call (placed, or found by our
+//!   id) its price is the business's active price of that moment
+//!   (`billing::price_at_placement`). A carrier that is down is retried
+//!   with backoff (1, 2, 4 s) and the call fails with
+//!   `carrier_unavailable` after [`MAX_PLACEMENTS`].
 //! * `unknown`: a placement timed out or was interrupted: `poll` without a
 //!   memo finds the call by our id; a carrier that never got it says
 //!   `unknown_call` and the next placement attempt follows.
@@ -206,6 +209,13 @@ fn set_state(biz: &str, c: &Call, state: CarrierState, placements: i64, memo: Op
     Ok(())
 }
 
+/// The carrier has the call: it is billed at the price active now (spec:
+/// "the business's active Voice price"), not the one of its start.
+fn placed_at_price(biz: &str, c: &mut Call) -> Result<(), Failure> {
+    (c.price, c.reserved) = billing::price_at_placement(biz, &c.id, c.max_duration_s, c.reserved)?;
+    Ok(())
+}
+
 /// `placing`: one placement attempt, made at most once.
 fn place(job: &Job, mut c: Call) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
@@ -223,6 +233,7 @@ fn place(job: &Job, mut c: Call) -> Result<Outcome, Failure> {
     match carrier::place(&placement(&c)) {
         Ok(progress) => {
             set_state(biz, &c, CarrierState::Placed, n, Some(&progress.memo))?;
+            placed_at_price(biz, &mut c)?;
             c.carrier_state = CarrierState::Placed;
             c.placements = n;
             apply_progress(job, c, progress)
@@ -260,6 +271,7 @@ fn reconcile(job: &Job, mut c: Call) -> Result<Outcome, Failure> {
     match carrier::poll(&placement(&c), None) {
         Ok(progress) => {
             set_state(biz, &c, CarrierState::Placed, c.placements, Some(&progress.memo))?;
+            placed_at_price(biz, &mut c)?;
             c.carrier_state = CarrierState::Placed;
             apply_progress(job, c, progress)
         }
