@@ -95,6 +95,51 @@ fn create_read_update_and_search() {
     assert_eq!(mobiles(&c.list(&format!("&categoryId={vip}"))), vec!["+447700900123"]);
 }
 
+/// Operation 24's `name` (ours): names containing the text, A to Z in
+/// either case, wildcards matching themselves, pages and the other filters
+/// as for any list; a bad value is a validation failure in words.
+#[test]
+fn search_by_name() {
+    let c = setup();
+    let cat = c.category("People");
+    let other = c.category("Other");
+    for (name, mobile, cats) in [
+        ("Ana Lima", "+15550002001", vec![&cat]),
+        ("JOANA", "+15550002002", vec![&cat]),
+        ("Bob", "+15550002003", vec![&cat]),
+        ("50% Off_Co", "+15550002004", vec![&cat]),
+        ("Élodie", "+15550002005", vec![&cat]),
+        ("Mariana", "+4477009002006", vec![&other]),
+    ] {
+        let r = c.k().fresh().post("/api/v1/contacts", &json!({"businessId": c.t.business, "name": name, "mobile": mobile, "categoryIds": cats}));
+        r.assert_ok(201);
+    }
+    let names = |extra: &str| -> Vec<String> {
+        let r = c.list(extra);
+        r.assert_ok(200)["contacts"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(names("&name=ana"), vec!["Ana Lima", "JOANA", "Mariana"]);
+    assert_eq!(names("&name=%20aNa%20"), vec!["Ana Lima", "JOANA", "Mariana"], "trimmed, either case");
+    assert_eq!(names("&name=%25"), vec!["50% Off_Co"], "a percent sign matches itself");
+    assert_eq!(names("&name=_"), vec!["50% Off_Co"], "an underscore matches itself");
+    assert_eq!(names("&name=%C3%89lo"), vec!["Élodie"]);
+    assert!(names("&name=zz").is_empty());
+    assert_eq!(names(&format!("&name=ana&categoryId={cat}")), vec!["Ana Lima", "JOANA"], "with a category");
+    assert_eq!(names("&name=ana&search=%2B1555"), vec!["Ana Lima", "JOANA"], "with a mobile search");
+    // Pages of a name search visit each match once.
+    let first = c.list("&name=a&limit=2");
+    let d = first.assert_ok(200);
+    assert_eq!(d["contacts"].as_array().unwrap().len(), 2);
+    let cursor = d["nextCursor"].as_str().unwrap().to_string();
+    let rest = names(&format!("&name=a&limit=200&cursor={cursor}"));
+    assert_eq!(rest, vec!["Mariana"]);
+    // Too long: refused before the component, with the rule in the message.
+    let long = c.list(&format!("&name={}", "x".repeat(101)));
+    long.assert_failure(400, "validation");
+    assert!(long.text.contains("100"), "{}", long.text);
+    c.list("&name=").assert_failure(400, "validation");
+}
+
 #[test]
 fn cursor_pagination_visits_every_contact_once() {
     let c = setup();

@@ -41,11 +41,40 @@ fn search_pattern(raw: &str) -> HResult<Option<String>> {
     Ok(Some(if prefix { format!("+{digits}*") } else { format!("*{digits}*") }))
 }
 
+/// The longest `name` filter (the document says the same).
+const MAX_NAME_FILTER_CHARS: usize = 100;
+
+/// Turns `name` into a LIKE pattern: names containing it, SQLite's LIKE
+/// folding case for A-Z only. Its own `%`, `_` and `\` are escaped, so
+/// they match themselves. Blank is no filter, like a blank `search`.
+fn name_pattern(raw: &str) -> HResult<Option<String>> {
+    let s = raw.trim();
+    if s.is_empty() {
+        return Ok(None);
+    }
+    if s.chars().count() > MAX_NAME_FILTER_CHARS || s.contains('\0') {
+        return Err(fail::validation("invalid_name_filter", format!("query parameter `name` must be 1 to {MAX_NAME_FILTER_CHARS} characters of a contact's name")));
+    }
+    let mut pattern = String::from("%");
+    for c in s.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    Ok(Some(pattern))
+}
+
 pub fn list(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let category = req::query_uuid(req, "categoryId")?;
     let search = match req::query(req, "search") {
         Some(s) => search_pattern(s)?,
+        None => None,
+    };
+    let name = match req::query(req, "name") {
+        Some(s) => name_pattern(s)?,
         None => None,
     };
 
@@ -61,6 +90,10 @@ pub fn list(req: &Request) -> HResult<Success> {
     if let Some(p) = search {
         params.push(p.into());
         sql += &format!(" AND c.mobile GLOB ?{}", params.len());
+    }
+    if let Some(p) = name {
+        params.push(p.into());
+        sql += &format!(" AND c.name LIKE ?{} ESCAPE '\\'", params.len());
     }
     let (rows, next) = page::by_id(req, &sql, params, "c.id")?;
     #[derive(serde::Serialize)]
@@ -250,7 +283,7 @@ pub fn delete(req: &Request) -> HResult<Success> {
 
 #[cfg(test)]
 mod tests {
-    use super::search_pattern;
+    use super::{name_pattern, search_pattern};
 
     #[test]
     fn search() {
@@ -261,5 +294,13 @@ mod tests {
         assert!(search_pattern("ada").is_err());
         assert!(search_pattern("+").is_err());
         assert!(search_pattern("1%").is_err());
+    }
+
+    #[test]
+    fn name() {
+        assert_eq!(name_pattern(" ada ").unwrap().as_deref(), Some("%ada%"));
+        assert_eq!(name_pattern("50%_a\\b").unwrap().as_deref(), Some("%50\\%\\_a\\\\b%"));
+        assert_eq!(name_pattern("   ").unwrap(), None);
+        assert!(name_pattern(&"x".repeat(101)).is_err());
     }
 }
