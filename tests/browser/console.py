@@ -366,6 +366,11 @@ def run(page, base, business, admin_key, voice, receiver):
     check(any("faint" in x for x in page.evaluate(LOW_CONTRAST)) and page.evaluate(UNLABELED_CONTROLS),
           "the contrast and label checks catch a faint text and a bare input")
     page.evaluate("() => { document.getElementById('probe').remove(); document.getElementById('probe-input').remove(); }")
+    # axe-core (every page of sweep()) catches a button without a name.
+    page.evaluate("() => { const b = document.createElement('button'); b.id = 'probe-button'; document.getElementById('main').append(b); }")
+    found = axe_violations(page)
+    check(any("button-name" in v for v in found), f"axe-core catches a button without a name ({found})")
+    page.evaluate("() => document.getElementById('probe-button').remove()")
     # Every page at both widths (the campaign's current iteration is now a
     # draft follow-up): see sweep().
     routes = ["#/", "#/keys", "#/contacts", f"#/contacts/{contact_id}", "#/messages", "#/data-sources", "#/agents", agent_test, "#/channels",

@@ -2,8 +2,9 @@
 server's admin commands and plain HTTP, and the checks every page gets
 (sweep(): no sideways scroll, no "null", "undefined" or "request failed",
 no console error, the header's height budget, no action a viewer may not
-take), and drive(), which starts a seeded server and a browser for a
-suite. tests/browser/console.py and the other suites beside it drive the
+take, axe-core's serious and critical rules, a screenshot of each page at
+each width under target/browser/screenshots/<suite>/), and drive(), which
+starts a seeded server and a browser for a suite. tests/browser/console.py and the other suites beside it drive the
 pages with them."""
 import csv
 import json
@@ -38,6 +39,52 @@ def ensure_tools():
         # Only the Python driver: the browser is Debian's (no download).
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "playwright==1.65.2"], check=True)
     return chromium
+
+
+# axe-core, the accessibility checker every page of every suite runs
+# (installed from npm beside the build's output when missing, as playwright
+# is from PyPI; it is a test tool, not part of the console).
+AXE_VERSION = "4.11.4"
+AXE_DIR = os.path.join(TARGET, "browser", "axe")
+
+
+def axe_source():
+    path = os.path.join(AXE_DIR, "node_modules", "axe-core", "axe.min.js")
+    if not os.path.exists(path):
+        os.makedirs(AXE_DIR, exist_ok=True)
+        subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", AXE_DIR, f"axe-core@{AXE_VERSION}"], check=True)
+    with open(path) as f:
+        return f.read()
+
+
+# Where sweep() saves every page at every width (kept as the run's
+# artifacts): target/browser/screenshots/<suite>/<who>-<page>-<width>.png.
+SCREENSHOTS = os.path.join(TARGET, "browser", "screenshots", os.path.splitext(os.path.basename(sys.argv[0]))[0])
+
+# The axe-core impacts a page may not have any of.
+AXE_FAILING = ("serious", "critical")
+
+
+def axe_violations(page):
+    """axe-core's serious and critical violations on the page as shown
+    (evaluated through the driver, so the console's Content-Security-Policy,
+    which allows no injected script, stays as it is)."""
+    if not page.evaluate("typeof window.axe === 'object'"):
+        page.evaluate(axe_source() + "\n;0")
+    found = page.evaluate("""async (failing) => {
+      const r = await axe.run(document, { resultTypes: ['violations'] });
+      return r.violations.filter((v) => failing.includes(v.impact))
+        .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')})`);
+    }""", list(AXE_FAILING))
+    return found
+
+
+def screenshot(page, name):
+    """Saves the whole page as <SCREENSHOTS>/<name>.png and answers the path."""
+    os.makedirs(SCREENSHOTS, exist_ok=True)
+    path = os.path.join(SCREENSHOTS, re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") + ".png")
+    page.screenshot(path=path, full_page=True)
+    return path
 
 
 def free_port():
@@ -124,8 +171,9 @@ def nav(page, name):
 
 def sweep(page, base, routes, width, viewer=False):
     """The checks every page passes at a width: no sideways page scroll, no
-    bad text, no console error, the header within its budget, and for a
-    viewer no button that writes."""
+    bad text, no console error, the header within its budget, no serious or
+    critical axe-core violation, and for a viewer no button that writes;
+    each page is saved as a screenshot."""
     page.set_viewport_size({"width": width, "height": 812 if width < 700 else 800})
     for route in routes:
         before = len(ERRORS)
@@ -150,6 +198,9 @@ def sweep(page, base, routes, width, viewer=False):
         check(header <= HEADER_BUDGET[width], f"{who} {route} at {width} px: the header is {header:.0f} px (budget {HEADER_BUDGET[width]})")
         new = [e for e in ERRORS[before:] if not e.startswith("Failed to load resource: the server responded with a status of 4")]
         check(not new, f"{who} {route} at {width} px: no console error ({new})")
+        found = axe_violations(page)
+        check(not found, f"{who} {route} at {width} px: axe-core finds no serious or critical violation ({found})")
+        screenshot(page, f"{who}-{route.strip('#/') or 'overview'}-{width}")
         if viewer:
             buttons = set(page.locator("button:visible").all_inner_texts())
             check(buttons <= VIEWER_BUTTONS, f"viewer {route} at {width} px: no action a viewer may not take ({sorted(buttons - VIEWER_BUTTONS)})")

@@ -332,6 +332,10 @@ document.addEventListener("DOMContentLoaded", () => {
     renderLogin("You are logged out.");
   });
   window.addEventListener("hashchange", route);
+  // Every table a page adds gets its card labels (see cardCells).
+  new MutationObserver((records) => {
+    for (const r of records) for (const n of r.addedNodes) if (n.nodeType === 1) cardCells(n);
+  }).observe(main(), { childList: true, subtree: true });
   const setup = location.hash.match(/^#setup=([0-9a-f]{64})$/);
   if (setup) {
     // The token leaves the address bar at once (history, screenshots).
@@ -362,6 +366,8 @@ async function route() {
         const here = location.hash.startsWith(a.getAttribute("href")) && a.getAttribute("href") !== "#/" || a.getAttribute("href") === (location.hash || "#/");
         if (here) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
       });
+      // A loading state until the page draws (pages draw once their data is in).
+      show(loading());
       try { await page(...m.slice(1)); } catch (err) {
         if (state.me) show(h("h1", { text: "Something went wrong" }), h("p", { class: "form-error", text: err.message }));
       }
@@ -378,10 +384,67 @@ async function route() {
 
 // ---- shared bits of the pages below ------------------------------------------------
 
+// A table of rows under column headings; with no rows, one row saying
+// `empty`. Under 700 px each row shows as a card (console.css), each cell
+// under its heading (cardCells): put the column that names a row first.
 function table(headers, rows, empty) {
-  return h("table", {},
+  return cardCells(h("table", {},
     h("thead", {}, h("tr", {}, headers.map((t) => h("th", { scope: "col", text: t })))),
-    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: headers.length, text: empty }))));
+    h("tbody", {}, rows.length ? rows : h("tr", { class: "empty" }, h("td", { colspan: headers.length, text: empty })))));
+}
+
+// Gives every body cell of the tables in `root` its column's heading as
+// data-label (what a card on a phone shows before the value), and marks a
+// row of one cell spanning the table (a "nothing here" row) as empty. Runs
+// on every table a page adds (the observer in DOMContentLoaded), so a page
+// that builds its own <table> gets cards too.
+function cardCells(root) {
+  const tables = root.matches && root.matches("table") ? [root] : [...root.querySelectorAll("table")];
+  for (const t of tables) {
+    const heads = [...t.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+    for (const tr of t.querySelectorAll("tbody tr")) {
+      const cells = [...tr.children];
+      if (cells.length === 1 && Number(cells[0].getAttribute("colspan") || 1) > 1) { tr.classList.add("empty"); continue; }
+      let col = 0;
+      for (const td of cells) {
+        if (td.tagName === "TD" && !td.hasAttribute("data-label") && heads[col]) td.setAttribute("data-label", heads[col]);
+        col += Number(td.getAttribute("colspan") || 1);
+      }
+    }
+  }
+  return root;
+}
+
+// The tone of a status word: done well, under way, gone wrong, or plain.
+const BADGE_TONES = {
+  ok: ["active", "completed", "delivered", "read", "replied", "succeeded", "success", "ready", "connected", "answered", "confirmed"],
+  info: ["sent", "running", "in_progress", "queued", "processing", "ringing", "estimated", "accepted", "open"],
+  warn: ["pending", "draft", "paused", "scheduled", "retrying", "partial", "no_answer", "busy", "expired", "handoff"],
+  bad: ["failed", "cancelled", "canceled", "error", "blocked", "revoked", "rejected", "undeliverable", "dead", "archived"],
+};
+
+// A status as a coloured pill that also says it in words ("in progress"):
+// badge("delivered"), or badge(code, "shown text").
+function badge(status, text) {
+  const word = String(status || "");
+  const tone = Object.keys(BADGE_TONES).find((t) => BADGE_TONES[t].includes(word.toLowerCase())) || "";
+  return h("span", { class: `badge ${tone}`.trim(), text: text === undefined ? word.replace(/_/g, " ") : text });
+}
+
+// An empty state: what is missing, in a sentence, and optionally what to
+// do about it (a link or a button).
+function empty(text, ...actions) {
+  return h("div", { class: "empty-state" }, h("p", { text }), actions);
+}
+
+// A loading state (route() shows one while a page loads its data).
+function loading(text) {
+  return h("p", { class: "loading", role: "status", text: text || "Loading…" });
+}
+
+// One figure with its label (the overview's totals).
+function stat(label, value) {
+  return h("div", { class: "stat" }, h("span", { class: "label", text: label }), h("span", { class: "value", text: value }));
 }
 
 // Microcredits as credits (1 credit = 1,000,000 microcredits).
