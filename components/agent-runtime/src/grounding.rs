@@ -441,14 +441,17 @@ fn run_lookup(biz: &str, offered: &[Offered], call: &ai::Lookup) -> Result<Looke
 pub struct Grounded {
     pub text: String,
     pub used: Option<String>,
+    /// The model called the `end_call` tool (only when it was offered).
+    pub end_call: bool,
 }
 
 /// One agent turn, grounded: the passages of the agent's sources that match
 /// the customer's last message go into `instructions`, and its structured
 /// sources are offered as the `lookup` tool (each lookup run here, against
-/// the active version, at most [`MAX_LOOKUPS`] per turn). `Ok(Err(_))` is
-/// the AI's own failure (the caller retries or gives up).
-pub fn answer(biz: &str, agent_id: &str, instructions: &str, history: &[(String, String)]) -> Result<Result<Grounded, String>, Failure> {
+/// the active version, at most [`MAX_LOOKUPS`] per turn); with `end_call`
+/// (a turn of a phone call) the `end_call` tool is offered too.
+/// `Ok(Err(_))` is the AI's own failure (the caller retries or gives up).
+pub fn answer(biz: &str, agent_id: &str, instructions: &str, history: &[(String, String)], end_call: bool) -> Result<Result<Grounded, String>, Failure> {
     let asked = history.iter().rev().find(|(role, _)| role == "user").map(|(_, t)| t.as_str()).unwrap_or_default();
     let agent_sources = agent_sources(biz, agent_id)?;
     let passages = passages(biz, &agent_sources, asked)?;
@@ -458,10 +461,17 @@ pub fn answer(biz: &str, agent_id: &str, instructions: &str, history: &[(String,
     let mut done: Vec<(ai::Lookup, String)> = Vec::new();
     let mut rows = Vec::new();
     loop {
-        let reply = if sources.is_empty() || done.len() >= MAX_LOOKUPS { ai::complete(&instructions, history).map(ai::Answer::Text) } else { ai::respond(&instructions, history, &sources, &done) };
+        let lookups_left = !sources.is_empty() && done.len() < MAX_LOOKUPS;
+        let reply = match (lookups_left, end_call) {
+            (false, false) => ai::complete(&instructions, history).map(ai::Answer::Text),
+            (true, _) => ai::respond(&instructions, history, &sources, &done, end_call),
+            // Lookups used up: only the end_call tool stays offered.
+            (false, true) => ai::respond(&instructions, history, &[], &[], true),
+        };
         match reply {
             Err(e) => return Ok(Err(e)),
-            Ok(ai::Answer::Text(text)) => return Ok(Ok(Grounded { text, used: used_json(&passages, &rows) })),
+            Ok(ai::Answer::Text(text)) => return Ok(Ok(Grounded { text, used: used_json(&passages, &rows), end_call: false })),
+            Ok(ai::Answer::EndCall(text)) => return Ok(Ok(Grounded { text, used: used_json(&passages, &rows), end_call: true })),
             Ok(ai::Answer::Lookup(call)) => {
                 let (found, used) = run_lookup(biz, &offered, &call)?;
                 rows.extend(used);

@@ -8,8 +8,8 @@
 //!   used. Its rules, with examples, are in `template.rs` and in
 //!   `docs/agents.md` ("Templates").
 //! * [`turn`]: one agent turn: the instructions of each kind of turn
-//!   (message, public comment reply, call), the grounded answer, the
-//!   parsing of a call turn's reply (`[end_call]`), and the greeting a
+//!   (message, public comment reply, call), the grounded answer (a call
+//!   turn may end the call by the `end_call` tool), and the greeting a
 //!   voice conversation opens with.
 //! * [`grounding`]: what an agent finds in its data sources for a turn
 //!   (passages by words and by meaning, fused; lookups of structured

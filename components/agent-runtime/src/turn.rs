@@ -1,7 +1,8 @@
 //! One agent turn: the instructions its kind of turn gets ([`instructions`]),
 //! the grounded answer ([`answer`]: the passages and lookups of
-//! `grounding.rs`) and what is said of it ([`parse_reply`]: a voice turn may
-//! end the call). Also the greeting a voice conversation opens with
+//! `grounding.rs`; a voice turn is offered the `end_call` tool, an
+//! OpenAI-compatible function the model calls to hang up after its last
+//! words). Also the greeting a voice conversation opens with
 //! ([`greeting`]), filled by the template language.
 
 use serde_json::{Map, Value};
@@ -11,10 +12,9 @@ use switchboard_guest::Failure;
 
 use crate::{grounding, template};
 
-/// The marker a voice turn ends with to end the call; the instructions of
-/// a voice turn tell the model about it (the sandbox AI's offline responder,
-/// components/sandbox-ai, writes it too).
-pub const END_CALL: &str = "[end_call]";
+/// The tool a voice turn's model calls to end the call (offered by the
+/// `ai` provider; the instructions of a voice turn name it).
+pub const END_CALL_TOOL: &str = "end_call";
 
 /// What a turn that ends the call without words says.
 pub const GOODBYE: &str = "Goodbye.";
@@ -54,7 +54,7 @@ pub fn instructions(agent: &str, turn: Turn) -> String {
                     s.push_str(&format!("\n- {k}: {v}"));
                 }
             }
-            s.push_str(&format!("\nWhen the conversation is over, say goodbye and end your reply with {END_CALL}."));
+            s.push_str(&format!("\nWhen the conversation is over, call the {END_CALL_TOOL} tool with your goodbye as its message."));
             s
         }
     }
@@ -64,7 +64,7 @@ pub fn instructions(agent: &str, turn: Turn) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reply {
     pub text: String,
-    /// A call turn that ends the call ([`END_CALL`]); never for messages.
+    /// A call turn whose model called [`END_CALL_TOOL`]; never for messages.
     pub end_call: bool,
     /// What the turn drew on (`grounding::used_json`), kept with the reply.
     pub used: Option<String>,
@@ -75,26 +75,16 @@ pub struct Reply {
 /// AI's answer, parsed for a call. `Ok(Err(_))` is the AI's own failure
 /// (the caller retries or gives up).
 pub fn answer(biz: &str, agent_id: &str, agent_instructions: &str, turn: Turn, history: &[(String, String)]) -> Result<Result<Reply, String>, Failure> {
-    Ok(grounding::answer(biz, agent_id, &instructions(agent_instructions, turn), history)?.map(|g| {
-        let (text, end_call) = match turn {
-            Turn::Call { .. } => parse_reply(&g.text),
-            Turn::Message { .. } | Turn::Comment => (g.text, false),
+    let in_call = matches!(turn, Turn::Call { .. });
+    Ok(grounding::answer(biz, agent_id, &instructions(agent_instructions, turn), history, in_call)?.map(|g| {
+        let text = match (in_call, g.text.trim()) {
+            (false, _) => g.text.clone(),
+            // Ending the call without last words still says goodbye.
+            (true, "") if g.end_call => GOODBYE.to_string(),
+            (true, said) => said.to_string(),
         };
-        Reply { text, end_call, used: g.used }
+        Reply { text, end_call: g.end_call, used: g.used }
     }))
-}
-
-/// A call turn as said: its text without the [`END_CALL`] marker, and
-/// whether it ends the call.
-pub fn parse_reply(reply: &str) -> (String, bool) {
-    let trimmed = reply.trim();
-    match trimmed.strip_suffix(END_CALL) {
-        Some(text) => {
-            let text = text.trim();
-            (if text.is_empty() { GOODBYE.to_string() } else { text.to_string() }, true)
-        }
-        None => (trimmed.to_string(), false),
-    }
 }
 
 /// The agent's `firstGreeting` (from its voice settings), when it has one.
@@ -115,14 +105,6 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn call_replies_may_end_the_call() {
-        assert_eq!(parse_reply("Thanks. Goodbye. [end_call]"), ("Thanks. Goodbye.".to_string(), true));
-        assert_eq!(parse_reply("[end_call]"), ("Goodbye.".to_string(), true));
-        assert_eq!(parse_reply(" Sure. "), ("Sure.".to_string(), false));
-        assert_eq!(parse_reply("[end_call] then more"), ("[end_call] then more".to_string(), false), "only at the end");
-    }
-
-    #[test]
     fn each_kind_of_turn_adds_its_own() {
         assert_eq!(instructions("Be kind.", Turn::Message { collect_mobile: false }), "Be kind.");
         assert_eq!(instructions("Be kind.", Turn::Message { collect_mobile: true }), format!("Be kind.{COLLECT_MOBILE}"));
@@ -131,7 +113,7 @@ mod tests {
         let call = instructions("Be kind.", Turn::Call { variables: &vars });
         assert!(call.starts_with("Be kind.\n\nYou are speaking with the customer on an outbound phone call."), "{call}");
         assert!(call.contains("\nWhat you know for this call:\n- city: Paris\n- name: Ada\n"), "{call}");
-        assert!(call.ends_with(&format!("end your reply with {END_CALL}.")), "{call}");
+        assert!(call.ends_with("call the end_call tool with your goodbye as its message."), "{call}");
         let empty = BTreeMap::new();
         assert!(!instructions("x", Turn::Call { variables: &empty }).contains("What you know"));
     }

@@ -29,7 +29,7 @@ impl Guest for AiTestbed {
         Ok(reply(&settings::get("persona").unwrap_or_else(|| "plugin-ai".into()), &history))
     }
 
-    fn respond(instructions: String, history: Vec<(String, String)>, _sources: Vec<LookupSource>, _done: Vec<(Lookup, String)>) -> Result<Answer, String> {
+    fn respond(instructions: String, history: Vec<(String, String)>, _sources: Vec<LookupSource>, _done: Vec<(Lookup, String)>, _end_call: bool) -> Result<Answer, String> {
         Self::complete(instructions, history).map(Answer::Text)
     }
 

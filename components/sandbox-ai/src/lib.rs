@@ -5,7 +5,7 @@
 //! every word:
 //!
 //! * [`reply`]: agent replies (`complete`, and `respond` with the `lookup`
-//!   tool), grounded in the passages the instructions carry;
+//!   and `end_call` tools), grounded in the passages the instructions carry;
 //! * [`assess`]: a campaign contact's summary and next action.
 //!
 //! `embed` answers `none` (an adapter never makes the index's vectors: they
@@ -31,8 +31,8 @@ impl Guest for SandboxAi {
         Ok(reply::offline(&instructions, &history))
     }
 
-    fn respond(instructions: String, history: Vec<(String, String)>, sources: Vec<LookupSource>, done: Vec<(Lookup, String)>) -> Result<Answer, String> {
-        Ok(reply::respond(&instructions, &history, &sources, &done))
+    fn respond(instructions: String, history: Vec<(String, String)>, sources: Vec<LookupSource>, done: Vec<(Lookup, String)>, end_call: bool) -> Result<Answer, String> {
+        Ok(reply::respond(&instructions, &history, &sources, &done, end_call))
     }
 
     fn embed(_texts: Vec<String>) -> Result<Option<Vec<Vec<f32>>>, String> {

@@ -1,7 +1,7 @@
 //! The spec's rules of a call in conversation, as pure functions of its
 //! state (unit-tested here; `jobs/call/` applies them each step). What an
 //! agent says (its instructions, greeting, grounded replies and the
-//! `[end_call]` marker) is the agent runtime's (`switchboard-agent-runtime`).
+//! `end_call` tool) is the agent runtime's (`switchboard-agent-runtime`).
 //!
 //! * the greeting (filled in at start, `calls.rs`) is prepared before
 //!   dialling and released only after `answered`;

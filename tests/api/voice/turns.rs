@@ -41,3 +41,51 @@ fn voice_turns_answer_from_the_agents_sources() {
     assert!(c.db(&format!("SELECT grounding_json FROM call_turns WHERE call_id = '{id}' AND grounding_json IS NOT NULL")).contains(&source));
     assert!(!r.to_string().contains("grounding"));
 }
+
+/// An OpenAI-compatible endpoint for voice turns: the customer's goodbye is
+/// answered by a call of the `end_call` tool (with its last words), anything
+/// else with text; every request body is handed over.
+fn fake_voice_model() -> (String, std::sync::mpsc::Receiver<Value>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1/chat/completions", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let stream = stream.unwrap();
+            let Some(request) = read_request(&stream) else { continue };
+            let body: Value = serde_json::from_slice(&request.body).unwrap();
+            let last = body["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap_or_default().to_string();
+            let message = if last.contains("Goodbye") {
+                json!({"role": "assistant", "content": null,
+                    "tool_calls": [{"id": "call-9", "type": "function", "function": {"name": "end_call", "arguments": "{\"message\":\"It was a pleasure. Bye now.\"}"}}]})
+            } else {
+                json!({"role": "assistant", "content": "Noted."})
+            };
+            answer_json(&stream, &json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": message}]}).to_string());
+            if tx.send(body).is_err() {
+                return;
+            }
+        }
+    });
+    (url, rx)
+}
+
+#[test]
+fn a_model_ends_the_call_by_the_end_call_tool() {
+    let (url, rx) = fake_voice_model();
+    let c = Calls::with_flags(1, 5_000_000, 20, &["--ai-endpoint", &url, "--ai-model", "test-model"]);
+    let id = c.call("+15550001234");
+    let r = c.ended(&id);
+    assert_eq!(outcome(&r).0, "completed");
+    assert_eq!((r["call"]["endedBy"].as_str(), r["call"]["endReason"].as_str()), (Some("agent"), Some("agent_ended_call")), "{r}");
+    let said: Vec<&str> = r["transcript"].as_array().unwrap().iter().map(|t| t["text"].as_str().unwrap()).collect();
+    assert_eq!(said.last(), Some(&"It was a pleasure. Bye now."), "the tool's message is the last thing said: {said:?}");
+    assert!(said.iter().all(|t| !t.contains("end_call")), "{said:?}");
+    // Every voice turn offered the tool in the OpenAI-compatible shape, and
+    // the instructions name it.
+    let first = rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap();
+    let tools: Vec<&str> = first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(tools, ["end_call"]);
+    assert_eq!(first["tools"][0]["type"], json!("function"));
+    assert!(first["messages"][0]["content"].as_str().unwrap().contains("call the end_call tool"), "{first}");
+}

@@ -2,8 +2,10 @@
 //! --ai-endpoint URL --ai-model NAME` names one (and the business chose no
 //! `ai` plugin): a POST of `{model, messages}` with the agent's instructions
 //! as the `system` message followed by the history as `user` / `assistant`
-//! messages; the reply is `choices[0].message.content` (or a `lookup` tool
-//! call). `SWITCHBOARD_AI_API_KEY`, when set, is sent as `Authorization:
+//! messages; the reply is `choices[0].message.content`, or a call of one of
+//! the tools offered: `lookup` (over the agent's structured sources) and,
+//! for a turn of a phone call, `end_call` (its `message`, else the content,
+//! is said before the call ends). `SWITCHBOARD_AI_API_KEY`, when set, is sent as `Authorization:
 //! Bearer …` and never logged. The call runs inside the job's step, so it
 //! has a timeout well under the job deadline. Embeddings (`serve
 //! --ai-embeddings-model`) come from the same provider, whoever answers the
@@ -150,29 +152,51 @@ pub(super) fn embed(e: &Embeddings, texts: &[String]) -> Result<Vec<Vec<f32>>, S
     parse_embeddings(&v, texts.len(), e.dimensions)
 }
 
-/// The chat-completions request body with the `lookup` tool and this
-/// turn's earlier lookups (an assistant message with the tool call, then
-/// the tool's answer, each).
-pub fn request_body_with_tools(model: &str, instructions: &str, history: &[(String, String)], sources: &[ai::LookupSource], done: &[(ai::Lookup, String)]) -> serde_json::Value {
-    let mut body = request_body(model, instructions, history);
-    let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
-    let fields: Vec<String> = sources.iter().map(|s| format!("{}: {}", s.name, s.fields.join(", "))).collect();
-    body["tools"] = serde_json::json!([{
+/// The `end_call` tool of a turn of a phone call.
+fn end_call_tool() -> serde_json::Value {
+    serde_json::json!({
         "type": "function",
         "function": {
-            "name": "lookup",
-            "description": format!("Finds the rows of a structured data source whose field equals a value. Fields by source: {}.", fields.join("; ")),
+            "name": "end_call",
+            "description": "Ends the phone call after your last words have been said. Call it when the conversation is over.",
             "parameters": {
                 "type": "object",
-                "properties": {
-                    "source": {"type": "string", "enum": names},
-                    "field": {"type": "string"},
-                    "value": {"type": "string"}
-                },
-                "required": ["source", "field", "value"]
+                "properties": {"message": {"type": "string", "description": "Your last words, such as a short goodbye."}}
             }
         }
-    }]);
+    })
+}
+
+/// The chat-completions request body with the tools of the turn (`lookup`
+/// over `sources`, `end_call` for a call) and this turn's earlier lookups
+/// (an assistant message with the tool call, then the tool's answer, each).
+pub fn request_body_with_tools(model: &str, instructions: &str, history: &[(String, String)], sources: &[ai::LookupSource], done: &[(ai::Lookup, String)], end_call: bool) -> serde_json::Value {
+    let mut body = request_body(model, instructions, history);
+    let mut tools = Vec::new();
+    if !sources.is_empty() || !done.is_empty() {
+        let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
+        let fields: Vec<String> = sources.iter().map(|s| format!("{}: {}", s.name, s.fields.join(", "))).collect();
+        tools.push(serde_json::json!({
+            "type": "function",
+            "function": {
+                "name": "lookup",
+                "description": format!("Finds the rows of a structured data source whose field equals a value. Fields by source: {}.", fields.join("; ")),
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "source": {"type": "string", "enum": names},
+                        "field": {"type": "string"},
+                        "value": {"type": "string"}
+                    },
+                    "required": ["source", "field", "value"]
+                }
+            }
+        }));
+    }
+    if end_call {
+        tools.push(end_call_tool());
+    }
+    body["tools"] = serde_json::Value::Array(tools);
     let messages = body["messages"].as_array_mut().expect("messages");
     for (call, rows) in done {
         let arguments = serde_json::json!({"source": call.source, "field": call.field, "value": call.value}).to_string();
@@ -183,25 +207,35 @@ pub fn request_body_with_tools(model: &str, instructions: &str, history: &[(Stri
     body
 }
 
-/// `ai.respond` at the endpoint: a reply, or a `lookup` the model asks for
-/// first.
-pub fn respond(e: &Endpoint, instructions: &str, history: &[(String, String)], sources: &[ai::LookupSource], done: &[(ai::Lookup, String)]) -> Result<ai::Answer, String> {
-    if sources.is_empty() && done.is_empty() {
+/// `ai.respond` at the endpoint: a reply, a `lookup` the model asks for
+/// first, or its `end_call` (only when offered).
+pub fn respond(e: &Endpoint, instructions: &str, history: &[(String, String)], sources: &[ai::LookupSource], done: &[(ai::Lookup, String)], end_call: bool) -> Result<ai::Answer, String> {
+    if sources.is_empty() && done.is_empty() && !end_call {
         return complete(e, instructions, history).map(ai::Answer::Text);
     }
-    let v = post(e, request_body_with_tools(&e.model, instructions, history, sources, done))?;
+    answer(&post(e, request_body_with_tools(&e.model, instructions, history, sources, done, end_call))?, end_call)
+}
+
+/// Reads a chat-completions answer that may call a tool.
+pub fn answer(v: &serde_json::Value, end_call: bool) -> Result<ai::Answer, String> {
+    let content = v.pointer("/choices/0/message/content").and_then(|c| c.as_str()).map(str::trim).filter(|c| !c.is_empty());
     if let Some(call) = v.pointer("/choices/0/message/tool_calls/0") {
         let args: serde_json::Value =
             call.pointer("/function/arguments").and_then(|a| a.as_str()).and_then(|a| serde_json::from_str(a).ok()).ok_or("ai endpoint sent a tool call without JSON arguments")?;
         let text = |k: &str| args.get(k).and_then(|v| v.as_str()).map(String::from);
+        if end_call && call.pointer("/function/name").and_then(|n| n.as_str()) == Some("end_call") {
+            // Its last words: the tool's message, else the content beside the call.
+            let said = text("message").filter(|m| !m.trim().is_empty()).or(content.map(String::from)).unwrap_or_default();
+            return Ok(ai::Answer::EndCall(said));
+        }
         return match (text("source"), text("field"), text("value")) {
             (Some(source), Some(field), Some(value)) => Ok(ai::Answer::Lookup(ai::Lookup { id: call.get("id").and_then(|i| i.as_str()).unwrap_or("call").to_string(), source, field, value })),
             _ => Err("ai endpoint sent a lookup without source, field and value".to_string()),
         };
     }
-    match v.pointer("/choices/0/message/content").and_then(|c| c.as_str()) {
-        Some(s) if !s.trim().is_empty() => Ok(ai::Answer::Text(s.to_string())),
-        _ => Err("ai endpoint response has no choices[0].message.content".to_string()),
+    match content {
+        Some(s) => Ok(ai::Answer::Text(s.to_string())),
+        None => Err("ai endpoint response has no choices[0].message.content".to_string()),
     }
 }
 
@@ -217,12 +251,35 @@ mod tests {
     fn tool_requests_carry_the_lookup_tool_and_earlier_calls() {
         let prices = vec![ai::LookupSource { name: "Prices".into(), fields: vec!["sku".into()] }];
         let call = ai::Lookup { id: "c1".into(), source: "Prices".into(), field: "sku".into(), value: "B2".into() };
-        let b = request_body_with_tools("m", "be nice", &h(&[("user", "B2?")]), &prices, &[(call, "sku: B2".into())]);
+        let b = request_body_with_tools("m", "be nice", &h(&[("user", "B2?")]), &prices, &[(call, "sku: B2".into())], false);
         assert_eq!(b["tools"][0]["function"]["name"], "lookup");
+        assert_eq!(b["tools"].as_array().unwrap().len(), 1, "end_call only for a call");
         assert_eq!(b["tools"][0]["function"]["parameters"]["properties"]["source"]["enum"], serde_json::json!(["Prices"]));
         let m = b["messages"].as_array().unwrap();
         assert_eq!(m[2]["tool_calls"][0]["id"], "c1");
         assert_eq!(m[3], serde_json::json!({"role": "tool", "tool_call_id": "c1", "content": "sku: B2"}));
+    }
+
+    #[test]
+    fn a_call_turn_offers_end_call_and_reads_its_call() {
+        let b = request_body_with_tools("m", "be brief", &h(&[("user", "bye")]), &[], &[], true);
+        let names: Vec<&str> = b["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["end_call"]);
+        let called = |args: &str, content: serde_json::Value| {
+            serde_json::json!({"choices": [{"message": {"content": content,
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "end_call", "arguments": args}}]}}]})
+        };
+        let said = |a: ai::Answer| match a {
+            ai::Answer::EndCall(t) => t,
+            _ => panic!("not an end_call"),
+        };
+        assert_eq!(said(answer(&called(r#"{"message":"Goodbye!"}"#, serde_json::Value::Null), true).unwrap()), "Goodbye!");
+        assert_eq!(said(answer(&called("{}", "Thanks, bye.".into()), true).unwrap()), "Thanks, bye.");
+        assert_eq!(said(answer(&called("{}", serde_json::Value::Null), true).unwrap()), "");
+        // Not offered: an end_call is no lookup, and not obeyed.
+        assert!(answer(&called("{}", serde_json::Value::Null), false).is_err());
+        let text = serde_json::json!({"choices": [{"message": {"content": "Sure."}}]});
+        assert!(matches!(answer(&text, true).unwrap(), ai::Answer::Text(t) if t == "Sure."));
     }
 
     #[test]

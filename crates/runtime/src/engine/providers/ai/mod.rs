@@ -93,13 +93,17 @@ impl Ai {
         history: &[(String, String)],
         sources: &[import::LookupSource],
         done: &[(import::Lookup, String)],
+        end_call: bool,
     ) -> Result<import::Answer, String> {
         let sources: Vec<provider::LookupSource> = sources.iter().map(|x| provider::LookupSource { name: x.name.clone(), fields: x.fields.clone() }).collect();
         let done: Vec<(provider::Lookup, String)> = done.iter().map(|(l, rows)| (lookup_out(l), rows.clone())).collect();
-        let answer = self.call(settings, |g, s| g.call_respond(s, instructions, history, &sources, &done))?;
+        let answer = self.call(settings, |g, s| g.call_respond(s, instructions, history, &sources, &done, end_call))?;
         Ok(match answer {
             provider::Answer::Text(t) => import::Answer::Text(t),
             provider::Answer::Lookup(l) => import::Answer::Lookup(import::Lookup { id: l.id, source: l.source, field: l.field, value: l.value }),
+            // Only a turn that offered the tool may end the call.
+            provider::Answer::EndCall(t) if end_call => import::Answer::EndCall(t),
+            provider::Answer::EndCall(t) => import::Answer::Text(t),
         })
     }
 
@@ -153,10 +157,17 @@ impl import::Host for RequestState {
         }
     }
 
-    fn respond(&mut self, instructions: String, history: Vec<(String, String)>, sources: Vec<import::LookupSource>, done: Vec<(import::Lookup, String)>) -> Result<import::Answer, String> {
+    fn respond(
+        &mut self,
+        instructions: String,
+        history: Vec<(String, String)>,
+        sources: Vec<import::LookupSource>,
+        done: Vec<(import::Lookup, String)>,
+        end_call: bool,
+    ) -> Result<import::Answer, String> {
         match self.ai()? {
-            Answerer::Adapter(a, settings) => a.respond(&settings, &instructions, &history, &sources, &done),
-            Answerer::Endpoint(e) => endpoint::respond(e, &instructions, &history, &sources, &done),
+            Answerer::Adapter(a, settings) => a.respond(&settings, &instructions, &history, &sources, &done, end_call),
+            Answerer::Endpoint(e) => endpoint::respond(e, &instructions, &history, &sources, &done, end_call),
         }
     }
 
@@ -202,13 +213,15 @@ mod tests {
         assert_eq!(ai.complete(&settings, grounded, &h(&[("user", "How much is the widget?")])).unwrap(), "From Prices: Name: Widget; Price: 10");
         assert_eq!(ai.complete(&settings, "Answer.", &h(&[("user", "hi")])).unwrap(), "Thanks for your message: \"hi\". An agent will follow up.");
         let prices = [import::LookupSource { name: "Prices".into(), fields: vec!["sku".into()] }];
-        let call = match ai.respond(&settings, "", &h(&[("user", "How much is B2?")]), &prices, &[]).unwrap() {
+        let call = match ai.respond(&settings, "", &h(&[("user", "How much is B2?")]), &prices, &[], false).unwrap() {
             import::Answer::Lookup(l) => l,
-            import::Answer::Text(t) => panic!("{t}"),
+            other => panic!("{other:?}"),
         };
         assert_eq!((call.source.as_str(), call.field.as_str(), call.value.as_str()), ("Prices", "sku", "B2"));
         let found = [(call, "sku: B2; price: 20".to_string())];
-        assert!(matches!(ai.respond(&settings, "", &h(&[("user", "How much is B2?")]), &prices, &found).unwrap(), import::Answer::Text(t) if t == "From Prices (sku = B2): sku: B2; price: 20"));
+        assert!(matches!(ai.respond(&settings, "", &h(&[("user", "How much is B2?")]), &prices, &found, false).unwrap(), import::Answer::Text(t) if t == "From Prices (sku = B2): sku: B2; price: 20"));
+        // A voice turn: the customer's goodbye is answered by the end_call tool.
+        assert!(matches!(ai.respond(&settings, "", &h(&[("user", "Goodbye.")]), &[], &[], true).unwrap(), import::Answer::EndCall(t) if t == "Thank you for your time. Goodbye."));
         let input = import::AssessmentInput {
             objective: "Confirm renewals".into(),
             outcomes: vec![import::AssessmentOutcome { sequence: 1, channel: "voice".into(), outcome: "busy".into(), attempts: 3 }],
@@ -236,7 +249,7 @@ mod tests {
         let mut took = Vec::new();
         for _ in 0..2000 {
             let t = std::time::Instant::now();
-            let reply = ai.respond(&settings, &grounded, &history, &[], &[]).unwrap();
+            let reply = ai.respond(&settings, &grounded, &history, &[], &[], false).unwrap();
             took.push(t.elapsed());
             assert!(matches!(reply, import::Answer::Text(t) if t.starts_with("From Catalogue:")));
         }
