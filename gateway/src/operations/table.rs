@@ -78,6 +78,28 @@ const Q_CALLS: &[QueryParam] = &[
     },
 ];
 
+/// The inbox's list (operation 61): its page and filters.
+const Q_CONVERSATIONS: &[QueryParam] = &[
+    BUSINESS,
+    CURSOR,
+    LIMIT,
+    QueryParam { name: "channel", required: false, schema: r#"{"type":"string","enum":["chatapp","photoapp"]}"#, description: "Only conversations of this channel." },
+    uuid_param("agentId", false, "Only conversations of the numbers and accounts this agent is assigned to."),
+    QueryParam {
+        name: "status",
+        required: false,
+        schema: r#"{"type":"string","enum":["agent","human","automation","unassigned"]}"#,
+        description: "Only conversations in this status (who answers now; see ConversationStatus).",
+    },
+    QueryParam { name: "unread", required: false, schema: r#"{"type":"string","enum":["true","false"]}"#, description: "true: only conversations with unread messages or comments; false: only those without." },
+    QueryParam {
+        name: "q",
+        required: false,
+        schema: r#"{"type":"string","minLength":1,"maxLength":100}"#,
+        description: "Search, case-insensitive: the contact's name or mobile, the photoapp handle, or the text of any message or comment.",
+    },
+];
+
 use BusinessIn::{Body, Public, Query};
 use Component::*;
 use Method::*;
@@ -268,10 +290,22 @@ pub static OPERATIONS: &[Operation] = &[
     op!(60, Get, "/credits", "getCredits", "Read the microcredit balance and its ledger, newest first",
         scopes: ["credits:read"], cond: NONE, idem: false, Voice, Query, query: Q_PAGE, req: None, resp: Json("CreditAccount"), status: [200]),
     // Ours: the inbox (61-66).
+    op!(61, Get, "/conversations", "listConversations", "List conversations, newest activity first, with unread counts and the last message",
+        scopes: ["communications:read"], cond: NONE, idem: false, Messaging, Query, query: Q_CONVERSATIONS, req: None, resp: Json("ConversationList"), status: [200]),
+    op!(62, Get, "/conversations/{conversationId}", "getConversation", "Read a conversation",
+        scopes: ["communications:read"], cond: NONE, idem: false, Messaging, Query, query: Q_BUSINESS, req: None, resp: Json("ConversationResult"), status: [200]),
+    op!(63, Get, "/conversations/{conversationId}/thread", "getConversationThread", "Read a conversation's messages and comments with their delivery states, newest first",
+        scopes: ["communications:read"], cond: NONE, idem: false, Messaging, Query, query: Q_PAGE, req: None, resp: Json("ConversationThread"), status: [200]),
+    op!(64, Post, "/conversations/{conversationId}/read", "markConversationRead", "Mark a conversation read up to what the reader has seen",
+        scopes: ["communications:write"], cond: NONE, idem: false, Messaging, Body, query: &[], req: Some("ConversationRead"), resp: Json("ConversationResult"), status: [200]),
+    op!(65, Patch, "/conversations/{conversationId}", "updateConversation", "Take a conversation over from the agent, or hand it back",
+        scopes: ["communications:write"], cond: NONE, idem: false, Messaging, Body, query: &[], req: Some("ConversationUpdate"), resp: Json("ConversationResult"), status: [200]),
 
     // Ours: the console's overview and charts (67-69).
 
     // Ours: everyday tasks without the command line (70-74).
 
     // Ours: photoapp private replies (75-76).
+    op!(75, Post, "/photoapp/private-replies", "sendPhotoappPrivateReply", "Answer a public comment privately (a direct message to the commenter), once, within 7 days of it",
+        scopes: ["communications:write", "photoapp:write"], cond: NONE, idem: true, Messaging, Body, query: &[], req: Some("PhotoappPrivateReply"), resp: Json("MessageQueued"), status: [202]),
 ];
