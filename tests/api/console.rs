@@ -8,11 +8,11 @@ use serde_json::{json, Value};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-const PASSWORD: &str = "correct horse battery";
+pub(crate) const PASSWORD: &str = "correct horse battery";
 
 /// A console user of `business` with a password (`admin user create
 /// --password-stdin`).
-fn user(dir: &std::path::Path, business: &str, email: &str, role: &str) -> Value {
+pub(crate) fn user(dir: &std::path::Path, business: &str, email: &str, role: &str) -> Value {
     let mut child = Command::new(BIN)
         .args(["admin", "--data-dir"])
         .arg(dir)
@@ -30,7 +30,7 @@ fn user(dir: &std::path::Path, business: &str, email: &str, role: &str) -> Value
 
 /// A browser: keeps the session cookie the server sets and sends the CSRF
 /// token on writes when it has one.
-struct Browser<'a> {
+pub(crate) struct Browser<'a> {
     s: &'a Server,
     http: reqwest::blocking::Client,
     cookie: Option<String>,
@@ -43,7 +43,7 @@ impl<'a> Browser<'a> {
         Browser { s, http, cookie: None, csrf: None }
     }
 
-    fn login(s: &'a Server, email: &str) -> Browser<'a> {
+    pub(crate) fn login(s: &'a Server, email: &str) -> Browser<'a> {
         let mut b = Browser::new(s);
         let r = b.send("POST", "/console/api/session", Some(json!({"email": email, "password": PASSWORD})));
         r.assert_ok(200);
@@ -51,7 +51,7 @@ impl<'a> Browser<'a> {
         b
     }
 
-    fn send(&mut self, method: &str, path: &str, body: Option<Value>) -> Resp {
+    pub(crate) fn send(&mut self, method: &str, path: &str, body: Option<Value>) -> Resp {
         let mut rb = self.http.request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), format!("{}{}", self.s.base, path));
         if let Some(c) = &self.cookie {
             rb = rb.header("cookie", format!("sb_session={c}"));
@@ -73,14 +73,14 @@ impl<'a> Browser<'a> {
         }
         r
     }
-    fn get(&mut self, path: &str) -> Resp {
+    pub(crate) fn get(&mut self, path: &str) -> Resp {
         self.send("GET", path, None)
     }
-    fn post(&mut self, path: &str, body: Value) -> Resp {
+    pub(crate) fn post(&mut self, path: &str, body: Value) -> Resp {
         self.send("POST", path, Some(body))
     }
     /// The same request without the CSRF token.
-    fn without_csrf(&mut self, method: &str, path: &str, body: Option<Value>) -> Resp {
+    pub(crate) fn without_csrf(&mut self, method: &str, path: &str, body: Option<Value>) -> Resp {
         let t = self.csrf.take();
         let r = self.send(method, path, body);
         self.csrf = t;
@@ -88,7 +88,7 @@ impl<'a> Browser<'a> {
     }
 }
 
-fn assert_code(r: &Resp, status: u16, category: &str, code: &str) {
+pub(crate) fn assert_code(r: &Resp, status: u16, category: &str, code: &str) {
     r.assert_failure(status, category);
     assert_eq!(r.code(), code, "{}", r.text);
 }

@@ -9,6 +9,7 @@ mod cli;
 mod cloud_messenger;
 mod component_cache;
 mod console;
+mod console_owner;
 mod contacts;
 mod data_sources;
 mod downloads;

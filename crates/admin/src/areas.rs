@@ -2,13 +2,18 @@
 //! the voice, campaigns and agents areas) over a storage connection: the
 //! admin commands write the rows an area owns by calling the area's own
 //! statements, inside the command's transaction, with this process's clock
-//! and UUID v7s.
+//! and UUID v7s. The console's owner routes (host/src/console/owner.rs) use
+//! the same rule crates through this module, so each rule lives in its area.
 
 use crate::db::{self, SqlValue};
-use switchboard_sql::{Refusal, Refused, Row, Sql, Value};
+pub use switchboard_channel_connections as connections;
+pub use switchboard_sql::{Refusal, Refused};
+use switchboard_sql::{Row, Sql, Value};
+pub use switchboard_summary_prices as summary_prices;
+pub use switchboard_voice_accounts as voice_accounts;
 
 /// A storage connection (inside the caller's transaction, if it opened one).
-pub(crate) struct Tx<'a>(pub &'a db::Connection);
+pub struct Tx<'a>(pub &'a db::Connection);
 
 impl Sql for Tx<'_> {
     type Error = anyhow::Error;

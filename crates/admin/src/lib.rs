@@ -11,7 +11,7 @@
 //! `voice::configure`, `users::create`), called by the binary's `admin`
 //! subcommands and by the console.
 
-mod areas;
+pub mod areas;
 pub mod sessions;
 pub mod summaries;
 pub mod usage;

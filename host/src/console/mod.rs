@@ -7,7 +7,8 @@
 //!   idempotency and failure envelope, with the scopes of the user's role.
 //! * `/console/api/…` are the session-only routes. The host answers the ones
 //!   about the session itself, API keys and the business's provider
-//!   adapters (`providers`) here ([`respond`]); agent
+//!   adapters (`providers`), and an owner's voice lines, prices, credit
+//!   top-ups and sandbox channels (`owner`) here ([`respond`]); agent
 //!   testing is in the operation table (57-59, owned by the messaging area).
 //!   Every one of them refuses an API key.
 //!
@@ -15,6 +16,7 @@
 //! ever reaches the page.
 
 pub mod keys;
+pub mod owner;
 pub mod providers;
 pub use switchboard_admin::{sessions, users};
 
@@ -84,6 +86,7 @@ pub fn serves(path: &str) -> bool {
         || key_path(path).is_some()
         || path == PROVIDERS_PATH
         || providers::interface_of(path).is_some()
+        || owner::path(path).is_some()
 }
 
 /// The access log's name for a console path (never a key id).
@@ -95,6 +98,7 @@ pub fn logged_path(path: &str) -> &'static str {
         p if key_path(p).is_some() => "/console/api/keys/{keyId}",
         PROVIDERS_PATH => PROVIDERS_PATH,
         p if providers::interface_of(p).is_some() => "/console/api/providers/{interface}",
+        p if owner::path(p).is_some() => owner::path(p).unwrap_or_default(),
         _ => "/console/",
     }
 }
@@ -151,6 +155,9 @@ fn json(body: String) -> Answer {
 }
 
 fn operation_name(method: &str, path: &str) -> &'static str {
+    if let Some(name) = owner::operation_name(method, path) {
+        return name;
+    }
     match (method, logged_path(path)) {
         ("POST", SESSION_PATH) => "consoleLogin",
         ("GET", SESSION_PATH) => "consoleSession",
@@ -223,6 +230,7 @@ fn route(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done, Failu
             require_json(r)?;
             done(providers::set(app, &s, providers::interface_of(p).expect("matched"), &r.body)?)
         }
+        (p, _) if owner::path(p).is_some() => done(owner::route(app, r, owner::path(p).unwrap_or_default())?),
         (SESSION_PATH, _) => Err(method_not_allowed("GET, POST, DELETE")),
         (PASSWORD_PATH, _) => Err(method_not_allowed("POST")),
         (KEYS_PATH, _) => Err(method_not_allowed("GET, POST")),
