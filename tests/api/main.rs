@@ -18,6 +18,7 @@ mod edge_manifest;
 mod far;
 mod faults;
 mod harness;
+mod inbox;
 mod inbound;
 mod jobs;
 mod knowledge;

@@ -15,6 +15,7 @@
 
 pub mod agent_test;
 pub mod conversation;
+pub mod conversations;
 pub mod jobs;
 pub mod media;
 mod messages;
@@ -31,6 +32,11 @@ pub fn handle(req: Request) -> HResult<Success> {
         "getAgentTest" => agent_test::get(&req),
         "sendAgentTestMessage" => agent_test::say(&req),
         "resetAgentTest" => agent_test::reset(&req),
+        "listConversations" => conversations::list(&req),
+        "getConversation" => conversations::get(&req),
+        "getConversationThread" => conversations::thread(&req),
+        "markConversationRead" => conversations::mark_read(&req),
+        "updateConversation" => conversations::handoff::update(&req),
         other => Err(fail::not_implemented(other)),
     }
 }

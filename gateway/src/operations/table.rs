@@ -91,7 +91,12 @@ const Q_CONVERSATIONS: &[QueryParam] = &[
         schema: r#"{"type":"string","enum":["agent","human","automation","unassigned"]}"#,
         description: "Only conversations in this status (who answers now; see ConversationStatus).",
     },
-    QueryParam { name: "unread", required: false, schema: r#"{"type":"string","enum":["true","false"]}"#, description: "true: only conversations with unread messages or comments; false: only those without." },
+    QueryParam {
+        name: "unread",
+        required: false,
+        schema: r#"{"type":"string","enum":["true","false"]}"#,
+        description: "true: only conversations with unread messages or comments; false: only those without.",
+    },
     QueryParam {
         name: "q",
         required: false,
@@ -300,7 +305,6 @@ pub static OPERATIONS: &[Operation] = &[
         scopes: ["communications:write"], cond: NONE, idem: false, Messaging, Body, query: &[], req: Some("ConversationRead"), resp: Json("ConversationResult"), status: [200]),
     op!(65, Patch, "/conversations/{conversationId}", "updateConversation", "Take a conversation over from the agent, or hand it back",
         scopes: ["communications:write"], cond: NONE, idem: false, Messaging, Body, query: &[], req: Some("ConversationUpdate"), resp: Json("ConversationResult"), status: [200]),
-
     // Ours: the console's overview and charts (67-69).
 
     // Ours: everyday tasks without the command line (70-74).

@@ -9,7 +9,8 @@
 //!   is `externalAutomation: true`, so an active one means the integrator
 //!   answers; a paused one does not);
 //! - its assignment names an active agent of that channel, with
-//!   `auto_reply_enabled = 1` and `human_handoff_active = 0`; an agent
+//!   `auto_reply_enabled = 1` and `human_handoff_active = 0`, and no person
+//!   has taken the message's conversation over (`conversations/handoff.rs`); an agent
 //!   with `photoappCollectMobileEnabled` is also told to ask for a mobile
 //!   number (the agent runtime's `turn::COLLECT_MOBILE`).
 //!
@@ -33,6 +34,7 @@ use switchboard_guest::{now, Failure};
 
 use super::{MessageRef, MessagingJob};
 use crate::conversation;
+use crate::conversations::handoff;
 
 /// Conversation history an agent turn sees (spec: last 20 messages).
 pub const HISTORY: usize = 20;
@@ -73,7 +75,7 @@ pub fn assigned_agent(biz: &str, channel: &str, sender: &str, owning_event: Opti
 
 /// Called by the inbound jobs after storing `message_id`.
 pub fn maybe_enqueue(biz: &str, channel: &str, sender: &str, message_id: &str) -> Result<(), Failure> {
-    if eligible(biz, channel, sender)?.is_some() {
+    if eligible(biz, channel, sender)?.is_some() && !handoff::taken_over(biz, message_id)? {
         job::enqueue(biz, &MessagingJob::Autoreply(MessageRef { message_id: message_id.to_string() }))?;
     }
     Ok(())
@@ -123,6 +125,9 @@ fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
     let Some((agent, instructions, collect_mobile)) = eligible(biz, &channel, &sender)? else {
         return Ok(Outcome::Done);
     };
+    if handoff::taken_over(biz, message_id)? {
+        return Ok(Outcome::Done);
+    }
 
     let rows = db::query(
         &format!("SELECT direction, text FROM messages WHERE business_id = ?1 AND conversation_id = ?2 ORDER BY created_at DESC, id DESC LIMIT {HISTORY}"),

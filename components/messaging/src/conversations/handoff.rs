@@ -1,0 +1,45 @@
+//! updateConversation (operation 65): the per-conversation handoff. A
+//! person takes a conversation over (`humanHandoffActive: true`) and the
+//! agent stops auto-replying in it, while it keeps answering the number's
+//! or account's other conversations; handing back (`false`) lets it answer
+//! the next inbound message (not those that came during the handoff: the
+//! person owned them). The channel assignment's `humanHandoffActive`
+//! (operation 36) is the same switch for a whole number or account; either
+//! one silences the agent. The auto-reply checks [`taken_over`] when it
+//! enqueues and again when it runs (`jobs/autoreply.rs`).
+//!
+//! Public comment replies follow the assignment only: a comment is answered
+//! in public under a post, not in the conversation a person took over.
+
+use serde::Deserialize;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{now, req, Failure, HResult, Request, Success};
+
+use super::{path_id, result};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UpdateBody {
+    human_handoff_active: bool,
+}
+
+pub fn update(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let id = path_id(r)?;
+    let b: UpdateBody = req::body(r)?;
+    db::execute(
+        "UPDATE conversations SET handoff_active = ?3, handoff_changed_at = ?4 WHERE business_id = ?1 AND id = ?2 AND handoff_active <> ?3",
+        &[biz.into(), id.as_str().into(), i64::from(b.human_handoff_active).into(), now().into()],
+    )?;
+    result(biz, &id)
+}
+
+/// True when a person has taken the conversation of `message_id` over.
+pub fn taken_over(biz: &str, message_id: &str) -> Result<bool, Failure> {
+    Ok(db::query_one(
+        "SELECT c.handoff_active FROM messages m JOIN conversations c ON c.business_id = m.business_id AND c.id = m.conversation_id \
+         WHERE m.business_id = ?1 AND m.id = ?2",
+        &[biz.into(), message_id.into()],
+    )?
+    .is_some_and(|r| r.boolean(0)))
+}

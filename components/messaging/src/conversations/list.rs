@@ -1,0 +1,93 @@
+//! listConversations (operation 61): newest activity first, keyset pages
+//! on (last activity, id) like every time-ordered list. Filters: `channel`,
+//! `agentId` (the agent assigned to the conversation's number or
+//! account), `status` (who answers now), `unread`, and `q`, a
+//! case-insensitive (ASCII) substring of the contact's name or mobile, the
+//! photoapp handle, or any message's or comment's text.
+//!
+//! A conversation whose activity changes while a client pages moves to the
+//! top: a client that walks the pages sees it again only by reading the
+//! first page again (the console does, as it polls).
+
+use serde_json::json;
+use switchboard_guest::cursor::Cursor;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{fail, ok, req, HResult, Request, Success, Value};
+
+use super::{conversation_json, select, STATUS};
+
+pub fn list(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let limit = req::limit(r, 50, 200)?;
+    let cursor = req::query_nonempty(r, "cursor").map(Cursor::parse).transpose()?;
+    let mut sql = format!("{} WHERE c.business_id = ?1", select());
+    let mut params: Vec<Value> = vec![biz.into()];
+
+    if let Some(channel) = req::query_nonempty(r, "channel") {
+        sql += &format!(" AND c.channel = {}", bind(&mut params, channel.into()));
+    }
+    if let Some(agent) = req::query_uuid(r, "agentId")? {
+        sql += &format!(" AND ca.ai_agent_id = {}", bind(&mut params, agent.to_ascii_lowercase().into()));
+    }
+    if let Some(status) = req::query_nonempty(r, "status") {
+        sql += &format!(" AND ({STATUS}) = {}", bind(&mut params, status.into()));
+    }
+    match req::query_nonempty(r, "unread") {
+        None => {}
+        Some("true") => sql += " AND c.unread_count > 0",
+        Some("false") => sql += " AND c.unread_count = 0",
+        Some(_) => return Err(fail::validation("invalid_query_parameter", "query parameter `unread` must be true or false")),
+    }
+    if let Some(q) = req::query_nonempty(r, "q") {
+        let p = bind(&mut params, format!("%{}%", escape_like(q.trim())).into());
+        sql += &format!(
+            " AND (k.name LIKE {p} ESCAPE '\\' OR k.mobile LIKE {p} ESCAPE '\\' OR c.participant_name LIKE {p} ESCAPE '\\' \
+               OR EXISTS (SELECT 1 FROM messages m WHERE m.business_id = c.business_id AND m.conversation_id = c.id AND m.text LIKE {p} ESCAPE '\\') \
+               OR EXISTS (SELECT 1 FROM photoapp_comments pc WHERE pc.business_id = c.business_id AND pc.conversation_id = c.id AND pc.text LIKE {p} ESCAPE '\\'))"
+        );
+    }
+    if let Some(c) = &cursor {
+        let k = bind(&mut params, c.key.as_str().into());
+        let i = bind(&mut params, c.id.as_str().into());
+        sql += &format!(" AND (c.last_activity_at < {k} OR (c.last_activity_at = {k} AND c.id < {i}))");
+    }
+    sql += &format!(" ORDER BY c.last_activity_at DESC, c.id DESC LIMIT {}", limit + 1);
+
+    let mut rows = db::query(&sql, &params)?;
+    let next = if rows.len() > limit as usize {
+        rows.truncate(limit as usize);
+        rows.last().map(|r| Cursor::new(r.text(13), r.text(0)).encode())
+    } else {
+        None
+    };
+    let conversations: Vec<serde_json::Value> = rows.iter().map(conversation_json).collect();
+    ok(&json!({"conversations": conversations, "nextCursor": next}))
+}
+
+/// Adds a parameter; its placeholder.
+fn bind(params: &mut Vec<Value>, v: Value) -> String {
+    params.push(v);
+    format!("?{}", params.len())
+}
+
+/// `q` as a LIKE pattern's literal part: `%`, `_` and the escape itself
+/// match only themselves.
+fn escape_like(q: &str) -> String {
+    let mut out = String::with_capacity(q.len());
+    for ch in q.chars() {
+        if matches!(ch, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn like_wildcards_are_literal() {
+        assert_eq!(super::escape_like("50%_off\\"), "50\\%\\_off\\\\");
+        assert_eq!(super::escape_like("Ada"), "Ada");
+    }
+}

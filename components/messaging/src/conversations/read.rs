@@ -1,0 +1,53 @@
+//! markConversationRead (operation 64): one read marker per conversation,
+//! shared by the business (an API key has no person behind it). Without
+//! `lastSeenEntryId` everything in the conversation now is read; with it,
+//! what came after that message or comment stays unread, so a message that
+//! arrived after the reader's page was drawn is not marked read unseen. A
+//! marker never moves back: marking an entry older than the marker read
+//! changes nothing.
+
+use serde::Deserialize;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{fail, is_uuid, now, req, HResult, Request, Success};
+
+use super::{path_id, result};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadBody {
+    #[serde(default)]
+    last_seen_entry_id: Option<String>,
+}
+
+pub fn mark_read(r: &Request) -> HResult<Success> {
+    let biz = r.business_id.as_str();
+    let id = path_id(r)?;
+    let b: ReadBody = req::body(r)?;
+    let Some(entry) = b.last_seen_entry_id.map(|e| e.to_ascii_lowercase()) else {
+        db::execute("UPDATE conversations SET unread_count = 0, read_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), now().into()])?;
+        return result(biz, &id);
+    };
+    let missing = || fail::not_found("entry_not_found", "`lastSeenEntryId` names no message or comment of this conversation");
+    if !is_uuid(&entry) {
+        return Err(missing());
+    }
+    let seen_at = db::query_one(
+        "SELECT created_at FROM messages WHERE business_id = ?1 AND conversation_id = ?2 AND id = ?3 \
+         UNION ALL SELECT created_at FROM photoapp_comments WHERE business_id = ?1 AND conversation_id = ?2 AND id = ?3",
+        &[biz.into(), id.as_str().into(), entry.as_str().into()],
+    )?
+    .ok_or_else(missing)?
+    .text(0);
+    // What is still unread after the entry: inbound messages and comments
+    // after it in the thread's order (created at, id).
+    db::execute(
+        "UPDATE conversations SET read_at = ?3, unread_count = \
+           (SELECT count(*) FROM messages m WHERE m.business_id = ?1 AND m.conversation_id = ?2 AND m.direction = 'inbound' \
+              AND (m.created_at > ?3 OR (m.created_at = ?3 AND m.id > ?4))) + \
+           (SELECT count(*) FROM photoapp_comments k WHERE k.business_id = ?1 AND k.conversation_id = ?2 \
+              AND (k.created_at > ?3 OR (k.created_at = ?3 AND k.id > ?4))) \
+         WHERE business_id = ?1 AND id = ?2 AND IFNULL(read_at, '') <= ?3",
+        &[biz.into(), id.as_str().into(), seen_at.as_str().into(), entry.as_str().into()],
+    )?;
+    result(biz, &id)
+}
