@@ -384,13 +384,14 @@ mod assets {
     /// The page's scripts, in the order index.html loads them: classic
     /// deferred scripts sharing one global scope, the helpers first and the
     /// routes last.
-    const SCRIPTS: [(&str, Asset); 7] = [
+    const SCRIPTS: [(&str, Asset); 8] = [
         ("/console/js/core.js", script(include_str!("assets/js/core.js"))),
         ("/console/js/people.js", script(include_str!("assets/js/people.js"))),
         ("/console/js/agents.js", script(include_str!("assets/js/agents.js"))),
         ("/console/js/calls.js", script(include_str!("assets/js/calls.js"))),
         ("/console/js/data.js", script(include_str!("assets/js/data.js"))),
         ("/console/js/messages.js", script(include_str!("assets/js/messages.js"))),
+        ("/console/js/inbox.js", script(include_str!("assets/js/inbox.js"))),
         ("/console/js/main.js", script(include_str!("assets/js/main.js"))),
     ];
 

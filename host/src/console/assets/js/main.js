@@ -16,6 +16,8 @@ const routes = [
   [/^#\/data-sources\/([0-9a-f-]{36})$/, (id) => dataSourcePage(id, null)],
   [/^#\/data-sources\/([0-9a-f-]{36})\/ingestions\/([0-9a-f-]{36})$/, dataSourcePage],
   [/^#\/messages$/, messagesPage],
+  [/^#\/inbox$/, () => inboxPage(null)],
+  [/^#\/inbox\/([0-9a-f-]{36})$/, inboxPage],
   [/^#\/channels$/, channelsPage],
   [/^#\/webhooks$/, webhooksPage],
   [/^#\/webhooks\/([0-9a-f-]{36})$/, deliveriesPage],

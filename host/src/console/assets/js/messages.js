@@ -45,7 +45,7 @@ async function sendForm(to, onSent) {
 
 async function messagesPage() {
   show(h("h1", { text: "Messages" }),
-    h("p", { class: "muted", text: "Conversations appear on each contact's timeline; send a message here or from a contact's page." }),
+    h("p", { class: "muted" }, "Conversations are in the ", h("a", { href: "#/inbox", text: "Inbox" }), " and on each contact's timeline; start one here or from a contact's page."),
     canWrite("communications:write") ? await sendForm(null) : h("p", { class: "muted", text: "Sending takes an owner." }));
 }
 
