@@ -95,18 +95,14 @@ fn refused(r: Refused, body_field: impl Fn(&'static str) -> &'static str) -> Fai
     Failure::from_violations(vec![Violation { field: field.into(), rule: "invalid", message }], "request body")
 }
 
-fn storage(e: anyhow::Error) -> Failure {
-    unavailable(e)
-}
-
 /// What `GET /console/api/voice` answers.
 fn settings(app: &App, s: &SessionRecord) -> Result<Value, Failure> {
     let c = app.db.conn().map_err(unavailable)?;
     let tx = Tx(&c);
-    let a = voice_accounts::account::read(&tx, &s.business_id).map_err(storage)?;
+    let a = voice_accounts::account::read(&tx, &s.business_id).map_err(unavailable)?;
     let window = a.window.map(|(start, end)| format!("{:02}:{:02}-{:02}:{:02}", start / 60, start % 60, end / 60, end % 60));
-    let (per_contact, per_thousand) = summary_prices::read(&tx, &s.business_id).map_err(storage)?;
-    let (available, reserved) = voice_accounts::credits::balance(&tx, &s.business_id).map_err(storage)?;
+    let (per_contact, per_thousand) = summary_prices::read(&tx, &s.business_id).map_err(unavailable)?;
+    let (available, reserved) = voice_accounts::credits::balance(&tx, &s.business_id).map_err(unavailable)?;
     Ok(json!({
         "voice": {
             "lines": a.lines,

@@ -8,7 +8,7 @@ async function agentsPage() {
   const rows = page.agents.map((a) => h("tr", {},
     h("td", { text: a.name }),
     h("td", { text: a.channel }),
-    h("td", { text: a.status || (a.archivedAt ? "archived" : "active") }),
+    h("td", {}, badge(a.status || (a.archivedAt ? "archived" : "active"))),
     h("td", {}, h("a", { href: `#/agents/${a.id}/test`, text: "Test", "aria-label": `Test ${a.name}` }), " ",
       canWrite("agents:write") ? h("a", { href: `#/agents/${a.id}`, text: "Edit", "aria-label": `Edit ${a.name}` }) : null)));
   show(h("h1", { text: "Agents" }),
@@ -104,53 +104,157 @@ async function findAgent(id) {
   return null;
 }
 
-// One form for both: the server's validation errors appear next to the
-// field they name. An edit is a full replacement, so what the form does not
-// show is sent back as it was.
+// The voice settings a form offers: [name, label, kind] (kind: text,
+// number, boolean or a list of choices). The rules are the document's.
+const VOICE_FIELDS = [
+  ["firstGreeting", "First greeting (at most 30 words; may use {{variables}})", "text"],
+  ["liveVoiceId", "Voice", "text"],
+  ["language", "Spoken language", "text"],
+  ["agentGender", "Voice gender", ["", "female", "male"]],
+  ["backgroundNoiseKey", "Background ambience", "text"],
+  ["backgroundNoiseLevelPercent", "Background noise level (50 to 1000, steps of 50)", "number"],
+  ["nudgeAfterSilenceSeconds", "Nudge after this many seconds of silence", "number"],
+  ["disconnectAfterSilenceSeconds", "Hang up after this many seconds of silence", "number"],
+  ["maxCallDurationSeconds", "Longest call, in seconds", "number"],
+  ["allowGreetingInterrupt", "The caller may interrupt the greeting", "boolean"],
+  ["repeatInterruptedSentence", "Repeat a sentence the caller interrupted", "boolean"],
+];
+
+const SCHEMA_CHANNEL = { chatapp: "Chatapp", photoapp: "Photoapp", voice: "Voice", sms: "Other", other: "Other" };
+
+// One form for both: every field checked as you type (the document's
+// rules for the agent's channel), the server's errors next to the field
+// they name. An edit is a full replacement, so what the form does not show
+// is sent back as it was.
 async function agentForm(id) {
+  const here = location.hash;
   const agent = id ? await findAgent(id) : null;
   if (id && !agent) { show(h("h1", { text: "No such agent" })); return; }
-  const sources = await api("GET", "/api/v1/data-sources?" + q({ businessId: biz(), limit: 200 }));
+  const [sources, cats, channels] = await Promise.all([
+    api("GET", "/api/v1/data-sources?" + q({ businessId: biz(), limit: 200 })), allCategories(), api("GET", "/api/v1/channels?" + q({ businessId: biz() }))]);
   const chosen = new Set(agent ? agent.dataSourceIds || [] : []);
   const channel = agent ? agent.channel : "chatapp";
-  const greeting = agent && agent.voiceSettings ? agent.voiceSettings.firstGreeting || "" : "";
-  const form = h("form", { class: "card", novalidate: true },
+  const vs = (agent && agent.voiceSettings) || {};
+  const voiceBox = h("fieldset", { id: "a-voice" }, h("legend", { text: "Voice settings" }), VOICE_FIELDS.map(([name, label, kind]) => {
+    const fid = `a-v-${name}`;
+    const field = `voiceSettings.${name}`;
+    if (kind === "boolean") return h("label", { class: "check" }, h("input", { type: "checkbox", id: fid, name: field, checked: !!vs[name] }), " ", label);
+    if (Array.isArray(kind)) {
+      return [h("label", { for: fid, text: label }), h("select", { id: fid, name: field },
+        kind.map((k) => h("option", { value: k, text: k || "not set", selected: (vs[name] || "") === k })))];
+    }
+    return [h("label", { for: fid, text: label }),
+      h("input", { id: fid, name: field, inputmode: kind === "number" ? "decimal" : null, value: vs[name] === undefined || vs[name] === null ? "" : String(vs[name]) })];
+  }));
+  const variables = h("div", { id: "a-variables" });
+  const structured = sources.dataSources.filter((d) => d.class === "structured");
+  const addVariable = (v) => {
+    const n = variables.children.length;
+    const source = h("select", { id: `a-var-${n}-source`, name: `dataSourceVariables[${n}].sourceId` },
+      structured.map((d) => h("option", { value: d.id, text: d.name, selected: v && v.sourceId === d.id })));
+    const fieldSelect = h("select", { id: `a-var-${n}-field`, name: `dataSourceVariables[${n}].fieldKey` });
+    const fill = () => {
+      const d = structured.find((x) => x.id === source.value);
+      fieldSelect.replaceChildren(...(d ? d.fields : []).map((f) => h("option", { value: f.key, text: f.key, selected: v && v.fieldKey === f.key })));
+    };
+    source.addEventListener("change", fill);
+    fill();
+    const row = h("div", { class: "variable" },
+      h("label", { for: source.id, text: "From" }), source,
+      h("label", { for: fieldSelect.id, text: "field" }), fieldSelect,
+      h("label", { for: `a-var-${n}-alias`, text: "as {{alias}}" }),
+      h("input", { id: `a-var-${n}-alias`, name: `dataSourceVariables[${n}].alias`, value: v ? v.alias : "" }),
+      h("button", { type: "button", class: "secondary", text: "Remove", "aria-label": `Remove variable ${n + 1}`, onclick: () => row.remove() }));
+    variables.append(row);
+  };
+  (agent ? agent.dataSourceVariables || [] : []).forEach(addVariable);
+  // Where the agent answers (create only: an edit changes it on Channels).
+  const targets = [];
+  for (const c of channels.channels) for (const conn of c.connections) targets.push({ channel: c.key, conn });
+  const assignment = agent ? null : h("div", { id: "a-assignment" });
+  const drawAssignment = (ch) => {
+    if (!assignment) return;
+    const mine = targets.filter((t) => t.channel === ch);
+    const choices = mine.map((t) => h("option", { value: t.conn.phoneNumberId || t.conn.providerAccountId, text: t.conn.label || t.conn.phoneNumberId || t.conn.providerAccountId }));
+    assignment.replaceChildren(...kids(mine.length ? [h("label", { for: "a-assign", text: "Answer on" }),
+      h("select", { id: "a-assign", name: "assignment" }, h("option", { value: "", text: "not assigned yet" }), choices)] : []));
+  };
+  const form = h("form", { class: "card", novalidate: true, id: "agent-form" },
     h("p", { class: "form-error", role: "alert" }),
     h("label", { for: "a-channel", text: "Channel" }),
     h("select", { id: "a-channel", name: "channel", disabled: !!agent },
       ["chatapp", "photoapp", "voice", "other"].map((c) => h("option", { value: c, text: c, selected: c === channel }))),
+    assignment,
     h("label", { for: "a-name", text: "Name" }),
-    h("input", { id: "a-name", name: "name", value: agent ? agent.name : "", maxlength: 120, required: true }),
+    h("input", { id: "a-name", name: "name", value: agent ? agent.name : "", required: true }),
     h("label", { for: "a-instructions", text: "Instructions" }),
     h("textarea", { id: "a-instructions", name: "instructions", rows: 8, required: true, text: agent ? agent.instructions : "" }),
     h("label", { for: "a-language", text: "Language (a tag such as en or pt-BR)" }),
-    h("input", { id: "a-language", name: "languageCode", value: agent ? agent.languageCode : "en", maxlength: 35 }),
-    h("label", { for: "a-greeting", text: "First greeting (voice agents)" }),
-    h("input", { id: "a-greeting", name: "voiceSettings.firstGreeting", value: greeting }),
+    h("input", { id: "a-language", name: "languageCode", value: agent ? agent.languageCode : "en" }),
+    voiceBox,
+    h("label", { class: "check", id: "a-collect" }, h("input", { type: "checkbox", name: "photoappCollectMobileEnabled", checked: !!(agent && agent.photoappCollectMobileEnabled) }),
+      " Ask photoapp users for their mobile number"),
     h("fieldset", {}, h("legend", { text: "Data sources it may use" }),
       sources.dataSources.length ? sources.dataSources.map((d) => h("label", { class: "check" },
         h("input", { type: "checkbox", name: "dataSourceIds", value: d.id, checked: chosen.has(d.id) }), " ", d.name))
         : h("p", { class: "muted", text: "No data sources yet." })),
+    h("fieldset", {}, h("legend", { text: "Contact categories it serves (none: every contact)" }),
+      categoryChecks("contactCategoryIds", cats, new Set(agent ? agent.contactCategoryIds || [] : []))),
+    h("fieldset", {}, h("legend", { text: "Declared variables (fields of a table it may read by name)" }),
+      variables,
+      structured.length ? h("button", { type: "button", class: "secondary", text: "Add a variable", onclick: () => addVariable(null) })
+        : h("p", { class: "muted", text: "Upload a table data source to declare variables." })),
     h("button", { type: "submit", text: agent ? "Save" : "Create agent" }));
+  const channelNow = () => (agent ? agent.channel : form.channel.value);
+  const redraw = () => {
+    voiceBox.hidden = channelNow() !== "voice";
+    form.querySelector("#a-collect").hidden = channelNow() !== "photoapp";
+    drawAssignment(channelNow());
+  };
+  form.channel.addEventListener("change", redraw);
+  redraw();
+  const check = liveRules(form, () => `Agent${agent ? "Update" : "Create"}${SCHEMA_CHANNEL[channelNow()]}`,
+    { name: "Name", instructions: "The instructions", languageCode: "The language", ...Object.fromEntries(VOICE_FIELDS.map(([n, l]) => [`voiceSettings.${n}`, l.replace(/ \(.*$/, "")])) });
   onSubmit(form, async (sub) => {
-    const body = agent ? {
-      businessId: biz(), agentId: agent.id, channel: agent.channel,
-      contactCategoryIds: agent.contactCategoryIds, dataSourceVariables: agent.dataSourceVariables,
-      voiceSettings: agent.voiceSettings, photoappCollectMobileEnabled: agent.photoappCollectMobileEnabled,
-    } : { businessId: biz(), channel: form.channel.value };
-    for (const [k, v] of Object.entries(body)) if (v === undefined || v === null) delete body[k];
+    await check();
+    const ch = channelNow();
+    const body = { businessId: biz(), channel: ch };
+    if (agent) body.agentId = agent.id;
     body.name = form.name.value;
     body.instructions = form.instructions.value;
     body.languageCode = form.languageCode.value;
-    body.dataSourceIds = [...form.querySelectorAll("input[name=dataSourceIds]:checked")].map((i) => i.value);
-    const g = form.querySelector("[name='voiceSettings.firstGreeting']").value;
-    if ((agent ? agent.channel : form.channel.value) === "voice" && g) body.voiceSettings = { ...(body.voiceSettings || {}), firstGreeting: g };
-    if (body.channel !== "voice") delete body.voiceSettings;
+    body.dataSourceIds = checked(form, "dataSourceIds");
+    body.contactCategoryIds = checked(form, "contactCategoryIds");
+    body.dataSourceVariables = [...variables.children].map((row) => ({
+      sourceId: row.querySelector("select[name$='.sourceId']").value,
+      fieldKey: row.querySelector("select[name$='.fieldKey']").value,
+      alias: row.querySelector("input[name$='.alias']").value.trim(),
+    }));
+    if (ch === "voice") {
+      body.voiceSettings = {};
+      for (const [name, , kind] of VOICE_FIELDS) {
+        const input = form.querySelector(`[name="voiceSettings.${name}"]`);
+        if (kind === "boolean") body.voiceSettings[name] = input.checked;
+        else if (input.value.trim() !== "") body.voiceSettings[name] = kind === "number" ? Number(input.value) : input.value;
+      }
+    }
+    if (ch === "photoapp") body.photoappCollectMobileEnabled = form.photoappCollectMobileEnabled.checked;
+    const target = form.querySelector("#a-assign");
+    if (!agent && target && target.value) body.assignment = ch === "photoapp" ? { providerAccountId: target.value } : { phoneNumberId: target.value };
     const r = await api(agent ? "PATCH" : "POST", "/api/v1/agents", body, sub);
     toast(agent ? "Agent saved." : "Agent created.");
     location.hash = `#/agents/${r.agent.id}/test`;
   });
-  show(h("p", {}, h("a", { href: "#/agents", text: "← Agents" })), h("h1", { text: agent ? `Edit ${agent.name}` : "New agent" }), form);
+  const archive = agent && agent.status !== "archived" ? h("p", {}, h("button", { type: "button", class: "danger", text: "Archive this agent", onclick: once(async (sub) => {
+    if (!confirm(`Archive ${agent.name}? It stops answering and can no longer be assigned or used.`)) return;
+    await api("DELETE", "/api/v1/agents", { businessId: biz(), agentId: agent.id }, sub);
+    toast("Agent archived."); location.hash = "#/agents";
+  }) })) : null;
+  const call = agent && agent.channel === "voice" && agent.status !== "archived" && canWrite("voice:write") ? await callForm({ agent }) : null;
+  if (location.hash !== here) return;
+  show(h("p", {}, h("a", { href: "#/agents", text: "← Agents" })), h("h1", { text: agent ? `Edit ${agent.name}` : "New agent" }),
+    agent && agent.status === "archived" ? h("p", { class: "notice", text: "This agent is archived: it is kept for its history and can no longer be used." }) : null,
+    form, call, archive);
 }
 
 // ---- channels and assignments ------------------------------------------------------------
@@ -188,8 +292,126 @@ async function channelsPage() {
       h("p", { text: `${c.ready ? "Ready" : "Not ready"} · ${c.live ? "live" : "not live"} · agents assigned ${String(c.assignmentMode).replace(/_/g, " ")}` }),
       rows.length ? h("ul", { class: "plain" }, rows) : null));
   }
+  if (state.me.role === "owner") sections.push(connectSection(), await voiceSection());
   sections.push(await providersSection());
   showOn(here, h("h1", { text: "Channels" }), ...sections);
+}
+
+// The rules of an owner route's fields (these routes are not operations,
+// so their rules are said here, in words, as the server checks them).
+const OWNER_RULES = {
+  providerId: { required: true, maxLength: 128, pattern: "^[A-Za-z0-9._:-]+$" },
+  label: { maxLength: 120 },
+  lines: { type: "integer", minimum: 0, maximum: 1000 },
+  pricePerBlockMicrocredits: { type: "integer", minimum: 0, maximum: 1000000000000 },
+  callerNumber: { pattern: "^\\+[1-9][0-9]{7,14}$" },
+  callingWindow: { pattern: "^([01]?[0-9]|2[0-3]):[0-5][0-9]-([01]?[0-9]|2[0-3]):[0-5][0-9]$" },
+  pricePerContactMicrocredits: { type: "integer", minimum: 0, maximum: 1000000000000 },
+  pricePerThousandCharactersMicrocredits: { type: "integer", minimum: 0, maximum: 1000000000000 },
+  microcredits: { type: "integer", required: true, minimum: 1, maximum: 1000000000000 },
+};
+// An owner form's fields checked as typed by OWNER_RULES; answers check().
+function ownerRules(form, labels) {
+  const problem = (input) => {
+    const rule = OWNER_RULES[input.name];
+    if (!rule) return "";
+    const m = ruleProblem(rule, input.value);
+    return m ? `${labels[input.name] || input.name} ${m}` : "";
+  };
+  const inputs = [...form.querySelectorAll("input[name]")].filter((i) => i.type !== "checkbox");
+  inputs.forEach((i) => i.addEventListener("input", () => markField(i, problem(i))));
+  return () => {
+    const details = inputs.map((i) => ({ field: i.name, message: problem(i) })).filter((d) => d.message);
+    if (details.length) throw new ApiError(400, { message: "Check the fields marked below.", details });
+  };
+}
+
+// A number or account of the embedded sandbox (what `admin channel
+// connect` does): the owner route refuses it while messages go through a
+// plugin.
+function connectSection() {
+  const form = h("form", { class: "card", novalidate: true, id: "connect-channel", "aria-labelledby": "connect-title" },
+    h("h2", { id: "connect-title", text: "Connect a sandbox number or account" }),
+    h("p", { class: "muted", text: "Messages to and from it go through the embedded sandbox. A real provider's number is connected with that provider." }),
+    h("p", { class: "form-error", role: "alert" }),
+    h("label", { for: "cn-channel", text: "Channel" }),
+    h("select", { id: "cn-channel", name: "channel" }, h("option", { value: "chatapp", text: "chatapp number" }), h("option", { value: "photoapp", text: "photoapp account (replaces the current one)" })),
+    h("label", { for: "cn-id", text: "Phone number id or account id" }),
+    h("input", { id: "cn-id", name: "providerId", placeholder: "pn-sales" }),
+    h("label", { for: "cn-label", text: "Label or username (optional)" }),
+    h("input", { id: "cn-label", name: "label" }),
+    h("button", { type: "submit", text: "Connect" }));
+  const check = ownerRules(form, { providerId: "The id", label: "The label" });
+  onSubmit(form, async () => {
+    check();
+    const body = { channel: form.channel.value, providerId: form.providerId.value.trim() };
+    if (form.label.value.trim()) body.label = form.label.value.trim();
+    await api("POST", "/console/api/channels", body);
+    await channelsPage(); toast("Connected.");
+  });
+  return form;
+}
+
+// The business's voice lines, prices and credits (what `admin voice
+// configure`, `admin summaries configure` and `admin credits add` do).
+async function voiceSection() {
+  const d = await api("GET", "/console/api/voice");
+  const v = d.voice;
+  const field = (id, name, label, value, extra) => [h("label", { for: id, text: label }),
+    h("input", { id, name, value: value === null || value === undefined ? "" : String(value), ...(extra || {}) })];
+  const voice = h("form", { novalidate: true, id: "voice-settings", "aria-label": "Voice lines and call price" },
+    h("p", { class: "form-error", role: "alert" }),
+    field("vs-lines", "lines", "Lines (calls at once)", v.lines, { inputmode: "numeric" }),
+    field("vs-price", "pricePerBlockMicrocredits", `Price of a started ${v.blockSeconds}-second block, in microcredits`, v.pricePerBlockMicrocredits, { inputmode: "numeric" }),
+    field("vs-caller", "callerNumber", "Caller number", v.callerNumber, { type: "tel", placeholder: "+14155550100" }),
+    field("vs-zone", "timeZone", "Default time zone (IANA, such as Europe/Paris)", v.timeZone),
+    field("vs-window", "callingWindow", "Default calling window (HH:MM-HH:MM)", v.callingWindow, { placeholder: "09:00-20:00" }),
+    h("button", { type: "submit", text: "Save voice settings" }));
+  const checkVoice = ownerRules(voice, { lines: "Lines", pricePerBlockMicrocredits: "The price", callerNumber: "The caller number", callingWindow: "The calling window" });
+  onSubmit(voice, async () => {
+    checkVoice();
+    const body = {};
+    for (const input of voice.querySelectorAll("input")) {
+      const was = { lines: v.lines, pricePerBlockMicrocredits: v.pricePerBlockMicrocredits, callerNumber: v.callerNumber, timeZone: v.timeZone, callingWindow: v.callingWindow }[input.name];
+      const now = input.value.trim();
+      if (now === "" || now === String(was === null ? "" : was)) continue;
+      body[input.name] = OWNER_RULES[input.name] && OWNER_RULES[input.name].type === "integer" ? Number(now) : now;
+    }
+    if (!Object.keys(body).length) { toast("Nothing changed."); return; }
+    await api("PUT", "/console/api/voice", body); await channelsPage(); toast("Voice settings saved.");
+  });
+  const p = d.summaryPrices;
+  const prices = h("form", { novalidate: true, id: "summary-prices", "aria-label": "Price of campaign summaries" },
+    h("p", { class: "form-error", role: "alert" }),
+    field("sp-contact", "pricePerContactMicrocredits", "Summary price per contact, in microcredits", p.pricePerContactMicrocredits, { inputmode: "numeric" }),
+    field("sp-thousand", "pricePerThousandCharactersMicrocredits", "…and per started 1,000 characters read", p.pricePerThousandCharactersMicrocredits, { inputmode: "numeric" }),
+    h("button", { type: "submit", text: "Save prices" }));
+  const checkPrices = ownerRules(prices, { pricePerContactMicrocredits: "The price per contact", pricePerThousandCharactersMicrocredits: "The price per 1,000 characters" });
+  onSubmit(prices, async () => {
+    checkPrices();
+    await api("PUT", "/console/api/summary-prices", { pricePerContactMicrocredits: Number(prices.pricePerContactMicrocredits.value),
+      pricePerThousandCharactersMicrocredits: Number(prices.pricePerThousandCharactersMicrocredits.value) });
+    await channelsPage(); toast("Prices saved. The next estimate uses them.");
+  });
+  let topUp = h("p", { class: "muted", text: "Credits are added by the server's operator (switchboard admin credits add)." });
+  if (d.credits.topUpAllowed) {
+    topUp = h("form", { novalidate: true, id: "top-up", "aria-label": "Add credits" },
+      h("p", { class: "form-error", role: "alert" }),
+      field("tu-amount", "microcredits", "Add microcredits (a sandbox server: play money)", "", { inputmode: "numeric" }),
+      field("tu-note", "note", "Note (optional)", ""),
+      h("button", { type: "submit", text: "Add credits" }));
+    const checkTopUp = ownerRules(topUp, { microcredits: "The amount" });
+    onSubmit(topUp, async () => {
+      checkTopUp();
+      const body = { microcredits: Number(topUp.microcredits.value) };
+      if (topUp.note.value.trim()) body.note = topUp.note.value.trim();
+      await api("POST", "/console/api/credits", body); await channelsPage(); toast("Credits added.");
+    });
+  }
+  return h("section", { class: "card", "aria-labelledby": "voice-title" },
+    h("h2", { id: "voice-title", text: "Voice lines and prices" }),
+    h("p", { id: "balance", text: `Balance: ${credits(d.credits.availableMicrocredits)} (${credits(d.credits.reservedMicrocredits)} held for calls in progress).` }),
+    voice, prices, topUp);
 }
 
 // Which adapter carries the business's messages and calls: the embedded

@@ -65,6 +65,60 @@ async function callPage(id) {
   show(...nodes);
 }
 
+// Starts a call: from a contact's page (choose the voice agent) or from
+// an agent (choose a contact by name or number, or type a number). The
+// call's report opens once it is placed.
+async function callForm({ contact, agent }) {
+  const agents = agent ? [agent] : (await api("GET", "/api/v1/agents?" + q({ businessId: biz(), limit: 200 }))).agents
+    .filter((a) => a.channel === "voice" && !a.archivedAt && a.status !== "archived");
+  const form = h("form", { class: "card", novalidate: true, id: "start-call" },
+    h("h2", { text: contact ? "Call this contact" : "Start a call" }),
+    h("p", { class: "form-error", role: "alert" }));
+  if (!agents.length) {
+    form.append(h("p", { class: "muted" }, "No voice agent yet. ", h("a", { href: "#/agents/new", text: "Create one" }), "."));
+    return form;
+  }
+  add(form,
+    agent ? null : [h("label", { for: "call-agent-id", text: "Voice agent" }),
+      h("select", { id: "call-agent-id", name: "agentId" }, agents.map((a) => h("option", { value: a.id, text: a.name })))],
+    contact ? null : [
+      h("label", { for: "call-contact", text: "Contact (type a name or a number, then choose)" }),
+      h("input", { id: "call-contact", name: "contactSearch", type: "search", list: "call-contacts", autocomplete: "off" }),
+      h("datalist", { id: "call-contacts" }),
+      h("label", { for: "call-to", text: "…or a number to call" }),
+      h("input", { id: "call-to", name: "toNumber", type: "tel", placeholder: "+14155550100" })],
+    h("button", { type: "submit", text: "Call now" }));
+  // The contacts whose name or number matches what is typed, as choices.
+  const found = new Map();
+  if (!contact) {
+    const box = form.contactSearch;
+    box.addEventListener("input", async () => {
+      const text = box.value.trim();
+      if (text.length < 2 || found.has(text)) return;
+      const byMobile = MOBILE_SEARCH.test(text);
+      const page = await api("GET", "/api/v1/contacts?" + q({ businessId: biz(), limit: 20, search: byMobile ? text : "", name: byMobile ? "" : text })).catch(() => null);
+      if (!page) return;
+      for (const c of page.contacts) found.set(`${c.name} (${c.mobile})`, c.id);
+      form.querySelector("datalist").replaceChildren(...[...found.keys()].map((k) => h("option", { value: k })));
+    });
+  }
+  const check = liveRules(form, "VoiceCallStart", { toNumber: "The number" });
+  onSubmit(form, async (sub) => {
+    await check();
+    const body = { businessId: biz(), agentId: agent ? agent.id : form.agentId.value };
+    if (contact) body.contactId = contact.id;
+    else if (form.contactSearch.value.trim()) {
+      body.contactId = found.get(form.contactSearch.value.trim());
+      if (!body.contactId) throw new ApiError(400, { message: "Choose a contact from the list.", details: [{ field: "contactSearch", message: "Choose a contact from the list, or clear it and type a number." }] });
+    } else if (form.toNumber.value.trim()) body.toNumber = form.toNumber.value.trim();
+    else throw new ApiError(400, { message: "Choose a contact or type a number.", details: [{ field: "toNumber", message: "Choose a contact or type a number." }] });
+    const r = await api("POST", "/api/v1/voice/calls", body, sub);
+    toast(`Calling ${r.destination}.`);
+    location.hash = `#/calls/${r.callId}`;
+  });
+  return form;
+}
+
 // ---- campaigns -----------------------------------------------------------------------
 
 async function campaignsPage() {
@@ -78,8 +132,100 @@ async function campaignsPage() {
       h("td", {}, iterationProgress(it)),
       h("td", { text: when(c.createdAt) }))),
   }));
-  show(h("h1", { text: "Campaigns" }), list);
+  show(h("h1", { text: "Campaigns" }), list, canWrite("campaigns:write") ? await newCampaignForm() : null);
   await paged(list, ["Name", "Objective", "Iterations", "Progress", "Created"], "No campaigns.", load, null);
+}
+
+// A campaign and its first iteration, created as a draft: the answer says
+// who was admitted and who was skipped and why (the admission), and the
+// campaign's page starts it. Nothing is sent or called before Start.
+async function newCampaignForm() {
+  const [agentPage, cats] = await Promise.all([api("GET", "/api/v1/agents?" + q({ businessId: biz(), limit: 200 })), allCategories()]);
+  const agents = agentPage.agents.filter((a) => ["voice", "chatapp"].includes(a.channel) && !a.archivedAt && a.status !== "archived");
+  const agentSelect = h("select", { id: "cmp-agent", name: "iteration.agentId" });
+  const chosen = new Map();
+  const picked = h("ul", { id: "cmp-picked", class: "plain", "aria-label": "Contacts chosen" });
+  const results = h("div", { id: "cmp-results" });
+  const form = h("form", { class: "card", novalidate: true, id: "new-campaign" },
+    h("h2", { text: "New campaign" }),
+    h("p", { class: "form-error", role: "alert" }),
+    h("label", { for: "cmp-name", text: "Name" }),
+    h("input", { id: "cmp-name", name: "name" }),
+    h("label", { for: "cmp-objective", text: "Objective" }),
+    h("textarea", { id: "cmp-objective", name: "objective", rows: 2 }),
+    h("fieldset", {}, h("legend", { text: "Channel" }),
+      ["voice", "chatapp"].map((c, n) => h("label", { class: "check" }, h("input", { type: "radio", name: "channel", value: c, checked: n === 0 }), " ", c))),
+    h("label", { for: "cmp-agent", text: "Agent" }), agentSelect,
+    h("label", { for: "cmp-opening", text: "Opening message (chatapp)" }),
+    h("textarea", { id: "cmp-opening", name: "iteration.openingMessage", rows: 2 }),
+    h("fieldset", {}, h("legend", { text: "Audience" }),
+      h("label", { class: "check" }, h("input", { type: "radio", name: "audience", value: "categories", checked: true }), " every contact of categories"),
+      h("label", { class: "check" }, h("input", { type: "radio", name: "audience", value: "contacts" }), " contacts I choose")),
+    h("div", { id: "cmp-categories" }, h("fieldset", {}, h("legend", { text: "Categories" }), categoryChecks("categoryIds", cats, new Set()))),
+    h("div", { id: "cmp-contacts", hidden: true },
+      h("label", { for: "cmp-find", text: "Find contacts by name or mobile" }),
+      h("input", { id: "cmp-find", name: "find", type: "search" }),
+      h("button", { type: "button", class: "secondary", text: "Find", onclick: () => findMembers() }),
+      results, picked),
+    h("label", { for: "cmp-retries", text: "Retries of a busy, unanswered or failed call" }),
+    h("input", { id: "cmp-retries", name: "iteration.maxRetries", inputmode: "numeric", value: "0" }),
+    h("label", { for: "cmp-budget", text: "Budget cap in microcredits (optional)" }),
+    h("input", { id: "cmp-budget", name: "iteration.maxSpendMicrocredits", inputmode: "numeric" }),
+    h("output", { id: "cmp-admission" }),
+    h("button", { type: "submit", text: "Create as a draft" }));
+  const channel = () => form.querySelector("input[name=channel]:checked").value;
+  const redraw = () => {
+    const c = channel();
+    agentSelect.replaceChildren(...agents.filter((a) => a.channel === c).map((a) => h("option", { value: a.id, text: a.name })));
+    if (!agentSelect.options.length) agentSelect.append(h("option", { value: "", text: `no ${c} agent yet` }));
+    form.querySelector("#cmp-opening").hidden = form.querySelector("label[for=cmp-opening]").hidden = c !== "chatapp";
+    const byContacts = form.querySelector("input[name=audience]:checked").value === "contacts";
+    form.querySelector("#cmp-contacts").hidden = !byContacts;
+    form.querySelector("#cmp-categories").hidden = byContacts;
+  };
+  form.querySelectorAll("input[type=radio]").forEach((r) => r.addEventListener("change", redraw));
+  redraw();
+  const drawPicked = () => picked.replaceChildren(...[...chosen].map(([id, label]) => h("li", {}, label, " ",
+    h("button", { type: "button", class: "secondary", text: "Remove", "aria-label": `Remove ${label}`, onclick: () => { chosen.delete(id); drawPicked(); } }))));
+  async function findMembers() {
+    const text = form.find.value.trim();
+    const byMobile = MOBILE_SEARCH.test(text);
+    const page = await api("GET", "/api/v1/contacts?" + q({ businessId: biz(), limit: 50, search: byMobile ? text : "", name: byMobile ? "" : text }));
+    results.replaceChildren(page.contacts.length ? h("ul", { class: "plain" }, page.contacts.map((c) => h("li", {},
+      h("button", { type: "button", class: "secondary", text: `Add ${c.name || c.mobile}`, onclick: () => { chosen.set(c.id, `${c.name} (${c.mobile})`); drawPicked(); } }))))
+      : h("p", { class: "muted", text: "No contact matches." }));
+  }
+  form.find.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); findMembers(); } });
+  const checkTop = liveRules(form, "CampaignCreate", { name: "Name", objective: "The objective", "iteration.openingMessage": "The opening message",
+    "iteration.maxRetries": "Retries", "iteration.maxSpendMicrocredits": "The budget cap" });
+  onSubmit(form, async (sub) => {
+    await checkTop();
+    const c = channel();
+    const it = { channel: c, agentId: agentSelect.value, maxRetries: Number(form.querySelector("#cmp-retries").value || 0) };
+    if (!it.agentId) throw new ApiError(400, { message: `Create a ${c} agent first.` });
+    const budget = form.querySelector("#cmp-budget").value.trim();
+    if (budget) it.maxSpendMicrocredits = Number(budget);
+    if (c === "chatapp") it.openingMessage = form.querySelector("#cmp-opening").value;
+    if (form.querySelector("input[name=audience]:checked").value === "contacts") {
+      it.contactIds = [...chosen.keys()];
+      if (!it.contactIds.length) throw new ApiError(400, { message: "Add at least one contact.", details: [{ field: "find", message: "Find and add at least one contact." }] });
+    } else {
+      it.categoryIds = checked(form, "categoryIds");
+      if (!it.categoryIds.length) throw new ApiError(400, { message: "Choose at least one category.", details: [{ field: "categoryIds", message: "Choose at least one category." }] });
+    }
+    const r = await api("POST", "/api/v1/campaigns", { businessId: biz(), name: form.name.value, objective: form.objective.value, iteration: it }, sub);
+    const out = form.querySelector("#cmp-admission");
+    out.replaceChildren(admissionText(r.admission), " ", h("a", { href: `#/campaigns/${r.campaign.id}`, text: `Open ${r.campaign.name} to start it` }));
+    toast("Campaign created as a draft.");
+  });
+  return form;
+}
+
+// Who a draft admitted, and who it skipped and why, in a sentence.
+function admissionText(a) {
+  const why = { notFound: "not contacts of this business", blocked: "blocked", outOfScope: "outside the agent's categories", variableMissing: "missing a variable the agent needs" };
+  const skipped = Object.entries(a.skipped || {}).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${why[k] || k}`);
+  return `${a.accepted} admitted${skipped.length ? `; skipped: ${skipped.join(", ")}` : "; none skipped"}.`;
 }
 
 function iterationProgress(it) {
@@ -121,6 +267,7 @@ async function campaignPage(id) {
     actions,
     h("h2", { text: "Iterations" }),
     table(["#", "Channel", "Status", "Progress", "Spent"], iterationRows, "No iterations."),
+    campaignOutcomes(its.iterations),
     followUp,
     h("h2", { text: "AI summary runs" }),
     runs);
