@@ -84,9 +84,8 @@ pub fn range(header: Option<&str>, total: u64) -> Result<Option<(u64, u64)>, ()>
     Ok(Some((start, end)))
 }
 
-/// The call as the carrier knows it, from the database: (placement, memo).
-/// The call's placement and memo, and the carrier (with its settings) that
-/// answers for the call's business.
+/// The call's placement (as stored when the carrier got it) and memo, and
+/// the carrier (with its settings) that answers for the call's business.
 type Source = (Placement, String, std::sync::Arc<crate::engine::providers::carrier::Carrier>, crate::engine::providers::Settings);
 
 fn placement_of(shared: &Shared, link: &Link) -> Result<Source, Failure> {
@@ -94,42 +93,44 @@ fn placement_of(shared: &Shared, link: &Link) -> Result<Source, Failure> {
     let conn = shared.app.db.conn().map_err(|_| Failure::internal("the database is not available"))?;
     let rows = crate::db::query_rows(
         &conn,
-        "SELECT callee_number, caller_number, settings_json, max_duration_s, IFNULL(requested_at_ms, 0), memo FROM calls \
-         WHERE business_id = ?1 AND id = ?2 AND connected_ms > 0 AND memo IS NOT NULL \
+        "SELECT placement_json, memo FROM calls \
+         WHERE business_id = ?1 AND id = ?2 AND connected_ms > 0 AND memo IS NOT NULL AND placement_json IS NOT NULL \
            AND status IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')",
         vec![libsql::Value::Text(link.business.clone()), libsql::Value::Text(link.call_id.clone())],
     )
     .map_err(|_| Failure::internal("reading the call failed"))?;
     let row = rows.into_iter().next().ok_or_else(not_found)?;
     let text = |i: usize| match &row[i] {
-        libsql::Value::Text(s) => Some(s.clone()),
-        _ => None,
+        libsql::Value::Text(s) => s.clone(),
+        _ => String::new(),
     };
-    let int = |i: usize| match &row[i] {
-        libsql::Value::Integer(n) => *n,
-        _ => 0,
-    };
-    let settings: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text(2).unwrap_or_default()).unwrap_or_default();
-    let s = |k: &str| settings.get(k).and_then(|v| v.as_str()).map(String::from);
-    let placement = Placement {
-        call_id: link.call_id.clone(),
-        destination: text(0).unwrap_or_default(),
-        caller_number: text(1),
-        voice: VoiceProfile {
-            live_voice_id: s("liveVoiceId"),
-            language: s("language"),
-            agent_gender: s("agentGender"),
-            background_noise_key: s("backgroundNoiseKey"),
-            background_noise_level_percent: settings.get("backgroundNoiseLevelPercent").and_then(|v| v.as_u64()).map(|n| n.min(u32::MAX as u64) as u32),
-        },
-        max_duration_seconds: int(3).clamp(1, u32::MAX as i64) as u32,
-        requested_at_ms: int(4),
-    };
+    let placement = serde_json::from_str(&text(0)).ok().and_then(|v| stored_placement(&v)).ok_or_else(not_found)?;
     let (carrier, settings) = shared.app.components.providers().carrier_for(&conn, &link.business).map_err(|u| {
         let (code, message, retryable) = u.describe("carrier");
         Failure::new(503, "capacity", &code, message).retryable(retryable)
     })?;
-    Ok((placement, text(5).unwrap_or_default(), carrier, settings))
+    Ok((placement, text(1), carrier, settings))
+}
+
+/// A placement as the voice area stored it (`calls.placement_json`: the WIT
+/// record's fields by their names; components/voice/src/jobs/call/placement.rs).
+fn stored_placement(v: &serde_json::Value) -> Option<Placement> {
+    let text = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).map(String::from);
+    let voice = v.get("voice")?;
+    Some(Placement {
+        call_id: text(v, "call_id")?,
+        destination: text(v, "destination")?,
+        caller_number: text(v, "caller_number"),
+        voice: VoiceProfile {
+            live_voice_id: text(voice, "live_voice_id"),
+            language: text(voice, "language"),
+            agent_gender: text(voice, "agent_gender"),
+            background_noise_key: text(voice, "background_noise_key"),
+            background_noise_level_percent: voice.get("background_noise_level_percent").and_then(|x| x.as_u64()).and_then(|n| u32::try_from(n).ok()),
+        },
+        max_duration_seconds: u32::try_from(v.get("max_duration_seconds")?.as_u64()?).ok()?,
+        requested_at_ms: v.get("requested_at_ms")?.as_i64()?,
+    })
 }
 
 /// A refusal in the failure envelope, as every other answer of the server.
@@ -219,6 +220,17 @@ pub async fn respond<B>(shared: Arc<Shared>, req: Request<B>, request_id: &str) 
 mod tests {
     use super::*;
     use switchboard_runtime::recording_links::{configure, sign};
+
+    #[test]
+    fn a_stored_placement_reads_back() {
+        let v = serde_json::json!({"call_id": "c1", "destination": "+15550001234", "caller_number": null,
+            "voice": {"live_voice_id": "v", "language": null, "agent_gender": null, "background_noise_key": null, "background_noise_level_percent": 300},
+            "max_duration_seconds": 600, "requested_at_ms": 5});
+        let p = stored_placement(&v).unwrap();
+        assert_eq!((p.call_id.as_str(), p.destination.as_str(), p.caller_number, p.max_duration_seconds, p.requested_at_ms), ("c1", "+15550001234", None, 600, 5));
+        assert_eq!((p.voice.live_voice_id.as_deref(), p.voice.background_noise_level_percent), (Some("v"), Some(300)));
+        assert!(stored_placement(&serde_json::json!({"call_id": "c1"})).is_none());
+    }
 
     #[test]
     fn ranges_as_players_send_them() {

@@ -8,6 +8,11 @@
 //! * with `allowGreetingInterrupt` false, customer input is held until at
 //!   least 95% of the greeting has played, judged by the carrier's playback
 //!   receipts;
+//! * a customer who starts speaking inside the audio of the assistant's
+//!   latest utterance interrupts it (the greeting only with
+//!   `allowGreetingInterrupt`); with `repeatInterruptedSentence` the
+//!   sentence it was cut in (by the share played then) is said again after
+//!   the reply ([`interrupted_sentence`]);
 //! * an assistant turn that ends the call is said with the carrier's
 //!   `end-call` flag, so the carrier hangs up only after the audio queued
 //!   before it has played;
@@ -37,6 +42,33 @@ pub fn max_duration_s(settings: &Map<String, Value>) -> i64 {
 
 pub fn allow_interrupt(settings: &Map<String, Value>) -> bool {
     settings.get("allowGreetingInterrupt").and_then(Value::as_bool).unwrap_or(false)
+}
+
+pub fn repeat_interrupted(settings: &Map<String, Value>) -> bool {
+    settings.get("repeatInterruptedSentence").and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// The sentence of `text` being said when `played_percent` of it had
+/// played: sentences end at `.`, `!` or `?` followed by a space (or the
+/// end); `None` once it played to the end.
+pub fn interrupted_sentence(text: &str, played_percent: i64) -> Option<String> {
+    if !(0..100).contains(&played_percent) {
+        return None;
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let at = chars.len() * played_percent as usize / 100;
+    let mut start = 0;
+    for i in 0..chars.len() {
+        let ends = matches!(chars[i], '.' | '!' | '?') && chars.get(i + 1).is_none_or(|c| c.is_whitespace());
+        if ends || i + 1 == chars.len() {
+            if at <= i {
+                let sentence: String = chars[start..=i].iter().collect();
+                return Some(sentence.trim().to_string()).filter(|s| !s.is_empty());
+            }
+            start = i + 1;
+        }
+    }
+    None
 }
 
 pub fn nudge_ms(settings: &Map<String, Value>) -> i64 {
@@ -145,6 +177,19 @@ mod tests {
         c.greeting_played = 50;
         c.allow_interrupt = true;
         assert_eq!(next(&c, 100), Next::Reply);
+    }
+
+    #[test]
+    fn the_interrupted_sentence_is_the_one_playing() {
+        let text = "Hi. This is Acme calling about your order today.";
+        assert_eq!(interrupted_sentence(text, 0).as_deref(), Some("Hi."));
+        assert_eq!(interrupted_sentence(text, 50).as_deref(), Some("This is Acme calling about your order today."));
+        assert_eq!(interrupted_sentence(text, 99).as_deref(), Some("This is Acme calling about your order today."));
+        assert_eq!(interrupted_sentence(text, 100), None, "played to the end: nothing was interrupted");
+        assert_eq!(interrupted_sentence("No stop at the end", 40).as_deref(), Some("No stop at the end"));
+        assert_eq!(interrupted_sentence("Version 1.5 is out! Really.", 20).as_deref(), Some("Version 1.5 is out!"), "a dot inside a word ends nothing");
+        assert!(!repeat_interrupted(&settings(json!({}))));
+        assert!(repeat_interrupted(&settings(json!({"repeatInterruptedSentence": true}))));
     }
 
     #[test]

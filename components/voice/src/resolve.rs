@@ -10,14 +10,15 @@
 //!   `contact_out_of_scope`). Its destination is the contact's mobile;
 //!   `values` holds the agent's aliases that name a field of the built-in
 //!   Contacts source (`mobile`, `name`, or a custom field), for the fields
-//!   this contact has. Variables of other structured sources are resolved by
-//!   their row lookups, not from the contact, and are not listed here.
+//!   this contact has, and those of its other structured sources, from the
+//!   contact's row of each ([`source_row`]).
 //! * A `toNumber` target has no values; `contactRequired` says whether the
 //!   agent needs a contact (a direct call to it is refused).
 
 use serde::Serialize;
 use std::collections::BTreeMap;
 use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::knowledge::lookup_value;
 use switchboard_guest::{fail, is_uuid, ok, req, HResult, Request, Success};
 
 #[derive(Serialize)]
@@ -105,16 +106,76 @@ pub fn contact(biz: &str, agent: &Agent, contact_id: &str) -> HResult<ContactTar
     let fields: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&contact.text(2)).unwrap_or_default();
     let (mobile, name) = (contact.text(0), contact.text(1));
     let mut values = BTreeMap::new();
+    // Each other source's row of this contact, found once for its variables.
+    let mut rows: BTreeMap<String, Option<Vec<(String, String)>>> = BTreeMap::new();
     for v in db::query(
-        "SELECT v.alias, v.field_key FROM agent_variables v JOIN data_sources s ON s.business_id = v.business_id AND s.id = v.data_source_id \
-         WHERE v.business_id = ?1 AND v.agent_id = ?2 AND s.built_in = 1 ORDER BY v.position",
+        "SELECT v.alias, v.field_key, s.built_in, s.id, IFNULL(s.active_version_id, '') FROM agent_variables v \
+         JOIN data_sources s ON s.business_id = v.business_id AND s.id = v.data_source_id \
+         WHERE v.business_id = ?1 AND v.agent_id = ?2 AND (s.built_in = 1 OR (s.class = 'structured' AND s.status = 'active')) ORDER BY v.position",
         &[biz.into(), agent.id.as_str().into()],
     )? {
-        if let Some(value) = contact_value(&v.text(1), &mobile, &name, &fields) {
+        let value = if v.boolean(2) {
+            contact_value(&v.text(1), &mobile, &name, &fields)
+        } else {
+            let row = match rows.entry(v.text(3)) {
+                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::btree_map::Entry::Vacant(e) => e.insert(source_row(biz, &v.text(4), &mobile, &fields)?),
+            };
+            row.as_ref().and_then(|row| row.iter().find(|(key, _)| *key == v.text(1)).map(|(_, cell)| cell.clone()))
+        };
+        if let Some(value) = value {
             values.insert(v.text(0), value);
         }
     }
     Ok(ContactTarget { id: contact_id, name, mobile, values })
+}
+
+/// A contact's row of a structured source (its active version `version_id`),
+/// as (field key, cell) pairs of its non-empty cells: the first row whose
+/// lookup field holds the contact's mobile, else the first whose lookup
+/// field has the key of one of the contact's own fields and holds its value
+/// (a `customerId` column for a contact's `customerId`). Matches are exact
+/// and case-insensitive, as the `lookup` tool's; `None` without one.
+fn source_row(biz: &str, version_id: &str, mobile: &str, fields: &serde_json::Map<String, serde_json::Value>) -> HResult<Option<Vec<(String, String)>>> {
+    if version_id.is_empty() {
+        return Ok(None);
+    }
+    // Each candidate is one seek of the lookup index (version, field, value).
+    let lookup_fields: Vec<String> =
+        db::query("SELECT field_key FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 AND lookup = 1 ORDER BY position", &[biz.into(), version_id.into()])?
+            .iter()
+            .map(|r| r.text(0))
+            .collect();
+    let by_mobile = lookup_fields.iter().filter_map(|f| Some((f.as_str(), lookup_value(mobile)?)));
+    let by_key = lookup_fields.iter().filter_map(|f| Some((f.as_str(), fields.get(f)?.as_str().and_then(lookup_value)?)));
+    let mut row = None;
+    for (field, value) in by_mobile.chain(by_key) {
+        row = db::query_one(
+            "SELECT row_number FROM lookup_values WHERE business_id = ?1 AND version_id = ?2 AND field_key = ?3 AND value = ?4 ORDER BY row_number LIMIT 1",
+            &[biz.into(), version_id.into(), field.into(), value.into()],
+        )?;
+        if row.is_some() {
+            break;
+        }
+    }
+    let Some(row) = row else { return Ok(None) };
+    let Some(cells) = db::query_one("SELECT original FROM ingestion_rows WHERE business_id = ?1 AND version_id = ?2 AND row_number = ?3", &[biz.into(), version_id.into(), row.int(0).into()])? else {
+        return Ok(None);
+    };
+    let cells: Vec<serde_json::Value> = serde_json::from_str(&cells.text(0)).unwrap_or_default();
+    let keys = db::query("SELECT position, field_key FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position", &[biz.into(), version_id.into()])?;
+    Ok(Some(keys.iter().filter_map(|k| Some((k.text(1), cell_text(cells.get(usize::try_from(k.int(0)).ok()?)?)?))).collect()))
+}
+
+/// A cell as a variable's value: text as it is, numbers and booleans
+/// written out; empty cells have none.
+fn cell_text(cell: &serde_json::Value) -> Option<String> {
+    match cell {
+        serde_json::Value::String(s) => Some(s.trim().to_string()).filter(|s| !s.is_empty()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        serde_json::Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
 }
 
 pub fn run(request: &Request) -> HResult<Success> {
@@ -144,5 +205,14 @@ mod tests {
         assert_eq!(contact_value("city", "+15550001234", "Ada", fields).as_deref(), Some("Paris"));
         assert_eq!(contact_value("tier", "+15550001234", "Ada", fields), None);
         assert_eq!(contact_value("n", "+15550001234", "Ada", fields), None, "only text values");
+    }
+
+    #[test]
+    fn cells_become_values_as_written() {
+        assert_eq!(cell_text(&serde_json::json!(" Gold ")).as_deref(), Some("Gold"));
+        assert_eq!(cell_text(&serde_json::json!(12.5)).as_deref(), Some("12.5"));
+        assert_eq!(cell_text(&serde_json::json!(true)).as_deref(), Some("true"));
+        assert_eq!(cell_text(&serde_json::json!("")), None);
+        assert_eq!(cell_text(&serde_json::Value::Null), None);
     }
 }

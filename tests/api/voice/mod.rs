@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 mod lines;
 mod recordings;
 mod turns;
+mod variables;
 
 struct Ctx {
     s: Server,

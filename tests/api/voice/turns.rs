@@ -89,3 +89,54 @@ fn a_model_ends_the_call_by_the_end_call_tool() {
     assert_eq!(first["tools"][0]["type"], json!("function"));
     assert!(first["messages"][0]["content"].as_str().unwrap().contains("call the end_call tool"), "{first}");
 }
+
+#[test]
+fn speaking_over_the_greeting_follows_the_interrupt_and_repeat_settings() {
+    // 8888: the customer says "Hello? Who is this?" over the greeting's
+    // second half, which is its second sentence here.
+    let c = Calls::new(3, 10_000_000);
+    let greeting = "Hi. This is Acme calling about your order today.";
+    let repeated = "This is Acme calling about your order today.";
+    let run = |settings: Value| {
+        let mut settings = settings;
+        settings["firstGreeting"] = json!(greeting);
+        let agent = c.agent_with(settings);
+        let id = c.start(json!({"agentId": agent, "toNumber": "+15550008888"})).assert_ok(202)["callId"].as_str().unwrap().to_string();
+        let r = c.ended(&id);
+        assert_eq!(outcome(&r).0, "completed", "{r}");
+        let turns: Vec<(String, String)> = r["transcript"].as_array().unwrap().iter().map(|t| (t["speaker"].as_str().unwrap().to_string(), t["text"].as_str().unwrap().to_string())).collect();
+        assert_eq!(turns[0], ("assistant".to_string(), greeting.to_string()));
+        assert!(turns.contains(&("customer".to_string(), "Hello? Who is this?".to_string())), "{turns:?}");
+        // The assistant's answer to the words spoken over the greeting.
+        let answer = turns.iter().find(|(who, text)| who == "assistant" && text.starts_with("You said: \"Hello? Who is this?\"")).map(|(_, t)| t.clone());
+        (answer.unwrap_or_else(|| panic!("no answer to the barge-in: {turns:?}")), turns)
+    };
+    // Interruptible and repeating: the sentence cut off follows the answer.
+    let (answer, _) = run(json!({"allowGreetingInterrupt": true, "repeatInterruptedSentence": true}));
+    assert_eq!(answer, format!("You said: \"Hello? Who is this?\". How can I help further? {repeated}"));
+    // Interruptible, not repeating: the answer alone.
+    let (answer, turns) = run(json!({"allowGreetingInterrupt": true, "repeatInterruptedSentence": false}));
+    assert_eq!(answer, "You said: \"Hello? Who is this?\". How can I help further?");
+    assert_eq!(turns.iter().filter(|(_, t)| t.contains(repeated)).count(), 1, "only the greeting says it: {turns:?}");
+    // Not interruptible (the default): the greeting played on, the input
+    // was held until it had, so nothing was cut off to repeat.
+    let (answer, turns) = run(json!({"repeatInterruptedSentence": true}));
+    assert!(!answer.contains(repeated), "{answer}");
+    assert_eq!(turns.iter().filter(|(_, t)| t.contains(repeated)).count(), 1, "{turns:?}");
+}
+
+#[test]
+fn an_ending_turn_is_said_to_the_end_before_the_carrier_hangs_up() {
+    let c = Calls::new(1, 5_000_000);
+    let id = c.call("+15550001234");
+    let r = c.ended(&id);
+    assert_eq!((r["call"]["endedBy"].as_str(), r["call"]["endReason"].as_str()), (Some("agent"), Some("agent_ended_call")));
+    let turns = r["transcript"].as_array().unwrap();
+    let last = turns.last().unwrap();
+    assert_eq!((last["speaker"].as_str(), last["text"].as_str()), (Some("assistant"), Some("Thank you for your time. Goodbye.")));
+    // Its whole audio played (the carrier's 100% receipt gave its end), after
+    // every turn before it, and the connected time covers it.
+    let end = last["audioEndOffsetMs"].as_i64().expect("the goodbye played to its end");
+    assert!(turns.iter().all(|t| t["audioEndOffsetMs"].as_i64().unwrap() <= end), "{turns:?}");
+    assert!(r["call"]["durationSeconds"].as_i64().unwrap() * 1000 >= end, "{r}");
+}

@@ -25,7 +25,8 @@
 //!   `poll` reports what happened (applied in order; a status never moves
 //!   backwards), and the conversation rules (`conversation.rs`) decide what the
 //!   assistant says: the greeting after the answer, a reply (the `ai`
-//!   import, the last 20 turns) once held input may be answered, a nudge, a
+//!   import, the last 20 turns) once held input may be answered (with the
+//!   sentence it interrupted said again, by `repeatInterruptedSentence`), a nudge, a
 //!   silence goodbye, or the hang-up at the maximum duration.
 //! * `ended` (any cause): the terminal status, `endedBy` from the stored
 //!   intent when there is one, the charge and the release of the rest of the
@@ -35,7 +36,7 @@
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use switchboard_agent_runtime::turn::{self, Turn};
-use switchboard_guest::carrier::{self, CallEvent, EndCause, Placement, Progress, VoiceProfile};
+use switchboard_guest::carrier::{self, CallEvent, EndCause, Progress};
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Continuation, Job, Outcome};
@@ -47,12 +48,13 @@ use crate::conversation::{self, Conversation, Next};
 use crate::model::{self, duration_seconds, CallStatus, CarrierState, EndIntent};
 
 mod ending;
+mod placement;
 mod turns;
 pub mod wake;
 
 pub use ending::append_timeline;
 use ending::{classify, finish, finish_unplaced, Ending};
-use turns::{agent_turn, rfc3339, utterance_id, write_turns, NewTurn};
+use turns::{agent_turn, rfc3339, utterance_id, with_interrupted_sentence, write_turns, NewTurn};
 
 /// Placement attempts before a call fails with `carrier_unavailable`.
 pub const MAX_PLACEMENTS: i64 = 4;
@@ -71,7 +73,7 @@ pub fn placement_retry_ms(n: i64) -> u64 {
 
 const COLUMNS: &str = "status, carrier_state, placements, memo, requested_at_ms, callee_number, caller_number, settings_json, max_duration_s, \
      end_intent, hangup_sent, greeting, utterances, played, greeting_played, awaiting_reply, last_activity_ms, nudged, answered_ms, \
-     reserved, price_per_block, agent_id, variables_json";
+     reserved, price_per_block, agent_id, variables_json, interrupted_percent";
 
 /// The stored call, as a step sees it and changes it.
 #[derive(Clone)]
@@ -100,6 +102,9 @@ struct Call {
     price: i64,
     agent_id: String,
     variables: BTreeMap<String, String>,
+    /// The share (percent) of the assistant's latest utterance played when
+    /// the customer began speaking over it.
+    interrupted: Option<i64>,
 }
 
 fn load(biz: &str, id: &str) -> Result<Option<Call>, Failure> {
@@ -130,6 +135,7 @@ fn load(biz: &str, id: &str) -> Result<Option<Call>, Failure> {
         price: r.int(20),
         agent_id: r.text(21),
         variables: serde_json::from_str(&r.text(22)).unwrap_or_default(),
+        interrupted: r.opt_int(23),
     }))
 }
 
@@ -182,25 +188,6 @@ fn lease(job: &Job, c: &Call) -> Result<Outcome, Failure> {
     Ok(again(wake::line_poll_ms()?, job))
 }
 
-fn placement(c: &Call) -> Placement {
-    let s = &c.settings;
-    let text = |k: &str| s.get(k).and_then(Value::as_str).map(String::from);
-    Placement {
-        call_id: c.id.clone(),
-        destination: c.callee.clone(),
-        caller_number: c.caller.clone(),
-        voice: VoiceProfile {
-            live_voice_id: text("liveVoiceId"),
-            language: text("language"),
-            agent_gender: text("agentGender"),
-            background_noise_key: text("backgroundNoiseKey"),
-            background_noise_level_percent: s.get("backgroundNoiseLevelPercent").and_then(Value::as_u64).map(|n| n.min(u64::from(u32::MAX)) as u32),
-        },
-        max_duration_seconds: c.max_duration_s.clamp(1, i64::from(u32::MAX)) as u32,
-        requested_at_ms: c.requested_at_ms.unwrap_or_else(clock::now_ms),
-    }
-}
-
 fn set_state(biz: &str, c: &Call, state: CarrierState, placements: i64, memo: Option<&str>) -> Result<(), Failure> {
     db::execute(
         "UPDATE calls SET carrier_state = ?3, placements = ?4, memo = IFNULL(?5, memo) WHERE business_id = ?1 AND id = ?2",
@@ -210,9 +197,11 @@ fn set_state(biz: &str, c: &Call, state: CarrierState, placements: i64, memo: Op
 }
 
 /// The carrier has the call: it is billed at the price active now (spec:
-/// "the business's active Voice price"), not the one of its start.
-fn placed_at_price(biz: &str, c: &mut Call) -> Result<(), Failure> {
+/// "the business's active Voice price"), not the one of its start, and the
+/// placement it got is kept for its recording (`placement_json`).
+fn placed(biz: &str, c: &mut Call) -> Result<(), Failure> {
     (c.price, c.reserved) = billing::price_at_placement(biz, &c.id, c.max_duration_s, c.reserved)?;
+    db::execute("UPDATE calls SET placement_json = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.id.as_str().into(), placement::to_json(&placement::of(c)).into()])?;
     Ok(())
 }
 
@@ -230,10 +219,10 @@ fn place(job: &Job, mut c: Call) -> Result<Outcome, Failure> {
         }
         EffectStart::Superseded => return Ok(Outcome::Dead("superseded: another node runs this call".into())),
     }
-    match carrier::place(&placement(&c)) {
+    match carrier::place(&placement::of(&c)) {
         Ok(progress) => {
             set_state(biz, &c, CarrierState::Placed, n, Some(&progress.memo))?;
-            placed_at_price(biz, &mut c)?;
+            placed(biz, &mut c)?;
             c.carrier_state = CarrierState::Placed;
             c.placements = n;
             apply_progress(job, c, progress)
@@ -260,6 +249,12 @@ fn place(job: &Job, mut c: Call) -> Result<Outcome, Failure> {
     }
 }
 
+/// The share (percent) of an utterance of audio `span` played when the
+/// customer began speaking at `offset_ms`, if that was inside it.
+fn spoken_over((start, end): (u64, u64), offset_ms: u64) -> Option<i64> {
+    (start..end).contains(&offset_ms).then(|| ((offset_ms - start) * 100 / (end - start)) as i64)
+}
+
 /// A carrier's error code as part of an `endReason` (short, `[a-z0-9_]`).
 fn safe_code(code: &str) -> String {
     code.chars().take(48).map(|ch| if ch.is_ascii_alphanumeric() { ch.to_ascii_lowercase() } else { '_' }).collect()
@@ -268,10 +263,10 @@ fn safe_code(code: &str) -> String {
 /// `unknown`: does the carrier have the call under our id?
 fn reconcile(job: &Job, mut c: Call) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
-    match carrier::poll(&placement(&c), None) {
+    match carrier::poll(&placement::of(&c), None) {
         Ok(progress) => {
             set_state(biz, &c, CarrierState::Placed, c.placements, Some(&progress.memo))?;
-            placed_at_price(biz, &mut c)?;
+            placed(biz, &mut c)?;
             c.carrier_state = CarrierState::Placed;
             apply_progress(job, c, progress)
         }
@@ -294,7 +289,7 @@ fn reconcile(job: &Job, mut c: Call) -> Result<Outcome, Failure> {
 /// `placed`: the conversation.
 fn converse(job: &Job, mut c: Call) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
-    let call = placement(&c);
+    let call = placement::of(&c);
     let mut memo = c.memo.clone().unwrap_or_default();
     // A stored hang-up intent (an operator's cancel) reaches the carrier
     // before anything else; repeating it is harmless.
@@ -330,6 +325,8 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
     let (mut ringing_at, mut started_at) = (None, None);
     let mut ended = None;
     let greeting_id = utterance_id(&c.id, 0);
+    // The audio span of the assistant's latest utterance, once a receipt says it.
+    let mut speaking: Option<(u64, u64)> = None;
     for e in progress.events {
         match e.event {
             CallEvent::Ringing => {
@@ -353,6 +350,9 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
                 if p.utterance_id == greeting_id {
                     c.greeting_played = c.greeting_played.max(pct);
                 }
+                if p.utterance_id == utterance_id(&c.id, c.utterances - 1) {
+                    speaking = Some((p.audio_offset_ms, p.audio_end_offset_ms));
+                }
                 if pct >= 100 {
                     c.played += 1;
                     c.last_activity_ms = Some(e.at_ms);
@@ -360,6 +360,9 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
                 }
             }
             CallEvent::CustomerSaid(s) => {
+                if let Some(share) = speaking.and_then(|span| spoken_over(span, s.audio_offset_ms)) {
+                    c.interrupted = Some(share);
+                }
                 turns.push(NewTurn {
                     speaker: "customer",
                     text: s.text,
@@ -404,7 +407,10 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
                 Some(g) => Some((g, false, None, None)),
                 None => agent_turn(biz, &c, &turns)?.map(|(text, end, used)| (text, end, None, used)),
             },
-            Next::Reply => agent_turn(biz, &c, &turns)?.map(|(text, end, used)| (text, end, None, used)),
+            Next::Reply => match agent_turn(biz, &c, &turns)? {
+                Some((text, end, used)) => Some((with_interrupted_sentence(biz, &c, text, end)?, end, None, used)),
+                None => None,
+            },
             Next::Nudge => Some((conversation::NUDGE.to_string(), false, Some("nudge"), None)),
             Next::SilenceGoodbye => Some((conversation::SILENCE_GOODBYE.to_string(), true, Some("silence"), None)),
             Next::MaxDuration => {
@@ -414,10 +420,11 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
         };
         if let Some((text, end_call, why, grounding)) = said {
             let id = utterance_id(&c.id, c.utterances);
-            match carrier::say(&placement(&c), c.memo.as_deref().unwrap_or_default(), &id, &text, end_call) {
+            match carrier::say(&placement::of(&c), c.memo.as_deref().unwrap_or_default(), &id, &text, end_call) {
                 Ok(memo) => {
                     c.memo = Some(memo);
                     c.utterances += 1;
+                    c.interrupted = None;
                     if why == Some("nudge") {
                         c.nudged = true;
                     } else if why.is_none() {
@@ -432,7 +439,7 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
             }
         }
         if hang_up_for_max {
-            match carrier::hang_up(&placement(&c), c.memo.as_deref()) {
+            match carrier::hang_up(&placement::of(&c), c.memo.as_deref()) {
                 Ok(memo) => {
                     c.memo = Some(memo);
                     c.end_intent = Some(EndIntent::MaxDuration);
@@ -445,7 +452,7 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
 
     // An ended call that connected: does the carrier have its recording?
     let recording_ext = match &ended {
-        Some(end) if end.connected_ms > 0 => match carrier::recording(&placement(&c), c.memo.as_deref().unwrap_or_default(), 0, 0) {
+        Some(end) if end.connected_ms > 0 => match carrier::recording(&placement::of(&c), c.memo.as_deref().unwrap_or_default(), 0, 0) {
             Ok(piece) if piece.extension == "wav" || piece.extension == "opus" => Some(piece.extension),
             _ => None,
         },
@@ -461,7 +468,7 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
         "UPDATE calls SET status = CASE WHEN status = 'cancelling' THEN status ELSE ?3 END, memo = ?4, greeting_played = ?5, played = ?6, awaiting_reply = ?7, \
                           last_activity_ms = ?8, nudged = ?9, answered_ms = ?10, utterances = ?11, \
                           end_intent = CASE WHEN end_intent = 'operator' THEN end_intent ELSE ?12 END, hangup_sent = ?13, \
-                          ringing_at = IFNULL(ringing_at, ?14), started_at = IFNULL(started_at, ?15) \
+                          ringing_at = IFNULL(ringing_at, ?14), started_at = IFNULL(started_at, ?15), interrupted_percent = ?16 \
          WHERE business_id = ?1 AND id = ?2",
         &[
             biz.into(),
@@ -479,6 +486,7 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
             c.hangup_sent.into(),
             ringing_at.into(),
             started_at.into(),
+            c.interrupted.into(),
         ],
     )?;
     if let Some(end) = ended {
@@ -502,5 +510,9 @@ mod tests {
         assert_eq!(placement_retry_ms(1), 1000);
         assert_eq!(placement_retry_ms(3), 4000);
         assert_eq!(safe_code("Carrier-Down!"), "carrier_down_");
+        assert_eq!(spoken_over((1_000, 3_000), 2_000), Some(50));
+        assert_eq!(spoken_over((1_000, 3_000), 3_000), None, "after it ended");
+        assert_eq!(spoken_over((1_000, 3_000), 999), None);
+        assert_eq!(spoken_over((1_000, 1_000), 1_000), None, "an empty span");
     }
 }

@@ -51,6 +51,23 @@ pub(super) fn agent_turn(biz: &str, c: &Call, fresh: &[NewTurn]) -> Result<Optio
     }
 }
 
+/// A reply to a customer who spoke over the assistant's latest utterance
+/// (the greeting only when `allowGreetingInterrupt` lets it be
+/// interrupted): with the agent's `repeatInterruptedSentence`, the sentence
+/// it was cut in follows the reply (never after an end-call turn).
+pub(super) fn with_interrupted_sentence(biz: &str, c: &Call, reply: String, end_call: bool) -> Result<String, Failure> {
+    let latest = c.utterances - 1;
+    let Some(share) = c.interrupted.filter(|_| latest > 0 || conversation::allow_interrupt(&c.settings)) else { return Ok(reply) };
+    if end_call || latest < 0 || !conversation::repeat_interrupted(&c.settings) {
+        return Ok(reply);
+    }
+    let said = db::query_one("SELECT text FROM call_turns WHERE business_id = ?1 AND call_id = ?2 AND utterance_id = ?3", &[biz.into(), c.id.as_str().into(), utterance_id(&c.id, latest).into()])?;
+    Ok(match said.and_then(|r| conversation::interrupted_sentence(&r.text(0), share)) {
+        Some(sentence) => format!("{reply} {sentence}"),
+        None => reply,
+    })
+}
+
 fn role(speaker: &str) -> &'static str {
     if speaker == "customer" {
         "user"
