@@ -145,7 +145,8 @@ def run(page, base, business, admin_key, voice, receiver):
           "the timeline updates after a send and reads as a conversation: the question above its reply")
     check(turns[0].get_attribute("data-direction") == "inbound" and turns[1].get_attribute("data-direction") == "outbound"
           and turns[0].bounding_box()["x"] < turns[1].bounding_box()["x"], "inbound and outbound turns are told apart")
-    nav(page, "Messages")
+    nav(page, "Inbox")
+    page.get_by_role("link", name="New message").click()
     page.get_by_label("To (E.164 mobile)").fill("+14155550000")
     page.get_by_label("Message").fill("Hello?")
     page.get_by_role("button", name="Send").click()
