@@ -82,11 +82,11 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
             &from,
             &admin::PhotoappSignal::Reaction { reaction: &reaction, message_id: message_id.as_deref(), removed, occurred_at: occurred_at.as_deref() },
         ),
-        AdminCommand::Sandbox(SandboxCommand::Comment { account_id, from, text, name, post_id, comment_id }) => admin::sandbox_photoapp_signal(
+        AdminCommand::Sandbox(SandboxCommand::Comment { account_id, from, text, name, post_id, comment_id, occurred_at }) => admin::sandbox_photoapp_signal(
             &db,
             &account_id,
             &from,
-            &admin::PhotoappSignal::Comment { text: &text, name: name.as_deref(), post_id: post_id.as_deref(), comment_id: comment_id.as_deref() },
+            &admin::PhotoappSignal::Comment { text: &text, name: name.as_deref(), post_id: post_id.as_deref(), comment_id: comment_id.as_deref(), occurred_at: occurred_at.as_deref() },
         ),
         AdminCommand::Sandbox(SandboxCommand::Referral { account_id, from, source, ad_id, post_id }) => {
             admin::sandbox_photoapp_signal(&db, &account_id, &from, &admin::PhotoappSignal::Referral { source: &source, ad_id: ad_id.as_deref(), post_id: post_id.as_deref() })

@@ -10,16 +10,26 @@
 //! the path a polled one does (states, events, webhooks, the timeline). The
 //! customers' messages it carries are queued as inbound messages
 //! (`admin::enqueue_inbound`, the path of the sandbox routes), to numbers
-//! and accounts connected to this business only.
+//! and accounts connected to this business only, and so are its photoapp
+//! comments, reactions and referrals (`admin::enqueue_photoapp_signal`,
+//! the path of the sandbox routes).
 //!
-//! Answers: 200 `{received, taken, messages}` (statuses taken, messages
-//! queued); 401 `signature_invalid`
+//! `GET` on the same address is the provider's check that the address is
+//! the business's (WhatsApp Cloud's and Instagram's `hub.mode`,
+//! `hub.verify_token`, `hub.challenge`): the plugin answers it from its
+//! settings (`messenger-webhooks.verify`), and the route sends its answer
+//! back as `text/plain`; 403 `verification_refused` when the token is not
+//! the business's, 404 when the business's adapter verifies no address.
+//! The query is never logged (the token is a secret).
+//!
+//! Answers: 200 `{received, taken, messages, signals}` (statuses taken,
+//! messages and photoapp signals queued); 401 `signature_invalid`
 //! when the plugin says the body is not signed by the provider; 404 when
 //! the business has no messenger plugin (the sandbox pushes nothing); 400
 //! for a body the plugin cannot read; 503 (retryable) when the plugin is
 //! not loaded or failed, so the provider sends it again.
 
-use crate::admin::{Inbound, InboundRefusal, Sender};
+use crate::admin::{Inbound, InboundRefusal, PhotoappSignal, Sender};
 use crate::db::{self, SqlValue};
 use crate::pipeline::{Answer, App};
 use switchboard_gateway::errors::Failure;
@@ -39,21 +49,30 @@ pub fn business_of(path: &str) -> Option<&str> {
 }
 
 /// The route. Runs on a blocking thread.
-pub fn receive(app: &App, path: &str, method: &str, headers: Vec<(String, String)>, body: Vec<u8>, request_id: &str) -> Answer {
+#[allow(clippy::too_many_arguments)]
+pub fn receive(app: &App, path: &str, method: &str, query: Option<&str>, headers: Vec<(String, String)>, body: Vec<u8>, request_id: &str) -> Answer {
     let answer = match (method, business_of(path)) {
         ("POST", Some(business)) => take(app, &business.to_ascii_lowercase(), headers, body),
-        ("POST", None) => Err(Failure::new(404, "not_found", "route_not_found", "no such route")),
-        _ => Err(Failure::new(405, "validation", "method_not_allowed", "use POST").with_header("Allow", "POST".into())),
+        ("GET", Some(business)) => match verify(app, &business.to_ascii_lowercase(), query.unwrap_or("")) {
+            Ok(challenge) => {
+                return Answer { status: 200, content_type: "text/plain; charset=utf-8", body: challenge, headers: Vec::new(), operation: "providerEventsVerify", download: None };
+            }
+            Err(f) => Err(f),
+        },
+        ("POST" | "GET", None) => Err(Failure::new(404, "not_found", "route_not_found", "no such route")),
+        _ => Err(Failure::new(405, "validation", "method_not_allowed", "use POST (webhooks) or GET (the address check)").with_header("Allow", "GET, POST".into())),
     };
     Answer::of_route(answer, 200, "providerEvents", request_id)
 }
 
-fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>) -> Result<serde_json::Value, Failure> {
-    let unavailable = crate::pipeline::unavailable;
-    let no_plugin = || Failure::new(404, "not_found", "provider_events_not_accepted", "this business's messaging adapter takes no webhooks");
-    let conn = app.db.conn().map_err(|_| unavailable())?;
-    let providers = app.components.providers();
-    let (plugin, settings) = match providers.messenger_for(&conn, business) {
+fn no_plugin() -> Failure {
+    Failure::new(404, "not_found", "provider_events_not_accepted", "this business's messaging adapter takes no webhooks")
+}
+
+/// The business's messenger plugin and its settings; the embedded sandbox
+/// pushes nothing and verifies nothing.
+fn plugin_of(app: &App, conn: &crate::db::Connection, business: &str) -> Result<(std::sync::Arc<crate::engine::providers::messenger::Messenger>, crate::engine::providers::Settings), Failure> {
+    let (plugin, settings) = match app.components.providers().messenger_for(conn, business) {
         Ok(p) => p,
         Err(crate::engine::providers::Unavailable::NotConfigured) => return Err(no_plugin()),
         Err(u) => {
@@ -61,10 +80,29 @@ fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>
             return Err(Failure::new(503, "capacity", &code, message).retryable(true));
         }
     };
-    // The embedded sandbox pushes nothing.
     if !plugin.is_plugin() {
         return Err(no_plugin());
     }
+    Ok((plugin, settings))
+}
+
+/// The provider's check of the address: the plugin's answer (the challenge).
+fn verify(app: &App, business: &str, query: &str) -> Result<String, Failure> {
+    let conn = app.db.conn().map_err(|_| crate::pipeline::unavailable())?;
+    let (plugin, settings) = plugin_of(app, &conn, business)?;
+    let query: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes()).into_owned().take(32).collect();
+    plugin.verify(settings, query).map_err(|e| match e.code.as_str() {
+        "verification_refused" => Failure::authorization("verification_refused", "the verify token is not this business's"),
+        "not_supported" => Failure::new(404, "not_found", "provider_verification_not_supported", "this business's messaging adapter verifies no webhook address (is its verify token set?)"),
+        _ if e.retryable => Failure::new(503, "capacity", "provider_events_unavailable", "the messaging adapter could not answer the check; try again").retryable(true),
+        _ => Failure::validation("provider_events_invalid", format!("the messaging adapter could not answer the check: {}", e.code)),
+    })
+}
+
+fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>) -> Result<serde_json::Value, Failure> {
+    let unavailable = crate::pipeline::unavailable;
+    let conn = app.db.conn().map_err(|_| unavailable())?;
+    let (plugin, settings) = plugin_of(app, &conn, business)?;
     let pushed = plugin.receive(settings, headers, body).map_err(|e| match e.code.as_str() {
         "signature_invalid" => Failure::new(401, "authentication", "signature_invalid", "the body is not signed by the provider"),
         "not_supported" => no_plugin(),
@@ -123,7 +161,43 @@ fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>
             Err(InboundRefusal::Storage(_)) => return Err(unavailable()),
         }
     }
-    Ok(serde_json::json!({"received": pushed.statuses.len() + pushed.messages.len(), "taken": taken, "messages": messages}))
+    let signals = take_signals(app, business, &pushed)?;
+    let received = pushed.statuses.len() + pushed.messages.len() + pushed.comments.len() + pushed.reactions.len() + pushed.referrals.len();
+    Ok(serde_json::json!({"received": received, "taken": taken, "messages": messages, "signals": signals}))
+}
+
+/// Photoapp comments, reactions and referrals enter as the sandbox's do
+/// (a durable job each, to accounts connected to this business only); a
+/// comment pushed twice is stored once by its id. Returns how many were
+/// queued.
+fn take_signals(app: &App, business: &str, pushed: &crate::engine::providers::messenger::Pushed) -> Result<u32, Failure> {
+    // The provider's times (ms) as the signals' RFC 3339 ones.
+    let time = |ms: Option<i64>| ms.and_then(crate::admin::signal_time_of_ms);
+    let comment_times: Vec<Option<String>> = pushed.comments.iter().map(|c| time(c.occurred_at_ms)).collect();
+    let reaction_times: Vec<Option<String>> = pushed.reactions.iter().map(|r| time(r.occurred_at_ms)).collect();
+    let comments = pushed.comments.iter().zip(&comment_times).map(|(c, at)| {
+        let s = PhotoappSignal::Comment { text: &c.text, name: c.name.as_deref(), post_id: c.post_id.as_deref(), comment_id: Some(&c.comment_id), occurred_at: at.as_deref() };
+        (c.recipient_id.as_str(), c.sender.as_str(), s)
+    });
+    let reactions = pushed.reactions.iter().zip(&reaction_times).map(|(r, at)| {
+        let s = PhotoappSignal::Reaction { reaction: &r.reaction, message_id: r.message_id.as_deref(), removed: r.removed, occurred_at: at.as_deref() };
+        (r.recipient_id.as_str(), r.sender.as_str(), s)
+    });
+    let referrals = pushed.referrals.iter().map(|r| {
+        let s = PhotoappSignal::Referral { source: &r.source, ad_id: r.ad_id.as_deref(), post_id: r.post_id.as_deref() };
+        (r.recipient_id.as_str(), r.sender.as_str(), s)
+    });
+    let mut queued = 0u32;
+    for (account, from, signal) in comments.chain(reactions).chain(referrals) {
+        match crate::admin::enqueue_photoapp_signal(&app.db, Some(business), account, from, &signal) {
+            Ok(_) => queued += 1,
+            Err(InboundRefusal::Invalid(why)) | Err(InboundRefusal::NotConnected(why)) => {
+                crate::logging::line("warn", &format!("provider webhook of business {business}: a photoapp signal was not taken: {why}"));
+            }
+            Err(InboundRefusal::Storage(_)) => return Err(crate::pipeline::unavailable()),
+        }
+    }
+    Ok(queued)
 }
 
 /// Makes the message's delivery job run now: its pending job is brought

@@ -45,6 +45,9 @@ struct CommentBody {
     post_id: Option<String>,
     #[serde(default)]
     comment_id: Option<String>,
+    /// When it was written (RFC 3339); default: now.
+    #[serde(default)]
+    occurred_at: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -120,7 +123,7 @@ fn signal(app: &App, business: &str, path: &str, body: &[u8]) -> Result<serde_js
         enqueue_photoapp_signal(&app.db, Some(business), &b.photoapp_account_id, &b.from, &s).map_err(not_connected)
     } else if path == PHOTOAPP_COMMENTS_PATH {
         let b: CommentBody = serde_json::from_slice(body).map_err(invalid)?;
-        let s = PhotoappSignal::Comment { text: &b.text, name: b.name.as_deref(), post_id: b.post_id.as_deref(), comment_id: b.comment_id.as_deref() };
+        let s = PhotoappSignal::Comment { text: &b.text, name: b.name.as_deref(), post_id: b.post_id.as_deref(), comment_id: b.comment_id.as_deref(), occurred_at: b.occurred_at.as_deref() };
         enqueue_photoapp_signal(&app.db, Some(business), &b.photoapp_account_id, &b.from, &s).map_err(not_connected)
     } else {
         let b: ReferralBody = serde_json::from_slice(body).map_err(invalid)?;

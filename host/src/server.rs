@@ -561,7 +561,7 @@ impl Work {
         match whole {
             Whole::Sandbox => crate::sandbox::inbound(&shared.app, incoming.path, incoming.method, incoming.authorization, &incoming.body, request_id),
             Whole::BenchNative => crate::bench_native::handle(&shared.app, incoming, request_id),
-            Whole::ProviderEvents(headers) => crate::provider_events::receive(&shared.app, incoming.path, incoming.method, headers, incoming.body, request_id),
+            Whole::ProviderEvents(headers) => crate::provider_events::receive(&shared.app, incoming.path, incoming.method, incoming.query, headers, incoming.body, request_id),
         }
     }
 }

@@ -28,7 +28,8 @@ struct Got {
 }
 
 /// A local fake of the cloud chat API: sends and media uploads, a bearer
-/// token, refusals for recipients ending 2222 (400) and 3333 (503).
+/// token, refusals for recipients ending 2222 (400) and 3333 (503); and of
+/// its photoapp half: sends by user or comment (`recipient`), public replies.
 struct Fake {
     port: u16,
     got: Arc<Mutex<Vec<Got>>>,
@@ -54,6 +55,11 @@ impl Fake {
                     (401, json!({"error": {"message": "Invalid OAuth access token.", "type": "OAuthException", "code": 190, "fbtrace_id": "trace-auth"}}))
                 } else if got.path.ends_with("/media") {
                     (200, json!({"id": "media-77"}))
+                } else if got.path.ends_with("/replies") {
+                    (200, json!({"id": "reply-1"}))
+                } else if let Some(recipient) = serde_json::from_slice::<Value>(&got.body).ok().filter(|b| b.get("recipient").is_some()) {
+                    sent += 1;
+                    (200, json!({"recipient_id": recipient["recipient"]["id"], "message_id": format!("mid.{sent}")}))
                 } else {
                     let to = serde_json::from_slice::<Value>(&got.body).ok().and_then(|b| b["to"].as_str().map(String::from)).unwrap_or_default();
                     if to.ends_with("2222") {
@@ -104,10 +110,9 @@ fn push(s: &Server, business: &str, body: &str, secret: &str) -> (u16, Value) {
     (r.status().as_u16(), r.json().unwrap())
 }
 
-#[test]
-fn the_cloud_messenger_plugin_sends_through_the_provider_and_takes_its_signed_statuses() {
-    let fake = Fake::start();
-    let data = DataDir::new();
+/// A server whose plugin folder holds the cloud-messenger plugin, its
+/// manifest naming the fake's host; (server, plugin folder, log file).
+fn serve_the_plugin(data: &DataDir, fake: &Fake) -> (Server, String, std::path::PathBuf) {
     let plugins = data.0.join("plugins");
     let folder = plugins.join("cloud-messenger");
     std::fs::create_dir_all(&folder).unwrap();
@@ -118,30 +123,29 @@ fn the_cloud_messenger_plugin_sends_through_the_provider_and_takes_its_signed_st
     let log = data.0.join("server.log");
     let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap()], &log);
     assert!(log_containing(&log, "plugins: 1 loaded").contains("plugin loaded: name=cloud-messenger"));
+    (s, plugins.to_str().unwrap().to_string(), log)
+}
+
+/// The business chooses the plugin, with the fake's address, its token and
+/// app secret, and `extra` settings.
+fn choose_the_plugin(data: &DataDir, biz: &str, plugins: &str, fake: &Fake, extra: &[&str]) {
+    let (base, token, secret) = (format!("base-url=http://localhost:{}/v21.0", fake.port), format!("access-token={TOKEN}"), format!("app-secret={APP_SECRET}"));
+    let mut args = vec!["provider", "use", "--business", biz, "--interface", "messenger", "--plugin", "cloud-messenger", "--plugin-dir", plugins];
+    for setting in [base.as_str(), token.as_str(), secret.as_str()].into_iter().chain(extra.iter().copied()) {
+        args.extend(["--setting", setting]);
+    }
+    admin(&data.0, &args);
+}
+
+#[test]
+fn the_cloud_messenger_plugin_sends_through_the_provider_and_takes_its_signed_statuses() {
+    let fake = Fake::start();
+    let data = DataDir::new();
+    let (s, plugins, log) = serve_the_plugin(&data, &fake);
     let t = tenant(&data.0, "all");
     let biz = t.business.clone();
     admin(&data.0, &["channel", "connect", "--business", &biz, "--channel", "chatapp", "--phone-number-id", PNID]);
-    admin(
-        &data.0,
-        &[
-            "provider",
-            "use",
-            "--business",
-            &biz,
-            "--interface",
-            "messenger",
-            "--plugin",
-            "cloud-messenger",
-            "--plugin-dir",
-            plugins.to_str().unwrap(),
-            "--setting",
-            &format!("base-url=http://localhost:{}/v21.0", fake.port),
-            "--setting",
-            &format!("access-token={TOKEN}"),
-            "--setting",
-            &format!("app-secret={APP_SECRET}"),
-        ],
-    );
+    choose_the_plugin(&data, &biz, &plugins, &fake, &[]);
     let k = || s.as_key(&t.key);
     let rx = Receiver::start();
     let events = ["chatapp.message.received", "chatapp.message.sent", "chatapp.message.delivered", "chatapp.message.read", "chatapp.message.failed"];
@@ -260,4 +264,107 @@ fn the_cloud_messenger_plugin_sends_through_the_provider_and_takes_its_signed_st
     // No secret reached the log.
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(!text.contains(TOKEN) && !text.contains(APP_SECRET));
+}
+
+const VERIFY_TOKEN: &str = "vt-business-a-0042";
+const IG: &str = "ig-acct-1";
+
+/// The provider's check of the webhook address: (status, content type, body).
+fn check(s: &Server, business: &str, query: &str) -> (u16, String, String) {
+    let r = reqwest::blocking::get(format!("{}/providers/v1/{business}/messenger/events?{query}", s.base)).unwrap();
+    let content_type = r.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    (r.status().as_u16(), content_type, r.text().unwrap())
+}
+
+#[test]
+fn the_cloud_messenger_plugin_answers_the_address_check_and_brings_photoapp_signals() {
+    let fake = Fake::start();
+    let data = DataDir::new();
+    let (s, plugins, log) = serve_the_plugin(&data, &fake);
+    let t = tenant(&data.0, "all");
+    let biz = t.business.clone();
+    admin(&data.0, &["channel", "connect", "--business", &biz, "--channel", "photoapp", "--account-id", IG, "--username", "shop"]);
+    choose_the_plugin(&data, &biz, &plugins, &fake, &[&format!("verify-token={VERIFY_TOKEN}")]);
+
+    // The address check, as WhatsApp Cloud and Instagram send it: the challenge back, as text.
+    let (status, content_type, body) = check(&s, &biz, &format!("hub.mode=subscribe&hub.verify_token={VERIFY_TOKEN}&hub.challenge=1158201444"));
+    assert_eq!((status, body.as_str()), (200, "1158201444"));
+    assert!(content_type.starts_with("text/plain"), "{content_type}");
+    // A wrong token, or no subscription check: 403 in the failure envelope.
+    for query in ["hub.mode=subscribe&hub.verify_token=nope&hub.challenge=1".to_string(), format!("hub.mode=unsubscribe&hub.verify_token={VERIFY_TOKEN}&hub.challenge=1"), String::new()] {
+        let (status, _, body) = check(&s, &biz, &query);
+        let body: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!((status, body["error"]["code"].clone()), (403, json!("verification_refused")), "{query}: {body}");
+    }
+    // A business whose plugin has no verify token, and one on the sandbox, verify nothing.
+    let unset = tenant(&data.0, "all");
+    choose_the_plugin(&data, &unset.business, &plugins, &fake, &[]);
+    let (status, _, body) = check(&s, &unset.business, "hub.mode=subscribe&hub.verify_token=&hub.challenge=1");
+    assert_eq!((status, serde_json::from_str::<Value>(&body).unwrap()["error"]["code"].clone()), (404, json!("provider_verification_not_supported")), "{body}");
+    let sandbox = tenant(&data.0, "all");
+    let (status, _, body) = check(&s, &sandbox.business, "hub.mode=subscribe&hub.verify_token=x&hub.challenge=1");
+    assert_eq!((status, serde_json::from_str::<Value>(&body).unwrap()["error"]["code"].clone()), (404, json!("provider_events_not_accepted")));
+
+    let rx = Receiver::start();
+    let events = ["photoapp.message.received", "photoapp.message.reaction", "photoapp.message.referral", "photoapp.comment.received"];
+    let k = || s.as_key(&t.key);
+    k().fresh()
+        .post("/api/v1/webhook-subscriptions", &json!({"businessId": biz, "channel": "photoapp", "providerAccountId": IG, "callbackUrl": rx.url(), "events": events, "externalAutomation": true}))
+        .assert_ok(201);
+    let of_type = |t: &str| rx.got().into_iter().map(|d| d.json()).filter(|e| e["eventType"] == t).collect::<Vec<_>>();
+
+    // One signed webhook with two comments (one of a minute ago, one of
+    // 2020), a direct message and a referral from an ad.
+    let a_minute_ago = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() - 60;
+    let webhook = json!({"object": "instagram", "entry": [
+        {"id": IG, "time": a_minute_ago, "changes": [{"field": "comments", "value": {"id": "c-17", "text": "Do you ship to Oslo?", "from": {"id": "u-9", "username": "ola.n"}, "media": {"id": "p-3"}}}]},
+        {"id": IG, "time": 1_577_872_800, "changes": [{"field": "comments", "value": {"id": "c-18", "text": "Old post, nice", "from": {"id": "u-8"}}}]},
+        {"id": IG, "time": 1_764_000_001, "messaging": [
+            {"sender": {"id": "u-7"}, "recipient": {"id": IG}, "timestamp": 1_764_000_001_000_i64, "message": {"mid": "mid.in-1", "text": "Saw your ad"}},
+            {"sender": {"id": "u-7"}, "recipient": {"id": IG}, "timestamp": 1_764_000_001_001_i64, "referral": {"source": "ADS", "type": "OPEN_THREAD", "ad_id": "ad-5"}}]}]})
+    .to_string();
+    let (status, answer) = push(&s, &biz, &webhook, APP_SECRET);
+    assert_eq!((status, answer["data"].clone()), (200, json!({"received": 4, "taken": 0, "messages": 1, "signals": 3})), "{answer}");
+    let comment = poll("the comment event", || of_type("photoapp.comment.received").into_iter().find(|e| e["comment"]["commentId"] == "c-17"));
+    assert_eq!(comment["comment"], json!({"commentId": "c-17", "postId": "p-3", "text": "Do you ship to Oslo?"}));
+    assert_eq!(comment["customer"]["username"], "ola.n");
+    let referral = poll("the referral event", || of_type("photoapp.message.referral").pop());
+    assert_eq!((referral["customer"]["photoappUserId"].clone(), referral["referral"].clone()), (json!("u-7"), json!({"source": "ad", "adId": "ad-5", "postId": null})));
+    let received = poll("the message event", || of_type("photoapp.message.received").pop());
+    assert_eq!((received["providerMessageId"].clone(), received["message"]["text"].clone()), (json!("mid.in-1"), json!("Saw your ad")));
+    // A comment's time is the provider's: it starts the private reply's 7 days.
+    poll("the old comment", || of_type("photoapp.comment.received").into_iter().find(|e| e["comment"]["commentId"] == "c-18"));
+    let late = k().fresh().post("/api/v1/photoapp/private-replies", &json!({"businessId": biz, "photoappAccountId": IG, "commentId": "c-18", "text": "Thanks!"}));
+    assert_eq!(late.assert_failure(409, "conflict").code(), "private_reply_window_closed");
+    assert!(late.message().contains("2020-01-01T10:00:00.000Z"), "{}", late.message());
+
+    // The private reply goes to the provider by the comment, not by the user.
+    let reply = k().fresh().post("/api/v1/photoapp/private-replies", &json!({"businessId": biz, "photoappAccountId": IG, "commentId": "c-17", "text": "Yes, in 2 days"}));
+    let message = reply.assert_ok(202)["messageId"].as_str().unwrap().to_string();
+    let d = poll("the private reply submitted", || Some(k().get(&format!("/api/v1/messages/{message}?businessId={biz}")).assert_ok(200).clone()).filter(|d| d["status"] == "submitted"));
+    assert_eq!(d["providerMessageId"], "mid.1");
+    let sent = fake.got().into_iter().find(|g| g.path.ends_with("/messages")).unwrap();
+    assert_eq!((sent.path.as_str(), sent.authorization.as_str()), (format!("/v21.0/{IG}/messages").as_str(), format!("Bearer {TOKEN}").as_str()));
+    assert_eq!(serde_json::from_slice::<Value>(&sent.body).unwrap(), json!({"recipient": {"comment_id": "c-17"}, "message": {"text": "Yes, in 2 days"}}));
+
+    // The commenter reacts to it, then takes it back: reactions by the provider's message id, in event time.
+    let reaction = |action: &str, at: i64| {
+        json!({"object": "instagram", "entry": [{"id": IG, "time": 1, "messaging": [
+            {"sender": {"id": "u-9"}, "recipient": {"id": IG}, "timestamp": at, "reaction": {"mid": "mid.1", "action": action, "reaction": "love", "emoji": "❤️"}}]}]})
+        .to_string()
+    };
+    let (status, answer) = push(&s, &biz, &reaction("react", 1_764_000_100_000), APP_SECRET);
+    assert_eq!((status, answer["data"]["signals"].clone()), (200, json!(1)));
+    let r = poll("the reaction event", || of_type("photoapp.message.reaction").pop());
+    assert_eq!((r["messageId"].clone(), r["reaction"].clone()), (json!(message), json!({"emoji": "❤️", "action": "added"})));
+    push(&s, &biz, &reaction("unreact", 1_764_000_200_000), APP_SECRET);
+    let r = poll("the removal", || of_type("photoapp.message.reaction").into_iter().find(|e| e["reaction"]["action"] == "removed"));
+    assert_eq!(r["occurredAt"], "2025-11-24T16:03:20.000Z");
+    // An unsigned webhook brings nothing.
+    let (status, answer) = push(&s, &biz, &reaction("react", 1_764_000_300_000), "not-the-secret");
+    assert_eq!((status, answer["error"]["code"].clone()), (401, json!("signature_invalid")));
+
+    // No secret reached the log, the verify token included.
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains(TOKEN) && !text.contains(APP_SECRET) && !text.contains(VERIFY_TOKEN));
 }

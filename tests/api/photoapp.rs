@@ -346,3 +346,113 @@ fn the_agent_answers_each_comment_once_unless_an_integrator_owns_the_comments() 
     assert_eq!(status("c-4"), "received");
     assert!(outcomes(&rx).iter().all(|e| e.1 != "Who answers this?"));
 }
+
+/// Operation 75 for a comment of ACCOUNT.
+fn private_reply(s: &Server, key: &str, biz: &str, comment: &str, text: &str) -> Resp {
+    s.as_key(key).fresh().post("/api/v1/photoapp/private-replies", &json!({"businessId": biz, "photoappAccountId": ACCOUNT, "commentId": comment, "text": text}))
+}
+
+#[test]
+fn a_comment_takes_one_private_reply_within_seven_days_and_replies_join_the_timeline() {
+    let dir = DataDir::new();
+    let s = Server::start_with(&dir.0, &["--sandbox-routes", "--messenger-setting", "step-delay-ms=1"]);
+    let t = tenant(&dir.0, "all");
+    let biz = t.business.clone();
+    s.admin(&["channel", "connect", "--business", &biz, "--channel", "photoapp", "--account-id", ACCOUNT, "--username", "shop"]);
+    // The agent answers comments publicly; the subscription only watches the outcomes.
+    let agent = s.as_key(&t.key).fresh().post("/api/v1/agents", &json!({"businessId": biz, "channel": "photoapp", "name": "Shop", "instructions": "Sell shoes."}));
+    let agent = agent.assert_ok(201)["agent"]["id"].as_str().unwrap().to_string();
+    s.as_key(&t.key)
+        .patch("/api/v1/channels/assignments", &json!({"businessId": biz, "channel": "photoapp", "providerAccountId": ACCOUNT, "aiAgentId": agent, "autoReplyEnabled": true}))
+        .assert_ok(200);
+    let rx = Receiver::start();
+    s.as_key(&t.key)
+        .fresh()
+        .post(
+            "/api/v1/webhook-subscriptions",
+            &json!({"businessId": biz, "channel": "photoapp", "providerAccountId": ACCOUNT, "callbackUrl": rx.url(), "events": ["photoapp.comment.replied", "photoapp.message.sent"], "externalAutomation": true}),
+        )
+        .assert_ok(201);
+    let comment = |id: &str, text: &str, occurred_at: Option<&str>| {
+        let mut body = json!({"photoappAccountId": ACCOUNT, "from": "u-9", "text": text, "commentId": id, "name": "ola.n"});
+        if let Some(at) = occurred_at {
+            body["occurredAt"] = json!(at);
+        }
+        signal(&s, &t.key, "/sandbox/v1/photoapp/comments", body);
+    };
+    let replied = |n: usize| poll(&format!("{n} public replies"), || Some(rx.got().iter().filter(|d| d.json()["eventType"] == "photoapp.comment.replied").count()).filter(|c| *c >= n));
+
+    // A fresh comment is answered privately: a photoapp message to the commenter.
+    comment("c-1", "Do you ship to Oslo?", None);
+    replied(1);
+    let key = "private-reply-c-1";
+    let body = json!({"businessId": biz, "photoappAccountId": ACCOUNT, "commentId": "c-1", "text": "Yes! Sent you the rates."});
+    let first = s.as_key(&t.key).idem(key).post("/api/v1/photoapp/private-replies", &body);
+    let message = first.assert_ok(202)["messageId"].as_str().unwrap().to_string();
+    assert_eq!(first.data()["queued"], true);
+    let d = poll("the private reply read", || Some(s.as_key(&t.key).get(&format!("/api/v1/messages/{message}?businessId={biz}")).assert_ok(200).clone()).filter(|d| d["status"] == "read"));
+    assert_eq!((d["recipient"].as_str(), d["type"].as_str()), (Some("u-9"), Some("text")));
+    let sent = poll("its sent event", || rx.got().into_iter().map(|d| d.json()).find(|e| e["eventType"] == "photoapp.message.sent" && e["messageId"] == json!(message)));
+    assert_eq!(sent["recipient"], json!({"photoappUserId": "u-9"}));
+    assert_eq!(sql(&dir.0, &format!("SELECT reply_to_comment FROM messages WHERE id = '{message}'")).trim(), "c-1", "the delivery names the comment");
+
+    // One per comment: the same request again answers the same; a new one is refused.
+    let again = s.as_key(&t.key).idem(key).post("/api/v1/photoapp/private-replies", &body);
+    assert_eq!(again.assert_ok(202)["messageId"], json!(message));
+    let second = private_reply(&s, &t.key, &biz, "c-1", "And the rates again");
+    assert_eq!(second.assert_failure(409, "conflict").code(), "private_reply_already_sent");
+    // Past the 7 days of the comment's own time (not its arrival): refused.
+    comment("c-old", "Still selling?", Some("2020-01-01T10:00:00Z"));
+    replied(2);
+    let late = private_reply(&s, &t.key, &biz, "c-old", "We are!");
+    assert_eq!(late.assert_failure(409, "conflict").code(), "private_reply_window_closed");
+    assert!(late.message().contains("2020-01-01T10:00:00.000Z"), "{}", late.message());
+    // Bad input, another account, an unknown comment: clear failures, nothing queued.
+    assert_eq!(private_reply(&s, &t.key, &biz, "c-nope", "Hi").assert_failure(404, "not_found").code(), "comment_not_found");
+    let bad_time = json!({"photoappAccountId": ACCOUNT, "from": "u-9", "text": "Hi", "occurredAt": "last week"});
+    s.as_key(&t.key).post("/sandbox/v1/photoapp/comments", &bad_time).assert_failure(400, "validation");
+    private_reply(&s, &t.key, &biz, "c-1", "   ").assert_failure(400, "validation");
+    private_reply(&s, &t.key, &biz, "c-1", &"x".repeat(1001)).assert_failure(400, "validation");
+    let other = s.as_key(&t.key).fresh().post("/api/v1/photoapp/private-replies", &json!({"businessId": biz, "photoappAccountId": "acct-nope", "commentId": "c-1", "text": "Hi"}));
+    assert_eq!(other.assert_failure(404, "not_found").code(), "photoapp_account_not_connected");
+    let no_scope = tenant(&dir.0, "communications:write");
+    let refused = s.as_key(&no_scope.key).fresh().post("/api/v1/photoapp/private-replies", &json!({"businessId": no_scope.business, "photoappAccountId": ACCOUNT, "commentId": "c-1", "text": "Hi"}));
+    refused.assert_failure(403, "authorization");
+    assert_eq!(sql(&dir.0, "SELECT COUNT(*) FROM messages WHERE direction = 'outbound'").trim(), "1");
+
+    // Linking the commenter writes its comments, the public replies and the private reply into the timeline.
+    let conversation = sql(&dir.0, "SELECT conversation_id FROM photoapp_comments WHERE provider_comment_id = 'c-1'").trim().to_string();
+    let link = s
+        .as_key(&t.key)
+        .fresh()
+        .post(&format!("/api/v1/channel-participants/{conversation}/link-contact"), &json!({"businessId": biz, "channel": "photoapp", "mobile": "+15550006666", "name": "Ola"}));
+    let l = link.assert_ok(200).clone();
+    assert_eq!(l["linkedEntries"], 5, "two comments, two public replies, one private reply: {l}");
+    let contact = l["contactId"].as_str().unwrap().to_string();
+    let timeline = || {
+        let entries = s.as_key(&t.key).get(&format!("/api/v1/contacts/{contact}/timeline?businessId={biz}")).assert_ok(200)["entries"].clone();
+        entries.as_array().unwrap().iter().map(|e| (e["direction"].as_str().unwrap().to_string(), e["summary"].clone())).collect::<Vec<_>>()
+    };
+    let kinds = |entries: &[(String, Value)]| {
+        let mut k: Vec<String> = entries.iter().map(|(d, s)| format!("{d} {}", s["type"].as_str().unwrap())).collect();
+        k.sort();
+        k
+    };
+    let entries = timeline();
+    assert_eq!(kinds(&entries), ["inbound comment", "inbound comment", "outbound comment_reply", "outbound comment_reply", "outbound text"], "{entries:?}");
+    let c1 = entries.iter().find(|(_, s)| s["type"] == "comment" && s["providerCommentId"] == "c-1").unwrap().1["commentId"].clone();
+    let private = entries.iter().find(|(_, s)| s["type"] == "text").unwrap();
+    assert_eq!((private.1["messageId"].clone(), private.1["privateReplyTo"].clone(), private.1["text"].clone()), (json!(message), c1.clone(), json!("Yes! Sent you the rates.")));
+    let public = entries.iter().find(|(_, s)| s["type"] == "comment_reply" && s["commentId"] == c1).unwrap();
+    assert!(public.1["text"].as_str().unwrap().contains("Do you ship to Oslo?"), "the offline agent's reply: {public:?}");
+
+    // Later ones join it as they happen.
+    comment("c-3", "Thanks!", None);
+    replied(3);
+    private_reply(&s, &t.key, &biz, "c-3", "Welcome!").assert_ok(202);
+    let entries = timeline();
+    assert_eq!(entries.len(), 8, "{entries:?}");
+    let c3 = entries.iter().find(|(_, s)| s["type"] == "comment" && s["providerCommentId"] == "c-3").unwrap().1["commentId"].clone();
+    assert!(entries.iter().any(|(d, s)| d == "outbound" && s["type"] == "comment_reply" && s["commentId"] == c3));
+    assert!(entries.iter().any(|(d, s)| d == "outbound" && s["type"] == "text" && s["privateReplyTo"] == c3 && s["text"] == "Welcome!"));
+}

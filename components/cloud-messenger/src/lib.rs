@@ -20,13 +20,20 @@
 //!   "contacts": [{"wa_id", "profile": {"name"}}], "messages": [{"id",
 //!   "from", "type": "text", "text": {"body"}}]}}]}]}` signed with
 //!   `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body with the app
-//!   secret>`. So `track` has nothing to poll.
+//!   secret>`. So `track` has nothing to poll;
+//! * the webhook address is verified by a GET with `hub.mode=subscribe`,
+//!   `hub.verify_token` (the optional setting `verify-token`) and
+//!   `hub.challenge`, answered with the challenge;
+//! * photoapp (an Instagram-style API: sends, private and public replies to
+//!   comments, and comments, reactions and referrals by webhook):
+//!   `photoapp.rs`.
 
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
 mod bindings {
     wit_bindgen::generate!({ world: "messenger-provider", path: "../../kit/wit" });
 }
+mod photoapp;
 
 use bindings::exports::switchboard::provider::messenger::{CommentReply, Guest, Media, OutboundMessage, Progress, ProviderError, StatusReport, StoredMedia};
 use bindings::exports::switchboard::provider::messenger_webhooks::{self, InboundMessage, Pushed, PushedStatus};
@@ -120,10 +127,32 @@ pub fn signed(secret: &str, headers: &[(String, String)], body: &[u8]) -> bool {
     mac.verify_slice(&given).is_ok()
 }
 
-/// The delivery statuses and the customers' text messages in a webhook body
-/// (other kinds of message, e.g. a location, are not taken yet).
+/// Answers the provider's check of the webhook address: the challenge when
+/// `hub.mode` is `subscribe` and `hub.verify_token` is the business's
+/// `verify-token` (compared in constant time).
+pub fn verify(token: Option<&str>, query: &[(String, String)]) -> Result<String, ProviderError> {
+    use subtle::ConstantTimeEq;
+    let get = |name: &str| query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    let Some(token) = token.filter(|t| !t.is_empty()) else {
+        return Err(error("not_supported", "no `verify-token` is set for this business", false));
+    };
+    let given = get("hub.verify_token").unwrap_or("");
+    let matches = given.len() == token.len() && bool::from(given.as_bytes().ct_eq(token.as_bytes()));
+    match (get("hub.mode"), get("hub.challenge")) {
+        (Some("subscribe"), Some(challenge)) if matches => Ok(challenge.to_string()),
+        _ => Err(error("verification_refused", "the query is not a subscription check with this business's verify token", false)),
+    }
+}
+
+/// What a webhook body carries: the chat half's delivery statuses and
+/// customers' text messages (other kinds of message, e.g. a location, are
+/// not taken yet), or the photoapp half's (`"object": "instagram"`).
 pub fn read(body: &Value) -> Pushed {
-    let mut out = Pushed { statuses: Vec::new(), messages: Vec::new() };
+    let mut out = Pushed { statuses: Vec::new(), messages: Vec::new(), comments: Vec::new(), reactions: Vec::new(), referrals: Vec::new() };
+    if body["object"] == "instagram" {
+        photoapp::read(body, &mut out);
+        return out;
+    }
     for entry in body["entry"].as_array().into_iter().flatten() {
         for change in entry["changes"].as_array().into_iter().flatten() {
             let value = &change["value"];
@@ -171,13 +200,19 @@ impl Guest for CloudMessenger {
     }
 
     fn submit(m: OutboundMessage) -> Result<String, ProviderError> {
+        if m.channel == "photoapp" {
+            let body = photoapp::message_body(&m).ok_or_else(|| error("unsupported_message", "a photoapp message is text only", false))?;
+            let answer = call("POST", format!("{}/{}/messages", base()?, m.sender_id), "application/json", body.to_string().into_bytes())?;
+            return answer["message_id"].as_str().map(String::from).ok_or_else(|| error("provider_bad_answer", "the send's answer has no message id", true));
+        }
         let body = message_body(&m)?;
         let answer = call("POST", format!("{}/{}/messages", base()?, m.sender_id), "application/json", body.to_string().into_bytes())?;
         answer["messages"][0]["id"].as_str().map(String::from).ok_or_else(|| error("provider_bad_answer", "the send's answer has no message id", true))
     }
 
-    fn reply_to_comment(_r: CommentReply) -> Result<String, ProviderError> {
-        Err(error("not_supported", "this provider has no comments to reply to", false))
+    fn reply_to_comment(r: CommentReply) -> Result<String, ProviderError> {
+        let answer = call("POST", format!("{}/{}/replies", base()?, r.comment_id), "application/json", json!({"message": r.text}).to_string().into_bytes())?;
+        answer["id"].as_str().map(String::from).ok_or_else(|| error("provider_bad_answer", "the reply's answer has no id", true))
     }
 
     /// Statuses come by webhook; there is nothing to poll.
@@ -193,6 +228,10 @@ impl messenger_webhooks::Guest for CloudMessenger {
         }
         let parsed: Value = serde_json::from_slice(&body).map_err(|_| error("invalid_webhook", "the webhook body is not JSON", false))?;
         Ok(read(&parsed))
+    }
+
+    fn verify(query: Vec<(String, String)>) -> Result<String, ProviderError> {
+        verify(settings::get("verify-token").as_deref(), &query)
     }
 }
 
@@ -230,5 +269,15 @@ mod tests {
         let m = read(&inbound).messages;
         assert_eq!(m.len(), 1);
         assert_eq!((m[0].recipient_id.as_str(), m[0].sender.as_str(), m[0].name.as_deref(), m[0].text.as_str()), ("pn-1", "+15550001234", Some("Ada"), "hello"));
+    }
+
+    #[test]
+    fn the_address_check_needs_the_verify_token() {
+        let q =
+            |mode: &str, token: &str| vec![("hub.mode".to_string(), mode.to_string()), ("hub.verify_token".to_string(), token.to_string()), ("hub.challenge".to_string(), "1158201444".to_string())];
+        assert_eq!(verify(Some("vt-1"), &q("subscribe", "vt-1")).unwrap(), "1158201444");
+        assert_eq!(verify(Some("vt-1"), &q("subscribe", "vt-2")).unwrap_err().code, "verification_refused");
+        assert_eq!(verify(Some("vt-1"), &q("unsubscribe", "vt-1")).unwrap_err().code, "verification_refused");
+        assert_eq!(verify(None, &q("subscribe", "")).unwrap_err().code, "not_supported");
     }
 }

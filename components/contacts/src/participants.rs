@@ -103,24 +103,39 @@ pub fn link(req: &Request) -> HResult<Success> {
     ok(&json!({"contactId": contact, "linkedEntries": linked}))
 }
 
-/// Timeline entries for every message and comment of a conversation that
-/// had no contact; returns how many.
+/// Timeline entries for every message, comment and public reply of a
+/// conversation that had no contact; returns how many.
 fn first_timeline_entries(biz: &str, conversation: &str, contact: &str) -> HResult<u64> {
-    let messages =
-        db::query("SELECT id, channel, direction, type, text, created_at FROM messages WHERE business_id = ?1 AND conversation_id = ?2 ORDER BY created_at, id", &[biz.into(), conversation.into()])?;
+    let messages = db::query(
+        "SELECT m.id, m.channel, m.direction, m.type, m.text, m.created_at, c.id FROM messages m \
+         LEFT JOIN photoapp_comments c ON c.business_id = m.business_id AND c.private_reply_message_id = m.id \
+         WHERE m.business_id = ?1 AND m.conversation_id = ?2 ORDER BY m.created_at, m.id",
+        &[biz.into(), conversation.into()],
+    )?;
     for m in &messages {
-        let summary = json!({"messageId": m.text(0), "type": m.text(3), "text": m.opt_text(4)});
+        let mut summary = json!({"messageId": m.text(0), "type": m.text(3), "text": m.opt_text(4)});
+        // A photoapp private reply names its comment (the messaging area writes the same).
+        if let Some(comment) = m.opt_text(6) {
+            summary["privateReplyTo"] = comment.into();
+        }
         timeline::append_message(biz, contact, &m.text(1), &m.text(2), &m.text(5), &summary)?;
     }
     // A photoapp participant's public comments (the messaging area writes
     // the same summary for a linked commenter).
     let comments = db::query(
-        "SELECT id, provider_comment_id, post_id, text, created_at FROM photoapp_comments WHERE business_id = ?1 AND conversation_id = ?2 ORDER BY created_at, id",
+        "SELECT id, provider_comment_id, post_id, text, created_at, reply_text, replied_at FROM photoapp_comments WHERE business_id = ?1 AND conversation_id = ?2 ORDER BY created_at, id",
         &[biz.into(), conversation.into()],
     )?;
+    let mut replies = 0;
     for c in &comments {
         let summary = json!({"type": "comment", "commentId": c.text(0), "providerCommentId": c.text(1), "postId": c.opt_text(2), "text": c.text(3)});
         timeline::append_message(biz, contact, "photoapp", "inbound", &c.text(4), &summary)?;
+        // Its public reply, once sent.
+        if let (Some(reply), Some(at)) = (c.opt_text(5), c.opt_text(6)) {
+            let summary = json!({"type": "comment_reply", "commentId": c.text(0), "providerCommentId": c.text(1), "postId": c.opt_text(2), "text": reply});
+            timeline::append_message(biz, contact, "photoapp", "outbound", &at, &summary)?;
+            replies += 1;
+        }
     }
-    Ok((messages.len() + comments.len()) as u64)
+    Ok((messages.len() + comments.len() + replies) as u64)
 }

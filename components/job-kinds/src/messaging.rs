@@ -168,4 +168,9 @@ pub struct Comment {
     pub post_id: Option<String>,
     /// The provider's comment id (one comment is stored once by it).
     pub comment_id: String,
+    /// When it was written, as the provider dates it (RFC 3339 UTC with
+    /// milliseconds); none: when it arrived. Its private reply may be sent
+    /// within 7 days of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occurred_at: Option<String>,
 }

@@ -49,8 +49,20 @@ fn messaging_kinds() {
     );
     let referral = Referral { account_id: "acc".into(), from: "u.1".into(), source: "ad".into(), ad_id: Some("ad9".into()), post_id: None };
     pinned(MessagingJob::PhotoappReferral(referral), "messaging.photoapp-referral", r#"{"accountId":"acc","from":"u.1","source":"ad","adId":"ad9","postId":null}"#, options(false, None));
-    let comment = Comment { account_id: "acc".into(), from: "u.1".into(), name: None, text: "nice".into(), post_id: Some("p1".into()), comment_id: "c1".into() };
-    pinned(MessagingJob::PhotoappComment(comment), "messaging.photoapp-comment", r#"{"accountId":"acc","from":"u.1","name":null,"text":"nice","postId":"p1","commentId":"c1"}"#, options(false, None));
+    let comment = Comment { account_id: "acc".into(), from: "u.1".into(), name: None, text: "nice".into(), post_id: Some("p1".into()), comment_id: "c1".into(), occurred_at: None };
+    pinned(
+        MessagingJob::PhotoappComment(comment.clone()),
+        "messaging.photoapp-comment",
+        r#"{"accountId":"acc","from":"u.1","name":null,"text":"nice","postId":"p1","commentId":"c1"}"#,
+        options(false, None),
+    );
+    let dated = Comment { occurred_at: Some("2026-11-20T10:00:00.000Z".into()), ..comment };
+    pinned(
+        MessagingJob::PhotoappComment(dated),
+        "messaging.photoapp-comment",
+        r#"{"accountId":"acc","from":"u.1","name":null,"text":"nice","postId":"p1","commentId":"c1","occurredAt":"2026-11-20T10:00:00.000Z"}"#,
+        options(false, None),
+    );
     pinned(MessagingJob::PhotoappCommentReply(CommentRef { comment_id: "c1".into() }), "messaging.photoapp-comment-reply", r#"{"commentId":"c1"}"#, options(true, None));
     pinned(MessagingJob::Autoreply(message("m1")), "messaging.autoreply", r#"{"messageId":"m1"}"#, options(true, None));
     pinned(MessagingJob::AgentTestReply(TestTurnRef { turn_id: "t1".into() }), "messaging.agent-test-reply", r#"{"turnId":"t1"}"#, options(true, None));

@@ -33,12 +33,28 @@ pub struct Outbound<'a> {
 /// contact) and its `messaging.deliver` job (in the caller's transaction). Returns
 /// (message id, task ref, correlation id).
 pub fn queue_outbound(m: &Outbound) -> Result<(String, String, String), Failure> {
+    queue(m, None)
+}
+
+/// A comment a photoapp message answers privately: (our id, the provider's).
+pub struct PrivateReplyTo<'a> {
+    pub comment_id: &'a str,
+    pub provider_comment_id: &'a str,
+}
+
+/// [`queue_outbound`] for a photoapp private reply: the delivery names the
+/// comment (`reply_to_comment`) and the timeline entry says which.
+pub fn queue_private_reply(m: &Outbound, to: &PrivateReplyTo) -> Result<(String, String, String), Failure> {
+    queue(m, Some(to))
+}
+
+fn queue(m: &Outbound, reply_to: Option<&PrivateReplyTo>) -> Result<(String, String, String), Failure> {
     let (message_id, correlation_id) = (new_id(), new_id());
     let task_ref = job::enqueue(m.business, &MessagingJob::Deliver(MessageRef { message_id: message_id.clone() }))?;
     db::execute(
         "INSERT INTO messages (id, business_id, conversation_id, contact_id, channel, direction, type, text, status, created_at, \
-         phone_number_id, recipient, media_id, task_ref, correlation_id, queued_at) \
-         VALUES (?1, ?2, ?3, ?4, ?13, 'outbound', ?5, ?6, 'queued', ?7, ?8, ?9, ?10, ?11, ?12, ?7)",
+         phone_number_id, recipient, media_id, task_ref, correlation_id, queued_at, reply_to_comment) \
+         VALUES (?1, ?2, ?3, ?4, ?13, 'outbound', ?5, ?6, 'queued', ?7, ?8, ?9, ?10, ?11, ?12, ?7, ?14)",
         &[
             message_id.as_str().into(),
             m.business.into(),
@@ -53,10 +69,14 @@ pub fn queue_outbound(m: &Outbound) -> Result<(String, String, String), Failure>
             task_ref.as_str().into(),
             correlation_id.as_str().into(),
             m.channel.into(),
+            reply_to.map(|r| r.provider_comment_id).into(),
         ],
     )?;
     if let Some(contact_id) = m.contact_id {
-        let summary = serde_json::json!({"messageId": message_id, "type": m.kind, "text": m.text, "mediaId": m.media_id});
+        let mut summary = serde_json::json!({"messageId": message_id, "type": m.kind, "text": m.text, "mediaId": m.media_id});
+        if let Some(r) = reply_to {
+            summary["privateReplyTo"] = r.comment_id.into();
+        }
         timeline::append_message(m.business, contact_id, m.channel, "outbound", m.now, &summary)?;
     }
     Ok((message_id, task_ref, correlation_id))

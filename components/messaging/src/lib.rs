@@ -1,7 +1,8 @@
 //! The messaging area (spec operations 7-9): image media upload, message
 //! send (queued) and the message delivery state ([`handle`]; see `media.rs`
 //! and `messages.rs` for the rules), the console's agent testing (ours,
-//! 57-59, `agent_test.rs`), and its background work ([`jobs`], run
+//! 57-59, `agent_test.rs`), photoapp private replies to comments (ours,
+//! 75, `private_reply.rs`), and its background work ([`jobs`], run
 //! by the dispatcher): inbound chatapp and photoapp messages, the agent's
 //! auto-reply, and delivery of outbound messages through the provider behind
 //! the `messenger` interface with the delivery events. `conversation.rs` is
@@ -19,6 +20,7 @@ pub mod conversations;
 pub mod jobs;
 pub mod media;
 mod messages;
+mod private_reply;
 pub mod status;
 
 use switchboard_guest::{fail, HResult, Request, Success};
@@ -29,6 +31,7 @@ pub fn handle(req: Request) -> HResult<Success> {
         "uploadMedia" => media::upload(&req),
         "sendMessage" => messages::send(&req),
         "getMessage" => messages::get(&req),
+        "sendPhotoappPrivateReply" => private_reply::send(&req),
         "getAgentTest" => agent_test::get(&req),
         "sendAgentTestMessage" => agent_test::say(&req),
         "resetAgentTest" => agent_test::reset(&req),

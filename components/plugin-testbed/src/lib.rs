@@ -100,6 +100,10 @@ impl messenger_webhooks::Guest for Testbed {
     fn receive(_headers: Vec<(String, String)>, _body: Vec<u8>) -> Result<Pushed, ProviderError> {
         Err(error("not_supported", "the testbed plugin pushes nothing".into(), false))
     }
+
+    fn verify(_query: Vec<(String, String)>) -> Result<String, ProviderError> {
+        Err(error("not_supported", "the testbed plugin has no webhook address to verify".into(), false))
+    }
 }
 
 #[cfg(target_arch = "wasm32")]

@@ -138,6 +138,10 @@ impl bindings::exports::switchboard::provider::messenger_webhooks::Guest for San
     fn receive(_headers: Vec<(String, String)>, _body: Vec<u8>) -> Result<bindings::exports::switchboard::provider::messenger_webhooks::Pushed, ProviderError> {
         Err(ProviderError { code: "not_supported".into(), message: "the sandbox messenger pushes no webhooks".into(), retryable: false, reference: None })
     }
+
+    fn verify(_query: Vec<(String, String)>) -> Result<String, ProviderError> {
+        Err(ProviderError { code: "not_supported".into(), message: "the sandbox messenger has no webhook address to verify".into(), retryable: false, reference: None })
+    }
 }
 
 #[cfg(target_arch = "wasm32")]

@@ -298,8 +298,9 @@ pub enum PhotoappSignal<'a> {
     /// The user arrived from an ad or a post (`source`: `ad`, `post`, …).
     Referral { source: &'a str, ad_id: Option<&'a str>, post_id: Option<&'a str> },
     /// A public comment on one of the account's posts (`comment_id`: the
-    /// provider's; a fresh one when none is given).
-    Comment { text: &'a str, name: Option<&'a str>, post_id: Option<&'a str>, comment_id: Option<&'a str> },
+    /// provider's; a fresh one when none is given; `occurred_at`: when it
+    /// was written, RFC 3339).
+    Comment { text: &'a str, name: Option<&'a str>, post_id: Option<&'a str>, comment_id: Option<&'a str>, occurred_at: Option<&'a str> },
 }
 
 /// A photoapp user id as the provider sends it.
@@ -320,6 +321,17 @@ fn short(v: &str, max: usize) -> bool {
     !v.trim().is_empty() && v.chars().count() <= max && !v.chars().any(char::is_control)
 }
 
+/// A signal's own time in one form (UTC, milliseconds), so stored times
+/// compare as text; `Err` when it is not RFC 3339.
+fn signal_time(t: Option<&str>) -> std::result::Result<Option<String>, ()> {
+    t.map(|t| chrono::DateTime::parse_from_rfc3339(t).ok().and_then(|d| switchboard_formats::time::rfc3339_ms_checked(d.timestamp_millis())).ok_or(())).transpose()
+}
+/// A provider's time in ms as a signal's `occurred_at` (none when out of range).
+pub fn signal_time_of_ms(ms: i64) -> Option<String> {
+    switchboard_formats::time::rfc3339_ms_checked(ms)
+}
+const OCCURRED_AT_RULE: &str = "`occurredAt` must be an RFC 3339 date-time such as 2026-11-26T10:00:00Z";
+
 /// Enqueues a durable `messaging.photoapp-reaction`,
 /// `messaging.photoapp-referral` or `messaging.photoapp-comment` job for the user `from` of `account` (the
 /// sandbox: the admin commands and routes), like [`enqueue_inbound`].
@@ -337,14 +349,7 @@ pub fn enqueue_photoapp_signal(db: &Db, business: Option<&str>, account: &str, f
             if message_id.is_some_and(|m| !short(m, 256)) {
                 return invalid("`messageId` must be 1 to 256 characters");
             }
-            // One form (UTC, milliseconds), so stored reaction times compare as text.
-            let occurred_at = match occurred_at {
-                None => None,
-                Some(t) => match chrono::DateTime::parse_from_rfc3339(t).ok().and_then(|d| switchboard_formats::time::rfc3339_ms_checked(d.timestamp_millis())) {
-                    Some(utc) => Some(utc),
-                    None => return invalid("`occurredAt` must be an RFC 3339 date-time such as 2026-11-26T10:00:00Z"),
-                },
-            };
+            let Ok(occurred_at) = signal_time(*occurred_at) else { return invalid(OCCURRED_AT_RULE) };
             let (reaction, message_id) = (reaction.to_string(), message_id.map(str::to_string));
             MessagingJob::PhotoappReaction(kinds::Reaction { account_id, from, reaction, message_id, removed: *removed, occurred_at })
         }
@@ -358,7 +363,7 @@ pub fn enqueue_photoapp_signal(db: &Db, business: Option<&str>, account: &str, f
             let (source, ad_id, post_id) = (source.to_string(), ad_id.map(str::to_string), post_id.map(str::to_string));
             MessagingJob::PhotoappReferral(kinds::Referral { account_id, from, source, ad_id, post_id })
         }
-        PhotoappSignal::Comment { text, name, post_id, comment_id } => {
+        PhotoappSignal::Comment { text, name, post_id, comment_id, occurred_at } => {
             if text.trim().is_empty() || text.chars().count() > 2200 {
                 return invalid("`text` must be 1 to 2200 characters");
             }
@@ -368,9 +373,10 @@ pub fn enqueue_photoapp_signal(db: &Db, business: Option<&str>, account: &str, f
             if post_id.is_some_and(|v| !short(v, 128)) || comment_id.is_some_and(|v| !short(v, 256)) {
                 return invalid("`postId` must be 1 to 128 characters and `commentId` 1 to 256");
             }
+            let Ok(occurred_at) = signal_time(*occurred_at) else { return invalid(OCCURRED_AT_RULE) };
             let comment_id = comment_id.map_or_else(|| format!("sbx-c.{}", uuid::Uuid::new_v4()), str::to_string);
             let (text, name, post_id) = (text.to_string(), name.map(str::to_string), post_id.map(str::to_string));
-            MessagingJob::PhotoappComment(kinds::Comment { account_id, from, name, text, post_id, comment_id })
+            MessagingJob::PhotoappComment(kinds::Comment { account_id, from, name, text, post_id, comment_id, occurred_at })
         }
     };
     let c = db.conn()?;

@@ -313,6 +313,9 @@ pub(crate) enum SandboxCommand {
         /// The provider's comment id (a repeated one is processed once).
         #[arg(long, value_name = "ID")]
         comment_id: Option<String>,
+        /// When it was written (RFC 3339; default: now). Its private reply may be sent within 7 days of it.
+        #[arg(long, value_name = "TIME")]
+        occurred_at: Option<String>,
     },
     /// Enqueue a photoapp user's arrival from an ad or a post.
     Referral {

@@ -79,6 +79,12 @@ impl messenger_webhooks::Guest for Plugin {
     fn receive(_headers: Vec<(String, String)>, _body: Vec<u8>) -> Result<Pushed, ProviderError> {
         Err(error("not_supported", "this plugin takes no webhooks", false))
     }
+
+    /// A provider that checks the webhook address first (a GET with a
+    /// challenge) is answered here, from the business's settings.
+    fn verify(_query: Vec<(String, String)>) -> Result<String, ProviderError> {
+        Err(error("not_supported", "this plugin verifies no webhook address", false))
+    }
 }
 
 bindings::export!(Plugin with_types_in bindings);

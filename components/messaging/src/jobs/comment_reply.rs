@@ -16,7 +16,8 @@
 //! `reply_outcome_unknown`. A provider error that is retryable is tried
 //! again with backoff (5 attempts); any other ends the comment `failed`.
 //! `photoapp.comment.replied` or `photoapp.comment.failed` follows, in the
-//! step that records the outcome.
+//! step that records the outcome; a reply to a linked commenter joins the
+//! contact's timeline (an outbound entry of type `comment_reply`).
 
 use serde_json::json;
 use switchboard_agent_runtime::turn::{self, Turn};
@@ -25,7 +26,7 @@ use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::jobs::{self, EffectStart};
 use switchboard_guest::messenger::{self, CommentReply};
-use switchboard_guest::{events, now, Failure};
+use switchboard_guest::{events, now, timeline, Failure};
 
 use crate::conversation;
 
@@ -98,6 +99,11 @@ fn reply(job: &Job, id: &str) -> Result<Outcome, Failure> {
                 "UPDATE photoapp_comments SET status = 'replied', reply_text = ?3, provider_reply_id = ?4, replied_at = ?5 WHERE business_id = ?1 AND id = ?2",
                 &[biz.into(), id.into(), text.as_str().into(), provider_reply_id.as_str().into(), now.as_str().into()],
             )?;
+            // A linked commenter's timeline shows the public reply too.
+            if let Some(contact) = &who.contact_id {
+                let summary = super::photoapp_signal::comment_reply_summary(id, &c.provider_comment_id, c.post_id.as_deref(), &text);
+                timeline::append_message(biz, contact, "photoapp", "outbound", &now, &summary)?;
+            }
             let mut event = envelope(biz, REPLIED_EVENT, &c, &who, &commenter, &now);
             event["reply"] = json!({"text": text, "providerReplyId": provider_reply_id});
             events::fan_out(biz, "photoapp", &c.account, REPLIED_EVENT, &event_id(REPLIED_EVENT, &c), &event)?;

@@ -38,7 +38,7 @@ pub fn run(job: &Job, message_id: &str) -> Outcome {
     run_step("during message delivery", || step(job, message_id))
 }
 
-const COLUMNS: &str = "status, recipient, phone_number_id, conversation_id, provider_message_id, channel, type, text, media_id";
+const COLUMNS: &str = "status, recipient, phone_number_id, conversation_id, provider_message_id, channel, type, text, media_id, reply_to_comment";
 
 fn step(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
@@ -86,6 +86,8 @@ fn submit(job: &Job, message_id: &str, m: &Row) -> Result<Outcome, Failure> {
         kind: m.text(6),
         text: m.opt_text(7),
         provider_media_id,
+        // A photoapp private reply names its comment (private_reply.rs).
+        reply_to_comment: m.opt_text(9),
     };
     match messenger::submit(&outbound) {
         Ok(provider_id) => {

@@ -134,8 +134,8 @@ fn comment(biz: &str, p: &Comment) -> Result<(), Failure> {
     let name = super::inbound::profile_name(p.name.as_deref());
     let c = conversation::start_photoapp_participant(biz, &p.account_id, &p.from, name.as_deref(), &now)?;
     let stored = db::execute(
-        "INSERT INTO photoapp_comments (business_id, id, account_id, conversation_id, provider_comment_id, post_id, text, created_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING",
+        "INSERT INTO photoapp_comments (business_id, id, account_id, conversation_id, provider_comment_id, post_id, text, created_at, commented_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO NOTHING",
         &[
             biz.into(),
             new_id().into(),
@@ -145,6 +145,8 @@ fn comment(biz: &str, p: &Comment) -> Result<(), Failure> {
             p.post_id.clone().into(),
             p.text.as_str().into(),
             now.as_str().into(),
+            // The provider's time starts the private reply's 7 days (private_reply.rs).
+            p.occurred_at.as_deref().unwrap_or(&now).into(),
         ],
     )?;
     if stored == 0 {
@@ -175,4 +177,11 @@ fn comment(biz: &str, p: &Comment) -> Result<(), Failure> {
 /// shape when a participant is linked).
 pub fn comment_summary(id: &str, provider_comment_id: &str, post_id: Option<&str>, text: &str) -> Value {
     json!({"type": "comment", "commentId": id, "providerCommentId": provider_comment_id, "postId": post_id, "text": text})
+}
+
+/// The timeline entry summary of a comment's public reply (an outbound
+/// photoapp entry; the contacts area writes the same shape when a
+/// participant is linked).
+pub fn comment_reply_summary(id: &str, provider_comment_id: &str, post_id: Option<&str>, reply: &str) -> Value {
+    json!({"type": "comment_reply", "commentId": id, "providerCommentId": provider_comment_id, "postId": post_id, "text": reply})
 }

@@ -99,13 +99,24 @@ impl Messenger {
     }
 
     /// A provider's webhook: the adapter checks its signature and reads the
-    /// statuses and messages in it.
+    /// statuses, messages and photoapp signals in it.
     pub fn receive(&self, settings: Settings, headers: Vec<(String, String)>, body: Vec<u8>) -> Result<Pushed, messenger::ProviderError> {
         let pushed = self.call(settings, "webhook", |i, s| i.switchboard_provider_messenger_webhooks().call_receive(s, &headers, &body))?;
-        for id in pushed.statuses.iter().map(|p| &p.provider_message_id).chain(pushed.messages.iter().map(|m| &m.provider_message_id)) {
+        let ids = pushed.statuses.iter().map(|p| &p.provider_message_id).chain(pushed.messages.iter().map(|m| &m.provider_message_id)).chain(pushed.comments.iter().map(|c| &c.comment_id));
+        for id in ids {
             self.id(id.clone())?;
         }
         Ok(pushed)
+    }
+
+    /// The provider's check of the webhook address (a GET's decoded query):
+    /// the adapter answers with the text to send back, from its settings.
+    pub fn verify(&self, settings: Settings, query: Vec<(String, String)>) -> Result<String, messenger::ProviderError> {
+        let answer = self.call(settings, "webhook verification", |i, s| i.switchboard_provider_messenger_webhooks().call_verify(s, &query))?;
+        if answer.len() > 1024 || answer.chars().any(char::is_control) {
+            return Err(garbage(&self.limits, "a verification answer longer than 1024 characters or not printable"));
+        }
+        Ok(answer)
     }
 }
 
@@ -146,6 +157,7 @@ impl messenger::Host for RequestState {
             kind: m.kind,
             text: m.text,
             provider_media_id: m.provider_media_id,
+            reply_to_comment: m.reply_to_comment,
         };
         let id = p.call(settings, self.log_context(), |i, s| i.switchboard_provider_messenger().call_submit(s, &m))?;
         p.id(id)
