@@ -33,6 +33,7 @@ mod primary;
 mod runner;
 mod scale_out;
 mod stalls;
+mod stats;
 mod summaries;
 mod voice;
 mod webhook_delivery;

@@ -54,6 +54,7 @@ pub mod job;
 pub mod knowledge;
 pub mod page;
 pub mod req;
+pub mod stats;
 pub mod timeline;
 
 pub use bindings::export;

@@ -20,6 +20,7 @@ pub mod conversations;
 pub mod jobs;
 pub mod media;
 mod messages;
+mod stats;
 mod private_reply;
 pub mod status;
 
@@ -31,6 +32,7 @@ pub fn handle(req: Request) -> HResult<Success> {
         "uploadMedia" => media::upload(&req),
         "sendMessage" => messages::send(&req),
         "getMessage" => messages::get(&req),
+        "getMessageStats" => stats::get(&req),
         "sendPhotoappPrivateReply" => private_reply::send(&req),
         "getAgentTest" => agent_test::get(&req),
         "sendAgentTestMessage" => agent_test::say(&req),

@@ -22,6 +22,7 @@ pub mod conversation;
 pub mod jobs;
 pub mod model;
 pub mod resolve;
+pub mod stats;
 
 use switchboard_guest::{fail, HResult, Request, Success};
 
@@ -36,6 +37,8 @@ pub fn handle(req: Request) -> HResult<Success> {
         "downloadTranscript" => calls::transcript(&req),
         "cancelCall" => calls::cancel(&req),
         "getCredits" => billing::credits(&req),
+        "getCallStats" => stats::calls(&req),
+        "getCreditStats" => stats::credits(&req),
         other => Err(fail::not_implemented(other)),
     }
 }

@@ -105,6 +105,17 @@ const Q_CONVERSATIONS: &[QueryParam] = &[
     },
 ];
 
+/// The daily figures (operations 67-69): how many days, ending today (UTC).
+const Q_STATS: &[QueryParam] = &[
+    BUSINESS,
+    QueryParam {
+        name: "days",
+        required: false,
+        schema: r#"{"type":"integer","minimum":1,"maximum":90,"default":14}"#,
+        description: "How many days, 1 to 90 (default 14): today (UTC) and the days before it.",
+    },
+];
+
 use BusinessIn::{Body, Public, Query};
 use Component::*;
 use Method::*;
@@ -306,6 +317,12 @@ pub static OPERATIONS: &[Operation] = &[
     op!(65, Patch, "/conversations/{conversationId}", "updateConversation", "Take a conversation over from the agent, or hand it back",
         scopes: ["communications:write"], cond: NONE, idem: false, Messaging, Body, query: &[], req: Some("ConversationUpdate"), resp: Json("ConversationResult"), status: [200]),
     // Ours: the console's overview and charts (67-69).
+    op!(67, Get, "/stats/messages", "getMessageStats", "Count messages per day (UTC) and outbound messages by delivery status",
+        scopes: ["communications:read"], cond: NONE, idem: false, Messaging, Query, query: Q_STATS, req: None, resp: Json("MessageStats"), status: [200]),
+    op!(68, Get, "/stats/calls", "getCallStats", "Count calls per day (UTC) and calls by status",
+        scopes: ["voice:read"], cond: NONE, idem: false, Voice, Query, query: Q_STATS, req: None, resp: Json("CallStats"), status: [200]),
+    op!(69, Get, "/stats/credits", "getCreditStats", "Credits granted and charged per day (UTC), and the balance at each day's end",
+        scopes: ["credits:read"], cond: NONE, idem: false, Voice, Query, query: Q_STATS, req: None, resp: Json("CreditStats"), status: [200]),
 
     // Ours: everyday tasks without the command line (70-74).
 
