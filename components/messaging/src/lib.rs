@@ -20,8 +20,8 @@ pub mod conversations;
 pub mod jobs;
 pub mod media;
 mod messages;
-mod stats;
 mod private_reply;
+mod stats;
 pub mod status;
 
 use switchboard_guest::{fail, HResult, Request, Success};
