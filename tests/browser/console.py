@@ -16,7 +16,8 @@ grouped by call and run, check every page as the owner and as a viewer at
 1280 and 375 px (sweep(): no sideways scroll, no "null", "undefined" or
 "request failed", no console error, the header's height budget, no action
 a viewer may not take), open the phone's Menu, use the keyboard, log out.
-Issue 39's bugs each have a check here: a double click sends once (counted
+The overview's, a campaign's and the credits page's charts are checked
+against the figures the API answers. Issue 39's bugs each have a check here: a double click sends once (counted
 over the API), a search by name, errors in words, a stale import form, a
 stale data-source page, the contact's conversation order.
 
@@ -358,6 +359,7 @@ def run(page, base, business, admin_key, voice, receiver):
     page.locator("#ledger a[href^='#/calls/']").first.click()
     page.get_by_role("heading", name="Call to", exact=False).wait_for()
     check(True, "a ledger row opens its call")
+    charts_show_the_api_figures(page, base, business, admin_key, voice)
 
     # A phone-sized screen: nothing is wider than it.
     # The two checks below can fail: a faint text and a bare input are caught.
@@ -428,6 +430,56 @@ def run(page, base, business, admin_key, voice, receiver):
     page.get_by_role("heading", name="Log in").wait_for()
     status, _ = http("GET", f"{base}/console/api/session")
     check(status == 401, "logged out")
+
+
+def chart(page, title):
+    """A chart as drawn: its labels and series (from the Chart.js instance on
+    its canvas), whether the canvas has a size, and its figures table."""
+    figure = page.locator(f"figure.chart[data-chart=\"{title}\"]")
+    figure.locator("canvas").wait_for()
+    return figure.evaluate("""(f) => { const c = f.querySelector('canvas'); const ch = Chart.getChart(c);
+      return { drawn: !!ch && c.width > 0 && c.height > 0, labels: ch ? ch.data.labels : [],
+               series: ch ? Object.fromEntries(ch.data.datasets.map((d) => [d.label, d.data])) : {},
+               figures: [...f.querySelectorAll('tbody tr')].map((r) => [...r.children].map((x) => x.textContent)) }; }""")
+
+
+def charts_show_the_api_figures(page, base, business, admin_key, voice):
+    """The overview, campaign and credits charts draw the figures the API
+    answers (operations 67-69 and the campaign's iterations)."""
+    stats = {what: http("GET", f"{base}/api/v1/stats/{what}?businessId={business}&days=14", admin_key)[1]["data"] for what in ("messages", "calls", "credits")}
+    nav(page, "Overview")
+    page.get_by_role("heading", name="Browser Co").wait_for()
+    m = chart(page, "Messages per day")
+    check(m["drawn"] and len(m["labels"]) == 14 and m["series"] == {"Received": [d["inbound"] for d in stats["messages"]["days"]], "Sent": [d["outbound"] for d in stats["messages"]["days"]]}
+          and sum(m["series"]["Sent"]) >= 1, f"the overview charts messages per day as the API counts them ({m['series']})")
+    o = chart(page, "Delivery of messages sent")
+    check(o["drawn"] and dict(zip(o["labels"], o["series"]["Messages"])) == {x["status"].replace("_", " "): x["count"] for x in stats["messages"]["outcomes"]},
+          f"and their delivery outcomes ({o['labels']} {o['series']})")
+    c = chart(page, "Calls per day")
+    check(c["drawn"] and c["series"]["Calls"] == [d["calls"] for d in stats["calls"]["days"]] and c["series"]["Calls"][-1] == 3,
+          f"calls per day: the three of this test today ({c['series']})")
+    spend = chart(page, "Spend per day (credits)")
+    check(spend["drawn"] and spend["series"]["Spent"] == [d["chargedMicrocredits"] / 1e6 for d in stats["credits"]["days"]] and spend["series"]["Spent"][-1] > 0,
+          f"spend per day in credits ({spend['series']})")
+    check(spend["figures"][-1][1] == f"{stats['credits']['days'][-1]['chargedMicrocredits'] / 1e6:g}", f"the figures table under a chart says the same ({spend['figures'][-1]})")
+    page.get_by_label("Period", exact=True).select_option("7")
+    page.get_by_role("button", name="Filter").click()
+    page.wait_for_function("""() => { const c = document.querySelector('figure.chart canvas'); const ch = c && Chart.getChart(c);
+      return !!ch && ch.data.labels.length === 7; }""")
+    check(True, "a shorter period redraws the charts with its days")
+
+    _, its = http("GET", f"{base}/api/v1/campaigns/{voice['campaign']}/iterations?businessId={business}&limit=200", admin_key)
+    page.goto(f"{base}/console/#/campaigns/{voice['campaign']}")
+    k = chart(page, "Outcomes per iteration")
+    first = next(it for it in its["data"]["iterations"] if it["sequence"] == 1)["counts"]
+    check(k["drawn"] and len(k["labels"]) == 2 and k["series"].get("completed", [None])[0] == first["completed"] == 2,
+          f"the campaign charts its outcomes per iteration ({k['labels']} {k['series']})")
+
+    nav(page, "Credits")
+    b = chart(page, "Balance at each day's end (credits)")
+    _, month = http("GET", f"{base}/api/v1/stats/credits?businessId={business}&days=30", admin_key)
+    check(b["drawn"] and len(b["labels"]) == 30 and b["series"]["Balance"] == [d["balanceMicrocredits"] / 1e6 for d in month["data"]["days"]] and b["series"]["Balance"][-1] > 0,
+          f"the credits page charts the balance over 30 days ({b['series']['Balance'][-3:]})")
 
 
 def main():

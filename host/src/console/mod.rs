@@ -367,8 +367,9 @@ fn set_password(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done
 
 mod assets {
     //! The page, embedded. One HTML document, its scripts and one stylesheet
-    //! of our own: no framework and no build step (ARCHITECTURE.md says
-    //! why), served with a strict Content-Security-Policy (scripts and
+    //! of our own, and one vendored library (Chart.js, `assets/vendor/`, as
+    //! its package ships it): no framework and no build step (ARCHITECTURE.md
+    //! says why), served with a strict Content-Security-Policy (scripts and
     //! styles from this origin only, no inline script, no framing).
 
     use crate::pipeline::Answer;
@@ -382,10 +383,13 @@ mod assets {
     const STYLE: Asset = Asset { content_type: "text/css; charset=utf-8", body: include_str!("assets/console.css") };
 
     /// The page's scripts, in the order index.html loads them: classic
-    /// deferred scripts sharing one global scope, the helpers first and the
-    /// routes last.
-    const SCRIPTS: [(&str, Asset); 8] = [
+    /// deferred scripts sharing one global scope, the vendored chart
+    /// library and the helpers first and the routes last.
+    const SCRIPTS: &[(&str, Asset)] = &[
+        ("/console/vendor/chart.umd.min.js", script(include_str!("assets/vendor/chart.umd.min.js"))),
         ("/console/js/core.js", script(include_str!("assets/js/core.js"))),
+        ("/console/js/charts.js", script(include_str!("assets/js/charts.js"))),
+        ("/console/js/overview.js", script(include_str!("assets/js/overview.js"))),
         ("/console/js/people.js", script(include_str!("assets/js/people.js"))),
         ("/console/js/agents.js", script(include_str!("assets/js/agents.js"))),
         ("/console/js/calls.js", script(include_str!("assets/js/calls.js"))),

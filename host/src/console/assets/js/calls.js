@@ -268,6 +268,7 @@ async function campaignPage(id) {
     h("h2", { text: "Iterations" }),
     table(["#", "Channel", "Status", "Progress", "Spent"], iterationRows, "No iterations."),
     campaignOutcomes(its.iterations),
+    campaignOutcomes(its.iterations),
     followUp,
     h("h2", { text: "AI summary runs" }),
     runs);

@@ -394,13 +394,16 @@ function table(headers, rows, empty) {
 }
 
 // Gives every body cell of the tables in `root` its column's heading as
-// data-label (what a card on a phone shows before the value), and marks a
-// row of one cell spanning the table (a "nothing here" row) as empty. Runs
+// data-label (what a card on a phone shows before the value), marks a row
+// of one cell spanning the table (a "nothing here" row) as empty, and the
+// table as .cards (a chart's .figures table stays a table). Runs
 // on every table a page adds (the observer in DOMContentLoaded), so a page
 // that builds its own <table> gets cards too.
 function cardCells(root) {
   const tables = root.matches && root.matches("table") ? [root] : [...root.querySelectorAll("table")];
   for (const t of tables) {
+    if (t.classList.contains("figures")) continue;
+    t.classList.add("cards");
     const heads = [...t.querySelectorAll("thead th")].map((th) => th.textContent.trim());
     for (const tr of t.querySelectorAll("tbody tr")) {
       const cells = [...tr.children];

@@ -4,7 +4,7 @@
 "use strict";
 
 const routes = [
-  [/^#?\/?$/, overview],
+  [/^#?\/?$/, overviewPage],
   [/^#\/keys$/, keysPage],
   [/^#\/contacts$/, contactsPage],
   [/^#\/contacts\/([0-9a-f-]{36})$/, contactPage],

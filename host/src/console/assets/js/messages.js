@@ -111,6 +111,7 @@ async function creditsPage() {
       h("dt", { text: "Available" }), h("dd", { id: "credits-available", text: credits(first.availableMicrocredits) }),
       h("dt", { text: "Reserved" }), h("dd", { text: credits(first.reservedMicrocredits) })),
     h("p", { class: "muted", text: "Calls reserve their maximum before they are placed and are charged what they cost; summary runs reserve their confirmed maximum. Credits are added by an operator (switchboard admin credits add)." }),
+    h("h2", { text: "Over time" }), creditsOverTime(30),
     h("h2", { text: "Ledger" }), list);
   draw();
 }
