@@ -313,3 +313,27 @@ fn bad_input_is_refused_in_the_failure_envelope() {
     let r = i.s.as_key(&k2).post(&format!("/api/v1/conversations/{id}/read"), &json!({"businessId": biz}));
     assert_eq!(r.assert_failure(403, "authorization").code(), "missing_scope");
 }
+
+#[test]
+fn a_photoapp_conversation_taken_over_gets_no_auto_reply() {
+    let i = start();
+    let agent = i.key().fresh().post("/api/v1/agents", &json!({"businessId": i.biz(), "channel": "photoapp", "name": "Shop agent", "instructions": "Help."})).assert_ok(201)["agent"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    i.key().patch("/api/v1/channels/assignments", &json!({"businessId": i.biz(), "channel": "photoapp", "providerAccountId": ACCOUNT, "aiAgentId": agent, "autoReplyEnabled": true})).assert_ok(200);
+    i.photo("u-8", "hal.h", "first");
+    assert_eq!(i.autoreplies(), 1);
+    let hal = i.find("hal.h");
+    let id = hal["id"].as_str().unwrap().to_string();
+    assert_eq!((hal["status"].as_str(), hal["agent"]["name"].as_str()), (Some("agent"), Some("Shop agent")));
+    poll("the agent's reply", || (i.outbound(&id) == 1).then_some(()));
+
+    assert_eq!(i.handoff(&id, true)["status"], "human");
+    i.photo("u-8", "hal.h", "second");
+    assert_eq!(i.autoreplies(), 1, "no auto-reply job while a person has it");
+    i.handoff(&id, false);
+    i.photo("u-8", "hal.h", "third");
+    assert_eq!(i.autoreplies(), 2);
+    poll("the agent's reply after hand back", || (i.outbound(&id) == 2).then_some(()));
+}
