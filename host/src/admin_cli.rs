@@ -27,6 +27,7 @@ fn open_admin_data_dir(dir: &Path, create: bool, storage: &db::Storage) -> Resul
 }
 
 pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
+    plugins::sealed::check_environment()?;
     let db = open_admin_data_dir(&args.data_dir, args.create, &args.primary.storage("admin"))?;
     match args.command {
         AdminCommand::Business(BusinessCommand::Create { name }) => admin::create_business(&db, &name),
@@ -69,6 +70,7 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
         AdminCommand::Provider(ProviderCommand::Use { business, interface, plugin, plugin_dir, setting }) => plugins::choice::choose(&db, &business, interface, &plugin_dir, &plugin, &setting),
         AdminCommand::Provider(ProviderCommand::Reset { business, interface }) => plugins::choice::reset(&db, &business, interface),
         AdminCommand::Provider(ProviderCommand::Show { business, plugin_dir }) => plugins::choice::show(&db, &business, plugin_dir.as_deref()),
+        AdminCommand::Provider(ProviderCommand::Reseal { plugin_dir }) => plugins::choice::reseal(&db, plugin_dir.as_deref()),
         AdminCommand::Sandbox(SandboxCommand::Inbound { channel, phone_number_id, account_id, from, text, name, provider_message_id }) => {
             let to = match channel {
                 ChannelArg::Chatapp => admin::Sender::Chatapp(phone_number_id.as_deref().unwrap_or_default()),

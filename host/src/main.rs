@@ -88,6 +88,11 @@ fn provider_settings(prefix: &str, flags: &[(String, String)]) -> std::collectio
 }
 
 fn serve(args: ServeArgs) -> Result<()> {
+    // A malformed key stops the start; without one, secret plugin settings
+    // are refused (docs/configuration.md).
+    if !plugins::sealed::check_environment()? {
+        logging::line("info", &format!("{} is not set: plugin settings that are secret cannot be chosen", plugins::sealed::KEY_VAR));
+    }
     let durability = match args.durability {
         DurabilityArg::Normal => db::Durability::Normal,
         DurabilityArg::Full => db::Durability::Full,

@@ -47,6 +47,13 @@ pub const ALLOW_PRIVATE: &str = "--webhook-allow-private";
 /// the secure default (this marker itself is not passed on).
 pub const SECURE_DEFAULT: &str = "(without --webhook-allow-private)";
 
+/// The key of secret plugin settings at rest that every server and admin
+/// command the harness starts gets (`SWITCHBOARD_SETTINGS_KEY`; without it
+/// a secret setting is refused). Put [`NO_SETTINGS_KEY`] among a server's
+/// flags to start it without.
+pub const SETTINGS_KEY: &str = "5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed";
+pub const NO_SETTINGS_KEY: &str = "(without SWITCHBOARD_SETTINGS_KEY)";
+
 /// A running server; stopped (by pid) on drop.
 pub struct Server {
     pub child: Child,
@@ -91,7 +98,10 @@ impl Server {
         let listen = extra.windows(2).filter(|w| w[0] == "--listen").map(|w| w[1].to_string()).next_back();
         let addr = listen.unwrap_or_else(|| format!("127.0.0.1:{}", free_port()));
         let allow: &[&str] = if extra.contains(&SECURE_DEFAULT) { &[] } else { &[ALLOW_PRIVATE] };
-        let extra = extra.iter().filter(|f| **f != SECURE_DEFAULT);
+        if !extra.contains(&NO_SETTINGS_KEY) {
+            command.env("SWITCHBOARD_SETTINGS_KEY", SETTINGS_KEY);
+        }
+        let extra = extra.iter().filter(|f| **f != SECURE_DEFAULT && **f != NO_SETTINGS_KEY);
         let child = command.args(["serve", "--listen", &addr, "--data-dir"]).arg(dir).args(allow).args(extra).stdout(Stdio::null()).stderr(stderr).spawn().expect("start switchboard");
         Self::attach(child, format!("http://{addr}"), dir)
     }
@@ -167,7 +177,7 @@ pub const PRIMARY_MARKER: &str = ".test-primary-url";
 /// (at the dir's primary, when it has one).
 pub fn admin(dir: &Path, args: &[&str]) -> Value {
     let mut command = Command::new(BIN);
-    command.arg("admin").arg("--data-dir").arg(dir);
+    command.arg("admin").arg("--data-dir").arg(dir).env("SWITCHBOARD_SETTINGS_KEY", SETTINGS_KEY);
     if let Some(url) = primary_of(dir) {
         command.arg("--primary-url").arg(url);
     }

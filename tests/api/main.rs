@@ -29,6 +29,8 @@ mod participants;
 mod photoapp;
 mod platform;
 mod plugins;
+mod plugins_embeddings;
+mod plugins_settings;
 mod primary;
 mod runner;
 mod scale_out;

@@ -144,7 +144,7 @@ fn choose(data: &Path, b: &Biz, plugin: &str, plugin_dir: &str, settings: &[&str
     for s in settings {
         args.extend(["--setting", s]);
     }
-    let out = Command::new(BIN).arg("admin").arg("--data-dir").arg(data).args(&args).output().unwrap();
+    let out = Command::new(BIN).arg("admin").arg("--data-dir").arg(data).env("SWITCHBOARD_SETTINGS_KEY", SETTINGS_KEY).args(&args).output().unwrap();
     if out.status.success() {
         Ok(serde_json::from_slice(&out.stdout).unwrap())
     } else {

@@ -44,7 +44,7 @@ fn render(biz: &str, rows: &[Vec<Value>]) -> HResult<Vec<Json>> {
             fields.push((r.text(0), json!({"key": r.text(1), "label": r.text(2), "type": r.text(3), "lookup": r.boolean(4)})));
         }
     }
-    let embedding = db::query_one("SELECT enabled FROM knowledge_embedding WHERE id = 1", &[])?.is_some_and(|r| r.boolean(0));
+    let embedding = crate::jobs::embed::enabled_model(biz)?.is_some();
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
         let id = r.text(0);

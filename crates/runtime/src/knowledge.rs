@@ -20,6 +20,12 @@
 //!
 //! Without a model the table is kept as it is and `enabled` is 0, so content
 //! changes enqueue nothing and retrieval is full-text only.
+//!
+//! A business whose `ai` plugin declares embeddings (issue 40) has its
+//! vectors made by that plugin instead, in the same table (of the same
+//! dimension): `provider_choices.embeddings_model` names them, a start
+//! leaves them alone whatever the server's model, and a change of that
+//! choice re-embeds the business's sources ([`embeddings_changed`]).
 
 use anyhow::{Context, Result};
 use libsql::Value as SqlValue;
@@ -69,7 +75,11 @@ pub fn prepare(db: &Db, embeddings: Option<&Embeddings>) -> Result<usize> {
             script.push_str(&vector_table_ddl(wanted as u32));
             script.push_str("\nUPDATE data_sources SET embedded_model = NULL WHERE embedded_model IS NOT NULL;\n");
         } else if embeddings.is_some_and(|e| !model.is_empty() && e.model != model) {
-            script.push_str("DELETE FROM knowledge_vectors;\nUPDATE data_sources SET embedded_model = NULL WHERE embedded_model IS NOT NULL;\n");
+            // Not the vectors of businesses whose AI plugin makes its own.
+            script.push_str(&format!(
+                "DELETE FROM knowledge_vectors WHERE business_id NOT IN ({PLUGIN_EMBEDDERS});\n\
+                 UPDATE data_sources SET embedded_model = NULL WHERE embedded_model IS NOT NULL AND business_id NOT IN ({PLUGIN_EMBEDDERS});\n"
+            ));
         }
         if !script.is_empty() {
             db::block(c.execute_batch(&script)).map_err(|e| anyhow::anyhow!("preparing the vector table: {e}"))?;
@@ -82,27 +92,63 @@ pub fn prepare(db: &Db, embeddings: Option<&Embeddings>) -> Result<usize> {
         )?;
         Ok(())
     })?;
-    let Some(e) = embeddings else { return Ok(0) };
-    // The backfill: one job per source whose content is not embedded with
-    // this model and that has no embed job waiting already (in its lane:
-    // ?2 is the lanes' prefix, the kind's `embed_lane` of no source).
+    // The backfill: the sources not embedded with the model that serves
+    // their business (its AI plugin's, else this server's).
+    let serving = "COALESCE((SELECT p.embeddings_model FROM provider_choices p WHERE p.business_id = s.business_id AND p.interface = 'ai'), ?1)";
+    match embeddings {
+        Some(e) => backfill(&c, &format!("IFNULL(s.embedded_model, '') <> {serving}"), SqlValue::Text(e.model.clone())),
+        None => backfill(&c, &format!("s.business_id IN ({PLUGIN_EMBEDDERS}) AND IFNULL(s.embedded_model, '') <> {serving}"), SqlValue::Text(String::new())),
+    }
+}
+
+/// The businesses whose `ai` plugin makes their embeddings.
+const PLUGIN_EMBEDDERS: &str = "SELECT business_id FROM provider_choices WHERE interface = 'ai' AND embeddings_model IS NOT NULL";
+
+/// One `data-sources.embed` job per unstructured source with content that
+/// matches `filter` (over `s`, the source; `?1` is `param`) and has no embed
+/// job waiting already (in its lane: ?2 is the lanes' prefix, the kind's
+/// `embed_lane` of no source). Returns how many were enqueued.
+fn backfill(c: &db::Connection, filter: &str, param: SqlValue) -> Result<usize> {
     let sources = db::query_rows(
-        &c,
-        "SELECT s.business_id, s.id FROM data_sources s \
-         WHERE s.class = 'unstructured' AND s.status <> 'archived' AND IFNULL(s.content, '') <> '' AND IFNULL(s.embedded_model, '') <> ?1 \
-           AND NOT EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_lane_ready WHERE j.lane = ?2 || s.id AND j.lane IS NOT NULL AND j.state = 'pending') \
-           AND NOT EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_leased WHERE j.state = 'leased' AND j.lane = ?2 || s.id)",
-        vec![SqlValue::Text(e.model.clone()), SqlValue::Text(embed_lane(""))],
+        c,
+        &format!(
+            "SELECT s.business_id, s.id FROM data_sources s \
+             WHERE s.class = 'unstructured' AND s.status <> 'archived' AND IFNULL(s.content, '') <> '' AND {filter} \
+               AND NOT EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_lane_ready WHERE j.lane = ?2 || s.id AND j.lane IS NOT NULL AND j.state = 'pending') \
+               AND NOT EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_leased WHERE j.state = 'leased' AND j.lane = ?2 || s.id)"
+        ),
+        vec![param, SqlValue::Text(embed_lane(""))],
     )?;
     let mut enqueued = 0;
     for r in &sources {
         if let (SqlValue::Text(business), SqlValue::Text(source)) = (&r[0], &r[1]) {
             // The area's own kind: its options give the source's lane.
-            jobs::enqueue(&c, business, &DataSourcesJob::Embed(Embed::start(source))).context("enqueuing the embeddings backfill")?;
+            jobs::enqueue(c, business, &DataSourcesJob::Embed(Embed::start(source))).context("enqueuing the embeddings backfill")?;
             enqueued += 1;
         }
     }
     Ok(enqueued)
+}
+
+/// The model that embeds `business`'s passages changed (its `ai` plugin
+/// declares embeddings now, another model, or no longer): its vectors,
+/// of another model, are deleted, and its sources embedded again by
+/// whichever model serves it now (none: full-text only). In the caller's
+/// transaction.
+pub fn embeddings_changed(c: &db::Connection, business: &str) -> Result<()> {
+    // A data dir no `serve` has opened yet has no vector table: nothing stored.
+    let made = db::query_rows(c, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'knowledge_vectors'", vec![])?;
+    if !made.is_empty() {
+        db::execute(c, "DELETE FROM knowledge_vectors WHERE business_id = ?1", vec![SqlValue::Text(business.into())])?;
+    }
+    db::execute(c, "UPDATE data_sources SET embedded_model = NULL WHERE business_id = ?1 AND embedded_model IS NOT NULL", vec![SqlValue::Text(business.into())])?;
+    let plugin = db::query_rows(c, "SELECT 1 FROM provider_choices WHERE business_id = ?1 AND interface = 'ai' AND embeddings_model IS NOT NULL", vec![SqlValue::Text(business.into())])?;
+    let server = db::query_rows(c, "SELECT 1 FROM knowledge_embedding WHERE id = 1 AND enabled = 1", vec![])?;
+    if made.is_empty() || (plugin.is_empty() && server.is_empty()) {
+        return Ok(());
+    }
+    backfill(c, "s.business_id = ?1", SqlValue::Text(business.into()))?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -84,6 +84,14 @@ pub(crate) enum ProviderCommand {
         #[arg(long, env = "SWITCHBOARD_PLUGIN_DIR", value_name = "DIR")]
         plugin_dir: Option<PathBuf>,
     },
+    /// Seal every stored secret setting under SWITCHBOARD_SETTINGS_KEY (after
+    /// a rotation: the old key in SWITCHBOARD_SETTINGS_KEY_PREVIOUS).
+    Reseal {
+        /// The plugin folder: secrets stored before sealing, named by their
+        /// manifests, are sealed too.
+        #[arg(long, env = "SWITCHBOARD_PLUGIN_DIR", value_name = "DIR")]
+        plugin_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]

@@ -3,7 +3,8 @@
 //! steps.
 //!
 //! Enqueued when the content is set or changed while `serve` runs with an
-//! embeddings model ([`enqueue_if_enabled`]), and by `serve` at start for
+//! embeddings model or the business's AI plugin declares embeddings
+//! ([`enqueue_if_enabled`]), when that choice changes, and by `serve` at start for
 //! every source not embedded with the current model (the backfill,
 //! `crates/runtime/src/knowledge.rs`). One lane per source, so a source's jobs run one
 //! at a time.
@@ -36,9 +37,16 @@ const MAX_ATTEMPTS: u32 = 8;
 /// The payload (the cursor), declared with the kind in `switchboard-job-kinds`.
 pub use switchboard_guest::job_kinds::data_sources::Embed as Payload;
 
-/// The model vectors are made with while `serve` runs with one.
-fn enabled_model() -> Result<Option<String>, Failure> {
-    Ok(db::query_one("SELECT model FROM knowledge_embedding WHERE id = 1 AND enabled = 1", &[])?.and_then(|r| r.opt_text(0)))
+/// The model `biz`'s vectors are made with: its AI plugin's when that
+/// plugin declares embeddings (the host asks it), else the server's while
+/// `serve` runs with one.
+pub fn enabled_model(biz: &str) -> Result<Option<String>, Failure> {
+    Ok(db::query_one(
+        "SELECT COALESCE((SELECT embeddings_model FROM provider_choices WHERE business_id = ?1 AND interface = 'ai'), \
+         (SELECT model FROM knowledge_embedding WHERE id = 1 AND enabled = 1))",
+        &[biz.into()],
+    )?
+    .and_then(|r| r.opt_text(0)))
 }
 
 /// After an unstructured source's content changed (its passages were
@@ -46,7 +54,7 @@ fn enabled_model() -> Result<Option<String>, Failure> {
 /// embedded, and with an embeddings model its job is enqueued.
 pub fn enqueue_if_enabled(biz: &str, source_id: &str) -> Result<(), Failure> {
     db::execute("UPDATE data_sources SET embedded_model = NULL WHERE business_id = ?1 AND id = ?2", &[biz.into(), source_id.into()])?;
-    if enabled_model()?.is_some() {
+    if enabled_model(biz)?.is_some() {
         job::enqueue(biz, &DataSourcesJob::Embed(Payload::start(source_id)))?;
     }
     Ok(())
@@ -58,7 +66,7 @@ pub fn run(job: &Job, p: Payload) -> Outcome {
 
 fn step(job: &Job, p: Payload) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
-    let Some(model) = enabled_model()? else { return Ok(Outcome::Done) };
+    let Some(model) = enabled_model(biz)? else { return Ok(Outcome::Done) };
     let live = db::query_one("SELECT 1 FROM data_sources WHERE business_id = ?1 AND id = ?2 AND class = 'unstructured' AND status <> 'archived'", &[biz.into(), p.source_id.as_str().into()])?;
     if live.is_none() {
         return Ok(Outcome::Done);

@@ -6,7 +6,10 @@
 //! `… show` (a secret setting's value never: only that it is set). A
 //! business's choice is read at every call into its adapter, so a change
 //! takes effect at the next call, and never touches another business.
+//! Secret settings are stored sealed (`secret_settings_json`, see
+//! [`super::sealed`]) and opened only for a call into the plugin.
 
+use super::sealed::{self, Binding};
 use super::{Interface, Manifest};
 use crate::db::in_transaction;
 use crate::db::{self, require_business, Db, SqlValue};
@@ -15,19 +18,61 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// A business's choice for one interface.
+/// A business's choice for one interface, as stored.
 pub struct Choice {
+    pub business: String,
+    pub interface: Interface,
     pub plugin: String,
+    /// The settings stored in clear (and, in a row older than sealing, its
+    /// secrets).
     pub settings: HashMap<String, String>,
+    /// The secret settings, sealed: name to sealed value.
+    pub sealed: HashMap<String, String>,
+    /// An `ai` plugin that declares embeddings: the model its vectors are
+    /// stored under (`plugin:<name>/<model>`); none: the server's.
+    pub embeddings_model: Option<String>,
+}
+
+impl Choice {
+    /// Every setting in clear, for a call into the plugin: the sealed ones
+    /// opened (an error without the key that sealed them).
+    pub fn open(&self) -> Result<HashMap<String, String>> {
+        let mut all = self.settings.clone();
+        for (name, token) in &self.sealed {
+            all.insert(name.clone(), sealed::open(token, &self.binding(name))?);
+        }
+        Ok(all)
+    }
+
+    /// The settings as they may be shown: a sealed one as `(set)`.
+    pub fn shown(&self) -> HashMap<String, String> {
+        let mut out = self.settings.clone();
+        out.extend(self.sealed.keys().map(|k| (k.clone(), "(set)".to_string())));
+        out
+    }
+
+    fn binding<'a>(&'a self, setting: &'a str) -> Binding<'a> {
+        Binding { business: &self.business, interface: self.interface.name(), plugin: &self.plugin, setting }
+    }
 }
 
 /// The choice of `business` for `interface`, if it made one.
 pub fn read(conn: &db::Connection, business: &str, interface: Interface) -> Result<Option<Choice>, libsql::Error> {
     let rows = conn.query_rows(
-        "SELECT plugin, settings_json FROM provider_choices WHERE business_id = ?1 AND interface = ?2",
+        "SELECT plugin, settings_json, secret_settings_json, embeddings_model FROM provider_choices WHERE business_id = ?1 AND interface = ?2",
         vec![SqlValue::Text(business.to_string()), SqlValue::Text(interface.name().into())],
     )?;
-    Ok(rows.into_iter().next().map(|r| Choice { plugin: db::text(&r[0]), settings: serde_json::from_str(&db::text(&r[1])).unwrap_or_default() }))
+    Ok(rows.into_iter().next().map(|r| Choice {
+        business: business.to_string(),
+        interface,
+        plugin: db::text(&r[0]),
+        settings: serde_json::from_str(&db::text(&r[1])).unwrap_or_default(),
+        sealed: serde_json::from_str(&db::text(&r[2])).unwrap_or_default(),
+        embeddings_model: match &r[3] {
+            SqlValue::Text(m) => Some(m.clone()),
+            _ => None,
+        },
+    }))
 }
 
 /// `admin provider use`: `business`'s `interface` is served by the plugin in
@@ -48,35 +93,121 @@ pub fn choose(db: &Db, business: &str, interface: Interface, plugin_dir: &Path, 
     }
     let settings = checked_settings(&manifest, settings)?;
     let business = business.to_ascii_lowercase();
+    let chosen = sealed_choice(&business, interface, plugin, &settings, &manifest)?;
     let c = db.conn()?;
     in_transaction(&c, || {
         require_business(&c, &business)?;
-        store(&c, &business, interface, plugin, &settings)
+        fits_the_index(&c, &manifest)?;
+        write(&c, &chosen)
     })?;
     Ok(describe(&business, interface, Some((plugin, &settings, Some(&manifest)))))
 }
 
-/// Writes `business`'s choice of `plugin` for `interface` (in the caller's
-/// transaction).
-pub fn store(c: &db::Connection, business: &str, interface: Interface, plugin: &str, settings: &HashMap<String, String>) -> Result<()> {
-    db::execute(
-        c,
-        "INSERT INTO provider_choices (business_id, interface, plugin, settings_json, updated_at_ms) VALUES (?1, ?2, ?3, ?4, ?5) \
-         ON CONFLICT (business_id, interface) DO UPDATE SET plugin = excluded.plugin, settings_json = excluded.settings_json, updated_at_ms = excluded.updated_at_ms",
-        vec![
-            SqlValue::Text(business.into()),
-            SqlValue::Text(interface.name().into()),
-            SqlValue::Text(plugin.into()),
-            SqlValue::Text(serde_json::to_string(settings)?),
-            SqlValue::Integer(crate::clock::now_ms()),
-        ],
-    )?;
+/// `business`'s choice of `plugin` for `interface`, ready to write: the
+/// settings `manifest` marks secret sealed, the others in clear. Refused
+/// when a secret is given and the server has no settings key, so nothing
+/// secret is ever written in clear.
+pub fn sealed_choice(business: &str, interface: Interface, plugin: &str, settings: &HashMap<String, String>, manifest: &Manifest) -> Result<Choice> {
+    let embeddings_model = manifest.embeddings.as_ref().map(|e| e.stored_model(plugin));
+    let mut choice = Choice { business: business.into(), interface, plugin: plugin.into(), settings: HashMap::new(), sealed: HashMap::new(), embeddings_model };
+    for (name, value) in settings {
+        if manifest.settings.get(name).is_some_and(|s| s.secret) {
+            let token = sealed::seal(value, &choice.binding(name))?;
+            choice.sealed.insert(name.clone(), token);
+        } else {
+            choice.settings.insert(name.clone(), value.clone());
+        }
+    }
+    Ok(choice)
+}
+
+/// An `ai` plugin's declared embeddings fit the server's vector index (one
+/// table, one dimension); refused with both numbers otherwise.
+pub fn fits_the_index(c: &db::Connection, manifest: &Manifest) -> Result<()> {
+    let Some(e) = &manifest.embeddings else { return Ok(()) };
+    let rows = db::query_rows(c, "SELECT dimensions FROM knowledge_embedding WHERE id = 1", vec![])?;
+    if let Some(SqlValue::Integer(d)) = rows.first().map(|r| &r[0]) {
+        if *d > 0 && *d != e.dimensions as i64 {
+            bail!("`{}` makes embeddings of {} dimensions; this server's vector index holds {d} (serve --ai-embeddings-dimensions)", manifest.name, e.dimensions);
+        }
+    }
     Ok(())
 }
 
-/// Removes `business`'s choice for `interface` (in the caller's transaction).
+/// Writes a choice (in the caller's transaction). A change of the model
+/// that embeds the business's passages re-embeds them.
+pub fn write(c: &db::Connection, choice: &Choice) -> Result<()> {
+    let before = read(c, &choice.business, choice.interface)?.and_then(|ch| ch.embeddings_model);
+    db::execute(
+        c,
+        "INSERT INTO provider_choices (business_id, interface, plugin, settings_json, secret_settings_json, embeddings_model, updated_at_ms) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
+         ON CONFLICT (business_id, interface) DO UPDATE SET plugin = excluded.plugin, settings_json = excluded.settings_json, \
+         secret_settings_json = excluded.secret_settings_json, embeddings_model = excluded.embeddings_model, updated_at_ms = excluded.updated_at_ms",
+        vec![
+            SqlValue::Text(choice.business.clone()),
+            SqlValue::Text(choice.interface.name().into()),
+            SqlValue::Text(choice.plugin.clone()),
+            SqlValue::Text(serde_json::to_string(&choice.settings)?),
+            SqlValue::Text(serde_json::to_string(&choice.sealed)?),
+            choice.embeddings_model.clone().map_or(SqlValue::Null, SqlValue::Text),
+            SqlValue::Integer(crate::clock::now_ms()),
+        ],
+    )?;
+    if before != choice.embeddings_model {
+        crate::knowledge::embeddings_changed(c, &choice.business)?;
+    }
+    Ok(())
+}
+
+/// `admin provider reseal`: every stored secret sealed under the current
+/// key (after a rotation, with the old key as
+/// `SWITCHBOARD_SETTINGS_KEY_PREVIOUS`). With the plugin folder, a row
+/// written before sealing has the secrets its manifest names sealed too.
+pub fn reseal(db: &Db, plugin_dir: Option<&Path>) -> Result<serde_json::Value> {
+    if !sealed::check_environment()? {
+        bail!("reseal needs the new key in {}", sealed::KEY_VAR);
+    }
+    let c = db.conn()?;
+    let rows = c.query_rows("SELECT business_id, interface FROM provider_choices ORDER BY business_id, interface", vec![])?;
+    let mut resealed = 0u32;
+    in_transaction(&c, || {
+        for r in &rows {
+            let Some(interface) = Interface::named(&db::text(&r[1])) else { continue };
+            let Some(mut choice) = read(&c, &db::text(&r[0]), interface)? else { continue };
+            let manifest = plugin_dir.and_then(|d| super::read_manifest(&d.join(&choice.plugin)).ok());
+            let legacy: Vec<String> = choice.settings.keys().filter(|k| manifest.as_ref().and_then(|m| m.settings.get(*k)).is_some_and(|s| s.secret)).cloned().collect();
+            let stale: Vec<String> = choice.sealed.iter().filter(|(_, t)| !sealed::is_current(t)).map(|(k, _)| k.clone()).collect();
+            if legacy.is_empty() && stale.is_empty() {
+                continue;
+            }
+            for name in stale {
+                let value = sealed::open(&choice.sealed[&name], &choice.binding(&name))?;
+                let token = sealed::seal(&value, &choice.binding(&name))?;
+                choice.sealed.insert(name, token);
+            }
+            for name in legacy {
+                let value = choice.settings.remove(&name).unwrap_or_default();
+                let token = sealed::seal(&value, &choice.binding(&name))?;
+                choice.sealed.insert(name, token);
+            }
+            write(&c, &choice)?;
+            resealed += 1;
+        }
+        Ok(())
+    })?;
+    Ok(json!({"resealed": resealed}))
+}
+
+/// Removes `business`'s choice for `interface` (in the caller's
+/// transaction); a plugin that made its embeddings hands them back to the
+/// server's model.
 pub fn clear(c: &db::Connection, business: &str, interface: Interface) -> Result<()> {
+    let had_embeddings = read(c, business, interface)?.is_some_and(|ch| ch.embeddings_model.is_some());
     db::execute(c, "DELETE FROM provider_choices WHERE business_id = ?1 AND interface = ?2", vec![SqlValue::Text(business.into()), SqlValue::Text(interface.name().into())])?;
+    if had_embeddings {
+        crate::knowledge::embeddings_changed(c, business)?;
+    }
     Ok(())
 }
 
@@ -123,7 +254,7 @@ pub fn show(db: &Db, business: &str, plugin_dir: Option<&Path>) -> Result<serde_
         out.push(match &choice {
             Some(ch) => {
                 let manifest = plugin_dir.and_then(|d| super::read_manifest(&d.join(&ch.plugin)).ok());
-                describe(&business, interface, Some((&ch.plugin, &ch.settings, manifest.as_ref())))
+                describe(&business, interface, Some((&ch.plugin, &ch.shown(), manifest.as_ref())))
             }
             None => describe(&business, interface, None),
         });

@@ -9,6 +9,7 @@
 //!   SIGHUP, each linked with the limits its manifest asked for;
 //! * [`choice`]: which plugin serves a business's interface, with that
 //!   business's settings (`switchboard admin provider`);
+//! * [`sealed`]: secret settings encrypted at rest under the server's key;
 //! * [`http`]: a plugin's only way out, to the hosts its manifest names;
 //! * [`webhooks`]: what a provider pushes to us, read by the business's
 //!   messenger plugin.
@@ -21,6 +22,7 @@ pub mod choice;
 pub mod http;
 pub mod pushed;
 pub mod registry;
+pub mod sealed;
 
 pub use crate::engine::providers::Interface;
 pub use registry::Registry;
@@ -66,6 +68,28 @@ pub struct Manifest {
     pub settings: BTreeMap<String, Setting>,
     #[serde(default)]
     pub limits: Limits,
+    /// An `ai` plugin that makes embeddings declares them: its `embed` is
+    /// then asked for the vectors of its businesses' passages and questions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<EmbeddingsDeclared>,
+}
+
+/// `[embeddings]` of an `ai` plugin's manifest.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddingsDeclared {
+    /// The model's name (a change of name re-embeds the business's passages).
+    pub model: String,
+    /// Floats per vector: must be the dimension of the server's vector index
+    /// (`serve --ai-embeddings-dimensions`, 1536 by default).
+    pub dimensions: u32,
+}
+
+impl EmbeddingsDeclared {
+    /// The name its vectors are stored under (`data_sources.embedded_model`).
+    pub fn stored_model(&self, plugin: &str) -> String {
+        format!("plugin:{plugin}/{}", self.model)
+    }
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -142,6 +166,17 @@ impl Manifest {
         }
         if !(1..=MAX_FUEL_MILLIONS).contains(&self.limits.fuel_millions) {
             bail!("`limits.fuel_millions` must be 1 to {MAX_FUEL_MILLIONS}");
+        }
+        if let Some(e) = &self.embeddings {
+            if self.interface.name() != "ai" {
+                bail!("`embeddings`: only an `ai` plugin makes embeddings");
+            }
+            if !(1..=64).contains(&e.model.len()) || !e.model.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)) {
+                bail!("`embeddings.model` must be 1 to 64 letters, digits, dots, dashes or underscores");
+            }
+            if !(1..=8192).contains(&e.dimensions) {
+                bail!("`embeddings.dimensions` must be 1 to 8192");
+            }
         }
         Ok(())
     }
@@ -232,6 +267,7 @@ pub fn describe(c: &Checked) -> serde_json::Value {
         "allowedHosts": m.allowed_hosts,
         "settings": m.settings.iter().map(|(k, s)| serde_json::json!({"name": k, "secret": s.secret, "required": s.required})).collect::<Vec<_>>(),
         "limits": {"memoryMib": m.limits.memory_mib, "timeoutMs": m.limits.timeout_ms, "fuelMillions": m.limits.fuel_millions},
+        "embeddings": m.embeddings.as_ref().map(|e| serde_json::json!({"model": e.model, "dimensions": e.dimensions})),
         "componentBytes": c.bytes,
     })
 }
@@ -249,6 +285,7 @@ pub fn template(interface: Interface, name: &str, out: &Path) -> Result<serde_js
         allowed_hosts: Vec::new(),
         settings: interface.template_settings().iter().map(|s| (s.to_string(), Setting::default())).collect(),
         limits: Limits::default(),
+        embeddings: None,
     };
     manifest.validate().context("--name")?;
     let embedded = interface.component();

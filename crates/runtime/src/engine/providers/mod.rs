@@ -252,7 +252,12 @@ impl Providers {
         };
         let loaded = self.plugins.get(&choice.plugin).ok_or_else(|| Unavailable::PluginNotLoaded(choice.plugin.clone()))?;
         let adapter = loaded.provider.clone().downcast::<P>().map_err(|_| Unavailable::Mismatch)?;
-        Ok(Some((adapter, Arc::new(choice.settings))))
+        // The reason names the setting and the key's variable, never a value.
+        let settings = choice.open().map_err(|e| {
+            crate::logging::line("error", &format!("the {} plugin settings of business {business} do not open: {e:#}", P::NAME));
+            Unavailable::SettingsSealed
+        })?;
+        Ok(Some((adapter, Arc::new(settings))))
     }
 }
 
@@ -268,6 +273,9 @@ pub enum Unavailable {
     Mismatch,
     /// The choice could not be read.
     Store,
+    /// The business's secret settings are sealed under a key this process
+    /// does not have (retryable: a restart with the key brings them).
+    SettingsSealed,
 }
 
 impl Unavailable {
@@ -278,6 +286,9 @@ impl Unavailable {
             Unavailable::PluginNotLoaded(name) => ("plugin_not_loaded".into(), format!("the business's {what} plugin `{name}` is not loaded in this process (serve --plugin-dir, then SIGHUP)"), true),
             Unavailable::Mismatch => ("plugin_mismatch".into(), format!("the business's chosen plugin is not a {what} plugin"), false),
             Unavailable::Store => ("provider_choice_unreadable".into(), "the business's provider choice could not be read".into(), true),
+            Unavailable::SettingsSealed => {
+                ("plugin_settings_sealed".into(), format!("the business's {what} plugin settings are encrypted under a key this server does not have ({})", plugins::sealed::KEY_VAR), true)
+            }
         }
     }
 }

@@ -9,8 +9,10 @@
 //!
 //! Who answers a business's turn: its `ai` plugin if it chose one, else the
 //! endpoint `serve --ai-endpoint` names ([`endpoint`], with [`assess`]),
-//! else the sandbox AI. Embeddings are always the server's (one index, one
-//! model): `embed` is never asked of an adapter.
+//! else the sandbox AI. Embeddings: the business's plugin's when its
+//! manifest declares `[embeddings]` (of the vector index's dimension), else
+//! the server's model (`--ai-embeddings-model`), else none; the sandbox AI
+//! is never asked.
 
 pub mod assess;
 pub mod endpoint;
@@ -107,6 +109,18 @@ impl Ai {
         })
     }
 
+    /// The vectors of `texts`, checked: one per text, each of `dimensions`.
+    pub fn embed(&self, settings: &Settings, texts: &[String], dimensions: u32) -> Result<Vec<Vec<f32>>, String> {
+        let vectors = self.call(settings, |g, s| g.call_embed(s, texts))?.ok_or("ai_bad_answer: the plugin declares embeddings but answered none")?;
+        if vectors.len() != texts.len() {
+            return Err(format!("ai_bad_answer: {} vectors for {} texts", vectors.len(), texts.len()));
+        }
+        if let Some(v) = vectors.iter().find(|v| v.len() != dimensions as usize || v.iter().any(|x| !x.is_finite())) {
+            return Err(format!("ai_bad_answer: a vector of {} dimensions (or not finite); the plugin declares {dimensions}", v.len()));
+        }
+        Ok(vectors)
+    }
+
     pub fn assess(&self, settings: &Settings, input: &import::AssessmentInput) -> Result<import::Assessment, String> {
         let input = provider::AssessmentInput {
             objective: input.objective.clone(),
@@ -145,10 +159,28 @@ impl RequestState {
         }
         providers.embedded::<Ai>().map(|(a, settings)| Answerer::Adapter(a, settings)).map_err(unavailable)
     }
+
+    /// The business's `ai` plugin when it makes the business's embeddings,
+    /// with the dimension it declares.
+    fn embedder(&self) -> Result<Option<(Arc<Ai>, Settings, u32)>, String> {
+        let interface = super::Interface::named(Ai::NAME).expect("ai is in the list");
+        let choice = crate::plugins::choice::read(self.conn(), self.business_id(), interface).map_err(|_| "provider_choice_unreadable: the business's AI choice could not be read".to_string())?;
+        let Some(choice) = choice.filter(|c| c.embeddings_model.is_some()) else { return Ok(None) };
+        let providers = self.providers();
+        let unavailable = |u: super::Unavailable| {
+            let (code, message, _) = u.describe("ai");
+            format!("{code}: {message}")
+        };
+        // The loaded version's declaration (a reload may have dropped it).
+        let loaded = providers.plugins.get(&choice.plugin).ok_or_else(|| unavailable(super::Unavailable::PluginNotLoaded(choice.plugin.clone())))?;
+        let dimensions = loaded.manifest.embeddings.as_ref().map(|e| e.dimensions).ok_or("plugin_embeddings_undeclared: the business's AI plugin no longer declares embeddings")?;
+        let Some((plugin, settings)) = providers.plugin_for::<Ai>(self.conn(), self.business_id()).map_err(unavailable)? else { return Ok(None) };
+        Ok(Some((plugin, settings, dimensions)))
+    }
 }
 
-/// `ai`: the business's adapter (or the endpoint) answers; embeddings are
-/// always the server's.
+/// `ai`: the business's adapter (or the endpoint) answers; embeddings come
+/// from a plugin that declares them, else the server's model.
 impl import::Host for RequestState {
     fn complete(&mut self, instructions: String, history: Vec<(String, String)>) -> Result<String, String> {
         match self.ai()? {
@@ -172,6 +204,9 @@ impl import::Host for RequestState {
     }
 
     fn embed(&mut self, texts: Vec<String>) -> Result<Option<Vec<Vec<f32>>>, String> {
+        if let Some((plugin, settings, dimensions)) = self.embedder()? {
+            return plugin.embed(&settings, &texts, dimensions).map(Some);
+        }
         match endpoint::EMBEDDINGS.get() {
             None => Ok(None),
             Some(e) => endpoint::embed(e, &texts).map(Some),
