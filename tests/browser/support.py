@@ -172,14 +172,12 @@ def nav(page, name):
     page.get_by_role("navigation").get_by_role("link", name=name, exact=True).click()
 
 
-def sweep(page, base, routes, width, viewer=False, dark=False):
+def sweep(page, base, routes, width, viewer=False):
     """The checks every page passes at a width: no sideways page scroll, no
     bad text, no console error, the header within its budget, no serious or
     critical axe-core violation, and for a viewer no button that writes;
-    each page is saved as a screenshot. dark: with the system's dark
-    colour scheme (console.css's dark tokens)."""
+    each page is saved as a screenshot."""
     page.set_viewport_size({"width": width, "height": 812 if width < 700 else 800})
-    page.emulate_media(color_scheme="dark" if dark else "light")
     for route in routes:
         before = len(ERRORS)
         # A fresh load: a hash change alone would leave the last page's
@@ -188,7 +186,7 @@ def sweep(page, base, routes, width, viewer=False, dark=False):
         page.goto(f"{base}/console/{route}")
         page.locator("main h1").wait_for()
         page.wait_for_load_state("networkidle")
-        who = ("viewer" if viewer else "owner") + (" dark" if dark else "")
+        who = "viewer" if viewer else "owner"
         wide = page.evaluate("document.documentElement.scrollWidth")
         if wide > width:
             print("too wide:", page.evaluate("""(w) => [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > w)
@@ -206,7 +204,6 @@ def sweep(page, base, routes, width, viewer=False, dark=False):
         found = axe_violations(page)
         check(not found, f"{who} {route} at {width} px: axe-core finds no serious or critical violation ({found})")
         screenshot(page, f"{who}-{route.strip('#/') or 'overview'}-{width}")
-    page.emulate_media(color_scheme="light")
         if viewer:
             buttons = set(page.locator("button:visible").all_inner_texts())
             check(buttons <= VIEWER_BUTTONS, f"viewer {route} at {width} px: no action a viewer may not take ({sorted(buttons - VIEWER_BUTTONS)})")
