@@ -6,6 +6,9 @@
 use crate::harness::*;
 use serde_json::{json, Value};
 
+mod chat;
+mod windows;
+
 const TERMINAL: [&str; 5] = ["completed", "no_answer", "busy", "failed", "cancelled"];
 
 pub struct C {

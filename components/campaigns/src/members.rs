@@ -56,9 +56,9 @@ pub fn memberships(r: &Request) -> HResult<Success> {
     ok(&json!({"memberships": memberships, "nextCursor": next}))
 }
 
-/// 51: the campaign's calls and opening messages (one activity each, its
-/// id the call's or the message's), newest first, filtered by contact,
-/// iteration, channel or status.
+/// 51: the campaign's calls and opening messages, retries included (one
+/// activity each, its id the call's or the message's), newest first,
+/// filtered by contact, iteration, channel or status.
 pub fn activities(r: &Request) -> HResult<Success> {
     let id = campaign_id(r)?;
     let (mut sql, params) = filtered(
@@ -68,9 +68,9 @@ pub fn activities(r: &Request) -> HResult<Success> {
            SELECT c.id, c.iteration_id, c.contact_id, c.contact_name, c.status, c.connected_ms, c.created_at, 'call' AS kind \
            FROM calls c WHERE c.business_id = ?1 AND c.campaign_id = ?2 \
            UNION ALL \
-           SELECT k.id, m.iteration_id, m.contact_id, m.contact_name, k.status, NULL, k.created_at, 'message' \
-           FROM campaign_members m JOIN messages k ON k.business_id = m.business_id AND k.id = m.message_id \
-           WHERE m.business_id = ?1 AND m.campaign_id = ?2) a WHERE 1 = 1",
+           SELECT k.id, o.iteration_id, o.contact_id, o.contact_name, k.status, NULL, k.created_at, 'message' \
+           FROM campaign_openings o JOIN messages k ON k.business_id = o.business_id AND k.id = o.message_id \
+           WHERE o.business_id = ?1 AND o.campaign_id = ?2) a WHERE 1 = 1",
         &[("contactId", "a.contact_id", true), ("iterationId", "a.iteration_id", true), ("status", "a.status", false)],
     )?;
     match req::query_nonempty(r, "channel") {

@@ -85,8 +85,13 @@ pub fn number_zones(e164: &str) -> Option<&'static str> {
 /// shows the same local time at `now_ms` (one zone, or several that agree,
 /// such as London and its crown dependencies).
 pub fn number_minute(e164: &str, now_ms: i64) -> Option<u32> {
+    zones_minute(number_zones(e164)?, now_ms)
+}
+
+/// The local minute shared by every zone of a number data entry, if they agree.
+fn zones_minute(zones: &str, now_ms: i64) -> Option<u32> {
     let mut minute = None;
-    for name in number_zones(e164)?.split(' ') {
+    for name in zones.split(' ') {
         let m = local_minute(now_ms, zone(name)?);
         if minute.is_some_and(|x| x != m) {
             return None;
@@ -100,12 +105,39 @@ pub fn number_minute(e164: &str, now_ms: i64) -> Option<u32> {
 /// the `timeZone` field) if valid, else where its mobile number decides it,
 /// else in the business default, else UTC.
 pub fn open_for(window: &Window, now_ms: i64, contact_zone: Option<&str>, mobile: Option<&str>, default_zone: Option<&str>) -> bool {
-    let minute = contact_zone
-        .and_then(zone)
-        .map(|tz| local_minute(now_ms, tz))
-        .or_else(|| mobile.and_then(|m| number_minute(m, now_ms)))
-        .unwrap_or_else(|| local_minute(now_ms, default_zone.and_then(zone).unwrap_or(chrono_tz::UTC)));
-    window.contains(minute)
+    window.contains(LocalTimes::new(now_ms, default_zone).minute(contact_zone, mobile))
+}
+
+/// The local minutes of many contacts at one instant (a dispatch step's
+/// sweep), each zone's worked out once: a sweep reads thousands of
+/// contacts that share a few zones.
+pub struct LocalTimes {
+    now_ms: i64,
+    /// The business's default zone's minute (UTC without one).
+    fallback: u32,
+    by_field: std::collections::HashMap<String, Option<u32>>,
+    /// By the number data's entry (one per prefix).
+    by_number: std::collections::HashMap<&'static str, Option<u32>>,
+}
+
+impl LocalTimes {
+    pub fn new(now_ms: i64, default_zone: Option<&str>) -> LocalTimes {
+        let fallback = local_minute(now_ms, default_zone.and_then(zone).unwrap_or(chrono_tz::UTC));
+        LocalTimes { now_ms, fallback, by_field: Default::default(), by_number: Default::default() }
+    }
+
+    /// The contact's local minute: by its `timeZone` field when it names a
+    /// zone, else where its mobile number decides, else the fallback.
+    pub fn minute(&mut self, contact_zone: Option<&str>, mobile: Option<&str>) -> u32 {
+        let now_ms = self.now_ms;
+        let by_field = contact_zone.and_then(|name| *self.by_field.entry(name.to_string()).or_insert_with(|| zone(name).map(|tz| local_minute(now_ms, tz))));
+        by_field
+            .or_else(|| {
+                let zones = mobile.and_then(number_zones)?;
+                *self.by_number.entry(zones).or_insert_with(|| zones_minute(zones, now_ms))
+            })
+            .unwrap_or(self.fallback)
+    }
 }
 
 #[cfg(test)]

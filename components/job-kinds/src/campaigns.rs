@@ -44,4 +44,8 @@ pub struct IterationRef {
     /// Steps in a row that settled and claimed nothing (the poll backs off).
     #[serde(default)]
     pub quiet: u32,
+    /// With a calling window: the member after which the next step's sweep
+    /// for members inside their window resumes (absent: from the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_cursor: Option<String>,
 }

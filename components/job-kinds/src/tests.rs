@@ -104,7 +104,18 @@ fn data_sources_kinds() {
 #[test]
 fn voice_campaigns_and_webhooks_kinds() {
     pinned(VoiceJob::Call(CallRef { call_id: "call1".into() }), "voice.call", r#"{"callId":"call1"}"#, options(true, None));
-    pinned(CampaignsJob::Dispatch(IterationRef { iteration_id: "i1".into(), quiet: 2 }), "campaigns.dispatch", r#"{"iterationId":"i1","quiet":2}"#, options(false, Some("campaign:i1")));
+    pinned(
+        CampaignsJob::Dispatch(IterationRef { iteration_id: "i1".into(), quiet: 2, window_cursor: None }),
+        "campaigns.dispatch",
+        r#"{"iterationId":"i1","quiet":2}"#,
+        options(false, Some("campaign:i1")),
+    );
+    pinned(
+        CampaignsJob::Dispatch(IterationRef { iteration_id: "i1".into(), quiet: 0, window_cursor: Some("m9".into()) }),
+        "campaigns.dispatch",
+        r#"{"iterationId":"i1","quiet":0,"windowCursor":"m9"}"#,
+        options(false, Some("campaign:i1")),
+    );
     pinned(CampaignsJob::Summarize(RunRef { run_id: "r1".into() }), "campaigns.summarize", r#"{"runId":"r1"}"#, options(true, Some("summary:r1")));
     let delivery = Delivery { subscription_id: "sub1".into(), event_id: "e1".into(), attempt: 1, payload: json!({"eventType": "x.y", "eventId": "e1"}), first_attempt: 0 };
     pinned(
@@ -134,7 +145,7 @@ fn rows_stored_before_read_back() {
     // The embeddings backfill wrote no cursor.
     assert_eq!(DataSourcesJob::from_row("data-sources.embed", r#"{"sourceId":"s1"}"#).unwrap(), DataSourcesJob::Embed(Embed::start("s1")));
     // A dispatch job queued before `quiet` existed.
-    assert_eq!(CampaignsJob::from_row("campaigns.dispatch", r#"{"iterationId":"i1"}"#).unwrap(), CampaignsJob::Dispatch(IterationRef { iteration_id: "i1".into(), quiet: 0 }));
+    assert_eq!(CampaignsJob::from_row("campaigns.dispatch", r#"{"iterationId":"i1"}"#).unwrap(), CampaignsJob::Dispatch(IterationRef { iteration_id: "i1".into(), quiet: 0, window_cursor: None }));
     // A cursor without the fields added later starts them at their defaults.
     let DataSourcesJob::Ingest(cursor) = DataSourcesJob::from_row("data-sources.ingest", r#"{"versionId":"v1"}"#).unwrap() else { panic!("an ingest cursor") };
     assert_eq!(cursor, Ingest::start("v1"));

@@ -59,7 +59,7 @@ pub fn poll_ms(quiet: u32) -> u64 {
 }
 
 pub fn run(job: &Job, r: &IterationRef) -> Outcome {
-    run_step("while dispatching a campaign", || step(job, &r.iteration_id, r.quiet))
+    run_step("while dispatching a campaign", || step(job, r))
 }
 
 struct Iteration {
@@ -75,17 +75,20 @@ struct Iteration {
 }
 
 /// With a calling window, due members are read this many at a time, at
-/// most [`WINDOW_SCAN`] a step, to find those inside their window.
-const WINDOW_PAGE: i64 = 200;
-const WINDOW_SCAN: i64 = 2_000;
+/// most [`WINDOW_SCAN`] a step, to find those inside their window; the next
+/// step's sweep resumes after the last member read (the job's
+/// `windowCursor`), and a sweep that reaches the end starts over, so every
+/// member is looked at in turn however many wait outside their window.
+const WINDOW_PAGE: i64 = 500;
+const WINDOW_SCAN: i64 = 5_000;
 /// Opening messages sent per step of a chatapp iteration.
 const MESSAGE_BATCH: i64 = 50;
 /// How long a chatapp member's reply counts after its opening message: the
 /// chat app's customer-care window, 24 hours (in campaign minutes).
 pub const REPLY_WINDOW_MINUTES: i64 = 1_440;
 
-fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
-    let biz = job.business_id.as_str();
+fn step(job: &Job, r: &IterationRef) -> Result<Outcome, Failure> {
+    let (biz, iteration_id, quiet) = (job.business_id.as_str(), r.iteration_id.as_str(), r.quiet);
     let Some(row) = db::query_one(
         "SELECT campaign_id, agent_id, status, max_retries, retry_delay_minutes, max_spend, window_start, window_end, channel, opening_message \
          FROM campaign_iterations WHERE business_id = ?1 AND id = ?2",
@@ -110,12 +113,17 @@ fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
         opening: row.opt_text(9),
     };
     let now_ms = clock::now_ms();
-    let mut moved = if it.channel == "chatapp" { settle_messages(biz, iteration_id)? } else { settle(biz, iteration_id, &it, now_ms)? };
+    let mut moved = if it.channel == "chatapp" { settle_messages(biz, iteration_id, &it, now_ms)? } else { settle(biz, iteration_id, &it, now_ms)? };
+    let mut sweep = Sweep::default();
     if it.status == IterationStatus::Running {
-        moved += claim(biz, iteration_id, &it, now_ms)?;
+        sweep = claim(biz, iteration_id, &it, now_ms, r.window_cursor.as_deref())?;
+        moved += sweep.claimed;
     }
     let quiet = if moved > 0 { 0 } else { quiet.saturating_add(1) };
-    let busy_poll = poll_ms(quiet);
+    // A sweep cut short by its bound goes on at once: the members after it
+    // may be inside their window.
+    let busy_poll = if sweep.cut_short { ACTIVE_POLL_MS } else { poll_ms(quiet) };
+    let again = |delay_ms: u64| again(iteration_id, delay_ms, quiet, sweep.cursor.clone());
     // What is left of the members, in one pass: in calls (or messages not
     // sent yet), waiting (pending or for a retry) and open for a reply.
     let left = db::query_one(
@@ -132,7 +140,7 @@ fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
     if status != Some(IterationStatus::Running) {
         // Paused (by an operator or for credit) or cancelled: only the calls
         // in progress are left to settle.
-        return Ok(if in_calls > 0 { again(iteration_id, busy_poll, quiet) } else { Outcome::Done });
+        return Ok(if in_calls > 0 { again(busy_poll) } else { Outcome::Done });
     }
     if in_calls == 0 && waiting == 0 && open == 0 {
         let now = now();
@@ -156,11 +164,11 @@ fn step(job: &Job, iteration_id: &str, quiet: u32) -> Result<Outcome, Failure> {
             until
         }
     };
-    Ok(again(iteration_id, delay, quiet))
+    Ok(again(delay))
 }
 
-fn again(iteration_id: &str, delay_ms: u64, quiet: u32) -> Outcome {
-    CampaignsJob::Dispatch(IterationRef { iteration_id: iteration_id.to_string(), quiet }).continue_after(delay_ms)
+fn again(iteration_id: &str, delay_ms: u64, quiet: u32, window_cursor: Option<String>) -> Outcome {
+    CampaignsJob::Dispatch(IterationRef { iteration_id: iteration_id.to_string(), quiet, window_cursor }).continue_after(delay_ms)
 }
 
 /// Whether a member whose call ended `status` after `attempts` attempts is
@@ -202,31 +210,43 @@ fn settle(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<
 /// Step 1 of a chatapp iteration: members follow their opening message's
 /// delivery (`sent`, `delivered`, `read`, `failed`) and become `replied`
 /// once the contact wrote in the conversation after it, while its reply
-/// window is open; how many moved.
-fn settle_messages(biz: &str, iteration_id: &str) -> Result<usize, Failure> {
+/// window is open; a `failed` opening with retries left gets a retry time,
+/// as a failed call does; how many moved.
+fn settle_messages(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<usize, Failure> {
     let rows = db::query(
-        "SELECT m.id, m.outcome, k.status, \
+        "SELECT m.id, m.outcome, k.status, m.attempts, \
                 EXISTS (SELECT 1 FROM messages i WHERE i.business_id = k.business_id AND i.conversation_id = k.conversation_id \
                         AND i.direction = 'inbound' AND i.created_at > k.created_at) \
          FROM campaign_members m JOIN messages k ON k.business_id = m.business_id AND k.id = m.message_id \
          WHERE m.business_id = ?1 AND m.iteration_id = ?2 AND m.outcome IN ('in_progress', 'sent', 'delivered', 'read') \
            AND (m.outcome = 'in_progress' OR m.open_until_ms > ?3)",
-        &[biz.into(), iteration_id.into(), clock::now_ms().into()],
+        &[biz.into(), iteration_id.into(), now_ms.into()],
     )?;
+    let delay_ms = it.retry_delay_minutes * model::minute_ms()?;
     let mut moved = 0;
     for r in &rows {
-        let (member, before) = (r.text(0), r.text(1));
-        let after = if r.boolean(3) { "replied" } else { message_outcome(&r.text(2)) };
+        let (member, before, attempts) = (r.text(0), r.text(1), r.int(3));
+        let after = if r.boolean(4) { "replied" } else { message_outcome(&r.text(2)) };
         if after != before {
+            // A running iteration retries; a paused one keeps the retry for when it resumes; a cancelled one never.
+            let retry_at = (it.status != IterationStatus::Cancelled && opening_retried(after, attempts, it.max_retries)).then_some(now_ms + delay_ms);
             db::execute(
-                "UPDATE campaign_members SET outcome = ?4, updated_at = ?5 WHERE business_id = ?1 AND iteration_id = ?2 AND id = ?3",
-                &[biz.into(), iteration_id.into(), member.as_str().into(), after.into(), now().into()],
+                "UPDATE campaign_members SET outcome = ?4, retry_at_ms = ?5, updated_at = ?6 WHERE business_id = ?1 AND iteration_id = ?2 AND id = ?3",
+                &[biz.into(), iteration_id.into(), member.as_str().into(), after.into(), retry_at.into(), now().into()],
             )?;
             model::record(biz, &member, after)?;
             moved += 1;
         }
     }
     Ok(moved)
+}
+
+/// Whether a member whose opening ended `outcome` after `attempts` openings
+/// is sent another: only a `failed` one (the provider refused or could not
+/// deliver it), while retries are left; sent, delivered, read and replied
+/// ones never are.
+pub fn opening_retried(outcome: &str, attempts: i64, max_retries: i64) -> bool {
+    outcome == "failed" && attempts <= max_retries
 }
 
 /// A member's outcome for its message's delivery status.
@@ -238,9 +258,21 @@ pub fn message_outcome(status: &str) -> &'static str {
     }
 }
 
+/// What a step's claim did: how many members it took, and where a windowed
+/// iteration's sweep resumes.
+#[derive(Default)]
+struct Sweep {
+    claimed: usize,
+    /// The last member read (None: the next sweep starts at the first).
+    cursor: Option<String>,
+    /// The sweep stopped at [`WINDOW_SCAN`] with lines still free.
+    cut_short: bool,
+}
+
 /// Step 2: members into calls, as lines allow (voice), or their opening
-/// messages sent (chatapp); how many were claimed.
-fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<usize, Failure> {
+/// messages sent (chatapp), in admission order; with a calling window, a
+/// bounded sweep from `cursor` of those inside it.
+fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64, cursor: Option<&str>) -> Result<Sweep, Failure> {
     let free = if it.channel == "chatapp" {
         MESSAGE_BATCH
     } else {
@@ -250,19 +282,21 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
         account.lines - busy
     };
     if free <= 0 {
-        return Ok(0);
+        return Ok(Sweep { cursor: cursor.map(String::from), ..Sweep::default() });
     }
     // The calling window: the iteration's, else the business's default.
     let defaults = switchboard_voice_area::billing::account(biz)?;
     let default_zone = defaults.time_zone;
     let window = it.window.or_else(|| defaults.window.map(|(start, end)| Window { start: start as u32, end: end as u32 }));
-    // With a window, the due members are read in pages: those whose local
-    // time is outside it wait (they are not failed) and the next ones go
-    // first, up to WINDOW_SCAN members a step.
+    // With a window, the due members are read in pages from the cursor:
+    // those whose local time is outside it wait (they are not failed) and
+    // the next ones go first, up to WINDOW_SCAN members a step.
     let page = if window.is_some() { WINDOW_PAGE } else { free };
     let mut due = Vec::new();
-    let mut after = String::new();
-    for _ in 0..WINDOW_SCAN / WINDOW_PAGE {
+    let mut after = window.and(cursor).unwrap_or_default().to_string();
+    let mut sweep = Sweep::default();
+    let mut local = window::LocalTimes::new(now_ms, default_zone.as_deref());
+    for pages in 1..=WINDOW_SCAN / WINDOW_PAGE {
         let rows = db::query(
             &format!(
                 "SELECT m.id, m.contact_id, m.claim, json_extract(c.fields_json, '$.timeZone'), c.mobile FROM campaign_members m \
@@ -272,28 +306,47 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
             ),
             &[biz.into(), iteration_id.into(), now_ms.into(), after.as_str().into()],
         )?;
-        let Some(last) = rows.last().map(|r| r.text(0)) else { break };
         let full = rows.len() as i64 == page;
-        match window {
-            None => due = rows,
-            Some(w) => due.extend(rows.into_iter().filter(|m| window::open_for(&w, now_ms, m.opt_text(3).as_deref(), m.opt_text(4).as_deref(), default_zone.as_deref()))),
+        let Some(w) = window else {
+            due = rows;
+            break;
+        };
+        for m in rows {
+            if due.len() as i64 == free {
+                break;
+            }
+            after = m.text(0);
+            if w.contains(local.minute(m.opt_text(3).as_deref(), m.opt_text(4).as_deref())) {
+                due.push(m);
+            }
         }
-        if window.is_none() || due.len() as i64 >= free || !full {
+        // Lines full: the next sweep goes on after the last member taken.
+        // The end reached: it starts over. Else, within the bound, read on.
+        if due.len() as i64 == free {
+            sweep.cursor = Some(after);
             break;
         }
-        after = last;
+        if !full {
+            break;
+        }
+        if pages == WINDOW_SCAN / WINDOW_PAGE {
+            (sweep.cursor, sweep.cut_short) = (Some(after), true);
+            break;
+        }
     }
     due.truncate(free as usize);
+    sweep.claimed = due.len();
     if due.is_empty() {
-        return Ok(0);
+        return Ok(sweep);
     }
     if it.channel == "chatapp" {
-        return send_openings(biz, iteration_id, it, now_ms, &due);
+        send_openings(biz, iteration_id, it, now_ms, &due)?;
+        return Ok(sweep);
     }
     let plan = match Plan::new(biz, &it.agent_id, BTreeMap::new(), "campaign") {
         Ok(p) => p,
         // The agent was archived or the lines taken away: nothing can be called.
-        Err(f) => return pause(biz, iteration_id, &f.code).map(|_| 0),
+        Err(f) => return pause(biz, iteration_id, &f.code).map(|_| Sweep::default()),
     };
     for m in &due {
         if let Some(cap) = it.max_spend {
@@ -304,7 +357,7 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
             )?
             .map_or(0, |r| r.int(0));
             if committed + plan.reservation() > cap {
-                return pause(biz, iteration_id, "budget_reached").map(|_| due.len());
+                return pause(biz, iteration_id, "budget_reached").map(|_| sweep);
             }
         }
         let (member, contact, claim) = (m.text(0), m.text(1), m.int(2) + 1);
@@ -318,7 +371,7 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
                 )?;
                 model::record(biz, &member, "in_progress")?;
             }
-            Err(f) if f.code == "insufficient_credit" => return pause(biz, iteration_id, "insufficient_credit").map(|_| due.len()),
+            Err(f) if f.code == "insufficient_credit" => return pause(biz, iteration_id, "insufficient_credit").map(|_| sweep),
             Err(f) if f.status >= 500 => return Err(f),
             // Blocked, out of scope, deleted, a variable gone: never called on any channel.
             Err(_) => {
@@ -330,7 +383,7 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
             }
         }
     }
-    Ok(due.len())
+    Ok(sweep)
 }
 
 /// The opening message of each due member of a chatapp iteration, through
@@ -340,12 +393,12 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<u
 /// blocked, out of the agent's scope or without a value the message uses
 /// is skipped (so is every member when the message breaks the language's
 /// rules, an unclosed `{{` for one).
-fn send_openings(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64, due: &[db::Row]) -> Result<usize, Failure> {
+fn send_openings(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64, due: &[db::Row]) -> Result<(), Failure> {
     use switchboard_agent_runtime::template;
     use switchboard_messaging_area::conversation;
     use switchboard_voice_area::resolve;
     let Some(sender) = crate::campaigns::sender(biz, &it.agent_id)? else {
-        return pause(biz, iteration_id, "agent_not_assigned").map(|_| 0);
+        return pause(biz, iteration_id, "agent_not_assigned");
     };
     let agent = resolve::Agent { id: it.agent_id.clone(), name: String::new(), instructions: String::new(), contact_required: true, settings: Default::default() };
     let opening = it.opening.clone().unwrap_or_default();
@@ -359,7 +412,7 @@ fn send_openings(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64, due
         };
         let Some((target, text)) = text else {
             db::execute(
-                "UPDATE campaign_members SET outcome = 'skipped', claim = ?4, updated_at = ?5 WHERE business_id = ?1 AND iteration_id = ?2 AND id = ?3",
+                "UPDATE campaign_members SET outcome = 'skipped', retry_at_ms = NULL, claim = ?4, updated_at = ?5 WHERE business_id = ?1 AND iteration_id = ?2 AND id = ?3",
                 &[biz.into(), iteration_id.into(), member.as_str().into(), claim.into(), now().into()],
             )?;
             model::record(biz, &member, "skipped")?;
@@ -380,13 +433,19 @@ fn send_openings(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64, due
             now: &now,
         })?;
         db::execute(
-            "UPDATE campaign_members SET outcome = 'in_progress', attempts = attempts + 1, claim = ?4, message_id = ?5, open_until_ms = ?6, updated_at = ?7 \
+            "UPDATE campaign_members SET outcome = 'in_progress', attempts = attempts + 1, claim = ?4, message_id = ?5, open_until_ms = ?6, retry_at_ms = NULL, updated_at = ?7 \
              WHERE business_id = ?1 AND iteration_id = ?2 AND id = ?3",
-            &[biz.into(), iteration_id.into(), member.as_str().into(), claim.into(), message_id.into(), open_until.into(), now.into()],
+            &[biz.into(), iteration_id.into(), member.as_str().into(), claim.into(), message_id.as_str().into(), open_until.into(), now.as_str().into()],
+        )?;
+        // Every opening is an activity of the campaign, retries included.
+        db::execute(
+            "INSERT INTO campaign_openings (business_id, message_id, campaign_id, iteration_id, member_id, contact_id, contact_name) \
+             SELECT business_id, ?3, campaign_id, iteration_id, id, contact_id, contact_name FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2 AND id = ?4",
+            &[biz.into(), iteration_id.into(), message_id.into(), member.as_str().into()],
         )?;
         model::record(biz, &member, "in_progress")?;
     }
-    Ok(due.len())
+    Ok(())
 }
 
 /// The iteration pauses itself, saying why.
@@ -419,5 +478,15 @@ mod tests {
         assert!(!retried(NoAnswer, 2, 1), "two attempts with one retry allowed: done");
         assert!(!retried(Busy, 1, 0), "no retries");
         assert!(!retried(Completed, 1, 5) && !retried(Cancelled, 1, 5), "completed and cancelled calls are never retried");
+    }
+
+    #[test]
+    fn failed_openings_are_retried_while_retries_are_left() {
+        assert!(opening_retried("failed", 1, 1) && opening_retried("failed", 2, 2));
+        assert!(!opening_retried("failed", 2, 1), "two openings with one retry allowed: done");
+        assert!(!opening_retried("failed", 1, 0), "no retries");
+        for ended in ["sent", "delivered", "read", "replied", "skipped"] {
+            assert!(!opening_retried(ended, 1, 5), "{ended} is never retried");
+        }
     }
 }

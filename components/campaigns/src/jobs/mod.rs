@@ -13,7 +13,7 @@ use switchboard_guest::Failure;
 
 /// Queues the iteration's dispatch job (inside the caller's transaction).
 pub fn enqueue_dispatch(biz: &str, iteration_id: &str) -> Result<(), Failure> {
-    job::enqueue(biz, &CampaignsJob::Dispatch(IterationRef { iteration_id: iteration_id.to_string(), quiet: 0 }))?;
+    job::enqueue(biz, &CampaignsJob::Dispatch(IterationRef { iteration_id: iteration_id.to_string(), quiet: 0, window_cursor: None }))?;
     Ok(())
 }
 
