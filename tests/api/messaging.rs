@@ -341,3 +341,21 @@ fn bad_inputs_are_refused() {
     let r = c.s.as_key(&other.key).get(&format!("/api/v1/messages/{id}?businessId={}", other.business));
     assert_eq!(r.assert_failure(404, "not_found").code(), "message_not_found");
 }
+
+/// A photoapp comment's private reply (ours, operation 75), on either build:
+/// sent once, as a photoapp message to the commenter, and only for a comment
+/// of the account.
+#[test]
+fn a_photoapp_comment_is_answered_privately_once() {
+    let c = setup();
+    let biz = c.t.business.clone();
+    admin(&c.dir.0, &["channel", "connect", "--business", &biz, "--channel", "photoapp", "--account-id", "acct-pr", "--username", "shop"]);
+    let job = admin(&c.dir.0, &["sandbox", "comment", "--account-id", "acct-pr", "--from", "u-5", "--text", "Price?", "--comment-id", "c-pr-1"]);
+    wait_done(&c.dir.0, job["jobId"].as_str().unwrap());
+    let reply = |comment: &str| c.k().fresh().post("/api/v1/photoapp/private-replies", &json!({"businessId": biz, "photoappAccountId": "acct-pr", "commentId": comment, "text": "It is 40 EUR."}));
+    let id = reply("c-pr-1").assert_ok(202)["messageId"].as_str().unwrap().to_string();
+    let d = c.wait_status(&id, "read");
+    assert_eq!((d["recipient"].as_str(), d["phoneNumberId"].clone()), (Some("u-5"), Value::Null));
+    assert_eq!(reply("c-pr-1").assert_failure(409, "conflict").code(), "private_reply_already_sent");
+    assert_eq!(reply("c-pr-2").assert_failure(404, "not_found").code(), "comment_not_found");
+}
