@@ -7,6 +7,7 @@ use crate::harness::*;
 use serde_json::{json, Value};
 
 mod chat;
+mod preview;
 mod windows;
 
 const TERMINAL: [&str; 5] = ["completed", "no_answer", "busy", "failed", "cancelled"];

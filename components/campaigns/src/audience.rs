@@ -86,25 +86,33 @@ const CLASSIFIED: &str = "classified AS ( \
        END AS skip \
      FROM cand JOIN contacts c ON c.business_id = ?1 AND c.id = cand.contact_id)";
 
-/// Admits the compatible candidates into `iteration_id` of `campaign_id`
-/// (inside the caller's transaction).
-pub fn admit(biz: &str, campaign_id: &str, iteration_id: &str, agent_id: &str, candidates_from: &Candidates) -> HResult<Admission> {
-    let list = match candidates_from {
+/// The candidates' list as JSON (?3) and the earlier iteration or summary run (?4, "" when none).
+fn inputs<'a>(c: &Candidates<'a>) -> (String, &'a str) {
+    let list = match c {
         Candidates::Contacts(ids) | Candidates::Categories(ids) => serde_json::to_string(ids).expect("strings serialise"),
         Candidates::Outcomes(_, outcomes) => serde_json::to_string(outcomes).expect("strings serialise"),
         Candidates::Recommended(_) => "[]".to_string(),
     };
-    let earlier = match candidates_from {
+    let earlier = match c {
         Candidates::Outcomes(it, _) | Candidates::Recommended(it) => *it,
         _ => "",
     };
-    let base = new_id();
-    let params: Vec<Value> = vec![biz.into(), agent_id.into(), list.into(), earlier.into(), iteration_id.into(), base.into(), campaign_id.into(), now().into()];
-    // The count reads ?1-?3 (and ?4 for outcomes and recommendations); a statement is given no parameter it does not name.
-    let counted = if earlier.is_empty() { 3 } else { 4 };
+    (list, earlier)
+}
+
+/// Who of the candidates the agent would admit, and who not by reason,
+/// writing nothing: what [`admit`] admits, and the campaign admission
+/// preview (ours 70).
+pub fn count(biz: &str, agent_id: &str, candidates_from: &Candidates) -> HResult<Admission> {
+    let (list, earlier) = inputs(candidates_from);
+    let mut params: Vec<Value> = vec![biz.into(), agent_id.into(), list.into()];
+    // A statement is given no parameter it does not name.
+    if !earlier.is_empty() {
+        params.push(earlier.into());
+    }
     let with = format!("WITH cand(contact_id, pos) AS ({}), {CLASSIFIED}", candidates(candidates_from));
     let mut a = Admission::default();
-    for r in db::query(&format!("{with} SELECT IFNULL(skip, 'accepted'), COUNT(*) FROM classified GROUP BY 1"), &params[..counted])? {
+    for r in db::query(&format!("{with} SELECT IFNULL(skip, 'accepted'), COUNT(*) FROM classified GROUP BY 1"), &params)? {
         let n = r.int(1);
         match r.text(0).as_str() {
             "accepted" => a.accepted = n,
@@ -117,7 +125,17 @@ pub fn admit(biz: &str, campaign_id: &str, iteration_id: &str, agent_id: &str, c
         let distinct: std::collections::HashSet<String> = ids.iter().map(|i| i.to_ascii_lowercase()).collect();
         a.not_found = distinct.len() as i64 - (a.accepted + a.blocked + a.out_of_scope + a.variable_missing);
     }
+    Ok(a)
+}
+
+/// Admits the compatible candidates into `iteration_id` of `campaign_id`
+/// (inside the caller's transaction).
+pub fn admit(biz: &str, campaign_id: &str, iteration_id: &str, agent_id: &str, candidates_from: &Candidates) -> HResult<Admission> {
+    let a = count(biz, agent_id, candidates_from)?;
     if a.accepted > 0 {
+        let (list, earlier) = inputs(candidates_from);
+        let params: Vec<Value> = vec![biz.into(), agent_id.into(), list.into(), earlier.into(), iteration_id.into(), new_id().into(), campaign_id.into(), now().into()];
+        let with = format!("WITH cand(contact_id, pos) AS ({}), {CLASSIFIED}", candidates(candidates_from));
         db::execute(
             &format!(
                 "INSERT INTO campaign_members (business_id, iteration_id, id, campaign_id, contact_id, contact_name, created_at, updated_at) \

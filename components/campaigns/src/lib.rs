@@ -38,6 +38,7 @@ pub fn handle(req: Request) -> HResult<Success> {
     match req.operation.as_str() {
         "listCampaigns" => campaigns::list(&req),
         "createCampaign" => campaigns::create(&req),
+        "previewCampaignAdmission" => campaigns::preview(&req),
         "getCampaign" => campaigns::get(&req),
         "updateCampaign" => campaigns::update(&req),
         "listIterations" => iterations::list(&req),

@@ -325,6 +325,8 @@ pub static OPERATIONS: &[Operation] = &[
         scopes: ["credits:read"], cond: NONE, idem: false, Voice, Query, query: Q_STATS, req: None, resp: Json("CreditStats"), status: [200]),
 
     // Ours: everyday tasks without the command line (70-74).
+    op!(70, Post, "/campaigns/admission-preview", "previewCampaignAdmission", "Count who a first iteration of this agent and audience would admit, writing nothing",
+        scopes: ["campaigns:read", "contacts:read"], cond: NONE, idem: false, Campaigns, Body, query: &[], req: Some("CampaignAdmissionPreview"), resp: Json("CampaignAdmissionPreviewResult"), status: [200]),
 
     // Ours: photoapp private replies (75-76).
     op!(75, Post, "/photoapp/private-replies", "sendPhotoappPrivateReply", "Answer a public comment privately (a direct message to the commenter), once, within 7 days of it",

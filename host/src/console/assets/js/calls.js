@@ -171,6 +171,7 @@ async function newCampaignForm() {
     h("input", { id: "cmp-retries", name: "iteration.maxRetries", inputmode: "numeric", value: "0" }),
     h("label", { for: "cmp-budget", text: "Budget cap in microcredits (optional)" }),
     h("input", { id: "cmp-budget", name: "iteration.maxSpendMicrocredits", inputmode: "numeric" }),
+    h("p", { id: "cmp-preview", role: "status", "aria-live": "polite" }),
     h("output", { id: "cmp-admission" }),
     h("button", { type: "submit", text: "Create as a draft" }));
   const channel = () => form.querySelector("input[name=channel]:checked").value;
@@ -183,10 +184,34 @@ async function newCampaignForm() {
     form.querySelector("#cmp-contacts").hidden = !byContacts;
     form.querySelector("#cmp-categories").hidden = byContacts;
   };
-  form.querySelectorAll("input[type=radio]").forEach((r) => r.addEventListener("change", redraw));
+  // The audience as the preview and the create take it (null: not chosen yet).
+  const audience = () => {
+    const a = { channel: channel(), agentId: agentSelect.value };
+    if (form.querySelector("input[name=audience]:checked").value === "contacts") a.contactIds = [...chosen.keys()];
+    else a.categoryIds = checked(form, "categoryIds");
+    return a.agentId && (a.contactIds || a.categoryIds).length ? a : null;
+  };
+  // Who the chosen agent would admit of the chosen audience, read again at
+  // each change (the last answer wins).
+  const previewBox = form.querySelector("#cmp-preview");
+  let asked = 0;
+  const preview = async () => {
+    const n = ++asked;
+    const a = audience();
+    if (!a) { previewBox.textContent = ""; return; }
+    let text;
+    try { text = admissionText((await api("POST", "/api/v1/campaigns/admission-preview", { businessId: biz(), ...a })).admission, true); } catch (err) { text = plain({ message: err.message }); }
+    if (n === asked) previewBox.textContent = text;
+  };
+  form.querySelectorAll("input[type=radio]").forEach((r) => r.addEventListener("change", () => { redraw(); preview(); }));
+  agentSelect.addEventListener("change", preview);
+  form.querySelectorAll("input[name=categoryIds]").forEach((b) => b.addEventListener("change", preview));
   redraw();
-  const drawPicked = () => picked.replaceChildren(...[...chosen].map(([id, label]) => h("li", {}, label, " ",
-    h("button", { type: "button", class: "secondary", text: "Remove", "aria-label": `Remove ${label}`, onclick: () => { chosen.delete(id); drawPicked(); } }))));
+  const drawPicked = () => {
+    picked.replaceChildren(...[...chosen].map(([id, label]) => h("li", {}, label, " ",
+      h("button", { type: "button", class: "secondary", text: "Remove", "aria-label": `Remove ${label}`, onclick: () => { chosen.delete(id); drawPicked(); } }))));
+    preview();
+  };
   async function findMembers() {
     const text = form.find.value.trim();
     const byMobile = MOBILE_SEARCH.test(text);
@@ -221,11 +246,13 @@ async function newCampaignForm() {
   return form;
 }
 
-// Who a draft admitted, and who it skipped and why, in a sentence.
-function admissionText(a) {
+// Who a draft admitted (or, for a preview, would admit), and who was
+// skipped and why, in a sentence.
+function admissionText(a, preview) {
   const why = { notFound: "not contacts of this business", blocked: "blocked", outOfScope: "outside the agent's categories", variableMissing: "missing a variable the agent needs" };
   const skipped = Object.entries(a.skipped || {}).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${why[k] || k}`);
-  return `${a.accepted} admitted${skipped.length ? `; skipped: ${skipped.join(", ")}` : "; none skipped"}.`;
+  const rest = skipped.length ? `; ${preview ? "it would skip" : "skipped"}: ${skipped.join(", ")}` : `; ${preview ? "nobody would be skipped" : "none skipped"}`;
+  return `${preview ? `This audience would admit ${a.accepted}` : `${a.accepted} admitted`}${rest}.`;
 }
 
 function iterationProgress(it) {
@@ -267,7 +294,6 @@ async function campaignPage(id) {
     actions,
     h("h2", { text: "Iterations" }),
     table(["#", "Channel", "Status", "Progress", "Spent"], iterationRows, "No iterations."),
-    campaignOutcomes(its.iterations),
     campaignOutcomes(its.iterations),
     followUp,
     h("h2", { text: "AI summary runs" }),
