@@ -380,6 +380,8 @@ def run(page, base, business, admin_key, voice, receiver):
               "#/webhooks", "#/calls", f"#/calls/{voice['call']}", "#/campaigns", f"#/campaigns/{voice['campaign']}", "#/credits"]
     sweep(page, base, routes, 1280)
     sweep(page, base, routes, 375)
+    # Dark mode (the system's setting): the same checks, axe's contrast rule included.
+    sweep(page, base, routes, 375, dark=True)
     for route in routes:
         page.goto("about:blank")
         page.goto(f"{base}/console/{route}")

@@ -172,12 +172,14 @@ def nav(page, name):
     page.get_by_role("navigation").get_by_role("link", name=name, exact=True).click()
 
 
-def sweep(page, base, routes, width, viewer=False):
+def sweep(page, base, routes, width, viewer=False, dark=False):
     """The checks every page passes at a width: no sideways page scroll, no
     bad text, no console error, the header within its budget, no serious or
     critical axe-core violation, and for a viewer no button that writes;
-    each page is saved as a screenshot."""
+    each page is saved as a screenshot. dark: with the system's dark
+    colour scheme (console.css's dark tokens)."""
     page.set_viewport_size({"width": width, "height": 812 if width < 700 else 800})
+    page.emulate_media(color_scheme="dark" if dark else "light")
     for route in routes:
         before = len(ERRORS)
         # A fresh load: a hash change alone would leave the last page's
@@ -186,7 +188,7 @@ def sweep(page, base, routes, width, viewer=False):
         page.goto(f"{base}/console/{route}")
         page.locator("main h1").wait_for()
         page.wait_for_load_state("networkidle")
-        who = "viewer" if viewer else "owner"
+        who = ("viewer" if viewer else "owner") + (" dark" if dark else "")
         wide = page.evaluate("document.documentElement.scrollWidth")
         if wide > width:
             print("too wide:", page.evaluate("""(w) => [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > w)
@@ -210,6 +212,7 @@ def sweep(page, base, routes, width, viewer=False):
             editable = page.evaluate("""() => [...document.querySelectorAll('main textarea, main input:not([type=search]), main form:not([role=search]) select')]
               .filter((el) => !el.disabled && el.getClientRects().length).map((el) => el.name || el.id)""")
             check(not editable, f"viewer {route} at {width} px: no editable field ({editable})")
+    page.emulate_media(color_scheme="light")
 
 
 def one_line(page, selector):

@@ -323,7 +323,6 @@ pub static OPERATIONS: &[Operation] = &[
         scopes: ["voice:read"], cond: NONE, idem: false, Voice, Query, query: Q_STATS, req: None, resp: Json("CallStats"), status: [200]),
     op!(69, Get, "/stats/credits", "getCreditStats", "Credits granted and charged per day (UTC), and the balance at each day's end",
         scopes: ["credits:read"], cond: NONE, idem: false, Voice, Query, query: Q_STATS, req: None, resp: Json("CreditStats"), status: [200]),
-
     // Ours: everyday tasks without the command line (70-74).
     op!(70, Post, "/campaigns/admission-preview", "previewCampaignAdmission", "Count who a first iteration of this agent and audience would admit, writing nothing",
         scopes: ["campaigns:read", "contacts:read"], cond: NONE, idem: false, Campaigns, Body, query: &[], req: Some("CampaignAdmissionPreview"), resp: Json("CampaignAdmissionPreviewResult"), status: [200]),

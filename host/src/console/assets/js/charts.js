@@ -49,7 +49,7 @@ function chart(title, kind, labels, series, options) {
       label: s.label, data: s.data,
       backgroundColor: kind === "doughnut" ? (s.colours || labels.map((_, j) => colours[j % colours.length])) : colour,
       borderColor: kind === "doughnut" ? css.getPropertyValue("--paper").trim() : colour,
-      borderWidth: kind === "line" ? 2 : 1, pointRadius: kind === "line" ? 2 : undefined, tension: 0.2,
+      borderWidth: kind === "line" ? 2 : 1, pointRadius: kind === "line" ? 2 : undefined, tension: 0.2, maxBarThickness: 28,
     };
   });
   // Whole-number ticks for counts; a formatted axis (credits) is fractional.
@@ -73,9 +73,13 @@ function chart(title, kind, labels, series, options) {
     h("caption", { class: "visually-hidden", text: title }),
     h("thead", {}, h("tr", {}, h("th", { scope: "col", text: o.labelHeading || "" }), series.map((s) => h("th", { scope: "col", text: s.label })))),
     h("tbody", {}, labels.map((l, j) => h("tr", {}, h("th", { scope: "row", text: l }), series.map((s) => h("td", { text: format(s.data[j]) }))))));
+  const plot = h("div", { class: "plot" }, canvas);
+  // A bar per row (iterations) needs room by rows, not a fixed height (set
+  // through the CSSOM: the page's CSP allows no style attribute).
+  if (o.horizontal) plot.style.height = `${Math.min(80 + 44 * labels.length, 480)}px`;
   return h("figure", { class: "chart", "data-chart": title },
     h("figcaption", { text: title }),
-    h("div", { class: "plot" }, canvas),
+    plot,
     h("details", {}, h("summary", { text: "Figures" }), figures));
 }
 

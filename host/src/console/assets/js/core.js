@@ -411,6 +411,7 @@ function cardCells(root) {
       let col = 0;
       for (const td of cells) {
         if (td.tagName === "TD" && !td.hasAttribute("data-label") && heads[col]) td.setAttribute("data-label", heads[col]);
+        if (td.tagName === "TD" && STATUS_HEADINGS.includes(heads[col])) badgeCell(td);
         col += Number(td.getAttribute("colspan") || 1);
       }
     }
@@ -432,6 +433,21 @@ function badge(status, text) {
   const word = String(status || "");
   const tone = Object.keys(BADGE_TONES).find((t) => BADGE_TONES[t].includes(word.toLowerCase())) || "";
   return h("span", { class: `badge ${tone}`.trim(), text: text === undefined ? word.replace(/_/g, " ") : text });
+}
+
+// Columns whose cells are a status: cardCells shows a known status word
+// there as a badge, so every page's lists get them.
+const STATUS_HEADINGS = ["Status", "State", "Outcome", "Delivery"];
+
+// A cell holding only a status word (optionally followed by a reason in
+// brackets, "paused (credits exhausted)") gets it as a badge, the same text.
+function badgeCell(td) {
+  if (td.children.length || !td.textContent.trim()) return;
+  const text = td.textContent.trim();
+  const [, word, rest] = text.match(/^([A-Za-z_ ]+?)(\s*\(.*\))?$/) || [];
+  const key = word && word.toLowerCase().replace(/ /g, "_");
+  if (!key || !Object.values(BADGE_TONES).some((l) => l.includes(key))) return;
+  td.replaceChildren(badge(key, word), rest || "");
 }
 
 // An empty state: what is missing, in a sentence, and optionally what to
