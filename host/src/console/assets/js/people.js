@@ -1,19 +1,6 @@
-// The console's overview, API keys and contacts pages (core.js has the helpers they use).
+// The console's API keys and contacts pages (core.js has the helpers they
+// use; the overview is overview.js).
 "use strict";
-
-// ---- overview ------------------------------------------------------------------------
-
-async function overview() {
-  const me = state.me;
-  show(
-    h("h1", { text: me.businessName }),
-    h("dl", { class: "facts" },
-      h("dt", { text: "Signed in as" }), h("dd", { text: me.email }),
-      h("dt", { text: "Role" }), h("dd", { text: me.role }),
-      h("dt", { text: "Business id" }), h("dd", {}, h("code", { text: me.businessId })),
-      h("dt", { text: "Session ends" }), h("dd", { text: when(me.expiresAt) })),
-    h("p", { class: "muted", text: "Every page here uses the same public API an integration uses with an API key." }));
-}
 
 // ---- API keys -------------------------------------------------------------------------
 
