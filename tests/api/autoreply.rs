@@ -171,7 +171,7 @@ fn no_reply_under_external_automation_handoff_or_auto_reply_off() {
 }
 
 /// Runs inside the fake endpoint before it answers.
-type BeforeAnswer = std::sync::Arc<std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>>;
+pub(crate) type BeforeAnswer = std::sync::Arc<std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>>;
 
 /// A one-shot OpenAI-compatible chat-completions endpoint: returns the
 /// request body it received through the channel and answers `reply`.
@@ -180,7 +180,7 @@ pub(crate) fn fake_completions(reply: &'static str) -> (String, std::sync::mpsc:
 }
 
 /// As [`fake_completions`], running `before` (when set) before answering.
-fn fake_completions_with(reply: &'static str, before: BeforeAnswer) -> (String, std::sync::mpsc::Receiver<(String, Value)>) {
+pub(crate) fn fake_completions_with(reply: &'static str, before: BeforeAnswer) -> (String, std::sync::mpsc::Receiver<(String, Value)>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1/chat/completions", listener.local_addr().unwrap());
     let (tx, rx) = std::sync::mpsc::channel();

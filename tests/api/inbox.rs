@@ -18,8 +18,12 @@ struct Inbox {
 }
 
 fn start() -> Inbox {
+    start_with(&[])
+}
+
+fn start_with(extra: &[&str]) -> Inbox {
     let dir = DataDir::new();
-    let s = Server::start_with(&dir.0, &["--sandbox-routes", "--messenger-setting", "step-delay-ms=1"]);
+    let s = Server::start_with(&dir.0, &[&["--sandbox-routes", "--messenger-setting", "step-delay-ms=1"], extra].concat());
     let t = tenant(&dir.0, "all");
     s.admin(&["channel", "connect", "--business", &t.business, "--channel", "chatapp", "--phone-number-id", PNID, "--label", "Desk"]);
     s.admin(&["channel", "connect", "--business", &t.business, "--channel", "photoapp", "--account-id", ACCOUNT, "--username", "shop"]);
@@ -336,4 +340,34 @@ fn a_photoapp_conversation_taken_over_gets_no_auto_reply() {
     i.photo("u-8", "hal.h", "third");
     assert_eq!(i.autoreplies(), 2);
     poll("the agent's reply after hand back", || (i.outbound(&id) == 2).then_some(()));
+}
+
+/// A person who takes the conversation over while the agent's turn is
+/// under way (here: while the AI endpoint answers) gets no agent reply
+/// after it: the job checks the handoff again before it writes.
+#[test]
+fn a_takeover_during_the_agents_turn_stops_its_reply() {
+    let before = crate::autoreply::BeforeAnswer::default();
+    let (url, called) = crate::autoreply::fake_completions_with("Noted.", before.clone());
+    let i = start_with(&["--ai-endpoint", &url, "--ai-model", "test-model"]);
+    let agent = i.key().fresh().post("/api/v1/agents", &json!({"businessId": i.biz(), "channel": "chatapp", "name": "Desk agent", "instructions": "Help."})).assert_ok(201)["agent"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    i.key().patch("/api/v1/channels/assignments", &json!({"businessId": i.biz(), "channel": "chatapp", "phoneNumberId": PNID, "aiAgentId": agent, "autoReplyEnabled": true})).assert_ok(200);
+    let (status_tx, status_rx) = std::sync::mpsc::channel();
+    let (base, key, biz) = (i.s.base.clone(), i.t.key.clone(), i.biz().to_string());
+    *before.lock().unwrap() = Some(Box::new(move || {
+        let http = reqwest::blocking::Client::new();
+        let list: Value = http.get(format!("{base}/api/v1/conversations?businessId={biz}")).bearer_auth(&key).send().unwrap().json().unwrap();
+        let id = list["data"]["conversations"][0]["id"].as_str().unwrap().to_string();
+        let r = http.patch(format!("{base}/api/v1/conversations/{id}")).bearer_auth(&key).json(&json!({"businessId": biz, "humanHandoffActive": true})).send().unwrap();
+        status_tx.send(r.status().as_u16()).unwrap();
+    }));
+    i.chat("+15550006001", "Ada", "hello");
+    assert_eq!(i.autoreplies(), 1);
+    called.recv_timeout(std::time::Duration::from_secs(60)).expect("the agent's turn asked the AI endpoint");
+    assert_eq!(status_rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap(), 200, "taken over during the turn");
+    let ada = i.find("Ada");
+    assert_eq!((ada["humanHandoffActive"].as_bool(), i.outbound(ada["id"].as_str().unwrap())), (Some(true), 0), "no reply after the takeover");
 }

@@ -15,7 +15,9 @@
 //!   number (the agent runtime's `turn::COLLECT_MOBILE`).
 //!
 //! The job checks the same rules again when it runs (a handoff or a
-//! subscription may have arrived in between) and skips a contact whose
+//! subscription may have arrived in between), and the conversation's
+//! handoff once more after the agent's turn, before it writes the reply,
+//! and skips a contact whose
 //! communication is blocked. It then reads the last [`HISTORY`] messages of
 //! the conversation (oldest first; inbound = `user`, outbound = `assistant`)
 //! and the agent's instructions, asks for a grounded reply (the agent
@@ -142,6 +144,10 @@ fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
         Err(e) => return Ok(retry(job.attempt, format!("ai: {e}"))),
     };
 
+    // A person may have taken the conversation over while the agent thought.
+    if handoff::taken_over(biz, message_id)? {
+        return Ok(Outcome::Done);
+    }
     let now = now();
     let (reply_id, _, _) = conversation::queue_outbound(&conversation::Outbound {
         business: biz,
