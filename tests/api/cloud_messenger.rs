@@ -357,6 +357,11 @@ fn the_cloud_messenger_plugin_answers_the_address_check_and_brings_photoapp_sign
     assert_eq!((status, answer["data"]["signals"].clone()), (200, json!(1)));
     let r = poll("the reaction event", || of_type("photoapp.message.reaction").pop());
     assert_eq!((r["messageId"].clone(), r["reaction"].clone()), (json!(message), json!({"emoji": "❤️", "action": "added"})));
+    // The provider sends that webhook again: once every job it made has run
+    // (the reaction's, and any event delivery), still one reaction event.
+    push(&s, &biz, &reaction("react", 1_764_000_100_000), APP_SECRET);
+    poll("the business's jobs to finish", || (sql(&data.0, &format!("SELECT COUNT(*) FROM jobs WHERE business_id = '{biz}' AND state NOT IN ('done', 'dead')")).trim() == "0").then_some(()));
+    assert_eq!(of_type("photoapp.message.reaction").len(), 1, "a reaction pushed twice is told once");
     push(&s, &biz, &reaction("unreact", 1_764_000_200_000), APP_SECRET);
     let r = poll("the removal", || of_type("photoapp.message.reaction").into_iter().find(|e| e["reaction"]["action"] == "removed"));
     assert_eq!(r["occurredAt"], "2025-11-24T16:03:20.000Z");

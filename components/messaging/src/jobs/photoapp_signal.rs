@@ -8,7 +8,8 @@
 //!   message id or the provider's) is stored on the message (`reaction`,
 //!   cleared when `removed`) and `photoapp.message.reaction` is fanned out,
 //!   in the order of the reactions' own times (`occurredAt`, else arrival):
-//!   one older than the stored reaction changes nothing and makes no event;
+//!   one older than the stored reaction, or the same one again, changes
+//!   nothing and makes no event;
 //!   a reaction to a message we do not know (another conversation, never
 //!   stored) is ignored with a log line, as the provider's own late or
 //!   stray reactions would be;
@@ -97,10 +98,12 @@ fn reaction(biz: &str, job_id: &str, p: &Reaction) -> Result<(), Failure> {
         return Ok(());
     };
     // Event time decides, not arrival: a reaction older than the stored one
-    // (a late `removed` after a newer add) changes nothing and tells no one.
+    // (a late `removed` after a newer add) changes nothing and tells no one,
+    // nor does the same one again (a provider's webhook sent twice).
     let at = p.occurred_at.clone().unwrap_or_else(now);
     let changed = db::execute(
-        "UPDATE messages SET reaction = ?3, reacted_at = ?4 WHERE business_id = ?1 AND id = ?2 AND (reacted_at IS NULL OR reacted_at <= ?4)",
+        "UPDATE messages SET reaction = ?3, reacted_at = ?4 WHERE business_id = ?1 AND id = ?2 \
+         AND (reacted_at IS NULL OR reacted_at < ?4 OR (reacted_at = ?4 AND reaction IS NOT ?3))",
         &[biz.into(), target.text(0).into(), (!p.removed).then(|| p.reaction.clone()).into(), at.as_str().into()],
     )?;
     if changed == 0 {
