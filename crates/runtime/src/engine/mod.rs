@@ -12,6 +12,8 @@
 //!   list, each answered by a provider component (its embedded default or
 //!   a business's plugin).
 
+#[cfg(test)]
+mod async_bench;
 pub mod imports;
 mod prepare;
 pub mod providers;

@@ -31,40 +31,46 @@ const MAX_IDLE: usize = 32;
 /// Idle instances kept per (component, business).
 const MAX_IDLE_PER_KEY: usize = 4;
 
-/// An instance that answered a call, with its store.
-pub(super) struct Warm {
+/// An instance that answered a call, with its store. `I` is the bindings'
+/// handle on the instance (the async bench has bindings of its own).
+pub(super) struct Warm<I = ResourceArea> {
     pub store: Store<RequestState>,
-    pub instance: ResourceArea,
+    pub instance: I,
     pub uses: u32,
     idle_since: Instant,
 }
 
-impl Warm {
-    pub fn new(store: Store<RequestState>, instance: ResourceArea, uses: u32) -> Warm {
+impl<I> Warm<I> {
+    pub fn new(store: Store<RequestState>, instance: I, uses: u32) -> Warm<I> {
         Warm { store, instance, uses, idle_since: Instant::now() }
     }
 }
 
 /// Idle instances by component, then by business.
-pub(super) struct WarmInstances {
+pub(super) struct WarmInstances<I = ResourceArea> {
     on: bool,
-    idle: Mutex<Idle>,
+    idle: Mutex<Idle<I>>,
 }
 
-#[derive(Default)]
-struct Idle {
-    by_component: HashMap<String, HashMap<String, Vec<Warm>>>,
+struct Idle<I> {
+    by_component: HashMap<String, HashMap<String, Vec<Warm<I>>>>,
     count: usize,
 }
 
-impl WarmInstances {
-    pub fn new() -> WarmInstances {
+impl<I> Default for Idle<I> {
+    fn default() -> Self {
+        Idle { by_component: HashMap::new(), count: 0 }
+    }
+}
+
+impl<I> WarmInstances<I> {
+    pub fn new() -> WarmInstances<I> {
         let on = std::env::var("SWITCHBOARD_WARM_INSTANCES").map_or(true, |v| v != "0");
         WarmInstances { on, idle: Mutex::new(Idle::default()) }
     }
 
     /// An idle instance of `component` that last answered `business`.
-    pub fn take(&self, component: &str, business: &str) -> Option<Warm> {
+    pub fn take(&self, component: &str, business: &str) -> Option<Warm<I>> {
         if !self.on || business.is_empty() {
             return None;
         }
@@ -80,7 +86,7 @@ impl WarmInstances {
     }
 
     /// Keeps `warm` for `business`'s next call, if it may be reused.
-    pub fn put(&self, component: &str, business: &str, mut warm: Warm) {
+    pub fn put(&self, component: &str, business: &str, mut warm: Warm<I>) {
         if !self.on || business.is_empty() || warm.uses >= MAX_USES || !warm.store.data().reusable() {
             return;
         }
@@ -114,8 +120,8 @@ impl WarmInstances {
     }
 }
 
-impl Idle {
-    fn remove_oldest(&mut self) -> Option<Warm> {
+impl<I> Idle<I> {
+    fn remove_oldest(&mut self) -> Option<Warm<I>> {
         let (component, business, index) = self
             .by_component
             .iter()
