@@ -21,7 +21,7 @@ pub fn period(r: &Request) -> Result<Period, Failure> {
         None => 14,
         Some(v) => v.parse().ok().filter(|n| (1..=90).contains(n)).ok_or_else(|| fail::validation("invalid_query_parameter", "query parameter `days` must be an integer from 1 to 90"))?,
     };
-    let row = db::query_one("SELECT date(?1, ?2), date(?1), unixepoch(date(?1, ?2)) * 1000", &[crate::now().into(), format!("-{} days", days - 1).into()])?
+    let row = db::query_one("SELECT date(?1, ?2), date(?1), CAST(strftime('%s', date(?1, ?2)) AS INTEGER) * 1000", &[crate::now().into(), format!("-{} days", days - 1).into()])?
         .ok_or_else(|| fail::internal("internal_error", "the period could not be computed"))?;
     let ms = row.int(2).max(0) as u64;
     Ok(Period { from: row.text(0), to: row.text(1), first_id: format!("{:08x}-{:04x}-0000-0000-000000000000", ms >> 16, ms & 0xffff) })
