@@ -38,7 +38,7 @@ pub(crate) struct Browser<'a> {
 }
 
 impl<'a> Browser<'a> {
-    fn new(s: &'a Server) -> Browser<'a> {
+    pub(crate) fn new(s: &'a Server) -> Browser<'a> {
         let http = reqwest::blocking::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
         Browser { s, http, cookie: None, csrf: None }
     }

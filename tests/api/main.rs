@@ -10,6 +10,7 @@ mod cloud_messenger;
 mod component_cache;
 mod console;
 mod console_owner;
+mod console_users;
 mod contacts;
 mod data_sources;
 mod downloads;

@@ -298,8 +298,45 @@ def run(page, base, business, key, voice, receiver):
     after = api_get(base, key, f"/api/v1/credits?businessId={business}")["availableMicrocredits"]
     check(after - before == 2_000_000, f"a double click on Add credits adds them once ({after - before})")
 
+    # ---- who may log in ------------------------------------------------------------------------
+    nav(page, "API keys")
+    invite = page.locator("#invite-user")
+    invite.wait_for()
+    invite.get_by_label("Email").fill("nope")
+    page.locator("#err-email").filter(has_text="name@example.com").wait_for()
+    check(True, "an email is checked as it is typed")
+    invite.get_by_label("Email").fill("helper@example.com")
+    invite.get_by_label("Role").select_option("viewer")
+    invite.get_by_role("button", name="Invite").dblclick()
+    link = page.locator("#invite-link").inner_text().strip()
+    users = page.evaluate("fetch('/console/api/users').then((r) => r.json())")["data"]["users"]
+    helper = [u for u in users if u["email"] == "helper@example.com"]
+    check(len(helper) == 1 and helper[0]["role"] == "viewer" and link.startswith(f"{base}/console/#setup="),
+          f"a double click on Invite invites once, and the setup link is shown ({len(helper)})")
+    guest = page.context.browser.new_context()
+    gpage = guest.new_page()
+    gpage.goto(link)
+    gpage.get_by_label("New password").fill(PASSWORD)
+    gpage.get_by_role("button", name="Set password").click()
+    gpage.get_by_role("heading", name="Log in").wait_for()
+    login(gpage, base, "helper@example.com")
+    check("viewer" in gpage.locator("header").inner_text(), "the invited user sets a password with the link and logs in as a viewer")
+    guest.close()
+    page.goto(f"{base}/console/#/keys")
+    row = page.get_by_role("form", name="Role of helper@example.com")
+    row.get_by_label("Role", exact=True).select_option("owner")
+    row.get_by_role("button", name="Save the role of helper@example.com").click()
+    page.get_by_text("Role saved.", exact=False).wait_for()
+    users = page.evaluate("fetch('/console/api/users').then((r) => r.json())")["data"]["users"]
+    check([u["role"] for u in users if u["email"] == "helper@example.com"] == ["owner"], "a role is set from the page")
+    page.once("dialog", lambda dlg: dlg.accept())
+    page.get_by_role("button", name="Remove helper@example.com").click()
+    page.get_by_text("User removed.").wait_for()
+    users = page.evaluate("fetch('/console/api/users').then((r) => r.json())")["data"]["users"]
+    check([bool(u["disabledAt"]) for u in users if u["email"] == "helper@example.com"] == [True], "a user is removed from the page")
+
     # ---- every page touched here, at both widths ------------------------------------------
-    routes = ["#/contacts", f"#/contacts/{zed}", "#/agents/new", f"#/agents/{voice_agent(base, key, business)}", "#/campaigns", "#/channels"]
+    routes = ["#/keys", "#/contacts", f"#/contacts/{zed}", "#/agents/new", f"#/agents/{voice_agent(base, key, business)}", "#/campaigns", "#/channels"]
     sweep(page, base, routes, 1280)
     sweep(page, base, routes, 375)
 
@@ -311,8 +348,8 @@ def run(page, base, business, key, voice, receiver):
     vpage.set_default_timeout(WAIT_MS)
     login(vpage, base, "viewer@example.com")
     actions = ["Create contact", "Apply", "Add category", "Save contact", "Call now", "Delete this contact", "Create agent", "Archive this agent",
-               "Create as a draft", "Connect", "Save voice settings", "Save prices", "Add credits"]
-    for route in ["#/contacts", f"#/contacts/{zed}", "#/campaigns", "#/channels"]:
+               "Create as a draft", "Connect", "Save voice settings", "Save prices", "Add credits", "Invite", "Save role", "Remove"]
+    for route in ["#/keys", "#/contacts", f"#/contacts/{zed}", "#/campaigns", "#/channels"]:
         vpage.goto(f"{base}/console/{route}")
         vpage.locator("main h1").wait_for()
         vpage.wait_for_load_state("networkidle")

@@ -208,6 +208,69 @@ pub fn set_password_with_token(c: &db::Connection, token: &str, password_hash: &
     Ok(Some(id))
 }
 
+/// True when any console user (of any business, disabled or not) has this
+/// normalized email (emails are unique).
+pub fn find_any_by_email(c: &db::Connection, email: &str) -> Result<bool> {
+    Ok(!db::query_strings(c, "SELECT id FROM console_users WHERE email = ?1", vec![SqlValue::Text(email.to_string())])?.is_empty())
+}
+
+/// What a change of another user of the business came to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Change {
+    Done,
+    /// No such active user in this business.
+    NotFound,
+    /// It would leave the business without an active owner.
+    LastOwner,
+}
+
+/// The business's active user `user`'s role, if there is one.
+fn active_role(c: &db::Connection, business: &str, user: &str) -> Result<Option<String>> {
+    let rows = db::query_strings(c, "SELECT role FROM console_users WHERE id = ?1 AND business_id = ?2 AND disabled_at IS NULL", vec![SqlValue::Text(user.into()), SqlValue::Text(business.into())])?;
+    Ok(rows.into_iter().next())
+}
+
+/// True when `user` is the business's only active owner.
+fn only_owner(c: &db::Connection, business: &str, user: &str) -> Result<bool> {
+    let others = db::query_strings(
+        c,
+        "SELECT id FROM console_users WHERE business_id = ?1 AND role = 'owner' AND disabled_at IS NULL AND id <> ?2 LIMIT 1",
+        vec![SqlValue::Text(business.into()), SqlValue::Text(user.into())],
+    )?;
+    Ok(others.is_empty())
+}
+
+/// Sets an active user's role (the console's users page; inside the
+/// caller's transaction). Their sessions end, so the new role's scopes
+/// apply from their next login. A business keeps at least one owner.
+pub fn set_role(c: &db::Connection, business: &str, user: &str, role: &str) -> Result<Change> {
+    if !ROLES.contains(&role) {
+        bail!("role must be owner or viewer");
+    }
+    let Some(was) = active_role(c, business, user)? else { return Ok(Change::NotFound) };
+    if was == "owner" && role != "owner" && only_owner(c, business, user)? {
+        return Ok(Change::LastOwner);
+    }
+    if was != role {
+        db::execute(c, "UPDATE console_users SET role = ?2 WHERE id = ?1", vec![SqlValue::Text(user.into()), SqlValue::Text(role.into())])?;
+        super::sessions::revoke_all_of(c, user)?;
+    }
+    Ok(Change::Done)
+}
+
+/// Removes an active user from the business (as `admin user disable`: they
+/// can no longer log in and their sessions end; inside the caller's
+/// transaction). A business keeps at least one owner.
+pub fn remove(c: &db::Connection, business: &str, user: &str) -> Result<Change> {
+    let Some(was) = active_role(c, business, user)? else { return Ok(Change::NotFound) };
+    if was == "owner" && only_owner(c, business, user)? {
+        return Ok(Change::LastOwner);
+    }
+    db::execute(c, "UPDATE console_users SET disabled_at = ?2 WHERE id = ?1", vec![SqlValue::Text(user.into()), SqlValue::Text(crate::clock::now_rfc3339())])?;
+    super::sessions::revoke_all_of(c, user)?;
+    Ok(Change::Done)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,8 @@
 //! * `/console/api/…` are the session-only routes. The host answers the ones
 //!   about the session itself, API keys and the business's provider
 //!   adapters (`providers`), and an owner's voice lines, prices, credit
-//!   top-ups and sandbox channels (`owner`) here ([`respond`]); agent
+//!   top-ups and sandbox channels (`owner`), and its users (`team`) here
+//!   ([`respond`]); agent
 //!   testing is in the operation table (57-59, owned by the messaging area).
 //!   Every one of them refuses an API key.
 //!
@@ -18,6 +19,7 @@
 pub mod keys;
 pub mod owner;
 pub mod providers;
+pub mod team;
 pub use switchboard_admin::{sessions, users};
 
 use crate::pipeline::{Answer, App};
@@ -87,6 +89,7 @@ pub fn serves(path: &str) -> bool {
         || path == PROVIDERS_PATH
         || providers::interface_of(path).is_some()
         || owner::path(path).is_some()
+        || team::path(path).is_some()
 }
 
 /// The access log's name for a console path (never a key id).
@@ -99,6 +102,7 @@ pub fn logged_path(path: &str) -> &'static str {
         PROVIDERS_PATH => PROVIDERS_PATH,
         p if providers::interface_of(p).is_some() => "/console/api/providers/{interface}",
         p if owner::path(p).is_some() => owner::path(p).unwrap_or_default(),
+        p if team::path(p).is_some() => team::path(p).unwrap_or_default(),
         _ => "/console/",
     }
 }
@@ -155,7 +159,7 @@ fn json(body: String) -> Answer {
 }
 
 fn operation_name(method: &str, path: &str) -> &'static str {
-    if let Some(name) = owner::operation_name(method, path) {
+    if let Some(name) = owner::operation_name(method, path).or_else(|| team::operation_name(method, path)) {
         return name;
     }
     match (method, logged_path(path)) {
@@ -231,6 +235,10 @@ fn route(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done, Failu
             done(providers::set(app, &s, providers::interface_of(p).expect("matched"), &r.body)?)
         }
         (p, _) if owner::path(p).is_some() => done(owner::route(app, r, owner::path(p).unwrap_or_default())?),
+        (p, _) if team::path(p).is_some() => {
+            let (status, data) = team::route(app, r)?;
+            Ok(Done { status, data, set_cookie: None })
+        }
         (SESSION_PATH, _) => Err(method_not_allowed("GET, POST, DELETE")),
         (PASSWORD_PATH, _) => Err(method_not_allowed("POST")),
         (KEYS_PATH, _) => Err(method_not_allowed("GET, POST")),

@@ -309,6 +309,7 @@ const OWNER_RULES = {
   pricePerContactMicrocredits: { type: "integer", minimum: 0, maximum: 1000000000000 },
   pricePerThousandCharactersMicrocredits: { type: "integer", minimum: 0, maximum: 1000000000000 },
   microcredits: { type: "integer", required: true, minimum: 1, maximum: 1000000000000 },
+  email: { required: true, maxLength: 254, pattern: "^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$" },
 };
 // An owner form's fields checked as typed by OWNER_RULES; answers check().
 function ownerRules(form, labels) {

@@ -25,7 +25,7 @@ async function keysPage() {
     h("thead", {}, h("tr", {}, ["Key", "Scopes", "Created", "Last used", ""].map((t) => h("th", { scope: "col", text: t })))),
     h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 5, text: "No keys yet." }))));
   const nodes = [h("h1", { text: "API keys" }), table];
-  if (owner) nodes.push(createKeyForm(data.scopes));
+  if (owner) nodes.push(createKeyForm(data.scopes), await usersSection());
   else nodes.push(h("p", { class: "muted", text: "Only an owner can create or revoke keys." }));
   showOn(here, ...nodes);
 }
@@ -67,6 +67,7 @@ const RULE_WORDS = {
   // The owner routes' rules (agents.js OWNER_RULES).
   "^[A-Za-z0-9._:-]+$": "must be letters, digits or . _ : -",
   "^([01]?[0-9]|2[0-3]):[0-5][0-9]-([01]?[0-9]|2[0-3]):[0-5][0-9]$": "must be two times of day as HH:MM-HH:MM, such as 09:00-20:00",
+  "^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$": "must be an address like name@example.com",
 };
 
 // The schema of `path` ("voiceSettings.firstGreeting") in the document's
@@ -152,6 +153,52 @@ function liveRules(form, schema, labels) {
     }
     if (details.length) throw new ApiError(400, { message: "Check the fields marked below.", details });
   };
+}
+
+// ---- who may log in (owners) -------------------------------------------------------------
+
+// The business's console users: invite one (a setup link shown once), set
+// a role, remove one (the owner routes of host/src/console/team.rs).
+async function usersSection() {
+  const data = await api("GET", "/console/api/users");
+  const items = data.users.map((u) => {
+    const gone = !!u.disabledAt;
+    const standing = gone ? "removed" : u.passwordSet ? "active" : "invited";
+    const form = h("form", { class: "inline", novalidate: true, "aria-label": `Role of ${u.email}` },
+      h("p", { class: "form-error", role: "alert" }),
+      h("strong", { text: u.email }), " ", badge(standing), " ",
+      gone ? null : [
+        h("label", { for: `role-${u.userId}`, text: "Role" }),
+        h("select", { id: `role-${u.userId}`, name: "role" }, ["owner", "viewer"].map((r) => h("option", { value: r, text: r, selected: r === u.role }))),
+        h("button", { type: "submit", class: "secondary", text: "Save role", "aria-label": `Save the role of ${u.email}` }),
+        h("button", { type: "button", class: "danger", text: "Remove", "aria-label": `Remove ${u.email}`, onclick: once(async () => {
+          if (!confirm(`Remove ${u.email}? They can no longer log in.`)) return;
+          await api("DELETE", `/console/api/users/${u.userId}`); await keysPage(); toast("User removed.");
+        }) })]);
+    onSubmit(form, async () => {
+      await api("PATCH", `/console/api/users/${u.userId}`, { role: form.role.value }); await keysPage(); toast("Role saved. Their next login has it.");
+    });
+    return h("li", {}, form);
+  });
+  const invite = h("form", { class: "card", novalidate: true, id: "invite-user" },
+    h("h3", { text: "Invite someone" }),
+    h("p", { class: "form-error", role: "alert" }),
+    h("label", { for: "inv-email", text: "Email" }),
+    h("input", { id: "inv-email", name: "email", type: "email", autocomplete: "off" }),
+    h("label", { for: "inv-role", text: "Role" }),
+    h("select", { id: "inv-role", name: "role" }, h("option", { value: "viewer", text: "viewer (reads only)" }), h("option", { value: "owner", text: "owner (everything)" })),
+    h("button", { type: "submit", text: "Invite" }));
+  const check = ownerRules(invite, { email: "The email" });
+  onSubmit(invite, async () => {
+    check();
+    const r = await api("POST", "/console/api/users", { email: invite.email.value, role: invite.role.value });
+    await keysPage();
+    shownOnce("invite-link", `An invitation for ${r.email}`, "Send them this link: it sets their password once, within 24 hours, and is not shown again.", location.origin + r.setupLink);
+  });
+  return h("section", { class: "card", "aria-labelledby": "users-title" },
+    h("h2", { id: "users-title", text: "People who can log in" }),
+    h("ul", { class: "plain", id: "users" }, items),
+    invite);
 }
 
 // ---- contacts ---------------------------------------------------------------------------
