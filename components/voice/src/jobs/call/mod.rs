@@ -325,7 +325,10 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
     let (mut ringing_at, mut started_at) = (None, None);
     let mut ended = None;
     let greeting_id = utterance_id(&c.id, 0);
-    // The audio span of the assistant's latest utterance, once a receipt says it.
+    // The audio span of the assistant's latest utterance, from a receipt of
+    // this step (the sandbox carrier reports a barge-in with the receipt of
+    // the utterance it interrupts; a speech reported steps after its
+    // receipt is not seen as an interruption).
     let mut speaking: Option<(u64, u64)> = None;
     for e in progress.events {
         match e.event {
