@@ -17,7 +17,7 @@ const COMPONENTS: &[&str] = &["contacts", "dispatcher", "agents", "data-sources"
 /// fault tests, the test plugins, the cloud-messenger plugin and the two
 /// halves of the edge build (composed by the tests with `wac plug`), whose
 /// paths reach the tests as `SWITCHBOARD_<NAME>_WASM`.
-const TEST_COMPONENTS: &[&str] = &["testbed", "plugin-testbed", "plugin-ai-testbed", "cloud-messenger", "edge", "edge-store"];
+const TEST_COMPONENTS: &[&str] = &["testbed", "plugin-testbed", "plugin-ai-testbed", "cloud-messenger", "twilio-carrier", "edge", "edge-store"];
 
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join("../..").canonicalize().expect("the repository root");

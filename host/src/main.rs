@@ -9,6 +9,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod admin_cli;
 mod background;
 mod bench_native;
+mod carrier_events;
 mod cli;
 mod console;
 mod download;

@@ -202,6 +202,7 @@ fn logged_path(shared: &Shared, path: &str, side: Option<Side>, op: Option<&swit
     match side {
         Some(Side::OpenApi | Side::Healthz | Side::Readyz | Side::Metrics) => return path.to_string(),
         Some(Side::Sandbox) if shared.app.sandbox_routes => return path.to_string(),
+        Some(Side::ProviderEvents) if crate::carrier_events::business_of(path).is_some() => return crate::carrier_events::TEMPLATE.to_string(),
         Some(Side::ProviderEvents) => return crate::provider_events::TEMPLATE.to_string(),
         _ => {}
     }
@@ -561,6 +562,9 @@ impl Work {
         match whole {
             Whole::Sandbox => crate::sandbox::inbound(&shared.app, incoming.path, incoming.method, incoming.authorization, &incoming.body, request_id),
             Whole::BenchNative => crate::bench_native::handle(&shared.app, incoming, request_id),
+            Whole::ProviderEvents(headers) if crate::carrier_events::business_of(incoming.path).is_some() => {
+                crate::carrier_events::receive(&shared.app, incoming.path, incoming.method, incoming.query, headers, incoming.body, request_id)
+            }
             Whole::ProviderEvents(headers) => crate::provider_events::receive(&shared.app, incoming.path, incoming.method, incoming.query, headers, incoming.body, request_id),
         }
     }

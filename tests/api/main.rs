@@ -38,6 +38,7 @@ mod scale_out;
 mod stalls;
 mod stats;
 mod summaries;
+mod twilio_carrier;
 mod voice;
 mod webhook_delivery;
 mod webhooks;

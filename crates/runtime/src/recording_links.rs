@@ -39,6 +39,12 @@ pub fn configure(secret: Vec<u8>, base_url: &str, ttl_ms: u64) {
     let _ = CONFIG.set(Config { secret, base_url: base_url.trim_end_matches('/').to_string(), ttl_ms: ttl_ms.min(i64::MAX as u64) as i64 });
 }
 
+/// The server's public base URL (`serve --public-url`), once configured: a
+/// carrier's signed callback is checked against the address it called.
+pub fn public_url() -> Option<&'static str> {
+    CONFIG.get().map(|c| c.base_url.as_str())
+}
+
 fn signature(secret: &[u8], call_id: &str, business: &str, expiry: i64, disposition: &str) -> Hmac<Sha256> {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("any key length");
     mac.update(format!("v1|{call_id}|{business}|{expiry}|{disposition}").as_bytes());

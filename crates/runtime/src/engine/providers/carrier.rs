@@ -29,6 +29,22 @@ mod world {
         },
     });
 }
+/// The world of a carrier that calls back: the same imports, one more
+/// export. A carrier plugin built for `carrier-provider` links as before;
+/// one built for this world also gets its status callbacks.
+mod hooks_world {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "switchboard:provider/carrier-webhooks-provider",
+        with: {
+            "switchboard:provider/clock": crate::engine::switchboard::provider::clock,
+            "switchboard:provider/ids": crate::engine::switchboard::provider::ids,
+            "switchboard:provider/log": crate::engine::switchboard::provider::log,
+            "switchboard:provider/settings": crate::engine::providers::settings,
+            "switchboard:provider/http": crate::engine::providers::provider_http,
+        },
+    });
+}
 use world::exports::switchboard::provider::carrier as provider;
 #[cfg(test)]
 pub use world::exports::switchboard::provider::carrier::{CallEvent, EndCause};
@@ -38,6 +54,8 @@ pub use world::exports::switchboard::provider::carrier::{CarrierError, Placement
 pub struct Carrier {
     engine: Engine,
     pre: world::CarrierProviderPre<ProviderState>,
+    /// When the component exports `carrier-webhooks`.
+    hooks: Option<hooks_world::CarrierWebhooksProviderPre<ProviderState>>,
     limits: CallLimits,
 }
 
@@ -51,7 +69,8 @@ impl Provider for Carrier {
 
     fn link(engine: &Engine, component: &Component, limits: CallLimits) -> Result<Carrier> {
         let pre = super::instance_pre(engine, component, &limits, |l| world::CarrierProvider::add_to_linker::<_, HasSelf<_>>(l, |s| s))?;
-        Ok(Carrier { engine: engine.clone(), pre: world::CarrierProviderPre::new(pre)?, limits })
+        let hooks = hooks_world::CarrierWebhooksProviderPre::new(pre.clone()).ok();
+        Ok(Carrier { engine: engine.clone(), pre: world::CarrierProviderPre::new(pre)?, hooks, limits })
     }
 
     fn add_to_linker(linker: &mut Linker<RequestState>) -> Result<()> {
@@ -81,6 +100,33 @@ impl Carrier {
                 Err(CarrierError { code, message, retryable })
             }
         }
+    }
+
+    /// A status callback the carrier sent: our ids of the calls it is
+    /// about, once the adapter checked its signature; `not_supported` when
+    /// the adapter takes no callbacks.
+    pub fn receive(&self, settings: &Settings, url: &str, headers: &[(String, String)], body: &[u8]) -> Result<Vec<String>, CarrierError> {
+        let Some(hooks) = &self.hooks else {
+            return Err(CarrierError { code: "not_supported".into(), message: "this carrier adapter takes no callbacks".into(), retryable: false });
+        };
+        let answer = super::call(&self.engine, &self.limits, settings.clone(), "voice", |store, instantiated| {
+            let instance = hooks.instantiate(&mut *store)?;
+            instantiated();
+            instance.switchboard_provider_carrier_webhooks().call_receive(store, url, headers, body)
+        });
+        match answer {
+            Ok(Ok(ids)) => Ok(ids),
+            Ok(Err(e)) => Err(CarrierError { code: e.code, message: e.message, retryable: e.retryable }),
+            Err(fault) => {
+                let (code, message, retryable) = fault.error(&self.limits, "carrier_unavailable", "voice carrier");
+                Err(CarrierError { code, message, retryable })
+            }
+        }
+    }
+
+    /// Whether the adapter exports `carrier-webhooks`.
+    pub fn takes_callbacks(&self) -> bool {
+        self.hooks.is_some()
     }
 
     pub fn place(&self, settings: &Settings, call: &Placement) -> Result<Progress, CarrierError> {

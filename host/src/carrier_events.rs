@@ -1,0 +1,96 @@
+//! What a voice carrier pushes to us: `POST
+//! /providers/v1/{businessId}/carrier/events`, the address a business's
+//! carrier plugin gives its carrier for status callbacks. No API key: the
+//! business's carrier plugin checks the carrier's signature with its own
+//! secret settings and names the calls the callback is about
+//! (`carrier-webhooks.receive`, given the address as the carrier called it:
+//! `serve --public-url`, the path and the query). The host makes those
+//! calls' pending `voice.call` steps due now, and their `poll` reads what
+//! happened, so a callback moves a call through exactly the path a poll does
+//! and a lost or repeated callback changes nothing.
+//!
+//! Answers: 200 `{received, woken}`; 401 `signature_invalid`; 404
+//! `provider_events_not_accepted` when the business's carrier takes no
+//! callbacks (the embedded sandbox, a plugin without the export); 400 for a
+//! callback the plugin cannot read; 503 (retryable) when the plugin is not
+//! loaded or failed, so the carrier sends it again.
+
+use crate::db::{self, SqlValue};
+use crate::pipeline::{Answer, App};
+use switchboard_gateway::errors::Failure;
+
+const PREFIX: &str = "/providers/v1/";
+const SUFFIX: &str = "/carrier/events";
+/// The path as the access log shows it.
+pub const TEMPLATE: &str = "/providers/v1/{businessId}/carrier/events";
+
+/// The business of a carrier callback path, if `path` is one.
+pub fn business_of(path: &str) -> Option<&str> {
+    let id = path.strip_prefix(PREFIX)?.strip_suffix(SUFFIX)?;
+    (!id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')).then_some(id)
+}
+
+/// The route. Runs on a blocking thread.
+pub fn receive(app: &App, path: &str, method: &str, query: Option<&str>, headers: Vec<(String, String)>, body: Vec<u8>, request_id: &str) -> Answer {
+    let answer = match (method, business_of(path)) {
+        ("POST", Some(business)) => take(app, &business.to_ascii_lowercase(), path, query, headers, body),
+        ("POST", None) => Err(Failure::new(404, "not_found", "route_not_found", "no such route")),
+        _ => Err(Failure::new(405, "validation", "method_not_allowed", "use POST").with_header("Allow", "POST".into())),
+    };
+    Answer::of_route(answer, 200, "carrierEvents", request_id)
+}
+
+fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec<(String, String)>, body: Vec<u8>) -> Result<serde_json::Value, Failure> {
+    let unavailable = crate::pipeline::unavailable;
+    let no_callbacks = || Failure::new(404, "not_found", "provider_events_not_accepted", "this business's voice carrier takes no callbacks");
+    let conn = app.db.conn().map_err(|_| unavailable())?;
+    let (carrier, settings) = match app.components.providers().plugin_for::<crate::engine::providers::carrier::Carrier>(&conn, business) {
+        Ok(Some(p)) => p,
+        Ok(None) | Err(crate::engine::providers::Unavailable::NotConfigured) => return Err(no_callbacks()),
+        Err(u) => {
+            let (code, message, _) = u.describe("carrier");
+            return Err(Failure::new(503, "capacity", &code, message).retryable(true));
+        }
+    };
+    if !carrier.takes_callbacks() {
+        return Err(no_callbacks());
+    }
+    let base = switchboard_runtime::recording_links::public_url().unwrap_or_default();
+    let url = match query {
+        Some(q) => format!("{base}{path}?{q}"),
+        None => format!("{base}{path}"),
+    };
+    let calls = carrier.receive(&settings, &url, &headers, &body).map_err(|e| match e.code.as_str() {
+        "signature_invalid" => Failure::new(401, "authentication", "signature_invalid", "the callback is not signed by the carrier"),
+        "not_supported" => no_callbacks(),
+        _ if e.retryable => Failure::new(503, "capacity", "provider_events_unavailable", "the carrier adapter could not read the callback; send it again").retryable(true),
+        _ => Failure::validation("provider_events_invalid", format!("the carrier adapter could not read the callback: {}", e.code)),
+    })?;
+    let gate = app.db.write_gate(std::time::Duration::from_secs(10)).ok_or_else(unavailable)?;
+    let now = crate::clock::now_ms();
+    let woken = crate::db::in_transaction(&conn, || {
+        let mut woken = 0u64;
+        // Only this business's calls, and only a step that waits.
+        for call in calls.iter().take(100) {
+            woken += db::execute(
+                &conn,
+                "UPDATE jobs SET due_at_ms = MIN(due_at_ms, ?3) WHERE state = 'pending' AND id = (SELECT job_id FROM calls WHERE business_id = ?1 AND id = ?2)",
+                vec![SqlValue::Text(business.into()), SqlValue::Text(call.clone()), SqlValue::Integer(now)],
+            )?;
+        }
+        Ok(woken)
+    });
+    drop(gate);
+    let woken = woken.map_err(|_| unavailable())?;
+    Ok(serde_json::json!({"received": calls.len(), "woken": woken}))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn paths() {
+        assert_eq!(super::business_of("/providers/v1/0190-ab/carrier/events"), Some("0190-ab"));
+        assert_eq!(super::business_of("/providers/v1/0190-ab/messenger/events"), None);
+        assert_eq!(super::business_of("/providers/v1//carrier/events"), None);
+    }
+}
