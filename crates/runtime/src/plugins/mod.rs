@@ -302,6 +302,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn only_an_ai_plugin_declares_embeddings_and_within_bounds() {
+        let manifest = |interface: &str, dims: u32| -> Manifest {
+            toml::from_str(&format!("name = \"p1\"\nversion = \"1.0.0\"\ninterface = \"{interface}\"\n[embeddings]\nmodel = \"m-1\"\ndimensions = {dims}\n")).unwrap()
+        };
+        assert!(manifest("ai", 1536).validate().is_ok());
+        assert!(manifest("messenger", 1536).validate().unwrap_err().to_string().contains("only an `ai` plugin"));
+        assert!(manifest("ai", 0).validate().unwrap_err().to_string().contains("embeddings.dimensions"));
+        assert_eq!(manifest("ai", 3).embeddings.unwrap().stored_model("p1"), "plugin:p1/m-1");
+    }
+
+    #[test]
     fn versions_and_hosts() {
         for ok in ["1.2.3", "0.1.0-beta.1", "10.0.0+build.5"] {
             assert!(version_ok(ok), "{ok}");
