@@ -112,7 +112,7 @@ fn without_the_key_secrets_are_refused_and_sealed_ones_do_not_open_and_a_rotatio
     // No key: refused before anything is written.
     let out = admin_keyed(&data.0, None, None, &choose_args(&t.business, &dir));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("SWITCHBOARD_SETTINGS_KEY") && err.contains("api-token"), "{err}");
+    assert!(!out.status.success() && err.contains("SWITCHBOARD_SETTINGS_KEY") && err.contains("the setting `api-token` is secret"), "{err}");
     assert!(!err.contains(TOKEN));
     assert_eq!(sql(&data.0, "SELECT COUNT(*) FROM provider_choices").trim(), "0");
     // A malformed key stops the command with the variable's name.

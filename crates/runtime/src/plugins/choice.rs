@@ -110,7 +110,10 @@ pub fn choose(db: &Db, business: &str, interface: Interface, plugin_dir: &Path, 
 pub fn sealed_choice(business: &str, interface: Interface, plugin: &str, settings: &HashMap<String, String>, manifest: &Manifest) -> Result<Choice> {
     let embeddings_model = manifest.embeddings.as_ref().map(|e| e.stored_model(plugin));
     let mut choice = Choice { business: business.into(), interface, plugin: plugin.into(), settings: HashMap::new(), sealed: HashMap::new(), embeddings_model };
-    for (name, value) in settings {
+    // In name order, so a refusal names the same setting every time.
+    let mut named: Vec<(&String, &String)> = settings.iter().collect();
+    named.sort();
+    for (name, value) in named {
         if manifest.settings.get(name).is_some_and(|s| s.secret) {
             let token = sealed::seal(value, &choice.binding(name))?;
             choice.sealed.insert(name.clone(), token);
