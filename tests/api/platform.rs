@@ -21,7 +21,7 @@ fn openapi_document_and_contract_are_public() {
     let doc = s.req().get("/api/v1/openapi.json");
     assert_eq!(doc.status, 200);
     assert_eq!(doc.body["openapi"], "3.1.0");
-    assert_eq!(doc.body["info"]["version"], "1.4.0");
+    assert_eq!(doc.body["info"]["version"], "1.5.0");
     let mut ops = 0;
     for (_, item) in doc.body["paths"].as_object().unwrap() {
         for (_, op) in item.as_object().unwrap() {
@@ -35,7 +35,10 @@ fn openapi_document_and_contract_are_public() {
     for (_, item) in doc.body["webhooks"].as_object().unwrap() {
         assert_eq!(item["post"]["security"], json!([]), "sent by the service, authenticated by its signature");
     }
-    assert_eq!(ops, 60, "the contract's 54, ours (the webhook delivery log and redelivery, the console's three agent-test operations, credits)");
+    assert_eq!(
+        ops, 70,
+        "the contract's 54, ours (the webhook delivery log and redelivery, the console's three agent-test operations, credits, the inbox's five, three daily figures, the campaign admission preview, a photoapp private reply)"
+    );
     assert_eq!(doc.body["components"]["schemas"]["ContactCreate"]["type"], "object");
 
     let c = s.req().get("/api/v1/contracts/whatsapp-automation");
