@@ -1,6 +1,7 @@
 //! Calling windows at scale (issue 40): however many members wait outside
 //! their window, the dispatcher's sweep reaches every one of them, so
-//! those inside theirs are called wherever they stand in admission order.
+//! those inside theirs are called wherever they stand in admission order;
+//! once nobody is left inside, the sweep waits for the next minute.
 
 use super::C;
 use crate::harness::*;
@@ -31,4 +32,13 @@ fn a_hundred_thousand_windowed_members_all_get_their_turn() {
     assert_eq!((it["status"].as_str(), it["counts"]["pending"].as_i64()), (Some("running"), Some(99_990)), "the others wait: {}", it["counts"]);
     let called = c.db(&format!("SELECT COUNT(*), SUM(k.mobile LIKE '+354%') FROM calls l JOIN contacts k ON k.business_id = l.business_id AND k.id = l.contact_id WHERE l.campaign_id = '{campaign}'"));
     assert_eq!(called, "10|10", "only and all the Icelandic members were called");
+    // Nobody else can be called before a window opens, on a minute: the
+    // sweep waits for the next minute instead of reading 99,990 members
+    // again every second (its next step is due seconds ahead, not at most
+    // one second as while members are being called).
+    poll("the sweep to wait for the next minute", || {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+        let due: i64 = c.db("SELECT IFNULL(MAX(due_at_ms), 0) FROM jobs WHERE kind = 'campaigns.dispatch' AND state = 'pending'").parse().unwrap();
+        (due - now > 5_000).then_some(())
+    });
 }

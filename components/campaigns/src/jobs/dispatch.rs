@@ -52,6 +52,8 @@ const ACTIVE_POLL_MS: u64 = 25;
 const QUIET_POLL_MS: u64 = 1_000;
 /// The longest a step waits before looking again (a retry time far away).
 const IDLE_POLL_MS: u64 = 10_000;
+/// A wall-clock minute: local times, and so calling windows, change on it.
+const MINUTE_MS: i64 = 60_000;
 
 /// The wait before the next step after `quiet` quiet steps in a row.
 pub fn poll_ms(quiet: u32) -> u64 {
@@ -151,7 +153,14 @@ fn step(job: &Job, r: &IterationRef) -> Result<Outcome, Failure> {
         db::execute("UPDATE campaigns SET updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), it.campaign_id.as_str().into(), now.into()])?;
         return Ok(Outcome::Done);
     }
-    let delay = if in_calls > 0 || pending > 0 {
+    let delay = if in_calls == 0 && open == 0 && moved == 0 && sweep.ended {
+        // A windowed sweep read to the end and found nobody inside their
+        // window, and nothing is in progress: windows open on the minute,
+        // so the next sweep waits for the next minute (or an earlier retry).
+        let next_minute = MINUTE_MS - now_ms.rem_euclid(MINUTE_MS);
+        let retry = next_retry.filter(|at| *at > now_ms).map_or(i64::MAX, |at| at - now_ms);
+        (next_minute.min(retry).max(ACTIVE_POLL_MS as i64)) as u64
+    } else if in_calls > 0 || pending > 0 {
         busy_poll
     } else {
         // Only retries or replies are awaited: look again when the first is
@@ -267,6 +276,8 @@ struct Sweep {
     cursor: Option<String>,
     /// The sweep stopped at [`WINDOW_SCAN`] with lines still free.
     cut_short: bool,
+    /// The sweep read to the last due member (the next starts over).
+    ended: bool,
 }
 
 /// Step 2: members into calls, as lines allow (voice), or their opening
@@ -327,6 +338,7 @@ fn claim(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64, cursor: Opt
             break;
         }
         if !full {
+            sweep.ended = true;
             break;
         }
         if pages == WINDOW_SCAN / WINDOW_PAGE {
