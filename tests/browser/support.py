@@ -310,6 +310,8 @@ def drive(run, name):
     server and the data dir are removed when run returns or fails."""
     chromium = ensure_tools()
     from playwright.sync_api import sync_playwright
+    # The screenshots of this run only (ids differ from run to run).
+    shutil.rmtree(SCREENSHOTS, ignore_errors=True)
 
     data = tempfile.mkdtemp(prefix="switchboard-browser-")
     port = free_port()

@@ -412,6 +412,9 @@ function cardCells(root) {
       for (const td of cells) {
         if (td.tagName === "TD" && !td.hasAttribute("data-label") && heads[col]) td.setAttribute("data-label", heads[col]);
         if (td.tagName === "TD" && STATUS_HEADINGS.includes(heads[col])) badgeCell(td);
+        // A card shows the label and the value side by side (a grid of two):
+        // a value of several nodes is kept together in one.
+        if (td.hasAttribute("data-label") && td.childNodes.length > 1) td.replaceChildren(h("span", { class: "cell" }, [...td.childNodes]));
         col += Number(td.getAttribute("colspan") || 1);
       }
     }
