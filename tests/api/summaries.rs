@@ -212,7 +212,8 @@ fn estimate_confirm_the_exact_maximum_then_export_one_row_per_contact() {
 
 /// An OpenAI-compatible chat endpoint: assessments (requests with a
 /// `response_format`) answer a JSON conclusion, or a 500 when the material
-/// mentions `fail_on`; other requests (agent turns) answer a goodbye.
+/// mentions `fail_on`; other requests (agent turns) end the call with a
+/// goodbye (the `end_call` tool).
 /// Requests are counted; each waits `delay` first.
 struct FakeAi {
     url: String,
@@ -232,7 +233,7 @@ impl FakeAi {
                 std::thread::spawn(move || {
                     let Some(request) = read_request(&stream) else { return };
                     let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-                    let content = if body.get("response_format").is_some() {
+                    let message = if body.get("response_format").is_some() {
                         std::thread::sleep(delay);
                         let material = body["messages"][1]["content"].as_str().unwrap_or("").to_string();
                         seen.lock().unwrap().push(material.clone());
@@ -241,11 +242,14 @@ impl FakeAi {
                             let _ = write!(stream, "HTTP/1.1 500 X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
                             return;
                         }
-                        json!({"summary": "=cmd|' /C calc'!A0", "nextAction": "Call back, \"soon\"", "followUp": true}).to_string()
+                        let conclusion = json!({"summary": "=cmd|' /C calc'!A0", "nextAction": "Call back, \"soon\"", "followUp": true});
+                        json!({"role": "assistant", "content": conclusion.to_string()})
                     } else {
-                        "Thank you. Goodbye. [end_call]".to_string()
+                        // The call ends by the end_call tool, with its last words.
+                        json!({"role": "assistant", "content": null,
+                            "tool_calls": [{"id": "e", "type": "function", "function": {"name": "end_call", "arguments": "{\"message\":\"Thank you. Goodbye.\"}"}}]})
                     };
-                    let answer = json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]});
+                    let answer = json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": message}]});
                     answer_json(&stream, &answer.to_string());
                 });
             }
