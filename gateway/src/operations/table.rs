@@ -305,7 +305,7 @@ pub static OPERATIONS: &[Operation] = &[
     // admin command line showed it).
     op!(60, Get, "/credits", "getCredits", "Read the microcredit balance and its ledger, newest first",
         scopes: ["credits:read"], cond: NONE, idem: false, Voice, Query, query: Q_PAGE, req: None, resp: Json("CreditAccount"), status: [200]),
-    // Ours: the inbox (61-66).
+    // Ours: the inbox (the console's Inbox page reads and answers through these).
     op!(61, Get, "/conversations", "listConversations", "List conversations, newest activity first, with unread counts and the last message",
         scopes: ["communications:read"], cond: NONE, idem: false, Messaging, Query, query: Q_CONVERSATIONS, req: None, resp: Json("ConversationList"), status: [200]),
     op!(62, Get, "/conversations/{conversationId}", "getConversation", "Read a conversation",
@@ -316,18 +316,17 @@ pub static OPERATIONS: &[Operation] = &[
         scopes: ["communications:write"], cond: NONE, idem: false, Messaging, Body, query: &[], req: Some("ConversationRead"), resp: Json("ConversationResult"), status: [200]),
     op!(65, Patch, "/conversations/{conversationId}", "updateConversation", "Take a conversation over from the agent, or hand it back",
         scopes: ["communications:write"], cond: NONE, idem: false, Messaging, Body, query: &[], req: Some("ConversationUpdate"), resp: Json("ConversationResult"), status: [200]),
-    // Ours: the console's overview and charts (67-69).
+    // Ours: daily figures (the console's overview and charts).
     op!(67, Get, "/stats/messages", "getMessageStats", "Count messages per day (UTC) and outbound messages by delivery status",
         scopes: ["communications:read"], cond: NONE, idem: false, Messaging, Query, query: Q_STATS, req: None, resp: Json("MessageStats"), status: [200]),
     op!(68, Get, "/stats/calls", "getCallStats", "Count calls per day (UTC) and calls by status",
         scopes: ["voice:read"], cond: NONE, idem: false, Voice, Query, query: Q_STATS, req: None, resp: Json("CallStats"), status: [200]),
     op!(69, Get, "/stats/credits", "getCreditStats", "Credits granted and charged per day (UTC), and the balance at each day's end",
         scopes: ["credits:read"], cond: NONE, idem: false, Voice, Query, query: Q_STATS, req: None, resp: Json("CreditStats"), status: [200]),
-    // Ours: everyday tasks without the command line (70-74).
+    // Ours: who a campaign would admit, before it is created.
     op!(70, Post, "/campaigns/admission-preview", "previewCampaignAdmission", "Count who a first iteration of this agent and audience would admit, writing nothing",
         scopes: ["campaigns:read", "contacts:read"], cond: NONE, idem: false, Campaigns, Body, query: &[], req: Some("CampaignAdmissionPreview"), resp: Json("CampaignAdmissionPreviewResult"), status: [200]),
-
-    // Ours: photoapp private replies (75-76).
+    // Ours: a photoapp comment answered privately (Instagram's rule: once, within 7 days).
     op!(75, Post, "/photoapp/private-replies", "sendPhotoappPrivateReply", "Answer a public comment privately (a direct message to the commenter), once, within 7 days of it",
         scopes: ["communications:write", "photoapp:write"], cond: NONE, idem: true, Messaging, Body, query: &[], req: Some("PhotoappPrivateReply"), resp: Json("MessageQueued"), status: [202]),
 ];
