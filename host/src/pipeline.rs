@@ -310,16 +310,10 @@ impl App {
             return;
         }
         let _in_request = w.span.enter();
-        // The step reads and writes nothing; its store only needs a
-        // connection to hold.
-        let Ok(conn) = self.db.read_conn().map(|c| c.detach()) else {
-            w.refused = Some(Box::new(Answer::failure(&unavailable(), &w.request_id)));
-            return;
-        };
+        // The step reads and writes nothing: it borrows no connection.
         let step = crate::metrics::prepare_step(w.admitted.op.id);
-        let (conn, result) = self.components.prepare(w.component, conn, &w.req, self.deadline);
+        let result = self.components.prepare(w.component, &w.req, self.deadline);
         drop(step);
-        self.db.give_back(conn);
         match result {
             Ok(Ok(prepared)) => {
                 w.req.body = None;

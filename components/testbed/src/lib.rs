@@ -87,19 +87,21 @@ impl Guest for Testbed {
         }
     }
 
-    /// `importContacts`' prepare step tries the store, a read and a write:
-    /// the host must refuse both before the write transaction. It answers
-    /// 400 `prepare_store_refused` with what the host said, or 500
-    /// `prepare_store_allowed` should either have gone through.
+    /// `importContacts`' prepare step tries the store, a read and a write,
+    /// and a provider (the `ai` import): the host must refuse all three
+    /// before the write transaction. It answers 400 `prepare_store_refused`
+    /// with what the host said, or 500 `prepare_store_allowed` should any
+    /// have gone through.
     fn prepare(req: Request) -> Result<Vec<u8>, Failure> {
         let read = switchboard_guest::store::query("SELECT COUNT(*) FROM categories WHERE business_id = ?1", &[req.business_id.as_str().into()]);
         let write = switchboard_guest::store::execute(
             "INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, 'from-prepare', '2026-01-01T00:00:00.000Z')",
             &[switchboard_guest::new_id().into(), req.business_id.as_str().into()],
         );
-        match (read, write) {
-            (Err(r), Err(w)) => Err(fail::validation("prepare_store_refused", format!("read: {}; write: {}", r.message, w.message))),
-            _ => Err(fail::internal("prepare_store_allowed", "the store answered a prepare step")),
+        let provider = switchboard_guest::ai::complete("Say hello.", &[("user".to_string(), "hello".to_string())]);
+        match (read, write, provider) {
+            (Err(r), Err(w), Err(p)) => Err(fail::validation("prepare_store_refused", format!("read: {}; write: {}; provider: {p}", r.message, w.message))),
+            _ => Err(fail::internal("prepare_store_allowed", "the store or a provider answered a prepare step")),
         }
     }
 }

@@ -172,7 +172,7 @@ impl AsyncWay {
                 store.set_epoch_deadline(super::deadline_ticks(DEADLINE));
                 (store, Some(instance), uses)
             }
-            None => (c.store(conn, log_context, &req.business_id, DEADLINE), None, 0),
+            None => (c.store(Some(conn), log_context, &req.business_id, DEADLINE), None, 0),
         };
         let instance = match instance {
             Some(i) => i,

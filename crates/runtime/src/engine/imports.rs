@@ -19,8 +19,9 @@ pub struct RequestState {
     table: ResourceTable,
     pub(super) limits: super::warm::Limits,
     /// The call's connection; mutations arrive with a write transaction
-    /// already open on it. None only between the calls of a warm instance
-    /// (`warm.rs`), when the connection went back to its caller.
+    /// already open on it. None between the calls of a warm instance
+    /// (`warm.rs`), when the connection went back to its caller, and in a
+    /// prepare step, which reads nothing.
     pub(super) conn: Option<crate::db::Connection>,
     pub(super) log_context: String,
     /// The business the request or job step runs for (whose provider
@@ -35,7 +36,8 @@ pub struct RequestState {
     /// Set for a job step: which job and fence it runs under.
     pub(super) step: Option<StepContext>,
     /// Set for a prepare step (`Components::prepare`): it runs before the
-    /// write transaction, so `store` and `jobs` refuse every call.
+    /// write transaction and without a connection, so `store`, `jobs` and
+    /// the provider imports refuse every call.
     pub(super) preparing: bool,
 }
 
@@ -62,18 +64,27 @@ impl LazyWrite {
     pub fn into_parts(self) -> Option<(crate::db::WriteGuard, crate::db::Connection)> {
         self.guard.zip(self.reader)
     }
+    /// Whether the step took the gate (began its transaction).
+    pub fn began(&self) -> bool {
+        self.guard.is_some()
+    }
+    /// The gate, to run a step that never began writing once more.
+    pub(super) fn into_gate(self) -> crate::db::Gate {
+        debug_assert!(self.guard.is_none(), "only a step that never wrote runs again");
+        self.gate
+    }
 }
 
 /// How long a lazily begun write waits for the gate before the store says `busy`.
 const LAZY_GATE_WAIT: Duration = Duration::from_secs(30);
 
 impl RequestState {
-    pub(super) fn new(conn: crate::db::Connection, log_context: String, business_id: &str, outbound: Arc<OutboundPolicy>, providers: Arc<Providers>) -> RequestState {
+    pub(super) fn new(conn: Option<crate::db::Connection>, log_context: String, business_id: &str, outbound: Arc<OutboundPolicy>, providers: Arc<Providers>) -> RequestState {
         RequestState {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
             limits: super::warm::Limits::new(super::store_limits()),
-            conn: Some(conn),
+            conn,
             log_context,
             business_id: business_id.to_string(),
             outbound,
@@ -97,7 +108,8 @@ impl RequestState {
         &self.business_id
     }
 
-    /// The call's connection.
+    /// The call's connection (a prepare step has none: every import that
+    /// reads it refuses a prepare step first).
     pub fn conn(&self) -> &crate::db::Connection {
         self.conn.as_ref().expect("a call's connection is set while it runs")
     }
@@ -242,12 +254,26 @@ fn store_error_text(message: String) -> store::StoreError {
 
 impl types::Host for RequestState {}
 
+/// What a provider import answers a prepare step.
+pub const PROVIDER_REFUSED_IN_PREPARE: &str = "a prepare step runs before the transaction: it may not call a provider";
+
 impl RequestState {
     fn refuse_in_prepare(&self) -> Result<(), store::StoreError> {
         if self.preparing {
             return Err(store::StoreError { kind: "other".into(), message: "a prepare step runs before the transaction: it may not read or write storage".into() });
         }
         Ok(())
+    }
+
+    /// The connection a provider import reads the business's choices on,
+    /// or, in a prepare step (which must never reach a provider),
+    /// [`PROVIDER_REFUSED_IN_PREPARE`]. Every provider import asks for it
+    /// before it does anything else.
+    pub(super) fn provider_conn(&self) -> Result<&crate::db::Connection, &'static str> {
+        if self.preparing {
+            return Err(PROVIDER_REFUSED_IN_PREPARE);
+        }
+        Ok(self.conn())
     }
 }
 

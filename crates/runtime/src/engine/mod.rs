@@ -245,12 +245,12 @@ impl Components {
 
     /// Whether an instantiation that failed with `e` may be tried once
     /// more: the pool was full and idle warm instances held slots, which
-    /// are dropped now.
+    /// are dropped now. A request, a prepare step and a job step all ask it.
     fn made_room(&self, e: &CallError) -> bool {
         matches!(e, CallError::Capacity) && self.warm.clear() > 0
     }
 
-    fn store(&self, conn: crate::db::Connection, log_context: String, business_id: &str, deadline: Duration) -> Store<RequestState> {
+    fn store(&self, conn: Option<crate::db::Connection>, log_context: String, business_id: &str, deadline: Duration) -> Store<RequestState> {
         let state = RequestState::new(conn, log_context, business_id, self.outbound.clone(), self.providers.clone());
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
@@ -274,12 +274,22 @@ impl Components {
         let Some(pre) = &self.dispatcher else {
             return (conn, None, Err(CallError::Trap("no dispatcher component in this build".into())));
         };
-        let mut store = self.store(conn, format!("component=dispatcher job={} kind={}", job.id, job.kind), &job.business_id, JOB_DEADLINE);
+        let mut store = self.store(Some(conn), format!("component=dispatcher job={} kind={}", job.id, job.kind), &job.business_id, JOB_DEADLINE);
         store.data_mut().lazy = lazy_gate.map(LazyWrite::new);
         store.data_mut().step = Some(StepContext { job_id: job.id.clone(), fence: job.fence as i64 });
         let result = match pre.instantiate(&mut store) {
             Ok(inst) => inst.switchboard_platform_job_handler().call_run(&mut store, job).map_err(classify),
-            Err(e) => Err(classify_instantiate(e)),
+            Err(e) => match classify_instantiate(e) {
+                // Nothing of the step ran: the same connection (with the
+                // runner's transaction, if it opened one) and the same
+                // gate go to a fresh store.
+                e if !store.data().lazy.as_ref().is_some_and(LazyWrite::began) && self.made_room(&e) => {
+                    let mut state = store.into_data();
+                    let gate = state.lazy.take().map(LazyWrite::into_gate);
+                    return self.run_job(state.take_conn(), job, gate);
+                }
+                e => Err(e),
+            },
         };
         let mut state = store.into_data();
         (state.take_conn(), state.lazy.and_then(LazyWrite::into_parts), result)
@@ -300,7 +310,7 @@ impl Components {
             }
             None => {
                 crate::metrics::component_instance("fresh");
-                (self.store(conn, log_context, &req.business_id, deadline), None, 0)
+                (self.store(Some(conn), log_context, &req.business_id, deadline), None, 0)
             }
         };
         let instance = match instance {

@@ -10,22 +10,21 @@ use super::{classify, classify_instantiate, types, CallError, Components};
 use std::time::Duration;
 
 impl Components {
-    /// Instantiates `name` in a fresh store and calls `prepare`, whose
-    /// `store` and `jobs` calls all fail: it sees the request and nothing
-    /// else. `conn` only fills the store's state (nothing runs on it) and
-    /// comes back. Runs on a blocking thread, never the writer.
-    pub fn prepare(&self, name: &str, conn: crate::db::Connection, req: &types::Request, deadline: Duration) -> (crate::db::Connection, Result<Result<Vec<u8>, types::Failure>, CallError>) {
-        let mut store = self.store(conn, format!("component={name} requestId={} step=prepare", req.request_id), &req.business_id, deadline);
+    /// Instantiates `name` in a fresh store without a connection and calls
+    /// `prepare`, whose `store`, `jobs` and provider calls all fail: it
+    /// sees the request and nothing else. Runs on a blocking thread, never
+    /// the writer.
+    pub fn prepare(&self, name: &str, req: &types::Request, deadline: Duration) -> Result<Result<Vec<u8>, types::Failure>, CallError> {
+        let mut store = self.store(None, format!("component={name} requestId={} step=prepare", req.request_id), &req.business_id, deadline);
         store.data_mut().preparing = true;
         // A fresh instance every time, never a warm one: a prepare step's
         // state must not meet a request's.
-        let result = match self.pres[name].instantiate(&mut store) {
+        match self.pres[name].instantiate(&mut store) {
             Ok(inst) => inst.switchboard_platform_handler().call_prepare(&mut store, req).map_err(classify),
             Err(e) => match classify_instantiate(e) {
-                e if self.made_room(&e) => return self.prepare(name, store.into_data().take_conn(), req, deadline),
+                e if self.made_room(&e) => self.prepare(name, req, deadline),
                 e => Err(e),
             },
-        };
-        (store.into_data().take_conn(), result)
+        }
     }
 }

@@ -217,7 +217,8 @@ fn progress(p: Progress) -> import::Progress {
 impl RequestState {
     /// The carrier of the business this call runs for.
     fn carrier(&self) -> Result<(Arc<Carrier>, Settings), import::CarrierError> {
-        self.providers().carrier_for(self.conn(), self.business_id()).map_err(|u| {
+        let conn = self.provider_conn().map_err(|m| import::CarrierError { code: "prepare_refused".into(), message: m.into(), retryable: false })?;
+        self.providers().carrier_for(conn, self.business_id()).map_err(|u| {
             let (code, message, retryable) = u.describe("carrier");
             import::CarrierError { code, message, retryable }
         })

@@ -131,7 +131,8 @@ fn provider_error(e: provider::ProviderError) -> messenger::ProviderError {
 impl RequestState {
     /// The messenger of the business this call runs for.
     fn messenger(&self) -> Result<(Arc<Messenger>, Settings), messenger::ProviderError> {
-        self.providers().messenger_for(self.conn(), self.business_id()).map_err(|u| {
+        let conn = self.provider_conn().map_err(|m| messenger::ProviderError { code: "prepare_refused".into(), message: m.into(), retryable: false, reference: None })?;
+        self.providers().messenger_for(conn, self.business_id()).map_err(|u| {
             let (code, message, retryable) = u.describe("messenger");
             messenger::ProviderError { code, message, retryable, reference: None }
         })

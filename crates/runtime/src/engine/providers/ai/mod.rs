@@ -142,6 +142,11 @@ enum Answerer {
     Endpoint(&'static endpoint::Endpoint),
 }
 
+/// A prepare step's refusal, as the `ai` import words its failures.
+fn refused(message: &str) -> String {
+    format!("prepare_refused: {message}")
+}
+
 impl RequestState {
     /// The business's `ai` plugin, else the configured endpoint, else the
     /// sandbox AI.
@@ -151,7 +156,7 @@ impl RequestState {
             let (code, message, _) = u.describe("ai");
             format!("{code}: {message}")
         };
-        if let Some((plugin, settings)) = providers.plugin_for::<Ai>(self.conn(), self.business_id()).map_err(unavailable)? {
+        if let Some((plugin, settings)) = providers.plugin_for::<Ai>(self.provider_conn().map_err(refused)?, self.business_id()).map_err(unavailable)? {
             return Ok(Answerer::Adapter(plugin, settings));
         }
         if let Some(e) = endpoint::ENDPOINT.get() {
@@ -164,7 +169,8 @@ impl RequestState {
     /// with the dimension it declares.
     fn embedder(&self) -> Result<Option<(Arc<Ai>, Settings, u32)>, String> {
         let interface = super::Interface::named(Ai::NAME).expect("ai is in the list");
-        let choice = crate::plugins::choice::read(self.conn(), self.business_id(), interface).map_err(|_| "provider_choice_unreadable: the business's AI choice could not be read".to_string())?;
+        let choice = crate::plugins::choice::read(self.provider_conn().map_err(refused)?, self.business_id(), interface)
+            .map_err(|_| "provider_choice_unreadable: the business's AI choice could not be read".to_string())?;
         let Some(choice) = choice.filter(|c| c.embeddings_model.is_some()) else { return Ok(None) };
         let providers = self.providers();
         let unavailable = |u: super::Unavailable| {
