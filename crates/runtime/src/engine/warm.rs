@@ -30,6 +30,12 @@ const MAX_USES: u32 = 10_000;
 const MAX_IDLE: usize = 32;
 /// Idle instances kept per (component, business).
 const MAX_IDLE_PER_KEY: usize = 4;
+/// Businesses one component's map keeps an entry for, emptied ones
+/// included: `take` leaves an emptied list in place so the same business's
+/// `put` finds it without allocating its key again; past this many, `put`
+/// drops the empty ones before it adds a business (at most `MAX_IDLE` lists
+/// hold instances, so that frees at least half).
+const MAX_KEYS_PER_COMPONENT: usize = 2 * MAX_IDLE;
 
 /// An instance that answered a call, with its store. `I` is the bindings'
 /// handle on the instance (the async bench has bindings of its own).
@@ -76,11 +82,8 @@ impl<I> WarmInstances<I> {
         }
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let by_business = idle.by_component.get_mut(component)?;
-        let list = by_business.get_mut(business)?;
-        let warm = list.pop()?;
-        if list.is_empty() {
-            by_business.remove(business);
-        }
+        // An emptied list stays, for this business's `put`.
+        let warm = by_business.get_mut(business)?.pop()?;
         idle.count -= 1;
         Some(warm)
     }
@@ -98,11 +101,21 @@ impl<I> WarmInstances<I> {
             return;
         }
         let oldest = if idle.count >= MAX_IDLE { idle.remove_oldest() } else { None };
-        let list = match idle.by_component.get_mut(component) {
-            Some(by_business) => by_business.entry(business.to_string()).or_default(),
-            None => idle.by_component.entry(component.to_string()).or_default().entry(business.to_string()).or_default(),
-        };
-        list.push(warm);
+        // Keys are allocated only for a component or a business not seen
+        // (or pruned) before: the common path finds both.
+        if !idle.by_component.contains_key(component) {
+            idle.by_component.insert(component.to_string(), HashMap::new());
+        }
+        let by_business = idle.by_component.get_mut(component).expect("inserted above");
+        match by_business.get_mut(business) {
+            Some(list) => list.push(warm),
+            None => {
+                if by_business.len() >= MAX_KEYS_PER_COMPONENT {
+                    by_business.retain(|_, list| !list.is_empty());
+                }
+                by_business.insert(business.to_string(), vec![warm]);
+            }
+        }
         idle.count += 1;
         drop(idle);
         // Dropping a store resets its memory: outside the lock.
@@ -187,5 +200,92 @@ impl wasmtime::ResourceLimiter for Limits {
     }
     fn memories(&self) -> usize {
         self.inner.memories()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// A reusable store with no instance in it (`Warm<()>`).
+    struct Fixture {
+        engine: wasmtime::Engine,
+        providers: Arc<super::super::Providers>,
+        outbound: Arc<super::super::OutboundPolicy>,
+    }
+
+    impl Fixture {
+        fn new() -> Fixture {
+            let scratch = std::env::temp_dir().join(format!("switchboard-warm-{}", uuid::Uuid::new_v4()));
+            std::fs::create_dir_all(&scratch).unwrap();
+            let plugins = crate::plugins::Registry::start(None, &scratch, true).unwrap();
+            let _ = std::fs::remove_dir_all(&scratch);
+            Fixture { engine: wasmtime::Engine::default(), providers: Arc::new(super::super::Providers::none(plugins)), outbound: Arc::default() }
+        }
+
+        /// An idle instance of `business` (its state says whose it is).
+        fn warm(&self, business: &str) -> Warm<()> {
+            let state = RequestState::new(None, String::new(), business, self.outbound.clone(), self.providers.clone());
+            Warm::new(Store::new(&self.engine, state), (), 0)
+        }
+    }
+
+    fn on() -> WarmInstances<()> {
+        WarmInstances { on: true, idle: Mutex::new(Idle::default()) }
+    }
+
+    fn keys(w: &WarmInstances<()>, component: &str) -> usize {
+        w.idle.lock().unwrap().by_component.get(component).map_or(0, HashMap::len)
+    }
+
+    #[test]
+    fn an_instance_goes_back_to_its_own_business_only() {
+        let f = Fixture::new();
+        let w = on();
+        w.put("contacts", "a", f.warm("a"));
+        assert!(w.take("contacts", "b").is_none());
+        assert!(w.take("agents", "a").is_none());
+        let got = w.take("contacts", "a").expect("a's instance");
+        assert_eq!(got.store.data().business_id(), "a");
+        // The emptied entry stays (no key allocated on the next put) and
+        // hands out nothing.
+        assert_eq!(keys(&w, "contacts"), 1);
+        assert!(w.take("contacts", "a").is_none());
+        w.put("contacts", "a", got);
+        assert_eq!(keys(&w, "contacts"), 1);
+        assert!(w.take("contacts", "b").is_none());
+        assert_eq!(w.take("contacts", "a").unwrap().store.data().business_id(), "a");
+    }
+
+    #[test]
+    fn emptied_entries_and_idle_instances_stay_bounded() {
+        let f = Fixture::new();
+        let w = on();
+        // Many businesses, each taking back what it put: only emptied
+        // entries pile up, and not past the bound.
+        for n in 0..10 * MAX_KEYS_PER_COMPONENT {
+            let business = format!("b{n}");
+            w.put("contacts", &business, f.warm(&business));
+            assert_eq!(w.take("contacts", &business).unwrap().store.data().business_id(), business);
+            assert!(keys(&w, "contacts") <= MAX_KEYS_PER_COMPONENT);
+        }
+        // Many businesses leaving instances: at most MAX_IDLE wait, each
+        // under its own business.
+        for n in 0..10 * MAX_KEYS_PER_COMPONENT {
+            let business = format!("c{n}");
+            w.put("contacts", &business, f.warm(&business));
+            let idle = w.idle.lock().unwrap();
+            assert!(idle.count <= MAX_IDLE);
+            assert_eq!(idle.count, idle.by_component.values().flat_map(|b| b.values()).map(Vec::len).sum::<usize>());
+            drop(idle);
+            assert!(keys(&w, "contacts") <= MAX_KEYS_PER_COMPONENT);
+        }
+        let kept: Vec<String> = w.idle.lock().unwrap().by_component["contacts"].iter().filter(|(_, l)| !l.is_empty()).map(|(k, _)| k.clone()).collect();
+        assert_eq!(kept.len(), MAX_IDLE);
+        for business in kept {
+            assert_eq!(w.take("contacts", &business).unwrap().store.data().business_id(), business);
+        }
+        assert_eq!(w.idle.lock().unwrap().count, 0);
     }
 }

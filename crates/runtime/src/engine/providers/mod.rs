@@ -213,6 +213,12 @@ pub struct Providers {
 }
 
 impl Providers {
+    /// No default adapter, for tests of a call's state that reach no provider.
+    #[cfg(test)]
+    pub(crate) fn none(plugins: plugins::Registry) -> Providers {
+        Providers { defaults: HashMap::new(), plugins }
+    }
+
     /// Takes each interface's default component out of `compiled` (the
     /// embedded one or its override) and links it into its world.
     pub fn load(engine: &Engine, compiled: &mut HashMap<String, Component>, mut settings: ProviderSettings, plugins: plugins::Registry) -> Result<Providers> {
