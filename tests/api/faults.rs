@@ -38,7 +38,7 @@ fn runaway_components_fail_cleanly_and_the_host_keeps_serving() {
     assert_eq!(r.assert_ok(200)["testbedCount"], 0);
     // A prepare step (the import's, before the write transaction) can
     // neither read nor write, nor call a provider (the testbed asks the
-    // AI): the testbed's tries answer what it was told,
+    // AI), nor send a request out: the testbed's tries answer what it was told,
     // and an Idempotency-Key replays that answer like a handler's 4xx.
     let import = json!({"businessId": t.business, "categoryIds": [uuid::Uuid::new_v4().to_string()], "csv": "mobile\n+15550100009\n"});
     let r = s.as_key(&t.key).idem("prepare-1").post("/api/v1/contacts/imports", &import);
@@ -46,6 +46,7 @@ fn runaway_components_fail_cleanly_and_the_host_keeps_serving() {
     assert_eq!(r.code(), "prepare_store_refused", "{}", r.text);
     assert!(r.message().contains("read: a prepare step") && r.message().contains("write: a prepare step"), "{}", r.text);
     assert!(r.message().contains("provider: prepare_refused: a prepare step"), "{}", r.text);
+    assert!(r.message().contains("outbound: prepare_refused: a prepare step"), "{}", r.text);
     let again = s.as_key(&t.key).idem("prepare-1").post("/api/v1/contacts/imports", &import);
     assert!(again.replayed && again.code() == "prepare_store_refused", "{}", again.text);
     let r = s.as_key(&t.key).get(&format!("/api/v1/contacts/categories?businessId={}", t.business));

@@ -88,8 +88,8 @@ impl Guest for Testbed {
     }
 
     /// `importContacts`' prepare step tries the store, a read and a write,
-    /// and a provider (the `ai` import): the host must refuse all three
-    /// before the write transaction. It answers 400 `prepare_store_refused`
+    /// a provider (the `ai` import) and an outbound request (`http-out`):
+    /// the host must refuse all four before the write transaction. It answers 400 `prepare_store_refused`
     /// with what the host said, or 500 `prepare_store_allowed` should any
     /// have gone through.
     fn prepare(req: Request) -> Result<Vec<u8>, Failure> {
@@ -99,8 +99,9 @@ impl Guest for Testbed {
             &[switchboard_guest::new_id().into(), req.business_id.as_str().into()],
         );
         let provider = switchboard_guest::ai::complete("Say hello.", &[("user".to_string(), "hello".to_string())]);
-        match (read, write, provider) {
-            (Err(r), Err(w), Err(p)) => Err(fail::validation("prepare_store_refused", format!("read: {}; write: {}; provider: {p}", r.message, w.message))),
+        let outbound = switchboard_guest::http_out::post("http://127.0.0.1:9/prepare", &[], "{}");
+        match (read, write, provider, outbound) {
+            (Err(r), Err(w), Err(p), Err(o)) => Err(fail::validation("prepare_store_refused", format!("read: {}; write: {}; provider: {p}; outbound: {o}", r.message, w.message))),
             _ => Err(fail::internal("prepare_store_allowed", "the store or a provider answered a prepare step")),
         }
     }

@@ -369,6 +369,11 @@ impl http_out::Host for RequestState {
     }
 
     fn post(&mut self, url: String, headers: Vec<(String, String)>, body: String) -> Result<u16, String> {
+        // A prepare step only turns the body into what the write will store:
+        // it must not send anything out, as it must not call a provider.
+        if self.preparing {
+            return Err(format!("prepare_refused: {PROVIDER_REFUSED_IN_PREPARE} or send a request out"));
+        }
         crate::outbound::post(&self.outbound, &url, &headers, &body)
     }
 }
