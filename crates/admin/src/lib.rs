@@ -267,8 +267,7 @@ pub fn enqueue_inbound(db: &Db, business: Option<&str>, m: &Inbound) -> std::res
         Some(id) => id.to_string(),
         None => format!("sbx.{}", uuid::Uuid::new_v4()),
     };
-    let c = db.conn()?;
-    let Some(owner) = connected_owner(&c, channel, sender, business)? else {
+    let Some((c, owner)) = connected_owner_pulled(db, channel, sender, business)? else {
         return Err(InboundRefusal::NotConnected(match m.to {
             Sender::Chatapp(_) => format!("{sender} is not a connected chatapp number"),
             Sender::Photoapp(_) => format!("{sender} is not a connected photoapp account"),
@@ -281,6 +280,24 @@ pub fn enqueue_inbound(db: &Db, business: Option<&str>, m: &Inbound) -> std::res
     };
     let job_id = jobs::enqueue(&c, &owner, &job)?;
     Ok(json!({"jobId": job_id, "providerMessageId": provider_message_id}))
+}
+
+/// A connection and the business `sender` is connected to (see
+/// [`connected_owner`]). A node of a primary that does not show it
+/// connected pulls once and looks again: the number may have been
+/// connected at the primary a moment ago (the admin CLI), newer than this
+/// node's replica.
+fn connected_owner_pulled<'a>(db: &'a Db, channel: &str, sender: &str, business: Option<&str>) -> Result<Option<(db::Conn<'a>, String)>> {
+    let c = db.conn()?;
+    if let Some(owner) = connected_owner(&c, channel, sender, business)? {
+        return Ok(Some((c, owner)));
+    }
+    drop(c);
+    if !db.pull_for_missing_key() {
+        return Ok(None);
+    }
+    let c = db.conn()?;
+    Ok(connected_owner(&c, channel, sender, business)?.map(|owner| (c, owner)))
 }
 
 /// The business `sender` (a number or an account of `channel`) is connected
@@ -379,8 +396,7 @@ pub fn enqueue_photoapp_signal(db: &Db, business: Option<&str>, account: &str, f
             MessagingJob::PhotoappComment(kinds::Comment { account_id, from, name, text, post_id, comment_id, occurred_at })
         }
     };
-    let c = db.conn()?;
-    let Some(owner) = connected_owner(&c, "photoapp", account, business)? else {
+    let Some((c, owner)) = connected_owner_pulled(db, "photoapp", account, business)? else {
         return Err(InboundRefusal::NotConnected(format!("{account} is not a connected photoapp account")));
     };
     let mut answer = json!({"jobId": jobs::enqueue(&c, &owner, &job)?});

@@ -32,7 +32,8 @@ pub(crate) struct ReplicaFiles {
     /// Ships the writer's transactions to the primary; `None` when the
     /// node writes interactively (SWITCHBOARD_SHIP_WRITES=0).
     pub(crate) shipper: Option<Arc<crate::ship::Shipper>>,
-    /// When the last pull for a missing key began (`pull_for_missing_key`).
+    /// When the last pull for a missing key or connection began
+    /// (`pull_for_missing_key`).
     pub(crate) key_pull: Mutex<Option<std::time::Instant>>,
     /// The lock on the replica's folder, held while open.
     pub(crate) _lock: std::fs::File,
@@ -131,8 +132,8 @@ impl<'a> Conn<'a> {
 
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The least time between two pulls made for unknown keys: at most four
-/// a second, however many unknown keys arrive.
+/// The least time between two pulls made for unknown keys or connected
+/// numbers: at most four a second, however many unknown ones arrive.
 pub(crate) const KEY_PULL_GAP: Duration = Duration::from_millis(250);
 
 /// WAL frames (pages) above which the once-a-second checkpoint starts the
@@ -291,13 +292,14 @@ impl Db {
         }
     }
 
-    /// A key this replica does not have may have been made a moment ago
-    /// at the primary (the admin CLI, the console of another node): pull
-    /// once before the key is refused. Pulls for missing keys are spaced
-    /// `KEY_PULL_GAP` apart, so unknown keys cannot flood the primary;
-    /// every miss waits for a pull that started after it arrived (one
-    /// pull answers all misses that waited for it). False in the local
-    /// mode or when the pull failed: nothing new to look at.
+    /// A key, or a channel's connected number or account, this replica
+    /// does not have may have been made a moment ago at the primary (the
+    /// admin CLI, the console of another node): pull once before it is
+    /// refused. These pulls are spaced `KEY_PULL_GAP` apart, so unknown
+    /// keys or numbers cannot flood the primary; every miss waits for a
+    /// pull that started after it arrived (one pull answers all misses
+    /// that waited for it). False in the local mode or when the pull
+    /// failed: nothing new to look at.
     pub fn pull_for_missing_key(&self) -> bool {
         let Some(replica) = &self.replica else { return false };
         let arrived = std::time::Instant::now();
