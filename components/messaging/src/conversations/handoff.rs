@@ -34,6 +34,23 @@ pub fn update(r: &Request) -> HResult<Success> {
     result(biz, &id)
 }
 
+/// [`taken_over`] read in the job step's write transaction, for the last
+/// check before a step that called out writes. Its reads before its first
+/// write run outside any transaction, and at a replica node on the
+/// replica's view, which may not yet hold a takeover committed at the
+/// primary a moment ago; a statement that is not a `SELECT` (this `VALUES`
+/// of the same subquery, which writes nothing) makes the host begin the
+/// step's transaction first: the write gate, and at a replica node the
+/// primary's lock and everything the primary holds.
+pub fn taken_over_now(biz: &str, message_id: &str) -> Result<bool, Failure> {
+    Ok(db::query_one(
+        "VALUES ((SELECT c.handoff_active FROM messages m JOIN conversations c ON c.business_id = m.business_id AND c.id = m.conversation_id \
+          WHERE m.business_id = ?1 AND m.id = ?2))",
+        &[biz.into(), message_id.into()],
+    )?
+    .is_some_and(|r| r.opt_int(0) == Some(1)))
+}
+
 /// True when a person has taken the conversation of `message_id` over.
 pub fn taken_over(biz: &str, message_id: &str) -> Result<bool, Failure> {
     Ok(db::query_one(

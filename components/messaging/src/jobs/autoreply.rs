@@ -144,8 +144,9 @@ fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
         Err(e) => return Ok(retry(job.attempt, format!("ai: {e}"))),
     };
 
-    // A person may have taken the conversation over while the agent thought.
-    if handoff::taken_over(biz, message_id)? {
+    // A person may have taken the conversation over while the agent thought
+    // (read in the transaction the reply is written in).
+    if handoff::taken_over_now(biz, message_id)? {
         return Ok(Outcome::Done);
     }
     let now = now();
