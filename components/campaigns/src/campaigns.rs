@@ -22,14 +22,24 @@ struct CreateBody {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct IterationIn {
+    #[serde(flatten)]
+    audience: AudienceIn,
+    #[serde(flatten)]
+    limits: LimitsIn,
+}
+
+/// Who a first iteration speaks to, and through which agent: what
+/// createCampaign's iteration (45) and the admission preview (ours, 70)
+/// both take.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AudienceIn {
     channel: String,
     agent_id: String,
     #[serde(default)]
     contact_ids: Option<Vec<String>>,
     #[serde(default)]
     category_ids: Option<Vec<String>>,
-    #[serde(flatten)]
-    limits: LimitsIn,
 }
 
 /// An iteration's retries and budget as a body gives them: numbers as JSON
@@ -187,23 +197,12 @@ fn audience_of<'a>(biz: &str, contact_ids: &'a Option<Vec<String>>, category_ids
     }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PreviewBody {
-    channel: String,
-    agent_id: String,
-    #[serde(default)]
-    contact_ids: Option<Vec<String>>,
-    #[serde(default)]
-    category_ids: Option<Vec<String>>,
-}
-
 /// Ours 70: who a first iteration of this agent and audience would admit,
 /// and who not by reason, writing nothing (the same checks of the agent and
 /// the audience as 45, and the same count).
 pub fn preview(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
-    let body: PreviewBody = req::body(r)?;
+    let body: AudienceIn = req::body(r)?;
     // A chatapp iteration's opening message is not the preview's business.
     let opening = (body.channel == "chatapp").then_some("");
     let agent = iteration_agent(biz, &body.channel, &body.agent_id, opening)?;
@@ -224,8 +223,7 @@ pub fn create(r: &Request) -> HResult<Success> {
     if body.objective.trim().is_empty() {
         return Err(fail::validation("invalid_objective", "`objective` must contain a non-space character"));
     }
-    let it = &body.iteration;
-    let limits = Limits::from_body(&it.limits)?;
+    let (it, limits) = (&body.iteration.audience, Limits::from_body(&body.iteration.limits)?);
     let agent = iteration_agent(biz, &it.channel, &it.agent_id, limits.opening.as_deref())?;
     let (candidates, audience) = audience_of(biz, &it.contact_ids, &it.category_ids)?;
     let campaign_id = new_id();
