@@ -113,17 +113,7 @@ fn push(s: &Server, business: &str, body: &str, secret: &str) -> (u16, Value) {
 /// A server whose plugin folder holds the cloud-messenger plugin, its
 /// manifest naming the fake's host; (server, plugin folder, log file).
 fn serve_the_plugin(data: &DataDir, fake: &Fake) -> (Server, String, std::path::PathBuf) {
-    let plugins = data.0.join("plugins");
-    let folder = plugins.join("cloud-messenger");
-    std::fs::create_dir_all(&folder).unwrap();
-    std::fs::copy(CLOUD, folder.join("plugin.wasm")).unwrap();
-    // The crate's own manifest, with the fake's host in place of the example.
-    let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../components/cloud-messenger/plugin.toml")).unwrap();
-    std::fs::write(folder.join("plugin.toml"), manifest.replace("\"api.example.com\"", &format!("\"localhost:{}\"", fake.port))).unwrap();
-    let log = data.0.join("server.log");
-    let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap()], &log);
-    assert!(log_containing(&log, "plugins: 1 loaded").contains("plugin loaded: name=cloud-messenger"));
-    (s, plugins.to_str().unwrap().to_string(), log)
+    serve_adapter_plugin(data, "cloud-messenger", CLOUD, "api.example.com", fake.port)
 }
 
 /// The business chooses the plugin, with the fake's address, its token and

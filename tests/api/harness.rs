@@ -527,6 +527,23 @@ pub fn wait_done(dir: &Path, job_id: &str) {
     });
 }
 
+/// A server whose plugin folder holds one adapter plugin (`name`, built as
+/// `wasm`) with its crate's own manifest, the API host it names (`api_host`,
+/// as the manifest quotes it) replaced by a fake's `localhost:PORT`; the
+/// server's log shows it loaded. (server, plugin folder, log file).
+pub fn serve_adapter_plugin(data: &DataDir, name: &str, wasm: &str, api_host: &str, fake_port: u16) -> (Server, String, PathBuf) {
+    let plugins = data.0.join("plugins");
+    let folder = plugins.join(name);
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::copy(wasm, folder.join("plugin.wasm")).unwrap();
+    let manifest = std::fs::read_to_string(format!("{}/../components/{name}/plugin.toml", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    std::fs::write(folder.join("plugin.toml"), manifest.replace(&format!("\"{api_host}\""), &format!("\"localhost:{fake_port}\""))).unwrap();
+    let log = data.0.join("server.log");
+    let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap()], &log);
+    assert!(log_containing(&log, "plugins: 1 loaded").contains(&format!("plugin loaded: name={name}")));
+    (s, plugins.to_str().unwrap().to_string(), log)
+}
+
 /// The server's log once it contains `needle` (the log is written by a
 /// background thread, a moment after the request it describes), or as it
 /// is after ten seconds.

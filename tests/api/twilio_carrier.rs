@@ -130,16 +130,7 @@ fn callback(url: &str, params: &[(&str, &str)], token: &str) -> (u16, Value) {
 fn the_twilio_style_carrier_places_follows_and_records_a_call_through_the_api() {
     let fake = Fake::start();
     let data = DataDir::new();
-    let plugins = data.0.join("plugins");
-    let folder = plugins.join("twilio-carrier");
-    std::fs::create_dir_all(&folder).unwrap();
-    std::fs::copy(PLUGIN, folder.join("plugin.wasm")).unwrap();
-    // The crate's own manifest, with the fake's host in place of the API's.
-    let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../components/twilio-carrier/plugin.toml")).unwrap();
-    std::fs::write(folder.join("plugin.toml"), manifest.replace("\"api.twilio.com\"", &format!("\"localhost:{}\"", fake.port))).unwrap();
-    let log = data.0.join("server.log");
-    let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap()], &log);
-    assert!(log_containing(&log, "plugins: 1 loaded").contains("plugin loaded: name=twilio-carrier"));
+    let (s, plugins, log) = serve_adapter_plugin(&data, "twilio-carrier", PLUGIN, "api.twilio.com", fake.port);
 
     let t = tenant(&data.0, "all");
     admin(&data.0, &["voice", "configure", "--business", &t.business, "--lines", "1"]);
@@ -153,7 +144,7 @@ fn the_twilio_style_carrier_places_follows_and_records_a_call_through_the_api() 
         "from=+15550009999".to_string(),
         "poll-ms=60000".to_string(),
     ];
-    let mut args = vec!["provider", "use", "--business", &t.business, "--interface", "carrier", "--plugin", "twilio-carrier", "--plugin-dir", plugins.to_str().unwrap()];
+    let mut args = vec!["provider", "use", "--business", &t.business, "--interface", "carrier", "--plugin", "twilio-carrier", "--plugin-dir", &plugins];
     for setting in &settings {
         args.extend(["--setting", setting.as_str()]);
     }

@@ -20,14 +20,6 @@ ACCOUNT = "acct-browser"
 ADA = "+15550009001"
 
 
-def login(page, base, email):
-    page.goto(f"{base}/console/")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.get_by_role("heading", name="Browser Co").wait_for()
-
-
 def api(base, key, method, path, body=None):
     status, d = http(method, f"{base}/api/v1{path}", key, body)
     assert status < 300, (method, path, status, d)

@@ -215,6 +215,16 @@ def sweep(page, base, routes, width, viewer=False, dark=False):
     page.emulate_media(color_scheme="light")
 
 
+def login(page, base, email):
+    """Logs `email` in to the seeded business (drive()'s "Browser Co") with
+    the suites' one password, and waits for its overview."""
+    page.goto(f"{base}/console/")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("heading", name="Browser Co").wait_for()
+
+
 def one_line(page, selector):
     """The elements matching `selector` that wrap onto a second line."""
     return page.evaluate("""(sel) => [...document.querySelectorAll(sel)].filter((el) => el.getClientRects().length)

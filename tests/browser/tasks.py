@@ -39,14 +39,6 @@ def no_regex(text):
     return not re.search(r"\^|\$|\[0-9\]|\\[dsS+]|\{[0-9]+,[0-9]+\}|pattern", text)
 
 
-def login(page, base, email):
-    page.goto(f"{base}/console/")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.get_by_role("heading", name="Browser Co").wait_for()
-
-
 def run(page, base, business, key, voice, receiver):
     page.set_default_timeout(WAIT_MS)
     login(page, base, "owner@example.com")
