@@ -55,15 +55,7 @@ fn name_pattern(raw: &str) -> HResult<Option<String>> {
     if s.chars().count() > MAX_NAME_FILTER_CHARS || s.contains('\0') {
         return Err(fail::validation("invalid_name_filter", format!("query parameter `name` must be 1 to {MAX_NAME_FILTER_CHARS} characters of a contact's name")));
     }
-    let mut pattern = String::from("%");
-    for c in s.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    Ok(Some(pattern))
+    Ok(Some(db::contains_pattern(s)))
 }
 
 pub fn list(req: &Request) -> HResult<Success> {

@@ -51,6 +51,21 @@ pub fn placeholders(start: usize, n: usize) -> String {
     (start..start + n).map(|i| format!("?{i}")).collect::<Vec<_>>().join(",")
 }
 
+/// `%text%` as a `LIKE … ESCAPE '\\'` pattern: a substring match in which
+/// `%`, `_` and the escape itself match only themselves.
+pub fn contains_pattern(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('%');
+    for ch in text.chars() {
+        if matches!(ch, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out.push('%');
+    out
+}
+
 impl From<&str> for Value {
     fn from(s: &str) -> Self {
         Value::Text(s.to_string())
@@ -172,5 +187,14 @@ impl RowExt for Vec<Value> {
     }
     fn opt_int(&self, i: usize) -> Option<i64> {
         self.as_slice().opt_int(i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn like_wildcards_are_literal() {
+        assert_eq!(super::contains_pattern("50%_off\\"), "%50\\%\\_off\\\\%");
+        assert_eq!(super::contains_pattern("Ada"), "%Ada%");
     }
 }

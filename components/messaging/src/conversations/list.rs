@@ -27,15 +27,8 @@ pub fn list(r: &Request) -> HResult<Success> {
     let mut sql = format!("{} WHERE c.business_id = ?1", select());
     let mut params: Vec<Value> = vec![biz.into()];
 
-    if let Some(channel) = req::query_nonempty(r, "channel") {
-        sql += &format!(" AND c.channel = {}", bind(&mut params, channel.into()));
-    }
-    if let Some(agent) = req::query_uuid(r, "agentId")? {
-        sql += &format!(" AND ca.ai_agent_id = {}", bind(&mut params, agent.to_ascii_lowercase().into()));
-    }
-    if let Some(status) = req::query_nonempty(r, "status") {
-        sql += &format!(" AND ({STATUS}) = {}", bind(&mut params, status.into()));
-    }
+    let status = format!("({STATUS})");
+    req::narrow(r, &mut sql, &mut params, &[("channel", "c.channel", false), ("agentId", "ca.ai_agent_id", true), ("status", &status, false)])?;
     match req::query_nonempty(r, "unread") {
         None => {}
         Some("true") => sql += " AND c.unread_count > 0",
@@ -43,7 +36,7 @@ pub fn list(r: &Request) -> HResult<Success> {
         Some(_) => return Err(fail::validation("invalid_query_parameter", "query parameter `unread` must be true or false")),
     }
     if let Some(q) = req::query_nonempty(r, "q") {
-        let p = bind(&mut params, format!("%{}%", escape_like(q.trim())).into());
+        let p = bind(&mut params, db::contains_pattern(q.trim()).into());
         sql += &format!(
             " AND (k.name LIKE {p} ESCAPE '\\' OR k.mobile LIKE {p} ESCAPE '\\' OR c.participant_name LIKE {p} ESCAPE '\\' \
                OR EXISTS (SELECT 1 FROM messages m WHERE m.business_id = c.business_id AND m.conversation_id = c.id AND m.text LIKE {p} ESCAPE '\\') \
@@ -72,26 +65,4 @@ pub fn list(r: &Request) -> HResult<Success> {
 fn bind(params: &mut Vec<Value>, v: Value) -> String {
     params.push(v);
     format!("?{}", params.len())
-}
-
-/// `q` as a LIKE pattern's literal part: `%`, `_` and the escape itself
-/// match only themselves.
-fn escape_like(q: &str) -> String {
-    let mut out = String::with_capacity(q.len());
-    for ch in q.chars() {
-        if matches!(ch, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn like_wildcards_are_literal() {
-        assert_eq!(super::escape_like("50%_off\\"), "50\\%\\_off\\\\");
-        assert_eq!(super::escape_like("Ada"), "Ada");
-    }
 }

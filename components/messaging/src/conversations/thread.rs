@@ -11,7 +11,8 @@ use switchboard_guest::{ok, req, HResult, Request, Success, Value};
 use super::{path_id, result};
 
 pub fn get(r: &Request) -> HResult<Success> {
-    let id = path_id(r)?;
+    // The read itself answers conversation_not_found: no existence check first.
+    let id = req::path_uuid(r, "conversationId", "conversation_not_found", "conversation")?.to_ascii_lowercase();
     result(&r.business_id, &id)
 }
 
