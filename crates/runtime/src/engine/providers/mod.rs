@@ -256,6 +256,11 @@ impl Providers {
         let Some(choice) = read else {
             return Ok(None);
         };
+        self.chosen::<P>(&choice, business).map(Some)
+    }
+
+    /// The loaded plugin of `choice` as `P`, with its settings opened.
+    pub fn chosen<P: Provider>(&self, choice: &plugins::choice::Choice, business: &str) -> Result<(Arc<P>, Settings), Unavailable> {
         let loaded = self.plugins.get(&choice.plugin).ok_or_else(|| Unavailable::PluginNotLoaded(choice.plugin.clone()))?;
         let adapter = loaded.provider.clone().downcast::<P>().map_err(|_| Unavailable::Mismatch)?;
         // The reason names the setting and the key's variable, never a value.
@@ -263,7 +268,7 @@ impl Providers {
             crate::logging::line("error", &format!("the {} plugin settings of business {business} do not open: {e:#}", P::NAME));
             Unavailable::SettingsSealed
         })?;
-        Ok(Some((adapter, Arc::new(settings))))
+        Ok((adapter, Arc::new(settings)))
     }
 }
 

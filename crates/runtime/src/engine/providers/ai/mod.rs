@@ -142,6 +142,12 @@ enum Answerer {
     Endpoint(&'static endpoint::Endpoint),
 }
 
+/// Why no AI adapter can answer, as the `ai` import words its failures.
+fn unavailable(u: super::Unavailable) -> String {
+    let (code, message, _) = u.describe("ai");
+    format!("{code}: {message}")
+}
+
 /// A prepare step's refusal, as the `ai` import words its failures.
 fn refused(message: &str) -> String {
     format!("prepare_refused: {message}")
@@ -152,10 +158,6 @@ impl RequestState {
     /// sandbox AI.
     fn ai(&self) -> Result<Answerer, String> {
         let providers = self.providers();
-        let unavailable = |u: super::Unavailable| {
-            let (code, message, _) = u.describe("ai");
-            format!("{code}: {message}")
-        };
         if let Some((plugin, settings)) = providers.plugin_for::<Ai>(self.provider_conn().map_err(refused)?, self.business_id()).map_err(unavailable)? {
             return Ok(Answerer::Adapter(plugin, settings));
         }
@@ -173,14 +175,10 @@ impl RequestState {
             .map_err(|_| "provider_choice_unreadable: the business's AI choice could not be read".to_string())?;
         let Some(choice) = choice.filter(|c| c.embeddings_model.is_some()) else { return Ok(None) };
         let providers = self.providers();
-        let unavailable = |u: super::Unavailable| {
-            let (code, message, _) = u.describe("ai");
-            format!("{code}: {message}")
-        };
         // The loaded version's declaration (a reload may have dropped it).
         let loaded = providers.plugins.get(&choice.plugin).ok_or_else(|| unavailable(super::Unavailable::PluginNotLoaded(choice.plugin.clone())))?;
         let dimensions = loaded.manifest.embeddings.as_ref().map(|e| e.dimensions).ok_or("plugin_embeddings_undeclared: the business's AI plugin no longer declares embeddings")?;
-        let Some((plugin, settings)) = providers.plugin_for::<Ai>(self.conn(), self.business_id()).map_err(unavailable)? else { return Ok(None) };
+        let (plugin, settings) = providers.chosen::<Ai>(&choice, self.business_id()).map_err(unavailable)?;
         Ok(Some((plugin, settings, dimensions)))
     }
 }
