@@ -19,15 +19,13 @@ use crate::db::{self, SqlValue};
 use crate::pipeline::{Answer, App};
 use switchboard_gateway::errors::Failure;
 
-const PREFIX: &str = "/providers/v1/";
 const SUFFIX: &str = "/carrier/events";
 /// The path as the access log shows it.
 pub const TEMPLATE: &str = "/providers/v1/{businessId}/carrier/events";
 
 /// The business of a carrier callback path, if `path` is one.
 pub fn business_of(path: &str) -> Option<&str> {
-    let id = path.strip_prefix(PREFIX)?.strip_suffix(SUFFIX)?;
-    (!id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')).then_some(id)
+    crate::provider_events::business_in(path, SUFFIX)
 }
 
 /// The route. Runs on a blocking thread.

@@ -44,7 +44,13 @@ pub const MAX_BODY_BYTES: usize = 1 << 20;
 
 /// The business of a provider webhook path, if `path` is one.
 pub fn business_of(path: &str) -> Option<&str> {
-    let id = path.strip_prefix(PREFIX)?.strip_suffix(SUFFIX)?;
+    business_in(path, SUFFIX)
+}
+
+/// The business id of a `/providers/v1/{businessId}{suffix}` path: the
+/// messenger's and the carrier's event routes both take this shape.
+pub(crate) fn business_in<'a>(path: &'a str, suffix: &str) -> Option<&'a str> {
+    let id = path.strip_prefix(PREFIX)?.strip_suffix(suffix)?;
     (!id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')).then_some(id)
 }
 
