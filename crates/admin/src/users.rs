@@ -98,7 +98,7 @@ pub fn create(db: &Db, business: &str, email: &str, role: &str, password: Option
     let c = db.conn()?;
     in_transaction(&c, || {
         require_business(&c, &business)?;
-        if !db::query_strings(&c, "SELECT id FROM console_users WHERE email = ?1", vec![SqlValue::Text(email.clone())])?.is_empty() {
+        if find_any_by_email(&c, &email)? {
             bail!("a console user with the email {email} exists already");
         }
         db::execute(
