@@ -140,12 +140,11 @@ fn source_row(biz: &str, version_id: &str, mobile: &str, fields: &serde_json::Ma
     if version_id.is_empty() {
         return Ok(None);
     }
+    // The version's columns, read once: the lookup fields to match on, and
+    // every column's key for the row's cells.
+    let columns = db::query("SELECT position, field_key, lookup FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position", &[biz.into(), version_id.into()])?;
     // Each candidate is one seek of the lookup index (version, field, value).
-    let lookup_fields: Vec<String> =
-        db::query("SELECT field_key FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 AND lookup = 1 ORDER BY position", &[biz.into(), version_id.into()])?
-            .iter()
-            .map(|r| r.text(0))
-            .collect();
+    let lookup_fields: Vec<String> = columns.iter().filter(|c| c.opt_int(2) == Some(1)).map(|c| c.text(1)).collect();
     let by_mobile = lookup_fields.iter().filter_map(|f| Some((f.as_str(), lookup_value(mobile)?)));
     let by_key = lookup_fields.iter().filter_map(|f| Some((f.as_str(), fields.get(f)?.as_str().and_then(lookup_value)?)));
     let mut row = None;
@@ -163,8 +162,7 @@ fn source_row(biz: &str, version_id: &str, mobile: &str, fields: &serde_json::Ma
         return Ok(None);
     };
     let cells: Vec<serde_json::Value> = serde_json::from_str(&cells.text(0)).unwrap_or_default();
-    let keys = db::query("SELECT position, field_key FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position", &[biz.into(), version_id.into()])?;
-    Ok(Some(keys.iter().filter_map(|k| Some((k.text(1), cell_text(cells.get(usize::try_from(k.int(0)).ok()?)?)?))).collect()))
+    Ok(Some(columns.iter().filter_map(|k| Some((k.text(1), cell_text(cells.get(usize::try_from(k.int(0)).ok()?)?)?))).collect()))
 }
 
 /// A cell as a variable's value: text as it is, numbers and booleans
