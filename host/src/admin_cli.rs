@@ -6,11 +6,12 @@ use crate::{admin, db, plugins};
 use anyhow::{bail, Context, Result};
 use std::io::Write as _;
 use std::path::Path;
+use switchboard_storage::databases::Databases;
 
 /// Opens the data dir for `admin`: a missing one is refused unless
 /// `--create` (a mistyped path must not get a fresh, empty database whose
 /// keys the running server then refuses). Says on stderr which dir it used.
-fn open_admin_data_dir(dir: &Path, create: bool, storage: &db::Storage) -> Result<db::Db> {
+fn open_admin_data_dir(dir: &Path, create: bool, storage: db::Storage) -> Result<Databases> {
     if !dir.is_dir() {
         // With a primary the data dir only keeps this command's replica.
         if !create && matches!(storage, db::Storage::Local) {
@@ -20,17 +21,25 @@ fn open_admin_data_dir(dir: &Path, create: bool, storage: &db::Storage) -> Resul
     }
     let shown = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let _ = writeln!(std::io::stderr(), "switchboard admin: data dir {}", shown.display());
-    if let db::Storage::Replica(primary) = storage {
+    if let db::Storage::Replica(primary) = &storage {
         let _ = writeln!(std::io::stderr(), "switchboard admin: primary {}", primary.url);
     }
-    db::Db::open_storage(dir, db::Durability::Normal, storage)
+    // A command opens the databases it names; none is prepared for
+    // serving (the server does that when it opens one).
+    Databases::open(dir, db::Durability::Normal, storage, Box::new(|_, _| Ok(())))
 }
 
 pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
     plugins::sealed::check_environment()?;
-    let db = open_admin_data_dir(&args.data_dir, args.create, &args.primary.storage("admin"))?;
+    let dbs = open_admin_data_dir(&args.data_dir, args.create, args.primary.storage("admin"))?;
+    // Keys, users and the businesses' list live in main; everything else
+    // of a business in its own database.
+    let db = dbs.main().clone();
+    let home = |business: &str| dbs.of_business(business);
     match args.command {
-        AdminCommand::Business(BusinessCommand::Create { name }) => admin::create_business(&db, &name),
+        AdminCommand::Business(BusinessCommand::Create { name, database }) => admin::create_business(&dbs, &name, database.as_deref()),
+        AdminCommand::Database(DatabaseCommand::Add { name, url }) => dbs.add(&name, &url),
+        AdminCommand::Database(DatabaseCommand::List) => dbs.list(),
         AdminCommand::Business(BusinessCommand::List) => admin::list_businesses(&db),
         AdminCommand::Key(KeyCommand::Create { business, scopes }) => admin::create_key(&db, &business, &scopes),
         AdminCommand::Key(KeyCommand::List { business }) => admin::list_keys(&db, &business),
@@ -54,44 +63,53 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
         AdminCommand::User(UserCommand::Disable { user_id }) => admin::users::disable(&db, &user_id),
         AdminCommand::User(UserCommand::RevokeSessions { user_id }) => admin::users::revoke_sessions(&db, &user_id),
         AdminCommand::Channel(ChannelCommand::Connect { business, channel, phone_number_id, account_id, label, username }) => match channel {
-            ChannelArg::Chatapp => admin::connect_channel(&db, &business, "chatapp", phone_number_id.as_deref().unwrap_or_default(), label.as_deref()),
-            ChannelArg::Photoapp => admin::connect_channel(&db, &business, "photoapp", account_id.as_deref().unwrap_or_default(), username.as_deref()),
+            ChannelArg::Chatapp => admin::connect_channel(&*home(&business)?, &business, "chatapp", phone_number_id.as_deref().unwrap_or_default(), label.as_deref()),
+            ChannelArg::Photoapp => admin::connect_channel(&*home(&business)?, &business, "photoapp", account_id.as_deref().unwrap_or_default(), username.as_deref()),
         },
         AdminCommand::Voice(VoiceCommand::Configure { business, lines, price_per_block, caller_number, time_zone, calling_window }) => admin::voice::configure(
-            &db,
+            &*home(&business)?,
             &business,
             &admin::voice::Settings { lines, price_per_block, caller_number: caller_number.as_deref(), time_zone: time_zone.as_deref(), calling_window: calling_window.as_deref() },
         ),
-        AdminCommand::Credits(CreditsCommand::Add { business, microcredits, note }) => admin::voice::add_credits(&db, &business, microcredits, note.as_deref()),
-        AdminCommand::Credits(CreditsCommand::Show { business, limit }) => admin::voice::show_credits(&db, &business, limit),
+        AdminCommand::Credits(CreditsCommand::Add { business, microcredits, note }) => admin::voice::add_credits(&*home(&business)?, &business, microcredits, note.as_deref()),
+        AdminCommand::Credits(CreditsCommand::Show { business, limit }) => admin::voice::show_credits(&*home(&business)?, &business, limit),
         AdminCommand::Summaries(SummariesCommand::Configure { business, price_per_contact, price_per_thousand_characters }) => {
-            admin::summaries::configure(&db, &business, price_per_contact, price_per_thousand_characters)
+            admin::summaries::configure(&*home(&business)?, &business, price_per_contact, price_per_thousand_characters)
         }
-        AdminCommand::Provider(ProviderCommand::Use { business, interface, plugin, plugin_dir, setting }) => plugins::choice::choose(&db, &business, interface, &plugin_dir, &plugin, &setting),
-        AdminCommand::Provider(ProviderCommand::Reset { business, interface }) => plugins::choice::reset(&db, &business, interface),
-        AdminCommand::Provider(ProviderCommand::Show { business, plugin_dir }) => plugins::choice::show(&db, &business, plugin_dir.as_deref()),
-        AdminCommand::Provider(ProviderCommand::Reseal { plugin_dir }) => plugins::choice::reseal(&db, plugin_dir.as_deref()),
+        AdminCommand::Provider(ProviderCommand::Use { business, interface, plugin, plugin_dir, setting }) => {
+            plugins::choice::choose(&*home(&business)?, &business, interface, &plugin_dir, &plugin, &setting)
+        }
+        AdminCommand::Provider(ProviderCommand::Reset { business, interface }) => plugins::choice::reset(&*home(&business)?, &business, interface),
+        AdminCommand::Provider(ProviderCommand::Show { business, plugin_dir }) => plugins::choice::show(&*home(&business)?, &business, plugin_dir.as_deref()),
+        AdminCommand::Provider(ProviderCommand::Reseal { plugin_dir }) => {
+            // Every database's choices, one transaction each.
+            let mut resealed = 0;
+            for (_, db) in dbs.all() {
+                resealed += plugins::choice::reseal(&db, plugin_dir.as_deref())?["resealed"].as_u64().unwrap_or(0);
+            }
+            Ok(serde_json::json!({"resealed": resealed}))
+        }
         AdminCommand::Sandbox(SandboxCommand::Inbound { channel, phone_number_id, account_id, from, text, name, provider_message_id }) => {
             let to = match channel {
                 ChannelArg::Chatapp => admin::Sender::Chatapp(phone_number_id.as_deref().unwrap_or_default()),
                 ChannelArg::Photoapp => admin::Sender::Photoapp(account_id.as_deref().unwrap_or_default()),
             };
-            admin::sandbox_inbound(&db, &admin::Inbound { to, from: &from, text: &text, name: name.as_deref(), provider_message_id: provider_message_id.as_deref() })
+            admin::sandbox_inbound(&dbs, &admin::Inbound { to, from: &from, text: &text, name: name.as_deref(), provider_message_id: provider_message_id.as_deref() })
         }
         AdminCommand::Sandbox(SandboxCommand::Reaction { account_id, from, reaction, message_id, removed, occurred_at }) => admin::sandbox_photoapp_signal(
-            &db,
+            &dbs,
             &account_id,
             &from,
             &admin::PhotoappSignal::Reaction { reaction: &reaction, message_id: message_id.as_deref(), removed, occurred_at: occurred_at.as_deref() },
         ),
         AdminCommand::Sandbox(SandboxCommand::Comment { account_id, from, text, name, post_id, comment_id, occurred_at }) => admin::sandbox_photoapp_signal(
-            &db,
+            &dbs,
             &account_id,
             &from,
             &admin::PhotoappSignal::Comment { text: &text, name: name.as_deref(), post_id: post_id.as_deref(), comment_id: comment_id.as_deref(), occurred_at: occurred_at.as_deref() },
         ),
         AdminCommand::Sandbox(SandboxCommand::Referral { account_id, from, source, ad_id, post_id }) => {
-            admin::sandbox_photoapp_signal(&db, &account_id, &from, &admin::PhotoappSignal::Referral { source: &source, ad_id: ad_id.as_deref(), post_id: post_id.as_deref() })
+            admin::sandbox_photoapp_signal(&dbs, &account_id, &from, &admin::PhotoappSignal::Referral { source: &source, ad_id: ad_id.as_deref(), post_id: post_id.as_deref() })
         }
     }
 }

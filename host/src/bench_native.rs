@@ -9,14 +9,15 @@ use switchboard_gateway::errors::success_envelope;
 use switchboard_gateway::{Failure, Incoming};
 
 pub fn handle(app: &App, incoming: Incoming, request_id: &str) -> Answer {
-    let a = match app.gateway.admit(incoming, &crate::pipeline::Keys(&app.db)) {
+    let a = match app.gateway.admit(incoming, &crate::pipeline::Keys(app.dbs.main())) {
         Ok(a) if a.op.id == "getContact" => a,
         Ok(_) => return Answer::failure(&Failure::not_found("route_not_found", "only getContact has a native baseline"), request_id),
         Err(f) => return Answer::failure(&f, request_id),
     };
     let business = a.business_id.clone().unwrap_or_default();
     let id = a.path_params[0].1.clone();
-    let Ok(conn) = app.db.conn() else { return Answer::failure(&Failure::internal("storage"), request_id) };
+    let Ok(db) = app.db_for(&business) else { return Answer::failure(&Failure::internal("storage"), request_id) };
+    let Ok(conn) = db.conn() else { return Answer::failure(&Failure::internal("storage"), request_id) };
     let p = || vec![SqlValue::Text(business.clone()), SqlValue::Text(id.clone())];
     let _ = db::execute(&conn, "BEGIN READONLY", vec![]);
     let contact = db::query_rows(&conn, "SELECT id, mobile, name, fields_json, communication_blocked, created_at, updated_at FROM contacts WHERE business_id = ?1 AND id = ?2", p());

@@ -41,7 +41,8 @@ pub fn receive(app: &App, path: &str, method: &str, query: Option<&str>, headers
 fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec<(String, String)>, body: Vec<u8>) -> Result<serde_json::Value, Failure> {
     let unavailable = crate::pipeline::unavailable;
     let no_callbacks = || Failure::new(404, "not_found", "provider_events_not_accepted", "this business's voice carrier takes no callbacks");
-    let conn = app.db.conn().map_err(|_| unavailable())?;
+    let db = app.db_for(business)?;
+    let conn = db.conn().map_err(|_| unavailable())?;
     let (carrier, settings) = match app.components.providers().plugin_for::<crate::engine::providers::carrier::Carrier>(&conn, business) {
         Ok(Some(p)) => p,
         Ok(None) | Err(crate::engine::providers::Unavailable::NotConfigured) => return Err(no_callbacks()),
@@ -64,7 +65,7 @@ fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec
         _ if e.retryable => Failure::new(503, "capacity", "provider_events_unavailable", "the carrier adapter could not read the callback; send it again").retryable(true),
         _ => Failure::validation("provider_events_invalid", format!("the carrier adapter could not read the callback: {}", e.code)),
     })?;
-    let gate = app.db.write_gate(std::time::Duration::from_secs(10)).ok_or_else(unavailable)?;
+    let gate = db.write_gate(std::time::Duration::from_secs(10)).ok_or_else(unavailable)?;
     let now = crate::clock::now_ms();
     let woken = crate::db::in_transaction(&conn, || {
         let mut woken = 0u64;

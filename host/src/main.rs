@@ -41,7 +41,9 @@ use clap::Parser;
 use cli::*;
 use std::io::Write as _;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+use switchboard_storage::databases::Databases;
 
 fn main() {
     let log = logging::init();
@@ -98,13 +100,11 @@ fn serve(args: ServeArgs) -> Result<()> {
         DurabilityArg::Normal => db::Durability::Normal,
         DurabilityArg::Full => db::Durability::Full,
     };
-    let db = db::Db::open_storage(&args.data_dir, durability, &args.primary.storage("serve"))?;
     metrics::install();
     let public_url = args.public_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
     let unsafe_settings = args.unsafe_settings(&public_url);
     // For the setup links of `admin user create` on this data dir.
     let _ = std::fs::write(args.data_dir.join(admin::users::SERVED_URL_FILE), &public_url);
-    switchboard_runtime::recording_links::configure(switchboard_runtime::recording_links::load_secret(&db).context("the recording link secret")?, &public_url, args.recording_link_ttl_ms);
     let overrides: Vec<(String, PathBuf)> = args.component_override.iter().map(|(n, p)| (n.clone(), PathBuf::from(p))).collect();
     let mut outbound = engine::OutboundPolicy { public_only: !args.webhook_allow_private, timeout: Duration::from_millis(args.webhook_timeout_ms), ..Default::default() };
     if let Some(Delays(list)) = args.webhook_retry_delays_ms {
@@ -124,18 +124,27 @@ fn serve(args: ServeArgs) -> Result<()> {
         }
         _ => None,
     };
-    let backfill = knowledge::prepare(&db, embeddings).context("the vector store of grounded agents")?;
-    if db.ships_writes() {
-        // The vector table may have been made just now: guard it too.
-        ship::install_guard(&db).context("the write guard of shipped transactions")?;
-    }
-    for (name, value) in [("campaign_minute_ms", args.campaign_minute_ms), ("voice_line_poll_ms", args.voice_line_poll_ms)] {
-        db::execute(&*db.conn()?, "INSERT OR REPLACE INTO runtime_settings (name, value) VALUES (?1, ?2)", vec![libsql::Value::Text(name.into()), libsql::Value::Text(value.to_string())])
-            .context("storing the runtime settings")?;
-    }
-    if backfill > 0 {
-        logging::line("info", &format!("embedding the passages of {backfill} data sources (data-sources.embed jobs)"));
-    }
+    // What every database gets when this node opens it, before anything
+    // runs on it: the vector table's shape, the write guard over it, the
+    // runtime settings its job steps read.
+    let settings = [("campaign_minute_ms", args.campaign_minute_ms), ("voice_line_poll_ms", args.voice_line_poll_ms)];
+    let prepare = move |name: &str, db: &db::Db| -> Result<()> {
+        let backfill = knowledge::prepare(db, embeddings).context("the vector store of grounded agents")?;
+        if db.ships_writes() {
+            // The vector table may have been made just now: guard it too.
+            ship::install_guard(db).context("the write guard of shipped transactions")?;
+        }
+        for (setting, value) in settings {
+            db::execute(&*db.conn()?, "INSERT OR REPLACE INTO runtime_settings (name, value) VALUES (?1, ?2)", vec![libsql::Value::Text(setting.into()), libsql::Value::Text(value.to_string())])
+                .context("storing the runtime settings")?;
+        }
+        if backfill > 0 {
+            logging::line("info", &format!("database {name}: embedding the passages of {backfill} data sources (data-sources.embed jobs)"));
+        }
+        Ok(())
+    };
+    let dbs = Arc::new(Databases::open(&args.data_dir, durability, args.primary.storage("serve"), Box::new(prepare))?);
+    switchboard_runtime::recording_links::configure(switchboard_runtime::recording_links::load_secret(dbs.main()).context("the recording link secret")?, &public_url, args.recording_link_ttl_ms);
     let artifacts = match &args.component_cache {
         Some(ComponentCache::Off) => args.data_dir.join("cache"),
         Some(ComponentCache::Dir(dir)) => engine::artifact_dir(Some(dir), &args.data_dir),
@@ -158,7 +167,7 @@ fn serve(args: ServeArgs) -> Result<()> {
     let gateway = switchboard_gateway::Gateway::new().map_err(anyhow::Error::msg).context("building the OpenAPI document")?;
     let app = pipeline::App {
         gateway,
-        db,
+        dbs,
         components,
         deadline: Duration::from_millis(args.request_timeout_ms.max(10)),
         bench_baseline: args.bench_baseline,

@@ -5,14 +5,18 @@
 use crate::db::{self, Db, SqlValue};
 use crate::engine::switchboard::platform::types as wit;
 use crate::engine::{CallError, Components};
+use std::sync::Arc;
 use std::time::Duration;
 use switchboard_gateway::errors::success_envelope;
 use switchboard_gateway::exchange::{self, Outcome, Reply};
 use switchboard_gateway::{idempotency, Admitted, Failure, Gateway, Incoming, KeyDirectory, KeyRecord, SessionRecord};
+use switchboard_storage::databases::{self, Databases};
 
 pub struct App {
     pub gateway: Gateway,
-    pub db: Db,
+    /// Main (keys, sessions, users, placement) and the databases businesses
+    /// live in: every business's work runs on its own (`App::db_for`).
+    pub dbs: std::sync::Arc<Databases>,
     pub components: Components,
     /// How long one component call may run before it is interrupted.
     pub deadline: Duration,
@@ -55,6 +59,7 @@ pub struct Download {
 /// that, the connection closes and the transaction ends with it.
 pub struct Continuation {
     conn: Option<crate::db::Connection>,
+    db: Arc<Db>,
     request: wit::Request,
     component: &'static str,
 }
@@ -158,9 +163,18 @@ pub enum Prepared {
     Write(Write),
 }
 
+/// The database a request runs on, and its name.
+#[derive(Clone)]
+pub struct Home {
+    pub name: String,
+    pub db: Arc<Db>,
+}
+
 /// An admitted read.
 pub struct Read {
     admitted: Admitted,
+    /// The business's database.
+    db: Arc<Db>,
     req: wit::Request,
     component: &'static str,
     request_id: String,
@@ -169,6 +183,8 @@ pub struct Read {
 /// An admitted mutation.
 pub struct Write {
     admitted: Admitted,
+    /// The business's database (its name picks the writer thread).
+    pub(crate) home: Home,
     req: wit::Request,
     component: &'static str,
     request_id: String,
@@ -181,6 +197,10 @@ pub struct Write {
 }
 
 impl Read {
+    /// The business's database.
+    pub fn db(&self) -> &Arc<Db> {
+        &self.db
+    }
     pub fn key_id(&self) -> Option<&str> {
         self.admitted.key_id.as_deref()
     }
@@ -222,7 +242,7 @@ impl App {
     /// runs it. No component runs here and nothing is written, so it may run
     /// on any thread.
     pub fn prepare(&self, incoming: Incoming, request_id: &str) -> Prepared {
-        match self.gateway.admit(incoming, &Keys(&self.db)) {
+        match self.gateway.admit(incoming, &Keys(self.dbs.main())) {
             Ok(a) => self.route(a, request_id),
             Err(f) => Prepared::Done(Answer::failure(&f, request_id)),
         }
@@ -236,6 +256,7 @@ impl App {
     /// before the answer goes out.
     pub fn handle_staged(&self, mut a: Admitted, staged: &crate::staging::Staged, request_id: &str) -> Answer {
         let param = |name: &str| a.query.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).unwrap_or_default();
+        let home = self.home(a.business_id.as_deref());
         let body = serde_json::json!({
             "businessId": a.business_id.clone().unwrap_or_default(),
             "dataSourceId": param("dataSourceId"),
@@ -254,7 +275,9 @@ impl App {
                 self.write_batch(vec![w]).pop().expect("one answer per write")
             }
         };
-        crate::staging::discard(&self.db, &staged.id);
+        if let Ok(home) = home {
+            crate::staging::discard(&home.db, &staged.id);
+        }
         answer
     }
 
@@ -276,13 +299,40 @@ impl App {
             answer.operation = op.id;
             return Prepared::Done(answer);
         }
+        let home = match self.home(a.business_id.as_deref()) {
+            Ok(home) => home,
+            Err(f) => return Prepared::Done(Answer::failure(&f, request_id).for_operation(op.id)),
+        };
         let req = self.request(&mut a, request_id);
         let request_id = request_id.to_string();
         if op.method.is_mutation() {
-            Prepared::Write(Write { admitted: a, req, component, request_id, span: tracing::Span::current(), refused: None })
+            Prepared::Write(Write { admitted: a, home, req, component, request_id, span: tracing::Span::current(), refused: None })
         } else {
-            Prepared::Read(Read { admitted: a, req, component, request_id })
+            Prepared::Read(Read { admitted: a, db: home.db, req, component, request_id })
         }
+    }
+
+    /// The database `business` lives in (main for a request of no
+    /// business, or of one main does not know: its own checks refuse it
+    /// there as before).
+    pub fn home(&self, business: Option<&str>) -> Result<Home, Failure> {
+        let Some(business) = business else { return Ok(Home { name: databases::MAIN.into(), db: self.dbs.main().clone() }) };
+        match self.dbs.placement(business) {
+            Ok(Some(name)) => match self.dbs.named(&name) {
+                Ok(db) => Ok(Home { name, db }),
+                Err(e) => {
+                    crate::logging::line("error", &format!("database {name} cannot be opened: {e:#}"));
+                    Err(unavailable())
+                }
+            },
+            Ok(None) => Ok(Home { name: databases::MAIN.into(), db: self.dbs.main().clone() }),
+            Err(_) => Err(unavailable()),
+        }
+    }
+
+    /// [`App::home`]'s database.
+    pub fn db_for(&self, business: &str) -> Result<Arc<Db>, Failure> {
+        self.home(Some(business)).map(|h| h.db)
     }
 
     /// The component's view of the request; the body moves into it.
@@ -326,14 +376,14 @@ impl App {
 
     /// Runs a read in one read transaction. Runs on a blocking thread.
     pub fn read(&self, r: Read) -> Answer {
-        let Read { admitted, req, component, request_id } = r;
-        let mut answer = self.read_inner(&admitted, req, component, &request_id);
+        let Read { admitted, db, req, component, request_id } = r;
+        let mut answer = self.read_inner(&admitted, db, req, component, &request_id);
         answer.operation = admitted.op.id;
         answer
     }
 
-    fn read_inner(&self, a: &Admitted, req: wit::Request, component: &'static str, request_id: &str) -> Answer {
-        let Ok(conn) = self.db.read_conn().map(|c| c.detach()) else { return Answer::failure(&unavailable(), request_id) };
+    fn read_inner(&self, a: &Admitted, db: Arc<Db>, req: wit::Request, component: &'static str, request_id: &str) -> Answer {
+        let Ok(conn) = db.read_conn().map(|c| c.detach()) else { return Answer::failure(&unavailable(), request_id) };
         // One read transaction: every query of the handler sees one snapshot.
         // READONLY (libSQL's DEFERRED) also keeps a replica's reads local.
         if db::execute(&conn, "BEGIN READONLY", vec![]).is_err() {
@@ -346,12 +396,12 @@ impl App {
             Ok(Ok(wit::Success { status, body: Some(piece), .. })) if (200..300).contains(&status) && piece.next_cursor.is_some() => {
                 let mut request = req;
                 request.stream_cursor = piece.next_cursor.clone();
-                let rest = Continuation { conn: Some(conn), request, component };
+                let rest = Continuation { conn: Some(conn), db, request, component };
                 self.download(status, piece, Some(rest), request_id)
             }
             result => {
                 let _ = db::execute(&conn, "ROLLBACK", vec![]);
-                self.db.give_back(conn);
+                db.give_back(conn);
                 self.render(a, result, request_id)
             }
         }
@@ -410,7 +460,7 @@ impl App {
     pub fn end_stream(&self, mut c: Continuation) {
         if let Some(conn) = c.conn.take() {
             if db::execute(&conn, "ROLLBACK", vec![]).is_ok() {
-                self.db.give_back(conn);
+                c.db.give_back(conn);
             }
         }
     }
@@ -423,8 +473,11 @@ impl App {
     /// holds its change; when the commit fails, every answer of the batch
     /// becomes a retryable failure, and nothing of the batch was written.
     /// Runs on a blocking thread; answers come back in order.
+    /// Every write of a batch is of one database (the writer thread's).
     pub fn write_batch(&self, batch: Vec<Write>) -> Vec<Answer> {
-        let Some(mut gate) = self.db.write_gate(WRITE_GATE_WAIT) else {
+        let Some(db) = batch.first().map(|w| w.home.db.clone()) else { return Vec::new() };
+        debug_assert!(batch.iter().all(|w| Arc::ptr_eq(&w.home.db, &db)));
+        let Some(mut gate) = db.write_gate(WRITE_GATE_WAIT) else {
             return failed_all(&batch, &unavailable());
         };
         // A replica node that ships its transactions runs the batch again

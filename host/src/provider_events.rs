@@ -94,7 +94,8 @@ fn plugin_of(app: &App, conn: &crate::db::Connection, business: &str) -> Result<
 
 /// The provider's check of the address: the plugin's answer (the challenge).
 fn verify(app: &App, business: &str, query: &str) -> Result<String, Failure> {
-    let conn = app.db.conn().map_err(|_| crate::pipeline::unavailable())?;
+    let db = app.db_for(business)?;
+    let conn = db.conn().map_err(|_| crate::pipeline::unavailable())?;
     let (plugin, settings) = plugin_of(app, &conn, business)?;
     let query: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes()).into_owned().take(32).collect();
     plugin.verify(settings, query).map_err(|e| match e.code.as_str() {
@@ -107,7 +108,8 @@ fn verify(app: &App, business: &str, query: &str) -> Result<String, Failure> {
 
 fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>) -> Result<serde_json::Value, Failure> {
     let unavailable = crate::pipeline::unavailable;
-    let conn = app.db.conn().map_err(|_| unavailable())?;
+    let db = app.db_for(business)?;
+    let conn = db.conn().map_err(|_| unavailable())?;
     let (plugin, settings) = plugin_of(app, &conn, business)?;
     let pushed = plugin.receive(settings, headers, body).map_err(|e| match e.code.as_str() {
         "signature_invalid" => Failure::new(401, "authentication", "signature_invalid", "the body is not signed by the provider"),
@@ -115,7 +117,7 @@ fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>
         _ if e.retryable => Failure::new(503, "capacity", "provider_events_unavailable", "the messaging adapter could not read the webhook; send it again").retryable(true),
         _ => Failure::validation("provider_events_invalid", format!("the messaging adapter could not read the webhook: {}", e.code)),
     })?;
-    let gate = app.db.write_gate(std::time::Duration::from_secs(10)).ok_or_else(unavailable)?;
+    let gate = db.write_gate(std::time::Duration::from_secs(10)).ok_or_else(unavailable)?;
     let stored = crate::db::in_transaction(&conn, || {
         let mut taken = 0u32;
         for p in &pushed.statuses {
@@ -158,7 +160,7 @@ fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>
             _ => return Err(Failure::validation("provider_events_invalid", "the messaging adapter read a message of an unknown channel")),
         };
         let inbound = Inbound { to, from: &m.sender, text: &m.text, name: m.name.as_deref(), provider_message_id: Some(&m.provider_message_id) };
-        match crate::admin::enqueue_inbound(&app.db, Some(business), &inbound) {
+        match crate::admin::enqueue_inbound(&db, Some(business), &inbound) {
             Ok(_) => messages += 1,
             Err(InboundRefusal::Invalid(why)) | Err(InboundRefusal::NotConnected(why)) => {
                 // One bad message does not make the provider resend the rest.
@@ -167,7 +169,7 @@ fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>
             Err(InboundRefusal::Storage(_)) => return Err(unavailable()),
         }
     }
-    let signals = take_signals(app, business, &pushed)?;
+    let signals = take_signals(&db, business, &pushed)?;
     let received = pushed.statuses.len() + pushed.messages.len() + pushed.comments.len() + pushed.reactions.len() + pushed.referrals.len();
     Ok(serde_json::json!({"received": received, "taken": taken, "messages": messages, "signals": signals}))
 }
@@ -176,7 +178,7 @@ fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>
 /// (a durable job each, to accounts connected to this business only); a
 /// comment pushed twice is stored once by its id. Returns how many were
 /// queued.
-fn take_signals(app: &App, business: &str, pushed: &crate::engine::providers::messenger::Pushed) -> Result<u32, Failure> {
+fn take_signals(db: &crate::db::Db, business: &str, pushed: &crate::engine::providers::messenger::Pushed) -> Result<u32, Failure> {
     // The provider's times (ms) as the signals' RFC 3339 ones.
     let time = |ms: Option<i64>| ms.and_then(crate::admin::signal_time_of_ms);
     let comment_times: Vec<Option<String>> = pushed.comments.iter().map(|c| time(c.occurred_at_ms)).collect();
@@ -195,7 +197,7 @@ fn take_signals(app: &App, business: &str, pushed: &crate::engine::providers::me
     });
     let mut queued = 0u32;
     for (account, from, signal) in comments.chain(reactions).chain(referrals) {
-        match crate::admin::enqueue_photoapp_signal(&app.db, Some(business), account, from, &signal) {
+        match crate::admin::enqueue_photoapp_signal(db, Some(business), account, from, &signal) {
             Ok(_) => queued += 1,
             Err(InboundRefusal::Invalid(why)) | Err(InboundRefusal::NotConnected(why)) => {
                 crate::logging::line("warn", &format!("provider webhook of business {business}: a photoapp signal was not taken: {why}"));

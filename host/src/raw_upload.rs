@@ -81,7 +81,7 @@ impl Stager {
             .staging
             .run(move || {
                 let data = has_data.then_some(buf.as_slice());
-                let r = staging::write(&shared.app.db, &id, &biz, seq, data, staged_bytes, complete.as_deref());
+                let r = shared.app.db_for(&biz).and_then(|db| staging::write(&db, &id, &biz, seq, data, staged_bytes, complete.as_deref()));
                 (r, buf)
             })
             .await;
@@ -100,8 +100,8 @@ impl Stager {
     /// is only sent once nothing is left.
     async fn discard(&mut self) {
         if std::mem::take(&mut self.armed) {
-            let (shared, id) = (self.shared.clone(), self.id.clone());
-            let _ = tokio::task::spawn_blocking(move || staging::discard(&shared.app.db, &id)).await;
+            let (shared, id, biz) = (self.shared.clone(), self.id.clone(), self.business.clone());
+            let _ = tokio::task::spawn_blocking(move || discard(&shared, &biz, &id)).await;
         }
     }
 }
@@ -109,11 +109,18 @@ impl Stager {
 impl Drop for Stager {
     fn drop(&mut self) {
         if self.armed {
-            let (shared, id) = (self.shared.clone(), self.id.clone());
+            let (shared, id, biz) = (self.shared.clone(), self.id.clone(), self.business.clone());
             if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                rt.spawn_blocking(move || staging::discard(&shared.app.db, &id));
+                rt.spawn_blocking(move || discard(&shared, &biz, &id));
             }
         }
+    }
+}
+
+/// Removes a staged upload from its business's database.
+fn discard(shared: &Shared, business: &str, id: &str) {
+    if let Ok(db) = shared.app.db_for(business) {
+        staging::discard(&db, id);
     }
 }
 
@@ -196,7 +203,7 @@ pub(crate) async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, reques
             idempotency_key: idempotency_key.as_deref(),
             body: Vec::new(),
         };
-        s.app.gateway.admit_raw(incoming, &crate::pipeline::Keys(&s.app.db))
+        s.app.gateway.admit_raw(incoming, &crate::pipeline::Keys(s.app.dbs.main()))
     })
     .await;
     let admitted = match admitted {

@@ -90,7 +90,8 @@ type Source = (Placement, String, std::sync::Arc<crate::engine::providers::carri
 
 fn placement_of(shared: &Shared, link: &Link) -> Result<Source, Failure> {
     let not_found = || Failure::new(404, "not_found", "recording_not_found", "the call has no recording");
-    let conn = shared.app.db.conn().map_err(|_| Failure::internal("the database is not available"))?;
+    let db = shared.app.db_for(&link.business)?;
+    let conn = db.conn().map_err(|_| Failure::internal("the database is not available"))?;
     let rows = crate::db::query_rows(
         &conn,
         "SELECT placement_json, memo FROM calls \

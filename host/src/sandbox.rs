@@ -85,7 +85,7 @@ pub fn inbound(app: &App, path: &str, method: &str, authorization: Option<&str>,
     let Some(token) = auth::bearer_token(authorization).filter(|t| auth::looks_like_key(t)) else {
         return fail(Failure::authentication("send an API key as `Authorization: Bearer <key>`"));
     };
-    let key = match crate::pipeline::Keys(&app.db).find_by_hash(&auth::hash_key(token)) {
+    let key = match crate::pipeline::Keys(app.dbs.main()).find_by_hash(&auth::hash_key(token)) {
         Ok(Some(k)) if !k.revoked => k,
         Ok(_) => return fail(Failure::authentication("the API key is not valid")),
         Err(f) => return fail(f),
@@ -110,25 +110,30 @@ pub fn inbound(app: &App, path: &str, method: &str, authorization: Option<&str>,
     };
     let m = Inbound { to, from: &body.from, text: &body.text, name: body.name.as_deref(), provider_message_id: body.provider_message_id.as_deref() };
     let code = if photoapp { "photoapp_account_not_connected" } else { "phone_number_not_connected" };
-    answer(enqueue_inbound(&app.db, Some(&key.business_id), &m).map_err(|r| refusal(r, code)), request_id)
+    let db = match app.db_for(&key.business_id) {
+        Ok(db) => db,
+        Err(f) => return fail(f),
+    };
+    answer(enqueue_inbound(&db, Some(&key.business_id), &m).map_err(|r| refusal(r, code)), request_id)
 }
 
 /// A reaction, a referral or a comment of the business's photoapp account.
 fn signal(app: &App, business: &str, path: &str, body: &[u8]) -> Result<serde_json::Value, Failure> {
     let invalid = |e: serde_json::Error| Failure::validation("invalid_request", format!("invalid body: {e}"));
     let not_connected = |r| refusal(r, "photoapp_account_not_connected");
+    let db = app.db_for(business)?;
     if path == PHOTOAPP_REACTIONS_PATH {
         let b: ReactionBody = serde_json::from_slice(body).map_err(invalid)?;
         let s = PhotoappSignal::Reaction { reaction: &b.reaction, message_id: b.message_id.as_deref(), removed: b.removed, occurred_at: b.occurred_at.as_deref() };
-        enqueue_photoapp_signal(&app.db, Some(business), &b.photoapp_account_id, &b.from, &s).map_err(not_connected)
+        enqueue_photoapp_signal(&db, Some(business), &b.photoapp_account_id, &b.from, &s).map_err(not_connected)
     } else if path == PHOTOAPP_COMMENTS_PATH {
         let b: CommentBody = serde_json::from_slice(body).map_err(invalid)?;
         let s = PhotoappSignal::Comment { text: &b.text, name: b.name.as_deref(), post_id: b.post_id.as_deref(), comment_id: b.comment_id.as_deref(), occurred_at: b.occurred_at.as_deref() };
-        enqueue_photoapp_signal(&app.db, Some(business), &b.photoapp_account_id, &b.from, &s).map_err(not_connected)
+        enqueue_photoapp_signal(&db, Some(business), &b.photoapp_account_id, &b.from, &s).map_err(not_connected)
     } else {
         let b: ReferralBody = serde_json::from_slice(body).map_err(invalid)?;
         let s = PhotoappSignal::Referral { source: &b.source, ad_id: b.ad_id.as_deref(), post_id: b.post_id.as_deref() };
-        enqueue_photoapp_signal(&app.db, Some(business), &b.photoapp_account_id, &b.from, &s).map_err(not_connected)
+        enqueue_photoapp_signal(&db, Some(business), &b.photoapp_account_id, &b.from, &s).map_err(not_connected)
     }
 }
 

@@ -53,11 +53,10 @@ pub struct Settings {
 
 pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
     let Settings { addr, upload_sweep_after, shutdown_timeout, runner, limits, metrics_listen, write_node, secure_cookies, webhook_log_retention } = settings;
-    let write_node = write_node.map(|url| crate::write_node::WriteNode::new(&url, app.db.freshness())).transpose()?;
+    let write_node = write_node.map(|url| crate::write_node::WriteNode::new(&url, app.dbs.main().freshness())).transpose()?;
     let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("--listen {addr}: {e}"))?;
     let local = listener.local_addr()?;
     crate::logging::line("info", &format!("listening on http://{local}"));
-    let (writes, write_queue) = std::sync::mpsc::channel();
     let metrics_listener = match metrics_listen {
         Some(at) => Some(TcpListener::bind(at).await.map_err(|e| anyhow::anyhow!("--metrics-listen {at}: {e}"))?),
         None => None,
@@ -67,7 +66,7 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
         app,
         permits: Semaphore::new(crate::engine::MAX_INSTANCES as usize),
         staging: crate::staging::Writer::start(),
-        writes,
+        writers: crate::writer::Writers::default(),
         // Enough that a slow read rarely sends others to the blocking pool,
         // few enough that each stays warm.
         readers: crate::readers::Readers::start(std::thread::available_parallelism().map_or(2, |n| n.get()).max(2) * 2)?,
@@ -75,25 +74,20 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
         write_node,
         console: crate::console::Console::new(secure_cookies),
     });
-    if shared.app.db.is_replica() {
-        // Pulls what this node wrote at the primary (forwarded, shipped).
-        let puller = shared.clone();
-        tokio::spawn(shared.app.db.freshness().run(Arc::new(move || puller.app.db.pull())));
-    }
-    crate::writer::start(shared.clone(), write_queue);
-
     let janitor = shared.clone();
     tokio::spawn(async move {
         for round in 0u64.. {
             let j = janitor.clone();
             let _ = tokio::task::spawn_blocking(move || {
-                if round % 12 == 0 {
-                    crate::pipeline::purge_expired_idempotency(&j.app.db);
-                    crate::plugins::pushed::purge(&j.app.db);
-                    crate::jobs::purge_finished(&j.app.db, crate::clock::now_ms());
-                    crate::jobs::purge_webhook_log(&j.app.db, crate::clock::now_ms(), webhook_log_retention);
+                for (_, db) in j.app.dbs.all() {
+                    if round % 12 == 0 {
+                        crate::pipeline::purge_expired_idempotency(&db);
+                        crate::plugins::pushed::purge(&db);
+                        crate::jobs::purge_finished(&db, crate::clock::now_ms());
+                        crate::jobs::purge_webhook_log(&db, crate::clock::now_ms(), webhook_log_retention);
+                    }
+                    crate::staging::sweep(&db, upload_sweep_after);
                 }
-                crate::staging::sweep(&j.app.db, upload_sweep_after);
                 j.limits.forget_idle();
                 j.console.forget_idle();
             })
@@ -103,23 +97,17 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
     });
 
     let stop_jobs = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    // A far node leaves background work to the nodes beside the primary:
-    // every step's statements would cross its far link.
-    let job_loop = if shared.write_node.is_none() { Some(crate::background::spawn_job_runner(shared.clone(), stop_jobs.clone(), runner, shutdown_timeout)) } else { None };
+    // Each database's own loops (its pulls, its checkpoints and, unless a
+    // far node leaves background work to the nodes beside the primary, its
+    // job runner), for the databases open now and those opened later.
+    let databases = crate::background::DatabaseLoops::new(shared.clone(), stop_jobs.clone(), runner, shutdown_timeout);
+    databases.watch();
     let recorder = shared.clone();
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(crate::usage::FLUSH_EVERY).await;
             let r = recorder.clone();
-            let _ = tokio::task::spawn_blocking(move || crate::usage::flush(&r.app.db)).await;
-        }
-    });
-    let checkpointer = shared.clone();
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            let c = checkpointer.clone();
-            let _ = tokio::task::spawn_blocking(move || c.app.db.checkpoint(false)).await;
+            let _ = tokio::task::spawn_blocking(move || crate::usage::flush(r.app.dbs.main())).await;
         }
     });
 
@@ -154,13 +142,16 @@ pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
     if tokio::time::timeout(shutdown_timeout, graceful.shutdown()).await.is_err() {
         crate::logging::line("warn", &format!("in-flight requests did not finish within {} ms", shutdown_timeout.as_millis()));
     }
-    // The runner finishes its current step (committed or rolled back whole).
+    // The runners finish their current steps (committed or rolled back whole).
     stop_jobs.store(true, std::sync::atomic::Ordering::SeqCst);
-    if let Some(job_loop) = job_loop {
-        let _ = job_loop.await;
-    }
+    databases.join_runners().await;
     let last = shared.clone();
-    let _ = tokio::task::spawn_blocking(move || last.app.db.checkpoint(true)).await;
+    let _ = tokio::task::spawn_blocking(move || {
+        for (_, db) in last.app.dbs.all() {
+            db.checkpoint(true);
+        }
+    })
+    .await;
     crate::logging::line("info", "stopped");
     Ok(())
 }
@@ -285,7 +276,7 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, side: Option<Side
             Some(Side::Healthz) => return probe(Ok(()), "healthz", request_id),
             Some(Side::Readyz) => {
                 let s = shared.clone();
-                let ready = tokio::task::spawn_blocking(move || storage_ready(&s.app.db)).await.unwrap_or_else(|_| Err("the readiness check failed".into()));
+                let ready = tokio::task::spawn_blocking(move || storage_ready(s.app.dbs.main())).await.unwrap_or_else(|_| Err("the readiness check failed".into()));
                 return probe(ready, "readyz", request_id);
             }
             _ => {}
@@ -425,15 +416,22 @@ async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, side: Option<Side
         drop(permit.take());
         let forwarded = node.send(head, reqwest::Body::from(body), false, request_id, op).await;
         if let Some(answer) = forwarded {
+            // The write node counted a pull of main; a business of another
+            // database reads its writes after a pull of that one.
+            if let Prepared::Write(w) = &prepared {
+                if w.home.name != switchboard_storage::databases::MAIN {
+                    w.home.db.freshness().wrote();
+                }
+            }
             return answer;
         }
         permit = shared.permits.acquire().await.ok();
     }
     let _permit = permit;
-    if matches!(prepared, Prepared::Read(_)) {
+    if let Prepared::Read(r) = &prepared {
         // Read your writes: what this node wrote at the primary (forwarded
         // or shipped) is pulled into its replica first.
-        shared.app.db.freshness().caught_up().await;
+        r.db().freshness().caught_up().await;
     }
     let rate_headers = match &prepared {
         Prepared::Done(_) => Ok(Vec::new()),
@@ -491,7 +489,7 @@ async fn run_prepared(shared: &Arc<Shared>, prepared: Prepared, request_id: &str
                 };
             }
             let (reply, answer) = tokio::sync::oneshot::channel();
-            if shared.writes.send((write, reply)).is_err() {
+            if shared.writers.send(shared, (write, reply)).is_err() {
                 return Answer::failure(&Failure::new(503, "capacity", "shutting_down", "the server is shutting down"), request_id);
             }
             answer.await.unwrap_or_else(|_| Answer::failure(&Failure::internal("the request failed inside the service"), request_id))

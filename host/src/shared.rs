@@ -16,8 +16,8 @@ pub(crate) struct Shared {
     pub(crate) permits: Semaphore,
     /// Runs the chunk writes of raw uploads.
     pub(crate) staging: crate::staging::Writer,
-    /// Feeds the writer thread (group commit of mutations).
-    pub(crate) writes: std::sync::mpsc::Sender<QueuedWrite>,
+    /// Feed each database's writer thread (group commit of mutations).
+    pub(crate) writers: crate::writer::Writers,
     /// The threads that run reads (`readers.rs`).
     pub(crate) readers: crate::readers::Readers,
     /// Rate limits and the bound on requests in flight.
@@ -33,12 +33,19 @@ pub(crate) struct Shared {
 /// A mutation waiting for the writer thread, and where its answer goes.
 pub(crate) type QueuedWrite = (crate::pipeline::Write, tokio::sync::oneshot::Sender<Answer>);
 
-impl crate::jobs::JobHost for Shared {
+/// The job runner of one database: its jobs, leases and fences are rows
+/// of that database.
+pub(crate) struct DatabaseJobs {
+    pub(crate) shared: std::sync::Arc<Shared>,
+    pub(crate) db: std::sync::Arc<crate::db::Db>,
+}
+
+impl crate::jobs::JobHost for DatabaseJobs {
     fn db(&self) -> &crate::db::Db {
-        &self.app.db
+        &self.db
     }
     fn components(&self) -> &crate::engine::Components {
-        &self.app.components
+        &self.shared.app.components
     }
 }
 

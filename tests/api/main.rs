@@ -13,6 +13,7 @@ mod console_owner;
 mod console_users;
 mod contacts;
 mod data_sources;
+mod databases;
 mod downloads;
 mod edge;
 mod edge_manifest;

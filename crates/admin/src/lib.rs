@@ -24,6 +24,7 @@ use switchboard_channel_connections as connections;
 use switchboard_gateway::auth;
 use switchboard_job_kinds::messaging::{self as kinds, MessagingJob};
 use switchboard_ops::clock;
+use switchboard_storage::databases::{self, Databases};
 use switchboard_storage::db::{self, Db, SqlValue};
 use switchboard_storage::jobs;
 
@@ -44,17 +45,25 @@ pub(crate) fn json_of(v: &SqlValue) -> serde_json::Value {
 /// the components' one rule).
 pub(crate) use switchboard_formats::e164::is_e164;
 
-pub fn create_business(db: &Db, name: &str) -> Result<serde_json::Value> {
+/// `admin business create`: a business and its built-in Contacts data
+/// source in the database `database` names (else the one with the fewest
+/// businesses), then its control row in main, which places it there. The
+/// rows at its database come first, so a business is never placed where
+/// its rows are not (a crash between the two leaves rows no key can reach).
+pub fn create_business(dbs: &Databases, name: &str, database: Option<&str>) -> Result<serde_json::Value> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 200 {
         bail!("--name must be 1 to 200 characters");
     }
+    let placed = dbs.choose_for_new_business(database)?;
     let id = uuid::Uuid::new_v4().to_string();
     let now = crate::clock::now_rfc3339();
-    let c = db.conn()?;
+    let home = dbs.named(&placed)?;
+    let c = home.conn()?;
     // The business and its built-in Contacts data source, together.
     in_transaction(&c, || {
-        db::execute(&c, "INSERT INTO businesses (id, name, created_at) VALUES (?1, ?2, ?3)", vec![SqlValue::Text(id.clone()), SqlValue::Text(name.into()), SqlValue::Text(now.clone())])?;
+        let row = vec![SqlValue::Text(id.clone()), SqlValue::Text(name.into()), SqlValue::Text(now.clone()), SqlValue::Text(placed.clone())];
+        db::execute(&c, "INSERT INTO businesses (id, name, created_at, database) VALUES (?1, ?2, ?3, ?4)", row)?;
         db::execute(
             &c,
             "INSERT INTO data_sources (id, business_id, name, description, class, kind, built_in, created_at, updated_at) \
@@ -62,14 +71,19 @@ pub fn create_business(db: &Db, name: &str) -> Result<serde_json::Value> {
             vec![SqlValue::Text(uuid::Uuid::now_v7().to_string()), SqlValue::Text(id.clone()), SqlValue::Text(now.clone())],
         )
     })?;
-    Ok(json!({"businessId": id}))
+    drop(c);
+    if placed != databases::MAIN {
+        let c = dbs.main().conn()?;
+        in_transaction(&c, || dbs.place(&c, &id, name, &now, &placed))?;
+    }
+    Ok(json!({"businessId": id, "database": placed}))
 }
 
 /// `admin business list`: every business, oldest first.
 pub fn list_businesses(db: &Db) -> Result<serde_json::Value> {
     let c = db.conn()?;
-    let rows = db::query_rows(&c, "SELECT id, name, created_at FROM businesses ORDER BY created_at, id", vec![])?;
-    let businesses: Vec<_> = rows.iter().map(|r| json!({"businessId": json_of(&r[0]), "name": json_of(&r[1]), "createdAt": json_of(&r[2])})).collect();
+    let rows = db::query_rows(&c, "SELECT id, name, created_at, database FROM businesses ORDER BY created_at, id", vec![])?;
+    let businesses: Vec<_> = rows.iter().map(|r| json!({"businessId": json_of(&r[0]), "name": json_of(&r[1]), "createdAt": json_of(&r[2]), "database": json_of(&r[3])})).collect();
     Ok(json!({"businesses": businesses}))
 }
 
@@ -411,18 +425,27 @@ pub fn enqueue_photoapp_signal(db: &Db, business: Option<&str>, account: &str, f
 /// durably enqueues one inbound job (due now); the dispatcher stores the
 /// message and fans `chatapp.message.received` / `photoapp.message.received`
 /// out. A repeated `--provider-message-id` is processed once.
-pub fn sandbox_inbound(db: &Db, m: &Inbound) -> Result<serde_json::Value> {
-    enqueue_inbound(db, None, m).map_err(|r| match r {
-        InboundRefusal::Invalid(m) | InboundRefusal::NotConnected(m) => anyhow::anyhow!(m),
-        InboundRefusal::Storage(e) => e,
-    })
+pub fn sandbox_inbound(dbs: &Databases, m: &Inbound) -> Result<serde_json::Value> {
+    anywhere(dbs, |db| enqueue_inbound(db, None, m))
 }
 
 /// `admin sandbox reaction | referral`: [`enqueue_photoapp_signal`] for
 /// whichever business the account is connected to.
-pub fn sandbox_photoapp_signal(db: &Db, account: &str, from: &str, signal: &PhotoappSignal) -> Result<serde_json::Value> {
-    enqueue_photoapp_signal(db, None, account, from, signal).map_err(|r| match r {
-        InboundRefusal::Invalid(m) | InboundRefusal::NotConnected(m) => anyhow::anyhow!(m),
-        InboundRefusal::Storage(e) => e,
-    })
+pub fn sandbox_photoapp_signal(dbs: &Databases, account: &str, from: &str, signal: &PhotoappSignal) -> Result<serde_json::Value> {
+    anywhere(dbs, |db| enqueue_photoapp_signal(db, None, account, from, signal))
+}
+
+/// Runs `enqueue` on each database in turn until one has the number or
+/// account connected (a sandbox message names no business).
+pub fn anywhere(dbs: &Databases, enqueue: impl Fn(&Db) -> std::result::Result<serde_json::Value, InboundRefusal>) -> Result<serde_json::Value> {
+    let mut not_connected = None;
+    for (_, db) in dbs.all() {
+        match enqueue(&db) {
+            Ok(v) => return Ok(v),
+            Err(InboundRefusal::NotConnected(m)) => not_connected = Some(m),
+            Err(InboundRefusal::Invalid(m)) => bail!(m),
+            Err(InboundRefusal::Storage(e)) => return Err(e),
+        }
+    }
+    bail!(not_connected.unwrap_or_else(|| "no database is open".into()))
 }

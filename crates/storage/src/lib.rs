@@ -11,6 +11,7 @@
 //!
 //! Entry point: `db::Db::open`.
 
+pub mod databases;
 pub mod db;
 pub mod freshness;
 pub mod jobs;

@@ -22,6 +22,9 @@ pub(crate) enum AdminCommand {
     /// Businesses (tenants).
     #[command(subcommand)]
     Business(BusinessCommand),
+    /// The databases businesses are spread over (main, and those added).
+    #[command(subcommand)]
+    Database(DatabaseCommand),
     /// API keys: shown once, stored hashed, scoped, revocable.
     #[command(subcommand)]
     Key(KeyCommand),
@@ -160,8 +163,24 @@ pub(crate) enum BusinessCommand {
     Create {
         #[arg(long)]
         name: String,
+        /// The database its rows live in (`admin database list`); by default the one with the fewest businesses.
+        #[arg(long, value_name = "NAME")]
+        database: Option<String>,
     },
     /// List the businesses of the data dir, oldest first.
+    List,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum DatabaseCommand {
+    /// Register a database for businesses to live in: a libSQL server's URL (or one of its namespaces) beside a --primary-url main, or `local` (a file of its own in the data dir) beside a local main. It is opened and migrated before it is registered.
+    Add {
+        #[arg(long, value_name = "NAME")]
+        name: String,
+        #[arg(long, value_name = "URL|local")]
+        url: String,
+    },
+    /// Print every database as JSON: its name, URL and number of businesses (main first).
     List,
 }
 

@@ -24,7 +24,7 @@ fn owner_only(s: &SessionRecord) -> Result<(), Failure> {
 }
 
 pub fn list(app: &App, s: &SessionRecord) -> Result<serde_json::Value, Failure> {
-    let c = app.db.conn().map_err(unavailable)?;
+    let c = app.dbs.main().conn().map_err(unavailable)?;
     let mut keys = crate::admin::key_rows(&c, &s.business_id).map_err(unavailable)?;
     // A use not yet written by the usage flush is already known here.
     for k in &mut keys {
@@ -70,7 +70,7 @@ pub fn create(app: &App, s: &SessionRecord, body: &[u8]) -> Result<serde_json::V
 pub fn revoke(app: &App, s: &SessionRecord, key_id: &str) -> Result<serde_json::Value, Failure> {
     owner_only(s)?;
     let (_gate, c) = writer(app)?;
-    if !crate::admin::revoke_key_of(&app.db, &c, Some(&s.business_id), key_id).map_err(unavailable)? {
+    if !crate::admin::revoke_key_of(app.dbs.main(), &c, Some(&s.business_id), key_id).map_err(unavailable)? {
         // Another business's key is as unknown as one that never existed.
         return Err(Failure::not_found("key_not_found", "no such API key in this business"));
     }

@@ -202,11 +202,21 @@ fn hash_slot(console: &Console) -> Result<tokio::sync::SemaphorePermit<'_>, Fail
     console.hashing.try_acquire().map_err(|_| Failure::new(503, "capacity", "console_busy", "too many logins at this moment; retry in a second").retryable(true).with_header("Retry-After", "1".into()))
 }
 
-/// The write gate and a connection, for a console route's short write
-/// (the same single-writer rule as every mutation).
+/// Main's write gate and a connection, for a console route's short write
+/// of what main keeps (sessions, users, keys; the same single-writer rule
+/// as every mutation).
 pub(crate) fn writer(app: &App) -> Result<(crate::db::WriteGuard, crate::db::Conn<'_>), Failure> {
-    let gate = app.db.write_gate(std::time::Duration::from_secs(10)).ok_or_else(|| unavailable(anyhow::anyhow!("write gate")))?;
-    Ok((gate, app.db.conn().map_err(unavailable)?))
+    let main = app.dbs.main();
+    let gate = main.write_gate(std::time::Duration::from_secs(10)).ok_or_else(|| unavailable(anyhow::anyhow!("write gate")))?;
+    Ok((gate, main.conn().map_err(unavailable)?))
+}
+
+/// The write gate of `business`'s database and that database, for a
+/// console route's short write of the business's own rows.
+pub(crate) fn business_writer(app: &App, business: &str) -> Result<(crate::db::WriteGuard, std::sync::Arc<crate::db::Db>), Failure> {
+    let db = app.db_for(business)?;
+    let gate = db.write_gate(std::time::Duration::from_secs(10)).ok_or_else(|| unavailable(anyhow::anyhow!("write gate")))?;
+    Ok((gate, db))
 }
 
 fn route(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done, Failure> {
@@ -251,7 +261,7 @@ fn route(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done, Failu
 /// The caller's live session (writes: with its CSRF token).
 fn session(app: &App, r: &ConsoleRequest) -> Result<SessionRecord, Failure> {
     let mutation = r.method != "GET" && r.method != "HEAD";
-    console_session(r.session.as_deref(), r.csrf.as_deref(), mutation, true, logged_path(&r.path), &crate::pipeline::Keys(&app.db))
+    console_session(r.session.as_deref(), r.csrf.as_deref(), mutation, true, logged_path(&r.path), &crate::pipeline::Keys(app.dbs.main()))
 }
 
 /// A console route's body is JSON, said so in its Content-Type: a login
@@ -291,7 +301,7 @@ fn login(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done, Failu
         return Err(too_many_attempts("this account"));
     }
     let user = {
-        let c = app.db.conn().map_err(unavailable)?;
+        let c = app.dbs.main().conn().map_err(unavailable)?;
         users::find_by_email(&c, &email).map_err(unavailable)?
     };
     let _slot = hash_slot(console)?;
@@ -310,7 +320,7 @@ fn login(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done, Failu
 /// Who the session is: the user, the business, the role's scopes, the CSRF
 /// token and when the session ends.
 fn whoami(app: &App, s: &SessionRecord) -> Result<serde_json::Value, Failure> {
-    let c = app.db.conn().map_err(unavailable)?;
+    let c = app.dbs.main().conn().map_err(unavailable)?;
     let rows = crate::db::query_rows(
         &c,
         "SELECT u.email, b.name, s.expires_at_ms FROM console_sessions s JOIN console_users u ON u.id = s.user_id \

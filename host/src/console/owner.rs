@@ -24,7 +24,7 @@
 //!   `sandbox_messenger_required` (a real provider's number is onboarded
 //!   with the provider). The provider token reference is never returned.
 
-use super::{unavailable, writer, ConsoleRequest};
+use super::{business_writer, unavailable, ConsoleRequest};
 use crate::pipeline::App;
 use crate::plugins::{choice, Interface};
 use serde::Deserialize;
@@ -97,7 +97,8 @@ fn refused(r: Refused, body_field: impl Fn(&'static str) -> &'static str) -> Fai
 
 /// What `GET /console/api/voice` answers.
 fn settings(app: &App, s: &SessionRecord) -> Result<Value, Failure> {
-    let c = app.db.conn().map_err(unavailable)?;
+    let db = app.db_for(&s.business_id)?;
+    let c = db.conn().map_err(unavailable)?;
     let tx = Tx(&c);
     let a = voice_accounts::account::read(&tx, &s.business_id).map_err(unavailable)?;
     let window = a.window.map(|(start, end)| format!("{:02}:{:02}-{:02}:{:02}", start / 60, start % 60, end / 60, end % 60));
@@ -143,7 +144,8 @@ fn configure_voice(app: &App, s: &SessionRecord, body: Value) -> Result<Value, F
         })
     })?;
     {
-        let (_gate, c) = writer(app)?;
+        let (_gate, db) = business_writer(app, &s.business_id)?;
+        let c = db.conn().map_err(unavailable)?;
         crate::db::in_transaction(&c, || voice_accounts::account::configure(&Tx(&c), &s.business_id, &checked)).map_err(unavailable)?;
     }
     crate::logging::line("info", &format!("console: the voice account of business {} changed", s.business_id));
@@ -167,7 +169,8 @@ fn configure_summary_prices(app: &App, s: &SessionRecord, body: Value) -> Result
         })
     })?;
     {
-        let (_gate, c) = writer(app)?;
+        let (_gate, db) = business_writer(app, &s.business_id)?;
+        let c = db.conn().map_err(unavailable)?;
         crate::db::in_transaction(&c, || summary_prices::configure(&Tx(&c), &s.business_id, &change)).map_err(unavailable)?;
     }
     settings(app, s)
@@ -187,7 +190,8 @@ fn add_credits(app: &App, s: &SessionRecord, body: Value) -> Result<Value, Failu
     let t: TopUp = parse(body)?;
     let grant = voice_accounts::credits::check_grant(t.microcredits, t.note.as_deref()).map_err(|r| refused(r, |f| f))?;
     {
-        let (_gate, c) = writer(app)?;
+        let (_gate, db) = business_writer(app, &s.business_id)?;
+        let c = db.conn().map_err(unavailable)?;
         crate::db::in_transaction(&c, || voice_accounts::credits::grant(&Tx(&c), &s.business_id, &grant)).map_err(unavailable)?;
     }
     crate::logging::line("info", &format!("console: {} microcredits added to business {}", t.microcredits, s.business_id));
@@ -207,7 +211,8 @@ fn connect_channel(app: &App, s: &SessionRecord, body: Value) -> Result<Value, F
     let checked = connections::check(&w.channel, &w.provider_id, w.label.as_deref()).map_err(|r| refused(r, |f| f))?;
     let mut random = [0u8; 32];
     rand::fill(&mut random);
-    let (_gate, c) = writer(app)?;
+    let (_gate, db) = business_writer(app, &s.business_id)?;
+    let c = db.conn().map_err(unavailable)?;
     let messenger = Interface::named("messenger").ok_or_else(|| Failure::internal("the messenger interface is not built in"))?;
     if choice::read(&c, &s.business_id, messenger).map_err(|e| unavailable(e.into()))?.is_some() {
         return Err(Failure::conflict(

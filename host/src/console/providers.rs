@@ -7,7 +7,7 @@
 //! not given, so an owner need not type a token again to change another
 //! setting.
 
-use super::{unavailable, writer};
+use super::{business_writer, unavailable};
 use crate::pipeline::App;
 use crate::plugins::{choice, Interface};
 use serde::Deserialize;
@@ -23,7 +23,8 @@ pub fn interface_of(path: &str) -> Option<Interface> {
 
 /// The business's adapter of every interface, and the plugins it may choose.
 pub fn show(app: &App, s: &SessionRecord) -> Result<serde_json::Value, Failure> {
-    let c = app.db.conn().map_err(unavailable)?;
+    let db = app.db_for(&s.business_id)?;
+    let c = db.conn().map_err(unavailable)?;
     let registry = &app.components.providers().plugins;
     let mut current = Vec::new();
     for interface in Interface::ALL {
@@ -70,7 +71,8 @@ pub fn set(app: &App, s: &SessionRecord, interface: Interface, body: &[u8]) -> R
         return Err(Failure::authorization("owner_role_required", "only an owner of the business can choose its providers"));
     }
     let wanted: Choose = serde_json::from_slice(body).map_err(|e| Failure::validation("invalid_body", format!("send {{\"plugin\": \"name\" or null, \"settings\": {{…}}}}: {e}")))?;
-    let (_gate, c) = writer(app)?;
+    let (_gate, db) = business_writer(app, &s.business_id)?;
+    let c = db.conn().map_err(unavailable)?;
     let Some(name) = wanted.plugin else {
         crate::db::in_transaction(&c, || choice::clear(&c, &s.business_id, interface)).map_err(unavailable)?;
         return Ok(choice::describe(&s.business_id, interface, None));

@@ -63,7 +63,7 @@ pub fn route(app: &App, r: &ConsoleRequest) -> Result<(u16, Value), Failure> {
         return Err(Failure::authorization("owner_role_required", "only an owner of the business can see and change who may log in"));
     }
     match (r.method.as_str(), user_of(&r.path)) {
-        ("GET", None) => Ok((200, users::list(&app.db, &s.business_id).map_err(unavailable)?)),
+        ("GET", None) => Ok((200, users::list(app.dbs.main(), &s.business_id).map_err(unavailable)?)),
         ("POST", None) => invite(app, &s, super::body(r)?),
         ("PATCH", Some(user)) => change(app, &s, &user.to_ascii_lowercase(), Some(super::body(r)?)),
         (_, Some(user)) => change(app, &s, &user.to_ascii_lowercase(), None),
@@ -92,7 +92,7 @@ fn invite(app: &App, s: &SessionRecord, body: Value) -> Result<(u16, Value), Fai
     }
     drop(c);
     // An empty console URL: the link is a path the page puts after its own origin.
-    let made = users::create(&app.db, &s.business_id, &email, &i.role, None, "").map_err(unavailable)?;
+    let made = users::create(app.dbs.main(), &s.business_id, &email, &i.role, None, "").map_err(unavailable)?;
     crate::logging::line("info", &format!("console: a {} was invited to business {}", i.role, s.business_id));
     Ok((201, made))
 }
