@@ -41,6 +41,15 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
         AdminCommand::Database(DatabaseCommand::Add { name, url }) => dbs.add(&name, &url),
         AdminCommand::Database(DatabaseCommand::List) => dbs.list(),
         AdminCommand::Business(BusinessCommand::List) => admin::list_businesses(&db),
+        AdminCommand::Business(BusinessCommand::Move { business, to }) => {
+            // At the target, the business's passages are embedded again
+            // (its vectors are keyed by rowids a copy does not keep).
+            let embed = |c: &db::Connection, business: &str| crate::knowledge::embeddings_changed(c, business);
+            let say = |line: &str| {
+                let _ = writeln!(std::io::stderr(), "switchboard admin: {line}");
+            };
+            switchboard_storage::moves::move_business(&dbs, &business, &to, &embed, &say)
+        }
         AdminCommand::Key(KeyCommand::Create { business, scopes }) => admin::create_key(&db, &business, &scopes),
         AdminCommand::Key(KeyCommand::List { business }) => admin::list_keys(&db, &business),
         AdminCommand::Key(KeyCommand::Revoke { key_id }) => admin::revoke_key(&db, &key_id),

@@ -11,6 +11,7 @@ use switchboard_gateway::errors::success_envelope;
 use switchboard_gateway::exchange::{self, Outcome, Reply};
 use switchboard_gateway::{idempotency, Admitted, Failure, Gateway, Incoming, KeyDirectory, KeyRecord, SessionRecord};
 use switchboard_storage::databases::{self, Databases};
+use switchboard_storage::moves;
 
 pub struct App {
     pub gateway: Gateway,
@@ -142,6 +143,11 @@ impl KeyDirectory for Keys<'_> {
 }
 
 pub(crate) use switchboard_storage::unavailable;
+
+/// A write of a business that is moving to another database.
+fn moving() -> Failure {
+    Failure::new(503, "capacity", "business_moving", "this business is moving to another database; nothing was written, retry in a few seconds").retryable(true).with_header("Retry-After", "1".into())
+}
 
 /// Every request of a batch answered with the same failure.
 fn failed_all(batch: &[Write], f: &Failure) -> Vec<Answer> {
@@ -389,6 +395,21 @@ impl App {
         if db::execute(&conn, "BEGIN READONLY", vec![]).is_err() {
             return Answer::failure(&unavailable(), request_id);
         }
+        // A business moved away from this database (`moves.rs`) is read
+        // where main places it now; while its move is under way, this
+        // database's frozen copy is still its own.
+        if let Some(business) = a.business_id.as_deref() {
+            if moves::fenced(&conn, business).unwrap_or(false) {
+                self.dbs.forget(business);
+                if let Ok(home) = self.home(Some(business)) {
+                    if !Arc::ptr_eq(&home.db, &db) {
+                        let _ = db::execute(&conn, "ROLLBACK", vec![]);
+                        db.give_back(conn);
+                        return self.read_inner(a, home.db, req, component, request_id);
+                    }
+                }
+            }
+        }
         let (conn, result) = self.components.call(component, conn, &req, self.deadline);
         match result {
             // The first piece of a streamed answer: the snapshot stays open
@@ -541,6 +562,19 @@ impl App {
     /// (`switchboard_gateway::exchange::mutation`) around the component call.
     fn mutate(&self, conn: db::Connection, w: &Write) -> (db::Connection, Answer) {
         let (a, req, component, request_id) = (&w.admitted, &w.req, w.component, w.request_id.as_str());
+        // A business moving away from this database (or moved, and this
+        // node's placement is stale) writes nothing here: read in this
+        // write's own transaction, so no write slips past a move's fence.
+        if let Some(business) = a.business_id.as_deref() {
+            match moves::fenced(&conn, business) {
+                Ok(false) => {}
+                Ok(true) => {
+                    self.dbs.forget(business);
+                    return (conn, Answer::failure(&moving(), request_id));
+                }
+                Err(_) => return (conn, Answer::failure(&unavailable(), request_id)),
+            }
+        }
         let (tx, reply) = exchange::mutation(HostTx(conn), a, request_id, crate::clock::now_ms(), |tx| {
             if let Some(r) = &w.refused {
                 return (tx, Reply { status: r.status, content_type: r.content_type, body: r.body.clone(), headers: r.headers.clone() });

@@ -26,6 +26,7 @@ mod jobs;
 mod knowledge;
 mod limits;
 mod logging;
+mod moves;
 mod messaging;
 mod participants;
 mod photoapp;

@@ -162,6 +162,12 @@ impl Databases {
         self.for_business(&business.to_ascii_lowercase())?.ok_or_else(|| anyhow!("no business {business} in this data dir"))
     }
 
+    /// Drops what this process knows of `business`'s placement: the next
+    /// request reads it from main again (a move placed it elsewhere).
+    pub fn forget(&self, business: &str) {
+        self.placement.write().remove(business);
+    }
+
     /// The registered databases (main not among them), by name.
     pub fn registry(&self) -> Result<Vec<Registered>> {
         let c = self.main.read_conn()?;

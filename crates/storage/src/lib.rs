@@ -16,6 +16,7 @@ pub mod db;
 pub mod freshness;
 pub mod jobs;
 pub mod key_cache;
+pub mod moves;
 pub mod planner_stats;
 pub mod ship;
 pub mod sql_literals;

@@ -169,6 +169,14 @@ pub(crate) enum BusinessCommand {
     },
     /// List the businesses of the data dir, oldest first.
     List,
+    /// Move a business to another database while its clients keep writing: its writes answer 503 business_moving (retryable) while its rows are copied, then go to the new database. Run it again after a crash to finish the move.
+    Move {
+        #[arg(long, value_name = "ID")]
+        business: String,
+        /// The database it moves to (`admin database list`).
+        #[arg(long, value_name = "NAME")]
+        to: String,
+    },
 }
 
 #[derive(Subcommand)]
