@@ -21,11 +21,10 @@ how long a call lasts. For each audience, one voice iteration:
 Prints both figures per audience and the ratios large/baseline.
 """
 import os
-import sqlite3
 import sys
 import time
 
-from service import Service, call
+from service import Service, business_db, call
 
 LARGE = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
 OPEN = int(sys.argv[2]) if len(sys.argv) > 2 else 10
@@ -64,7 +63,7 @@ def main():
             call(base, key, "/api/v1/contacts/imports", {"businessId": biz, "categoryIds": [large], "csv": "mobile,name\n" + rows}, f"imp-{start}")
         print(f"{LARGE + OPEN:,} contacts imported; {os.cpu_count()} cores; window {window['start']}-{window['end']} UTC", flush=True)
 
-        db = sqlite3.connect(f"file:{s.data}/switchboard.db?mode=ro", uri=True)
+        db = business_db(s.data, biz)
         figures = {}
         for label, cat in (("baseline", baseline), ("large", large)):
             campaign = call(base, key, "/api/v1/campaigns", {"businessId": biz, "name": label, "objective": "Bench",

@@ -20,11 +20,10 @@ category) and a voice agent, then:
 """
 import concurrent.futures
 import os
-import sqlite3
 import sys
 import time
 
-from service import Service, call, peak_kib
+from service import Service, business_db, call, peak_kib
 
 LARGE = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
 DIALS = int(sys.argv[2]) if len(sys.argv) > 2 else 300
@@ -67,7 +66,7 @@ def main():
             print(f"create {label:5}  {n:>7,} members in {took:6.2f} s  peak RSS +{grew / 1024:6.1f} MiB (now {peak / 1024:.0f} MiB)")
         print(f"ratio large/small: time {figures['large'][1] / figures['small'][1]:.1f} for {figures['large'][0] / figures['small'][0]:.0f} times the members")
 
-        db = sqlite3.connect(f"file:{s.data}/switchboard.db?mode=ro", uri=True)
+        db = business_db(s.data, biz)
         dials = [r[0] for r in db.execute("SELECT mobile FROM contacts WHERE business_id = ? AND mobile LIKE '+13%' ORDER BY mobile", (biz,))]
 
         def ended(where):

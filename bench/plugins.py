@@ -20,7 +20,6 @@ import concurrent.futures
 import json
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from service import BIN, Service, call  # noqa: E402
+from service import BIN, Service, business_db, call  # noqa: E402
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
 
@@ -49,18 +48,17 @@ def main():
     subprocess.run([BIN, "plugin", "template", "--interface", "messenger", "--name", "sandbox-plugin", "--out", os.path.join(plugins, "sandbox-plugin")],
                    check=True, stdout=subprocess.DEVNULL)
     with Service("--plugin-dir", plugins, "--messenger-setting", "step-delay-ms=0", "--job-concurrency", "16") as s:
-        db = sqlite3.connect(f"file:{s.data}/switchboard.db?mode=ro", uri=True)
         tenants = {}
         for label in ("E", "P"):
             biz = s.admin("business", "create", "--name", f"Bench {label}")["businessId"]
             key = s.admin("key", "create", "--business", biz, "--scopes", "all")["apiKey"]
             s.admin("channel", "connect", "--business", biz, "--channel", "chatapp", "--phone-number-id", f"pn-{label}")
-            tenants[label] = (biz, key)
+            tenants[label] = (biz, key, business_db(s.data, biz))
         s.admin("provider", "use", "--business", tenants["P"][0], "--interface", "messenger", "--plugin", "sandbox-plugin",
                 "--plugin-dir", plugins, "--setting", "step-delay-ms=0")
 
         def round_of(label, offset):
-            biz, key = tenants[label]
+            biz, key, db = tenants[label]
             read = "SELECT COUNT(*) FROM messages WHERE business_id = ? AND status = 'read'"
             before = db.execute(read, (biz,)).fetchone()[0]
             t0 = time.time()

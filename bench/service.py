@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -63,8 +64,7 @@ class Service:
         numbered `n`) and waits until an outbound reply is stored; returns
         the seconds taken and `column` of the newest outbound message."""
         if not hasattr(self, "_db"):
-            import sqlite3
-            self._db = sqlite3.connect(f"file:{self.data}/switchboard.db?mode=ro", uri=True)
+            self._db = business_db(self.data, only_business(self.data))
         count = "SELECT COUNT(*) FROM messages WHERE direction = 'outbound'"
         before = self._db.execute(count).fetchone()[0]
         t0 = time.time()
@@ -81,6 +81,45 @@ class Service:
     def admin(self, *args):
         out = subprocess.run([BIN, "admin", "--data-dir", self.data, *args], check=True, capture_output=True, text=True)
         return json.loads(out.stdout)
+
+
+def database_file(data, business):
+    """The file of a local data dir that holds `business`'s rows. Beside a
+    local main, a new business gets a database of its own by default
+    (`DATA/databases/NAME/switchboard.db`, named in main's
+    `businesses.database`); one placed in main (or by a build before issue
+    47) is in `DATA/switchboard.db`."""
+    main = os.path.join(data, "switchboard.db")
+    c = sqlite3.connect(f"file:{main}?mode=ro", uri=True, timeout=30)
+    try:
+        row = c.execute("SELECT database FROM businesses WHERE id = ?", (business,)).fetchone()
+    except sqlite3.OperationalError:  # no `database` column: one file for all
+        row = None
+    finally:
+        c.close()
+    if row is None or row[0] == "main":
+        return main
+    return os.path.join(data, "databases", row[0], "switchboard.db")
+
+
+def business_db(data, business, read_only=True, timeout=5):
+    """A sqlite3 connection to the database file of `business`."""
+    path = database_file(data, business)
+    if read_only:
+        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
+    return sqlite3.connect(path, timeout=timeout)
+
+
+def only_business(data):
+    """The id of the data dir's one business (what a single-tenant bench reads)."""
+    c = sqlite3.connect(f"file:{os.path.join(data, 'switchboard.db')}?mode=ro", uri=True, timeout=30)
+    try:
+        ids = [r[0] for r in c.execute("SELECT id FROM businesses")]
+    finally:
+        c.close()
+    if len(ids) != 1:
+        sys.exit(f"the data dir holds {len(ids)} businesses: name the one to read")
+    return ids[0]
 
 
 def call(base, key, path, body=None, idem=None, method=None):

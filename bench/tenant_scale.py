@@ -19,11 +19,10 @@ another build (an older commit) with the same script.
 """
 import os
 import random
-import sqlite3
 import sys
 import time
 
-from service import Service, call
+from service import Service, business_db, call
 
 SMALL = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000
 LARGE = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
@@ -41,7 +40,7 @@ def tenant(s, label, n, offset):
     # 200 contacts drawn from the whole tenant (read from the file), not
     # one list page: neighbours on a page share B-tree pages and would stay
     # cached however large the tenant is.
-    db = sqlite3.connect(f"file:{s.data}/switchboard.db?mode=ro", uri=True)
+    db = business_db(s.data, biz)
     ids = [r[0] for r in db.execute("SELECT id FROM contacts WHERE business_id = ? ORDER BY random() LIMIT 200", (biz,))]
     db.close()
     assert len(ids) == min(200, n), f"{label}: {len(ids)} contacts sampled"

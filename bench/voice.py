@@ -35,7 +35,6 @@ call starts (phase 3), into FILE, for `perf report -i FILE`.
 """
 import json
 import os
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -43,7 +42,7 @@ import time
 import urllib.request
 from datetime import datetime
 
-from service import ROOT, Service
+from service import ROOT, Service, business_db
 
 CALLS = int(sys.argv[1]) if len(sys.argv) > 1 else 300
 SECONDS = int(sys.argv[2]) if len(sys.argv) > 2 else 5
@@ -106,7 +105,7 @@ def main():
         agent = call(base, key, "POST", "/api/v1/agents", {"businessId": biz, "channel": "voice", "name": "Bench", "instructions": "Confirm the appointment.",
                                                            "voiceSettings": {"firstGreeting": "Hello, this is Acme calling."}}, "bench-agent")["agent"]["id"]
         cat = call(base, key, "POST", "/api/v1/contacts/categories", {"businessId": biz, "name": "Bench"}, "bench-cat")["category"]["id"]
-        db = sqlite3.connect(f"file:{data}/switchboard.db?mode=ro", uri=True)
+        db = business_db(data, biz)
         print(f"{CALLS} calls / messages; {SECONDS} s per wrk run; {os.cpu_count()} cores", flush=True)
 
         # 1a. Baseline: messages through the messenger, until all are read.
@@ -132,13 +131,14 @@ def main():
         one = admin("business", "create", "--name", "One line")["businessId"]
         one_key = admin("key", "create", "--business", one, "--scopes", "all")["apiKey"]
         admin("voice", "configure", "--business", one, "--lines", "1")
+        one_db = business_db(data, one)  # its own database by default
         admin("credits", "add", "--business", one, "--microcredits", str(10**12))
         one_agent = call(base, one_key, "POST", "/api/v1/agents", {"businessId": one, "channel": "voice", "name": "Bench", "instructions": "Confirm the appointment.",
                                                                    "voiceSettings": {"firstGreeting": "Hello, this is Acme calling."}}, "one-agent")["agent"]["id"]
         for i in range(HANDOFFS):
             call(base, one_key, "POST", "/api/v1/voice/calls", {"businessId": one, "agentId": one_agent, "toNumber": number("5552", i)}, f"h{i}")
-        until(db, f"SELECT COUNT(*) FROM calls WHERE business_id = '{one}' AND status IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')", HANDOFFS, "one-line calls ended")
-        rows = db.execute(f"SELECT requested_at_ms, ended_at FROM calls WHERE business_id = '{one}' ORDER BY requested_at_ms").fetchall()
+        until(one_db, f"SELECT COUNT(*) FROM calls WHERE business_id = '{one}' AND status IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')", HANDOFFS, "one-line calls ended")
+        rows = one_db.execute(f"SELECT requested_at_ms, ended_at FROM calls WHERE business_id = '{one}' ORDER BY requested_at_ms").fetchall()
         spans = [(req, datetime.fromisoformat(end.replace("Z", "+00:00")).timestamp() * 1000) for req, end in rows]
         lengths = [end - req for req, end in spans]
         gaps = [spans[i + 1][0] - spans[i][1] for i in range(len(spans) - 1)]

@@ -38,7 +38,6 @@ import http.server
 import json
 import os
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,9 @@ import threading
 import time
 import urllib.request
 import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from service import business_db  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # SWITCHBOARD_BIN compares another build (e.g. an older commit) side by side.
@@ -141,7 +143,7 @@ def main():
 
         payload = {"contractVersion": "1.1", "eventType": "chatapp.message.received", "businessId": biz,
                    "phoneNumberId": "pn-bench", "channel": "chatapp", "message": {"type": "text", "text": "x" * 200}}
-        db = sqlite3.connect(os.path.join(data, "switchboard.db"), timeout=30)
+        db = business_db(data, biz, read_only=False, timeout=30)  # the business's own database by default
 
         if not CEILING_ONLY:
             # 1. Throughput: a backlog of outbox jobs.

@@ -92,6 +92,7 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
         AdminCommand::Provider(ProviderCommand::Show { business, plugin_dir }) => plugins::choice::show(&*home(&business)?, &business, plugin_dir.as_deref()),
         AdminCommand::Provider(ProviderCommand::Reseal { plugin_dir }) => {
             // Every database's choices, one transaction each.
+            dbs.open_registered();
             let mut resealed = 0;
             for (_, db) in dbs.all() {
                 resealed += plugins::choice::reseal(&db, plugin_dir.as_deref())?["resealed"].as_u64().unwrap_or(0);

@@ -144,6 +144,8 @@ fn serve(args: ServeArgs) -> Result<()> {
         Ok(())
     };
     let dbs = Arc::new(Databases::open(&args.data_dir, durability, args.primary.storage("serve"), Box::new(prepare))?);
+    // A server runs every database's jobs: it opens them all now.
+    dbs.open_registered();
     switchboard_runtime::recording_links::configure(switchboard_runtime::recording_links::load_secret(dbs.main()).context("the recording link secret")?, &public_url, args.recording_link_ttl_ms);
     let artifacts = match &args.component_cache {
         Some(ComponentCache::Off) => args.data_dir.join("cache"),

@@ -68,42 +68,54 @@ fn local_databases_take_their_businesses_rows_jobs_and_replays() {
     // Started before the database exists: the node opens it when it is
     // first asked for one of its businesses.
     let s = Server::start(&dir.0);
+    // Beside a local main, a business gets a database of its own by
+    // default: `b-` and the first 12 hex digits of its id.
     let (a, placed_a) = tenant_in(&dir.0, None);
-    assert_eq!(placed_a, "main");
+    assert_eq!(placed_a, format!("b-{}", &a.business.replace('-', "")[..12]));
+    let (m, placed_m) = tenant_in(&dir.0, Some("main"));
+    assert_eq!(placed_m, "main");
 
     assert!(admin_refused(&dir.0, &["database", "add", "--name", "second", "--url", "http://127.0.0.1:9"]).contains("local"));
     assert!(admin_refused(&dir.0, &["database", "add", "--name", "Main!", "--url", "local"]).contains("--name"));
     assert_eq!(admin(&dir.0, &["database", "add", "--name", "second", "--url", "local"]), json!({"name": "second", "url": "local"}));
     assert!(admin_refused(&dir.0, &["database", "add", "--name", "second", "--url", "local"]).contains("registered already"));
     assert!(admin_refused(&dir.0, &["business", "create", "--name", "X", "--database", "third"]).contains("not registered"));
-    // The database with the fewest businesses takes the next one.
-    let (b, placed_b) = tenant_in(&dir.0, None);
+    // A database named takes the business.
+    let (b, placed_b) = tenant_in(&dir.0, Some("second"));
     assert_eq!(placed_b, "second");
     let (b2, _) = tenant_in(&dir.0, Some("second"));
-    assert_eq!(admin(&dir.0, &["database", "list"]), json!({"databases": [{"name": "main", "url": "local", "businesses": 1}, {"name": "second", "url": "local", "businesses": 2}]}));
+    assert_eq!(
+        admin(&dir.0, &["database", "list"]),
+        json!({"databases": [{"name": "main", "url": "local", "businesses": 1}, {"name": placed_a, "url": "local", "businesses": 1}, {"name": "second", "url": "local", "businesses": 2}]})
+    );
     let listed = admin(&dir.0, &["business", "list"]);
     let of = |id: &str| listed["businesses"].as_array().unwrap().iter().find(|x| x["businessId"] == id).unwrap()["database"].clone();
-    assert_eq!((of(&a.business), of(&b.business)), (json!("main"), json!("second")));
+    assert_eq!((of(&a.business), of(&m.business), of(&b.business)), (json!(placed_a), json!("main"), json!("second")));
 
     // Each business's rows are in its own database's file, and only there.
     let made_a = create_contact(&s, &a, "+447700900001", "c-a");
+    let made_m = create_contact(&s, &m, "+447700900003", "c-m");
     let made_b = create_contact(&s, &b, "+447700900002", "c-b");
+    let own = dir.0.join("databases").join(&placed_a).join("switchboard.db");
     let second = dir.0.join("databases/second/switchboard.db");
     let main = dir.0.join("switchboard.db");
     let count = |file: &Path, business: &str| sql_file(file, &format!("SELECT COUNT(*) FROM contacts WHERE business_id = '{business}'"));
-    assert_eq!((count(&main, &a.business), count(&second, &a.business)), ("1".into(), "0".into()));
-    assert_eq!((count(&main, &b.business), count(&second, &b.business)), ("0".into(), "1".into()));
+    assert_eq!((count(&own, &a.business), count(&main, &a.business), count(&second, &a.business)), ("1".into(), "0".into(), "0".into()));
+    assert_eq!((count(&main, &m.business), count(&own, &m.business), count(&second, &m.business)), ("1".into(), "0".into(), "0".into()));
+    assert_eq!((count(&main, &b.business), count(&own, &b.business), count(&second, &b.business)), ("0".into(), "0".into(), "1".into()));
     // Reads route as writes do; a replay answers from the business's own
     // database's record.
     let id_b = made_b["contact"]["id"].as_str().unwrap();
     s.as_key(&b.key).get(&format!("/api/v1/contacts/{id_b}?businessId={}", b.business)).assert_ok(200);
     assert_eq!(create_contact(&s, &b, "+447700900002", "c-b"), made_b);
     assert_eq!(create_contact(&s, &a, "+447700900001", "c-a"), made_a);
+    assert_eq!(create_contact(&s, &m, "+447700900003", "c-m"), made_m);
     // Tenancy is unchanged: b's key reaches no business but its own.
     s.as_key(&b.key).get(&format!("/api/v1/contacts?businessId={}", b2.business)).assert_failure(403, "authorization");
 
     // Jobs run in every database (the send's delivery steps).
-    message_is_delivered(&s, &dir.0, &a, "pn-main-1");
+    message_is_delivered(&s, &dir.0, &m, "pn-main-1");
+    message_is_delivered(&s, &dir.0, &a, "pn-own-1");
     message_is_delivered(&s, &dir.0, &b, "pn-second-1");
     assert_eq!(sql_file(&second, &format!("SELECT COUNT(*) FROM messages WHERE business_id = '{}'", b.business)), "1");
     assert_eq!(sql_file(&main, &format!("SELECT COUNT(*) FROM messages WHERE business_id = '{}'", b.business)), "0");
@@ -112,6 +124,8 @@ fn local_databases_take_their_businesses_rows_jobs_and_replays() {
     drop(s);
     let s = Server::start(&dir.0);
     s.as_key(&b.key).get(&format!("/api/v1/contacts/{id_b}?businessId={}", b.business)).assert_ok(200);
+    let id_a = made_a["contact"]["id"].as_str().unwrap();
+    s.as_key(&a.key).get(&format!("/api/v1/contacts/{id_a}?businessId={}", a.business)).assert_ok(200);
     // A revoked key (main keeps every key) is refused for a business of
     // any database.
     admin(&dir.0, &["key", "revoke", "--key-id", &b.key_id]);

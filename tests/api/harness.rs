@@ -193,8 +193,26 @@ pub struct Tenant {
     pub key_id: String,
 }
 
+/// A business placed as `business create` places it by default (beside a
+/// local main, in a database of its own) and a key for it.
 pub fn tenant(dir: &Path, scopes: &str) -> Tenant {
-    let business = admin(dir, &["business", "create", "--name", "Test Co"])["businessId"].as_str().unwrap().to_string();
+    tenant_placed(dir, scopes, None)
+}
+
+/// A business in the database `database` (`business create --database`)
+/// and a key for it: for a test of what holds between businesses of one
+/// database (a chatapp number or photoapp account connected to one
+/// business only is checked in the business's database).
+pub fn tenant_in_database(dir: &Path, scopes: &str, database: &str) -> Tenant {
+    tenant_placed(dir, scopes, Some(database))
+}
+
+fn tenant_placed(dir: &Path, scopes: &str, database: Option<&str>) -> Tenant {
+    let mut args = vec!["business", "create", "--name", "Test Co"];
+    if let Some(d) = database {
+        args.extend(["--database", d]);
+    }
+    let business = admin(dir, &args)["businessId"].as_str().unwrap().to_string();
     let k = admin(dir, &["key", "create", "--business", &business, "--scopes", scopes]);
     Tenant { business, key: k["apiKey"].as_str().unwrap().into(), key_id: k["keyId"].as_str().unwrap().into() }
 }
@@ -312,14 +330,78 @@ pub fn document_schemas() -> switchboard_gateway::validate::Validator {
     switchboard_gateway::validate::Validator::new(doc["components"]["schemas"].as_object().unwrap().clone(), &[]).unwrap()
 }
 
+/// Python that finds a local data dir's database files
+/// (`files(data, statement)`): beside a local main, a business has a
+/// database of its own by default (`databases/NAME/switchboard.db`, its
+/// placement in main's `businesses.database`). A statement that names the
+/// ids of businesses of one database belongs to that database's file; any
+/// other (a job's or a message's id, a count over the data dir), or none
+/// (`None`), to every file, main's first.
+const PLACEMENT_PY: &str = r#"import os, sqlite3, sys
+def ro(path):
+    return sqlite3.connect('file:' + path + '?mode=ro', uri=True, timeout=30)
+def files(data, statement):
+    main = os.path.join(data, 'switchboard.db')
+    c = ro(main)
+    try:
+        if not c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'databases'").fetchone():
+            return [main]
+        names = [r[0] for r in c.execute('SELECT name FROM databases ORDER BY name')]
+        path = lambda n: main if n == 'main' else os.path.join(data, 'databases', n, 'switchboard.db')
+        if not names:
+            return [main]
+        if statement is not None:
+            s = statement.lower()
+            named = {d for (b, d) in c.execute('SELECT id, database FROM businesses') if b in s}
+            if len(named) == 1:
+                return [path(named.pop())]
+        return [main] + [path(n) for n in names]
+    finally:
+        c.close()
+"#;
+
+/// The database files of a local data dir that `statement` belongs to: the
+/// file of the business whose id it names, else every file, main's first
+/// (see [`PLACEMENT_PY`]). A write by a row's id goes to each of them (only
+/// the one holding the row changes).
+pub fn database_files(dir: &Path, statement: &str) -> Vec<PathBuf> {
+    let script = format!("{PLACEMENT_PY}\nfor f in files(sys.argv[1], sys.argv[2]): print(f)");
+    let out = Command::new("python3").arg("-c").arg(script).arg(dir).arg(statement).output().expect("python3");
+    assert!(out.status.success(), "placement failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().map(PathBuf::from).collect()
+}
+
 /// Runs read-only SQL against a data dir's database (python3's sqlite3, so
-/// no extra tool is needed) and returns the rows as `a|b|c` lines.
+/// no extra tool is needed) and returns the rows as `a|b|c` lines. A local
+/// data dir may hold several databases (a business has one of its own by
+/// default): a query that names the ids of businesses of one database
+/// reads that database's file, where all their rows are; any other reads
+/// the data dir as the one file it was before, each table a temporary view
+/// over main's and every other database's rows (`businesses` is main's,
+/// which lists every business once).
 pub fn sql(dir: &Path, query: &str) -> String {
     if let Some(url) = primary_of(dir) {
         return crate::primary::sql_at(&url, query);
     }
-    let script = "import sqlite3,sys\nc=sqlite3.connect('file:'+sys.argv[1]+'?mode=ro',uri=True)\nfor q in sys.argv[2].split(';'):\n    q=q.strip()\n    if q:\n        for r in c.execute(q): print('|'.join(str(x) for x in r))";
-    let out = Command::new("python3").arg("-c").arg(script).arg(dir.join("switchboard.db")).arg(query).output().expect("python3");
+    let script = format!(
+        "{PLACEMENT_PY}{}",
+        r#"
+fs = files(sys.argv[1], sys.argv[2])
+c = ro(fs[0])
+if len(fs) > 1:
+    for i, f in enumerate(fs[1:]):
+        c.execute('ATTACH DATABASE ? AS ?', ('file:' + f + '?mode=ro', 'd%d' % i))
+    tables = c.execute("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'businesses' AND sql NOT LIKE 'CREATE VIRTUAL%'").fetchall()
+    for (t,) in tables:
+        parts = ['SELECT * FROM main."%s"' % t] + ['SELECT * FROM d%d."%s"' % (i, t) for i in range(len(fs) - 1) if c.execute('SELECT 1 FROM d%d.sqlite_master WHERE name = ?' % i, (t,)).fetchone()]
+        c.execute('CREATE TEMP VIEW "%s" AS %s' % (t, ' UNION ALL '.join(parts)))
+for q in sys.argv[2].split(';'):
+    q = q.strip()
+    if q:
+        for r in c.execute(q): print('|'.join(str(x) for x in r))
+"#
+    );
+    let out = Command::new("python3").arg("-c").arg(script).arg(dir).arg(query).output().expect("python3");
     assert!(out.status.success(), "sql failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }

@@ -85,9 +85,9 @@ fn a_business_moves_under_writes_and_a_killed_move_resumes_losing_nothing() {
     let t = tenant_in(&dir.0, "main");
     let other = tenant_in(&dir.0, "main");
     let cat = category(&s, &t);
-    // Enough rows that the copy takes a while: 20,000 imported contacts.
+    // Enough rows that the copy takes a while: 100,000 imported contacts.
     let mut csv = String::from("mobile,name,city\n");
-    for i in 0..20_000 {
+    for i in 0..100_000 {
         csv.push_str(&format!("+4477001{i:05},Imported {i},Leeds\n"));
     }
     s.as_key(&t.key).idem("import-1").post("/api/v1/contacts/imports", &json!({"businessId": t.business, "categoryIds": [cat], "csv": csv})).assert_ok(200);
@@ -107,13 +107,25 @@ fn a_business_moves_under_writes_and_a_killed_move_resumes_losing_nothing() {
     let writing = writer(s.base.clone(), Tenant { business: t.business.clone(), key: t.key.clone(), key_id: String::new() }, cat.clone(), stop.clone(), acked.clone(), refused.clone());
     std::thread::sleep(Duration::from_millis(300));
 
-    // The first move is killed (-9) once it has fenced the business and
-    // begun its copy.
+    // The first move is killed (-9) in its copy: once the target shows
+    // some of the business's rows (the copy of 100,000 contacts and their
+    // categories takes many transactions).
     let main_file = dir.0.join("switchboard.db");
+    let second = dir.0.join("databases/second/switchboard.db");
     let mut first = mover(&dir.0, &t.business, "second");
-    poll_within("the move fenced", Duration::from_secs(60), || (sql_file(&main_file, &format!("SELECT phase FROM business_moves WHERE business_id = '{}'", t.business)) == "fenced").then_some(()));
+    let phase = || sql_file(&main_file, &format!("SELECT phase FROM business_moves WHERE business_id = '{}'", t.business));
+    poll_within("the move in its copy", Duration::from_secs(60), || {
+        if let Some(status) = first.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(first.stderr.as_mut().unwrap(), &mut err).unwrap();
+            panic!("the move ended before it was killed ({status}): {err}");
+        }
+        let copied = sql_file(&second, &format!("SELECT COUNT(*) FROM contact_categories WHERE business_id = '{}'", t.business));
+        (copied != "0").then_some(())
+    });
     let _ = first.kill();
     let _ = first.wait();
+    assert_eq!(phase(), "fenced", "the killed move stopped in its copy");
     // Killed mid-way: still placed at main, writes refused (retryable).
     assert_eq!(sql_file(&main_file, &format!("SELECT database FROM businesses WHERE id = '{}'", t.business)), "main");
     // Another business of main writes on.
@@ -130,11 +142,10 @@ fn a_business_moves_under_writes_and_a_killed_move_resumes_losing_nothing() {
     let acked = acked.lock().unwrap().clone();
     assert!(acked.len() >= 5, "the writer went on: {} creates", acked.len());
     assert!(*refused.lock().unwrap() > 0, "writes were refused while the business moved");
-    let second = dir.0.join("databases/second/switchboard.db");
     let count = |file: &Path, q: &str| sql_file(file, &q.replace("{b}", &t.business)).parse::<i64>().unwrap();
     // Every acknowledged write is at the target, once; nothing is left at main.
     // The import's, "Before", the message's recipient and the writer's.
-    let total = 20_002 + acked.len() as i64;
+    let total = 100_002 + acked.len() as i64;
     assert_eq!(count(&second, "SELECT COUNT(*) FROM contacts WHERE business_id = '{b}'"), total);
     for (mobile, id) in &acked {
         assert_eq!(sql_file(&second, &format!("SELECT id FROM contacts WHERE business_id = '{}' AND mobile = '{mobile}'", t.business)), *id);

@@ -19,9 +19,13 @@ fn write_sql(dir: &std::path::Path, statement: &str, params: &[&str]) {
         assert_eq!(r["results"][0]["type"], "ok", "{statement}: {r}");
         return;
     }
+    // The row's database (a business has one of its own by default): each
+    // file the statement may belong to; only the one holding the row changes.
     let script = "import sqlite3,sys\nc=sqlite3.connect(sys.argv[1],timeout=30)\nc.execute(sys.argv[2],sys.argv[3:])\nc.commit()";
-    let out = Command::new("python3").arg("-c").arg(script).arg(dir.join("switchboard.db")).arg(statement).args(params).output().expect("python3");
-    assert!(out.status.success(), "sql failed: {}", String::from_utf8_lossy(&out.stderr));
+    for file in database_files(dir, &format!("{statement} {}", params.join(" "))) {
+        let out = Command::new("python3").arg("-c").arg(script).arg(file).arg(statement).args(params).output().expect("python3");
+        assert!(out.status.success(), "sql failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
 }
 
 /// The day `n` days before today (UTC), YYYY-MM-DD, as the database says.

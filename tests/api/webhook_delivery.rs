@@ -318,8 +318,12 @@ for (old,) in c.execute('SELECT id FROM webhook_attempts WHERE event_id = ?', (e
     at = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3] + 'Z'
     c.execute('UPDATE webhook_attempts SET id = ?, attempted_at = ? WHERE id = ?', (new, at, old))
 c.commit()";
-    let out = std::process::Command::new("python3").arg("-c").arg(script).arg(dir.join("switchboard.db")).arg(event).arg(days.to_string()).output().expect("python3");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Each database file of the data dir: the event's attempts are in its
+    // business's.
+    for file in database_files(dir, event) {
+        let out = std::process::Command::new("python3").arg("-c").arg(script).arg(file).arg(event).arg(days.to_string()).output().expect("python3");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
 }
 
 /// Retention: the delivery log's attempts go after 30 days by default (the

@@ -439,6 +439,7 @@ pub fn sandbox_photoapp_signal(dbs: &Databases, account: &str, from: &str, signa
 /// account connected (a sandbox message names no business).
 pub fn anywhere(dbs: &Databases, enqueue: impl Fn(&Db) -> std::result::Result<serde_json::Value, InboundRefusal>) -> Result<serde_json::Value> {
     let mut not_connected = None;
+    dbs.open_registered();
     for (_, db) in dbs.all() {
         match enqueue(&db) {
             Ok(v) => return Ok(v),

@@ -63,9 +63,9 @@ pub struct Registered {
 }
 
 impl Databases {
-    /// Opens main (`storage` says where), prepares it, then every database
-    /// the registry names. One that cannot be opened now is logged and
-    /// tried again when a business placed there is asked for.
+    /// Opens main (`storage` says where) and prepares it. The other
+    /// databases open when first named (an admin command opens only those
+    /// it works on); a server opens them all (`open_registered`).
     pub fn open(dir: &Path, durability: Durability, storage: Storage, prepare: Prepare) -> Result<Databases> {
         let main = Arc::new(Db::open_storage(dir, durability, &storage)?);
         prepare(MAIN, &main)?;
@@ -79,11 +79,12 @@ impl Databases {
             placement: RwLock::new(HashMap::new()),
             opening: Mutex::new(()),
         };
-        dbs.open_registered();
         Ok(dbs)
     }
 
     /// Opens every registered database not open yet; the names it opened.
+    /// One that cannot be opened now is logged and tried again when a
+    /// business placed there is asked for.
     pub fn open_registered(&self) -> Vec<String> {
         let Ok(registered) = self.registry() else { return Vec::new() };
         let mut opened = Vec::new();
@@ -365,6 +366,7 @@ mod tests {
         drop(dbs);
         // Opened again, the registry brings the second database back.
         let again = local(&dir);
+        again.open_registered();
         assert_eq!(again.all().iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), vec![MAIN, "second"]);
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -163,7 +163,7 @@ pub(crate) enum BusinessCommand {
     Create {
         #[arg(long)]
         name: String,
-        /// The database its rows live in (`admin database list`); by default the one with the fewest businesses.
+        /// The database its rows live in (`admin database list`); by default, beside a local main, a new database of its own, else the one with the fewest businesses.
         #[arg(long, value_name = "NAME")]
         database: Option<String>,
     },

@@ -5,7 +5,10 @@ use super::*;
 
 #[test]
 fn channel_list_readiness_and_photoapp_connection() {
-    let c = setup();
+    // One database for both businesses: a number connected to one of them
+    // is refused for the other there (each database checks its own; by
+    // default each business has one of its own).
+    let c = setup_in_one_database("main");
     let r = c.get(&c.a, "/api/v1/channels");
     let d = r.assert_ok(200);
     assert_eq!(d["nextCursor"], Value::Null);

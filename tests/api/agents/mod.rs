@@ -14,9 +14,15 @@ mod channels;
 /// Runs SQL on the data dir directly: reading the stored provider token
 /// references (to prove no response contains them) and seeding structured
 /// data sources with declared fields (owned by the data-sources component).
+/// A query reads the database of the business it names, else every database
+/// of the data dir (their rows one after another).
 fn sql_rows(dir: &Path, sql: &str) -> Vec<Vec<String>> {
+    database_files(dir, sql).iter().flat_map(|file| sql_rows_in(file, sql)).collect()
+}
+
+fn sql_rows_in(file: &Path, sql: &str) -> Vec<Vec<String>> {
     futures_executor::block_on(async {
-        let db = libsql::Builder::new_local(dir.join("switchboard.db")).build().await.unwrap();
+        let db = libsql::Builder::new_local(file).build().await.unwrap();
         let c = db.connect().unwrap();
         c.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
         let mut rows = c.query(sql, ()).await.unwrap();
@@ -38,9 +44,12 @@ fn sql_rows(dir: &Path, sql: &str) -> Vec<Vec<String>> {
     })
 }
 
+/// Runs statements that name one business in its database.
 fn sql_exec(dir: &Path, sql: &str) {
+    let files = database_files(dir, sql);
+    assert_eq!(files.len(), 1, "{sql} names no business of one database");
     futures_executor::block_on(async {
-        let db = libsql::Builder::new_local(dir.join("switchboard.db")).build().await.unwrap();
+        let db = libsql::Builder::new_local(&files[0]).build().await.unwrap();
         let c = db.connect().unwrap();
         c.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
         c.execute_batch(sql).await.unwrap();
@@ -65,10 +74,23 @@ struct Ctx {
 }
 
 fn setup() -> Ctx {
+    setup_placed(None)
+}
+
+/// [`setup`] with both businesses in one database (`--database NAME`): what
+/// holds between them there (a number connected to one of them only).
+fn setup_in_one_database(database: &str) -> Ctx {
+    setup_placed(Some(database))
+}
+
+fn setup_placed(database: Option<&str>) -> Ctx {
     let dir = DataDir::new();
     let s = Server::start(&dir.0);
-    let a = tenant(&dir.0, "all");
-    let b = tenant(&dir.0, "all");
+    let place = |dir: &Path| match database {
+        Some(d) => tenant_in_database(dir, "all", d),
+        None => tenant(dir, "all"),
+    };
+    let (a, b) = (place(&dir.0), place(&dir.0));
     let schemas = document_schemas();
     Ctx { s, a, b, dir, seen: RefCell::new(Vec::new()), schemas }
 }
