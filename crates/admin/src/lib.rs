@@ -46,8 +46,10 @@ pub(crate) fn json_of(v: &SqlValue) -> serde_json::Value {
 pub(crate) use switchboard_formats::e164::is_e164;
 
 /// `admin business create`: a business and its built-in Contacts data
-/// source in the database `database` names (else the one with the fewest
-/// businesses), then its control row in main, which places it there. The
+/// source in the database `database` names (else, beside a local main, a
+/// database of its own registered now; beside a libSQL server main, the
+/// one with the fewest businesses), then its control row in main, which
+/// places it there. The
 /// rows at its database come first, so a business is never placed where
 /// its rows are not (a crash between the two leaves rows no key can reach).
 pub fn create_business(dbs: &Databases, name: &str, database: Option<&str>) -> Result<serde_json::Value> {
@@ -55,8 +57,8 @@ pub fn create_business(dbs: &Databases, name: &str, database: Option<&str>) -> R
     if name.is_empty() || name.chars().count() > 200 {
         bail!("--name must be 1 to 200 characters");
     }
-    let placed = dbs.choose_for_new_business(database)?;
     let id = uuid::Uuid::new_v4().to_string();
+    let placed = dbs.choose_for_new_business(&id, database)?;
     let now = crate::clock::now_rfc3339();
     let home = dbs.named(&placed)?;
     let c = home.conn()?;

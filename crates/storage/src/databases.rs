@@ -267,16 +267,25 @@ impl Databases {
             .collect())
     }
 
-    /// Where a new business goes: `requested` if given (it must be
-    /// registered, or main), else the database with the fewest businesses
-    /// (main first among equals).
-    pub fn choose_for_new_business(&self, requested: Option<&str>) -> Result<String> {
+    /// Where the new business `business` goes: `requested` if given (it
+    /// must be registered, or main). Else, beside a local main, a database
+    /// of its own ([`own_database_name`]), registered and migrated here:
+    /// its writer and job runner are its alone, so another business's bulk
+    /// write never queues its writes (issue 47). Else (main is a libSQL
+    /// server) the database with the fewest businesses (main first among
+    /// equals).
+    pub fn choose_for_new_business(&self, business: &str, requested: Option<&str>) -> Result<String> {
         let registry = self.registry()?;
         if let Some(name) = requested {
             if name != MAIN && !registry.iter().any(|r| r.name == name) {
                 bail!("--database {name} is not registered (see `admin database list`)");
             }
             return Ok(name.to_string());
+        }
+        if matches!(self.storage, Storage::Local) {
+            let name = own_database_name(business);
+            self.add(&name, LOCAL)?;
+            return Ok(name);
         }
         let counts = self.counts()?;
         let count = |n: &str| counts.get(n).copied().unwrap_or(0);
@@ -300,6 +309,13 @@ impl Databases {
         )?;
         Ok(())
     }
+}
+
+/// The name of the database of its own a business gets beside a local
+/// main: `b-` and the first 12 hex digits of its id (dashes left out).
+pub fn own_database_name(business: &str) -> String {
+    let hex: String = business.chars().filter(char::is_ascii_hexdigit).take(12).collect();
+    format!("b-{}", hex.to_ascii_lowercase())
 }
 
 fn valid_name(name: &str) -> bool {
@@ -350,24 +366,29 @@ mod tests {
         assert!(dbs.add("second", "local").is_err(), "a name is registered once");
         assert!(dbs.add("main", "local").is_err());
         assert!(dir.join("databases/second/switchboard.db").exists());
-        // Fewest first: main and second both hold none, main first; then second.
-        assert_eq!(dbs.choose_for_new_business(None).unwrap(), MAIN);
+        // A database named is where the business goes; none named, beside
+        // a local main, a database of its own, registered then.
         let c = dbs.main().conn().unwrap();
+        assert_eq!(dbs.choose_for_new_business("b1", Some(MAIN)).unwrap(), MAIN);
         dbs.place(&c, "b1", "One", "t", MAIN).unwrap();
-        assert_eq!(dbs.choose_for_new_business(None).unwrap(), "second");
+        assert_eq!(dbs.choose_for_new_business("b2", Some("second")).unwrap(), "second");
         dbs.place(&c, "b2", "Two", "t", "second").unwrap();
-        assert!(dbs.choose_for_new_business(Some("third")).is_err());
+        assert!(dbs.choose_for_new_business("b3", Some("third")).is_err());
+        let own = dbs.choose_for_new_business("0F1E2D3C-4b5a-4000-8000-000000000000", None).unwrap();
+        assert_eq!(own, "b-0f1e2d3c4b5a");
+        assert!(valid_name(&own) && dir.join("databases/b-0f1e2d3c4b5a/switchboard.db").exists());
         assert!(Arc::ptr_eq(&dbs.for_business("b2").unwrap().unwrap(), &dbs.named("second").unwrap()));
         assert!(Arc::ptr_eq(&dbs.for_business("b1").unwrap().unwrap(), dbs.main()));
         assert!(dbs.for_business("nobody").unwrap().is_none());
         let list = dbs.list().unwrap();
-        assert_eq!(list["databases"][1], json!({"name": "second", "url": "local", "businesses": 1}));
+        assert_eq!(list["databases"][1], json!({"name": "b-0f1e2d3c4b5a", "url": "local", "businesses": 0}));
+        assert_eq!(list["databases"][2], json!({"name": "second", "url": "local", "businesses": 1}));
         drop(c);
         drop(dbs);
         // Opened again, the registry brings the second database back.
         let again = local(&dir);
         again.open_registered();
-        assert_eq!(again.all().iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), vec![MAIN, "second"]);
+        assert_eq!(again.all().iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), vec![MAIN, "b-0f1e2d3c4b5a", "second"]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
