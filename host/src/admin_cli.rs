@@ -72,8 +72,8 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
         AdminCommand::User(UserCommand::Disable { user_id }) => admin::users::disable(&db, &user_id),
         AdminCommand::User(UserCommand::RevokeSessions { user_id }) => admin::users::revoke_sessions(&db, &user_id),
         AdminCommand::Channel(ChannelCommand::Connect { business, channel, phone_number_id, account_id, label, username }) => match channel {
-            ChannelArg::Chatapp => admin::connect_channel(&*home(&business)?, &business, "chatapp", phone_number_id.as_deref().unwrap_or_default(), label.as_deref()),
-            ChannelArg::Photoapp => admin::connect_channel(&*home(&business)?, &business, "photoapp", account_id.as_deref().unwrap_or_default(), username.as_deref()),
+            ChannelArg::Chatapp => admin::connect_channel(&dbs, &business, "chatapp", phone_number_id.as_deref().unwrap_or_default(), label.as_deref()),
+            ChannelArg::Photoapp => admin::connect_channel(&dbs, &business, "photoapp", account_id.as_deref().unwrap_or_default(), username.as_deref()),
         },
         AdminCommand::Voice(VoiceCommand::Configure { business, lines, price_per_block, caller_number, time_zone, calling_window }) => admin::voice::configure(
             &*home(&business)?,

@@ -16,11 +16,10 @@ fn field(r: &Resp) -> &str {
 fn an_owner_sets_voice_lines_prices_credits_and_a_sandbox_channel() {
     let dir = DataDir::new();
     let s = Server::start_with(&dir.0, &["--sandbox-routes"]);
-    // One database for both businesses: a number connected to one of them
-    // is refused for the other there (each database checks its own; by
-    // default each business has one of its own).
-    let a = tenant_in_database(&dir.0, "all", "main");
-    let b = tenant_in_database(&dir.0, "all", "main");
+    // Each in a database of its own (the local default): a number
+    // connected to one is still refused for the other.
+    let a = tenant(&dir.0, "all");
+    let b = tenant(&dir.0, "all");
     user(&dir.0, &a.business, "owner@a.example", "owner");
     user(&dir.0, &a.business, "viewer@a.example", "viewer");
     let mut owner = Browser::login(&s, "owner@a.example");

@@ -196,23 +196,7 @@ pub struct Tenant {
 /// A business placed as `business create` places it by default (beside a
 /// local main, in a database of its own) and a key for it.
 pub fn tenant(dir: &Path, scopes: &str) -> Tenant {
-    tenant_placed(dir, scopes, None)
-}
-
-/// A business in the database `database` (`business create --database`)
-/// and a key for it: for a test of what holds between businesses of one
-/// database (a chatapp number or photoapp account connected to one
-/// business only is checked in the business's database).
-pub fn tenant_in_database(dir: &Path, scopes: &str, database: &str) -> Tenant {
-    tenant_placed(dir, scopes, Some(database))
-}
-
-fn tenant_placed(dir: &Path, scopes: &str, database: Option<&str>) -> Tenant {
-    let mut args = vec!["business", "create", "--name", "Test Co"];
-    if let Some(d) = database {
-        args.extend(["--database", d]);
-    }
-    let business = admin(dir, &args)["businessId"].as_str().unwrap().to_string();
+    let business = admin(dir, &["business", "create", "--name", "Test Co"])["businessId"].as_str().unwrap().to_string();
     let k = admin(dir, &["key", "create", "--business", &business, "--scopes", scopes]);
     Tenant { business, key: k["apiKey"].as_str().unwrap().into(), key_id: k["keyId"].as_str().unwrap().into() }
 }

@@ -179,8 +179,9 @@ pub fn revoke_key_of(db: &Db, c: &db::Connection, business: Option<&str>, key_id
 /// stores a fresh random provider token reference. The token reference is
 /// never printed, logged or returned by the API. A number or account
 /// connected to another business is refused.
-pub fn connect_channel(db: &Db, business: &str, channel: &str, provider_id: &str, label: Option<&str>) -> Result<serde_json::Value> {
+pub fn connect_channel(dbs: &Databases, business: &str, channel: &str, provider_id: &str, label: Option<&str>) -> Result<serde_json::Value> {
     let business = business.to_ascii_lowercase();
+    let db = dbs.of_business(&business)?;
     // The flags of this channel's id and label.
     let flag = |field: &'static str| -> &'static str {
         match (field, channel) {
@@ -193,6 +194,9 @@ pub fn connect_channel(db: &Db, business: &str, channel: &str, provider_id: &str
         }
     };
     let checked = connections::check(channel, provider_id, label).map_err(|r| areas::refused(r, flag))?;
+    if let Some(r) = connected_in_another_database(dbs, &business, checked.channel.name(), &checked.provider_id)? {
+        return Err(areas::refused(r, flag));
+    }
     let mut random = [0u8; 32];
     rand::fill(&mut random);
     let c = db.conn()?;
@@ -209,6 +213,24 @@ pub fn connect_channel(db: &Db, business: &str, channel: &str, provider_id: &str
         out["username"] = json!(checked.label);
     }
     Ok(out)
+}
+
+/// A refusal of `provider_id` of `channel` for `business` when another
+/// database has it connected to another business. Each database refuses a
+/// number or account connected to another of its own businesses
+/// (`connections::connect`); across databases, this check does, so a
+/// number belongs to one business of the deployment (a sandbox message
+/// that names no business finds it in one database). Connecting is an
+/// operator's act: it reads each database once.
+pub fn connected_in_another_database(dbs: &Databases, business: &str, channel: &str, provider_id: &str) -> Result<Option<areas::Refused>> {
+    dbs.open_registered();
+    for (_, db) in dbs.all() {
+        let c = db.read_conn()?;
+        if connections::owner(&areas::Tx(&c), channel, provider_id)?.is_some_and(|owner| owner != business) {
+            return Ok(Some(areas::Refused::new("providerId", format!("{provider_id} is connected to another business; disconnect it there first"))));
+        }
+    }
+    Ok(None)
 }
 
 /// Why an injected inbound message was refused.

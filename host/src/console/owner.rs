@@ -209,6 +209,9 @@ struct Connect {
 fn connect_channel(app: &App, s: &SessionRecord, body: Value) -> Result<Value, Failure> {
     let w: Connect = parse(body)?;
     let checked = connections::check(&w.channel, &w.provider_id, w.label.as_deref()).map_err(|r| refused(r, |f| f))?;
+    if let Some(r) = switchboard_admin::connected_in_another_database(&app.dbs, &s.business_id, checked.channel.name(), &checked.provider_id).map_err(unavailable)? {
+        return Err(refused(r, |f| f));
+    }
     let mut random = [0u8; 32];
     rand::fill(&mut random);
     let (_gate, db) = business_writer(app, &s.business_id)?;

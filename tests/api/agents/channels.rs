@@ -5,10 +5,9 @@ use super::*;
 
 #[test]
 fn channel_list_readiness_and_photoapp_connection() {
-    // One database for both businesses: a number connected to one of them
-    // is refused for the other there (each database checks its own; by
-    // default each business has one of its own).
-    let c = setup_in_one_database("main");
+    // By default each business has a database of its own: a number
+    // connected to one is still refused for the other.
+    let c = setup();
     let r = c.get(&c.a, "/api/v1/channels");
     let d = r.assert_ok(200);
     assert_eq!(d["nextCursor"], Value::Null);

@@ -74,23 +74,9 @@ struct Ctx {
 }
 
 fn setup() -> Ctx {
-    setup_placed(None)
-}
-
-/// [`setup`] with both businesses in one database (`--database NAME`): what
-/// holds between them there (a number connected to one of them only).
-fn setup_in_one_database(database: &str) -> Ctx {
-    setup_placed(Some(database))
-}
-
-fn setup_placed(database: Option<&str>) -> Ctx {
     let dir = DataDir::new();
     let s = Server::start(&dir.0);
-    let place = |dir: &Path| match database {
-        Some(d) => tenant_in_database(dir, "all", d),
-        None => tenant(dir, "all"),
-    };
-    let (a, b) = (place(&dir.0), place(&dir.0));
+    let (a, b) = (tenant(&dir.0, "all"), tenant(&dir.0, "all"));
     let schemas = document_schemas();
     Ctx { s, a, b, dir, seen: RefCell::new(Vec::new()), schemas }
 }
