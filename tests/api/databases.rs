@@ -171,3 +171,34 @@ fn two_sqld_servers_each_hold_their_businesses() {
     admin(&admin_dir.0, &["key", "revoke", "--key-id", &b.key_id]);
     poll("the revocation seen", || (s.as_key(&b.key).get(&format!("/api/v1/contacts?businessId={}", b.business)).status == 401).then_some(()));
 }
+
+/// A second database's dispatcher lease fails over like main's: the node
+/// that ran its jobs is killed (-9), and the node left takes its lease
+/// and delivers the business's next message.
+#[test]
+fn a_second_databases_jobs_fail_over_to_the_node_left() {
+    if edge_target() {
+        return;
+    }
+    let (first, second) = (Sqld::start(), Sqld::start());
+    let admin_dir = DataDir::new();
+    std::fs::write(admin_dir.0.join(PRIMARY_MARKER), &first.url).unwrap();
+    admin(&admin_dir.0, &["database", "add", "--name", "second", "--url", &second.url]);
+    let (b, _) = tenant_in(&admin_dir.0, Some("second"));
+    let node = |dir: &Path| Server::start_with(dir, &["--primary-url", &first.url, "--sync-interval-ms", "200"]);
+    let dirs = [DataDir::new(), DataDir::new()];
+    // The first node alone takes the second database's lease.
+    let mut a = node(&dirs[0].0);
+    poll("the key on node a", || (a.as_key(&b.key).get(&format!("/api/v1/contacts?businessId={}", b.business)).status == 200).then_some(()));
+    message_is_delivered(&a, &admin_dir.0, &b, "pn-failover-1");
+    let leader = second.sql("SELECT owner FROM leases WHERE name = 'dispatcher'")[0][0].clone();
+    let b_node = node(&dirs[1].0);
+    poll("the key on node b", || (b_node.as_key(&b.key).get(&format!("/api/v1/contacts?businessId={}", b.business)).status == 200).then_some(()));
+    let _ = std::process::Command::new("kill").arg("-KILL").arg(a.child.id().to_string()).status();
+    let _ = a.child.wait();
+    // The node left delivers the next message once the dead node's lease
+    // (10 s) runs out.
+    message_is_delivered(&b_node, &admin_dir.0, &b, "pn-failover-2");
+    let now = second.sql("SELECT owner FROM leases WHERE name = 'dispatcher'")[0][0].clone();
+    assert_ne!(now, leader, "the second database's lease changed hands");
+}
