@@ -80,7 +80,7 @@ pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i6
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let Some(mut gate) = db.write_gate(Duration::from_secs(5)) else { return Ok(Vec::new()) };
+    let Some(mut gate) = db.background_gate(Duration::from_secs(5)) else { return Ok(Vec::new()) };
     gate.transaction(|c| {
         let mut claims = Vec::new();
         for id in ids {

@@ -160,7 +160,7 @@ impl Runner {
             return;
         }
         let settled = (|| -> anyhow::Result<u64> {
-            let mut gate = db.write_gate(Duration::from_secs(5)).ok_or_else(|| anyhow::anyhow!("the write gate is busy"))?;
+            let mut gate = db.background_gate(Duration::from_secs(5)).ok_or_else(|| anyhow::anyhow!("the write gate is busy"))?;
             let rows = claims.iter().map(|(id, fence)| vec![SqlValue::Text(id.clone()), SqlValue::Integer(*fence)]).collect();
             gate.transaction(|c| Ok(c.execute_many("UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL WHERE id = ?1 AND fence = ?2 AND state = 'leased'", rows)?))
         })();
@@ -192,7 +192,7 @@ impl Runner {
         if running.is_empty() {
             return;
         }
-        let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return };
+        let Some(_gate) = db.background_gate(Duration::from_secs(5)) else { return };
         let Ok(c) = db.conn() else { return };
         let until = SqlValue::Integer(now + JOB_LEASE.as_millis() as i64);
         if db::execute(&c, "BEGIN IMMEDIATE", vec![]).is_err() {
@@ -213,7 +213,7 @@ impl Runner {
         if self.leader_until_ms == 0 {
             return;
         }
-        let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return };
+        let Some(_gate) = db.background_gate(Duration::from_secs(5)) else { return };
         let Ok(c) = db.conn() else { return };
         let released = db::execute(&c, "UPDATE leases SET expires_at_ms = 0 WHERE name = 'dispatcher' AND owner = ?1", vec![SqlValue::Text(self.node.clone())]);
         if released.is_ok_and(|n| n == 1) {
@@ -244,7 +244,7 @@ impl Runner {
                 }
             }
         }
-        let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return false };
+        let Some(_gate) = db.background_gate(Duration::from_secs(5)) else { return false };
         let until = now + LEADER_LEASE.as_millis() as i64;
         let me = SqlValue::Text(self.node.clone());
         let mut took_over = false;

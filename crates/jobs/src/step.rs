@@ -176,15 +176,16 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
     // The gate with the writer connection in a write transaction, or None.
     // A step that calls out completes under the primary's write lock
     // (`Writer::begin_locking`): a conflict would run it, and its call, again.
-    // It takes the gate itself, not through `Db::write_gate`, so that it
-    // joins an open group commit rather than committing it.
+    // It takes the gate itself, not through `Db::background_gate`, so that
+    // it joins an open group commit rather than committing it. Every step
+    // is background work: a request's write that waits goes first.
     let write = || -> Option<(db::WriteGuard, db::Connection)> {
         if network {
-            let mut gate = db.gate().try_lock_arc_for(Duration::from_secs(30))?;
+            let mut gate = db.gate().take(db::Priority::Background, Duration::from_secs(30))?;
             let conn = gate.begin_locking().ok()?;
             return Some((gate, conn));
         }
-        let mut gate = db.write_gate(Duration::from_secs(30))?;
+        let mut gate = db.background_gate(Duration::from_secs(30))?;
         let conn = gate.begin().ok()?;
         Some((gate, conn))
     };
@@ -324,8 +325,9 @@ pub(crate) fn end_grouped(db: &Db, conn: db::Connection, mut gate: db::WriteGuar
         return false;
     }
     // Wait for the others only while one of them, started recently, is
-    // still running (not waiting itself).
-    let waiting_for = me.filter(|me| {
+    // still running (not waiting itself), and no request's write waits for
+    // the gate: it would commit the group first, and wait for that.
+    let waiting_for = me.filter(|_| gate.foreground_waiting() == 0).filter(|me| {
         let mut steps = me.group.steps.lock();
         let others = steps.iter().any(|(id, (started, held))| *id != me.id && !*held && started.elapsed() < GROUP_YOUNG);
         if others {
@@ -351,7 +353,7 @@ pub(crate) fn end_grouped(db: &Db, conn: db::Connection, mut gate: db::WriteGuar
     if let Ok(committed) = outcome.recv_timeout(me.group.wait.unwrap_or(GROUP_WAIT)) {
         return committed;
     }
-    // Nobody committed it meanwhile: taking the gate does (`Db::write_gate`).
-    drop(db.write_gate(Duration::from_secs(30)));
+    // Nobody committed it meanwhile: taking the gate does (`Db::background_gate`).
+    drop(db.background_gate(Duration::from_secs(30)));
     outcome.recv_timeout(Duration::from_secs(30)).unwrap_or(false)
 }

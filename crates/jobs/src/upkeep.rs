@@ -78,7 +78,7 @@ pub fn purge_finished(db: &Db, now_ms: i64) -> u64 {
             if ids.is_empty() {
                 break;
             }
-            let Some(mut gate) = db.write_gate(Duration::from_secs(5)) else { return purged };
+            let Some(mut gate) = db.background_gate(Duration::from_secs(5)) else { return purged };
             let found = ids.len();
             let deleted = gate.transaction(|c| {
                 c.execute_many("DELETE FROM job_runs WHERE job_id = ?1", ids.iter().map(|id| vec![id.clone()]).collect())?;
@@ -124,7 +124,7 @@ pub fn purge_webhook_log(db: &Db, now_ms: i64, retention: Duration) -> u64 {
         if ids.is_empty() {
             return purged;
         }
-        let Some(mut gate) = db.write_gate(Duration::from_secs(5)) else { return purged };
+        let Some(mut gate) = db.background_gate(Duration::from_secs(5)) else { return purged };
         let found = ids.len();
         match gate.transaction(|c| Ok(c.execute_many("DELETE FROM webhook_attempts WHERE id = ?1", ids)?)) {
             Ok(n) => purged += n,

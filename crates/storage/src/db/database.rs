@@ -11,9 +11,10 @@ pub struct Db {
     pub(crate) replica: Option<ReplicaFiles>,
     pub(crate) idle: Mutex<Vec<Connection>>,
     /// One writer at a time inside this process: write transactions queue
-    /// here in arrival order (a fair mutex, so no writer starves under load)
-    /// instead of spinning in SQLite's busy handler. Other processes (the
-    /// admin CLI, a second node) are covered by the busy timeout.
+    /// here (requests' before background work, each in arrival order, so
+    /// no writer starves under load; `Gate`) instead of spinning in
+    /// SQLite's busy handler. Other processes (the admin CLI, a second
+    /// node) are covered by the busy timeout.
     pub(crate) write_gate: Gate,
     /// API keys by hash (`key_cache.rs`): authentication without a query.
     pub(crate) keys: crate::key_cache::KeyCache,
@@ -216,7 +217,7 @@ impl Db {
         let opener = Opener { database: database.clone(), replica: replica.as_ref().map(|_| database), durability, ship: None };
         // A replica's writer ships its transactions (`ship.rs`).
         let writer_opener = Opener { ship: replica.as_ref().and_then(|r| Some((r.reader.clone(), r.shipper.clone()?, fresh.clone()))), ..opener.clone() };
-        Db { keys, fresh, write_gate: Arc::new(parking_lot::FairMutex::new(Writer { conn: None, opener: writer_opener, held: Vec::new() })), opener, replica, idle: Mutex::new(Vec::new()) }
+        Db { keys, fresh, write_gate: Gate::new(Writer { conn: None, opener: writer_opener, held: Vec::new() }), opener, replica, idle: Mutex::new(Vec::new()) }
     }
 
     /// `<dir>/replica-<role>/switchboard.db`, a replica of `primary` kept
@@ -366,11 +367,22 @@ impl Db {
         drop(Conn { db: self, conn: Some(c) });
     }
 
-    /// Holds the in-process write gate; `None` after `wait` (the caller
-    /// answers 503, retryable).
+    /// Holds the in-process write gate as a foreground writer (a request's
+    /// write: before any job step that waits); `None` after `wait` (the
+    /// caller answers 503, retryable).
     pub fn write_gate(&self, wait: Duration) -> Option<WriteGuard> {
+        self.write_gate_as(Priority::Foreground, wait)
+    }
+
+    /// `write_gate` for background work (job steps, claims, upkeep): lets
+    /// waiting foreground writers go first, within bounds (`Priority`).
+    pub fn background_gate(&self, wait: Duration) -> Option<WriteGuard> {
+        self.write_gate_as(Priority::Background, wait)
+    }
+
+    fn write_gate_as(&self, priority: Priority, wait: Duration) -> Option<WriteGuard> {
         let asked = std::time::Instant::now();
-        let guard = self.write_gate.try_lock_arc_for(wait);
+        let guard = self.write_gate.take(priority, wait);
         switchboard_ops::metrics::write_gate_wait(asked, guard.is_some());
         // A group commit of job steps left open commits before anyone else
         // writes (on the writer connection or another).
@@ -441,7 +453,7 @@ impl Db {
         // for (SQLite's busy handler sleeps in steps of milliseconds while
         // every writer queues behind the gate): with one inside, nothing
         // restarts and the next second tries again.
-        let Some(_gate) = self.write_gate(RESTART_WAIT) else { return };
+        let Some(_gate) = self.background_gate(RESTART_WAIT) else { return };
         if query_rows(&c, "PRAGMA busy_timeout=0", vec![]).is_ok() {
             let _ = query_rows(&c, "PRAGMA wal_checkpoint(RESTART)", vec![]);
             let _ = query_rows(&c, &format!("PRAGMA busy_timeout={}", BUSY_TIMEOUT.as_millis()), vec![]);

@@ -85,3 +85,124 @@ fn a_cached_statement_holds_no_snapshot_after_use() {
     drop((reader, writer, db));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Waits until `gate` has `foreground` and `background` writers waiting.
+fn until_waiting(gate: &Gate, foreground: usize, background: usize) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while (gate.foreground_waiting(), gate.background_waiting()) != (foreground, background) {
+        assert!(std::time::Instant::now() < deadline, "waiters: {} foreground, {} background", gate.foreground_waiting(), gate.background_waiting());
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Sets its flag when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Issue 47: a request's write that arrives while job steps wait for the
+/// gate goes before them (it used to queue behind them in arrival order);
+/// the steps then go in their own arrival order.
+#[test]
+fn a_requests_write_overtakes_job_steps_waiting_for_the_gate() {
+    let (db, dir) = temp_db();
+    let gate = db.gate();
+    let order = Mutex::new(Vec::new());
+    let step_holds = db.background_gate(Duration::from_secs(5)).expect("a step holds the gate");
+    std::thread::scope(|s| {
+        let take = |name: &'static str, priority: Priority| {
+            let (db, order) = (&db, &order);
+            move || {
+                let g = match priority {
+                    Priority::Foreground => db.write_gate(Duration::from_secs(10)),
+                    Priority::Background => db.background_gate(Duration::from_secs(10)),
+                };
+                let g = g.expect("the gate within its wait");
+                order.lock().push(name);
+                drop(g);
+            }
+        };
+        s.spawn(take("step 1", Priority::Background));
+        until_waiting(&gate, 0, 1);
+        s.spawn(take("claim", Priority::Background));
+        until_waiting(&gate, 0, 2);
+        s.spawn(take("request batch", Priority::Foreground));
+        until_waiting(&gate, 1, 2);
+        drop(step_holds);
+    });
+    assert_eq!(*order.lock(), ["request batch", "step 1", "claim"]);
+    drop(db);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Requests that keep the gate busy without a pause (two writers, so one
+/// always waits) overtake a waiting job step at most `BACKGROUND_AFTER`
+/// times in a row, and for at most `BACKGROUND_MAX_WAIT`: background work
+/// is never starved.
+#[test]
+fn a_job_step_still_gets_the_gate_under_a_steady_stream_of_requests() {
+    let (db, dir) = temp_db();
+    let gate = db.gate();
+    for (hold, bound) in [(Duration::from_millis(1), "turns"), (Duration::from_millis(30), "time")] {
+        let stop = AtomicBool::new(false);
+        let turns = std::sync::atomic::AtomicU32::new(0);
+        std::thread::scope(|s| {
+            // The stream ends however the test does (a failed assertion too).
+            let _ends = StopOnDrop(&stop);
+            for _ in 0..2 {
+                s.spawn(|| {
+                    while !stop.load(Ordering::SeqCst) {
+                        let g = db.write_gate(Duration::from_secs(10)).expect("a request's turn");
+                        turns.fetch_add(1, Ordering::SeqCst);
+                        std::thread::sleep(hold);
+                        drop(g);
+                    }
+                });
+            }
+            until_waiting(&gate, 1, 0);
+            let asked = std::time::Instant::now();
+            let before = turns.load(Ordering::SeqCst);
+            let step = db.background_gate(Duration::from_secs(10)).expect("the step gets the gate under the stream");
+            let overtaken = turns.load(Ordering::SeqCst) - before;
+            let waited = asked.elapsed();
+            drop(step);
+            // One request may have taken its turn between the two reads of
+            // the count.
+            assert!(overtaken <= BACKGROUND_AFTER + 1, "{bound}: overtaken {overtaken} times");
+            match bound {
+                "turns" => assert!(overtaken >= 2, "the requests went first: overtaken {overtaken} times"),
+                // 30 ms turns: the wait's bound comes first (2 or 3 turns).
+                _ => {
+                    assert!(overtaken < BACKGROUND_AFTER, "{bound}: overtaken {overtaken} times in {waited:?}");
+                    assert!(waited >= BACKGROUND_MAX_WAIT, "the requests went first for {waited:?}");
+                }
+            }
+        });
+    }
+    drop(db);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A writer whose wait runs out leaves the queue: the gate goes to the
+/// next one, and a waiter that timed out never holds it.
+#[test]
+fn a_writer_whose_wait_ran_out_leaves_the_queue() {
+    let (db, dir) = temp_db();
+    let gate = db.gate();
+    let held = db.write_gate(Duration::from_secs(5)).expect("held");
+    std::thread::scope(|s| {
+        let late = s.spawn(|| db.background_gate(Duration::from_millis(20)).is_none());
+        let patient = s.spawn(|| db.background_gate(Duration::from_secs(10)).is_some());
+        assert!(late.join().unwrap(), "the short wait ran out");
+        until_waiting(&gate, 0, 1);
+        drop(held);
+        assert!(patient.join().unwrap());
+    });
+    assert!(db.write_gate(Duration::from_millis(10)).is_some(), "the gate is free again");
+    drop(db);
+    let _ = std::fs::remove_dir_all(dir);
+}

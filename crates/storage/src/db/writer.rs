@@ -2,13 +2,207 @@
 
 use super::*;
 
-/// Holding the write gate (owned, so a job step can keep it across calls).
-/// The write gate's guard: whoever holds it may write, on the writer
-/// connection it guards (`Writer`).
-pub type WriteGuard = parking_lot::lock_api::ArcMutexGuard<parking_lot::RawFairMutex, Writer>;
+/// How long a background writer (a job step, a claim round, upkeep) that
+/// foreground writers keep overtaking waits at most: then it goes next.
+pub const BACKGROUND_MAX_WAIT: Duration = Duration::from_millis(50);
 
-/// The write gate itself (`Db::gate`), for a step that takes it late.
-pub type Gate = Arc<parking_lot::FairMutex<Writer>>;
+/// Foreground turns that may overtake a waiting background writer in a
+/// row: then it goes next, however short its wait.
+pub const BACKGROUND_AFTER: u32 = 8;
+
+/// Who asks for the write gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Priority {
+    /// A request's write (a request batch of the writer thread, a side
+    /// route's write, start-up work): goes before any background writer
+    /// that waits.
+    Foreground,
+    /// Work nobody waits on an answer for: job steps, the runner's claims,
+    /// lease renewals, upkeep, the WAL's restart. Lets foreground writers
+    /// that wait go first, at most `BACKGROUND_AFTER` of them in a row or
+    /// for `BACKGROUND_MAX_WAIT`.
+    Background,
+}
+
+/// The write gate (`Db::gate`): one writer at a time inside this process,
+/// on the writer connection it guards. Foreground writers that wait are
+/// served in arrival order before background ones, which are served in
+/// arrival order among themselves, and within bounds (`Priority`): a
+/// request's mutation never queues behind job steps that arrived first
+/// (issue 47: a send at a far node paid for the delivery steps its
+/// previous send started). The gate is handed over directly on release,
+/// so nobody can take it between the release and the one it goes to.
+#[derive(Clone)]
+pub struct Gate(Arc<GateInner>);
+
+struct GateInner {
+    /// `SWITCHBOARD_WRITE_PRIORITY=0`: every writer is served in arrival
+    /// order, as when the gate was a fair mutex (for a side-by-side bench).
+    in_arrival_order: bool,
+    /// Locked only by the holder of the turn, so never contended.
+    writer: Arc<parking_lot::Mutex<Writer>>,
+    turns: parking_lot::Mutex<Turns>,
+}
+
+#[derive(Default)]
+struct Turns {
+    /// Someone holds the gate, or it was handed to a waiter who has yet to
+    /// wake. When it is not held, nobody waits.
+    held: bool,
+    next_ticket: u64,
+    foreground: std::collections::VecDeque<Waiter>,
+    background: std::collections::VecDeque<Waiter>,
+    /// Foreground turns given since the background writer at the head of
+    /// its queue began to wait.
+    overtaken: u32,
+    /// The ticket the gate was last handed to, until its waiter takes it.
+    handed: Option<u64>,
+}
+
+struct Waiter {
+    ticket: u64,
+    since: std::time::Instant,
+    bell: Arc<parking_lot::Condvar>,
+}
+
+/// Holding the write gate (owned, so a job step can keep it across calls):
+/// whoever holds it may write, on the writer connection it guards
+/// (`Writer`). Dropping it hands the gate to the next waiter.
+pub struct WriteGuard {
+    writer: Option<parking_lot::lock_api::ArcMutexGuard<parking_lot::RawMutex, Writer>>,
+    gate: Arc<GateInner>,
+}
+
+impl std::ops::Deref for WriteGuard {
+    type Target = Writer;
+    fn deref(&self) -> &Writer {
+        self.writer.as_ref().expect("held until drop")
+    }
+}
+
+impl std::ops::DerefMut for WriteGuard {
+    fn deref_mut(&mut self) -> &mut Writer {
+        self.writer.as_mut().expect("held until drop")
+    }
+}
+
+impl Drop for WriteGuard {
+    fn drop(&mut self) {
+        drop(self.writer.take());
+        self.gate.release();
+    }
+}
+
+impl WriteGuard {
+    /// Foreground writers waiting for the gate now: a background holder
+    /// that could keep it longer (a group commit left open) lets it go
+    /// instead.
+    pub fn foreground_waiting(&self) -> usize {
+        self.gate.turns.lock().foreground.len()
+    }
+}
+
+impl Gate {
+    pub(crate) fn new(writer: Writer) -> Gate {
+        let in_arrival_order = std::env::var("SWITCHBOARD_WRITE_PRIORITY").is_ok_and(|v| v == "0");
+        Gate(Arc::new(GateInner { in_arrival_order, writer: Arc::new(parking_lot::Mutex::new(writer)), turns: parking_lot::Mutex::new(Turns::default()) }))
+    }
+
+    /// Takes the gate within `wait` (else `None`), as `priority` says.
+    pub fn take(&self, priority: Priority, wait: Duration) -> Option<WriteGuard> {
+        self.0.take(priority, Some(std::time::Instant::now() + wait))
+    }
+
+    /// Takes the gate as a foreground writer, however long that takes
+    /// (start-up work: migrations, the vector table's shape).
+    pub fn lock(&self) -> WriteGuard {
+        self.0.take(Priority::Foreground, None).expect("an untimed wait ends with the gate")
+    }
+
+    /// Takes the gate as a background writer within `wait`: a job step
+    /// that writes late (`jobs::run_one`, the engine's lazy write). The
+    /// name is the one of the fair mutex the gate was.
+    pub fn try_lock_arc_for(&self, wait: Duration) -> Option<WriteGuard> {
+        self.take(Priority::Background, wait)
+    }
+
+    /// Foreground writers waiting for the gate now.
+    pub fn foreground_waiting(&self) -> usize {
+        self.0.turns.lock().foreground.len()
+    }
+
+    /// Background writers waiting for the gate now.
+    pub fn background_waiting(&self) -> usize {
+        self.0.turns.lock().background.len()
+    }
+}
+
+impl GateInner {
+    fn take(self: &Arc<Self>, priority: Priority, deadline: Option<std::time::Instant>) -> Option<WriteGuard> {
+        let priority = if self.in_arrival_order { Priority::Background } else { priority };
+        let mut turns = self.turns.lock();
+        if turns.held {
+            let ticket = turns.next_ticket;
+            turns.next_ticket += 1;
+            let bell = Arc::new(parking_lot::Condvar::new());
+            let waiter = Waiter { ticket, since: std::time::Instant::now(), bell: bell.clone() };
+            match priority {
+                Priority::Foreground => turns.foreground.push_back(waiter),
+                Priority::Background => {
+                    if turns.background.is_empty() {
+                        turns.overtaken = 0;
+                    }
+                    turns.background.push_back(waiter)
+                }
+            }
+            while turns.handed != Some(ticket) {
+                let timed_out = match deadline {
+                    Some(d) => bell.wait_until(&mut turns, d).timed_out(),
+                    None => {
+                        bell.wait(&mut turns);
+                        false
+                    }
+                };
+                if timed_out && turns.handed != Some(ticket) {
+                    turns.foreground.retain(|w| w.ticket != ticket);
+                    let head = turns.background.front().map(|w| w.ticket);
+                    turns.background.retain(|w| w.ticket != ticket);
+                    if head == Some(ticket) {
+                        turns.overtaken = 0;
+                    }
+                    return None;
+                }
+            }
+            turns.handed = None;
+        }
+        turns.held = true;
+        drop(turns);
+        Some(WriteGuard { writer: Some(self.writer.lock_arc()), gate: self.clone() })
+    }
+
+    /// Hands the gate to the next waiter: the first foreground one, unless
+    /// the first background one has waited `BACKGROUND_MAX_WAIT` or been
+    /// overtaken `BACKGROUND_AFTER` times; else it is free.
+    fn release(&self) {
+        let mut turns = self.turns.lock();
+        let background_due = turns.background.front().is_some_and(|w| turns.overtaken >= BACKGROUND_AFTER || w.since.elapsed() >= BACKGROUND_MAX_WAIT);
+        let next = if turns.foreground.is_empty() || background_due {
+            turns.background.pop_front().inspect(|_| turns.overtaken = 0)
+        } else {
+            if !turns.background.is_empty() {
+                turns.overtaken += 1;
+            }
+            turns.foreground.pop_front()
+        };
+        match next {
+            Some(w) => {
+                turns.handed = Some(w.ticket);
+                w.bell.notify_one();
+            }
+            None => turns.held = false,
+        }
+    }
+}
 
 /// What the write gate guards: the writer connection. The hot write
 /// transactions (request batches, job steps and their completions, claims)
