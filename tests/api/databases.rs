@@ -202,3 +202,34 @@ fn a_second_databases_jobs_fail_over_to_the_node_left() {
     let now = second.sql("SELECT owner FROM leases WHERE name = 'dispatcher'")[0][0].clone();
     assert_ne!(now, leader, "the second database's lease changed hands");
 }
+
+/// A namespace of a sqld (`--enable-namespaces`) is a database too: main
+/// is the server's `default` namespace, `?namespace=NAME` another; each
+/// business's rows land in its own namespace, shipped with the header
+/// that names it.
+#[test]
+fn a_namespace_of_one_sqld_is_a_database_of_its_own() {
+    if edge_target() {
+        return;
+    }
+    let server = Sqld::with_namespaces();
+    server.create_namespace("eu1");
+    let admin_dir = DataDir::new();
+    std::fs::write(admin_dir.0.join(PRIMARY_MARKER), &server.url).unwrap();
+    assert!(admin_refused(&admin_dir.0, &["database", "add", "--name", "eu", "--url", &format!("{}?namespace=a b", server.url)]).contains("namespace"));
+    let url = format!("{}?namespace=eu1", server.url);
+    assert_eq!(admin(&admin_dir.0, &["database", "add", "--name", "eu", "--url", &url]), json!({"name": "eu", "url": url}));
+    let (a, _) = tenant_in(&admin_dir.0, Some("main"));
+    let (b, _) = tenant_in(&admin_dir.0, Some("eu"));
+    let node_dir = DataDir::new();
+    let s = Server::start_with(&node_dir.0, &["--primary-url", &server.url, "--sync-interval-ms", "200"]);
+    poll("the key on the node", || (s.as_key(&b.key).get(&format!("/api/v1/contacts?businessId={}", b.business)).status == 200).then_some(()));
+    let made = create_contact(&s, &b, "+447700900002", "c-b");
+    create_contact(&s, &a, "+447700900001", "c-a");
+    let contacts = |ns: &str, t: &Tenant| server.in_namespace(ns).count(&format!("SELECT COUNT(*) FROM contacts WHERE business_id = '{}'", t.business));
+    assert_eq!((contacts("default", &a), contacts("eu1", &a)), (1, 0));
+    assert_eq!((contacts("default", &b), contacts("eu1", &b)), (0, 1));
+    assert_eq!(create_contact(&s, &b, "+447700900002", "c-b"), made);
+    message_is_delivered(&s, &admin_dir.0, &b, "pn-eu-1");
+    assert_eq!(server.in_namespace("eu1").count(&format!("SELECT COUNT(*) FROM messages WHERE business_id = '{}' AND status = 'read'", b.business)), 1);
+}

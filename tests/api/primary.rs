@@ -30,26 +30,54 @@ pub struct Sqld {
     pub url: String,
     dir: DataDir,
     http: reqwest::blocking::Client,
+    /// With namespaces on (`with_namespaces`): the admin API's port.
+    admin_port: Option<u16>,
+    /// The namespace `sql` and `count` run in (`x-namespace-bin`).
+    namespace: String,
 }
 
 impl Sqld {
     pub fn start() -> Sqld {
+        Self::start_on(None)
+    }
+
+    /// A sqld with `--enable-namespaces` and its admin API, serving the
+    /// `default` namespace as a plain one does.
+    pub fn with_namespaces() -> Sqld {
+        Self::start_on(Some(free_port()))
+    }
+
+    fn start_on(admin_port: Option<u16>) -> Sqld {
         let dir = DataDir::new();
         let port = free_port();
-        let child = Self::spawn(&dir.0, port);
-        let s = Sqld { child, port, url: format!("http://127.0.0.1:{port}"), dir, http: reqwest::blocking::Client::new() };
+        let child = Self::spawn(&dir.0, port, admin_port);
+        let s = Sqld { child, port, url: format!("http://127.0.0.1:{port}"), dir, http: reqwest::blocking::Client::new(), admin_port, namespace: "default".into() };
         s.wait_healthy();
+        if admin_port.is_some() {
+            s.create_namespace("default");
+        }
         s
     }
 
-    fn spawn(dir: &Path, port: u16) -> Child {
-        Command::new(sqld_binary())
-            .args(["--no-welcome", "--http-listen-addr", &format!("127.0.0.1:{port}"), "--db-path"])
-            .arg(dir.join("primary"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start sqld")
+    fn spawn(dir: &Path, port: u16, admin_port: Option<u16>) -> Child {
+        let mut command = Command::new(sqld_binary());
+        command.args(["--no-welcome", "--http-listen-addr", &format!("127.0.0.1:{port}"), "--db-path"]).arg(dir.join("primary"));
+        if let Some(admin) = admin_port {
+            command.args(["--enable-namespaces", "--admin-listen-addr", &format!("127.0.0.1:{admin}")]);
+        }
+        command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("start sqld")
+    }
+
+    /// Creates a namespace through the admin API (an existing one is kept).
+    pub fn create_namespace(&self, name: &str) {
+        let admin = self.admin_port.expect("a sqld started with_namespaces");
+        let r = self.http.post(format!("http://127.0.0.1:{admin}/v1/namespaces/{name}/create")).json(&json!({})).send().expect("admin API");
+        assert!(r.status().is_success() || r.text().unwrap_or_default().contains("already exists"), "creating namespace {name}");
+    }
+
+    /// The same server, its `sql` and `count` run in the namespace `name`.
+    pub fn in_namespace(&self, name: &str) -> NamespaceOf<'_> {
+        NamespaceOf(self, name.to_string())
     }
 
     fn wait_healthy(&self) {
@@ -64,15 +92,22 @@ impl Sqld {
 
     /// Starts it again on the same port and database.
     pub fn up(&mut self) {
-        self.child = Self::spawn(&self.dir.0, self.port);
+        self.child = Self::spawn(&self.dir.0, self.port, self.admin_port);
         self.wait_healthy();
     }
 
     /// Runs one statement at the primary (its own HTTP protocol, a Hrana
     /// pipeline) and returns the rows, each value as text.
     pub fn sql(&self, stmt: &str) -> Vec<Vec<String>> {
+        self.sql_in(&self.namespace, stmt)
+    }
+
+    fn sql_in(&self, namespace: &str, stmt: &str) -> Vec<Vec<String>> {
         let body = json!({"requests": [{"type": "execute", "stmt": {"sql": stmt}}, {"type": "close"}]});
-        let r: Value = self.http.post(format!("{}/v2/pipeline", self.url)).json(&body).send().expect("pipeline").json().expect("json");
+        // The namespace in base64 without padding (sqld with namespaces on
+        // reads it; one without ignores it).
+        let ns = crate::harness::b64(namespace.as_bytes()).trim_end_matches('=').to_string();
+        let r: Value = self.http.post(format!("{}/v2/pipeline", self.url)).header("x-namespace-bin", ns).json(&body).send().expect("pipeline").json().expect("json");
         let result = &r["results"][0];
         assert_eq!(result["type"], "ok", "{stmt}: {r}");
         result["response"]["result"]["rows"]
@@ -95,6 +130,15 @@ impl Sqld {
 
     pub fn count(&self, stmt: &str) -> i64 {
         self.sql(stmt)[0][0].parse().unwrap()
+    }
+}
+
+/// A namespace of a [`Sqld`].
+pub struct NamespaceOf<'a>(&'a Sqld, String);
+
+impl NamespaceOf<'_> {
+    pub fn count(&self, stmt: &str) -> i64 {
+        self.0.sql_in(&self.1, stmt)[0][0].parse().unwrap()
     }
 }
 

@@ -184,7 +184,10 @@ impl Databases {
         let dir = self.dir.join("databases").join(&r.name);
         let storage = match (&self.storage, r.url.as_str()) {
             (Storage::Local, LOCAL) => Storage::Local,
-            (Storage::Replica(main), url) if url != LOCAL => Storage::Replica(db::Primary { url: url.to_string(), ..main.clone() }),
+            (Storage::Replica(main), url) if url != LOCAL => {
+                let (url, namespace) = server_and_namespace(url);
+                Storage::Replica(db::Primary { url, namespace, ..main.clone() })
+            }
             _ => bail!("database {} ({}) cannot be opened by a node whose main database is {}", r.name, r.url, self.main_kind()),
         };
         let db = Arc::new(Db::open_storage(&dir, self.durability, &storage).with_context(|| format!("opening database {}", r.name))?);
@@ -216,7 +219,7 @@ impl Databases {
         match (&self.storage, url.as_str()) {
             (Storage::Local, u) if u != LOCAL => bail!("this data dir's main database is a local file: add local databases (--url local), or run with --primary-url to add libSQL servers"),
             (Storage::Replica(_), LOCAL) => bail!("main is a libSQL server: a local file would be seen by this node only; give a libSQL server's URL"),
-            (Storage::Replica(main), u) if u == main.url => bail!("{u} is main's own URL"),
+            (Storage::Replica(main), u) if server_and_namespace(u) == (main.url.clone(), main.namespace.clone()) => bail!("{u} is main's own URL"),
             _ => {}
         }
         if let Some(same) = self.registry()?.into_iter().find(|r| r.name == name || (r.url == url && url != LOCAL)) {
@@ -324,19 +327,47 @@ fn valid_name(name: &str) -> bool {
 }
 
 /// `local`, or an http(s) root URL without its trailing `/` (a token goes
-/// in SWITCHBOARD_PRIMARY_AUTH_TOKEN, never in the URL).
+/// in SWITCHBOARD_PRIMARY_AUTH_TOKEN, never in the URL), optionally naming
+/// a namespace of that sqld: `?namespace=NAME`.
 fn normalise_url(url: &str) -> Result<String> {
     let url = url.trim();
     if url == LOCAL {
         return Ok(LOCAL.to_string());
     }
-    let bad = || anyhow!("--url must be `local` (a file of its own in the data dir) or a libSQL server's http:// or https:// URL without a path, e.g. http://10.0.0.5:8080");
+    let bad = || {
+        anyhow!(
+            "--url must be `local` (a file of its own in the data dir) or a libSQL server's http:// or https:// URL without a path, e.g. http://10.0.0.5:8080, \
+             optionally with ?namespace=NAME (1 to 64 of a-z, A-Z, 0-9, - and _) for a namespace of a sqld started with --enable-namespaces"
+        )
+    };
+    let (url, namespace) = match url.split_once('?') {
+        Some((url, query)) => {
+            let name = query.strip_prefix("namespace=").ok_or_else(bad)?;
+            if name.is_empty() || name.len() > 64 || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+                return Err(bad());
+            }
+            (url, Some(name))
+        }
+        None => (url, None),
+    };
     let (scheme, rest) = url.split_once("://").ok_or_else(bad)?;
     let rest = rest.trim_end_matches('/');
     if !matches!(scheme, "http" | "https") || rest.is_empty() || rest.contains(['/', '?', '#', '@', ' ']) {
         return Err(bad());
     }
-    Ok(format!("{scheme}://{rest}"))
+    Ok(match namespace {
+        Some(ns) => format!("{scheme}://{rest}?namespace={ns}"),
+        None => format!("{scheme}://{rest}"),
+    })
+}
+
+/// A registered server URL as the server's root URL and the namespace it
+/// names (`default` when it names none).
+fn server_and_namespace(url: &str) -> (String, String) {
+    match url.split_once("?namespace=") {
+        Some((server, ns)) => (server.to_string(), ns.to_string()),
+        None => (url.to_string(), "default".to_string()),
+    }
 }
 
 #[cfg(test)]
@@ -348,7 +379,10 @@ mod tests {
         assert!(valid_name("eu-1") && valid_name("b") && !valid_name("1b") && !valid_name("") && !valid_name("Big") && !valid_name(&"a".repeat(33)));
         assert_eq!(normalise_url("local").unwrap(), "local");
         assert_eq!(normalise_url("http://127.0.0.1:8081/").unwrap(), "http://127.0.0.1:8081");
-        for bad in ["ftp://x", "http://", "http://a/b", "http://u:p@a", "file:x", "http://a?x=1"] {
+        assert_eq!(normalise_url("http://127.0.0.1:8081/?namespace=eu-1").unwrap(), "http://127.0.0.1:8081?namespace=eu-1");
+        assert_eq!(server_and_namespace("http://h:1?namespace=eu-1"), ("http://h:1".to_string(), "eu-1".to_string()));
+        assert_eq!(server_and_namespace("http://h:1"), ("http://h:1".to_string(), "default".to_string()));
+        for bad in ["ftp://x", "http://", "http://a/b", "http://u:p@a", "file:x", "http://a?x=1", "http://a?namespace=", "http://a?namespace=a b", "http://a?namespace=x&y=1"] {
             assert!(normalise_url(bad).is_err(), "{bad}");
         }
     }

@@ -73,12 +73,16 @@ pub struct Shipper {
     client: reqwest::Client,
     pipeline_url: String,
     auth_token: String,
+    /// `x-namespace-bin`: the namespace's name in base64 without padding.
+    /// sqld with namespaces on reads it first (else the host name's first
+    /// label: `127` for `127.0.0.1`); one without ignores it.
+    namespace: String,
 }
 
 impl Shipper {
-    pub fn new(primary_url: &str, auth_token: &str) -> Result<Shipper> {
+    pub fn new(primary_url: &str, auth_token: &str, namespace: &str) -> Result<Shipper> {
         let client = reqwest::Client::builder().connect_timeout(Duration::from_secs(5)).timeout(Duration::from_secs(60)).tcp_nodelay(true).pool_idle_timeout(Duration::from_secs(60)).build()?;
-        Ok(Shipper { client, pipeline_url: format!("{}/v2/pipeline", primary_url.trim_end_matches('/')), auth_token: auth_token.to_string() })
+        Ok(Shipper { client, pipeline_url: format!("{}/v2/pipeline", primary_url.trim_end_matches('/')), auth_token: auth_token.to_string(), namespace: STANDARD_NO_PAD.encode(namespace) })
     }
 
     /// Runs the recorded statements at the primary in one transaction,
@@ -163,7 +167,7 @@ impl Shipper {
     /// One pipeline request to the primary.
     fn send(&self, body: Json) -> Result<Json, ShipError> {
         let body = serde_json::to_vec(&body).map_err(|e| ShipError::Refused(e.to_string()))?;
-        let mut req = self.client.post(&self.pipeline_url).header("content-type", "application/json").body(body);
+        let mut req = self.client.post(&self.pipeline_url).header("content-type", "application/json").header("x-namespace-bin", &self.namespace).body(body);
         if !self.auth_token.is_empty() {
             req = req.bearer_auth(&self.auth_token);
         }

@@ -316,6 +316,7 @@ impl PrimaryArgs {
                 role,
                 // Writes shipped in one round trip (ship.rs) unless turned off.
                 ship_writes: std::env::var("SWITCHBOARD_SHIP_WRITES").map_or(true, |v| v != "0"),
+                namespace: "default".into(),
             }),
         }
     }

@@ -242,7 +242,7 @@ impl Db {
             libsql::Builder::new_remote_replica(&path, primary.url.clone(), primary.auth_token.clone())
                 // sqld serves the default namespace unless told otherwise;
                 // libsql would take the namespace from the host name.
-                .namespace("default")
+                .namespace(&primary.namespace)
                 // We pull once per committed write (`after_statement`)
                 // instead of after every statement sent to the primary.
                 .read_your_writes(false)
@@ -256,7 +256,7 @@ impl Db {
         // frame, and the node's writes reach it by `after_statement`.
         let reader = Arc::new(block(libsql::Builder::new_local(&path).flags(unlocked_connections()).build()).with_context(|| format!("opening {} for reading", path.display()))?);
         let keys = crate::key_cache::KeyCache::replica(primary.sync_interval);
-        let shipper = if primary.ship_writes { Some(Arc::new(crate::ship::Shipper::new(&primary.url, &primary.auth_token)?)) } else { None };
+        let shipper = if primary.ship_writes { Some(Arc::new(crate::ship::Shipper::new(&primary.url, &primary.auth_token, &primary.namespace)?)) } else { None };
         Ok(Db::with_database(database, durability, Some(ReplicaFiles { reader, idle_readers: Mutex::new(Vec::new()), shipper, key_pull: Mutex::new(None), _lock: lock }), keys))
     }
 

@@ -82,6 +82,10 @@ pub struct Primary {
     /// Ship the writer's transactions to the primary in one round trip
     /// each (`ship.rs`) instead of one per statement.
     pub ship_writes: bool,
+    /// The sqld namespace the database is (`default` unless a registered
+    /// database's URL names one): sent on every call, so a sqld with
+    /// `--enable-namespaces` never guesses it from the host name.
+    pub namespace: String,
 }
 
 /// What a commit survives (`serve --durability`). In WAL mode both keep the
