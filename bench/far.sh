@@ -42,7 +42,8 @@
 # a row may take before it stops at 3 samples, default 12), FAR_EDGE=0 (skip
 # the edge node), FAR_WRITE_NODE=0 (the far node without --write-node even
 # when the build has it), FAR_OUT=FILE (keep the JSON lines behind the table),
-# FAR_LOGS=DIR (keep the nodes', proxies' and edge's logs),
+# FAR_LOGS=DIR (keep the nodes', proxies' and edge's logs, and the near and
+# far nodes' /metrics after the sequential rows and at the end of a link),
 # SWITCHBOARD_BIN (another build of the node).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -203,6 +204,7 @@ for RTT in $RTTS; do
   far_label=far; [ "$WRITE_NODE" = 1 ] && far_label="far (write node)"
   timeout 1800 python3 bench/far.py measure --node "$far_label" --base "$FAR" --series 0 "${MEASURE[@]}" \
     || note "the far node's rows at $RTT ms stopped early (exit $?)"
+  curl -sf -m 10 "$NEAR/metrics" > "$TMP/near-$RTT-metrics-sequential.log" || true
 
   if [ -n "$EDGE" ]; then
     EDGE_PORT=$(free_port)
@@ -236,6 +238,9 @@ last = json.loads(lines[-1]); last["ratio"] = r; lines[-1] = json.dumps(last)
 open(path, "w").write("\n".join(lines) + "\n")
 PY
   log "writes/s at $RTT ms: local $LW, far $FW, far/local $R"
+  # Each node's metrics at the end of the link (kept with FAR_LOGS): the
+  # write gate's waits, the calls to the primary, the answers by status.
+  for n in near:$NEAR far:$FAR; do curl -sf -m 10 "${n#*:}/metrics" > "$TMP/${n%%:*}-$RTT-metrics.log" || true; done
   stop_stage
 done
 kill "$LOCAL_PID" 2>/dev/null || true

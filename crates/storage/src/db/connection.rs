@@ -432,10 +432,40 @@ impl Connection {
 }
 
 /// Pulls the primary's new frames into the replica (one `sync` call to
-/// the primary, counted).
+/// the primary, counted). While the primary is compacting its replication
+/// log (sqld does when the log passes `--max-log-size`, 200 MB by
+/// default), a replica whose next frame is in the compacted part is told
+/// "snapshot not found" until the snapshot is written (about 2 s at 200
+/// MB): the pull waits for it, up to `SNAPSHOT_WAIT`, instead of failing.
+/// A failed pull there left a write node's replica behind its own commits,
+/// so every batch's guard failed and the batch under the primary's lock
+/// could not pull: each batch of 64 answered 503 for those seconds (issue
+/// 47's intermittent 503s at far nodes under load).
 pub(crate) fn pull_replica(replica: &libsql::Database) -> Result<(), libsql::Error> {
-    switchboard_ops::metrics::primary_call("sync");
-    block(replica.sync()).map(|_| ())
+    let deadline = std::time::Instant::now() + SNAPSHOT_WAIT;
+    loop {
+        switchboard_ops::metrics::primary_call("sync");
+        match block(replica.sync()) {
+            Ok(_) => return Ok(()),
+            Err(e) if is_compacting(&e) && std::time::Instant::now() < deadline => {
+                switchboard_ops::metrics::primary_call("snapshot_wait");
+                std::thread::sleep(SNAPSHOT_POLL);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// How long a pull waits for the primary's snapshot of a compacted log.
+pub(crate) const SNAPSHOT_WAIT: Duration = Duration::from_secs(5);
+
+/// How often it asks meanwhile.
+const SNAPSHOT_POLL: Duration = Duration::from_millis(50);
+
+/// The primary's answer while it writes the snapshot of a compacted log
+/// (a gRPC `Unavailable` whose message libsql passes on as text).
+pub(crate) fn is_compacting(e: &libsql::Error) -> bool {
+    e.to_string().contains("snapshot not found")
 }
 
 /// Whether the last attempt to reach the primary failed on the way there
