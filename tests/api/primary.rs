@@ -34,24 +34,32 @@ pub struct Sqld {
     admin_port: Option<u16>,
     /// The namespace `sql` and `count` run in (`x-namespace-bin`).
     namespace: String,
+    /// `--max-log-size` in MB (`compacting_every`), else sqld's 200.
+    max_log_mb: Option<u32>,
 }
 
 impl Sqld {
     pub fn start() -> Sqld {
-        Self::start_on(None)
+        Self::start_on(None, None)
     }
 
     /// A sqld with `--enable-namespaces` and its admin API, serving the
     /// `default` namespace as a plain one does.
     pub fn with_namespaces() -> Sqld {
-        Self::start_on(Some(free_port()))
+        Self::start_on(Some(free_port()), None)
     }
 
-    fn start_on(admin_port: Option<u16>) -> Sqld {
+    /// A sqld that compacts its replication log every `mb` megabytes
+    /// (`--max-log-size`), which it does past 200 by default.
+    pub fn compacting_every(mb: u32) -> Sqld {
+        Self::start_on(None, Some(mb))
+    }
+
+    fn start_on(admin_port: Option<u16>, max_log_mb: Option<u32>) -> Sqld {
         let dir = DataDir::new();
         let port = free_port();
-        let child = Self::spawn(&dir.0, port, admin_port);
-        let s = Sqld { child, port, url: format!("http://127.0.0.1:{port}"), dir, http: reqwest::blocking::Client::new(), admin_port, namespace: "default".into() };
+        let child = Self::spawn(&dir.0, port, admin_port, max_log_mb);
+        let s = Sqld { child, port, url: format!("http://127.0.0.1:{port}"), dir, http: reqwest::blocking::Client::new(), admin_port, namespace: "default".into(), max_log_mb };
         s.wait_healthy();
         if admin_port.is_some() {
             s.create_namespace("default");
@@ -59,9 +67,12 @@ impl Sqld {
         s
     }
 
-    fn spawn(dir: &Path, port: u16, admin_port: Option<u16>) -> Child {
+    fn spawn(dir: &Path, port: u16, admin_port: Option<u16>, max_log_mb: Option<u32>) -> Child {
         let mut command = Command::new(sqld_binary());
         command.args(["--no-welcome", "--http-listen-addr", &format!("127.0.0.1:{port}"), "--db-path"]).arg(dir.join("primary"));
+        if let Some(mb) = max_log_mb {
+            command.args(["--max-log-size", &mb.to_string()]);
+        }
         if let Some(admin) = admin_port {
             command.args(["--enable-namespaces", "--admin-listen-addr", &format!("127.0.0.1:{admin}")]);
         }
@@ -80,6 +91,14 @@ impl Sqld {
         NamespaceOf(self, name.to_string())
     }
 
+    /// Snapshots of a compacted replication log sqld has written.
+    pub fn snapshots(&self) -> usize {
+        fn count(dir: &Path) -> usize {
+            std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| if e.path().is_dir() { count(&e.path()) } else { usize::from(e.path().extension().is_some_and(|x| x == "snap")) }).sum()
+        }
+        count(&self.dir.0.join("primary"))
+    }
+
     fn wait_healthy(&self) {
         poll("sqld /health", || self.http.get(format!("{}/health", self.url)).send().ok().filter(|r| r.status() == 200));
     }
@@ -92,7 +111,7 @@ impl Sqld {
 
     /// Starts it again on the same port and database.
     pub fn up(&mut self) {
-        self.child = Self::spawn(&self.dir.0, self.port, self.admin_port);
+        self.child = Self::spawn(&self.dir.0, self.port, self.admin_port, self.max_log_mb);
         self.wait_healthy();
     }
 
