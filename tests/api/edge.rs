@@ -433,6 +433,109 @@ fn a_write_node_down_or_silent_answers_our_envelope_in_time() {
     assert!(edge_metrics.text.contains("switchboard_"), "the node's metrics");
 }
 
+/// A business and a key, placed in `database` (issue 47).
+fn tenant_placed(dir: &Path, database: &str) -> Tenant {
+    let made = admin(dir, &["business", "create", "--name", "Placed Co", "--database", database]);
+    assert_eq!(made["database"], json!(database));
+    let business = made["businessId"].as_str().unwrap().to_string();
+    let k = admin(dir, &["key", "create", "--business", &business, "--scopes", "all"]);
+    Tenant { business, key: k["apiKey"].as_str().unwrap().into(), key_id: k["keyId"].as_str().unwrap().into() }
+}
+
+#[test]
+fn a_business_of_a_second_sqld_server_is_served_from_it_at_the_edge() {
+    let dir = DataDir::new();
+    let edge = start(&dir.0, &[]);
+    let main_url = primary_of(&dir.0).unwrap();
+    let second = Sqld::start();
+    admin(&dir.0, &["database", "add", "--name", "second", "--url", &second.url]);
+    let t = tenant_placed(&dir.0, "second");
+    let m = tenant_placed(&dir.0, "main");
+    let main: &Sqld = edge.companions[2].downcast_ref().unwrap();
+    let contacts = |at: &Sqld, t: &Tenant| at.count(&format!("SELECT COUNT(*) FROM contacts WHERE business_id = '{}'", t.business));
+
+    // Written through the write node (forwarded: the node routes it), read
+    // at the edge: from the second server, never from main. The node
+    // opens the database it was started without on its own look-up.
+    poll("the second database open at the write node", || std::fs::read_to_string(dir.0.join("dispatcher.log")).ok().filter(|l| l.contains("opened database second")).map(|_| ()));
+    key_on_node(&edge, &t);
+    let cat = category(&edge, &t);
+    let body = contact(&t, &cat, "+15550470001");
+    let made = edge.as_key(&t.key).idem("edge-47-forwarded").post("/api/v1/contacts", &body);
+    let id = made.assert_ok(201)["contact"]["id"].as_str().unwrap().to_string();
+    assert_eq!((contacts(&second, &t), contacts(main, &t)), (1, 0));
+    let url = format!("/api/v1/contacts/{id}?businessId={}", t.business);
+    // The first read at the primary makes the rate-limit table (at main).
+    edge.as_key(&t.key).get(&url).assert_ok(200);
+    poll("the rate-limit table", || (sql(&dir.0, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'edge_rate_limits'").trim() == "1").then_some(()));
+    let read = edge.as_key(&t.key).get(&url);
+    assert_eq!(read.assert_ok(200)["contact"]["id"], json!(id));
+    // Main carries the key, the rate limit, the placement and the first
+    // statement; the read runs at the second server (its first statement
+    // again, then two); after the answer both read transactions end.
+    assert_eq!(round_trips(&dir.0, &read), (4, 0, 2));
+    let list = edge.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}", t.business));
+    assert_eq!(list.assert_ok(200)["contacts"].as_array().unwrap().len(), 1);
+    let again = edge.as_key(&t.key).idem("edge-47-forwarded").post("/api/v1/contacts", &body);
+    assert_eq!(again.assert_ok(201), made.data());
+    assert_eq!(again.header("idempotent-replayed"), "true");
+
+    // Without a write node the edge writes itself: in the second server,
+    // its idempotency record there too (a key the node executed replays).
+    let alone = edge_node(&main_url, &dir.0, &[]);
+    let body2 = contact(&t, &cat, "+15550470002");
+    let made2 = alone.as_key(&t.key).idem("edge-47-here").post("/api/v1/contacts", &body2);
+    let id2 = made2.assert_ok(201)["contact"]["id"].as_str().unwrap().to_string();
+    assert_eq!((contacts(&second, &t), contacts(main, &t)), (2, 0));
+    let again2 = alone.as_key(&t.key).idem("edge-47-here").post("/api/v1/contacts", &body2);
+    assert_eq!(again2.assert_ok(201), made2.data());
+    assert_eq!(again2.header("idempotent-replayed"), "true");
+    let replayed = alone.as_key(&t.key).idem("edge-47-forwarded").post("/api/v1/contacts", &body);
+    assert_eq!(replayed.assert_ok(201), made.data());
+    assert_eq!((contacts(&second, &t), contacts(main, &t)), (2, 0));
+    alone.as_key(&t.key).get(&format!("/api/v1/contacts/{id2}?businessId={}", t.business)).assert_ok(200);
+    // Keys, rate limits and placement stay main's.
+    assert_eq!(second.count("SELECT COUNT(*) FROM api_keys"), 0);
+    assert_eq!(second.count("SELECT COUNT(*) FROM sqlite_master WHERE name = 'edge_rate_limits'"), 0);
+
+    // A business of main is served from main, by both edges.
+    let cat_m = category(&alone, &m);
+    alone.as_key(&m.key).fresh().post("/api/v1/contacts", &contact(&m, &cat_m, "+15550470003")).assert_ok(201);
+    assert_eq!((contacts(main, &m), contacts(&second, &m)), (1, 0));
+    let listed = edge.as_key(&m.key).get(&format!("/api/v1/contacts?businessId={}", m.business));
+    assert_eq!(listed.assert_ok(200)["contacts"].as_array().unwrap().len(), 1);
+
+    // A namespace of a sqld started with --enable-namespaces is a database
+    // too: every request the edge sends there names it.
+    let spaced = Sqld::with_namespaces();
+    spaced.create_namespace("eu1");
+    admin(&dir.0, &["database", "add", "--name", "eu", "--url", &format!("{}?namespace=eu1", spaced.url)]);
+    let e = tenant_placed(&dir.0, "eu");
+    let cat_e = category(&alone, &e);
+    let made_e = alone.as_key(&e.key).fresh().post("/api/v1/contacts", &contact(&e, &cat_e, "+15550470004"));
+    let id_e = made_e.assert_ok(201)["contact"]["id"].as_str().unwrap().to_string();
+    edge.as_key(&e.key).get(&format!("/api/v1/contacts/{id_e}?businessId={}", e.business)).assert_ok(200);
+    assert_eq!(spaced.in_namespace("eu1").count(&format!("SELECT COUNT(*) FROM contacts WHERE business_id = '{}'", e.business)), 1);
+    assert_eq!(contacts(main, &e), 0);
+    // The server's default namespace was never written (nor migrated).
+    assert_eq!(spaced.in_namespace("default").count("SELECT COUNT(*) FROM sqlite_master WHERE name = 'contacts'"), 0);
+
+    // Tenancy as ever: another business's key, an unknown one.
+    edge.as_key(&m.key).get(&url).assert_failure(403, "authorization");
+    edge.as_key(&unknown_key()).get(&url).assert_failure(401, "authentication");
+
+    // A placement that names no registered database answers 503, never
+    // main's rows, and writes nothing anywhere.
+    let lost = tenant_placed(&dir.0, "second");
+    crate::primary::sql_at(&main_url, &format!("UPDATE businesses SET database = 'gone' WHERE id = '{}'", lost.business));
+    let r = edge.as_key(&lost.key).get(&format!("/api/v1/contacts?businessId={}", lost.business));
+    r.assert_failure(503, "upstream");
+    let w = alone.as_key(&lost.key).fresh().post("/api/v1/contacts/categories", &json!({"businessId": lost.business, "name": "Leads"}));
+    w.assert_failure(503, "upstream");
+    assert_eq!(main.count(&format!("SELECT COUNT(*) FROM categories WHERE business_id = '{}'", lost.business)), 0);
+    assert_eq!(second.count(&format!("SELECT COUNT(*) FROM categories WHERE business_id = '{}'", lost.business)), 0);
+}
+
 #[test]
 fn spin_manifest_follows_spin_manifest_version_2() {
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../spin.toml")).expect("spin.toml at the top");

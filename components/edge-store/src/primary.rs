@@ -1,8 +1,16 @@
 //! The libSQL primary as this instance reaches it: its URL and token from
 //! the environment (`SWITCHBOARD_PRIMARY_URL`, `SWITCHBOARD_PRIMARY_AUTH_TOKEN`:
 //! `wasmtime serve --env`, or spin.toml's `environment`, filled from Spin
-//! variables), and one `POST /v2/pipeline` over `wasi:http`.
+//! variables), and one `POST /v2/pipeline` over `wasi:http`. Another
+//! database of the deployment (issue 47: a business placed there) is
+//! reached the same way, at the URL main's registry gives, with the same
+//! token. A URL may name a namespace of a sqld started with
+//! `--enable-namespaces` (`?namespace=NAME`, as `admin database add` takes
+//! it); every request names its namespace in `x-namespace-bin` (`default`
+//! when the URL names none, which a sqld without namespaces ignores), so a
+//! sqld with namespaces never guesses it from the host.
 
+use base64::Engine as _;
 use wasip2::http::outgoing_handler;
 use wasip2::http::types::{Fields, IncomingBody, Method, OutgoingBody, OutgoingRequest, RequestOptions, Scheme};
 use wasip2::io::streams::StreamError;
@@ -19,6 +27,8 @@ pub struct Primary {
     /// The URL's path, without a trailing slash ("" for the root).
     prefix: String,
     token: Option<String>,
+    /// The namespace's name in base64 without padding (`x-namespace-bin`).
+    namespace: String,
 }
 
 impl Primary {
@@ -29,9 +39,34 @@ impl Primary {
         Primary::parse(&url, token)
     }
 
-    fn parse(url: &str, token: Option<String>) -> Result<Primary, String> {
-        let u = switchboard_gateway::base_url::BaseUrl::parse("SWITCHBOARD_PRIMARY_URL", url)?;
-        Ok(Primary { scheme: if u.https { Scheme::Https } else { Scheme::Http }, authority: u.authority, prefix: u.prefix, token })
+    pub(crate) fn parse(url: &str, token: Option<String>) -> Result<Primary, String> {
+        Primary::parse_as("SWITCHBOARD_PRIMARY_URL", url, token)
+    }
+
+    fn parse_as(what: &str, url: &str, token: Option<String>) -> Result<Primary, String> {
+        let (url, namespace) = match url.split_once("?namespace=") {
+            Some((url, ns)) if !ns.is_empty() && ns.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') => (url, ns),
+            Some(_) => return Err(format!("{what} names a namespace that is not one (?namespace= 1 to 64 of a-z, A-Z, 0-9, - and _)")),
+            None => (url, "default"),
+        };
+        let u = switchboard_gateway::base_url::BaseUrl::parse(what, url)?;
+        if u.authority.contains(['?', '#']) {
+            return Err(format!("{what} takes no query but ?namespace=NAME"));
+        }
+        let namespace = base64::engine::general_purpose::STANDARD_NO_PAD.encode(namespace);
+        Ok(Primary { scheme: if u.https { Scheme::Https } else { Scheme::Http }, authority: u.authority, prefix: u.prefix, token, namespace })
+    }
+
+    /// The registered database `name` at `url` (a sqld server's URL, as
+    /// `admin database add` took it), reached with this primary's token.
+    pub fn database(&self, name: &str, url: &str) -> Result<Primary, String> {
+        Primary::parse_as(&format!("the URL of database {name}"), url, self.token.clone())
+    }
+
+    /// The host (and port) it is reached at.
+    #[cfg(test)]
+    pub fn authority(&self) -> &str {
+        &self.authority
     }
 
     /// Sends one pipeline; the answer's body, or why there is none. No
@@ -47,6 +82,7 @@ impl Primary {
         let headers = Fields::new();
         let set = |name: &str, value: &[u8]| headers.append(name, value).map_err(|e| format!("header {name}: {e:?}"));
         set("content-type", b"application/json")?;
+        set("x-namespace-bin", self.namespace.as_bytes())?;
         if let Some(token) = &self.token {
             set("authorization", format!("Bearer {token}").as_bytes())?;
         }
@@ -114,6 +150,26 @@ mod tests {
         assert_eq!(Primary::parse("https://db.example/base/", None).unwrap().prefix, "/base");
         for bad in ["127.0.0.1:8080", "ftp://x", "http://", "http://user:pw@x"] {
             assert!(Primary::parse(bad, None).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn another_database_is_reached_with_the_primarys_token() {
+        let main = Primary::parse("http://127.0.0.1:8080", Some("t0k".into())).unwrap();
+        let second = main.database("second", "http://127.0.0.1:8081").unwrap();
+        assert_eq!((second.authority.as_str(), second.token.as_deref()), ("127.0.0.1:8081", Some("t0k")));
+        let refused = main.database("second", "local").err().unwrap();
+        assert!(refused.contains("database second"), "{refused}");
+    }
+
+    #[test]
+    fn every_request_names_its_namespace() {
+        let main = Primary::parse("http://127.0.0.1:8080", None).unwrap();
+        assert_eq!(main.namespace, "ZGVmYXVsdA");
+        let eu = main.database("eu", "http://127.0.0.1:8080?namespace=ns1").unwrap();
+        assert_eq!((eu.authority.as_str(), eu.prefix.as_str(), eu.namespace.as_str()), ("127.0.0.1:8080", "", "bnMx"));
+        for bad in ["http://h:1?namespace=", "http://h:1?namespace=a b", "http://h:1?x=1"] {
+            assert!(main.database("eu", bad).is_err(), "{bad}");
         }
     }
 }

@@ -18,6 +18,15 @@
 //! run here sends its key lookup (and its rate limit's update, [`limits`])
 //! with its first statement and closes its transaction after the answer.
 //!
+//! Businesses over several databases (issue 47): keys, rate limits and
+//! placement are main's (the primary); a request run here reads its
+//! business's placement in main with its key lookup (`transaction::place`)
+//! and runs its statements in that database. A write knows it before its
+//! `BEGIN IMMEDIATE`; a read runs its first statement at main as if its
+//! business were main's, and again at the business's database when it is
+//! not (one round trip more, and one after the answer to end the read left
+//! at main).
+//!
 //! Each request runs in a fresh instance (the runtime's rule). A panic, or
 //! memory running out, still answers the 500 failure envelope (see
 //! [`fault`]); the runtime's time limit stops an instance without one.
@@ -128,7 +137,7 @@ pub fn serve(head: Head, read_body: impl FnOnce(usize) -> Result<Vec<u8>, Failur
     if reads_here {
         return read_at_primary(gateway, &head, body, request_id);
     }
-    let keys = PrimaryKeys::default();
+    let keys = PrimaryKeys::placing(op.and_then(|op| claimed_business(op, &head, &body)));
     let mut admitted = match gateway.admit(incoming(&head, body), &keys) {
         Ok(a) => a,
         Err(f) => return whole(Reply::failure(&f, request_id)),
@@ -145,6 +154,9 @@ pub fn serve(head: Head, read_body: impl FnOnce(usize) -> Result<Vec<u8>, Failur
     let Some(handle) = area(op.component) else {
         return whole(Reply::failure(&not_at_the_edge(op.id, "its area calls a provider that runs in a node"), request_id));
     };
+    if let Err(f) = keys.place(&admitted) {
+        return whole(Reply::failure(&f, request_id));
+    }
     let req = request(&mut admitted, request_id);
     let mut reply = write(&admitted, req, handle, request_id);
     reply.headers.extend(rate_headers);
@@ -192,9 +204,9 @@ fn read_at_primary(gateway: &Gateway, head: &Head, body: Vec<u8>, request_id: &s
     let (Some(token), Some(business)) = (token, claimed_business(op, head, &body)) else {
         // Refused before any lookup (no key), or refused whatever the key
         // (no business): admission as usual answers.
-        let keys = PrimaryKeys::default();
+        let keys = PrimaryKeys::placing(claimed_business(op, head, &body));
         return match gateway.admit(incoming(head, body), &keys) {
-            Ok(mut a) => match keys.rate_outcome() {
+            Ok(mut a) => match keys.rate_outcome().and_then(|headers| keys.place(&a).map(|()| headers)) {
                 Ok(headers) => begin_and_read(&mut a, request_id, headers),
                 Err(f) => whole(Reply::failure(&f, request_id)),
             },
@@ -202,7 +214,7 @@ fn read_at_primary(gateway: &Gateway, head: &Head, body: Vec<u8>, request_id: &s
         };
     };
     let hash = switchboard_gateway::auth::hash_key(token);
-    let pending = Pending::queue(&hash, true);
+    let pending = Pending::queue(&hash, true, Some(&business));
     let assumed = Assumed { business_id: business };
     let mut speculative = match gateway.admit(incoming(head, body.clone()), &assumed) {
         Ok(a) => a,
@@ -214,7 +226,7 @@ fn read_at_primary(gateway: &Gateway, head: &Head, body: Vec<u8>, request_id: &s
                 Err(f) => return whole(Reply::failure(&f, request_id)),
             };
             return match gateway.admit(incoming(head, body), &known) {
-                Ok(mut a) => match pending.rate_outcome() {
+                Ok(mut a) => match pending.rate_outcome().and_then(|headers| pending.placed().map(|()| headers)) {
                     Ok(headers) => {
                         let Some(handle) = area(a.op.component) else { return whole(Reply::failure(&not_at_the_edge(a.op.id, "its area calls a provider that runs in a node"), request_id)) };
                         let req = request(&mut a, request_id);
@@ -239,7 +251,9 @@ fn read_at_primary(gateway: &Gateway, head: &Head, body: Vec<u8>, request_id: &s
     if let Err(f) = gateway.admit(incoming(head, body), &known) {
         return whole(Reply::failure(&f, request_id));
     }
-    match pending.rate_outcome() {
+    // The business's database answered (or main, its placement): a
+    // placement that could not be read answers 503, never main's rows.
+    match pending.rate_outcome().and_then(|headers| pending.placed().map(|()| headers)) {
         Ok(headers) => with_headers(answer, headers),
         Err(f) => whole(Reply::failure(&f, request_id)),
     }
@@ -266,17 +280,21 @@ fn begin_and_read(a: &mut Admitted, request_id: &str, headers: Vec<(&'static str
     with_headers(read(a, req, handle, request_id), headers)
 }
 
-/// The key lookup and the rate limit's update of one request, queued to
-/// travel with its next statement.
+/// The key lookup, the rate limit's update and the placement of the
+/// business the request names, of one request, queued to travel with its
+/// next statement (all three read at main).
 struct Pending {
     key: u32,
     rate: Option<u32>,
+    /// The business placed, and its placement's handle.
+    place: Option<(String, u32)>,
 }
 
 impl Pending {
     /// Queues the rate limit's update (outside the transaction) and, after
-    /// a `BEGIN` when `begin`, the key lookup.
-    fn queue(hash: &str, begin: bool) -> Pending {
+    /// a `BEGIN` when `begin`, the key lookup and `business`'s placement
+    /// (the stream moves to its database when the placement is back).
+    fn queue(hash: &str, begin: bool, business: Option<&str>) -> Pending {
         let rate = settings().rates.map(|r| {
             let (sql, params) = r.statement(hash);
             transaction::prefetch(&sql, &params.into_iter().map(to_wit).collect::<Vec<_>>())
@@ -285,7 +303,17 @@ impl Pending {
             let _ = transaction::control("BEGIN");
         }
         let key = transaction::prefetch(storage::FIND_KEY, &[switchboard_guest::Value::Text(hash.to_string())]);
-        Pending { key, rate }
+        let place = business.map(|b| (b.to_string(), transaction::place(b)));
+        Pending { key, rate, place }
+    }
+
+    /// Whether the business's placement was read (the stream is at its
+    /// database); 503 when it could not be.
+    fn placed(&self) -> Result<(), Failure> {
+        match &self.place {
+            Some((_, handle)) => transaction::prefetched(*handle).map(|_| ()).map_err(|_| unavailable()),
+            None => Ok(()),
+        }
     }
 
     /// The key's row (sent now if nothing carried it yet).
@@ -560,13 +588,32 @@ impl exchange::Owner for EdgeSql {
 }
 
 /// API keys, read at the primary on every request (revocation is
-/// immediate), with the rate limit's update in the same round trip.
-#[derive(Default)]
+/// immediate), with the rate limit's update and the placement of the
+/// business the request names in the same round trip.
 struct PrimaryKeys {
+    business: Option<String>,
     pending: std::cell::RefCell<Option<Pending>>,
 }
 
 impl PrimaryKeys {
+    /// Keys whose lookup carries `business`'s placement.
+    fn placing(business: Option<String>) -> PrimaryKeys {
+        PrimaryKeys { business, pending: std::cell::RefCell::new(None) }
+    }
+
+    /// Moves the request's stream to the admitted business's database
+    /// before its transaction begins: the placement read with the key, or
+    /// (a business the request did not name as expected) read now.
+    fn place(&self, a: &Admitted) -> Result<(), Failure> {
+        let Some(business) = a.business_id.as_deref().filter(|b| !b.is_empty()) else { return Ok(()) };
+        if let Some(pending) = &*self.pending.borrow() {
+            if pending.place.as_ref().is_some_and(|(placed, _)| placed == business) {
+                return pending.placed();
+            }
+        }
+        transaction::prefetched(transaction::place(business)).map(|_| ()).map_err(|_| unavailable())
+    }
+
     fn rate_outcome(&self) -> Result<Vec<(&'static str, String)>, Failure> {
         match &*self.pending.borrow() {
             Some(p) => p.rate_outcome(),
@@ -577,7 +624,7 @@ impl PrimaryKeys {
 
 impl KeyDirectory for PrimaryKeys {
     fn find_by_hash(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
-        let pending = Pending::queue(key_hash, false);
+        let pending = Pending::queue(key_hash, false, self.business.as_deref());
         let key = pending.key();
         *self.pending.borrow_mut() = Some(pending);
         key
