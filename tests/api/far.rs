@@ -290,3 +290,48 @@ fn a_node_behind_its_primary_meets_a_conflict_pulls_and_writes_once() {
     // The guard counted every write at the primary.
     assert!(primary.count("SELECT n FROM switchboard_write_epoch") > 52);
 }
+
+/// Issue 47: at a node whose primary is a link away, a job step that calls
+/// out holds the write gate across its locked write (the primary's lock, a
+/// pull and the shipped commit: three round trips). A request's write that
+/// arrives while such steps wait for the gate goes before them, so it waits
+/// for the one step holding the gate, not for every step queued
+/// (`SWITCHBOARD_WRITE_PRIORITY=0` in the test's environment serves them in
+/// arrival order, and this fails).
+#[test]
+fn a_requests_write_goes_before_the_job_steps_waiting_for_the_gate() {
+    let primary = Sqld::start();
+    let (dir, admin) = (DataDir::new(), DataDir::new());
+    let to_primary = DelayProxy::start(host_port(&primary.url), "30");
+    let node = Server::start_logged(&dir.0, &["--primary-url", &to_primary.url, "--rate-limit-key", "0", "--rate-limit-business", "0"], &admin.0.join("node.log"));
+    let business = admin_at(&primary, &admin.0, &["business", "create", "--name", "Busy Co"])["businessId"].as_str().unwrap().to_string();
+    let key = admin_at(&primary, &admin.0, &["key", "create", "--business", &business, "--scopes", "all"])["apiKey"].as_str().unwrap().to_string();
+    admin_at(&primary, &admin.0, &["channel", "connect", "--business", &business, "--channel", "chatapp", "--phone-number-id", "busy-pnid"]);
+    let k = || node.as_key(&key);
+    poll("the key on the node", || (k().get(&format!("/api/v1/contacts?businessId={business}")).status == 200).then_some(()));
+    let category = k().fresh().post("/api/v1/contacts/categories", &json!({"businessId": business, "name": "All"})).data()["category"]["id"].as_str().unwrap().to_string();
+    let create = |i: usize| {
+        let asked = std::time::Instant::now();
+        let r = k().fresh().post("/api/v1/contacts", &json!({"businessId": business, "name": format!("C{i}"), "mobile": format!("+1415555{i:04}"), "categoryIds": [category]}));
+        r.assert_ok(201);
+        asked.elapsed()
+    };
+    let alone: Vec<Duration> = (0..5).map(create).collect();
+    // Sends whose deliveries' steps (up to eight at once for a business)
+    // queue for the gate while the creates below arrive.
+    std::thread::scope(|s| {
+        for i in 0..48 {
+            let k = &k;
+            let business = &business;
+            s.spawn(move || {
+                let r = k().fresh().post("/api/v1/messages", &json!({"businessId": business, "phoneNumberId": "busy-pnid", "to": format!("+1415556{i:04}"), "type": "text", "text": "hi"}));
+                r.assert_ok(202);
+            });
+        }
+    });
+    let mut busy: Vec<Duration> = (10..30).map(create).collect();
+    busy.sort();
+    let median = busy[busy.len() / 2];
+    eprintln!("creates alone {alone:?}; while steps run: median {median:?}, worst {:?}", busy.last().unwrap());
+    assert!(median < Duration::from_millis(400), "a create waited for the queued job steps: median {median:?} ({busy:?})");
+}

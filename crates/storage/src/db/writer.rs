@@ -52,16 +52,18 @@ struct Turns {
     next_ticket: u64,
     foreground: std::collections::VecDeque<Waiter>,
     background: std::collections::VecDeque<Waiter>,
-    /// Foreground turns given since the background writer at the head of
-    /// its queue began to wait.
+    /// Foreground turns given while background writers waited, since the
+    /// last background turn, and when the first of them was given: the
+    /// background's wait that the foreground caused (a background writer
+    /// that waits behind other background writers is not owed a turn).
     overtaken: u32,
+    overtaken_since: Option<std::time::Instant>,
     /// The ticket the gate was last handed to, until its waiter takes it.
     handed: Option<u64>,
 }
 
 struct Waiter {
     ticket: u64,
-    since: std::time::Instant,
     bell: Arc<parking_lot::Condvar>,
 }
 
@@ -145,12 +147,12 @@ impl GateInner {
             let ticket = turns.next_ticket;
             turns.next_ticket += 1;
             let bell = Arc::new(parking_lot::Condvar::new());
-            let waiter = Waiter { ticket, since: std::time::Instant::now(), bell: bell.clone() };
+            let waiter = Waiter { ticket, bell: bell.clone() };
             match priority {
                 Priority::Foreground => turns.foreground.push_back(waiter),
                 Priority::Background => {
                     if turns.background.is_empty() {
-                        turns.overtaken = 0;
+                        (turns.overtaken, turns.overtaken_since) = (0, None);
                     }
                     turns.background.push_back(waiter)
                 }
@@ -165,10 +167,9 @@ impl GateInner {
                 };
                 if timed_out && turns.handed != Some(ticket) {
                     turns.foreground.retain(|w| w.ticket != ticket);
-                    let head = turns.background.front().map(|w| w.ticket);
                     turns.background.retain(|w| w.ticket != ticket);
-                    if head == Some(ticket) {
-                        turns.overtaken = 0;
+                    if turns.background.is_empty() {
+                        (turns.overtaken, turns.overtaken_since) = (0, None);
                     }
                     return None;
                 }
@@ -181,16 +182,22 @@ impl GateInner {
     }
 
     /// Hands the gate to the next waiter: the first foreground one, unless
-    /// the first background one has waited `BACKGROUND_MAX_WAIT` or been
-    /// overtaken `BACKGROUND_AFTER` times; else it is free.
+    /// foreground writers have overtaken the background ones
+    /// `BACKGROUND_AFTER` times or for `BACKGROUND_MAX_WAIT` since its last
+    /// turn; else it is free.
     fn release(&self) {
         let mut turns = self.turns.lock();
-        let background_due = turns.background.front().is_some_and(|w| turns.overtaken >= BACKGROUND_AFTER || w.since.elapsed() >= BACKGROUND_MAX_WAIT);
+        let background_due = !turns.background.is_empty() && (turns.overtaken >= BACKGROUND_AFTER || turns.overtaken_since.is_some_and(|t| t.elapsed() >= BACKGROUND_MAX_WAIT));
         let next = if turns.foreground.is_empty() || background_due {
-            turns.background.pop_front().inspect(|_| turns.overtaken = 0)
+            let next = turns.background.pop_front();
+            if next.is_some() {
+                (turns.overtaken, turns.overtaken_since) = (0, None);
+            }
+            next
         } else {
             if !turns.background.is_empty() {
                 turns.overtaken += 1;
+                turns.overtaken_since.get_or_insert_with(std::time::Instant::now);
             }
             turns.foreground.pop_front()
         };
