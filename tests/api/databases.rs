@@ -140,6 +140,10 @@ fn two_sqld_servers_each_hold_their_businesses() {
     let (first, second) = (Sqld::start(), Sqld::start());
     let admin_dir = DataDir::new();
     std::fs::write(admin_dir.0.join(PRIMARY_MARKER), &first.url).unwrap();
+    // The node starts before the second server is registered: its first
+    // request of a business there opens it (off the request's worker).
+    let node_dir = DataDir::new();
+    let s = Server::start_with(&node_dir.0, &["--primary-url", &first.url, "--sync-interval-ms", "200"]);
     assert!(admin_refused(&admin_dir.0, &["database", "add", "--name", "second", "--url", "local"]).contains("libSQL server"));
     admin(&admin_dir.0, &["database", "add", "--name", "second", "--url", &second.url]);
     let (a, placed_a) = tenant_in(&admin_dir.0, Some("main"));
@@ -148,8 +152,6 @@ fn two_sqld_servers_each_hold_their_businesses() {
     let listed = admin(&admin_dir.0, &["database", "list"]);
     assert_eq!(listed["databases"][1], json!({"name": "second", "url": second.url, "businesses": 1}));
 
-    let node_dir = DataDir::new();
-    let s = Server::start_with(&node_dir.0, &["--primary-url", &first.url, "--sync-interval-ms", "200"]);
     poll("the key on the node", || (s.as_key(&b.key).get(&format!("/api/v1/contacts?businessId={}", b.business)).status == 200).then_some(()));
     let made_b = create_contact(&s, &b, "+447700900002", "c-b");
     create_contact(&s, &a, "+447700900001", "c-a");

@@ -190,8 +190,19 @@ impl Databases {
             }
             _ => bail!("database {} ({}) cannot be opened by a node whose main database is {}", r.name, r.url, self.main_kind()),
         };
-        let db = Arc::new(Db::open_storage(&dir, self.durability, &storage).with_context(|| format!("opening database {}", r.name))?);
-        (self.prepare)(&r.name, &db).with_context(|| format!("preparing database {}", r.name))?;
+        let open = || -> Result<Arc<Db>> {
+            let db = Arc::new(Db::open_storage(&dir, self.durability, &storage).with_context(|| format!("opening database {}", r.name))?);
+            (self.prepare)(&r.name, &db).with_context(|| format!("preparing database {}", r.name))?;
+            Ok(db)
+        };
+        // A request that names a business of a database registered a
+        // moment ago opens it on its tokio worker (admission routes
+        // there): the open syncs a replica over the network and must not
+        // hold the worker's other tasks (it hung the request).
+        let db = match tokio::runtime::Handle::try_current() {
+            Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => tokio::task::block_in_place(open)?,
+            _ => open()?,
+        };
         self.opened.write().insert(r.name.clone(), db.clone());
         switchboard_ops::logging::line("info", &format!("opened database {}", r.name));
         Ok(db)
