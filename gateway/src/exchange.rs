@@ -91,6 +91,15 @@ pub trait Owner: Sql {
     fn log_error(&self, line: &str);
 }
 
+/// The code of a write refused because its business is moving to another
+/// database: retryable, nothing written (the caller reads its placement
+/// again).
+pub const BUSINESS_MOVING: &str = "business_moving";
+
+fn moving() -> Failure {
+    Failure::new(503, "capacity", BUSINESS_MOVING, "this business is moving to another database; nothing was written, retry in a few seconds").retryable(true).with_header("Retry-After", "1".into())
+}
+
 /// Runs one mutation inside the owner's open write transaction, in its own
 /// savepoint, so a failed one leaves nothing behind. With an
 /// Idempotency-Key, the lookup, the change and the record of its answer are
@@ -109,6 +118,20 @@ pub fn mutation<S: Owner>(mut sql: S, a: &Admitted, request_id: &str, now_ms: i6
         let _ = sql.execute("ROLLBACK TO request", vec![]).and_then(|_| sql.execute("RELEASE request", vec![]));
     };
     let business = a.business_id.clone().unwrap_or_default();
+    // A business moving to another database (or moved, at a node whose
+    // placement is stale) writes nothing here, and nothing is recorded.
+    match storage::business_moving(&mut sql, &business) {
+        Ok(false) => {}
+        Ok(true) => {
+            undo(&mut sql);
+            return (sql, Reply::failure(&moving(), request_id));
+        }
+        Err(_) => {
+            undo(&mut sql);
+            let f = sql.unavailable();
+            return (sql, Reply::failure(&f, request_id));
+        }
+    }
     if let Some(key) = &a.idempotency_key {
         match storage::stored_result(&mut sql, &business, a.op.id, key, now_ms) {
             Ok(Some((fingerprint, status, body))) => {

@@ -92,6 +92,13 @@ pub fn stored_result(sql: &mut dyn Sql, business: &str, op: &str, key: &str, now
     Ok(rows.into_iter().next().map(|r| (r[0].text(), r[1].text().parse().unwrap_or(500), r[2].text())))
 }
 
+/// Whether `business` is fenced in the database a write runs in: moving
+/// out of it, or moved away (`moved_businesses`, issue 47's moves). Read
+/// in the write's own transaction, so no write slips past a move's fence.
+pub fn business_moving(sql: &mut dyn Sql, business: &str) -> Result<bool, String> {
+    Ok(!sql.query("SELECT 1 FROM moved_businesses WHERE business_id = ?1", vec![Value::Text(business.into())])?.is_empty())
+}
+
 /// Stands in for a copy-once secret in a stored idempotency record.
 pub const REDACTED: &str = "__switchboard_redacted_secret__";
 

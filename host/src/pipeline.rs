@@ -144,11 +144,6 @@ impl KeyDirectory for Keys<'_> {
 
 pub(crate) use switchboard_storage::unavailable;
 
-/// A write of a business that is moving to another database.
-fn moving() -> Failure {
-    Failure::new(503, "capacity", "business_moving", "this business is moving to another database; nothing was written, retry in a few seconds").retryable(true).with_header("Retry-After", "1".into())
-}
-
 /// Every request of a batch answered with the same failure.
 fn failed_all(batch: &[Write], f: &Failure) -> Vec<Answer> {
     batch.iter().map(|w| Answer::failure(f, &w.request_id).for_operation(w.admitted.op.id)).collect()
@@ -562,19 +557,6 @@ impl App {
     /// (`switchboard_gateway::exchange::mutation`) around the component call.
     fn mutate(&self, conn: db::Connection, w: &Write) -> (db::Connection, Answer) {
         let (a, req, component, request_id) = (&w.admitted, &w.req, w.component, w.request_id.as_str());
-        // A business moving away from this database (or moved, and this
-        // node's placement is stale) writes nothing here: read in this
-        // write's own transaction, so no write slips past a move's fence.
-        if let Some(business) = a.business_id.as_deref() {
-            match moves::fenced(&conn, business) {
-                Ok(false) => {}
-                Ok(true) => {
-                    self.dbs.forget(business);
-                    return (conn, Answer::failure(&moving(), request_id));
-                }
-                Err(_) => return (conn, Answer::failure(&unavailable(), request_id)),
-            }
-        }
         let (tx, reply) = exchange::mutation(HostTx(conn), a, request_id, crate::clock::now_ms(), |tx| {
             if let Some(r) = &w.refused {
                 return (tx, Reply { status: r.status, content_type: r.content_type, body: r.body.clone(), headers: r.headers.clone() });
@@ -590,6 +572,12 @@ impl App {
             let answer = self.render(a, result, request_id);
             (HostTx(conn), Reply { status: answer.status, content_type: answer.content_type, body: answer.body, headers: answer.headers })
         });
+        if reply.status == 503 && reply.body.contains(exchange::BUSINESS_MOVING) {
+            // Moved (or moving): the placement is read again next time.
+            if let Some(business) = a.business_id.as_deref() {
+                self.dbs.forget(business);
+            }
+        }
         (tx.0, Answer { status: reply.status, content_type: reply.content_type, body: reply.body, headers: reply.headers, operation: "-", download: None })
     }
 
