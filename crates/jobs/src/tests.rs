@@ -235,7 +235,7 @@ fn a_step_whose_lease_was_lost_inside_a_group_commit_commits_nothing_and_undoes_
     let c = db.conn().unwrap();
     db::execute(&c, "UPDATE jobs SET fence = fence + 1 WHERE id = 'lost'", vec![]).unwrap();
     drop(c);
-    let group = Group { wait: Some(Duration::from_secs(20)), ..Group::default() };
+    let group = Group { wait: Some(Duration::from_secs(20)), young: Some(Duration::from_secs(20)), ..Group::default() };
     // The second step is running while the first completes.
     let second = group.start();
     // A step's writes and completion, as `run_one` makes them: in its
@@ -284,7 +284,7 @@ fn taking_the_write_gate_commits_an_open_group() {
     let (db, dir) = temp_db();
     enqueue(&db, "j1");
     let claimed = claim(&db, "node-a", 10).unwrap();
-    let group = Group { wait: Some(Duration::from_secs(20)), ..Group::default() };
+    let group = Group { wait: Some(Duration::from_secs(20)), young: Some(Duration::from_secs(20)), ..Group::default() };
     let _another_running = group.start();
     std::thread::scope(|s| {
         let waiting = s.spawn(|| {
