@@ -22,7 +22,7 @@ fn admin_refused(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A business placed in `database` (or by default) and a key for it.
-fn tenant_in(dir: &Path, database: Option<&str>) -> (Tenant, String) {
+pub(crate) fn tenant_in(dir: &Path, database: Option<&str>) -> (Tenant, String) {
     let mut args = vec!["business", "create", "--name", "Placed Co"];
     if let Some(d) = database {
         args.extend(["--database", d]);
@@ -42,11 +42,21 @@ fn create_contact(s: &Server, t: &Tenant, mobile: &str, idem: &str) -> Value {
 }
 
 /// Runs read-only SQL against a local database file of the data dir.
-fn sql_file(file: &Path, query: &str) -> String {
+pub(crate) fn sql_file(file: &Path, query: &str) -> String {
     let script = "import sqlite3,sys\nc=sqlite3.connect('file:'+sys.argv[1]+'?mode=ro',uri=True)\nfor r in c.execute(sys.argv[2]): print('|'.join(str(x) for x in r))";
     let out = std::process::Command::new("python3").arg("-c").arg(script).arg(file).arg(query).output().expect("python3");
     assert!(out.status.success(), "sql failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// Two real sqld servers: `main` (the first, the data dir's primary) and
+/// `second`, registered; and the data dir of the admin commands.
+pub(crate) fn two_servers() -> (Sqld, Sqld, DataDir) {
+    let (first, second) = (Sqld::start(), Sqld::start());
+    let admin_dir = DataDir::new();
+    std::fs::write(admin_dir.0.join(PRIMARY_MARKER), &first.url).unwrap();
+    admin(&admin_dir.0, &["database", "add", "--name", "second", "--url", &second.url]);
+    (first, second, admin_dir)
 }
 
 /// Sends a chatapp text and waits until the sandbox messenger read it: the
@@ -182,10 +192,7 @@ fn a_second_databases_jobs_fail_over_to_the_node_left() {
     if edge_target() {
         return;
     }
-    let (first, second) = (Sqld::start(), Sqld::start());
-    let admin_dir = DataDir::new();
-    std::fs::write(admin_dir.0.join(PRIMARY_MARKER), &first.url).unwrap();
-    admin(&admin_dir.0, &["database", "add", "--name", "second", "--url", &second.url]);
+    let (first, second, admin_dir) = two_servers();
     let (b, _) = tenant_in(&admin_dir.0, Some("second"));
     let node = |dir: &Path| Server::start_with(dir, &["--primary-url", &first.url, "--sync-interval-ms", "200"]);
     let dirs = [DataDir::new(), DataDir::new()];

@@ -4,6 +4,7 @@
 //! killed move resumes, the old database keeps nothing and refuses the
 //! business's writes, and a node started before the move follows it.
 
+use crate::databases::{sql_file, tenant_in, two_servers};
 use crate::harness::*;
 use crate::primary::Sqld;
 use serde_json::{json, Value};
@@ -16,12 +17,6 @@ use std::time::{Duration, Instant};
 fn category(s: &Server, t: &Tenant) -> String {
     let r = s.as_key(&t.key).fresh().post("/api/v1/contacts/categories", &json!({"businessId": t.business, "name": "Moved"}));
     r.data()["category"]["id"].as_str().expect("a category").to_string()
-}
-
-fn tenant_in(dir: &Path, database: &str) -> Tenant {
-    let business = admin(dir, &["business", "create", "--name", "Moving Co", "--database", database])["businessId"].as_str().unwrap().to_string();
-    let k = admin(dir, &["key", "create", "--business", &business, "--scopes", "all"]);
-    Tenant { business, key: k["apiKey"].as_str().unwrap().into(), key_id: k["keyId"].as_str().unwrap().into() }
 }
 
 /// Creates contacts one after another, each with its own key, retrying a
@@ -67,13 +62,6 @@ fn mover(dir: &Path, business: &str, to: &str) -> std::process::Child {
     command.args(["business", "move", "--business", business, "--to", to]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
 }
 
-fn sql_file(file: &Path, query: &str) -> String {
-    let script = "import sqlite3,sys\nc=sqlite3.connect('file:'+sys.argv[1]+'?mode=ro',uri=True)\nfor r in c.execute(sys.argv[2]): print('|'.join(str(x) for x in r))";
-    let out = Command::new("python3").arg("-c").arg(script).arg(file).arg(query).output().expect("python3");
-    assert!(out.status.success(), "sql failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
-
 #[test]
 fn a_business_moves_under_writes_and_a_killed_move_resumes_losing_nothing() {
     if edge_target() {
@@ -82,8 +70,8 @@ fn a_business_moves_under_writes_and_a_killed_move_resumes_losing_nothing() {
     let dir = DataDir::new();
     let s = Server::start(&dir.0);
     admin(&dir.0, &["database", "add", "--name", "second", "--url", "local"]);
-    let t = tenant_in(&dir.0, "main");
-    let other = tenant_in(&dir.0, "main");
+    let t = tenant_in(&dir.0, Some("main")).0;
+    let other = tenant_in(&dir.0, Some("main")).0;
     let cat = category(&s, &t);
     // Enough rows that the copy takes a while: 100,000 imported contacts.
     let mut csv = String::from("mobile,name,city\n");
@@ -201,11 +189,8 @@ fn a_node_started_before_a_move_follows_it_and_the_old_server_refuses_the_busine
     if edge_target() {
         return;
     }
-    let (first, second) = (Sqld::start(), Sqld::start());
-    let admin_dir = DataDir::new();
-    std::fs::write(admin_dir.0.join(PRIMARY_MARKER), &first.url).unwrap();
-    admin(&admin_dir.0, &["database", "add", "--name", "second", "--url", &second.url]);
-    let t = tenant_in(&admin_dir.0, "main");
+    let (first, second, admin_dir) = two_servers();
+    let t = tenant_in(&admin_dir.0, Some("main")).0;
     let node_dir = DataDir::new();
     let s = Server::start_with(&node_dir.0, &["--primary-url", &first.url, "--sync-interval-ms", "200"]);
     poll("the key on the node", || (s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}", t.business)).status == 200).then_some(()));
