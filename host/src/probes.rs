@@ -27,7 +27,7 @@ pub(crate) const METRICS_PATH: &str = "/metrics";
 pub(crate) async fn metrics_answer(shared: &Arc<Shared>) -> Answer {
     let s = shared.clone();
     let text = tokio::task::spawn_blocking(move || {
-        crate::jobs::queue_gauges(s.app.dbs.main());
+        crate::jobs::queue_gauges(s.app.dbs.all().iter().map(|(_, db)| &**db));
         crate::metrics::render()
     })
     .await

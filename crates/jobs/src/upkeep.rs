@@ -18,39 +18,55 @@ pub(crate) static QUEUE_LABELS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::n
 
 /// Sets the queue gauges for a scrape of `/metrics`: the depth and oldest
 /// due age of pending and leased jobs per kind, and the rows ingestion
-/// versions hold (all businesses together).
-pub fn queue_gauges(db: &Db) {
-    let Ok(conn) = db.conn() else { return };
+/// versions hold (all businesses together, over every database given).
+pub fn queue_gauges<'a>(dbs: impl IntoIterator<Item = &'a Db>) {
     let now = crate::clock::now_ms();
-    let rows = db::query_rows(
-        &conn,
-        "SELECT kind, 'pending', COUNT(*), MIN(due_at_ms) FROM jobs INDEXED BY jobs_pending_due WHERE state = 'pending' GROUP BY kind \
-         UNION ALL SELECT kind, 'leased', COUNT(*), MIN(due_at_ms) FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' GROUP BY kind",
-        vec![],
-    )
-    .unwrap_or_default();
+    // (kind, state) → (count, oldest due); rows and versions of ingestion.
+    let mut queued: Vec<((String, String), (i64, i64))> = Vec::new();
+    let (mut rows_held, mut versions) = (0i64, 0i64);
+    for db in dbs {
+        let Ok(conn) = db.conn() else { continue };
+        let rows = db::query_rows(
+            &conn,
+            "SELECT kind, 'pending', COUNT(*), MIN(due_at_ms) FROM jobs INDEXED BY jobs_pending_due WHERE state = 'pending' GROUP BY kind \
+             UNION ALL SELECT kind, 'leased', COUNT(*), MIN(due_at_ms) FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' GROUP BY kind",
+            vec![],
+        )
+        .unwrap_or_default();
+        for r in rows {
+            let key = (db::text(&r[0]), db::text(&r[1]));
+            match queued.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, (count, oldest))) => {
+                    *count += i(&r[2]);
+                    *oldest = (*oldest).min(i(&r[3]));
+                }
+                None => queued.push((key, (i(&r[2]), i(&r[3])))),
+            }
+        }
+        let held = db::query_rows(&conn, "SELECT IFNULL(SUM(row_count), 0), COUNT(*) FROM ingestion_versions", vec![]).unwrap_or_default();
+        if let Some(r) = held.first() {
+            rows_held += i(&r[0]);
+            versions += i(&r[1]);
+        }
+    }
     let mut seen = QUEUE_LABELS.lock();
     for (kind, state) in seen.iter() {
         let labels = [("kind", kind.clone()), ("state", state.clone())];
         ::metrics::gauge!("switchboard_jobs_queued", &labels).set(0.0);
         ::metrics::gauge!("switchboard_jobs_oldest_due_age_seconds", &labels).set(0.0);
     }
-    for r in rows {
-        let key = (db::text(&r[0]), db::text(&r[1]));
+    for (key, (count, oldest)) in queued {
         if !seen.contains(&key) {
             seen.push(key.clone());
         }
         let labels = [("kind", key.0), ("state", key.1)];
-        ::metrics::gauge!("switchboard_jobs_queued", &labels).set(i(&r[2]) as f64);
-        let age = ((now - i(&r[3])).max(0) as f64) / 1000.0;
+        ::metrics::gauge!("switchboard_jobs_queued", &labels).set(count as f64);
+        let age = ((now - oldest).max(0) as f64) / 1000.0;
         ::metrics::gauge!("switchboard_jobs_oldest_due_age_seconds", &labels).set(age);
     }
     drop(seen);
-    let rows = db::query_rows(&conn, "SELECT IFNULL(SUM(row_count), 0), COUNT(*) FROM ingestion_versions", vec![]).unwrap_or_default();
-    if let Some(r) = rows.first() {
-        ::metrics::gauge!("switchboard_ingestion_rows").set(i(&r[0]) as f64);
-        ::metrics::gauge!("switchboard_ingestion_versions").set(i(&r[1]) as f64);
-    }
+    ::metrics::gauge!("switchboard_ingestion_rows").set(rows_held as f64);
+    ::metrics::gauge!("switchboard_ingestion_versions").set(versions as f64);
 }
 
 /// Deletes the jobs finished before `FINISHED_RETENTION` (by the time they
