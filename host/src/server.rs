@@ -466,7 +466,7 @@ async fn run_prepared(shared: &Arc<Shared>, prepared: Prepared, request_id: &str
                 None => Answer::failure(&Failure::internal("the request failed inside the service"), request_id),
             }
         }
-        Prepared::Write(mut write) => {
+        Prepared::Write(write) => {
             // A target the service would call out to is judged here, before
             // the write: DNS may take seconds and must not hold the writer.
             if shared.app.components.public_only() {
@@ -476,18 +476,9 @@ async fn run_prepared(shared: &Arc<Shared>, prepared: Prepared, request_id: &str
                     }
                 }
             }
-            // So is a large body's parse (the component's prepare step).
-            if write.needs_prepare() {
-                let s = shared.clone();
-                let prepared = tokio::task::spawn_blocking(move || {
-                    s.app.prepare_write(&mut write);
-                    write
-                });
-                write = match prepared.await {
-                    Ok(w) => w,
-                    Err(_) => return Answer::failure(&Failure::internal("the request failed inside the service"), request_id),
-                };
-            }
+            // So is a large body's parse (the component's prepare step):
+            // the database's bulk thread runs it, then the write
+            // (`writer.rs`).
             let (reply, answer) = tokio::sync::oneshot::channel();
             if shared.writers.send(shared, (write, reply)).is_err() {
                 return Answer::failure(&Failure::new(503, "capacity", "shutting_down", "the server is shutting down"), request_id);

@@ -10,28 +10,67 @@ use std::sync::Arc;
 /// what queued while the previous one ran (at most one per instance slot).
 const MAX_WRITE_BATCH: usize = 64;
 
-/// The queue of each database's writer thread, started on its first write.
+/// How much lower a bulk thread's priority is (its nice value): under CPU
+/// contention the kernel gives it about a tenth of the time of a thread at
+/// the default priority (scheduler weights 110 against 1024).
+const BULK_NICE: i32 = 10;
+
+/// The queues of each database's writer threads, started on first use: one
+/// for its ordinary mutations, one for its bulk ones.
 #[derive(Default)]
 pub(crate) struct Writers {
-    queues: parking_lot::Mutex<HashMap<String, Sender<QueuedWrite>>>,
+    queues: parking_lot::Mutex<HashMap<(String, bool), Sender<QueuedWrite>>>,
 }
 
 impl Writers {
-    /// Queues `w` for its database's writer thread; `Err` when that thread
+    /// Queues `w` for its database's writer thread, or, when it has a large
+    /// body to parse first (`Write::needs_prepare`: a contacts import, a
+    /// JSON upload), for the database's bulk thread; `Err` when that thread
     /// is gone (the server is shutting down).
     pub(crate) fn send(&self, shared: &Arc<Shared>, w: QueuedWrite) -> Result<(), ()> {
         let mut queues = self.queues.lock();
-        let name = &w.0.home.name;
-        let queue = match queues.get(name) {
+        let key = (w.0.home.name.clone(), w.0.needs_prepare());
+        let queue = match queues.get(&key) {
             Some(q) => q,
             None => {
                 let (tx, rx) = std::sync::mpsc::channel();
-                start(shared.clone(), name, rx).map_err(|_| ())?;
-                queues.entry(name.clone()).or_insert(tx)
+                if key.1 {
+                    start_bulk(shared.clone(), &key.0, rx).map_err(|_| ())?;
+                } else {
+                    start(shared.clone(), &key.0, rx).map_err(|_| ())?;
+                }
+                queues.entry(key).or_insert(tx)
             }
         };
         queue.send(w).map_err(|_| ())
     }
+}
+
+/// A database's bulk thread: parses each bulk mutation's body (the
+/// component's prepare step) and runs its write, one at a time, at a lower
+/// CPU priority than the server's other threads, so that on a busy machine
+/// an import takes the CPU that other businesses' requests leave instead
+/// of sharing it evenly (issue 47: their p99 under another business's
+/// back-to-back imports). Its write still takes the database's write gate
+/// as a request (a business's own bulk write is still a foreground write
+/// of its database).
+fn start_bulk(shared: Arc<Shared>, database: &str, queue: std::sync::mpsc::Receiver<QueuedWrite>) -> std::io::Result<()> {
+    std::thread::Builder::new().name(format!("bulk-{database}")).spawn(move || {
+        // SAFETY: setpriority with this thread's own id (Linux threads are
+        // tasks); a failure leaves the priority as it was.
+        #[cfg(target_os = "linux")]
+        unsafe {
+            libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, BULK_NICE);
+        }
+        while let Ok((mut write, reply)) = queue.recv() {
+            shared.app.prepare_write(&mut write);
+            let answer = shared.app.write_batch(vec![write]).pop();
+            if let Some(answer) = answer {
+                let _ = reply.send(answer);
+            }
+        }
+    })?;
+    Ok(())
 }
 
 /// A writer thread: takes every mutation that is waiting, runs them in one
