@@ -9,7 +9,7 @@ use switchboard_gateway::errors::success_envelope;
 use switchboard_gateway::{Failure, Incoming};
 
 pub fn handle(app: &App, incoming: Incoming, request_id: &str) -> Answer {
-    let a = match app.gateway.admit(incoming, &crate::pipeline::Keys(app.dbs.main())) {
+    let a = match app.gateway.admit(incoming, &app.keys()) {
         Ok(a) if a.op.id == "getContact" => a,
         Ok(_) => return Answer::failure(&Failure::not_found("route_not_found", "only getContact has a native baseline"), request_id),
         Err(f) => return Answer::failure(&f, request_id),

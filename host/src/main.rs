@@ -13,6 +13,7 @@ mod carrier_events;
 mod cli;
 mod console;
 mod download;
+mod keys;
 mod pipeline;
 mod probes;
 mod provider_events;

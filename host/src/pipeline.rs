@@ -5,13 +5,13 @@
 use crate::db::{self, Db, SqlValue};
 use crate::engine::switchboard::platform::types as wit;
 use crate::engine::{CallError, Components};
+use crate::keys::Keys;
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_gateway::errors::success_envelope;
 use switchboard_gateway::exchange::{self, Outcome, Reply};
-use switchboard_gateway::{idempotency, Admitted, Failure, Gateway, Incoming, KeyDirectory, KeyRecord, SessionRecord};
+use switchboard_gateway::{idempotency, Admitted, Failure, Gateway, Incoming};
 use switchboard_storage::databases::{self, Databases};
-use switchboard_storage::moves;
 
 pub struct App {
     pub gateway: Gateway,
@@ -95,52 +95,6 @@ impl Answer {
 
 /// How long a mutation waits for the write gate before answering 503.
 const WRITE_GATE_WAIT: Duration = Duration::from_secs(30);
-
-/// The keys and console sessions admission looks callers up in: storage,
-/// behind the key cache.
-pub struct Keys<'a>(pub &'a Db);
-
-impl Keys<'_> {
-    /// The key for `key_hash` as storage has it (`KeyCache` calls this on
-    /// a miss).
-    fn read_key(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
-        let db = self.0;
-        let lookup = |mut c: &crate::db::Connection| switchboard_gateway::storage::find_key(&mut c, key_hash).map_err(|_| unavailable());
-        let pooled = db.read_conn().map_err(|_| unavailable())?;
-        let mut found = lookup(&pooled)?;
-        drop(pooled);
-        if found.is_none() {
-            // Keys are created by another process (the admin CLI). A miss is
-            // confirmed on a brand-new connection so that a pooled one can
-            // never answer from an older view of the table.
-            let fresh = db.fresh_read_conn().map_err(|_| unavailable())?;
-            found = lookup(&fresh)?;
-            if found.is_some() {
-                crate::logging::line("warn", "a pooled connection missed a key that a fresh one found");
-            }
-        }
-        if found.is_none() && db.pull_for_missing_key() {
-            // A node of a primary: the key may be newer than the replica.
-            let fresh = db.fresh_read_conn().map_err(|_| unavailable())?;
-            found = lookup(&fresh)?;
-        }
-        Ok(found)
-    }
-}
-
-impl KeyDirectory for Keys<'_> {
-    fn find_by_hash(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
-        let found = self.0.keys().get(key_hash, || self.read_key(key_hash))?;
-        if let Some(k) = found.as_ref().filter(|k| !k.revoked) {
-            crate::usage::note(&k.key_id);
-        }
-        Ok(found)
-    }
-
-    fn find_session(&self, token_hash: &str) -> Result<Option<SessionRecord>, Failure> {
-        crate::admin::sessions::find(self.0, token_hash).map_err(|_| unavailable())
-    }
-}
 
 pub(crate) use switchboard_storage::unavailable;
 
@@ -243,7 +197,7 @@ impl App {
     /// runs it. No component runs here and nothing is written, so it may run
     /// on any thread.
     pub fn prepare(&self, incoming: Incoming, request_id: &str) -> Prepared {
-        match self.gateway.admit(incoming, &Keys(self.dbs.main())) {
+        match self.gateway.admit(incoming, &self.keys()) {
             Ok(a) => self.route(a, request_id),
             Err(f) => Prepared::Done(Answer::failure(&f, request_id)),
         }
@@ -313,21 +267,24 @@ impl App {
         }
     }
 
+    /// The keys and console sessions admission looks callers up in: main's.
+    pub fn keys(&self) -> Keys<'_> {
+        Keys(self.dbs.main())
+    }
+
     /// The database `business` lives in (main for a request of no
     /// business, or of one main does not know: its own checks refuse it
     /// there as before).
     pub fn home(&self, business: Option<&str>) -> Result<Home, Failure> {
-        let Some(business) = business else { return Ok(Home { name: databases::MAIN.into(), db: self.dbs.main().clone() }) };
-        match self.dbs.placement(business) {
-            Ok(Some(name)) => match self.dbs.named(&name) {
-                Ok(db) => Ok(Home { name, db }),
-                Err(e) => {
-                    crate::logging::line("error", &format!("database {name} cannot be opened: {e:#}"));
-                    Err(unavailable())
-                }
-            },
-            Ok(None) => Ok(Home { name: databases::MAIN.into(), db: self.dbs.main().clone() }),
-            Err(_) => Err(unavailable()),
+        let main = || Home { name: databases::MAIN.into(), db: self.dbs.main().clone() };
+        let Some(business) = business else { return Ok(main()) };
+        match self.dbs.home(business) {
+            Ok(Some((name, db))) => Ok(Home { name, db }),
+            Ok(None) => Ok(main()),
+            Err(e) => {
+                crate::logging::line("error", &format!("the database of business {business} cannot be reached: {e:#}"));
+                Err(unavailable())
+            }
         }
     }
 
@@ -390,11 +347,12 @@ impl App {
         if db::execute(&conn, "BEGIN READONLY", vec![]).is_err() {
             return Answer::failure(&unavailable(), request_id);
         }
-        // A business moved away from this database (`moves.rs`) is read
+        // A business moved away from this database (`moves.rs`; the same
+        // check as a write's, `exchange::mutation`) is read
         // where main places it now; while its move is under way, this
         // database's frozen copy is still its own.
         if let Some(business) = a.business_id.as_deref() {
-            if moves::fenced(&conn, business).unwrap_or(false) {
+            if switchboard_gateway::storage::business_moving(&mut &conn, business).unwrap_or(false) {
                 self.dbs.forget(business);
                 if let Ok(home) = self.home(Some(business)) {
                     if !Arc::ptr_eq(&home.db, &db) {

@@ -203,7 +203,7 @@ pub(crate) async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, reques
             idempotency_key: idempotency_key.as_deref(),
             body: Vec::new(),
         };
-        s.app.gateway.admit_raw(incoming, &crate::pipeline::Keys(s.app.dbs.main()))
+        s.app.gateway.admit_raw(incoming, &s.app.keys())
     })
     .await;
     let admitted = match admitted {

@@ -85,7 +85,7 @@ pub fn inbound(app: &App, path: &str, method: &str, authorization: Option<&str>,
     let Some(token) = auth::bearer_token(authorization).filter(|t| auth::looks_like_key(t)) else {
         return fail(Failure::authentication("send an API key as `Authorization: Bearer <key>`"));
     };
-    let key = match crate::pipeline::Keys(app.dbs.main()).find_by_hash(&auth::hash_key(token)) {
+    let key = match app.keys().find_by_hash(&auth::hash_key(token)) {
         Ok(Some(k)) if !k.revoked => k,
         Ok(_) => return fail(Failure::authentication("the API key is not valid")),
         Err(f) => return fail(f),

@@ -148,13 +148,21 @@ impl Databases {
         Ok(found)
     }
 
-    /// The database `business` lives in; `None` when there is no such
-    /// business.
-    pub fn for_business(&self, business: &str) -> Result<Option<Arc<Db>>> {
+    /// The database `business` lives in, with its name; `None` when there
+    /// is no such business.
+    pub fn home(&self, business: &str) -> Result<Option<(String, Arc<Db>)>> {
         match self.placement(business)? {
-            Some(name) => Ok(Some(self.named(&name)?)),
+            Some(name) => {
+                let db = self.named(&name)?;
+                Ok(Some((name, db)))
+            }
             None => Ok(None),
         }
+    }
+
+    /// [`Self::home`]'s database.
+    pub fn for_business(&self, business: &str) -> Result<Option<Arc<Db>>> {
+        Ok(self.home(business)?.map(|(_, db)| db))
     }
 
     /// [`Self::for_business`], refusing an unknown business with the

@@ -396,12 +396,6 @@ fn to_of(c: &Connection, business: &str) -> Result<String> {
     Ok(query_strings(c, "SELECT to_database FROM moved_businesses WHERE business_id = ?1", vec![text(business)])?.pop().unwrap_or_default())
 }
 
-/// Whether `business` is fenced in the database of `c` (moving out, or
-/// moved away): read inside a request's own transaction.
-pub fn fenced(c: &Connection, business: &str) -> Result<bool> {
-    Ok(!query_rows(c, "SELECT 1 FROM moved_businesses WHERE business_id = ?1", vec![text(business)])?.is_empty())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -261,7 +261,7 @@ fn route(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done, Failu
 /// The caller's live session (writes: with its CSRF token).
 fn session(app: &App, r: &ConsoleRequest) -> Result<SessionRecord, Failure> {
     let mutation = r.method != "GET" && r.method != "HEAD";
-    console_session(r.session.as_deref(), r.csrf.as_deref(), mutation, true, logged_path(&r.path), &crate::pipeline::Keys(app.dbs.main()))
+    console_session(r.session.as_deref(), r.csrf.as_deref(), mutation, true, logged_path(&r.path), &app.keys())
 }
 
 /// A console route's body is JSON, said so in its Content-Type: a login
