@@ -29,10 +29,13 @@
 //!   value, sorted by name. They only wake the call: its next poll reads the
 //!   status.
 //!
+//! * a lost placement answer (a transport failure, a 5xx) is
+//!   `placement_timeout`: the host then calls `poll` without a memo, which
+//!   finds the call by our id ([`find`]) instead of placing it again.
+//!
 //! Not spoken: the customer's speech (the API's speech recognition posts
 //! to TwiML actions, which this adapter does not serve), so a call through
-//! it carries the agent's turns only; a placement whose answer was lost is
-//! placed again (the API has no idempotency key to find it by).
+//! it carries the agent's turns only.
 
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
@@ -64,7 +67,8 @@ pub fn api_error(status: u16, body: &[u8]) -> CarrierError {
     let parsed: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let message: String = parsed["message"].as_str().unwrap_or("the carrier refused the request").chars().take(300).collect();
     match status {
-        429 | 500.. => error("carrier_unavailable", message, true),
+        429 => error("carrier_unavailable", format!("{RATE_LIMITED}{message}"), true),
+        500.. => error("carrier_unavailable", message, true),
         401 | 403 => error("carrier_auth_failed", message, false),
         404 => error("unknown_call", message, false),
         _ => error("carrier_rejected", message, false),
@@ -88,6 +92,52 @@ fn call_api(method: &str, url: String, form: &[(&str, String)]) -> Result<Value,
         return Err(api_error(resp.status, &resp.body));
     }
     serde_json::from_slice(&resp.body).map_err(|_| error("carrier_bad_answer", "the carrier's answer is not JSON", true))
+}
+
+/// The message of a 429, which is not a lost answer: the API placed nothing.
+const RATE_LIMITED: &str = "rate limited: ";
+
+/// The sid of the call the API placed for our call id, if it placed one:
+/// the calls to the destination from the caller line created since the
+/// placement was first asked for (`GET /Calls.json?To=&From=`, newest
+/// first), and of those the one whose events (`GET
+/// /Calls/{sid}/Events.json`, the requests the API made for it) include a
+/// status callback to our address with our call id. A candidate without
+/// any event yet cannot be told apart: `placement_unconfirmed`
+/// (retryable), so the host asks again rather than placing a second call.
+fn find(call: &Placement) -> Result<String, CarrierError> {
+    let from = match call.caller_number.clone().filter(|n| !n.is_empty()) {
+        Some(n) => n,
+        None => setting("from")?,
+    };
+    let query = form_urlencoded::Serializer::new(String::new()).append_pair("To", &call.destination).append_pair("From", &from).append_pair("PageSize", "50").finish();
+    let list = call_api("GET", format!("{}/Calls.json?{query}", account_url()?), &[])?;
+    let ours = format!("call={}", call.call_id);
+    let mut unconfirmed = false;
+    for candidate in list["calls"].as_array().cloned().unwrap_or_default() {
+        let Some(sid) = candidate["sid"].as_str().filter(|s| !s.is_empty()) else { continue };
+        // Created before the placement was asked for: not ours (a minute
+        // of clock skew allowed).
+        if created_ms(&candidate["date_created"]).is_some_and(|at| at + 60_000 < call.requested_at_ms) {
+            continue;
+        }
+        let events = call_api("GET", format!("{}/Calls/{sid}/Events.json", account_url()?), &[])?;
+        let events = events["events"].as_array().cloned().unwrap_or_default();
+        if events.iter().any(|e| e["request"]["url"].as_str().is_some_and(|u| u.split(['?', '&']).any(|p| p == ours))) {
+            return Ok(sid.to_string());
+        }
+        unconfirmed |= events.is_empty();
+    }
+    if unconfirmed {
+        return Err(error("placement_unconfirmed", "a call the carrier placed since has not reported yet", true));
+    }
+    Err(error("unknown_call", "no call of this id is known to the carrier", false))
+}
+
+/// The API's `date_created` (RFC 2822, e.g. `Tue, 10 Aug 2010 08:02:17
+/// +0000`) in ms since the Unix epoch.
+fn created_ms(v: &Value) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc2822(v.as_str()?).ok().map(|t| t.timestamp_millis())
 }
 
 /// What the adapter keeps between calls: the API's call sid, the last
@@ -199,16 +249,26 @@ impl Guest for TwilioCarrier {
         for event in ["initiated", "ringing", "answered", "completed"] {
             form.push(("StatusCallbackEvent", event.into()));
         }
-        let answer = call_api("POST", format!("{}/Calls.json", account_url()?), &form)?;
+        // The API has no idempotency key: an answer that never came (a
+        // transport failure, a 5xx) leaves the outcome unknown, and the host
+        // then looks the call up by our id (`poll` without a memo) before it
+        // places it again.
+        let answer = call_api("POST", format!("{}/Calls.json", account_url()?), &form).map_err(|e| match e.code.as_str() {
+            "carrier_unavailable" if !e.message.starts_with(RATE_LIMITED) => error("placement_timeout", "the carrier's answer to the placement was lost", true),
+            _ => e,
+        })?;
         let sid = answer["sid"].as_str().filter(|s| !s.is_empty()).ok_or_else(|| error("carrier_bad_answer", "the carrier's answer has no call sid", true))?;
         let memo = json!({"sid": sid, "seen": 0, "pending": []});
         Ok(Progress { events: Vec::new(), memo: memo.to_string(), check_after_ms: Some(poll_ms()) })
     }
 
-    fn poll(_call: Placement, memo: Option<String>) -> Result<Progress, CarrierError> {
-        // Without a memo the placement's answer was lost: the API cannot be
-        // asked by our id, so the host places the call again.
-        let m = memo_of(&memo.ok_or_else(|| error("unknown_call", "no call of this id is known to the carrier", false))?)?;
+    fn poll(call: Placement, memo: Option<String>) -> Result<Progress, CarrierError> {
+        // Without a memo the placement's answer was lost: find the call by
+        // our id before the host places it again.
+        let m = match memo {
+            Some(memo) => memo_of(&memo)?,
+            None => json!({"sid": find(&call)?, "seen": 0, "pending": []}),
+        };
         let answer = call_api("GET", format!("{}/Calls/{}.json", account_url()?, sid(&m)), &[])?;
         let status = answer["status"].as_str().unwrap_or("queued").to_string();
         let duration: u64 = match &answer["duration"] {
@@ -317,5 +377,13 @@ mod tests {
         let (e, _) = events(json!({"sid": "CA2", "seen": 0}), "busy", 0, 1);
         assert!(matches!(&e[1].event, CallEvent::Ended(x) if matches!(x.cause, EndCause::Busy)));
         assert_eq!(say_twiml("a < b", true), "<Response><Say>a &lt; b</Say><Hangup/></Response>");
+    }
+
+    #[test]
+    fn the_api_dates_its_calls_in_rfc_2822() {
+        assert_eq!(created_ms(&json!("Tue, 10 Aug 2010 08:02:17 +0000")), Some(1_281_427_337_000));
+        assert_eq!(created_ms(&json!("Tue, 10 Aug 2010 08:02:17 GMT")), Some(1_281_427_337_000));
+        assert_eq!(created_ms(&json!("yesterday")), None);
+        assert_eq!(created_ms(&Value::Null), None);
     }
 }

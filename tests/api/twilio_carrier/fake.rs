@@ -1,0 +1,217 @@
+//! A local fake of the Twilio-style voice API the `twilio-carrier` plugin
+//! speaks: calls placed and updated with form-encoded POSTs under basic
+//! auth and read back as JSON (one by sid, or listed by `To` and `From`
+//! with their events: the requests the fake made for them), status
+//! callbacks posted to the placement's `StatusCallback` signed in
+//! `X-Twilio-Signature`, and one recording served with byte ranges. It can
+//! drop its answer to a placement it made (`drop_next_answer`).
+
+use crate::harness::*;
+use base64::Engine as _;
+use hmac::{Hmac, Mac};
+use serde_json::{json, Value};
+use std::io::Write as _;
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use url::form_urlencoded;
+
+pub const SID: &str = "AC0123456789";
+pub const TOKEN: &str = "auth-token-5150";
+
+/// The fake's recording: a WAV header and a body of known bytes.
+pub fn recording() -> Vec<u8> {
+    let mut w = b"RIFF\x24\x10\x00\x00WAVEfmt ".to_vec();
+    w.extend((0..4000u32).map(|i| (i % 251) as u8));
+    w
+}
+
+/// A request the fake received.
+#[derive(Clone, Debug)]
+pub struct Got {
+    pub method: String,
+    pub path: String,
+    pub authorization: String,
+    pub form: Vec<(String, String)>,
+    pub range: String,
+}
+
+impl Got {
+    pub fn form(&self, name: &str) -> Vec<String> {
+        self.form.iter().filter(|(k, _)| k == name).map(|(_, v)| v.clone()).collect()
+    }
+}
+
+/// A call the fake placed.
+#[derive(Clone, Debug, Default)]
+pub struct Call {
+    pub sid: String,
+    pub to: String,
+    pub from: String,
+    pub created: String,
+    pub status: String,
+    pub duration: u64,
+    pub callback: String,
+    /// The addresses of the requests the fake made for the call, in order.
+    pub events: Vec<String>,
+}
+
+#[derive(Default)]
+struct State {
+    calls: Vec<Call>,
+    got: Vec<Got>,
+    drop_answers: u32,
+}
+
+pub struct Fake {
+    pub port: u16,
+    state: Arc<Mutex<State>>,
+}
+
+/// `X-Twilio-Signature` of a POST to `url` with `params`, keyed with `token`.
+pub fn sign(url: &str, params: &[(&str, &str)], token: &str) -> String {
+    let mut sorted: Vec<&(&str, &str)> = params.iter().collect();
+    sorted.sort();
+    let mut mac = Hmac::<sha1::Sha1>::new_from_slice(token.as_bytes()).unwrap();
+    mac.update(url.as_bytes());
+    for (k, v) in sorted {
+        mac.update(k.as_bytes());
+        mac.update(v.as_bytes());
+    }
+    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+}
+
+/// POSTs a form to our server as the API does: signed over the address and
+/// the sorted parameters with `token`. The status and the body.
+pub fn post_signed(url: &str, params: &[(&str, &str)], token: &str) -> (u16, String) {
+    let body = form_urlencoded::Serializer::new(String::new()).extend_pairs(params.iter().copied()).finish();
+    let r = reqwest::blocking::Client::new().post(url).header("content-type", "application/x-www-form-urlencoded").header("x-twilio-signature", sign(url, params, token)).body(body).send().unwrap();
+    (r.status().as_u16(), r.text().unwrap())
+}
+
+impl Fake {
+    pub fn start() -> Fake {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let state = Arc::new(Mutex::new(State::default()));
+        let st = state.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let st = st.clone();
+                std::thread::spawn(move || serve(stream, &st));
+            }
+        });
+        Fake { port, state }
+    }
+
+    pub fn got(&self) -> Vec<Got> {
+        self.state.lock().unwrap().got.clone()
+    }
+
+    pub fn calls(&self) -> Vec<Call> {
+        self.state.lock().unwrap().calls.clone()
+    }
+
+    /// The placements the fake received.
+    pub fn placements(&self) -> Vec<Got> {
+        self.got().into_iter().filter(|g| g.method == "POST" && g.path.ends_with("/Calls.json")).collect()
+    }
+
+    /// The next placement is made, and its answer never sent.
+    pub fn drop_next_answer(&self) {
+        self.state.lock().unwrap().drop_answers += 1;
+    }
+
+    /// Sets a call's status and duration and posts the status callback
+    /// (signed) as the API does; the callback's status and body.
+    pub fn set(&self, sid: &str, status: &str, duration: u64) -> (u16, String) {
+        let callback = {
+            let mut s = self.state.lock().unwrap();
+            let call = s.calls.iter_mut().find(|c| c.sid == sid).unwrap();
+            call.status = status.into();
+            call.duration = duration;
+            call.events.push(call.callback.clone());
+            call.callback.clone()
+        };
+        let duration = duration.to_string();
+        let mut params = vec![("AccountSid", SID), ("CallSid", sid), ("CallStatus", status)];
+        if status == "completed" {
+            params.push(("CallDuration", duration.as_str()));
+        }
+        post_signed(&callback, &params, TOKEN)
+    }
+}
+
+/// Answers one request.
+fn serve(mut stream: std::net::TcpStream, st: &Arc<Mutex<State>>) {
+    let Some(req) = read_request(&stream) else { return };
+    let account = format!("/2010-04-01/Accounts/{SID}");
+    let basic = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{SID}:{TOKEN}")));
+    let mut parts = req.request_line.split(' ');
+    let (method, target) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
+    let (path, query) = target.split_once('?').map(|(p, q)| (p.to_string(), q.to_string())).unwrap_or((target.clone(), String::new()));
+    let header = |n: &str| req.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(n)).map(|(_, v)| v.clone()).unwrap_or_default();
+    let form: Vec<(String, String)> = form_urlencoded::parse(&req.body).into_owned().collect();
+    let got = Got { method: method.clone(), path: path.clone(), authorization: header("authorization"), form: form.clone(), range: header("range") };
+    let mut s = st.lock().unwrap();
+    s.got.push(got.clone());
+    let answer = |status: u16, body: Value| (status, "application/json", body.to_string().into_bytes(), String::new());
+    let call_json = |c: &Call| {
+        let duration = if c.status == "completed" { json!(c.duration.to_string()) } else { Value::Null };
+        json!({"sid": c.sid, "to": c.to, "from": c.from, "status": c.status, "duration": duration, "date_created": c.created})
+    };
+    let sid_of = |p: &str| p.strip_prefix(&format!("{account}/Calls/")).map(|rest| rest.split(['/', '.']).next().unwrap_or("").to_string());
+    let (status, kind, body, extra) = if got.authorization != basic {
+        answer(401, json!({"code": 20003, "message": "Authenticate"}))
+    } else if method == "POST" && path == format!("{account}/Calls.json") {
+        let sid = format!("CA{}", s.calls.len() + 1);
+        let callback = got.form("StatusCallback").pop().unwrap_or_default();
+        let created = httpdate::fmt_http_date(std::time::SystemTime::now());
+        let call = Call { sid: sid.clone(), to: got.form("To").join(""), from: got.form("From").join(""), created, status: "queued".into(), callback: callback.clone(), ..Call::default() };
+        s.calls.push(call.clone());
+        if s.drop_answers > 0 {
+            // The call is placed; its answer is lost on the way back. The
+            // API still reports the call as initiated.
+            s.drop_answers -= 1;
+            s.calls.last_mut().unwrap().events.push(callback.clone());
+            drop(s);
+            drop(stream);
+            let _ = post_signed(&callback, &[("AccountSid", SID), ("CallSid", &sid), ("CallStatus", "initiated")], TOKEN);
+            return;
+        }
+        answer(201, call_json(&call))
+    } else if method == "GET" && path == format!("{account}/Calls.json") {
+        let q: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes()).into_owned().collect();
+        let wanted = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        let calls: Vec<Value> = s.calls.iter().rev().filter(|c| wanted("To").is_none_or(|t| t == c.to) && wanted("From").is_none_or(|f| f == c.from)).map(call_json).collect();
+        answer(200, json!({"calls": calls, "page": 0}))
+    } else if let Some(sid) = sid_of(&path).filter(|sid| s.calls.iter().any(|c| &c.sid == sid)) {
+        let c = s.calls.iter_mut().find(|c| c.sid == sid).unwrap();
+        if path.ends_with("/Events.json") {
+            let events: Vec<Value> = c.events.iter().map(|u| json!({"request": {"method": "POST", "url": u}})).collect();
+            answer(200, json!({"events": events}))
+        } else if path.ends_with("/Recordings.json") {
+            answer(200, json!({"recordings": [{"sid": "RE1", "uri": format!("{account}/Recordings/RE1.json")}]}))
+        } else {
+            if got.form("Status") == ["completed"] {
+                c.status = "completed".into();
+                c.duration = c.duration.max(5);
+            }
+            answer(200, call_json(c))
+        }
+    } else if path == format!("{account}/Recordings/RE1.wav") {
+        let wav = recording();
+        let (from, to) = got.range.strip_prefix("bytes=").and_then(|r| r.split_once('-')).map(|(a, b)| (a.parse::<usize>().unwrap(), b.parse::<usize>().unwrap())).unwrap();
+        if from >= wav.len() {
+            (416, "text/plain", Vec::new(), format!("content-range: bytes */{}\r\n", wav.len()))
+        } else {
+            let to = to.min(wav.len() - 1);
+            (206, "audio/wav", wav[from..=to].to_vec(), format!("content-range: bytes {from}-{to}/{}\r\n", wav.len()))
+        }
+    } else {
+        answer(404, json!({"code": 20404, "message": "The requested resource was not found"}))
+    };
+    drop(s);
+    let _ = write!(stream, "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n", body.len());
+    let _ = stream.write_all(&body);
+}
