@@ -74,6 +74,7 @@ fn run(cli: Cli) -> Result<()> {
             println!("{}", plugins::template(interface, &name, &out)?);
             Ok(())
         }
+        Command::Webhooks(cli::webhooks::WebhooksCommand::Listen(args)) => cli::webhooks::listen(args),
     }
 }
 

@@ -38,6 +38,7 @@ mod primary;
 mod runner;
 mod scale_out;
 mod stalls;
+mod standard_webhooks;
 mod stats;
 mod summaries;
 mod twilio_carrier;

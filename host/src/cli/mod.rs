@@ -1,8 +1,9 @@
 //! The command line (clap derive): `serve` (every flag also a
 //! `SWITCHBOARD_*` variable, every value checked here before start),
-//! `admin` and `plugin`.
+//! `admin`, `plugin` and `webhooks`.
 
 mod admin;
+pub(crate) mod webhooks;
 
 use crate::{db, plugins};
 pub(crate) use admin::*;
@@ -30,6 +31,9 @@ pub(crate) enum Command {
     /// Check a provider plugin, or write a working one to start from.
     #[command(subcommand)]
     Plugin(PluginCommand),
+    /// Receive webhook deliveries locally (`listen`), each printed with its signatures checked.
+    #[command(subcommand)]
+    Webhooks(webhooks::WebhooksCommand),
 }
 
 #[derive(Subcommand)]

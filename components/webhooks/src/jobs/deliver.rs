@@ -7,7 +7,10 @@
 //! subscription as it is now (current secret, URL, status), signs
 //! `<timestamp>.<body>` with HMAC-SHA256 and POSTs. A 2xx finishes; anything
 //! else is retried on the host's schedule with the same event id and a
-//! rising `retryNumber`. A paused subscription holds its events (checked
+//! rising `retryNumber`. Every POST is signed twice, with the same
+//! timestamp: the contract's `X-Service-*` headers and the Standard
+//! Webhooks ones (`webhook-id`, `webhook-timestamp`, `webhook-signature`;
+//! see [`standard_signature`]). A paused subscription holds its events (checked
 //! again every few seconds, no attempt counted) and gets them on resume; a
 //! revoked one drops them. This kind runs in the runner's network mode: the
 //! POST happens before the step's first write, so no lock is held across
@@ -62,7 +65,7 @@ pub fn run(job: &Job, outbox: Delivery) -> Outcome {
     let key = delivery_key(job, attempt);
     let body = with_retry_number(&outbox.payload, attempt);
     let timestamp = (clock::now_ms() / 1000).to_string();
-    let headers = vec![
+    let mut headers = vec![
         ("Content-Type".to_string(), "application/json".to_string()),
         ("User-Agent".to_string(), "Switchboard-Webhooks/1".to_string()),
         ("X-Service-Timestamp".to_string(), timestamp.clone()),
@@ -71,6 +74,13 @@ pub fn run(job: &Job, outbox: Delivery) -> Outcome {
         ("X-Service-Contract-Version".to_string(), CONTRACT_VERSION.to_string()),
         ("Idempotency-Key".to_string(), key),
     ];
+    // Our secrets always read as a Standard Webhooks key; one that did not
+    // (none is stored so) goes out with the contract's signature alone.
+    if let Some(signature) = standard_signature(&secret, &event_id, &timestamp, &body) {
+        headers.push(("webhook-id".to_string(), event_id.clone()));
+        headers.push(("webhook-timestamp".to_string(), timestamp.clone()));
+        headers.push(("webhook-signature".to_string(), signature));
+    }
     let sent_at = clock::now_ms();
     let result = http_out::post(&url, &headers, &body);
     let latency_ms = Some(clock::now_ms().saturating_sub(sent_at) as i64);
@@ -132,6 +142,27 @@ pub fn sign(secret: &str, timestamp: &str, body: &str) -> String {
     mac.update(b".");
     mac.update(body.as_bytes());
     hex::encode(mac.finalize().into_bytes())
+}
+
+/// The `webhook-signature` of the Standard Webhooks specification:
+/// `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<timestamp>.<body>`,
+/// keyed with the secret as that specification reads a `whsec_` secret:
+/// the base64 decoding of what follows the prefix. Ours are `whsec_` and 64
+/// hex digits, which decode as base64 to a 48-byte key (the contract's
+/// `X-Service-Signature` keys with the whole secret's bytes instead). The
+/// id is the event's id, the same in every retry and redelivery, as the
+/// specification asks. `None` for a secret that does not decode.
+pub fn standard_signature(secret: &str, id: &str, timestamp: &str, body: &str) -> Option<String> {
+    use base64::engine::general_purpose::STANDARD;
+    use base64::Engine as _;
+    let key = STANDARD.decode(secret.strip_prefix("whsec_").unwrap_or(secret)).ok()?;
+    let mut mac = Hmac::<Sha256>::new_from_slice(&key).expect("HMAC takes any key length");
+    mac.update(id.as_bytes());
+    mac.update(b".");
+    mac.update(timestamp.as_bytes());
+    mac.update(b".");
+    mac.update(body.as_bytes());
+    Some(format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes())))
 }
 
 /// ±10% so retries of many deliveries to one receiver spread out.
@@ -200,5 +231,16 @@ mod tests {
         mac.update(b"what do ya want .for nothing?");
         assert_eq!(sig, hex::encode(mac.finalize().into_bytes()));
         assert_eq!(sig.len(), 64);
+    }
+
+    #[test]
+    fn standard_signature_matches_the_specifications_example() {
+        // The example of the Standard Webhooks reference libraries' tests.
+        let sig = standard_signature("whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD", "msg_27UH4WbU6Z5A5EzD8u03UvzRbpk", "1649367553", r#"{"email":"test@example.com","username":"test_user"}"#);
+        assert_eq!(sig.as_deref(), Some("v1,tZ1I4/hDygAJgO5TYxiSd6Sd0kDW6hPenDe+bTa3Kkw="));
+        // Ours: whsec_ and 64 hex digits, read as base64 (48 bytes).
+        let ours = crate::rules::secret_from(&[7u8; 32]);
+        assert!(standard_signature(&ours, "e1", "1", "{}").is_some_and(|s| s.starts_with("v1,") && s.len() == 3 + 44));
+        assert_eq!(standard_signature("whsec_not base64!", "e1", "1", "{}"), None);
     }
 }
