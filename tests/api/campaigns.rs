@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 mod chat;
 mod preview;
+mod recipients;
 mod windows;
 
 const TERMINAL: [&str; 5] = ["completed", "no_answer", "busy", "failed", "cancelled"];

@@ -211,8 +211,8 @@ fn field_exists(biz: &str, source_id: &str, built_in: bool, key: &str) -> HResul
 }
 
 /// Every rule of an agent body that the schema cannot express.
-fn check(biz: &str, b: AgentBody, on_update: bool) -> HResult<(Checked, Option<AssignmentBody>)> {
-    let name = rules::agent_name(&b.name, on_update).map_err(violation)?;
+fn check(biz: &str, b: AgentBody) -> HResult<(Checked, Option<AssignmentBody>)> {
+    let name = rules::agent_name(&b.name).map_err(violation)?;
     rules::instructions(&b.instructions).map_err(violation)?;
     let language_code = rules::language_code(b.language_code.as_deref()).map_err(violation)?;
     let channel = b.channel.as_str();
@@ -349,7 +349,7 @@ pub fn create(req: &Request) -> HResult<Success> {
     let body: AgentBody = req::body(req)?;
     let channel = body.channel.clone();
     let instructions = body.instructions.clone();
-    let (c, assignment) = check(biz, body, false)?;
+    let (c, assignment) = check(biz, body)?;
     // The assignment target is checked before anything is written.
     let target = match &assignment {
         Some(a) => Some(channels::resolve_target(biz, &channel, a.phone_number_id.as_deref(), a.provider_account_id.as_deref(), "assignment.")?),
@@ -414,7 +414,7 @@ pub fn update(req: &Request) -> HResult<Success> {
         return Err(fail::conflict("agent_archived", format!("agent `{id}` is archived and can no longer be changed")));
     }
     let instructions = body.instructions.clone();
-    let (c, _) = check(biz, body, true)?;
+    let (c, _) = check(biz, body)?;
     db::execute(
         "UPDATE agents SET name = ?3, instructions = ?4, language_code = ?5, contact_context_required = ?6, \
          voice_settings_json = ?7, photoapp_collect_mobile = ?8, updated_at = ?9 WHERE business_id = ?1 AND id = ?2",

@@ -128,6 +128,60 @@ pub fn count(biz: &str, agent_id: &str, candidates_from: &Candidates) -> HResult
     Ok(a)
 }
 
+/// The first `limit` candidates the agent would leave out, in the
+/// audience's order, each with its reason (`blocked`, `outOfScope`,
+/// `variableMissing` with the declared fields it has no value for, or
+/// `notFound` for a listed id that is no contact of this business): what
+/// the campaign admission preview (ours 70) names, beside its counts.
+pub fn skipped(biz: &str, agent_id: &str, candidates_from: &Candidates, limit: i64) -> HResult<Vec<serde_json::Value>> {
+    let (list, earlier) = inputs(candidates_from);
+    let mut params: Vec<Value> = vec![biz.into(), agent_id.into(), list.into()];
+    if !earlier.is_empty() {
+        params.push(earlier.into());
+    }
+    let with = format!("WITH cand(contact_id, pos) AS ({}), {CLASSIFIED}", candidates(candidates_from));
+    let limit_param = params.len() + 1;
+    params.push(limit.into());
+    let rows = db::query(
+        &format!(
+            "{with} SELECT k.contact_id, k.name, c.mobile, k.skip, \
+               (SELECT json_group_array(v.field_key) FROM agent_variables v JOIN data_sources s ON s.business_id = v.business_id AND s.id = v.data_source_id AND s.built_in = 1 \
+                WHERE k.skip = 'variable_missing' AND v.business_id = ?1 AND v.agent_id = ?2 AND v.field_key NOT IN ('mobile', 'name') \
+                  AND IFNULL(json_extract(c.fields_json, '$.' || v.field_key), '') = '') \
+             FROM classified k JOIN contacts c ON c.business_id = ?1 AND c.id = k.contact_id \
+             WHERE k.skip IS NOT NULL ORDER BY k.pos LIMIT ?{limit_param}"
+        ),
+        &params,
+    )?;
+    let mut out: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            let reason = match r.text(3).as_str() {
+                "blocked" => "blocked",
+                "out_of_scope" => "outOfScope",
+                _ => "variableMissing",
+            };
+            let missing: Vec<String> = serde_json::from_str(&r.text(4)).unwrap_or_default();
+            serde_json::json!({"contactId": r.text(0), "name": r.opt_text(1), "mobile": r.opt_text(2), "reason": reason, "missingFields": missing})
+        })
+        .collect();
+    // Listed ids that are no contact of this business (explicit lists only).
+    if let Candidates::Contacts(ids) = candidates_from {
+        let room = (limit as usize).saturating_sub(out.len());
+        if room > 0 {
+            let wanted: Vec<String> = ids.iter().map(|i| i.to_ascii_lowercase()).collect();
+            let probe: Vec<Value> = vec![biz.into(), serde_json::to_string(&wanted).expect("strings serialise").into()];
+            let found: std::collections::HashSet<String> =
+                db::query("SELECT c.id FROM contacts c WHERE c.business_id = ?1 AND c.id IN (SELECT value FROM json_each(?2))", &probe)?.iter().map(|r| r.text(0)).collect();
+            let mut seen = std::collections::HashSet::new();
+            for id in wanted.into_iter().filter(|i| !found.contains(i) && seen.insert(i.clone())).take(room) {
+                out.push(serde_json::json!({"contactId": id, "name": null, "mobile": null, "reason": "notFound", "missingFields": []}));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Admits the compatible candidates into `iteration_id` of `campaign_id`
 /// (inside the caller's transaction).
 pub fn admit(biz: &str, campaign_id: &str, iteration_id: &str, agent_id: &str, candidates_from: &Candidates) -> HResult<Admission> {

@@ -197,9 +197,13 @@ fn audience_of<'a>(biz: &str, contact_ids: &'a Option<Vec<String>>, category_ids
     }
 }
 
+/// How many of the contacts left out the preview names (the counts cover them all).
+pub const PREVIEW_SKIPPED: i64 = 50;
+
 /// Ours 70: who a first iteration of this agent and audience would admit,
 /// and who not by reason, writing nothing (the same checks of the agent and
-/// the audience as 45, and the same count).
+/// the audience as 45, and the same count), and the first
+/// [`PREVIEW_SKIPPED`] of those left out by name with the reason.
 pub fn preview(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
     let body: AudienceIn = req::body(r)?;
@@ -207,7 +211,8 @@ pub fn preview(r: &Request) -> HResult<Success> {
     let opening = (body.channel == "chatapp").then_some("");
     let agent = iteration_agent(biz, &body.channel, &body.agent_id, opening)?;
     let (candidates, _) = audience_of(biz, &body.contact_ids, &body.category_ids)?;
-    ok(&json!({"admission": audience::count(biz, &agent, &candidates)?.json()}))
+    let admission = audience::count(biz, &agent, &candidates)?.json();
+    ok(&json!({"admission": admission, "skippedContacts": audience::skipped(biz, &agent, &candidates, PREVIEW_SKIPPED)?}))
 }
 
 /// 45: the campaign, its first iteration (draft) and its members, in one

@@ -4,7 +4,8 @@
 //! * `campaigns.rs`: create (45, with `audience.rs`: who is admitted),
 //!   list (44), read (46), start/pause/cancel (47).
 //! * `iterations.rs`: the iteration list (48) and follow-ups (49).
-//! * `members.rs`: memberships (50) and attributed activities (51).
+//! * `members.rs`: memberships (50), attributed activities (51) and an
+//!   iteration's recipients with their calls, openings and replies (ours 90).
 //! * `model.rs`: how campaigns, iterations and members read and move.
 //! * `summaries.rs`: AI summary runs (52, 53: estimate, confirm), priced
 //!   by `material.rs` (what is assessed of a contact); `export.rs`: the
@@ -45,6 +46,7 @@ pub fn handle(req: Request) -> HResult<Success> {
         "createIteration" => iterations::create(&req),
         "listMemberships" => members::memberships(&req),
         "listActivities" => members::activities(&req),
+        "listRecipients" => members::recipients(&req),
         "listSummaryRuns" => summaries::list(&req),
         "createSummaryRun" => summaries::create(&req),
         "exportCampaign" => export::csv(&req),

@@ -329,4 +329,13 @@ pub static OPERATIONS: &[Operation] = &[
     // Ours: a photoapp comment answered privately (Instagram's rule: once, within 7 days).
     op!(75, Post, "/photoapp/private-replies", "sendPhotoappPrivateReply", "Answer a public comment privately (a direct message to the commenter), once, within 7 days of it",
         scopes: ["communications:write", "photoapp:write"], cond: NONE, idem: true, Messaging, Body, query: &[], req: Some("PhotoappPrivateReply"), resp: Json("MessageQueued"), status: [202]),
+    // Ours: a campaign iteration's recipients with their calls, openings and
+    // replies (the console's campaign page). Numbered 90 so the rows of
+    // issue 50's team inbox, worked on at the same time, fit between 75
+    // and it.
+    op!(90, Get, "/campaigns/{campaignId}/recipients", "listRecipients", "List an iteration's recipients with each one's outcome, call or opening, and reply",
+        scopes: ["campaigns:read", "contacts:read", "communications:read"], cond: NONE, idem: false, Campaigns, Query,
+        query: &[BUSINESS, CURSOR, LIMIT, uuid_param("iterationId", false, "This iteration (default: the current one)."),
+            QueryParam { name: "outcome", required: false, schema: r#"{"type":"string","enum":["pending","in_progress","completed","no_answer","busy","failed","cancelled","sent","delivered","read","replied","skipped"]}"#, description: "Only recipients with this outcome." }],
+        req: None, resp: Json("RecipientList"), status: [200]),
 ];

@@ -204,6 +204,10 @@ fn reference_name_ok(n: &str) -> bool {
 fn create_returns_agent_reference_name_readiness_and_defaults() {
     let c = setup();
     let r = c.create_ok(&c.a, chat("Front desk"));
+    // A name is 1 to 120 characters on create too (the contract sets it for
+    // update and leaves create to us).
+    assert_invalid(&c.create(&c.a, chat(&"n".repeat(121))), "name");
+    c.create_ok(&c.a, chat(&"n".repeat(120)));
     let a = &r["agent"];
     assert_eq!(a["status"], "active");
     assert_eq!(a["channel"], "chatapp");

@@ -25,6 +25,15 @@ fn a_preview_counts_who_a_campaign_would_admit_and_writes_nothing() {
     let d = r.assert_ok(200).clone();
     check("CampaignAdmissionPreviewResult", &d);
     assert_eq!(d["admission"], json!({"accepted": 1, "skipped": {"notFound": 1, "blocked": 1, "outOfScope": 1, "variableMissing": 1}}));
+    // Who is left out is named, in the audience's order, each with why.
+    let named: Vec<(String, String)> = d["skippedContacts"].as_array().unwrap().iter().map(|s| (s["contactId"].as_str().unwrap().to_string(), s["reason"].as_str().unwrap().to_string())).collect();
+    let want: Vec<(String, String)> =
+        [(&bob, "outOfScope"), (&cy, "blocked"), (&dee.to_string(), "variableMissing"), (&unknown.to_string(), "notFound")].iter().map(|(i, r)| (i.to_string(), r.to_string())).collect();
+    assert_eq!(named, want);
+    assert_eq!(d["skippedContacts"][0]["name"], "Bob");
+    assert_eq!(d["skippedContacts"][0]["mobile"], "+15550100002");
+    assert_eq!(d["skippedContacts"][2]["missingFields"], json!(["city"]));
+    assert_eq!(d["skippedContacts"][3]["name"], json!(null));
     let by_category = preview(json!({"channel": "voice", "agentId": agent, "categoryIds": [vip]}));
     assert_eq!(by_category.assert_ok(200)["admission"], json!({"accepted": 1, "skipped": {"notFound": 0, "blocked": 1, "outOfScope": 0, "variableMissing": 1}}));
     let created = c.create(json!({"channel": "voice", "agentId": agent, "categoryIds": [vip]}));
