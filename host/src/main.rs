@@ -103,6 +103,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         DurabilityArg::Full => db::Durability::Full,
     };
     metrics::install();
+    metrics::start_at_zero(&switchboard_job_kinds::all_kinds());
     let public_url = args.public_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
     let unsafe_settings = args.unsafe_settings(&public_url);
     // For the setup links of `admin user create` on this data dir.

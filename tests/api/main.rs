@@ -28,6 +28,7 @@ mod limits;
 mod logging;
 mod messaging;
 mod moves;
+mod observability;
 mod participants;
 mod photoapp;
 mod platform;

@@ -46,6 +46,19 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+/// Every kind's name, read off the areas' enums themselves (serde lists the
+/// variants a tagged enum knows when it refuses one it does not), for what
+/// names every kind up front: the host's job metrics, at 0 from the start.
+pub fn all_kinds() -> Vec<String> {
+    fn of<J: JobKind>() -> Vec<String> {
+        // "unknown variant ``, expected one of `a`, `b`" (or "expected `a`").
+        let refused = J::from_row("", "null").err().map(|e| e.to_string()).unwrap_or_default();
+        let listed = refused.split_once("expected").map(|(_, l)| l).unwrap_or_default();
+        listed.split('`').skip(1).step_by(2).map(str::to_string).collect()
+    }
+    [of::<messaging::MessagingJob>(), of::<data_sources::DataSourcesJob>(), of::<webhooks::WebhooksJob>(), of::<voice::VoiceJob>(), of::<campaigns::CampaignsJob>()].concat()
+}
+
 /// How the runner treats a job's steps; each kind declares its own
 /// ([`JobKind::options`]). The guest library turns it into the `jobs`
 /// import's options, the host's enqueue writes it into the row.

@@ -158,3 +158,28 @@ fn a_row_of_another_kind_or_payload_is_refused() {
     assert!(MessagingJob::from_row("voice.call", r#"{"callId":"c"}"#).is_err());
     assert!(VoiceJob::from_row("voice.hangup", "{}").is_err());
 }
+
+#[test]
+fn all_kinds_names_every_kind_of_every_area() {
+    let kinds = crate::all_kinds();
+    for kind in [
+        "messaging.deliver",
+        "messaging.inbound",
+        "messaging.photoapp-inbound",
+        "messaging.photoapp-reaction",
+        "messaging.photoapp-referral",
+        "messaging.photoapp-comment",
+        "messaging.photoapp-comment-reply",
+        "messaging.autoreply",
+        "messaging.agent-test-reply",
+        "data-sources.ingest",
+        "data-sources.embed",
+        "webhooks.deliver",
+        "voice.call",
+        "campaigns.dispatch",
+        "campaigns.summarize",
+    ] {
+        assert!(kinds.iter().any(|k| k == kind), "{kind} in {kinds:?}");
+    }
+    assert!(kinds.iter().all(|k| k.contains('.') && !k.contains(' ')), "{kinds:?}");
+}
