@@ -28,9 +28,10 @@ pub struct SessionRecord {
     pub session_id: String,
     pub user_id: String,
     pub business_id: String,
-    /// `owner` or `viewer`.
+    /// `owner`, `agent` or `viewer`.
     pub role: String,
-    /// The role's scopes (owner: every scope; viewer: the read scopes).
+    /// The role's scopes (owner: every scope; agent: the read scopes and
+    /// the conversations' writes; viewer: the read scopes).
     pub scopes: Vec<String>,
     /// What a state-changing request must echo in `X-CSRF-Token`.
     pub csrf_token: String,

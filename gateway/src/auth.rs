@@ -55,10 +55,16 @@ pub fn same_secret(a: &str, b: &str) -> bool {
     a.as_bytes().ct_eq(b.as_bytes()).into()
 }
 
-/// The scopes a console role holds: an owner every scope, a viewer the read
-/// scopes.
+/// What a support agent may change beside reading: conversations (replies,
+/// takeovers, assignment, notes, state, saved replies) and their media.
+/// Nothing that configures the business (agents, channels, webhooks,
+/// contacts, data sources, calls, campaigns, keys, users, credits).
+pub const AGENT_WRITE_SCOPES: &[&str] = &["communications:write", "chatapp:write", "chatapp:media", "photoapp:write"];
+
+/// The scopes a console role holds: an owner every scope, a support agent
+/// the read scopes and [`AGENT_WRITE_SCOPES`], a viewer the read scopes.
 pub fn role_scopes(role: &str) -> Vec<String> {
-    SCOPES.iter().filter(|s| role == "owner" || s.ends_with(":read")).map(|s| s.to_string()).collect()
+    SCOPES.iter().filter(|s| role == "owner" || s.ends_with(":read") || (role == "agent" && AGENT_WRITE_SCOPES.contains(s))).map(|s| s.to_string()).collect()
 }
 
 pub fn format_key(random: &[u8; 32]) -> String {

@@ -229,7 +229,7 @@ pub fn document_with(schemas: Map<String, Value>) -> Value {
                 "x-scopes": scopes
             }, "consoleSession": {
                 "type": "apiKey", "in": "cookie", "name": "sb_session",
-                "description": "A logged-in console session (POST /console/api/session sets the cookie: HttpOnly, SameSite=Strict). The same operations take it in place of an API key, with the scopes of the user's role (owner: every scope; viewer: the read scopes); a state-changing request must also send the session's CSRF token as `X-CSRF-Token` (GET /console/api/session returns it). Operations tagged `console` take only a session and refuse API keys (401 session_required)."
+                "description": "A logged-in console session (POST /console/api/session sets the cookie: HttpOnly, SameSite=Strict). The same operations take it in place of an API key, with the scopes of the user's role (owner: every scope; agent, a support agent: the read scopes and communications:write, chatapp:write, chatapp:media and photoapp:write; viewer: the read scopes); a state-changing request must also send the session's CSRF token as `X-CSRF-Token` (GET /console/api/session returns it). Operations tagged `console` take only a session and refuse API keys (401 session_required)."
             }},
             "responses": {"Failure": {
                 "description": "The failure envelope. 429 rate_limit (`rate_limited`): the API key's or the business's requests per second are used up; retry after `Retry-After` seconds. 503 capacity (`overloaded`): the service is at its bound of requests in flight; retry after `Retry-After`.",

@@ -63,6 +63,7 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
             };
             let role = match role {
                 RoleArg::Owner => "owner",
+                RoleArg::Agent => "agent",
                 RoleArg::Viewer => "viewer",
             };
             let console_url = console_url.unwrap_or_else(|| admin::users::served_url(&args.data_dir));

@@ -22,6 +22,7 @@ mod faults;
 mod harness;
 mod inbound;
 mod inbox;
+mod inbox_team;
 mod jobs;
 mod knowledge;
 mod limits;

@@ -36,6 +36,36 @@ pub fn queue_outbound(m: &Outbound) -> Result<(String, String, String), Failure>
     queue(m, None)
 }
 
+/// Who sent an outbound message (`messages.sender_kind`, `sender_id`; a
+/// campaign's opening is marked by a trigger of migration 0038 when its
+/// membership names the message).
+pub enum Sender<'a> {
+    /// The AI agent (its id).
+    Agent(&'a str),
+    /// A console user (their id).
+    Person(&'a str),
+    /// An API key (no person behind it).
+    Api,
+}
+
+impl<'a> Sender<'a> {
+    /// A request's sender: the console user behind a session, else the key.
+    pub fn of(caller: Option<&'a str>) -> Sender<'a> {
+        caller.map_or(Sender::Api, Sender::Person)
+    }
+}
+
+/// Records who sent `message_id` (in the caller's transaction).
+pub fn record_sender(biz: &str, message_id: &str, sender: &Sender) -> Result<(), Failure> {
+    let (kind, id) = match sender {
+        Sender::Agent(id) => ("agent", Some(*id)),
+        Sender::Person(id) => ("person", Some(*id)),
+        Sender::Api => ("api", None),
+    };
+    db::execute("UPDATE messages SET sender_kind = ?3, sender_id = ?4 WHERE business_id = ?1 AND id = ?2", &[biz.into(), message_id.into(), kind.into(), id.into()])?;
+    Ok(())
+}
+
 /// A comment a photoapp message answers privately: (our id, the provider's).
 pub struct PrivateReplyTo<'a> {
     pub comment_id: &'a str,

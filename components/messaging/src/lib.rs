@@ -2,7 +2,8 @@
 //! send (queued) and the message delivery state ([`handle`]; see `media.rs`
 //! and `messages.rs` for the rules), the console's agent testing (ours,
 //! 57-59, `agent_test.rs`), photoapp private replies to comments (ours,
-//! 75, `private_reply.rs`), and its background work ([`jobs`], run
+//! 75, `private_reply.rs`), the inbox (ours, 61-65 and 76-81,
+//! `conversations/`), and its background work ([`jobs`], run
 //! by the dispatcher): inbound chatapp and photoapp messages, the agent's
 //! auto-reply, and delivery of outbound messages through the provider behind
 //! the `messenger` interface with the delivery events. `conversation.rs` is
@@ -42,6 +43,12 @@ pub fn handle(req: Request) -> HResult<Success> {
         "getConversationThread" => conversations::thread(&req),
         "markConversationRead" => conversations::mark_read(&req),
         "updateConversation" => conversations::handoff::update(&req),
+        "listTeamMembers" => conversations::team::list(&req),
+        "createConversationNote" => conversations::notes::create(&req),
+        "listSavedReplies" => conversations::saved_replies::list(&req),
+        "createSavedReply" => conversations::saved_replies::create(&req),
+        "updateSavedReply" => conversations::saved_replies::update(&req),
+        "deleteSavedReply" => conversations::saved_replies::delete(&req),
         other => Err(fail::not_implemented(other)),
     }
 }

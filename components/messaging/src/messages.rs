@@ -93,6 +93,7 @@ pub fn send(r: &Request) -> HResult<Success> {
             media_id: None,
             now: &now,
         })?;
+        conversation::record_sender(biz, &message_id, &conversation::Sender::of(r.caller.as_deref()))?;
         return queued(&message_id, &task_ref, &correlation_id);
     }
     let pnid = b.phone_number_id.clone().unwrap_or_default();
@@ -138,6 +139,7 @@ pub fn send(r: &Request) -> HResult<Success> {
         media_id,
         now: &now,
     })?;
+    conversation::record_sender(biz, &message_id, &conversation::Sender::of(r.caller.as_deref()))?;
     queued(&message_id, &task_ref, &correlation_id)
 }
 

@@ -84,6 +84,7 @@ pub fn send(r: &Request) -> HResult<Success> {
         },
         &conversation::PrivateReplyTo { comment_id: &comment_id, provider_comment_id: &provider_comment_id },
     )?;
+    conversation::record_sender(biz, &message_id, &conversation::Sender::of(r.caller.as_deref()))?;
     db::execute("UPDATE photoapp_comments SET private_reply_message_id = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), comment_id.as_str().into(), message_id.as_str().into()])?;
     success(202, &json!({"messageId": message_id, "taskRef": task_ref, "providerMessageRef": null, "queued": true, "correlationId": correlation_id}))
 }

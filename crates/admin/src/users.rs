@@ -1,4 +1,4 @@
-//! Console users: one business each, a role (owner or viewer), a password
+//! Console users: one business each, a role (owner, agent or viewer), a password
 //! kept as an argon2id hash (the `argon2` crate's defaults: 19 MiB, two
 //! passes). A user is created by `switchboard admin user create`, which
 //! either takes the password on standard input or prints a one-time setup
@@ -17,7 +17,10 @@ use switchboard_gateway::auth;
 pub const SETUP_TTL_MS: i64 = 24 * 3600 * 1000;
 pub const MIN_PASSWORD_CHARS: usize = 10;
 pub const MAX_PASSWORD_CHARS: usize = 1024;
-pub const ROLES: &[&str] = &["owner", "viewer"];
+/// The console roles, most able first: an owner changes everything, a
+/// support agent answers conversations (replies, takes over, assigns,
+/// notes, resolves) and configures nothing, a viewer reads.
+pub const ROLES: &[&str] = &["owner", "agent", "viewer"];
 
 pub fn hash_password(password: &str) -> Result<String> {
     let salt = SaltString::generate(&mut OsRng);
@@ -84,7 +87,7 @@ pub fn create(db: &Db, business: &str, email: &str, role: &str, password: Option
     let business = business.to_ascii_lowercase();
     let Some(email) = normalize_email(email) else { bail!("--email must be an address like name@example.com") };
     if !ROLES.contains(&role) {
-        bail!("--role must be owner or viewer");
+        bail!("--role must be owner, agent or viewer");
     }
     let hash = match password {
         Some(p) => {
@@ -245,7 +248,7 @@ fn only_owner(c: &db::Connection, business: &str, user: &str) -> Result<bool> {
 /// apply from their next login. A business keeps at least one owner.
 pub fn set_role(c: &db::Connection, business: &str, user: &str, role: &str) -> Result<Change> {
     if !ROLES.contains(&role) {
-        bail!("role must be owner or viewer");
+        bail!("role must be owner, agent or viewer");
     }
     let Some(was) = active_role(c, business, user)? else { return Ok(Change::NotFound) };
     if was == "owner" && role != "owner" && only_owner(c, business, user)? {

@@ -95,7 +95,14 @@ const Q_CONVERSATIONS: &[QueryParam] = &[
         name: "unread",
         required: false,
         schema: r#"{"type":"string","enum":["true","false"]}"#,
-        description: "true: only conversations with unread messages or comments; false: only those without.",
+        description: "true: only conversations with unread messages or comments (for a console session, unread by its user); false: only those without.",
+    },
+    QueryParam { name: "state", required: false, schema: r#"{"type":"string","enum":["open","resolved"]}"#, description: "Only open or only resolved conversations." },
+    QueryParam {
+        name: "assignee",
+        required: false,
+        schema: r#"{"type":"string","pattern":"^(?:me|none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"}"#,
+        description: "Only conversations assigned to this person: `me` (the console session's user; refused with an API key), `none` (nobody), or a user id of listTeamMembers.",
     },
     QueryParam {
         name: "q",
@@ -314,7 +321,7 @@ pub static OPERATIONS: &[Operation] = &[
         scopes: ["communications:read"], cond: NONE, idem: false, Messaging, Query, query: Q_PAGE, req: None, resp: Json("ConversationThread"), status: [200]),
     op!(64, Post, "/conversations/{conversationId}/read", "markConversationRead", "Mark a conversation read up to what the reader has seen",
         scopes: ["communications:write"], cond: NONE, idem: false, Messaging, Body, query: &[], req: Some("ConversationRead"), resp: Json("ConversationResult"), status: [200]),
-    op!(65, Patch, "/conversations/{conversationId}", "updateConversation", "Take a conversation over from the agent, or hand it back",
+    op!(65, Patch, "/conversations/{conversationId}", "updateConversation", "Assign a conversation, resolve or reopen it, or take it over from the agent and hand it back",
         scopes: ["communications:write"], cond: NONE, idem: false, Messaging, Body, query: &[], req: Some("ConversationUpdate"), resp: Json("ConversationResult"), status: [200]),
     // Ours: daily figures (the console's overview and charts).
     op!(67, Get, "/stats/messages", "getMessageStats", "Count messages per day (UTC) and outbound messages by delivery status",
@@ -329,6 +336,20 @@ pub static OPERATIONS: &[Operation] = &[
     // Ours: a photoapp comment answered privately (Instagram's rule: once, within 7 days).
     op!(75, Post, "/photoapp/private-replies", "sendPhotoappPrivateReply", "Answer a public comment privately (a direct message to the commenter), once, within 7 days of it",
         scopes: ["communications:write", "photoapp:write"], cond: NONE, idem: true, Messaging, Body, query: &[], req: Some("PhotoappPrivateReply"), resp: Json("MessageQueued"), status: [202]),
+    // Ours: the team inbox (issue 50): who a conversation can be assigned
+    // to, internal notes, and the business's saved replies.
+    op!(76, Get, "/team-members", "listTeamMembers", "List the business's people who can log in to the console, with their roles",
+        scopes: ["communications:read"], cond: NONE, idem: false, Messaging, Query, query: Q_BUSINESS, req: None, resp: Json("TeamMemberList"), status: [200]),
+    op!(77, Post, "/conversations/{conversationId}/notes", "createConversationNote", "Write an internal note in a conversation (never sent to the contact)",
+        scopes: ["communications:write"], cond: NONE, idem: true, Messaging, Body, query: &[], req: Some("ConversationNoteCreate"), resp: Json("ConversationNoteResult"), status: [201]),
+    op!(78, Get, "/saved-replies", "listSavedReplies", "List the business's saved replies, by title",
+        scopes: ["communications:read"], cond: NONE, idem: false, Messaging, Query, query: Q_BUSINESS, req: None, resp: Json("SavedReplyList"), status: [200]),
+    op!(79, Post, "/saved-replies", "createSavedReply", "Save a reply for the inbox's reply box",
+        scopes: ["communications:write"], cond: NONE, idem: true, Messaging, Body, query: &[], req: Some("SavedReplyCreate"), resp: Json("SavedReplyResult"), status: [201]),
+    op!(80, Patch, "/saved-replies/{savedReplyId}", "updateSavedReply", "Change a saved reply's title or text",
+        scopes: ["communications:write"], cond: NONE, idem: false, Messaging, Body, query: &[], req: Some("SavedReplyUpdate"), resp: Json("SavedReplyResult"), status: [200]),
+    op!(81, Delete, "/saved-replies/{savedReplyId}", "deleteSavedReply", "Delete a saved reply",
+        scopes: ["communications:write"], cond: NONE, idem: false, Messaging, Query, query: Q_BUSINESS, req: None, resp: Json("SavedReplyDeleted"), status: [200]),
     // Ours: a campaign iteration's recipients with their calls, openings and
     // replies (the console's campaign page). Numbered 90 so the rows of
     // issue 50's team inbox, worked on at the same time, fit between 75

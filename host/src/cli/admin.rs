@@ -28,7 +28,7 @@ pub(crate) enum AdminCommand {
     /// API keys: shown once, stored hashed, scoped, revocable.
     #[command(subcommand)]
     Key(KeyCommand),
-    /// Console users (one business each; role owner or viewer).
+    /// Console users (one business each; role owner, agent or viewer).
     #[command(subcommand)]
     User(UserCommand),
     /// Provider onboarding: connect a chatapp number or a photoapp account.
@@ -218,6 +218,9 @@ pub(crate) enum KeyCommand {
 pub(crate) enum RoleArg {
     /// Every scope; creates and revokes API keys.
     Owner,
+    /// A support agent: reads everything, answers conversations (replies,
+    /// takes over, assigns, notes, resolves); configures nothing.
+    Agent,
     /// The read scopes only.
     Viewer,
 }

@@ -228,6 +228,8 @@ fn route(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done, Failu
         (PASSWORD_PATH, "POST") => set_password(app, console, r),
         (SESSION_PATH, "GET") => {
             let s = session(app, r)?;
+            // The page asks at every load: the inbox's copy of the team follows.
+            team::sync_members(app, &s.business_id);
             done(whoami(app, &s)?)
         }
         (SESSION_PATH, "DELETE") => logout(app, console, r),
@@ -314,6 +316,7 @@ fn login(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done, Failu
         let (_gate, c) = writer(app)?;
         crate::db::in_transaction(&c, || sessions::create(&c, &user)).map_err(unavailable)?
     };
+    team::sync_members(app, &record.business_id);
     Ok(Done { status: 200, data: whoami(app, &record)?, set_cookie: Some(sessions::set_cookie(&token, console.secure_cookie)) })
 }
 

@@ -4,13 +4,26 @@
 //! and owner-only, with the CSRF and `Content-Type` rules of every console
 //! route; the statements are the admin crate's (`switchboard_admin::users`).
 //!
-//! * `GET /console/api/users`: the users, disabled ones included.
+//! * `GET /console/api/users`: the users, disabled ones included, and the
+//!   roles one can have (`roles`, most able first).
 //! * `POST /console/api/users` `{email, role}`: 201 with `setupLink`, a path
 //!   (`/console/#setup=…`, 24 hours, once) the page puts after its origin.
 //! * `PATCH /console/api/users/{userId}` `{role}`: their sessions end.
 //! * `DELETE /console/api/users/{userId}`: they can no longer log in.
 //!
-//! A business keeps at least one owner (409 `last_owner`).
+//! A business keeps at least one owner (409 `last_owner`). The roles are
+//! owner, agent (a support agent: answers conversations, configures
+//! nothing) and viewer (`switchboard_admin::users::ROLES`).
+//!
+//! Inviting an address that already has a login with another business does
+//! not say so: the answer looks like any invitation's, and its link never
+//! works (addresses are unique across businesses, and an owner must not
+//! learn who else uses the service). One of this business's own users is
+//! refused (409 `user_exists`): the owner sees them in the list anyway.
+//!
+//! [`sync_members`] copies the business's users into its own database's
+//! `team_members` (migration 0038), which the inbox reads for names and
+//! assignees.
 
 use super::{unavailable, writer, ConsoleRequest};
 use crate::pipeline::App;
@@ -63,7 +76,11 @@ pub fn route(app: &App, r: &ConsoleRequest) -> Result<(u16, Value), Failure> {
         return Err(Failure::authorization("owner_role_required", "only an owner of the business can see and change who may log in"));
     }
     match (r.method.as_str(), user_of(&r.path)) {
-        ("GET", None) => Ok((200, users::list(app.dbs.main(), &s.business_id).map_err(unavailable)?)),
+        ("GET", None) => {
+            let mut listed = users::list(app.dbs.main(), &s.business_id).map_err(unavailable)?;
+            listed["roles"] = json!(users::ROLES);
+            Ok((200, listed))
+        }
         ("POST", None) => invite(app, &s, super::body(r)?),
         ("PATCH", Some(user)) => change(app, &s, &user.to_ascii_lowercase(), Some(super::body(r)?)),
         (_, Some(user)) => change(app, &s, &user.to_ascii_lowercase(), None),
@@ -79,22 +96,93 @@ struct Invite {
 }
 
 fn invite(app: &App, s: &SessionRecord, body: Value) -> Result<(u16, Value), Failure> {
-    let i: Invite = serde_json::from_value(body).map_err(|e| Failure::validation("invalid_body", format!("send {{\"email\": …, \"role\": \"owner\" or \"viewer\"}}: {e}")))?;
+    let i: Invite = serde_json::from_value(body).map_err(|e| Failure::validation("invalid_body", format!("send {{\"email\": …, \"role\": \"owner\", \"agent\" or \"viewer\"}}: {e}")))?;
     let Some(email) = users::normalize_email(&i.email) else {
-        return Err(invalid("email", "`email` must be an address like name@example.com".into()));
+        return Err(invalid("email", "Enter an email address like name@example.com".into()));
     };
     if !users::ROLES.contains(&i.role.as_str()) {
-        return Err(invalid("role", "`role` must be owner or viewer".into()));
+        return Err(invalid("role", "Choose owner, agent or viewer".into()));
     }
-    let (_gate, c) = writer(app)?;
-    if users::find_any_by_email(&c, &email).map_err(unavailable)? {
-        return Err(Failure::conflict("user_exists", "a console user with this email exists already (emails are unique across businesses)"));
+    let made = {
+        let (_gate, c) = writer(app)?;
+        if !users::find_any_by_email(&c, &email).map_err(unavailable)? {
+            drop(c);
+            // An empty console URL: the link is a path the page puts after its own origin.
+            Some(users::create(app.dbs.main(), &s.business_id, &email, &i.role, None, "").map_err(unavailable)?)
+        } else {
+            None
+        }
+    };
+    if let Some(made) = made {
+        crate::logging::line("info", &format!("console: a {} was invited to business {}", i.role, s.business_id));
+        sync_members(app, &s.business_id);
+        return Ok((201, made));
     }
-    drop(c);
-    // An empty console URL: the link is a path the page puts after its own origin.
-    let made = users::create(app.dbs.main(), &s.business_id, &email, &i.role, None, "").map_err(unavailable)?;
-    crate::logging::line("info", &format!("console: a {} was invited to business {}", i.role, s.business_id));
-    Ok((201, made))
+    if users::list(app.dbs.main(), &s.business_id).map_err(unavailable)?["users"].as_array().is_some_and(|l| l.iter().any(|u| u["email"] == email.as_str())) {
+        return Err(Failure::conflict("user_exists", "this person can already log in to this business (see the list)"));
+    }
+    crate::logging::line("info", &format!("console: an invitation to business {} named an address another business uses; answered without a user", s.business_id));
+    Ok((201, look_alike(&s.business_id, &email, &i.role)))
+}
+
+/// What an invitation answers, for an address another business uses: the
+/// shape and kinds of values of a real one (a fresh user id, a setup link
+/// with a random token), none of which exists.
+fn look_alike(business: &str, email: &str, role: &str) -> Value {
+    let mut token = [0u8; 32];
+    rand::fill(&mut token);
+    json!({
+        "userId": uuid::Uuid::new_v4().to_string(),
+        "businessId": business,
+        "email": email,
+        "role": role,
+        "setupLink": format!("/console/#setup={}", hex::encode(token)),
+        "setupExpiresAt": crate::clock::rfc3339(crate::clock::now_ms() + users::SETUP_TTL_MS),
+    })
+}
+
+/// Copies the business's console users (id, address, role, active) into
+/// its own database's `team_members`, writing only when they differ. A
+/// failure is logged, not answered: the copy is brought up to date at the
+/// next login or page load.
+pub fn sync_members(app: &App, business: &str) {
+    if let Err(e) = try_sync(app, business) {
+        crate::logging::line("warn", &format!("console: the team of business {business} was not copied to its database: {}", e.message));
+    }
+}
+
+fn try_sync(app: &App, business: &str) -> Result<(), Failure> {
+    use crate::db::{query_rows, text, SqlValue};
+    let read = |c: &crate::db::Conn<'_>, sql: &str| -> Result<Vec<(String, String, String, bool)>, Failure> {
+        let rows = query_rows(c, sql, vec![SqlValue::Text(business.to_string())]).map_err(unavailable)?;
+        Ok(rows.iter().map(|r| (text(&r[0]), text(&r[1]), text(&r[2]), matches!(r[3], SqlValue::Integer(1)))).collect())
+    };
+    let wanted = {
+        let c = app.dbs.main().conn().map_err(unavailable)?;
+        read(&c, "SELECT id, email, role, disabled_at IS NULL FROM console_users WHERE business_id = ?1 ORDER BY id")?
+    };
+    let db = app.db_for(business)?;
+    let held = {
+        let c = db.conn().map_err(unavailable)?;
+        read(&c, "SELECT user_id, email, role, active FROM team_members WHERE business_id = ?1 ORDER BY user_id")?
+    };
+    if held == wanted {
+        return Ok(());
+    }
+    let (_gate, db) = super::business_writer(app, business)?;
+    let c = db.conn().map_err(unavailable)?;
+    crate::db::in_transaction(&c, || {
+        for (id, email, role, active) in &wanted {
+            crate::db::execute(
+                &c,
+                "INSERT INTO team_members (business_id, user_id, email, role, active) VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (business_id, user_id) DO UPDATE SET email = excluded.email, role = excluded.role, active = excluded.active",
+                vec![SqlValue::Text(business.into()), SqlValue::Text(id.clone()), SqlValue::Text(email.clone()), SqlValue::Text(role.clone()), SqlValue::Integer(i64::from(*active))],
+            )?;
+        }
+        Ok(())
+    })
+    .map_err(unavailable)
 }
 
 #[derive(Deserialize)]
@@ -107,20 +195,25 @@ struct RoleChange {
 fn change(app: &App, s: &SessionRecord, user: &str, body: Option<Value>) -> Result<(u16, Value), Failure> {
     let role = match body {
         Some(b) => {
-            let r: RoleChange = serde_json::from_value(b).map_err(|e| Failure::validation("invalid_body", format!("send {{\"role\": \"owner\" or \"viewer\"}}: {e}")))?;
+            let r: RoleChange = serde_json::from_value(b).map_err(|e| Failure::validation("invalid_body", format!("send {{\"role\": \"owner\", \"agent\" or \"viewer\"}}: {e}")))?;
             if !users::ROLES.contains(&r.role.as_str()) {
-                return Err(invalid("role", "`role` must be owner or viewer".into()));
+                return Err(invalid("role", "Choose owner, agent or viewer".into()));
             }
             Some(r.role)
         }
         None => None,
     };
-    let (_gate, c) = writer(app)?;
-    let done = crate::db::in_transaction(&c, || match &role {
-        Some(role) => users::set_role(&c, &s.business_id, user, role),
-        None => users::remove(&c, &s.business_id, user),
-    })
-    .map_err(unavailable)?;
+    let done = {
+        let (_gate, c) = writer(app)?;
+        crate::db::in_transaction(&c, || match &role {
+            Some(role) => users::set_role(&c, &s.business_id, user, role),
+            None => users::remove(&c, &s.business_id, user),
+        })
+        .map_err(unavailable)?
+    };
+    if done == Change::Done {
+        sync_members(app, &s.business_id);
+    }
     match done {
         Change::Done => Ok((200, json!({"userId": user, "role": role, "removed": role.is_none()}))),
         Change::NotFound => Err(Failure::not_found("user_not_found", "no active console user with this id in this business")),

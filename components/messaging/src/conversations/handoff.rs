@@ -1,4 +1,7 @@
-//! updateConversation (operation 65): the per-conversation handoff. A
+//! updateConversation (operation 65): the conversation's person
+//! (`assignedUserId`: an owner or support agent of the business who can log
+//! in, from `team_members`, or null), its state (`open` or `resolved`; a new
+//! inbound entry opens it again), and the per-conversation handoff. A
 //! person takes a conversation over (`humanHandoffActive: true`) and the
 //! agent stops auto-replying in it, while it keeps answering the number's
 //! or account's other conversations; handing back (`false`) lets it answer
@@ -13,25 +16,63 @@
 
 use serde::Deserialize;
 use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{now, req, Failure, HResult, Request, Success};
+use switchboard_guest::{fail, is_uuid, now, req, Failure, HResult, Request, Success};
 
 use super::{path_id, result};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct UpdateBody {
-    human_handoff_active: bool,
+    #[serde(default)]
+    human_handoff_active: Option<bool>,
+    /// Absent: unchanged; null: nobody.
+    #[serde(default, deserialize_with = "present")]
+    assigned_user_id: Option<Option<String>>,
+    #[serde(default)]
+    state: Option<String>,
+}
+
+/// A field that may be null: `Some(None)` when sent as null.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
 }
 
 pub fn update(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
     let id = path_id(r)?;
     let b: UpdateBody = req::body(r)?;
-    db::execute(
-        "UPDATE conversations SET handoff_active = ?3, handoff_changed_at = ?4 WHERE business_id = ?1 AND id = ?2 AND handoff_active <> ?3",
-        &[biz.into(), id.as_str().into(), i64::from(b.human_handoff_active).into(), now().into()],
-    )?;
-    result(biz, &id)
+    let now = now();
+    if let Some(active) = b.human_handoff_active {
+        db::execute(
+            "UPDATE conversations SET handoff_active = ?3, handoff_changed_at = ?4 WHERE business_id = ?1 AND id = ?2 AND handoff_active <> ?3",
+            &[biz.into(), id.as_str().into(), i64::from(active).into(), now.as_str().into()],
+        )?;
+    }
+    if let Some(assignee) = b.assigned_user_id {
+        let assignee = assignee.map(|u| u.to_ascii_lowercase());
+        if let Some(u) = &assignee {
+            let member = is_uuid(u)
+                && db::query_one("SELECT 1 FROM team_members WHERE business_id = ?1 AND user_id = ?2 AND active = 1 AND role IN ('owner', 'agent')", &[biz.into(), u.as_str().into()])?.is_some();
+            if !member {
+                return Err(fail::validation("assignee_not_found", "`assignedUserId` must name an owner or support agent of this business who can log in (listTeamMembers lists them)"));
+            }
+        }
+        db::execute("UPDATE conversations SET assigned_user_id = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), assignee.into()])?;
+    }
+    match b.state.as_deref() {
+        None => {}
+        Some("resolved") => {
+            db::execute(
+                "UPDATE conversations SET state = 'resolved', resolved_at = ?3 WHERE business_id = ?1 AND id = ?2 AND state <> 'resolved'",
+                &[biz.into(), id.as_str().into(), now.as_str().into()],
+            )?;
+        }
+        Some("open") => {
+            db::execute("UPDATE conversations SET state = 'open', resolved_at = NULL WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?;
+        }
+        Some(_) => return Err(fail::validation("invalid_state", "`state` must be open or resolved")),
+    }
+    result(r, &id)
 }
 
 /// [`taken_over`] read in the job step's write transaction, for the last

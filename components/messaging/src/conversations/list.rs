@@ -1,7 +1,9 @@
 //! listConversations (operation 61): newest activity first, keyset pages
 //! on (last activity, id) like every time-ordered list. Filters: `channel`,
 //! `agentId` (the agent assigned to the conversation's number or
-//! account), `status` (who answers now), `unread`, and `q`, a
+//! account), `status` (who answers now), `state` (open or resolved),
+//! `assignee` (`me`: the session's user; `none`; or a user id), `unread`
+//! (the reader's own for a session), and `q`, a
 //! case-insensitive (ASCII) substring of the contact's name or mobile, the
 //! photoapp handle, or any message's or comment's text.
 //!
@@ -18,21 +20,33 @@ use switchboard_guest::cursor::Cursor;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{fail, ok, req, HResult, Request, Success, Value};
 
-use super::{conversation_json, select, STATUS};
+use super::{conversation_json, select, unread, Reader, STATUS};
 
 pub fn list(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
+    let reader = Reader::of(r);
     let limit = req::limit(r, 50, 200)?;
     let cursor = req::query_nonempty(r, "cursor").map(Cursor::parse).transpose()?;
-    let mut sql = format!("{} WHERE c.business_id = ?1", select());
+    let mut sql = format!("{} WHERE c.business_id = ?1", select(reader));
     let mut params: Vec<Value> = vec![biz.into()];
 
     let status = format!("({STATUS})");
-    req::narrow(r, &mut sql, &mut params, &[("channel", "c.channel", false), ("agentId", "ca.ai_agent_id", true), ("status", &status, false)])?;
+    req::narrow(r, &mut sql, &mut params, &[("channel", "c.channel", false), ("agentId", "ca.ai_agent_id", true), ("status", &status, false), ("state", "c.state", false)])?;
+    match req::query_nonempty(r, "assignee") {
+        None => {}
+        Some("none") => sql += " AND c.assigned_user_id IS NULL",
+        Some("me") => match reader {
+            Reader::Person(u) => sql += &format!(" AND c.assigned_user_id = {}", bind(&mut params, u.into())),
+            Reader::Key => return Err(fail::validation("invalid_query_parameter", "`assignee=me` needs a console session: an API key is nobody; name the user's id instead")),
+        },
+        Some(id) if switchboard_guest::is_uuid(id) => sql += &format!(" AND c.assigned_user_id = {}", bind(&mut params, id.to_ascii_lowercase().into())),
+        Some(_) => return Err(fail::validation("invalid_query_parameter", "query parameter `assignee` must be me, none or a user id")),
+    }
+    let unread = unread(reader);
     match req::query_nonempty(r, "unread") {
         None => {}
-        Some("true") => sql += " AND c.unread_count > 0",
-        Some("false") => sql += " AND c.unread_count = 0",
+        Some("true") => sql += &format!(" AND {unread} > 0"),
+        Some("false") => sql += &format!(" AND {unread} = 0"),
         Some(_) => return Err(fail::validation("invalid_query_parameter", "query parameter `unread` must be true or false")),
     }
     if let Some(q) = req::query_nonempty(r, "q") {

@@ -2,17 +2,30 @@
 //! photoapp (direct messages and comments), newest activity first, with
 //! unread counts, search and filters (`list.rs`); one conversation and its
 //! thread of messages and comments with their delivery states
-//! (`thread.rs`); marking it read (`read.rs`); and the per-conversation
-//! handoff, which stops the agent's auto-replies in it (`handoff.rs`).
+//! (`thread.rs`); marking it read (`read.rs`); and the conversation's
+//! update (`handoff.rs`): the per-conversation handoff, which stops the
+//! agent's auto-replies in it, its person (assignee) and its state (open or
+//! resolved). The team inbox of issue 50 (ours, operations 76-81): the
+//! team's people (`team.rs`), internal notes (`notes.rs`) and saved replies
+//! (`saved_replies.rs`).
 //!
 //! What a list needs is kept on the conversation row by the triggers of
 //! migration 0030 (newest activity, newest message and comment, unread
-//! count), so every writer of a message or a comment keeps it true.
-//! Replying as a person is `sendMessage` (operation 8).
+//! count) and 0038 (a new inbound entry opens a resolved conversation
+//! again), so every writer of a message or a comment keeps it true.
+//! Replying as a person is `sendMessage` (operation 8), which records who
+//! sent it (`messages.sender_kind`).
+//!
+//! Unread is per person for a console session (`conversation_reads`: each
+//! user's marker; without one, what was read before markers were per
+//! person), and the business's one marker for an API key.
 
 pub mod handoff;
 mod list;
+pub mod notes;
 mod read;
+pub mod saved_replies;
+pub mod team;
 mod thread;
 
 use serde_json::{json, Value as J};
@@ -38,23 +51,85 @@ const STATUS: &str = "CASE \
       WHEN ca.auto_reply_enabled = 1 AND a.status = 'active' AND a.channel = c.channel THEN 'agent' \
       ELSE 'unassigned' END";
 
+/// The reader: a console user (their unread count) or an API key (the
+/// business's). A session's user id comes from the host, checked here to be
+/// a uuid before it is written into a statement.
+#[derive(Clone, Copy)]
+pub(crate) enum Reader<'a> {
+    Person(&'a str),
+    Key,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn of(r: &'a Request) -> Reader<'a> {
+        match r.caller.as_deref() {
+            Some(u) if switchboard_guest::is_uuid(u) => Reader::Person(u),
+            _ => Reader::Key,
+        }
+    }
+}
+
+/// The reader's unread count of `c` (after the join of [`select`]'s `r`).
+fn unread(reader: Reader) -> String {
+    match reader {
+        Reader::Key => "c.unread_count".into(),
+        Reader::Person(_) => {
+            let after = "(x.created_at > IFNULL(r.seen_at, IFNULL(c.read_baseline_at, '')) OR (x.created_at = r.seen_at AND x.id > r.seen_id))";
+            format!(
+                "((SELECT count(*) FROM messages x WHERE x.business_id = c.business_id AND x.conversation_id = c.id AND x.direction = 'inbound' AND {after}) + \
+                  (SELECT count(*) FROM photoapp_comments x WHERE x.business_id = c.business_id AND x.conversation_id = c.id AND {after}))"
+            )
+        }
+    }
+}
+
+/// Who sent an outbound message `m` (its `sender_kind`, `sender_id`), as
+/// columns: kind, id, name (the agent's or campaign's name, the person's
+/// address).
+pub(crate) fn sender_columns(m: &str) -> String {
+    format!(
+        "{m}.sender_kind, {m}.sender_id, CASE {m}.sender_kind \
+           WHEN 'agent' THEN (SELECT sa.name FROM agents sa WHERE sa.business_id = {m}.business_id AND sa.id = {m}.sender_id) \
+           WHEN 'person' THEN (SELECT st.email FROM team_members st WHERE st.business_id = {m}.business_id AND st.user_id = {m}.sender_id) \
+           WHEN 'campaign' THEN (SELECT sc.name FROM campaigns sc WHERE sc.business_id = {m}.business_id AND sc.id = {m}.sender_id) END"
+    )
+}
+
+/// The `sentBy` of an outbound message from [`sender_columns`] at `at`
+/// (null for inbound ones and for messages sent before it was kept).
+pub(crate) fn sent_by(r: &Row, at: usize) -> J {
+    match r.opt_text(at) {
+        None => J::Null,
+        Some(kind) => json!({"kind": kind, "id": r.opt_text(at + 1), "name": r.opt_text(at + 2)}),
+    }
+}
+
 /// The columns [`conversation_json`] reads, then `FROM` and the joins; the
 /// caller adds `WHERE c.business_id = ?1 …`.
-fn select() -> String {
+fn select(reader: Reader) -> String {
+    let mine = match reader {
+        Reader::Person(u) => format!("'{u}'"),
+        Reader::Key => "NULL".into(),
+    };
+    let unread = unread(reader);
+    let sender = sender_columns("lm");
     format!(
         "SELECT c.id, c.channel, c.phone_number_id, c.provider_account_id, \
                 IFNULL(CASE c.channel WHEN 'chatapp' THEN k.mobile ELSE c.participant_id END, ''), \
                 c.contact_id, k.name, c.participant_name, a.id, a.name, {STATUS}, c.handoff_active, c.unread_count, \
                 IFNULL(c.last_activity_at, c.created_at), c.created_at, \
                 lm.id, lm.direction, lm.type, IFNULL(lm.text, ''), lm.status, lm.created_at, \
-                lc.id, lc.text, lc.status, lc.created_at, lm.text IS NULL \
+                lc.id, lc.text, lc.status, lc.created_at, lm.text IS NULL, \
+                c.assigned_user_id, tm.email, c.state, c.resolved_at, {unread} AS unread, {sender} \
          FROM conversations c \
          LEFT JOIN contacts k ON k.business_id = c.business_id AND k.id = c.contact_id \
          LEFT JOIN channel_assignments ca ON ca.business_id = c.business_id AND ca.channel = c.channel \
               AND ca.provider_id = IFNULL(c.phone_number_id, c.provider_account_id) \
          LEFT JOIN agents a ON a.business_id = ca.business_id AND a.id = ca.ai_agent_id \
          LEFT JOIN messages lm ON lm.business_id = c.business_id AND lm.id = c.last_message_id \
-         LEFT JOIN photoapp_comments lc ON lc.business_id = c.business_id AND lc.id = c.last_comment_id"
+         LEFT JOIN photoapp_comments lc ON lc.business_id = c.business_id AND lc.id = c.last_comment_id \
+         LEFT JOIN team_members tm ON tm.business_id = c.business_id AND tm.user_id = c.assigned_user_id \
+         LEFT JOIN conversation_reads r ON r.business_id = c.business_id AND r.conversation_id = c.id AND r.user_id = {mine}"
     )
 }
 
@@ -65,10 +140,12 @@ fn conversation_json(r: &Row) -> J {
     // The newest of the last message and the last comment.
     let message = r.opt_text(15).map(|id| {
         let text = if r.boolean(25) { J::Null } else { J::String(r.text(18)) };
-        (r.text(20), json!({"id": id, "kind": "message", "direction": r.text(16), "type": r.text(17), "text": text, "status": r.text(19), "createdAt": r.text(20)}))
+        (r.text(20), json!({"id": id, "kind": "message", "direction": r.text(16), "type": r.text(17), "text": text, "status": r.text(19), "createdAt": r.text(20), "sentBy": sent_by(r, 31)}))
     });
-    let comment =
-        r.opt_text(21).map(|id| (r.text(24), json!({"id": id, "kind": "comment", "direction": "inbound", "type": "text", "text": r.text(22), "status": r.text(23), "createdAt": r.text(24)})));
+    let comment = r
+        .opt_text(21)
+        .map(|id| (r.text(24), json!({"id": id, "kind": "comment", "direction": "inbound", "type": "text", "text": r.text(22), "status": r.text(23), "createdAt": r.text(24), "sentBy": null})));
+    let assignee = r.opt_text(26).map(|id| json!({"userId": id, "email": r.opt_text(27)}));
     let last = match (message, comment) {
         (Some(m), Some(c)) => Some(if c.0 > m.0 { c.1 } else { m.1 }),
         (m, c) => m.or(c).map(|(_, v)| v),
@@ -84,7 +161,10 @@ fn conversation_json(r: &Row) -> J {
         "agent": agent,
         "status": r.text(10),
         "humanHandoffActive": r.boolean(11),
-        "unreadCount": r.int(12),
+        "unreadCount": r.int(30),
+        "assignee": assignee,
+        "state": r.text(28),
+        "resolvedAt": r.opt_text(29),
         "lastActivityAt": r.text(13),
         "lastEntry": last,
         "createdAt": r.text(14),
@@ -93,13 +173,13 @@ fn conversation_json(r: &Row) -> J {
 
 /// The conversation of this business named by the path, as JSON
 /// (`404 conversation_not_found` otherwise).
-fn load(biz: &str, id: &str) -> Result<J, Failure> {
-    let row = db::query_one(&format!("{} WHERE c.business_id = ?1 AND c.id = ?2", select()), &[biz.into(), id.into()])?.ok_or_else(not_found)?;
+fn load(biz: &str, id: &str, reader: Reader) -> Result<J, Failure> {
+    let row = db::query_one(&format!("{} WHERE c.business_id = ?1 AND c.id = ?2", select(reader)), &[biz.into(), id.into()])?.ok_or_else(not_found)?;
     Ok(conversation_json(&row))
 }
 
 /// The path's `conversationId`, checked to name one of this business's.
-fn path_id(r: &Request) -> Result<String, Failure> {
+pub(crate) fn path_id(r: &Request) -> Result<String, Failure> {
     let id = switchboard_guest::req::path_uuid(r, "conversationId", "conversation_not_found", "conversation")?.to_ascii_lowercase();
     if db::query_one("SELECT 1 FROM conversations WHERE business_id = ?1 AND id = ?2", &[r.business_id.as_str().into(), id.as_str().into()])?.is_none() {
         return Err(not_found());
@@ -111,7 +191,7 @@ fn not_found() -> Failure {
     fail::not_found("conversation_not_found", "conversation not found")
 }
 
-/// The answer of the mutations and of getConversation.
-fn result(biz: &str, id: &str) -> HResult<Success> {
-    switchboard_guest::ok(&json!({"conversation": load(biz, id)?}))
+/// The answer of the mutations and of getConversation, as `reader` sees it.
+fn result(r: &Request, id: &str) -> HResult<Success> {
+    switchboard_guest::ok(&json!({"conversation": load(&r.business_id, id, Reader::of(r))?}))
 }

@@ -1,19 +1,20 @@
 //! getConversation (operation 62) and getConversationThread (63): one
-//! conversation, and its messages and comments newest first with their
-//! delivery states, keyset pages on (created at, id) over both. Reading
-//! marks nothing read (that is operation 64, a write).
+//! conversation, and its messages, comments and internal notes newest
+//! first with their delivery states and who sent each outbound message,
+//! keyset pages on (created at, id) over all three. Reading marks nothing
+//! read (that is operation 64, a write).
 
 use serde_json::{json, Value as J};
 use switchboard_guest::cursor::Cursor;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{ok, req, HResult, Request, Success, Value};
 
-use super::{path_id, result};
+use super::{path_id, result, sender_columns, sent_by};
 
 pub fn get(r: &Request) -> HResult<Success> {
     // The read itself answers conversation_not_found: no existence check first.
     let id = req::path_uuid(r, "conversationId", "conversation_not_found", "conversation")?.to_ascii_lowercase();
-    result(&r.business_id, &id)
+    result(r, &id)
 }
 
 pub fn thread(r: &Request) -> HResult<Success> {
@@ -31,14 +32,20 @@ pub fn thread(r: &Request) -> HResult<Success> {
         }
         None => "",
     };
+    let sender = sender_columns("messages");
     let sql = format!(
         "SELECT id, 'message', direction, type, text, media_id, status, created_at, sent_at, delivered_at, read_at, failed_at, \
-                failure_code, failure_message, reaction, NULL, NULL, NULL \
+                failure_code, failure_message, reaction, NULL, NULL, NULL, {sender} \
          FROM messages WHERE business_id = ?1 AND conversation_id = ?2{before} \
          UNION ALL \
          SELECT id, 'comment', 'inbound', 'text', text, NULL, status, created_at, NULL, NULL, NULL, \
-                CASE status WHEN 'failed' THEN replied_at END, failure_code, failure_message, NULL, post_id, reply_text, replied_at \
+                CASE status WHEN 'failed' THEN replied_at END, failure_code, failure_message, NULL, post_id, reply_text, replied_at, NULL, NULL, NULL \
          FROM photoapp_comments WHERE business_id = ?1 AND conversation_id = ?2{before} \
+         UNION ALL \
+         SELECT id, 'note', 'internal', 'text', text, NULL, 'internal', created_at, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+                CASE WHEN author_user_id IS NULL THEN 'api' ELSE 'person' END, author_user_id, \
+                (SELECT st.email FROM team_members st WHERE st.business_id = conversation_notes.business_id AND st.user_id = conversation_notes.author_user_id) \
+         FROM conversation_notes WHERE business_id = ?1 AND conversation_id = ?2{before} \
          ORDER BY 8 DESC, 1 DESC LIMIT {}",
         limit + 1
     );
@@ -73,6 +80,7 @@ pub fn thread(r: &Request) -> HResult<Success> {
                 "reaction": r.opt_text(14),
                 "postId": r.opt_text(15),
                 "reply": reply,
+                "sentBy": sent_by(r, 18),
             })
         })
         .collect();

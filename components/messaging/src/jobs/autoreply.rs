@@ -162,6 +162,7 @@ fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
         media_id: None,
         now: &now,
     })?;
+    conversation::record_sender(biz, &reply_id, &conversation::Sender::Agent(&agent))?;
     if let Some(used) = used {
         db::execute("UPDATE messages SET grounding_json = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), reply_id.as_str().into(), used.into()])?;
     }

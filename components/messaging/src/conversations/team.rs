@@ -1,0 +1,16 @@
+//! listTeamMembers (ours, operation 76): the business's people who can log
+//! in to the console, with their role, as the business's database holds
+//! them (`team_members`, copied by the host from main's console users at
+//! every change, login and console load). The inbox assigns conversations to
+//! them (owners and support agents) and names who sent a message.
+
+use serde_json::json;
+use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::{ok, HResult, Request, Success};
+
+pub fn list(r: &Request) -> HResult<Success> {
+    let rows = db::query("SELECT user_id, email, role FROM team_members WHERE business_id = ?1 AND active = 1 ORDER BY email, user_id", &[r.business_id.as_str().into()])?;
+    let me = r.caller.as_deref();
+    let members: Vec<_> = rows.iter().map(|m| json!({"userId": m.text(0), "email": m.text(1), "role": m.text(2), "you": me == Some(m.text(0).as_str())})).collect();
+    ok(&json!({"members": members}))
+}
