@@ -30,6 +30,23 @@ fn open_admin_data_dir(dir: &Path, create: bool, storage: db::Storage) -> Result
 }
 
 pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
+    if let AdminCommand::Restore { from } = &args.command {
+        // A new data dir, made from the file alone.
+        if args.primary.primary_url.is_some() {
+            bail!("restore lays a backup out as a local data dir; run it without --primary-url (docs/operations.md says how to load one into a libSQL server)");
+        }
+        let _ = writeln!(std::io::stderr(), "switchboard admin: restoring {} into data dir {}", from.display(), args.data_dir.display());
+        return admin::backup::restore(from, &args.data_dir);
+    }
+    let files = admin::backup::Files { data_dir: &args.data_dir, replica: args.primary.primary_url.as_ref().map(|_| "replica-admin".to_string()) };
+    if matches!(args.command, AdminCommand::Check) && args.primary.primary_url.is_none() {
+        // The files as they are: a damaged one must not stop the check.
+        if !args.data_dir.is_dir() {
+            bail!("data dir {} does not exist (check --data-dir / SWITCHBOARD_DATA_DIR)", args.data_dir.display());
+        }
+        let _ = writeln!(std::io::stderr(), "switchboard admin: data dir {}", args.data_dir.display());
+        return checked(admin::backup::check(None, &files)?);
+    }
     plugins::sealed::check_environment()?;
     let dbs = open_admin_data_dir(&args.data_dir, args.create, args.primary.storage("admin"))?;
     // Keys, users and the businesses' list live in main; everything else
@@ -37,6 +54,14 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
     let db = dbs.main().clone();
     let home = |business: &str| dbs.of_business(business);
     match args.command {
+        AdminCommand::Restore { .. } => unreachable!("answered above"),
+        AdminCommand::Backup { to } => {
+            let say = |line: &str| {
+                let _ = writeln!(std::io::stderr(), "switchboard admin: {line}");
+            };
+            admin::backup::backup(&dbs, &files, &to, &say)
+        }
+        AdminCommand::Check => checked(admin::backup::check(Some(&dbs), &files)?),
         AdminCommand::Business(BusinessCommand::Create { name, database }) => admin::create_business(&dbs, &name, database.as_deref()),
         AdminCommand::Database(DatabaseCommand::Add { name, url }) => dbs.add(&name, &url),
         AdminCommand::Database(DatabaseCommand::List) => dbs.list(),
@@ -123,4 +148,14 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
             admin::sandbox_photoapp_signal(&dbs, &account_id, &from, &admin::PhotoappSignal::Referral { source: &source, ad_id: ad_id.as_deref(), post_id: post_id.as_deref() })
         }
     }
+}
+
+/// `admin check`'s answer; printed and an error (exit 1) when a database
+/// has problems.
+fn checked(found: serde_json::Value) -> Result<serde_json::Value> {
+    if found["ok"] != true {
+        println!("{found}");
+        bail!("a database of the data dir has problems (listed above)");
+    }
+    Ok(found)
 }

@@ -3,6 +3,7 @@
 
 mod agents;
 mod autoreply;
+mod backups;
 mod billing;
 mod campaigns;
 mod cli;

@@ -12,6 +12,7 @@
 //! subcommands and by the console.
 
 pub mod areas;
+pub mod backup;
 pub mod sessions;
 pub mod summaries;
 pub mod usage;

@@ -50,6 +50,27 @@ pub(crate) enum AdminCommand {
     /// sandbox (the default) or a plugin of the plugin folder.
     #[command(subcommand)]
     Provider(ProviderCommand),
+    /// Copy every database of the data dir into one file while a server
+    /// runs on it: each database at one commit, taken again if a business
+    /// moved meanwhile (beside a libSQL server: the primary's data, pulled
+    /// now). Checked before it is written.
+    Backup {
+        /// The backup file to write (replaced when it exists, once the new one is whole).
+        #[arg(long, value_name = "FILE")]
+        to: PathBuf,
+    },
+    /// Lay a backup out as the data dir --data-dir, which must not exist or
+    /// be empty (a backup of a libSQL server deployment becomes a local
+    /// data dir). Each file is checked first.
+    Restore {
+        /// The backup file (`admin backup --to`).
+        #[arg(long, value_name = "FILE")]
+        from: PathBuf,
+    },
+    /// Check every database of the data dir: SQLite's integrity check, and
+    /// that each libSQL vector index has one entry per row. Prints what it
+    /// found; exits 1 when a database has a problem.
+    Check,
 }
 
 #[derive(Subcommand)]
