@@ -2,10 +2,12 @@
 """Generates the Python and TypeScript clients of the served OpenAPI
 document and walks through the API with each against the real binary.
 
-One command: starts target/debug/switchboard (built by `cargo test`) on a
-free loopback port with a temp data dir (tests/contract/lint.py's helper),
-fetches GET /api/v1/openapi.json and generates, into tests/sdk/generated/
-(ignored by git; nothing generated is committed or published):
+One command, part of `./dev test`: starts the binary (BINARY, else the
+debug build `./dev test`'s `cargo test` has just made, else the release
+build of `./dev run`) on a free loopback port with a temp data dir
+(tests/contract/lint.py's helper), fetches GET /api/v1/openapi.json and
+generates, into tests/sdk/generated/ (ignored by git; nothing generated is
+committed or published):
 
   python/switchboard_client/  openapi-python-client (pinned below), in a venv
                               under ~/.cache/switchboard-sdk/;
@@ -22,6 +24,11 @@ tests/sdk/walk.py, and tests/sdk/ts/walk.ts (type-checked by tsc, run by
 tsx). Each: a category and a contact, an idempotent replay, a typed 404, a
 raw data-source upload, a message send and a call start, followed to their
 ends through the sandbox messenger and carrier.
+
+Then the packages of `./dev clients` (tests/sdk/clients.py), from the
+running server's document: the Python one installed with pip into a temp
+venv, the TypeScript one with npm into a temp node project (type-checked
+there), each creating a category once.
 
 Exits non-zero on any failure. Usage: tests/sdk/run.py [BINARY]
 Environment: CARGO_TARGET_DIR, XDG_CACHE_HOME.
@@ -42,7 +49,9 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "contract"))
 import lint  # noqa: E402  (the served-document helper)
 
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TARGET, "debug", "switchboard")
+BIN = sys.argv[1] if __name__ == "__main__" and len(sys.argv) > 1 else next(
+    (b for b in (os.path.join(TARGET, kind, "switchboard") for kind in ("debug", "release")) if os.path.exists(b)),
+    os.path.join(TARGET, "debug", "switchboard"))
 # The generator, and what the generated client runs on (the versions the
 # generator itself would pull in), pinned.
 PYTHON_PACKAGES = ["openapi-python-client==0.29.1", "httpx==0.28.1", "attrs==26.1.0"]
@@ -88,14 +97,17 @@ def node_env():
         run(["npm", "ci", "--no-audit", "--no-fund"], cwd=TS)
 
 
-def generate_python(venv, document):
-    out = os.path.join(OUT, "python", "switchboard_client")
+def generate_python(venv, document, out=None, meta="none", config=None):
+    """The Python client of DOCUMENT in OUT: the package itself (meta
+    none), or a project holding it (meta setup: `./dev clients`)."""
+    out = out or os.path.join(OUT, "python", "switchboard_client")
     env = dict(os.environ, PATH=os.path.join(venv, "bin") + os.pathsep + os.environ["PATH"])
     cmd = [os.path.join(venv, "bin", "openapi-python-client"), "generate", "--path", document,
-           "--output-path", out, "--overwrite", "--meta", "none"]
+           "--output-path", out, "--overwrite", "--meta", meta] + (["--config", config] if config else [])
     print("+", " ".join(cmd), flush=True)
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
-    if r.returncode != 0 or not os.path.exists(os.path.join(out, "client.py")):
+    package = out if meta == "none" else os.path.join(out, "switchboard_client")
+    if r.returncode != 0 or not os.path.exists(os.path.join(package, "client.py")):
         print(r.stdout, r.stderr)
         raise SystemExit("sdk: openapi-python-client failed")
     # Each finding is "WARNING parsing <METHOD> <path> ..." followed by its
@@ -110,8 +122,8 @@ def generate_python(venv, document):
     return os.path.dirname(out)
 
 
-def generate_typescript(document):
-    out = os.path.join(OUT, "ts", "switchboard.d.ts")
+def generate_typescript(document, out=None):
+    out = out or os.path.join(OUT, "ts", "switchboard.d.ts")
     # --default-non-nullable false: a property with a default stays optional
     # in a request body (the generator's default makes it required).
     run(["npx", "--no-install", "openapi-typescript", document, "-o", out, "--default-non-nullable", "false"], cwd=TS)
@@ -131,6 +143,57 @@ def seed(data, name):
     admin(data, "voice", "configure", "--business", business, "--lines", "2")
     admin(data, "credits", "add", "--business", business, "--microcredits", "5000000")
     return business, key
+
+
+PACKAGE_PY = """
+import os, sys
+from switchboard_client import AuthenticatedClient
+from switchboard_client.api.contacts import create_category
+from switchboard_client.models import CategoryCreate
+client = AuthenticatedClient(base_url=os.environ["SB_URL"], token=os.environ["SB_KEY"])
+r = create_category.sync_detailed(client=client, idempotency_key="package-py", body=CategoryCreate(business_id=os.environ["SB_BUSINESS"], name="From pip"))
+assert r.status_code == 201, (r.status_code, r.content)
+print("sdk: the pip-installed client made category", r.parsed.data.category.id)
+"""
+
+PACKAGE_TS = """import createSwitchboardClient from "switchboard-client";
+const api = createSwitchboardClient({ baseUrl: process.env.SB_URL!, apiKey: process.env.SB_KEY! });
+const { data, error, response } = await api.POST("/api/v1/contacts/categories", {
+  params: { header: { "Idempotency-Key": "package-ts" } },
+  body: { businessId: process.env.SB_BUSINESS!, name: "From npm" },
+});
+if (!data || response.status !== 201) {
+  console.error("sdk: the npm-installed client got", response.status, JSON.stringify(error));
+  process.exit(1);
+}
+console.log("sdk: the npm-installed client made category", data.data.category.id);
+"""
+
+
+def packages(base, data, work):
+    """`./dev clients`' packages of the running server's document,
+    installed as their users would, each calling it once."""
+    business, key = seed(data, "packages")
+    env = dict(os.environ, SB_URL=base, SB_KEY=key, SB_BUSINESS=business)
+    clients = os.path.join(HERE, "clients.py")
+    py_out, ts_out = os.path.join(work, "switchboard-client-py"), os.path.join(work, "switchboard-client-ts")
+    run([sys.executable, clients, "python", "--out", py_out, "--from", base])
+    run([sys.executable, clients, "typescript", "--out", ts_out, "--from", base])
+    venv = os.path.join(work, "venv")
+    run([sys.executable, "-m", "venv", venv])
+    run([os.path.join(venv, "bin", "pip"), "install", "-q", "--disable-pip-version-check", py_out])
+    run([os.path.join(venv, "bin", "python"), "-c", PACKAGE_PY], env=env, cwd=work)
+    app = os.path.join(work, "app")
+    os.makedirs(app)
+    with open(os.path.join(app, "package.json"), "w") as f:
+        json.dump({"name": "app", "private": True, "type": "module"}, f)
+    run(["npm", "install", "--install-links", "--no-audit", "--no-fund", "--loglevel=error", ts_out], cwd=app)
+    with open(os.path.join(app, "call.ts"), "w") as f:
+        f.write(PACKAGE_TS)
+    bin_ = os.path.join(TS, "node_modules", ".bin")
+    run([os.path.join(bin_, "tsc"), "--noEmit", "--strict", "--target", "ES2022", "--module", "nodenext", "--moduleResolution", "nodenext",
+         "--types", "node", "--typeRoots", os.path.join(TS, "node_modules", "@types"), "call.ts"], cwd=app)
+    run([os.path.join(bin_, "tsx"), "call.ts"], cwd=app, env=env)
 
 
 def main():
@@ -166,15 +229,21 @@ def main():
                 except subprocess.TimeoutExpired:
                     print(f"sdk: the {name} walk-through exceeded {TIMEOUT}s", flush=True)
                     results[name] = False
+            try:
+                packages(base, data, work)
+                results["packages"] = True
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired, SystemExit) as e:
+                print(f"sdk: the packages of ./dev clients: {e}", flush=True)
+                results["packages"] = False
     except BaseException:
         print(f"sdk: the server's log is {os.path.join(work, 'server.log')}", flush=True)
         raise
     took = time.monotonic() - installed
     failed = [n for n, ok in results.items() if not ok]
     summary = ", ".join(f"{n}: {'ok' if ok else 'FAILED'}" for n, ok in results.items())
-    print(f"sdk: {len(results) - len(failed)} of 2 walk-throughs passed ({summary}); "
+    print(f"sdk: {len(results) - len(failed)} of 3 passed ({summary}); "
           f"{took:.1f}s after installs ({installed - started:.1f}s installing)")
-    if failed or len(results) != 2:
+    if failed or len(results) != 3:
         print(f"sdk: the server's log is {os.path.join(work, 'server.log')}")
         return 1
     shutil.rmtree(work, ignore_errors=True)
