@@ -14,36 +14,52 @@
 //! callbacks (the embedded sandbox, a plugin without the export); 400 for a
 //! callback the plugin cannot read; 503 (retryable) when the plugin is not
 //! loaded or failed, so the carrier sends it again.
+//!
+//! Beside it, `…/carrier/turn` and `…/carrier/partial` (`turns.rs`): the
+//! posts of a carrier that hears the customer in turns.
 
 use crate::db::{self, SqlValue};
+use crate::engine::providers::carrier::{Carrier, CarrierError};
+use crate::engine::providers::Settings;
 use crate::pipeline::{Answer, App};
+use std::sync::Arc;
 use switchboard_gateway::errors::Failure;
 
-const SUFFIX: &str = "/carrier/events";
-/// The path as the access log shows it.
-pub const TEMPLATE: &str = "/providers/v1/{businessId}/carrier/events";
+mod turns;
 
-/// The business of a carrier callback path, if `path` is one.
+/// The carrier's routes: (suffix, the path as the access log shows it).
+const ROUTES: [(&str, &str); 3] = [
+    ("/carrier/events", "/providers/v1/{businessId}/carrier/events"),
+    ("/carrier/turn", "/providers/v1/{businessId}/carrier/turn"),
+    ("/carrier/partial", "/providers/v1/{businessId}/carrier/partial"),
+];
+
+/// The business of a carrier route's path, if `path` is one.
 pub fn business_of(path: &str) -> Option<&str> {
-    crate::provider_events::business_in(path, SUFFIX)
+    ROUTES.iter().find_map(|(suffix, _)| crate::provider_events::business_in(path, suffix))
 }
 
-/// The route. Runs on a blocking thread.
+/// The path of a carrier route as the access log shows it.
+pub fn template(path: &str) -> &'static str {
+    ROUTES.iter().find(|(suffix, _)| crate::provider_events::business_in(path, suffix).is_some()).map_or(ROUTES[0].1, |(_, t)| t)
+}
+
+/// The routes. Run on a blocking thread.
 pub fn receive(app: &App, path: &str, method: &str, query: Option<&str>, headers: Vec<(String, String)>, body: Vec<u8>, request_id: &str) -> Answer {
-    let answer = match (method, business_of(path)) {
-        ("POST", Some(business)) => take(app, &business.to_ascii_lowercase(), path, query, headers, body),
+    let business = business_of(path).map(str::to_ascii_lowercase);
+    let answer = match (method, business) {
+        ("POST", Some(business)) if path.ends_with("/carrier/turn") => return turns::receive(app, &business, path, query, headers, body, request_id, false),
+        ("POST", Some(business)) if path.ends_with("/carrier/partial") => return turns::receive(app, &business, path, query, headers, body, request_id, true),
+        ("POST", Some(business)) => take(app, &business, path, query, headers, body),
         ("POST", None) => Err(Failure::new(404, "not_found", "route_not_found", "no such route")),
         _ => Err(Failure::new(405, "validation", "method_not_allowed", "use POST").with_header("Allow", "POST".into())),
     };
     Answer::of_route(answer, 200, "carrierEvents", request_id)
 }
 
-fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec<(String, String)>, body: Vec<u8>) -> Result<serde_json::Value, Failure> {
-    let unavailable = crate::pipeline::unavailable;
-    let no_callbacks = || Failure::new(404, "not_found", "provider_events_not_accepted", "this business's voice carrier takes no callbacks");
-    let db = app.db_for(business)?;
-    let conn = db.conn().map_err(|_| unavailable())?;
-    let (carrier, settings) = match app.components.providers().plugin_for::<crate::engine::providers::carrier::Carrier>(&conn, business) {
+/// The business's carrier plugin, when it takes callbacks.
+fn carrier_of(app: &App, conn: &db::Connection, business: &str) -> Result<(Arc<Carrier>, Settings), Failure> {
+    let (carrier, settings) = match app.components.providers().plugin_for::<Carrier>(conn, business) {
         Ok(Some(p)) => p,
         Ok(None) | Err(crate::engine::providers::Unavailable::NotConfigured) => return Err(no_callbacks()),
         Err(u) => {
@@ -54,17 +70,39 @@ fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec
     if !carrier.takes_callbacks() {
         return Err(no_callbacks());
     }
+    Ok((carrier, settings))
+}
+
+fn no_callbacks() -> Failure {
+    Failure::new(404, "not_found", "provider_events_not_accepted", "this business's voice carrier takes no callbacks")
+}
+
+/// The address the carrier called: the server's public URL, the path and
+/// the query.
+fn called_url(path: &str, query: Option<&str>) -> String {
     let base = switchboard_runtime::recording_links::public_url().unwrap_or_default();
-    let url = match query {
+    match query {
         Some(q) => format!("{base}{path}?{q}"),
         None => format!("{base}{path}"),
-    };
-    let calls = carrier.receive(&settings, &url, &headers, &body).map_err(|e| match e.code.as_str() {
+    }
+}
+
+/// The answer to a post the adapter refused.
+fn refusal(e: CarrierError) -> Failure {
+    match e.code.as_str() {
         "signature_invalid" => Failure::new(401, "authentication", "signature_invalid", "the callback is not signed by the carrier"),
         "not_supported" => no_callbacks(),
         _ if e.retryable => Failure::new(503, "capacity", "provider_events_unavailable", "the carrier adapter could not read the callback; send it again").retryable(true),
         _ => Failure::validation("provider_events_invalid", format!("the carrier adapter could not read the callback: {}", e.code)),
-    })?;
+    }
+}
+
+fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec<(String, String)>, body: Vec<u8>) -> Result<serde_json::Value, Failure> {
+    let unavailable = crate::pipeline::unavailable;
+    let db = app.db_for(business)?;
+    let conn = db.conn().map_err(|_| unavailable())?;
+    let (carrier, settings) = carrier_of(app, &conn, business)?;
+    let calls = carrier.receive(&settings, &called_url(path, query), &headers, &body).map_err(refusal)?;
     let gate = db.write_gate(std::time::Duration::from_secs(10)).ok_or_else(unavailable)?;
     let now = crate::clock::now_ms();
     let woken = crate::db::in_transaction(&conn, || {
@@ -90,6 +128,9 @@ mod tests {
     fn paths() {
         assert_eq!(super::business_of("/providers/v1/0190-ab/carrier/events"), Some("0190-ab"));
         assert_eq!(super::business_of("/providers/v1/0190-ab/messenger/events"), None);
+        assert_eq!(super::business_of("/providers/v1/0190-ab/carrier/turn"), Some("0190-ab"));
+        assert_eq!(super::template("/providers/v1/0190-ab/carrier/partial"), "/providers/v1/{businessId}/carrier/partial");
+        assert_eq!(super::template("/providers/v1/0190-ab/carrier/events"), "/providers/v1/{businessId}/carrier/events");
         assert_eq!(super::business_of("/providers/v1//carrier/events"), None);
     }
 }

@@ -193,7 +193,7 @@ fn logged_path(shared: &Shared, path: &str, side: Option<Side>, op: Option<&swit
     match side {
         Some(Side::OpenApi | Side::Healthz | Side::Readyz | Side::Metrics) => return path.to_string(),
         Some(Side::Sandbox) if shared.app.sandbox_routes => return path.to_string(),
-        Some(Side::ProviderEvents) if crate::carrier_events::business_of(path).is_some() => return crate::carrier_events::TEMPLATE.to_string(),
+        Some(Side::ProviderEvents) if crate::carrier_events::business_of(path).is_some() => return crate::carrier_events::template(path).to_string(),
         Some(Side::ProviderEvents) => return crate::provider_events::TEMPLATE.to_string(),
         _ => {}
     }

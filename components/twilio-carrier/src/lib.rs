@@ -33,9 +33,20 @@
 //!   `placement_timeout`: the host then calls `poll` without a memo, which
 //!   finds the call by our id ([`find`]) instead of placing it again.
 //!
-//! Not spoken: the customer's speech (the API's speech recognition posts
-//! to TwiML actions, which this adapter does not serve), so a call through
-//! it carries the agent's turns only.
+//! * turns (`carrier-webhooks.hear` and `answer`): the placement's TwiML
+//!   redirects to `{carrier}/turn?call=<id>&turn=0` (`{carrier}` the
+//!   callback address without `/events`), so the answer asks for the first
+//!   turn; each turn's answer says the agent's words with a speech
+//!   `<Gather>` whose action is the next turn (the words inside it, with
+//!   `partialResultCallback` to `{carrier}/partial`, when the customer may
+//!   barge in; before it when not), or the words and `<Hangup/>`; the
+//!   action's `SpeechResult` and `Confidence` are the customer's; a live
+//!   call's `Answered` comes from turn 0, not from its status.
+//!
+//! Not spoken: playback progress (the API has none; an utterance said by
+//! `say`, which this adapter's calls no longer need, counts as played at
+//! the next poll), the voice profile (`<Say>` gets no voice or language),
+//! streamed audio.
 
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
@@ -45,7 +56,7 @@ mod bindings {
 
 use base64::Engine as _;
 use bindings::exports::switchboard::provider::carrier::{CallEvent, CarrierError, EndCause, Ended, Guest, Placement, Playback, Progress, RecordingPiece, TimedEvent};
-use bindings::exports::switchboard::provider::carrier_webhooks;
+use bindings::exports::switchboard::provider::carrier_webhooks::{self, Heard, TurnAnswer};
 use bindings::switchboard::provider::{clock, http, settings};
 use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
@@ -176,7 +187,10 @@ pub fn events(mut m: Value, status: &str, duration_s: u64, now_ms: i64) -> (Vec<
     if rank(status) >= 1 && seen < 1 {
         out.push(at(CallEvent::Ringing));
     }
-    if connected && seen < 2 {
+    // A live call's answer is its first turn's post (turn 0), which the
+    // host reads as the answer; only a call that ended before we saw it
+    // live reports it here.
+    if connected && seen < 2 && status != "in-progress" {
         out.push(at(CallEvent::Answered));
     }
     if connected {
@@ -205,10 +219,58 @@ pub fn events(mut m: Value, status: &str, duration_s: u64, now_ms: i64) -> (Vec<
     (out, m)
 }
 
+/// XML text or attribute escaping.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// The address of a turn's post (`kind` `turn`) or of its partial results
+/// (`partial`): beside the status callback address (`…/carrier/events`),
+/// with our call id and the turn.
+fn turn_url(base: &str, kind: &str, call_id: &str, turn: u32) -> String {
+    let query = form_urlencoded::Serializer::new(String::new()).append_pair("call", call_id).append_pair("turn", &turn.to_string()).finish();
+    format!("{base}/{kind}?{query}")
+}
+
+/// The carrier routes of the business: the callback address without its
+/// `/events`.
+fn carrier_base() -> Result<String, CarrierError> {
+    let events = setting("callback-url")?;
+    let base = events.split('?').next().unwrap_or_default();
+    Ok(base.strip_suffix("/events").unwrap_or(base).to_string())
+}
+
+/// The TwiML that answers a turn's post: the agent's words and a speech
+/// `<Gather>` whose action is the next turn (the words inside it when the
+/// customer may speak over them, before it when not; partial results
+/// posted while they play, so the host sees where they were cut), or the
+/// words and `<Hangup/>`; a hold asks for the same turn again.
+pub fn answer_twiml(a: &TurnAnswer, base: &str) -> String {
+    let say = a.text.as_deref().filter(|t| !t.trim().is_empty()).map(|t| format!("<Say>{}</Say>", escape(t))).unwrap_or_default();
+    if a.hold {
+        return format!("<Response><Pause length=\"1\"/><Redirect method=\"POST\">{}</Redirect></Response>", escape(&turn_url(base, "turn", &a.call_id, a.turn)));
+    }
+    if a.end_call {
+        return format!("<Response>{say}<Hangup/></Response>");
+    }
+    let next = a.turn + 1;
+    let mut gather = format!(
+        "<Gather input=\"speech\" action=\"{}\" method=\"POST\" actionOnEmptyResult=\"true\" timeout=\"{}\" speechTimeout=\"auto\"",
+        escape(&turn_url(base, "turn", &a.call_id, next)),
+        a.listen_seconds.clamp(1, 60)
+    );
+    if a.barge_in && !say.is_empty() {
+        gather += &format!(" partialResultCallback=\"{}\" partialResultCallbackMethod=\"POST\">{say}</Gather>", escape(&turn_url(base, "partial", &a.call_id, next)));
+        format!("<Response>{gather}</Response>")
+    } else {
+        format!("<Response>{say}{gather}></Gather></Response>")
+    }
+}
+
 /// The TwiML of an utterance: the words, then the end or a pause that keeps
 /// the line open for the next turn.
 pub fn say_twiml(text: &str, end_call: bool) -> String {
-    let escaped = text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;");
+    let escaped = escape(text);
     let after = if end_call { "<Hangup/>" } else { "<Pause length=\"600\"/>" };
     format!("<Response><Say>{escaped}</Say>{after}</Response>")
 }
@@ -241,7 +303,8 @@ impl Guest for TwilioCarrier {
         let mut form = vec![
             ("To", call.destination.clone()),
             ("From", from),
-            ("Twiml", format!("<Response><Pause length=\"{}\"/></Response>", call.max_duration_seconds.max(1))),
+            // Once answered, the call asks us for its first turn.
+            ("Twiml", format!("<Response><Redirect method=\"POST\">{}</Redirect></Response>", escape(&turn_url(&carrier_base()?, "turn", &call.call_id, 0)))),
             ("StatusCallback", callback),
             ("Record", "true".into()),
             ("TimeLimit", call.max_duration_seconds.to_string()),
@@ -343,6 +406,27 @@ impl carrier_webhooks::Guest for TwilioCarrier {
         let call = form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == "call").map(|(_, v)| v.into_owned());
         Ok(call.into_iter().collect())
     }
+
+    fn hear(url: String, headers: Vec<(String, String)>, body: Vec<u8>) -> Result<Heard, CarrierError> {
+        let params: Vec<(String, String)> = form_urlencoded::parse(&body).into_owned().collect();
+        let given = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("x-twilio-signature")).map(|(_, v)| v.as_str()).unwrap_or_default();
+        if !signature_valid(&setting("auth-token")?, &url, &params, given) {
+            return Err(error("signature_invalid", "the post is not signed with this account's auth token", false));
+        }
+        let (path, query) = url.split_once('?').unwrap_or((url.as_str(), ""));
+        let of = |pairs: &[(String, String)], name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let query: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes()).into_owned().collect();
+        let call_id = of(&query, "call").filter(|c| !c.is_empty()).ok_or_else(|| error("post_unreadable", "the address names no call", false))?;
+        let turn = of(&query, "turn").and_then(|t| t.parse().ok()).ok_or_else(|| error("post_unreadable", "the address names no turn", false))?;
+        let partial = path.ends_with("/partial");
+        let speech = of(&params, if partial { "UnstableSpeechResult" } else { "SpeechResult" }).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        let confidence = of(&params, "Confidence").and_then(|c| c.parse::<f32>().ok()).filter(|c| (0.0..=1.0).contains(c));
+        Ok(Heard { call_id, turn, partial, speech, confidence })
+    }
+
+    fn answer(answer: TurnAnswer) -> Result<(String, String), CarrierError> {
+        Ok(("application/xml".to_string(), answer_twiml(&answer, &carrier_base()?)))
+    }
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -369,7 +453,8 @@ mod tests {
     fn statuses_become_events_once() {
         let m = json!({"sid": "CA1", "seen": 0, "pending": ["u0"]});
         let (e, m) = events(m, "in-progress", 0, 1);
-        assert!(matches!(e[0].event, CallEvent::Ringing) && matches!(e[1].event, CallEvent::Answered) && matches!(e[2].event, CallEvent::Played(_)));
+        // A live call's answer comes with its first turn's post.
+        assert!(matches!(e[0].event, CallEvent::Ringing) && matches!(e[1].event, CallEvent::Played(_)) && e.len() == 2);
         let (e, m) = events(m, "in-progress", 0, 2);
         assert!(e.is_empty());
         let (e, _) = events(m, "completed", 7, 3);
@@ -377,6 +462,24 @@ mod tests {
         let (e, _) = events(json!({"sid": "CA2", "seen": 0}), "busy", 0, 1);
         assert!(matches!(&e[1].event, CallEvent::Ended(x) if matches!(x.cause, EndCause::Busy)));
         assert_eq!(say_twiml("a < b", true), "<Response><Say>a &lt; b</Say><Hangup/></Response>");
+    }
+
+    #[test]
+    fn a_turn_is_answered_with_twiml() {
+        let base = "https://sb.example.com/providers/v1/b/carrier";
+        let a = TurnAnswer { call_id: "c1".into(), turn: 3, text: Some("Hi & bye".into()), end_call: false, barge_in: true, listen_seconds: 12, hold: false };
+        let next = "https://sb.example.com/providers/v1/b/carrier/turn?call=c1&amp;turn=4";
+        let partial = "https://sb.example.com/providers/v1/b/carrier/partial?call=c1&amp;turn=4";
+        let gather = format!("<Gather input=\"speech\" action=\"{next}\" method=\"POST\" actionOnEmptyResult=\"true\" timeout=\"12\" speechTimeout=\"auto\"");
+        assert_eq!(answer_twiml(&a, base), format!("<Response>{gather} partialResultCallback=\"{partial}\" partialResultCallbackMethod=\"POST\"><Say>Hi &amp; bye</Say></Gather></Response>"));
+        let no_barge = TurnAnswer { barge_in: false, ..a.clone() };
+        assert_eq!(answer_twiml(&no_barge, base), format!("<Response><Say>Hi &amp; bye</Say>{gather}></Gather></Response>"));
+        let listen = TurnAnswer { text: None, ..a.clone() };
+        assert_eq!(answer_twiml(&listen, base), format!("<Response>{gather}></Gather></Response>"));
+        let end = TurnAnswer { end_call: true, ..a.clone() };
+        assert_eq!(answer_twiml(&end, base), "<Response><Say>Hi &amp; bye</Say><Hangup/></Response>");
+        let hold = TurnAnswer { hold: true, ..a };
+        assert_eq!(answer_twiml(&hold, base), "<Response><Pause length=\"1\"/><Redirect method=\"POST\">https://sb.example.com/providers/v1/b/carrier/turn?call=c1&amp;turn=3</Redirect></Response>");
     }
 
     #[test]

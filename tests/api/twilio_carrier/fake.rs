@@ -5,6 +5,15 @@
 //! callbacks posted to the placement's `StatusCallback` signed in
 //! `X-Twilio-Signature`, and one recording served with byte ranges. It can
 //! drop its answer to a placement it made (`drop_next_answer`).
+//!
+//! Once a call is answered ([`Fake::pick_up`]) it runs the call's TwiML as
+//! the API does, with a scripted customer ([`Move`]): `<Redirect>` and a
+//! speech `<Gather>`'s action are POSTed to us (signed) and our answer is
+//! the next document; the customer speaks, stays silent (the `<Gather>`
+//! times out after its `timeout`), speaks over the words inside a
+//! `<Gather>` (a partial result first) or hangs up. Every document is
+//! checked against the TwiML elements and attributes the adapter uses
+//! ([`Fake::twiml_errors`]).
 
 use crate::harness::*;
 use base64::Engine as _;
@@ -60,6 +69,152 @@ struct State {
     calls: Vec<Call>,
     got: Vec<Got>,
     drop_answers: u32,
+    /// Every TwiML document received: the placement's and our answers.
+    docs: Vec<String>,
+    /// What a document broke of the TwiML the adapter may use.
+    errors: Vec<String>,
+    /// What the call said (`<Say>`), in order; a cut one ends in ` [cut]`.
+    said: Vec<String>,
+    /// The placement's TwiML of each call, by sid.
+    twiml: Vec<(String, String)>,
+}
+
+/// What the scripted customer does at a speech `<Gather>`.
+#[derive(Clone, Debug)]
+pub enum Move {
+    /// Says these words once the agent's words have played.
+    Say(&'static str),
+    /// Says nothing: the `<Gather>` times out.
+    Silence,
+    /// Speaks over the agent's words inside the `<Gather>`, 0.4 s into
+    /// them.
+    BargeIn(&'static str),
+    /// Hangs up while the agent speaks.
+    HangUp,
+}
+
+/// A TwiML verb as the fake runs it.
+#[derive(Debug)]
+enum Verb {
+    Say(String),
+    Pause,
+    Hangup,
+    Redirect(String),
+    Gather { action: String, partial: Option<String>, timeout: u64, say: Option<String> },
+}
+
+/// The elements and attributes the adapter may use (TwiML's names).
+const ALLOWED: [(&str, &[&str]); 6] = [
+    ("Response", &[]),
+    ("Say", &["voice", "language"]),
+    ("Pause", &["length"]),
+    ("Hangup", &[]),
+    ("Redirect", &["method"]),
+    ("Gather", &["input", "action", "method", "actionOnEmptyResult", "timeout", "speechTimeout", "partialResultCallback", "partialResultCallbackMethod", "language"]),
+];
+
+/// An open element: its name, attributes and text so far.
+type Open = (String, Vec<(String, String)>, String);
+
+/// Parses a TwiML document into the verbs of its `<Response>`, checking
+/// every element, attribute, nesting and required value.
+fn parse(doc: &str) -> Result<Vec<Verb>, String> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(doc);
+    let mut stack: Vec<Open> = Vec::new();
+    let mut verbs = Vec::new();
+    let mut gather_say: Option<String> = None;
+    let mut root_seen = false;
+    loop {
+        let event = reader.read_event().map_err(|e| format!("not XML: {e}"))?;
+        let (start, end) = match &event {
+            Event::Start(e) | Event::Empty(e) => {
+                let name = e.name().as_ref().to_string();
+                let Some((_, allowed)) = ALLOWED.iter().find(|(n, _)| *n == name) else { return Err(format!("element <{name}> is not one the adapter uses")) };
+                let mut attrs = Vec::new();
+                for a in e.attributes() {
+                    let a = a.map_err(|e| format!("bad attribute: {e}"))?;
+                    let key = a.key.as_ref().to_string();
+                    if !allowed.contains(&key.as_str()) {
+                        return Err(format!("attribute {key} of <{name}> is not one the adapter uses"));
+                    }
+                    attrs.push((key, a.normalized_value(quick_xml::XmlVersion::Implicit1_0).map_err(|e| format!("bad value: {e}"))?.to_string()));
+                }
+                let parent = stack.last().map(|(n, _, _)| n.as_str());
+                match (parent, name.as_str()) {
+                    (None, "Response") if !root_seen => root_seen = true,
+                    (Some("Response"), "Say" | "Pause" | "Hangup" | "Redirect" | "Gather") => {}
+                    (Some("Gather"), "Say" | "Pause") => {}
+                    (p, n) => return Err(format!("<{n}> inside {p:?}")),
+                }
+                (Some((name, attrs)), matches!(event, Event::Empty(_)))
+            }
+            Event::End(_) => (None, true),
+            Event::Text(t) => {
+                if let Some(top) = stack.last_mut() {
+                    top.2 += t;
+                }
+                (None, false)
+            }
+            Event::GeneralRef(r) => {
+                let c = match &**r {
+                    "amp" => "&",
+                    "lt" => "<",
+                    "gt" => ">",
+                    "quot" => "\"",
+                    "apos" => "'",
+                    other => return Err(format!("unknown entity {other}")),
+                };
+                if let Some(top) = stack.last_mut() {
+                    top.2 += c;
+                }
+                (None, false)
+            }
+            Event::Eof => break,
+            Event::Decl(_) | Event::Comment(_) => (None, false),
+            other => return Err(format!("unexpected {other:?}")),
+        };
+        if let Some((name, attrs)) = start {
+            stack.push((name, attrs, String::new()));
+        }
+        if !end {
+            continue;
+        }
+        let (name, attrs, text) = stack.pop().ok_or("an end without a start")?;
+        let attr = |k: &str| attrs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        let inside_gather = stack.last().is_some_and(|(n, _, _)| n == "Gather");
+        let text = text.trim().to_string();
+        let verb = match name.as_str() {
+            "Response" => continue,
+            "Say" if text.is_empty() => return Err("an empty <Say>".into()),
+            "Say" if inside_gather => {
+                gather_say = Some(text);
+                continue;
+            }
+            "Say" => Verb::Say(text),
+            "Pause" => Verb::Pause,
+            "Hangup" => Verb::Hangup,
+            "Redirect" if !text.starts_with("http") => return Err(format!("<Redirect> to {text:?}")),
+            "Redirect" => Verb::Redirect(text),
+            "Gather" => {
+                let action = attr("action").filter(|a| a.starts_with("http")).ok_or("a <Gather> without an absolute action")?;
+                if attr("input").as_deref() != Some("speech") || attr("actionOnEmptyResult").as_deref() != Some("true") {
+                    return Err("a <Gather> that is not input=speech with actionOnEmptyResult=true".into());
+                }
+                let timeout = attr("timeout").and_then(|t| t.parse().ok()).filter(|t| (1..=60).contains(t)).ok_or("a <Gather> timeout outside 1..60")?;
+                Verb::Gather { action, partial: attr("partialResultCallback"), timeout, say: gather_say.take() }
+            }
+            _ => continue,
+        };
+        if inside_gather {
+            continue;
+        }
+        verbs.push(verb);
+    }
+    if !root_seen {
+        return Err("no <Response>".into());
+    }
+    Ok(verbs)
 }
 
 pub struct Fake {
@@ -117,6 +272,120 @@ impl Fake {
         self.got().into_iter().filter(|g| g.method == "POST" && g.path.ends_with("/Calls.json")).collect()
     }
 
+    pub fn docs(&self) -> Vec<String> {
+        self.state.lock().unwrap().docs.clone()
+    }
+
+    pub fn twiml_errors(&self) -> Vec<String> {
+        self.state.lock().unwrap().errors.clone()
+    }
+
+    pub fn said(&self) -> Vec<String> {
+        self.state.lock().unwrap().said.clone()
+    }
+
+    /// The customer picks up call `sid`: the in-progress callback, then the
+    /// call runs its TwiML with `script` as the customer, on a thread of
+    /// its own, until one side hangs up.
+    pub fn pick_up(&self, sid: &str, script: Vec<Move>) -> std::thread::JoinHandle<()> {
+        let (status, body) = self.set(sid, "in-progress", 0);
+        assert_eq!(status, 200, "{body}");
+        let st = self.state.clone();
+        let doc = st.lock().unwrap().twiml.iter().find(|(s, _)| s == sid).map(|(_, d)| d.clone()).unwrap();
+        let sid = sid.to_string();
+        let fake = Fake { port: self.port, state: st.clone() };
+        std::thread::spawn(move || fake.run(&sid, doc, script.into()))
+    }
+
+    /// Runs the call's documents until it ends.
+    fn run(&self, sid: &str, mut doc: String, mut script: std::collections::VecDeque<Move>) {
+        let started = std::time::Instant::now();
+        let (to, from) = {
+            let s = self.state.lock().unwrap();
+            let c = s.calls.iter().find(|c| c.sid == sid).unwrap();
+            (c.to.clone(), c.from.clone())
+        };
+        let post = |url: &str, extra: &[(&str, &str)]| -> Option<String> {
+            let mut params = vec![("AccountSid", SID), ("CallSid", sid), ("CallStatus", "in-progress"), ("To", to.as_str()), ("From", from.as_str())];
+            params.extend_from_slice(extra);
+            {
+                let mut s = self.state.lock().unwrap();
+                if let Some(c) = s.calls.iter_mut().find(|c| c.sid == sid) {
+                    c.events.push(url.to_string());
+                }
+            }
+            let (status, body) = post_signed(url, &params, TOKEN);
+            if status != 200 {
+                self.state.lock().unwrap().errors.push(format!("POST {url}: {status} {body}"));
+                return None;
+            }
+            Some(body)
+        };
+        let end = |fake: &Fake| {
+            let duration = started.elapsed().as_secs().max(1);
+            fake.set(sid, "completed", duration);
+        };
+        loop {
+            self.state.lock().unwrap().docs.push(doc.clone());
+            let verbs = match parse(&doc) {
+                Ok(v) => v,
+                Err(e) => {
+                    self.state.lock().unwrap().errors.push(format!("{e}: {doc}"));
+                    return end(self);
+                }
+            };
+            let mut next = None;
+            for verb in verbs {
+                let say = |text: String| self.state.lock().unwrap().said.push(text);
+                match verb {
+                    Verb::Say(text) => say(text),
+                    Verb::Pause => {}
+                    Verb::Hangup => return end(self),
+                    Verb::Redirect(url) => {
+                        next = post(&url, &[]);
+                        break;
+                    }
+                    Verb::Gather { action, partial, timeout, say: inside } => {
+                        match script.pop_front().unwrap_or(Move::HangUp) {
+                            Move::HangUp => {
+                                if let Some(t) = inside {
+                                    say(format!("{t} [cut]"));
+                                }
+                                return end(self);
+                            }
+                            Move::Silence => {
+                                inside.map(say);
+                                std::thread::sleep(std::time::Duration::from_secs(timeout));
+                                next = post(&action, &[]);
+                            }
+                            Move::Say(words) => {
+                                inside.map(say);
+                                next = post(&action, &[("SpeechResult", words), ("Confidence", "0.91")]);
+                            }
+                            Move::BargeIn(words) => {
+                                let (Some(partial), Some(t)) = (partial, inside) else {
+                                    self.state.lock().unwrap().errors.push(format!("no barge-in possible: {doc}"));
+                                    return end(self);
+                                };
+                                std::thread::sleep(std::time::Duration::from_millis(400));
+                                post(&partial, &[("UnstableSpeechResult", words), ("Stability", "0.8")]);
+                                say(format!("{t} [cut]"));
+                                next = post(&action, &[("SpeechResult", words), ("Confidence", "0.88")]);
+                            }
+                        }
+                        break;
+                    }
+                }
+            }
+            match next {
+                Some(d) => doc = d,
+                // The document ran out (or our answer failed): the API
+                // hangs up.
+                None => return end(self),
+            }
+        }
+    }
+
     /// The next placement is made, and its answer never sent.
     pub fn drop_next_answer(&self) {
         self.state.lock().unwrap().drop_answers += 1;
@@ -169,6 +438,8 @@ fn serve(mut stream: std::net::TcpStream, st: &Arc<Mutex<State>>) {
         let created = httpdate::fmt_http_date(std::time::SystemTime::now());
         let call = Call { sid: sid.clone(), to: got.form("To").join(""), from: got.form("From").join(""), created, status: "queued".into(), callback: callback.clone(), ..Call::default() };
         s.calls.push(call.clone());
+        let twiml = got.form("Twiml").join("");
+        s.twiml.push((sid.clone(), twiml));
         if s.drop_answers > 0 {
             // The call is placed; its answer is lost on the way back. The
             // API still reports the call as initiated.

@@ -48,6 +48,7 @@ use crate::conversation::{self, Conversation, Next};
 use crate::model::{self, duration_seconds, CallStatus, CarrierState, EndIntent};
 
 mod ending;
+mod heard;
 mod placement;
 mod turns;
 pub mod wake;
@@ -387,6 +388,51 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
     }
     c.memo = Some(progress.memo);
 
+    // A carrier that hears in turns: its posts the step has not answered.
+    let posted = heard::latest(biz, &c.id)?;
+    let driven = !posted.is_empty();
+    let waiting: Vec<&heard::Posted> = posted.iter().filter(|p| p.waiting()).collect();
+    if ended.is_none() {
+        for p in &waiting {
+            if p.turn == 0 {
+                // The call's answer.
+                if matches!(c.status, CallStatus::Queued | CallStatus::Ringing) {
+                    c.status = CallStatus::Answered;
+                }
+                if c.answered_ms.is_none() {
+                    c.answered_ms = Some(p.received_ms);
+                    c.last_activity_ms = Some(p.received_ms);
+                    started_at = Some(rfc3339(p.received_ms));
+                }
+                continue;
+            }
+            // Everything said before the post has played (or was cut).
+            c.played = c.utterances;
+            c.greeting_played = 100;
+            if let Some(text) = p.speech() {
+                if let Some(share) = heard::cut_in(&posted, p) {
+                    c.interrupted = Some(share);
+                }
+                let since = |ms: i64| c.answered_ms.map(|a| (ms - a).max(0));
+                turns.push(NewTurn {
+                    speaker: "customer",
+                    text,
+                    utterance_id: None,
+                    offset_ms: since(p.partial_ms.unwrap_or(p.received_ms)),
+                    end_offset_ms: since(p.received_ms),
+                    at: rfc3339(p.received_ms),
+                    grounding: None,
+                });
+                c.awaiting_reply = true;
+                c.nudged = false;
+                c.last_activity_ms = Some(p.received_ms);
+            }
+        }
+    }
+    // Such a call speaks only in answers to its posts.
+    let may_speak = !driven || !waiting.is_empty();
+    let mut answers: Vec<(i64, Value)> = Vec::new();
+
     // The assistant's move, unless the call has ended.
     let mut hang_up_for_max = false;
     if ended.is_none() && c.carrier_state == CarrierState::Placed {
@@ -406,6 +452,7 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
         };
         let said = match conversation::next(&conversation, clock::now_ms()) {
             Next::Wait => None,
+            next if !may_speak && next != Next::MaxDuration => None,
             Next::Greeting => match c.greeting.clone() {
                 Some(g) => Some((g, false, None, None)),
                 None => agent_turn(biz, &c, &turns)?.map(|(text, end, used)| (text, end, None, used)),
@@ -423,7 +470,24 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
         };
         if let Some((text, end_call, why, grounding)) = said {
             let id = utterance_id(&c.id, c.utterances);
-            match carrier::say(&placement::of(&c), c.memo.as_deref().unwrap_or_default(), &id, &text, end_call) {
+            // Its place in the call's audio: said from now, for about its
+            // length (a carrier that hears in turns reports no playback).
+            let mut span = None;
+            let spoken = match waiting.last() {
+                // The answer to the latest post; the host says it.
+                Some(p) if driven => {
+                    let barge_in = c.utterances > 0 || conversation::allow_interrupt(&c.settings);
+                    let mut after = c.clone();
+                    after.nudged |= why == Some("nudge");
+                    let listen = heard::listen_seconds(&after, clock::now_ms());
+                    answers.push((p.turn, json!({"text": text, "endCall": end_call, "bargeIn": barge_in, "listenSeconds": listen})));
+                    let at = c.answered_ms.map_or(0, |a| (clock::now_ms() - a).max(0));
+                    span = Some((at, at + text.chars().count() as i64 * heard::MS_PER_CHAR));
+                    Ok(c.memo.clone().unwrap_or_default())
+                }
+                _ => carrier::say(&placement::of(&c), c.memo.as_deref().unwrap_or_default(), &id, &text, end_call),
+            };
+            match spoken {
                 Ok(memo) => {
                     c.memo = Some(memo);
                     c.utterances += 1;
@@ -436,7 +500,7 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
                     if end_call {
                         c.end_intent = Some(if why == Some("silence") { EndIntent::Silence } else { EndIntent::Agent });
                     }
-                    turns.push(NewTurn { speaker: "assistant", text, utterance_id: Some(id), offset_ms: None, end_offset_ms: None, at: now(), grounding });
+                    turns.push(NewTurn { speaker: "assistant", text, utterance_id: Some(id), offset_ms: span.map(|s| s.0), end_offset_ms: span.map(|s| s.1), at: now(), grounding });
                 }
                 Err(e) => log::log(log::Level::Warn, &format!("call {}: the carrier refused an utterance: {}", c.id, e.code)),
             }
@@ -449,6 +513,16 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
                     c.hangup_sent = true;
                 }
                 Err(e) => log::log(log::Level::Warn, &format!("call {}: hang-up at the maximum duration refused: {}", c.id, e.code)),
+            }
+        }
+    }
+
+    // Every other post still waiting gets an answer: listen again.
+    if ended.is_none() {
+        let listen = heard::listen_seconds(&c, clock::now_ms());
+        for p in &waiting {
+            if !answers.iter().any(|(turn, _)| *turn == p.turn) {
+                answers.push((p.turn, json!({"text": null, "endCall": false, "bargeIn": false, "listenSeconds": listen})));
             }
         }
     }
@@ -467,6 +541,9 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
     // out reads before it takes the write lock): its `cancelling` and its
     // intent are kept, never overwritten by this step's older copy.
     write_turns(biz, &c.id, &turns, &offsets)?;
+    for (turn, answer) in &answers {
+        heard::answer(biz, &c.id, *turn, answer)?;
+    }
     db::execute(
         "UPDATE calls SET status = CASE WHEN status = 'cancelling' THEN status ELSE ?3 END, memo = ?4, greeting_played = ?5, played = ?6, awaiting_reply = ?7, \
                           last_activity_ms = ?8, nudged = ?9, answered_ms = ?10, utterances = ?11, \
@@ -497,7 +574,13 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
         if let Some(row) = db::query_one("SELECT end_intent FROM calls WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.id.as_str().into()])? {
             c.end_intent = row.opt_text(0).as_deref().and_then(EndIntent::parse).or(c.end_intent);
         }
-        let (status, ended_by, reason) = classify(c.end_intent, end.cause);
+        // A carrier that hears in turns hangs up after an `end_call`
+        // answer on its own: that hang-up is the agent's.
+        let cause = match end.cause {
+            EndCause::CustomerHungUp | EndCause::Completed if driven && c.end_intent == Some(EndIntent::Agent) => EndCause::AgentHungUp,
+            cause => cause,
+        };
+        let (status, ended_by, reason) = classify(c.end_intent, cause);
         finish(biz, &c, Ending { status, ended_by, reason, connected_ms: end.connected_ms, attempt_cost: end.attempt_cost_microcredits, recording_ext })?;
         return Ok(Outcome::Done);
     }

@@ -45,6 +45,7 @@ mod hooks_world {
         },
     });
 }
+pub use hooks_world::exports::switchboard::provider::carrier_webhooks::{Heard, TurnAnswer};
 use world::exports::switchboard::provider::carrier as provider;
 #[cfg(test)]
 pub use world::exports::switchboard::provider::carrier::{CallEvent, EndCause};
@@ -116,6 +117,44 @@ impl Carrier {
         });
         match answer {
             Ok(Ok(ids)) => Ok(ids),
+            Ok(Err(e)) => Err(CarrierError { code: e.code, message: e.message, retryable: e.retryable }),
+            Err(fault) => {
+                let (code, message, retryable) = fault.error(&self.limits, "carrier_unavailable", "voice carrier");
+                Err(CarrierError { code, message, retryable })
+            }
+        }
+    }
+
+    /// A turn's post (`carrier-webhooks.hear`): the call, the turn and what
+    /// the customer said, once the adapter checked its signature.
+    pub fn hear(&self, settings: &Settings, url: &str, headers: &[(String, String)], body: &[u8]) -> Result<Heard, CarrierError> {
+        self.hooks_call(settings, |hooks, store| hooks.call_hear(store, url, headers, body))
+    }
+
+    /// The document that answers a turn's post (`carrier-webhooks.answer`):
+    /// its content type and body.
+    pub fn answer(&self, settings: &Settings, answer: &TurnAnswer) -> Result<(String, String), CarrierError> {
+        self.hooks_call(settings, |hooks, store| hooks.call_answer(store, answer))
+    }
+
+    fn hooks_call<T>(
+        &self,
+        settings: &Settings,
+        f: impl FnOnce(
+            &hooks_world::exports::switchboard::provider::carrier_webhooks::Guest,
+            &mut Store<ProviderState>,
+        ) -> wasmtime::Result<Result<T, hooks_world::exports::switchboard::provider::carrier::CarrierError>>,
+    ) -> Result<T, CarrierError> {
+        let Some(hooks) = &self.hooks else {
+            return Err(CarrierError { code: "not_supported".into(), message: "this carrier adapter takes no callbacks".into(), retryable: false });
+        };
+        let answer = super::call(&self.engine, &self.limits, settings.clone(), "voice", |store, instantiated| {
+            let instance = hooks.instantiate(&mut *store)?;
+            instantiated();
+            f(instance.switchboard_provider_carrier_webhooks(), store)
+        });
+        match answer {
+            Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(CarrierError { code: e.code, message: e.message, retryable: e.retryable }),
             Err(fault) => {
                 let (code, message, retryable) = fault.error(&self.limits, "carrier_unavailable", "voice carrier");

@@ -1,0 +1,170 @@
+//! The turns of a call whose carrier hears the customer in turns (issue
+//! 48): `POST /providers/v1/{businessId}/carrier/turn` (what the customer
+//! said, or nothing before the listening timed out; turn 0 is the call's
+//! answer) and `…/carrier/partial` (a partial result: the customer began
+//! speaking). No API key: the business's carrier plugin checks the
+//! carrier's signature (`carrier-webhooks.hear`) like a status callback's,
+//! and names the call and the turn (it put both in the address).
+//!
+//! A turn's post is recorded once per (call, turn) in `carrier_turns` (a
+//! repeated post changes nothing and runs no turn again) and makes the
+//! call's pending `voice.call` step due now. The step reads the posts it
+//! has not answered, runs the agent's turn and writes its answer beside the
+//! post; this route holds the carrier's request until then and answers it
+//! with the adapter's document (`carrier-webhooks.answer`, e.g. TwiML). An
+//! answer not ready within [`HOLD`] is a hold: the adapter asks the carrier
+//! to post the same turn again shortly, which finds the turn recorded and
+//! waits for the same answer. A call that has ended is answered with the
+//! end (`end-call`, nothing to say).
+//!
+//! Answers: 200 with the document (turn) or `{received}` (partial); 401
+//! `signature_invalid`; 404 `provider_events_not_accepted` (no carrier that
+//! hears in turns) or `call_not_found`; 400 for a post the plugin cannot
+//! read; 503 (retryable) when the plugin is not loaded or failed.
+
+use crate::db::{self, SqlValue};
+use crate::engine::providers::carrier::{Heard, TurnAnswer};
+use crate::pipeline::{Answer, App};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use switchboard_gateway::errors::Failure;
+
+/// How long a turn's post is held for the step's answer before the
+/// carrier is asked to post it again.
+pub const HOLD: Duration = Duration::from_secs(8);
+
+/// The route of a turn (`partial` false) or of a partial result.
+#[allow(clippy::too_many_arguments)]
+pub fn receive(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec<(String, String)>, body: Vec<u8>, request_id: &str, partial: bool) -> Answer {
+    let operation = if partial { "carrierPartialResult" } else { "carrierTurn" };
+    match take(app, business, path, query, headers, body, partial) {
+        Ok(Taken::Received) => Answer::of_route(Ok(json!({"received": 1})), 200, operation, request_id),
+        Ok(Taken::Document(content_type, body)) => {
+            let content_type = match content_type.as_str() {
+                "application/xml" => "application/xml",
+                "text/xml" => "text/xml",
+                _ => "application/octet-stream",
+            };
+            Answer { status: 200, content_type, body, headers: Vec::new(), operation, download: None }
+        }
+        Err(f) => Answer::failure(&f, request_id),
+    }
+}
+
+enum Taken {
+    Received,
+    Document(String, String),
+}
+
+fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec<(String, String)>, body: Vec<u8>, partial: bool) -> Result<Taken, Failure> {
+    let unavailable = crate::pipeline::unavailable;
+    let db = app.db_for(business)?;
+    let conn = db.conn().map_err(|_| unavailable())?;
+    let (carrier, settings) = super::carrier_of(app, &conn, business)?;
+    let heard = carrier.hear(&settings, &super::called_url(path, query), &headers, &body).map_err(super::refusal)?;
+    let business_text = SqlValue::Text(business.into());
+    let call = SqlValue::Text(heard.call_id.clone());
+    let known = db::query_rows(&conn, "SELECT 1 FROM calls WHERE business_id = ?1 AND id = ?2", vec![business_text.clone(), call.clone()]).map_err(|_| unavailable())?;
+    if known.is_empty() {
+        return Err(Failure::new(404, "not_found", "call_not_found", "no call of this business has this id"));
+    }
+    let now = crate::clock::now_ms();
+    let turn = SqlValue::Integer(i64::from(heard.turn));
+    let gate = db.write_gate(Duration::from_secs(10)).ok_or_else(unavailable)?;
+    let recorded = db::in_transaction(&conn, || {
+        if partial {
+            db::execute(
+                &conn,
+                "INSERT INTO carrier_turns (business_id, call_id, turn, partial_at_ms) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT (business_id, call_id, turn) DO UPDATE SET partial_at_ms = IFNULL(partial_at_ms, excluded.partial_at_ms)",
+                vec![business_text.clone(), call.clone(), turn.clone(), SqlValue::Integer(now)],
+            )?;
+            return Ok(false);
+        }
+        let heard_json = json!({"speech": heard.speech, "confidence": heard.confidence}).to_string();
+        let fresh = db::execute(
+            &conn,
+            "INSERT INTO carrier_turns (business_id, call_id, turn, heard_json, received_at_ms) VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT (business_id, call_id, turn) DO UPDATE SET heard_json = excluded.heard_json, received_at_ms = excluded.received_at_ms \
+             WHERE carrier_turns.heard_json IS NULL",
+            vec![business_text.clone(), call.clone(), turn.clone(), SqlValue::Text(heard_json), SqlValue::Integer(now)],
+        )?;
+        if fresh == 1 {
+            wake(&conn, &business_text, &call, now)?;
+        }
+        Ok(fresh == 1)
+    });
+    drop(gate);
+    let _fresh = recorded.map_err(|_| unavailable())?;
+    if partial {
+        return Ok(Taken::Received);
+    }
+    let answer = wait_for_answer(&db, business, &heard)?;
+    let (content_type, document) = carrier.answer(&settings, &answer).map_err(|e| {
+        crate::logging::line("warn", &format!("carrier turn: the adapter could not write its answer: {}", e.code));
+        Failure::new(503, "capacity", "provider_events_unavailable", "the carrier adapter could not write the answer; send it again").retryable(true)
+    })?;
+    Ok(Taken::Document(content_type, document))
+}
+
+/// Makes the call's pending step due now.
+fn wake(conn: &db::Connection, business: &SqlValue, call: &SqlValue, now: i64) -> anyhow::Result<u64> {
+    db::execute(
+        conn,
+        "UPDATE jobs SET due_at_ms = ?3 WHERE state = 'pending' AND due_at_ms > ?3 AND id = (SELECT job_id FROM calls WHERE business_id = ?1 AND id = ?2)",
+        vec![business.clone(), call.clone(), SqlValue::Integer(now)],
+    )
+}
+
+/// The step's answer to the turn, once written; the end when the call has
+/// ended; a hold after [`HOLD`]. While it waits, a step that was running
+/// when the post came (and so did not see it) is made due again as soon
+/// as it is pending.
+fn wait_for_answer(db: &crate::db::Db, business: &str, heard: &Heard) -> Result<TurnAnswer, Failure> {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    let params = vec![SqlValue::Text(business.into()), SqlValue::Text(heard.call_id.clone()), SqlValue::Integer(i64::from(heard.turn))];
+    let base = TurnAnswer { call_id: heard.call_id.clone(), turn: heard.turn, text: None, end_call: false, barge_in: false, listen_seconds: 0, hold: false };
+    let mut last_wake = Instant::now();
+    loop {
+        let conn = db.conn().map_err(|_| crate::pipeline::unavailable())?;
+        let rows = db::query_rows(
+            &conn,
+            "SELECT t.answer_json, c.status IN ('completed', 'failed', 'no_answer', 'busy', 'cancelled'), j.state = 'pending' AND j.due_at_ms > ?4 \
+             FROM carrier_turns t JOIN calls c ON c.business_id = t.business_id AND c.id = t.call_id LEFT JOIN jobs j ON j.id = c.job_id \
+             WHERE t.business_id = ?1 AND t.call_id = ?2 AND t.turn = ?3",
+            [params.clone(), vec![SqlValue::Integer(crate::clock::now_ms())]].concat(),
+        )
+        .map_err(|_| crate::pipeline::unavailable())?;
+        let row = rows.into_iter().next().unwrap_or_default();
+        if let Some(SqlValue::Text(answer)) = row.first() {
+            let a: Value = serde_json::from_str(answer).unwrap_or(Value::Null);
+            return Ok(TurnAnswer {
+                text: a["text"].as_str().map(String::from),
+                end_call: a["endCall"].as_bool().unwrap_or(false),
+                barge_in: a["bargeIn"].as_bool().unwrap_or(false),
+                listen_seconds: a["listenSeconds"].as_u64().unwrap_or(5).min(3600) as u32,
+                ..base
+            });
+        }
+        if matches!(row.get(1), Some(SqlValue::Integer(1))) {
+            return Ok(TurnAnswer { end_call: true, ..base });
+        }
+        if started.elapsed() >= HOLD {
+            return Ok(TurnAnswer { hold: true, ..base });
+        }
+        // The step was running when the post came: it is pending again,
+        // due later; bring it forward (at most every 20 ms).
+        if matches!(row.get(2), Some(SqlValue::Integer(1))) && last_wake.elapsed() >= Duration::from_millis(20) {
+            last_wake = Instant::now();
+            if let Some(gate) = db.write_gate(Duration::from_secs(1)) {
+                let now = crate::clock::now_ms();
+                let _ = db::in_transaction(&conn, || wake(&conn, &params[0], &params[1], now));
+                drop(gate);
+            }
+        }
+        drop(conn);
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(8));
+    }
+}
