@@ -30,6 +30,7 @@ mod limits;
 mod logging;
 mod messaging;
 mod moves;
+mod newcomer;
 mod observability;
 mod participants;
 mod photoapp;

@@ -208,7 +208,7 @@ pub static OPERATIONS: &[Operation] = &[
     op!(24, Get, "/contacts", "listContacts", "List contacts",
         scopes: ["contacts:read"], cond: NONE, idem: false, Contacts, Query,
         query: &[BUSINESS, CURSOR, LIMIT,
-            QueryParam { name: "search", required: false, schema: r#"{"type":"string","minLength":1,"maxLength":64,"pattern":"^[ .()-]*(?:\\+?[ .()-]*[0-9][0-9 .()-]*)?$"}"#, description: "Matches mobile numbers: `+digits` those starting with them, plain digits those containing them; spaces, dots, dashes and parentheses are ignored. URL-encode the leading plus (%2B)." },
+            QueryParam { name: "search", required: false, schema: r#"{"type":"string","minLength":1,"maxLength":64,"pattern":"^[ .()-]*(?:\\+?[ .()-]*[0-9][0-9 .()-]*)?$","x-patternMessage":"must be the digits of a mobile number (a leading + URL-encoded as %2B for numbers starting with them, digits alone for numbers containing them; spaces, dots, dashes and parentheses may separate them); to find contacts by name, use the `name` parameter"}"#, description: "Matches mobile numbers: `+digits` those starting with them, plain digits those containing them; spaces, dots, dashes and parentheses are ignored. URL-encode the leading plus (%2B)." },
             QueryParam { name: "name", required: false, schema: r#"{"type":"string","minLength":1,"maxLength":100}"#, description: "Ours: only contacts whose name contains this text (A to Z in either case; other letters as written). Blank is no filter; with `search` or `categoryId`, contacts matching all of them." },
             uuid_param("categoryId", false, "Only contacts of this category.")],
         req: None, resp: Json("ContactList"), status: [200]),

@@ -327,7 +327,12 @@ impl Validator {
         }
         if let Some(p) = s.get("pattern").and_then(Value::as_str) {
             if !self.matches(p, text) {
-                out.push(Violation::new(path, "pattern", format!("{name} must match the pattern {p}")));
+                // `x-patternMessage` says what the pattern asks in words.
+                let msg = match s.get("x-patternMessage").and_then(Value::as_str) {
+                    Some(words) => format!("{name} {words}"),
+                    None => format!("{name} must match the pattern {p}"),
+                };
+                out.push(Violation::new(path, "pattern", msg));
             }
         }
         if let Some(f) = s.get("format").and_then(Value::as_str) {

@@ -34,6 +34,7 @@ fn validator() -> Validator {
                 "n": {"type": "integer", "minimum": 50, "maximum": 1000, "multipleOf": 50},
                 "tags": {"type": "array", "uniqueItems": true, "items": {"type": "string"}},
                 "words": {"type": "string", "x-maxWords": 3},
+                "code": {"type": "string", "pattern": "^[0-9]+$", "x-patternMessage": "must be digits"},
                 "kind": {"enum": ["a", "b"]}
             }},
         "Shape": {"oneOf": [{"$ref": "#/components/schemas/A"}, {"$ref": "#/components/schemas/B"}],
@@ -67,6 +68,9 @@ fn names_field_and_rule() {
     assert_eq!(rules(&v, "Thing", json!({"id": id, "name": "a", "tags": ["x", "x"]})), vec![("tags[1]".into(), "uniqueItems")]);
     assert_eq!(rules(&v, "Thing", json!({"id": id, "name": "a", "words": "one two  three four"})), vec![("words".into(), "x-maxWords")]);
     assert_eq!(rules(&v, "Thing", json!({"id": id, "name": "a", "kind": "c"})), vec![("kind".into(), "enum")]);
+    // A pattern with its words says them instead of the expression.
+    let said = v.validate(v.schema("Thing").unwrap(), &json!({"id": id, "name": "a", "code": "x1"})).unwrap_err();
+    assert_eq!(said.iter().map(|e| e.message.as_str()).collect::<Vec<_>>(), vec!["`code` must be digits"]);
 }
 
 /// Shapes chosen by `channel`, as the agent and iteration bodies are.
