@@ -137,3 +137,85 @@ fn check_names_a_damaged_database_and_restore_refuses_what_it_cannot_lay_out() {
     let found = admin_fails(&dir.0, &["check"]);
     assert!(found.contains("problems"), "{found}");
 }
+
+/// On a node of a libSQL server: the backup is the primary's data, every
+/// database of the deployment (main and a second sqld), and it restores
+/// as a local data dir that serves it.
+#[test]
+fn a_backup_beside_a_libsql_server_restores_as_a_local_data_dir() {
+    let (first, _second, admin_dir) = crate::databases::two_servers();
+    let node_dir = DataDir::new();
+    let s = Server::start_with(&node_dir.0, &["--primary-url", &first.url, "--sync-interval-ms", "200"]);
+    let mut contacts = Vec::new();
+    for database in ["main", "second"] {
+        let (t, placed) = crate::databases::tenant_in(&admin_dir.0, Some(database));
+        assert_eq!(placed, database);
+        poll("the key at the node", || (s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}", t.business)).status == 200).then_some(()));
+        let cat = s.as_key(&t.key).fresh().post("/api/v1/contacts/categories", &json!({"businessId": t.business, "name": "Leads"})).assert_ok(201)["category"]["id"].clone();
+        let body = json!({"businessId": t.business, "name": "Ada", "mobile": "+447700900123", "categoryIds": [cat]});
+        let id = s.as_key(&t.key).fresh().post("/api/v1/contacts", &body).assert_ok(201)["contact"]["id"].as_str().unwrap().to_string();
+        contacts.push((t, id));
+    }
+    // The admin command's own replicas, pulled first (the marker file
+    // gives the harness's admin commands --primary-url).
+    let backup = admin_dir.0.join("backup.tar");
+    let out = admin(&admin_dir.0, &["backup", "--to", backup.to_str().unwrap()]);
+    assert_eq!(out["businesses"], json!(2), "{out}");
+    assert_eq!(out["databases"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect::<Vec<_>>(), vec!["main", "second"], "{out}");
+    assert_eq!(admin(&admin_dir.0, &["check"])["ok"], json!(true));
+    drop(s);
+
+    let restored = DataDir::new();
+    admin(&restored.0, &["restore", "--from", backup.to_str().unwrap()]);
+    let list = admin(&restored.0, &["database", "list"]);
+    assert_eq!(list["databases"][1], json!({"name": "second", "url": "local", "businesses": 1}), "{list}");
+    let s = Server::start(&restored.0);
+    for (t, id) in &contacts {
+        s.as_key(&t.key).get(&format!("/api/v1/contacts/{id}?businessId={}", t.business)).assert_ok(200);
+    }
+}
+
+/// A business moved between main's copy and its database's: the backup
+/// sees main's placement change and copies again, so the business's rows
+/// are where the backup places it.
+#[test]
+fn a_move_during_the_backup_makes_it_copy_again() {
+    let dir = DataDir::new();
+    let s = Server::start(&dir.0);
+    admin(&dir.0, &["database", "add", "--name", "spare", "--url", "local"]);
+    let t = tenant(&dir.0, "all");
+    let cat = s.as_key(&t.key).fresh().post("/api/v1/contacts/categories", &json!({"businessId": t.business, "name": "Leads"})).assert_ok(201)["category"]["id"].clone();
+    let body = json!({"businessId": t.business, "name": "Ada", "mobile": "+447700900123", "categoryIds": [cat]});
+    let id = s.as_key(&t.key).fresh().post("/api/v1/contacts", &body).assert_ok(201)["contact"]["id"].as_str().unwrap().to_string();
+
+    // The backup holds once main is copied; the business moves meanwhile.
+    let hold = dir.0.join("hold");
+    let backup = dir.0.join("backup.tar");
+    let taking = Command::new(BIN)
+        .args(["admin", "--data-dir"])
+        .arg(&dir.0)
+        .args(["backup", "--to"])
+        .arg(&backup)
+        .env("SWITCHBOARD_BACKUP_HOLD", &hold)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    poll("main copied", || hold.exists().then_some(()));
+    let moved = admin(&dir.0, &["business", "move", "--business", &t.business, "--to", "spare"]);
+    assert_eq!(moved["database"], json!("spare"), "{moved}");
+    std::fs::remove_file(&hold).unwrap();
+    let out = taking.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("copying again"), "{}", String::from_utf8_lossy(&out.stderr));
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["attempts"], json!(2), "{answer}");
+    drop(s);
+
+    let restored = DataDir::new();
+    admin(&restored.0, &["restore", "--from", backup.to_str().unwrap()]);
+    let s = Server::start(&restored.0);
+    s.as_key(&t.key).get(&format!("/api/v1/contacts/{id}?businessId={}", t.business)).assert_ok(200);
+    let placed = admin(&restored.0, &["business", "list"]);
+    assert_eq!(placed["businesses"][0]["database"], json!("spare"), "{placed}");
+}

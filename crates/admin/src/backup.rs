@@ -249,7 +249,28 @@ pub fn backup(dbs: &Databases, files: &Files, to: &Path, say: &dyn Fn(&str)) -> 
     let _ = std::fs::remove_dir_all(&work);
     let _ = std::fs::remove_file(&packed);
     let manifest = result?;
-    Ok(json!({"backup": to.display().to_string(), "createdAt": manifest["createdAt"], "businesses": manifest["businesses"], "databases": manifest["databases"]}))
+    Ok(json!({
+        "backup": to.display().to_string(),
+        "createdAt": manifest["createdAt"],
+        "businesses": manifest["businesses"],
+        "attempts": manifest["attempts"],
+        "databases": manifest["databases"]
+    }))
+}
+
+/// `SWITCHBOARD_BACKUP_HOLD=FILE`, for the tests only: the first attempt
+/// writes FILE once main is copied and waits (at most a minute) until it
+/// is removed before it copies the others, so a test can move a business
+/// meanwhile (the backup then copies again).
+fn hold_for_tests() {
+    let Some(file) = std::env::var_os("SWITCHBOARD_BACKUP_HOLD") else { return };
+    if std::fs::write(&file, "main copied").is_err() {
+        return;
+    }
+    let until = Instant::now() + Duration::from_secs(60);
+    while Path::new(&file).exists() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Copies every database into `work` until main's layout held still
@@ -270,6 +291,9 @@ fn take(dbs: &Databases, files: &Files, work: &Path, say: &dyn Fn(&str)) -> Resu
         let bytes = copy(&files.of(MAIN), &work.join(&copied[0]))?;
         described.push(json!({"name": MAIN, "url": LOCAL, "file": copied[0], "bytes": bytes}));
         let at_copy = layout(&open(&work.join(&copied[0]))?)?;
+        if attempt == 1 {
+            hold_for_tests();
+        }
         for (name, url) in &at_copy.registry {
             dbs.named(name)?.pull()?;
             let relative = Files::relative(name);
@@ -302,6 +326,7 @@ fn take(dbs: &Databases, files: &Files, work: &Path, say: &dyn Fn(&str)) -> Resu
             "source": if files.replica.is_some() { "libsql-server" } else { "local" },
             "businesses": at_copy.placed.len(),
             "movesUnderWay": at_copy.moves.len(),
+            "attempts": attempt,
             "databases": described,
         });
         return Ok((manifest, copied));
