@@ -276,6 +276,15 @@ fn webhooks() -> Value {
         header("X-Service-Event-Id", json!({"type": "string", "minLength": 1}), "The payload's `eventId`; deduplicate on it before side effects."),
         header("X-Service-Contract-Version", json!({"const": CONTRACT_VERSION}), "The payload contract version."),
         header("Idempotency-Key", json!({"type": "string", "minLength": 1}), "One value per attempt, never sent twice."),
+        // The same delivery signed as the Standard Webhooks specification
+        // defines, for its verification libraries (docs/webhooks.md).
+        header("webhook-id", json!({"type": "string", "minLength": 1}), "Standard Webhooks: the payload's `eventId`, the same in every retry and redelivery."),
+        header("webhook-timestamp", json!({"type": "string", "pattern": "^[0-9]+$"}), "Standard Webhooks: the value of `X-Service-Timestamp`."),
+        header(
+            "webhook-signature",
+            json!({"type": "string", "pattern": "^v1,[A-Za-z0-9+/]{43}=$"}),
+            "Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `webhook-id`, a dot, `webhook-timestamp`, a dot and the raw body, keyed with the base64 decoding of the signing secret after its `whsec_` prefix; a Standard Webhooks library verifies it given the secret as it is."
+        ),
     ]);
     let mut out = Map::new();
     for (event, schema, summary) in events {
@@ -286,7 +295,7 @@ fn webhooks() -> Value {
         out.insert(event.to_string(), json!({"post": {
             "operationId": operation_id,
             "summary": summary,
-            "description": "Signed POST to the subscription's callbackUrl: `X-Service-Signature` is the hex HMAC-SHA256 of `X-Service-Timestamp`, a dot and the raw body, keyed with the subscription's signing secret; `X-Service-Event-Id` and `X-Service-Contract-Version` are set, and `Idempotency-Key` (one value per attempt, never sent twice). Any non-2xx answer is retried with the same eventId and a rising retryNumber; an attempt interrupted by a crash counts, so retryNumber never repeats.",
+            "description": "Signed POST to the subscription's callbackUrl: `X-Service-Signature` is the hex HMAC-SHA256 of `X-Service-Timestamp`, a dot and the raw body, keyed with the subscription's signing secret; `X-Service-Event-Id` and `X-Service-Contract-Version` are set, and `Idempotency-Key` (one value per attempt, never sent twice); `webhook-id`, `webhook-timestamp` and `webhook-signature` sign it again as the Standard Webhooks specification defines. Any non-2xx answer is retried with the same eventId and a rising retryNumber; an attempt interrupted by a crash counts, so retryNumber never repeats.",
             "parameters": headers,
             // Sent by the service, not called by a client: no API key or
             // session. The receiver authenticates it by its signature.
@@ -347,6 +356,7 @@ mod tests {
         assert_eq!(webhook["security"], serde_json::json!([]));
         let headers: Vec<&str> = webhook["parameters"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
         assert!(headers.contains(&"X-Service-Signature") && headers.contains(&"Idempotency-Key"), "{headers:?}");
+        assert!(["webhook-id", "webhook-timestamp", "webhook-signature"].iter().all(|h| headers.contains(h)), "{headers:?}");
         // Raw uploads name a media type every generator handles.
         let upload = &doc["paths"]["/api/v1/data-sources/upload"]["post"]["requestBody"]["content"];
         assert_eq!(upload["application/octet-stream"]["schema"]["$ref"], "#/components/schemas/DataSourceUploadFile");
