@@ -233,6 +233,11 @@ async fn handle(shared: Arc<Shared>, req: Request<HyperBody>, peer: std::net::Ip
         None => tracing::info_span!("request", requestId = %request_id, operation = tracing::field::Empty, businessId = tracing::field::Empty),
     };
     let mut answer = answer(&shared, req, side, op, peer, &request_id).instrument(span.clone()).await;
+    // A failure before the operation ran (admission's 400, 401, 403, 413)
+    // counts under the operation its method and path name, as its success would.
+    if let (Some(id), "-") = (routed, answer.operation) {
+        answer.operation = id;
+    }
     if routed != Some(answer.operation) {
         span.record("operation", answer.operation);
     }

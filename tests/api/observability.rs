@@ -73,4 +73,11 @@ fn every_series_docs_operations_names_is_on_a_fresh_servers_metrics() {
     s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}", t.business)).assert_ok(200);
     let after = s.req().get("/metrics").text;
     assert_eq!(sample(&after, "switchboard_requests_total{operation=\"listContacts\",status=\"200\"}"), Some(1.0), "{after}");
+    // A request refused at admission counts under its operation too.
+    let body = serde_json::json!({"businessId": t.business, "name": "Ada", "mobile": "+15550100001", "categoryIds": []});
+    s.as_key(&t.key).fresh().post("/api/v1/contacts", &body).assert_failure(400, "validation");
+    s.req().get(&format!("/api/v1/contacts?businessId={}", t.business)).assert_failure(401, "authentication");
+    let after = s.req().get("/metrics").text;
+    assert_eq!(sample(&after, "switchboard_requests_total{operation=\"createContact\",status=\"400\"}"), Some(1.0), "{after}");
+    assert_eq!(sample(&after, "switchboard_requests_total{operation=\"listContacts\",status=\"401\"}"), Some(1.0), "{after}");
 }
