@@ -6,17 +6,18 @@
 async function agentsPage() {
   const page = await api("GET", "/api/v1/agents?" + q({ businessId: biz(), limit: 100 }));
   const rows = page.agents.map((a) => h("tr", {},
-    h("td", { text: a.name }),
-    h("td", { text: a.channel }),
+    h("td", { class: "name", text: a.name }),
+    h("td", { text: CHANNEL_WORDS[a.channel] || a.channel }),
     h("td", {}, badge(a.status || (a.archivedAt ? "archived" : "active"))),
     h("td", {}, h("a", { href: `#/agents/${a.id}/test`, text: "Test", "aria-label": `Test ${a.name}` }), " ",
       canWrite("agents:write") ? h("a", { href: `#/agents/${a.id}`, text: "Edit", "aria-label": `Edit ${a.name}` }) : null)));
   show(h("h1", { text: "Agents" }),
     canWrite("agents:write") ? h("p", {}, h("a", { href: "#/agents/new", text: "New agent" })) : null,
-    h("table", {},
-      h("thead", {}, h("tr", {}, ["Name", "Channel", "Status", ""].map((t) => h("th", { scope: "col", text: t })))),
-      h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 4, text: "No agents yet." })))));
+    table(["Name", "Channel", "Status", ""], rows, "No agents yet."));
 }
+
+// Channels as the business says them.
+const CHANNEL_WORDS = { chatapp: "Chat app", photoapp: "Photo app", voice: "Voice calls", sms: "SMS", other: "Other" };
 
 async function agentTestPage(agentId) {
   const base = `/console/api/agents/${agentId}/test`;
@@ -78,16 +79,21 @@ async function agentTestPage(agentId) {
   follow();
 }
 
-// A secret in the one answer that made it (an API key, a signing secret):
-// it lives only in this element until the page changes.
-function shownOnce(id, title, hint, secret) {
+// A secret in the one answer that made it (an API key, a signing secret,
+// a setup link): it lives only in this element until the page changes.
+// It is shown just above `near` (the form that made it) when given, else
+// at the page's top, and scrolled into view with a notice.
+function shownOnce(id, title, hint, secret, near) {
   const box = h("section", { class: "card secret", "aria-labelledby": `${id}-title` },
     h("h2", { id: `${id}-title`, text: title }),
     h("p", { text: hint }),
-    h("output", { id, class: "key", text: secret }),
+    h("output", { id, class: "key", tabindex: "-1", text: secret }),
     h("button", { type: "button", text: "Copy", onclick: () => navigator.clipboard && navigator.clipboard.writeText(secret).then(() => toast("Copied.")) }));
-  main().prepend(box);
-  box.querySelector("output").focus();
+  const at = near && near.isConnected ? near : null;
+  if (at) at.before(box); else main().prepend(box);
+  box.scrollIntoView({ block: "center" });
+  box.querySelector("output").focus({ preventScroll: true });
+  toast(`${title}: shown once, here.`);
 }
 
 
@@ -172,18 +178,36 @@ async function agentForm(id) {
   const targets = [];
   for (const c of channels.channels) for (const conn of c.connections) targets.push({ channel: c.key, conn });
   const assignment = agent ? null : h("div", { id: "a-assignment" });
+  // Which agent answers on each number or account now (create only).
+  const assignedTo = {};
+  if (!agent) {
+    const named = {};
+    for (const a of (await api("GET", "/api/v1/agents?" + q({ businessId: biz(), limit: 200 }))).agents) named[a.id] = a.name;
+    for (const t of targets) {
+      if (t.conn.aiAgentId) assignedTo[`${t.channel}:${t.conn.phoneNumberId || t.conn.providerAccountId}`] = named[t.conn.aiAgentId] || "another agent";
+    }
+  }
   const drawAssignment = (ch) => {
     if (!assignment) return;
     const mine = targets.filter((t) => t.channel === ch);
-    const choices = mine.map((t) => h("option", { value: t.conn.phoneNumberId || t.conn.providerAccountId, text: t.conn.label || t.conn.phoneNumberId || t.conn.providerAccountId }));
+    // A number or account that has an agent already is shown, not offered:
+    // creating another agent on it would replace the first without a word.
+    const taken = (t) => assignedTo[`${t.channel}:${t.conn.phoneNumberId || t.conn.providerAccountId}`];
+    const choices = mine.map((t) => {
+      const name = t.conn.label || t.conn.phoneNumberId || t.conn.providerAccountId;
+      const holder = taken(t);
+      return h("option", { value: t.conn.phoneNumberId || t.conn.providerAccountId, disabled: !!holder,
+        text: holder ? `${name} (answered by ${holder}; change it on Channels)` : name });
+    });
     assignment.replaceChildren(...kids(mine.length ? [h("label", { for: "a-assign", text: "Answer on" }),
-      h("select", { id: "a-assign", name: "assignment" }, h("option", { value: "", text: "not assigned yet" }), choices)] : []));
+      h("select", { id: "a-assign", name: "assignment" }, h("option", { value: "", text: "not assigned yet" }), choices),
+      mine.some(taken) ? h("p", { class: "muted", id: "a-assign-note", text: "A number that already has an agent is changed on the Channels page." }) : null] : []));
   };
   const form = h("form", { class: "card", novalidate: true, id: "agent-form" },
     h("p", { class: "form-error", role: "alert" }),
     h("label", { for: "a-channel", text: "Channel" }),
     h("select", { id: "a-channel", name: "channel", disabled: !!agent },
-      ["chatapp", "photoapp", "voice", "other"].map((c) => h("option", { value: c, text: c, selected: c === channel }))),
+      ["chatapp", "photoapp", "voice", "other"].map((c) => h("option", { value: c, text: CHANNEL_WORDS[c], selected: c === channel }))),
     assignment,
     h("label", { for: "a-name", text: "Name" }),
     h("input", { id: "a-name", name: "name", value: agent ? agent.name : "", required: true }),
@@ -289,7 +313,7 @@ async function channelsPage() {
     }
     sections.push(h("section", { class: "card", "aria-labelledby": `ch-${c.key}` },
       h("h2", { id: `ch-${c.key}`, text: c.label }),
-      h("p", { text: `${c.ready ? "Ready" : "Not ready"} · ${c.live ? "live" : "not live"} · agents assigned ${String(c.assignmentMode).replace(/_/g, " ")}` }),
+      h("p", { text: `${c.ready ? "Ready" : "Not ready yet"} · ${c.live ? "live" : "not live yet"} · ${ASSIGNMENT_WORDS[c.assignmentMode] || "agents are chosen per number"}` }),
       rows.length ? h("ul", { class: "plain" }, rows) : null));
   }
   if (state.me.role === "owner") sections.push(connectSection(), await voiceSection());
@@ -297,20 +321,32 @@ async function channelsPage() {
   showOn(here, h("h1", { text: "Channels" }), ...sections);
 }
 
+// How a channel's agents are chosen, in the business's words.
+const ASSIGNMENT_WORDS = {
+  per_phone_number: "an agent per connected number",
+  per_account: "one agent for the account",
+  agent_only: "the agent is chosen for each call or campaign",
+  none: "no agents here yet",
+};
+
 // The rules of an owner route's fields (these routes are not operations,
 // so their rules are said here, in words, as the server checks them).
 const OWNER_RULES = {
   providerId: { required: true, maxLength: 128, pattern: "^[A-Za-z0-9._:-]+$" },
   label: { maxLength: 120 },
   lines: { type: "integer", minimum: 0, maximum: 1000 },
-  pricePerBlockMicrocredits: { type: "integer", minimum: 0, maximum: 1000000000000 },
+  pricePerBlockMicrocredits: { type: "number", minimum: 0, maximum: 1000000, credits: true },
   callerNumber: { pattern: "^\\+[1-9][0-9]{7,14}$" },
   callingWindow: { pattern: "^([01]?[0-9]|2[0-3]):[0-5][0-9]-([01]?[0-9]|2[0-3]):[0-5][0-9]$" },
-  pricePerContactMicrocredits: { type: "integer", minimum: 0, maximum: 1000000000000 },
-  pricePerThousandCharactersMicrocredits: { type: "integer", minimum: 0, maximum: 1000000000000 },
-  microcredits: { type: "integer", required: true, minimum: 1, maximum: 1000000000000 },
+  pricePerContactMicrocredits: { type: "number", minimum: 0, maximum: 1000000, credits: true },
+  pricePerThousandCharactersMicrocredits: { type: "number", minimum: 0, maximum: 1000000, credits: true },
+  microcredits: { type: "number", required: true, minimum: 0.000001, maximum: 1000000, credits: true },
   email: { required: true, maxLength: 254, pattern: "^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$" },
 };
+// Credits typed (up to six decimals) as the microcredits the routes take.
+function typedCredits(text) { return Math.round(Number(String(text).trim()) * 1e6); }
+function shownCredits(micro) { return micro === null || micro === undefined ? "" : String(micro / 1e6); }
+
 // An owner form's fields checked as typed by OWNER_RULES; answers check().
 function ownerRules(form, labels) {
   const problem = (input) => {
@@ -336,7 +372,7 @@ function connectSection() {
     h("p", { class: "muted", text: "Messages to and from it go through the embedded sandbox. A real provider's number is connected with that provider." }),
     h("p", { class: "form-error", role: "alert" }),
     h("label", { for: "cn-channel", text: "Channel" }),
-    h("select", { id: "cn-channel", name: "channel" }, h("option", { value: "chatapp", text: "chatapp number" }), h("option", { value: "photoapp", text: "photoapp account (replaces the current one)" })),
+    h("select", { id: "cn-channel", name: "channel" }, h("option", { value: "chatapp", text: "a chat app number" }), h("option", { value: "photoapp", text: "the photo app account (replaces the current one)" })),
     h("label", { for: "cn-id", text: "Phone number id or account id" }),
     h("input", { id: "cn-id", name: "providerId", placeholder: "pn-sales" }),
     h("label", { for: "cn-label", text: "Label or username (optional)" }),
@@ -363,7 +399,7 @@ async function voiceSection() {
   const voice = h("form", { novalidate: true, id: "voice-settings", "aria-label": "Voice lines and call price" },
     h("p", { class: "form-error", role: "alert" }),
     field("vs-lines", "lines", "Lines (calls at once)", v.lines, { inputmode: "numeric" }),
-    field("vs-price", "pricePerBlockMicrocredits", `Price of a started ${v.blockSeconds}-second block, in microcredits`, v.pricePerBlockMicrocredits, { inputmode: "numeric" }),
+    field("vs-price", "pricePerBlockMicrocredits", `Price of each started ${v.blockSeconds} seconds of a call, in credits`, shownCredits(v.pricePerBlockMicrocredits), { inputmode: "decimal" }),
     field("vs-caller", "callerNumber", "Caller number", v.callerNumber, { type: "tel", placeholder: "+14155550100" }),
     field("vs-zone", "timeZone", "Default time zone (IANA, such as Europe/Paris)", v.timeZone),
     field("vs-window", "callingWindow", "Default calling window (HH:MM-HH:MM)", v.callingWindow, { placeholder: "09:00-20:00" }),
@@ -373,10 +409,11 @@ async function voiceSection() {
     checkVoice();
     const body = {};
     for (const input of voice.querySelectorAll("input")) {
-      const was = { lines: v.lines, pricePerBlockMicrocredits: v.pricePerBlockMicrocredits, callerNumber: v.callerNumber, timeZone: v.timeZone, callingWindow: v.callingWindow }[input.name];
+      const was = { lines: v.lines, pricePerBlockMicrocredits: shownCredits(v.pricePerBlockMicrocredits), callerNumber: v.callerNumber, timeZone: v.timeZone, callingWindow: v.callingWindow }[input.name];
       const now = input.value.trim();
       if (now === "" || now === String(was === null ? "" : was)) continue;
-      body[input.name] = OWNER_RULES[input.name] && OWNER_RULES[input.name].type === "integer" ? Number(now) : now;
+      const rule = OWNER_RULES[input.name] || {};
+      body[input.name] = rule.credits ? typedCredits(now) : rule.type === "integer" ? Number(now) : now;
     }
     if (!Object.keys(body).length) { toast("Nothing changed."); return; }
     await api("PUT", "/console/api/voice", body); await channelsPage(); toast("Voice settings saved.");
@@ -384,27 +421,27 @@ async function voiceSection() {
   const p = d.summaryPrices;
   const prices = h("form", { novalidate: true, id: "summary-prices", "aria-label": "Price of campaign summaries" },
     h("p", { class: "form-error", role: "alert" }),
-    field("sp-contact", "pricePerContactMicrocredits", "Summary price per contact, in microcredits", p.pricePerContactMicrocredits, { inputmode: "numeric" }),
-    field("sp-thousand", "pricePerThousandCharactersMicrocredits", "…and per started 1,000 characters read", p.pricePerThousandCharactersMicrocredits, { inputmode: "numeric" }),
+    field("sp-contact", "pricePerContactMicrocredits", "Summary price per contact, in credits", shownCredits(p.pricePerContactMicrocredits), { inputmode: "decimal" }),
+    field("sp-thousand", "pricePerThousandCharactersMicrocredits", "…and per started 1,000 characters read, in credits", shownCredits(p.pricePerThousandCharactersMicrocredits), { inputmode: "decimal" }),
     h("button", { type: "submit", text: "Save prices" }));
   const checkPrices = ownerRules(prices, { pricePerContactMicrocredits: "The price per contact", pricePerThousandCharactersMicrocredits: "The price per 1,000 characters" });
   onSubmit(prices, async () => {
     checkPrices();
-    await api("PUT", "/console/api/summary-prices", { pricePerContactMicrocredits: Number(prices.pricePerContactMicrocredits.value),
-      pricePerThousandCharactersMicrocredits: Number(prices.pricePerThousandCharactersMicrocredits.value) });
+    await api("PUT", "/console/api/summary-prices", { pricePerContactMicrocredits: typedCredits(prices.pricePerContactMicrocredits.value),
+      pricePerThousandCharactersMicrocredits: typedCredits(prices.pricePerThousandCharactersMicrocredits.value) });
     await channelsPage(); toast("Prices saved. The next estimate uses them.");
   });
-  let topUp = h("p", { class: "muted", text: "Credits are added by the server's operator (switchboard admin credits add)." });
+  let topUp = h("p", { class: "muted", text: "Credits are added by whoever runs this server: ask them when you need more." });
   if (d.credits.topUpAllowed) {
     topUp = h("form", { novalidate: true, id: "top-up", "aria-label": "Add credits" },
       h("p", { class: "form-error", role: "alert" }),
-      field("tu-amount", "microcredits", "Add microcredits (a sandbox server: play money)", "", { inputmode: "numeric" }),
+      field("tu-amount", "microcredits", "Credits to add (a sandbox server: play money)", "", { inputmode: "decimal" }),
       field("tu-note", "note", "Note (optional)", ""),
       h("button", { type: "submit", text: "Add credits" }));
     const checkTopUp = ownerRules(topUp, { microcredits: "The amount" });
     onSubmit(topUp, async () => {
       checkTopUp();
-      const body = { microcredits: Number(topUp.microcredits.value) };
+      const body = { microcredits: typedCredits(topUp.microcredits.value) };
       if (topUp.note.value.trim()) body.note = topUp.note.value.trim();
       await api("POST", "/console/api/credits", body); await channelsPage(); toast("Credits added.");
     });

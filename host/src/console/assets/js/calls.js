@@ -36,9 +36,14 @@ async function callsPage() {
   await paged(list, headers, "No calls.", load, null);
 }
 
-async function callPage(id) {
+// A call's states that can still change (the page follows them live).
+const CALL_LIVE = ["queued", "ringing", "answered", "cancelling"];
+
+async function callPage(id, polled) {
+  const here = location.hash;
   const d = await api("GET", `/api/v1/voice/calls/${id}?` + q({ businessId: biz() }));
   const c = d.call;
+  if (polled && location.hash !== here) return true;
   const nodes = [
     h("p", {}, h("a", { href: "#/calls", text: "← Calls" })),
     h("h1", { text: `Call to ${c.contactName || c.calleeNumber}` }),
@@ -46,8 +51,9 @@ async function callPage(id) {
       h("dt", { text: "Number" }), h("dd", { text: c.calleeNumber }),
       h("dt", { text: "Agent" }), h("dd", { text: c.agentName || "" }),
       c.campaignName ? [h("dt", { text: "Campaign" }), h("dd", { text: c.campaignName })] : null,
-      h("dt", { text: "Status" }), h("dd", { text: c.status.replace("_", " ") }),
-      h("dt", { text: "Ended" }), h("dd", { text: c.endedAt ? `${when(c.endedAt)} by ${c.endedBy || "?"} (${c.endReason || ""})` : "not yet" }),
+      h("dt", { text: "Status" }), h("dd", { id: "call-status" }, badge(c.status, c.status.replace(/_/g, " ")),
+        CALL_LIVE.includes(c.status) ? h("span", { class: "muted", text: " · following live" }) : null),
+      h("dt", { text: "Ended" }), h("dd", { text: c.endedAt ? [when(c.endedAt), ENDED_WORDS[c.endedBy], c.endReason ? `(${c.endReason.replace(/_/g, " ")})` : null].filter(Boolean).join(" · ") : "not yet" }),
       h("dt", { text: "Duration" }), h("dd", { text: seconds(c.durationSeconds) }),
       h("dt", { text: "Charged" }), h("dd", { text: credits(c.chargedMicrocredits) })),
   ];
@@ -61,8 +67,12 @@ async function callPage(id) {
   if (d.transcript.length) {
     nodes.push(h("ol", { class: "timeline" }, d.transcript.map((t) => h("li", {}, h("strong", { text: `${t.speaker}: ` }), t.text))),
       h("p", {}, h("a", { href: `/api/v1/voice/calls/${id}/transcript?` + q({ businessId: biz() }), download: `transcript-${id}.txt`, text: "Download the transcript" })));
-  } else nodes.push(h("p", { class: "muted", text: "No transcript." }));
-  show(...nodes);
+  } else nodes.push(h("p", { class: "muted", text: CALL_LIVE.includes(c.status) ? "The transcript follows once the call is over." : "No transcript." }));
+  // Focus stays where it is while the page follows the call.
+  if (polled) showOn(here, ...nodes); else show(...nodes);
+  const live = CALL_LIVE.includes(c.status);
+  if (live && !polled) keepPolling(() => callPage(id, true), 1000);
+  return !live;
 }
 
 // Starts a call: from a contact's page (choose the voice agent) or from
@@ -128,18 +138,20 @@ async function campaignsPage() {
     rows: page.campaigns.map(({ campaign: c, currentIteration: it }) => h("tr", {},
       h("td", {}, h("a", { href: `#/campaigns/${c.id}`, text: c.name })),
       h("td", { text: c.objective }),
-      h("td", { text: `${c.iterationCount} · current: ${it.channel}, ${it.status}` }),
+      h("td", { text: `${c.iterationCount} · now: ${CHANNEL_WORDS[it.channel] || it.channel}, ${it.status.replace(/_/g, " ")}` }),
       h("td", {}, iterationProgress(it)),
       h("td", { text: when(c.createdAt) }))),
   }));
-  show(h("h1", { text: "Campaigns" }), list, canWrite("campaigns:write") ? await newCampaignForm() : null);
-  await paged(list, ["Name", "Objective", "Iterations", "Progress", "Created"], "No campaigns.", load, null);
+  const headers = ["Name", "Objective", "Iterations", "Progress", "Created"];
+  const refresh = () => paged(list, headers, "No campaigns.", load, null);
+  show(h("h1", { text: "Campaigns" }), list, canWrite("campaigns:write") ? await newCampaignForm(refresh) : null);
+  await refresh();
 }
 
 // A campaign and its first iteration, created as a draft: the answer says
 // who was admitted and who was skipped and why (the admission), and the
 // campaign's page starts it. Nothing is sent or called before Start.
-async function newCampaignForm() {
+async function newCampaignForm(created) {
   const [agentPage, cats] = await Promise.all([api("GET", "/api/v1/agents?" + q({ businessId: biz(), limit: 200 })), allCategories()]);
   const agents = agentPage.agents.filter((a) => ["voice", "chatapp"].includes(a.channel) && !a.archivedAt && a.status !== "archived");
   const agentSelect = h("select", { id: "cmp-agent", name: "iteration.agentId" });
@@ -154,10 +166,11 @@ async function newCampaignForm() {
     h("label", { for: "cmp-objective", text: "Objective" }),
     h("textarea", { id: "cmp-objective", name: "objective", rows: 2 }),
     h("fieldset", {}, h("legend", { text: "Channel" }),
-      ["voice", "chatapp"].map((c, n) => h("label", { class: "check" }, h("input", { type: "radio", name: "channel", value: c, checked: n === 0 }), " ", c))),
+      ["voice", "chatapp"].map((c, n) => h("label", { class: "check" }, h("input", { type: "radio", name: "channel", value: c, checked: n === 0 }), " ", CHANNEL_WORDS[c]))),
     h("label", { for: "cmp-agent", text: "Agent" }), agentSelect,
-    h("label", { for: "cmp-opening", text: "Opening message (chatapp)" }),
-    h("textarea", { id: "cmp-opening", name: "iteration.openingMessage", rows: 2 }),
+    h("div", { id: "cmp-opening-box" },
+      h("label", { for: "cmp-opening", text: "Opening message" }),
+      h("textarea", { id: "cmp-opening", name: "iteration.openingMessage", rows: 2, maxlength: 1000 })),
     h("fieldset", {}, h("legend", { text: "Audience" }),
       h("label", { class: "check" }, h("input", { type: "radio", name: "audience", value: "categories", checked: true }), " every contact of categories"),
       h("label", { class: "check" }, h("input", { type: "radio", name: "audience", value: "contacts" }), " contacts I choose")),
@@ -167,11 +180,12 @@ async function newCampaignForm() {
       h("input", { id: "cmp-find", name: "find", type: "search" }),
       h("button", { type: "button", class: "secondary", text: "Find", onclick: () => findMembers() }),
       results, picked),
-    h("label", { for: "cmp-retries", text: "Retries of a busy, unanswered or failed call" }),
+    h("label", { for: "cmp-retries", id: "cmp-retries-label", text: "Retries of a busy, unanswered or failed call" }),
     h("input", { id: "cmp-retries", name: "iteration.maxRetries", inputmode: "numeric", value: "0" }),
-    h("label", { for: "cmp-budget", text: "Budget cap in microcredits (optional)" }),
-    h("input", { id: "cmp-budget", name: "iteration.maxSpendMicrocredits", inputmode: "numeric" }),
-    h("p", { id: "cmp-preview", role: "status", "aria-live": "polite" }),
+    h("div", { id: "cmp-budget-box" },
+      h("label", { for: "cmp-budget", text: "Budget cap in credits (optional)" }),
+      h("input", { id: "cmp-budget", name: "budget", inputmode: "decimal" })),
+    h("div", { id: "cmp-preview", role: "status", "aria-live": "polite" }),
     h("output", { id: "cmp-admission" }),
     h("button", { type: "submit", text: "Create as a draft" }));
   const channel = () => form.querySelector("input[name=channel]:checked").value;
@@ -179,7 +193,12 @@ async function newCampaignForm() {
     const c = channel();
     agentSelect.replaceChildren(...agents.filter((a) => a.channel === c).map((a) => h("option", { value: a.id, text: a.name })));
     if (!agentSelect.options.length) agentSelect.append(h("option", { value: "", text: `no ${c} agent yet` }));
-    form.querySelector("#cmp-opening").hidden = form.querySelector("label[for=cmp-opening]").hidden = c !== "chatapp";
+    // Only the fields of the chosen channel: an opening message and no
+    // budget for a chat app (openings cost no credits), call retries and a
+    // budget for voice.
+    form.querySelector("#cmp-opening-box").hidden = c !== "chatapp";
+    form.querySelector("#cmp-budget-box").hidden = c !== "voice";
+    form.querySelector("#cmp-retries-label").textContent = c === "voice" ? "Retries of a busy, unanswered or failed call" : "Retries of an opening message that failed";
     const byContacts = form.querySelector("input[name=audience]:checked").value === "contacts";
     form.querySelector("#cmp-contacts").hidden = !byContacts;
     form.querySelector("#cmp-categories").hidden = byContacts;
@@ -198,10 +217,13 @@ async function newCampaignForm() {
   const preview = async () => {
     const n = ++asked;
     const a = audience();
-    if (!a) { previewBox.textContent = ""; return; }
-    let text;
-    try { text = admissionText((await api("POST", "/api/v1/campaigns/admission-preview", { businessId: biz(), ...a })).admission, true); } catch (err) { text = plain({ message: err.message }); }
-    if (n === asked) previewBox.textContent = text;
+    if (!a) { previewBox.replaceChildren(); return; }
+    let nodes;
+    try {
+      const r = await api("POST", "/api/v1/campaigns/admission-preview", { businessId: biz(), ...a });
+      nodes = [h("p", { text: admissionText(r.admission, true) }), leftOut(r.skippedContacts || [], r.admission)];
+    } catch (err) { nodes = [h("p", { class: "form-error", text: plain({ message: err.message }) })]; }
+    if (n === asked) previewBox.replaceChildren(...kids(nodes));
   };
   form.querySelectorAll("input[type=radio]").forEach((r) => r.addEventListener("change", () => { redraw(); preview(); }));
   agentSelect.addEventListener("change", preview);
@@ -222,14 +244,18 @@ async function newCampaignForm() {
   }
   form.find.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); findMembers(); } });
   const checkTop = liveRules(form, "CampaignCreate", { name: "Name", objective: "The objective", "iteration.openingMessage": "The opening message",
-    "iteration.maxRetries": "Retries", "iteration.maxSpendMicrocredits": "The budget cap" });
+    "iteration.maxRetries": "Retries", budget: "The budget cap" });
   onSubmit(form, async (sub) => {
     await checkTop();
     const c = channel();
     const it = { channel: c, agentId: agentSelect.value, maxRetries: Number(form.querySelector("#cmp-retries").value || 0) };
     if (!it.agentId) throw new ApiError(400, { message: `Create a ${c} agent first.` });
     const budget = form.querySelector("#cmp-budget").value.trim();
-    if (budget) it.maxSpendMicrocredits = Number(budget);
+    if (c === "voice" && budget) {
+      const n = Number(budget);
+      if (!Number.isFinite(n) || n <= 0) throw new ApiError(400, { message: "Check the fields marked below.", details: [{ field: "budget", message: "The budget cap must be a number of credits above 0" }] });
+      it.maxSpendMicrocredits = Math.round(n * 1e6);
+    }
     if (c === "chatapp") it.openingMessage = form.querySelector("#cmp-opening").value;
     if (form.querySelector("input[name=audience]:checked").value === "contacts") {
       it.contactIds = [...chosen.keys()];
@@ -239,11 +265,33 @@ async function newCampaignForm() {
       if (!it.categoryIds.length) throw new ApiError(400, { message: "Choose at least one category.", details: [{ field: "categoryIds", message: "Choose at least one category." }] });
     }
     const r = await api("POST", "/api/v1/campaigns", { businessId: biz(), name: form.name.value, objective: form.objective.value, iteration: it }, sub);
+    // The form empties for the next one; the list shows this one at once.
+    form.reset();
+    chosen.clear();
+    picked.replaceChildren();
+    results.replaceChildren();
+    previewBox.replaceChildren();
+    redraw();
     const out = form.querySelector("#cmp-admission");
-    out.replaceChildren(admissionText(r.admission), " ", h("a", { href: `#/campaigns/${r.campaign.id}`, text: `Open ${r.campaign.name} to start it` }));
+    out.replaceChildren(`${r.campaign.name}: ${admissionText(r.admission)} `, h("a", { href: `#/campaigns/${r.campaign.id}`, text: `Open ${r.campaign.name} to start it` }));
     toast("Campaign created as a draft.");
+    if (created) await created();
   });
   return form;
+}
+
+// Who an audience leaves out, by name, each with why (the preview names
+// the first 50; the counts above cover them all).
+const LEFT_OUT_WHY = { notFound: "not a contact of this business", blocked: "blocked", outOfScope: "outside the agent's categories", variableMissing: "missing" };
+function leftOut(list, admission) {
+  if (!list.length) return null;
+  const total = Object.values(admission.skipped || {}).reduce((a, b) => a + b, 0);
+  return h("details", { class: "left-out", open: list.length <= 5 },
+    h("summary", { text: `Who is left out${total > list.length ? ` (the first ${list.length} of ${total})` : ""}` }),
+    h("ul", { class: "plain" }, list.map((x) => h("li", {},
+      x.name ? h("a", { href: `#/contacts/${x.contactId}`, text: x.name }) : h("span", { text: "An unknown contact" }),
+      x.mobile ? ` (${x.mobile})` : "", ": ",
+      x.reason === "variableMissing" ? `no ${x.missingFields.map((f) => f.replace(/_/g, " ")).join(", ") || "value the agent needs"}` : LEFT_OUT_WHY[x.reason] || x.reason))));
 }
 
 // Who a draft admitted (or, for a preview, would admit), and who was
@@ -274,8 +322,20 @@ async function campaignPage(id) {
   const act = (action) => once(async (sub) => {
     await api("PATCH", base, { businessId: biz(), action }, sub); toast({ start: "Iteration started.", pause: "Iteration paused.", cancel: "Iteration cancelled." }[action]); campaignPage(id);
   });
+  // Start (and Resume) ask first, saying who and the most it can cost.
+  const confirmBox = h("div", { id: "start-confirm" });
+  const askStart = once(async () => {
+    const text = await startCost(cur);
+    const yes = h("button", { type: "button", text: cur.status === "draft" ? "Yes, start" : "Yes, resume", onclick: act("start") });
+    confirmBox.replaceChildren(h("section", { class: "card confirm", role: "alertdialog", "aria-labelledby": "start-confirm-title", "aria-describedby": "start-confirm-text" },
+      h("h2", { id: "start-confirm-title", text: cur.status === "draft" ? `Start ${d.campaign.name}?` : `Resume ${d.campaign.name}?` }),
+      h("p", { id: "start-confirm-text", text }),
+      yes, h("button", { type: "button", class: "secondary", text: "Not now", onclick: () => confirmBox.replaceChildren() })));
+    confirmBox.scrollIntoView({ block: "nearest" });
+    yes.focus();
+  });
   const actions = write ? h("p", {},
-    cur.status === "draft" || cur.status === "paused" ? h("button", { type: "button", text: cur.status === "draft" ? "Start" : "Resume", onclick: act("start") }) : null,
+    cur.status === "draft" || cur.status === "paused" ? h("button", { type: "button", text: cur.status === "draft" ? "Start" : "Resume", onclick: askStart }) : null,
     cur.status === "running" ? h("button", { type: "button", class: "secondary", text: "Pause", onclick: act("pause") }) : null,
     ["draft", "running", "paused"].includes(cur.status) ? h("button", { type: "button", class: "secondary", text: "Cancel iteration", onclick: act("cancel") }) : null) : null;
   const iterationRows = its.iterations.map((it) => h("tr", {},
@@ -287,21 +347,108 @@ async function campaignPage(id) {
   const runs = h("div", { id: "summary-runs" });
   const followUp = write && ["completed", "cancelled"].includes(cur.status) ? await followUpForm(id) : null;
   if (location.hash !== here) return;
+  const people = h("section", { id: "recipients", "aria-labelledby": "recipients-title" });
+  const polling = its.iterations.some((it) => it.status === "running");
+  // A poll draws the page again: the recipients' page and filter stay.
+  const kept = campaignPage.kept && campaignPage.kept.id === id ? campaignPage.kept : { id, iteration: cur.id, outcome: "", cursor: null };
+  campaignPage.kept = kept;
+  await recipientsSection(people, id, its.iterations, kept);
+  if (location.hash !== here) return;
+  const focused = document.activeElement && document.activeElement.id;
   show(
     h("p", {}, h("a", { href: "#/campaigns", text: "← Campaigns" })),
     h("h1", { text: d.campaign.name }),
     h("p", { text: d.campaign.objective }),
     actions,
+    confirmBox,
     h("h2", { text: "Iterations" }),
     table(["#", "Channel", "Status", "Progress", "Spent"], iterationRows, "No iterations."),
     campaignOutcomes(its.iterations),
+    people,
     followUp,
     h("h2", { text: "AI summary runs" }),
     runs);
+  if (focused && document.getElementById(focused)) document.getElementById(focused).focus({ preventScroll: true });
   await drawRuns(id, runs);
-  if (its.iterations.some((it) => it.status === "running")) {
+  if (polling) {
     keepPolling(async () => { await campaignPage(id); return true; }, 2000);
   }
+}
+
+// What starting (or resuming) the current iteration means: how many people
+// it reaches and, for calls, the most it can cost (each call reserves the
+// started 20-second blocks of the agent's longest call at the business's
+// price; a budget cap lowers that).
+async function startCost(it) {
+  const waiting = it.counts.pending;
+  const who = `${waiting.toLocaleString()} ${waiting === 1 ? "person" : "people"}`;
+  if (it.channel !== "voice") return `It sends an opening message to ${who}. Chat app messages cost no credits.`;
+  const [agent, voice] = await Promise.all([findAgent(it.agentId).catch(() => null), api("GET", "/console/api/voice").catch(() => null)]);
+  const longest = (agent && agent.voiceSettings && agent.voiceSettings.maxCallDurationSeconds) || 600;
+  if (!voice) return `It calls ${who}, each call up to ${seconds(longest)}.`;
+  const blockSeconds = voice.voice.blockSeconds || 20;
+  const perCall = Math.ceil(longest / blockSeconds) * voice.voice.pricePerBlockMicrocredits;
+  let most = perCall * waiting;
+  const cap = it.maxSpendMicrocredits;
+  const capped = cap !== null && cap !== undefined && cap - (it.spentMicrocredits || 0) < most;
+  if (capped) most = Math.max(cap - (it.spentMicrocredits || 0), 0);
+  return `It calls ${who}, each call up to ${seconds(longest)}. The most it can cost is ${credits(most)}` +
+    (capped ? " (its budget cap)" : ` (${credits(perCall)} a call)`) +
+    `; a call is charged only for the time it was connected. Available now: ${credits(voice.credits.availableMicrocredits)}.`;
+}
+
+// An iteration's recipients, a page at a time: who, the outcome, the call
+// (with its length and who ended it) or the opening and the reply, with
+// links to the contact and the call. `kept` holds the iteration, outcome
+// filter and page shown, across the page's live redraws.
+async function recipientsSection(box, campaignId, iterations, kept) {
+  const its = [...iterations].sort((a, b) => b.sequence - a.sequence);
+  if (!its.some((it) => it.id === kept.iteration)) kept.iteration = its[0].id;
+  const it = its.find((x) => x.id === kept.iteration);
+  const filters = h("form", { class: "inline", role: "search", "aria-label": "Recipients shown" },
+    its.length > 1 ? [h("label", { for: "rcp-iteration", text: "Iteration" }),
+      h("select", { id: "rcp-iteration", name: "iteration" }, its.map((x) => h("option", { value: x.id, selected: x.id === kept.iteration, text: `${x.sequence} (${CHANNEL_WORDS[x.channel] || x.channel})` })))] : null,
+    h("label", { for: "rcp-outcome", text: "Outcome" }),
+    h("select", { id: "rcp-outcome", name: "outcome" }, h("option", { value: "", text: "any" }),
+      Object.keys(it.counts).filter((k) => k !== "total" && it.counts[k] > 0).map((k) => h("option", { value: k, selected: k === kept.outcome, text: `${k.replace(/_/g, " ")} (${it.counts[k]})` }))));
+  const list = h("div", { id: "recipient-list" });
+  const draw = async () => {
+    const page = await api("GET", `/api/v1/campaigns/${campaignId}/recipients?` + q({ businessId: biz(), iterationId: kept.iteration, outcome: kept.outcome, cursor: kept.cursor, limit: 25 }))
+      .catch((err) => err);
+    if (page instanceof Error) { list.replaceChildren(h("p", { class: "form-error", text: page.message })); return; }
+    const rows = page.recipients.map((r) => h("tr", {},
+      h("td", { class: "name" }, r.contactExists ? h("a", { href: `#/contacts/${r.contactId}`, text: r.name || r.mobile }) : h("span", { text: `${r.name || "A contact"} (deleted)` })),
+      h("td", { text: r.mobile || "" }),
+      h("td", { text: r.outcome }),
+      h("td", {}, recipientWhat(r)),
+      h("td", { text: String(r.attempts) })));
+    list.replaceChildren(...kids([table(["Contact", "Mobile", "Outcome", "Call or reply", "Attempts"], rows, kept.outcome ? "Nobody with this outcome." : "Nobody in this iteration."),
+      kept.cursor ? h("button", { type: "button", class: "secondary", text: "First page", onclick: () => { kept.cursor = null; draw(); } }) : null,
+      page.nextCursor ? h("button", { type: "button", class: "secondary", text: "Next page", onclick: () => { kept.cursor = page.nextCursor; draw(); } }) : null]));
+  };
+  filters.addEventListener("change", () => {
+    kept.iteration = filters.iteration ? filters.iteration.value : kept.iteration;
+    kept.outcome = filters.outcome.value;
+    kept.cursor = null;
+    draw();
+  });
+  await draw();
+  box.replaceChildren(h("h2", { id: "recipients-title", text: "Recipients" }),
+    h("p", { class: "muted", text: `Iteration ${it.sequence}: ${it.counts.total.toLocaleString()} ${it.counts.total === 1 ? "person" : "people"}.` }), filters, list);
+}
+
+// A recipient's call (outcome, length, who ended it, a link) or opening
+// message and reply.
+function recipientWhat(r) {
+  if (r.call) {
+    const c = r.call;
+    const bits = [c.durationSeconds ? seconds(c.durationSeconds) : null, ENDED_WORDS[c.endedBy] || null].filter(Boolean);
+    return h("span", {}, h("a", { href: `#/calls/${c.id}`, text: `Call ${c.status.replace(/_/g, " ")}`, "aria-label": `Open the call to ${r.name || r.mobile}` }),
+      bits.length ? ` · ${bits.join(" · ")}` : "");
+  }
+  if (r.reply) return h("span", {}, h("q", { class: "reply-text", text: r.reply.text || "(a picture)" }), ` · ${when(r.reply.receivedAt)}`);
+  if (r.opening) return `Opening ${r.opening.status.replace(/_/g, " ")}`;
+  return h("span", { class: "muted", text: "Not reached yet" });
 }
 
 async function drawRuns(campaignId, box) {

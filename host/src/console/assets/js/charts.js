@@ -61,13 +61,29 @@ function chart(title, kind, labels, series, options) {
       animation: false, responsive: true, maintainAspectRatio: false,
       indexAxis: o.horizontal ? "y" : "x",
       plugins: {
-        legend: { display: series.length > 1 || kind === "doughnut", labels: { color: ink, boxWidth: 12 } },
+        // A legend whenever a colour needs naming: several series, a
+        // doughnut's slices, or a one-series chart whose series is a kind
+        // of thing (one campaign outcome).
+        legend: { display: series.length > 1 || kind === "doughnut" || !!o.legend, labels: { color: ink, boxWidth: 12 } },
         tooltip: { callbacks: { label: (c) => `${c.dataset.label || c.label}: ${format(c.parsed.y !== undefined && kind !== "doughnut" ? (o.horizontal ? c.parsed.x : c.parsed.y) : c.parsed)}` } },
       },
       scales: kind === "doughnut" ? {} : { x: axis(!!o.stacked), y: axis(!!o.stacked) },
     },
   };
   if (o.format && kind !== "doughnut") config.options.scales[o.horizontal ? "x" : "y"].ticks.callback = (v) => format(v);
+  // Bars as wide as their slot allows, and the last label (today) always
+  // shown: every nth label counted back from it.
+  if (kind === "bar" && !o.horizontal) datasets.forEach((d) => { d.categoryPercentage = 0.9; d.barPercentage = 0.9; });
+  if (o.lastLabel && kind !== "doughnut") {
+    const longest = Math.max(...labels.map((l) => String(l).length));
+    Object.assign(config.options.scales.x.ticks, { autoSkip: false, maxRotation: 0,
+      // As many labels as fit the chart's width (about 7 px a character).
+      callback: function (v, i) {
+        const fit = Math.max(2, Math.floor(this.chart.width / (longest * 7 + 16)));
+        const step = Math.max(1, Math.ceil(labels.length / fit));
+        return (labels.length - 1 - i) % step === 0 ? labels[i] : "";
+      } });
+  }
   liveCharts.set(new Chart(canvas, config), false);
   const figures = h("table", { class: "figures" },
     h("caption", { class: "visually-hidden", text: title }),
@@ -110,7 +126,7 @@ function campaignOutcomes(iterations) {
   if (!outcomes.length) return empty("No members yet: the outcomes chart fills in as iterations run.");
   return chart("Outcomes per iteration", "bar", its.map((it) => `Iteration ${it.sequence} (${it.channel})`),
     outcomes.map((k, i) => ({ label: k.replace(/_/g, " "), data: its.map((it) => it.counts[k]), colour: statusColour(k, i) })),
-    { stacked: true, horizontal: true, labelHeading: "Iteration" });
+    { stacked: true, horizontal: true, labelHeading: "Iteration", legend: true });
 }
 
 // Credits over time: the balance at each day's end and what was charged.

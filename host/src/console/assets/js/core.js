@@ -82,7 +82,7 @@ function idemKey() {
 
 class ApiError extends Error {
   constructor(status, error) {
-    super(error && error.message ? error.message : `request failed (${status})`);
+    super(error && error.message ? words(error.message) : `request failed (${status})`);
     this.status = status;
     this.error = error || {};
   }
@@ -202,13 +202,41 @@ const FIELD_WORDS = {
   languageCode: "must be a language tag such as en or pt-BR",
 };
 
-// A validation message as a person reads it: never a regular expression.
+// Field names as a person says them, where the last part of the name
+// alone would not do (words() turns the rest from camelCase into words).
+const FIELD_NAMES = {
+  businessId: "business", agentId: "agent", contactIds: "contacts", categoryIds: "categories", categoryId: "category",
+  maxSpendMicrocredits: "budget cap", maxRetries: "retries", retryDelayMinutes: "retry delay", phoneNumberId: "number",
+  providerAccountId: "account", aiAgentId: "agent", toNumber: "number", to: "number", languageCode: "language",
+  confirmMaximumChargeMicrocredits: "confirmed maximum", microcredits: "amount", pricePerBlockMicrocredits: "price",
+  pricePerContactMicrocredits: "price per contact", pricePerThousandCharactersMicrocredits: "price per 1,000 characters",
+};
+function fieldName(path) {
+  const last = String(path).split(/[.[\]]/).filter((p) => p && !/^[0-9]+$/.test(p)).pop() || String(path);
+  return FIELD_NAMES[last] || last.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase();
+}
+
+// A server message in the business's words: no code-form field names
+// (`iteration.openingMessage` becomes "opening message"), no operation
+// ids, and credits rather than microcredits (1 credit = 1,000,000).
+function words(text) {
+  let t = String(text || "");
+  t = t.replace(/([0-9][0-9,_]*) microcredits?/g, (_, n) => credits(Number(n.replace(/[,_]/g, ""))));
+  t = t.replace(/`([^`]*)`/g, (_, code) => (/^[A-Za-z_][A-Za-z0-9_.[\]]*$/.test(code) ? fieldName(code) : code));
+  t = t.replace(/\bmicrocredits\b/gi, "credits").replace(/\bmicrocredit\b/gi, "credit");
+  // An operation id (a verb then a noun in camelCase: createCampaign) says nothing to a person.
+  t = t.replace(/\b(?:list|get|create|update|delete|send|start|cancel|preview|mark|read|download|export|redeliver|rotate|reset|resolve|upload)[A-Z][A-Za-z]+\b/g, "this action");
+  return t;
+}
+
+// A validation message as a person reads it: never a regular expression,
+// never a field name in code form.
 function plain(detail) {
-  const msg = String(detail.message || "");
+  const msg = words(detail.message);
   const at = msg.indexOf(" must match the pattern ");
   if (at < 0) return msg;
-  const pattern = msg.slice(at + " must match the pattern ".length);
-  const field = String(detail.field || "").split(/[.[]/).pop() || (msg.match(/`([^`]+)`/) || [])[1] || "";
+  const pattern = String(detail.message || "").split(" must match the pattern ").pop();
+  const field = String(detail.field || "").split(/[.[]/).pop() || (String(detail.message || "").match(/`([^`]+)`/) || [])[1] || "";
   return `${msg.slice(0, at)} ${PATTERN_WORDS[pattern] || FIELD_WORDS[field] || "must be in the expected format"}`;
 }
 
@@ -269,9 +297,10 @@ function frame() {
   nav.hidden = !state.me;
   out.hidden = !state.me;
   menu.hidden = !state.me;
-  // Compact: the role and the address (cut short if need be); the business is the overview's title
-  // (and the tooltip here).
-  who.textContent = state.me ? `${state.me.role} · ${state.me.email}` : "";
+  // Compact: the address first (cut short if need be), then the role; the
+  // business is the overview's title (and the tooltip here). On a phone it
+  // is said in full in the open menu (console.css).
+  who.replaceChildren(...(state.me ? [h("span", { class: "who-email", text: state.me.email }), h("span", { class: "who-role", text: ` · ${state.me.role}` })] : []));
   who.title = state.me ? `${state.me.email} · ${state.me.businessName} (${state.me.role})` : "";
   setMenu(false);
 }

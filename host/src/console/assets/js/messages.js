@@ -5,6 +5,9 @@
 
 const MESSAGE_DONE = ["delivered", "read", "failed"];
 
+// The longest text message (the document's maxLength of a message's text).
+const MESSAGE_MAX = 4096;
+
 // A chatapp text from one of the business's connected numbers; its
 // delivery state follows below the form until it is delivered, read or failed.
 async function sendForm(to, onSent) {
@@ -13,21 +16,34 @@ async function sendForm(to, onSent) {
   const numbers = chat ? chat.connections : [];
   const sent = h("ul", { class: "plain", id: "sent-messages", "aria-live": "polite" });
   const form = h("form", { class: "card", novalidate: true },
-    h("h2", { text: "Send a chatapp message" }),
+    h("h2", { text: "Send a chat app message" }),
     h("p", { class: "form-error", role: "alert" }),
-    numbers.length ? null : h("p", { class: "muted", text: "Connect a chatapp number first (switchboard admin channel connect)." }),
+    numbers.length ? null : h("p", { class: "muted" }, "Connect a chat app number first, on ", h("a", { href: "#/channels", text: "Channels" }), "."),
     h("label", { for: "m-from", text: "From number" }),
     h("select", { id: "m-from", name: "phoneNumberId" }, numbers.map((n) => h("option", { value: n.phoneNumberId, text: n.label || n.phoneNumberId }))),
-    h("label", { for: "m-to", text: "To (E.164 mobile)" }),
-    h("input", { id: "m-to", name: "to", type: "tel", value: to || "", readonly: !!to, placeholder: "+14155550123" }),
+    h("label", { for: "m-to", text: "To (a mobile number)" }),
+    to ? h("input", { id: "m-to", name: "to", type: "tel", value: to, readonly: true })
+      : [phoneInput({ id: "m-to", name: "to", "aria-describedby": "m-to-hint" }), phoneHint("m-to-hint")],
     h("label", { for: "m-text", text: "Message" }),
-    h("textarea", { id: "m-text", name: "text", rows: 3, maxlength: 4096 }),
+    h("textarea", { id: "m-text", name: "text", rows: 3, maxlength: MESSAGE_MAX, "aria-describedby": "m-text-count" }),
+    h("p", { class: "hint counter", id: "m-text-count", "aria-live": "polite" }),
     h("button", { type: "submit", text: "Send", disabled: !numbers.length }),
     sent);
+  // How much of the limit is used, as it is typed.
+  const counter = form.querySelector("#m-text-count");
+  const count = () => {
+    const n = [...form.text.value].length;
+    counter.textContent = `${n.toLocaleString()} of ${MESSAGE_MAX.toLocaleString()} characters`;
+    counter.classList.toggle("near", n > MESSAGE_MAX * 0.9);
+  };
+  form.text.addEventListener("input", count);
+  count();
   onSubmit(form, async (sub) => {
+    const text = form.text.value;
     const r = await api("POST", "/api/v1/messages", { businessId: biz(), channel: "chatapp", phoneNumberId: form.phoneNumberId.value,
-      to: form.to.value.trim(), type: "text", text: form.text.value }, sub);
+      to: phoneE164(form.to.value), type: "text", text }, sub);
     form.text.value = "";
+    count();
     const line = h("li", { class: "message-state", text: `${when(new Date().toISOString())}: queued` });
     sent.prepend(line);
     if (onSent) await onSent();
@@ -126,14 +142,22 @@ async function followUpForm(campaignId) {
     h("h2", { text: "Follow up" }),
     h("p", { class: "form-error", role: "alert" }),
     h("label", { for: "f-agent", text: "Agent (its channel is the iteration's)" }),
-    h("select", { id: "f-agent", name: "agentId" }, usable.map((a) => h("option", { value: a.id, text: `${a.name} (${a.channel})` }))),
+    h("select", { id: "f-agent", name: "agentId" }, usable.map((a) => h("option", { value: a.id, text: `${a.name} (${CHANNEL_WORDS[a.channel] || a.channel})` }))),
     h("fieldset", {}, h("legend", { text: "Who" }),
       h("label", { class: "check" }, h("input", { type: "radio", name: "who", value: "outcomes", checked: true }), " members whose outcome was"),
       outcomes.map((o) => h("label", { class: "check" }, h("input", { type: "checkbox", name: "selection", value: o }), " ", o.replace("_", " "))),
       h("label", { class: "check" }, h("input", { type: "radio", name: "who", value: "ai" }), " the contacts the latest summary run recommends")),
-    h("label", { for: "f-opening", text: "Opening message (chatapp agents)" }),
-    h("textarea", { id: "f-opening", name: "openingMessage", rows: 2, maxlength: 1000 }),
+    h("div", { id: "f-opening-box" },
+      h("label", { for: "f-opening", text: "Opening message" }),
+      h("textarea", { id: "f-opening", name: "openingMessage", rows: 2, maxlength: 1000 })),
     h("button", { type: "submit", text: "Create follow-up" }));
+  // The opening message is a chat app agent's field only.
+  const channelFields = () => {
+    const agent = usable.find((a) => a.id === form.agentId.value);
+    form.querySelector("#f-opening-box").hidden = !agent || agent.channel !== "chatapp";
+  };
+  form.agentId.addEventListener("change", channelFields);
+  channelFields();
   onSubmit(form, async (sub) => {
     const agent = usable.find((a) => a.id === form.agentId.value);
     if (!agent) throw new ApiError(400, { message: "Create an active voice or chatapp agent first." });

@@ -30,40 +30,46 @@ async function overviewPage() {
     account ? stat("Available now", credits(account.availableMicrocredits)) : null);
 
   const failed = (d) => d instanceof Error ? h("p", { class: "form-error", text: plain({ message: d.message }) }) : null;
-  const labels = (d) => d.days.map((x) => dayLabel(x.date));
+  // Up to a month a bar a day; longer, a bar a week (90 bars a day are
+  // hairlines). The last bar is today's, and always labelled.
+  const weekly = days > 31;
+  const spans = (d) => {
+    const out = [];
+    for (let end = d.days.length; end > 0; end -= weekly ? 7 : 1) out.unshift(d.days.slice(Math.max(0, end - (weekly ? 7 : 1)), end));
+    return out;
+  };
+  const labels = (d) => spans(d).map((g, i, all) => (i === all.length - 1 ? (weekly ? "This week" : "Today") : weekly ? `Week of ${dayLabel(g[0].date)}` : dayLabel(g[0].date)));
+  const per = (d, f) => spans(d).map((g) => g.reduce((n, x) => n + f(x), 0));
+  const unit = weekly ? "week" : "day";
   const charts = h("div", { class: "charts" },
     messages && !failed(messages) ? (sum(messages, (x) => x.inbound + x.outbound)
-      ? chart("Messages per day", "bar", labels(messages), [
-        { label: "Received", data: messages.days.map((x) => x.inbound) },
-        { label: "Sent", data: messages.days.map((x) => x.outbound) }], { stacked: true, labelHeading: "Day" })
+      ? chart(`Messages per ${unit}`, "bar", labels(messages), [
+        { label: "Received", data: per(messages, (x) => x.inbound) },
+        { label: "Sent", data: per(messages, (x) => x.outbound) }], { stacked: true, labelHeading: weekly ? "Week" : "Day", lastLabel: true })
       : empty(`No messages in the last ${days} days.`, h("a", { href: "#/messages", text: "Send a message" }))) : failed(messages),
     messages && !failed(messages) && messages.outcomes.length
       ? chart("Delivery of messages sent", "doughnut", messages.outcomes.map((o) => o.status.replace(/_/g, " ")),
         [{ label: "Messages", data: messages.outcomes.map((o) => o.count), colours: messages.outcomes.map((o, i) => statusColour(o.status, i)) }], { labelHeading: "Status" })
       : null,
     calls && !failed(calls) ? (sum(calls, (x) => x.calls)
-      ? chart("Calls per day", "bar", labels(calls), [
-        { label: "Calls", data: calls.days.map((x) => x.calls) },
-        { label: "Completed", data: calls.days.map((x) => x.completed), colour: statusColour("completed", 1) }], { labelHeading: "Day" })
+      ? chart(`Calls per ${unit}`, "bar", labels(calls), [
+        { label: "Calls", data: per(calls, (x) => x.calls) },
+        { label: "Completed", data: per(calls, (x) => x.completed), colour: statusColour("completed", 1) }], { labelHeading: weekly ? "Week" : "Day", lastLabel: true })
       : empty(`No calls in the last ${days} days.`, h("a", { href: "#/calls", text: "Calls" }))) : failed(calls),
     calls && !failed(calls) && calls.outcomes.length
       ? chart("Call outcomes", "doughnut", calls.outcomes.map((o) => o.status.replace(/_/g, " ")),
         [{ label: "Calls", data: calls.outcomes.map((o) => o.count), colours: calls.outcomes.map((o, i) => statusColour(o.status, i)) }], { labelHeading: "Status" })
       : null,
     money && !failed(money) ? (sum(money, (x) => x.chargedMicrocredits)
-      ? chart("Spend per day (credits)", "bar", labels(money), [{ label: "Spent", data: money.days.map((x) => x.chargedMicrocredits / 1e6), colour: statusColour("failed", 2) }],
-        { format: creditFigure, labelHeading: "Day" })
+      ? chart(`Spend per ${unit} (credits)`, "bar", labels(money), [{ label: "Spent", data: per(money, (x) => x.chargedMicrocredits).map((v) => v / 1e6), colour: statusColour("failed", 2) }],
+        { format: creditFigure, labelHeading: weekly ? "Week" : "Day", lastLabel: true })
       : empty(`Nothing spent in the last ${days} days.`, h("a", { href: "#/credits", text: "Credits" }))) : failed(money));
 
   showOn(here,
     h("h1", { text: me.businessName }),
-    h("p", { class: "muted", text: `Signed in as ${me.email} (${me.role}). Figures per day in UTC.` }),
+    h("p", { class: "muted", text: `Signed in as ${me.email} (${me.role}). Days end at midnight UTC.` }),
     period,
     totals,
     charts,
-    h("h2", { text: "Your session" }),
-    h("dl", { class: "facts" },
-      h("dt", { text: "Business id" }), h("dd", {}, h("code", { text: me.businessId })),
-      h("dt", { text: "Session ends" }), h("dd", { text: when(me.expiresAt) })),
-    h("p", { class: "muted", text: "Every page here uses the same public API an integration uses with an API key." }));
+    h("p", { class: "muted", text: `You stay signed in until ${when(me.expiresAt)}, or until 2 hours without using the console.` }));
 }

@@ -9,7 +9,7 @@ async function keysPage() {
   const data = await api("GET", "/console/api/keys");
   const owner = state.me.role === "owner";
   const rows = data.keys.map((k) => h("tr", {},
-    h("td", {}, h("code", { text: k.display })),
+    h("td", {}, h("code", { class: "key-display", text: k.display })),
     h("td", { text: k.scopes.join(", ") }),
     h("td", { text: when(k.createdAt) }),
     h("td", { text: k.revokedAt ? "revoked " + when(k.revokedAt) : when(k.lastUsedAt) }),
@@ -122,7 +122,14 @@ function markField(input, message) {
   const id = `err-${input.name.replace(/[^A-Za-z0-9_-]/g, "-")}`;
   const old = document.getElementById(id);
   if (old) old.remove();
-  if (!message) { input.removeAttribute("aria-invalid"); input.removeAttribute("aria-describedby"); return; }
+  if (!message) {
+    input.removeAttribute("aria-invalid"); input.removeAttribute("aria-describedby");
+    // "Check the fields marked below" goes once no field is marked.
+    const form = input.form;
+    const box = form && form.querySelector(".form-error");
+    if (box && !form.querySelector("[aria-invalid]") && /^Check the field/.test(box.textContent)) box.replaceChildren();
+    return;
+  }
   input.setAttribute("aria-invalid", "true");
   input.setAttribute("aria-describedby", id);
   input.after(h("span", { class: "field-error", id, text: message }));
@@ -137,7 +144,8 @@ function liveRules(form, schema, labels) {
   const schemaName = () => (typeof schema === "function" ? schema() : schema);
   const problem = async (input) => {
     const rule = await ruleOf(schemaName(), input.name).catch(() => null);
-    const message = rule ? ruleProblem(rule, input.value) : "";
+    // A field the form always sends is required, on create and edit alike.
+    const message = rule ? ruleProblem({ ...rule, required: rule.required || input.required }, input.dataset.phone !== undefined ? phoneE164(input.value) : input.value) : "";
     return message ? `${(labels && labels[input.name]) || input.name} ${message}` : "";
   };
   const fields = () => [...form.querySelectorAll("input[name], textarea[name]")].filter((i) => !["checkbox", "radio", "file", "hidden"].includes(i.type));
@@ -161,24 +169,28 @@ function liveRules(form, schema, labels) {
 // a role, remove one (the owner routes of host/src/console/team.rs).
 async function usersSection() {
   const data = await api("GET", "/console/api/users");
+  const roles = data.roles || ["owner", "viewer"];
+  // One row each, the same columns in every row: who, standing, role, removal.
   const items = data.users.map((u) => {
     const gone = !!u.disabledAt;
     const standing = gone ? "removed" : u.passwordSet ? "active" : "invited";
-    const form = h("form", { class: "inline", novalidate: true, "aria-label": `Role of ${u.email}` },
+    const form = gone ? null : h("form", { class: "inline role-form", novalidate: true, "aria-label": `Role of ${u.email}` },
       h("p", { class: "form-error", role: "alert" }),
-      h("strong", { text: u.email }), " ", badge(standing), " ",
-      gone ? null : [
-        h("label", { for: `role-${u.userId}`, text: "Role" }),
-        h("select", { id: `role-${u.userId}`, name: "role" }, ["owner", "viewer"].map((r) => h("option", { value: r, text: r, selected: r === u.role }))),
-        h("button", { type: "submit", class: "secondary", text: "Save role", "aria-label": `Save the role of ${u.email}` }),
-        h("button", { type: "button", class: "danger", text: "Remove", "aria-label": `Remove ${u.email}`, onclick: once(async () => {
-          if (!confirm(`Remove ${u.email}? They can no longer log in.`)) return;
-          await api("DELETE", `/console/api/users/${u.userId}`); await keysPage(); toast("User removed.");
-        }) })]);
-    onSubmit(form, async () => {
-      await api("PATCH", `/console/api/users/${u.userId}`, { role: form.role.value }); await keysPage(); toast("Role saved. Their next login has it.");
-    });
-    return h("li", {}, form);
+      h("select", { id: `role-${u.userId}`, name: "role", "aria-label": `Role of ${u.email}` }, roles.map((r) => h("option", { value: r, text: r, selected: r === u.role }))),
+      h("button", { type: "submit", class: "secondary", text: "Save role", "aria-label": `Save the role of ${u.email}` }));
+    if (form) {
+      onSubmit(form, async () => {
+        await api("PATCH", `/console/api/users/${u.userId}`, { role: form.role.value }); await keysPage(); toast("Role saved. Their next login has it.");
+      });
+    }
+    return h("tr", {},
+      h("td", { class: "email", text: u.email }),
+      h("td", {}, badge(standing)),
+      h("td", {}, form || u.role),
+      h("td", {}, gone ? null : h("button", { type: "button", class: "danger", text: "Remove", "aria-label": `Remove ${u.email}`, onclick: once(async () => {
+        if (!confirm(`Remove ${u.email}? They can no longer log in.`)) return;
+        await api("DELETE", `/console/api/users/${u.userId}`); await keysPage(); toast("User removed.");
+      }) })));
   });
   const invite = h("form", { class: "card", novalidate: true, id: "invite-user" },
     h("h3", { text: "Invite someone" }),
@@ -193,11 +205,13 @@ async function usersSection() {
     check();
     const r = await api("POST", "/console/api/users", { email: invite.email.value, role: invite.role.value });
     await keysPage();
-    shownOnce("invite-link", `An invitation for ${r.email}`, "Send them this link: it sets their password once, within 24 hours, and is not shown again.", location.origin + r.setupLink);
+    // Shown where the invitation was made, in view (not at the page's top).
+    shownOnce("invite-link", `An invitation for ${r.email}`, "Send them this link: it sets their password once, within 24 hours, and is not shown again.",
+      location.origin + r.setupLink, document.getElementById("invite-user"));
   });
   return h("section", { class: "card", "aria-labelledby": "users-title" },
     h("h2", { id: "users-title", text: "People who can log in" }),
-    h("ul", { class: "plain", id: "users" }, items),
+    h("div", { id: "users" }, table(["Email", "Standing", "Role", ""], items, "Nobody yet.")),
     invite);
 }
 
@@ -213,11 +227,22 @@ async function contactsPage() {
     h("label", { for: "search-category", text: "Category" }),
     h("select", { id: "search-category", name: "categoryId" }, h("option", { value: "", text: "any" }),
       cats.map((c) => h("option", { value: c.id, text: c.name }))),
+    h("label", { for: "sort", text: "Sort" }),
+    h("select", { id: "sort", name: "sort" }, Object.entries(CONTACT_SORTS).map(([k, [label]]) => h("option", { value: k, text: label }))),
     h("button", { type: "submit", text: "Search" }));
-  const find = () => loadContacts(list, search.search.value.trim(), search.categoryId.value);
+  const find = () => loadContacts(list, search.search.value.trim(), search.categoryId.value, search.sort.value);
+  search.sort.addEventListener("change", find);
   onSubmit(search, find);
   const nodes = [h("h1", { text: "Contacts" }), search, list];
-  if (write) nodes.push(bulkForm(list, cats, find), await newContactForm(cats, find), categoriesSection(cats), await importForm());
+  // A change to contacts (a create, a bulk action) shows in the list and
+  // in the categories' counts at once.
+  const refresh = async () => {
+    await find();
+    const fresh = await allCategories();
+    const old = document.querySelector("section[aria-labelledby=categories-title]");
+    if (old) old.replaceWith(categoriesSection(fresh));
+  };
+  if (write) nodes.push(bulkForm(list, cats, refresh), await newContactForm(cats, refresh), categoriesSection(cats), await importForm());
   else nodes.push(categoriesSection(cats));
   show(...nodes);
   await find();
@@ -227,20 +252,50 @@ async function contactsPage() {
 // anything else is looked for in the names (its `name` parameter).
 const MOBILE_SEARCH = /^[ .()-]*(?:\+?[ .()-]*[0-9][0-9 .()-]*)?$/;
 
-function loadContacts(list, text, categoryId) {
+// How the list may be ordered (the page shown; the API lists oldest first).
+const CONTACT_SORTS = {
+  oldest: ["Oldest first", () => 0],
+  newest: ["Newest first", (a, b) => (a.id < b.id ? 1 : -1)],
+  name: ["Name, A to Z", (a, b) => (a.name || "").localeCompare(b.name || "", undefined, { sensitivity: "base" })],
+  nameDesc: ["Name, Z to A", (a, b) => (b.name || "").localeCompare(a.name || "", undefined, { sensitivity: "base" })],
+  mobile: ["Mobile", (a, b) => a.mobile.localeCompare(b.mobile)],
+};
+
+function loadContacts(list, text, categoryId, sort) {
   const write = canWrite("contacts:write");
   const row = (c) => h("tr", {},
     write ? h("td", {}, h("input", { type: "checkbox", name: "selected", value: c.id, "aria-label": `Select ${c.name || c.mobile}` })) : null,
-    h("td", {}, h("a", { href: `#/contacts/${c.id}`, text: c.name || c.mobile })),
+    h("td", { class: "name" }, h("a", { href: `#/contacts/${c.id}`, text: c.name || c.mobile })),
     h("td", { text: c.mobile }),
     h("td", { text: c.categories.map((x) => x.name).join(", ") }),
     h("td", {}, c.communicationBlocked ? badge("blocked") : null));
   const headers = [...(write ? [""] : []), "Name", "Mobile", "Categories", "Blocked"];
   const byMobile = !text || MOBILE_SEARCH.test(text);
+  const order = (CONTACT_SORTS[sort] || CONTACT_SORTS.oldest)[1];
   const load = (cursor) => api("GET", "/api/v1/contacts?" + q({ businessId: biz(), search: byMobile ? text : "", name: byMobile ? "" : text, categoryId, cursor, limit: 50 }))
-    .then((page) => ({ nextCursor: page.nextCursor, rows: page.contacts.map(row) }));
+    .then((page) => ({ nextCursor: page.nextCursor, rows: [...page.contacts].sort(order).map(row) }));
   const none = !text ? "No contacts." : byMobile ? "No contact's mobile matches." : "No contact's name matches.";
-  return paged(list, headers, none, load, null);
+  return paged(list, headers, none, load, null).then(() => { if (write) selectAll(list); });
+}
+
+// A "select all" box in the list's first heading: ticks every row shown,
+// and shows itself mixed when some are ticked.
+function selectAll(list) {
+  const th = list.querySelector("thead th");
+  const boxes = () => [...list.querySelectorAll("input[name=selected]")];
+  if (!th || !boxes().length) return;
+  const all = h("input", { type: "checkbox", id: "select-all", "aria-label": "Select every contact shown" });
+  const sync = () => {
+    const n = boxes().filter((b) => b.checked).length;
+    all.checked = n > 0 && n === boxes().length;
+    all.indeterminate = n > 0 && n < boxes().length;
+    const out = document.getElementById("selected-count");
+    if (out) out.textContent = n ? `${n} ticked` : "";
+  };
+  all.addEventListener("change", () => { boxes().forEach((b) => { b.checked = all.checked; }); sync(); });
+  list.addEventListener("change", (e) => { if (e.target.name === "selected") sync(); });
+  th.replaceChildren(all);
+  sync();
 }
 
 // Every category (pages of 200).
@@ -266,52 +321,132 @@ function checked(form, name) {
   return [...form.querySelectorAll(`input[name="${name}"]:checked`)].map((i) => i.value);
 }
 
-// Custom fields typed one per line as key=value (a blank value removes
-// the key on an edit).
-function parseFields(text) {
+// The business's custom contact fields (the built-in Contacts data
+// source's fields, beside mobile and name).
+async function contactFieldKeys() {
+  const page = await api("GET", "/api/v1/data-sources?" + q({ businessId: biz(), limit: 200 })).catch(() => null);
+  const contacts = page && page.dataSources.find((d) => d.builtIn);
+  return contacts ? contacts.fields.map((f) => f.key).filter((k) => k !== "mobile" && k !== "name") : [];
+}
+
+// A contact's custom fields as fields: one labelled input per field the
+// business uses (and per field this contact has), and "Add a field" for a
+// new one (its name, then its value). A blank value removes the field.
+function fieldsEditor(prefix, keys, values) {
+  const box = h("fieldset", { class: "custom-fields", id: `${prefix}-fields` }, h("legend", { text: "Fields" }));
+  const known = [...new Set([...keys, ...Object.keys(values || {})])];
+  const grid = h("div", { class: "field-grid" });
+  const addKnown = (k) => {
+    const id = `${prefix}-f-${k}`;
+    grid.append(h("label", { for: id, text: k.replace(/_/g, " ") }),
+      h("input", { id, name: `fields.${k}`, "data-field": k, maxlength: 1000, value: values && values[k] !== undefined && values[k] !== null ? String(values[k]) : "" }));
+  };
+  known.forEach(addKnown);
+  let n = 0;
+  const addNew = () => {
+    n += 1;
+    const row = h("div", { class: "new-field" },
+      h("label", { for: `${prefix}-nf-${n}-key`, text: "New field's name" }),
+      h("input", { id: `${prefix}-nf-${n}-key`, name: `newField${n}`, "data-new-key": "", maxlength: 64, placeholder: "city" }),
+      h("label", { for: `${prefix}-nf-${n}-value`, text: "Its value" }),
+      h("input", { id: `${prefix}-nf-${n}-value`, "data-new-value": "", maxlength: 1000 }));
+    box.insertBefore(row, more);
+    row.querySelector("input").focus();
+  };
+  const more = h("button", { type: "button", class: "secondary", text: "Add a field", onclick: addNew });
+  add(box, known.length ? grid : h("p", { class: "muted", text: "No fields yet." }), more);
+  if (!known.length) box.insertBefore(grid, more);
+  return box;
+}
+
+// What a fields editor holds: {key: value} (blank values as ""), the new
+// fields' names checked.
+function readFields(box) {
   const fields = {};
   const details = [];
-  String(text || "").split("\n").map((l) => l.trim()).filter(Boolean).forEach((line, n) => {
-    const at = line.indexOf("=");
-    const key = (at < 0 ? line : line.slice(0, at)).trim();
-    if (!/^[a-zA-Z][a-zA-Z0-9_]{0,63}$/.test(key)) details.push({ field: "fields", message: `Line ${n + 1}: a field name ${PATTERN_WORDS["^[a-zA-Z][a-zA-Z0-9_]{0,63}$"]}` });
-    fields[key] = at < 0 ? "" : line.slice(at + 1).trim();
+  box.querySelectorAll("input[data-field]").forEach((i) => { fields[i.dataset.field] = i.value.trim(); });
+  box.querySelectorAll(".new-field").forEach((row) => {
+    const keyInput = row.querySelector("[data-new-key]");
+    const key = keyInput.value.trim();
+    const value = row.querySelector("[data-new-value]").value.trim();
+    if (!key && !value) return;
+    if (!/^[a-zA-Z][a-zA-Z0-9_]{0,63}$/.test(key)) details.push({ field: keyInput.name, message: `A field's name ${PATTERN_WORDS["^[a-zA-Z][a-zA-Z0-9_]{0,63}$"]}` });
+    else fields[key] = value;
   });
-  if (details.length) throw new ApiError(400, { message: "Check the fields.", details });
+  if (details.length) throw new ApiError(400, { message: "Check the fields marked below.", details });
   return fields;
 }
 
-function fieldsText(fields) {
-  return Object.entries(fields || {}).map(([k, v]) => `${k}=${v}`).join("\n");
+// ---- phone numbers --------------------------------------------------------------------
+
+// The country calling code a number without "+" is taken in: the browser's
+// region's, else +1.
+const CALLING_CODES = { US: "1", CA: "1", GB: "44", IE: "353", FR: "33", DE: "49", ES: "34", PT: "351", IT: "39", NL: "31", BE: "32",
+  CH: "41", AT: "43", SE: "46", NO: "47", DK: "45", FI: "358", PL: "48", BR: "55", MX: "52", AR: "54", IN: "91", AU: "61", NZ: "64", ZA: "27", JP: "81", SG: "65" };
+function defaultCallingCode() {
+  const region = (navigator.language || "").split("-")[1];
+  return CALLING_CODES[(region || "").toUpperCase()] || "1";
+}
+
+// A number as typed ("+1 415 555 0199", "(415) 555-0199", "0044 20…") in
+// E.164: spaces, dots, dashes and brackets go; 00 is +; a number without
+// a country code takes the default one (a leading trunk 0 dropped).
+function phoneE164(text, cc) {
+  const t = String(text || "").trim();
+  if (!t) return "";
+  if (!/^[+0-9 .()\-]+$/.test(t)) return t;
+  const digits = t.replace(/[^0-9]/g, "");
+  if (t.startsWith("+")) return "+" + digits;
+  if (digits.startsWith("00")) return "+" + digits.slice(2);
+  const code = cc || defaultCallingCode();
+  return "+" + code + (code !== "1" && digits.startsWith("0") ? digits.slice(1) : digits);
+}
+
+// A phone input: any usual way of writing a number, stored as E.164 (shown
+// as such once the field is left), with the default country said.
+function phoneInput(attrs) {
+  const input = h("input", { type: "tel", autocomplete: "tel", "data-phone": "", placeholder: "+1 415 555 0199", ...attrs });
+  input.addEventListener("blur", () => { if (input.value.trim()) input.value = phoneE164(input.value); });
+  return input;
+}
+function phoneHint(id) {
+  return h("p", { class: "hint", id, text: `Any way of writing it; without a +, the country code is +${defaultCallingCode()}.` });
 }
 
 async function newContactForm(cats, refresh) {
+  const keys = await contactFieldKeys();
+  const fieldsBox = fieldsEditor("nc", keys, {});
   const form = h("form", { class: "card", novalidate: true, id: "new-contact" },
     h("h2", { text: "New contact" }),
     h("p", { class: "form-error", role: "alert" }),
     h("label", { for: "nc-name", text: "Name" }),
     h("input", { id: "nc-name", name: "name", required: true }),
     h("label", { for: "nc-mobile", text: "Mobile" }),
-    h("input", { id: "nc-mobile", name: "mobile", type: "tel", placeholder: "+14155550100", required: true }),
+    phoneInput({ id: "nc-mobile", name: "mobile", required: true, "aria-describedby": "nc-mobile-hint" }),
+    phoneHint("nc-mobile-hint"),
     h("fieldset", {}, h("legend", { text: "Categories (at least one)" }), categoryChecks("categoryIds", cats, new Set())),
-    h("label", { for: "nc-fields", text: "Fields, one per line as name=value" }),
-    h("textarea", { id: "nc-fields", name: "fields", rows: 3, placeholder: "city=Lisbon" }),
+    fieldsBox,
     h("label", { class: "check" }, h("input", { type: "checkbox", name: "communicationBlocked" }), " Blocked (the business never contacts them)"),
     h("button", { type: "submit", text: "Create contact" }));
-  const check = liveRules(form, "ContactCreate", { name: "Name", mobile: "Mobile" });
+  const check = liveRules(form, "ContactCreate", CONTACT_LABELS);
   onSubmit(form, async (sub) => {
     await check();
     const categoryIds = checked(form, "categoryIds");
     if (!categoryIds.length) throw new ApiError(400, { message: "Choose at least one category.", details: [{ field: "categoryIds", message: "Choose at least one category." }] });
-    const body = { businessId: biz(), name: form.name.value, mobile: form.mobile.value.trim(), categoryIds,
-      fields: parseFields(form.fields.value), communicationBlocked: form.communicationBlocked.checked };
+    const fields = Object.fromEntries(Object.entries(readFields(fieldsBox)).filter(([, v]) => v !== ""));
+    const body = { businessId: biz(), name: form.name.value.trim(), mobile: phoneE164(form.mobile.value), categoryIds,
+      fields, communicationBlocked: form.communicationBlocked.checked };
     const r = await api("POST", "/api/v1/contacts", body, sub);
     toast(`Contact ${r.contact.name} created.`);
     form.reset();
+    fieldsBox.querySelectorAll(".new-field").forEach((row) => row.remove());
     await refresh();
   });
   return form;
 }
+
+// One set of words for the contact forms (create and edit say the same).
+const CONTACT_LABELS = { name: "Name", mobile: "Mobile" };
 
 // Actions on the contacts ticked in the list: add to a category, block,
 // unblock, delete. One request per contact for the changes (the API
@@ -319,6 +454,7 @@ async function newContactForm(cats, refresh) {
 function bulkForm(list, cats, refresh) {
   const form = h("form", { class: "card", novalidate: true, id: "bulk" },
     h("h2", { text: "Bulk actions on the ticked rows" }),
+    h("p", { class: "muted", id: "selected-count", "aria-live": "polite" }),
     h("p", { class: "form-error", role: "alert" }),
     h("label", { for: "bulk-action", text: "Action" }),
     h("select", { id: "bulk-action", name: "action" },
@@ -479,31 +615,35 @@ async function contactPage(id) {
 // Edit a contact: what changed is sent (an update must change something);
 // a field left out of the list is removed.
 async function editContactForm(c) {
-  const cats = await allCategories();
+  const [cats, keys] = await Promise.all([allCategories(), contactFieldKeys()]);
+  const fieldsBox = fieldsEditor("ec", keys, c.fields || {});
   const form = h("form", { class: "card", novalidate: true, id: "edit-contact" },
     h("h2", { text: "Edit" }),
     h("p", { class: "form-error", role: "alert" }),
     h("label", { for: "ec-name", text: "Name" }),
-    h("input", { id: "ec-name", name: "name", value: c.name || "" }),
+    h("input", { id: "ec-name", name: "name", value: c.name || "", required: true }),
     h("label", { for: "ec-mobile", text: "Mobile" }),
-    h("input", { id: "ec-mobile", name: "mobile", type: "tel", value: c.mobile }),
+    phoneInput({ id: "ec-mobile", name: "mobile", value: c.mobile, required: true, "aria-describedby": "ec-mobile-hint" }),
+    phoneHint("ec-mobile-hint"),
     h("fieldset", {}, h("legend", { text: "Categories (at least one)" }), categoryChecks("categoryIds", cats, new Set(c.categories.map((x) => x.id)))),
-    h("label", { for: "ec-fields", text: "Fields, one per line as name=value" }),
-    h("textarea", { id: "ec-fields", name: "fields", rows: 3, text: fieldsText(c.fields) }),
+    fieldsBox,
     h("label", { class: "check" }, h("input", { type: "checkbox", name: "communicationBlocked", checked: c.communicationBlocked }), " Blocked (the business never contacts them)"),
     h("button", { type: "submit", text: "Save contact" }));
-  const check = liveRules(form, "ContactUpdate", { name: "Name", mobile: "Mobile" });
+  const check = liveRules(form, "ContactUpdate", CONTACT_LABELS);
   onSubmit(form, async (sub) => {
     await check();
     const body = { businessId: biz() };
-    if (form.name.value !== (c.name || "")) body.name = form.name.value;
-    if (form.mobile.value.trim() !== c.mobile) body.mobile = form.mobile.value.trim();
+    if (form.name.value.trim() !== (c.name || "")) body.name = form.name.value.trim();
+    if (phoneE164(form.mobile.value) !== c.mobile) body.mobile = phoneE164(form.mobile.value);
     const categoryIds = checked(form, "categoryIds");
     if (categoryIds.join() !== c.categories.map((x) => x.id).join()) body.categoryIds = categoryIds;
-    const typed = parseFields(form.fields.value);
+    const typed = readFields(fieldsBox);
     const fields = {};
-    for (const [k, v] of Object.entries(typed)) if (String((c.fields || {})[k]) !== v) fields[k] = v === "" ? null : v;
-    for (const k of Object.keys(c.fields || {})) if (!(k in typed)) fields[k] = null;
+    for (const [k, v] of Object.entries(typed)) {
+      const was = (c.fields || {})[k];
+      if (v === "" && (was === undefined || was === null || was === "")) continue;
+      if (String(was === undefined || was === null ? "" : was) !== v) fields[k] = v === "" ? null : v;
+    }
     if (Object.keys(fields).length) body.fields = fields;
     if (form.communicationBlocked.checked !== c.communicationBlocked) body.communicationBlocked = form.communicationBlocked.checked;
     if (Object.keys(body).length === 1) { toast("Nothing changed."); return; }
@@ -524,7 +664,19 @@ async function drawTimeline(id, box) {
     entries.map((x) => h("li", { class: `turn ${x.direction === "inbound" ? "inbound" : "outbound"}`, "data-direction": x.direction || "" },
       h("span", { class: "speaker" }, `${x.direction === "inbound" ? "Contact" : "Business"} · ${[x.channel, x.kind].filter(Boolean).join(" ")} · `,
         h("time", { datetime: x.occurredAt, text: when(x.occurredAt) })),
-      h("p", { text: summaryText(x.summary) })))) : h("p", { class: "muted", text: "Nothing yet." }));
+      x.kind === "call" ? callEntry(x.summary || {}) : h("p", { text: summaryText(x.summary) })))) : h("p", { class: "muted", text: "Nothing yet." }));
+}
+
+// Who ended a call, in words.
+const ENDED_WORDS = { customer: "the contact hung up", agent: "the agent ended it", operator: "ended from the console", system: "ended by the system",
+  provider: "ended by the phone network", unknown: "ended" };
+
+// A call on a timeline: its outcome, its length, who ended it, and a link to it.
+function callEntry(s) {
+  const outcome = String(s.status || "call").replace(/_/g, " ");
+  const parts = [s.durationSeconds ? seconds(s.durationSeconds) : null, ENDED_WORDS[s.endedBy] || null, s.agentName ? `with ${s.agentName}` : null].filter(Boolean);
+  return h("p", { class: "call-entry" }, badge(s.status || "", outcome), parts.length ? ` ${parts.join(" · ")} ` : " ",
+    s.callId ? h("a", { href: `#/calls/${s.callId}`, text: s.transcriptAvailable ? "Open the call and its transcript" : "Open the call" }) : null);
 }
 
 function summaryText(s) {
