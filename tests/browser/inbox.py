@@ -97,7 +97,7 @@ def run(page, base, business, admin_key, voice, receiver):
         const s = t && t.querySelector('.entry-state .badge');
         if (s && window.__states[window.__states.length - 1] !== s.textContent) window.__states.push(s.textContent);
       }).observe(document.getElementById('main'), { childList: true, subtree: true, characterData: true }); }""")
-    page.get_by_label("Reply").fill("Hi Ada, Sam here. Yes, 10 to 4.")
+    page.get_by_label("Reply", exact=True).fill("Hi Ada, Sam here. Yes, 10 to 4.")
     page.get_by_role("button", name="Send").dblclick()
     thread.locator(".turn.outbound", has_text="Hi Ada, Sam here.").wait_for()
     thread.locator(".turn.outbound", has_text="Sam here").locator(".badge", has_text="read").wait_for()
@@ -166,7 +166,7 @@ def run(page, base, business, admin_key, voice, receiver):
     login(vpage, base, "viewer@example.com")
     vpage.goto(f"{base}/console/#/inbox/{ada['id']}")
     vpage.locator("#thread .turn.inbound", has_text="Are you open on Sunday?").wait_for()
-    check(vpage.get_by_label("Reply").count() == 0 and vpage.get_by_role("button", name="Take over").count() == 0,
+    check(vpage.get_by_label("Reply", exact=True).count() == 0 and vpage.get_by_role("button", name="Take over").count() == 0,
           "a viewer reads the thread and is offered no reply or handoff")
     sweep(vpage, base, routes, 1280, viewer=True)
     sweep(vpage, base, routes, 375, viewer=True)

@@ -160,7 +160,9 @@ BAD_TEXT = r"\b(null|undefined)\b|request failed"
 HEADER_BUDGET = {1280: 56, 375: 64}
 
 # Buttons a viewer (read scopes only) may be offered: nothing that writes.
-VIEWER_BUTTONS = {"Log out", "Menu", "Search", "Filter", "Next page", "Older movements"}
+VIEWER_BUTTONS = {"Log out", "Menu", "Search", "Filter", "Next page", "Older movements",
+                  # The inbox's views (they only filter the list).
+                  "All", "Unassigned", "Open", "Resolved"}
 
 # Every script error and console error of every page (filled by main()).
 ERRORS = []

@@ -51,6 +51,7 @@ function showOn(here, ...nodes) {
 function show(...nodes) {
   const m = main();
   m.replaceChildren(...kids(nodes));
+  if (route.locked) lockForms(m, route.locked);
   const title = m.querySelector("h1");
   document.title = (title ? title.textContent + " · " : "") + "Switchboard console";
 }
@@ -168,6 +169,23 @@ function once(run) {
 
 function biz() { return state.me.businessId; }
 function canWrite(scope) { return state.me.scopes.includes(scope); }
+
+// The roles, as the users page offers them.
+const ROLE_WORDS = { viewer: "viewer (reads only)", agent: "agent (answers conversations; changes no settings)", owner: "owner (everything)" };
+
+// A page its route says the reader may read but not change (main.js names
+// the scope a change takes): every form's controls are disabled, the
+// page's buttons hidden (a search's excepted), and a notice under the title
+// says why.
+function lockForms(root, why) {
+  for (const f of root.querySelectorAll("form:not([role=search])")) {
+    f.querySelectorAll("input, select, textarea, button").forEach((c) => { c.disabled = true; });
+  }
+  root.querySelectorAll("button").forEach((b) => { if (!b.closest("form[role=search]")) b.hidden = true; });
+  const notice = h("p", { class: "notice", role: "note", id: "read-only", text: why });
+  const title = root.querySelector("h1");
+  if (title) title.after(notice); else root.prepend(notice);
+}
 
 // A form without errors: no message above it, no field marked.
 function clearErrors(form) {
@@ -386,11 +404,13 @@ async function route() {
   setMenu(false);
   for (const stop of pollers) stop();
   pollers.clear();
+  route.locked = null;
   if (location.hash === "#/setup") return;
   if (!state.me) { renderLogin(); return; }
-  for (const [re, page] of routes) {
+  for (const [re, page, scope, why] of routes) {
     const m = location.hash.match(re);
     if (m) {
+      route.locked = scope && !canWrite(scope) ? why : null;
       document.querySelectorAll("#nav a").forEach((a) => {
         const here = location.hash.startsWith(a.getAttribute("href")) && a.getAttribute("href") !== "#/" || a.getAttribute("href") === (location.hash || "#/");
         if (here) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");

@@ -10,13 +10,16 @@ const routes = [
   [/^#\/contacts\/([0-9a-f-]{36})$/, contactPage],
   [/^#\/agents$/, agentsPage],
   [/^#\/agents\/([0-9a-f-]{36})\/test$/, agentTestPage],
-  [/^#\/agents\/new$/, () => agentForm(null)],
-  [/^#\/agents\/([0-9a-f-]{36})$/, (id) => agentForm(id)],
+  // A page of changes names the scope they take: without it, the page is
+  // shown read-only (core.js lockForms), never as a form that would fail.
+  [/^#\/agents\/new$/, () => agentForm(null), "agents:write", "Creating an agent takes an owner."],
+  [/^#\/agents\/([0-9a-f-]{36})$/, (id) => agentForm(id), "agents:write", "You can read this agent's settings; changing them takes an owner."],
   [/^#\/data-sources$/, dataSourcesPage],
   [/^#\/data-sources\/([0-9a-f-]{36})$/, (id) => dataSourcePage(id, null)],
   [/^#\/data-sources\/([0-9a-f-]{36})\/ingestions\/([0-9a-f-]{36})$/, dataSourcePage],
   [/^#\/messages$/, messagesPage],
   [/^#\/inbox$/, () => inboxPage(null)],
+  [/^#\/inbox\/saved-replies$/, savedRepliesPage],
   [/^#\/inbox\/([0-9a-f-]{36})$/, inboxPage],
   [/^#\/channels$/, channelsPage],
   [/^#\/webhooks$/, webhooksPage],

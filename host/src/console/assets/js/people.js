@@ -198,7 +198,7 @@ async function usersSection() {
     h("label", { for: "inv-email", text: "Email" }),
     h("input", { id: "inv-email", name: "email", type: "email", autocomplete: "off" }),
     h("label", { for: "inv-role", text: "Role" }),
-    h("select", { id: "inv-role", name: "role" }, h("option", { value: "viewer", text: "viewer (reads only)" }), h("option", { value: "owner", text: "owner (everything)" })),
+    h("select", { id: "inv-role", name: "role" }, [...roles].reverse().map((r) => h("option", { value: r, text: ROLE_WORDS[r] || r }))),
     h("button", { type: "submit", text: "Invite" }));
   const check = ownerRules(invite, { email: "The email" });
   onSubmit(invite, async () => {
