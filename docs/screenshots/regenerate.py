@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Regenerates the console screenshots docs/console.md shows (the PNG files
-beside this script): the overview and a campaign at 1280 px, and the
-contacts list as cards at 375 px, of a seeded business on a fresh server.
+beside this script): the overview, a campaign, its recipients and a
+contact's page at 1280 px, and the contacts list as cards at 375 px, of a
+seeded business on a fresh server.
 
 Uses what the browser suites use (tests/browser/support.py: the binary,
 Debian's chromium through Playwright, installed when missing).
@@ -50,6 +51,12 @@ def run(page, base, business, key, voice, receiver):
 
     shot("#/", "overview.png", 1280, 900, "figure.chart canvas")
     shot(f"#/campaigns/{voice['campaign']}", "campaign.png", 1280, 800, "figure.chart canvas")
+    # The same campaign's recipients, and a contact's page with its calls.
+    page.locator("#recipient-list tbody tr").first.wait_for()
+    page.locator("#recipients").screenshot(path=os.path.join(HERE, "campaign-recipients.png"))
+    print("wrote", os.path.relpath(os.path.join(HERE, "campaign-recipients.png")), flush=True)
+    _, d = http("GET", f"{base}/api/v1/contacts?businessId={business}&name=Cleo", key)
+    shot(f"#/contacts/{d['data']['contacts'][0]['id']}", "contact.png", 1280, 900, ".call-entry")
     shot("#/contacts", "contacts-phone.png", 375, 812, "main table.cards tbody tr")
 
 
