@@ -400,8 +400,11 @@ fn unpack(from: &Path, work: &Path) -> Result<Value> {
             manifest = Some(serde_json::from_str::<Value>(&text).map_err(|e| bad(&format!("{MANIFEST}: {e}")))?);
             continue;
         }
-        // Only database files at their data dir paths: nothing else, and
-        // nothing outside DIR.
+        // Only database files at their data dir paths, as plain files:
+        // nothing else, nothing outside DIR, no link to elsewhere.
+        if !entry.header().entry_type().is_file() {
+            return Err(bad(&format!("{path} is not a plain file")));
+        }
         let database = match path.split('/').collect::<Vec<_>>()[..] {
             ["switchboard.db"] => MAIN.to_string(),
             ["databases", db, "switchboard.db"] if !db.is_empty() && db.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') => db.to_string(),
@@ -453,6 +456,23 @@ mod tests {
         assert_eq!(vector_column("CREATE INDEX i ON t (libsql_vector_idx(\"e\"))").as_deref(), Some("e"));
         assert_eq!(vector_column("CREATE INDEX i ON t (libsql_vector_idx (embedding, 'metric=cosine'))").as_deref(), Some("embedding"));
         assert_eq!(vector_column("CREATE INDEX i ON t (x)"), None);
+    }
+
+    #[test]
+    fn a_restore_takes_plain_database_files_only() {
+        let dir = std::env::temp_dir().join(format!("sb-restore-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("b.tar");
+        let mut tar = tar::Builder::new(std::fs::File::create(&file).unwrap());
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(tar::EntryType::Symlink);
+        header.set_size(0);
+        tar.append_link(&mut header, "switchboard.db", "/etc/passwd").unwrap();
+        tar.into_inner().unwrap();
+        let err = restore(&file, &dir.join("data")).unwrap_err().to_string();
+        assert!(err.contains("switchboard.db is not a plain file"), "{err}");
+        assert!(!dir.join("data").exists(), "nothing is left of a refused restore");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
