@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Regenerates the console screenshots docs/console.md shows (the PNG files
-beside this script): the overview, a campaign, its recipients and a
-contact's page at 1280 px, and the contacts list as cards at 375 px, of a
-seeded business on a fresh server.
+beside this script): the overview, a campaign, its recipients, a
+contact's page and the team inbox at 1280 px, and the contacts list as
+cards at 375 px, of a seeded business on a fresh server.
 
 Uses what the browser suites use (tests/browser/support.py: the binary,
 Debian's chromium through Playwright, installed when missing).
@@ -58,6 +58,15 @@ def run(page, base, business, key, voice, receiver):
     _, d = http("GET", f"{base}/api/v1/contacts?businessId={business}&name=Cleo", key)
     shot(f"#/contacts/{d['data']['contacts'][0]['id']}", "contact.png", 1280, 900, ".call-entry")
     shot("#/contacts", "contacts-phone.png", 375, 812, "main table.cards tbody tr")
+    # The team inbox at 1280 px: the list, a conversation assigned to the
+    # owner with an internal note, and the contact's details.
+    _, d = http("GET", f"{base}/api/v1/conversations?businessId={business}&q=pick", key)
+    conversation = d["data"]["conversations"][0]["id"]
+    _, d = http("GET", f"{base}/api/v1/team-members?businessId={business}", key)
+    owner = [m for m in d["data"]["members"] if m["role"] == "owner"][0]["userId"]
+    http("PATCH", f"{base}/api/v1/conversations/{conversation}", key, {"businessId": business, "assignedUserId": owner})
+    http("POST", f"{base}/api/v1/conversations/{conversation}/notes", key, {"businessId": business, "text": "Pickup after 10: the order is at the front desk."})
+    shot(f"#/inbox/{conversation}", "inbox.png", 1280, 800, ".contact-pane h3")
 
 
 if __name__ == "__main__":

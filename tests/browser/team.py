@@ -222,6 +222,13 @@ def run(page, base, business, admin_key, voice, receiver):
     opage.get_by_text("An invitation for someone@other.example").first.wait_for()
     text = opage.locator("main").inner_text().lower()
     check("exist" not in text and "another business" not in text and "already" not in text, "inviting an address of another business says nothing of it")
+    # A thread whose newest entry is a note, opened by someone who has not read it.
+    api(base, admin_key, "POST", f"/conversations/{ada['id']}/notes", {"businessId": business, "text": "Handing this one to the owner."})
+    opage.goto(f"{base}/console/#/inbox/{ada['id']}")
+    opage.locator("#thread .turn.note", has_text="Handing this one").wait_for()
+    opage.wait_for_load_state("networkidle")
+    check(opage.get_by_role("heading", name="Something went wrong").count() == 0 and opage.locator(".conversations a.unread", has_text="Ada").count() == 0,
+          "a thread ending in a note opens and is read up to it")
     owner.close()
 
 

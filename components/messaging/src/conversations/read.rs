@@ -38,13 +38,14 @@ pub fn mark_read(r: &Request) -> HResult<Success> {
         }
         return result(r, &id);
     };
-    let missing = || fail::not_found("entry_not_found", "`lastSeenEntryId` names no message or comment of this conversation");
+    let missing = || fail::not_found("entry_not_found", "`lastSeenEntryId` names no message, comment or note of this conversation");
     if !is_uuid(&entry) {
         return Err(missing());
     }
     let seen_at = db::query_one(
         "SELECT created_at FROM messages WHERE business_id = ?1 AND conversation_id = ?2 AND id = ?3 \
-         UNION ALL SELECT created_at FROM photoapp_comments WHERE business_id = ?1 AND conversation_id = ?2 AND id = ?3",
+         UNION ALL SELECT created_at FROM photoapp_comments WHERE business_id = ?1 AND conversation_id = ?2 AND id = ?3 \
+         UNION ALL SELECT created_at FROM conversation_notes WHERE business_id = ?1 AND conversation_id = ?2 AND id = ?3",
         &[biz.into(), id.as_str().into(), entry.as_str().into()],
     )?
     .ok_or_else(missing)?
