@@ -43,7 +43,7 @@ async function callPage(id, polled) {
   const here = location.hash;
   const d = await api("GET", `/api/v1/voice/calls/${id}?` + q({ businessId: biz() }));
   const c = d.call;
-  if (polled && location.hash !== here) return true;
+  if (location.hash !== here) return true;
   const nodes = [
     h("p", {}, h("a", { href: "#/calls", text: "← Calls" })),
     h("h1", { text: `Call to ${c.contactName || c.calleeNumber}` }),
@@ -370,8 +370,11 @@ async function campaignPage(id) {
     runs);
   if (focused && document.getElementById(focused)) document.getElementById(focused).focus({ preventScroll: true });
   await drawRuns(id, runs);
-  if (polling) {
-    keepPolling(async () => { await campaignPage(id); return true; }, 2000);
+  // The reader may have moved on while the runs loaded: a poll started now
+  // would outlive the page (route() has stopped the others) and draw it
+  // over the next one.
+  if (polling && location.hash === here) {
+    keepPolling(async () => { if (location.hash === here) await campaignPage(id); return true; }, 2000);
   }
 }
 
@@ -475,7 +478,7 @@ async function drawRuns(campaignId, box) {
   box.replaceChildren(...kids([
     h("p", { class: "muted", text: "An estimate charges nothing; confirming it reserves its maximum, and each contact assessed is charged." }),
     estimate, table(["Created", "Status", "Contacts", "Charge", ""], rows, "No summary runs yet.")]));
-  if (list.summaryRuns.some((r) => ["queued", "running"].includes(r.status))) {
+  if (box.isConnected && list.summaryRuns.some((r) => ["queued", "running"].includes(r.status))) {
     keepPolling(async () => { await drawRuns(campaignId, box); return true; }, 1500);
   }
 }

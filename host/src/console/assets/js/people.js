@@ -437,10 +437,11 @@ async function newContactForm(cats, refresh) {
     const body = { businessId: biz(), name: form.name.value.trim(), mobile: phoneE164(form.mobile.value), categoryIds,
       fields, communicationBlocked: form.communicationBlocked.checked };
     const r = await api("POST", "/api/v1/contacts", body, sub);
-    toast(`Contact ${r.contact.name} created.`);
     form.reset();
     fieldsBox.querySelectorAll(".new-field").forEach((row) => row.remove());
+    // Said once the list and the categories show it.
     await refresh();
+    toast(`Contact ${r.contact.name} created.`);
   });
   return form;
 }
@@ -472,7 +473,9 @@ function bulkForm(list, cats, refresh) {
     if (action === "delete") {
       if (!confirm(`Delete ${ids.length} contact${ids.length === 1 ? "" : "s"} and their timelines?`)) return;
       const r = await api("DELETE", "/api/v1/contacts", { businessId: biz(), contactIds: ids }, sub);
+      await refresh();
       toast(`${r.deleted} deleted.`);
+      return;
     } else {
       for (const id of ids) {
         const body = { businessId: biz() };
@@ -482,9 +485,9 @@ function bulkForm(list, cats, refresh) {
         } else body.communicationBlocked = action === "block";
         await api("PATCH", `/api/v1/contacts/${id}`, body, sub);
       }
+      await refresh();
       toast(`${ids.length} updated.`);
     }
-    await refresh();
   });
   return form;
 }
