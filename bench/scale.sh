@@ -45,7 +45,8 @@
 #
 # Knobs (environment): SCALE_CONNS (256), SCALE_RTT (20), SCALE_FAR=0 (no
 # far node), SCALE_OUT=FILE (keep the JSON lines behind the table),
-# SCALE_LOGS=DIR (keep the nodes', sqlds' and proxies' logs),
+# SCALE_LOGS=DIR (keep the nodes', sqlds' and proxies' logs, and the last
+# node's /metrics before and after its run),
 # SWITCHBOARD_BIN=PATH (another build; without it the release binary is
 # built first, as the other wrk benches do).
 set -euo pipefail
@@ -285,4 +286,4 @@ for n in notes:
     print("note:", n)
 PY
 if [ -n "${SCALE_OUT:-}" ]; then cp "$RESULTS" "$SCALE_OUT"; fi
-if [ -n "${SCALE_LOGS:-}" ]; then mkdir -p "$SCALE_LOGS" && cp "$TMP"/*.log "$SCALE_LOGS"/ && echo "logs kept in $SCALE_LOGS" >&2; fi
+if [ -n "${SCALE_LOGS:-}" ]; then mkdir -p "$SCALE_LOGS" && cp "$TMP"/*.log "$TMP"/metrics-* "$SCALE_LOGS"/ 2>/dev/null && echo "logs kept in $SCALE_LOGS" >&2; fi

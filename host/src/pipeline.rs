@@ -227,7 +227,7 @@ impl App {
             Prepared::Read(r) => self.read(r),
             Prepared::Write(mut w) => {
                 self.prepare_write(&mut w);
-                self.write_batch(vec![w]).pop().expect("one answer per write")
+                self.write_batch(vec![w], &mut || false).pop().expect("one answer per write")
             }
         };
         if let Ok(home) = home {
@@ -448,7 +448,10 @@ impl App {
     /// becomes a retryable failure, and nothing of the batch was written.
     /// Runs on a blocking thread; answers come back in order.
     /// Every write of a batch is of one database (the writer thread's).
-    pub fn write_batch(&self, batch: Vec<Write>) -> Vec<Answer> {
+    /// `more` says, as the batch commits, whether further writes wait for
+    /// this database's writer: then a shipped batch carries its local
+    /// transaction over to the next (`ship::Carry`).
+    pub fn write_batch(&self, batch: Vec<Write>, more: &mut dyn FnMut() -> bool) -> Vec<Answer> {
         let Some(db) = batch.first().map(|w| w.home.db.clone()) else { return Vec::new() };
         debug_assert!(batch.iter().all(|w| Arc::ptr_eq(&w.home.db, &db)));
         let Some(mut gate) = db.write_gate(WRITE_GATE_WAIT) else {
@@ -463,9 +466,13 @@ impl App {
         for attempt in 0..=CONFLICT_RETRIES {
             db::take_conflict();
             let locking = attempt == CONFLICT_RETRIES;
-            let began = if locking { gate.begin_locking() } else { gate.begin() };
+            let began = match (locking, attempt) {
+                (true, _) => gate.begin_locking(),
+                (false, 0) => gate.begin_carrying(),
+                (false, _) => gate.begin(),
+            };
             let Ok(conn) = began else { return failed_all(&batch, &unavailable()) };
-            let (back, answers) = self.write_batch_once(&batch, conn);
+            let (back, answers) = self.write_batch_once(&batch, conn, &mut *more);
             gate.put_back(back);
             if !db::take_conflict() {
                 return answers;
@@ -478,7 +485,7 @@ impl App {
     /// Runs the batch on `conn`, inside its write transaction, and ends
     /// that; the connection comes back for the gate (which keeps it only
     /// if it is fit for another).
-    fn write_batch_once(&self, batch: &[Write], mut conn: db::Connection) -> (db::Connection, Vec<Answer>) {
+    fn write_batch_once(&self, batch: &[Write], mut conn: db::Connection, more: &mut dyn FnMut() -> bool) -> (db::Connection, Vec<Answer>) {
         let mut answers = Vec::with_capacity(batch.len());
         let mut lost = None;
         for w in batch {
@@ -495,7 +502,12 @@ impl App {
         }
         let outcome = match lost {
             Some(why) => Err(anyhow::anyhow!(why)),
-            None => db::execute(&conn, "COMMIT", vec![]).map(|_| ()),
+            None => {
+                if more() {
+                    conn.ask_carry(true);
+                }
+                db::execute(&conn, "COMMIT", vec![]).map(|_| ())
+            }
         };
         if let Err(e) = outcome {
             let _ = db::execute(&conn, "ROLLBACK", vec![]);

@@ -64,7 +64,7 @@ fn start_bulk(shared: Arc<Shared>, database: &str, queue: std::sync::mpsc::Recei
         }
         while let Ok((mut write, reply)) = queue.recv() {
             shared.app.prepare_write(&mut write);
-            let answer = shared.app.write_batch(vec![write]).pop();
+            let answer = shared.app.write_batch(vec![write], &mut || false).pop();
             if let Some(answer) = answer {
                 let _ = reply.send(answer);
             }
@@ -84,7 +84,10 @@ fn start_bulk(shared: Arc<Shared>, database: &str, queue: std::sync::mpsc::Recei
 fn start(shared: Arc<Shared>, database: &str, queue: std::sync::mpsc::Receiver<QueuedWrite>) -> std::io::Result<()> {
     let name = if database == switchboard_storage::databases::MAIN { "writer".to_string() } else { format!("writer-{database}") };
     std::thread::Builder::new().name(name).spawn(move || {
-        while let Ok(first) = queue.recv() {
+        // The first mutation of the next batch, when one was waiting as
+        // this batch closed.
+        let mut waiting = None;
+        while let Some(first) = waiting.take().or_else(|| queue.recv().ok()) {
             let mut batch = vec![first];
             while batch.len() < MAX_WRITE_BATCH {
                 match queue.try_recv() {
@@ -93,7 +96,10 @@ fn start(shared: Arc<Shared>, database: &str, queue: std::sync::mpsc::Receiver<Q
                 }
             }
             let (writes, replies): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
-            let answers = shared.app.write_batch(writes);
+            let answers = shared.app.write_batch(writes, &mut || {
+                waiting = waiting.take().or_else(|| queue.try_recv().ok());
+                waiting.is_some()
+            });
             for (reply, answer) in replies.into_iter().zip(answers) {
                 // The client may have gone; its change is committed either way.
                 let _ = reply.send(answer);

@@ -587,3 +587,58 @@ fn writes_under_load_are_answered_while_the_primary_compacts_its_log() {
     assert!(primary.snapshots() > 0, "the primary compacted its log meanwhile (answers: {answers:?})");
     assert_eq!(answers.keys().copied().collect::<Vec<_>>(), [201], "every create answered 201: {answers:?}");
 }
+
+/// Request batches that go on from the last one's shipped transaction
+/// without a pull (`storage::ship::Carry`) keep every promise of a shipped
+/// write: 24 writers at node A keep its writer's queue full (so its
+/// batches carry), each reads its contact back from A at once (read your
+/// writes: the carried writes are not in A's replica until the carry
+/// ends and it pulls), and node B writes to the same primary meanwhile, so
+/// A's carried batches meet B's commits (a guard that fails runs the batch
+/// again after a pull). Every create is answered 201 and read back, the
+/// primary holds each exactly once, and A's metrics show batches carried.
+#[test]
+fn carried_batches_read_their_writes_and_commit_once_beside_another_node() {
+    let nodes = two_nodes(&["--rate-limit-key", "0", "--rate-limit-business", "0"]);
+    let biz = business_at(&nodes.primary, &nodes.admin.0, &nodes.a);
+    nodes.know(&biz.t);
+    let until = Instant::now() + Duration::from_secs(5);
+    let created = std::sync::Mutex::new(Vec::<String>::new());
+    std::thread::scope(|s| {
+        for writer in 0..28 {
+            let (nodes, biz, created) = (&nodes, &biz, &created);
+            s.spawn(move || {
+                // 24 writers at A, 4 at B.
+                let (n, at) = if writer < 24 { (&nodes.a, "A") } else { (&nodes.b, "B") };
+                for i in 0.. {
+                    if Instant::now() >= until {
+                        break;
+                    }
+                    let mobile = format!("+1{:03}{:07}", 400 + writer, i);
+                    let r = n.as_key(&biz.t.key).fresh().post("/api/v1/contacts", &contact_body(biz, &mobile));
+                    assert_eq!(r.status, 201, "a create at {at}: {}", r.text);
+                    let id = r.data()["contact"]["id"].as_str().unwrap().to_string();
+                    let back = n.as_key(&biz.t.key).fresh().get(&format!("/api/v1/contacts/{id}?businessId={}", biz.t.business));
+                    assert_eq!(back.status, 200, "{at} reads the contact it just created: {}", back.text);
+                    assert_eq!(back.data()["contact"]["mobile"], json!(mobile));
+                    created.lock().unwrap().push(id);
+                }
+            });
+        }
+    });
+    let created = created.into_inner().unwrap();
+    let ids: std::collections::BTreeSet<&String> = created.iter().collect();
+    assert_eq!(ids.len(), created.len(), "every create made a contact of its own");
+    let at_primary = nodes.primary.count(&format!("SELECT COUNT(*) FROM contacts WHERE business_id = '{}'", biz.t.business));
+    assert_eq!(at_primary, created.len() as i64, "the primary holds each acknowledged create exactly once");
+    let metrics = nodes.a.req().get("/metrics").text;
+    assert!(primary_calls(&metrics, "carried") > 0, "A's writer carried batches under this load:\n{}", metrics.lines().filter(|l| l.contains("primary_calls")).collect::<Vec<_>>().join("\n"));
+    eprintln!(
+        "carry: {} creates, A's primary calls: carried {}, sync {}, batch {}, conflict {}",
+        created.len(),
+        primary_calls(&metrics, "carried"),
+        primary_calls(&metrics, "sync"),
+        primary_calls(&metrics, "batch"),
+        primary_calls(&metrics, "conflict")
+    );
+}

@@ -64,7 +64,7 @@ const STEP_OUTCOMES: [&str; 5] = ["done", "retry", "continue", "dead", "trapped"
 /// The states the queue gauges count (`jobs::queue_gauges`).
 const QUEUE_STATES: [&str; 2] = ["pending", "leased"];
 /// The calls a node makes to its primary ([`primary_call`]).
-const PRIMARY_CALLS: [&str; 6] = ["statement", "describe", "batch", "sync", "conflict", "snapshot_wait"];
+const PRIMARY_CALLS: [&str; 7] = ["statement", "describe", "batch", "sync", "conflict", "snapshot_wait", "carried"];
 
 /// Registers every series whose labels are known at start at 0 (counters
 /// and gauges) or with no observation (histograms), so that a scrape of a
@@ -139,7 +139,9 @@ pub fn provider_call(adapter: &'static str, outcome: &'static str, instantiated:
 /// One call a node makes to its libSQL primary: a `statement` run there, a
 /// `batch` of literal statements (a step's many rows), the `describe`
 /// libsql asks for before a statement it prepares for the primary, or a
-/// `sync` of the replica after a commit (a handshake and a pull of frames).
+/// `sync` of the replica after a commit (a handshake and a pull of frames);
+/// `carried` counts a pull saved: a request batch that went on from the
+/// last one's shipped transaction (`storage::ship::Carry`).
 pub fn primary_call(call: &'static str) {
     metrics::counter!("switchboard_primary_calls_total", "call" => call).increment(1);
 }

@@ -24,6 +24,10 @@ pub struct Freshness {
     /// Held by whoever pulls (the task below, a shipping `BEGIN`): a pull
     /// that is under way serves the next one asking instead of a second.
     pulling: parking_lot::Mutex<()>,
+    /// The writer connection holds the local transaction of request
+    /// batches it shipped (`ship::Carry`): a pull would only wait for its
+    /// lock, so the pulling task waits for the carry to end instead.
+    carrying: std::sync::atomic::AtomicBool,
 }
 
 impl Freshness {
@@ -31,6 +35,13 @@ impl Freshness {
     pub fn wrote(&self) {
         self.wanted.fetch_add(1, Ordering::AcqRel);
         self.wake.notify_one();
+    }
+
+    /// A carry began or ended (`ship::Carry`); its end wakes the pulling task.
+    pub fn carrying(&self, now: bool) {
+        if self.carrying.swap(now, Ordering::AcqRel) && !now {
+            self.wake.notify_one();
+        }
     }
 
     /// The count of writes a pull begun now brings in, when the replica
@@ -89,7 +100,7 @@ impl Freshness {
     /// answered before it began.
     pub async fn run(self: Arc<Self>, pull: Arc<dyn Fn() -> anyhow::Result<()> + Send + Sync>) {
         loop {
-            if self.behind().is_none() {
+            if self.behind().is_none() || self.carrying.load(Ordering::Acquire) {
                 self.wake.notified().await;
                 continue;
             }

@@ -67,6 +67,75 @@ impl std::fmt::Display for ShipError {
 
 impl std::error::Error for ShipError {}
 
+/// Request batches that go on from the ones before without a pull (issue
+/// 47: a node beside sqld spent a third of each batch's serial chain
+/// pulling the writes of the batch before, so that its next local run
+/// started from them and its guard held). When more request batches wait,
+/// the writer thread asks (`Connection::ask_carry`) that a batch's commit
+/// keep the local transaction after shipping it: the next batch runs in
+/// the same local transaction, on top of what the last one wrote, and its
+/// guard expects the counter those writes left, which is the primary's
+/// if nobody else wrote there meanwhile (else the guard fails and the
+/// batch runs again after a pull, as any conflict does). Reads never see
+/// the carried writes (the replica's file does not commit them); they wait
+/// for the pull after the carry ends, as they wait for any pull after a
+/// shipped write. A carry ends after `CARRY_BATCHES` batches or
+/// `CARRY_FOR`, when no batch waits, or when anything else begins a
+/// transaction on the writer connection (a job step, upkeep): the local
+/// transaction rolls back and the replica pulls what it shipped. While it
+/// lasts the replica does not pull (`Freshness::carrying`): a pull would
+/// wait for the local transaction's lock.
+#[derive(Debug, Clone, Copy)]
+pub struct Carry {
+    batches: u32,
+    since: std::time::Instant,
+}
+
+/// The most request batches one carry ships.
+pub const CARRY_BATCHES: u32 = 8;
+
+/// The longest a carry lasts: how much later, at most, a read waits for a
+/// write this node answered (the pull after the carry ends, besides).
+pub const CARRY_FOR: Duration = Duration::from_millis(50);
+
+impl Carry {
+    pub(crate) fn begin() -> Carry {
+        Carry { batches: 1, since: std::time::Instant::now() }
+    }
+
+    pub(crate) fn next(self) -> Carry {
+        Carry { batches: self.batches + 1, ..self }
+    }
+
+    /// Whether another batch may go on from this carry.
+    pub(crate) fn may_go_on(&self) -> bool {
+        !carry_off() && self.since.elapsed() < CARRY_FOR
+    }
+
+    /// Whether the batch that went on from it may keep it for one more.
+    pub(crate) fn may_keep(&self) -> bool {
+        self.may_go_on() && self.batches < CARRY_BATCHES
+    }
+}
+
+/// `SWITCHBOARD_SHIP_CARRY=0`: every batch pulls before it runs, as before
+/// carries (for a side-by-side bench).
+fn carry_off() -> bool {
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *OFF.get_or_init(|| std::env::var("SWITCHBOARD_SHIP_CARRY").is_ok_and(|v| v == "0"))
+}
+
+/// What the writer asked of a shipping connection's next transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CarryAsk {
+    /// Nothing: it ends any carry (a job step, upkeep, a side route).
+    No,
+    /// Go on from a carry, then end it.
+    GoOn,
+    /// Go on from a carry, and keep the local transaction after the commit.
+    AndKeep,
+}
+
 /// Sends shipped transactions to the primary's HTTP API (Hrana over
 /// HTTP, the protocol sqld serves beside replication).
 pub struct Shipper {
@@ -473,6 +542,19 @@ mod tests {
         run("SAVEPOINT \"odd name\"", &mut log);
         let kept: Vec<&str> = log.iter().map(|(s, _)| s.as_str()).collect();
         assert_eq!(kept, ["INSERT a", "INSERT record", "INSERT d", "SAVEPOINT \"odd name\""]);
+    }
+
+    #[test]
+    fn a_carry_keeps_at_most_its_batches_and_its_time() {
+        let mut carry = Carry::begin();
+        for _ in 1..CARRY_BATCHES {
+            assert!(carry.may_keep() && carry.may_go_on());
+            carry = carry.next();
+        }
+        assert!(!carry.may_keep(), "the last batch of a carry ends it");
+        assert!(carry.may_go_on(), "a batch may still go on from it");
+        let old = Carry { batches: 1, since: std::time::Instant::now() - CARRY_FOR };
+        assert!(!old.may_go_on() && !old.may_keep(), "a carry older than CARRY_FOR ends");
     }
 
     #[test]

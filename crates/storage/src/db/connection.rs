@@ -49,6 +49,23 @@ pub(crate) struct Shipping {
     /// (`Writer::begin_locking`), and the stream that holds it.
     pub(crate) locking: std::cell::Cell<bool>,
     pub(crate) locked: RefCell<Option<String>>,
+    /// Request batches whose shipped writes the local transaction still
+    /// holds (`ship::Carry`), and what the next transaction asked for.
+    pub(crate) carry: std::cell::Cell<Option<crate::ship::Carry>>,
+    pub(crate) carry_asked: std::cell::Cell<crate::ship::CarryAsk>,
+}
+
+impl Shipping {
+    /// Ends a carried local transaction, if any (its writes are committed
+    /// at the primary; the replica pulls them now).
+    fn end_carry(&self, conn: &Connection) {
+        if self.carry.take().is_some() {
+            if !conn.inner.is_autocommit() {
+                let _ = conn.execute_here("ROLLBACK", vec![]);
+            }
+            self.fresh.carrying(false);
+        }
+    }
 }
 
 thread_local! {
@@ -257,6 +274,20 @@ impl Connection {
     /// rest runs on the replica's file and is recorded (`shipped`).
     pub(crate) fn ship_control(&self, ship: &Shipping, sql: &str, params: Vec<SqlValue>) -> Result<u64, libsql::Error> {
         if starts_with_word(sql, "BEGIN") {
+            let asked = ship.carry_asked.replace(crate::ship::CarryAsk::No);
+            if let Some(carry) = ship.carry.get() {
+                // The transaction goes on from the request batches this
+                // connection shipped last (`ship::Carry`): no pull, the
+                // local transaction already holds what they wrote.
+                if asked != crate::ship::CarryAsk::No && !ship.locking.get() && !self.inner.is_autocommit() && carry.may_go_on() {
+                    ship.log.borrow_mut().clear();
+                    *ship.savepoints.borrow_mut() = Default::default();
+                    ship.carry_asked.set(asked);
+                    switchboard_ops::metrics::primary_call("carried");
+                    return self.note_epoch(ship, 0);
+                }
+                ship.end_carry(self);
+            }
             if ship.locking.replace(false) {
                 // The primary's lock first, then everything it has: the
                 // local run then sees exactly what the primary holds.
@@ -285,26 +316,24 @@ impl Connection {
             };
             ship.log.borrow_mut().clear();
             *ship.savepoints.borrow_mut() = Default::default();
-            match self.query_rows_here(crate::ship::READ_EPOCH, vec![]) {
-                Ok(rows) => {
-                    let epoch = match rows.first().and_then(|r| r.first()) {
-                        Some(SqlValue::Integer(n)) => *n,
-                        _ => 0,
-                    };
-                    ship.epoch.set(Some(epoch));
-                    Ok(out)
-                }
-                Err(e) => {
-                    let _ = self.execute_here("ROLLBACK", vec![]);
-                    Err(e)
-                }
-            }
+            ship.carry_asked.set(asked);
+            self.note_epoch(ship, out)
         } else if starts_with_word(sql, "COMMIT") || starts_with_word(sql, "END") {
             let Some(epoch) = ship.epoch.take() else { return self.execute_here(sql, params) };
             let log = std::mem::take(&mut *ship.log.borrow_mut());
-            // The replica's file never keeps a write of ours: it gets the
-            // primary's frames by the pull below.
-            self.execute_here("ROLLBACK", vec![])?;
+            // The local transaction is kept through the ship when the next
+            // request batch may go on from it (`ship::Carry`); otherwise the
+            // replica's file keeps no write of ours: it gets the primary's
+            // frames by a pull, and lets that pull in before the round trip.
+            let keep = ship.carry_asked.replace(crate::ship::CarryAsk::No) == crate::ship::CarryAsk::AndKeep
+                && ship.locked.borrow().is_none()
+                && !log.is_empty()
+                && ship.carry.get().is_none_or(|c| c.may_keep());
+            if !keep {
+                ship.carry.set(None);
+                self.execute_here("ROLLBACK", vec![])?;
+                ship.fresh.carrying(false);
+            }
             // A transaction that wrote nothing still read: its outcome holds
             // only if the primary is where the replica was.
             let locked = ship.locked.borrow_mut().take();
@@ -313,6 +342,16 @@ impl Connection {
                 None if log.is_empty() => ship.shipper.check(epoch),
                 None => ship.shipper.ship(epoch, &log),
             };
+            if keep && shipped.is_ok() {
+                ship.carry.set(Some(ship.carry.get().map_or_else(crate::ship::Carry::begin, crate::ship::Carry::next)));
+                ship.fresh.carrying(true);
+            } else if keep {
+                // Not committed (or not known to be): the local transaction
+                // goes, with what carried batches wrote (the pull brings it).
+                ship.carry.set(None);
+                let _ = self.execute_here("ROLLBACK", vec![]);
+                ship.fresh.carrying(false);
+            }
             match shipped {
                 Ok(()) => {
                     PRIMARY_UNREACHABLE.store(false, Ordering::Relaxed);
@@ -340,12 +379,56 @@ impl Connection {
             if let Some(baton) = ship.locked.borrow_mut().take() {
                 ship.shipper.release(baton);
             }
+            // Undoes the carried batches' local writes too: they are the
+            // primary's to give back, by a pull.
+            ship.carry.set(None);
+            ship.carry_asked.set(crate::ship::CarryAsk::No);
+            ship.fresh.carrying(false);
             ship.epoch.set(None);
             ship.log.borrow_mut().clear();
             *ship.savepoints.borrow_mut() = Default::default();
             self.execute_here(sql, params)
         } else {
             self.shipped(sql, params, |p| self.execute_here(sql, p))
+        }
+    }
+
+    /// Notes the guard's counter as the local transaction shows it (with
+    /// what carried batches wrote), for the commit's guard; `out` is the
+    /// `BEGIN`'s own answer.
+    fn note_epoch(&self, ship: &Shipping, out: u64) -> Result<u64, libsql::Error> {
+        match self.query_rows_here(crate::ship::READ_EPOCH, vec![]) {
+            Ok(rows) => {
+                let epoch = match rows.first().and_then(|r| r.first()) {
+                    Some(SqlValue::Integer(n)) => *n,
+                    _ => 0,
+                };
+                ship.epoch.set(Some(epoch));
+                Ok(out)
+            }
+            Err(e) => {
+                ship.carry.set(None);
+                ship.fresh.carrying(false);
+                let _ = self.execute_here("ROLLBACK", vec![]);
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether this shipping connection holds the local transaction of
+    /// request batches it shipped (`ship::Carry`): inside a transaction,
+    /// yet fit for the next holder of the write gate.
+    pub fn carrying(&self) -> bool {
+        self.ship.as_ref().is_some_and(|s| s.carry.get().is_some()) && !self.inner.is_autocommit()
+    }
+
+    /// Asks a shipping connection's next `BEGIN` to go on from the request
+    /// batches it carries, if any; with `keep`, inside the transaction,
+    /// asks its commit to keep the local transaction for the batch after
+    /// (`ship::Carry`).
+    pub fn ask_carry(&self, keep: bool) {
+        if let Some(ship) = &self.ship {
+            ship.carry_asked.set(if keep { crate::ship::CarryAsk::AndKeep } else { crate::ship::CarryAsk::GoOn });
         }
     }
 

@@ -67,6 +67,8 @@ impl Opener {
                 epoch: std::cell::Cell::new(None),
                 locking: std::cell::Cell::new(false),
                 locked: RefCell::new(None),
+                carry: std::cell::Cell::new(None),
+                carry_asked: std::cell::Cell::new(crate::ship::CarryAsk::No),
             }));
             return Ok(c);
         }

@@ -244,7 +244,14 @@ impl Writer {
     /// The writer connection inside a new write transaction (`BEGIN
     /// IMMEDIATE`); when that cannot begin, the connection stays here.
     pub fn begin(&mut self) -> Result<Connection> {
+        self.begin_asking(false)
+    }
+
+    fn begin_asking(&mut self, go_on: bool) -> Result<Connection> {
         let c = self.take()?;
+        if go_on {
+            c.ask_carry(false);
+        }
         if let Err(e) = execute(&c, "BEGIN IMMEDIATE", vec![]) {
             self.put_back(c);
             return Err(e);
@@ -291,10 +298,19 @@ impl Writer {
         Ok(c)
     }
 
+    /// `begin` for a request batch of the writer thread: on a replica that
+    /// ships, it goes on from the batches the last ones carried
+    /// (`ship::Carry`; `Connection::ask_carry` before its commit keeps the
+    /// carry for the next). Elsewhere `begin`.
+    pub fn begin_carrying(&mut self) -> Result<Connection> {
+        self.begin_asking(true)
+    }
+
     /// Puts the connection back for the next holder of the gate. One left
-    /// inside a transaction (its end failed) is closed instead.
+    /// inside a transaction (its end failed) is closed instead, unless that
+    /// transaction is a carry of shipped request batches (`ship::Carry`).
     pub fn put_back(&mut self, c: Connection) {
-        if c.is_autocommit() {
+        if c.is_autocommit() || c.carrying() {
             self.conn = Some(c);
         }
     }
