@@ -102,7 +102,7 @@ const Q_CONVERSATIONS: &[QueryParam] = &[
         name: "assignee",
         required: false,
         schema: r#"{"type":"string","pattern":"^(?:me|none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"}"#,
-        description: "Only conversations assigned to this person: `me` (the console session's user; refused with an API key), `none` (nobody), or a user id of listTeamMembers.",
+        description: "Only conversations assigned to this person: `me` (the console session's user; with an API key, which is nobody, none), `none` (nobody), or a user id of listTeamMembers.",
     },
     QueryParam {
         name: "q",

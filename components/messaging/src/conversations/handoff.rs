@@ -54,7 +54,7 @@ pub fn update(r: &Request) -> HResult<Success> {
             let member = is_uuid(u)
                 && db::query_one("SELECT 1 FROM team_members WHERE business_id = ?1 AND user_id = ?2 AND active = 1 AND role IN ('owner', 'agent')", &[biz.into(), u.as_str().into()])?.is_some();
             if !member {
-                return Err(fail::validation("assignee_not_found", "`assignedUserId` must name an owner or support agent of this business who can log in (listTeamMembers lists them)"));
+                return Err(fail::not_found("assignee_not_found", "`assignedUserId` names no owner or support agent of this business who can log in (listTeamMembers lists them)"));
             }
         }
         db::execute("UPDATE conversations SET assigned_user_id = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), assignee.into()])?;

@@ -2,7 +2,8 @@
 //! on (last activity, id) like every time-ordered list. Filters: `channel`,
 //! `agentId` (the agent assigned to the conversation's number or
 //! account), `status` (who answers now), `state` (open or resolved),
-//! `assignee` (`me`: the session's user; `none`; or a user id), `unread`
+//! `assignee` (`me`: the session's user, nobody for an API key; `none`;
+//! or a user id), `unread`
 //! (the reader's own for a session), and `q`, a
 //! case-insensitive (ASCII) substring of the contact's name or mobile, the
 //! photoapp handle, or any message's or comment's text.
@@ -37,7 +38,8 @@ pub fn list(r: &Request) -> HResult<Success> {
         Some("none") => sql += " AND c.assigned_user_id IS NULL",
         Some("me") => match reader {
             Reader::Person(u) => sql += &format!(" AND c.assigned_user_id = {}", bind(&mut params, u.into())),
-            Reader::Key => return Err(fail::validation("invalid_query_parameter", "`assignee=me` needs a console session: an API key is nobody; name the user's id instead")),
+            // An API key is nobody: nothing is assigned to it.
+            Reader::Key => sql += " AND 0",
         },
         Some(id) if switchboard_guest::is_uuid(id) => sql += &format!(" AND c.assigned_user_id = {}", bind(&mut params, id.to_ascii_lowercase().into())),
         Some(_) => return Err(fail::validation("invalid_query_parameter", "query parameter `assignee` must be me, none or a user id")),
