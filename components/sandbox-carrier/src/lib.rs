@@ -22,6 +22,8 @@
 //! * `7777`: the customer hangs up halfway through the first utterance;
 //! * `8888`: the customer speaks over the first utterance ("Hello? Who is
 //!   this?", reported at its 50% receipt), then talks like a conversation;
+//! * `9999`: as `8888`, the speech reported in a poll after the one that
+//!   reports the utterance's receipts;
 //! * anything else: a conversation. The customer speaks one step after
 //!   each of the first three utterances has played ("Hi, yes, this is
 //!   me." / "What are your prices?" / "Thanks, that's all. Goodbye."),

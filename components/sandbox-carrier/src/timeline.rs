@@ -39,6 +39,9 @@ pub enum Rule {
     StaysConnected,
     HangsUpInGreeting,
     BargesIn,
+    /// As `BargesIn`, the speech reported a poll after the receipts of the
+    /// utterance it was spoken over.
+    BargesInLate,
     Conversation,
 }
 
@@ -56,12 +59,13 @@ impl Rule {
             "6666" => Rule::StaysConnected,
             "7777" => Rule::HangsUpInGreeting,
             "8888" => Rule::BargesIn,
+            "9999" => Rule::BargesInLate,
             _ => Rule::Conversation,
         }
     }
 
     fn answers(self) -> bool {
-        matches!(self, Rule::PlacementTimeout | Rule::StaysConnected | Rule::HangsUpInGreeting | Rule::BargesIn | Rule::Conversation)
+        matches!(self, Rule::PlacementTimeout | Rule::StaysConnected | Rule::HangsUpInGreeting | Rule::BargesIn | Rule::BargesInLate | Rule::Conversation)
     }
 }
 
@@ -237,6 +241,13 @@ pub fn timeline(call: &Call, memo: &Memo) -> Vec<(i64, Event)> {
                     ev.push((start + s / 2, Event::CustomerSaid { text: BARGE_IN.to_string(), offset_ms: offset, end_offset_ms: end }));
                 }
                 ev.push((start + s, Event::Played { utterance_id: u.id.clone(), percent: 100, offset_ms, end_offset_ms }));
+                if rule == Rule::BargesInLate && i == 0 {
+                    // Spoken over the greeting's second half, reported after
+                    // its receipts ([`poll`] holds it for the next poll).
+                    let offset = sim + dur / 2;
+                    let end = offset + audio_ms(BARGE_IN, MIN_CUSTOMER_MS);
+                    ev.push((start + s, Event::CustomerSaid { text: BARGE_IN.to_string(), offset_ms: offset, end_offset_ms: end }));
+                }
                 sim += dur;
                 free_at = start + s;
                 if u.end_call {
@@ -244,7 +255,7 @@ pub fn timeline(call: &Call, memo: &Memo) -> Vec<(i64, Event)> {
                     return ev;
                 }
                 let line = match rule {
-                    Rule::Conversation | Rule::PlacementTimeout | Rule::BargesIn => CUSTOMER_SCRIPT.get(i),
+                    Rule::Conversation | Rule::PlacementTimeout | Rule::BargesIn | Rule::BargesInLate => CUSTOMER_SCRIPT.get(i),
                     _ => None,
                 };
                 if let Some(text) = line {
@@ -334,7 +345,14 @@ pub fn recording(call: &Call, memo: &Memo, offset: u64, max: u64) -> Option<(u64
 pub fn poll(call: &Call, mut memo: Memo, now_ms: i64) -> (Vec<(i64, Event)>, Memo, Option<u64>) {
     let due: Vec<(i64, Event)> = timeline(call, &memo).into_iter().take_while(|(at, _)| *at <= now_ms).collect();
     let ended = due.iter().any(|(_, e)| matches!(e, Event::Ended { .. }));
-    let fresh = due.into_iter().skip(memo.reported).collect::<Vec<_>>();
+    let mut fresh = due.into_iter().skip(memo.reported).collect::<Vec<_>>();
+    // A late barge-in comes in a poll of its own, after the receipts.
+    if call.rule == Rule::BargesInLate {
+        let late = fresh.iter().position(|(_, e)| matches!(e, Event::CustomerSaid { text, .. } if text == BARGE_IN));
+        if let Some(at) = late.filter(|at| fresh[..*at].iter().any(|(_, e)| matches!(e, Event::Played { .. }))) {
+            fresh.truncate(at);
+        }
+    }
     memo.reported += fresh.len();
     (fresh, memo, (!ended).then_some(call.step_ms.max(1) as u64))
 }

@@ -287,7 +287,7 @@ fn every_sandbox_number_rule_ends_as_documented() {
     let t = c.report(&ids[7])["transcript"].clone();
     assert_eq!((t[0]["speaker"].as_str(), t[1]["text"].as_str()), (Some("assistant"), Some("Hello? Who is this?")));
     assert!(t[1]["audioOffsetMs"].as_i64() < t[0]["audioEndOffsetMs"].as_i64(), "spoken over the greeting");
-    let reply = t.as_array().unwrap().iter().find(|x| x["text"] == json!("You said: \"Hello? Who is this?\". How can I help further?")).unwrap();
+    let reply = t.as_array().unwrap().iter().find(|x| x["text"] == json!("You said: \"Hello? Who is this?\". How can I help further?")).unwrap_or_else(|| panic!("{t}"));
     assert!(reply["audioOffsetMs"].as_i64() >= t[0]["audioEndOffsetMs"].as_i64(), "the reply waited for the greeting: {t}");
     assert_eq!(c.balance().1, 0, "every reservation was settled");
     assert_eq!(c.db("SELECT COUNT(*) FROM calls WHERE holds_line = 1"), "0");

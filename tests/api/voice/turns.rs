@@ -142,3 +142,17 @@ fn an_ending_turn_is_said_to_the_end_before_the_carrier_hangs_up() {
     assert!(turns.iter().all(|t| t["audioEndOffsetMs"].as_i64().unwrap() <= end), "{turns:?}");
     assert!(r["call"]["durationSeconds"].as_i64().unwrap() * 1000 >= end, "{r}");
 }
+
+#[test]
+fn speech_reported_after_the_greetings_receipts_still_interrupts_it() {
+    // 9999: as 8888, but the carrier reports the words spoken over the
+    // greeting's second half in a poll after the greeting's receipts.
+    let c = Calls::new(1, 10_000_000);
+    let agent = c.agent_with(json!({"firstGreeting": "Hi. This is Acme calling about your order today.", "allowGreetingInterrupt": true, "repeatInterruptedSentence": true}));
+    let id = c.start(json!({"agentId": agent, "toNumber": "+15550009999"})).assert_ok(202)["callId"].as_str().unwrap().to_string();
+    let r = c.ended(&id);
+    let turns: Vec<(String, String)> = r["transcript"].as_array().unwrap().iter().map(|t| (t["speaker"].as_str().unwrap().to_string(), t["text"].as_str().unwrap().to_string())).collect();
+    let asked = turns.iter().position(|t| t == &("customer".to_string(), "Hello? Who is this?".to_string())).unwrap_or_else(|| panic!("{turns:?}"));
+    let answer = &turns[asked + 1..].iter().find(|(who, _)| who == "assistant").unwrap().1;
+    assert!(answer.starts_with("You said: ") && answer.ends_with("How can I help further? This is Acme calling about your order today."), "{answer}");
+}

@@ -60,6 +60,11 @@ pub(super) fn latest(biz: &str, call_id: &str) -> Result<Vec<Posted>, Failure> {
         .collect())
 }
 
+/// Whether a post of the call waits for its answer.
+pub(super) fn waiting(biz: &str, call_id: &str) -> Result<bool, Failure> {
+    Ok(db::query_one("SELECT 1 FROM carrier_turns WHERE business_id = ?1 AND call_id = ?2 AND heard_json IS NOT NULL AND answer_json IS NULL LIMIT 1", &[biz.into(), call_id.into()])?.is_some())
+}
+
 /// The share (percent) of the answer to the turn before `p` played when
 /// the customer began speaking over it, if they did.
 pub(super) fn cut_in(posted: &[Posted], p: &Posted) -> Option<i64> {

@@ -304,6 +304,13 @@ fn converse(job: &Job, mut c: Call) -> Result<Outcome, Failure> {
             Err(e) => log::log(log::Level::Warn, &format!("call {}: hang-up refused: {}", c.id, e.code)),
         }
     }
+    // A turn's post waits for its answer: the carrier is not asked what
+    // happened first (a round trip to its API on every turn); the next
+    // step polls.
+    if heard::waiting(job.business_id.as_str(), &c.id)? {
+        c.memo = Some(memo.clone());
+        return apply_progress(job, c, Progress { events: Vec::new(), memo, check_after_ms: None });
+    }
     let progress = match carrier::poll(&call, Some(&memo)) {
         Ok(p) => p,
         Err(e) if e.retryable && job.attempt < MAX_ATTEMPTS => return Ok(retry(job.attempt, format!("carrier: {}", e.code))),
@@ -328,8 +335,8 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
     let greeting_id = utterance_id(&c.id, 0);
     // The audio span of the assistant's latest utterance, from a receipt of
     // this step (the sandbox carrier reports a barge-in with the receipt of
-    // the utterance it interrupts; a speech reported steps after its
-    // receipt is not seen as an interruption).
+    // the utterance it interrupts) or, for a speech reported steps after
+    // the receipt, the span that receipt stored on the utterance's turn.
     let mut speaking: Option<(u64, u64)> = None;
     for e in progress.events {
         match e.event {
@@ -354,16 +361,23 @@ fn apply_progress(job: &Job, mut c: Call, progress: Progress) -> Result<Outcome,
                 if p.utterance_id == greeting_id {
                     c.greeting_played = c.greeting_played.max(pct);
                 }
-                if p.utterance_id == utterance_id(&c.id, c.utterances - 1) {
+                let latest = p.utterance_id == utterance_id(&c.id, c.utterances - 1);
+                if latest {
                     speaking = Some((p.audio_offset_ms, p.audio_end_offset_ms));
                 }
                 if pct >= 100 {
                     c.played += 1;
                     c.last_activity_ms = Some(e.at_ms);
                     offsets.push((p.utterance_id, p.audio_offset_ms, p.audio_end_offset_ms));
+                } else if latest && p.audio_end_offset_ms > p.audio_offset_ms {
+                    // Kept for a speech a later step reports.
+                    offsets.push((p.utterance_id, p.audio_offset_ms, p.audio_end_offset_ms));
                 }
             }
             CallEvent::CustomerSaid(s) => {
+                if speaking.is_none() && c.utterances > 0 {
+                    speaking = turns::stored_span(biz, &c.id, &utterance_id(&c.id, c.utterances - 1))?;
+                }
                 if let Some(share) = speaking.and_then(|span| spoken_over(span, s.audio_offset_ms)) {
                     c.interrupted = Some(share);
                 }

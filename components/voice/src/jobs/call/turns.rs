@@ -68,6 +68,15 @@ pub(super) fn with_interrupted_sentence(biz: &str, c: &Call, reply: String, end_
     })
 }
 
+/// The audio span a receipt stored on an utterance's turn, if one did.
+pub(super) fn stored_span(biz: &str, call_id: &str, utterance: &str) -> Result<Option<(u64, u64)>, Failure> {
+    let row = db::query_one(
+        "SELECT audio_offset_ms, audio_end_offset_ms FROM call_turns WHERE business_id = ?1 AND call_id = ?2 AND utterance_id = ?3 AND audio_end_offset_ms > audio_offset_ms",
+        &[biz.into(), call_id.into(), utterance.into()],
+    )?;
+    Ok(row.map(|r| (r.int(0).max(0) as u64, r.int(1).max(0) as u64)))
+}
+
 fn role(speaker: &str) -> &'static str {
     if speaker == "customer" {
         "user"
