@@ -133,6 +133,9 @@ def run(page, base, business, key, voice, receiver):
     form.get_by_role("radio", name="Chat app").check()
     check(visible(page, "#cmp-opening") and not visible(page, "#cmp-budget") and "opening" in page.locator("#cmp-retries-label").inner_text(),
           "a chat app campaign shows its opening message, no budget, and retries of openings, not of calls")
+    form.get_by_label("Opening message", exact=True).fill("Hello")
+    check(page.locator("#cmp-opening-count").inner_text() == "5 of 1,000 characters", "an opening message's length is counted")
+    form.get_by_label("Opening message", exact=True).fill("")
     form.get_by_role("radio", name="Voice calls").check()
     form.get_by_label("Agent", exact=True).select_option(label="Caller")
     form.get_by_role("checkbox", name="Renewals").check()

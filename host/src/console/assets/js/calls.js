@@ -170,7 +170,8 @@ async function newCampaignForm(created) {
     h("label", { for: "cmp-agent", text: "Agent" }), agentSelect,
     h("div", { id: "cmp-opening-box" },
       h("label", { for: "cmp-opening", text: "Opening message" }),
-      h("textarea", { id: "cmp-opening", name: "iteration.openingMessage", rows: 2, maxlength: 1000 })),
+      h("textarea", { id: "cmp-opening", name: "iteration.openingMessage", rows: 2, maxlength: 1000, "aria-describedby": "cmp-opening-count", "data-hint": "cmp-opening-count" }),
+      h("p", { class: "hint counter", id: "cmp-opening-count", "aria-live": "polite" })),
     h("fieldset", {}, h("legend", { text: "Audience" }),
       h("label", { class: "check" }, h("input", { type: "radio", name: "audience", value: "categories", checked: true }), " every contact of categories"),
       h("label", { class: "check" }, h("input", { type: "radio", name: "audience", value: "contacts" }), " contacts I choose")),
@@ -189,6 +190,7 @@ async function newCampaignForm(created) {
     h("output", { id: "cmp-admission" }),
     h("button", { type: "submit", text: "Create as a draft" }));
   const channel = () => form.querySelector("input[name=channel]:checked").value;
+  const countOpening = countChars(form.querySelector("#cmp-opening"), form.querySelector("#cmp-opening-count"), 1000);
   const redraw = () => {
     const c = channel();
     agentSelect.replaceChildren(...agents.filter((a) => a.channel === c).map((a) => h("option", { value: a.id, text: a.name })));
@@ -272,6 +274,7 @@ async function newCampaignForm(created) {
     results.replaceChildren();
     previewBox.replaceChildren();
     redraw();
+    countOpening();
     const out = form.querySelector("#cmp-admission");
     out.replaceChildren(`${r.campaign.name}: ${admissionText(r.admission)} `, h("a", { href: `#/campaigns/${r.campaign.id}`, text: `Open ${r.campaign.name} to start it` }));
     toast("Campaign created as a draft.");
@@ -320,7 +323,10 @@ async function campaignPage(id) {
   const write = canWrite("campaigns:write");
   const cur = d.currentIteration;
   const act = (action) => once(async (sub) => {
-    await api("PATCH", base, { businessId: biz(), action }, sub); toast({ start: "Iteration started.", pause: "Iteration paused.", cancel: "Iteration cancelled." }[action]); campaignPage(id);
+    await api("PATCH", base, { businessId: biz(), action }, sub); toast({ start: "Iteration started.", pause: "Iteration paused.", cancel: "Iteration cancelled." }[action]);
+    // Drawn again only if the reader is still here (a page drawn from
+    // another address would take that address as its own, and keep polling).
+    if (location.hash === here) campaignPage(id);
   });
   // Start (and Resume) ask first, saying who and the most it can cost.
   const confirmBox = h("div", { id: "start-confirm" });

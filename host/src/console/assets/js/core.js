@@ -192,7 +192,8 @@ function clearErrors(form) {
   form.querySelectorAll(".field-error").forEach((e) => e.remove());
   form.querySelectorAll("[aria-invalid]").forEach((e) => {
     e.removeAttribute("aria-invalid");
-    e.removeAttribute("aria-describedby");
+    // A field's hint (data-hint) stays its description.
+    if (e.dataset.hint) e.setAttribute("aria-describedby", e.dataset.hint); else e.removeAttribute("aria-describedby");
   });
   const box = form.querySelector(".form-error");
   if (box) box.replaceChildren();
@@ -276,7 +277,7 @@ function showError(form, err) {
     const existing = document.getElementById(id);
     if (existing) { existing.textContent += `; ${plain(f)}`; continue; }
     input.setAttribute("aria-invalid", "true");
-    input.setAttribute("aria-describedby", id);
+    input.setAttribute("aria-describedby", [id, input.dataset.hint].filter(Boolean).join(" "));
     input.after(h("span", { class: "field-error", id, text: plain(f) }));
   }
   if (box) {

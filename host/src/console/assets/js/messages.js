@@ -8,6 +8,19 @@ const MESSAGE_DONE = ["delivered", "read", "failed"];
 // The longest text message (the document's maxLength of a message's text).
 const MESSAGE_MAX = 4096;
 
+// How much of `max` characters a text box uses, said in `out` as it is
+// typed (the box's maxlength stops it there); answers the recount.
+function countChars(box, out, max) {
+  const count = () => {
+    const n = [...box.value].length;
+    out.textContent = `${n.toLocaleString()} of ${max.toLocaleString()} characters`;
+    out.classList.toggle("near", n > max * 0.9);
+  };
+  box.addEventListener("input", count);
+  count();
+  return count;
+}
+
 // A chatapp text from one of the business's connected numbers; its
 // delivery state follows below the form until it is delivered, read or failed.
 async function sendForm(to, onSent) {
@@ -23,21 +36,13 @@ async function sendForm(to, onSent) {
     h("select", { id: "m-from", name: "phoneNumberId" }, numbers.map((n) => h("option", { value: n.phoneNumberId, text: n.label || n.phoneNumberId }))),
     h("label", { for: "m-to", text: "To (a mobile number)" }),
     to ? h("input", { id: "m-to", name: "to", type: "tel", value: to, readonly: true })
-      : [phoneInput({ id: "m-to", name: "to", "aria-describedby": "m-to-hint" }), phoneHint("m-to-hint")],
+      : [phoneInput({ id: "m-to", name: "to", "aria-describedby": "m-to-hint", "data-hint": "m-to-hint" }), phoneHint("m-to-hint")],
     h("label", { for: "m-text", text: "Message" }),
-    h("textarea", { id: "m-text", name: "text", rows: 3, maxlength: MESSAGE_MAX, "aria-describedby": "m-text-count" }),
+    h("textarea", { id: "m-text", name: "text", rows: 3, maxlength: MESSAGE_MAX, "aria-describedby": "m-text-count", "data-hint": "m-text-count" }),
     h("p", { class: "hint counter", id: "m-text-count", "aria-live": "polite" }),
     h("button", { type: "submit", text: "Send", disabled: !numbers.length }),
     sent);
-  // How much of the limit is used, as it is typed.
-  const counter = form.querySelector("#m-text-count");
-  const count = () => {
-    const n = [...form.text.value].length;
-    counter.textContent = `${n.toLocaleString()} of ${MESSAGE_MAX.toLocaleString()} characters`;
-    counter.classList.toggle("near", n > MESSAGE_MAX * 0.9);
-  };
-  form.text.addEventListener("input", count);
-  count();
+  const count = countChars(form.text, form.querySelector("#m-text-count"), MESSAGE_MAX);
   onSubmit(form, async (sub) => {
     const text = form.text.value;
     const r = await api("POST", "/api/v1/messages", { businessId: biz(), channel: "chatapp", phoneNumberId: form.phoneNumberId.value,
@@ -167,7 +172,7 @@ async function followUpForm(campaignId) {
     if (agent.channel === "chatapp") body.openingMessage = form.openingMessage.value;
     const r = await api("POST", `/api/v1/campaigns/${campaignId}/iterations`, body, sub);
     toast(`Follow-up created with ${r.admission.accepted} members; start it when ready.`);
-    await campaignPage(campaignId);
+    if (location.hash === `#/campaigns/${campaignId}`) await campaignPage(campaignId);
   });
   return form;
 }

@@ -123,7 +123,9 @@ function markField(input, message) {
   const old = document.getElementById(id);
   if (old) old.remove();
   if (!message) {
-    input.removeAttribute("aria-invalid"); input.removeAttribute("aria-describedby");
+    input.removeAttribute("aria-invalid");
+    // A field's hint (data-hint) stays its description.
+    if (input.dataset.hint) input.setAttribute("aria-describedby", input.dataset.hint); else input.removeAttribute("aria-describedby");
     // "Check the fields marked below" goes once no field is marked.
     const form = input.form;
     const box = form && form.querySelector(".form-error");
@@ -131,7 +133,7 @@ function markField(input, message) {
     return;
   }
   input.setAttribute("aria-invalid", "true");
-  input.setAttribute("aria-describedby", id);
+  input.setAttribute("aria-describedby", [id, input.dataset.hint].filter(Boolean).join(" "));
   input.after(h("span", { class: "field-error", id, text: message }));
 }
 
@@ -422,7 +424,7 @@ async function newContactForm(cats, refresh) {
     h("label", { for: "nc-name", text: "Name" }),
     h("input", { id: "nc-name", name: "name", required: true }),
     h("label", { for: "nc-mobile", text: "Mobile" }),
-    phoneInput({ id: "nc-mobile", name: "mobile", required: true, "aria-describedby": "nc-mobile-hint" }),
+    phoneInput({ id: "nc-mobile", name: "mobile", required: true, "aria-describedby": "nc-mobile-hint", "data-hint": "nc-mobile-hint" }),
     phoneHint("nc-mobile-hint"),
     h("fieldset", {}, h("legend", { text: "Categories (at least one)" }), categoryChecks("categoryIds", cats, new Set())),
     fieldsBox,
@@ -626,7 +628,7 @@ async function editContactForm(c) {
     h("label", { for: "ec-name", text: "Name" }),
     h("input", { id: "ec-name", name: "name", value: c.name || "", required: true }),
     h("label", { for: "ec-mobile", text: "Mobile" }),
-    phoneInput({ id: "ec-mobile", name: "mobile", value: c.mobile, required: true, "aria-describedby": "ec-mobile-hint" }),
+    phoneInput({ id: "ec-mobile", name: "mobile", value: c.mobile, required: true, "aria-describedby": "ec-mobile-hint", "data-hint": "ec-mobile-hint" }),
     phoneHint("ec-mobile-hint"),
     h("fieldset", {}, h("legend", { text: "Categories (at least one)" }), categoryChecks("categoryIds", cats, new Set(c.categories.map((x) => x.id)))),
     fieldsBox,
