@@ -17,8 +17,10 @@ pub mod idempotency;
 pub mod links;
 pub mod openapi;
 pub mod operations;
+pub mod rate_limit;
 pub mod storage;
 pub mod validate;
+pub mod write_node;
 
 pub use admit::{api_key_refused, console_session, Admitted, Gateway, Incoming, KeyDirectory, KeyRecord, SessionRecord};
 pub use errors::Failure;

@@ -24,20 +24,15 @@ use bytes::Bytes;
 use hyper::HeaderMap;
 use std::sync::Arc;
 use std::time::Duration;
+use switchboard_gateway::write_node::ANSWER_HEADERS;
 use switchboard_gateway::Failure;
 
-/// Marks a request a node forwarded: the write node runs it itself and
-/// never forwards it again (so a misconfigured pair cannot loop), and
-/// takes its `X-Request-Id`, so both access logs name the request alike.
-pub const FORWARDED: &str = "switchboard-forwarded";
+/// Marks a request a node forwarded (the gateway's, the edge's too).
+pub use switchboard_gateway::write_node::FORWARDED;
 
 /// How long a forwarded JSON request may take at the write node: its own
 /// component deadline and a write gate's wait are well inside this.
 const JSON_TIMEOUT: Duration = Duration::from_secs(90);
-
-/// Response headers of the write node a client may need (rate limits,
-/// replays, authentication challenges); the rest are this node's own.
-const ANSWER_HEADERS: [&str; 8] = ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Idempotent-Replayed", "WWW-Authenticate", "Allow", "Location"];
 
 /// Request headers that belong to one connection, not to the request.
 const HOP_BY_HOP: [&str; 9] = ["connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host"];
@@ -157,13 +152,10 @@ impl WriteNode {
 
 /// The answer when the write node could not be reached and the request
 /// cannot run here (a streamed upload: its body went to the attempt).
-pub fn unreachable() -> Failure {
-    Failure::new(503, "upstream", "write_node_unavailable", "the node that runs writes cannot be reached; nothing was written, retry shortly").retryable(true)
-}
+pub use switchboard_gateway::write_node::unreachable;
 
 /// The answer when a forwarded request was sent and no answer came back.
 fn lost(reason: &str) -> Failure {
     tracing::warn!(reason, "the write node did not answer a forwarded request");
-    Failure::new(503, "upstream", "write_node_unavailable", "the node that runs writes did not answer; the change may or may not have been made: retry with the same Idempotency-Key to learn which")
-        .retryable(true)
+    switchboard_gateway::write_node::lost()
 }

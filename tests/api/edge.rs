@@ -378,7 +378,10 @@ fn rate_limits_at_the_edge_are_shared_by_every_instance_at_the_primary() {
         }
         r.assert_ok(200);
         assert_eq!(r.header("ratelimit-limit"), "4");
-        remaining.push(r.header("ratelimit-remaining").parse::<u32>().unwrap());
+        let left = r.header("ratelimit-remaining").parse::<u32>().unwrap();
+        // Seconds until full again: ⌈(Limit − Remaining) / rate⌉, as a node answers (tests/api/limits.rs).
+        assert_eq!(r.header("ratelimit-reset"), (4 - left).div_ceil(2).to_string());
+        remaining.push(left);
     }
     let refused = refused.expect("the business's bucket runs dry");
     assert!(remaining.len() >= 4 && remaining[0] == 3, "{remaining:?}");
@@ -406,6 +409,7 @@ fn a_write_node_down_or_silent_answers_our_envelope_in_time() {
     r.assert_failure(503, "upstream");
     assert_eq!(r.code(), "write_node_unavailable");
     assert_eq!(r.body["error"]["retryable"], json!(true));
+    assert_eq!(r.header("retry-after"), "1", "as a far node answers (tests/api/far.rs)");
     assert!(started.elapsed() < Duration::from_secs(4));
     // Accepts and never answers: the edge's deadline answers 504, before
     // the runtime's own limit would.

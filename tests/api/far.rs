@@ -182,6 +182,32 @@ fn sends_uploads_and_raw_files_at_a_far_node_run_at_the_write_node() {
 }
 
 #[test]
+fn a_raw_upload_a_far_node_cannot_forward_answers_as_the_edge_does() {
+    // The write node is nowhere: a raw upload's body can go nowhere else,
+    // so the far node answers the 503 the edge answers (the gateway's
+    // write_node::unreachable), with its Retry-After.
+    let primary = Sqld::start();
+    let (dir, admin) = (DataDir::new(), DataDir::new());
+    let nowhere = format!("http://127.0.0.1:{}", free_port());
+    let far = Server::start_logged(&dir.0, &["--primary-url", &primary.url, "--write-node", &nowhere], &admin.0.join("far.log"));
+    let business = admin_at(&primary, &admin.0, &["business", "create", "--name", "Far Co"])["businessId"].as_str().unwrap().to_string();
+    let key = admin_at(&primary, &admin.0, &["key", "create", "--business", &business, "--scopes", "all"])["apiKey"].as_str().unwrap().to_string();
+    let r = reqwest::blocking::Client::new()
+        .post(format!("{}/api/v1/data-sources/upload?businessId={business}&dataSourceId={}&fileName=p.csv&format=csv", far.base, uuid::Uuid::new_v4()))
+        .header("authorization", format!("Bearer {key}"))
+        .header("content-type", "text/csv")
+        .body("sku,price\nsku-1,3\n")
+        .send()
+        .unwrap();
+    let retry_after = r.headers().get("retry-after").map(|v| v.to_str().unwrap().to_string());
+    let r = Resp::from(r);
+    r.assert_failure(503, "upstream");
+    assert_eq!(r.code(), "write_node_unavailable");
+    assert_eq!(r.body["error"]["retryable"], json!(true));
+    assert_eq!(retry_after.as_deref(), Some("1"));
+}
+
+#[test]
 fn killing_the_write_node_mid_request_runs_each_key_once() {
     let mut f = far_setup(&[]);
     let t = f.tenant();

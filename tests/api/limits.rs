@@ -26,7 +26,7 @@ fn a_business_flood_meets_429_and_another_business_is_served() {
     assert_eq!(first.status(), 200);
     assert_eq!(header(&first, "ratelimit-limit").as_deref(), Some("10"), "a burst of twice the rate");
     assert_eq!(header(&first, "ratelimit-remaining").as_deref(), Some("9"));
-    assert!(header(&first, "ratelimit-reset").is_some());
+    assert_eq!(header(&first, "ratelimit-reset").as_deref(), Some("1"), "1 of 10 used, refilled 5 a second");
     // Flood: the bucket (10, refilled 5 a second) runs dry.
     let mut refused = None;
     for _ in 0..40 {
@@ -35,6 +35,9 @@ fn a_business_flood_meets_429_and_another_business_is_served() {
             refused = Some(r);
             break;
         }
+        // Seconds until full again: ⌈(Limit − Remaining) / rate⌉, as at the edge (tests/api/edge.rs).
+        let left: u32 = header(&r, "ratelimit-remaining").unwrap().parse().unwrap();
+        assert_eq!(header(&r, "ratelimit-reset"), Some((10 - left).div_ceil(5).to_string()));
     }
     let refused = refused.expect("a flood of 40 meets a 429");
     let retry_after: u64 = header(&refused, "retry-after").expect("Retry-After").parse().unwrap();

@@ -24,34 +24,16 @@ use wasip2::http::outgoing_handler;
 use wasip2::http::types::{ErrorCode, Fields, IncomingBody, IncomingRequest, Method, OutgoingBody, OutgoingRequest, OutgoingResponse, RequestOptions, ResponseOutparam, Scheme};
 use wasip2::io::streams::{InputStream, OutputStream, StreamError};
 
-/// Marks a request a node (or this edge) forwarded; the same header a far
-/// native node sends (host/src/write_node.rs).
-pub const FORWARDED: &str = "switchboard-forwarded";
+use switchboard_gateway::write_node::{lost, too_late, unreachable, FORWARDED};
 
 /// Request headers that reach the write node; the rest are the client's
 /// connection's or nothing the API reads.
 const REQUEST_HEADERS: [&str; 6] = ["authorization", "idempotency-key", "content-type", "content-length", "accept", "range"];
 
-/// Response headers of the write node handed to the client (never
-/// hop-by-hop ones: the runtime frames the answer itself).
-const ANSWER_HEADERS: [&str; 16] = [
-    "content-type",
-    "content-length",
-    "content-range",
-    "accept-ranges",
-    "content-disposition",
-    "cache-control",
-    "x-request-id",
-    "retry-after",
-    "ratelimit-limit",
-    "ratelimit-remaining",
-    "ratelimit-reset",
-    "idempotent-replayed",
-    "www-authenticate",
-    "allow",
-    "location",
-    "etag",
-];
+/// Content headers of the write node's answer handed to the client
+/// besides the API's own (the gateway's `write_node::ANSWER_HEADERS`);
+/// never hop-by-hop ones: the runtime frames the answer itself.
+const CONTENT_HEADERS: [&str; 8] = ["content-type", "content-length", "content-range", "accept-ranges", "content-disposition", "cache-control", "x-request-id", "etag"];
 
 /// Nanoseconds to connect to the write node.
 const CONNECT_TIMEOUT_NS: u64 = 3_000_000_000;
@@ -83,33 +65,6 @@ pub enum Forwarded {
     Answered(u16),
     /// No answer of the write node: the caller answers this failure.
     Failed(Failure),
-}
-
-/// The write node could not be reached: nothing was sent, nothing written.
-fn unreachable() -> Failure {
-    Failure::new(503, "upstream", "write_node_unavailable", "the node that runs this request cannot be reached; nothing was done, retry shortly").retryable(true).with_header("Retry-After", "1".into())
-}
-
-/// Sent, and no answer came back: the change may or may not have been made.
-fn lost() -> Failure {
-    Failure::new(
-        503,
-        "upstream",
-        "write_node_unavailable",
-        "the node that runs this request did not answer; the change may or may not have been made: retry with the same Idempotency-Key to learn which",
-    )
-    .retryable(true)
-}
-
-/// The deadline passed while the write node was working on it.
-fn too_late() -> Failure {
-    Failure::new(
-        504,
-        "upstream",
-        "write_node_timeout",
-        "the node that runs this request did not answer in time; a change may or may not have been made: retry with the same Idempotency-Key to learn which",
-    )
-    .retryable(true)
 }
 
 fn connect_failed(e: &ErrorCode) -> bool {
@@ -244,7 +199,7 @@ pub fn forward(node: &Node, request: &IncomingRequest, head: &Head, request_id: 
     let status = response.status();
     let fields = Fields::new();
     let answer_headers = response.headers();
-    for name in ANSWER_HEADERS {
+    for name in CONTENT_HEADERS.iter().chain(&switchboard_gateway::write_node::ANSWER_HEADERS) {
         for value in answer_headers.get(name) {
             let _ = fields.append(name, &value);
         }

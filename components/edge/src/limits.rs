@@ -5,7 +5,7 @@
 //! API key (`SWITCHBOARD_RATE_LIMIT_KEY`, 100 a second) and one per
 //! business (`SWITCHBOARD_RATE_LIMIT_BUSINESS`, 200 a second), bursts of
 //! twice the rate, 0 turning one off; the same 429 envelope and
-//! `RateLimit-*` headers. Each bucket is one row of `edge_rate_limits`
+//! `RateLimit-*` headers (the gateway's `rate_limit`). Each bucket is one row of `edge_rate_limits`
 //! holding its GCRA state (the theoretical arrival time, what `governor`
 //! keeps in a node's memory), updated by one statement that also finds the
 //! key: it travels in the pipeline of the request's first statement, so it
@@ -16,6 +16,8 @@
 //! missing is not limited and makes it after its answer). Requests the
 //! edge forwards to its write node are limited there, by the node.
 
+use std::time::Duration;
+use switchboard_gateway::rate_limit::{self, Whose};
 use switchboard_gateway::storage::Value;
 use switchboard_gateway::Failure;
 
@@ -50,7 +52,7 @@ impl Rates {
                 continue;
             }
             let t = 1_000_000 / i64::from(rate);
-            let burst = 2 * i64::from(rate);
+            let burst = i64::from(rate_limit::burst(rate));
             params.push(Value::Integer(t.max(1)));
             params.push(Value::Integer(t.max(1) * burst));
             let (tp, taup) = (params.len() - 1, params.len());
@@ -76,11 +78,11 @@ impl Rates {
         }
     }
 
-    fn whose(bucket: &str) -> &'static str {
+    fn whose(bucket: &str) -> Whose {
         if bucket.starts_with("key:") {
-            "this API key's"
+            Whose::Key
         } else {
-            "this business's"
+            Whose::Business
         }
     }
 
@@ -91,7 +93,7 @@ impl Rates {
             Value::Integer(i) => *i,
             other => other.text().parse().unwrap_or(0),
         };
-        let mut tightest: Option<(u32, i64, i64)> = None;
+        let mut tightest: Option<(u32, u32)> = None;
         for row in rows {
             if row.len() < 5 {
                 continue;
@@ -99,34 +101,20 @@ impl Rates {
             let bucket = row[0].text();
             let (tat, tau, refused, now) = (int(&row[1]), int(&row[2]), int(&row[3]), int(&row[4]));
             let rate = self.rate_of(&bucket).max(1);
-            let burst = 2 * rate;
+            let burst = rate_limit::burst(rate);
             let t = (1_000_000 / i64::from(rate)).max(1);
             if refused != 0 {
                 // A token is back when the bucket's arrival time, one more
                 // emission later, fits the burst window again.
-                let wait = ((tat + t - tau - now) as f64 / 1e6).ceil().max(1.0) as u64;
-                return Err(Failure::new(
-                    429,
-                    "rate_limit",
-                    "rate_limited",
-                    format!("{} limit of {rate} requests per second (bursts of {burst}) is used up; retry after {wait} s", Self::whose(&bucket)),
-                )
-                .retryable(true)
-                .with_header("Retry-After", wait.to_string())
-                .with_header("RateLimit-Limit", burst.to_string())
-                .with_header("RateLimit-Remaining", "0".into())
-                .with_header("RateLimit-Reset", wait.to_string()));
+                let wait = Duration::from_micros((tat + t - tau - now).max(0) as u64);
+                return Err(rate_limit::refusal(Self::whose(&bucket), rate, wait));
             }
-            let left = ((now + tau - tat) / t).clamp(0, i64::from(burst));
-            let reset = ((tat - now).max(0) as f64 / 1e6).ceil() as i64;
-            if tightest.is_none_or(|(_, l, _)| left < l) {
-                tightest = Some((burst, left, reset));
+            let left = ((now + tau - tat) / t).clamp(0, i64::from(burst)) as u32;
+            if tightest.is_none_or(|(_, l)| left < l) {
+                tightest = Some((rate, left));
             }
         }
-        Ok(match tightest {
-            Some((burst, left, reset)) => vec![("RateLimit-Limit", burst.to_string()), ("RateLimit-Remaining", left.to_string()), ("RateLimit-Reset", reset.to_string())],
-            None => Vec::new(),
-        })
+        Ok(tightest.map_or_else(Vec::new, |(rate, left)| rate_limit::headers(rate, left)))
     }
 }
 

@@ -13,6 +13,8 @@
 //!   `Retry-After: 1`) at once instead of queueing without end.
 //!
 //! Requests refused before authentication (401, 404 …) take no token.
+//! The refusal and the headers are the gateway's (`rate_limit`), the
+//! edge's too (components/edge/src/limits.rs).
 
 use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
@@ -20,6 +22,8 @@ use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use switchboard_gateway::rate_limit::{self, Whose};
 use switchboard_gateway::Failure;
 
 type Keyed = RateLimiter<String, DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>;
@@ -35,24 +39,21 @@ pub struct Settings {
 struct Bucket {
     limiter: Keyed,
     rate: u32,
-    burst: u32,
-    /// Whose limit, for the message.
-    whose: &'static str,
+    whose: Whose,
 }
 
 impl Bucket {
-    fn new(rate: u32, whose: &'static str) -> Option<Bucket> {
+    fn new(rate: u32, whose: Whose) -> Option<Bucket> {
         let per_second = NonZeroU32::new(rate)?;
-        let burst = rate.saturating_mul(2);
-        let quota = Quota::per_second(per_second).allow_burst(NonZeroU32::new(burst).expect("twice a positive rate"));
-        Some(Bucket { limiter: RateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>(), rate, burst, whose })
+        let quota = Quota::per_second(per_second).allow_burst(NonZeroU32::new(rate_limit::burst(rate)).expect("twice a positive rate"));
+        Some(Bucket { limiter: RateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>(), rate, whose })
     }
 
-    /// Takes a token: the tokens left, or the seconds until one is back.
-    fn take(&self, key: &str) -> Result<u32, u64> {
+    /// Takes a token: the tokens left, or the time until one is back.
+    fn take(&self, key: &str) -> Result<u32, Duration> {
         match self.limiter.check_key(&key.to_string()) {
             Ok(snapshot) => Ok(snapshot.remaining_burst_capacity()),
-            Err(not_until) => Err(not_until.wait_time_from(DefaultClock::default().now()).as_secs_f64().ceil().max(1.0) as u64),
+            Err(not_until) => Err(not_until.wait_time_from(DefaultClock::default().now())),
         }
     }
 }
@@ -76,8 +77,8 @@ impl Drop for Slot<'_> {
 impl Limits {
     pub fn new(s: Settings) -> Limits {
         Limits {
-            per_key: Bucket::new(s.per_key_per_second, "this API key's"),
-            per_business: Bucket::new(s.per_business_per_second, "this business's"),
+            per_key: Bucket::new(s.per_key_per_second, Whose::Key),
+            per_business: Bucket::new(s.per_business_per_second, Whose::Business),
             in_flight: AtomicUsize::new(0),
             max_in_flight: s.max_in_flight,
         }
@@ -107,28 +108,11 @@ impl Limits {
                         tightest = Some((bucket, left));
                     }
                 }
-                Err(wait) => {
-                    return Err(Failure::new(
-                        429,
-                        "rate_limit",
-                        "rate_limited",
-                        format!("{} limit of {} requests per second (bursts of {}) is used up; retry after {wait} s", bucket.whose, bucket.rate, bucket.burst),
-                    )
-                    .retryable(true)
-                    .with_header("Retry-After", wait.to_string())
-                    .with_header("RateLimit-Limit", bucket.burst.to_string())
-                    .with_header("RateLimit-Remaining", "0".into())
-                    .with_header("RateLimit-Reset", wait.to_string()));
-                }
+                Err(wait) => return Err(rate_limit::refusal(bucket.whose, bucket.rate, wait)),
             }
         }
         Ok(match tightest {
-            Some((bucket, left)) => vec![
-                ("RateLimit-Limit", bucket.burst.to_string()),
-                ("RateLimit-Remaining", left.to_string()),
-                // Seconds until the bucket is full again.
-                ("RateLimit-Reset", (bucket.burst - left.min(bucket.burst)).div_ceil(bucket.rate).to_string()),
-            ],
+            Some((bucket, left)) => rate_limit::headers(bucket.rate, left),
             None => Vec::new(),
         })
     }
