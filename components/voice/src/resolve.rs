@@ -135,7 +135,9 @@ pub fn contact(biz: &str, agent: &Agent, contact_id: &str) -> HResult<ContactTar
 /// lookup field holds the contact's mobile, else the first whose lookup
 /// field has the key of one of the contact's own fields and holds its value
 /// (a `customerId` column for a contact's `customerId`). Matches are exact
-/// and case-insensitive, as the `lookup` tool's; `None` without one.
+/// and case-insensitive, as the `lookup` tool's, and numbers match as
+/// numbers ([`written_forms`]: a contact's `42` finds a cell `42.0`);
+/// `None` without one.
 fn source_row(biz: &str, version_id: &str, mobile: &str, fields: &serde_json::Map<String, serde_json::Value>) -> HResult<Option<Vec<(String, String)>>> {
     if version_id.is_empty() {
         return Ok(None);
@@ -146,9 +148,9 @@ fn source_row(biz: &str, version_id: &str, mobile: &str, fields: &serde_json::Ma
     // Each candidate is one seek of the lookup index (version, field, value).
     let lookup_fields: Vec<String> = columns.iter().filter(|c| c.opt_int(2) == Some(1)).map(|c| c.text(1)).collect();
     let by_mobile = lookup_fields.iter().filter_map(|f| Some((f.as_str(), lookup_value(mobile)?)));
-    let by_key = lookup_fields.iter().filter_map(|f| Some((f.as_str(), fields.get(f)?.as_str().and_then(lookup_value)?)));
+    let by_key = lookup_fields.iter().filter_map(|f| Some((f.as_str(), fields.get(f).and_then(field_text).as_deref().and_then(lookup_value)?)));
     let mut row = None;
-    for (field, value) in by_mobile.chain(by_key) {
+    for (field, value) in by_mobile.chain(by_key).flat_map(|(f, v)| written_forms(&v).into_iter().map(move |v| (f, v))) {
         row = db::query_one(
             "SELECT row_number FROM lookup_values WHERE business_id = ?1 AND version_id = ?2 AND field_key = ?3 AND value = ?4 ORDER BY row_number LIMIT 1",
             &[biz.into(), version_id.into(), field.into(), value.into()],
@@ -163,6 +165,38 @@ fn source_row(biz: &str, version_id: &str, mobile: &str, fields: &serde_json::Ma
     };
     let cells: Vec<serde_json::Value> = serde_json::from_str(&cells.text(0)).unwrap_or_default();
     Ok(Some(columns.iter().filter_map(|k| Some((k.text(1), cell_text(cells.get(usize::try_from(k.int(0)).ok()?)?)?))).collect()))
+}
+
+/// A contact field's value as text (a number as it is written).
+fn field_text(v: &serde_json::Value) -> Option<String> {
+    match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The texts a value may be written as in a source's cell: itself and, for
+/// a plain decimal number, its other forms, so numbers match as numbers
+/// ("42", "42.0"; "12.50", "12.5"). A leading zero (`007`) is a code, not a
+/// number.
+fn written_forms(value: &str) -> Vec<String> {
+    let mut out = vec![value.to_string()];
+    let digits = value.strip_prefix('-').unwrap_or(value);
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    let plain = !int.is_empty() && int.bytes().all(|b| b.is_ascii_digit()) && frac.bytes().all(|b| b.is_ascii_digit()) && (!digits.contains('.') || !frac.is_empty());
+    if !plain || (int.len() > 1 && int.starts_with('0')) || int.len() > 15 {
+        return out;
+    }
+    let sign = if value.starts_with('-') { "-" } else { "" };
+    let frac = frac.trim_end_matches('0');
+    let shortest = if frac.is_empty() { format!("{sign}{int}") } else { format!("{sign}{int}.{frac}") };
+    for form in [shortest.clone(), if frac.is_empty() { format!("{shortest}.0") } else { shortest.clone() }] {
+        if !out.contains(&form) {
+            out.push(form);
+        }
+    }
+    out
 }
 
 /// A cell as a variable's value: text as it is, numbers and booleans
@@ -203,6 +237,19 @@ mod tests {
         assert_eq!(contact_value("city", "+15550001234", "Ada", fields).as_deref(), Some("Paris"));
         assert_eq!(contact_value("tier", "+15550001234", "Ada", fields), None);
         assert_eq!(contact_value("n", "+15550001234", "Ada", fields), None, "only text values");
+    }
+
+    #[test]
+    fn numbers_match_as_numbers() {
+        assert_eq!(written_forms("42"), ["42", "42.0"]);
+        assert_eq!(written_forms("42.0"), ["42.0", "42"]);
+        assert_eq!(written_forms("12.50"), ["12.50", "12.5"]);
+        assert_eq!(written_forms("-3"), ["-3", "-3.0"]);
+        assert_eq!(written_forms("007"), ["007"], "a code");
+        assert_eq!(written_forms("0.5"), ["0.5"]);
+        assert_eq!(written_forms("sku-12"), ["sku-12"]);
+        assert_eq!(written_forms("4."), ["4."]);
+        assert_eq!(field_text(&serde_json::json!(42)).as_deref(), Some("42"));
     }
 
     #[test]

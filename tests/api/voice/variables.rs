@@ -14,7 +14,7 @@ fn variables_of_other_sources_resolve_from_the_contacts_row() {
         {"key": "balance", "label": "Balance", "type": "number"}
     ]);
     let accounts = c.post("/api/v1/data-sources", json!({"name": "Accounts", "class": "structured", "kind": "table", "fields": fields}))["dataSource"]["id"].as_str().unwrap().to_string();
-    let csv = "phone,customerId,plan,balance\n+447700900123,C-1,Gold,12.5\n,C-2,Silver,3\n+447700900125,C-3,,7\n";
+    let csv = "phone,customerId,plan,balance\n+447700900123,C-1,Gold,12.5\n,C-2,Silver,3\n+447700900125,C-3,,7\n,42.0,Bronze,1\n";
     let d = c.post("/api/v1/data-sources/upload", json!({"dataSourceId": accounts, "fileName": "accounts.csv", "format": "csv", "contentBase64": b64(csv.as_bytes())}));
     let ingestion = d["ingestionId"].as_str().unwrap().to_string();
     poll("the accounts to be active", || {
@@ -50,6 +50,9 @@ fn variables_of_other_sources_resolve_from_the_contacts_row() {
     assert_eq!(resolve(&bob), json!({"customerName": "Bob", "plan": "Silver", "balance": "3"}));
     assert_eq!(resolve(&cy), json!({"customerName": "Cy", "balance": "7"}));
     assert_eq!(resolve(&dee), json!({"customerName": "Dee"}));
+    // Numbers match as numbers: a contact's 42 finds the row written 42.0.
+    let eve = contact("Eve", "+447700900127", json!({"customerId": "42"}));
+    assert_eq!(resolve(&eve), json!({"customerName": "Eve", "plan": "Bronze", "balance": "1"}));
 
     // A call snapshots them and fills the greeting; one without a value is refused.
     let id = c.start(json!({"agentId": agent, "contactId": ada})).assert_ok(202)["callId"].as_str().unwrap().to_string();
