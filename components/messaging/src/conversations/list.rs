@@ -21,7 +21,7 @@ use switchboard_guest::cursor::Cursor;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{fail, ok, req, HResult, Request, Success, Value};
 
-use super::{conversation_json, select, unread, Reader, STATUS};
+use super::{conversation_json, has_unread, select, Reader, STATUS};
 
 pub fn list(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
@@ -44,11 +44,11 @@ pub fn list(r: &Request) -> HResult<Success> {
         Some(id) if switchboard_guest::is_uuid(id) => sql += &format!(" AND c.assigned_user_id = {}", bind(&mut params, id.to_ascii_lowercase().into())),
         Some(_) => return Err(fail::validation("invalid_query_parameter", "query parameter `assignee` must be me, none or a user id")),
     }
-    let unread = unread(reader);
+    let unread = has_unread(reader);
     match req::query_nonempty(r, "unread") {
         None => {}
-        Some("true") => sql += &format!(" AND {unread} > 0"),
-        Some("false") => sql += &format!(" AND {unread} = 0"),
+        Some("true") => sql += &format!(" AND {unread}"),
+        Some("false") => sql += &format!(" AND NOT {unread}"),
         Some(_) => return Err(fail::validation("invalid_query_parameter", "query parameter `unread` must be true or false")),
     }
     if let Some(q) = req::query_nonempty(r, "q") {

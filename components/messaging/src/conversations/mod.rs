@@ -69,12 +69,32 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// What a person has not read of `c` begins after this (their marker, else
+/// the conversation's baseline): the condition on an entry `x`.
+/// A row value over the thread index's (created at, id), so it is one seek;
+/// without a marker, strictly after the baseline (`~` sorts after every id).
+const AFTER_MARKER: &str = "(x.created_at, x.id) > (IFNULL(r.seen_at, IFNULL(c.read_baseline_at, '')), IFNULL(r.seen_id, '~'))";
+
+/// True when `c` has anything the reader has not read (the list's
+/// `unread` filter): for a person an index seek past their marker per
+/// conversation, not a count, so walking the list for unread ones stays
+/// cheap.
+fn has_unread(reader: Reader) -> String {
+    match reader {
+        Reader::Key => "(c.unread_count > 0)".into(),
+        Reader::Person(_) => format!(
+            "(EXISTS (SELECT 1 FROM messages x WHERE x.business_id = c.business_id AND x.conversation_id = c.id AND x.direction = 'inbound' AND {AFTER_MARKER}) \
+              OR EXISTS (SELECT 1 FROM photoapp_comments x WHERE x.business_id = c.business_id AND x.conversation_id = c.id AND {AFTER_MARKER}))"
+        ),
+    }
+}
+
 /// The reader's unread count of `c` (after the join of [`select`]'s `r`).
 fn unread(reader: Reader) -> String {
     match reader {
         Reader::Key => "c.unread_count".into(),
         Reader::Person(_) => {
-            let after = "(x.created_at > IFNULL(r.seen_at, IFNULL(c.read_baseline_at, '')) OR (x.created_at = r.seen_at AND x.id > r.seen_id))";
+            let after = AFTER_MARKER;
             format!(
                 "((SELECT count(*) FROM messages x WHERE x.business_id = c.business_id AND x.conversation_id = c.id AND x.direction = 'inbound' AND {after}) + \
                   (SELECT count(*) FROM photoapp_comments x WHERE x.business_id = c.business_id AND x.conversation_id = c.id AND {after}))"
