@@ -182,6 +182,7 @@ def run(page, base, business, admin_key, voice, receiver):
     sweep(page, base, routes, 1280)
     sweep(page, base, routes[:3], 1280, dark=True)
     sweep(page, base, routes, 375)
+    sweep(page, base, routes[1:3], 375, dark=True)
     # At 375 px a thread opens with the reply box in view.
     page.goto("about:blank")
     page.goto(f"{base}/console/#/inbox/{ada['id']}")
