@@ -88,6 +88,9 @@ def run(page, base, business, admin_key, voice, receiver):
         page.locator("main h1").wait_for()
         page.wait_for_load_state("networkidle")
         check(page.get_by_role("link", name=absent).count() == 0 and page.get_by_role("button", name=absent).count() == 0, f"a support agent is not offered {absent} on {route}")
+    # Every page that configures something offers a support agent what it
+    # offers a viewer: no button that writes, no editable field.
+    sweep(page, base, ["#/", "#/contacts", "#/agents", "#/data-sources", "#/channels", "#/webhooks", "#/calls", "#/campaigns", "#/credits", "#/keys"], 1280, viewer=True)
     page.goto(f"{base}/console/#/agents/{agent}")
     page.locator("#read-only").wait_for()
     editable = page.evaluate("() => [...document.querySelectorAll('main input, main select, main textarea')].filter((e) => !e.disabled && e.getClientRects().length).length")
