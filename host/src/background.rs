@@ -88,6 +88,21 @@ impl DatabaseLoops {
     }
 }
 
+/// Each database's runner bell (`Runner::bell`), by the database.
+static BELLS: std::sync::Mutex<Vec<(std::sync::Weak<crate::db::Db>, Arc<crate::jobs::Wake>)>> = std::sync::Mutex::new(Vec::new());
+
+/// Ends the idle wait of `db`'s job runner on this node, if it runs here:
+/// a step made due now starts at once instead of at the next round (up to
+/// 25 ms later).
+pub(crate) fn ring(db: &Arc<crate::db::Db>) {
+    let bells = BELLS.lock().unwrap_or_else(|p| p.into_inner());
+    for (d, bell) in bells.iter() {
+        if d.upgrade().is_some_and(|d| Arc::ptr_eq(&d, db)) {
+            bell.notify();
+        }
+    }
+}
+
 /// Runs job rounds of one database on a blocking thread until `stop`;
 /// idles 25 ms when there was nothing to do (an idle round is one indexed
 /// read). On stop, waits (bounded) for steps still calling out, so each
@@ -97,6 +112,11 @@ impl DatabaseLoops {
 fn spawn_job_runner(host: Arc<DatabaseJobs>, stop: Arc<AtomicBool>, config: crate::jobs::RunnerConfig, wait: Duration) -> tokio::task::JoinHandle<()> {
     tokio::task::spawn_blocking(move || {
         let mut runner = crate::jobs::Runner::new(config);
+        {
+            let mut bells = BELLS.lock().unwrap_or_else(|p| p.into_inner());
+            bells.retain(|(d, _)| d.strong_count() > 0);
+            bells.push((Arc::downgrade(&host.db), runner.bell()));
+        }
         while !stop.load(std::sync::atomic::Ordering::SeqCst) {
             if runner.tick(&host) == 0 {
                 runner.idle(Duration::from_millis(25));

@@ -7,6 +7,7 @@ use crate::harness::*;
 use base64::Engine as _;
 use serde_json::{json, Value};
 
+mod bench;
 mod fake;
 use fake::{post_signed, Fake, Move, SID, TOKEN};
 
@@ -32,8 +33,13 @@ struct Setup {
 fn setup(fake: &Fake) -> Setup {
     let data = DataDir::new();
     let (s, plugins, log) = serve_adapter_plugin(&data, "twilio-carrier", PLUGIN, "api.twilio.com", fake.port);
+    with_business(fake, data, s, plugins, log, 1)
+}
+
+/// The business of [`setup`] on a server started already, with `lines`.
+fn with_business(fake: &Fake, data: DataDir, s: Server, plugins: String, log: std::path::PathBuf, lines: u32) -> Setup {
     let t = tenant(&data.0, "all");
-    admin(&data.0, &["voice", "configure", "--business", &t.business, "--lines", "1"]);
+    admin(&data.0, &["voice", "configure", "--business", &t.business, "--lines", &lines.to_string()]);
     admin(&data.0, &["credits", "add", "--business", &t.business, "--microcredits", "5000000"]);
     let events = format!("{}/providers/v1/{}/carrier/events", s.base, t.business);
     let settings = [

@@ -169,6 +169,13 @@ impl Runner {
         }
     }
 
+    /// The bell that ends this runner's idle wait: rung when a step that
+    /// calls out ends, and by whoever makes a step due that should run now
+    /// (a carrier's turn post, host/src/carrier_events/turns.rs).
+    pub fn bell(&self) -> Arc<Wake> {
+        self.wake.clone()
+    }
+
     /// Idles until a step that calls out ends, or `timeout`.
     pub fn idle(&self, timeout: Duration) {
         self.wake.wait(timeout);

@@ -11,7 +11,10 @@
 //! call's pending `voice.call` step due now. The step reads the posts it
 //! has not answered, runs the agent's turn and writes its answer beside the
 //! post; this route holds the carrier's request until then and answers it
-//! with the adapter's document (`carrier-webhooks.answer`, e.g. TwiML). An
+//! with the adapter's document (`carrier-webhooks.answer`, e.g. TwiML). The
+//! job runner of the business's database is rung, so the step starts at
+//! once rather than at its next round, and the held request reads the
+//! answer every 2 ms at most. An
 //! answer not ready within [`HOLD`] is a hold: the adapter asks the carrier
 //! to post the same turn again shortly, which finds the turn recorded and
 //! waits for the same answer. A call that has ended is answered with the
@@ -95,7 +98,9 @@ fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec
         Ok(fresh == 1)
     });
     drop(gate);
-    let _fresh = recorded.map_err(|_| unavailable())?;
+    if recorded.map_err(|_| unavailable())? {
+        crate::background::ring(&db);
+    }
     if partial {
         return Ok(Taken::Received);
     }
@@ -120,9 +125,9 @@ fn wake(conn: &db::Connection, business: &SqlValue, call: &SqlValue, now: i64) -
 /// ended; a hold after [`HOLD`]. While it waits, a step that was running
 /// when the post came (and so did not see it) is made due again as soon
 /// as it is pending.
-fn wait_for_answer(db: &crate::db::Db, business: &str, heard: &Heard) -> Result<TurnAnswer, Failure> {
+fn wait_for_answer(db: &std::sync::Arc<crate::db::Db>, business: &str, heard: &Heard) -> Result<TurnAnswer, Failure> {
     let started = Instant::now();
-    let mut pause = Duration::from_millis(1);
+    let mut pause = Duration::from_micros(500);
     let params = vec![SqlValue::Text(business.into()), SqlValue::Text(heard.call_id.clone()), SqlValue::Integer(i64::from(heard.turn))];
     let base = TurnAnswer { call_id: heard.call_id.clone(), turn: heard.turn, text: None, end_call: false, barge_in: false, listen_seconds: 0, hold: false };
     let mut last_wake = Instant::now();
@@ -159,12 +164,15 @@ fn wait_for_answer(db: &crate::db::Db, business: &str, heard: &Heard) -> Result<
             last_wake = Instant::now();
             if let Some(gate) = db.write_gate(Duration::from_secs(1)) {
                 let now = crate::clock::now_ms();
-                let _ = db::in_transaction(&conn, || wake(&conn, &params[0], &params[1], now));
+                let woken = db::in_transaction(&conn, || wake(&conn, &params[0], &params[1], now));
                 drop(gate);
+                if woken.is_ok_and(|n| n > 0) {
+                    crate::background::ring(db);
+                }
             }
         }
         drop(conn);
         std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(8));
+        pause = (pause * 2).min(Duration::from_millis(2));
     }
 }

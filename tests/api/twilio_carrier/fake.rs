@@ -77,6 +77,8 @@ struct State {
     said: Vec<String>,
     /// The placement's TwiML of each call, by sid.
     twiml: Vec<(String, String)>,
+    /// Each speech post: the words and how long our answer took.
+    turns: Vec<(String, std::time::Duration)>,
 }
 
 /// What the scripted customer does at a speech `<Gather>`.
@@ -276,6 +278,11 @@ impl Fake {
         self.state.lock().unwrap().docs.clone()
     }
 
+    /// Each speech post's words and how long our answer to it took.
+    pub fn turn_times(&self) -> Vec<(String, std::time::Duration)> {
+        self.state.lock().unwrap().turns.clone()
+    }
+
     pub fn twiml_errors(&self) -> Vec<String> {
         self.state.lock().unwrap().errors.clone()
     }
@@ -360,7 +367,9 @@ impl Fake {
                             }
                             Move::Say(words) => {
                                 inside.map(say);
+                                let asked = std::time::Instant::now();
                                 next = post(&action, &[("SpeechResult", words), ("Confidence", "0.91")]);
+                                self.state.lock().unwrap().turns.push((words.to_string(), asked.elapsed()));
                             }
                             Move::BargeIn(words) => {
                                 let (Some(partial), Some(t)) = (partial, inside) else {
