@@ -284,7 +284,7 @@ async function agentForm(id) {
 // ---- channels and assignments ------------------------------------------------------------
 
 async function channelsPage() {
-  const here = location.hash;
+  const here = "#/channels";
   const list = await api("GET", "/api/v1/channels?" + q({ businessId: biz() }));
   const write = canWrite("channels:write");
   const sections = [];

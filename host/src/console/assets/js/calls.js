@@ -40,7 +40,7 @@ async function callsPage() {
 const CALL_LIVE = ["queued", "ringing", "answered", "cancelling"];
 
 async function callPage(id, polled) {
-  const here = location.hash;
+  const here = `#/calls/${id}`;
   const d = await api("GET", `/api/v1/voice/calls/${id}?` + q({ businessId: biz() }));
   const c = d.call;
   if (location.hash !== here) return true;
@@ -316,7 +316,9 @@ function iterationProgress(it) {
 }
 
 async function campaignPage(id) {
-  const here = location.hash;
+  // The page's own address: drawn again after an action or a poll, it
+  // draws nothing once the reader has left.
+  const here = `#/campaigns/${id}`;
   const base = `/api/v1/campaigns/${id}`;
   const d = await api("GET", `${base}?` + q({ businessId: biz() }));
   const its = await api("GET", `${base}/iterations?` + q({ businessId: biz(), limit: 200 }));

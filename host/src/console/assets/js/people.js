@@ -5,7 +5,9 @@
 // ---- API keys -------------------------------------------------------------------------
 
 async function keysPage() {
-  const here = location.hash;
+  // The page's own address (not the one shown when called: a redraw after
+  // a save the reader has left must draw nothing).
+  const here = "#/keys";
   const data = await api("GET", "/console/api/keys");
   const owner = state.me.role === "owner";
   const rows = data.keys.map((k) => h("tr", {},
@@ -586,7 +588,7 @@ async function importForm() {
 }
 
 async function contactPage(id) {
-  const here = location.hash;
+  const here = `#/contacts/${id}`;
   const c = (await api("GET", `/api/v1/contacts/${id}?` + q({ businessId: biz() }))).contact;
   const fields = Object.entries(c.fields || {});
   const timeline = h("div", { id: "timeline" });
