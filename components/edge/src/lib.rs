@@ -297,7 +297,7 @@ impl Pending {
     fn queue(hash: &str, begin: bool, business: Option<&str>) -> Pending {
         let rate = settings().rates.map(|r| {
             let (sql, params) = r.statement(hash);
-            transaction::prefetch(&sql, &params.into_iter().map(to_wit).collect::<Vec<_>>())
+            transaction::prefetch(&sql, &to_wit(params))
         });
         if begin {
             let _ = transaction::control("BEGIN");
@@ -319,7 +319,7 @@ impl Pending {
     /// The key's row (sent now if nothing carried it yet).
     fn key(&self) -> Result<Option<KeyRecord>, Failure> {
         let rows = transaction::prefetched(self.key).map_err(|_| unavailable())?;
-        Ok(rows.first().map(|r| storage::key_record(&r.iter().cloned().map(from_wit).collect::<Vec<_>>())))
+        Ok(rows.first().map(|r| storage::key_record(&r.iter().cloned().map(Value::from).collect::<Vec<_>>())))
     }
 
     /// The answer's `RateLimit-*` headers, or the 429. A limit that could
@@ -328,7 +328,7 @@ impl Pending {
     fn rate_outcome(&self) -> Result<Vec<(&'static str, String)>, Failure> {
         let (Some(rates), Some(handle)) = (settings().rates, self.rate) else { return Ok(Vec::new()) };
         match transaction::prefetched(handle) {
-            Ok(rows) => rates.outcome(&rows.into_iter().map(|r| r.into_iter().map(from_wit).collect()).collect::<Vec<_>>()),
+            Ok(rows) => rates.outcome(&rows.into_iter().map(|r| r.into_iter().map(Value::from).collect()).collect::<Vec<_>>()),
             Err(e) => {
                 if limits::table_missing(&e.message) {
                     MAKE_RATE_TABLE.with(|m| m.set(true));
@@ -540,26 +540,10 @@ fn log_error(line: &str) {
 /// Statements of the shared request path, on the request's stream.
 struct EdgeSql;
 
-fn from_wit(v: switchboard_guest::Value) -> Value {
-    use switchboard_guest::Value as W;
-    match v {
-        W::Null => Value::Null,
-        W::Integer(i) => Value::Integer(i),
-        W::Real(f) => Value::Real(f),
-        W::Text(s) => Value::Text(s),
-        W::Blob(b) => Value::Blob(b),
-    }
-}
-
-fn to_wit(v: Value) -> switchboard_guest::Value {
-    use switchboard_guest::Value as W;
-    match v {
-        Value::Null => W::Null,
-        Value::Integer(i) => W::Integer(i),
-        Value::Real(f) => W::Real(f),
-        Value::Text(s) => W::Text(s),
-        Value::Blob(b) => W::Blob(b),
-    }
+/// Parameters as the `store` import takes them (the conversion is
+/// switchboard_guest's, one for every component).
+fn to_wit(params: Vec<Value>) -> Vec<switchboard_guest::Value> {
+    params.into_iter().map(switchboard_guest::Value::from).collect()
 }
 
 impl Sql for EdgeSql {
@@ -567,14 +551,14 @@ impl Sql for EdgeSql {
         if storage::transaction_control(sql) {
             return transaction::control(sql).map(|_| Vec::new()).map_err(|e| e.message);
         }
-        let rows = switchboard_guest::store::query(sql, &params.into_iter().map(to_wit).collect::<Vec<_>>()).map_err(|e| e.message)?;
-        Ok(rows.into_iter().map(|r| r.into_iter().map(from_wit).collect()).collect())
+        let rows = switchboard_guest::store::query(sql, &to_wit(params)).map_err(|e| e.message)?;
+        Ok(rows.into_iter().map(|r| r.into_iter().map(Value::from).collect()).collect())
     }
     fn execute(&mut self, sql: &str, params: Vec<Value>) -> Result<u64, String> {
         if storage::transaction_control(sql) {
             return transaction::control(sql).map(|_| 0).map_err(|e| e.message);
         }
-        switchboard_guest::store::execute(sql, &params.into_iter().map(to_wit).collect::<Vec<_>>()).map_err(|e| e.message)
+        switchboard_guest::store::execute(sql, &to_wit(params)).map_err(|e| e.message)
     }
 }
 

@@ -106,10 +106,10 @@ pub struct Store;
 impl switchboard_sql::Sql for Store {
     type Error = Failure;
     fn query(&self, sql: &str, params: &[switchboard_sql::Value]) -> Result<Vec<switchboard_sql::Row>, Failure> {
-        Ok(query(sql, &params.iter().map(to_store).collect::<Vec<_>>())?.into_iter().map(|r| sql_row(&r)).collect())
+        Ok(query(sql, &to_store(params))?.into_iter().map(|r| r.into_iter().map(switchboard_sql::Value::from).collect()).collect())
     }
     fn execute(&self, sql: &str, params: &[switchboard_sql::Value]) -> Result<u64, Failure> {
-        execute(sql, &params.iter().map(to_store).collect::<Vec<_>>())
+        execute(sql, &to_store(params))
     }
     fn now(&self) -> String {
         crate::now()
@@ -119,29 +119,42 @@ impl switchboard_sql::Sql for Store {
     }
 }
 
-fn to_store(v: &switchboard_sql::Value) -> Value {
-    use switchboard_sql::Value as V;
-    match v {
-        V::Null => Value::Null,
-        V::Integer(n) => Value::Integer(*n),
-        V::Real(f) => Value::Real(*f),
-        V::Text(s) => Value::Text(s.clone()),
-        V::Blob(b) => Value::Blob(b.clone()),
+/// The one conversion between the rule crates' value
+/// ([`switchboard_sql::Value`]) and the `store` import's (WIT) value, each
+/// way; the edge's shared statements cross the same boundary with it.
+impl From<switchboard_sql::Value> for Value {
+    fn from(v: switchboard_sql::Value) -> Self {
+        use switchboard_sql::Value as V;
+        match v {
+            V::Null => Value::Null,
+            V::Integer(n) => Value::Integer(n),
+            V::Real(f) => Value::Real(f),
+            V::Text(s) => Value::Text(s),
+            V::Blob(b) => Value::Blob(b),
+        }
     }
+}
+
+impl From<Value> for switchboard_sql::Value {
+    fn from(v: Value) -> Self {
+        use switchboard_sql::Value as V;
+        match v {
+            Value::Null => V::Null,
+            Value::Integer(n) => V::Integer(n),
+            Value::Real(f) => V::Real(f),
+            Value::Text(s) => V::Text(s),
+            Value::Blob(b) => V::Blob(b),
+        }
+    }
+}
+
+fn to_store(params: &[switchboard_sql::Value]) -> Vec<Value> {
+    params.iter().cloned().map(Value::from).collect()
 }
 
 /// A row of the store as a rule crate reads it.
 pub fn sql_row(r: &[Value]) -> switchboard_sql::Row {
-    use switchboard_sql::Value as V;
-    r.iter()
-        .map(|v| match v {
-            Value::Null => V::Null,
-            Value::Integer(n) => V::Integer(*n),
-            Value::Real(f) => V::Real(*f),
-            Value::Text(s) => V::Text(s.clone()),
-            Value::Blob(b) => V::Blob(b.clone()),
-        })
-        .collect()
+    r.iter().cloned().map(switchboard_sql::Value::from).collect()
 }
 
 /// Typed reads of a row's columns. Reading a column with an unexpected type

@@ -15,39 +15,24 @@ pub use switchboard_voice_accounts as voice_accounts;
 /// A storage connection (inside the caller's transaction, if it opened one).
 pub struct Tx<'a>(pub &'a db::Connection);
 
+/// Parameters as libsql takes them (the conversion is the storage layer's).
+fn to_storage(params: &[Value]) -> Vec<SqlValue> {
+    params.iter().cloned().map(db::from_shared).collect()
+}
+
 impl Sql for Tx<'_> {
     type Error = anyhow::Error;
     fn query(&self, sql: &str, params: &[Value]) -> anyhow::Result<Vec<Row>> {
-        Ok(db::query_rows(self.0, sql, params.iter().map(to_storage).collect())?.into_iter().map(|r| r.into_iter().map(from_storage).collect()).collect())
+        Ok(db::query_rows(self.0, sql, to_storage(params))?.into_iter().map(|r| r.into_iter().map(db::to_shared).collect()).collect())
     }
     fn execute(&self, sql: &str, params: &[Value]) -> anyhow::Result<u64> {
-        db::execute(self.0, sql, params.iter().map(to_storage).collect())
+        db::execute(self.0, sql, to_storage(params))
     }
     fn now(&self) -> String {
         crate::clock::now_rfc3339()
     }
     fn new_id(&self) -> String {
         uuid::Uuid::now_v7().to_string()
-    }
-}
-
-fn to_storage(v: &Value) -> SqlValue {
-    match v {
-        Value::Null => SqlValue::Null,
-        Value::Integer(i) => SqlValue::Integer(*i),
-        Value::Real(f) => SqlValue::Real(*f),
-        Value::Text(s) => SqlValue::Text(s.clone()),
-        Value::Blob(b) => SqlValue::Blob(b.clone()),
-    }
-}
-
-fn from_storage(v: SqlValue) -> Value {
-    match v {
-        SqlValue::Null => Value::Null,
-        SqlValue::Integer(i) => Value::Integer(i),
-        SqlValue::Real(f) => Value::Real(f),
-        SqlValue::Text(s) => Value::Text(s),
-        SqlValue::Blob(b) => Value::Blob(b),
     }
 }
 

@@ -142,6 +142,9 @@ impl switchboard_gateway::storage::Sql for &Connection {
 
 use switchboard_gateway::storage::Value as Shared;
 
+/// The one conversion from libsql's value to the value of the statements
+/// written once (`switchboard_sql::Value`, which the gateway and the admin
+/// commands' rule crates use); [`from_shared`] is the other way.
 pub fn to_shared(v: SqlValue) -> Shared {
     match v {
         SqlValue::Null => Shared::Null,
