@@ -129,19 +129,22 @@ impl Validator {
         match pattern {
             openapi::NO_NUL_PATTERN => !text.contains('\0'),
             openapi::NON_BLANK_PATTERN => !text.contains('\0') && text.chars().any(|c| !c.is_whitespace()),
-            _ => self.pattern(pattern).is_match(text),
+            _ => self.pattern_matches(pattern, text),
         }
     }
 
-    /// The compiled `pattern` (compiled and kept on its first use; every
-    /// pattern of the document compiles, as `check_all` shows).
-    fn pattern(&self, p: &str) -> Regex {
+    /// Whether `text` matches the compiled `p` (compiled and kept on its
+    /// first use; every pattern of the document compiles, as `check_all`
+    /// shows). The kept regex is used in place: a clone of a `Regex` starts
+    /// with an empty match cache and costs microseconds on its first use.
+    fn pattern_matches(&self, p: &str, text: &str) -> bool {
         if let Some(re) = self.patterns.read().unwrap_or_else(|e| e.into_inner()).get(p) {
-            return re.clone();
+            return re.is_match(text);
         }
         let re = Regex::new(p).expect("the document's patterns compile");
-        self.patterns.write().unwrap_or_else(|e| e.into_inner()).insert(p.to_string(), re.clone());
-        re
+        let found = re.is_match(text);
+        self.patterns.write().unwrap_or_else(|e| e.into_inner()).insert(p.to_string(), re);
+        found
     }
 
     /// Validates `instance`; returns up to 20 violations, the most useful first.
@@ -191,10 +194,10 @@ impl Validator {
             self.check_one_of(s, branches, v, path, out);
         }
         match v {
-            Value::String(text) => self.check_string(s, text, path, &name, out),
-            Value::Number(_) => check_number(s, v, path, &name, out),
-            Value::Array(items) => self.check_array(s, items, path, &name, out),
-            Value::Object(obj) => self.check_object(s, obj, path, &name, out),
+            Value::String(text) => self.check_string(s, text, path, name, out),
+            Value::Number(_) => check_number(s, v, path, name, out),
+            Value::Array(items) => self.check_array(s, items, path, name, out),
+            Value::Object(obj) => self.check_object(s, obj, path, name, out),
             _ => {}
         }
     }
@@ -306,7 +309,7 @@ impl Validator {
         }
     }
 
-    fn check_string(&self, s: &Map<String, Value>, text: &str, path: &str, name: &str, out: &mut Vec<Violation>) {
+    fn check_string(&self, s: &Map<String, Value>, text: &str, path: &str, name: Shown<'_>, out: &mut Vec<Violation>) {
         let len = text.chars().count() as u64;
         if let Some(min) = s.get("minLength").and_then(Value::as_u64) {
             if len < min {
@@ -342,7 +345,7 @@ impl Validator {
         }
     }
 
-    fn check_array(&self, s: &Map<String, Value>, items: &[Value], path: &str, name: &str, out: &mut Vec<Violation>) {
+    fn check_array(&self, s: &Map<String, Value>, items: &[Value], path: &str, name: Shown<'_>, out: &mut Vec<Violation>) {
         let n = items.len() as u64;
         if let Some(min) = s.get("minItems").and_then(Value::as_u64) {
             if n < min {
@@ -370,7 +373,7 @@ impl Validator {
         }
     }
 
-    fn check_object(&self, s: &Map<String, Value>, obj: &Map<String, Value>, path: &str, name: &str, out: &mut Vec<Violation>) {
+    fn check_object(&self, s: &Map<String, Value>, obj: &Map<String, Value>, path: &str, name: Shown<'_>, out: &mut Vec<Violation>) {
         let props = s.get("properties").and_then(Value::as_object);
         if let Some(req) = s.get("required").and_then(Value::as_array) {
             for r in req.iter().filter_map(Value::as_str) {
@@ -425,7 +428,7 @@ impl Validator {
     }
 }
 
-fn check_number(s: &Map<String, Value>, v: &Value, path: &str, name: &str, out: &mut Vec<Violation>) {
+fn check_number(s: &Map<String, Value>, v: &Value, path: &str, name: Shown<'_>, out: &mut Vec<Violation>) {
     let x = v.as_f64().unwrap_or(f64::NAN);
     let bound = |k: &str| s.get(k).and_then(Value::as_f64);
     if let Some(m) = bound("minimum") {
@@ -497,12 +500,23 @@ fn requires(s: &Value, key: &str) -> bool {
     s.get("required").and_then(Value::as_array).is_some_and(|r| r.iter().any(|k| k == key))
 }
 
-fn display(path: &str) -> String {
-    if path.is_empty() {
-        "the body".to_string()
-    } else {
-        format!("`{path}`")
+/// How a message names the field at `path`: "the body" or "`path`". A
+/// value formatted only when a message is written (most values break no rule).
+#[derive(Clone, Copy)]
+struct Shown<'a>(&'a str);
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            f.write_str("the body")
+        } else {
+            write!(f, "`{}`", self.0)
+        }
     }
+}
+
+fn display(path: &str) -> Shown<'_> {
+    Shown(path)
 }
 
 fn type_matches(t: &Value, v: &Value) -> bool {
@@ -560,5 +574,7 @@ fn collect_patterns_and_refs(v: &Value, out: &mut Vec<Found>) {
     }
 }
 
+#[cfg(test)]
+mod keyword_tests;
 #[cfg(test)]
 mod tests;
