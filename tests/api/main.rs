@@ -49,4 +49,5 @@ mod twilio_carrier;
 mod voice;
 mod webhook_delivery;
 mod webhooks;
+mod wire;
 mod writes;

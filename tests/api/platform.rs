@@ -146,44 +146,6 @@ fn http_level_errors_use_the_envelope() {
 }
 
 #[test]
-fn unparseable_requests_are_answered_in_the_envelope() {
-    let dir = DataDir::new();
-    let s = Server::start(&dir.0);
-    // Requests hyper cannot parse are answered before routing, in the
-    // envelope too: a malformed request line, bad framing, a head that is
-    // too large, a URI that is too long.
-    let addr = s.base.trim_start_matches("http://").to_string();
-    let raw = |request: Vec<u8>| -> (u16, serde_json::Value) {
-        use std::io::{Read, Write};
-        let mut tcp = std::net::TcpStream::connect(&addr).unwrap();
-        tcp.write_all(&request).unwrap();
-        let mut answer = Vec::new();
-        let _ = tcp.read_to_end(&mut answer);
-        let text = String::from_utf8_lossy(&answer).into_owned();
-        let status = text[9..12].parse().unwrap();
-        let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no head end in {text:?}"));
-        assert!(head.to_ascii_lowercase().contains("content-type: application/json"), "{head}");
-        (status, serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body:?}")))
-    };
-    let checks: Vec<(Vec<u8>, u16, &str)> = vec![
-        (b"GARBAGE\r\n\r\n".to_vec(), 400, "malformed_request"),
-        (b"GET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n".to_vec(), 400, "malformed_request"),
-        (format!("GET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", "a".repeat(600 << 10)).into_bytes(), 431, "headers_too_large"),
-        (format!("GET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\n{}\r\n", (0..120).map(|i| format!("X-H{i}: v\r\n")).collect::<String>()).into_bytes(), 431, "headers_too_large"),
-        (format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(70_000)).into_bytes(), 414, "uri_too_long"),
-    ];
-    for (request, status, code) in checks {
-        let (got, body) = raw(request);
-        assert_eq!((got, body["error"]["code"].as_str()), (status, Some(code)), "{body}");
-        assert_eq!(body["ok"], false);
-        assert_eq!(body["error"]["category"], "validation");
-        assert_eq!(body["meta"]["requestId"], body["error"]["requestId"]);
-    }
-    // And the server goes on serving.
-    assert_eq!(s.req().get("/healthz").status, 200);
-}
-
-#[test]
 fn validation_names_the_field_and_rule() {
     let dir = DataDir::new();
     let s = Server::start(&dir.0);
