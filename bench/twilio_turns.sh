@@ -9,6 +9,7 @@
 #
 #   bench/twilio_turns.sh                       # the release build
 #   BENCH_FLAGS="--job-concurrency 48" bench/twilio_turns.sh
+#   BENCH_THINK_MS=0 bench/twilio_turns.sh      # every call speaks at once
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test -q --release --test api -- --ignored --nocapture --exact twilio_carrier::bench::bench_turn_latency 2>&1 \

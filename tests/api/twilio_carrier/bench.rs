@@ -2,7 +2,10 @@
 //! by `bench/twilio_turns.sh` (ignored otherwise: it measures, it asserts
 //! nothing about speed). From a speech post leaving the fake API to its
 //! TwiML answer, at 20 concurrent calls each saying `TURNS` things, minus
-//! the AI's own time:
+//! the AI's own time. The customers think up to `BENCH_THINK_MS` (default
+//! 1000, as a person takes a moment) before each line, so the calls' turns
+//! spread out; with 0 all 20 speak at the same instant, every turn:
+//! the worst case.
 //!
 //! * `offline`: the embedded offline AI (its time is the wasm call's);
 //! * `slow`: an OpenAI-compatible endpoint that takes 500 ms for every
@@ -130,12 +133,16 @@ fn bench_turn_latency() {
     let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
     println!("{CALLS} concurrent calls, {TURNS} speech turns each; a turn: the speech post to its TwiML answer, minus the AI's time");
 
+    let think: u64 = std::env::var("BENCH_THINK_MS").ok().and_then(|t| t.parse().ok()).unwrap_or(1000);
+    println!("customers think up to {think} ms before each line");
     let fake = Fake::start();
+    fake.think(think);
     let x = start(&fake, &extra);
     report("offline AI", run(&x, &fake, None, "offline", |_| false, |_| true));
     drop(x);
 
     let fake = Fake::start();
+    fake.think(think);
     let model = Model::default();
     let url = model.start();
     let flags = [extra.clone(), vec!["--ai-endpoint", &url, "--ai-model", "bench"]].concat();

@@ -79,6 +79,8 @@ struct State {
     twiml: Vec<(String, String)>,
     /// Each speech post: the words and how long our answer took.
     turns: Vec<(String, std::time::Duration)>,
+    /// The longest a customer thinks before speaking (ms; 0: at once).
+    think_ms: u64,
 }
 
 /// What the scripted customer does at a speech `<Gather>`.
@@ -278,6 +280,12 @@ impl Fake {
         self.state.lock().unwrap().docs.clone()
     }
 
+    /// Customers think up to `ms` before each line they say (their calls'
+    /// turns then spread out as real ones do, instead of all coming at once).
+    pub fn think(&self, ms: u64) {
+        self.state.lock().unwrap().think_ms = ms;
+    }
+
     /// Each speech post's words and how long our answer to it took.
     pub fn turn_times(&self) -> Vec<(String, std::time::Duration)> {
         self.state.lock().unwrap().turns.clone()
@@ -367,6 +375,12 @@ impl Fake {
                             }
                             Move::Say(words) => {
                                 inside.map(say);
+                                let think = self.state.lock().unwrap().think_ms;
+                                if think > 0 {
+                                    // A pause of its own for each line, the same in every run.
+                                    let h = words.bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+                                    std::thread::sleep(std::time::Duration::from_millis(h % think));
+                                }
                                 let asked = std::time::Instant::now();
                                 next = post(&action, &[("SpeechResult", words), ("Confidence", "0.91")]);
                                 self.state.lock().unwrap().turns.push((words.to_string(), asked.elapsed()));
