@@ -399,18 +399,13 @@ def run(page, base, business, admin_key, voice, receiver):
     check(not page.get_by_role("navigation").is_visible(), "the menu opens, leads to a section and closes")
 
     # A viewer: every page at both widths, offered nothing it may not do.
-    viewer = page.context.browser.new_context()
-    vpage = viewer.new_page()
-    vpage.on("pageerror", lambda e: ERRORS.append(str(e)))
-    vpage.on("console", lambda m: m.type == "error" and ERRORS.append(m.text))
-    vpage.set_default_timeout(WAIT_MS)
-    login(vpage, base, "viewer@example.com")
+    vpage = other_session(page, base, "viewer@example.com")
     vpage.goto(f"{base}/console/{agent_test}")
     vpage.get_by_role("heading", name="Test Desk").wait_for()
     check(vpage.get_by_label("Say something as the customer would").count() == 0, "a viewer is offered no Send form on Agent test")
     sweep(vpage, base, routes, 1280, viewer=True)
     sweep(vpage, base, routes, 375, viewer=True)
-    viewer.close()
+    vpage.context.close()
 
     # Keyboard: the skip link is the first stop.
     page.set_viewport_size({"width": 1280, "height": 800})

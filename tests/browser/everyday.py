@@ -20,7 +20,6 @@ people, the phone header. Every page here is swept (support.sweep) at 1280
 and 375 px, light and dark.
 Usage: tests/browser/everyday.py [BINARY]
 """
-import time
 
 from support import *  # noqa: F401,F403 (the helpers and checks this script drives the pages with)
 
@@ -35,16 +34,6 @@ def api(base, key, method, path, body=None):
     assert status < 300, (method, path, status, d)
     return d["data"]
 
-
-def wait_api(what, f, seconds=60):
-    deadline = time.time() + seconds
-    while True:
-        v = f()
-        if v:
-            return v
-        if time.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def visible(page, selector):

@@ -12,7 +12,6 @@ is offered no reply, handoff or link.
 Usage: tests/browser/inbox.py [BINARY]
 """
 import os
-import time
 
 from support import *  # noqa: F401,F403 (the helpers and checks this script drives the pages with)
 
@@ -31,17 +30,6 @@ def sandbox(base, key, path, body):
     status, d = http("POST", f"{base}/sandbox/v1{path}", key, body)
     assert status == 202, (path, status, d)
 
-
-def wait_api(what, f):
-    """Polls the API (bounded) until f() answers something true."""
-    deadline = time.time() + 60
-    while True:
-        v = f()
-        if v:
-            return v
-        if time.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def more_filters(page):

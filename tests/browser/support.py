@@ -234,6 +234,29 @@ def one_line(page, selector):
       .map((el) => el.textContent.trim())""", selector)
 
 
+
+def wait_api(what, f, seconds=60):
+    """Polls the API (bounded) until f() answers something true."""
+    deadline = time.time() + seconds
+    while True:
+        v = f()
+        if v:
+            return v
+        if time.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def other_session(page, base, email):
+    """A second browser session beside `page`'s, logged in as `email`, whose
+    script errors count as the run's."""
+    vpage = page.context.browser.new_context().new_page()
+    vpage.on("pageerror", lambda e: ERRORS.append(str(e)))
+    vpage.on("console", lambda m: m.type == "error" and ERRORS.append(m.text))
+    vpage.set_default_timeout(WAIT_MS)
+    login(vpage, base, email)
+    return vpage
+
 def check(cond, what):
     if not cond:
         raise AssertionError(what)

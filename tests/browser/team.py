@@ -17,7 +17,6 @@ Every page passes sweep() at 1280 and 375 px (the inbox in dark too), with
 long-word data (a name and a URL without spaces).
 Usage: tests/browser/team.py [BINARY]
 """
-import time
 
 from support import *  # noqa: F401,F403 (the helpers and checks this script drives the pages with)
 
@@ -37,16 +36,6 @@ def inbound(base, key, frm, name, text):
     status, d = http("POST", f"{base}/sandbox/v1/chatapp/inbound", key, {"phoneNumberId": "pn-browser", "from": frm, "text": text, "name": name})
     assert status == 202, (status, d)
 
-
-def wait_api(what, f):
-    deadline = time.time() + 60
-    while True:
-        v = f()
-        if v:
-            return v
-        if time.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def in_view(page, selector):
@@ -195,12 +184,7 @@ def run(page, base, business, admin_key, voice, receiver):
     page.set_viewport_size({"width": 1280, "height": 800})
 
     # A viewer opening an edit page by its link finds no editable form.
-    viewer = page.context.browser.new_context()
-    vpage = viewer.new_page()
-    vpage.on("pageerror", lambda e: ERRORS.append(str(e)))
-    vpage.on("console", lambda m: m.type == "error" and ERRORS.append(m.text))
-    vpage.set_default_timeout(WAIT_MS)
-    login(vpage, base, "viewer@example.com")
+    vpage = other_session(page, base, "viewer@example.com")
     for route in [f"#/agents/{agent}", "#/agents/new"]:
         vpage.goto(f"{base}/console/{route}")
         vpage.locator("#read-only").wait_for()
@@ -208,7 +192,7 @@ def run(page, base, business, admin_key, voice, receiver):
         check(editable == 0 and vpage.locator("main button[type=submit]:visible").count() == 0, f"a viewer opening {route} by its link finds no editable form")
     sweep(vpage, base, [f"#/agents/{agent}", "#/agents/new", f"#/inbox/{ada['id']}"], 1280, viewer=True)
     sweep(vpage, base, [f"#/agents/{agent}", f"#/inbox/{ada['id']}"], 375, viewer=True)
-    viewer.close()
+    vpage.context.close()
 
     # An owner inviting an address another business uses is told nothing of it.
     other = admin(data, "business", "create", "--name", "Other Co")["businessId"]
