@@ -55,6 +55,16 @@ pub(crate) struct Shipping {
     pub(crate) carry_asked: std::cell::Cell<crate::ship::CarryAsk>,
 }
 
+impl Drop for Shipping {
+    /// A connection closed while it carried (its transaction rolls back
+    /// with it) must not leave the pulling task waiting for a carry's end.
+    fn drop(&mut self) {
+        if self.carry.get().is_some() {
+            self.fresh.carrying(false);
+        }
+    }
+}
+
 impl Shipping {
     /// Ends a carried local transaction, if any (its writes are committed
     /// at the primary; the replica pulls them now).
