@@ -29,12 +29,6 @@ LONG_CONTACT = "Maximiliana" + "y" * 60
 LONG_URL = "https://example.com/" + "a" * 150
 
 
-def api(base, key, method, path, body=None):
-    status, d = http(method, f"{base}/api/v1{path}", key, body)
-    assert status < 300, (method, path, status, d)
-    return d["data"]
-
-
 
 def visible(page, selector):
     return page.locator(selector).is_visible()

@@ -19,12 +19,6 @@ ACCOUNT = "acct-browser"
 ADA = "+15550009001"
 
 
-def api(base, key, method, path, body=None):
-    status, d = http(method, f"{base}/api/v1{path}", key, body)
-    assert status < 300, (method, path, status, d)
-    return d["data"]
-
-
 def sandbox(base, key, path, body):
     """An inbound message as the provider would send it (--sandbox-routes)."""
     status, d = http("POST", f"{base}/sandbox/v1{path}", key, body)

@@ -235,6 +235,13 @@ def one_line(page, selector):
 
 
 
+def api(base, key, method, path, body=None):
+    """An API call under /api/v1 that must succeed: its `data`."""
+    status, d = http(method, f"{base}/api/v1{path}", key, body)
+    assert status < 300, (method, path, status, d)
+    return d["data"]
+
+
 def wait_api(what, f, seconds=60):
     """Polls the API (bounded) until f() answers something true."""
     deadline = time.time() + seconds

@@ -26,12 +26,6 @@ LONG_NAME = "Bartholomew" + "x" * 60
 LONG_URL = "https://example.com/" + "a" * 180
 
 
-def api(base, key, method, path, body=None):
-    status, d = http(method, f"{base}/api/v1{path}", key, body)
-    assert status < 300, (method, path, status, d)
-    return d["data"]
-
-
 def inbound(base, key, frm, name, text):
     status, d = http("POST", f"{base}/sandbox/v1/chatapp/inbound", key, {"phoneNumberId": "pn-browser", "from": frm, "text": text, "name": name})
     assert status == 202, (status, d)
