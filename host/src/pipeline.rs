@@ -504,7 +504,7 @@ impl App {
             Some(why) => Err(anyhow::anyhow!(why)),
             None => {
                 if more() {
-                    conn.ask_carry(true);
+                    conn.ask_carry(switchboard_storage::ship::CarryAsk::AndKeep);
                 }
                 db::execute(&conn, "COMMIT", vec![]).map(|_| ())
             }

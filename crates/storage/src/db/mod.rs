@@ -25,12 +25,14 @@ pub use libsql::Value as SqlValue;
 
 mod connection;
 mod database;
+mod shipping;
 #[cfg(test)]
 mod tests;
 mod writer;
 
 pub use connection::*;
 pub use database::*;
+pub use shipping::*;
 pub use writer::*;
 
 /// The runtime of a replica's network client (its sockets, its periodic

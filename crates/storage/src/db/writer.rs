@@ -250,7 +250,7 @@ impl Writer {
     fn begin_asking(&mut self, go_on: bool) -> Result<Connection> {
         let c = self.take()?;
         if go_on {
-            c.ask_carry(false);
+            c.ask_carry(crate::ship::CarryAsk::GoOn);
         }
         if let Err(e) = execute(&c, "BEGIN IMMEDIATE", vec![]) {
             self.put_back(c);
