@@ -9,7 +9,7 @@ use crate::keys::Keys;
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_gateway::errors::success_envelope;
-use switchboard_gateway::exchange::{self, Outcome, Reply};
+use switchboard_gateway::exchange::{self, Outcome};
 use switchboard_gateway::{idempotency, Admitted, Failure, Gateway, Incoming};
 use switchboard_storage::databases::{self, Databases};
 
@@ -87,25 +87,13 @@ impl Answer {
             Err(f) => Answer::failure(&f, request_id),
         }
     }
-    fn for_operation(mut self, operation: &'static str) -> Answer {
+    pub(crate) fn for_operation(mut self, operation: &'static str) -> Answer {
         self.operation = operation;
         self
     }
 }
 
-/// How long a mutation waits for the write gate before answering 503.
-const WRITE_GATE_WAIT: Duration = Duration::from_secs(30);
-
 pub(crate) use switchboard_storage::unavailable;
-
-/// Every request of a batch answered with the same failure.
-fn failed_all(batch: &[Write], f: &Failure) -> Vec<Answer> {
-    batch.iter().map(|w| Answer::failure(f, &w.request_id).for_operation(w.admitted.op.id)).collect()
-}
-
-/// How often a write batch runs when each run meets a write conflict at
-/// the primary (`db::take_conflict`).
-const CONFLICT_RETRIES: usize = 4;
 
 /// What an admitted request needs next.
 pub enum Prepared {
@@ -137,18 +125,18 @@ pub struct Read {
 
 /// An admitted mutation.
 pub struct Write {
-    admitted: Admitted,
+    pub(crate) admitted: Admitted,
     /// The business's database (its name picks the writer thread).
     pub(crate) home: Home,
-    req: wit::Request,
-    component: &'static str,
-    request_id: String,
+    pub(crate) req: wit::Request,
+    pub(crate) component: &'static str,
+    pub(crate) request_id: String,
     /// The request's span: the writer thread runs the mutation inside it.
-    span: tracing::Span,
+    pub(crate) span: tracing::Span,
     /// The answer of a prepare step that failed ([`App::prepare_write`]):
     /// given in the write transaction instead of calling the component, so
     /// an Idempotency-Key records it as it would the component's.
-    refused: Option<Box<Answer>>,
+    pub(crate) refused: Option<Box<Answer>>,
 }
 
 impl Read {
@@ -439,119 +427,7 @@ impl App {
         }
     }
 
-    /// Runs mutations one after another in one write transaction and
-    /// commits once (group commit: under load, the requests that queued
-    /// while the previous batch ran share its commit). Each runs inside its
-    /// own savepoint, so a failed one leaves nothing behind and does not
-    /// touch the others. No answer is released before the commit that
-    /// holds its change; when the commit fails, every answer of the batch
-    /// becomes a retryable failure, and nothing of the batch was written.
-    /// Runs on a blocking thread; answers come back in order.
-    /// Every write of a batch is of one database (the writer thread's).
-    /// `more` says, as the batch commits, whether further writes wait for
-    /// this database's writer: then a shipped batch carries its local
-    /// transaction over to the next (`ship::Carry`).
-    pub fn write_batch(&self, batch: Vec<Write>, more: &mut dyn FnMut() -> bool) -> Vec<Answer> {
-        let Some(db) = batch.first().map(|w| w.home.db.clone()) else { return Vec::new() };
-        debug_assert!(batch.iter().all(|w| Arc::ptr_eq(&w.home.db, &db)));
-        let Some(mut gate) = db.write_gate(WRITE_GATE_WAIT) else {
-            return failed_all(&batch, &unavailable());
-        };
-        // A replica node that ships its transactions runs the batch again
-        // when the primary moved on meanwhile (its replica has pulled by
-        // then); nothing of a conflicted run was written. After
-        // CONFLICT_RETRIES such runs, the last takes the primary's write
-        // lock first (`Writer::begin_locking`: nobody can move the primary
-        // on meanwhile).
-        for attempt in 0..=CONFLICT_RETRIES {
-            db::take_conflict();
-            let locking = attempt == CONFLICT_RETRIES;
-            let began = match (locking, attempt) {
-                (true, _) => gate.begin_locking(),
-                (false, 0) => gate.begin_carrying(),
-                (false, _) => gate.begin(),
-            };
-            let Ok(conn) = began else { return failed_all(&batch, &unavailable()) };
-            let (back, answers) = self.write_batch_once(&batch, conn, &mut *more);
-            gate.put_back(back);
-            if !db::take_conflict() {
-                return answers;
-            }
-            crate::logging::line("info", &format!("a write batch of {} requests met a write conflict at the primary; running it again", batch.len()));
-        }
-        failed_all(&batch, &Failure::new(503, "capacity", "write_conflict", "the change met other writes at the primary and was not saved; nothing was written, retry").retryable(true))
-    }
-
-    /// Runs the batch on `conn`, inside its write transaction, and ends
-    /// that; the connection comes back for the gate (which keeps it only
-    /// if it is fit for another).
-    fn write_batch_once(&self, batch: &[Write], mut conn: db::Connection, more: &mut dyn FnMut() -> bool) -> (db::Connection, Vec<Answer>) {
-        let mut answers = Vec::with_capacity(batch.len());
-        let mut lost = None;
-        for w in batch {
-            let _in_request = w.span.enter();
-            let (back, answer) = self.mutate(conn, w);
-            conn = back;
-            answers.push(answer.for_operation(w.admitted.op.id));
-            if conn.is_autocommit() {
-                // SQLite rolled the whole transaction back (an I/O error, a
-                // full disk): the batch's earlier changes are gone too.
-                lost = Some(format!("requestId={} ended the batch's transaction", w.request_id));
-                break;
-            }
-        }
-        let outcome = match lost {
-            Some(why) => Err(anyhow::anyhow!(why)),
-            None => {
-                if more() {
-                    conn.ask_carry(switchboard_storage::ship::CarryAsk::AndKeep);
-                }
-                db::execute(&conn, "COMMIT", vec![]).map(|_| ())
-            }
-        };
-        if let Err(e) = outcome {
-            let _ = db::execute(&conn, "ROLLBACK", vec![]);
-            // A conflict is the caller's to handle: it runs the batch again.
-            if !db::conflicted() {
-                crate::logging::line("error", &format!("a write batch of {} requests could not commit: {e}", batch.len()));
-            }
-            let failure = if db::primary_unreachable() { unavailable() } else { Failure::internal("the change could not be saved; nothing was written, retry").retryable(true) };
-            return (conn, failed_all(batch, &failure));
-        }
-        tracing::debug!(requests = batch.len(), "write batch committed");
-        crate::metrics::write_batch(batch.len());
-        (conn, answers)
-    }
-
-    /// One mutation inside the batch's transaction: the shared flow
-    /// (`switchboard_gateway::exchange::mutation`) around the component call.
-    fn mutate(&self, conn: db::Connection, w: &Write) -> (db::Connection, Answer) {
-        let (a, req, component, request_id) = (&w.admitted, &w.req, w.component, w.request_id.as_str());
-        let (tx, reply) = exchange::mutation(HostTx(conn), a, request_id, crate::clock::now_ms(), |tx| {
-            if let Some(r) = &w.refused {
-                return (tx, Reply { status: r.status, content_type: r.content_type, body: r.body.clone(), headers: r.headers.clone() });
-            }
-            let started = std::time::Instant::now();
-            let (conn, mut result) = self.components.call(component, tx.0, req, self.deadline);
-            crate::metrics::write_call(a.op.id, started);
-            if matches!(&result, Ok(Ok(s)) if s.body.is_some()) {
-                // Downloads are reads: a raw answer cannot be recorded for an
-                // idempotent replay, so a mutation answering one is a bug.
-                result = Err(CallError::Trap(format!("{} (a mutation) answered with a raw body piece", a.op.id)));
-            }
-            let answer = self.render(a, result, request_id);
-            (HostTx(conn), Reply { status: answer.status, content_type: answer.content_type, body: answer.body, headers: answer.headers })
-        });
-        if reply.status == 503 && reply.body.contains(exchange::BUSINESS_MOVING) {
-            // Moved (or moving): the placement is read again next time.
-            if let Some(business) = a.business_id.as_deref() {
-                self.dbs.forget(business);
-            }
-        }
-        (tx.0, Answer { status: reply.status, content_type: reply.content_type, body: reply.body, headers: reply.headers, operation: "-", download: None })
-    }
-
-    fn render(&self, a: &Admitted, result: Result<Result<wit::Success, wit::Failure>, CallError>, request_id: &str) -> Answer {
+    pub(crate) fn render(&self, a: &Admitted, result: Result<Result<wit::Success, wit::Failure>, CallError>, request_id: &str) -> Answer {
         let outcome = match result {
             Ok(Ok(wit::Success { status, body: Some(piece), .. })) if (200..300).contains(&status) => return self.download(status, piece, None, request_id),
             Ok(Ok(s)) => Outcome::Success { status: s.status, data_json: s.data_json },
@@ -569,27 +445,6 @@ impl App {
         }
         let r = exchange::render(a.op, outcome, request_id);
         Answer { status: r.status, content_type: r.content_type, body: r.body, headers: r.headers, operation: "-", download: None }
-    }
-}
-
-/// The batch's connection as the shared mutation flow's transaction owner.
-struct HostTx(db::Connection);
-
-impl switchboard_gateway::storage::Sql for HostTx {
-    fn query(&mut self, sql: &str, params: Vec<switchboard_gateway::storage::Value>) -> Result<Vec<Vec<switchboard_gateway::storage::Value>>, String> {
-        switchboard_gateway::storage::Sql::query(&mut &self.0, sql, params)
-    }
-    fn execute(&mut self, sql: &str, params: Vec<switchboard_gateway::storage::Value>) -> Result<u64, String> {
-        switchboard_gateway::storage::Sql::execute(&mut &self.0, sql, params)
-    }
-}
-
-impl exchange::Owner for HostTx {
-    fn unavailable(&self) -> Failure {
-        unavailable()
-    }
-    fn log_error(&self, line: &str) {
-        crate::logging::line("error", line);
     }
 }
 

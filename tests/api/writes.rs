@@ -16,7 +16,7 @@ fn concurrent_writes_commit_together_and_each_keeps_its_own_outcome() {
     let dir = DataDir::new();
     let log = dir.0.join("server.log");
     let mut command = Command::new(BIN);
-    command.env("RUST_LOG", "info,switchboard::pipeline=debug");
+    command.env("RUST_LOG", "info,switchboard::writer=debug");
     let server = Server::spawn_command(command, &dir.0, &[], std::fs::File::create(&log).unwrap().into());
     let t = tenant(&dir.0, "all");
     let category = server.as_key(&t.key).fresh().post("/api/v1/contacts/categories", &json!({"businessId": t.business, "name": "Race"})).assert_ok(201)["category"]["id"].as_str().unwrap().to_string();
