@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -62,7 +63,7 @@ def axe_source():
 
 # Where sweep() saves every page at every width (kept as the run's
 # artifacts): target/browser/screenshots/<suite>/<who>-<page>-<width>.png.
-SCREENSHOTS = os.path.join(TARGET, "browser", "screenshots", os.path.splitext(os.path.basename(sys.argv[0]))[0])
+SCREENSHOTS = os.environ.get("SWITCHBOARD_TEST_SCREENSHOTS") or os.path.join(TARGET, "browser", "screenshots", os.path.splitext(os.path.basename(sys.argv[0]))[0])
 
 # The axe-core impacts a page may not have any of.
 AXE_FAILING = ("serious", "critical")
@@ -337,6 +338,28 @@ class Receiver:
 
 DATA_DIR = []
 
+# A folder laid out as host/src/console/assets/ whose files the browser is
+# given instead of the binary's embedded ones (the assets are built into
+# the binary): tests/browser/unfixed.py serves the console with one fix
+# undone this way, to see the fix's check fail without it.
+ASSETS_ENV = "SWITCHBOARD_TEST_CONSOLE_ASSETS"
+
+
+def serve_assets_from(context):
+    folder = os.environ.get(ASSETS_ENV)
+    if not folder:
+        return
+
+    def answer(route):
+        path = urllib.parse.urlparse(route.request.url).path[len("/console/"):] or "index.html"
+        if path.startswith("api/") or not os.path.isfile(os.path.join(folder, path)):
+            return route.continue_()
+        kind = {"js": "text/javascript", "css": "text/css", "html": "text/html"}.get(path.rsplit(".", 1)[-1], "application/octet-stream")
+        with open(os.path.join(folder, path), "rb") as f:
+            route.fulfill(status=200, body=f.read(), headers={"content-type": f"{kind}; charset=utf-8"})
+
+    context.route("**/console/**", answer)
+
 
 def data_dir():
     """The data dir of the server under test (for admin commands)."""
@@ -392,6 +415,7 @@ def drive(run, name):
                                         args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"])
             try:
                 page = browser.new_page(viewport={"width": 1280, "height": 800})
+                serve_assets_from(page.context)
                 errors = ERRORS
                 page.on("pageerror", lambda e: errors.append(str(e)))
                 page.on("console", lambda m: m.type == "error" and errors.append(m.text))

@@ -6,7 +6,7 @@ their own (list, thread, contact details with fields, categories, recent
 calls and campaigns), a thread opens at its newest message with the reply
 box in view, times are relative with the exact time on hover, the list
 preview and each bubble say who sent an outbound message (the AI agent by
-name, the person); the support agent replies while the AI agent answers
+name, the person, the campaign whose opening it is); the support agent replies while the AI agent answers
 (the reply box says it takes over, and it does), writes an internal note
 (never sent), assigns to themselves, uses the views Mine, Unassigned, Open
 and Resolved, resolves (a new message reopens), puts in a saved reply and
@@ -22,6 +22,7 @@ from support import *  # noqa: F401,F403 (the helpers and checks this script dri
 
 ADA = "+15550009101"
 BO = "+15550009102"
+CLEO = "+15550009103"
 LONG_NAME = "Bartholomew" + "x" * 60
 LONG_URL = "https://example.com/" + "a" * 180
 
@@ -153,6 +154,24 @@ def run(page, base, business, admin_key, voice, receiver):
     page.get_by_role("button", name="Resolve", exact=True).wait_for()
     check(conv(ada["id"])["state"] == "open", "a new message from the customer opens a resolved conversation again")
     page.get_by_role("button", name="All", exact=True).click()
+
+    # A campaign's opening says the campaign sent it (migration 0038's
+    # trigger marks the opening's message when its membership names it):
+    # over the API, in the list preview and on the bubble.
+    cleo = api(base, admin_key, "POST", "/contacts", {"businessId": business, "name": "Cleo Opening", "mobile": CLEO, "categoryIds": [cat]})["contact"]["id"]
+    campaign = api(base, admin_key, "POST", "/campaigns", {"businessId": business, "name": "Checkup reminders", "objective": "Remind people of their check-up.",
+                   "iteration": {"channel": "chatapp", "agentId": agent, "contactIds": [cleo], "openingMessage": "Your yearly check-up is due."}})["campaign"]["id"]
+    api(base, admin_key, "PATCH", f"/campaigns/{campaign}", {"businessId": business, "action": "start"})
+    opened = wait_api("the campaign's opening", lambda: [c for c in convs("&q=Cleo") if c["lastEntry"] and c["lastEntry"]["direction"] == "outbound"])[0]
+    sent = [e for e in thread(opened["id"]) if e["direction"] == "outbound"]
+    check(len(sent) == 1 and sent[0]["sentBy"] == {"kind": "campaign", "id": campaign, "name": "Checkup reminders"},
+          f"the opening's sender is the campaign, over the API ({[e['sentBy'] for e in sent]})")
+    page.goto(f"{base}/console/#/inbox/{opened['id']}")
+    page.locator("#thread .turn.outbound", has_text="yearly check-up").wait_for()
+    speaker = page.locator("#thread .turn.outbound .speaker").last.inner_text()
+    check(speaker.startswith("Campaign Checkup reminders"), f"the bubble says the campaign sent the opening ({speaker!r})")
+    preview = page.locator(".conversations a", has_text="Cleo Opening").locator(".conversation-preview").inner_text()
+    check(preview.startswith("Campaign Checkup reminders:"), f"the list preview says the campaign sent it ({preview!r})")
 
     # Saved replies are kept on their own page.
     page.get_by_role("link", name="Saved replies").first.click()
