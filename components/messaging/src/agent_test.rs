@@ -20,9 +20,8 @@ use serde_json::{json, Value as J};
 use switchboard_agent_runtime::template::Unfilled;
 use switchboard_agent_runtime::turn;
 use switchboard_guest::db::{self, Row, RowExt};
+use switchboard_guest::job_kinds::messaging::{MessagingJob, TestTurnRef};
 use switchboard_guest::{fail, job, new_id, now, req, success, Failure, HResult, Request, Success};
-
-use crate::jobs::{MessagingJob, TestTurnRef};
 
 /// Turns a test conversation shows (the contract: at most 40 visible).
 pub const VISIBLE: usize = 40;

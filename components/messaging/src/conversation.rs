@@ -6,9 +6,8 @@
 //! appended by `switchboard_guest::timeline`.
 
 use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::job_kinds::messaging::{MessageRef, MessagingJob};
 use switchboard_guest::{job, new_id, timeline, Failure};
-
-use crate::jobs::{MessageRef, MessagingJob};
 
 /// An outbound message to queue.
 pub struct Outbound<'a> {

@@ -31,10 +31,10 @@
 use switchboard_agent_runtime::turn::{self, Turn};
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job::{self, retry, run_step};
+use switchboard_guest::job_kinds::messaging::{MessageRef, MessagingJob};
 use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::{now, Failure};
 
-use super::{MessageRef, MessagingJob};
 use crate::conversation;
 use crate::conversations::handoff;
 

@@ -13,7 +13,7 @@ pub mod photoapp_signal;
 pub mod test_reply;
 
 use switchboard_guest::job::AreaJob;
-pub use switchboard_guest::job_kinds::messaging::{CommentRef, MessageRef, MessagingJob, TestTurnRef};
+use switchboard_guest::job_kinds::messaging::MessagingJob;
 use switchboard_guest::job_types::{Job, Outcome};
 
 /// One step of a `messaging.*` job.

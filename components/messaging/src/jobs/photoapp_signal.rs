@@ -30,10 +30,10 @@
 use serde_json::{json, Value};
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job::run_step;
+use switchboard_guest::job_kinds::messaging::{CommentRef, MessagingJob};
 use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::{events, log, new_id, now, Failure};
 
-use super::{CommentRef, MessagingJob};
 use crate::conversation;
 use switchboard_guest::{job, timeline};
 
