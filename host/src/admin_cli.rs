@@ -92,10 +92,10 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
                 RoleArg::Viewer => "viewer",
             };
             let console_url = console_url.unwrap_or_else(|| admin::users::served_url(&args.data_dir));
-            admin::users::create(&db, &business, &email, role, password.as_deref(), &console_url)
+            admin::users::create_in_team(&dbs, &business, &email, role, password.as_deref(), &console_url)
         }
         AdminCommand::User(UserCommand::List { business }) => admin::users::list(&db, &business),
-        AdminCommand::User(UserCommand::Disable { user_id }) => admin::users::disable(&db, &user_id),
+        AdminCommand::User(UserCommand::Disable { user_id }) => admin::users::disable(&dbs, &user_id),
         AdminCommand::User(UserCommand::RevokeSessions { user_id }) => admin::users::revoke_sessions(&db, &user_id),
         AdminCommand::Channel(ChannelCommand::Connect { business, channel, phone_number_id, account_id, label, username }) => match channel {
             ChannelArg::Chatapp => admin::connect_channel(&dbs, &business, "chatapp", phone_number_id.as_deref().unwrap_or_default(), label.as_deref()),

@@ -295,3 +295,30 @@ fn saved_replies_are_the_businesss_own() {
     assert_code(&agent.send("DELETE", &format!("{path}?businessId={biz}"), None), 404, "not_found", "saved_reply_not_found");
     assert_eq!(agent.get(&list_path).data()["savedReplies"].as_array().unwrap().len(), 1);
 }
+
+/// A user made, or disabled, with `switchboard admin user` is in the
+/// business's team (or out of it) at once: `GET /team-members` and
+/// assignment know them before anyone logs in or opens the console.
+#[test]
+fn admin_user_commands_change_the_team_at_once() {
+    let t = start();
+    t.chat("+15550009001", "Ada", "hello");
+    let path = format!("/api/v1/team-members?businessId={}", t.biz());
+    let team = || -> Vec<Value> { t.key().get(&path).assert_ok(200)["members"].as_array().unwrap().clone() };
+    let emails = |m: &[Value]| m.iter().map(|m| m["email"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    assert_eq!(emails(&team()), ["agent@team.example", "owner@team.example", "viewer@team.example"], "made by the command, nobody logged in");
+    let ada = t.key().get(&format!("/api/v1/conversations?businessId={}", t.biz())).assert_ok(200)["conversations"][0]["id"].as_str().unwrap().to_string();
+    let assign = |who: &str| t.key().patch(&format!("/api/v1/conversations/{ada}"), &json!({"businessId": t.biz(), "assignedUserId": who}));
+
+    // One made with a setup link (no password yet) can be assigned at once.
+    let made = t.s.admin(&["user", "create", "--business", t.biz(), "--email", "new.agent@team.example", "--role", "agent"]);
+    let new_id = made["userId"].as_str().unwrap();
+    let members = team();
+    assert!(members.iter().any(|m| m["userId"] == new_id && m["role"] == "agent"), "{members:?}");
+    assert_eq!(assign(new_id).assert_ok(200)["conversation"]["assignee"]["email"], "new.agent@team.example");
+
+    // Disabled: out of the team at once, and no longer an assignee.
+    t.s.admin(&["user", "disable", "--user-id", new_id]);
+    assert!(!team().iter().any(|m| m["userId"] == new_id));
+    assert_code(&assign(new_id), 404, "not_found", "assignee_not_found");
+}

@@ -3,6 +3,15 @@
 //! passes). A user is created by `switchboard admin user create`, which
 //! either takes the password on standard input or prints a one-time setup
 //! link (its token is stored as a SHA-256 hash and lasts [`SETUP_TTL_MS`]).
+//!
+//! Main keeps the users (logins span databases); the business's own
+//! database keeps its team (`team_members`, migration 0038: id, address,
+//! role, active), which the inbox reads for names and assignees. The
+//! commands that change a user ([`create_in_team`], [`disable`])
+//! write the team with the user: in the same transaction when the
+//! business lives in main, else in its database right after main's
+//! commit (two databases have no common transaction; a copy that failed
+//! is made again at the business's next console login or page load).
 
 use crate::db::{self, Db, SqlValue};
 use crate::{in_transaction, json_of, require_business};
@@ -10,8 +19,9 @@ use anyhow::{bail, Result};
 use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
 use serde_json::json;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 use switchboard_gateway::auth;
+use switchboard_storage::databases::Databases;
 
 /// How long a setup link works.
 pub const SETUP_TTL_MS: i64 = 24 * 3600 * 1000;
@@ -83,50 +93,145 @@ pub fn served_url(data_dir: &std::path::Path) -> String {
 
 /// `admin user create`: with `password` set, the user can log in at once;
 /// without it, the answer carries a one-time setup link under `console_url`.
+/// The user is written in main only (the console's invitation copies the
+/// team itself); [`create_in_team`] makes them a team member too.
 pub fn create(db: &Db, business: &str, email: &str, role: &str, password: Option<&str>, console_url: &str) -> Result<serde_json::Value> {
-    let business = business.to_ascii_lowercase();
-    let Some(email) = normalize_email(email) else { bail!("--email must be an address like name@example.com") };
-    if !ROLES.contains(&role) {
-        bail!("--role must be owner, agent or viewer");
-    }
-    let hash = match password {
-        Some(p) => {
-            check_password(p).map_err(anyhow::Error::msg)?;
-            Some(hash_password(p)?)
-        }
-        None => None,
-    };
-    let token = hash.is_none().then(random_hex);
-    let id = uuid::Uuid::new_v4().to_string();
+    let new = NewUser::checked(business, email, role, password)?;
     let c = db.conn()?;
-    in_transaction(&c, || {
-        require_business(&c, &business)?;
-        if find_any_by_email(&c, &email)? {
-            bail!("a console user with the email {email} exists already");
+    in_transaction(&c, || new.insert(&c))?;
+    Ok(new.answer(console_url))
+}
+
+/// `admin user create` on the command line: [`create`], and the user is a
+/// member of the business's team at once (see the module's note), so
+/// `GET /team-members` and assignment know them before anyone logs in.
+pub fn create_in_team(dbs: &Databases, business: &str, email: &str, role: &str, password: Option<&str>, console_url: &str) -> Result<serde_json::Value> {
+    let new = NewUser::checked(business, email, role, password)?;
+    with_team(dbs, &new.business, |c| new.insert(c))?;
+    Ok(new.answer(console_url))
+}
+
+/// A user to create, its values checked.
+struct NewUser {
+    id: String,
+    business: String,
+    email: String,
+    role: String,
+    hash: Option<String>,
+    token: Option<String>,
+}
+
+impl NewUser {
+    fn checked(business: &str, email: &str, role: &str, password: Option<&str>) -> Result<NewUser> {
+        let Some(email) = normalize_email(email) else { bail!("--email must be an address like name@example.com") };
+        if !ROLES.contains(&role) {
+            bail!("--role must be owner, agent or viewer");
+        }
+        let hash = match password {
+            Some(p) => {
+                check_password(p).map_err(anyhow::Error::msg)?;
+                Some(hash_password(p)?)
+            }
+            None => None,
+        };
+        let token = hash.is_none().then(random_hex);
+        Ok(NewUser { id: uuid::Uuid::new_v4().to_string(), business: business.to_ascii_lowercase(), email, role: role.to_string(), hash, token })
+    }
+
+    /// Inside the caller's transaction on main.
+    fn insert(&self, c: &db::Connection) -> Result<()> {
+        require_business(c, &self.business)?;
+        if find_any_by_email(c, &self.email)? {
+            bail!("a console user with the email {} exists already", self.email);
         }
         db::execute(
-            &c,
+            c,
             "INSERT INTO console_users (id, business_id, email, role, password_hash, setup_token_hash, setup_expires_at_ms, created_at) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             vec![
-                SqlValue::Text(id.clone()),
-                SqlValue::Text(business.clone()),
-                SqlValue::Text(email.clone()),
-                SqlValue::Text(role.to_string()),
-                hash.map_or(SqlValue::Null, SqlValue::Text),
-                token.as_deref().map_or(SqlValue::Null, |t| SqlValue::Text(auth::hash_key(t))),
-                token.as_ref().map_or(SqlValue::Null, |_| SqlValue::Integer(crate::clock::now_ms() + SETUP_TTL_MS)),
+                SqlValue::Text(self.id.clone()),
+                SqlValue::Text(self.business.clone()),
+                SqlValue::Text(self.email.clone()),
+                SqlValue::Text(self.role.clone()),
+                self.hash.clone().map_or(SqlValue::Null, SqlValue::Text),
+                self.token.as_deref().map_or(SqlValue::Null, |t| SqlValue::Text(auth::hash_key(t))),
+                self.token.as_ref().map_or(SqlValue::Null, |_| SqlValue::Integer(crate::clock::now_ms() + SETUP_TTL_MS)),
                 SqlValue::Text(crate::clock::now_rfc3339()),
             ],
         )?;
         Ok(())
-    })?;
-    let mut out = json!({"userId": id, "businessId": business, "email": email, "role": role});
-    if let Some(t) = token {
-        // In the fragment: a browser never sends it to a server or a Referer.
-        out["setupLink"] = json!(format!("{}/console/#setup={t}", console_url.trim_end_matches('/')));
-        out["setupExpiresAt"] = json!(crate::clock::rfc3339(crate::clock::now_ms() + SETUP_TTL_MS));
     }
+
+    fn answer(self, console_url: &str) -> serde_json::Value {
+        let mut out = json!({"userId": self.id, "businessId": self.business, "email": self.email, "role": self.role});
+        if let Some(t) = self.token {
+            // In the fragment: a browser never sends it to a server or a Referer.
+            out["setupLink"] = json!(format!("{}/console/#setup={t}", console_url.trim_end_matches('/')));
+            out["setupExpiresAt"] = json!(crate::clock::rfc3339(crate::clock::now_ms() + SETUP_TTL_MS));
+        }
+        out
+    }
+}
+
+/// A console user as the business's own database knows them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub user_id: String,
+    pub email: String,
+    pub role: String,
+    pub active: bool,
+}
+
+fn members_of(c: &db::Connection, sql: &str, business: &str) -> Result<Vec<Member>> {
+    let rows = db::query_rows(c, sql, vec![SqlValue::Text(business.to_string())])?;
+    Ok(rows.iter().map(|r| Member { user_id: db::text(&r[0]), email: db::text(&r[1]), role: db::text(&r[2]), active: matches!(r[3], SqlValue::Integer(1)) }).collect())
+}
+
+/// The business's console users (disabled ones too) as its team should
+/// hold them, read in main, by id.
+pub fn team_wanted(c: &db::Connection, business: &str) -> Result<Vec<Member>> {
+    members_of(c, "SELECT id, email, role, disabled_at IS NULL FROM console_users WHERE business_id = ?1 ORDER BY id", business)
+}
+
+/// The team the business's database holds, by id.
+pub fn team_held(c: &db::Connection, business: &str) -> Result<Vec<Member>> {
+    members_of(c, "SELECT user_id, email, role, active FROM team_members WHERE business_id = ?1 ORDER BY user_id", business)
+}
+
+/// Writes `members` into the business's `team_members` (inside the
+/// caller's transaction on the business's database).
+pub fn write_team(c: &db::Connection, business: &str, members: &[Member]) -> Result<()> {
+    for m in members {
+        db::execute(
+            c,
+            "INSERT INTO team_members (business_id, user_id, email, role, active) VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT (business_id, user_id) DO UPDATE SET email = excluded.email, role = excluded.role, active = excluded.active",
+            vec![SqlValue::Text(business.into()), SqlValue::Text(m.user_id.clone()), SqlValue::Text(m.email.clone()), SqlValue::Text(m.role.clone()), SqlValue::Integer(i64::from(m.active))],
+        )?;
+    }
+    Ok(())
+}
+
+/// Runs `change` in a transaction on main and writes the business's team
+/// as main then has it: in that transaction when the business lives in
+/// main, else in one transaction on its own database after main's commit.
+fn with_team<T>(dbs: &Databases, business: &str, change: impl FnOnce(&db::Connection) -> Result<T>) -> Result<T> {
+    let home = dbs.of_business(business)?;
+    let main = dbs.main();
+    let c = main.conn()?;
+    if Arc::ptr_eq(&home, main) {
+        return in_transaction(&c, || {
+            let out = change(&c)?;
+            write_team(&c, business, &team_wanted(&c, business)?)?;
+            Ok(out)
+        });
+    }
+    let out = in_transaction(&c, || change(&c))?;
+    let wanted = team_wanted(&c, business)?;
+    drop(c);
+    let h = home.conn()?;
+    in_transaction(&h, || write_team(&h, business, &wanted))
+        .map_err(|e| anyhow::anyhow!("the user was changed, but the business's team in its database was not ({e}); it is brought up to date at the business's next console login"))?;
     Ok(out)
 }
 
@@ -148,18 +253,25 @@ pub fn list(db: &Db, business: &str) -> Result<serde_json::Value> {
     Ok(json!({"users": users}))
 }
 
-/// `admin user disable`: the user can no longer log in, and every session
-/// of theirs ends now.
-pub fn disable(db: &Db, user: &str) -> Result<serde_json::Value> {
+/// `admin user disable`: the user can no longer log in, every session of
+/// theirs ends now, and they are inactive in the business's team at once
+/// (no longer an assignee).
+pub fn disable(dbs: &Databases, user: &str) -> Result<serde_json::Value> {
     let user = user.to_ascii_lowercase();
-    let c = db.conn()?;
-    let ended = in_transaction(&c, || {
-        let n = db::execute(&c, "UPDATE console_users SET disabled_at = ?2 WHERE id = ?1 AND disabled_at IS NULL", vec![SqlValue::Text(user.clone()), SqlValue::Text(crate::clock::now_rfc3339())])?;
-        if n == 0 && db::query_strings(&c, "SELECT id FROM console_users WHERE id = ?1", vec![SqlValue::Text(user.clone())])?.is_empty() {
-            bail!("no console user {user}");
-        }
-        super::sessions::revoke_all_of(&c, &user)
-    })?;
+    let business = {
+        let c = dbs.main().conn()?;
+        db::query_strings(&c, "SELECT business_id FROM console_users WHERE id = ?1", vec![SqlValue::Text(user.clone())])?.pop()
+    };
+    let Some(business) = business else { bail!("no console user {user}") };
+    with_team(dbs, &business, |c| disable_on(c, &user))
+}
+
+fn disable_on(c: &db::Connection, user: &str) -> Result<serde_json::Value> {
+    let n = db::execute(c, "UPDATE console_users SET disabled_at = ?2 WHERE id = ?1 AND disabled_at IS NULL", vec![SqlValue::Text(user.into()), SqlValue::Text(crate::clock::now_rfc3339())])?;
+    if n == 0 && db::query_strings(c, "SELECT id FROM console_users WHERE id = ?1", vec![SqlValue::Text(user.into())])?.is_empty() {
+        bail!("no console user {user}");
+    }
+    let ended = super::sessions::revoke_all_of(c, user)?;
     Ok(json!({"userId": user, "disabled": true, "sessionsEnded": ended}))
 }
 

@@ -148,7 +148,7 @@ fn configure_voice(app: &App, s: &SessionRecord, body: Value) -> Result<Value, F
         let c = db.conn().map_err(unavailable)?;
         crate::db::in_transaction(&c, || voice_accounts::account::configure(&Tx(&c), &s.business_id, &checked)).map_err(unavailable)?;
     }
-    crate::logging::line("info", &format!("console: the voice account of business {} changed", s.business_id));
+    tracing::info!(businessId = %s.business_id, "console voice account changed");
     settings(app, s)
 }
 
@@ -194,7 +194,7 @@ fn add_credits(app: &App, s: &SessionRecord, body: Value) -> Result<Value, Failu
         let c = db.conn().map_err(unavailable)?;
         crate::db::in_transaction(&c, || voice_accounts::credits::grant(&Tx(&c), &s.business_id, &grant)).map_err(unavailable)?;
     }
-    crate::logging::line("info", &format!("console: {} microcredits added to business {}", t.microcredits, s.business_id));
+    tracing::info!(businessId = %s.business_id, microcredits = t.microcredits, "console credits added");
     settings(app, s)
 }
 
@@ -233,7 +233,7 @@ fn connect_channel(app: &App, s: &SessionRecord, body: Value) -> Result<Value, F
         Ok(Refusing(r)) => refused(r, |f| f),
         Err(e) => unavailable(e),
     })?;
-    crate::logging::line("info", &format!("console: a sandbox {} connection of business {} connected", checked.channel.name(), s.business_id));
+    tracing::info!(businessId = %s.business_id, channel = checked.channel.name(), "console sandbox connection connected");
     let mut out = json!({"connectionId": id, "channel": checked.channel.name(), "status": "connected", "label": checked.label});
     out[if checked.channel == connections::Channel::Chatapp { "phoneNumberId" } else { "providerAccountId" }] = json!(checked.provider_id);
     Ok(out)

@@ -114,14 +114,14 @@ fn invite(app: &App, s: &SessionRecord, body: Value) -> Result<(u16, Value), Fai
         }
     };
     if let Some(made) = made {
-        crate::logging::line("info", &format!("console: a {} was invited to business {}", i.role, s.business_id));
+        tracing::info!(businessId = %s.business_id, role = %i.role, "console user invited");
         sync_members(app, &s.business_id);
         return Ok((201, made));
     }
     if users::list(app.dbs.main(), &s.business_id).map_err(unavailable)?["users"].as_array().is_some_and(|l| l.iter().any(|u| u["email"] == email.as_str())) {
         return Err(Failure::conflict("user_exists", "this person can already log in to this business (see the list)"));
     }
-    crate::logging::line("info", &format!("console: an invitation to business {} named an address another business uses; answered without a user", s.business_id));
+    tracing::info!(businessId = %s.business_id, "console invitation of an address another business uses answered without a user");
     Ok((201, look_alike(&s.business_id, &email, &i.role)))
 }
 
@@ -147,42 +147,26 @@ fn look_alike(business: &str, email: &str, role: &str) -> Value {
 /// next login or page load.
 pub fn sync_members(app: &App, business: &str) {
     if let Err(e) = try_sync(app, business) {
-        crate::logging::line("warn", &format!("console: the team of business {business} was not copied to its database: {}", e.message));
+        tracing::warn!(businessId = %business, error = %e.message, "console team not copied to the business's database");
     }
 }
 
 fn try_sync(app: &App, business: &str) -> Result<(), Failure> {
-    use crate::db::{query_rows, text, SqlValue};
-    let read = |c: &crate::db::Conn<'_>, sql: &str| -> Result<Vec<(String, String, String, bool)>, Failure> {
-        let rows = query_rows(c, sql, vec![SqlValue::Text(business.to_string())]).map_err(unavailable)?;
-        Ok(rows.iter().map(|r| (text(&r[0]), text(&r[1]), text(&r[2]), matches!(r[3], SqlValue::Integer(1)))).collect())
-    };
     let wanted = {
         let c = app.dbs.main().conn().map_err(unavailable)?;
-        read(&c, "SELECT id, email, role, disabled_at IS NULL FROM console_users WHERE business_id = ?1 ORDER BY id")?
+        users::team_wanted(&c, business).map_err(unavailable)?
     };
     let db = app.db_for(business)?;
     let held = {
         let c = db.conn().map_err(unavailable)?;
-        read(&c, "SELECT user_id, email, role, active FROM team_members WHERE business_id = ?1 ORDER BY user_id")?
+        users::team_held(&c, business).map_err(unavailable)?
     };
     if held == wanted {
         return Ok(());
     }
     let (_gate, db) = super::business_writer(app, business)?;
     let c = db.conn().map_err(unavailable)?;
-    crate::db::in_transaction(&c, || {
-        for (id, email, role, active) in &wanted {
-            crate::db::execute(
-                &c,
-                "INSERT INTO team_members (business_id, user_id, email, role, active) VALUES (?1, ?2, ?3, ?4, ?5) \
-                 ON CONFLICT (business_id, user_id) DO UPDATE SET email = excluded.email, role = excluded.role, active = excluded.active",
-                vec![SqlValue::Text(business.into()), SqlValue::Text(id.clone()), SqlValue::Text(email.clone()), SqlValue::Text(role.clone()), SqlValue::Integer(i64::from(*active))],
-            )?;
-        }
-        Ok(())
-    })
-    .map_err(unavailable)
+    crate::db::in_transaction(&c, || users::write_team(&c, business, &wanted)).map_err(unavailable)
 }
 
 #[derive(Deserialize)]
