@@ -7,7 +7,7 @@ use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{fail, is_uuid, new_id, now, ok, page, req, success, HResult, Request, Success};
 
 use crate::audience::{self, Candidates};
-use crate::jobs;
+use crate::jobs::queue;
 use crate::model::{self, IterationStatus};
 use crate::window::Window;
 
@@ -305,7 +305,7 @@ pub fn update(r: &Request) -> HResult<Success> {
     )?;
     db::execute("UPDATE campaigns SET updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), now.as_str().into()])?;
     match target {
-        IterationStatus::Running => jobs::enqueue_dispatch(biz, &iteration)?,
+        IterationStatus::Running => queue::enqueue_dispatch(biz, &iteration)?,
         IterationStatus::Cancelled => cancel_members(biz, &iteration)?,
         _ => {}
     }
@@ -342,7 +342,7 @@ fn cancel_members(biz: &str, iteration: &str) -> HResult<()> {
         switchboard_voice_area::calls::request_cancel(biz, &c.text(0))?;
     }
     if !calls.is_empty() {
-        jobs::enqueue_dispatch(biz, iteration)?;
+        queue::enqueue_dispatch(biz, iteration)?;
     }
     Ok(())
 }

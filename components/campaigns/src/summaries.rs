@@ -26,7 +26,8 @@ use switchboard_guest::{clock, fail, new_id, now, ok, page, req, success, time, 
 use switchboard_voice_area::billing;
 
 use crate::campaigns::campaign_id;
-use crate::{jobs, material, model};
+use crate::jobs::queue;
+use crate::{material, model};
 
 /// An unconfirmed estimate expires after a day.
 pub const ESTIMATE_TTL_MS: i64 = 24 * 3600 * 1000;
@@ -273,7 +274,7 @@ fn confirm(biz: &str, campaign: &str, estimate_id: &str, figure: f64) -> HResult
     billing::reserve_for(biz, estimate_id, maximum, "the summary run needs a reservation of its maximum charge, {amount} microcredits")?;
     let now = now();
     db::execute("UPDATE summary_runs SET status = 'queued', confirmed_at = ?3, updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), estimate_id.into(), now.into()])?;
-    jobs::enqueue_summarize(biz, estimate_id)?;
+    queue::enqueue_summarize(biz, estimate_id)?;
     ok(&json!({"summaryRun": run(&load(biz, campaign, estimate_id)?)}))
 }
 
