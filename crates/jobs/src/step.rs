@@ -163,142 +163,25 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
     // lines) carry the job, its kind, attempt and business.
     let span = tracing::info_span!("job_step", jobId = %claim.id, kind = %claim.kind, attempt = claim.attempts, businessId = %claim.business_id);
     let _in_step = span.enter();
-    let mut next_in_lane = None;
     let started = crate::clock::now_ms();
-    // Network mode: holding the write gate across a remote call would stall
-    // every writer, so such a step starts without gate or transaction; its
-    // first write takes both (the engine's lazy write), and the completion
-    // below joins that transaction. A step therefore makes its remote call
-    // before it writes; its writes and its fenced completion still commit
-    // together or not at all.
-    let network = claim.calls_out;
-    // On a local database such a step writes in its savepoint of a group
-    // commit (`Writer::begin_locking`).
-    let grouped = network && !db.ships_writes();
+    let step = Step { db, claim, node, started, network: claim.calls_out };
     let unsettle = || unsettled.lock().push((claim.id.clone(), claim.fence));
-    // The gate with the writer connection in a write transaction, or None.
-    // A step that calls out completes under the primary's write lock
-    // (`Writer::begin_locking`): a conflict would run it, and its call, again.
-    // It takes the gate itself, not through `Db::background_gate`, so that
-    // it joins an open group commit rather than committing it. Every step
-    // is background work: a request's write that waits goes first.
-    let write = || -> Option<(db::WriteGuard, db::Connection)> {
-        if network {
-            let mut gate = db.gate().take(db::Priority::Background, Duration::from_secs(30))?;
-            let conn = gate.begin_locking().ok()?;
-            return Some((gate, conn));
-        }
-        let mut gate = db.background_gate(Duration::from_secs(30))?;
-        let conn = gate.begin().ok()?;
-        Some((gate, conn))
-    };
-    // A local step runs on the writer connection, under the gate, from the
-    // start; a step that calls out starts on a pooled connection of its own.
-    let (conn, local_gate) = if network {
-        let Ok(conn) = db.conn().map(|c| c.detach()) else {
-            unsettle();
-            return None;
-        };
-        (conn, None)
-    } else {
-        let Some((gate, conn)) = write() else {
-            unsettle();
-            return None;
-        };
-        (conn, Some(gate))
-    };
-    let job = Job {
-        id: claim.id.clone(),
-        kind: claim.kind.clone(),
-        business_id: claim.business_id.clone(),
-        payload_json: claim.payload.clone(),
-        attempt: claim.attempts.max(1) as u32,
-        fence: claim.fence as u64,
-    };
-    let (conn, lazy, result) = components.run_job(conn, &job, network.then(|| db.gate()));
-    let (conn, mut gate) = match (local_gate, lazy) {
-        (Some(gate), _) => (conn, gate),
-        // The step wrote: its transaction is open on the writer connection
-        // and the gate held; its own connection goes back to the pool.
-        (None, Some((gate, own))) => {
-            db.give_back(own);
-            (conn, gate)
-        }
-        // It only read (or trapped before writing): the gate and the
-        // writer connection now, for the completion.
-        (None, None) => {
-            db.give_back(conn);
-            let Some((gate, writer)) = write() else {
-                unsettle();
-                return None;
-            };
-            (writer, gate)
-        }
+    let Some((conn, gate, result)) = step.run(components) else {
+        unsettle();
+        return None;
     };
     // What the step comes to: whether its writes and completion are kept,
     // whether its claim is settled whatever the commit does (a stale fence:
     // nothing of it may survive), and the label of its metrics.
+    let mut next_in_lane = None;
     let (keep, settled_anyway, label) = match result {
-        Ok(outcome) => {
-            let (next, label, detail) = next_for(claim, &outcome);
-            match complete(&conn, claim, &next) {
-                Ok(true) => {
-                    record_run(&conn, claim, node, started, label, detail);
-                    if let (true, Some(lane)) = (handoff, &claim.lane) {
-                        next_in_lane = hand_off(&conn, lane, node).unwrap_or(None);
-                    }
-                    (true, false, label)
-                }
-                // Stale fence: another node reclaimed the job. Nothing of
-                // this run may survive.
-                Ok(false) => {
-                    crate::logging::line("warn", &format!("job {} completion refused: stale fence {}", claim.id, claim.fence));
-                    (false, true, label)
-                }
-                // Storage did not answer (a primary restarting): the step is
-                // rolled back below and its claim handed back, so it runs
-                // again as soon as storage answers rather than when its
-                // lease runs out.
-                Err(e) => {
-                    crate::logging::line("warn", &format!("job {} completion failed, handed back: {e}", claim.id));
-                    (false, false, label)
-                }
-            }
-        }
-        Err(e) => {
-            let never_ran = matches!(e, CallError::Capacity);
-            let reason = match e {
-                CallError::Deadline => "the job step exceeded its deadline".to_string(),
-                CallError::ResourceLimit => "the job step exceeded its memory limit".to_string(),
-                CallError::Capacity => "no instance slot was free".to_string(),
-                CallError::Trap(detail) => {
-                    crate::logging::line("error", &format!("job {} ({}) trapped: {detail}", claim.id, claim.kind));
-                    "the job step failed".to_string()
-                }
-            };
-            let next = if claim.attempts >= MAX_ATTEMPTS && !never_ran {
-                Next::Dead(reason.clone())
-            } else {
-                let attempts = if never_ran { Count::Uncount } else { Count::Keep };
-                Next::Pending { due_at_ms: crate::clock::now_ms() + trap_backoff_ms(claim.attempts), payload: None, attempts, error: Some(reason.clone()) }
-            };
-            // The step's own writes go; its failure is recorded in their place.
-            let again = if grouped {
-                db::execute(&conn, &format!("ROLLBACK TO {}", db::STEP_SAVEPOINT), vec![]).is_ok()
-            } else {
-                let _ = db::execute(&conn, "ROLLBACK", vec![]);
-                db::execute(&conn, "BEGIN IMMEDIATE", vec![]).is_ok()
-            };
-            let kept = again && complete(&conn, claim, &next).unwrap_or(false) && {
-                record_run(&conn, claim, node, started, "trapped", Some(reason));
-                true
-            };
-            (kept, false, "trapped")
-        }
+        Ok(outcome) => step.completed(&conn, &outcome, handoff, &mut next_in_lane),
+        Err(e) => step.trapped(&conn, e),
     };
-    let committed = if grouped {
+    let committed = if step.grouped() {
         end_grouped(db, conn, gate, keep, me.as_ref())
     } else {
+        let mut gate = gate;
         let committed = keep && db::execute(&conn, "COMMIT", vec![]).is_ok();
         if !committed {
             let _ = db::execute(&conn, "ROLLBACK", vec![]);
@@ -316,6 +199,155 @@ pub fn run_one(db: &Db, components: &Components, node: &str, claim: &Claim, hand
         }
     }
     next_in_lane
+}
+
+/// A claimed job's step as `run_one` runs it.
+struct Step<'a> {
+    db: &'a Db,
+    claim: &'a Claim,
+    node: &'a str,
+    started: i64,
+    /// Network mode: holding the write gate across a remote call would
+    /// stall every writer, so such a step starts without gate or
+    /// transaction; its first write takes both (the engine's lazy write),
+    /// and the completion joins that transaction. A step therefore makes its
+    /// remote call before it writes; its writes and its fenced completion
+    /// still commit together or not at all.
+    network: bool,
+}
+
+impl Step<'_> {
+    /// On a local database a step that calls out writes in its savepoint of
+    /// a group commit (`Writer::begin_locking`).
+    fn grouped(&self) -> bool {
+        self.network && !self.db.ships_writes()
+    }
+
+    /// The gate with the writer connection in a write transaction, or None.
+    /// A step that calls out completes under the primary's write lock
+    /// (`Writer::begin_locking`): a conflict would run it, and its call,
+    /// again. It takes the gate itself, not through `Db::background_gate`,
+    /// so that it joins an open group commit rather than committing it.
+    /// Every step is background work: a request's write that waits goes
+    /// first.
+    fn write(&self) -> Option<(db::WriteGuard, db::Connection)> {
+        if self.network {
+            let mut gate = self.db.gate().take(db::Priority::Background, Duration::from_secs(30))?;
+            let conn = gate.begin_locking().ok()?;
+            return Some((gate, conn));
+        }
+        let mut gate = self.db.background_gate(Duration::from_secs(30))?;
+        let conn = gate.begin().ok()?;
+        Some((gate, conn))
+    }
+
+    /// Runs the step through the components. Returns the writer connection
+    /// in the step's open write transaction, with the gate, and what the
+    /// step answered; None when storage gave neither (the claim stays
+    /// unsettled).
+    fn run(&self, components: &Components) -> Option<(db::Connection, db::WriteGuard, Result<Outcome, CallError>)> {
+        let (db, claim) = (self.db, self.claim);
+        // A local step runs on the writer connection, under the gate, from
+        // the start; a step that calls out starts on a pooled connection of
+        // its own.
+        let (conn, local_gate) = if self.network {
+            (db.conn().ok()?.detach(), None)
+        } else {
+            let (gate, conn) = self.write()?;
+            (conn, Some(gate))
+        };
+        let job = Job {
+            id: claim.id.clone(),
+            kind: claim.kind.clone(),
+            business_id: claim.business_id.clone(),
+            payload_json: claim.payload.clone(),
+            attempt: claim.attempts.max(1) as u32,
+            fence: claim.fence as u64,
+        };
+        let (conn, lazy, result) = components.run_job(conn, &job, self.network.then(|| db.gate()));
+        let (conn, gate) = match (local_gate, lazy) {
+            (Some(gate), _) => (conn, gate),
+            // The step wrote: its transaction is open on the writer
+            // connection and the gate held; its own connection goes back to
+            // the pool.
+            (None, Some((gate, own))) => {
+                db.give_back(own);
+                (conn, gate)
+            }
+            // It only read (or trapped before writing): the gate and the
+            // writer connection now, for the completion.
+            (None, None) => {
+                db.give_back(conn);
+                let (gate, writer) = self.write()?;
+                (writer, gate)
+            }
+        };
+        Some((conn, gate, result))
+    }
+
+    /// The step answered `outcome`: its completion, the run's record and,
+    /// when `handoff` allows it, the next job of its lane. Returns (keep,
+    /// settled anyway, label) as `run_one` reads them.
+    fn completed(&self, conn: &db::Connection, outcome: &Outcome, handoff: bool, next_in_lane: &mut Option<Claim>) -> (bool, bool, &'static str) {
+        let claim = self.claim;
+        let (next, label, detail) = next_for(claim, outcome);
+        match complete(conn, claim, &next) {
+            Ok(true) => {
+                record_run(conn, claim, self.node, self.started, label, detail);
+                if let (true, Some(lane)) = (handoff, &claim.lane) {
+                    *next_in_lane = hand_off(conn, lane, self.node).unwrap_or(None);
+                }
+                (true, false, label)
+            }
+            // Stale fence: another node reclaimed the job. Nothing of this
+            // run may survive.
+            Ok(false) => {
+                tracing::warn!(jobId = %claim.id, fence = claim.fence, "job completion refused: stale fence");
+                (false, true, label)
+            }
+            // Storage did not answer (a primary restarting): the step is
+            // rolled back and its claim handed back, so it runs again as
+            // soon as storage answers rather than when its lease runs out.
+            Err(e) => {
+                tracing::warn!(jobId = %claim.id, error = %e, "job completion failed, handed back");
+                (false, false, label)
+            }
+        }
+    }
+
+    /// The step failed (a trap, a limit, or no instance slot): its own
+    /// writes go and its failure is recorded in their place, as a retry
+    /// with backoff or, after the last attempt, dead.
+    fn trapped(&self, conn: &db::Connection, e: CallError) -> (bool, bool, &'static str) {
+        let claim = self.claim;
+        let never_ran = matches!(e, CallError::Capacity);
+        let reason = match e {
+            CallError::Deadline => "the job step exceeded its deadline".to_string(),
+            CallError::ResourceLimit => "the job step exceeded its memory limit".to_string(),
+            CallError::Capacity => "no instance slot was free".to_string(),
+            CallError::Trap(detail) => {
+                tracing::error!(jobId = %claim.id, kind = %claim.kind, detail = %detail, "job step trapped");
+                "the job step failed".to_string()
+            }
+        };
+        let next = if claim.attempts >= MAX_ATTEMPTS && !never_ran {
+            Next::Dead(reason.clone())
+        } else {
+            let attempts = if never_ran { Count::Uncount } else { Count::Keep };
+            Next::Pending { due_at_ms: crate::clock::now_ms() + trap_backoff_ms(claim.attempts), payload: None, attempts, error: Some(reason.clone()) }
+        };
+        let again = if self.grouped() {
+            db::execute(conn, &format!("ROLLBACK TO {}", db::STEP_SAVEPOINT), vec![]).is_ok()
+        } else {
+            let _ = db::execute(conn, "ROLLBACK", vec![]);
+            db::execute(conn, "BEGIN IMMEDIATE", vec![]).is_ok()
+        };
+        let kept = again && complete(conn, claim, &next).unwrap_or(false) && {
+            record_run(conn, claim, self.node, self.started, "trapped", Some(reason));
+            true
+        };
+        (kept, false, "trapped")
+    }
 }
 
 /// Ends a grouped step: its savepoint released (`keep`) or undone, then the
