@@ -43,6 +43,12 @@ pub const REFUSALS: &[Refusal] = &[
         rule: "The query parameter `phoneNumberId` applies to `channel=chatapp` only; with another channel it is refused, not ignored.",
     },
     Refusal {
+        operation: "listContacts",
+        status: 400,
+        code: "cursor_sort_mismatch",
+        rule: "A `cursor` continues the order it was made in: give it with the same `sort` as the page that answered it (query parameters have no rule across each other; the cursor names its order before its first `~`, none for `createdAt`).",
+    },
+    Refusal {
         operation: "resolveCallContext",
         status: 400,
         code: "call_target_required",

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 // SCHEMA_TEXTS: the schema files split by build.rs, one text per schema.
 include!(concat!(env!("OUT_DIR"), "/schema_texts.rs"));
 
-pub const API_VERSION: &str = "1.6.0";
+pub const API_VERSION: &str = "1.7.0";
 pub const CONTRACT_VERSION: &str = "1.1";
 
 /// One schema of `components.schemas`, as JSON text until it is needed.

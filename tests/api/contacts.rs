@@ -3,6 +3,9 @@
 use crate::harness::*;
 use serde_json::{json, Value};
 
+mod bulk;
+mod sort;
+
 struct Ctx {
     s: Server,
     t: Tenant,

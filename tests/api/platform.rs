@@ -21,7 +21,7 @@ fn openapi_document_and_contract_are_public() {
     let doc = s.req().get("/api/v1/openapi.json");
     assert_eq!(doc.status, 200);
     assert_eq!(doc.body["openapi"], "3.1.0");
-    assert_eq!(doc.body["info"]["version"], "1.6.0");
+    assert_eq!(doc.body["info"]["version"], "1.7.0");
     let mut ops = 0;
     for (_, item) in doc.body["paths"].as_object().unwrap() {
         for (_, op) in item.as_object().unwrap() {

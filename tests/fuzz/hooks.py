@@ -42,6 +42,11 @@ def fix_query(op, query):
     if op == "getChannelAssignment" and query.get("channel") != "chatapp":
         # phoneNumberId applies to channel chatapp only (400 phone_number_id_not_allowed).
         query.pop("phoneNumberId", None)
+    elif op == "listContacts" and query.get("cursor"):
+        # A cursor continues the order that made it (400 cursor_sort_mismatch):
+        # the order named before its first "~", none for createdAt.
+        head = str(query["cursor"]).split("~")[0] if "~" in str(query["cursor"]) else "createdAt"
+        query["sort"] = head
     elif op == "resolveCallContext":
         # Exactly one of contactId and toNumber (400 call_target_required).
         if "contactId" in query and "toNumber" in query:

@@ -6,8 +6,10 @@ use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::page;
 use switchboard_guest::{created, e164, fail, new_id, now, ok, req, HResult, Request, Success, Value};
 
+use crate::bulk;
 use crate::fields;
 use crate::model::{self, violation, CONTACT_COLS};
+use crate::order::Sort;
 
 const E164_RULE: &str = "an E.164 number: +, a digit 1-9, then 7 to 14 digits (spaces, dashes, dots and parentheses are ignored)";
 
@@ -58,43 +60,91 @@ fn name_pattern(raw: &str) -> HResult<Option<String>> {
     Ok(Some(db::contains_pattern(s)))
 }
 
+/// The list's filters (`search`, `name`, `categoryId`), also what
+/// updateContacts and deleteContacts take as `matching`: contacts matching
+/// all of those given.
+#[derive(Default)]
+pub struct Filters {
+    /// A GLOB pattern on the mobile ([`search_pattern`]).
+    search: Option<String>,
+    /// A LIKE pattern on the name ([`name_pattern`]).
+    name: Option<String>,
+    category: Option<String>,
+}
+
+impl Filters {
+    /// Checks and reads the filters (the same rules as the list's query).
+    pub fn new(search: Option<&str>, name: Option<&str>, category: Option<&str>) -> HResult<Filters> {
+        Ok(Filters { search: search.map(search_pattern).transpose()?.flatten(), name: name.map(name_pattern).transpose()?.flatten(), category: category.map(str::to_ascii_lowercase) })
+    }
+
+    /// `FROM contacts c WHERE …` of the contacts of `biz` matching the
+    /// filters, with its parameters (`?1` is the business). An unknown
+    /// category is `404 category_not_found`.
+    pub fn selection(&self, biz: &str) -> HResult<(String, Vec<Value>)> {
+        let mut sql = "FROM contacts c WHERE c.business_id = ?1".to_string();
+        let mut params: Vec<Value> = vec![biz.into()];
+        if let Some(cat) = &self.category {
+            if db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), cat.as_str().into()])?.is_none() {
+                return Err(model::category_not_found(cat));
+            }
+            params.push(cat.as_str().into());
+            sql += &format!(" AND EXISTS (SELECT 1 FROM contact_categories cc WHERE cc.contact_id = c.id AND cc.category_id = ?{})", params.len());
+        }
+        if let Some(p) = &self.search {
+            params.push(p.as_str().into());
+            sql += &format!(" AND c.mobile GLOB ?{}", params.len());
+        }
+        if let Some(p) = &self.name {
+            params.push(p.as_str().into());
+            sql += &format!(" AND c.name LIKE ?{} ESCAPE '\\'", params.len());
+        }
+        Ok((sql, params))
+    }
+}
+
+/// How many contacts of `biz` match `filters`.
+pub fn count(biz: &str, filters: &Filters) -> HResult<i64> {
+    let (from, params) = filters.selection(biz)?;
+    Ok(db::query_one(&format!("SELECT COUNT(*) {from}"), &params)?.map(|r| r.int(0)).unwrap_or(0))
+}
+
 pub fn list(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
-    let category = req::query_uuid(req, "categoryId")?;
-    let search = match req::query(req, "search") {
-        Some(s) => search_pattern(s)?,
-        None => None,
-    };
-    let name = match req::query(req, "name") {
-        Some(s) => name_pattern(s)?,
-        None => None,
+    let filters = Filters::new(req::query(req, "search"), req::query(req, "name"), req::query_uuid(req, "categoryId")?)?;
+    let sort = Sort::of(req)?;
+    let limit = req::limit(req, page::DEFAULT_LIMIT, page::MAX_LIMIT)?;
+    let after = req::query_nonempty(req, "cursor").map(|c| sort.after(c)).transpose()?;
+    let total = match req::query_nonempty(req, "includeTotal") {
+        None | Some("false") => None,
+        Some("true") => Some(count(biz, &filters)?),
+        Some(_) => return Err(fail::validation("invalid_query_parameter", "query parameter `includeTotal` must be true or false")),
     };
 
-    let mut sql = format!("SELECT {CONTACT_COLS} FROM contacts c WHERE c.business_id = ?1");
-    let mut params: Vec<Value> = vec![biz.into()];
-    if let Some(cat) = category {
-        if db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), cat.into()])?.is_none() {
-            return Err(model::category_not_found(cat));
-        }
-        params.push(cat.into());
-        sql += &format!(" AND EXISTS (SELECT 1 FROM contact_categories cc WHERE cc.contact_id = c.id AND cc.category_id = ?{})", params.len());
+    let (from, mut params) = filters.selection(biz)?;
+    let mut sql = format!("SELECT {CONTACT_COLS} {from}");
+    if let Some(after) = &after {
+        let (cond, values) = sort.resume(after, params.len() + 1);
+        sql += &cond;
+        params.extend(values.into_iter().map(Value::from));
     }
-    if let Some(p) = search {
-        params.push(p.into());
-        sql += &format!(" AND c.mobile GLOB ?{}", params.len());
-    }
-    if let Some(p) = name {
-        params.push(p.into());
-        sql += &format!(" AND c.name LIKE ?{} ESCAPE '\\'", params.len());
-    }
-    let (rows, next) = page::by_id(req, &sql, params, "c.id")?;
+    sql += &format!("{} LIMIT {}", sort.order_by(), limit + 1);
+    let mut rows = db::query(&sql, &params)?;
+    let next = if rows.len() > limit as usize {
+        rows.truncate(limit as usize);
+        rows.last().map(|r| sort.cursor(&sort.key_index().map(|i| r.text(i)).unwrap_or_default(), &r.text(0)))
+    } else {
+        None
+    };
     #[derive(serde::Serialize)]
     struct Page {
         contacts: Vec<model::ContactView>,
         #[serde(rename = "nextCursor")]
         next_cursor: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        total: Option<i64>,
     }
-    ok(&Page { contacts: model::render_contacts(biz, &rows)?, next_cursor: next })
+    ok(&Page { contacts: model::render_contacts(biz, &rows)?, next_cursor: next, total })
 }
 
 #[derive(Deserialize)]
@@ -234,15 +284,19 @@ pub fn update(req: &Request) -> HResult<Success> {
 struct DeleteBody {
     contact_ids: Option<Vec<String>>,
     category_id: Option<String>,
+    /// Ours: every contact matching the list's filters (see crate::bulk).
+    matching: Option<bulk::Matching>,
 }
 
-/// Deletes the listed contacts (ids not in this business are not counted) or
-/// every contact in a category, with their category links and timeline entries.
+/// Deletes the listed contacts (ids not in this business are not counted),
+/// every contact in a category, or every contact matching the list's
+/// filters, with their category links and timeline entries.
 pub fn delete(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let body: DeleteBody = req::body(req)?;
-    let deleted = match (body.contact_ids, body.category_id) {
-        (Some(ids), None) => {
+    let deleted = match (body.contact_ids, body.category_id, body.matching) {
+        (None, None, Some(m)) => bulk::delete_ids(biz, &bulk::matched_ids(biz, &m)?)?,
+        (Some(ids), None, None) => {
             if ids.is_empty() || ids.len() > 1000 {
                 return Err(fail::validation("invalid_contact_ids", "`contactIds` must contain 1 to 1000 contact ids"));
             }
@@ -254,7 +308,7 @@ pub fn delete(req: &Request) -> HResult<Success> {
             db::execute_many("DELETE FROM timeline_entries WHERE business_id = ?1 AND contact_id = ?2", &rows)?;
             db::execute_many("DELETE FROM contacts WHERE business_id = ?1 AND id = ?2", &rows)?
         }
-        (None, Some(cat)) => {
+        (None, Some(cat), None) => {
             if !switchboard_guest::is_uuid(&cat) || db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), cat.as_str().into()])?.is_none() {
                 return Err(model::category_not_found(&cat));
             }
@@ -268,7 +322,7 @@ pub fn delete(req: &Request) -> HResult<Success> {
             db::execute(&format!("DELETE FROM contact_categories WHERE business_id = ?1 AND contact_id IN ({MEMBERS})"), &p)?;
             n
         }
-        _ => return Err(fail::validation("invalid_body", "give exactly one of `contactIds` or `categoryId`")),
+        _ => return Err(fail::validation("invalid_body", "give exactly one of `contactIds`, `categoryId` or `matching`")),
     };
     ok(&json!({"deleted": deleted}))
 }

@@ -14,10 +14,12 @@
 pub use switchboard_tabular::csv;
 pub mod fields;
 
+mod bulk;
 mod categories;
 mod contacts;
 mod import;
 mod model;
+mod order;
 mod participants;
 mod timeline;
 
@@ -30,6 +32,7 @@ pub fn handle(req: Request) -> Result<Success, Failure> {
         "listContacts" => contacts::list(&req),
         "createContact" => contacts::create(&req),
         "deleteContacts" => contacts::delete(&req),
+        "updateContacts" => bulk::update(&req),
         "importContacts" => import::run(&req),
         "listCategories" => categories::list(&req),
         "createCategory" => categories::create(&req),

@@ -19,6 +19,15 @@ pub(super) const CURSOR: QueryParam = QueryParam {
     schema: r#"{"type":"string","pattern":"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\\.[0-9]{1,9})?Z~)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"}"#,
     description: "The previous page's `nextCursor`, passed back unchanged.",
 };
+/// listContacts' cursor: the id, or the order that made it with its
+/// position (`components/contacts/src/order.rs` has the same pattern;
+/// tests/api/contacts/sort.rs keeps the two equal).
+const CONTACT_CURSOR: QueryParam = QueryParam {
+    name: "cursor",
+    required: false,
+    schema: r#"{"type":"string","pattern":"^(?:(?:-createdAt|-?(?:name|mobile)~(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?)~)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"}"#,
+    description: "The previous page's `nextCursor`, passed back unchanged with the same `sort`.",
+};
 const LIMIT: QueryParam = QueryParam { name: "limit", required: false, schema: r#"{"type":"integer","minimum":1,"maximum":200,"default":50}"#, description: "Page size, 1 to 200 (default 50)." };
 const fn uuid_param(name: &'static str, required: bool, description: &'static str) -> QueryParam {
     QueryParam { name, required, schema: UUID, description }
@@ -207,14 +216,16 @@ pub static OPERATIONS: &[Operation] = &[
         scopes: ["data_sources:write"], cond: NONE, idem: true, DataSources, Body, query: &[], req: Some("IngestionResolve"), resp: Json("IngestionInspection"), status: [200]),
     op!(24, Get, "/contacts", "listContacts", "List contacts",
         scopes: ["contacts:read"], cond: NONE, idem: false, Contacts, Query,
-        query: &[BUSINESS, CURSOR, LIMIT,
+        query: &[BUSINESS, CONTACT_CURSOR, LIMIT,
+            QueryParam { name: "sort", required: false, schema: r#"{"type":"string","enum":["createdAt","-createdAt","name","-name","mobile","-mobile"],"default":"createdAt"}"#, description: "Ours: the order, ties broken by contact id. `createdAt` (the default): oldest first; `name`: A to Z in either case (other letters by code point); `mobile`: by the E.164 text; a leading `-` reverses. A `nextCursor` continues the order it was made in: given with another `sort` it is refused (400 `cursor_sort_mismatch`)." },
+            QueryParam { name: "includeTotal", required: false, schema: r#"{"type":"string","enum":["true","false"],"default":"false"}"#, description: "Ours: true answers `total`, how many contacts match the filters (the same on every page; what updateContacts' and deleteContacts' `matching.count` expect)." },
             QueryParam { name: "search", required: false, schema: r#"{"type":"string","minLength":1,"maxLength":64,"pattern":"^[ .()-]*(?:\\+?[ .()-]*[0-9][0-9 .()-]*)?$","x-patternMessage":"must be the digits of a mobile number (a leading + URL-encoded as %2B for numbers starting with them, digits alone for numbers containing them; spaces, dots, dashes and parentheses may separate them); to find contacts by name, use the `name` parameter"}"#, description: "Matches mobile numbers: `+digits` those starting with them, plain digits those containing them; spaces, dots, dashes and parentheses are ignored. URL-encode the leading plus (%2B)." },
             QueryParam { name: "name", required: false, schema: r#"{"type":"string","minLength":1,"maxLength":100}"#, description: "Ours: only contacts whose name contains this text (A to Z in either case; other letters as written). Blank is no filter; with `search` or `categoryId`, contacts matching all of them." },
             uuid_param("categoryId", false, "Only contacts of this category.")],
         req: None, resp: Json("ContactList"), status: [200]),
     op!(25, Post, "/contacts", "createContact", "Create a contact",
         scopes: ["contacts:write"], cond: NONE, idem: true, Contacts, Body, query: &[], req: Some("ContactCreate"), resp: Json("ContactResult"), status: [201]),
-    op!(26, Delete, "/contacts", "deleteContacts", "Delete selected contacts or every contact of a category",
+    op!(26, Delete, "/contacts", "deleteContacts", "Delete selected contacts, every contact of a category, or every contact matching the list's filters",
         scopes: ["contacts:write"], cond: NONE, idem: true, Contacts, Body, query: &[], req: Some("ContactsDelete"), resp: Json("ContactsDeleted"), status: [200]),
     op!(27, Post, "/contacts/imports", "importContacts", "Import contacts from CSV into categories",
         scopes: ["contacts:write"], cond: NONE, idem: true, Contacts, Body, query: &[], req: Some("ContactImport"), resp: Json("ContactImportResult"), status: [200]),
@@ -359,4 +370,8 @@ pub static OPERATIONS: &[Operation] = &[
         query: &[BUSINESS, CURSOR, LIMIT, uuid_param("iterationId", false, "This iteration (default: the current one)."),
             QueryParam { name: "outcome", required: false, schema: r#"{"type":"string","enum":["pending","in_progress","completed","no_answer","busy","failed","cancelled","sent","delivered","read","replied","skipped"]}"#, description: "Only recipients with this outcome." }],
         req: None, resp: Json("RecipientList"), status: [200]),
+    // Ours: a change to many contacts at once, listed or matching the
+    // list's filters (the console's bulk actions and "select all").
+    op!(91, Patch, "/contacts", "updateContacts", "Add many contacts to categories, or block or unblock them: listed ones or every one matching the list's filters",
+        scopes: ["contacts:write"], cond: NONE, idem: true, Contacts, Body, query: &[], req: Some("ContactsUpdate"), resp: Json("ContactsUpdated"), status: [200]),
 ];
