@@ -29,6 +29,12 @@ use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::knowledge::{header, lookup_value, row_passage, scope_token, vector_blob};
 use switchboard_guest::{ai, log, Failure, Value};
 
+mod lookup;
+pub mod retrieval;
+
+use lookup::{offered, run_lookup};
+pub use lookup::{LOOKUP_ROWS, MAX_LOOKUPS, NO_ROWS};
+
 /// Passages an agent turn sees at most.
 pub const MAX_PASSAGES: usize = 4;
 /// Characters of knowledge an agent turn's instructions carry at most.
@@ -354,89 +360,6 @@ pub fn used_json(passages: &[Passage], rows: &[(String, String, i64)]) -> Option
     (!all.is_empty()).then(|| serde_json::Value::Array(all).to_string())
 }
 
-/// Rows one lookup returns at most.
-pub const LOOKUP_ROWS: usize = 5;
-/// Lookups one turn may make before it must answer.
-pub const MAX_LOOKUPS: usize = 3;
-/// How a lookup that found nothing is worded to the model.
-pub const NO_ROWS: &str = "No rows match.";
-
-/// A structured source an agent may look rows up in, with the columns of
-/// its active version.
-struct Offered<'a> {
-    source: &'a AgentSource,
-    columns: Vec<OfferedColumn>,
-}
-
-struct OfferedColumn {
-    key: String,
-    header: String,
-    /// A lookup field: its cells are in `lookup_values`.
-    lookup: bool,
-}
-
-impl Offered<'_> {
-    /// The field keys the model may look up by.
-    fn lookup_fields(&self) -> Vec<String> {
-        self.columns.iter().filter(|c| c.lookup).map(|c| c.key.clone()).collect()
-    }
-}
-
-/// The structured ones of the agent's `sources` whose active version has a
-/// lookup field.
-fn offered<'a>(biz: &str, sources: &'a [AgentSource]) -> Result<Vec<Offered<'a>>, Failure> {
-    let mut out = Vec::new();
-    for source in sources.iter().filter(|s| s.structured && !s.version_id.is_empty()) {
-        let columns: Vec<OfferedColumn> =
-            db::query("SELECT field_key, name, lookup FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position", &[biz.into(), source.version_id.as_str().into()])?
-                .iter()
-                .map(|r| OfferedColumn { key: r.text(0), header: header(&r.text(1), &r.text(0)).to_string(), lookup: r.boolean(2) })
-                .collect();
-        if columns.iter().any(|c| c.lookup) {
-            out.push(Offered { source, columns });
-        }
-    }
-    Ok(out)
-}
-
-/// A lookup's rows as text, and which rows (source, version, row).
-type LookedUp = (String, Vec<(String, String, i64)>);
-
-/// Runs one lookup against the active version: its rows as text (one
-/// `Header: value; …` line each, at most [`LOOKUP_ROWS`]) and which rows.
-fn run_lookup(biz: &str, offered: &[Offered], call: &ai::Lookup) -> Result<LookedUp, Failure> {
-    let Some(offer) = offered.iter().find(|o| o.source.name.eq_ignore_ascii_case(call.source.trim())) else {
-        return Ok((format!("{NO_ROWS} There is no source named {:?}.", call.source), Vec::new()));
-    };
-    let wanted = call.field.trim();
-    let source = offer.source;
-    let Some(key) = offer.columns.iter().filter(|c| c.lookup).find(|c| c.key.eq_ignore_ascii_case(wanted) || c.header.trim().eq_ignore_ascii_case(wanted)).map(|c| &c.key) else {
-        return Ok((format!("{NO_ROWS} {} cannot be looked up by {:?}; its lookup fields: {}.", source.name, call.field, offer.lookup_fields().join(", ")), Vec::new()));
-    };
-    let Some(value) = lookup_value(&call.value) else { return Ok((NO_ROWS.to_string(), Vec::new())) };
-    let rows = db::query(
-        &format!(
-            "SELECT r.row_number, r.original FROM lookup_values l \
-             JOIN ingestion_rows r ON r.version_id = l.version_id AND r.row_number = l.row_number \
-             WHERE l.version_id = ?2 AND l.field_key = ?3 AND l.value = ?4 AND l.business_id = ?1 AND r.business_id = ?1 \
-             ORDER BY l.row_number LIMIT {LOOKUP_ROWS}"
-        ),
-        &[biz.into(), source.version_id.as_str().into(), key.as_str().into(), value.into()],
-    )?;
-    if rows.is_empty() {
-        return Ok((NO_ROWS.to_string(), Vec::new()));
-    }
-    let headers: Vec<&str> = offer.columns.iter().map(|c| c.header.as_str()).collect();
-    let mut lines = Vec::new();
-    let mut used = Vec::new();
-    for r in &rows {
-        let cells: Vec<Option<String>> = serde_json::from_str(&r.text(1)).unwrap_or_default();
-        lines.push(row_passage(&headers, &cells));
-        used.push((source.id.clone(), source.version_id.clone(), r.int(0)));
-    }
-    Ok((lines.join("\n"), used))
-}
-
 /// A grounded agent turn's reply and what it drew on.
 pub struct Grounded {
     pub text: String,
@@ -478,44 +401,6 @@ pub fn answer(biz: &str, agent_id: &str, instructions: &str, history: &[(String,
                 done.push((call, found));
             }
         }
-    }
-}
-
-/// Retrieval alone, each way a turn runs it (the agent's sources read
-/// first, as a turn does), without the embedding of the message or the AI
-/// call: what `bench/retrieval.sh` times through a component.
-pub mod retrieval {
-    use super::*;
-
-    /// The full-text matches of `message`, best first.
-    pub fn by_words(biz: &str, agent_id: &str, message: &str) -> Result<Vec<Passage>, Failure> {
-        let sources = agent_sources(biz, agent_id)?;
-        if sources.is_empty() {
-            return Ok(Vec::new());
-        }
-        matching(biz, &sources, message)
-    }
-
-    /// The passages nearest to an embedded message, nearest first.
-    pub fn by_meaning(biz: &str, agent_id: &str, vector: &[f32]) -> Result<Vec<Passage>, Failure> {
-        nearest_to(biz, &agent_sources(biz, agent_id)?, vector)
-    }
-
-    /// Both, fused: the passages a turn's instructions carry.
-    pub fn fused(biz: &str, agent_id: &str, message: &str, vector: &[f32]) -> Result<Vec<Passage>, Failure> {
-        let sources = agent_sources(biz, agent_id)?;
-        if sources.is_empty() {
-            return Ok(Vec::new());
-        }
-        let by_words = matching(biz, &sources, message)?;
-        Ok(fuse(by_words, nearest_to(biz, &sources, vector)?))
-    }
-
-    /// One `lookup` tool call: the rows as the model reads them.
-    pub fn lookup(biz: &str, agent_id: &str, source: &str, field: &str, value: &str) -> Result<String, Failure> {
-        let sources = agent_sources(biz, agent_id)?;
-        let call = ai::Lookup { id: "bench".into(), source: source.into(), field: field.into(), value: value.into() };
-        Ok(run_lookup(biz, &offered(biz, &sources)?, &call)?.0)
     }
 }
 
