@@ -23,7 +23,10 @@ function countChars(box, out, max) {
 
 // A chatapp text from one of the business's connected numbers; its
 // delivery state follows below the form until it is delivered, read or failed.
-async function sendForm(to, onSent) {
+// `takeover` (the contact page's, people.js contactTakeover): a notice
+// shown while the chosen number's conversation is the AI agent's, and the
+// steps before and after a send that take it over.
+async function sendForm(to, onSent, takeover) {
   const channels = await api("GET", "/api/v1/channels?" + q({ businessId: biz() }));
   const chat = channels.channels.find((c) => c.key === "chatapp");
   const numbers = chat ? chat.connections : [];
@@ -40,13 +43,20 @@ async function sendForm(to, onSent) {
     h("label", { for: "m-text", text: "Message" }),
     h("textarea", { id: "m-text", name: "text", rows: 3, maxlength: MESSAGE_MAX, "aria-describedby": "m-text-count", "data-hint": "m-text-count" }),
     h("p", { class: "hint counter", id: "m-text-count", "aria-live": "polite" }),
+    takeover ? takeover.notice : null,
     h("button", { type: "submit", text: "Send", disabled: !numbers.length }),
     sent);
   const count = countChars(form.text, form.querySelector("#m-text-count"), MESSAGE_MAX);
+  if (takeover) {
+    form.phoneNumberId.addEventListener("change", () => takeover.show(form.phoneNumberId.value));
+    takeover.show(form.phoneNumberId.value);
+  }
   onSubmit(form, async (sub) => {
     const text = form.text.value;
+    if (takeover) await takeover.before(form.phoneNumberId.value, sub);
     const r = await api("POST", "/api/v1/messages", { businessId: biz(), channel: "chatapp", phoneNumberId: form.phoneNumberId.value,
       to: phoneE164(form.to.value), type: "text", text }, sub);
+    if (takeover) await takeover.after(form.phoneNumberId.value, sub);
     form.text.value = "";
     count();
     const line = h("li", { class: "message-state", text: `${when(new Date().toISOString())}: queued` });

@@ -256,15 +256,20 @@ async function contactsPage() {
 // anything else is looked for in the names (its `name` parameter).
 const MOBILE_SEARCH = /^[ .()-]*(?:\+?[ .()-]*[0-9][0-9 .()-]*)?$/;
 
-// How the list may be ordered (the page shown; the API lists oldest first).
+// How the list may be ordered: the list operation's `sort`, so an order
+// spans every page (ties by id, each page resuming after the last one).
 const CONTACT_SORTS = {
-  oldest: ["Oldest first", () => 0],
-  newest: ["Newest first", (a, b) => (a.id < b.id ? 1 : -1)],
-  name: ["Name, A to Z", (a, b) => (a.name || "").localeCompare(b.name || "", undefined, { sensitivity: "base" })],
-  nameDesc: ["Name, Z to A", (a, b) => (b.name || "").localeCompare(a.name || "", undefined, { sensitivity: "base" })],
-  mobile: ["Mobile", (a, b) => a.mobile.localeCompare(b.mobile)],
+  oldest: ["Oldest first", "createdAt"],
+  newest: ["Newest first", "-createdAt"],
+  name: ["Name, A to Z", "name"],
+  nameDesc: ["Name, Z to A", "-name"],
+  mobile: ["Mobile", "mobile"],
+  mobileDesc: ["Mobile, high to low", "-mobile"],
 };
 
+// The contacts matching the search, a page at a time in the chosen order.
+// The list remembers its filters and how many match (list.matching), so
+// "select all" can choose every one of them, not only the page shown.
 function loadContacts(list, text, categoryId, sort) {
   const write = canWrite("contacts:write");
   const row = (c) => h("tr", {},
@@ -275,30 +280,63 @@ function loadContacts(list, text, categoryId, sort) {
     h("td", {}, c.communicationBlocked ? badge("blocked") : null));
   const headers = [...(write ? [""] : []), "Name", "Mobile", "Categories", "Blocked"];
   const byMobile = !text || MOBILE_SEARCH.test(text);
+  const filters = { search: byMobile ? text : "", name: byMobile ? "" : text, categoryId };
   const order = (CONTACT_SORTS[sort] || CONTACT_SORTS.oldest)[1];
-  const load = (cursor) => api("GET", "/api/v1/contacts?" + q({ businessId: biz(), search: byMobile ? text : "", name: byMobile ? "" : text, categoryId, cursor, limit: 50 }))
-    .then((page) => ({ nextCursor: page.nextCursor, rows: [...page.contacts].sort(order).map(row) }));
   const none = !text ? "No contacts." : byMobile ? "No contact's mobile matches." : "No contact's name matches.";
-  return paged(list, headers, none, load, null).then(() => { if (write) selectAll(list); });
+  // The cursors of the pages before this one (to go back).
+  const back = [];
+  list.everyMatching = false;
+  const draw = async (cursor) => {
+    let page;
+    try {
+      page = await api("GET", "/api/v1/contacts?" + q({ businessId: biz(), ...filters, sort: order, includeTotal: true, cursor, limit: 50 }));
+    } catch (err) { list.replaceChildren(h("p", { class: "form-error", text: plain({ message: err.message }) })); return; }
+    list.matching = { filters, total: page.total };
+    const shownFrom = back.length * 50 + 1;
+    const summary = page.total ? `${page.total.toLocaleString()} contact${page.total === 1 ? "" : "s"}` +
+      (page.total > page.contacts.length ? `, ${shownFrom.toLocaleString()} to ${(shownFrom + page.contacts.length - 1).toLocaleString()} shown` : "") : "";
+    const pager = h("p", { class: "pager" },
+      back.length ? h("button", { type: "button", class: "secondary", text: "Previous page", onclick: () => draw(back.pop()) }) : null,
+      page.nextCursor ? h("button", { type: "button", class: "secondary", text: "Next page", onclick: () => { back.push(cursor); draw(page.nextCursor); } }) : null);
+    list.replaceChildren(h("p", { class: "muted", id: "contact-count", text: summary }), h("div", { id: "select-all-bar", class: "select-all", "aria-live": "polite" }),
+      table(headers, page.contacts.map(row), none), pager);
+    if (write) selectAll(list);
+  };
+  return draw(null);
 }
 
-// A "select all" box in the list's first heading: ticks every row shown,
-// and shows itself mixed when some are ticked.
+// A "select all" box above the list (in view on a phone too, where the
+// table's headings are hidden) ticks every row shown; when more contacts
+// match than are shown, it offers every one of them (list.everyMatching),
+// which the bulk actions then act on through the API's `matching` (the
+// filters and the count shown), whatever page is shown.
 function selectAll(list) {
-  const th = list.querySelector("thead th");
+  const bar = list.querySelector("#select-all-bar");
   const boxes = () => [...list.querySelectorAll("input[name=selected]")];
-  if (!th || !boxes().length) return;
+  if (!bar || !boxes().length) return;
+  // Every contact matching stays chosen from page to page.
+  if (list.everyMatching) boxes().forEach((b) => { b.checked = true; });
   const all = h("input", { type: "checkbox", id: "select-all", "aria-label": "Select every contact shown" });
+  const offer = h("span", { class: "select-offer" });
+  const total = (list.matching && list.matching.total) || 0;
   const sync = () => {
     const n = boxes().filter((b) => b.checked).length;
+    if (n < boxes().length) list.everyMatching = false;
     all.checked = n > 0 && n === boxes().length;
     all.indeterminate = n > 0 && n < boxes().length;
     const out = document.getElementById("selected-count");
-    if (out) out.textContent = n ? `${n} ticked` : "";
+    if (out) out.textContent = list.everyMatching ? `All ${total.toLocaleString()} contacts matching are selected, on every page.` : n ? `${n} ticked` : "";
+    if (list.everyMatching) {
+      offer.replaceChildren(` All ${total.toLocaleString()} contacts matching are selected. `,
+        h("button", { type: "button", class: "secondary", text: "Clear the selection", onclick: () => { list.everyMatching = false; boxes().forEach((b) => { b.checked = false; }); sync(); } }));
+    } else if (all.checked && total > n) {
+      offer.replaceChildren(` The ${n} shown are ticked. `,
+        h("button", { type: "button", class: "secondary", text: `Select all ${total.toLocaleString()} matching`, onclick: () => { list.everyMatching = true; sync(); } }));
+    } else offer.replaceChildren();
   };
   all.addEventListener("change", () => { boxes().forEach((b) => { b.checked = all.checked; }); sync(); });
-  list.addEventListener("change", (e) => { if (e.target.name === "selected") sync(); });
-  th.replaceChildren(all);
+  list.onchange = (e) => { if (e.target.name === "selected") sync(); };
+  bar.replaceChildren(h("label", { class: "check" }, all, " Select all shown"), offer);
   sync();
 }
 
@@ -453,12 +491,14 @@ async function newContactForm(cats, refresh) {
 // One set of words for the contact forms (create and edit say the same).
 const CONTACT_LABELS = { name: "Name", mobile: "Mobile" };
 
-// Actions on the contacts ticked in the list: add to a category, block,
-// unblock, delete. One request per contact for the changes (the API
-// updates one contact at a time), one for the delete.
+// Actions on the contacts selected in the list: add to a category, block,
+// unblock, delete. The ticked rows go by id; "all matching" goes as the
+// list's filters with the count shown (`matching`), and the API refuses it,
+// changing nothing, if another number matches by then (contacts_changed).
+// One request either way (updateContacts, deleteContacts).
 function bulkForm(list, cats, refresh) {
   const form = h("form", { class: "card", novalidate: true, id: "bulk" },
-    h("h2", { text: "Bulk actions on the ticked rows" }),
+    h("h2", { text: "Bulk actions on the selected contacts" }),
     h("p", { class: "muted", id: "selected-count", "aria-live": "polite" }),
     h("p", { class: "form-error", role: "alert" }),
     h("label", { for: "bulk-action", text: "Action" }),
@@ -471,27 +511,31 @@ function bulkForm(list, cats, refresh) {
     h("select", { id: "bulk-category", name: "categoryId" }, cats.map((c) => h("option", { value: c.id, text: c.name }))),
     h("button", { type: "submit", text: "Apply" }));
   onSubmit(form, async (sub) => {
+    const every = list.everyMatching && list.matching;
     const ids = [...list.querySelectorAll("input[name=selected]:checked")].map((i) => i.value);
-    if (!ids.length) throw new ApiError(400, { message: "Tick at least one contact in the list." });
+    if (!every && !ids.length) throw new ApiError(400, { message: "Tick at least one contact in the list." });
+    const count = every ? list.matching.total : ids.length;
+    const who = every ? { matching: { ...Object.fromEntries(Object.entries(list.matching.filters).filter(([, v]) => v)), count } } : { contactIds: ids };
     const action = form.action.value;
+    const changed = async (err) => {
+      if (!(err instanceof ApiError) || err.error.code !== "contacts_changed") throw err;
+      await refresh();
+      throw new ApiError(409, { message: `The contacts matching changed since the list was shown (${list.matching ? list.matching.total.toLocaleString() : "some"} match now): nothing was changed. Check the list and select them again.` });
+    };
     if (action === "delete") {
-      if (!confirm(`Delete ${ids.length} contact${ids.length === 1 ? "" : "s"} and their timelines?`)) return;
-      const r = await api("DELETE", "/api/v1/contacts", { businessId: biz(), contactIds: ids }, sub);
+      const what = every ? `all ${count.toLocaleString()} contacts matching` : `${count} contact${count === 1 ? "" : "s"}`;
+      if (!confirm(`Delete ${what} and their timelines?`)) return;
+      const r = await api("DELETE", "/api/v1/contacts", { businessId: biz(), ...who }, sub).catch(changed);
       await refresh();
       toast(`${r.deleted} deleted.`);
       return;
-    } else {
-      for (const id of ids) {
-        const body = { businessId: biz() };
-        if (action === "category") {
-          const c = (await api("GET", `/api/v1/contacts/${id}?` + q({ businessId: biz() }))).contact;
-          body.categoryIds = [...new Set([...c.categories.map((x) => x.id), form.categoryId.value])];
-        } else body.communicationBlocked = action === "block";
-        await api("PATCH", `/api/v1/contacts/${id}`, body, sub);
-      }
-      await refresh();
-      toast(`${ids.length} updated.`);
     }
+    const body = { businessId: biz(), ...who };
+    if (action === "category") body.addCategoryIds = [form.categoryId.value];
+    else body.communicationBlocked = action === "block";
+    const r = await api("PATCH", "/api/v1/contacts", body, sub).catch(changed);
+    await refresh();
+    toast(`${r.matched} updated.`);
   });
   return form;
 }
@@ -615,8 +659,49 @@ async function contactPage(id) {
       fields.map(([k, v]) => [h("dt", { text: k }), h("dd", { text: String(v) })])),
     h("h2", { text: "Conversation" }),
     timeline,
-    canWrite("communications:write") && !c.communicationBlocked ? await sendForm(c.mobile, () => drawTimeline(id, timeline)) : null,
+    canWrite("communications:write") && !c.communicationBlocked ? await sendForm(c.mobile, () => drawTimeline(id, timeline), await contactTakeover(c)) : null,
     ...extra);
+}
+
+// A reply from the contact's page takes the conversation over from the AI
+// agent, as the inbox's reply does (inbox.js composer): before the send,
+// the conversation of the chosen number with this contact, if it is the
+// agent's, is taken over (updateConversation, humanHandoffActive), and a
+// first message, which starts the conversation, takes it over once sent.
+// The agent then stays silent there until someone hands it back in the
+// Inbox. The notice says so before sending.
+async function contactTakeover(c) {
+  const notice = h("p", { class: "notice takeover", role: "note", id: "takeover-notice", hidden: true });
+  const mine = async () => {
+    const page = await api("GET", "/api/v1/conversations?" + q({ businessId: biz(), channel: "chatapp", q: c.mobile, limit: 200 })).catch(() => ({ conversations: [] }));
+    return page.conversations.filter((x) => x.contact && x.contact.id === c.id);
+  };
+  let known = await mine();
+  const of = (number) => known.find((x) => x.phoneNumberId === number);
+  const takeOver = async (x, sub) => {
+    if (!x || x.status !== "agent") return false;
+    await api("PATCH", `/api/v1/conversations/${x.id}`, { businessId: biz(), humanHandoffActive: true }, sub);
+    return true;
+  };
+  const t = {
+    notice,
+    show(number) {
+      const x = of(number);
+      notice.hidden = !(x && x.status === "agent");
+      notice.textContent = x && x.status === "agent"
+        ? `Sending takes this conversation over from ${x.agent ? x.agent.name : "the agent"} (the AI agent): it stops answering ${c.name || c.mobile} here until you hand it back in the Inbox.` : "";
+    },
+    async before(number, sub) {
+      if (await takeOver(of(number), sub)) toast("Taken over: the agent stays silent in this conversation until you hand it back.");
+    },
+    async after(number, sub) {
+      const started = !of(number);
+      known = await mine();
+      if (started && await takeOver(of(number), sub)) toast("Taken over: the agent stays silent in this conversation until you hand it back.");
+      t.show(number);
+    },
+  };
+  return t;
 }
 
 // Edit a contact: what changed is sent (an update must change something);
