@@ -5,6 +5,7 @@
 
 pub mod embed;
 pub mod ingest;
+mod ingest_batch;
 mod ingest_parse;
 
 use switchboard_guest::job::AreaJob;
