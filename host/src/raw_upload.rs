@@ -22,7 +22,7 @@ use hyper::body::Incoming as HyperBody;
 use hyper::Request;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
-use switchboard_gateway::{Failure, Incoming};
+use switchboard_gateway::{Admitted, Failure, Incoming};
 
 /// Stages one body; discards what it staged when dropped unarmed.
 struct Stager {
@@ -170,6 +170,9 @@ pub(crate) struct Credentials {
     pub csrf: Option<String>,
 }
 
+/// A raw upload end to end: admitted before anything is staged, its body
+/// streamed into staging under the upload limit, then the ordinary
+/// mutation over the staged file.
 pub(crate) async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, request_id: &str, credentials: Credentials, idempotency_key: Option<String>, drain_extra: usize) -> Answer {
     let limit = shared.app.max_upload_bytes;
     // With `Expect: 100-continue` the client waits for a go-ahead that hyper
@@ -190,28 +193,11 @@ pub(crate) async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, reques
     }
 
     // 1. Admission, before anything is staged.
-    let s = shared.clone();
-    let (method, path, query) = (parts.method.as_str().to_string(), parts.uri.path().to_string(), parts.uri.query().map(String::from));
-    let admitted = tokio::task::spawn_blocking(move || {
-        let incoming = Incoming {
-            method: &method,
-            path: &path,
-            query: query.as_deref(),
-            authorization: credentials.authorization.as_deref(),
-            session: credentials.session.as_deref(),
-            csrf: credentials.csrf.as_deref(),
-            idempotency_key: idempotency_key.as_deref(),
-            body: Vec::new(),
-        };
-        s.app.gateway.admit_raw(incoming, &s.app.keys())
-    })
-    .await;
-    let admitted = match admitted {
-        Ok(Ok(a)) => a,
-        Ok(Err(f)) => return refuse_draining(f, body).await,
-        Err(_) => return refuse(Failure::internal("the request failed inside the service")),
+    let admitted = match admit(shared, &parts, credentials, idempotency_key).await {
+        Ok(a) => a,
+        Err(f) => return refuse_draining(f, body).await,
     };
-    let operation = admitted.op.id;
+    let operation = admitted.op.id.as_str();
     tracing::Span::current().record("businessId", admitted.business_id.as_deref());
     let rate_headers = match shared.limits.admit(admitted.key_id.as_deref(), admitted.business_id.as_deref()) {
         Ok(h) => h,
@@ -232,31 +218,8 @@ pub(crate) async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, reques
     // 2. Stream the body into staging.
     let streaming = std::time::Instant::now();
     let mut stager = Stager::new(shared.clone(), admitted.business_id.clone().unwrap_or_default());
-    while let Some(frame) = body.frame().await {
-        let Ok(frame) = frame else {
-            // The client went away (or broke the framing) mid-body.
-            stager.discard().await;
-            return with_op(refuse(Failure::validation("body_read_failed", "the request body could not be read to its end")));
-        };
-        let Ok(data) = frame.into_data() else { continue };
-        if stager.total + data.len() as u64 > limit as u64 {
-            stager.discard().await;
-            let already = (stager.total as usize + data.len()).saturating_sub(limit);
-            if already < drain_extra {
-                drain(&mut body, drain_extra - already).await;
-            }
-            return with_op(refuse(too_large(limit)));
-        }
-        if let Err(f) = stager.push(&data).await {
-            stager.discard().await;
-            return with_op(refuse(f));
-        }
-    }
-    if stager.total == 0 {
-        return with_op(refuse(Failure::validation("empty_file", "the request body is empty; send the file's bytes as the body")));
-    }
-    let staged = match stager.finish().await {
-        Ok(s) => s,
+    let staged = match stage(&mut stager, &mut body, limit, drain_extra).await {
+        Ok(staged) => staged,
         Err(f) => {
             stager.discard().await;
             return with_op(refuse(f));
@@ -264,7 +227,7 @@ pub(crate) async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, reques
     };
 
     // The access log's duration minus this is the mutation (the move).
-    crate::logging::line("info", &format!("requestId={request_id} staged {} bytes in {} ms", staged.size, streaming.elapsed().as_millis()));
+    tracing::info!(requestId = %request_id, bytes = staged.size, durationMs = streaming.elapsed().as_millis() as u64, "upload staged");
 
     // 3. The ordinary mutation; it discards whatever the component left.
     let Ok(_permit) = shared.permits.acquire().await else {
@@ -283,4 +246,49 @@ pub(crate) async fn answer(shared: &Arc<Shared>, req: Request<HyperBody>, reques
             with_op(refuse(Failure::internal("the request failed inside the service; nothing was written")))
         }
     }
+}
+
+/// Admits the upload's request line and credentials (its body is not read
+/// yet), on a blocking thread: the key lookup may read storage.
+async fn admit(shared: &Arc<Shared>, parts: &hyper::http::request::Parts, credentials: Credentials, idempotency_key: Option<String>) -> Result<Admitted, Failure> {
+    let s = shared.clone();
+    let (method, path, query) = (parts.method.as_str().to_string(), parts.uri.path().to_string(), parts.uri.query().map(String::from));
+    let admitted = tokio::task::spawn_blocking(move || {
+        let incoming = Incoming {
+            method: &method,
+            path: &path,
+            query: query.as_deref(),
+            authorization: credentials.authorization.as_deref(),
+            session: credentials.session.as_deref(),
+            csrf: credentials.csrf.as_deref(),
+            idempotency_key: idempotency_key.as_deref(),
+            body: Vec::new(),
+        };
+        s.app.gateway.admit_raw(incoming, &s.app.keys())
+    })
+    .await;
+    admitted.unwrap_or_else(|_| Err(Failure::internal("the request failed inside the service")))
+}
+
+/// Streams the body into `stager` up to `limit` bytes (a larger body is
+/// refused, drained up to `drain_extra` bytes past the limit so the client
+/// reads the refusal). On a refusal the caller discards what was staged.
+async fn stage(stager: &mut Stager, body: &mut HyperBody, limit: usize, drain_extra: usize) -> Result<Staged, Failure> {
+    while let Some(frame) = body.frame().await {
+        // The client went away (or broke the framing) mid-body.
+        let frame = frame.map_err(|_| Failure::validation("body_read_failed", "the request body could not be read to its end"))?;
+        let Ok(data) = frame.into_data() else { continue };
+        if stager.total + data.len() as u64 > limit as u64 {
+            let already = (stager.total as usize + data.len()).saturating_sub(limit);
+            if already < drain_extra {
+                drain(body, drain_extra - already).await;
+            }
+            return Err(too_large(limit));
+        }
+        stager.push(&data).await?;
+    }
+    if stager.total == 0 {
+        return Err(Failure::validation("empty_file", "the request body is empty; send the file's bytes as the body"));
+    }
+    stager.finish().await
 }
