@@ -29,25 +29,14 @@ fn open_admin_data_dir(dir: &Path, create: bool, storage: db::Storage) -> Result
     Databases::open(dir, db::Durability::Normal, storage, Box::new(|_, _| Ok(())))
 }
 
+/// Runs one admin command: a restore or a local check on the files alone,
+/// every other command on the opened databases.
 pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
-    if let AdminCommand::Restore { from } = &args.command {
-        // A new data dir, made from the file alone.
-        if args.primary.primary_url.is_some() {
-            bail!("restore lays a backup out as a local data dir; run it without --primary-url (docs/operations.md says how to load one into a libSQL server)");
-        }
-        let _ = writeln!(std::io::stderr(), "switchboard admin: restoring {} into data dir {}", from.display(), args.data_dir.display());
-        return admin::backup::restore(from, &args.data_dir);
-    }
     let files = admin::backup::Files { data_dir: &args.data_dir, replica: args.primary.primary_url.as_ref().map(|_| "replica-admin".to_string()) };
-    if matches!(args.command, AdminCommand::Check) && args.primary.primary_url.is_none() {
-        // The files as they are: a damaged one must not stop the check.
-        if !args.data_dir.is_dir() {
-            bail!("data dir {} does not exist (check --data-dir / SWITCHBOARD_DATA_DIR)", args.data_dir.display());
-        }
-        let _ = writeln!(std::io::stderr(), "switchboard admin: data dir {}", args.data_dir.display());
-        return checked(admin::backup::check(None, &files)?);
+    if let Some(answer) = on_files(&args, &files) {
+        return answer;
     }
-    plugins::sealed::check_environment()?;
+    let keys = plugins::sealed::Keys::from_environment()?;
     let dbs = open_admin_data_dir(&args.data_dir, args.create, args.primary.storage("admin"))?;
     // Keys, users and the businesses' list live in main; everything else
     // of a business in its own database.
@@ -111,41 +100,80 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
         AdminCommand::Summaries(SummariesCommand::Configure { business, price_per_contact, price_per_thousand_characters }) => {
             admin::summaries::configure(&*home(&business)?, &business, price_per_contact, price_per_thousand_characters)
         }
-        AdminCommand::Provider(ProviderCommand::Use { business, interface, plugin, plugin_dir, setting }) => {
-            plugins::choice::choose(&*home(&business)?, &business, interface, &plugin_dir, &plugin, &setting)
+        AdminCommand::Provider(command) => provider(&dbs, &keys, command),
+        AdminCommand::Sandbox(command) => sandbox(&dbs, command),
+    }
+}
+
+/// A restore (a new data dir, made from the file alone) or a check of a
+/// local data dir's files as they are (a damaged one must not stop the
+/// check); None for a command on the databases.
+fn on_files(args: &AdminArgs, files: &admin::backup::Files) -> Option<Result<serde_json::Value>> {
+    let local = args.primary.primary_url.is_none();
+    match &args.command {
+        AdminCommand::Restore { .. } if !local => {
+            Some(Err(anyhow::anyhow!("restore lays a backup out as a local data dir; run it without --primary-url (docs/operations.md says how to load one into a libSQL server)")))
         }
-        AdminCommand::Provider(ProviderCommand::Reset { business, interface }) => plugins::choice::reset(&*home(&business)?, &business, interface),
-        AdminCommand::Provider(ProviderCommand::Show { business, plugin_dir }) => plugins::choice::show(&*home(&business)?, &business, plugin_dir.as_deref()),
-        AdminCommand::Provider(ProviderCommand::Reseal { plugin_dir }) => {
+        AdminCommand::Restore { from } => {
+            let _ = writeln!(std::io::stderr(), "switchboard admin: restoring {} into data dir {}", from.display(), args.data_dir.display());
+            Some(admin::backup::restore(from, &args.data_dir))
+        }
+        AdminCommand::Check if local => {
+            if !args.data_dir.is_dir() {
+                return Some(Err(anyhow::anyhow!("data dir {} does not exist (check --data-dir / SWITCHBOARD_DATA_DIR)", args.data_dir.display())));
+            }
+            let _ = writeln!(std::io::stderr(), "switchboard admin: data dir {}", args.data_dir.display());
+            Some(admin::backup::check(None, files).and_then(checked))
+        }
+        _ => None,
+    }
+}
+
+/// `admin provider …`: a business's plugin choice, or every database's
+/// sealed settings resealed.
+fn provider(dbs: &Databases, keys: &plugins::sealed::Keys, command: ProviderCommand) -> Result<serde_json::Value> {
+    let home = |business: &str| dbs.of_business(business);
+    match command {
+        ProviderCommand::Use { business, interface, plugin, plugin_dir, setting } => plugins::choice::choose(&*home(&business)?, keys, &business, interface, &plugin_dir, &plugin, &setting),
+        ProviderCommand::Reset { business, interface } => plugins::choice::reset(&*home(&business)?, &business, interface),
+        ProviderCommand::Show { business, plugin_dir } => plugins::choice::show(&*home(&business)?, &business, plugin_dir.as_deref()),
+        ProviderCommand::Reseal { plugin_dir } => {
             // Every database's choices, one transaction each.
             dbs.open_registered();
             let mut resealed = 0;
             for (_, db) in dbs.all() {
-                resealed += plugins::choice::reseal(&db, plugin_dir.as_deref())?["resealed"].as_u64().unwrap_or(0);
+                resealed += plugins::choice::reseal(&db, keys, plugin_dir.as_deref())?["resealed"].as_u64().unwrap_or(0);
             }
             Ok(serde_json::json!({"resealed": resealed}))
         }
-        AdminCommand::Sandbox(SandboxCommand::Inbound { channel, phone_number_id, account_id, from, text, name, provider_message_id }) => {
+    }
+}
+
+/// `admin sandbox …`: an inbound message or a photoapp signal, as the
+/// sandbox messenger would deliver it.
+fn sandbox(dbs: &Databases, command: SandboxCommand) -> Result<serde_json::Value> {
+    match command {
+        SandboxCommand::Inbound { channel, phone_number_id, account_id, from, text, name, provider_message_id } => {
             let to = match channel {
                 ChannelArg::Chatapp => admin::Sender::Chatapp(phone_number_id.as_deref().unwrap_or_default()),
                 ChannelArg::Photoapp => admin::Sender::Photoapp(account_id.as_deref().unwrap_or_default()),
             };
-            admin::sandbox_inbound(&dbs, &admin::Inbound { to, from: &from, text: &text, name: name.as_deref(), provider_message_id: provider_message_id.as_deref() })
+            admin::sandbox_inbound(dbs, &admin::Inbound { to, from: &from, text: &text, name: name.as_deref(), provider_message_id: provider_message_id.as_deref() })
         }
-        AdminCommand::Sandbox(SandboxCommand::Reaction { account_id, from, reaction, message_id, removed, occurred_at }) => admin::sandbox_photoapp_signal(
-            &dbs,
+        SandboxCommand::Reaction { account_id, from, reaction, message_id, removed, occurred_at } => admin::sandbox_photoapp_signal(
+            dbs,
             &account_id,
             &from,
             &admin::PhotoappSignal::Reaction { reaction: &reaction, message_id: message_id.as_deref(), removed, occurred_at: occurred_at.as_deref() },
         ),
-        AdminCommand::Sandbox(SandboxCommand::Comment { account_id, from, text, name, post_id, comment_id, occurred_at }) => admin::sandbox_photoapp_signal(
-            &dbs,
+        SandboxCommand::Comment { account_id, from, text, name, post_id, comment_id, occurred_at } => admin::sandbox_photoapp_signal(
+            dbs,
             &account_id,
             &from,
             &admin::PhotoappSignal::Comment { text: &text, name: name.as_deref(), post_id: post_id.as_deref(), comment_id: comment_id.as_deref(), occurred_at: occurred_at.as_deref() },
         ),
-        AdminCommand::Sandbox(SandboxCommand::Referral { account_id, from, source, ad_id, post_id }) => {
-            admin::sandbox_photoapp_signal(&dbs, &account_id, &from, &admin::PhotoappSignal::Referral { source: &source, ad_id: ad_id.as_deref(), post_id: post_id.as_deref() })
+        SandboxCommand::Referral { account_id, from, source, ad_id, post_id } => {
+            admin::sandbox_photoapp_signal(dbs, &account_id, &from, &admin::PhotoappSignal::Referral { source: &source, ad_id: ad_id.as_deref(), post_id: post_id.as_deref() })
         }
     }
 }
