@@ -84,119 +84,137 @@ impl Connection {
     /// rest runs on the replica's file and is recorded (`shipped`).
     pub(crate) fn ship_control(&self, ship: &Shipping, sql: &str, params: Vec<SqlValue>) -> Result<u64, libsql::Error> {
         if starts_with_word(sql, "BEGIN") {
-            let asked = ship.carry_asked.replace(crate::ship::CarryAsk::No);
-            if let Some(carry) = ship.carry.get() {
-                // The transaction goes on from the request batches this
-                // connection shipped last (`ship::Carry`): no pull, the
-                // local transaction already holds what they wrote.
-                if asked != crate::ship::CarryAsk::No && !ship.locking.get() && !self.inner.is_autocommit() && carry.may_go_on() {
-                    ship.log.borrow_mut().clear();
-                    *ship.savepoints.borrow_mut() = Default::default();
-                    ship.carry_asked.set(asked);
-                    switchboard_ops::metrics::primary_call("carried");
-                    return self.note_epoch(ship, 0);
-                }
-                ship.end_carry(self);
-            }
-            if ship.locking.replace(false) {
-                // The primary's lock first, then everything it has: the
-                // local run then sees exactly what the primary holds.
-                let baton = ship.shipper.lock().map_err(|e| {
-                    PRIMARY_UNREACHABLE.store(true, Ordering::Relaxed);
-                    libsql::Error::WriteDelegation(e.into())
-                })?;
-                if !ship.fresh.pull_now(|| pull_replica(&ship.replica).is_ok()) {
-                    ship.shipper.release(baton);
-                    return Err(libsql::Error::Replication("the replica could not pull under the primary's lock".into()));
-                }
-                *ship.locked.borrow_mut() = Some(baton);
-            } else {
-                // The transaction must start from this node's last shipped
-                // commit, or its guard fails.
-                ship.fresh.pull_if_behind(|| pull_replica(&ship.replica).is_ok());
-            }
-            let out = match self.execute_here(sql, params) {
-                Ok(out) => out,
-                Err(e) => {
-                    if let Some(baton) = ship.locked.borrow_mut().take() {
-                        ship.shipper.release(baton);
-                    }
-                    return Err(e);
-                }
-            };
-            ship.log.borrow_mut().clear();
-            *ship.savepoints.borrow_mut() = Default::default();
-            ship.carry_asked.set(asked);
-            self.note_epoch(ship, out)
+            self.ship_begin(ship, sql, params)
         } else if starts_with_word(sql, "COMMIT") || starts_with_word(sql, "END") {
-            let Some(epoch) = ship.epoch.take() else { return self.execute_here(sql, params) };
-            let log = std::mem::take(&mut *ship.log.borrow_mut());
-            // The local transaction is kept through the ship when the next
-            // request batch may go on from it (`ship::Carry`); otherwise the
-            // replica's file keeps no write of ours: it gets the primary's
-            // frames by a pull, and lets that pull in before the round trip.
-            let keep = ship.carry_asked.replace(crate::ship::CarryAsk::No) == crate::ship::CarryAsk::AndKeep
-                && ship.locked.borrow().is_none()
-                && !log.is_empty()
-                && ship.carry.get().is_none_or(|c| c.may_keep());
-            if !keep {
-                ship.roll_back_local(self)?;
-            }
-            // A transaction that wrote nothing still read: its outcome holds
-            // only if the primary is where the replica was.
-            let locked = ship.locked.borrow_mut().take();
-            let shipped = match locked {
-                Some(baton) => ship.shipper.ship_locked(baton, epoch, &log),
-                None if log.is_empty() => ship.shipper.check(epoch),
-                None => ship.shipper.ship(epoch, &log),
-            };
-            if keep && shipped.is_ok() {
-                ship.carry.set(Some(ship.carry.get().map_or_else(crate::ship::Carry::begin, crate::ship::Carry::next)));
-                ship.fresh.carrying(true);
-            } else if keep {
-                // Not committed (or not known to be): the local transaction
-                // goes.
-                let _ = ship.roll_back_local(self);
-            }
-            match shipped {
-                Ok(()) => {
-                    PRIMARY_UNREACHABLE.store(false, Ordering::Relaxed);
-                    // Answered now; the replica pulls it in the background
-                    // (reads wait for that), or at the next BEGIN.
-                    if !log.is_empty() {
-                        ship.fresh.wrote();
-                    }
-                    Ok(0)
-                }
-                Err(crate::ship::ShipError::Conflict) => {
-                    switchboard_ops::metrics::primary_call("conflict");
-                    // Running it again must see what the primary has.
-                    let _ = pull_replica(&ship.replica);
-                    CONFLICT.with(|c| c.set(true));
-                    Err(libsql::Error::SqliteFailure(libsql::ffi::SQLITE_BUSY, "write conflict at the primary: the transaction runs again".into()))
-                }
-                Err(crate::ship::ShipError::Unreachable(e)) => {
-                    PRIMARY_UNREACHABLE.store(true, Ordering::Relaxed);
-                    Err(libsql::Error::WriteDelegation(e.into()))
-                }
-                Err(e @ crate::ship::ShipError::Refused(_)) => Err(libsql::Error::SqliteFailure(libsql::ffi::SQLITE_ERROR, e.to_string())),
-            }
+            self.ship_commit(ship, sql, params)
         } else if starts_with_word(sql, "ROLLBACK") && !starts_with_word(sql, "ROLLBACK TO") {
-            if let Some(baton) = ship.locked.borrow_mut().take() {
-                ship.shipper.release(baton);
-            }
-            // Undoes the carried batches' local writes too: they are the
-            // primary's to give back, by a pull.
-            ship.carry.set(None);
-            ship.carry_asked.set(crate::ship::CarryAsk::No);
-            ship.fresh.carrying(false);
-            ship.epoch.set(None);
-            ship.log.borrow_mut().clear();
-            *ship.savepoints.borrow_mut() = Default::default();
-            self.execute_here(sql, params)
+            self.ship_rollback(ship, sql, params)
         } else {
             self.shipped(sql, params, |p| self.execute_here(sql, p))
         }
+    }
+
+    /// `BEGIN`: goes on from the carried request batches when the next one
+    /// asked to, else starts from what the primary has (under its lock for
+    /// `Writer::begin_locking`) and notes the guard's counter.
+    fn ship_begin(&self, ship: &Shipping, sql: &str, params: Vec<SqlValue>) -> Result<u64, libsql::Error> {
+        let asked = ship.carry_asked.replace(crate::ship::CarryAsk::No);
+        if let Some(carry) = ship.carry.get() {
+            // The transaction goes on from the request batches this
+            // connection shipped last (`ship::Carry`): no pull, the
+            // local transaction already holds what they wrote.
+            if asked != crate::ship::CarryAsk::No && !ship.locking.get() && !self.inner.is_autocommit() && carry.may_go_on() {
+                ship.log.borrow_mut().clear();
+                *ship.savepoints.borrow_mut() = Default::default();
+                ship.carry_asked.set(asked);
+                switchboard_ops::metrics::primary_call("carried");
+                return self.note_epoch(ship, 0);
+            }
+            ship.end_carry(self);
+        }
+        if ship.locking.replace(false) {
+            // The primary's lock first, then everything it has: the
+            // local run then sees exactly what the primary holds.
+            let baton = ship.shipper.lock().map_err(|e| {
+                PRIMARY_UNREACHABLE.store(true, Ordering::Relaxed);
+                libsql::Error::WriteDelegation(e.into())
+            })?;
+            if !ship.fresh.pull_now(|| pull_replica(&ship.replica).is_ok()) {
+                ship.shipper.release(baton);
+                return Err(libsql::Error::Replication("the replica could not pull under the primary's lock".into()));
+            }
+            *ship.locked.borrow_mut() = Some(baton);
+        } else {
+            // The transaction must start from this node's last shipped
+            // commit, or its guard fails.
+            ship.fresh.pull_if_behind(|| pull_replica(&ship.replica).is_ok());
+        }
+        let out = match self.execute_here(sql, params) {
+            Ok(out) => out,
+            Err(e) => {
+                if let Some(baton) = ship.locked.borrow_mut().take() {
+                    ship.shipper.release(baton);
+                }
+                return Err(e);
+            }
+        };
+        ship.log.borrow_mut().clear();
+        *ship.savepoints.borrow_mut() = Default::default();
+        ship.carry_asked.set(asked);
+        self.note_epoch(ship, out)
+    }
+
+    /// `COMMIT`: ships what the transaction changed as one guarded batch
+    /// (or checks the guard of one that only read), keeping the local
+    /// transaction when the next request batch may carry on from it.
+    fn ship_commit(&self, ship: &Shipping, sql: &str, params: Vec<SqlValue>) -> Result<u64, libsql::Error> {
+        let Some(epoch) = ship.epoch.take() else { return self.execute_here(sql, params) };
+        let log = std::mem::take(&mut *ship.log.borrow_mut());
+        // The local transaction is kept through the ship when the next
+        // request batch may go on from it (`ship::Carry`); otherwise the
+        // replica's file keeps no write of ours: it gets the primary's
+        // frames by a pull, and lets that pull in before the round trip.
+        let keep =
+            ship.carry_asked.replace(crate::ship::CarryAsk::No) == crate::ship::CarryAsk::AndKeep && ship.locked.borrow().is_none() && !log.is_empty() && ship.carry.get().is_none_or(|c| c.may_keep());
+        if !keep {
+            ship.roll_back_local(self)?;
+        }
+        // A transaction that wrote nothing still read: its outcome holds
+        // only if the primary is where the replica was.
+        let locked = ship.locked.borrow_mut().take();
+        let shipped = match locked {
+            Some(baton) => ship.shipper.ship_locked(baton, epoch, &log),
+            None if log.is_empty() => ship.shipper.check(epoch),
+            None => ship.shipper.ship(epoch, &log),
+        };
+        if keep && shipped.is_ok() {
+            ship.carry.set(Some(ship.carry.get().map_or_else(crate::ship::Carry::begin, crate::ship::Carry::next)));
+            ship.fresh.carrying(true);
+        } else if keep {
+            // Not committed (or not known to be): the local transaction
+            // goes.
+            let _ = ship.roll_back_local(self);
+        }
+        match shipped {
+            Ok(()) => {
+                PRIMARY_UNREACHABLE.store(false, Ordering::Relaxed);
+                // Answered now; the replica pulls it in the background
+                // (reads wait for that), or at the next BEGIN.
+                if !log.is_empty() {
+                    ship.fresh.wrote();
+                }
+                Ok(0)
+            }
+            Err(crate::ship::ShipError::Conflict) => {
+                switchboard_ops::metrics::primary_call("conflict");
+                // Running it again must see what the primary has.
+                let _ = pull_replica(&ship.replica);
+                CONFLICT.with(|c| c.set(true));
+                Err(libsql::Error::SqliteFailure(libsql::ffi::SQLITE_BUSY, "write conflict at the primary: the transaction runs again".into()))
+            }
+            Err(crate::ship::ShipError::Unreachable(e)) => {
+                PRIMARY_UNREACHABLE.store(true, Ordering::Relaxed);
+                Err(libsql::Error::WriteDelegation(e.into()))
+            }
+            Err(e @ crate::ship::ShipError::Refused(_)) => Err(libsql::Error::SqliteFailure(libsql::ffi::SQLITE_ERROR, e.to_string())),
+        }
+    }
+
+    /// `ROLLBACK`: forgets the transaction, the primary's lock and any
+    /// carry.
+    fn ship_rollback(&self, ship: &Shipping, sql: &str, params: Vec<SqlValue>) -> Result<u64, libsql::Error> {
+        if let Some(baton) = ship.locked.borrow_mut().take() {
+            ship.shipper.release(baton);
+        }
+        // Undoes the carried batches' local writes too: they are the
+        // primary's to give back, by a pull.
+        ship.carry.set(None);
+        ship.carry_asked.set(crate::ship::CarryAsk::No);
+        ship.fresh.carrying(false);
+        ship.epoch.set(None);
+        ship.log.borrow_mut().clear();
+        *ship.savepoints.borrow_mut() = Default::default();
+        self.execute_here(sql, params)
     }
 
     /// Notes the guard's counter as the local transaction shows it (with
