@@ -1,33 +1,39 @@
-//! The node's background loops beside the server: each database's own
-//! (its replica's pulls, its checkpoints, its job runner when this node
-//! runs jobs), started for every database open at start and for those
-//! opened later; and the plugin reloads on SIGHUP.
+//! The node's background loops beside the server, each in the node's
+//! [`Supervisor`]: each database's own (its replica's pulls, its
+//! checkpoints, its job runner when this node runs jobs), started for every
+//! database open at start and for those opened later; and the plugin
+//! reloads on SIGHUP.
 
 use crate::db::Db;
 use crate::shared::{DatabaseJobs, Shared};
+use crate::supervisor::{Stop, Supervisor};
 use std::collections::HashSet;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How often the node looks for databases registered since it started
 /// (`admin database add`), and for those a request opened.
 const WATCH_EVERY: Duration = Duration::from_secs(2);
+/// How often the maintenance loop runs (the staged-upload sweep); the
+/// idempotency purge, the pushed statuses' purge and the finished jobs'
+/// purge run every 12th round (hourly).
+const MAINTENANCE_EVERY: Duration = Duration::from_secs(300);
+/// How often a database's write-ahead log is checkpointed.
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 
 /// Each database's loops, started once per database.
 #[derive(Clone)]
 pub(crate) struct DatabaseLoops {
     shared: Arc<Shared>,
-    stop: Arc<AtomicBool>,
+    loops: Arc<Supervisor>,
     config: crate::jobs::RunnerConfig,
     wait: Duration,
     started: Arc<parking_lot::Mutex<HashSet<String>>>,
-    runners: Arc<parking_lot::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
 }
 
 impl DatabaseLoops {
-    pub(crate) fn new(shared: Arc<Shared>, stop: Arc<AtomicBool>, config: crate::jobs::RunnerConfig, wait: Duration) -> DatabaseLoops {
-        DatabaseLoops { shared, stop, config, wait, started: Arc::default(), runners: Arc::default() }
+    pub(crate) fn new(shared: Arc<Shared>, loops: Arc<Supervisor>, config: crate::jobs::RunnerConfig, wait: Duration) -> DatabaseLoops {
+        DatabaseLoops { shared, loops, config, wait, started: Arc::default() }
     }
 
     /// Starts the loops of every open database now, then watches for new
@@ -35,9 +41,8 @@ impl DatabaseLoops {
     pub(crate) fn watch(&self) {
         self.start_new();
         let me = self.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(WATCH_EVERY).await;
+        self.loops.spawn("databases", |mut stop| async move {
+            while stop.sleep(WATCH_EVERY).await {
                 let m = me.clone();
                 let _ = tokio::task::spawn_blocking(move || {
                     m.shared.app.dbs.open_registered();
@@ -53,20 +58,25 @@ impl DatabaseLoops {
             if !self.started.lock().insert(name.clone()) {
                 continue;
             }
-            self.start(db);
+            self.start(&name, db);
         }
     }
 
-    fn start(&self, db: Arc<Db>) {
+    fn start(&self, name: &str, db: Arc<Db>) {
         if db.is_replica() {
             // Pulls what this node wrote at the primary (forwarded, shipped).
             let puller = db.clone();
-            tokio::spawn(db.freshness().run(Arc::new(move || puller.pull())));
+            let pulls = db.freshness().run(Arc::new(move || puller.pull()));
+            self.loops.spawn(format!("pulls:{name}"), |mut stop| async move {
+                tokio::select! {
+                    _ = pulls => {}
+                    _ = stop.wait() => {}
+                }
+            });
         }
         let checkpointed = db.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_secs(1)).await;
+        self.loops.spawn(format!("checkpoints:{name}"), |mut stop| async move {
+            while stop.sleep(CHECKPOINT_EVERY).await {
                 let d = checkpointed.clone();
                 let _ = tokio::task::spawn_blocking(move || d.checkpoint(false)).await;
             }
@@ -75,77 +85,116 @@ impl DatabaseLoops {
         // primary: every step's statements would cross its far link.
         if self.shared.write_node.is_none() {
             let host = Arc::new(DatabaseJobs { shared: self.shared.clone(), db });
-            self.runners.lock().push(spawn_job_runner(host, self.stop.clone(), self.config.clone(), self.wait));
-        }
-    }
-
-    /// Waits for every runner to finish its current steps (after `stop`).
-    pub(crate) async fn join_runners(&self) {
-        let runners: Vec<_> = std::mem::take(&mut *self.runners.lock());
-        for r in runners {
-            let _ = r.await;
+            let (config, wait) = (self.config.clone(), self.wait);
+            self.loops.spawn_blocking(format!("jobs:{name}"), move |stop| run_jobs(&host, &stop, config, wait));
         }
     }
 }
 
-/// Each database's runner bell (`Runner::bell`), by the database.
-static BELLS: std::sync::Mutex<Vec<(std::sync::Weak<crate::db::Db>, Arc<crate::jobs::Wake>)>> = std::sync::Mutex::new(Vec::new());
-
-/// Ends the idle wait of `db`'s job runner on this node, if it runs here:
-/// a step made due now starts at once instead of at the next round (up to
-/// 25 ms later).
-pub(crate) fn ring(db: &Arc<crate::db::Db>) {
-    let bells = BELLS.lock().unwrap_or_else(|p| p.into_inner());
-    for (d, bell) in bells.iter() {
-        if d.upgrade().is_some_and(|d| Arc::ptr_eq(&d, db)) {
-            bell.notify();
-        }
-    }
-}
-
-/// Runs job rounds of one database on a blocking thread until `stop`;
-/// idles 25 ms when there was nothing to do (an idle round is one indexed
-/// read). On stop, waits (bounded) for steps still calling out, so each
-/// ends committed or rolled back whole. Each database has its own
-/// dispatcher lease: a job's fence is a statement of its database's
-/// transaction.
-fn spawn_job_runner(host: Arc<DatabaseJobs>, stop: Arc<AtomicBool>, config: crate::jobs::RunnerConfig, wait: Duration) -> tokio::task::JoinHandle<()> {
-    tokio::task::spawn_blocking(move || {
-        let mut runner = crate::jobs::Runner::new(config);
-        {
-            let mut bells = BELLS.lock().unwrap_or_else(|p| p.into_inner());
-            bells.retain(|(d, _)| d.strong_count() > 0);
-            bells.push((Arc::downgrade(&host.db), runner.bell()));
-        }
-        while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-            if runner.tick(&host) == 0 {
-                runner.idle(Duration::from_millis(25));
+/// The node's upkeep: staged uploads idle longer than `upload_sweep_after`
+/// swept every round; expired idempotency records, pushed statuses,
+/// finished jobs and the webhook log past `webhook_log_retention` purged
+/// every 12th; idle rate limits and console login limits forgotten.
+pub(crate) fn spawn_maintenance(shared: Arc<Shared>, loops: &Supervisor, upload_sweep_after: Duration, webhook_log_retention: Duration) {
+    loops.spawn("maintenance", |mut stop| async move {
+        for round in 0u64.. {
+            let j = shared.clone();
+            let _ = tokio::task::spawn_blocking(move || {
+                for (_, db) in j.app.dbs.all() {
+                    if round % 12 == 0 {
+                        crate::pipeline::purge_expired_idempotency(&db);
+                        crate::plugins::pushed::purge(&db);
+                        crate::jobs::purge_finished(&db, crate::clock::now_ms());
+                        crate::jobs::purge_webhook_log(&db, crate::clock::now_ms(), webhook_log_retention);
+                    }
+                    crate::staging::sweep(&db, upload_sweep_after);
+                }
+                j.limits.forget_idle();
+                j.console.forget_idle();
+            })
+            .await;
+            if !stop.sleep(MAINTENANCE_EVERY).await {
+                return;
             }
         }
-        let deadline = Instant::now() + wait;
-        while runner.calling_out() > 0 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
+    });
+}
+
+/// Writes the noted uses of keys and sessions (`usage::FLUSH_EVERY`).
+pub(crate) fn spawn_usage_flush(shared: Arc<Shared>, loops: &Supervisor) {
+    loops.spawn("usage", |mut stop| async move {
+        while stop.sleep(crate::usage::FLUSH_EVERY).await {
+            let r = shared.clone();
+            let _ = tokio::task::spawn_blocking(move || crate::usage::flush(r.app.dbs.main())).await;
         }
-        // A step still calling out keeps its job leased: then the lease
-        // runs out as it would after a crash.
-        if runner.calling_out() == 0 {
-            runner.step_down(&host.db);
+    });
+}
+
+/// Each database's runner bell (`Runner::bell`), by the database: the
+/// app's (`App::bells`), hung by the runner this node runs for it.
+#[derive(Default)]
+pub(crate) struct Bells(parking_lot::Mutex<Vec<(std::sync::Weak<Db>, Arc<crate::jobs::Wake>)>>);
+
+impl Bells {
+    /// Ends the idle wait of `db`'s job runner on this node, if it runs
+    /// here: a step made due now starts at once instead of at the next
+    /// round (up to 25 ms later).
+    pub(crate) fn ring(&self, db: &Arc<Db>) {
+        for (d, bell) in self.0.lock().iter() {
+            if d.upgrade().is_some_and(|d| Arc::ptr_eq(&d, db)) {
+                bell.notify();
+            }
         }
-    })
+    }
+
+    fn hang(&self, db: &Arc<Db>, bell: Arc<crate::jobs::Wake>) {
+        let mut bells = self.0.lock();
+        bells.retain(|(d, _)| d.strong_count() > 0);
+        bells.push((Arc::downgrade(db), bell));
+    }
+}
+
+/// Runs job rounds of one database on a blocking thread until the node
+/// stops; idles 25 ms when there was nothing to do (an idle round is one
+/// indexed read). On stop, waits (bounded by `wait`) for steps still
+/// calling out, so each ends committed or rolled back whole. Each database
+/// has its own dispatcher lease: a job's fence is a statement of its
+/// database's transaction.
+fn run_jobs(host: &Arc<DatabaseJobs>, stop: &Stop, config: crate::jobs::RunnerConfig, wait: Duration) {
+    let mut runner = crate::jobs::Runner::new(config);
+    host.shared.app.bells.hang(&host.db, runner.bell());
+    while !stop.is_set() {
+        if runner.tick(host) == 0 {
+            runner.idle(Duration::from_millis(25));
+        }
+    }
+    let deadline = Instant::now() + wait;
+    while runner.calling_out() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A step still calling out keeps its job leased: then the lease
+    // runs out as it would after a crash.
+    if runner.calling_out() == 0 {
+        runner.step_down(&host.db);
+    }
 }
 
 /// SIGHUP reads the plugin folder again (on a blocking thread: plugins
 /// compile); calls in flight finish on the version they started with.
-pub(crate) fn spawn_plugin_reloads(shared: Arc<Shared>) {
+pub(crate) fn spawn_plugin_reloads(shared: Arc<Shared>, loops: &Supervisor) {
     #[cfg(unix)]
-    tokio::spawn(async move {
+    loops.spawn("plugin-reloads", |mut stop| async move {
         let Ok(mut hup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) else { return };
-        while hup.recv().await.is_some() {
-            crate::logging::line("info", "SIGHUP: reloading plugins");
+        loop {
+            tokio::select! {
+                _ = stop.wait() => return,
+                signal = hup.recv() => if signal.is_none() { return },
+            }
+            tracing::info!("SIGHUP: reloading plugins");
             let s = shared.clone();
             let _ = tokio::task::spawn_blocking(move || s.app.components.providers().plugins.reload()).await;
         }
     });
     #[cfg(not(unix))]
-    let _ = shared;
+    let _ = (shared, loops);
 }

@@ -79,8 +79,8 @@ fn no_callbacks() -> Failure {
 
 /// The address the carrier called: the server's public URL, the path and
 /// the query.
-fn called_url(path: &str, query: Option<&str>) -> String {
-    let base = switchboard_runtime::recording_links::public_url().unwrap_or_default();
+fn called_url(app: &App, path: &str, query: Option<&str>) -> String {
+    let base = app.components.recording_links().map_or("", |l| l.public_url());
     match query {
         Some(q) => format!("{base}{path}?{q}"),
         None => format!("{base}{path}"),
@@ -102,7 +102,7 @@ fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec
     let db = app.db_for(business)?;
     let conn = db.conn().map_err(|_| unavailable())?;
     let (carrier, settings) = carrier_of(app, &conn, business)?;
-    let calls = carrier.receive(&settings, &called_url(path, query), &headers, &body).map_err(refusal)?;
+    let calls = carrier.receive(&settings, &called_url(app, path, query), &headers, &body).map_err(refusal)?;
     let gate = db.write_gate(std::time::Duration::from_secs(10)).ok_or_else(unavailable)?;
     let now = crate::clock::now_ms();
     let woken = crate::db::in_transaction(&conn, || {

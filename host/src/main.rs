@@ -7,6 +7,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod admin_cli;
+mod answer;
 mod background;
 mod bench_native;
 mod carrier_events;
@@ -25,6 +26,7 @@ mod server;
 mod shared;
 mod side_routes;
 mod staging;
+mod supervisor;
 mod wire;
 mod write_node;
 mod writer;
@@ -34,6 +36,8 @@ mod writer;
 use switchboard_admin::{self as admin, usage};
 use switchboard_jobs as jobs;
 use switchboard_ops::{clock, limits, logging, metrics};
+use switchboard_runtime::recording_links::{self, RecordingLinks};
+use switchboard_runtime::runtime_settings::RuntimeSettings;
 use switchboard_runtime::{engine, knowledge, outbound, plugins};
 use switchboard_storage::{db, freshness, ship};
 
@@ -92,83 +96,50 @@ fn provider_settings(prefix: &str, flags: &[(String, String)]) -> std::collectio
     settings
 }
 
+/// The server's own AI: `--ai-endpoint` with `--ai-model`, and
+/// `--ai-embeddings-model` (at `--ai-embeddings-endpoint`, else beside the
+/// chat endpoint); the key of both in `SWITCHBOARD_AI_API_KEY`.
+fn server_ai(args: &ServeArgs) -> Result<engine::ServerAi> {
+    use engine::providers::ai::{embeddings_url, Embeddings, Endpoint, API_KEY_VAR};
+    let api_key = std::env::var(API_KEY_VAR).ok().filter(|k| !k.is_empty());
+    let endpoint = match (&args.ai_endpoint, &args.ai_model) {
+        (Some(url), Some(model)) => Some(Endpoint { url: url.clone(), model: model.clone(), api_key: api_key.clone() }),
+        _ => None,
+    };
+    let embeddings = match (&args.ai_embeddings_model, &args.ai_endpoint) {
+        (Some(model), Some(chat)) => {
+            let url = match &args.ai_embeddings_endpoint {
+                Some(u) => u.clone(),
+                None => embeddings_url(chat).with_context(|| format!("--ai-endpoint {chat} does not end in /chat/completions; name the embeddings URL with --ai-embeddings-endpoint"))?,
+            };
+            Some(Embeddings::new(&url, model, args.ai_embeddings_dimensions, api_key))
+        }
+        _ => None,
+    };
+    Ok(engine::ServerAi::new(endpoint, embeddings))
+}
+
 fn serve(args: ServeArgs) -> Result<()> {
     // A malformed key stops the start; without one, secret plugin settings
     // are refused (docs/configuration.md).
-    if !plugins::sealed::check_environment()? {
-        logging::line("info", &format!("{} is not set: plugin settings that are secret cannot be chosen", plugins::sealed::KEY_VAR));
+    let keys = plugins::sealed::Keys::from_environment()?;
+    if !keys.is_set() {
+        tracing::info!(variable = plugins::sealed::KEY_VAR, "no settings key: plugin settings that are secret cannot be chosen");
     }
-    let durability = match args.durability {
-        DurabilityArg::Normal => db::Durability::Normal,
-        DurabilityArg::Full => db::Durability::Full,
-    };
     metrics::install();
     metrics::start_at_zero(&switchboard_job_kinds::all_kinds());
     let public_url = args.public_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
     let unsafe_settings = args.unsafe_settings(&public_url);
     // For the setup links of `admin user create` on this data dir.
     let _ = std::fs::write(args.data_dir.join(admin::users::SERVED_URL_FILE), &public_url);
-    let overrides: Vec<(String, PathBuf)> = args.component_override.iter().map(|(n, p)| (n.clone(), PathBuf::from(p))).collect();
-    let mut outbound = engine::OutboundPolicy { public_only: !args.webhook_allow_private, timeout: Duration::from_millis(args.webhook_timeout_ms), ..Default::default() };
-    if let Some(Delays(list)) = args.webhook_retry_delays_ms {
-        outbound.retry_delays_ms = list;
-    }
-    if let (Some(url), Some(model)) = (&args.ai_endpoint, &args.ai_model) {
-        engine::providers::ai::configure(url, model);
-    }
-    let embeddings = match (&args.ai_embeddings_model, &args.ai_endpoint) {
-        (Some(model), Some(chat)) => {
-            let url = match &args.ai_embeddings_endpoint {
-                Some(u) => u.clone(),
-                None => engine::providers::ai::embeddings_url(chat)
-                    .with_context(|| format!("--ai-endpoint {chat} does not end in /chat/completions; name the embeddings URL with --ai-embeddings-endpoint"))?,
-            };
-            Some(engine::providers::ai::configure_embeddings(&url, model, args.ai_embeddings_dimensions))
-        }
-        _ => None,
-    };
-    // What every database gets when this node opens it, before anything
-    // runs on it: the vector table's shape, the write guard over it, the
-    // runtime settings its job steps read.
-    let settings = [("campaign_minute_ms", args.campaign_minute_ms), ("voice_line_poll_ms", args.voice_line_poll_ms)];
-    let prepare = move |name: &str, db: &db::Db| -> Result<()> {
-        let backfill = knowledge::prepare(db, embeddings).context("the vector store of grounded agents")?;
-        if db.ships_writes() {
-            // The vector table may have been made just now: guard it too.
-            ship::install_guard(db).context("the write guard of shipped transactions")?;
-        }
-        for (setting, value) in settings {
-            db::execute(&*db.conn()?, "INSERT OR REPLACE INTO runtime_settings (name, value) VALUES (?1, ?2)", vec![libsql::Value::Text(setting.into()), libsql::Value::Text(value.to_string())])
-                .context("storing the runtime settings")?;
-        }
-        if backfill > 0 {
-            logging::line("info", &format!("database {name}: embedding the passages of {backfill} data sources (data-sources.embed jobs)"));
-        }
-        Ok(())
-    };
-    let dbs = Arc::new(Databases::open(&args.data_dir, durability, args.primary.storage("serve"), Box::new(prepare))?);
-    // A server runs every database's jobs: it opens them all now.
-    dbs.open_registered();
-    switchboard_runtime::recording_links::configure(switchboard_runtime::recording_links::load_secret(dbs.main()).context("the recording link secret")?, &public_url, args.recording_link_ttl_ms);
-    let artifacts = match &args.component_cache {
-        Some(ComponentCache::Off) => args.data_dir.join("cache"),
-        Some(ComponentCache::Dir(dir)) => engine::artifact_dir(Some(dir), &args.data_dir),
-        None => engine::artifact_dir(None, &args.data_dir),
-    };
-    let plugins = plugins::Registry::start(args.plugin_dir.clone(), &artifacts, !args.webhook_allow_private).context("loading plugins")?;
-    let components = engine::Components::load(
-        &artifacts,
-        &overrides,
-        outbound,
-        args.provider_settings.0.iter().filter_map(|(i, flags)| Some((i.name(), provider_settings(i.settings_flag()?.env_prefix, flags)))).collect(),
-        plugins,
-    )
-    .context("loading components")?;
+    let server_ai = server_ai(&args)?;
+    let dbs = open_databases(&args, server_ai.embeddings().cloned())?;
+    let recording_links = RecordingLinks::new(recording_links::load_secret(dbs.main()).context("the recording link secret")?, &public_url, args.recording_link_ttl_ms);
+    let components = components(&args, server_ai, keys, recording_links)?;
     // What the start freed (a compile's working memory, the migrations')
     // goes back to the system now rather than staying resident while idle.
     // SAFETY: mi_collect takes no pointers and may be called at any time.
     unsafe { libmimalloc_sys::mi_collect(true) };
-    let runner = jobs::RunnerConfig { concurrency: args.job_concurrency as usize };
     let gateway = switchboard_gateway::Gateway::new().map_err(anyhow::Error::msg).context("building the OpenAPI document")?;
     let app = pipeline::App {
         gateway,
@@ -178,12 +149,13 @@ fn serve(args: ServeArgs) -> Result<()> {
         bench_baseline: args.bench_baseline,
         sandbox_routes: args.sandbox_routes,
         max_upload_bytes: usize::try_from(args.max_upload_bytes).unwrap_or(usize::MAX),
+        bells: Default::default(),
     };
     let settings = server::Settings {
         addr: args.listen,
         upload_sweep_after: Duration::from_millis(args.upload_sweep_after_ms),
         shutdown_timeout: Duration::from_millis(args.shutdown_timeout_ms),
-        runner,
+        runner: jobs::RunnerConfig::new(args.job_concurrency as usize),
         metrics_listen: args.metrics_listen,
         write_node: args.write_node.clone(),
         secure_cookies: public_url.starts_with("https://"),
@@ -191,7 +163,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         webhook_log_retention: Duration::from_secs(u64::from(args.webhook_log_retention_days) * 24 * 3600),
     };
     if !unsafe_settings.is_empty() {
-        logging::line("warn", &format!("unsafe settings in force: {}", unsafe_settings.join("; ")));
+        tracing::warn!(settings = %unsafe_settings.join("; "), "unsafe settings in force");
     }
     if let Some(file) = &args.pid_file {
         std::fs::write(file, format!("{}\n", std::process::id())).with_context(|| format!("--pid-file {}", file.display()))?;
@@ -205,4 +177,56 @@ fn serve(args: ServeArgs) -> Result<()> {
     // (its transaction never commits) rather than waited for.
     runtime.shutdown_timeout(Duration::from_secs(1));
     served
+}
+
+/// The data dir's databases, each prepared when this node opens it, before
+/// anything runs on it: the vector table's shape (for `embeddings`), the
+/// write guard over it, the runtime settings its job steps read. A server
+/// runs every database's jobs: it opens them all now.
+fn open_databases(args: &ServeArgs, embeddings: Option<knowledge::Embeddings>) -> Result<Arc<Databases>> {
+    let durability = match args.durability {
+        DurabilityArg::Normal => db::Durability::Normal,
+        DurabilityArg::Full => db::Durability::Full,
+    };
+    let settings = RuntimeSettings { campaign_minute_ms: args.campaign_minute_ms, voice_line_poll_ms: args.voice_line_poll_ms };
+    let prepare = move |name: &str, db: &db::Db| -> Result<()> {
+        let backfill = knowledge::prepare(db, embeddings.as_ref()).context("the vector store of grounded agents")?;
+        if db.ships_writes() {
+            // The vector table may have been made just now: guard it too.
+            ship::install_guard(db).context("the write guard of shipped transactions")?;
+        }
+        settings.store(db).context("storing the runtime settings")?;
+        if backfill > 0 {
+            tracing::info!(database = name, dataSources = backfill, "embedding the passages of data sources (data-sources.embed jobs)");
+        }
+        Ok(())
+    };
+    let dbs = Arc::new(Databases::open(&args.data_dir, durability, args.primary.storage("serve"), Box::new(prepare))?);
+    dbs.open_registered();
+    Ok(dbs)
+}
+
+/// The components, compiled (or loaded from the artifact cache) and linked
+/// with what `serve` configures for their imports.
+fn components(args: &ServeArgs, server_ai: engine::ServerAi, keys: plugins::sealed::Keys, recording_links: RecordingLinks) -> Result<engine::Components> {
+    let mut outbound = engine::OutboundPolicy { public_only: !args.webhook_allow_private, timeout: Duration::from_millis(args.webhook_timeout_ms), ..Default::default() };
+    if let Some(Delays(list)) = &args.webhook_retry_delays_ms {
+        outbound.retry_delays_ms = list.clone();
+    }
+    let artifacts = match &args.component_cache {
+        Some(ComponentCache::Off) => args.data_dir.join("cache"),
+        Some(ComponentCache::Dir(dir)) => engine::artifact_dir(Some(dir), &args.data_dir),
+        None => engine::artifact_dir(None, &args.data_dir),
+    };
+    let plugins = plugins::Registry::start(args.plugin_dir.clone(), &artifacts, !args.webhook_allow_private).context("loading plugins")?;
+    let setup = engine::Setup {
+        outbound,
+        provider_settings: args.provider_settings.0.iter().filter_map(|(i, flags)| Some((i.name(), provider_settings(i.settings_flag()?.env_prefix, flags)))).collect(),
+        plugins,
+        server_ai,
+        keys,
+        recording_links: Some(recording_links),
+    };
+    let overrides: Vec<(String, PathBuf)> = args.component_override.iter().map(|(n, p)| (n.clone(), PathBuf::from(p))).collect();
+    engine::Components::load(&artifacts, &overrides, setup).context("loading components")
 }

@@ -27,6 +27,8 @@ pub struct App {
     pub sandbox_routes: bool,
     /// Body limit of a raw (streamed) upload.
     pub max_upload_bytes: usize,
+    /// Each database's job runner bell, rung when a step is made due now.
+    pub bells: crate::background::Bells,
 }
 
 /// What goes back over HTTP.

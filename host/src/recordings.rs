@@ -21,7 +21,7 @@ use http_body_util::BodyExt;
 use hyper::{Request, Response};
 use std::sync::Arc;
 use switchboard_gateway::Failure;
-use switchboard_runtime::recording_links;
+use switchboard_runtime::recording_links::RecordingLinks;
 pub use switchboard_runtime::recording_links::PREFIX;
 
 /// Bytes asked of the carrier per piece.
@@ -36,8 +36,8 @@ struct Link {
     attachment: bool,
 }
 
-/// Checks a link's signature and expiry.
-fn verify(path: &str, query: &str, now_ms: i64) -> Result<Link, Failure> {
+/// Checks a link's signature (by `links`, this server's) and expiry.
+fn verify(links: Option<&RecordingLinks>, path: &str, query: &str, now_ms: i64) -> Result<Link, Failure> {
     let refused = |code: &str, message: &str| Failure::new(403, "authorization", code, message.to_string());
     let invalid = || refused("recording_link_invalid", "the recording link is not valid");
     let rest = path.strip_prefix(PREFIX).ok_or_else(invalid)?;
@@ -47,7 +47,7 @@ fn verify(path: &str, query: &str, now_ms: i64) -> Result<Link, Failure> {
     let (business, expiry, disposition, sig) = (param("b"), param("e"), param("d"), param("s"));
     let expiry: i64 = expiry.parse().map_err(|_| invalid())?;
     let sig = hex::decode(sig).map_err(|_| invalid())?;
-    if !recording_links::signed_here(call_id, business, expiry, disposition, &sig) {
+    if !links.is_some_and(|l| l.signed_here(call_id, business, expiry, disposition, &sig)) {
         return Err(invalid());
     }
     if now_ms / 1000 > expiry {
@@ -146,7 +146,7 @@ pub async fn respond<B>(shared: Arc<Shared>, req: Request<B>, request_id: &str) 
     if req.method() != hyper::Method::GET && req.method() != hyper::Method::HEAD {
         return failure(&Failure::new(405, "validation", "method_not_allowed", "use GET").with_header("Allow", "GET, HEAD".into()), request_id);
     }
-    let link = match verify(req.uri().path(), req.uri().query().unwrap_or(""), crate::clock::now_ms()) {
+    let link = match verify(shared.app.components.recording_links(), req.uri().path(), req.uri().query().unwrap_or(""), crate::clock::now_ms()) {
         Ok(l) => l,
         Err(f) => return failure(&f, request_id),
     };
@@ -220,7 +220,6 @@ pub async fn respond<B>(shared: Arc<Shared>, req: Request<B>, request_id: &str) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use switchboard_runtime::recording_links::{configure, sign};
 
     #[test]
     fn a_stored_placement_reads_back() {
@@ -249,9 +248,10 @@ mod tests {
 
     #[test]
     fn links_verify_until_they_expire_and_not_when_changed() {
-        configure(b"secret".to_vec(), "http://127.0.0.1:1/", 300_000);
+        let links = RecordingLinks::new(b"secret".to_vec(), "http://127.0.0.1:1/", 300_000);
+        let verify = |path: &str, query: &str, now| verify(Some(&links), path, query, now);
         let now = 1_700_000_000_000;
-        let url = sign("biz", "call", "call.wav", "inline", now);
+        let url = links.sign("biz", "call", "call.wav", "inline", now);
         let path_and_query = url.strip_prefix("http://127.0.0.1:1").unwrap();
         let (path, query) = path_and_query.split_once('?').unwrap();
         let link = verify(path, query, now).unwrap();

@@ -136,6 +136,31 @@ fn a_stop_waits_for_requests_in_flight_only_as_long_as_the_shutdown_limit() {
     assert!(stopping.elapsed() < Duration::from_secs(20), "stopped after {:?}, not after the 60 s request", stopping.elapsed());
 }
 
+/// A stop ends every background loop of the node and joins it before
+/// `stopped`: each loop's end is logged by its name, none ended early or
+/// panicked, and the count of loops joined is every loop started.
+#[test]
+fn a_stop_ends_and_joins_every_background_loop() {
+    let dir = DataDir::new();
+    let log = dir.0.join("stop.log");
+    let metrics = free_port();
+    let mut s = Server::start_logged(&dir.0, &["--metrics-listen", &format!("127.0.0.1:{metrics}")], &log);
+    let t = tenant(&dir.0, "all");
+    assert_eq!(s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}", t.business)).status, 200);
+    assert!(s.terminate().success());
+    let events = log_events(&log);
+    let ended: Vec<&str> = events.iter().filter(|e| e["message"] == "background loop ended").filter_map(|e| e["loop"].as_str()).collect();
+    for name in ["maintenance", "databases", "usage", "metrics", "plugin-reloads", "checkpoints:main", "jobs:main"] {
+        assert!(ended.contains(&name), "the loop {name} ended at the stop: {ended:?}");
+    }
+    let early: Vec<&serde_json::Value> = events.iter().filter(|e| e["message"].as_str().is_some_and(|m| m.starts_with("background loop ") && m != "background loop ended")).collect();
+    assert!(early.is_empty(), "no loop ended early or panicked: {early:?}");
+    let joined = events.iter().position(|e| e["message"] == "background loops ended").expect("the loops were joined");
+    assert_eq!(events[joined]["loops"].as_u64(), Some(ended.len() as u64), "every loop started was joined");
+    let stopped = events.iter().position(|e| e["message"] == "stopped").expect("stopped");
+    assert!(joined < stopped, "joined before the stop completed");
+}
+
 #[test]
 fn a_pid_file_names_the_server_until_it_stops() {
     let dir = DataDir::new();
@@ -159,12 +184,13 @@ fn serve_names_the_unsafe_settings_in_force_in_one_line_at_start() {
     assert_eq!(lines.len(), 1, "{text}");
     let line: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
     assert_eq!(line["level"], "WARN", "{line}");
-    let message = line["message"].as_str().unwrap();
+    assert_eq!(line["message"], "unsafe settings in force", "{line}");
+    let settings = line["settings"].as_str().unwrap();
     for named in ["--webhook-allow-private", "--rate-limit-key 0", "--max-in-flight 0", "--sandbox-routes", "without Secure"] {
-        assert!(message.contains(named), "names {named}: {message}");
+        assert!(settings.contains(named), "names {named}: {settings}");
     }
     for safe in ["--rate-limit-business", "--component-override"] {
-        assert!(!message.contains(safe), "{safe} is not in force: {message}");
+        assert!(!settings.contains(safe), "{safe} is not in force: {settings}");
     }
     s.terminate();
 

@@ -7,20 +7,12 @@
 use crate::harness::*;
 use std::path::{Path, PathBuf};
 
-/// The start's `components: N loaded from the cache in DIR, M compiled`
-/// line, as (N, M).
+/// The start's `components loaded` event: how many came from the cache
+/// (`fromCache`) and how many were compiled.
 fn loaded_and_compiled(log: &Path) -> (usize, usize) {
-    let text = log_containing(log, "loaded from the cache in");
-    let message = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()?["message"].as_str().map(String::from))
-        .find(|m| m.starts_with("components: "))
-        .unwrap_or_else(|| panic!("no components line: {text}"));
-    let number = |after: &str| -> usize {
-        let at = message.find(after).unwrap_or_else(|| panic!("{after:?} in {message}")) + after.len();
-        message[at..].split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap_or_else(|_| panic!("{message}"))
-    };
-    (number("components: "), number(", "))
+    let event = log_event(log, "components loaded", |_| true).unwrap_or_else(|| panic!("no components event: {}", std::fs::read_to_string(log).unwrap_or_default()));
+    let number = |field: &str| event[field].as_u64().unwrap_or_else(|| panic!("{field} in {event}")) as usize;
+    (number("fromCache"), number("compiled"))
 }
 
 fn artifacts(dir: &Path) -> Vec<PathBuf> {
@@ -105,7 +97,7 @@ fn an_unusable_cache_falls_back_to_the_data_dir_where_off_keeps_them() {
     let log = data.0.join("first.log");
     let mut s = Server::start_logged(&data.0, &["--component-cache", file.join("components").to_str().unwrap()], &log);
     let (_, compiled) = loaded_and_compiled(&log);
-    assert!(log_containing(&log, "using ").contains(&format!("component cache {}", file.join("components").display())));
+    assert!(logged(&log, "component cache unusable: using the data dir's", &[("cacheDir", &file.join("components").display().to_string())]));
     contacts_answer(&s);
     s.terminate();
     assert_eq!(artifacts(&data.0.join("cache")).len(), compiled);

@@ -606,7 +606,8 @@ pub fn serve_adapter_plugin(data: &DataDir, name: &str, wasm: &str, api_host: &s
     std::fs::write(folder.join("plugin.toml"), manifest.replace(&format!("\"{api_host}\""), &format!("\"localhost:{fake_port}\""))).unwrap();
     let log = data.0.join("server.log");
     let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap()], &log);
-    assert!(log_containing(&log, "plugins: 1 loaded").contains(&format!("plugin loaded: name={name}")));
+    plugins_loaded(&log, 1);
+    assert!(logged(&log, "plugin loaded", &[("name", name)]));
     (s, plugins.to_str().unwrap().to_string(), log)
 }
 
@@ -622,6 +623,19 @@ pub fn log_containing(log: &Path, needle: &str) -> String {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Waits (up to 10 s) for the plugin registry's `plugins loaded` event of
+/// `count` plugins; panics without one.
+pub fn plugins_loaded(log: &Path, count: u64) {
+    let found = log_event(log, "plugins loaded", |v| v["loaded"] == count);
+    assert!(found.is_some(), "{count} plugins loaded: {}", std::fs::read_to_string(log).unwrap_or_default());
+}
+
+/// Whether the log has (or gets within 10 s) the event `message` whose
+/// fields have these text values.
+pub fn logged(log: &Path, message: &str, fields: &[(&str, &str)]) -> bool {
+    log_event(log, message, |v| fields.iter().all(|(k, want)| v[*k] == *want)).is_some()
 }
 
 /// Panics unless a success answer's `data` matches the response schema the

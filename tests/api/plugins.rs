@@ -169,9 +169,11 @@ fn serve_loads_a_plugin_folder_and_each_business_chooses_its_adapter() {
     plugin_folder(&plugins, "greedy", &testbed, "[limits]\nmemory_mib = 4096");
     let log = data.0.join("server.log");
     let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap()], &log);
-    let text = log_containing(&log, "plugins: 1 loaded");
-    assert!(text.contains("plugin loaded: name=acme version=1.0.0 interface=messenger"), "{text}");
-    assert!(text.contains("plugin refused") && text.contains("broken") && text.contains("not a WebAssembly component"), "{text}");
+    plugins_loaded(&log, 1);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(logged(&log, "plugin loaded", &[("name", "acme"), ("version", "1.0.0"), ("interface", "messenger")]), "{text}");
+    let broken = log_event(&log, "plugin refused", |v| v["folder"].as_str().is_some_and(|f| f.ends_with("broken"))).unwrap_or_else(|| panic!("{text}"));
+    assert!(broken["error"].as_str().unwrap().contains("not a WebAssembly component"), "{broken}");
     assert!(text.contains("greedy") && text.contains("`limits.memory_mib` must be 1 to 256"), "{text}");
 
     let a = biz(&data.0, "pn-plugin-a");
@@ -222,7 +224,7 @@ fn a_runaway_plugin_costs_only_its_own_call() {
     plugin_folder(&plugins, "slow", &testbed, &format!("{TESTBED_SETTINGS}[limits]\ntimeout_ms = 1500\nmemory_mib = 32"));
     let log = data.0.join("server.log");
     let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap()], &log);
-    log_containing(&log, "plugins: 1 loaded");
+    plugins_loaded(&log, 1);
     let dir = plugins.to_str().unwrap();
     let a = biz(&data.0, "pn-runaway-a");
     let b = biz(&data.0, "pn-bystander-b");
@@ -278,7 +280,7 @@ fn sighup_reloads_plugins_and_calls_in_flight_finish_on_their_version() {
     let folder = plugin_folder(&plugins, "acme", &std::fs::read(TESTBED).unwrap(), TESTBED_SETTINGS);
     let log = data.0.join("server.log");
     let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap()], &log);
-    log_containing(&log, "plugins: 1 loaded");
+    plugins_loaded(&log, 1);
     let a = biz(&data.0, "pn-reload-a");
     choose(&data.0, &a, "acme", plugins.to_str().unwrap(), &["api-token=t", "slow-ms=2500"]).unwrap();
     let hup = || assert!(Command::new("kill").args(["-HUP", &s.child.id().to_string()]).status().unwrap().success());
@@ -293,8 +295,7 @@ fn sighup_reloads_plugins_and_calls_in_flight_finish_on_their_version() {
     std::fs::copy(v2.join("plugin.wasm"), folder.join("plugin.wasm")).unwrap();
     std::fs::write(folder.join("plugin.toml"), format!("name = \"acme\"\nversion = \"2.0.0\"\ninterface = \"messenger\"\n{TESTBED_SETTINGS}")).unwrap();
     hup();
-    let text = log_containing(&log, "plugin loaded: name=acme version=2.0.0");
-    assert!(text.contains("plugin loaded: name=acme version=2.0.0"), "{text}");
+    assert!(logged(&log, "plugin loaded", &[("name", "acme"), ("version", "2.0.0")]), "{}", std::fs::read_to_string(&log).unwrap());
     assert_eq!(message(&s, &a, &in_flight)["status"], "queued", "the slow call is still running");
     // It finishes on version 1; the next message goes to version 2.
     assert_eq!(settled(&s, &a, &in_flight, "read")["providerMessageId"], json!(format!("tb.{in_flight}")));
@@ -306,9 +307,10 @@ fn sighup_reloads_plugins_and_calls_in_flight_finish_on_their_version() {
     std::fs::write(folder.join("plugin.wasm"), b"\0asm broken").unwrap();
     plugin_folder(&plugins, "other", &std::fs::read(TESTBED).unwrap(), "");
     hup();
-    let text = log_containing(&log, "plugins: 2 loaded");
-    assert!(text.contains("plugin kept: name=acme version=2.0.0"), "{text}");
-    assert!(text.contains("plugin loaded: name=other"), "{text}");
+    plugins_loaded(&log, 2);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(logged(&log, "plugin kept: the folder's new contents were refused", &[("name", "acme"), ("version", "2.0.0")]), "{text}");
+    assert!(logged(&log, "plugin loaded", &[("name", "other")]), "{text}");
     let still = send(&s, &a, "+15550001234");
     assert!(settled(&s, &a, &still, "read")["providerMessageId"].as_str().unwrap().starts_with("sbx."));
 }
@@ -352,7 +354,8 @@ fn the_kit_template_builds_with_one_command_into_a_plugin_that_serves_a_business
     let dist = kit.join("template/dist");
     let log = data.0.join("server.log");
     let s = Server::start_logged(&data.0, &["--plugin-dir", dist.to_str().unwrap()], &log);
-    assert!(log_containing(&log, "plugins: 1 loaded").contains("plugin loaded: name=my-plugin"));
+    plugins_loaded(&log, 1);
+    assert!(logged(&log, "plugin loaded", &[("name", "my-plugin")]));
     let a = biz(&data.0, "pn-kit-a");
     let endpoint = format!("endpoint=http://localhost:{}/send", rx.port);
     choose(&data.0, &a, "my-plugin", dist.to_str().unwrap(), &[&endpoint, "api-token=kit-token-1"]).unwrap();
@@ -375,7 +378,7 @@ fn a_business_chooses_a_carrier_plugin_and_its_calls_wait_until_it_is_loaded() {
     assert!(out.status.success());
     let log = data.0.join("server.log");
     let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap(), "--carrier-setting", "step-delay-ms=5"], &log);
-    log_containing(&log, "plugins: 0 loaded");
+    plugins_loaded(&log, 0);
     let caller = |name: &str| {
         let t = tenant(&data.0, "all");
         admin(&data.0, &["voice", "configure", "--business", &t.business, "--lines", "1"]);
@@ -425,7 +428,7 @@ fn a_business_chooses_a_carrier_plugin_and_its_calls_wait_until_it_is_loaded() {
     // Loaded on SIGHUP, the plugin places A's call.
     copy_tree(&staged.join("acme-voice"), &plugins.join("acme-voice"));
     assert!(Command::new("kill").args(["-HUP", &s.child.id().to_string()]).status().unwrap().success());
-    log_containing(&log, "plugin loaded: name=acme-voice");
+    assert!(logged(&log, "plugin loaded", &[("name", "acme-voice")]));
     poll("B's call to complete", || (status(&b, &cb) == "completed").then_some(()));
     poll("A's call to complete through the plugin", || (status(&a, &ca) == "completed").then_some(()));
 }
@@ -446,7 +449,7 @@ fn a_business_chooses_an_ai_plugin_for_its_agents_replies() {
 
     let log = data.0.join("server.log");
     let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap()], &log);
-    log_containing(&log, "plugins: 1 loaded");
+    plugins_loaded(&log, 1);
     let replier = |number: &str| {
         let b = biz(&data.0, number);
         let agent = s.as_key(&b.t.key).fresh().post("/api/v1/agents", &json!({"businessId": b.t.business, "channel": "chatapp", "name": "Desk", "instructions": "Help."}));

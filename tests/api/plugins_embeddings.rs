@@ -65,7 +65,7 @@ fn an_ai_plugin_that_declares_embeddings_makes_the_vectors_retrieval_uses() {
     ai_plugin(&plugins, "narrow-ai", "[embeddings]\nmodel = \"tiny\"\ndimensions = 3");
     let log = data.0.join("server.log");
     let s = Server::start_logged(&data.0, &["--plugin-dir", plugins.to_str().unwrap()], &log);
-    log_containing(&log, "plugins: 2 loaded");
+    plugins_loaded(&log, 2);
     let dir = plugins.to_str().unwrap();
     let a = business(&s, &data.0, "pn-emb-a");
     let b = business(&s, &data.0, "pn-emb-b");

@@ -74,7 +74,7 @@ fn secret_settings_are_sealed_at_rest_opened_for_calls_and_never_shown() {
     let dir = plugin_dir(&data.0);
     let log = data.0.join("server.log");
     let s = Server::start_logged(&data.0, &["--plugin-dir", &dir], &log);
-    log_containing(&log, "plugins: 1 loaded");
+    plugins_loaded(&log, 1);
     let t = tenant(&data.0, "all");
     admin(&data.0, &["channel", "connect", "--business", &t.business, "--channel", "chatapp", "--phone-number-id", "pn-vault"]);
 

@@ -1,7 +1,7 @@
 //! Grounded retrieval alone, for `bench/retrieval.sh`: `handle` runs one
 //! retrieval of the agent runtime (`grounding::retrieval`) exactly as a turn
 //! runs it, chosen by the `kind` query parameter, against whatever database
-//! the host hands it. The bench (`crates/runtime/src/knowledge/bench.rs`)
+//! the host hands it. The bench (`crates/runtime/src/engine/retrieval_bench.rs`)
 //! loads this component in place of an area and times each call.
 //!
 //! `kind`: `words`, `meaning`, `fused` (`message`; the embedded message as a

@@ -27,13 +27,37 @@
 //! leaves them alone whatever the server's model, and a change of that
 //! choice re-embeds the business's sources ([`embeddings_changed`]).
 
+use crate::db::SqlValue;
 use anyhow::{Context, Result};
-use libsql::Value as SqlValue;
 
 use crate::db::{self, Db};
-use crate::engine::providers::ai::Embeddings;
 use switchboard_job_kinds::data_sources::{embed_lane, DataSourcesJob, Embed};
 use switchboard_storage::jobs;
+
+/// The embeddings model (`serve --ai-embeddings-model`): where vectors come
+/// from and how long they are.
+#[derive(Debug, Clone)]
+pub struct Embeddings {
+    pub url: String,
+    pub model: String,
+    pub dimensions: u32,
+    /// Sent as `dimensions` only when set explicitly (models that cannot
+    /// shorten their vectors refuse the parameter).
+    pub ask_dimensions: bool,
+    pub api_key: Option<String>,
+}
+
+/// The dimension of vectors when `--ai-embeddings-dimensions` is not given
+/// (the native size of the common small OpenAI-compatible models).
+pub const DEFAULT_DIMENSIONS: u32 = 1536;
+
+impl Embeddings {
+    /// The model `model` at `url`, of `dimensions` (asked of the model only
+    /// when given), else [`DEFAULT_DIMENSIONS`].
+    pub fn new(url: &str, model: &str, dimensions: Option<u32>, api_key: Option<String>) -> Embeddings {
+        Embeddings { url: url.to_string(), model: model.to_string(), dimensions: dimensions.unwrap_or(DEFAULT_DIMENSIONS), ask_dimensions: dimensions.is_some(), api_key }
+    }
+}
 
 /// The vector table and its index for vectors of `dimensions` floats.
 fn vector_table_ddl(dimensions: u32) -> String {
@@ -66,7 +90,7 @@ pub fn prepare(db: &Db, embeddings: Option<&Embeddings>) -> Result<usize> {
             Some((SqlValue::Text(m), SqlValue::Integer(d))) => (m.clone(), *d),
             _ => (String::new(), 0),
         };
-        let wanted = embeddings.map_or(if dimensions == 0 { crate::engine::providers::ai::DEFAULT_DIMENSIONS as i64 } else { dimensions }, |e| e.dimensions as i64);
+        let wanted = embeddings.map_or(if dimensions == 0 { DEFAULT_DIMENSIONS as i64 } else { dimensions }, |e| e.dimensions as i64);
         let mut script = String::new();
         if dimensions != wanted {
             if dimensions != 0 {
@@ -205,6 +229,3 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
-
-#[cfg(test)]
-mod bench;

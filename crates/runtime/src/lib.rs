@@ -11,12 +11,14 @@
 //!
 //! Entry point: `engine::Components` (`call`, `run_job`).
 
+pub mod compiled;
 pub mod engine;
 pub mod knowledge;
 pub mod outbound;
 pub mod plugins;
 pub mod recording_links;
+pub mod runtime_settings;
 
 // The lower crates under the names the modules here use.
-use switchboard_ops::{clock, logging, metrics};
+use switchboard_ops::{clock, metrics};
 use switchboard_storage::db;

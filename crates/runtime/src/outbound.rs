@@ -16,11 +16,33 @@
 //! and dropped so the connection can be reused. Nothing about the request
 //! (it carries a signature) is logged.
 
-use crate::engine::OutboundPolicy;
 use std::io::Read;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// How webhook deliveries go out (`serve` flags).
+#[derive(Debug, Clone)]
+pub struct OutboundPolicy {
+    pub timeout: Duration,
+    pub retry_delays_ms: Vec<u64>,
+    /// Refuse loopback, private, link-local and other non-public targets
+    /// (the default; `serve --webhook-allow-private` turns it off).
+    pub public_only: bool,
+    /// The HTTP client, built on first use (after the flags set `timeout`)
+    /// and shared, so deliveries to one receiver reuse kept-alive
+    /// connections instead of opening one per POST.
+    pub client: std::sync::OnceLock<reqwest::blocking::Client>,
+}
+
+impl Default for OutboundPolicy {
+    fn default() -> Self {
+        // 10 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, 24 h:
+        // eleven retries over about 2 days 4 hours.
+        let minutes = [0.17, 0.5, 2.0, 10.0, 30.0, 60.0, 120.0, 240.0, 480.0, 720.0, 1440.0];
+        OutboundPolicy { timeout: Duration::from_secs(10), retry_delays_ms: minutes.iter().map(|m| (m * 60_000.0) as u64).collect(), public_only: true, client: std::sync::OnceLock::new() }
+    }
+}
 
 /// Idle kept-alive connections per receiver host (one per delivery lane
 /// that is sending to it at once).

@@ -64,7 +64,7 @@ fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec
     let db = app.db_for(business)?;
     let conn = db.conn().map_err(|_| unavailable())?;
     let (carrier, settings) = super::carrier_of(app, &conn, business)?;
-    let heard = carrier.hear(&settings, &super::called_url(path, query), &headers, &body).map_err(super::refusal)?;
+    let heard = carrier.hear(&settings, &super::called_url(app, path, query), &headers, &body).map_err(super::refusal)?;
     let business_text = SqlValue::Text(business.into());
     let call = SqlValue::Text(heard.call_id.clone());
     let known = db::query_rows(&conn, "SELECT 1 FROM calls WHERE business_id = ?1 AND id = ?2", vec![business_text.clone(), call.clone()]).map_err(|_| unavailable())?;
@@ -99,12 +99,12 @@ fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec
     });
     drop(gate);
     if recorded.map_err(|_| unavailable())? {
-        crate::background::ring(&db);
+        app.bells.ring(&db);
     }
     if partial {
         return Ok(Taken::Received);
     }
-    let answer = wait_for_answer(&db, business, &heard)?;
+    let answer = wait_for_answer(app, &db, business, &heard)?;
     let (content_type, document) = carrier.answer(&settings, &answer).map_err(|e| {
         crate::logging::line("warn", &format!("carrier turn: the adapter could not write its answer: {}", e.code));
         Failure::new(503, "capacity", "provider_events_unavailable", "the carrier adapter could not write the answer; send it again").retryable(true)
@@ -125,7 +125,7 @@ fn wake(conn: &db::Connection, business: &SqlValue, call: &SqlValue, now: i64) -
 /// ended; a hold after [`HOLD`]. While it waits, a step that was running
 /// when the post came (and so did not see it) is made due again as soon
 /// as it is pending.
-fn wait_for_answer(db: &std::sync::Arc<crate::db::Db>, business: &str, heard: &Heard) -> Result<TurnAnswer, Failure> {
+fn wait_for_answer(app: &App, db: &std::sync::Arc<crate::db::Db>, business: &str, heard: &Heard) -> Result<TurnAnswer, Failure> {
     let started = Instant::now();
     let mut pause = Duration::from_micros(500);
     let params = vec![SqlValue::Text(business.into()), SqlValue::Text(heard.call_id.clone()), SqlValue::Integer(i64::from(heard.turn))];
@@ -167,7 +167,7 @@ fn wait_for_answer(db: &std::sync::Arc<crate::db::Db>, business: &str, heard: &H
                 let woken = db::in_transaction(&conn, || wake(&conn, &params[0], &params[1], now));
                 drop(gate);
                 if woken.is_ok_and(|n| n > 0) {
-                    crate::background::ring(db);
+                    app.bells.ring(db);
                 }
             }
         }

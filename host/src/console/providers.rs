@@ -85,7 +85,7 @@ pub fn set(app: &App, s: &SessionRecord, interface: Interface, body: &[u8]) -> R
         .filter(|l| l.manifest.interface == interface)
         .ok_or_else(|| Failure::not_found("plugin_not_found", format!("no {} plugin named `{}` is loaded in this server", interface.name(), name.escape_debug())))?;
     let mut settings = match choice::read(&c, &s.business_id, interface).map_err(|e| unavailable(e.into()))? {
-        Some(ch) if ch.plugin == name => ch.open().map_err(|e| Failure::validation("settings_sealed", format!("{e:#}")))?,
+        Some(ch) if ch.plugin == name => ch.open(&app.components.providers().keys).map_err(|e| Failure::validation("settings_sealed", format!("{e:#}")))?,
         _ => Default::default(),
     };
     for (k, v) in wanted.settings {
@@ -96,7 +96,7 @@ pub fn set(app: &App, s: &SessionRecord, interface: Interface, body: &[u8]) -> R
     }
     let given: Vec<(String, String)> = settings.into_iter().collect();
     let settings = choice::checked_settings(&loaded.manifest, &given).map_err(|e| Failure::validation("invalid_settings", format!("{e:#}")))?;
-    let chosen = choice::sealed_choice(&s.business_id, interface, &name, &settings, &loaded.manifest).map_err(|e| Failure::validation("settings_key_missing", format!("{e:#}")))?;
+    let chosen = choice::sealed_choice(&app.components.providers().keys, &s.business_id, interface, &name, &settings, &loaded.manifest).map_err(|e| Failure::validation("settings_key_missing", format!("{e:#}")))?;
     choice::fits_the_index(&c, &loaded.manifest).map_err(|e| Failure::validation("invalid_plugin", format!("{e:#}")))?;
     crate::db::in_transaction(&c, || choice::write(&c, &chosen)).map_err(unavailable)?;
     crate::logging::line("info", &format!("console: the {} plugin of business {} is now {name}", interface.name(), s.business_id));

@@ -73,7 +73,7 @@ fn start(fake: &Fake, extra: &[&str]) -> Setup {
     let mut flags = vec!["--plugin-dir", plugins.to_str().unwrap(), "--rate-limit-key", "0", "--rate-limit-business", "0"];
     flags.extend_from_slice(extra);
     let s = Server::start_logged(&data.0, &flags, &log);
-    log_containing(&log, "plugins: 1 loaded");
+    plugins_loaded(&log, 1);
     let plugins = plugins.to_str().unwrap().to_string();
     let x = with_business(fake, data, s, plugins, log, CALLS as u32);
     // Twenty calls reserve their maximum duration each.

@@ -257,7 +257,21 @@ fn async_instances_against_blocking() {
     std::fs::create_dir_all(&scratch).unwrap();
     let plugins = crate::plugins::Registry::start(None, &scratch, true).unwrap();
     let cache = super::artifact_dir(None, &scratch);
-    let c = Arc::new(Components::load(&cache, &[], OutboundPolicy::default(), Default::default(), plugins).unwrap());
+    let c = Arc::new(
+        Components::load(
+            &cache,
+            &[],
+            crate::engine::Setup {
+                outbound: OutboundPolicy::default(),
+                provider_settings: Default::default(),
+                plugins,
+                server_ai: Default::default(),
+                keys: Default::default(),
+                recording_links: None,
+            },
+        )
+        .unwrap(),
+    );
     let db = Arc::new(Db::open(&scratch.join("data")).unwrap());
     let ids = Arc::new(seed(&c, &db));
     let way = Arc::new(AsyncWay::new(&c));

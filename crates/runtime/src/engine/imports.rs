@@ -13,6 +13,19 @@ use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+/// What every call's imports reach besides its connection, one field per
+/// capability: configured once at `serve` start ([`super::Setup`]), linked
+/// by [`super::Components::load`], shared by every call's state.
+pub struct Capabilities {
+    /// `http-out`: how webhook deliveries go out.
+    pub outbound: OutboundPolicy,
+    /// The provider interfaces: embedded adapters, plugins, the server's AI.
+    pub providers: Providers,
+    /// `recording-links`: the signing of a call's recording links (none in
+    /// a process that serves no recordings: its links are empty).
+    pub recording_links: Option<crate::recording_links::RecordingLinks>,
+}
+
 /// The state of one component call (a request or a job step).
 pub struct RequestState {
     wasi: WasiCtx,
@@ -27,9 +40,8 @@ pub struct RequestState {
     /// The business the request or job step runs for (whose provider
     /// adapters answer it).
     business_id: String,
-    outbound: Arc<OutboundPolicy>,
-    /// The provider components and native providers of this process.
-    pub(super) providers: Arc<Providers>,
+    /// The process's capabilities (providers, outbound, recording links).
+    caps: Arc<Capabilities>,
     /// Set for a job step that calls out: the write gate and the transaction
     /// are taken at the step's first write, not before.
     pub(super) lazy: Option<LazyWrite>,
@@ -79,7 +91,7 @@ impl LazyWrite {
 const LAZY_GATE_WAIT: Duration = Duration::from_secs(30);
 
 impl RequestState {
-    pub(super) fn new(conn: Option<crate::db::Connection>, log_context: String, business_id: &str, outbound: Arc<OutboundPolicy>, providers: Arc<Providers>) -> RequestState {
+    pub(super) fn new(conn: Option<crate::db::Connection>, log_context: String, business_id: &str, caps: Arc<Capabilities>) -> RequestState {
         RequestState {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
@@ -87,8 +99,7 @@ impl RequestState {
             conn,
             log_context,
             business_id: business_id.to_string(),
-            outbound,
-            providers,
+            caps,
             lazy: None,
             step: None,
             preparing: false,
@@ -100,8 +111,13 @@ impl RequestState {
         &self.log_context
     }
 
-    pub fn providers(&self) -> &Arc<Providers> {
-        &self.providers
+    pub fn providers(&self) -> &Providers {
+        &self.caps.providers
+    }
+
+    /// The signing of recording links, when this process serves them.
+    pub fn recording_links(&self) -> Option<&crate::recording_links::RecordingLinks> {
+        self.caps.recording_links.as_ref()
     }
 
     pub fn business_id(&self) -> &str {
@@ -348,24 +364,36 @@ macro_rules! clock_and_ids {
 pub(crate) use clock_and_ids;
 clock_and_ids!(RequestState);
 
-pub fn level_name(level: log::Level) -> &'static str {
+/// A component's own log line at its level: its text is the message, and
+/// `context` (the component and its request or job) a field.
+pub fn log_event(level: log::Level, context: &str, message: &str) {
     match level {
-        log::Level::Debug => "debug",
-        log::Level::Info => "info",
-        log::Level::Warn => "warn",
-        log::Level::Error => "error",
+        log::Level::Debug => tracing::debug!(context, "{message}"),
+        log::Level::Info => tracing::info!(context, "{message}"),
+        log::Level::Warn => tracing::warn!(context, "{message}"),
+        log::Level::Error => tracing::error!(context, "{message}"),
     }
 }
 
 impl log::Host for RequestState {
     fn log(&mut self, level: log::Level, message: String) {
-        crate::logging::line(level_name(level), &format!("{} {message}", self.log_context));
+        log_event(level, &self.log_context, &message);
+    }
+}
+
+/// `recording-links`: signed with the process's links; empty links in a
+/// process that serves none.
+impl super::voice_world::switchboard::platform::recording_links::Host for RequestState {
+    fn sign(&mut self, business_id: String, call_id: String, file_name: String) -> super::voice_world::switchboard::platform::recording_links::Links {
+        let now = crate::clock::now_ms();
+        let sign = |disposition| self.recording_links().map(|l| l.sign(&business_id, &call_id, &file_name, disposition, now)).unwrap_or_default();
+        super::voice_world::switchboard::platform::recording_links::Links { url: sign("inline"), download_url: sign("attachment") }
     }
 }
 
 impl http_out::Host for RequestState {
     fn policy(&mut self) -> http_out::DeliveryPolicy {
-        http_out::DeliveryPolicy { timeout_ms: self.outbound.timeout.as_millis() as u32, retry_delays_ms: self.outbound.retry_delays_ms.clone() }
+        http_out::DeliveryPolicy { timeout_ms: self.caps.outbound.timeout.as_millis() as u32, retry_delays_ms: self.caps.outbound.retry_delays_ms.clone() }
     }
 
     fn post(&mut self, url: String, headers: Vec<(String, String)>, body: String) -> Result<u16, String> {
@@ -374,6 +402,6 @@ impl http_out::Host for RequestState {
         if self.preparing {
             return Err(format!("prepare_refused: {PROVIDER_REFUSED_IN_PREPARE} or send a request out"));
         }
-        crate::outbound::post(&self.outbound, &url, &headers, &body)
+        crate::outbound::post(&self.caps.outbound, &url, &headers, &body)
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! * this file: one wasmtime engine with the pooling allocator and its
 //!   limits, each component compiled once per binary (precompiled artifacts
-//!   cached in the user's cache folder, see [`artifact_dir`]), an
+//!   cached in the user's cache folder: `crate::compiled`), an
 //!   `InstancePre` per component, a bounded store per request (kept warm
 //!   for the same business's next request, [`warm`]) or job step;
 //! * [`imports`]: the host side of every platform import a component sees
@@ -17,18 +17,24 @@ mod async_bench;
 pub mod imports;
 mod prepare;
 pub mod providers;
+#[cfg(test)]
+mod retrieval_bench;
 mod warm;
 
+use crate::compiled::load_or_compile;
+pub use crate::compiled::{artifact_dir, deadline_ticks, pooling, Origin, EPOCH_TICK};
+pub use crate::outbound::OutboundPolicy;
 use anyhow::{Context, Result};
+pub use imports::Capabilities;
 use imports::{LazyWrite, RequestState, StepContext};
+pub use providers::ai::ServerAi;
 use providers::{ProviderSettings, Providers};
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
 
 include!(concat!(env!("OUT_DIR"), "/components.rs"));
 
@@ -80,8 +86,6 @@ pub const DISPATCHER: &str = "dispatcher";
 /// How long one job step may run.
 pub const JOB_DEADLINE: Duration = Duration::from_secs(60);
 
-/// Wall-clock tick of the epoch counter.
-pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// Linear memory a single instance may grow to.
 pub const INSTANCE_MEMORY_LIMIT: usize = 256 << 20;
 /// Instances alive at once (also bounds the pooling allocator's reservation).
@@ -92,60 +96,31 @@ pub fn store_limits() -> StoreLimits {
     StoreLimitsBuilder::new().memory_size(INSTANCE_MEMORY_LIMIT).instances(16).trap_on_grow_failure(true).build()
 }
 
-/// Epoch ticks for a deadline.
-pub fn deadline_ticks(deadline: Duration) -> u64 {
-    (deadline.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
-}
-
-/// The pooling allocator of an engine: `instances` component instances at
-/// once, each memory up to `max_memory` bytes (the embedded components', and
-/// the plugins' engine).
-pub fn pooling(instances: u32, max_memory: usize) -> InstanceAllocationStrategy {
-    let mut pool = PoolingAllocationConfig::default();
-    pool.total_component_instances(instances)
-        .total_core_instances(instances * 4)
-        .total_memories(instances * 2)
-        .total_tables(instances * 4)
-        .max_memory_size(max_memory)
-        // Reusing a slot should not page-fault: with PAGEMAP_SCAN (Linux
-        // 6.7+) only the pages a call dirtied are reset, by memset, up to
-        // this much; without it the low bytes are memset and the rest is
-        // returned with madvise.
-        .linear_memory_keep_resident(16 << 20)
-        .table_keep_resident(1 << 16)
-        .pagemap_scan(wasmtime::Enabled::Auto);
-    InstanceAllocationStrategy::Pooling(pool)
-}
-
-/// How webhook deliveries go out (`serve` flags).
-#[derive(Debug, Clone)]
-pub struct OutboundPolicy {
-    pub timeout: Duration,
-    pub retry_delays_ms: Vec<u64>,
-    /// Refuse loopback, private, link-local and other non-public targets
-    /// (the default; `serve --webhook-allow-private` turns it off).
-    pub public_only: bool,
-    /// The HTTP client, built on first use (after the flags set `timeout`)
-    /// and shared, so deliveries to one receiver reuse kept-alive
-    /// connections instead of opening one per POST.
-    pub client: std::sync::OnceLock<reqwest::blocking::Client>,
-}
-
-impl Default for OutboundPolicy {
-    fn default() -> Self {
-        // 10 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, 24 h:
-        // eleven retries over about 2 days 4 hours.
-        let minutes = [0.17, 0.5, 2.0, 10.0, 30.0, 60.0, 120.0, 240.0, 480.0, 720.0, 1440.0];
-        OutboundPolicy { timeout: Duration::from_secs(10), retry_delays_ms: minutes.iter().map(|m| (m * 60_000.0) as u64).collect(), public_only: true, client: std::sync::OnceLock::new() }
-    }
+/// What `serve` configures for the components' imports (host/src/main.rs
+/// builds it from the command line and hands it to [`Components::load`]):
+/// one field per capability, so nothing a call reaches is a process-wide
+/// global.
+pub struct Setup {
+    /// `http-out`: how webhook deliveries go out.
+    pub outbound: OutboundPolicy,
+    /// The embedded provider adapters' settings (`--<interface>-setting`).
+    pub provider_settings: ProviderSettings,
+    /// The plugins a business may choose instead of an embedded adapter.
+    pub plugins: crate::plugins::Registry,
+    /// The server's own AI (`--ai-endpoint`, `--ai-embeddings-model`).
+    pub server_ai: providers::ai::ServerAi,
+    /// The keys that open a business's secret plugin settings.
+    pub keys: crate::plugins::sealed::Keys,
+    /// The signing of recording links (`--public-url`,
+    /// `--recording-link-ttl-ms`, the database's secret).
+    pub recording_links: Option<crate::recording_links::RecordingLinks>,
 }
 
 pub struct Components {
-    outbound: Arc<OutboundPolicy>,
     engine: Engine,
     pres: HashMap<String, ResourceAreaPre<RequestState>>,
     dispatcher: Option<DispatcherPre<RequestState>>,
-    providers: Arc<Providers>,
+    caps: Arc<Capabilities>,
     warm: warm::WarmInstances,
 }
 
@@ -163,8 +138,13 @@ pub enum CallError {
 
 impl Components {
     /// The provider components and native providers of this process.
-    pub fn providers(&self) -> &Arc<Providers> {
-        &self.providers
+    pub fn providers(&self) -> &Providers {
+        &self.caps.providers
+    }
+
+    /// The signing of recording links, when this process serves them.
+    pub fn recording_links(&self) -> Option<&crate::recording_links::RecordingLinks> {
+        self.caps.recording_links.as_ref()
     }
 
     /// Compiles the embedded components; `overrides` replaces one by name
@@ -172,10 +152,11 @@ impl Components {
     /// provider adapter). `provider_settings` reach the provider components.
     /// Outbound targets must be public addresses (unless `--webhook-allow-private`).
     pub fn public_only(&self) -> bool {
-        self.outbound.public_only
+        self.caps.outbound.public_only
     }
 
-    pub fn load(cache_dir: &Path, overrides: &[(String, std::path::PathBuf)], outbound: OutboundPolicy, provider_settings: ProviderSettings, plugins: crate::plugins::Registry) -> Result<Components> {
+    pub fn load(cache_dir: &Path, overrides: &[(String, std::path::PathBuf)], setup: Setup) -> Result<Components> {
+        let Setup { outbound, provider_settings, plugins, server_ai, keys, recording_links } = setup;
         let mut config = Config::new();
         config.allocation_strategy(pooling(MAX_INSTANCES, INSTANCE_MEMORY_LIMIT)).epoch_interruption(true).wasm_component_model(true);
         // `perf` can name guest functions (perf-PID.map) when asked to.
@@ -213,12 +194,15 @@ impl Components {
             from_cache += usize::from(origin == Origin::Cache);
             compiled.insert(name.to_string(), component);
         }
-        crate::logging::line(
-            "info",
-            &format!("components: {from_cache} loaded from the cache in {}, {} compiled ({} ms)", cache_dir.display(), compiled.len() - from_cache, started.elapsed().as_millis()),
+        tracing::info!(
+            fromCache = from_cache,
+            compiled = compiled.len() - from_cache,
+            cacheDir = %cache_dir.display(),
+            durationMs = started.elapsed().as_millis() as u64,
+            "components loaded"
         );
         // Provider components are linked into their own worlds by the registry.
-        let providers = Arc::new(Providers::load(&engine, &mut compiled, provider_settings, plugins)?);
+        let providers = Providers::load(&engine, &mut compiled, provider_settings, plugins, server_ai, keys)?;
         let mut pres = HashMap::new();
         let mut dispatcher = None;
         for (name, component) in compiled {
@@ -236,7 +220,8 @@ impl Components {
             std::thread::sleep(EPOCH_TICK);
             ticker.increment_epoch();
         })?;
-        Ok(Components { outbound: Arc::new(outbound), engine, pres, dispatcher, providers, warm: warm::WarmInstances::new() })
+        let caps = Arc::new(Capabilities { outbound, providers, recording_links });
+        Ok(Components { engine, pres, dispatcher, caps, warm: warm::WarmInstances::new() })
     }
 
     pub fn has(&self, name: &str) -> bool {
@@ -251,7 +236,7 @@ impl Components {
     }
 
     fn store(&self, conn: Option<crate::db::Connection>, log_context: String, business_id: &str, deadline: Duration) -> Store<RequestState> {
-        let state = RequestState::new(conn, log_context, business_id, self.outbound.clone(), self.providers.clone());
+        let state = RequestState::new(conn, log_context, business_id, self.caps.clone());
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
         store.set_epoch_deadline(deadline_ticks(deadline));
@@ -363,172 +348,4 @@ fn classify(e: wasmtime::Error) -> CallError {
 pub(crate) fn hit_memory_limit(e: &wasmtime::Error) -> bool {
     let text = format!("{e:?}");
     text.contains("forcing trap when growing memory") || text.contains("memory") && text.contains("limit")
-}
-
-/// The lock file of a folder of artifacts: one process compiles while the
-/// others starting at the same time wait for its file instead of compiling
-/// the same component again.
-const LOCK_FILE: &str = ".compile.lock";
-/// Artifacts kept per component name (the most recently loaded): a few
-/// builds side by side (debug and release, an older commit) each find
-/// theirs, and the folder does not grow with every build.
-const KEEP_PER_NAME: usize = 4;
-
-/// The folder of precompiled artifacts: `wanted` (`serve
-/// --component-cache`), else `switchboard/components` in the user's cache
-/// folder, so a fresh data dir reuses what an earlier start of the same
-/// binary compiled. Falls back to the data dir's `cache/` when that folder
-/// cannot be made, written, or is writable by group or others (an artifact
-/// is native code the process runs).
-pub fn artifact_dir(wanted: Option<&Path>, data_dir: &Path) -> PathBuf {
-    let fallback = data_dir.join("cache");
-    let Some(dir) = wanted.map(Path::to_path_buf).or_else(|| dirs::cache_dir().map(|d| d.join("switchboard").join("components"))) else {
-        return fallback;
-    };
-    match private_dir(&dir) {
-        Ok(()) => dir,
-        Err(e) => {
-            crate::logging::line("warn", &format!("component cache {}: {e}; using {}", dir.display(), fallback.display()));
-            fallback
-        }
-    }
-}
-
-fn private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        builder.mode(0o700).create(dir)?;
-        if std::fs::metadata(dir)?.permissions().mode() & 0o022 != 0 {
-            return Err(std::io::Error::other("group or others may write to it"));
-        }
-    }
-    #[cfg(not(unix))]
-    builder.create(dir)?;
-    std::fs::OpenOptions::new().create(true).append(true).open(dir.join(LOCK_FILE)).map(drop)
-}
-
-/// Where a component's native code came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    /// A precompiled artifact in the cache folder.
-    Cache,
-    /// Compiled by this process.
-    Compiled,
-}
-
-/// Compiles a component once per (bytes, engine configuration, version)
-/// and keeps the native artifact in `cache_dir`.
-pub(crate) fn compile_cached(engine: &Engine, cache_dir: &Path, name: &str, wasm: &[u8]) -> Result<Component> {
-    load_or_compile(engine, cache_dir, name, wasm).map(|(c, _)| c)
-}
-
-fn load_or_compile(engine: &Engine, cache_dir: &Path, name: &str, wasm: &[u8]) -> Result<(Component, Origin)> {
-    let mut h = Sha256::new();
-    h.update(wasm);
-    let mut compat = std::collections::hash_map::DefaultHasher::new();
-    std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut compat);
-    h.update(std::hash::Hasher::finish(&compat).to_le_bytes());
-    h.update(env!("CARGO_PKG_VERSION"));
-    let key = hex::encode(&h.finalize()[..12]);
-    let path = cache_dir.join(format!("{name}-{key}.cwasm"));
-    if let Some(c) = load_artifact(engine, &path) {
-        return Ok((c, Origin::Cache));
-    }
-    // Several servers starting at once on a cold cache (the API tests): the
-    // first compiles, the others wait here and then load its file. Without
-    // a lock file (an unwritable folder) each compiles for itself.
-    let lock = std::fs::OpenOptions::new().create(true).append(true).open(cache_dir.join(LOCK_FILE)).ok();
-    if let Some(l) = &lock {
-        let _ = l.lock();
-        if let Some(c) = load_artifact(engine, &path) {
-            return Ok((c, Origin::Cache));
-        }
-    }
-    // wasmtime compiles a component's functions in parallel on rayon's
-    // pool: here a pool of this compile's own, whose threads end with it,
-    // so the memory they worked in can go back to the system (the host's
-    // `mi_collect` after the start) instead of staying with idle threads
-    // for the life of the server.
-    let pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("compile-{i}")).build()?;
-    let bytes = pool.install(|| engine.precompile_component(wasm)).map_err(anyhow::Error::from).with_context(|| format!("compiling component {name}"))?;
-    drop(pool);
-    match write_artifact(cache_dir, &path, &bytes) {
-        Ok(()) => {
-            prune(cache_dir, name);
-            drop(bytes);
-            // Mapped from the file rather than copied from `bytes`: its
-            // pages are the page cache's, shared with every other server
-            // of this binary, and only those that run become resident.
-            if let Some(c) = load_artifact(engine, &path) {
-                return Ok((c, Origin::Compiled));
-            }
-            anyhow::bail!("component {name}: the artifact just written to {} does not load", path.display())
-        }
-        Err(e) => {
-            crate::logging::line("warn", &format!("component cache {}: {e}; {name} compiled in memory", cache_dir.display()));
-            // SAFETY: just compiled by this engine.
-            Ok((unsafe { Component::deserialize(engine, &bytes)? }, Origin::Compiled))
-        }
-    }
-}
-
-/// The artifact at `path`, if there is one this engine loads. One that does
-/// not (truncated, overwritten, another engine's) is removed, to be
-/// compiled again.
-fn load_artifact(engine: &Engine, path: &Path) -> Option<Component> {
-    if !path.exists() {
-        return None;
-    }
-    // SAFETY: the file was written by `precompile_component` of this same
-    // engine configuration (its name carries the compatibility hash) into a
-    // folder only this user may write to (`artifact_dir`); wasmtime checks
-    // its header and its engine settings before it maps the code.
-    match unsafe { Component::deserialize_file(engine, path) } {
-        Ok(c) => {
-            // Marks it used, for `prune`.
-            let _ = std::fs::File::options().append(true).open(path).and_then(|f| f.set_modified(std::time::SystemTime::now()));
-            Some(c)
-        }
-        Err(e) => {
-            crate::logging::line("warn", &format!("component cache: {} does not load ({e}); compiling it again", path.display()));
-            let _ = std::fs::remove_file(path);
-            None
-        }
-    }
-}
-
-/// Writes `bytes` to `path` whole or not at all: a unique temporary name
-/// in the same folder, then a rename, so a reader never maps a partial file.
-fn write_artifact(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let file = path.file_name().and_then(|n| n.to_str()).unwrap_or("artifact");
-    let tmp = dir.join(format!(".{file}.{}-{}.tmp", std::process::id(), SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
-    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
-}
-
-/// Keeps the [`KEEP_PER_NAME`] most recently loaded artifacts of `name`
-/// and removes the older ones (a server that mapped one keeps running it).
-fn prune(dir: &Path, name: &str) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut found: Vec<(std::time::SystemTime, PathBuf)> = entries
-        .flatten()
-        .filter(|e| {
-            let file = e.file_name();
-            let file = file.to_string_lossy();
-            // `{name}-{24 hex digits}.cwasm`
-            file.strip_suffix(".cwasm").and_then(|f| f.rsplit_once('-')).is_some_and(|(n, key)| n == name && key.len() == 24 && key.bytes().all(|b| b.is_ascii_hexdigit()))
-        })
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
-        .collect();
-    found.sort_by_key(|(used, _)| std::cmp::Reverse(*used));
-    for (_, old) in found.into_iter().skip(KEEP_PER_NAME) {
-        let _ = std::fs::remove_file(old);
-    }
 }

@@ -211,8 +211,7 @@ mod tests {
     /// A reusable store with no instance in it (`Warm<()>`).
     struct Fixture {
         engine: wasmtime::Engine,
-        providers: Arc<super::super::Providers>,
-        outbound: Arc<super::super::OutboundPolicy>,
+        caps: Arc<super::super::Capabilities>,
     }
 
     impl Fixture {
@@ -221,12 +220,13 @@ mod tests {
             std::fs::create_dir_all(&scratch).unwrap();
             let plugins = crate::plugins::Registry::start(None, &scratch, true).unwrap();
             let _ = std::fs::remove_dir_all(&scratch);
-            Fixture { engine: wasmtime::Engine::default(), providers: Arc::new(super::super::Providers::none(plugins)), outbound: Arc::default() }
+            let caps = super::super::Capabilities { outbound: Default::default(), providers: super::super::providers::Providers::none(plugins), recording_links: None };
+            Fixture { engine: wasmtime::Engine::default(), caps: Arc::new(caps) }
         }
 
         /// An idle instance of `business` (its state says whose it is).
         fn warm(&self, business: &str) -> Warm<()> {
-            let state = RequestState::new(None, String::new(), business, self.outbound.clone(), self.providers.clone());
+            let state = RequestState::new(None, String::new(), business, self.caps.clone());
             Warm::new(Store::new(&self.engine, state), (), 0)
         }
     }

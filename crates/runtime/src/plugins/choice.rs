@@ -9,7 +9,7 @@
 //! Secret settings are stored sealed (`secret_settings_json`, see
 //! [`super::sealed`]) and opened only for a call into the plugin.
 
-use super::sealed::{self, Binding};
+use super::sealed::{self, Binding, Keys};
 use super::{Interface, Manifest};
 use crate::db::in_transaction;
 use crate::db::{self, require_business, Db, SqlValue};
@@ -35,11 +35,11 @@ pub struct Choice {
 
 impl Choice {
     /// Every setting in clear, for a call into the plugin: the sealed ones
-    /// opened (an error without the key that sealed them).
-    pub fn open(&self) -> Result<HashMap<String, String>> {
+    /// opened with `keys` (an error without the key that sealed them).
+    pub fn open(&self, keys: &Keys) -> Result<HashMap<String, String>> {
         let mut all = self.settings.clone();
         for (name, token) in &self.sealed {
-            all.insert(name.clone(), sealed::open(token, &self.binding(name))?);
+            all.insert(name.clone(), keys.open(token, &self.binding(name))?);
         }
         Ok(all)
     }
@@ -77,7 +77,7 @@ pub fn read(conn: &db::Connection, business: &str, interface: Interface) -> Resu
 
 /// `admin provider use`: `business`'s `interface` is served by the plugin in
 /// `plugin_dir/<plugin>` with `settings`.
-pub fn choose(db: &Db, business: &str, interface: Interface, plugin_dir: &Path, plugin: &str, settings: &[(String, String)]) -> Result<serde_json::Value> {
+pub fn choose(db: &Db, keys: &Keys, business: &str, interface: Interface, plugin_dir: &Path, plugin: &str, settings: &[(String, String)]) -> Result<serde_json::Value> {
     let folder = plugin_dir.join(plugin);
     let read = || -> Result<Manifest> {
         let manifest = super::read_manifest(&folder)?;
@@ -93,7 +93,7 @@ pub fn choose(db: &Db, business: &str, interface: Interface, plugin_dir: &Path, 
     }
     let settings = checked_settings(&manifest, settings)?;
     let business = business.to_ascii_lowercase();
-    let chosen = sealed_choice(&business, interface, plugin, &settings, &manifest)?;
+    let chosen = sealed_choice(keys, &business, interface, plugin, &settings, &manifest)?;
     let c = db.conn()?;
     in_transaction(&c, || {
         require_business(&c, &business)?;
@@ -107,7 +107,7 @@ pub fn choose(db: &Db, business: &str, interface: Interface, plugin_dir: &Path, 
 /// settings `manifest` marks secret sealed, the others in clear. Refused
 /// when a secret is given and the server has no settings key, so nothing
 /// secret is ever written in clear.
-pub fn sealed_choice(business: &str, interface: Interface, plugin: &str, settings: &HashMap<String, String>, manifest: &Manifest) -> Result<Choice> {
+pub fn sealed_choice(keys: &Keys, business: &str, interface: Interface, plugin: &str, settings: &HashMap<String, String>, manifest: &Manifest) -> Result<Choice> {
     let embeddings_model = manifest.embeddings.as_ref().map(|e| e.stored_model(plugin));
     let mut choice = Choice { business: business.into(), interface, plugin: plugin.into(), settings: HashMap::new(), sealed: HashMap::new(), embeddings_model };
     // In name order, so a refusal names the same setting every time.
@@ -115,7 +115,7 @@ pub fn sealed_choice(business: &str, interface: Interface, plugin: &str, setting
     named.sort();
     for (name, value) in named {
         if manifest.settings.get(name).is_some_and(|s| s.secret) {
-            let token = sealed::seal(value, &choice.binding(name))?;
+            let token = keys.seal(value, &choice.binding(name))?;
             choice.sealed.insert(name.clone(), token);
         } else {
             choice.settings.insert(name.clone(), value.clone());
@@ -167,8 +167,8 @@ pub fn write(c: &db::Connection, choice: &Choice) -> Result<()> {
 /// key (after a rotation, with the old key as
 /// `SWITCHBOARD_SETTINGS_KEY_PREVIOUS`). With the plugin folder, a row
 /// written before sealing has the secrets its manifest names sealed too.
-pub fn reseal(db: &Db, plugin_dir: Option<&Path>) -> Result<serde_json::Value> {
-    if !sealed::check_environment()? {
+pub fn reseal(db: &Db, keys: &Keys, plugin_dir: Option<&Path>) -> Result<serde_json::Value> {
+    if !keys.is_set() {
         bail!("reseal needs the new key in {}", sealed::KEY_VAR);
     }
     let c = db.conn()?;
@@ -180,18 +180,18 @@ pub fn reseal(db: &Db, plugin_dir: Option<&Path>) -> Result<serde_json::Value> {
             let Some(mut choice) = read(&c, &db::text(&r[0]), interface)? else { continue };
             let manifest = plugin_dir.and_then(|d| super::read_manifest(&d.join(&choice.plugin)).ok());
             let legacy: Vec<String> = choice.settings.keys().filter(|k| manifest.as_ref().and_then(|m| m.settings.get(*k)).is_some_and(|s| s.secret)).cloned().collect();
-            let stale: Vec<String> = choice.sealed.iter().filter(|(_, t)| !sealed::is_current(t)).map(|(k, _)| k.clone()).collect();
+            let stale: Vec<String> = choice.sealed.iter().filter(|(_, t)| !keys.is_current(t)).map(|(k, _)| k.clone()).collect();
             if legacy.is_empty() && stale.is_empty() {
                 continue;
             }
             for name in stale {
-                let value = sealed::open(&choice.sealed[&name], &choice.binding(&name))?;
-                let token = sealed::seal(&value, &choice.binding(&name))?;
+                let value = keys.open(&choice.sealed[&name], &choice.binding(&name))?;
+                let token = keys.seal(&value, &choice.binding(&name))?;
                 choice.sealed.insert(name, token);
             }
             for name in legacy {
                 let value = choice.settings.remove(&name).unwrap_or_default();
-                let token = sealed::seal(&value, &choice.binding(&name))?;
+                let token = keys.seal(&value, &choice.binding(&name))?;
                 choice.sealed.insert(name, token);
             }
             write(&c, &choice)?;

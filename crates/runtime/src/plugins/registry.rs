@@ -57,7 +57,7 @@ pub fn engine() -> Result<Engine> {
     let mut config = Config::new();
     config
         // Its own pool: a fresh instance per call reuses a slot's pages.
-        .allocation_strategy(crate::engine::pooling(PLUGIN_INSTANCES, (super::MAX_MEMORY_MIB as usize) << 20))
+        .allocation_strategy(crate::compiled::pooling(PLUGIN_INSTANCES, (super::MAX_MEMORY_MIB as usize) << 20))
         .wasm_component_model(true)
         .epoch_interruption(true)
         .consume_fuel(true);
@@ -93,7 +93,7 @@ impl Registry {
                 let engine = engine()?;
                 let ticker = engine.clone();
                 std::thread::Builder::new().name("plugin-epoch".into()).spawn(move || loop {
-                    std::thread::sleep(crate::engine::EPOCH_TICK);
+                    std::thread::sleep(crate::compiled::EPOCH_TICK);
                     ticker.increment_epoch();
                 })?;
                 std::fs::create_dir_all(cache_dir)?;
@@ -127,7 +127,7 @@ impl Registry {
         let mut folders: Vec<PathBuf> = match std::fs::read_dir(dir) {
             Ok(entries) => entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect(),
             Err(e) => {
-                crate::logging::line("error", &format!("plugins: reading {}: {e}; keeping the loaded plugins", dir.display()));
+                tracing::error!(dir = %dir.display(), error = %e, "plugin folder unreadable: keeping the loaded plugins");
                 return;
             }
         };
@@ -135,31 +135,31 @@ impl Registry {
         for folder in folders {
             match self.load_one(source, &folder) {
                 Ok(loaded) if next.contains_key(&loaded.manifest.name) => {
-                    crate::logging::line("error", &format!("plugin refused: {}: another folder already loaded a plugin named `{}`", folder.display(), loaded.manifest.name));
+                    tracing::error!(folder = %folder.display(), name = %loaded.manifest.name, error = "another folder already loaded a plugin of this name", "plugin refused");
                 }
                 Ok(loaded) => {
                     let m = &loaded.manifest;
-                    crate::logging::line("info", &format!("plugin loaded: name={} version={} interface={} folder={}", m.name, m.version, m.interface.name(), folder.display()));
+                    tracing::info!(name = %m.name, version = %m.version, interface = m.interface.name(), folder = %folder.display(), "plugin loaded");
                     next.insert(m.name.clone(), Arc::new(loaded));
                 }
                 Err(e) => {
                     let name = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                    crate::logging::line("error", &format!("plugin refused: {}: {e:#}", folder.display()));
+                    tracing::error!(folder = %folder.display(), error = %format!("{e:#}"), "plugin refused");
                     // A broken update does not take a working version away.
                     if let Some(old) = previous.get(&name).filter(|_| !next.contains_key(&name)) {
-                        crate::logging::line("warn", &format!("plugin kept: name={} version={} (the folder's new contents were refused)", old.manifest.name, old.manifest.version));
+                        tracing::warn!(name = %old.manifest.name, version = %old.manifest.version, "plugin kept: the folder's new contents were refused");
                         next.insert(name, old.clone());
                     }
                 }
             }
         }
-        crate::logging::line("info", &format!("plugins: {} loaded from {}", next.len(), dir.display()));
+        tracing::info!(loaded = next.len(), dir = %dir.display(), "plugins loaded");
         *self.current.write() = Arc::new(next);
     }
 
     fn load_one(&self, source: &Source, folder: &Path) -> Result<Loaded> {
         let (manifest, wasm) = super::read(folder)?;
-        let component = crate::engine::compile_cached(&source.engine, &source.cache_dir, &format!("plugin-{}", manifest.name), &wasm)
+        let component = crate::compiled::compile_cached(&source.engine, &source.cache_dir, &format!("plugin-{}", manifest.name), &wasm)
             .with_context(|| format!("{}: not a WebAssembly component this build can compile", folder.join(super::COMPONENT).display()))?;
         let provider = link(&source.engine, &manifest, &component, self.public_only)?;
         Ok(Loaded { manifest, provider })

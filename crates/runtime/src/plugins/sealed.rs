@@ -21,7 +21,6 @@ use anyhow::{anyhow, bail, Result};
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use sha2::{Digest, Sha256};
-use std::sync::OnceLock;
 
 pub const KEY_VAR: &str = "SWITCHBOARD_SETTINGS_KEY";
 pub const PREVIOUS_KEY_VAR: &str = "SWITCHBOARD_SETTINGS_KEY_PREVIOUS";
@@ -33,25 +32,14 @@ struct SealKey {
     cipher: ChaCha20Poly1305,
 }
 
-struct Keys {
+/// The keys that seal and open secret settings, read once from the
+/// environment by the process's entry (`serve` and the admin commands,
+/// host/src) and handed down: to the provider registry, which opens a
+/// business's settings for a call, and to what writes a choice.
+#[derive(Default)]
+pub struct Keys {
     current: Option<SealKey>,
     previous: Option<SealKey>,
-}
-
-/// The keys of this process's environment, read once.
-fn keys() -> Result<&'static Keys> {
-    static KEYS: OnceLock<Result<Keys, String>> = OnceLock::new();
-    KEYS.get_or_init(|| {
-        let read = |var: &str| -> Result<Option<SealKey>, String> {
-            match std::env::var(var) {
-                Ok(text) if !text.trim().is_empty() => parse_key(text.trim()).map(Some).map_err(|e| format!("{var}: {e}")),
-                _ => Ok(None),
-            }
-        };
-        Ok(Keys { current: read(KEY_VAR)?, previous: read(PREVIOUS_KEY_VAR)? })
-    })
-    .as_ref()
-    .map_err(|e| anyhow!("{e}"))
 }
 
 fn parse_key(hex_text: &str) -> Result<SealKey, String> {
@@ -63,10 +51,63 @@ fn parse_key(hex_text: &str) -> Result<SealKey, String> {
     Ok(SealKey { id, cipher: ChaCha20Poly1305::new(Key::from_slice(&bytes)) })
 }
 
-/// Checks the environment's keys at start: a malformed key stops `serve`
-/// and the admin commands with its reason. Returns whether a key is set.
-pub fn check_environment() -> Result<bool> {
-    Ok(keys()?.current.is_some())
+impl Keys {
+    /// The keys of [`KEY_VAR`] and [`PREVIOUS_KEY_VAR`]: a malformed key
+    /// stops `serve` and the admin commands with its reason.
+    pub fn from_environment() -> Result<Keys> {
+        let read = |var: &str| -> Result<Option<SealKey>> {
+            match std::env::var(var) {
+                Ok(text) if !text.trim().is_empty() => parse_key(text.trim()).map(Some).map_err(|e| anyhow!("{var}: {e}")),
+                _ => Ok(None),
+            }
+        };
+        Ok(Keys { current: read(KEY_VAR)?, previous: read(PREVIOUS_KEY_VAR)? })
+    }
+
+    /// Whether a current key is set (without one, secret settings are
+    /// refused).
+    pub fn is_set(&self) -> bool {
+        self.current.is_some()
+    }
+
+    /// Seals `value` under the current key; an error naming the variable
+    /// when there is none.
+    pub fn seal(&self, value: &str, binding: &Binding) -> Result<String> {
+        let Some(key) = &self.current else {
+            bail!("the setting `{}` is secret and secrets are stored only encrypted: start with {KEY_VAR} set (64 hex digits: `openssl rand -hex 32`)", binding.setting);
+        };
+        let nonce: [u8; NONCE_BYTES] = rand::random();
+        let sealed = key.cipher.encrypt(Nonce::from_slice(&nonce), Payload { msg: value.as_bytes(), aad: &binding.aad() }).map_err(|_| anyhow!("sealing failed"))?;
+        let mut out = nonce.to_vec();
+        out.extend_from_slice(&sealed);
+        Ok(format!("{VERSION}:{}:{}", key.id, hex::encode(out)))
+    }
+
+    /// Opens a value [`Keys::seal`] wrote, with whichever of the keys
+    /// sealed it.
+    pub fn open(&self, token: &str, binding: &Binding) -> Result<String> {
+        let mut parts = token.splitn(3, ':');
+        let (Some(VERSION), Some(id), Some(body)) = (parts.next(), parts.next(), parts.next()) else {
+            bail!("the stored setting `{}` is not a sealed value", binding.setting);
+        };
+        let key = [&self.current, &self.previous]
+            .into_iter()
+            .flatten()
+            .find(|k| k.id == id)
+            .ok_or_else(|| anyhow!("the secret setting `{}` was sealed with a key this server does not have ({KEY_VAR}, {PREVIOUS_KEY_VAR})", binding.setting))?;
+        let bytes = hex::decode(body).ok().filter(|b| b.len() > NONCE_BYTES).ok_or_else(|| anyhow!("the stored setting `{}` is damaged", binding.setting))?;
+        let (nonce, sealed) = bytes.split_at(NONCE_BYTES);
+        let plain = key
+            .cipher
+            .decrypt(Nonce::from_slice(nonce), Payload { msg: sealed, aad: &binding.aad() })
+            .map_err(|_| anyhow!("the stored setting `{}` does not open (damaged, or moved from another row)", binding.setting))?;
+        String::from_utf8(plain).map_err(|_| anyhow!("the stored setting `{}` is damaged", binding.setting))
+    }
+
+    /// Whether `token` is sealed under the current key (`reseal` skips it).
+    pub fn is_current(&self, token: &str) -> bool {
+        self.current.as_ref().is_some_and(|k| token.split(':').nth(1) == Some(k.id.as_str()))
+    }
 }
 
 /// What a sealed value is bound to.
@@ -82,46 +123,6 @@ impl Binding<'_> {
         // NUL-separated: none of the parts may hold one.
         [self.business, self.interface, self.plugin, self.setting].join("\0").into_bytes()
     }
-}
-
-/// Seals `value` under the current key; an error naming the variable when
-/// there is none.
-pub fn seal(value: &str, binding: &Binding) -> Result<String> {
-    let Some(key) = &keys()?.current else {
-        bail!("the setting `{}` is secret and secrets are stored only encrypted: start with {KEY_VAR} set (64 hex digits: `openssl rand -hex 32`)", binding.setting);
-    };
-    let nonce: [u8; NONCE_BYTES] = rand::random();
-    let sealed = key.cipher.encrypt(Nonce::from_slice(&nonce), Payload { msg: value.as_bytes(), aad: &binding.aad() }).map_err(|_| anyhow!("sealing failed"))?;
-    let mut out = nonce.to_vec();
-    out.extend_from_slice(&sealed);
-    Ok(format!("{VERSION}:{}:{}", key.id, hex::encode(out)))
-}
-
-/// Opens a value [`seal`] wrote, with whichever of the keys sealed it.
-pub fn open(token: &str, binding: &Binding) -> Result<String> {
-    let keys = keys()?;
-    let mut parts = token.splitn(3, ':');
-    let (Some(VERSION), Some(id), Some(body)) = (parts.next(), parts.next(), parts.next()) else {
-        bail!("the stored setting `{}` is not a sealed value", binding.setting);
-    };
-    let key = [&keys.current, &keys.previous]
-        .into_iter()
-        .flatten()
-        .find(|k| k.id == id)
-        .ok_or_else(|| anyhow!("the secret setting `{}` was sealed with a key this server does not have ({KEY_VAR}, {PREVIOUS_KEY_VAR})", binding.setting))?;
-    let bytes = hex::decode(body).ok().filter(|b| b.len() > NONCE_BYTES).ok_or_else(|| anyhow!("the stored setting `{}` is damaged", binding.setting))?;
-    let (nonce, sealed) = bytes.split_at(NONCE_BYTES);
-    let plain = key
-        .cipher
-        .decrypt(Nonce::from_slice(nonce), Payload { msg: sealed, aad: &binding.aad() })
-        .map_err(|_| anyhow!("the stored setting `{}` does not open (damaged, or moved from another row)", binding.setting))?;
-    String::from_utf8(plain).map_err(|_| anyhow!("the stored setting `{}` is damaged", binding.setting))
-}
-
-/// Whether `token` is sealed under the current key (`reseal` skips it).
-pub fn is_current(token: &str) -> bool {
-    let current = keys().ok().and_then(|k| k.current.as_ref());
-    current.is_some_and(|k| token.split(':').nth(1) == Some(k.id.as_str()))
 }
 
 #[cfg(test)]

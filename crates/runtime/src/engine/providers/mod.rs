@@ -210,18 +210,29 @@ pub type Settings = Arc<HashMap<String, String>>;
 pub struct Providers {
     defaults: HashMap<&'static str, (Adapter, Settings)>,
     pub plugins: plugins::Registry,
+    /// The server's own AI, asked when a business chose no `ai` plugin.
+    pub server_ai: ai::ServerAi,
+    /// Opens a business's secret plugin settings.
+    pub keys: plugins::sealed::Keys,
 }
 
 impl Providers {
     /// No default adapter, for tests of a call's state that reach no provider.
     #[cfg(test)]
     pub(crate) fn none(plugins: plugins::Registry) -> Providers {
-        Providers { defaults: HashMap::new(), plugins }
+        Providers { defaults: HashMap::new(), plugins, server_ai: ai::ServerAi::default(), keys: Default::default() }
     }
 
     /// Takes each interface's default component out of `compiled` (the
     /// embedded one or its override) and links it into its world.
-    pub fn load(engine: &Engine, compiled: &mut HashMap<String, Component>, mut settings: ProviderSettings, plugins: plugins::Registry) -> Result<Providers> {
+    pub fn load(
+        engine: &Engine,
+        compiled: &mut HashMap<String, Component>,
+        mut settings: ProviderSettings,
+        plugins: plugins::Registry,
+        server_ai: ai::ServerAi,
+        keys: plugins::sealed::Keys,
+    ) -> Result<Providers> {
         let mut defaults = HashMap::new();
         for interface in Interface::ALL {
             if let Some(c) = compiled.remove(interface.component) {
@@ -229,7 +240,7 @@ impl Providers {
                 defaults.insert(interface.name, (adapter, Arc::new(settings.remove(interface.name).unwrap_or_default())));
             }
         }
-        Ok(Providers { defaults, plugins })
+        Ok(Providers { defaults, plugins, server_ai, keys })
     }
 
     /// The adapter of `P` that answers for `business`, with its settings.
@@ -250,7 +261,7 @@ impl Providers {
     pub fn plugin_for<P: Provider>(&self, conn: &crate::db::Connection, business: &str) -> Result<Option<(Arc<P>, Settings)>, Unavailable> {
         let interface = Interface::named(P::NAME).expect("every Provider is in the list");
         let read = plugins::choice::read(conn, business, interface).map_err(|e| {
-            crate::logging::line("error", &format!("reading the {} choice of business {business}: {e}", P::NAME));
+            tracing::error!(interface = P::NAME, businessId = business, error = %e, "provider choice unreadable");
             Unavailable::Store
         })?;
         let Some(choice) = read else {
@@ -264,8 +275,8 @@ impl Providers {
         let loaded = self.plugins.get(&choice.plugin).ok_or_else(|| Unavailable::PluginNotLoaded(choice.plugin.clone()))?;
         let adapter = loaded.provider.clone().downcast::<P>().map_err(|_| Unavailable::Mismatch)?;
         // The reason names the setting and the key's variable, never a value.
-        let settings = choice.open().map_err(|e| {
-            crate::logging::line("error", &format!("the {} plugin settings of business {business} do not open: {e:#}", P::NAME));
+        let settings = choice.open(&self.keys).map_err(|e| {
+            tracing::error!(interface = P::NAME, businessId = business, error = %format!("{e:#}"), "plugin settings of business do not open");
             Unavailable::SettingsSealed
         })?;
         Ok((adapter, Arc::new(settings)))
@@ -402,7 +413,7 @@ pub fn call<T>(engine: &Engine, limits: &CallLimits, settings: Settings, context
     let mut instantiated = None;
     let answer = f(&mut store, &mut || instantiated = Some(started.elapsed())).map_err(|e| {
         let fault = Fault::of(&e);
-        crate::logging::line("error", &format!("{context} {}: call failed ({fault:?}): {e:#}", limits.name));
+        tracing::error!(context, adapter = %limits.name, fault = ?fault, error = %format!("{e:#}"), "provider call failed");
         fault
     });
     let outcome = match &answer {
@@ -454,7 +465,7 @@ super::imports::clock_and_ids!(ProviderState);
 
 impl log::Host for ProviderState {
     fn log(&mut self, level: log::Level, message: String) {
-        crate::logging::line(super::imports::level_name(level), &format!("component={} {message}", self.name));
+        super::imports::log_event(level, &format!("component={}", self.name), &message);
     }
 }
 

@@ -7,7 +7,7 @@
 //! error, which the summary job retries. (The sandbox AI's offline rules are
 //! in `components/sandbox-ai/src/assess.rs`.)
 
-use super::endpoint::{post, Endpoint};
+use super::endpoint::{Endpoint, ServerAi};
 use crate::engine::dispatcher_world::switchboard::provider::ai::{Assessment, AssessmentInput};
 
 /// Longest summary and next action kept from a provider.
@@ -62,8 +62,8 @@ pub fn parse(answer: &serde_json::Value) -> Result<Assessment, String> {
 }
 
 /// The endpoint's assessment of `input`.
-pub fn assess(e: &Endpoint, input: &AssessmentInput) -> Result<Assessment, String> {
-    parse(&post(e, request_body(&e.model, input))?)
+pub fn assess(ai: &ServerAi, e: &Endpoint, input: &AssessmentInput) -> Result<Assessment, String> {
+    parse(&ai.post(e, request_body(&e.model, input))?)
 }
 
 #[cfg(test)]

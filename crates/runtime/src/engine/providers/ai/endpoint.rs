@@ -12,11 +12,16 @@
 //! turns: one index, one model.
 
 use crate::engine::dispatcher_world::switchboard::provider::ai;
+pub use crate::knowledge::{Embeddings, DEFAULT_DIMENSIONS};
 use std::sync::OnceLock;
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The variable whose value, when set, is the provider's API key.
+pub const API_KEY_VAR: &str = "SWITCHBOARD_AI_API_KEY";
+
+/// The chat-completions endpoint (`--ai-endpoint`, `--ai-model`).
 #[derive(Debug, Clone)]
 pub struct Endpoint {
     pub url: String,
@@ -24,21 +29,84 @@ pub struct Endpoint {
     pub api_key: Option<String>,
 }
 
-pub(super) static ENDPOINT: OnceLock<Endpoint> = OnceLock::new();
-
-/// Configures the remote endpoint (`serve` flags); without it the offline
-/// responder answers.
-pub fn configure(url: &str, model: &str) {
-    let api_key = std::env::var("SWITCHBOARD_AI_API_KEY").ok().filter(|k| !k.is_empty());
-    let _ = ENDPOINT.set(Endpoint { url: url.to_string(), model: model.to_string(), api_key });
+/// The server's own AI, configured once by `serve` (host/src/main.rs) and
+/// held by the provider registry: the endpoint that answers a business
+/// that chose no `ai` plugin (without one the sandbox AI answers), and the
+/// embeddings model (without one retrieval is full-text only).
+#[derive(Default)]
+pub struct ServerAi {
+    endpoint: Option<Endpoint>,
+    embeddings: Option<Embeddings>,
+    /// One HTTP client for both, built on first use (in a job step, on a
+    /// blocking thread: a blocking client must not be built on a tokio
+    /// worker).
+    client: OnceLock<reqwest::blocking::Client>,
 }
 
-/// `ai.complete` at the endpoint.
-pub fn complete(e: &Endpoint, instructions: &str, history: &[(String, String)]) -> Result<String, String> {
-    let v = post(e, request_body(&e.model, instructions, history))?;
-    match v.pointer("/choices/0/message/content").and_then(|c| c.as_str()) {
-        Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
-        _ => Err("ai endpoint response has no choices[0].message.content".to_string()),
+impl ServerAi {
+    pub fn new(endpoint: Option<Endpoint>, embeddings: Option<Embeddings>) -> ServerAi {
+        ServerAi { endpoint, embeddings, client: OnceLock::new() }
+    }
+
+    /// The endpoint, when one is configured.
+    pub fn endpoint(&self) -> Option<&Endpoint> {
+        self.endpoint.as_ref()
+    }
+
+    /// The embeddings model, when one is configured.
+    pub fn embeddings(&self) -> Option<&Embeddings> {
+        self.embeddings.as_ref()
+    }
+
+    /// `ai.complete` at the endpoint.
+    pub fn complete(&self, e: &Endpoint, instructions: &str, history: &[(String, String)]) -> Result<String, String> {
+        let v = self.post(e, request_body(&e.model, instructions, history))?;
+        match v.pointer("/choices/0/message/content").and_then(|c| c.as_str()) {
+            Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
+            _ => Err("ai endpoint response has no choices[0].message.content".to_string()),
+        }
+    }
+
+    /// `ai.respond` at the endpoint: a reply, a `lookup` the model asks for
+    /// first, or its `end_call` (only when offered).
+    pub fn respond(&self, e: &Endpoint, instructions: &str, history: &[(String, String)], sources: &[ai::LookupSource], done: &[(ai::Lookup, String)], end_call: bool) -> Result<ai::Answer, String> {
+        if sources.is_empty() && done.is_empty() && !end_call {
+            return self.complete(e, instructions, history).map(ai::Answer::Text);
+        }
+        answer(&self.post(e, request_body_with_tools(&e.model, instructions, history, sources, done, end_call))?, end_call)
+    }
+
+    /// The vectors of `texts` from the embeddings model; none without one.
+    pub(super) fn embed(&self, texts: &[String]) -> Result<Option<Vec<Vec<f32>>>, String> {
+        let Some(e) = &self.embeddings else { return Ok(None) };
+        if texts.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        let v = self.post_to(&e.url, e.api_key.as_deref(), embeddings_body(e, texts), "embeddings")?;
+        parse_embeddings(&v, texts.len(), e.dimensions).map(Some)
+    }
+
+    /// One chat-completions request; the answer as JSON.
+    pub(super) fn post(&self, e: &Endpoint, body: serde_json::Value) -> Result<serde_json::Value, String> {
+        self.post_to(&e.url, e.api_key.as_deref(), body, "ai")
+    }
+
+    /// One JSON POST to the AI provider (`what` names it in errors); the
+    /// answer as JSON.
+    fn post_to(&self, url: &str, api_key: Option<&str>, body: serde_json::Value, what: &str) -> Result<serde_json::Value, String> {
+        let client = self.client.get_or_init(|| reqwest::blocking::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().expect("the AI HTTP client builds"));
+        let mut req = client.post(url).header("content-type", "application/json");
+        if let Some(k) = api_key {
+            req = req.header("authorization", format!("Bearer {k}"));
+        }
+        let resp = match req.body(body.to_string()).send() {
+            Ok(r) if r.status().is_success() => r,
+            Ok(r) => return Err(format!("{what} endpoint answered {}", r.status().as_u16())),
+            Err(err) if err.is_timeout() => return Err(format!("{what} endpoint timed out")),
+            Err(_) => return Err(format!("{what} endpoint unreachable")),
+        };
+        let text = resp.text().map_err(|_| format!("{what} endpoint response unreadable"))?;
+        serde_json::from_str(&text).map_err(|_| format!("{what} endpoint sent invalid JSON"))
     }
 }
 
@@ -52,61 +120,11 @@ pub fn request_body(model: &str, instructions: &str, history: &[(String, String)
     serde_json::json!({"model": model, "messages": messages})
 }
 
-/// One chat-completions request; the answer as JSON.
-pub(super) fn post(e: &Endpoint, body: serde_json::Value) -> Result<serde_json::Value, String> {
-    post_to(&e.url, e.api_key.as_deref(), body, "ai")
-}
-
-/// One JSON POST to the AI provider (`what` names it in errors); the answer
-/// as JSON.
-fn post_to(url: &str, api_key: Option<&str>, body: serde_json::Value, what: &str) -> Result<serde_json::Value, String> {
-    static CLIENT: OnceLock<reqwest::blocking::Client> = OnceLock::new();
-    let client = CLIENT.get_or_init(|| reqwest::blocking::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().expect("the AI HTTP client builds"));
-    let mut req = client.post(url).header("content-type", "application/json");
-    if let Some(k) = api_key {
-        req = req.header("authorization", format!("Bearer {k}"));
-    }
-    let resp = match req.body(body.to_string()).send() {
-        Ok(r) if r.status().is_success() => r,
-        Ok(r) => return Err(format!("{what} endpoint answered {}", r.status().as_u16())),
-        Err(err) if err.is_timeout() => return Err(format!("{what} endpoint timed out")),
-        Err(_) => return Err(format!("{what} endpoint unreachable")),
-    };
-    let text = resp.text().map_err(|_| format!("{what} endpoint response unreadable"))?;
-    serde_json::from_str(&text).map_err(|_| format!("{what} endpoint sent invalid JSON"))
-}
-
-/// The embeddings model (`serve --ai-embeddings-model`): where vectors come
-/// from and how long they are.
-#[derive(Debug, Clone)]
-pub struct Embeddings {
-    pub url: String,
-    pub model: String,
-    pub dimensions: u32,
-    /// Sent as `dimensions` only when set explicitly (models that cannot
-    /// shorten their vectors refuse the parameter).
-    pub ask_dimensions: bool,
-    pub api_key: Option<String>,
-}
-
-pub(super) static EMBEDDINGS: OnceLock<Embeddings> = OnceLock::new();
-
-/// The dimension of vectors when `--ai-embeddings-dimensions` is not given
-/// (the native size of the common small OpenAI-compatible models).
-pub const DEFAULT_DIMENSIONS: u32 = 1536;
-
 /// The embeddings URL beside a chat-completions URL: `…/chat/completions`
 /// becomes `…/embeddings`.
 pub fn embeddings_url(chat_url: &str) -> Option<String> {
     let base = chat_url.trim_end_matches('/').strip_suffix("/chat/completions")?;
     Some(format!("{base}/embeddings"))
-}
-
-/// Configures the embeddings model (`serve` flags); without it retrieval is
-/// full-text only.
-pub fn configure_embeddings(url: &str, model: &str, dimensions: Option<u32>) -> &'static Embeddings {
-    let api_key = std::env::var("SWITCHBOARD_AI_API_KEY").ok().filter(|k| !k.is_empty());
-    EMBEDDINGS.get_or_init(|| Embeddings { url: url.to_string(), model: model.to_string(), dimensions: dimensions.unwrap_or(DEFAULT_DIMENSIONS), ask_dimensions: dimensions.is_some(), api_key })
 }
 
 /// The embeddings request body.
@@ -142,14 +160,6 @@ pub fn parse_embeddings(v: &serde_json::Value, count: usize, dimensions: u32) ->
         }
     }
     Ok(out.into_iter().map(|v| v.expect("every slot filled: as many items as texts, no index repeated")).collect())
-}
-
-pub(super) fn embed(e: &Embeddings, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
-    if texts.is_empty() {
-        return Ok(Vec::new());
-    }
-    let v = post_to(&e.url, e.api_key.as_deref(), embeddings_body(e, texts), "embeddings")?;
-    parse_embeddings(&v, texts.len(), e.dimensions)
 }
 
 /// The `end_call` tool of a turn of a phone call.
@@ -205,15 +215,6 @@ pub fn request_body_with_tools(model: &str, instructions: &str, history: &[(Stri
         messages.push(serde_json::json!({"role": "tool", "tool_call_id": call.id, "content": rows}));
     }
     body
-}
-
-/// `ai.respond` at the endpoint: a reply, a `lookup` the model asks for
-/// first, or its `end_call` (only when offered).
-pub fn respond(e: &Endpoint, instructions: &str, history: &[(String, String)], sources: &[ai::LookupSource], done: &[(ai::Lookup, String)], end_call: bool) -> Result<ai::Answer, String> {
-    if sources.is_empty() && done.is_empty() && !end_call {
-        return complete(e, instructions, history).map(ai::Answer::Text);
-    }
-    answer(&post(e, request_body_with_tools(&e.model, instructions, history, sources, done, end_call))?, end_call)
 }
 
 /// Reads a chat-completions answer that may call a tool.

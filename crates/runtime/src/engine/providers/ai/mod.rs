@@ -17,7 +17,7 @@
 pub mod assess;
 pub mod endpoint;
 
-pub use endpoint::{configure, configure_embeddings, embeddings_url, Embeddings, DEFAULT_DIMENSIONS};
+pub use endpoint::{embeddings_url, Embeddings, Endpoint, ServerAi, API_KEY_VAR, DEFAULT_DIMENSIONS};
 
 use super::{CallLimits, Provider, ProviderState, Settings};
 use crate::engine::dispatcher_world::switchboard::provider::ai as import;
@@ -137,9 +137,9 @@ fn lookup_out(l: &import::Lookup) -> provider::Lookup {
 }
 
 /// Who answers one call of the `ai` import.
-enum Answerer {
+enum Answerer<'a> {
     Adapter(Arc<Ai>, Settings),
-    Endpoint(&'static endpoint::Endpoint),
+    Endpoint(&'a ServerAi, &'a Endpoint),
 }
 
 /// Why no AI adapter can answer, as the `ai` import words its failures.
@@ -156,13 +156,13 @@ fn refused(message: &str) -> String {
 impl RequestState {
     /// The business's `ai` plugin, else the configured endpoint, else the
     /// sandbox AI.
-    fn ai(&self) -> Result<Answerer, String> {
+    fn ai(&self) -> Result<Answerer<'_>, String> {
         let providers = self.providers();
         if let Some((plugin, settings)) = providers.plugin_for::<Ai>(self.provider_conn().map_err(refused)?, self.business_id()).map_err(unavailable)? {
             return Ok(Answerer::Adapter(plugin, settings));
         }
-        if let Some(e) = endpoint::ENDPOINT.get() {
-            return Ok(Answerer::Endpoint(e));
+        if let Some(e) = providers.server_ai.endpoint() {
+            return Ok(Answerer::Endpoint(&providers.server_ai, e));
         }
         providers.embedded::<Ai>().map(|(a, settings)| Answerer::Adapter(a, settings)).map_err(unavailable)
     }
@@ -189,7 +189,7 @@ impl import::Host for RequestState {
     fn complete(&mut self, instructions: String, history: Vec<(String, String)>) -> Result<String, String> {
         match self.ai()? {
             Answerer::Adapter(a, settings) => a.complete(&settings, &instructions, &history),
-            Answerer::Endpoint(e) => endpoint::complete(e, &instructions, &history),
+            Answerer::Endpoint(server, e) => server.complete(e, &instructions, &history),
         }
     }
 
@@ -203,7 +203,7 @@ impl import::Host for RequestState {
     ) -> Result<import::Answer, String> {
         match self.ai()? {
             Answerer::Adapter(a, settings) => a.respond(&settings, &instructions, &history, &sources, &done, end_call),
-            Answerer::Endpoint(e) => endpoint::respond(e, &instructions, &history, &sources, &done, end_call),
+            Answerer::Endpoint(server, e) => server.respond(e, &instructions, &history, &sources, &done, end_call),
         }
     }
 
@@ -211,16 +211,13 @@ impl import::Host for RequestState {
         if let Some((plugin, settings, dimensions)) = self.embedder()? {
             return plugin.embed(&settings, &texts, dimensions).map(Some);
         }
-        match endpoint::EMBEDDINGS.get() {
-            None => Ok(None),
-            Some(e) => endpoint::embed(e, &texts).map(Some),
-        }
+        self.providers().server_ai.embed(&texts)
     }
 
     fn assess(&mut self, input: import::AssessmentInput) -> Result<import::Assessment, String> {
         match self.ai()? {
             Answerer::Adapter(a, settings) => a.assess(&settings, &input),
-            Answerer::Endpoint(e) => assess::assess(e, &input),
+            Answerer::Endpoint(server, e) => assess::assess(server, e, &input),
         }
     }
 }

@@ -19,14 +19,14 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use libsql::Value as SqlValue;
+use crate::db::SqlValue;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
 use crate::db::{self, Db};
-use crate::engine::providers::ai::Embeddings;
 use crate::engine::{types, CallError, Components, OutboundPolicy};
+use crate::knowledge::Embeddings;
 
 const BIZ: &str = "0190aaaa-0000-7000-8000-000000000001";
 const AGENT: &str = "0190aaaa-0000-7000-8000-000000000002";
@@ -91,7 +91,7 @@ fn seed(dir: &Path, rows: usize) {
     let started = Instant::now();
     let db = Db::open(dir).unwrap();
     let e = Embeddings { url: String::new(), model: "bench".into(), dimensions: DIMENSIONS as u32, ask_dimensions: false, api_key: None };
-    super::prepare(&db, Some(&e)).unwrap();
+    crate::knowledge::prepare(&db, Some(&e)).unwrap();
     let c = db.conn().unwrap();
     let run = |sql: &str, params: Vec<SqlValue>| db::execute(&c, sql, params).unwrap();
     run("DELETE FROM jobs", vec![]);
@@ -188,7 +188,12 @@ fn retrieval_alone() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/retrieval-bench");
     let scratch = std::env::temp_dir().join(format!("switchboard-retrieval-{}", uuid::Uuid::new_v4()));
     let plugins = crate::plugins::Registry::start(None, &scratch, true).unwrap();
-    let components = Components::load(&scratch.join("cache"), &[("agents".into(), wasm)], OutboundPolicy::default(), Default::default(), plugins).unwrap();
+    let components = Components::load(
+        &scratch.join("cache"),
+        &[("agents".into(), wasm)],
+        crate::engine::Setup { outbound: OutboundPolicy::default(), provider_settings: Default::default(), plugins, server_ai: Default::default(), keys: Default::default(), recording_links: None },
+    )
+    .unwrap();
     println!("retrieval alone: {calls} calls per kind, p50 / p99 in ms (ratio of the p50 to the baseline's)");
     for rows in sizes {
         let dir = root.join(rows.to_string());
