@@ -120,7 +120,7 @@ async fn pull(shared: Arc<Shared>, mut rest: Continuation, tx: mpsc::Sender<Msg>
                 // The blocking call panicked: the continuation (and its
                 // connection) went with it.
                 drop(tx);
-                crate::logging::line("error", &format!("requestId={} a streamed answer's pull panicked", line.request_id));
+                tracing::error!(requestId = %line.request_id, "a streamed answer's pull panicked");
                 return finish(&line, sent, "aborted");
             }
         };
@@ -129,7 +129,7 @@ async fn pull(shared: Arc<Shared>, mut rest: Continuation, tx: mpsc::Sender<Msg>
         let piece = match piece {
             Ok(p) => p,
             Err(why) => {
-                crate::logging::line("error", &format!("requestId={} streamed answer aborted after {sent} bytes: {why}", line.request_id));
+                tracing::error!(requestId = %line.request_id, bytes = sent, reason = %why, "streamed answer aborted");
                 break "aborted";
             }
         };

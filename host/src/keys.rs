@@ -26,7 +26,7 @@ impl Keys<'_> {
             let fresh = db.fresh_read_conn().map_err(|_| unavailable())?;
             found = lookup(&fresh)?;
             if found.is_some() {
-                crate::logging::line("warn", "a pooled connection missed a key that a fresh one found");
+                tracing::warn!("a pooled connection missed a key that a fresh one found");
             }
         }
         if found.is_none() && db.pull_for_missing_key() {

@@ -119,7 +119,7 @@ fn in_write_tx<T>(db: &Db, f: impl FnOnce(&crate::db::Connection) -> Result<T, F
 }
 
 fn store_err(e: anyhow::Error) -> Failure {
-    crate::logging::line("error", &format!("staging write failed: {e}"));
+    tracing::error!(error = %e, "staging write failed");
     Failure::internal("the upload could not be stored; nothing was kept, retry").retryable(true)
 }
 
@@ -212,6 +212,6 @@ pub fn sweep(db: &Db, idle: Duration) {
         discard(db, &id);
     }
     if !stale.is_empty() {
-        crate::logging::line("info", &format!("swept {} abandoned staged upload(s)", stale.len()));
+        tracing::info!(uploads = stale.len(), "swept abandoned staged uploads");
     }
 }

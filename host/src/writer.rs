@@ -176,7 +176,7 @@ impl App {
             if !db::take_conflict() {
                 return answers;
             }
-            crate::logging::line("info", &format!("a write batch of {} requests met a write conflict at the primary; running it again", batch.len()));
+            tracing::info!(requests = batch.len(), "write batch met a write conflict at the primary; running it again");
         }
         failed_all(&batch, &Failure::new(503, "capacity", "write_conflict", "the change met other writes at the primary and was not saved; nothing was written, retry").retryable(true))
     }
@@ -212,7 +212,7 @@ impl App {
             let _ = db::execute(&conn, "ROLLBACK", vec![]);
             // A conflict is the caller's to handle: it runs the batch again.
             if !db::conflicted() {
-                crate::logging::line("error", &format!("a write batch of {} requests could not commit: {e}", batch.len()));
+                tracing::error!(requests = batch.len(), error = %e, "write batch could not commit");
             }
             let failure = if db::primary_unreachable() { unavailable() } else { Failure::internal("the change could not be saved; nothing was written, retry").retryable(true) };
             return (conn, failed_all(batch, &failure));
@@ -267,7 +267,9 @@ impl exchange::Owner for HostTx {
     fn unavailable(&self) -> Failure {
         unavailable()
     }
+    /// The shared flow's line, written inside the request's span (which
+    /// carries the request id as a field).
     fn log_error(&self, line: &str) {
-        crate::logging::line("error", line);
+        tracing::error!("{line}");
     }
 }

@@ -461,7 +461,7 @@ fn a_business_of_a_second_sqld_server_is_served_from_it_at_the_edge() {
     // Written through the write node (forwarded: the node routes it), read
     // at the edge: from the second server, never from main. The node
     // opens the database it was started without on its own look-up.
-    poll("the second database open at the write node", || std::fs::read_to_string(dir.0.join("dispatcher.log")).ok().filter(|l| l.contains("opened database second")).map(|_| ()));
+    poll("the second database open at the write node", || log_events(&dir.0.join("dispatcher.log")).iter().any(|v| v["message"] == "opened database" && v["database"] == "second").then_some(()));
     key_on_node(&edge, &t);
     let cat = category(&edge, &t);
     let body = contact(&t, &cat, "+15550470001");

@@ -625,6 +625,26 @@ pub fn log_containing(log: &Path, needle: &str) -> String {
     }
 }
 
+/// The events of a JSON log (a line that is not JSON is skipped).
+pub fn log_events(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log).unwrap_or_default().lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+}
+
+/// The first event of the log whose `message` is `message` and that
+/// `matches`, waiting up to 10 s for it to be written.
+pub fn log_event(log: &Path, message: &str, matches: impl Fn(&Value) -> bool) -> Option<Value> {
+    let started = Instant::now();
+    loop {
+        if let Some(v) = log_events(log).into_iter().find(|v| v["message"] == message && matches(v)) {
+            return Some(v);
+        }
+        if started.elapsed() > Duration::from_secs(10) {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Waits (up to 10 s) for the plugin registry's `plugins loaded` event of
 /// `count` plugins; panics without one.
 pub fn plugins_loaded(log: &Path, count: u64) {

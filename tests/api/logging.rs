@@ -102,3 +102,17 @@ fn requests_and_job_steps_log_inside_their_spans() {
     // Still no number in the log.
     assert!(!std::fs::read_to_string(&log).unwrap().contains("15550003333"), "no mobile number in the log");
 }
+
+/// An event carries its values as fields of its JSON line, beside a message
+/// that names what happened without them: each migration a fresh server
+/// applies is one `applied migration` event with the migration's name.
+#[test]
+fn events_carry_their_values_as_fields() {
+    let dir = DataDir::new();
+    let log = dir.0.join("server.log");
+    let _s = Server::start_logged(&dir.0, &[], &log);
+    let first = log_event(&log, "applied migration", |v| v["migration"].as_str().is_some_and(|m| m.starts_with("0001_"))).expect("the first migration's event");
+    assert_eq!(first["level"], "INFO", "{first}");
+    let applied: Vec<serde_json::Value> = log_events(&log).into_iter().filter(|v| v["message"] == "applied migration").collect();
+    assert!(applied.len() > 1 && applied.iter().all(|v| v["migration"].as_str().is_some_and(|m| m.len() > 5 && m[..4].bytes().all(|b| b.is_ascii_digit()))), "{applied:?}");
+}

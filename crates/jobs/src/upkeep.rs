@@ -87,7 +87,7 @@ pub fn purge_finished(db: &Db, now_ms: i64) -> u64 {
             let ids: Vec<SqlValue> = match picked {
                 Ok(rows) => rows.into_iter().filter_map(|mut r| r.pop()).collect(),
                 Err(e) => {
-                    crate::logging::line("warn", &format!("purging finished jobs failed: {e}"));
+                    tracing::warn!(error = %e, "purging finished jobs failed");
                     return purged;
                 }
             };
@@ -103,7 +103,7 @@ pub fn purge_finished(db: &Db, now_ms: i64) -> u64 {
             match deleted {
                 Ok(n) => purged += n,
                 Err(e) => {
-                    crate::logging::line("warn", &format!("purging finished jobs failed: {e}"));
+                    tracing::warn!(error = %e, "purging finished jobs failed");
                     return purged;
                 }
             }
@@ -133,7 +133,7 @@ pub fn purge_webhook_log(db: &Db, now_ms: i64, retention: Duration) -> u64 {
         let ids: Vec<Vec<SqlValue>> = match picked {
             Ok(rows) => rows,
             Err(e) => {
-                crate::logging::line("warn", &format!("purging the webhook delivery log failed: {e}"));
+                tracing::warn!(error = %e, "purging the webhook delivery log failed");
                 return purged;
             }
         };
@@ -145,7 +145,7 @@ pub fn purge_webhook_log(db: &Db, now_ms: i64, retention: Duration) -> u64 {
         match gate.transaction(|c| Ok(c.execute_many("DELETE FROM webhook_attempts WHERE id = ?1", ids)?)) {
             Ok(n) => purged += n,
             Err(e) => {
-                crate::logging::line("warn", &format!("purging the webhook delivery log failed: {e}"));
+                tracing::warn!(error = %e, "purging the webhook delivery log failed");
                 return purged;
             }
         }

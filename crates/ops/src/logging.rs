@@ -7,6 +7,17 @@
 //!
 //! Callers never pass secrets, keys, request bodies, query strings (they can
 //! carry mobile numbers) or provider ids.
+//!
+//! An event is a `tracing` macro with fields:
+//! `tracing::warn!(jobId = %claim.id, fence = claim.fence, "job completion refused: stale fence")`.
+//! The message is a short lowercase phrase that never changes with the
+//! values (a test or an alert matches it whole); the values are camelCase
+//! fields (`requestId`, `businessId`, `jobId`, `durationMs`, `bytes`,
+//! `error`), `%` for a `Display` value, `%format_args!("{e:#}")` for an
+//! `anyhow` error (its causes too). Inside a request or a job step the
+//! span already carries its ids (`span`); name them again only outside it.
+//! A test finds an event by its message and reads its fields from the JSON
+//! line (`log_event` in tests/api/harness.rs), never by searching the text.
 
 mod json_line;
 

@@ -94,7 +94,7 @@ impl Databases {
             }
             match self.open_one(&r) {
                 Ok(_) => opened.push(r.name),
-                Err(e) => switchboard_ops::logging::line("warn", &format!("database {} could not be opened yet: {e:#}", r.name)),
+                Err(e) => tracing::warn!(database = %r.name, error = %format_args!("{e:#}"), "database could not be opened yet"),
             }
         }
         opened
@@ -212,7 +212,7 @@ impl Databases {
             _ => open()?,
         };
         self.opened.write().insert(r.name.clone(), db.clone());
-        switchboard_ops::logging::line("info", &format!("opened database {}", r.name));
+        tracing::info!(database = %r.name, "opened database");
         Ok(db)
     }
 

@@ -57,7 +57,7 @@ pub fn create(app: &App, s: &SessionRecord, body: &[u8]) -> Result<serde_json::V
         return Err(Failure::conflict("too_many_keys", format!("the business has {MAX_LIVE_KEYS} live keys; revoke one first")));
     }
     let (id, key) = crate::admin::insert_key(&c, &s.business_id, &scopes, Some(&s.user_id)).map_err(unavailable)?;
-    crate::logging::line("info", &format!("console: key {id} created"));
+    tracing::info!(keyId = %id, businessId = %s.business_id, "console key created");
     Ok(json!({
         "keyId": id,
         "apiKey": key,

@@ -309,7 +309,7 @@ fn login(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done, Failu
     let _slot = hash_slot(console)?;
     let valid = users::verify_password(&l.password, user.as_ref().and_then(|u| u.password_hash.as_deref()));
     let Some(user) = user.filter(|u| valid && u.password_hash.is_some()) else {
-        crate::logging::line("info", "console login refused");
+        tracing::info!("console login refused");
         return Err(Failure::authentication("the email or the password is not right"));
     };
     let (token, record) = {

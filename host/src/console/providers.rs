@@ -99,6 +99,6 @@ pub fn set(app: &App, s: &SessionRecord, interface: Interface, body: &[u8]) -> R
     let chosen = choice::sealed_choice(&app.components.providers().keys, &s.business_id, interface, &name, &settings, &loaded.manifest).map_err(|e| Failure::validation("settings_key_missing", format!("{e:#}")))?;
     choice::fits_the_index(&c, &loaded.manifest).map_err(|e| Failure::validation("invalid_plugin", format!("{e:#}")))?;
     crate::db::in_transaction(&c, || choice::write(&c, &chosen)).map_err(unavailable)?;
-    crate::logging::line("info", &format!("console: the {} plugin of business {} is now {name}", interface.name(), s.business_id));
+    tracing::info!(interface = interface.name(), plugin = %name, businessId = %s.business_id, "console plugin chosen");
     Ok(choice::describe(&s.business_id, interface, Some((&name, &settings, Some(&loaded.manifest)))))
 }

@@ -419,7 +419,7 @@ impl Db {
             Ok(Some(name))
         };
         while let Some(name) = in_transaction(&c, next)? {
-            switchboard_ops::logging::line("info", &format!("applied migration {name}"));
+            tracing::info!(migration = %name, "applied migration");
         }
         if self.replica.is_some() {
             // The primary refuses ANALYZE, so sqlite_stat1 cannot be made
