@@ -18,12 +18,13 @@
 //! Beside it, `…/carrier/turn` and `…/carrier/partial` (`turns.rs`): the
 //! posts of a carrier that hears the customer in turns.
 
-use crate::db::{self, SqlValue};
+use crate::db;
 use crate::engine::providers::carrier::{Carrier, CarrierError};
 use crate::engine::providers::Settings;
 use crate::pipeline::{Answer, App};
 use std::sync::Arc;
 use switchboard_gateway::errors::Failure;
+use switchboard_job_kinds::voice;
 
 mod turns;
 
@@ -109,11 +110,9 @@ fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec
         let mut woken = 0u64;
         // Only this business's calls, and only a step that waits.
         for call in calls.iter().take(100) {
-            woken += db::execute(
-                &conn,
-                "UPDATE jobs SET due_at_ms = MIN(due_at_ms, ?3) WHERE state = 'pending' AND id = (SELECT job_id FROM calls WHERE business_id = ?1 AND id = ?2)",
-                vec![SqlValue::Text(business.into()), SqlValue::Text(call.clone()), SqlValue::Integer(now)],
-            )?;
+            if let Some(job) = voice::call_job(&crate::admin::areas::Tx(&conn), business, call)? {
+                woken += switchboard_jobs::wake_job(&conn, &job, now)?;
+            }
         }
         Ok(woken)
     });

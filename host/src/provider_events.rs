@@ -30,10 +30,10 @@
 //! not loaded or failed, so the provider sends it again.
 
 use crate::admin::{Inbound, InboundRefusal, PhotoappSignal, Sender};
-use crate::db::{self, SqlValue};
+use crate::db;
 use crate::pipeline::{Answer, App};
 use switchboard_gateway::errors::Failure;
-use switchboard_job_kinds::messaging::{delivery_lane, MessageRef, MessagingJob};
+use switchboard_job_kinds::messaging::{self, delivery_lane, MessageRef, MessagingJob};
 
 const PREFIX: &str = "/providers/v1/";
 const SUFFIX: &str = "/messenger/events";
@@ -130,14 +130,14 @@ fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>
                 &conn,
                 "INSERT OR IGNORE INTO pushed_statuses (business_id, provider_message_id, status, provider_status, failure_code, failure_message, received_at_ms) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                vec![
-                    SqlValue::Text(business.into()),
-                    SqlValue::Text(p.provider_message_id.clone()),
-                    SqlValue::Text(r.status.clone()),
-                    SqlValue::Text(r.provider_status.chars().take(64).collect()),
-                    failure.map_or(SqlValue::Null, |f| SqlValue::Text(f.code.chars().take(64).collect())),
-                    failure.map_or(SqlValue::Null, |f| SqlValue::Text(f.message.chars().take(500).collect())),
-                    SqlValue::Integer(crate::clock::now_ms()),
+                db::params![
+                    business,
+                    &p.provider_message_id,
+                    &r.status,
+                    r.provider_status.chars().take(64).collect::<String>(),
+                    failure.map(|f| f.code.chars().take(64).collect::<String>()),
+                    failure.map(|f| f.message.chars().take(500).collect::<String>()),
+                    crate::clock::now_ms(),
                 ],
             )?;
             if inserted == 1 {
@@ -164,7 +164,7 @@ fn take(app: &App, business: &str, headers: Vec<(String, String)>, body: Vec<u8>
             Ok(_) => messages += 1,
             Err(InboundRefusal::Invalid(why)) | Err(InboundRefusal::NotConnected(why)) => {
                 // One bad message does not make the provider resend the rest.
-                crate::logging::line("warn", &format!("provider webhook of business {business}: a message was not taken: {why}"));
+                tracing::warn!(businessId = %business, why = %why, "provider webhook: a message was not taken");
             }
             Err(InboundRefusal::Storage(_)) => return Err(unavailable()),
         }
@@ -200,7 +200,7 @@ fn take_signals(db: &crate::db::Db, business: &str, pushed: &crate::engine::prov
         match crate::admin::enqueue_photoapp_signal(db, Some(business), account, from, &signal) {
             Ok(_) => queued += 1,
             Err(InboundRefusal::Invalid(why)) | Err(InboundRefusal::NotConnected(why)) => {
-                crate::logging::line("warn", &format!("provider webhook of business {business}: a photoapp signal was not taken: {why}"));
+                tracing::warn!(businessId = %business, why = %why, "provider webhook: a photoapp signal was not taken");
             }
             Err(InboundRefusal::Storage(_)) => return Err(crate::pipeline::unavailable()),
         }
@@ -212,16 +212,8 @@ fn take_signals(db: &crate::db::Db, business: &str, pushed: &crate::engine::prov
 /// forward, or (it finished, or is running) a new one is queued in the
 /// message's lane, so two steps never move one message at once.
 fn wake_delivery(conn: &db::Connection, business: &str, provider_message_id: &str) -> anyhow::Result<()> {
-    let ids = db::query_strings(
-        conn,
-        "SELECT id FROM messages WHERE business_id = ?1 AND provider_message_id = ?2 AND direction = 'outbound'",
-        vec![SqlValue::Text(business.into()), SqlValue::Text(provider_message_id.into())],
-    )?;
-    let Some(message_id) = ids.into_iter().next() else { return Ok(()) };
-    let lane = delivery_lane(&message_id);
-    let now = crate::clock::now_ms();
-    let woken = db::execute(conn, "UPDATE jobs SET due_at_ms = MIN(due_at_ms, ?2) WHERE lane = ?1 AND state = 'pending'", vec![SqlValue::Text(lane), SqlValue::Integer(now)])?;
-    if woken == 0 {
+    let Some(message_id) = messaging::outbound_by_provider_id(&crate::admin::areas::Tx(conn), business, provider_message_id)? else { return Ok(()) };
+    if switchboard_jobs::wake_lane(conn, &delivery_lane(&message_id), crate::clock::now_ms())? == 0 {
         // The messaging area's own kind: its options put it in that lane.
         switchboard_storage::jobs::enqueue(conn, business, &MessagingJob::Deliver(MessageRef { message_id }))?;
     }

@@ -92,25 +92,15 @@ fn placement_of(shared: &Shared, link: &Link) -> Result<Source, Failure> {
     let not_found = || Failure::new(404, "not_found", "recording_not_found", "the call has no recording");
     let db = shared.app.db_for(&link.business)?;
     let conn = db.conn().map_err(|_| Failure::internal("the database is not available"))?;
-    let rows = crate::db::query_rows(
-        &conn,
-        "SELECT placement_json, memo FROM calls \
-         WHERE business_id = ?1 AND id = ?2 AND connected_ms > 0 AND memo IS NOT NULL AND placement_json IS NOT NULL \
-           AND status IN ('completed', 'no_answer', 'busy', 'failed', 'cancelled')",
-        vec![libsql::Value::Text(link.business.clone()), libsql::Value::Text(link.call_id.clone())],
-    )
-    .map_err(|_| Failure::internal("reading the call failed"))?;
-    let row = rows.into_iter().next().ok_or_else(not_found)?;
-    let text = |i: usize| match &row[i] {
-        libsql::Value::Text(s) => s.clone(),
-        _ => String::new(),
-    };
-    let placement = serde_json::from_str(&text(0)).ok().and_then(|v| stored_placement(&v)).ok_or_else(not_found)?;
+    let (placement, memo) = switchboard_job_kinds::voice::recording_source(&crate::admin::areas::Tx(&conn), &link.business, &link.call_id)
+        .map_err(|_| Failure::internal("reading the call failed"))?
+        .ok_or_else(not_found)?;
+    let placement = serde_json::from_str(&placement).ok().and_then(|v| stored_placement(&v)).ok_or_else(not_found)?;
     let (carrier, settings) = shared.app.components.providers().carrier_for(&conn, &link.business).map_err(|u| {
         let (code, message, retryable) = u.describe("carrier");
         Failure::new(503, "capacity", &code, message).retryable(retryable)
     })?;
-    Ok((placement, text(1), carrier, settings))
+    Ok((placement, memo, carrier, settings))
 }
 
 /// A placement as the voice area stored it (`calls.placement_json`: the WIT

@@ -148,6 +148,16 @@ impl From<Value> for switchboard_sql::Value {
     }
 }
 
+/// A row that did not read as the statement's Rust types
+/// ([`switchboard_sql::FromRow`]): a programming error, answered as any
+/// internal failure (the details go to the host log).
+impl From<switchboard_sql::Mismatch> for Failure {
+    fn from(m: switchboard_sql::Mismatch) -> Self {
+        log::log(log::Level::Error, &format!("a row did not read as its statement's types: {m}"));
+        fail::internal("internal_error", "an internal database error occurred")
+    }
+}
+
 fn to_store(params: &[switchboard_sql::Value]) -> Vec<Value> {
     params.iter().cloned().map(Value::from).collect()
 }

@@ -25,9 +25,16 @@
 //! types. A stored row must keep running: a kind's name and its payload's
 //! JSON never change shape (the tests below pin them).
 //!
+//! Beside the kinds, the few facts of an area's rows that the host needs to
+//! find or serve an area's jobs, written once here for both: voice's call
+//! statuses and a call's job ([`voice::CallStatus`], [`voice::call_job`],
+//! [`voice::recording_source`]), and the message a provider's status is
+//! about ([`messaging::outbound_by_provider_id`]). Their statements are
+//! written against `switchboard_sql::Sql`, run in the caller's transaction.
+//!
 //! Never: WIT bindings or host calls (this crate builds natively for the
-//! host and for wasm32-wasip2 for the areas, on serde alone), storage, or
-//! what a job does (the areas' `jobs/` modules run them).
+//! host and for wasm32-wasip2 for the areas, on serde alone), storage of
+//! its own, or what a job does (the areas' `jobs/` modules run them).
 //!
 //! Entry point: [`JobKind`], implemented by [`messaging::MessagingJob`],
 //! [`data_sources::DataSourcesJob`], [`webhooks::WebhooksJob`],

@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{JobKind, JobOptions};
+use switchboard_sql::{params, Sql};
 
 /// Every job kind of the messaging area: the serde name is the kind, the
 /// content the payload.
@@ -69,6 +70,15 @@ impl JobKind for MessagingJob {
 /// pending job forward by it).
 pub fn delivery_lane(message_id: &str) -> String {
     format!("message:{message_id}")
+}
+
+/// The outbound message of `business` that the provider knows as
+/// `provider_message_id` (a pushed status is about it), if there is one.
+pub fn outbound_by_provider_id<S: Sql>(sql: &S, business: &str, provider_message_id: &str) -> Result<Option<String>, S::Error>
+where
+    S::Error: From<switchboard_sql::Mismatch>,
+{
+    sql.query_one_as("SELECT id FROM messages WHERE business_id = ?1 AND provider_message_id = ?2 AND direction = 'outbound'", &params![business, provider_message_id])
 }
 
 /// The payload of a job about one stored message: `{"messageId": …}`.

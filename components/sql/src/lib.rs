@@ -8,7 +8,11 @@
 //! Never: bindings, a database driver, I/O of its own. It is only the shape
 //! both sides fill in.
 //!
-//! Entry point: [`Sql`].
+//! Entry point: [`Sql`]; rows read as Rust types and parameters bound
+//! from them: [`FromRow`], [`params!`].
+
+mod row;
+pub use row::{decode_rows, FromRow, FromValue, Mismatch};
 
 /// One SQL value, bound or read.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,6 +53,26 @@ pub trait Sql {
     /// The first row of a query, if any.
     fn query_one(&self, sql: &str, params: &[Value]) -> Result<Option<Row>, Self::Error> {
         Ok(self.query(sql, params)?.into_iter().next())
+    }
+
+    /// Every row of a query read as `T` ([`FromRow`]: a tuple of the
+    /// columns' types, or a row struct); a cell of another type is an error.
+    fn query_as<T: FromRow>(&self, sql: &str, params: &[Value]) -> Result<Vec<T>, Self::Error>
+    where
+        Self::Error: From<Mismatch>,
+    {
+        Ok(decode_rows(self.query(sql, params)?)?)
+    }
+
+    /// The first row of a query read as `T`, if any.
+    fn query_one_as<T: FromRow>(&self, sql: &str, params: &[Value]) -> Result<Option<T>, Self::Error>
+    where
+        Self::Error: From<Mismatch>,
+    {
+        match self.query(sql, params)?.into_iter().next() {
+            Some(row) => Ok(Some(T::from_row(row)?)),
+            None => Ok(None),
+        }
     }
 }
 

@@ -12,61 +12,10 @@ pub const SUMMARY_COLUMNS: &str = "c.id, c.status, c.agent_name, c.contact_id, c
      EXISTS (SELECT 1 FROM call_turns t WHERE t.business_id = c.business_id AND t.call_id = c.id), c.recording_ext, \
      (SELECT k.name FROM campaigns k WHERE k.business_id = c.business_id AND k.id = c.campaign_id)";
 
-/// A call's status (`VoiceCallStatus`), as stored in `calls.status` and
-/// shown by the API. Steps, cancels and reads compare these, never the
-/// strings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallStatus {
-    Queued,
-    Ringing,
-    Answered,
-    /// An operator asked for the hang-up; the call's job carries it out.
-    Cancelling,
-    Completed,
-    NoAnswer,
-    Busy,
-    Failed,
-    Cancelled,
-}
-
-impl CallStatus {
-    pub const ALL: [CallStatus; 9] = [Self::Queued, Self::Ringing, Self::Answered, Self::Cancelling, Self::Completed, Self::NoAnswer, Self::Busy, Self::Failed, Self::Cancelled];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Queued => "queued",
-            Self::Ringing => "ringing",
-            Self::Answered => "answered",
-            Self::Cancelling => "cancelling",
-            Self::Completed => "completed",
-            Self::NoAnswer => "no_answer",
-            Self::Busy => "busy",
-            Self::Failed => "failed",
-            Self::Cancelled => "cancelled",
-        }
-    }
-
-    /// The stored text as a status; None for text no version ever wrote.
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|x| x.as_str() == s)
-    }
-
-    /// Ended: nothing changes the call any more.
-    pub fn is_terminal(self) -> bool {
-        matches!(self, Self::Completed | Self::NoAnswer | Self::Busy | Self::Failed | Self::Cancelled)
-    }
-}
-
-/// The terminal statuses as an SQL list (`'completed', 'no_answer', …`),
-/// for statements that must leave an ended call alone.
-pub fn terminal_sql_list() -> String {
-    CallStatus::ALL.iter().filter(|s| s.is_terminal()).map(|s| format!("'{}'", s.as_str())).collect::<Vec<_>>().join(", ")
-}
-
-/// True when `status` (stored text) is terminal; unknown text is not.
-pub fn is_terminal(status: &str) -> bool {
-    CallStatus::parse(status).is_some_and(CallStatus::is_terminal)
-}
+/// A call's status and the terminal ones, declared once beside the voice
+/// job's kind (`switchboard_job_kinds::voice`), where the host's recording
+/// links read them too.
+pub use switchboard_guest::job_kinds::voice::{is_terminal, terminal_sql_list, CallStatus};
 
 /// Where a call stands with the carrier (`calls.carrier_state`), which
 /// decides what the call's next step does ([`crate::jobs::call`]).

@@ -5,7 +5,7 @@
 //! and UUID v7s. The console's owner routes (host/src/console/owner.rs) use
 //! the same rule crates through this module, so each rule lives in its area.
 
-use crate::db::{self, SqlValue};
+use crate::db;
 pub use switchboard_channel_connections as connections;
 pub use switchboard_sql::{Refusal, Refused};
 use switchboard_sql::{Row, Sql, Value};
@@ -15,18 +15,13 @@ pub use switchboard_voice_accounts as voice_accounts;
 /// A storage connection (inside the caller's transaction, if it opened one).
 pub struct Tx<'a>(pub &'a db::Connection);
 
-/// Parameters as libsql takes them (the conversion is the storage layer's).
-fn to_storage(params: &[Value]) -> Vec<SqlValue> {
-    params.iter().cloned().map(db::from_shared).collect()
-}
-
 impl Sql for Tx<'_> {
     type Error = anyhow::Error;
     fn query(&self, sql: &str, params: &[Value]) -> anyhow::Result<Vec<Row>> {
-        Ok(db::query_rows(self.0, sql, to_storage(params))?.into_iter().map(|r| r.into_iter().map(db::to_shared).collect()).collect())
+        db::query_rows(self.0, sql, params.to_vec())
     }
     fn execute(&self, sql: &str, params: &[Value]) -> anyhow::Result<u64> {
-        db::execute(self.0, sql, to_storage(params))
+        db::execute(self.0, sql, params.to_vec())
     }
     fn now(&self) -> String {
         crate::clock::now_rfc3339()

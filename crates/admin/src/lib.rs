@@ -65,13 +65,12 @@ pub fn create_business(dbs: &Databases, name: &str, database: Option<&str>) -> R
     let c = home.conn()?;
     // The business and its built-in Contacts data source, together.
     in_transaction(&c, || {
-        let row = vec![SqlValue::Text(id.clone()), SqlValue::Text(name.into()), SqlValue::Text(now.clone()), SqlValue::Text(placed.clone())];
-        db::execute(&c, "INSERT INTO businesses (id, name, created_at, database) VALUES (?1, ?2, ?3, ?4)", row)?;
+        db::execute(&c, "INSERT INTO businesses (id, name, created_at, database) VALUES (?1, ?2, ?3, ?4)", db::params![&id, name, &now, &placed])?;
         db::execute(
             &c,
             "INSERT INTO data_sources (id, business_id, name, description, class, kind, built_in, created_at, updated_at) \
              VALUES (?1, ?2, 'Contacts', 'The built-in contacts of this business', 'structured', 'table', 1, ?3, ?3)",
-            vec![SqlValue::Text(uuid::Uuid::now_v7().to_string()), SqlValue::Text(id.clone()), SqlValue::Text(now.clone())],
+            db::params![uuid::Uuid::now_v7().to_string(), &id, &now],
         )
     })?;
     drop(c);
@@ -85,8 +84,8 @@ pub fn create_business(dbs: &Databases, name: &str, database: Option<&str>) -> R
 /// `admin business list`: every business, oldest first.
 pub fn list_businesses(db: &Db) -> Result<serde_json::Value> {
     let c = db.conn()?;
-    let rows = db::query_rows(&c, "SELECT id, name, created_at, database FROM businesses ORDER BY created_at, id", vec![])?;
-    let businesses: Vec<_> = rows.iter().map(|r| json!({"businessId": json_of(&r[0]), "name": json_of(&r[1]), "createdAt": json_of(&r[2]), "database": json_of(&r[3])})).collect();
+    let rows: Vec<(String, String, String, Option<String>)> = db::query_as(&c, "SELECT id, name, created_at, database FROM businesses ORDER BY created_at, id", db::params![])?;
+    let businesses: Vec<_> = rows.into_iter().map(|(id, name, created_at, database)| json!({"businessId": id, "name": name, "createdAt": created_at, "database": database})).collect();
     Ok(json!({"businesses": businesses}))
 }
 
@@ -109,15 +108,7 @@ pub fn insert_key(c: &db::Connection, business: &str, scopes: &[String], created
     db::execute(
         c,
         "INSERT INTO api_keys (id, business_id, key_hash, key_last4, scopes, created_at, created_by_user_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        vec![
-            SqlValue::Text(id.clone()),
-            SqlValue::Text(business.to_string()),
-            SqlValue::Text(auth::hash_key(&key)),
-            SqlValue::Text(key[key.len() - 4..].to_string()),
-            SqlValue::Text(scopes.join(",")),
-            SqlValue::Text(crate::clock::now_rfc3339()),
-            created_by_user.map_or(SqlValue::Null, |u| SqlValue::Text(u.to_string())),
-        ],
+        db::params![&id, business, auth::hash_key(&key), &key[key.len() - 4..], scopes.join(","), crate::clock::now_rfc3339(), created_by_user],
     )?;
     Ok((id, key))
 }
@@ -130,20 +121,22 @@ pub fn list_keys(db: &Db, business: &str) -> Result<serde_json::Value> {
 /// A business's keys, oldest first: never the key, only its last four
 /// characters (and the `sbk_` prefix every key has).
 pub fn key_rows(c: &db::Connection, business: &str) -> Result<Vec<serde_json::Value>> {
-    let rows = db::query_rows(
+    type KeyRow = (String, Option<String>, Option<String>, String, Option<String>, Option<String>, Option<String>);
+    let rows: Vec<KeyRow> = db::query_as(
         c,
         "SELECT id, key_last4, scopes, created_at, revoked_at, last_used_at, created_by_user_id FROM api_keys WHERE business_id = ?1 ORDER BY created_at, id",
-        vec![SqlValue::Text(business.to_ascii_lowercase())],
+        db::params![business.to_ascii_lowercase()],
     )?;
     Ok(rows
-        .iter()
-        .map(|r| {
+        .into_iter()
+        .map(|(id, last4, scopes, created_at, revoked_at, last_used_at, created_by)| {
+            let display = last4.as_ref().map_or_else(|| auth::KEY_PREFIX.to_string(), |l| format!("{}…{l}", auth::KEY_PREFIX));
             json!({
-                "keyId": json_of(&r[0]), "last4": json_of(&r[1]),
-                "display": match &r[1] { SqlValue::Text(l) => format!("{}…{l}", auth::KEY_PREFIX), _ => auth::KEY_PREFIX.to_string() },
-                "scopes": match &r[2] { SqlValue::Text(s) => s.split(',').collect::<Vec<_>>(), _ => vec![] },
-                "createdAt": json_of(&r[3]), "revokedAt": json_of(&r[4]), "lastUsedAt": json_of(&r[5]),
-                "createdByUserId": json_of(&r[6]),
+                "keyId": id, "last4": last4,
+                "display": display,
+                "scopes": scopes.as_deref().map_or_else(Vec::new, |s| s.split(',').collect::<Vec<_>>()),
+                "createdAt": created_at, "revokedAt": revoked_at, "lastUsedAt": last_used_at,
+                "createdByUserId": created_by,
             })
         })
         .collect())
@@ -165,7 +158,7 @@ pub fn revoke_key_of(db: &Db, c: &db::Connection, business: Option<&str>, key_id
     let changed = db::execute(
         c,
         "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?2) WHERE id = ?1 AND (?3 IS NULL OR business_id = ?3)",
-        vec![SqlValue::Text(key_id.to_ascii_lowercase()), SqlValue::Text(crate::clock::now_rfc3339()), business.map_or(SqlValue::Null, |b| SqlValue::Text(b.to_string()))],
+        db::params![key_id.to_ascii_lowercase(), crate::clock::now_rfc3339(), business],
     )?;
     if changed > 0 {
         anyhow::Context::context(db.keys().changed(), "the key is revoked, but the signal file that tells a running server could not be written")?;

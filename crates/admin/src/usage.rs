@@ -4,7 +4,7 @@
 //! times are therefore at most that much behind (the console says "last
 //! used", not "last request"), and a session's idle end is judged on them.
 
-use crate::db::{self, Db, SqlValue};
+use crate::db::{self, Db};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -45,12 +45,12 @@ pub fn flush(db: &Db) {
             for (id, at) in &noted {
                 match id.strip_prefix("session:") {
                     Some(session) => {
-                        db::execute(&c, "UPDATE console_sessions SET last_seen_at_ms = MAX(last_seen_at_ms, ?2) WHERE id = ?1", vec![SqlValue::Text(session.to_string()), SqlValue::Integer(*at)])?
+                        db::execute(&c, "UPDATE console_sessions SET last_seen_at_ms = MAX(last_seen_at_ms, ?2) WHERE id = ?1", db::params![session, *at])?
                     }
                     None => db::execute(
                         &c,
                         "UPDATE api_keys SET last_used_at = ?2 WHERE id = ?1 AND (last_used_at IS NULL OR last_used_at < ?2)",
-                        vec![SqlValue::Text(id.clone()), SqlValue::Text(crate::clock::rfc3339(*at))],
+                        db::params![id, crate::clock::rfc3339(*at)],
                     )?,
                 };
             }

@@ -73,8 +73,7 @@ pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i6
             if limit <= 0 {
                 continue;
             }
-            let picked = db::query_rows(&c, PICK_FAIR, vec![SqlValue::Integer(now), SqlValue::Integer(class), SqlValue::Integer(limit), SqlValue::Integer(cap)])?;
-            ids.extend(picked.iter().map(|r| db::text(&r[0])));
+            ids.extend(db::query_as::<String>(&c, PICK_FAIR, db::params![now, class, limit, cap])?);
         }
     }
     if ids.is_empty() {
@@ -86,39 +85,31 @@ pub fn claim_fair(db: &Db, node: &str, local: i64, remote: i64, per_business: i6
         for id in ids {
             // Still claimable? (Only this leader claims, and a hand-off only
             // takes jobs of a lane that is running, which the pick left out.)
-            let rows = db::query_rows(
+            let row = db::query_one_as(
                 c,
                 "SELECT id, kind, business_id, payload, attempts, fence, calls_out, lane FROM jobs WHERE id = ?1 \
                  AND ((state = 'pending' AND due_at_ms <= ?2) OR (state = 'leased' AND lease_until_ms < ?2))",
-                vec![SqlValue::Text(id), SqlValue::Integer(now)],
+                db::params![id, now],
             )?;
-            let Some(r) = rows.first() else { continue };
-            claims.push(lease(c, r, node, now)?);
+            let Some(row) = row else { continue };
+            claims.push(lease(c, row, node, now)?);
         }
         Ok(claims)
     })
 }
 
-/// Leases the job of row `r` (id, kind, business_id, payload, attempts,
-/// fence, calls_out, lane) to `node` with a new fence.
-pub(crate) fn lease(c: &crate::db::Connection, r: &[SqlValue], node: &str, now: i64) -> anyhow::Result<Claim> {
-    let claim = Claim {
-        id: db::text(&r[0]),
-        kind: db::text(&r[1]),
-        business_id: db::text(&r[2]),
-        payload: db::text(&r[3]),
-        attempts: i(&r[4]) + 1,
-        fence: i(&r[5]) + 1,
-        calls_out: i(&r[6]) != 0,
-        lane: match &r[7] {
-            SqlValue::Text(l) => Some(l.clone()),
-            _ => None,
-        },
-    };
+/// A job row as a claim reads it: id, kind, business_id, payload,
+/// attempts, fence, calls_out, lane.
+pub(crate) type JobRow = (String, String, String, String, i64, i64, bool, Option<String>);
+
+/// Leases the job of `row` to `node` with a new fence.
+pub(crate) fn lease(c: &crate::db::Connection, row: JobRow, node: &str, now: i64) -> anyhow::Result<Claim> {
+    let (id, kind, business_id, payload, attempts, fence, calls_out, lane) = row;
+    let claim = Claim { id, kind, business_id, payload, attempts: attempts + 1, fence: fence + 1, calls_out, lane };
     db::execute(
         c,
         "UPDATE jobs SET state = 'leased', lease_owner = ?2, lease_until_ms = ?3, fence = ?4, attempts = ?5 WHERE id = ?1",
-        vec![SqlValue::Text(claim.id.clone()), SqlValue::Text(node.into()), SqlValue::Integer(now + JOB_LEASE.as_millis() as i64), SqlValue::Integer(claim.fence), SqlValue::Integer(claim.attempts)],
+        db::params![&claim.id, node, now + JOB_LEASE.as_millis() as i64, claim.fence, claim.attempts],
     )?;
     Ok(claim)
 }
@@ -132,14 +123,14 @@ pub const LANE_HANDOFFS: u32 = 64;
 /// claim round per delivery; nobody else could run that lane meanwhile).
 pub(crate) fn hand_off(c: &crate::db::Connection, lane: &str, node: &str) -> anyhow::Result<Option<Claim>> {
     let now = crate::clock::now_ms();
-    let rows = db::query_rows(
+    let row = db::query_one_as(
         c,
         "SELECT id, kind, business_id, payload, attempts, fence, calls_out, lane FROM jobs INDEXED BY jobs_lane_ready \
          WHERE lane = ?1 AND lane IS NOT NULL AND state = 'pending' AND due_at_ms <= ?2 ORDER BY due_at_ms, id LIMIT 1",
-        vec![SqlValue::Text(lane.into()), SqlValue::Integer(now)],
+        db::params![lane, now],
     )?;
-    match rows.first() {
-        Some(r) => Ok(Some(lease(c, r, node, now)?)),
+    match row {
+        Some(row) => Ok(Some(lease(c, row, node, now)?)),
         None => Ok(None),
     }
 }

@@ -18,11 +18,13 @@ mod step;
 #[cfg(test)]
 mod tests;
 mod upkeep;
+mod wake;
 
 pub use claims::*;
 pub use runner::*;
 pub use step::*;
 pub use upkeep::*;
+pub use wake::*;
 
 // What the modules here share.
 use parking_lot::Mutex;

@@ -19,7 +19,7 @@
 //! sends it with parameters as before. Named parameters (`:name`, `$name`)
 //! make `Template::parse` refuse the statement.
 
-use libsql::Value;
+use crate::db::SqlValue as Value;
 use libsql_sqlite3_parser::dialect::TokenType;
 use libsql_sqlite3_parser::lexer::sql::Tokenizer;
 use libsql_sqlite3_parser::lexer::Scanner;
@@ -141,7 +141,7 @@ mod tests {
         let back = crate::db::block(async {
             let mut rows = conn.query(text.trim_end_matches(';'), ()).await.unwrap();
             let row = rows.next().await.unwrap().unwrap();
-            (0..6).map(|i| row.get_value(i).unwrap()).collect::<Vec<_>>()
+            (0..6).map(|i| crate::db::from_libsql(row.get_value(i).unwrap())).collect::<Vec<_>>()
         });
         assert_eq!(back, row);
     }

@@ -31,6 +31,7 @@ use crate::pipeline::{Answer, App};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use switchboard_gateway::errors::Failure;
+use switchboard_job_kinds::voice;
 
 /// How long a turn's post is held for the step's answer before the
 /// carrier is asked to post it again.
@@ -67,8 +68,8 @@ fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec
     let heard = carrier.hear(&settings, &super::called_url(app, path, query), &headers, &body).map_err(super::refusal)?;
     let business_text = SqlValue::Text(business.into());
     let call = SqlValue::Text(heard.call_id.clone());
-    let known = db::query_rows(&conn, "SELECT 1 FROM calls WHERE business_id = ?1 AND id = ?2", vec![business_text.clone(), call.clone()]).map_err(|_| unavailable())?;
-    if known.is_empty() {
+    let known = voice::call_exists(&crate::admin::areas::Tx(&conn), business, &heard.call_id).map_err(|_| unavailable())?;
+    if !known {
         return Err(Failure::new(404, "not_found", "call_not_found", "no call of this business has this id"));
     }
     let now = crate::clock::now_ms();
@@ -93,7 +94,7 @@ fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec
             vec![business_text.clone(), call.clone(), turn.clone(), SqlValue::Text(heard_json), SqlValue::Integer(now)],
         )?;
         if fresh == 1 {
-            wake(&conn, &business_text, &call, now)?;
+            wake(&conn, business, &heard.call_id, now)?;
         }
         Ok(fresh == 1)
     });
@@ -113,13 +114,23 @@ fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec
 }
 
 /// Makes the call's pending step due now.
-fn wake(conn: &db::Connection, business: &SqlValue, call: &SqlValue, now: i64) -> anyhow::Result<u64> {
-    db::execute(
-        conn,
-        "UPDATE jobs SET due_at_ms = ?3 WHERE state = 'pending' AND due_at_ms > ?3 AND id = (SELECT job_id FROM calls WHERE business_id = ?1 AND id = ?2)",
-        vec![business.clone(), call.clone(), SqlValue::Integer(now)],
-    )
+fn wake(conn: &db::Connection, business: &str, call: &str, now: i64) -> anyhow::Result<u64> {
+    match voice::call_job(&crate::admin::areas::Tx(conn), business, call)? {
+        Some(job) => switchboard_jobs::wake_job(conn, &job, now),
+        None => Ok(0),
+    }
 }
+
+/// A turn's answer, whether its call has ended (voice's terminal statuses)
+/// and whether the call's step waits, due later than `?4`.
+static ANSWER: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT t.answer_json, c.status IN ({}), j.state = 'pending' AND j.due_at_ms > ?4 \
+         FROM carrier_turns t JOIN calls c ON c.business_id = t.business_id AND c.id = t.call_id LEFT JOIN jobs j ON j.id = c.job_id \
+         WHERE t.business_id = ?1 AND t.call_id = ?2 AND t.turn = ?3",
+        voice::terminal_sql_list()
+    )
+});
 
 /// The step's answer to the turn, once written; the end when the call has
 /// ended; a hold after [`HOLD`]. While it waits, a step that was running
@@ -133,14 +144,7 @@ fn wait_for_answer(app: &App, db: &std::sync::Arc<crate::db::Db>, business: &str
     let mut last_wake = Instant::now();
     loop {
         let conn = db.conn().map_err(|_| crate::pipeline::unavailable())?;
-        let rows = db::query_rows(
-            &conn,
-            "SELECT t.answer_json, c.status IN ('completed', 'failed', 'no_answer', 'busy', 'cancelled'), j.state = 'pending' AND j.due_at_ms > ?4 \
-             FROM carrier_turns t JOIN calls c ON c.business_id = t.business_id AND c.id = t.call_id LEFT JOIN jobs j ON j.id = c.job_id \
-             WHERE t.business_id = ?1 AND t.call_id = ?2 AND t.turn = ?3",
-            [params.clone(), vec![SqlValue::Integer(crate::clock::now_ms())]].concat(),
-        )
-        .map_err(|_| crate::pipeline::unavailable())?;
+        let rows = db::query_rows(&conn, &ANSWER, [params.clone(), vec![SqlValue::Integer(crate::clock::now_ms())]].concat()).map_err(|_| crate::pipeline::unavailable())?;
         let row = rows.into_iter().next().unwrap_or_default();
         if let Some(SqlValue::Text(answer)) = row.first() {
             let a: Value = serde_json::from_str(answer).unwrap_or(Value::Null);
@@ -164,7 +168,7 @@ fn wait_for_answer(app: &App, db: &std::sync::Arc<crate::db::Db>, business: &str
             last_wake = Instant::now();
             if let Some(gate) = db.write_gate(Duration::from_secs(1)) {
                 let now = crate::clock::now_ms();
-                let woken = db::in_transaction(&conn, || wake(&conn, &params[0], &params[1], now));
+                let woken = db::in_transaction(&conn, || wake(&conn, business, &heard.call_id, now));
                 drop(gate);
                 if woken.is_ok_and(|n| n > 0) {
                     app.bells.ring(db);

@@ -149,7 +149,7 @@ impl Connection {
                 while let Some(row) = rows.next().await? {
                     let mut vals = Vec::with_capacity(n as usize);
                     for i in 0..n {
-                        vals.push(row.get_value(i)?);
+                        vals.push(from_libsql(row.get_value(i)?));
                     }
                     out.push(vals);
                 }
@@ -173,7 +173,7 @@ impl Connection {
             }
             // Straight to the connection: a statement prepared first would
             // cost the primary a `describe` round trip before it runs.
-            let out = block(self.inner.execute(sql, params));
+            let out = block(self.inner.execute(sql, to_libsql(params)));
             self.after_statement(sql, &out);
             return out;
         }
@@ -255,7 +255,7 @@ impl Connection {
                     send(&mut pending)?;
                 }
                 switchboard_ops::metrics::primary_call("statement");
-                block(self.inner.execute(sql, row.clone()))?;
+                block(self.inner.execute(sql, to_libsql(row.clone())))?;
             }
             pending.push_str("RELEASE execute_many;");
             send(&mut pending)
@@ -340,10 +340,37 @@ pub(crate) fn changes_data(sql: &str) -> bool {
 /// Missing trailing parameters are bound as NULL, as a freshly prepared
 /// statement would have them; a reused one would otherwise keep the values
 /// of its previous run.
-pub(crate) fn bind_all(stmt: &libsql::Statement, mut params: Vec<SqlValue>) -> Vec<SqlValue> {
+pub(crate) fn bind_all(stmt: &libsql::Statement, mut params: Vec<SqlValue>) -> Vec<libsql::Value> {
     let wanted = stmt.parameter_count();
     if params.len() < wanted {
         params.resize(wanted, SqlValue::Null);
     }
+    to_libsql(params)
+}
+
+/// Parameters as libsql binds them: with [`from_libsql`], the one place the
+/// storage layer's value ([`SqlValue`], `switchboard_sql::Value`) and
+/// libsql's meet. Each cell moves; no text or blob is copied.
+pub(crate) fn to_libsql(params: Vec<SqlValue>) -> Vec<libsql::Value> {
     params
+        .into_iter()
+        .map(|v| match v {
+            SqlValue::Null => libsql::Value::Null,
+            SqlValue::Integer(i) => libsql::Value::Integer(i),
+            SqlValue::Real(f) => libsql::Value::Real(f),
+            SqlValue::Text(s) => libsql::Value::Text(s),
+            SqlValue::Blob(b) => libsql::Value::Blob(b),
+        })
+        .collect()
+}
+
+/// A cell libsql read, as the storage layer's value.
+pub(crate) fn from_libsql(v: libsql::Value) -> SqlValue {
+    match v {
+        libsql::Value::Null => SqlValue::Null,
+        libsql::Value::Integer(i) => SqlValue::Integer(i),
+        libsql::Value::Real(f) => SqlValue::Real(f),
+        libsql::Value::Text(s) => SqlValue::Text(s),
+        libsql::Value::Blob(b) => SqlValue::Blob(b),
+    }
 }

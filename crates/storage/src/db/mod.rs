@@ -21,7 +21,12 @@ use std::time::Duration;
 
 include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
 
-pub use libsql::Value as SqlValue;
+/// The one SQL value of every statement, here and in the components and the
+/// edge (`switchboard_sql::Value`): libsql's own value appears only where a
+/// connection hands parameters to libsql and reads its rows
+/// (`connection.rs`).
+pub use switchboard_sql::Value as SqlValue;
+pub use switchboard_sql::{params, FromRow, FromValue, Mismatch};
 
 mod connection;
 mod database;
@@ -129,44 +134,18 @@ pub fn in_transaction<T>(c: &Connection, f: impl FnOnce() -> Result<T>) -> Resul
     }
 }
 
-/// A column as text: text as it is, an integer in decimal, anything else empty.
 /// The shared request path's statements (`switchboard_gateway::storage`)
 /// run on a connection through this.
 impl switchboard_gateway::storage::Sql for &Connection {
-    fn query(&mut self, sql: &str, params: Vec<Shared>) -> Result<Vec<Vec<Shared>>, String> {
-        let params = params.into_iter().map(from_shared).collect();
-        self.query_rows(sql, params).map(|rows| rows.into_iter().map(|r| r.into_iter().map(to_shared).collect()).collect()).map_err(|e| e.to_string())
+    fn query(&mut self, sql: &str, params: Vec<SqlValue>) -> Result<Vec<Vec<SqlValue>>, String> {
+        self.query_rows(sql, params).map_err(|e| e.to_string())
     }
-    fn execute(&mut self, sql: &str, params: Vec<Shared>) -> Result<u64, String> {
-        Connection::execute(self, sql, params.into_iter().map(from_shared).collect()).map_err(|e| e.to_string())
-    }
-}
-
-use switchboard_gateway::storage::Value as Shared;
-
-/// The one conversion from libsql's value to the value of the statements
-/// written once (`switchboard_sql::Value`, which the gateway and the admin
-/// commands' rule crates use); [`from_shared`] is the other way.
-pub fn to_shared(v: SqlValue) -> Shared {
-    match v {
-        SqlValue::Null => Shared::Null,
-        SqlValue::Integer(i) => Shared::Integer(i),
-        SqlValue::Real(f) => Shared::Real(f),
-        SqlValue::Text(s) => Shared::Text(s),
-        SqlValue::Blob(b) => Shared::Blob(b),
+    fn execute(&mut self, sql: &str, params: Vec<SqlValue>) -> Result<u64, String> {
+        Connection::execute(self, sql, params).map_err(|e| e.to_string())
     }
 }
 
-pub fn from_shared(v: Shared) -> SqlValue {
-    match v {
-        Shared::Null => SqlValue::Null,
-        Shared::Integer(i) => SqlValue::Integer(i),
-        Shared::Real(f) => SqlValue::Real(f),
-        Shared::Text(s) => SqlValue::Text(s),
-        Shared::Blob(b) => SqlValue::Blob(b),
-    }
-}
-
+/// A column as text: text as it is, an integer in decimal, anything else empty.
 pub fn text(v: &SqlValue) -> String {
     match v {
         SqlValue::Text(s) => s.clone(),
@@ -186,6 +165,21 @@ pub fn query_rows(c: &Connection, sql: &str, params: Vec<SqlValue>) -> Result<Ve
     Ok(c.query_rows(sql, params)?)
 }
 
+/// Runs a query and reads every row as `T` (a tuple of the columns' Rust
+/// types, or a row struct's [`FromRow`]): a cell of another type is an
+/// error, never a default.
+pub fn query_as<T: FromRow>(c: &Connection, sql: &str, params: Vec<SqlValue>) -> Result<Vec<T>> {
+    Ok(switchboard_sql::decode_rows(c.query_rows(sql, params)?)?)
+}
+
+/// The first row of a query read as `T`, if there is one.
+pub fn query_one_as<T: FromRow>(c: &Connection, sql: &str, params: Vec<SqlValue>) -> Result<Option<T>> {
+    match c.query_rows(sql, params)?.into_iter().next() {
+        Some(row) => Ok(Some(T::from_row(row)?)),
+        None => Ok(None),
+    }
+}
+
 /// Runs a statement (through the connection's statement cache).
 pub fn execute(c: &Connection, sql: &str, params: Vec<SqlValue>) -> Result<u64> {
     Ok(c.execute(sql, params)?)
@@ -196,7 +190,7 @@ pub fn execute(c: &Connection, sql: &str, params: Vec<SqlValue>) -> Result<u64> 
 /// before it writes for a business. Tenancy, not a domain rule: the one
 /// statement that knows a business is a row of `businesses`.
 pub fn require_business(c: &Connection, business: &str) -> Result<()> {
-    if query_strings(c, "SELECT id FROM businesses WHERE id = ?1", vec![SqlValue::Text(business.to_string())])?.is_empty() {
+    if query_one_as::<String>(c, "SELECT id FROM businesses WHERE id = ?1", params![business])?.is_none() {
         bail!("no business {business} in this data dir");
     }
     Ok(())
