@@ -3,16 +3,61 @@
 
 use super::*;
 
+/// Steps that call out running at once in a process by default
+/// (`--job-concurrency`).
+///
+/// Such a step spends its time waiting on another service (an AI endpoint,
+/// a carrier, a webhook receiver), not on a core, so the bound is what it
+/// holds while it waits: a thread of its own (a few hundred KiB of stack
+/// touched), one wasm instance slot of the process's pool of
+/// [`switchboard_runtime::engine::MAX_INSTANCES`] (128, shared with
+/// requests; 64 leaves them the other half) and that instance's memory.
+/// One business gets at most half (the fair pick), so 20 calls of one
+/// business waiting on a slow AI all run at once (`bench/twilio_turns.sh`).
+pub const DEFAULT_CONCURRENCY: usize = 64;
+
 /// How the runner runs steps (`serve` flags).
 #[derive(Debug, Clone)]
 pub struct RunnerConfig {
-    /// Steps that call out running at once (`--job-concurrency`).
+    /// Steps that call out running at once in this process: every
+    /// database's runner together (`--job-concurrency`).
     pub concurrency: usize,
+    /// Those steps' slots, shared by the runners made from clones of this
+    /// config (one per database).
+    slots: Arc<Slots>,
+}
+
+impl RunnerConfig {
+    pub fn new(concurrency: usize) -> RunnerConfig {
+        RunnerConfig { concurrency, slots: Arc::default() }
+    }
 }
 
 impl Default for RunnerConfig {
     fn default() -> Self {
-        RunnerConfig { concurrency: 16 }
+        RunnerConfig::new(DEFAULT_CONCURRENCY)
+    }
+}
+
+/// The slots taken by steps that call out, counted across runners.
+#[derive(Debug, Default)]
+struct Slots {
+    taken: AtomicUsize,
+}
+
+impl Slots {
+    /// Takes every slot of `limit` that is free (none when all are taken).
+    fn take_free(&self, limit: usize) -> usize {
+        let mut got = 0;
+        let _ = self.taken.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |taken| {
+            got = limit.saturating_sub(taken);
+            Some(taken + got)
+        });
+        got
+    }
+
+    fn give_back(&self, n: usize) {
+        self.taken.fetch_sub(n, Ordering::SeqCst);
     }
 }
 
@@ -100,17 +145,23 @@ impl Runner {
         if !has_due(db) {
             return 0;
         }
-        let free = self.config.concurrency.saturating_sub(self.calling_out.load(Ordering::SeqCst));
+        // The process's free slots, taken for this claim (another
+        // database's runner claiming meanwhile finds them taken); the ones
+        // it leaves unused go back at once.
+        let slots = self.config.slots.clone();
+        let free = slots.take_free(self.config.concurrency);
         let per_business = (self.config.concurrency / 2).max(1);
         let claims = match claim_fair(db, &self.node, LOCAL_BATCH, free as i64, per_business as i64) {
             Ok(c) => c,
             Err(e) => {
-                crate::logging::line("warn", &format!("job claim failed: {e}"));
+                slots.give_back(free);
+                tracing::warn!(error = %e, "job claim failed");
                 return 0;
             }
         };
         let started = claims.len();
         let (remote, local): (Vec<Claim>, Vec<Claim>) = claims.into_iter().partition(|c| c.calls_out);
+        slots.give_back(free - remote.len());
         {
             let mut running = self.in_flight.lock();
             for c in remote.iter().chain(&local) {
@@ -120,7 +171,7 @@ impl Runner {
         for c in remote {
             self.calling_out.fetch_add(1, Ordering::SeqCst);
             let (host, node, in_flight, calling_out, unsettled) = (host.clone(), self.node.clone(), self.in_flight.clone(), self.calling_out.clone(), self.unsettled.clone());
-            let (wake, group) = (self.wake.clone(), self.group.clone());
+            let (wake, group, slots) = (self.wake.clone(), self.group.clone(), slots.clone());
             let spawned = std::thread::Builder::new().name("job-step".into()).spawn(move || {
                 let mut current = c;
                 for handoffs_left in (0..LANE_HANDOFFS).rev() {
@@ -136,11 +187,13 @@ impl Runner {
                     }
                 }
                 calling_out.fetch_sub(1, Ordering::SeqCst);
+                slots.give_back(1);
                 wake.notify();
             });
             if spawned.is_err() {
                 // No thread: the lease runs out and the job is claimed again.
                 self.calling_out.fetch_sub(1, Ordering::SeqCst);
+                self.config.slots.give_back(1);
             }
         }
         for c in local {
@@ -224,7 +277,7 @@ impl Runner {
         let Ok(c) = db.conn() else { return };
         let released = db::execute(&c, "UPDATE leases SET expires_at_ms = 0 WHERE name = 'dispatcher' AND owner = ?1", vec![SqlValue::Text(self.node.clone())]);
         if released.is_ok_and(|n| n == 1) {
-            crate::logging::line("info", "gave the dispatcher lease up");
+            tracing::info!("gave the dispatcher lease up");
         }
         self.leader_until_ms = 0;
     }
@@ -273,7 +326,7 @@ impl Runner {
                     vec![me.clone()],
                 )?;
                 if released > 0 {
-                    crate::logging::line("info", &format!("took over the dispatcher lease; released {released} orphaned job(s)"));
+                    tracing::info!(released, "took over the dispatcher lease and released the orphaned jobs");
                 }
             }
             Ok(true)
@@ -286,7 +339,7 @@ impl Runner {
             }
         };
         if won && took_over {
-            crate::logging::line("info", "this node runs the dispatcher now");
+            tracing::info!("this node runs the dispatcher now");
         }
         self.leader_until_ms = if won { until } else { 0 };
         won
@@ -306,4 +359,20 @@ pub(crate) fn has_due(db: &Db) -> bool {
     )
     .map(|r| matches!(r.first().and_then(|r| r.first()), Some(SqlValue::Integer(1))))
     .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod slot_tests {
+    use super::*;
+
+    #[test]
+    fn runners_made_from_one_config_share_its_slots() {
+        let config = RunnerConfig::new(4);
+        let (a, b) = (config.clone(), config.clone());
+        assert_eq!(a.slots.take_free(a.concurrency), 4);
+        assert_eq!(b.slots.take_free(b.concurrency), 0, "another database's runner finds them taken");
+        a.slots.give_back(3);
+        assert_eq!(b.slots.take_free(b.concurrency), 3);
+        assert_eq!(RunnerConfig::new(4).slots.take_free(4), 4, "another config counts its own");
+    }
 }

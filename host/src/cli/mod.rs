@@ -237,8 +237,8 @@ pub(crate) struct ServeArgs {
     /// Staged raw uploads with no progress for this long are removed.
     #[arg(long, env = "SWITCHBOARD_UPLOAD_SWEEP_AFTER_MS", value_name = "MS", default_value = "3600000")]
     pub(crate) upload_sweep_after_ms: u64,
-    /// Background steps that call out running at once (one business gets at most half).
-    #[arg(long, env = "SWITCHBOARD_JOB_CONCURRENCY", value_name = "N", default_value = "16", value_parser = clap::value_parser!(u16).range(1..=256))]
+    /// Background steps that call out running at once, every database's together (one business gets at most half). They wait on other services, not on cores: each holds a thread and a wasm instance slot (the process has 128, shared with requests).
+    #[arg(long, env = "SWITCHBOARD_JOB_CONCURRENCY", value_name = "N", default_value = "64", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub(crate) job_concurrency: u16,
     /// API requests per second per API key (bursts of twice that); 0 turns it off.
     #[arg(long, env = "SWITCHBOARD_RATE_LIMIT_KEY", value_name = "N", default_value = "100")]

@@ -87,6 +87,7 @@ fn start(fake: &Fake, extra: &[&str]) -> Setup {
 fn run(x: &Setup, fake: &Fake, model: Option<&Model>, label: &str, slow: impl Fn(usize) -> bool, measured: impl Fn(usize) -> bool) -> Vec<f64> {
     let agent = x.agent("Take notes.", json!({"firstGreeting": "Hello.", "nudgeAfterSilenceSeconds": 30}));
     let first = fake.calls().len();
+    let sampler = Sampler::start(x.s.child.id());
     let calls: Vec<String> = (0..CALLS).map(|i| x.call(&agent, &format!("+1555{:07}", 1000 + i))).collect();
     poll("every placement", || Some(()).filter(|_| fake.calls().len() == first + CALLS));
     let words = |i: usize, n: usize| format!("{label} call {i} turn {n}{}", if slow(i) { " slow" } else { "" });
@@ -103,6 +104,8 @@ fn run(x: &Setup, fake: &Fake, model: Option<&Model>, label: &str, slow: impl Fn
     for call in &calls {
         x.ended(call);
     }
+    let (threads, rss_kib) = sampler.finish();
+    println!("{label}: the server's most threads {threads}, most resident memory {} MiB", rss_kib / 1024);
     let took = model.map(|m| m.took.lock().unwrap().clone()).unwrap_or_default();
     let times: HashMap<String, Duration> = fake.turn_times().into_iter().collect();
     let mut out = Vec::new();
@@ -116,6 +119,36 @@ fn run(x: &Setup, fake: &Fake, model: Option<&Model>, label: &str, slow: impl Fn
     }
     assert_eq!(fake.twiml_errors(), Vec::<String>::new());
     out
+}
+
+/// The most threads and resident memory (KiB) of a process, read from
+/// /proc every 20 ms until [`Sampler::finish`] (Linux; zeros elsewhere).
+struct Sampler {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<(u64, u64)>,
+}
+
+impl Sampler {
+    fn start(pid: u32) -> Sampler {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let done = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut most = (0, 0);
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+                let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok()).unwrap_or(0);
+                most = (most.0.max(field("Threads:")), most.1.max(field("VmRSS:")));
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            most
+        });
+        Sampler { stop, thread }
+    }
+
+    fn finish(self) -> (u64, u64) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap()
+    }
 }
 
 fn report(label: &str, mut ms: Vec<f64>) -> (f64, f64) {
