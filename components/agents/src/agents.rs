@@ -4,6 +4,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value as J};
+use switchboard_channel_connections::Channel;
 use switchboard_guest::db::{self, Row, RowExt};
 use switchboard_guest::page;
 use switchboard_guest::{created, fail, ids, new_id, now, ok, req, Failure, HResult, Request, Success, Value};
@@ -24,6 +25,11 @@ pub fn violation(v: Violation) -> Failure {
 
 pub fn agent_not_found(id: &str) -> Failure {
     fail::not_found("agent_not_found", format!("agent `{}` not found", quote(id, 64)))
+}
+
+/// The channel a body names (the document's enum has refused any other).
+pub fn channel(name: &str) -> HResult<Channel> {
+    Channel::parse(name).ok_or_else(|| fail::validation("invalid_channel", format!("`channel` `{}` must be one of chatapp, voice, photoapp, sms, other", quote(name, 64))))
 }
 
 /// Rows of `table` of this business whose `id` is in `ids`: `SELECT {cols}
@@ -70,9 +76,10 @@ pub fn render(biz: &str, rows: &[Row]) -> HResult<Vec<J>> {
         .map(|r| {
             let id = r.text(0);
             let channel = r.text(1);
+            let kind = Channel::parse(&channel);
             let voice = r.opt_text(8).and_then(|t| serde_json::from_str::<J>(&t).ok()).filter(J::is_object);
-            let voice = if channel == "voice" { voice.unwrap_or_else(|| J::Object(rules::voice_settings(None, &[]).unwrap_or_default())) } else { J::Null };
-            let collect = if channel == "photoapp" { json!(r.opt_int(9).unwrap_or(1) != 0) } else { J::Null };
+            let voice = if kind == Some(Channel::Voice) { voice.unwrap_or_else(|| J::Object(rules::voice_settings(None, &[]).unwrap_or_default())) } else { J::Null };
+            let collect = if kind == Some(Channel::Photoapp) { json!(r.opt_int(9).unwrap_or(1) != 0) } else { J::Null };
             let ids_of = |m: &mut HashMap<String, Vec<Row>>| -> Vec<J> { m.remove(&id).unwrap_or_default().iter().map(|c| json!(c.text(1))).collect() };
             let data_source_ids = ids_of(&mut sources);
             let category_ids = ids_of(&mut categories);
@@ -159,6 +166,7 @@ struct AgentBody {
 
 /// An agent body that passed every rule, ready to store.
 struct Checked {
+    channel: Channel,
     name: String,
     language_code: String,
     data_source_ids: Vec<String>,
@@ -215,13 +223,13 @@ fn check(biz: &str, b: AgentBody) -> HResult<(Checked, Option<AssignmentBody>)> 
     let name = rules::agent_name(&b.name).map_err(violation)?;
     rules::instructions(&b.instructions).map_err(violation)?;
     let language_code = rules::language_code(b.language_code.as_deref()).map_err(violation)?;
-    let channel = b.channel.as_str();
+    let channel = channel(&b.channel)?;
     // The document states these two (one body shape per channel) and the
     // gateway refuses them first; kept so no caller can store a mismatch.
-    if b.voice_settings.is_some() && channel != "voice" {
+    if b.voice_settings.is_some() && channel != Channel::Voice {
         return Err(fail::validation("voice_settings_not_allowed", format!("`voiceSettings` applies to voice agents only; this agent's channel is `{channel}`")));
     }
-    if b.photoapp_collect_mobile_enabled.is_some() && channel != "photoapp" {
+    if b.photoapp_collect_mobile_enabled.is_some() && channel != Channel::Photoapp {
         return Err(fail::validation("photoapp_setting_not_allowed", format!("`photoappCollectMobileEnabled` applies to photoapp agents only; this agent's channel is `{channel}`")));
     }
 
@@ -259,7 +267,6 @@ fn check(biz: &str, b: AgentBody) -> HResult<(Checked, Option<AssignmentBody>)> 
     var_sources.sort_unstable();
     var_sources.dedup();
     let var_found = load_sources(biz, &var_sources)?;
-    let mut contact_context_required = false;
     let mut checked_pairs: HashSet<(&str, &str)> = HashSet::new();
     for (i, v) in b.data_source_variables.iter().enumerate() {
         if !rules::is_key(&v.field_key) || !rules::is_key(&v.alias) {
@@ -278,26 +285,31 @@ fn check(biz: &str, b: AgentBody) -> HResult<(Checked, Option<AssignmentBody>)> 
             let known = if s.built_in { " (Contacts fields are `mobile`, `name` and the business's contact field keys)" } else { "" };
             return Err(fail::validation("unknown_field_key", format!("`dataSourceVariables[{i}].fieldKey`: data source `{}` has no field `{}`{known}", v.source_id, v.field_key)));
         }
-        contact_context_required |= s.built_in;
     }
+    // Every declared variable is contact-backed: a Contacts variable is the
+    // called contact's field, one of another structured source the field of
+    // the contact's row of that source (the voice area's `resolve`). A call
+    // to a bare number has no contact, hence no value for any of them.
+    let contact_context_required = !b.data_source_variables.is_empty();
 
     // Channel-specific settings.
-    let voice_settings = if channel == "voice" {
+    let voice_settings = if channel == Channel::Voice {
         let alias_refs: Vec<&str> = aliases.iter().map(String::as_str).collect();
         let eff = rules::voice_settings(b.voice_settings.as_ref(), &alias_refs).map_err(violation)?;
         if contact_context_required && b.contact_category_ids.is_empty() {
             return Err(fail::validation(
                 "contact_categories_required",
-                "`contactCategoryIds` must name at least one category: a voice agent that declares Contacts variables must be scoped to contact categories",
+                "`contactCategoryIds` must name at least one category: a voice agent that declares variables (each one is read from the contact called) must be scoped to contact categories",
             ));
         }
         Some(J::Object(eff).to_string())
     } else {
         None
     };
-    let photoapp_collect_mobile = (channel == "photoapp").then(|| b.photoapp_collect_mobile_enabled.unwrap_or(true));
+    let photoapp_collect_mobile = (channel == Channel::Photoapp).then(|| b.photoapp_collect_mobile_enabled.unwrap_or(true));
     Ok((
         Checked {
+            channel,
             name,
             language_code,
             data_source_ids: b.data_source_ids,
@@ -347,12 +359,12 @@ fn fresh_reference_name(biz: &str) -> HResult<String> {
 pub fn create(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let body: AgentBody = req::body(req)?;
-    let channel = body.channel.clone();
     let instructions = body.instructions.clone();
     let (c, assignment) = check(biz, body)?;
+    let channel = c.channel;
     // The assignment target is checked before anything is written.
     let target = match &assignment {
-        Some(a) => Some(channels::resolve_target(biz, &channel, a.phone_number_id.as_deref(), a.provider_account_id.as_deref(), "assignment.")?),
+        Some(a) => Some(channels::resolve_target(biz, channel, a.phone_number_id.as_deref(), a.provider_account_id.as_deref(), "assignment.")?),
         None => None,
     };
     let id = new_id();
@@ -365,7 +377,7 @@ pub fn create(req: &Request) -> HResult<Success> {
         &[
             id.as_str().into(),
             biz.into(),
-            channel.as_str().into(),
+            channel.name().into(),
             c.name.as_str().into(),
             instructions.into(),
             c.language_code.as_str().into(),
@@ -382,19 +394,19 @@ pub fn create(req: &Request) -> HResult<Success> {
         (Some(a), Some(target)) => {
             let auto = a.auto_reply_enabled.unwrap_or(true);
             let handoff = a.human_handoff_active.unwrap_or(false);
-            channels::write_assignment(biz, &channel, &target, Some(&id), auto, handoff, &now)?;
-            let (phone, account) = if channel == "chatapp" { (json!(target), J::Null) } else { (J::Null, json!(target)) };
-            json!({"channel": channel, "phoneNumberId": phone, "providerAccountId": account, "aiAgentId": id,
+            channels::write_assignment(biz, channel, &target, Some(&id), auto, handoff, &now)?;
+            let (phone, account) = if channel == Channel::Chatapp { (json!(target), J::Null) } else { (J::Null, json!(target)) };
+            json!({"channel": channel.name(), "phoneNumberId": phone, "providerAccountId": account, "aiAgentId": id,
                    "autoReplyEnabled": auto, "humanHandoffActive": handoff})
         }
         _ => J::Null,
     };
-    let (live, ready) = channels::readiness(biz, &channel)?;
+    let (live, ready) = channels::readiness(biz, channel)?;
     let agent = load(biz, &id)?;
     created(&json!({
         "agent": agent,
         "referenceName": reference_name,
-        "channelReadiness": {"channel": channel, "live": live, "ready": ready},
+        "channelReadiness": {"channel": channel.name(), "live": live, "ready": ready},
         "assignment": assignment_json,
     }))
 }
@@ -407,7 +419,7 @@ pub fn update(req: &Request) -> HResult<Success> {
     let id = body.agent_id.clone().ok_or_else(|| fail::invalid_body("`agentId` is required"))?;
     let row = load_row(biz, &id)?.ok_or_else(|| agent_not_found(&id))?;
     let (current_channel, status) = (row.text(1), row.text(5));
-    if body.channel != current_channel {
+    if Some(channel(&body.channel)?) != Channel::parse(&current_channel) {
         return Err(fail::conflict("channel_immutable", format!("`channel` must be the agent's channel `{current_channel}`; an agent's channel cannot change (create a new agent instead)")));
     }
     if status == "archived" {

@@ -8,22 +8,22 @@
 
 use serde::Deserialize;
 use serde_json::{json, Value as J};
-use switchboard_channel_connections as connections;
+use switchboard_channel_connections::{self as connections, Channel};
 use switchboard_guest::db::{self, RowExt, Store};
 use switchboard_guest::{fail, now, ok, req, Failure, HResult, Request, Success};
 
 use crate::agents::{self, agent_not_found};
 use crate::rules::quote;
 
-/// (key, label, live, assignment mode, availability), in listing order.
-/// `live`: the channel is generally available; `ready` (per business) is
-/// computed by [`readiness`].
-const CHANNELS: [(&str, &str, bool, &str, &str); 5] = [
-    ("chatapp", "Chat app", true, "per_phone_number", "live"),
-    ("voice", "Voice calls", true, "agent_only", "live"),
-    ("photoapp", "Photo app", true, "per_account", "live"),
-    ("sms", "SMS", false, "none", "coming_later"),
-    ("other", "Other (agent only, no delivery)", false, "agent_only", "reserved"),
+/// (channel, label, live, assignment mode, availability), in listing
+/// order. `live`: the channel is generally available; `ready` (per
+/// business) is computed by [`readiness`].
+const CHANNELS: [(Channel, &str, bool, &str, &str); 5] = [
+    (Channel::Chatapp, "Chat app", true, "per_phone_number", "live"),
+    (Channel::Voice, "Voice calls", true, "agent_only", "live"),
+    (Channel::Photoapp, "Photo app", true, "per_account", "live"),
+    (Channel::Sms, "SMS", false, "none", "coming_later"),
+    (Channel::Other, "Other (agent only, no delivery)", false, "agent_only", "reserved"),
 ];
 
 /// Connected chatapp phone numbers of the business: (phoneNumberId, label),
@@ -33,7 +33,7 @@ fn chatapp_numbers(biz: &str) -> HResult<Vec<(String, Option<String>)>> {
 }
 
 fn chatapp_number_connected(biz: &str, phone: &str) -> HResult<bool> {
-    connections::is_connected(&Store, biz, "chatapp", phone)
+    connections::is_connected(&Store, biz, Channel::Chatapp.name(), phone)
 }
 
 /// The connected photoapp account of the business: (providerAccountId, username).
@@ -44,34 +44,34 @@ fn photoapp_account(biz: &str) -> HResult<Option<(String, Option<String>)>> {
 /// (live, ready) of a channel for this business: chatapp is ready with at
 /// least one connected phone number, photoapp with a connected account,
 /// voice always; sms (coming later) and other (reserved) never.
-pub fn readiness(biz: &str, channel: &str) -> HResult<(bool, bool)> {
+pub fn readiness(biz: &str, channel: Channel) -> HResult<(bool, bool)> {
     let live = CHANNELS.iter().find(|c| c.0 == channel).is_some_and(|c| c.2);
     let ready = match channel {
-        "chatapp" => !chatapp_numbers(biz)?.is_empty(),
-        "photoapp" => photoapp_account(biz)?.is_some(),
-        "voice" => true,
-        _ => false,
+        Channel::Chatapp => !chatapp_numbers(biz)?.is_empty(),
+        Channel::Photoapp => photoapp_account(biz)?.is_some(),
+        Channel::Voice => true,
+        Channel::Sms | Channel::Other => false,
     };
     Ok((live, ready))
 }
 
 /// The current assignment of one target: (aiAgentId, autoReplyEnabled, humanHandoffActive).
-fn read_assignment(biz: &str, channel: &str, target: &str) -> HResult<(Option<String>, bool, bool)> {
+fn read_assignment(biz: &str, channel: Channel, target: &str) -> HResult<(Option<String>, bool, bool)> {
     Ok(db::query_one(
         "SELECT ai_agent_id, auto_reply_enabled, human_handoff_active FROM channel_assignments \
          WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3",
-        &[biz.into(), channel.into(), target.into()],
+        &[biz.into(), channel.name().into(), target.into()],
     )?
     .map_or((None, false, false), |r| (r.opt_text(0), r.boolean(1), r.boolean(2))))
 }
 
-pub fn write_assignment(biz: &str, channel: &str, target: &str, agent: Option<&str>, auto: bool, handoff: bool, now: &str) -> HResult<()> {
+pub fn write_assignment(biz: &str, channel: Channel, target: &str, agent: Option<&str>, auto: bool, handoff: bool, now: &str) -> HResult<()> {
     db::execute(
         "INSERT INTO channel_assignments (business_id, channel, provider_id, ai_agent_id, auto_reply_enabled, human_handoff_active, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
          ON CONFLICT (business_id, channel, provider_id) DO UPDATE SET ai_agent_id = excluded.ai_agent_id, \
          auto_reply_enabled = excluded.auto_reply_enabled, human_handoff_active = excluded.human_handoff_active, updated_at = excluded.updated_at",
-        &[biz.into(), channel.into(), target.into(), agent.into(), auto.into(), handoff.into(), now.into()],
+        &[biz.into(), channel.name().into(), target.into(), agent.into(), auto.into(), handoff.into(), now.into()],
     )?;
     Ok(())
 }
@@ -82,10 +82,10 @@ pub fn clear_agent_assignments(biz: &str, agent: &str, now: &str) -> HResult<()>
     Ok(())
 }
 
-fn not_supported(channel: &str) -> Failure {
+fn not_supported(channel: Channel) -> Failure {
     let why = match channel {
-        "sms" => "sms is coming later; assignment is not supported until that provider is enabled",
-        "voice" => "voice agents are selected per call, not assigned to a channel",
+        Channel::Sms => "sms is coming later; assignment is not supported until that provider is enabled",
+        Channel::Voice => "voice agents are selected per call, not assigned to a channel",
         _ => "`other` is a reserved agent-only channel without delivery",
     };
     // Not a malformed request: this deployment has no provider for it.
@@ -96,9 +96,9 @@ fn not_supported(channel: &str) -> Failure {
 /// to. A missing `phoneNumberId` means the business's only connected number;
 /// a missing `providerAccountId` means the connected account. `prefix` names
 /// the body field's parent (`assignment.` in agent create).
-pub fn resolve_target(biz: &str, channel: &str, phone: Option<&str>, account: Option<&str>, prefix: &str) -> HResult<String> {
+pub fn resolve_target(biz: &str, channel: Channel, phone: Option<&str>, account: Option<&str>, prefix: &str) -> HResult<String> {
     match channel {
-        "chatapp" => {
+        Channel::Chatapp => {
             if account.is_some() {
                 return Err(fail::validation("provider_account_id_not_allowed", format!("`{prefix}providerAccountId` applies to photoapp only; chatapp assignments name a `{prefix}phoneNumberId`")));
             }
@@ -116,7 +116,7 @@ pub fn resolve_target(biz: &str, channel: &str, phone: Option<&str>, account: Op
                 }
             }
         }
-        "photoapp" => {
+        Channel::Photoapp => {
             if phone.is_some() {
                 return Err(fail::validation("phone_number_id_not_allowed", format!("`{prefix}phoneNumberId` applies to chatapp only; photoapp assignments name a `{prefix}providerAccountId`")));
             }
@@ -138,31 +138,31 @@ pub fn list(req: &Request) -> HResult<Success> {
     let numbers = chatapp_numbers(biz)?;
     let account = photoapp_account(biz)?;
     let mut channels = Vec::new();
-    for (key, label, live, mode, availability) in CHANNELS {
-        let connections: Vec<J> = match key {
-            "chatapp" => numbers
+    for (channel, label, live, mode, availability) in CHANNELS {
+        let connections: Vec<J> = match channel {
+            Channel::Chatapp => numbers
                 .iter()
                 .map(|(p, l)| {
-                    let (agent, _, _) = read_assignment(biz, key, p)?;
+                    let (agent, _, _) = read_assignment(biz, channel, p)?;
                     Ok(json!({"phoneNumberId": p, "providerAccountId": null, "label": l, "aiAgentId": agent}))
                 })
                 .collect::<HResult<_>>()?,
-            "photoapp" => match &account {
+            Channel::Photoapp => match &account {
                 Some((a, u)) => {
-                    let (agent, _, _) = read_assignment(biz, key, a)?;
+                    let (agent, _, _) = read_assignment(biz, channel, a)?;
                     vec![json!({"phoneNumberId": null, "providerAccountId": a, "label": u, "aiAgentId": agent})]
                 }
                 None => Vec::new(),
             },
             _ => Vec::new(),
         };
-        let ready = match key {
-            "chatapp" | "photoapp" => !connections.is_empty(),
-            "voice" => true,
-            _ => false,
+        let ready = match channel {
+            Channel::Chatapp | Channel::Photoapp => !connections.is_empty(),
+            Channel::Voice => true,
+            Channel::Sms | Channel::Other => false,
         };
         channels.push(json!({
-            "key": key, "label": label, "live": live, "ready": ready, "assignmentMode": mode,
+            "key": channel.name(), "label": label, "live": live, "ready": ready, "assignmentMode": mode,
             "availability": availability, "connections": connections,
         }));
     }
@@ -203,25 +203,25 @@ pub fn disconnect_photoapp(req: &Request) -> HResult<Success> {
 }
 
 /// Active agents of a channel, as assignable.
-fn assignable(biz: &str, channel: &str) -> HResult<Vec<J>> {
-    Ok(db::query("SELECT id, name, reference_name, status FROM agents WHERE business_id = ?1 AND channel = ?2 AND status = 'active' ORDER BY id", &[biz.into(), channel.into()])?
+fn assignable(biz: &str, channel: Channel) -> HResult<Vec<J>> {
+    Ok(db::query("SELECT id, name, reference_name, status FROM agents WHERE business_id = ?1 AND channel = ?2 AND status = 'active' ORDER BY id", &[biz.into(), channel.name().into()])?
         .iter()
         .map(|r| json!({"id": r.text(0), "name": r.text(1), "referenceName": r.text(2), "status": r.text(3)}))
         .collect())
 }
 
-fn assignment_json(biz: &str, channel: &str, target: Option<&str>) -> HResult<J> {
+fn assignment_json(biz: &str, channel: Channel, target: Option<&str>) -> HResult<J> {
     let (agent, auto, handoff) = match target {
         Some(t) => read_assignment(biz, channel, t)?,
         None => (None, false, false),
     };
     let (phone, account) = match channel {
-        "chatapp" => (target, None),
-        "photoapp" => (None, target),
+        Channel::Chatapp => (target, None),
+        Channel::Photoapp => (None, target),
         _ => (None, None),
     };
     Ok(json!({
-        "channel": channel,
+        "channel": channel.name(),
         "phoneNumberId": phone,
         "providerAccountId": account,
         "aiAgentId": agent,
@@ -237,22 +237,20 @@ fn assignment_json(biz: &str, channel: &str, target: Option<&str>) -> HResult<J>
 pub fn get_assignment(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let channel = req::query_nonempty(req, "channel").ok_or_else(|| fail::validation("invalid_query_parameter", "query parameter `channel` is required"))?;
-    if !CHANNELS.iter().any(|c| c.0 == channel) {
-        return Err(fail::validation("invalid_query_parameter", "query parameter `channel` must be one of chatapp, voice, photoapp, sms, other"));
-    }
+    let channel = Channel::parse(channel).ok_or_else(|| fail::validation("invalid_query_parameter", "query parameter `channel` must be one of chatapp, voice, photoapp, sms, other"))?;
     let phone = req::query_nonempty(req, "phoneNumberId");
-    if phone.is_some() && channel != "chatapp" {
+    if phone.is_some() && channel != Channel::Chatapp {
         return Err(fail::validation("phone_number_id_not_allowed", "query parameter `phoneNumberId` applies to channel chatapp only"));
     }
     let target = match channel {
-        "chatapp" => match phone {
+        Channel::Chatapp => match phone {
             Some(p) if chatapp_number_connected(biz, p)? => Some(p.to_string()),
             Some(p) => {
                 return Err(fail::not_found("phone_number_not_connected", format!("query parameter `phoneNumberId` `{}` is not a connected chatapp phone number of this business", quote(p, 64))))
             }
             None => chatapp_numbers(biz)?.into_iter().next().map(|n| n.0),
         },
-        "photoapp" => photoapp_account(biz)?.map(|a| a.0),
+        Channel::Photoapp => photoapp_account(biz)?.map(|a| a.0),
         _ => None,
     };
     ok(&assignment_json(biz, channel, target.as_deref())?)
@@ -277,11 +275,11 @@ struct AssignmentUpdate {
 pub fn update_assignment(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let b: AssignmentUpdate = req::body(req)?;
-    let channel = b.channel.as_str();
+    let channel = agents::channel(&b.channel)?;
     let target = resolve_target(biz, channel, b.phone_number_id.as_deref(), b.provider_account_id.as_deref(), "")?;
     if let Some(id) = b.ai_agent_id.as_deref() {
         let row = agents::load_row(biz, id)?.ok_or_else(|| agent_not_found(id))?;
-        if row.text(1) != channel {
+        if Channel::parse(&row.text(1)) != Some(channel) {
             return Err(fail::validation("agent_channel_mismatch", format!("`aiAgentId`: agent `{id}` is a `{}` agent and cannot be assigned to channel `{channel}`", row.text(1))));
         }
         if row.text(5) != "active" {

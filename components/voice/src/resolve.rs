@@ -13,7 +13,9 @@
 //!   this contact has, and those of its other structured sources, from the
 //!   contact's row of each ([`source_row`]).
 //! * A `toNumber` target has no values; `contactRequired` says whether the
-//!   agent needs a contact (a direct call to it is refused).
+//!   agent needs a contact (a direct call to it is refused): it does when it
+//!   declares any variable, since every one, of Contacts or of another
+//!   structured source, is read from the contact called.
 
 use serde::Serialize;
 use std::collections::BTreeMap;

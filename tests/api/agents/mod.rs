@@ -405,15 +405,25 @@ fn agent_bad_inputs_are_clear_4xx() {
     assert_eq!(r["agent"]["contactContextRequired"], true);
     assert_eq!(r["agent"]["contactCategoryIds"], json!([cat]));
     assert_eq!(r["agent"]["voiceSettings"]["firstGreeting"], "Hi {{firstName}}, this is the clinic");
-    // A voice agent using only a non-contact source needs no categories.
+    // So does one whose variables come only from another structured
+    // source: their values are read from the contact's row of it, so the
+    // agent needs a contact too (operation 38).
     let mut body = voice("Plans");
     body["dataSourceVariables"] = json!([var(&table, "plan", "plan")]);
-    assert_eq!(c.create_ok(&c.a, body)["agent"]["contactContextRequired"], false);
+    let r = c.create(&c.a, body.clone());
+    assert_code(&r, 400, "validation", "contact_categories_required");
+    assert!(r.message().contains("contactCategoryIds") && !r.message().contains("Contacts variables"), "{}", r.text);
+    body["contactCategoryIds"] = json!([cat]);
+    assert_eq!(c.create_ok(&c.a, body)["agent"]["contactContextRequired"], true);
+    // A chatapp agent's variables of another source set the flag as well
+    // (no categories needed: only calls read it); none, no flag.
+    assert_eq!(c.create_ok(&c.a, with_vars(json!([var(&table, "renewal_date", "renewal")])))["agent"]["contactContextRequired"], true);
+    assert_eq!(c.create_ok(&c.a, voice("No variables"))["agent"]["contactContextRequired"], false);
 
     // Nothing above left a half-created agent behind.
     let listed = c.get(&c.a, "/api/v1/agents?limit=200");
     let names: Vec<&str> = listed.assert_ok(200)["agents"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["Long", "V", "Vars", "Needs categories", "Plans"]);
+    assert_eq!(names, ["Long", "V", "Vars", "Needs categories", "Plans", "Vars", "No variables"]);
 }
 
 #[test]
@@ -464,6 +474,12 @@ fn update_archive_list_and_tenancy() {
         "validation",
         "contact_categories_required",
     );
+    // A variable of another structured source: the same rule and the flag.
+    let table = c.source(&c.a, "structured", &["plan"]);
+    let plan = json!([{"sourceId": table, "fieldKey": "plan", "alias": "plan"}]);
+    assert_code(&upd(json!({"channel": "voice", "name": "x", "instructions": "x", "dataSourceVariables": plan})), 400, "validation", "contact_categories_required");
+    let a = upd(json!({"channel": "voice", "name": "x", "instructions": "x", "dataSourceVariables": plan, "contactCategoryIds": [cat]})).assert_ok(200)["agent"].clone();
+    assert_eq!((a["contactContextRequired"].clone(), a["dataSourceVariables"].clone()), (json!(true), plan));
     assert_invalid(&c.patch(&c.a, "/api/v1/agents", json!({"channel": "voice", "name": "x", "instructions": "x"})), "agentId");
     let ghost = uuid::Uuid::new_v4().to_string();
     assert_code(&c.patch(&c.a, "/api/v1/agents", json!({"agentId": ghost, "channel": "voice", "name": "x", "instructions": "x"})), 404, "not_found", "agent_not_found");
@@ -514,4 +530,55 @@ fn update_archive_list_and_tenancy() {
     let r = c.get(&c.a, "/api/v1/agents?cursor=not-a-cursor");
     assert_code(&r, 400, "validation", "invalid_request");
     assert_eq!(r.body["error"]["details"][0]["field"], "cursor", "{}", r.text);
+}
+
+/// Migration 0040: agents stored while only Contacts variables set
+/// `contactContextRequired` are flagged on the next start when they declare
+/// a variable of any structured source; the others keep their flag.
+#[test]
+fn migration_0040_flags_agents_that_declare_any_variable() {
+    let c = setup();
+    let cat = c.category(&c.a, "VIP");
+    let contacts = c.contacts_source(&c.a);
+    let table = c.source(&c.a, "structured", &["plan"]);
+    let var = |source: &str, key: &str| json!([{"sourceId": source, "fieldKey": key, "alias": key}]);
+    let with = |mut body: Value, vars: Value| {
+        body["dataSourceVariables"] = vars;
+        body["contactCategoryIds"] = json!([cat]);
+        body
+    };
+    let id = |r: Value| r["agent"]["id"].as_str().unwrap().to_string();
+    let voice_table = id(c.create_ok(&c.a, with(voice("Plans"), var(&table, "plan"))));
+    let chat_table = id(c.create_ok(&c.a, with(chat("Plans chat"), var(&table, "plan"))));
+    let voice_contacts = id(c.create_ok(&c.a, with(voice("Names"), var(&contacts, "name"))));
+    let plain = id(c.create_ok(&c.a, voice("Plain")));
+    let Ctx { mut s, dir, a, .. } = c;
+    assert!(s.terminate().success());
+
+    // The flags as the rule before it stored them, and 0040 not applied.
+    let biz = a.business.clone();
+    sql_exec(
+        &dir.0,
+        &format!(
+            "UPDATE agents SET contact_context_required = EXISTS (SELECT 1 FROM agent_variables v JOIN data_sources d ON d.business_id = v.business_id \
+             AND d.id = v.data_source_id WHERE v.agent_id = agents.id AND d.built_in = 1) WHERE business_id = '{biz}'; \
+             DELETE FROM schema_migrations WHERE name = '0040_contact_backed_variables.sql'"
+        ),
+    );
+    let flags = |dir: &Path| -> Vec<(String, String)> {
+        sql_rows(dir, &format!("SELECT id, contact_context_required FROM agents WHERE business_id = '{biz}' ORDER BY id")).into_iter().map(|r| (r[0].clone(), r[1].clone())).collect()
+    };
+    let before = flags(&dir.0);
+    let flag_of = |flags: &[(String, String)], id: &str| flags.iter().find(|(a, _)| a == id).unwrap().1.clone();
+    assert_eq!([&voice_table, &chat_table, &voice_contacts, &plain].map(|a| flag_of(&before, a)), ["0", "0", "1", "0"]);
+
+    // The next start applies it; the API shows the recomputed flags.
+    let s = Server::start(&dir.0);
+    let listed = s.as_key(&a.key).get(&format!("/api/v1/agents?businessId={biz}&limit=200"));
+    let agents = listed.assert_ok(200)["agents"].as_array().unwrap().clone();
+    let flag = |id: &str| agents.iter().find(|a| a["id"] == id).unwrap()["contactContextRequired"].clone();
+    assert_eq!([&voice_table, &chat_table, &voice_contacts, &plain].map(|a| flag(a)), [json!(true), json!(true), json!(true), json!(false)]);
+    // Calls read it: the table agent needs a contact.
+    let r = s.as_key(&a.key).get(&format!("/api/v1/voice/calls/resolve?businessId={biz}&agentId={voice_table}&toNumber=%2B14155550100"));
+    assert_eq!(r.assert_ok(200)["contactRequired"], true);
 }

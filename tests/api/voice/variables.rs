@@ -1,6 +1,7 @@
 //! Declared variables of structured sources other than Contacts: a contact
 //! resolves them from its row of each source (by its mobile, else by a
-//! field key it shares with the source).
+//! field key it shares with the source), so they need a contact as
+//! Contacts variables do.
 
 use super::*;
 
@@ -60,4 +61,30 @@ fn variables_of_other_sources_resolve_from_the_contacts_row() {
     assert_eq!(r["transcript"][0]["text"], json!("Hello Ada, about your Gold plan."), "{r}");
     let r = c.start(json!({"agentId": agent, "contactId": dee}));
     assert_eq!((r.status, r.code()), (409, "variable_missing"), "{}", r.text);
+
+    // Variables of another source only are contact-backed as well: a bare
+    // number has no row, so the agent must be scoped to contact categories,
+    // and it calls contacts only, refused as a Contacts variable's agent is.
+    let plan_only = json!({"channel": "voice", "name": "Plans", "instructions": "Talk about the plan.",
+        "dataSourceVariables": [{"sourceId": accounts, "fieldKey": "plan", "alias": "plan"}],
+        "voiceSettings": {"firstGreeting": "About your {{plan}} plan."}});
+    let mut unscoped = plan_only.clone();
+    unscoped["businessId"] = json!(c.t.business);
+    let r = c.s.as_key(&c.t.key).fresh().post("/api/v1/agents", &unscoped);
+    assert_eq!((r.status, r.code()), (400, "contact_categories_required"), "{}", r.text);
+    let mut scoped = plan_only.clone();
+    scoped["contactCategoryIds"] = json!([c.everyone]);
+    let created = c.post("/api/v1/agents", scoped);
+    assert_eq!(created["agent"]["contactContextRequired"], true);
+    let plans = created["agent"]["id"].as_str().unwrap().to_string();
+    let resolved = |agent: &str, target: &str| c.s.as_key(&c.t.key).get(&format!("/api/v1/voice/calls/resolve?businessId={}&agentId={agent}&{target}", c.t.business));
+    assert_eq!(resolved(&plans, "toNumber=%2B14155550100").assert_ok(200), &json!({"destination": "+14155550100", "values": {}, "contactRequired": true}));
+    assert_eq!(resolved(&plans, &format!("contactId={ada}")).assert_ok(200), &json!({"destination": "+447700900123", "values": {"plan": "Gold"}, "contactRequired": true}));
+    let by_number = c.start(json!({"agentId": plans, "toNumber": "+14155550100"}));
+    let contacts_by_number = c.start(json!({"agentId": agent, "toNumber": "+14155550100"}));
+    assert_eq!((by_number.status, by_number.code()), (409, "contact_required"), "{}", by_number.text);
+    assert_eq!((by_number.message(), by_number.body["error"]["category"].clone()), (contacts_by_number.message(), contacts_by_number.body["error"]["category"].clone()));
+    // A contact target still works, from the contact's row.
+    let id = c.start(json!({"agentId": plans, "contactId": ada})).assert_ok(202)["callId"].as_str().unwrap().to_string();
+    assert_eq!(c.ended(&id)["transcript"][0]["text"], json!("About your Gold plan."));
 }

@@ -16,19 +16,43 @@
 
 use switchboard_sql::{Cells, Refusal, Refused, Sql};
 
-/// A channel that is connected by an operator.
+/// A channel of agents, assignments and connections (the `channel` column
+/// of `agents`, `channel_assignments` and `channel_connections`). Chatapp
+/// numbers and the photoapp account are connected by an operator
+/// ([`check`]); voice needs no connection; sms and other deliver nothing.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Channel {
     Chatapp,
+    Voice,
     Photoapp,
+    Sms,
+    Other,
 }
 
 impl Channel {
+    /// Every channel, in the order the channel list shows them.
+    pub const ALL: [Channel; 5] = [Channel::Chatapp, Channel::Voice, Channel::Photoapp, Channel::Sms, Channel::Other];
+
+    /// Its name in the API and in storage.
     pub fn name(self) -> &'static str {
         match self {
             Channel::Chatapp => "chatapp",
+            Channel::Voice => "voice",
             Channel::Photoapp => "photoapp",
+            Channel::Sms => "sms",
+            Channel::Other => "other",
         }
+    }
+
+    /// The channel of a name, if it is one.
+    pub fn parse(name: &str) -> Option<Channel> {
+        Channel::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+impl std::fmt::Display for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -43,9 +67,8 @@ pub struct Checked {
 /// The channel is chatapp or photoapp; the provider's id 1 to 128 letters,
 /// digits or `. _ : -`; the label (trimmed) at most 120 characters.
 pub fn check(channel: &str, provider_id: &str, label: Option<&str>) -> Result<Checked, Refused> {
-    let channel = match channel {
-        "chatapp" => Channel::Chatapp,
-        "photoapp" => Channel::Photoapp,
+    let channel = match Channel::parse(channel) {
+        Some(c @ (Channel::Chatapp | Channel::Photoapp)) => c,
         _ => return Err(Refused::new("channel", "must be chatapp or photoapp")),
     };
     if provider_id.is_empty() || provider_id.len() > 128 || !provider_id.bytes().all(|c| c.is_ascii_alphanumeric() || b"._:-".contains(&c)) {
@@ -182,10 +205,21 @@ mod tests {
         assert_eq!((c.channel, c.provider_id.as_str(), c.label.as_deref()), (Channel::Chatapp, "pn-a-1", Some("Main line")));
         assert_eq!(check("photoapp", "ig.1:a_b-c", Some("   ")).unwrap().label, None, "a blank label is none");
         assert_eq!(check("sms", "x", None).err().unwrap().field, "channel");
+        assert_eq!(check("voice", "x", None).err().unwrap().field, "channel", "voice needs no connection");
         for bad in ["", "bad id", "ü", &"x".repeat(129)] {
             assert_eq!(check("chatapp", bad, None).err().unwrap().field, "providerId", "{bad:?}");
         }
         assert_eq!(check("chatapp", "pn", Some(&"é".repeat(121))).err().unwrap().field, "label");
         assert!(check("chatapp", "pn", Some(&"é".repeat(120))).is_ok());
+    }
+
+    #[test]
+    fn channels_read_back_as_their_names() {
+        for c in Channel::ALL {
+            assert_eq!(Channel::parse(c.name()), Some(c));
+            assert_eq!(c.to_string(), c.name());
+        }
+        assert_eq!(Channel::parse("Chatapp"), None, "names are exact");
+        assert_eq!(Channel::parse(""), None);
     }
 }
