@@ -6,7 +6,7 @@ use crate::auth;
 use crate::errors::Failure;
 use crate::idempotency;
 use crate::openapi;
-use crate::operations::{self, BusinessIn, Operation, RouteMatch, OPERATIONS};
+use crate::operations::{self, BusinessIn, Operation, OperationId, RouteMatch, OPERATIONS};
 use crate::validate::{is_uuid, Validator};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -90,7 +90,7 @@ impl Admitted {
     pub fn seal_raw(&mut self, body: String, size: u64, sha256_hex: &str) {
         let names = self.op.raw_body().map_or(&[][..], |r| r.required_query);
         let metadata: Vec<(&str, &str)> = names.iter().map(|n| (*n, self.query.iter().find(|(k, _)| k == n).map_or("", |(_, v)| v.as_str()))).collect();
-        self.fingerprint = idempotency::raw_fingerprint(self.op.id, &self.path_params, &metadata, size, sha256_hex);
+        self.fingerprint = idempotency::raw_fingerprint(self.op.id.as_str(), &self.path_params, &metadata, size, sha256_hex);
         self.body = Some(body);
     }
 }
@@ -98,7 +98,7 @@ impl Admitted {
 pub struct Gateway {
     validator: Validator,
     /// Each operation's query parameter schemas, parsed on first use.
-    query_schemas: HashMap<(&'static str, &'static str), (&'static str, OnceLock<Value>)>,
+    query_schemas: HashMap<(OperationId, &'static str), (&'static str, OnceLock<Value>)>,
     /// The document and its text, built on first use: only the document
     /// route and a few checks need them, and an edge node builds a fresh
     /// Gateway per request.
@@ -145,7 +145,7 @@ impl Gateway {
         Ok(Gateway { validator, query_schemas, document: OnceLock::new() })
     }
 
-    fn query_schema(&self, op: &'static str, name: &'static str) -> &Value {
+    fn query_schema(&self, op: OperationId, name: &'static str) -> &Value {
         let (text, cell) = &self.query_schemas[&(op, name)];
         cell.get_or_init(|| parse_query_schema(text).expect("checked by Gateway::new"))
     }
@@ -200,7 +200,7 @@ impl Gateway {
             let schema = self.validator.schema(name).expect("checked in Gateway::new");
             self.validator.validate(schema, b).map_err(|v| Failure::from_violations(v, "request body"))?;
         }
-        let fingerprint = idempotency::fingerprint(op.id, &path_params, body.as_ref());
+        let fingerprint = idempotency::fingerprint(op.id.as_str(), &path_params, body.as_ref());
         // The parsed value is dropped here; parse_body succeeded, so the
         // bytes are valid UTF-8 and become the text without a copy.
         let body = match body {
@@ -331,11 +331,11 @@ struct Caller {
 fn authenticate(op: &Operation, req: &Incoming, keys: &dyn KeyDirectory) -> Result<Caller, Failure> {
     if req.authorization.is_some() {
         if op.session_only() {
-            return Err(api_key_refused(op.id));
+            return Err(api_key_refused(op.id.as_str()));
         }
         return Ok(Caller { key: authenticate_key(req.authorization, keys)?, caller: None });
     }
-    let session = console_session(req.session, req.csrf, op.method.is_mutation(), op.session_only(), op.id, keys)?;
+    let session = console_session(req.session, req.csrf, op.method.is_mutation(), op.session_only(), op.id.as_str(), keys)?;
     Ok(Caller { key: KeyRecord { key_id: format!("session:{}", session.session_id), business_id: session.business_id, scopes: session.scopes, revoked: false }, caller: Some(session.user_id) })
 }
 

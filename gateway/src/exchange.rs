@@ -133,7 +133,7 @@ pub fn mutation<S: Owner>(mut sql: S, a: &Admitted, request_id: &str, now_ms: i6
         }
     }
     if let Some(key) = &a.idempotency_key {
-        match storage::stored_result(&mut sql, &business, a.op.id, key, now_ms) {
+        match storage::stored_result(&mut sql, &business, a.op.id.as_str(), key, now_ms) {
             Ok(Some((fingerprint, status, body))) => {
                 undo(&mut sql);
                 let reply = if fingerprint != a.fingerprint {

@@ -3,28 +3,13 @@
 //! fuzzer's stateful phase, follow real ids), and the rules JSON Schema
 //! cannot state, listed per operation with their codes.
 
-use crate::operations::{Operation, OPERATIONS};
+use crate::operations::{Created, Operation, OperationId, OPERATIONS};
 use serde_json::{json, Map, Value};
-
-/// Creates and the id their answer carries: (operationId, JSON pointer in
-/// the success envelope, the parameter or body field that takes it).
-const CREATED_IDS: &[(&str, &str, &str)] = &[
-    ("createContact", "/data/contact/id", "contactId"),
-    ("createCategory", "/data/category/id", "categoryId"),
-    ("createAgent", "/data/agent/id", "agentId"),
-    ("createDataSource", "/data/dataSource/id", "dataSourceId"),
-    ("uploadDataSourceAsset", "/data/ingestionId", "ingestionId"),
-    ("createWebhookSubscription", "/data/subscription/id", "subscriptionId"),
-    ("uploadMedia", "/data/mediaId", "mediaId"),
-    ("sendMessage", "/data/messageId", "messageId"),
-    ("startCall", "/data/callId", "callId"),
-    ("createCampaign", "/data/campaign/id", "campaignId"),
-];
 
 /// A refusal the schema cannot express: a rule between a query parameter
 /// and another, between two fields' values, or of the service's state.
 pub struct Refusal {
-    pub operation: &'static str,
+    pub operation: OperationId,
     pub status: u16,
     pub code: &'static str,
     pub rule: &'static str,
@@ -37,44 +22,44 @@ pub struct Refusal {
 /// (tests/fuzz/hooks.py) generate data that keeps these rules.
 pub const REFUSALS: &[Refusal] = &[
     Refusal {
-        operation: "getChannelAssignment",
+        operation: OperationId::GetChannelAssignment,
         status: 400,
         code: "phone_number_id_not_allowed",
         rule: "The query parameter `phoneNumberId` applies to `channel=chatapp` only; with another channel it is refused, not ignored.",
     },
     Refusal {
-        operation: "listContacts",
+        operation: OperationId::ListContacts,
         status: 400,
         code: "cursor_sort_mismatch",
         rule: "A `cursor` continues the order it was made in: give it with the same `sort` as the page that answered it (query parameters have no rule across each other; the cursor names its order before its first `~`, none for `createdAt`).",
     },
     Refusal {
-        operation: "resolveCallContext",
+        operation: OperationId::ResolveCallContext,
         status: 400,
         code: "call_target_required",
         rule: "Exactly one of the query parameters `contactId` and `toNumber` (query parameters have no `oneOf`; the call start body states the same rule in its schema).",
     },
     Refusal {
-        operation: "createCampaign",
+        operation: OperationId::CreateCampaign,
         status: 400,
         code: "invalid_calling_window",
         rule: "`iteration.callingWindow.start` and `end` differ (a window past midnight, such as 22:00-06:00, is allowed; an empty one is refused, not read as \"any time\").",
     },
     Refusal {
-        operation: "createIteration",
+        operation: OperationId::CreateIteration,
         status: 400,
         code: "invalid_calling_window",
         rule: "`callingWindow.start` and `end` differ (a window past midnight, such as 22:00-06:00, is allowed; an empty one is refused, not read as \"any time\").",
     },
-    Refusal { operation: "uploadDataSourceAsset", status: 400, code: "empty_file", rule: "The file has at least one byte: a raw body is never empty (OpenAPI gives a binary body no length)." },
+    Refusal { operation: OperationId::UploadDataSourceAsset, status: 400, code: "empty_file", rule: "The file has at least one byte: a raw body is never empty (OpenAPI gives a binary body no length)." },
     Refusal {
-        operation: "startCall",
+        operation: OperationId::StartCall,
         status: 409,
         code: "test_variable_not_declared",
         rule: "Each `testVariables` key is an alias the agent declares: the agent's state decides, so the refusal is a conflict (409, category conflict).",
     },
     Refusal {
-        operation: "sendAgentTestMessage",
+        operation: OperationId::SendAgentTestMessage,
         status: 409,
         code: "test_variable_not_declared",
         rule: "Each `testVariables` key is an alias the agent declares: the agent's state decides, so the refusal is a conflict (409, category conflict).",
@@ -103,16 +88,17 @@ pub fn add_refusals(op: &Operation, o: &mut Value) {
     }
 }
 
-/// The `links` of each create's success responses: to every operation
+/// The `links` of each create's success responses (the creates are the
+/// table rows with `Rules::creates`): to every operation
 /// (console-only ones aside) that takes the created id as a path or query
 /// parameter of that name, or as a body field of that name in every shape
 /// of its body (a field of only some shapes would make the others invalid).
 pub fn add_links(paths: &mut Map<String, Value>, schemas: &Map<String, Value>) {
-    for &(source, pointer, name) in CREATED_IDS {
-        let Some(src) = OPERATIONS.iter().find(|o| o.id == source) else { continue };
+    for src in OPERATIONS {
+        let Some(Created { pointer, name }) = src.rules.creates else { continue };
         let expr = format!("$response.body#{pointer}");
         let mut links = Map::new();
-        for target in OPERATIONS.iter().filter(|t| t.id != source && !t.session_only()) {
+        for target in OPERATIONS.iter().filter(|t| t.id != src.id && !t.session_only()) {
             if let Some(link) = link_to(target, name, &expr, schemas) {
                 links.insert(target.id.to_string(), link);
             }
@@ -130,14 +116,14 @@ pub fn add_links(paths: &mut Map<String, Value>, schemas: &Map<String, Value>) {
 fn link_to(target: &Operation, name: &str, expr: &str, schemas: &Map<String, Value>) -> Option<Value> {
     let description = format!("The created id as `{name}` of {}.", target.id);
     if target.path.contains(&format!("{{{name}}}")) {
-        return Some(json!({"operationId": target.id, "parameters": {format!("path.{name}"): expr}, "description": description}));
+        return Some(json!({"operationId": target.id.as_str(), "parameters": {format!("path.{name}"): expr}, "description": description}));
     }
     if target.query.iter().any(|q| q.name == name) && target.raw_body().is_none() {
-        return Some(json!({"operationId": target.id, "parameters": {format!("query.{name}"): expr}, "description": description}));
+        return Some(json!({"operationId": target.id.as_str(), "parameters": {format!("query.{name}"): expr}, "description": description}));
     }
     // A raw upload's body is bytes: a JSON field cannot be merged into it.
     let body = schemas.get(target.request?)?;
-    (target.raw_body().is_none() && in_every_shape(body, name, schemas)).then(|| json!({"operationId": target.id, "requestBody": {name: expr}, "description": description}))
+    (target.raw_body().is_none() && in_every_shape(body, name, schemas)).then(|| json!({"operationId": target.id.as_str(), "requestBody": {name: expr}, "description": description}))
 }
 
 fn in_every_shape(schema: &Value, name: &str, schemas: &Map<String, Value>) -> bool {
@@ -182,7 +168,7 @@ mod tests {
         let g = crate::Gateway::new().unwrap();
         let doc = g.document();
         for r in super::REFUSALS {
-            let op = doc["paths"].as_object().unwrap().values().flat_map(|p| p.as_object().unwrap().values()).find(|o| o["operationId"] == r.operation).expect(r.operation);
+            let op = doc["paths"].as_object().unwrap().values().flat_map(|p| p.as_object().unwrap().values()).find(|o| o["operationId"] == r.operation.as_str()).expect(r.operation.as_str());
             assert!(op["description"].as_str().unwrap().contains(r.code), "{}", r.operation);
             if r.status == 400 {
                 assert!(op["responses"]["400"]["x-error-codes"].as_array().unwrap().iter().any(|c| c == r.code), "{}", r.operation);

@@ -108,7 +108,7 @@ fn operation_object(op: &Operation) -> Value {
     responses.insert("4XX".into(), json!({"$ref": "#/components/responses/Failure"}));
     responses.insert("default".into(), json!({"$ref": "#/components/responses/Failure"}));
     let mut o = json!({
-        "operationId": op.id,
+        "operationId": op.id.as_str(),
         "summary": op.summary,
         "description": match op.raw_body() {
             None if op.number as usize > crate::operations::CONTRACT_OPERATIONS => format!(
@@ -131,7 +131,7 @@ fn operation_object(op: &Operation) -> Value {
                 crate::operations::RAW_UPLOAD_MAX_BYTES >> 20
             ),
         },
-        "tags": [if op.session_only() { "console" } else { op.component.name() }],
+        "tags": [if op.session_only() { "console" } else { op.tag() }],
         "parameters": params,
         "responses": responses,
         "x-operation-number": op.number,

@@ -10,7 +10,7 @@ use switchboard_gateway::{Failure, Incoming};
 
 pub fn handle(app: &App, incoming: Incoming, request_id: &str) -> Answer {
     let a = match app.gateway.admit(incoming, &app.keys()) {
-        Ok(a) if a.op.id == "getContact" => a,
+        Ok(a) if a.op.id == switchboard_gateway::operations::OperationId::GetContact => a,
         Ok(_) => return Answer::failure(&Failure::not_found("route_not_found", "only getContact has a native baseline"), request_id),
         Err(f) => return Answer::failure(&f, request_id),
     };

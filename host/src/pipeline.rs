@@ -8,7 +8,6 @@ use crate::engine::{CallError, Components};
 use crate::keys::Keys;
 use std::sync::Arc;
 use std::time::Duration;
-use switchboard_gateway::errors::success_envelope;
 use switchboard_gateway::exchange::{self, Outcome};
 use switchboard_gateway::{idempotency, Admitted, Failure, Gateway, Incoming};
 use switchboard_storage::databases::{self, Databases};
@@ -228,10 +227,8 @@ impl App {
 
     fn route(&self, mut a: Admitted, request_id: &str) -> Prepared {
         let op = a.op;
-        if op.id == "getAutomationContract" {
-            let mut answer = Answer::json(200, success_envelope(&switchboard_gateway::contract::contract_json(&self.gateway), request_id));
-            answer.operation = op.id;
-            return Prepared::Done(answer);
+        if let Some(body) = self.gateway.own_answer(op, request_id) {
+            return Prepared::Done(Answer::json(op.success_status[0], body).for_operation(op.id.as_str()));
         }
         let component = op.component.name();
         if !self.components.has(component) {
@@ -241,12 +238,12 @@ impl App {
                 &Failure::new(501, "configuration", "not_implemented", format!("{} is part of the contract but not built yet in this release", op.id)).retryable(false),
                 request_id,
             );
-            answer.operation = op.id;
+            answer.operation = op.id.as_str();
             return Prepared::Done(answer);
         }
         let home = match self.home(a.business_id.as_deref()) {
             Ok(home) => home,
-            Err(f) => return Prepared::Done(Answer::failure(&f, request_id).for_operation(op.id)),
+            Err(f) => return Prepared::Done(Answer::failure(&f, request_id).for_operation(op.id.as_str())),
         };
         let req = self.request(&mut a, request_id);
         let request_id = request_id.to_string();
@@ -286,7 +283,7 @@ impl App {
     /// The component's view of the request; the body moves into it.
     fn request(&self, a: &mut Admitted, request_id: &str) -> wit::Request {
         wit::Request {
-            operation: a.op.id.to_string(),
+            operation: a.op.id.as_str().to_string(),
             business_id: a.business_id.clone().unwrap_or_default(),
             path_params: a.path_params.clone(),
             query: a.query.clone(),
@@ -309,7 +306,7 @@ impl App {
         }
         let _in_request = w.span.enter();
         // The step reads and writes nothing: it borrows no connection.
-        let step = crate::metrics::prepare_step(w.admitted.op.id);
+        let step = crate::metrics::prepare_step(w.admitted.op.id.as_str());
         let result = self.components.prepare(w.component, &w.req, self.deadline);
         drop(step);
         match result {
@@ -326,7 +323,7 @@ impl App {
     pub fn read(&self, r: Read) -> Answer {
         let Read { admitted, db, req, component, request_id } = r;
         let mut answer = self.read_inner(&admitted, db, req, component, &request_id);
-        answer.operation = admitted.op.id;
+        answer.operation = admitted.op.id.as_str();
         answer
     }
 

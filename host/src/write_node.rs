@@ -140,7 +140,7 @@ impl WriteNode {
     /// are gone), whose record at the primary makes a second run a replay.
     pub async fn send(&self, head: &Head, body: reqwest::Body, streamed: bool, request_id: &str, op: Option<&'static switchboard_gateway::Operation>) -> Option<Answer> {
         match self.forward(&head.method, &head.path_and_query, &head.headers, body, streamed, request_id).await {
-            Ok(answer) => Some(Answer { operation: op.map_or("forwarded", |o| o.id), ..answer }),
+            Ok(answer) => Some(Answer { operation: op.map_or("forwarded", |o| o.id.as_str()), ..answer }),
             Err(NotForwarded::Unreachable) => None,
             Err(NotForwarded::Lost(reason)) => {
                 let failure = lost(&reason);

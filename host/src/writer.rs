@@ -130,7 +130,7 @@ const WRITE_GATE_WAIT: Duration = Duration::from_secs(30);
 
 /// Every request of a batch answered with the same failure.
 fn failed_all(batch: &[Write], f: &Failure) -> Vec<Answer> {
-    batch.iter().map(|w| Answer::failure(f, &w.request_id).for_operation(w.admitted.op.id)).collect()
+    batch.iter().map(|w| Answer::failure(f, &w.request_id).for_operation(w.admitted.op.id.as_str())).collect()
 }
 
 /// How often a write batch runs when each run meets a write conflict at
@@ -191,7 +191,7 @@ impl App {
             let _in_request = w.span.enter();
             let (back, answer) = self.mutate(conn, w);
             conn = back;
-            answers.push(answer.for_operation(w.admitted.op.id));
+            answers.push(answer.for_operation(w.admitted.op.id.as_str()));
             if conn.is_autocommit() {
                 // SQLite rolled the whole transaction back (an I/O error, a
                 // full disk): the batch's earlier changes are gone too.
@@ -232,7 +232,7 @@ impl App {
             }
             let started = std::time::Instant::now();
             let (conn, mut result) = self.components.call(component, tx.0, req, self.deadline);
-            crate::metrics::write_call(a.op.id, started);
+            crate::metrics::write_call(a.op.id.as_str(), started);
             if matches!(&result, Ok(Ok(s)) if s.body.is_some()) {
                 // Downloads are reads: a raw answer cannot be recorded for an
                 // idempotent replay, so a mutation answering one is a bug.

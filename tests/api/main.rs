@@ -32,6 +32,7 @@ mod messaging;
 mod moves;
 mod newcomer;
 mod observability;
+mod operations;
 mod participants;
 mod photoapp;
 mod platform;

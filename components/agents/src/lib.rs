@@ -22,21 +22,21 @@ pub mod rules;
 mod agents;
 mod channels;
 
-use switchboard_guest::{fail, Failure, Request, Success};
+use switchboard_guest::operations::agents::Operation;
+use switchboard_guest::{Failure, Request, Success};
 
 /// The area's requests (the component in component/ exports this; the
 /// edge build links it).
 pub fn handle(req: Request) -> Result<Success, Failure> {
-    match req.operation.as_str() {
-        "listChannels" => channels::list(&req),
-        "getPhotoappConnection" => channels::get_photoapp(&req),
-        "disconnectPhotoapp" => channels::disconnect_photoapp(&req),
-        "listAgents" => agents::list(&req),
-        "createAgent" => agents::create(&req),
-        "updateAgent" => agents::update(&req),
-        "archiveAgent" => agents::archive(&req),
-        "getChannelAssignment" => channels::get_assignment(&req),
-        "updateChannelAssignment" => channels::update_assignment(&req),
-        other => Err(fail::not_implemented(other)),
+    match req.operation.parse::<Operation>()? {
+        Operation::ListChannels => channels::list(&req),
+        Operation::GetPhotoappConnection => channels::get_photoapp(&req),
+        Operation::DisconnectPhotoapp => channels::disconnect_photoapp(&req),
+        Operation::ListAgents => agents::list(&req),
+        Operation::CreateAgent => agents::create(&req),
+        Operation::UpdateAgent => agents::update(&req),
+        Operation::ArchiveAgent => agents::archive(&req),
+        Operation::GetChannelAssignment => channels::get_assignment(&req),
+        Operation::UpdateChannelAssignment => channels::update_assignment(&req),
     }
 }

@@ -32,24 +32,24 @@ pub mod model;
 pub mod summaries;
 pub mod window;
 
-use switchboard_guest::{fail, HResult, Request, Success};
+use switchboard_guest::operations::campaigns::Operation;
+use switchboard_guest::{HResult, Request, Success};
 
 /// Every request of the area, by operation id.
 pub fn handle(req: Request) -> HResult<Success> {
-    match req.operation.as_str() {
-        "listCampaigns" => campaigns::list(&req),
-        "createCampaign" => campaigns::create(&req),
-        "previewCampaignAdmission" => campaigns::preview(&req),
-        "getCampaign" => campaigns::get(&req),
-        "updateCampaign" => campaigns::update(&req),
-        "listIterations" => iterations::list(&req),
-        "createIteration" => iterations::create(&req),
-        "listMemberships" => members::memberships(&req),
-        "listActivities" => members::activities(&req),
-        "listRecipients" => members::recipients(&req),
-        "listSummaryRuns" => summaries::list(&req),
-        "createSummaryRun" => summaries::create(&req),
-        "exportCampaign" => export::csv(&req),
-        other => Err(fail::not_implemented(other)),
+    match req.operation.parse::<Operation>()? {
+        Operation::ListCampaigns => campaigns::list(&req),
+        Operation::CreateCampaign => campaigns::create(&req),
+        Operation::PreviewCampaignAdmission => campaigns::preview(&req),
+        Operation::GetCampaign => campaigns::get(&req),
+        Operation::UpdateCampaign => campaigns::update(&req),
+        Operation::ListIterations => iterations::list(&req),
+        Operation::CreateIteration => iterations::create(&req),
+        Operation::ListMemberships => members::memberships(&req),
+        Operation::ListActivities => members::activities(&req),
+        Operation::ListRecipients => members::recipients(&req),
+        Operation::ListSummaryRuns => summaries::list(&req),
+        Operation::CreateSummaryRun => summaries::create(&req),
+        Operation::ExportCampaign => export::csv(&req),
     }
 }

@@ -23,33 +23,32 @@ mod order;
 mod participants;
 mod timeline;
 
-use switchboard_guest::{fail, Failure, Request, Success};
+use switchboard_guest::operations::contacts::{Operation, Prepared};
+use switchboard_guest::{Failure, Request, Success};
 
 /// The area's requests (the component in component/ exports this; the
 /// edge build links it).
 pub fn handle(req: Request) -> Result<Success, Failure> {
-    match req.operation.as_str() {
-        "listContacts" => contacts::list(&req),
-        "createContact" => contacts::create(&req),
-        "deleteContacts" => contacts::delete(&req),
-        "updateContacts" => bulk::update(&req),
-        "importContacts" => import::run(&req),
-        "listCategories" => categories::list(&req),
-        "createCategory" => categories::create(&req),
-        "deleteCategory" => categories::delete(&req),
-        "getContact" => contacts::get(&req),
-        "updateContact" => contacts::update(&req),
-        "getContactTimeline" => timeline::get(&req),
-        "linkParticipantContact" => participants::link(&req),
-        other => Err(fail::not_implemented(other)),
+    match req.operation.parse::<Operation>()? {
+        Operation::ListContacts => contacts::list(&req),
+        Operation::CreateContact => contacts::create(&req),
+        Operation::DeleteContacts => contacts::delete(&req),
+        Operation::UpdateContacts => bulk::update(&req),
+        Operation::ImportContacts => import::run(&req),
+        Operation::ListCategories => categories::list(&req),
+        Operation::CreateCategory => categories::create(&req),
+        Operation::DeleteCategory => categories::delete(&req),
+        Operation::GetContact => contacts::get(&req),
+        Operation::UpdateContact => contacts::update(&req),
+        Operation::GetContactTimeline => timeline::get(&req),
+        Operation::LinkParticipantContact => participants::link(&req),
     }
 }
 
 /// The area's prepare steps, run before the write transaction (see
 /// `handler.prepare` in the WIT): the CSV of an import.
 pub fn prepare(req: Request) -> Result<Vec<u8>, Failure> {
-    match req.operation.as_str() {
-        "importContacts" => import::prepare(&req),
-        _ => switchboard_guest::no_prepare_step(req),
+    match switchboard_guest::prepared::<Prepared>(&req)? {
+        Prepared::ImportContacts => import::prepare(&req),
     }
 }

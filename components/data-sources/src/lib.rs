@@ -20,27 +20,26 @@ pub mod jobs;
 mod sources;
 mod upload;
 
-use switchboard_guest::{fail, HResult, Request, Success};
+use switchboard_guest::operations::data_sources::{Operation, Prepared};
+use switchboard_guest::{HResult, Request, Success};
 
 /// One request of this area (the component's `handler` export).
 pub fn handle(req: Request) -> HResult<Success> {
-    match req.operation.as_str() {
-        "listDataSources" => sources::list(&req),
-        "createDataSource" => sources::create(&req),
-        "updateDataSource" => sources::update(&req),
-        "archiveDataSource" => sources::archive(&req),
-        "uploadDataSourceAsset" => upload::run(&req),
-        "inspectIngestion" => ingestions::inspect(&req),
-        "resolveIngestion" => ingestions::resolve(&req),
-        other => Err(fail::not_implemented(other)),
+    match req.operation.parse::<Operation>()? {
+        Operation::ListDataSources => sources::list(&req),
+        Operation::CreateDataSource => sources::create(&req),
+        Operation::UpdateDataSource => sources::update(&req),
+        Operation::ArchiveDataSource => sources::archive(&req),
+        Operation::UploadDataSourceAsset => upload::run(&req),
+        Operation::InspectIngestion => ingestions::inspect(&req),
+        Operation::ResolveIngestion => ingestions::resolve(&req),
     }
 }
 
 /// The area's prepare steps, run before the write transaction (see
 /// `handler.prepare` in the WIT): a JSON upload's base64, decoded.
 pub fn prepare(req: Request) -> HResult<Vec<u8>> {
-    match req.operation.as_str() {
-        "uploadDataSourceAsset" => upload::prepare(&req),
-        _ => switchboard_guest::no_prepare_step(req),
+    match switchboard_guest::prepared::<Prepared>(&req)? {
+        Prepared::UploadDataSourceAsset => upload::prepare(&req),
     }
 }

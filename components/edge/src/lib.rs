@@ -54,7 +54,7 @@ mod bindings {
 use bindings::switchboard::platform::transaction;
 use http::Head;
 use switchboard_gateway::exchange::{self, Outcome, Reply};
-use switchboard_gateway::operations::{BusinessIn, Component, DEFAULT_MAX_BODY_BYTES};
+use switchboard_gateway::operations::{BusinessIn, Component, OperationId, DEFAULT_MAX_BODY_BYTES};
 use switchboard_gateway::storage::{self, Sql, Value};
 use switchboard_gateway::{Admitted, Failure, Gateway, Incoming, KeyDirectory, KeyRecord, SessionRecord};
 use switchboard_guest::{Request, Success};
@@ -68,7 +68,8 @@ type Handle = fn(Request) -> Result<Success, switchboard_guest::Failure>;
 
 /// The areas this build links. Messaging and voice call providers (the
 /// messenger, signed recording links) that live in a native node; their
-/// operations go to the write node (501 without one).
+/// operations go to the write node (501 without one). The gateway's own
+/// operations run no area ([`Gateway::own_answer`]).
 fn area(component: Component) -> Option<Handle> {
     match component {
         Component::Contacts => Some(switchboard_contacts_area::handle),
@@ -76,8 +77,13 @@ fn area(component: Component) -> Option<Handle> {
         Component::DataSources => Some(switchboard_data_sources_area::handle),
         Component::Webhooks => Some(switchboard_webhooks_area::handle),
         Component::Campaigns => Some(switchboard_campaigns_area::handle),
-        Component::Messaging | Component::Voice => None,
+        Component::Messaging | Component::Voice | Component::Gateway => None,
     }
+}
+
+/// Whether this build answers the component's operations itself.
+fn served_here(component: Component) -> bool {
+    component == Component::Gateway || area(component).is_some()
 }
 
 /// An area's prepare step (WIT `handler.prepare`), for the operations that
@@ -88,7 +94,7 @@ fn prepare_step(component: Component) -> Option<Prepare> {
     match component {
         Component::Contacts => Some(switchboard_contacts_area::prepare),
         Component::DataSources => Some(switchboard_data_sources_area::prepare),
-        _ => None,
+        Component::Gateway | Component::Webhooks | Component::Messaging | Component::Agents | Component::Voice | Component::Campaigns => None,
     }
 }
 
@@ -147,9 +153,8 @@ pub fn serve(head: Head, read_body: impl FnOnce(usize) -> Result<Vec<u8>, Failur
         Err(f) => return whole(Reply::failure(&f, request_id)),
     };
     let op = admitted.op;
-    if op.id == "getAutomationContract" {
-        let data = switchboard_gateway::contract::contract_json(gateway);
-        return whole(Reply::json(200, switchboard_gateway::errors::success_envelope(&data, request_id)));
+    if let Some(body) = gateway.own_answer(op, request_id) {
+        return whole(Reply::json(op.success_status[0], body));
     }
     let Some(handle) = area(op.component) else {
         return whole(Reply::failure(&not_at_the_edge(op.id, "its area calls a provider that runs in a node"), request_id));
@@ -425,7 +430,7 @@ pub fn for_the_node(method: &str, path: &str) -> bool {
         return true;
     }
     match gateway().route(method, path) {
-        Ok((op, _)) => op.method.is_mutation() || area(op.component).is_none() || (settings().reads_at_node && op.business_in != switchboard_gateway::operations::BusinessIn::Public),
+        Ok((op, _)) => op.method.is_mutation() || !served_here(op.component) || (settings().reads_at_node && op.business_in != switchboard_gateway::operations::BusinessIn::Public),
         // No route: answered here (404, 405).
         Err(_) => false,
     }
@@ -436,7 +441,7 @@ fn gateway() -> &'static Gateway {
     GATEWAY.get_or_init(|| Gateway::lazy().expect("the embedded OpenAPI document is valid"))
 }
 
-fn not_at_the_edge(op: &str, why: &str) -> Failure {
+fn not_at_the_edge(op: OperationId, why: &str) -> Failure {
     Failure::new(501, "configuration", "not_served_at_edge", format!("{op} is not served by an edge node ({why}); send it to a switchboard serve node")).retryable(false)
 }
 
@@ -455,7 +460,7 @@ fn ready() -> Result<(), String> {
 /// The component's view of the request; the body moves into it.
 fn request(a: &mut Admitted, request_id: &str) -> Request {
     Request {
-        operation: a.op.id.to_string(),
+        operation: a.op.id.as_str().to_string(),
         business_id: a.business_id.clone().unwrap_or_default(),
         path_params: a.path_params.clone(),
         query: a.query.clone(),

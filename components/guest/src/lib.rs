@@ -44,6 +44,9 @@ pub mod campaign_summary;
 pub use switchboard_chunking as chunking;
 pub use switchboard_formats::{e164, time};
 pub use switchboard_job_kinds as job_kinds;
+/// Every operation's id, and each area's `Operation` and `Prepared`
+/// enums, which its `handle` and `prepare` match exhaustively.
+pub use switchboard_operation_ids as operations;
 pub mod contact;
 pub mod cursor;
 pub mod db;
@@ -65,16 +68,19 @@ pub use bindings::switchboard::platform::{http_out, job_types, jobs, recording_l
 pub use bindings::switchboard::provider::{ai, carrier, clock, ids, log, messenger};
 
 /// The component of an area whose code is a library crate (requests as
-/// `pub fn handle(req) -> HResult<Success>`, jobs as `pub mod jobs` linked
-/// by the dispatcher): `switchboard_guest::area_component!(my_area::handle);`
+/// `pub fn handle(req) -> HResult<Success>`, which parses
+/// `req.operation` as its area's [`operations`] enum and matches it, jobs
+/// as `pub mod jobs` linked by the dispatcher):
+/// `switchboard_guest::area_component!(my_area::handle);`
 /// is the whole wrapper crate. The export lives only in the wrapper, so the
 /// dispatcher can link the area library without exporting its handler.
 ///
-/// An area with operations that parse a large body before the write
-/// (`Operation::prepared_before_write`) names its prepare step too:
+/// An area with operations that parse a large body before the write (its
+/// `Prepared` in [`operations`]) names its prepare step too:
 /// `area_component!(my_area::handle, my_area::prepare);` with `pub fn
-/// prepare(req) -> HResult<Vec<u8>>` (see `handler.prepare` in the WIT);
-/// without one, `prepare` answers [`no_prepare_step`].
+/// prepare(req) -> HResult<Vec<u8>>`, which matches [`prepared`]'s enum
+/// (see `handler.prepare` in the WIT); without one, `prepare` answers
+/// [`no_prepare_step`].
 #[macro_export]
 macro_rules! area_component {
     ($handle:path) => {
@@ -102,7 +108,26 @@ macro_rules! area_component {
 /// The prepare step of an area (or an operation) that has none: the host
 /// asked for one the operation table promised and the area does not have.
 pub fn no_prepare_step(req: Request) -> HResult<Vec<u8>> {
-    Err(fail::internal("no_prepare_step", format!("{} has no prepare step in this component", req.operation)))
+    Err(no_prepare(&req))
+}
+
+fn no_prepare(req: &Request) -> Failure {
+    fail::internal("no_prepare_step", format!("{} has no prepare step in this component", req.operation))
+}
+
+/// The request's operation as the area's `Prepared` (its `prepare`
+/// matches it); one without a prepare step is [`no_prepare_step`]'s
+/// failure.
+pub fn prepared<P: std::str::FromStr>(req: &Request) -> HResult<P> {
+    req.operation.parse().map_err(|_| no_prepare(req))
+}
+
+/// An operation that is not the area's (`req.operation.parse::<Operation>()?`
+/// in its `handle`): 501, as for an area this build does not have.
+impl From<operations::UnknownOperation> for Failure {
+    fn from(e: operations::UnknownOperation) -> Failure {
+        fail::not_implemented(&e.0)
+    }
 }
 
 /// The result type of a handler and of every helper that can fail a request.

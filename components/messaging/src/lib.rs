@@ -25,30 +25,30 @@ mod private_reply;
 mod stats;
 pub mod status;
 
-use switchboard_guest::{fail, HResult, Request, Success};
+use switchboard_guest::operations::messaging::Operation;
+use switchboard_guest::{HResult, Request, Success};
 
 /// One request of this area (the component's `handler` export).
 pub fn handle(req: Request) -> HResult<Success> {
-    match req.operation.as_str() {
-        "uploadMedia" => media::upload(&req),
-        "sendMessage" => messages::send(&req),
-        "getMessage" => messages::get(&req),
-        "getMessageStats" => stats::get(&req),
-        "sendPhotoappPrivateReply" => private_reply::send(&req),
-        "getAgentTest" => agent_test::get(&req),
-        "sendAgentTestMessage" => agent_test::say(&req),
-        "resetAgentTest" => agent_test::reset(&req),
-        "listConversations" => conversations::list(&req),
-        "getConversation" => conversations::get(&req),
-        "getConversationThread" => conversations::thread(&req),
-        "markConversationRead" => conversations::mark_read(&req),
-        "updateConversation" => conversations::handoff::update(&req),
-        "listTeamMembers" => conversations::team::list(&req),
-        "createConversationNote" => conversations::notes::create(&req),
-        "listSavedReplies" => conversations::saved_replies::list(&req),
-        "createSavedReply" => conversations::saved_replies::create(&req),
-        "updateSavedReply" => conversations::saved_replies::update(&req),
-        "deleteSavedReply" => conversations::saved_replies::delete(&req),
-        other => Err(fail::not_implemented(other)),
+    match req.operation.parse::<Operation>()? {
+        Operation::UploadMedia => media::upload(&req),
+        Operation::SendMessage => messages::send(&req),
+        Operation::GetMessage => messages::get(&req),
+        Operation::GetMessageStats => stats::get(&req),
+        Operation::SendPhotoappPrivateReply => private_reply::send(&req),
+        Operation::GetAgentTest => agent_test::get(&req),
+        Operation::SendAgentTestMessage => agent_test::say(&req),
+        Operation::ResetAgentTest => agent_test::reset(&req),
+        Operation::ListConversations => conversations::list(&req),
+        Operation::GetConversation => conversations::get(&req),
+        Operation::GetConversationThread => conversations::thread(&req),
+        Operation::MarkConversationRead => conversations::mark_read(&req),
+        Operation::UpdateConversation => conversations::handoff::update(&req),
+        Operation::ListTeamMembers => conversations::team::list(&req),
+        Operation::CreateConversationNote => conversations::notes::create(&req),
+        Operation::ListSavedReplies => conversations::saved_replies::list(&req),
+        Operation::CreateSavedReply => conversations::saved_replies::create(&req),
+        Operation::UpdateSavedReply => conversations::saved_replies::update(&req),
+        Operation::DeleteSavedReply => conversations::saved_replies::delete(&req),
     }
 }

@@ -13,6 +13,7 @@
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
 use serde_json::json;
+use switchboard_guest::operations::contacts::Operation;
 use switchboard_guest::req::query;
 use switchboard_guest::{db, download, fail, ok, Failure, Guest, Request, Success, Value};
 
@@ -42,14 +43,14 @@ struct Testbed;
 
 impl Guest for Testbed {
     fn handle(req: Request) -> Result<Success, Failure> {
-        match (req.operation.as_str(), query(&req, "search")) {
-            ("listContacts", Some("1000")) => {
+        match (req.operation.parse::<Operation>().ok(), query(&req, "search")) {
+            (Some(Operation::ListContacts), Some("1000")) => {
                 let mut n: u64 = 0;
                 loop {
                     n = std::hint::black_box(n.wrapping_add(1));
                 }
             }
-            ("listContacts", Some("1001")) => {
+            (Some(Operation::ListContacts), Some("1001")) => {
                 // Reserving (not writing) grows linear memory at once, so the
                 // limit is reached long before any deadline, even on a busy machine.
                 let mut hoard: Vec<Vec<u8>> = Vec::new();
@@ -58,14 +59,14 @@ impl Guest for Testbed {
                     std::hint::black_box(&hoard);
                 }
             }
-            ("listContacts", Some("1002")) => panic!("testbed panics on purpose"),
-            ("listContacts", Some(s)) if s.len() > 1 && (s.starts_with('2') || s.starts_with('3')) => {
+            (Some(Operation::ListContacts), Some("1002")) => panic!("testbed panics on purpose"),
+            (Some(Operation::ListContacts), Some(s)) if s.len() > 1 && (s.starts_with('2') || s.starts_with('3')) => {
                 let (trap, size) = (s.starts_with('3'), &s[1..]);
                 let total = size.parse().map_err(|_| fail::validation("invalid_size", "2<bytes> or 3<bytes>"))?;
                 download_piece(&req, total, trap)
             }
             // Writes a row, then traps: the host must roll the write back.
-            ("createCategory", _) => {
+            (Some(Operation::CreateCategory), _) => {
                 db::execute(
                     "INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, 'half-written', '2026-01-01T00:00:00.000Z')",
                     &[switchboard_guest::new_id().into(), req.business_id.as_str().into()],
@@ -73,9 +74,9 @@ impl Guest for Testbed {
                 panic!("trap after a write");
             }
             // A mutation may not answer with a download.
-            ("createContact", _) => download::piece("text/plain", None, b"not from a mutation".to_vec(), None),
+            (Some(Operation::CreateContact), _) => download::piece("text/plain", None, b"not from a mutation".to_vec(), None),
             // Reports how many categories the business has.
-            ("listCategories", _) => {
+            (Some(Operation::ListCategories), _) => {
                 let row = db::query_one("SELECT COUNT(*) FROM categories WHERE business_id = ?1", &[req.business_id.as_str().into()])?;
                 let n = match row.as_ref().and_then(|r| r.first()) {
                     Some(Value::Integer(n)) => *n,

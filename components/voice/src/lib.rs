@@ -24,21 +24,21 @@ pub mod model;
 pub mod resolve;
 pub mod stats;
 
-use switchboard_guest::{fail, HResult, Request, Success};
+use switchboard_guest::operations::voice::Operation;
+use switchboard_guest::{HResult, Request, Success};
 
 /// Every request of the area, by operation id.
 pub fn handle(req: Request) -> HResult<Success> {
-    match req.operation.as_str() {
-        "listCalls" => calls::list(&req),
-        "startCall" => calls::start(&req),
-        "startCallBatch" => calls::batch(&req),
-        "resolveCallContext" => resolve::run(&req),
-        "getCall" => calls::get(&req),
-        "downloadTranscript" => calls::transcript(&req),
-        "cancelCall" => calls::cancel(&req),
-        "getCredits" => billing::credits(&req),
-        "getCallStats" => stats::calls(&req),
-        "getCreditStats" => stats::credits(&req),
-        other => Err(fail::not_implemented(other)),
+    match req.operation.parse::<Operation>()? {
+        Operation::ListCalls => calls::list(&req),
+        Operation::StartCall => calls::start(&req),
+        Operation::StartCallBatch => calls::batch(&req),
+        Operation::ResolveCallContext => resolve::run(&req),
+        Operation::GetCall => calls::get(&req),
+        Operation::DownloadTranscript => calls::transcript(&req),
+        Operation::CancelCall => calls::cancel(&req),
+        Operation::GetCredits => billing::credits(&req),
+        Operation::GetCallStats => stats::calls(&req),
+        Operation::GetCreditStats => stats::credits(&req),
     }
 }

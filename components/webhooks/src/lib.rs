@@ -36,18 +36,18 @@ pub mod rules;
 mod deliveries;
 mod subscriptions;
 
-use switchboard_guest::{fail, HResult, Request, Success};
+use switchboard_guest::operations::webhooks::Operation;
+use switchboard_guest::{HResult, Request, Success};
 
 /// One request of this area (the component's `handler` export).
 pub fn handle(req: Request) -> HResult<Success> {
-    match req.operation.as_str() {
-        "listWebhookSubscriptions" => subscriptions::list(&req),
-        "createWebhookSubscription" => subscriptions::create(&req),
-        "updateWebhookSubscription" => subscriptions::update(&req),
-        "revokeWebhookSubscription" => subscriptions::revoke(&req),
-        "rotateWebhookSigningSecret" => subscriptions::rotate(&req),
-        "listWebhookDeliveries" => deliveries::list(&req),
-        "redeliverWebhookEvent" => deliveries::redeliver(&req),
-        other => Err(fail::not_implemented(other)),
+    match req.operation.parse::<Operation>()? {
+        Operation::ListWebhookSubscriptions => subscriptions::list(&req),
+        Operation::CreateWebhookSubscription => subscriptions::create(&req),
+        Operation::UpdateWebhookSubscription => subscriptions::update(&req),
+        Operation::RevokeWebhookSubscription => subscriptions::revoke(&req),
+        Operation::RotateWebhookSigningSecret => subscriptions::rotate(&req),
+        Operation::ListWebhookDeliveries => deliveries::list(&req),
+        Operation::RedeliverWebhookEvent => deliveries::redeliver(&req),
     }
 }

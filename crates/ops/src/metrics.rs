@@ -80,13 +80,13 @@ pub fn start_at_zero(job_kinds: &[String]) {
     // A histogram is registered by naming it (`let _ =`: no observation).
     for op in switchboard_gateway::OPERATIONS {
         let status = op.success_status.first().copied().unwrap_or(200).to_string();
-        counter!("switchboard_requests_total", "operation" => op.id, "status" => status).increment(0);
-        let _ = histogram!("switchboard_request_duration_seconds", "operation" => op.id);
+        counter!("switchboard_requests_total", "operation" => op.id.as_str(), "status" => status).increment(0);
+        let _ = histogram!("switchboard_request_duration_seconds", "operation" => op.id.as_str());
         if op.method.is_mutation() {
-            let _ = histogram!("switchboard_write_call_seconds", "operation" => op.id);
+            let _ = histogram!("switchboard_write_call_seconds", "operation" => op.id.as_str());
         }
         if op.prepared_before_write() {
-            let _ = histogram!("switchboard_prepare_seconds", "operation" => op.id);
+            let _ = histogram!("switchboard_prepare_seconds", "operation" => op.id.as_str());
         }
     }
     let _ = histogram!("switchboard_write_batch_requests");

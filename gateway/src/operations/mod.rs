@@ -5,6 +5,10 @@
 mod table;
 
 use std::fmt;
+/// Who answers an operation (an area's component, or the gateway itself)
+/// and every operation's id: one list, `components/operation-ids`, that
+/// the table, the host, the edge and the areas share.
+pub use switchboard_operation_ids::{Component, OperationId, UnknownOperation};
 pub use table::OPERATIONS;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,32 +46,6 @@ impl Method {
 impl fmt::Display for Method {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-/// The resource area (WebAssembly component) that owns an operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Component {
-    Webhooks,
-    Messaging,
-    Agents,
-    DataSources,
-    Contacts,
-    Voice,
-    Campaigns,
-}
-
-impl Component {
-    pub fn name(self) -> &'static str {
-        match self {
-            Component::Webhooks => "webhooks",
-            Component::Messaging => "messaging",
-            Component::Agents => "agents",
-            Component::DataSources => "data-sources",
-            Component::Contacts => "contacts",
-            Component::Voice => "voice",
-            Component::Campaigns => "campaigns",
-        }
     }
 }
 
@@ -135,12 +113,13 @@ pub struct Operation {
     pub method: Method,
     /// Path template below the server root, e.g. `/api/v1/contacts/{contactId}`.
     pub path: &'static str,
-    pub id: &'static str,
+    pub id: OperationId,
     pub summary: &'static str,
     pub scopes: &'static [&'static str],
     pub conditional_scopes: &'static [ConditionalScope],
     /// `Idempotency-Key` must be sent. Other mutations may send one.
     pub idempotency_required: bool,
+    /// Who answers it: `id.component()`, the area the id is listed under.
     pub component: Component,
     pub business_in: BusinessIn,
     pub query: &'static [QueryParam],
@@ -150,6 +129,45 @@ pub struct Operation {
     /// Success statuses, the usual one first (createCategory answers 200 when
     /// it reuses an existing name).
     pub success_status: &'static [u16],
+    /// Where it differs from most operations (each field's default is
+    /// the common case; a row names only the ones it changes).
+    pub rules: Rules,
+}
+
+/// The rules most operations share, set in a table row only where its
+/// operation differs.
+#[derive(Clone, Copy, Debug)]
+pub struct Rules {
+    /// The largest request body it accepts (413 beyond it).
+    pub max_body_bytes: usize,
+    /// Its raw-body variant, when it has one.
+    pub raw_body: Option<&'static RawBody>,
+    /// Top-level body fields naming a URL the service will call out to.
+    /// Under the public-only outbound policy (the default, unless `serve
+    /// --webhook-allow-private`) the host judges them before the write.
+    pub outbound_url_fields: &'static [&'static str],
+    /// Fields of `data` that carry a copy-once secret. They are never
+    /// stored with an idempotency record, so a replay cannot show them
+    /// again.
+    pub secret_fields: &'static [&'static str],
+    /// A create: the id its answer carries, which the document links to
+    /// the operations that take it (`links.rs`).
+    pub creates: Option<Created>,
+    /// The document's tag, where it is not the component's name.
+    pub tag: Option<&'static str>,
+}
+
+impl Rules {
+    pub const DEFAULT: Rules = Rules { max_body_bytes: DEFAULT_MAX_BODY_BYTES, raw_body: None, outbound_url_fields: &[], secret_fields: &[], creates: None, tag: None };
+}
+
+/// The id a create makes: where its success envelope carries it (a JSON
+/// pointer) and the name of the path or query parameter, or body field,
+/// that other operations take it by.
+#[derive(Clone, Copy, Debug)]
+pub struct Created {
+    pub pointer: &'static str,
+    pub name: &'static str,
 }
 
 /// Request body limit of most operations: room for a base64 image upload.
@@ -176,17 +194,6 @@ pub struct RawBody {
     pub required_query: &'static [&'static str],
 }
 
-pub const RAW_UPLOAD: RawBody = RawBody {
-    media_types: &[
-        ("application/octet-stream", "DataSourceUploadFile"),
-        ("text/csv", "DataSourceUploadText"),
-        ("text/tab-separated-values", "DataSourceUploadText"),
-        ("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "DataSourceUploadFile"),
-        ("application/vnd.ms-excel.sheet.macroEnabled.12", "DataSourceUploadFile"),
-    ],
-    required_query: &["businessId", "dataSourceId", "fileName", "format"],
-};
-
 /// True when a Content-Type header names JSON (`application/json`, any
 /// parameters, any case). A missing header counts as JSON, so clients that
 /// never sent one keep the JSON variant.
@@ -205,45 +212,38 @@ impl Operation {
 
     /// The largest request body this operation accepts (413 beyond it).
     pub fn max_body_bytes(&self) -> usize {
-        match self.id {
-            // Data source assets (CSV, XLSX …) arrive as base64 in JSON.
-            "uploadDataSourceAsset" => 64 << 20,
-            _ => DEFAULT_MAX_BODY_BYTES,
-        }
+        self.rules.max_body_bytes
     }
 
     /// The raw-body variant, for operations that have one.
     pub fn raw_body(&self) -> Option<&'static RawBody> {
-        match self.id {
-            "uploadDataSourceAsset" => Some(&RAW_UPLOAD),
-            _ => None,
-        }
+        self.rules.raw_body
     }
 
-    /// Top-level body fields naming a URL the service will call out to. Under
-    /// the public-only outbound policy (the default, unless `serve
-    /// --webhook-allow-private`) the host judges them before the write.
+    /// Top-level body fields naming a URL the service will call out to
+    /// ([`Rules::outbound_url_fields`]).
     pub fn outbound_url_fields(&self) -> &'static [&'static str] {
-        match self.id {
-            "createWebhookSubscription" | "updateWebhookSubscription" => &["callbackUrl"],
-            _ => &[],
-        }
+        self.rules.outbound_url_fields
     }
 
     /// Whether the owning component parses the body in a prepare step before
     /// the write transaction (WIT `handler.prepare`): the operations whose
     /// body is large and whose parse would otherwise hold the write gate.
+    /// The area lists them in its `Prepared` (`components/operation-ids`),
+    /// which its `prepare` matches.
     pub fn prepared_before_write(&self) -> bool {
-        matches!(self.id, "importContacts" | "uploadDataSourceAsset")
+        self.id.prepared_before_write()
     }
 
-    /// Fields of `data` that carry a copy-once secret. They are never stored
-    /// with an idempotency record, so a replay cannot show them again.
+    /// Fields of `data` that carry a copy-once secret ([`Rules::secret_fields`]).
     pub fn secret_fields(&self) -> &'static [&'static str] {
-        match self.id {
-            "createWebhookSubscription" | "rotateWebhookSigningSecret" => &["signingSecret"],
-            _ => &[],
-        }
+        self.rules.secret_fields
+    }
+
+    /// Its tag in the document: the component's name, unless the row says
+    /// otherwise.
+    pub fn tag(&self) -> &'static str {
+        self.rules.tag.unwrap_or(self.component.name())
     }
 }
 
@@ -325,8 +325,9 @@ pub fn parse_query(q: &str) -> Option<Vec<(String, String)>> {
     Some(form_urlencoded::parse(q.as_bytes()).into_owned().collect())
 }
 
-pub fn by_id(id: &str) -> Option<&'static Operation> {
-    OPERATIONS.iter().find(|o| o.id == id)
+/// The table row of an operation.
+pub fn by_id(id: OperationId) -> &'static Operation {
+    OPERATIONS.iter().find(|o| o.id == id).expect("every operation has its row (a test walks them)")
 }
 
 #[cfg(test)]
@@ -346,10 +347,15 @@ mod tests {
             assert!(op.number > last, "{} is numbered {} after {}", op.id, op.number, last);
             last = op.number;
         }
-        let mut ids: Vec<_> = OPERATIONS.iter().map(|o| o.id).collect();
-        ids.sort();
-        ids.dedup();
-        assert_eq!(ids.len(), OPERATIONS.len(), "operationIds are unique");
+        // Every operation id has exactly one row, answered by the area it
+        // is listed under.
+        for &id in OperationId::ALL {
+            assert_eq!(OPERATIONS.iter().filter(|o| o.id == id).count(), 1, "{id} has one row");
+        }
+        assert_eq!(OPERATIONS.len(), OperationId::ALL.len(), "no row without an id");
+        for op in OPERATIONS {
+            assert_eq!(op.component, op.id.component(), "{}", op.id);
+        }
         // Session-only routes and API-key routes never share a prefix.
         for op in OPERATIONS {
             assert!(op.path.starts_with("/api/v1/") != op.session_only(), "{}", op.id);
@@ -379,20 +385,20 @@ mod tests {
     fn literal_segments_win_over_params() {
         match route("GET", "/api/v1/contacts/categories") {
             RouteMatch::Found(op, p) => {
-                assert_eq!(op.id, "listCategories");
+                assert_eq!(op.id, OperationId::ListCategories);
                 assert!(p.is_empty());
             }
             _ => panic!("no match"),
         }
         match route("GET", "/api/v1/contacts/0190c0de-0000-7000-8000-000000000000") {
             RouteMatch::Found(op, p) => {
-                assert_eq!(op.id, "getContact");
+                assert_eq!(op.id, OperationId::GetContact);
                 assert_eq!(p[0].0, "contactId");
             }
             _ => panic!("no match"),
         }
         match route("GET", "/api/v1/voice/calls/resolve") {
-            RouteMatch::Found(op, _) => assert_eq!(op.id, "resolveCallContext"),
+            RouteMatch::Found(op, _) => assert_eq!(op.id, OperationId::ResolveCallContext),
             _ => panic!("no match"),
         }
     }
@@ -418,7 +424,7 @@ mod tests {
         }
         assert!(matches!(route("GET", "/api/v1/contacts/%zz"), RouteMatch::NotFound), "a broken escape is no id");
         match route("GET", "/api/v1/contacts/a%2Fb/") {
-            RouteMatch::Found(op, p) => assert_eq!((op.id, p[0].1.as_str()), ("getContact", "a/b")),
+            RouteMatch::Found(op, p) => assert_eq!((op.id, p[0].1.as_str()), (OperationId::GetContact, "a/b")),
             _ => panic!("an escaped slash stays inside its segment"),
         }
     }
@@ -431,7 +437,7 @@ mod tests {
         for raw in [Some("text/csv"), Some("application/octet-stream"), Some("application/problem+json"), Some("")] {
             assert!(!is_json_content_type(raw), "{raw:?}");
         }
-        assert!(by_id("uploadDataSourceAsset").unwrap().raw_body().is_some());
-        assert!(by_id("uploadMedia").unwrap().raw_body().is_none());
+        assert!(by_id(OperationId::UploadDataSourceAsset).raw_body().is_some());
+        assert!(by_id(OperationId::UploadMedia).raw_body().is_none());
     }
 }
