@@ -269,7 +269,7 @@ impl App {
             Ok(Some((name, db))) => Ok(Home { name, db }),
             Ok(None) => Ok(main()),
             Err(e) => {
-                crate::logging::line("error", &format!("the database of business {business} cannot be reached: {e:#}"));
+                tracing::error!(businessId = %business, error = %format!("{e:#}"), "a business's database cannot be reached");
                 Err(unavailable())
             }
         }
@@ -375,7 +375,7 @@ impl App {
             if let Some(rest) = rest {
                 self.end_stream(rest);
             }
-            crate::logging::line("error", &format!("requestId={request_id} component answered a download with an invalid content type or disposition"));
+            tracing::error!(requestId = %request_id, "component answered a download with an invalid content type or disposition");
             return Answer::failure(&Failure::internal("the handler produced an invalid answer"), request_id);
         }
         Answer {
@@ -435,12 +435,12 @@ impl App {
             Err(CallError::ResourceLimit) => Outcome::ResourceLimit,
             Err(CallError::Capacity) => Outcome::Capacity,
             Err(CallError::Trap(detail)) => {
-                crate::logging::line("error", &format!("requestId={request_id} component trapped: {detail}"));
+                tracing::error!(requestId = %request_id, detail = %detail, "component trapped");
                 Outcome::Trap
             }
         };
         if let Some(fault) = outcome.fault() {
-            crate::logging::line("error", &format!("requestId={request_id} {fault}"));
+            tracing::error!(requestId = %request_id, fault = %fault, "component answered an invalid outcome");
         }
         let r = exchange::render(a.op, outcome, request_id);
         Answer { status: r.status, content_type: r.content_type, body: r.body, headers: r.headers, operation: "-", download: None }
