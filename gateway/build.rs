@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::fmt::Write;
 
 /// The schema files, merged into `components.schemas` in this order.
-const FILES: &[&str] = &["common", "webhooks", "messaging", "agents", "data-sources", "contacts", "voice", "campaigns", "console", "inbox", "stats"];
+const FILES: &[&str] = &["common", "webhooks", "messaging", "agents", "data-sources", "contacts", "voice", "campaigns", "console", "inbox", "stats", "settings"];
 
 fn main() {
     let mut out = String::from("/// Every schema of the schema files, in the document's order: (name, JSON text).\npub(crate) const SCHEMA_TEXTS: &[(&str, &str)] = &[\n");

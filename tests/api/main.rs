@@ -5,6 +5,7 @@ mod agents;
 mod autoreply;
 mod backups;
 mod billing;
+mod business_settings;
 mod campaigns;
 mod cli;
 mod cloud_messenger;

@@ -36,8 +36,8 @@ fn openapi_document_and_contract_are_public() {
         assert_eq!(item["post"]["security"], json!([]), "sent by the service, authenticated by its signature");
     }
     assert_eq!(
-        ops, 77,
-        "the contract's 54, ours (the webhook delivery log and redelivery, the console's three agent-test operations, credits, the inbox's five, three daily figures, the campaign admission preview, a photoapp private reply, the team inbox's six, a campaign iteration's recipients)"
+        ops, 80,
+        "the contract's 54, ours (the webhook delivery log and redelivery, the console's three agent-test operations, credits, the inbox's five, three daily figures, the campaign admission preview, a photoapp private reply, the team inbox's six, a campaign iteration's recipients, many contacts at once, the business's settings read and changed)"
     );
     assert_eq!(doc.body["components"]["schemas"]["ContactCreate"]["type"], "object");
 

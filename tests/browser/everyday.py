@@ -153,6 +153,29 @@ def run(page, base, business, key, voice, receiver):
     kept = api(base, key, "GET", f"/channels/assignments?{b}&channel=chatapp&phoneNumberId=pn-browser")["aiAgentId"]
     check(kept == desk, "creating an agent leaves the number's agent in place")
 
+    # ---- the business's default phone country, set by an owner, taken by every phone input -----
+    def phone_country(typed, code):
+        page.goto(f"{base}/console/#/channels")
+        form = page.locator("#phone-country")
+        form.get_by_label("Default country", exact=False).fill(typed)
+        form.get_by_role("button", name="Save country").click()
+        page.get_by_text(f"taken as +{code}.").wait_for()
+    phone_country("de", "49")
+    check(api(base, key, "GET", f"/business-settings?{b}")["settings"] == {"defaultPhoneCountry": "DE", "defaultCallingCode": "49",
+          "updatedAt": api(base, key, "GET", f"/business-settings?{b}")["settings"]["updatedAt"]}, "an owner sets the default phone country (over the API)")
+    page.goto(f"{base}/console/#/contacts")
+    typed = page.locator("#new-contact").get_by_label("Mobile")
+    typed.fill("(415) 555-0199")
+    typed.blur()
+    check(typed.input_value() == "+494155550199" and "+49" in page.locator("#nc-mobile-hint").inner_text(),
+          f"with DE, (415) 555-0199 becomes +494155550199 ({typed.input_value()!r})")
+    phone_country("US", "1")
+    page.goto(f"{base}/console/#/messages")
+    to = page.locator("#m-to")
+    to.fill("(415) 555-0199")
+    to.blur()
+    check(to.input_value() == "+14155550199", f"with US, (415) 555-0199 becomes +14155550199 in every phone input ({to.input_value()!r})")
+
     # ---- contacts: fields as fields, phone input, select all, sort, words --------------------
     page.goto(f"{base}/console/#/contacts")
     new = page.locator("#new-contact")

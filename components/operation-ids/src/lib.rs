@@ -303,6 +303,8 @@ operations! {
             GetCredits = "getCredits",
             GetCallStats = "getCallStats",
             GetCreditStats = "getCreditStats",
+            GetBusinessSettings = "getBusinessSettings",
+            UpdateBusinessSettings = "updateBusinessSettings",
         }
         prepare {}
     }

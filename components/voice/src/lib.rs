@@ -5,6 +5,8 @@
 //! component is `component/`; the dispatcher links the job.
 //!
 //! * `billing.rs`: reservations, charges and releases of microcredits.
+//! * `settings.rs`: the business's settings of ours (operations 92-93,
+//!   its default phone country).
 //! * `model.rs`: how a call and its transcript read.
 //! * `conversation.rs`: the spec's rules of a call in conversation as pure
 //!   functions (what the agent says is the agent runtime's,
@@ -22,6 +24,7 @@ pub mod conversation;
 pub mod jobs;
 pub mod model;
 pub mod resolve;
+pub mod settings;
 pub mod stats;
 
 use switchboard_guest::operations::voice::Operation;
@@ -40,5 +43,7 @@ pub fn handle(req: Request) -> HResult<Success> {
         Operation::GetCredits => billing::credits(&req),
         Operation::GetCallStats => stats::calls(&req),
         Operation::GetCreditStats => stats::credits(&req),
+        Operation::GetBusinessSettings => settings::get(&req),
+        Operation::UpdateBusinessSettings => settings::update(&req),
     }
 }

@@ -409,4 +409,10 @@ pub static OPERATIONS: &[Operation] = &[
     // list's filters (the console's bulk actions and "select all").
     op!(91, Patch, "/contacts", UpdateContacts, "Add many contacts to categories, or block or unblock them: listed ones or every one matching the list's filters",
         scopes: ["contacts:write"], cond: NONE, idem: true, Body, query: &[], req: Some("ContactsUpdate"), resp: Json("ContactsUpdated"), status: [200]),
+    // Ours: the business's settings of no one resource (issue 50): the
+    // country the console's phone inputs take a number without "+" in.
+    op!(92, Get, "/business-settings", GetBusinessSettings, "Read the business's settings: its default phone country and that country's calling code",
+        scopes: ["contacts:read"], cond: NONE, idem: false, Query, query: Q_BUSINESS, req: None, resp: Json("BusinessSettingsResult"), status: [200]),
+    op!(93, Patch, "/business-settings", UpdateBusinessSettings, "Set the business's default phone country (ISO 3166-1 alpha-2), or none",
+        scopes: ["contacts:write"], cond: NONE, idem: false, Body, query: &[], req: Some("BusinessSettingsUpdate"), resp: Json("BusinessSettingsResult"), status: [200]),
 ];

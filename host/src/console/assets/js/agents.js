@@ -316,9 +316,33 @@ async function channelsPage() {
       h("p", { text: `${c.ready ? "Ready" : "Not ready yet"} · ${c.live ? "live" : "not live yet"} · ${ASSIGNMENT_WORDS[c.assignmentMode] || "agents are chosen per number"}` }),
       rows.length ? h("ul", { class: "plain" }, rows) : null));
   }
-  if (state.me.role === "owner") sections.push(connectSection(), await voiceSection());
+  if (state.me.role === "owner") sections.push(phoneSection(), connectSection(), await voiceSection());
   sections.push(await providersSection());
   showOn(here, h("h1", { text: "Channels" }), ...sections);
+}
+
+// The business's default phone country (updateBusinessSettings): every
+// phone input of the console takes a number written without "+" in it.
+function phoneSection() {
+  const now = state.settings || {};
+  const form = h("form", { class: "card", novalidate: true, id: "phone-country", "aria-labelledby": "phone-country-title" },
+    h("h2", { id: "phone-country-title", text: "Phone numbers" }),
+    h("p", { class: "form-error", role: "alert" }),
+    h("label", { for: "pc-country", text: "Default country (two letters, such as US, GB or DE)" }),
+    h("input", { id: "pc-country", name: "defaultPhoneCountry", value: now.defaultPhoneCountry || "", maxlength: 2, autocomplete: "country",
+      "aria-describedby": "pc-country-hint", "data-hint": "pc-country-hint" }),
+    h("p", { class: "hint", id: "pc-country-hint", text: now.defaultCallingCode
+      ? `A number written without + and a country code is taken in this country (+${now.defaultCallingCode}).`
+      : "Without one, a number written without + is taken in the country of each person's browser." }),
+    h("button", { type: "submit", text: "Save country" }));
+  onSubmit(form, async (sub) => {
+    const typed = form.defaultPhoneCountry.value.trim().toUpperCase();
+    const d = await api("PATCH", "/api/v1/business-settings", { businessId: biz(), defaultPhoneCountry: typed || null }, sub);
+    state.settings = d.settings;
+    await channelsPage();
+    toast(d.settings.defaultPhoneCountry ? `Phone numbers without a country code are now taken as +${d.settings.defaultCallingCode}.` : "Phone numbers take each browser's country again.");
+  });
+  return form;
 }
 
 // How a channel's agents are chosen, in the business's words.

@@ -96,7 +96,7 @@ async function callForm({ contact, agent }) {
       h("input", { id: "call-contact", name: "contactSearch", type: "search", list: "call-contacts", autocomplete: "off" }),
       h("datalist", { id: "call-contacts" }),
       h("label", { for: "call-to", text: "…or a number to call" }),
-      h("input", { id: "call-to", name: "toNumber", type: "tel", placeholder: "+14155550100" })],
+      phoneInput({ id: "call-to", name: "toNumber", "aria-describedby": "call-to-hint", "data-hint": "call-to-hint" }), phoneHint("call-to-hint")],
     h("button", { type: "submit", text: "Call now" }));
   // The contacts whose name or number matches what is typed, as choices.
   const found = new Map();
@@ -120,7 +120,7 @@ async function callForm({ contact, agent }) {
     else if (form.contactSearch.value.trim()) {
       body.contactId = found.get(form.contactSearch.value.trim());
       if (!body.contactId) throw new ApiError(400, { message: "Choose a contact from the list.", details: [{ field: "contactSearch", message: "Choose a contact from the list, or clear it and type a number." }] });
-    } else if (form.toNumber.value.trim()) body.toNumber = form.toNumber.value.trim();
+    } else if (form.toNumber.value.trim()) body.toNumber = phoneE164(form.toNumber.value);
     else throw new ApiError(400, { message: "Choose a contact or type a number.", details: [{ field: "toNumber", message: "Choose a contact or type a number." }] });
     const r = await api("POST", "/api/v1/voice/calls", body, sub);
     toast(`Calling ${r.destination}.`);

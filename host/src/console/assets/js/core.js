@@ -305,7 +305,19 @@ async function loadSession() {
   } catch (_) {
     state.me = null;
   }
+  await loadBusinessSettings();
   frame();
+}
+
+// The business's settings (getBusinessSettings): its default phone
+// country, which every phone input takes a number without "+" in.
+async function loadBusinessSettings() {
+  state.settings = state.me ? await api("GET", "/api/v1/business-settings?" + q({ businessId: biz() })).then((d) => d.settings).catch(() => null) : null;
+}
+
+// The calling code of the business's default phone country, if it has one.
+function businessCallingCode() {
+  return (state.settings && state.settings.defaultCallingCode) || null;
 }
 
 function frame() {
@@ -346,6 +358,7 @@ function renderLogin(message) {
   onSubmit(form, async () => {
     const d = formData(form);
     state.me = await api("POST", "/console/api/session", { email: d.email, password: d.password });
+    await loadBusinessSettings();
     frame();
     if (location.hash === "" || location.hash === "#/") route(); else location.hash = "#/";
   });

@@ -253,13 +253,13 @@ function linkForm(c, after) {
     h("h3", { text: "Link to a contact" }),
     h("p", { class: "muted", text: "This photoapp user is not a contact yet. Give their mobile number to join this conversation to the contact's timeline." }),
     h("p", { class: "form-error", role: "alert" }),
-    h("label", { for: "i-link-mobile", text: "Mobile (E.164)" }),
-    h("input", { id: "i-link-mobile", name: "mobile", type: "tel", placeholder: "+14155550123" }),
+    h("label", { for: "i-link-mobile", text: "Mobile" }),
+    phoneInput({ id: "i-link-mobile", name: "mobile", "aria-describedby": "i-link-mobile-hint", "data-hint": "i-link-mobile-hint" }), phoneHint("i-link-mobile-hint"),
     h("label", { for: "i-link-name", text: "Name (for a new contact)" }),
     h("input", { id: "i-link-name", name: "name", value: c.participantName || "", maxlength: 200 }),
     h("button", { type: "submit", text: "Link contact" }));
   onSubmit(form, async (sub) => {
-    const body = { businessId: biz(), channel: "photoapp", mobile: form.mobile.value.trim() };
+    const body = { businessId: biz(), channel: "photoapp", mobile: phoneE164(form.mobile.value) };
     if (form.name.value.trim()) body.name = form.name.value.trim();
     await api("POST", `/api/v1/channel-participants/${c.id}/link-contact`, body, sub);
     toast("Linked to the contact.");

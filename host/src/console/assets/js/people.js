@@ -421,11 +421,13 @@ function readFields(box) {
 
 // ---- phone numbers --------------------------------------------------------------------
 
-// The country calling code a number without "+" is taken in: the browser's
+// The country calling code a number without "+" is taken in: the
+// business's default phone country's (core.js), else the browser's
 // region's, else +1.
 const CALLING_CODES = { US: "1", CA: "1", GB: "44", IE: "353", FR: "33", DE: "49", ES: "34", PT: "351", IT: "39", NL: "31", BE: "32",
   CH: "41", AT: "43", SE: "46", NO: "47", DK: "45", FI: "358", PL: "48", BR: "55", MX: "52", AR: "54", IN: "91", AU: "61", NZ: "64", ZA: "27", JP: "81", SG: "65" };
 function defaultCallingCode() {
+  if (businessCallingCode()) return businessCallingCode();
   const region = (navigator.language || "").split("-")[1];
   return CALLING_CODES[(region || "").toUpperCase()] || "1";
 }
