@@ -21,7 +21,9 @@
 use crate::http::Head;
 use switchboard_gateway::Failure;
 use wasip2::http::outgoing_handler;
-use wasip2::http::types::{ErrorCode, Fields, IncomingBody, IncomingRequest, Method, OutgoingBody, OutgoingRequest, OutgoingResponse, RequestOptions, ResponseOutparam, Scheme};
+use wasip2::http::types::{
+    ErrorCode, Fields, FutureIncomingResponse, IncomingBody, IncomingRequest, IncomingResponse, Method, OutgoingBody, OutgoingRequest, OutgoingResponse, RequestOptions, ResponseOutparam, Scheme,
+};
 use wasip2::io::streams::{InputStream, OutputStream, StreamError};
 
 use switchboard_gateway::write_node::{lost, too_late, unreachable, FORWARDED};
@@ -96,6 +98,46 @@ fn left(deadline: u64) -> u64 {
 /// Forwards `request` (its head already read into `head`) and streams the
 /// write node's answer to the client.
 pub fn forward(node: &Node, request: &IncomingRequest, head: &Head, request_id: &str, deadline: u64) -> Forwarded {
+    let outgoing = match outgoing_request(node, request, head, request_id) {
+        Ok(o) => o,
+        Err(f) => return Forwarded::Failed(f),
+    };
+    // A GET or HEAD goes without a body (not even an empty chunked one).
+    let bodyless = matches!(head.method.as_str(), "GET" | "HEAD");
+    let body_out = if bodyless {
+        None
+    } else {
+        match outgoing.body() {
+            Ok(b) => Some(b),
+            Err(_) => return Forwarded::Failed(unreachable()),
+        }
+    };
+    let options = RequestOptions::new();
+    let _ = options.set_connect_timeout(Some(CONNECT_TIMEOUT_NS.min(left(deadline))));
+    // The answer's head comes once the write node has read the whole body
+    // and run the request: bounded by the request's deadline, not less.
+    let _ = options.set_first_byte_timeout(Some(left(deadline)));
+    let _ = options.set_between_bytes_timeout(Some(left(deadline)));
+    let pending = match outgoing_handler::handle(outgoing, Some(options)) {
+        Ok(p) => p,
+        Err(e) => {
+            crate::log_error(&format!("requestId={request_id} forwarding: {e:?}"));
+            return Forwarded::Failed(unreachable());
+        }
+    };
+    if let Some(body_out) = body_out {
+        send_body(request, body_out, deadline);
+    }
+    match answer_head(&pending, request_id, deadline) {
+        Ok(response) => stream_answer(response, request_id, deadline),
+        Err(f) => Forwarded::Failed(f),
+    }
+}
+
+/// The request to the write node: the headers it reads (`REQUEST_HEADERS`),
+/// marked as forwarded under the edge's request id, to the same method and
+/// target under the node's URL.
+fn outgoing_request(node: &Node, request: &IncomingRequest, head: &Head, request_id: &str) -> Result<OutgoingRequest, Failure> {
     let headers = Fields::new();
     let incoming = request.headers();
     for name in REQUEST_HEADERS {
@@ -129,73 +171,62 @@ pub fn forward(node: &Node, request: &IncomingRequest, head: &Head, request_id: 
         || outgoing.set_authority(Some(&node.authority)).is_err()
         || outgoing.set_path_with_query(Some(&target)).is_err()
     {
-        return Forwarded::Failed(Failure::validation("malformed_request", "the request's target cannot be forwarded"));
+        return Err(Failure::validation("malformed_request", "the request's target cannot be forwarded"));
     }
-    // A GET or HEAD goes without a body (not even an empty chunked one).
-    let bodyless = matches!(method, Method::Get | Method::Head);
-    let body_out = if bodyless {
-        None
+    Ok(outgoing)
+}
+
+/// The client's body, piece by piece, as it arrives. A write that fails
+/// means the write node stopped reading (it answered early, or went away):
+/// its answer, or its absence, says which.
+fn send_body(request: &IncomingRequest, body_out: OutgoingBody, deadline: u64) {
+    let mut body_sent = true;
+    if let Ok(body_in) = request.consume() {
+        if let (Ok(input), Ok(output)) = (body_in.stream(), body_out.write()) {
+            body_sent = pipe(&input, &output, deadline);
+            drop(output);
+            drop(input);
+        }
+        let _ = IncomingBody::finish(body_in);
+    }
+    if body_sent {
+        let _ = OutgoingBody::finish(body_out, None);
     } else {
-        match outgoing.body() {
-            Ok(b) => Some(b),
-            Err(_) => return Forwarded::Failed(unreachable()),
-        }
-    };
-    let options = RequestOptions::new();
-    let _ = options.set_connect_timeout(Some(CONNECT_TIMEOUT_NS.min(left(deadline))));
-    // The answer's head comes once the write node has read the whole body
-    // and run the request: bounded by the request's deadline, not less.
-    let _ = options.set_first_byte_timeout(Some(left(deadline)));
-    let _ = options.set_between_bytes_timeout(Some(left(deadline)));
-    let pending = match outgoing_handler::handle(outgoing, Some(options)) {
-        Ok(p) => p,
-        Err(e) => {
-            crate::log_error(&format!("requestId={request_id} forwarding: {e:?}"));
-            return Forwarded::Failed(unreachable());
-        }
-    };
-    // The client's body, piece by piece, as it arrives. A write that fails
-    // means the write node stopped reading (it answered early, or went
-    // away): its answer, or its absence, says which.
-    if let Some(body_out) = body_out {
-        let mut body_sent = true;
-        if let Ok(body_in) = request.consume() {
-            if let (Ok(input), Ok(output)) = (body_in.stream(), body_out.write()) {
-                body_sent = pipe(&input, &output, deadline);
-                drop(output);
-                drop(input);
-            }
-            let _ = IncomingBody::finish(body_in);
-        }
-        if body_sent {
-            let _ = OutgoingBody::finish(body_out, None);
-        } else {
-            drop(body_out);
-        }
+        drop(body_out);
     }
-    // The answer's head, within the deadline.
+}
+
+/// The write node's answer's head, within the deadline; else the failure
+/// the client gets (unreachable, too late, or lost).
+fn answer_head(pending: &FutureIncomingResponse, request_id: &str, deadline: u64) -> Result<IncomingResponse, Failure> {
     let timer = wasip2::clocks::monotonic_clock::subscribe_instant(deadline);
     let ready = pending.subscribe();
     let woke = wasip2::io::poll::poll(&[&ready, &timer]);
     drop(ready);
     if !woke.contains(&0) {
         crate::log_error(&format!("requestId={request_id} the write node did not answer before the deadline"));
-        return Forwarded::Failed(too_late());
+        return Err(too_late());
     }
-    let response = match pending.get() {
-        Some(Ok(Ok(r))) => r,
+    match pending.get() {
+        Some(Ok(Ok(r))) => Ok(r),
         Some(Ok(Err(e))) => {
             crate::log_error(&format!("requestId={request_id} forwarding: {e:?}"));
-            return Forwarded::Failed(if connect_failed(&e) {
+            Err(if connect_failed(&e) {
                 unreachable()
             } else if timed_out(&e) {
                 too_late()
             } else {
                 lost()
-            });
+            })
         }
-        _ => return Forwarded::Failed(lost()),
-    };
+        _ => Err(lost()),
+    }
+}
+
+/// Streams the write node's answer to the client: its status, the headers
+/// the client gets (`CONTENT_HEADERS` and the API's own) and its body; a
+/// body cut short is cut for the client too.
+fn stream_answer(response: IncomingResponse, request_id: &str, deadline: u64) -> Forwarded {
     let status = response.status();
     let fields = Fields::new();
     let answer_headers = response.headers();
