@@ -2,6 +2,7 @@
 //! native target): event types per channel, the callback URL policy and the
 //! signing secret format.
 
+pub use switchboard_channel_connections::Channel;
 use switchboard_guest::{fail, Failure};
 
 /// Event types a chatapp subscription may receive (spec, create shape).
@@ -20,12 +21,20 @@ pub const PHOTOAPP_EVENTS: [&str; 9] = [
     "photoapp.comment.failed",
 ];
 
+/// The channels a subscription can be of.
+pub const CHANNELS: [Channel; 2] = [Channel::Chatapp, Channel::Photoapp];
+
+/// A subscription's channel by its stored name; None for any other.
+pub fn subscription_channel(name: &str) -> Option<Channel> {
+    CHANNELS.into_iter().find(|c| c.name() == name)
+}
+
 /// The channel an event type belongs to; None for an unknown type.
-pub fn event_channel(event: &str) -> Option<&'static str> {
+pub fn event_channel(event: &str) -> Option<Channel> {
     if CHATAPP_EVENTS.contains(&event) {
-        Some("chatapp")
+        Some(Channel::Chatapp)
     } else if PHOTOAPP_EVENTS.contains(&event) {
-        Some("photoapp")
+        Some(Channel::Photoapp)
     } else {
         None
     }
@@ -36,7 +45,7 @@ pub use switchboard_guest::fail::quote;
 /// The events of a subscription of `channel`: at least one, no duplicates,
 /// each a known event type of that channel. The failure names the offending
 /// entry (`events[i]`) and event.
-pub fn check_events(channel: &str, events: &[String]) -> Result<(), Failure> {
+pub fn check_events(channel: Channel, events: &[String]) -> Result<(), Failure> {
     if events.is_empty() {
         return Err(fail::validation("events_required", "`events` must list at least one event type"));
     }
@@ -44,7 +53,10 @@ pub fn check_events(channel: &str, events: &[String]) -> Result<(), Failure> {
         match event_channel(e) {
             None => return Err(fail::validation("unknown_event_type", format!("`events[{i}]`: `{}` is not an event type of this API", quote(e, 64)))),
             Some(c) if c != channel => {
-                return Err(fail::validation("event_channel_mismatch", format!("`events[{i}]`: `{e}` is a {c} event; a {channel} subscription can only receive {channel}.* events")))
+                return Err(fail::validation(
+                    "event_channel_mismatch",
+                    format!("`events[{i}]`: `{e}` is a {} event; a {} subscription can only receive {}.* events", c.name(), channel.name(), channel.name()),
+                ))
             }
             Some(_) => {}
         }
@@ -153,15 +165,15 @@ mod tests {
     #[test]
     fn events_per_channel() {
         let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(check_events("chatapp", &v(&["chatapp.message.received", "chatapp.message.read"])).is_ok());
-        assert!(check_events("photoapp", &v(&PHOTOAPP_EVENTS)).is_ok());
-        assert_eq!(check_events("chatapp", &[]).unwrap_err().code, "events_required");
-        let e = check_events("chatapp", &v(&["chatapp.message.sent", "photoapp.message.seen"])).unwrap_err();
+        assert!(check_events(Channel::Chatapp, &v(&["chatapp.message.received", "chatapp.message.read"])).is_ok());
+        assert!(check_events(Channel::Photoapp, &v(&PHOTOAPP_EVENTS)).is_ok());
+        assert_eq!(check_events(Channel::Chatapp, &[]).unwrap_err().code, "events_required");
+        let e = check_events(Channel::Chatapp, &v(&["chatapp.message.sent", "photoapp.message.seen"])).unwrap_err();
         assert_eq!(e.code, "event_channel_mismatch");
         assert!(e.message.contains("events[1]") && e.message.contains("photoapp.message.seen"), "{}", e.message);
-        assert_eq!(check_events("photoapp", &v(&["chatapp.message.sent"])).unwrap_err().code, "event_channel_mismatch");
-        assert_eq!(check_events("chatapp", &v(&["chatapp.message.nope"])).unwrap_err().code, "unknown_event_type");
-        assert_eq!(check_events("chatapp", &v(&["chatapp.message.sent", "chatapp.message.sent"])).unwrap_err().code, "duplicate_event");
+        assert_eq!(check_events(Channel::Photoapp, &v(&["chatapp.message.sent"])).unwrap_err().code, "event_channel_mismatch");
+        assert_eq!(check_events(Channel::Chatapp, &v(&["chatapp.message.nope"])).unwrap_err().code, "unknown_event_type");
+        assert_eq!(check_events(Channel::Chatapp, &v(&["chatapp.message.sent", "chatapp.message.sent"])).unwrap_err().code, "duplicate_event");
     }
 
     #[test]

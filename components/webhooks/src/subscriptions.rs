@@ -13,7 +13,7 @@ use serde_json::{json, Value as J};
 use switchboard_guest::db::{self, Row, RowExt};
 use switchboard_guest::{created, fail, ids, new_id, now, ok, page, req, Failure, HResult, Request, Success};
 
-use crate::rules::{self, quote};
+use crate::rules::{self, quote, Channel};
 
 /// The columns every response is rendered from. `signing_secret` is
 /// deliberately absent: no response path selects it; only the future
@@ -80,9 +80,12 @@ struct CreateBody {
     external_automation: bool,
 }
 
-fn connected(biz: &str, channel: &str, provider_id: &str) -> HResult<bool> {
-    Ok(db::query_one("SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3 AND status = 'connected'", &[biz.into(), channel.into(), provider_id.into()])?
-        .is_some())
+fn connected(biz: &str, channel: Channel, provider_id: &str) -> HResult<bool> {
+    Ok(db::query_one(
+        "SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3 AND status = 'connected'",
+        &[biz.into(), channel.name().into(), provider_id.into()],
+    )?
+    .is_some())
 }
 
 /// Creates an active subscription for a phone number (chatapp) or account
@@ -91,9 +94,10 @@ pub fn create(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let b: CreateBody = req::body(req)?;
     // The schema chose the shape; without `channel` it is told by the id field.
-    let channel = match (b.channel.as_deref(), b.phone_number_id.is_some(), b.provider_account_id.is_some()) {
-        (Some("chatapp"), _, false) | (None, true, false) => "chatapp",
-        (Some("photoapp"), false, _) | (None, false, true) => "photoapp",
+    let named = b.channel.as_deref().map(rules::subscription_channel);
+    let channel = match (named, b.phone_number_id.is_some(), b.provider_account_id.is_some()) {
+        (Some(Some(Channel::Chatapp)), _, false) | (None, true, false) => Channel::Chatapp,
+        (Some(Some(Channel::Photoapp)), false, _) | (None, false, true) => Channel::Photoapp,
         _ => return Err(fail::validation("invalid_subscription_shape", "a chatapp subscription names `phoneNumberId`, a photoapp subscription names `providerAccountId`; send exactly one")),
     };
     if !b.external_automation {
@@ -102,16 +106,16 @@ pub fn create(req: &Request) -> HResult<Success> {
     rules::check_callback_url(&b.callback_url)?;
     rules::check_events(channel, &b.events)?;
     let (phone, account) = match channel {
-        "chatapp" => {
+        Channel::Chatapp => {
             let p = b.phone_number_id.clone().unwrap_or_default();
-            if !connected(biz, "chatapp", &p)? {
+            if !connected(biz, Channel::Chatapp, &p)? {
                 return Err(fail::not_found("phone_number_not_connected", format!("`phoneNumberId` `{}` is not a connected chatapp phone number of this business", quote(&p, 64))));
             }
             (Some(p), None)
         }
         _ => {
             let a = b.provider_account_id.clone().unwrap_or_default();
-            if !connected(biz, "photoapp", &a)? {
+            if !connected(biz, Channel::Photoapp, &a)? {
                 return Err(fail::not_found("photoapp_account_not_connected", format!("`providerAccountId` `{}` is not the connected photoapp account of this business", quote(&a, 64))));
             }
             (None, Some(a))
@@ -127,7 +131,7 @@ pub fn create(req: &Request) -> HResult<Success> {
         &[
             id.as_str().into(),
             biz.into(),
-            channel.into(),
+            channel.name().into(),
             phone.into(),
             account.into(),
             b.callback_url.as_str().into(),
@@ -165,7 +169,9 @@ pub fn update(req: &Request) -> HResult<Success> {
         rules::check_callback_url(u)?;
     }
     if let Some(ev) = &b.events {
-        rules::check_events(&row.text(2), ev)?;
+        // A stored channel no version wrote reads as chatapp, whose events
+        // are then checked as they were.
+        rules::check_events(rules::subscription_channel(&row.text(2)).unwrap_or(Channel::Chatapp), ev)?;
     }
     if let Some(s) = b.status.as_deref() {
         if s != "active" && s != "paused" {
