@@ -31,7 +31,8 @@ pub struct Matching {
     search: Option<String>,
     name: Option<String>,
     category_id: Option<String>,
-    count: u64,
+    /// JSON Schema's integer: `840.0` is one too (the schema bounds it).
+    count: f64,
 }
 
 /// The ids of the contacts `matching` selects, in id order, once the count
@@ -49,7 +50,7 @@ pub fn matched_ids(biz: &str, m: &Matching) -> HResult<Vec<String>> {
     if rows.len() > MAX_MATCHED {
         return Err(fail::conflict("too_many_contacts", format!("more than {MAX_MATCHED} contacts match; narrow `matching` (a category, a name or a mobile) and act on each part")));
     }
-    if rows.len() as u64 != m.count {
+    if rows.len() as f64 != m.count {
         return Err(fail::conflict(
             "contacts_changed",
             format!("{} contacts match now, not the {} of `matching.count`; nothing was changed. List them again and send the new count", rows.len(), m.count),
