@@ -44,14 +44,8 @@ pub fn flush(db: &Db) {
         crate::db::in_transaction(&c, || {
             for (id, at) in &noted {
                 match id.strip_prefix("session:") {
-                    Some(session) => {
-                        db::execute(&c, "UPDATE console_sessions SET last_seen_at_ms = MAX(last_seen_at_ms, ?2) WHERE id = ?1", db::params![session, *at])?
-                    }
-                    None => db::execute(
-                        &c,
-                        "UPDATE api_keys SET last_used_at = ?2 WHERE id = ?1 AND (last_used_at IS NULL OR last_used_at < ?2)",
-                        db::params![id, crate::clock::rfc3339(*at)],
-                    )?,
+                    Some(session) => db::execute(&c, "UPDATE console_sessions SET last_seen_at_ms = MAX(last_seen_at_ms, ?2) WHERE id = ?1", db::params![session, *at])?,
+                    None => db::execute(&c, "UPDATE api_keys SET last_used_at = ?2 WHERE id = ?1 AND (last_used_at IS NULL OR last_used_at < ?2)", db::params![id, crate::clock::rfc3339(*at)])?,
                 };
             }
             Ok(())

@@ -96,7 +96,8 @@ pub fn set(app: &App, s: &SessionRecord, interface: Interface, body: &[u8]) -> R
     }
     let given: Vec<(String, String)> = settings.into_iter().collect();
     let settings = choice::checked_settings(&loaded.manifest, &given).map_err(|e| Failure::validation("invalid_settings", format!("{e:#}")))?;
-    let chosen = choice::sealed_choice(&app.components.providers().keys, &s.business_id, interface, &name, &settings, &loaded.manifest).map_err(|e| Failure::validation("settings_key_missing", format!("{e:#}")))?;
+    let chosen = choice::sealed_choice(&app.components.providers().keys, &s.business_id, interface, &name, &settings, &loaded.manifest)
+        .map_err(|e| Failure::validation("settings_key_missing", format!("{e:#}")))?;
     choice::fits_the_index(&c, &loaded.manifest).map_err(|e| Failure::validation("invalid_plugin", format!("{e:#}")))?;
     crate::db::in_transaction(&c, || choice::write(&c, &chosen)).map_err(unavailable)?;
     tracing::info!(interface = interface.name(), plugin = %name, businessId = %s.business_id, "console plugin chosen");
