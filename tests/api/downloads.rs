@@ -160,7 +160,7 @@ fn a_trap_mid_stream_aborts_the_body_and_the_server_keeps_serving() {
     assert_eq!(line["streamEnd"], "aborted");
     assert_eq!(line["bytes"], 1 << 20);
     let aborted = log_event(&bed.log, "streamed answer aborted", |v| v["requestId"] == request_id.as_str()).expect("the trap is logged");
-    assert!(aborted["bytes"] == 1 << 20 && aborted["reason"] == "a continuation trapped", "{aborted}");
+    assert!(aborted["bytes"] == 1 << 20 && aborted["reason"].as_str().is_some_and(|r| r.starts_with("a continuation trapped")), "{aborted}");
 
     // The server keeps serving: JSON answers and whole downloads.
     let list = bed.s.as_key(&bed.t.key).get(&format!("/api/v1/contacts?businessId={}&search=1003", bed.t.business));
