@@ -1,9 +1,12 @@
-"""Schemathesis hooks for the positive run: generated requests name the test
+"""Schemathesis hooks. The positive run: generated requests name the test
 tenant's business, and keep the few rules the document states in words
 because JSON Schema cannot (each operation's `x-rules-beyond-schema`,
 gateway/src/links.rs REFUSALS). Each hook fixes only the field its rule
 is about; every other part of the request stays as generated, and any 400
-to the result is a finding (no status or error code is allowlisted)."""
+to the result is a finding (no status or error code is allowlisted). The
+negative run (SB_FUZZ_MODE=negative) keeps only `before_call`: its
+stateful phase also sends schema-valid requests, and a rule across query
+parameters is one JSON Schema cannot state."""
 import os
 
 import schemathesis
@@ -59,29 +62,37 @@ def fix_query(op, query):
     return query
 
 
-# The fuzzing and stateful phases build requests through map_body and
-# map_query; the coverage phase applies map_case only. Each fix is
-# idempotent, so a request that passes both is fixed once.
-@schemathesis.hook
-def map_body(ctx, body):
-    return fix_body(operation_id(ctx), body)
+NEGATIVE = os.environ.get("SB_FUZZ_MODE") == "negative"
 
+if not NEGATIVE:
+    # The fuzzing and stateful phases build requests through map_body and
+    # map_query; the coverage phase applies map_case only. Each fix is
+    # idempotent, so a request that passes both is fixed once.
+    @schemathesis.hook
+    def map_body(ctx, body):
+        return fix_body(operation_id(ctx), body)
 
-@schemathesis.hook
-def map_query(ctx, query):
-    return fix_query(operation_id(ctx), query)
+    @schemathesis.hook
+    def map_query(ctx, query):
+        return fix_query(operation_id(ctx), query)
 
-
-@schemathesis.hook
-def map_case(ctx, case):
-    op = operation_id(ctx)
-    if op == "listContacts" and isinstance(case.query, dict):
-        # Every phase and mode (the stateful one's negative cases too).
-        case.query = fix_query(op, case.query)
-    if case.meta is not None and not case.meta.generation.mode.is_positive:
+    @schemathesis.hook
+    def map_case(ctx, case):
+        op = operation_id(ctx)
+        if case.meta is not None and not case.meta.generation.mode.is_positive:
+            return case
+        if isinstance(case.query, dict):
+            case.query = fix_query(op, case.query)
+        if case.body is not None:
+            case.body = fix_body(op, case.body)
         return case
-    if isinstance(case.query, dict):
-        case.query = fix_query(op, case.query)
-    if case.body is not None:
-        case.body = fix_body(op, case.body)
-    return case
+
+
+@schemathesis.hook
+def before_call(ctx, case, **kwargs):
+    # The last hook before every call, in both runs and every phase (the
+    # stateful phase's steps meet no map_* hook): a listContacts cursor is
+    # given with the order that made it. Only a valid order is put in, so a
+    # negative case stays as invalid as it was.
+    if case.operation.definition.raw.get("operationId") == "listContacts" and isinstance(case.query, dict):
+        case.query = fix_query("listContacts", case.query)

@@ -80,10 +80,11 @@ def schemathesis(url, key, business, mode, workdir):
                 # More scenarios for the stateful phase, which follows the
                 # document's links from creates to reads, updates and deletes.
                 f'[phases.stateful.generation]\nmax-examples = {STATEFUL_EXAMPLES}\n')
-    env = dict(os.environ, SB_BUSINESS_ID=business)
-    if mode == "positive":
-        env["SCHEMATHESIS_HOOKS"] = "hooks"
-        env["PYTHONPATH"] = os.path.dirname(os.path.abspath(__file__))
+    # Both runs load hooks.py: the positive run all of it, the negative run
+    # only the rules across query parameters (SB_FUZZ_MODE), which never
+    # make an invalid request valid.
+    env = dict(os.environ, SB_BUSINESS_ID=business, SB_FUZZ_MODE=mode, SCHEMATHESIS_HOOKS="hooks")
+    env["PYTHONPATH"] = os.path.dirname(os.path.abspath(__file__))
     # One worker: with two, hypothesis's lambda-source cache has raced inside
     # schemathesis itself ("AST constructor recursion depth mismatch").
     cmd = ["schemathesis", "run", url, "--mode", mode, "--checks", "all", "--continue-on-failure",
