@@ -46,7 +46,7 @@ pub struct Settings {
 
 pub async fn serve(app: App, settings: Settings) -> anyhow::Result<()> {
     let Settings { addr, upload_sweep_after, shutdown_timeout, runner, limits, metrics_listen, write_node, secure_cookies, webhook_log_retention } = settings;
-    let write_node = write_node.map(|url| crate::write_node::WriteNode::new(&url, app.dbs.main().freshness())).transpose()?;
+    let write_node = write_node.map(|url| crate::write_node::WriteNode::new(&url, app.dbs.main().freshness(), app.deadline)).transpose()?;
     let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("--listen {addr}: {e}"))?;
     tracing::info!(url = %format!("http://{}", listener.local_addr()?), "listening on");
     let metrics_listener = match metrics_listen {

@@ -30,9 +30,10 @@ use switchboard_gateway::Failure;
 /// Marks a request a node forwarded (the gateway's, the edge's too).
 pub use switchboard_gateway::write_node::FORWARDED;
 
-/// How long a forwarded JSON request may take at the write node: its own
-/// component deadline and a write gate's wait are well inside this.
-const JSON_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long a forwarded JSON request may take at the write node, in
+/// request deadlines (`--request-timeout-ms`): its own component deadline
+/// and a write gate's wait are well inside this (90 s by default).
+const JSON_TIMEOUT_DEADLINES: u32 = 3;
 
 /// Request headers that belong to one connection, not to the request.
 const HOP_BY_HOP: [&str; 9] = ["connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host"];
@@ -41,6 +42,8 @@ pub struct WriteNode {
     base: String,
     client: reqwest::Client,
     fresh: Arc<Freshness>,
+    /// A forwarded JSON request's whole time (`JSON_TIMEOUT_DEADLINES`).
+    json_timeout: Duration,
 }
 
 /// Why a forward produced no answer of the write node.
@@ -48,17 +51,20 @@ enum NotForwarded {
     /// The write node could not be reached: the request never left this
     /// node, so it may run here instead (at the primary, slowly).
     Unreachable,
-    /// Sent, and then the write node went away or timed out (or a proxy
-    /// before it could not reach it): the change may or may not have been
-    /// made.
+    /// Sent, and then the write node went away (or a proxy before it
+    /// could not reach it): the change may or may not have been made.
     Lost(String),
+    /// Sent, and no answer within the request's time: the change may or
+    /// may not have been made, and there is no time left to run it here.
+    TooLate,
 }
 
 impl WriteNode {
-    pub fn new(base: &str, fresh: Arc<Freshness>) -> anyhow::Result<WriteNode> {
+    /// `deadline`: one request's (`--request-timeout-ms`).
+    pub fn new(base: &str, fresh: Arc<Freshness>, deadline: Duration) -> anyhow::Result<WriteNode> {
         let client =
             reqwest::Client::builder().connect_timeout(Duration::from_secs(5)).pool_idle_timeout(Duration::from_secs(60)).tcp_nodelay(true).redirect(reqwest::redirect::Policy::none()).build()?;
-        Ok(WriteNode { base: base.trim_end_matches('/').to_string(), client, fresh })
+        Ok(WriteNode { base: base.trim_end_matches('/').to_string(), client, fresh, json_timeout: deadline * JSON_TIMEOUT_DEADLINES })
     }
 
     /// Sends the request to the write node and turns its answer into this
@@ -76,12 +82,13 @@ impl WriteNode {
         }
         req = req.header(FORWARDED, "1").header("x-request-id", request_id).body(body);
         if !streamed {
-            req = req.timeout(JSON_TIMEOUT);
+            req = req.timeout(self.json_timeout);
         }
         let sent = req.send().await;
         let response = match sent {
             Ok(r) => r,
             Err(e) if e.is_connect() => return Err(NotForwarded::Unreachable),
+            Err(e) if e.is_timeout() => return Err(NotForwarded::TooLate),
             Err(e) => return Err(NotForwarded::Lost(e.without_url().to_string())),
         };
         let status = response.status().as_u16();
@@ -96,6 +103,7 @@ impl WriteNode {
         let json = response.headers().get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|t| t.starts_with("application/json"));
         let body: Bytes = match response.bytes().await {
             Ok(b) => b,
+            Err(e) if e.is_timeout() => return Err(NotForwarded::TooLate),
             Err(e) => return Err(NotForwarded::Lost(e.without_url().to_string())),
         };
         // The write node answered after its commit: pull it before the next read.
@@ -145,6 +153,13 @@ impl WriteNode {
             Err(NotForwarded::Lost(reason)) => {
                 let failure = lost(&reason);
                 (streamed || !head.headers.contains_key("idempotency-key")).then(|| Answer::failure(&failure, request_id))
+            }
+            // As the edge answers when its deadline passes (the gateway's
+            // write_node::too_late): running it here would answer after the
+            // client's own time, so the client retries with its key instead.
+            Err(NotForwarded::TooLate) => {
+                tracing::warn!(requestId = request_id, "the write node did not answer a forwarded request in time");
+                Some(Answer::failure(&switchboard_gateway::write_node::too_late(), request_id))
             }
         }
     }

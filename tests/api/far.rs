@@ -208,6 +208,34 @@ fn a_raw_upload_a_far_node_cannot_forward_answers_as_the_edge_does() {
 }
 
 #[test]
+fn a_write_node_that_accepts_and_never_answers_gets_the_edges_504() {
+    // The write node takes the connection and says nothing: past three
+    // request deadlines the far node answers what the edge answers when its
+    // deadline passes (the gateway's write_node::too_late), and does not run
+    // the create itself: the client retries with its key.
+    let primary = Sqld::start();
+    let (dir, admin) = (DataDir::new(), DataDir::new());
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_url = format!("http://{}", silent.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in silent.incoming().flatten() {
+            held.push(s);
+        }
+    });
+    let far = Server::start_logged(&dir.0, &["--primary-url", &primary.url, "--write-node", &silent_url, "--request-timeout-ms", "500"], &admin.0.join("far.log"));
+    let business = admin_at(&primary, &admin.0, &["business", "create", "--name", "Far Co"])["businessId"].as_str().unwrap().to_string();
+    let key = admin_at(&primary, &admin.0, &["key", "create", "--business", &business, "--scopes", "all"])["apiKey"].as_str().unwrap().to_string();
+    for idem in ["silent-1", "silent-1", "silent-2"] {
+        let r = far.as_key(&key).idem(idem).post("/api/v1/contacts/categories", &json!({"businessId": business, "name": "Leads"}));
+        r.assert_failure(504, "upstream");
+        assert_eq!(r.code(), "write_node_timeout", "key {idem}");
+        assert_eq!(r.body["error"]["retryable"], json!(true));
+    }
+    assert_eq!(primary.count(&format!("SELECT COUNT(*) FROM categories WHERE business_id = '{business}'")), 0);
+}
+
+#[test]
 fn killing_the_write_node_mid_request_runs_each_key_once() {
     let mut f = far_setup(&[]);
     let t = f.tenant();
