@@ -168,7 +168,13 @@ mod tests {
         let g = crate::Gateway::new().unwrap();
         let doc = g.document();
         for r in super::REFUSALS {
-            let op = doc["paths"].as_object().unwrap().values().flat_map(|p| p.as_object().unwrap().values()).find(|o| o["operationId"] == r.operation.as_str()).unwrap_or_else(|| panic!("{}", r.operation));
+            let op = doc["paths"]
+                .as_object()
+                .unwrap()
+                .values()
+                .flat_map(|p| p.as_object().unwrap().values())
+                .find(|o| o["operationId"] == r.operation.as_str())
+                .unwrap_or_else(|| panic!("{}", r.operation));
             assert!(op["description"].as_str().unwrap().contains(r.code), "{}", r.operation);
             if r.status == 400 {
                 assert!(op["responses"]["400"]["x-error-codes"].as_array().unwrap().iter().any(|c| c == r.code), "{}", r.operation);
