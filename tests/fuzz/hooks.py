@@ -26,10 +26,18 @@ def differ(window):
         window["end"] = f"{hours}:{(int(minutes) + 1) % 60:02d}"
 
 
+# Countries with a calling code: any two capital letters match the
+# document's pattern, but a code no country has is 400 unknown_phone_country
+# (the document names the rule in the field's description).
+PHONE_COUNTRIES = ("US", "GB", "DE", "FR", "IN", "BR", "JP", "NG", "AU", "MX")
+
+
 def fix_body(op, body):
     if isinstance(body, dict):
         if "businessId" in body:
             body["businessId"] = BUSINESS
+        if op == "updateBusinessSettings" and isinstance(body.get("defaultPhoneCountry"), str) and body["defaultPhoneCountry"] not in PHONE_COUNTRIES:
+            body["defaultPhoneCountry"] = PHONE_COUNTRIES[sum(map(ord, body["defaultPhoneCountry"])) % len(PHONE_COUNTRIES)]
         if op == "createCampaign" and isinstance(body.get("iteration"), dict):
             differ(body["iteration"].get("callingWindow"))
         elif op == "createIteration":
