@@ -416,7 +416,7 @@ def run(page, base, business, admin_key, voice, receiver):
     page.keyboard.press("Tab")
     page.keyboard.press("Tab")
     page.keyboard.press("Enter")
-    page.get_by_role("heading", name="Contacts").wait_for()
+    page.get_by_role("heading", name="Contacts", exact=True).wait_for()
     check(True, "the sections are reached with the keyboard")
 
     page.get_by_role("button", name="Log out").click()

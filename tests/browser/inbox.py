@@ -126,7 +126,7 @@ def run(page, base, business, admin_key, voice, receiver):
     # Link the photoapp user to a contact.
     page.locator(".conversations a", has_text="zoe.photo").click()
     page.locator("#thread .turn.inbound", has_text="Is the blue one in stock?").wait_for()
-    page.get_by_label("Mobile (E.164)").fill("+15550009077")
+    page.get_by_label("Mobile", exact=True).fill("+15550009077")
     page.get_by_role("button", name="Link contact").click()
     page.locator(".thread-head").get_by_role("link", name="Contact").wait_for()
     linked = api(base, admin_key, "GET", f"/conversations/{zoe['id']}?businessId={business}")["conversation"]["contact"]
