@@ -59,6 +59,17 @@ enum NotForwarded {
     TooLate,
 }
 
+impl NotForwarded {
+    /// A failure once the request had left: sending it, or reading the answer.
+    fn after_sending(e: reqwest::Error) -> NotForwarded {
+        if e.is_timeout() {
+            NotForwarded::TooLate
+        } else {
+            NotForwarded::Lost(e.without_url().to_string())
+        }
+    }
+}
+
 impl WriteNode {
     /// `deadline`: one request's (`--request-timeout-ms`).
     pub fn new(base: &str, fresh: Arc<Freshness>, deadline: Duration) -> anyhow::Result<WriteNode> {
@@ -88,8 +99,7 @@ impl WriteNode {
         let response = match sent {
             Ok(r) => r,
             Err(e) if e.is_connect() => return Err(NotForwarded::Unreachable),
-            Err(e) if e.is_timeout() => return Err(NotForwarded::TooLate),
-            Err(e) => return Err(NotForwarded::Lost(e.without_url().to_string())),
+            Err(e) => return Err(NotForwarded::after_sending(e)),
         };
         let status = response.status().as_u16();
         let mut answer_headers = Vec::new();
@@ -101,11 +111,7 @@ impl WriteNode {
             }
         }
         let json = response.headers().get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|t| t.starts_with("application/json"));
-        let body: Bytes = match response.bytes().await {
-            Ok(b) => b,
-            Err(e) if e.is_timeout() => return Err(NotForwarded::TooLate),
-            Err(e) => return Err(NotForwarded::Lost(e.without_url().to_string())),
-        };
+        let body: Bytes = response.bytes().await.map_err(NotForwarded::after_sending)?;
         // The write node answered after its commit: pull it before the next read.
         self.fresh.wrote();
         Ok(Answer {
