@@ -28,12 +28,12 @@ impl Pending {
     pub(crate) fn queue(hash: &str, begin: bool, business: Option<&str>) -> Pending {
         let rate = settings().rates.map(|r| {
             let (sql, params) = r.statement(hash);
-            transaction::prefetch(&sql, &to_wit(params))
+            transaction::prefetch(&sql, &to_wit(&params))
         });
         if begin {
             let _ = transaction::control("BEGIN");
         }
-        let key = transaction::prefetch(storage::FIND_KEY, &[switchboard_guest::Value::Text(hash.to_string())]);
+        let key = transaction::prefetch(storage::FIND_KEY, &[switchboard_guest::db::StoreValue::Text(hash.to_string())]);
         let place = business.map(|b| (b.to_string(), transaction::place(b)));
         Pending { key, rate, place }
     }

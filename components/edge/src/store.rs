@@ -16,23 +16,21 @@ pub(crate) struct EdgeSql;
 
 /// Parameters as the `store` import takes them (the conversion is
 /// switchboard_guest's, one for every component).
-pub(crate) fn to_wit(params: Vec<Value>) -> Vec<switchboard_guest::Value> {
-    params.into_iter().map(switchboard_guest::Value::from).collect()
-}
+pub(crate) use switchboard_guest::db::to_store as to_wit;
 
 impl Sql for EdgeSql {
     fn query(&mut self, sql: &str, params: Vec<Value>) -> Result<Vec<Vec<Value>>, String> {
         if storage::transaction_control(sql) {
             return transaction::control(sql).map(|_| Vec::new()).map_err(|e| e.message);
         }
-        let rows = switchboard_guest::store::query(sql, &to_wit(params)).map_err(|e| e.message)?;
+        let rows = switchboard_guest::store::query(sql, &to_wit(&params)).map_err(|e| e.message)?;
         Ok(rows.into_iter().map(|r| r.into_iter().map(Value::from).collect()).collect())
     }
     fn execute(&mut self, sql: &str, params: Vec<Value>) -> Result<u64, String> {
         if storage::transaction_control(sql) {
             return transaction::control(sql).map(|_| 0).map_err(|e| e.message);
         }
-        switchboard_guest::store::execute(sql, &to_wit(params)).map_err(|e| e.message)
+        switchboard_guest::store::execute(sql, &to_wit(&params)).map_err(|e| e.message)
     }
 }
 

@@ -63,9 +63,12 @@ pub mod timeline;
 pub use bindings::export;
 pub use bindings::exports::switchboard::platform::handler::Guest;
 pub use bindings::switchboard::platform::store::StoreError;
-pub use bindings::switchboard::platform::types::{Failure, Request, Success, Value};
+pub use bindings::switchboard::platform::types::{Failure, Request, Success};
 pub use bindings::switchboard::platform::{http_out, job_types, jobs, recording_links, store};
 pub use bindings::switchboard::provider::{ai, carrier, clock, ids, log, messenger};
+/// The one SQL value of every area's statements, bound and read
+/// ([`db`] converts it to the `store` import's value at the WIT edge).
+pub use switchboard_sql::{params, FromRow, FromValue, Value};
 
 /// The component of an area whose code is a library crate (requests as
 /// `pub fn handle(req) -> HResult<Success>`, which parses

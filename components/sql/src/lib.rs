@@ -12,7 +12,7 @@
 //! from them: [`FromRow`], [`params!`].
 
 mod row;
-pub use row::{decode_rows, FromRow, FromValue, Mismatch};
+pub use row::{decode_rows, Columns, FromRow, FromValue, Mismatch};
 
 /// One SQL value, bound or read.
 #[derive(Clone, Debug, PartialEq)]
@@ -109,6 +109,9 @@ pub trait Cells {
     fn int(&self, i: usize) -> i64 {
         self.opt_int(i).unwrap_or_else(|| panic!("column {i} is NULL"))
     }
+    fn boolean(&self, i: usize) -> bool {
+        self.int(i) != 0
+    }
 }
 
 impl Cells for [Value] {
@@ -129,6 +132,15 @@ impl Cells for [Value] {
             Value::Text(s) => Some(s.parse().unwrap_or_else(|_| panic!("column {i} is not an integer"))),
             Value::Blob(_) => panic!("column {i} is a blob"),
         }
+    }
+}
+
+impl Cells for Vec<Value> {
+    fn opt_text(&self, i: usize) -> Option<String> {
+        self.as_slice().opt_text(i)
+    }
+    fn opt_int(&self, i: usize) -> Option<i64> {
+        self.as_slice().opt_int(i)
     }
 }
 

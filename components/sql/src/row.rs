@@ -181,6 +181,51 @@ tuple_from_row!(10; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
 tuple_from_row!(11; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
 tuple_from_row!(12; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
 
+/// A row read column by column in the statement's order, each cell checked
+/// against the type it is read as: how a row struct wider than a tuple
+/// reads itself.
+///
+/// ```
+/// use switchboard_sql::{Columns, FromRow, Mismatch, Row, Value};
+/// struct Contact { id: String, name: Option<String>, blocked: bool }
+/// impl FromRow for Contact {
+///     fn from_row(row: Row) -> Result<Self, Mismatch> {
+///         let mut c = Columns::new(row);
+///         Ok(Contact { id: c.read()?, name: c.read()?, blocked: c.read()? })
+///     }
+/// }
+/// let c = Contact::from_row(vec![Value::Text("c1".into()), Value::Null, Value::Integer(1)]).unwrap();
+/// assert_eq!((c.id.as_str(), c.name, c.blocked), ("c1", None, true));
+/// ```
+pub struct Columns {
+    cells: std::vec::IntoIter<Value>,
+    at: usize,
+}
+
+impl Columns {
+    pub fn new(row: Row) -> Self {
+        Columns { cells: row.into_iter(), at: 0 }
+    }
+
+    /// The next column as `T`; past the row's end it is a mismatch naming
+    /// the width the reader wanted.
+    pub fn read<T: FromValue>(&mut self) -> Result<T, Mismatch> {
+        let column = self.at;
+        self.at += 1;
+        match self.cells.next() {
+            Some(v) => T::decode(v, column),
+            None => Err(Mismatch { column, wanted: T::WANTED, found: format!("a row of {column} columns") }),
+        }
+    }
+
+    /// Skips the next column (one the statement selects for its order or
+    /// another reader).
+    pub fn skip(&mut self) {
+        self.at += 1;
+        self.cells.next();
+    }
+}
+
 /// Every row of a query read as `T`.
 pub fn decode_rows<T: FromRow>(rows: Vec<Row>) -> Result<Vec<T>, Mismatch> {
     rows.into_iter().map(T::from_row).collect()
@@ -267,6 +312,18 @@ mod tests {
         let w = <(String, String)>::from_row(vec![Value::Null]).unwrap_err();
         assert_eq!((w.wanted, w.found.as_str()), ("2 columns", "1 column"));
         assert_eq!(String::from_row(vec![]).unwrap_err().wanted, "1 column");
+    }
+
+    #[test]
+    fn columns_read_in_order_and_name_the_column_that_does_not_read() {
+        let mut c = Columns::new(vec![Value::Text("a".into()), Value::Integer(2), Value::Null]);
+        assert_eq!(c.read::<String>().unwrap(), "a");
+        c.skip();
+        assert_eq!(c.read::<Option<i64>>().unwrap(), None);
+        let e = c.read::<String>().unwrap_err();
+        assert_eq!((e.column, e.wanted, e.found.as_str()), (3, "text", "a row of 3 columns"));
+        let e = Columns::new(vec![Value::Null]).read::<i64>().unwrap_err();
+        assert_eq!((e.column, e.found.as_str()), (0, "null"));
     }
 
     #[test]

@@ -94,10 +94,10 @@ impl Guest for Testbed {
     /// with what the host said, or 500 `prepare_store_allowed` should any
     /// have gone through.
     fn prepare(req: Request) -> Result<Vec<u8>, Failure> {
-        let read = switchboard_guest::store::query("SELECT COUNT(*) FROM categories WHERE business_id = ?1", &[req.business_id.as_str().into()]);
+        let read = switchboard_guest::store::query("SELECT COUNT(*) FROM categories WHERE business_id = ?1", &db::to_store(&[req.business_id.as_str().into()]));
         let write = switchboard_guest::store::execute(
             "INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, 'from-prepare', '2026-01-01T00:00:00.000Z')",
-            &[switchboard_guest::new_id().into(), req.business_id.as_str().into()],
+            &db::to_store(&[switchboard_guest::new_id().into(), req.business_id.as_str().into()]),
         );
         let provider = switchboard_guest::ai::complete("Say hello.", &[("user".to_string(), "hello".to_string())]);
         let outbound = switchboard_guest::http_out::post("http://127.0.0.1:9/prepare", &[], "{}");

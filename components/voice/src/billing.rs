@@ -89,7 +89,7 @@ pub fn credits(r: &switchboard_guest::Request) -> HResult<switchboard_guest::Suc
     let biz = r.business_id.as_str();
     let (available, reserved) = credits::balance(&Store, biz)?;
     let (rows, next) = switchboard_guest::page::by_id_newest_first(r, credits::LEDGER, vec![biz.into()], "id")?;
-    let entries: Vec<Entry> = rows.iter().map(|e| Entry::of(&db::sql_row(e))).collect();
+    let entries: Vec<Entry> = rows.iter().map(|e| Entry::of(e)).collect();
     switchboard_guest::ok(&serde_json::json!({
         "availableMicrocredits": available, "reservedMicrocredits": reserved, "entries": entries, "nextCursor": next,
     }))
