@@ -14,7 +14,7 @@
 //! Entry points: [`check`], [`connect`], [`disconnect_photoapp`],
 //! [`is_connected`], [`chatapp_numbers`], [`photoapp_account`].
 
-use switchboard_sql::{Cells, Refusal, Refused, Sql};
+use switchboard_sql::{Cells, FromValue, Refusal, Refused, Sql, Value};
 
 /// A channel of agents, assignments and connections (the `channel` column
 /// of `agents`, `channel_assignments` and `channel_connections`). Chatapp
@@ -47,6 +47,26 @@ impl Channel {
     /// The channel of a name, if it is one.
     pub fn parse(name: &str) -> Option<Channel> {
         Channel::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+/// A stored channel reads as the enum (`row.read::<Channel>()`); a name
+/// that is no channel is a row mismatch (it cannot be stored: the columns
+/// are checked).
+impl FromValue for Channel {
+    const WANTED: &'static str = "channel name";
+    fn from_value(v: Value) -> Option<Self> {
+        match v {
+            Value::Text(s) => Channel::parse(&s),
+            _ => None,
+        }
+    }
+}
+
+/// Bound as its name (`params![channel]`).
+impl From<Channel> for Value {
+    fn from(c: Channel) -> Self {
+        Value::Text(c.name().to_string())
     }
 }
 
