@@ -12,8 +12,9 @@
 
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{fail, job, now, ok, req, HResult, Request, Success};
+use switchboard_guest::db;
+use switchboard_guest::{fail, job, now, ok, params, req, HResult, Request, Success};
+use switchboard_sql::{Columns, FromRow, Mismatch, Row};
 
 use crate::activate::activate;
 use crate::jobs::{ingest, DataSourcesJob};
@@ -27,46 +28,94 @@ fn not_found() -> switchboard_guest::Failure {
 
 const VCOLS: &str = "id, data_source_id, version_number, stage, failure_reason, row_count, parse_issue_count + type_issue_count, created_at, updated_at";
 
-fn version(biz: &str, id: &str) -> HResult<Vec<switchboard_guest::Value>> {
+/// A version's row, selected with `VCOLS`.
+struct VersionRow {
+    id: String,
+    source_id: String,
+    number: i64,
+    stage: String,
+    failure_reason: Option<String>,
+    row_count: i64,
+    issue_count: i64,
+    created_at: String,
+    updated_at: String,
+}
+
+impl FromRow for VersionRow {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        Ok(VersionRow {
+            id: c.read()?,
+            source_id: c.read()?,
+            number: c.read()?,
+            stage: c.read()?,
+            failure_reason: c.read()?,
+            row_count: c.read()?,
+            issue_count: c.read()?,
+            created_at: c.read()?,
+            updated_at: c.read()?,
+        })
+    }
+}
+
+fn version(biz: &str, id: &str) -> HResult<VersionRow> {
     if !switchboard_guest::is_uuid(id) {
         return Err(not_found());
     }
-    db::query_one(&format!("SELECT {VCOLS} FROM ingestion_versions WHERE business_id = ?1 AND id = ?2"), &[biz.into(), id.to_ascii_lowercase().into()])?.ok_or_else(not_found)
+    db::query_one_as(&format!("SELECT {VCOLS} FROM ingestion_versions WHERE business_id = ?1 AND id = ?2"), &params![biz, id.to_ascii_lowercase()])?.ok_or_else(not_found)
+}
+
+/// A column of a version as resolve reads it.
+struct ColumnRow {
+    position: i64,
+    name: String,
+    key: String,
+    ty: Option<String>,
+    declared: bool,
+    /// Its review is pending.
+    pending: bool,
+}
+
+impl FromRow for ColumnRow {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let (position, name, key, ty, declared, pending) = FromRow::from_row(row)?;
+        Ok(ColumnRow { position, name, key, ty, declared, pending })
+    }
 }
 
 pub fn render(biz: &str, id: &str) -> HResult<Json> {
     let v = version(biz, id)?;
-    let stage = v.text(3);
-    let issues: Vec<Json> = db::query(
+    let stage = v.stage;
+    let issues: Vec<Json> = db::query_as::<(Option<i64>, Option<String>, String)>(
         &format!("SELECT row_number, column_name, problem FROM ingestion_issues WHERE business_id = ?1 AND version_id = ?2 ORDER BY id LIMIT {ISSUES_SHOWN}"),
-        &[biz.into(), v.text(0).into()],
+        &params![biz, &v.id],
     )?
-    .iter()
-    .map(|r| json!({"row": r.opt_int(0), "column": r.opt_text(1), "problem": r.text(2)}))
+    .into_iter()
+    .map(|(row, column, problem)| json!({"row": row, "column": column, "problem": problem}))
     .collect();
     let mut review = Vec::new();
     if stage == "needs_review" {
-        for r in db::query(
+        for (name, ty, review_types, stats) in db::query_as::<(String, Option<String>, String, String)>(
             "SELECT name, type, review_types, stats FROM ingestion_columns \
              WHERE business_id = ?1 AND version_id = ?2 AND review_types IS NOT NULL AND reviewed = 0 ORDER BY position",
-            &[biz.into(), v.text(0).into()],
+            &params![biz, &v.id],
         )? {
-            let types: Json = serde_json::from_str(&r.text(2)).unwrap_or(json!([]));
-            let samples = serde_json::from_str::<Json>(&r.text(3)).ok().and_then(|s| s.get("samples").cloned()).unwrap_or(json!([]));
-            review.push(json!({"column": r.text(0), "detectedTypes": types, "suggestedType": r.opt_text(1).unwrap_or_else(|| "text".into()), "samples": samples}));
+            let types: Json = serde_json::from_str(&review_types).unwrap_or(json!([]));
+            let samples = serde_json::from_str::<Json>(&stats).ok().and_then(|s| s.get("samples").cloned()).unwrap_or(json!([]));
+            review.push(json!({"column": name, "detectedTypes": types, "suggestedType": ty.unwrap_or_else(|| "text".into()), "samples": samples}));
         }
     }
     Ok(json!({
         "ingestion": {
-            "id": v.text(0),
-            "dataSourceId": v.text(1),
-            "versionNumber": v.int(2),
+            "id": v.id,
+            "dataSourceId": v.source_id,
+            "versionNumber": v.number,
             "stage": stage,
-            "failureReason": v.opt_text(4),
-            "rowCount": v.int(5),
-            "issueCount": v.int(6),
-            "createdAt": v.text(7),
-            "updatedAt": v.text(8),
+            "failureReason": v.failure_reason,
+            "rowCount": v.row_count,
+            "issueCount": v.issue_count,
+            "createdAt": v.created_at,
+            "updatedAt": v.updated_at,
         },
         "issues": issues,
         "columnsNeedingReview": review,
@@ -102,58 +151,54 @@ pub fn resolve(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let body: ResolveBody = req::body(req)?;
     let v = version(biz, &body.ingestion_id)?;
-    let (id, source_id, stage) = (v.text(0), v.text(1), v.text(3));
+    let VersionRow { id, source_id, stage, .. } = v;
     if stage != "needs_review" && stage != "ready" {
         return Err(fail::conflict("ingestion_not_resolvable", format!("the ingestion is `{stage}`; only an ingestion in `needs_review` or `ready` can be resolved")));
     }
-    let status = db::query_one("SELECT status FROM data_sources WHERE business_id = ?1 AND id = ?2", &[biz.into(), source_id.as_str().into()])?;
-    if status.is_none_or(|s| s.text(0) == "archived") {
+    let status = db::query_one_as::<String>("SELECT status FROM data_sources WHERE business_id = ?1 AND id = ?2", &params![biz, &source_id])?;
+    if status.is_none_or(|s| s == "archived") {
         return Err(fail::conflict("data_source_archived", "the data source is archived"));
     }
-    // position, name, field_key, type, declared, review pending
-    let cols = db::query(
+    let cols: Vec<ColumnRow> = db::query_as(
         "SELECT position, name, field_key, type, declared, review_types IS NOT NULL AND reviewed = 0 FROM ingestion_columns \
          WHERE business_id = ?1 AND version_id = ?2 ORDER BY position",
-        &[biz.into(), id.as_str().into()],
+        &params![biz, &id],
     )?;
     let mut chosen: Vec<(i64, String)> = Vec::new();
     for (i, c) in body.columns.iter().enumerate() {
-        let Some(col) = cols.iter().find(|r| r.text(1) == c.column).or_else(|| cols.iter().find(|r| r.text(2) == c.column)) else {
+        let Some(col) = cols.iter().find(|r| r.name == c.column).or_else(|| cols.iter().find(|r| r.key == c.column)) else {
             return Err(fail::validation("unknown_column", format!("`columns[{i}].column`: the ingestion has no column `{}`", c.column)));
         };
-        if chosen.iter().any(|(p, _)| *p == col.int(0)) {
+        if chosen.iter().any(|(p, _)| *p == col.position) {
             return Err(fail::validation("duplicate_column", format!("`columns[{i}].column`: `{}` is given twice", c.column)));
         }
-        if col.boolean(4) && col.opt_text(3).as_deref() != Some(c.ty.as_str()) {
+        if col.declared && col.ty.as_deref() != Some(c.ty.as_str()) {
             return Err(fail::validation(
                 "declared_column",
-                format!("`columns[{i}]`: `{}` is a declared field of type `{}`; its type cannot be changed here", c.column, col.opt_text(3).unwrap_or_default()),
+                format!("`columns[{i}]`: `{}` is a declared field of type `{}`; its type cannot be changed here", c.column, col.ty.as_deref().unwrap_or_default()),
             ));
         }
-        chosen.push((col.int(0), c.ty.clone()));
+        chosen.push((col.position, c.ty.clone()));
     }
-    let missing: Vec<String> = cols.iter().filter(|r| r.boolean(5) && !chosen.iter().any(|(p, _)| *p == r.int(0))).map(|r| r.text(1)).collect();
+    let missing: Vec<&str> = cols.iter().filter(|r| r.pending && !chosen.iter().any(|(p, _)| *p == r.position)).map(|r| r.name.as_str()).collect();
     if !missing.is_empty() {
         return Err(fail::validation("unresolved_columns", format!("every column needing review must be given a type; missing: {}", missing.join(", "))));
     }
     let mut changed = false;
     for (pos, ty) in &chosen {
-        let before = cols.iter().find(|r| r.int(0) == *pos).and_then(|r| r.opt_text(3));
-        changed |= before.as_deref() != Some(ty.as_str());
-        db::execute(
-            "UPDATE ingestion_columns SET type = ?3, reviewed = 1 WHERE business_id = ?1 AND version_id = ?2 AND position = ?4",
-            &[biz.into(), id.as_str().into(), ty.as_str().into(), (*pos).into()],
-        )?;
+        let before = cols.iter().find(|r| r.position == *pos).and_then(|r| r.ty.as_deref());
+        changed |= before != Some(ty.as_str());
+        db::execute("UPDATE ingestion_columns SET type = ?3, reviewed = 1 WHERE business_id = ?1 AND version_id = ?2 AND position = ?4", &params![biz, &id, ty, *pos])?;
     }
     let now = now();
     if changed {
-        db::execute("UPDATE ingestion_versions SET stage = 'validating', resolved = 1, updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), now.as_str().into()])?;
+        db::execute("UPDATE ingestion_versions SET stage = 'validating', resolved = 1, updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &params![biz, &id, &now])?;
         job::enqueue(biz, &DataSourcesJob::Ingest(ingest::Payload::reinterpret(&id, body.activate)))?;
     } else if body.activate {
-        db::execute("UPDATE ingestion_versions SET resolved = 1 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?;
+        db::execute("UPDATE ingestion_versions SET resolved = 1 WHERE business_id = ?1 AND id = ?2", &params![biz, &id])?;
         activate(biz, &source_id, &id)?;
     } else {
-        db::execute("UPDATE ingestion_versions SET stage = 'ready', resolved = 1, updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), now.as_str().into()])?;
+        db::execute("UPDATE ingestion_versions SET stage = 'ready', resolved = 1, updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &params![biz, &id, &now])?;
     }
     ok(&render(biz, &id)?)
 }

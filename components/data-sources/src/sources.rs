@@ -8,77 +8,117 @@
 
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{created, fail, is_uuid, new_id, now, ok, req, HResult, Request, Success, Value};
+use switchboard_guest::db;
+use switchboard_guest::{created, fail, is_uuid, new_id, now, ok, params, req, HResult, Request, Success, Value};
 use switchboard_guest::{knowledge, page};
+use switchboard_sql::{decode_rows, Columns, FromRow, Mismatch, Row};
 
 const COLS: &str = "d.id, d.name, d.description, d.class, d.kind, d.built_in, d.status, d.active_version_id, d.created_at, d.updated_at, \
      (d.content IS NOT NULL AND d.content <> ''), (SELECT v.row_count FROM ingestion_versions v WHERE v.business_id = d.business_id AND v.id = d.active_version_id)";
+
+/// A source's row, selected with `COLS`.
+pub struct Source {
+    pub id: String,
+    name: String,
+    description: Option<String>,
+    pub class: String,
+    kind: String,
+    pub built_in: bool,
+    pub status: String,
+    active_version_id: Option<String>,
+    created_at: String,
+    updated_at: String,
+    /// An unstructured source has non-empty content.
+    has_content: bool,
+    /// The active version's rows (none without an active version).
+    row_count: Option<i64>,
+}
+
+impl FromRow for Source {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        Ok(Source {
+            id: c.read()?,
+            name: c.read()?,
+            description: c.read()?,
+            class: c.read()?,
+            kind: c.read()?,
+            built_in: c.read()?,
+            status: c.read()?,
+            active_version_id: c.read()?,
+            created_at: c.read()?,
+            updated_at: c.read()?,
+            has_content: c.read()?,
+            row_count: c.read()?,
+        })
+    }
+}
 
 pub fn not_found() -> switchboard_guest::Failure {
     fail::not_found("data_source_not_found", "data source not found in this business")
 }
 
 /// The source `id` of business `biz` as a rendered row (any status).
-pub fn find(biz: &str, id: &str) -> HResult<Option<Vec<Value>>> {
+pub fn find(biz: &str, id: &str) -> HResult<Option<Source>> {
     if !is_uuid(id) {
         return Ok(None);
     }
-    db::query_one(&format!("SELECT {COLS} FROM data_sources d WHERE d.business_id = ?1 AND d.id = ?2"), &[biz.into(), id.to_ascii_lowercase().into()])
+    db::query_one_as(&format!("SELECT {COLS} FROM data_sources d WHERE d.business_id = ?1 AND d.id = ?2"), &params![biz, id.to_ascii_lowercase()])
 }
 
 /// Renders source rows (selected with `COLS`) with their fields and counts.
-fn render(biz: &str, rows: &[Vec<Value>]) -> HResult<Vec<Json>> {
-    let ids: Vec<String> = rows.iter().filter(|r| !r.boolean(5)).map(|r| r.text(0)).collect();
+fn render(biz: &str, rows: Vec<Source>) -> HResult<Vec<Json>> {
+    let ids: Vec<&str> = rows.iter().filter(|r| !r.built_in).map(|r| r.id.as_str()).collect();
     let mut fields: Vec<(String, Json)> = Vec::new();
     if !ids.is_empty() {
-        let mut params: Vec<Value> = vec![biz.into()];
-        params.extend(ids.iter().map(|i| i.into()));
-        for r in db::query(
+        let mut params: Vec<Value> = params![biz];
+        params.extend(ids.iter().map(|&i| i.into()));
+        let rows: Vec<(String, String, String, String, bool)> = db::query_as(
             &format!(
                 "SELECT data_source_id, field_key, label, type, lookup FROM data_source_fields WHERE business_id = ?1 AND data_source_id IN ({}) ORDER BY data_source_id, position",
                 db::placeholders(2, ids.len())
             ),
             &params,
-        )? {
-            fields.push((r.text(0), json!({"key": r.text(1), "label": r.text(2), "type": r.text(3), "lookup": r.boolean(4)})));
+        )?;
+        for (source, key, label, ty, lookup) in rows {
+            fields.push((source, json!({"key": key, "label": label, "type": ty, "lookup": lookup})));
         }
     }
     let embedding = crate::jobs::embed::enabled_model(biz)?.is_some();
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
-        let id = r.text(0);
-        let built_in = r.boolean(5);
+        let id = r.id;
+        let built_in = r.built_in;
         let (fs, contact_vars, count) = if built_in {
             // Contacts are never searched by agents: no lookup field.
             let mut fs = vec![json!({"key": "mobile", "label": "Mobile", "type": "phone", "lookup": false}), json!({"key": "name", "label": "Name", "type": "text", "lookup": false})];
-            for f in db::query("SELECT field_key FROM contact_fields WHERE business_id = ?1 ORDER BY field_key", &[biz.into()])? {
-                fs.push(json!({"key": f.text(0), "label": f.text(0), "type": "text", "lookup": false}));
+            for key in db::query_as::<String>("SELECT field_key FROM contact_fields WHERE business_id = ?1 ORDER BY field_key", &params![biz])? {
+                fs.push(json!({"key": key, "label": key, "type": "text", "lookup": false}));
             }
             let keys: Vec<Json> = fs.iter().map(|f| f["key"].clone()).collect();
-            let n = db::query_one("SELECT COUNT(*) FROM contacts WHERE business_id = ?1", &[biz.into()])?.map_or(0, |r| r.int(0));
+            let n = db::query_one_as::<i64>("SELECT COUNT(*) FROM contacts WHERE business_id = ?1", &params![biz])?.unwrap_or(0);
             (fs, keys, n)
         } else {
             let fs: Vec<Json> = fields.iter().filter(|(s, _)| *s == id).map(|(_, f)| f.clone()).collect();
-            let n = if r.text(3) == "unstructured" { i64::from(r.boolean(10)) } else { r.opt_int(11).unwrap_or(0) };
+            let n = if r.class == "unstructured" { i64::from(r.has_content) } else { r.row_count.unwrap_or(0) };
             (fs, Vec::new(), n)
         };
         out.push(json!({
             "id": id,
             "businessId": biz,
-            "name": r.text(1),
-            "description": r.opt_text(2),
-            "class": r.text(3),
-            "kind": r.text(4),
+            "name": r.name,
+            "description": r.description,
+            "class": r.class,
+            "kind": r.kind,
             "builtIn": built_in,
-            "status": r.text(6),
+            "status": r.status,
             "fields": fs,
             "contactVariableFields": contact_vars,
             "itemCount": count,
-            "retrieval": if !built_in && r.text(3) == "unstructured" { retrieval(biz, &id, embedding)? } else { Json::Null },
-            "activeVersionId": r.opt_text(7),
-            "createdAt": r.text(8),
-            "updatedAt": r.text(9),
+            "retrieval": if !built_in && r.class == "unstructured" { retrieval(biz, &id, embedding)? } else { Json::Null },
+            "activeVersionId": r.active_version_id,
+            "createdAt": r.created_at,
+            "updatedAt": r.updated_at,
         }));
     }
     Ok(out)
@@ -87,10 +127,10 @@ fn render(biz: &str, rows: &[Vec<Value>]) -> HResult<Vec<Json>> {
 /// An unstructured source's passages and, with an embeddings model, how
 /// many have a vector.
 fn retrieval(biz: &str, id: &str, embedding: bool) -> HResult<Json> {
-    let passages = db::query_one("SELECT COUNT(*) FROM knowledge_fts WHERE knowledge_fts MATCH ?1 AND business_id = ?2", &[knowledge::scope_query(id, "").into(), biz.into()])?.map_or(0, |r| r.int(0));
+    let passages = db::query_one_as::<i64>("SELECT COUNT(*) FROM knowledge_fts WHERE knowledge_fts MATCH ?1 AND business_id = ?2", &params![knowledge::scope_query(id, ""), biz])?.unwrap_or(0);
     let embedded = if embedding {
-        let n = db::query_one("SELECT COUNT(*) FROM knowledge_vectors WHERE data_source_id = ?1 AND version_id = '' AND business_id = ?2", &[id.into(), biz.into()])?;
-        json!(n.map_or(0, |r| r.int(0)))
+        let n = db::query_one_as::<i64>("SELECT COUNT(*) FROM knowledge_vectors WHERE data_source_id = ?1 AND version_id = '' AND business_id = ?2", &params![id, biz])?;
+        json!(n.unwrap_or(0))
     } else {
         Json::Null
     };
@@ -99,15 +139,15 @@ fn retrieval(biz: &str, id: &str, embedding: bool) -> HResult<Json> {
 
 pub fn render_one(biz: &str, id: &str) -> HResult<Json> {
     let row = find(biz, id)?.ok_or_else(not_found)?;
-    Ok(render(biz, &[row])?.remove(0))
+    Ok(render(biz, vec![row])?.remove(0))
 }
 
 /// Non-archived sources in creation order (uuid v7 ids), cursor-paginated.
 pub fn list(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let select = format!("SELECT {COLS} FROM data_sources d WHERE d.business_id = ?1 AND d.status <> 'archived'");
-    let (rows, next) = page::by_id(req, &select, vec![biz.into()], "d.id")?;
-    ok(&json!({"dataSources": render(biz, &rows)?, "nextCursor": next}))
+    let (rows, next) = page::by_id(req, &select, params![biz], "d.id")?;
+    ok(&json!({"dataSources": render(biz, decode_rows::<Source>(rows)?)?, "nextCursor": next}))
 }
 
 #[derive(Deserialize)]
@@ -164,17 +204,7 @@ pub fn create(req: &Request) -> HResult<Success> {
     db::execute(
         "INSERT INTO data_sources (id, business_id, name, description, class, kind, built_in, status, content, fields_declared, created_at, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, 'active', ?7, ?8, ?9, ?9)",
-        &[
-            id.as_str().into(),
-            biz.into(),
-            name.into(),
-            body.description.into(),
-            body.class.as_str().into(),
-            body.kind.as_str().into(),
-            content.into(),
-            (!fields.is_empty()).into(),
-            now.as_str().into(),
-        ],
+        &params![&id, biz, name, body.description, &body.class, &body.kind, content, !fields.is_empty(), &now],
     )?;
     // The `lookup` fields; none marked means the first.
     let none_marked = !fields.iter().any(|f| f.lookup == Some(true));
@@ -183,12 +213,12 @@ pub fn create(req: &Request) -> HResult<Success> {
         .enumerate()
         .map(|(i, f)| {
             let lookup = f.lookup == Some(true) || (none_marked && i == 0);
-            vec![biz.into(), id.as_str().into(), f.key.as_str().into(), f.label.trim().into(), f.ty.as_str().into(), (i as i64).into(), lookup.into()]
+            params![biz, &id, &f.key, f.label.trim(), &f.ty, i as i64, lookup]
         })
         .collect();
     db::execute_many("INSERT INTO data_source_fields (business_id, data_source_id, field_key, label, type, position, lookup) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", &rows)?;
     // An unstructured source's content is searchable by its agents from this commit on.
-    let stored = db::query_one("SELECT content FROM data_sources WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?.and_then(|r| r.opt_text(0));
+    let stored = db::query_one_as::<Option<String>>("SELECT content FROM data_sources WHERE business_id = ?1 AND id = ?2", &params![biz, &id])?.flatten();
     if stored.is_some() {
         knowledge::index_content(biz, &id, stored.as_deref())?;
         crate::jobs::embed::enqueue_if_enabled(biz, &id)?;
@@ -211,12 +241,12 @@ struct UpdateBody {
 }
 
 /// A source this request may change: exists, not built in, not archived.
-fn mutable(biz: &str, id: &str) -> HResult<Vec<Value>> {
+fn mutable(biz: &str, id: &str) -> HResult<Source> {
     let row = find(biz, id)?.ok_or_else(not_found)?;
-    if row.boolean(5) {
+    if row.built_in {
         return Err(fail::conflict("built_in_source", "the built-in Contacts data source cannot be changed or archived; manage contacts through the contacts API"));
     }
-    if row.text(6) == "archived" {
+    if row.status == "archived" {
         return Err(fail::conflict("data_source_archived", "the data source is archived"));
     }
     Ok(row)
@@ -226,15 +256,15 @@ pub fn update(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let body: UpdateBody = req::body(req)?;
     let row = mutable(biz, &body.data_source_id)?;
-    let id = row.text(0);
-    if body.content.is_some() && row.text(3) != "unstructured" {
+    let id = row.id;
+    if body.content.is_some() && row.class != "unstructured" {
         return Err(fail::conflict("content_not_supported", "`content` applies only to unstructured data sources; upload an asset to change a structured source"));
     }
     let name = body.name.as_deref().map(clean_name).transpose()?;
     db::execute(
         "UPDATE data_sources SET name = COALESCE(?3, name), description = COALESCE(?4, description), status = COALESCE(?5, status), \
          content = COALESCE(?6, content), updated_at = ?7 WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), id.as_str().into(), name.into(), body.description.into(), body.status.into(), body.content.as_deref().into(), now().into()],
+        &params![biz, &id, name, body.description, body.status, body.content.as_deref(), now()],
     )?;
     if body.content.is_some() {
         // New content replaces the passages agents find, in the same commit.
@@ -254,12 +284,12 @@ pub fn archive(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let body: MutationBody = req::body(req)?;
     let row = find(biz, &body.data_source_id)?.ok_or_else(not_found)?;
-    if row.boolean(5) {
+    if row.built_in {
         return Err(fail::conflict("built_in_source", "the built-in Contacts data source cannot be archived"));
     }
-    let id = row.text(0);
-    if row.text(6) != "archived" {
-        db::execute("UPDATE data_sources SET status = 'archived', updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), now().into()])?;
+    let id = row.id;
+    if row.status != "archived" {
+        db::execute("UPDATE data_sources SET status = 'archived', updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &params![biz, &id, now()])?;
     }
     ok(&json!({"dataSource": render_one(biz, &id)?}))
 }

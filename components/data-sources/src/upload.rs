@@ -23,8 +23,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::borrow::Cow;
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{fail, job, new_id, now, success, HResult, Request, Success, Value};
+use switchboard_guest::db;
+use switchboard_guest::{fail, job, new_id, now, params, success, HResult, Request, Success};
 use switchboard_tabular::{base64, xlsx};
 
 use crate::jobs::{ingest, DataSourcesJob};
@@ -130,10 +130,7 @@ fn from_decoded(req: &Request, body: &Upload, file: &[u8], refused: Option<Strin
             return Err(invalid_base64(detail));
         }
         for (seq, chunk) in file.chunks(CHUNK_BYTES).enumerate() {
-            db::execute(
-                "INSERT INTO ingestion_chunks (business_id, version_id, stream, seq, data) VALUES (?1, ?2, 0, ?3, ?4)",
-                &[biz.into(), version_id.into(), (seq as i64).into(), Value::Blob(chunk.to_vec())],
-            )?;
+            db::execute("INSERT INTO ingestion_chunks (business_id, version_id, stream, seq, data) VALUES (?1, ?2, 0, ?3, ?4)", &params![biz, version_id, seq as i64, chunk])?;
         }
         Ok(())
     })
@@ -147,13 +144,12 @@ fn staged_missing(detail: &str) -> switchboard_guest::Failure {
 
 fn from_staged(req: &Request, body: &Upload, staged_id: &str) -> HResult<Success> {
     let biz = req.business_id.as_str();
-    let row = db::query_one(
+    let (size, sha, chunk_size, chunks) = db::query_one_as::<(i64, String, i64, i64)>(
         "SELECT byte_size, sha256, chunk_size, (SELECT COUNT(*) FROM staged_upload_chunks c WHERE c.upload_id = s.id AND c.business_id = s.business_id) \
          FROM staged_uploads s WHERE s.id = ?1 AND s.business_id = ?2 AND s.state = 'complete'",
-        &[staged_id.into(), biz.into()],
+        &params![staged_id, biz],
     )?
     .ok_or_else(|| staged_missing("no complete staged upload of this business with that id"))?;
-    let (size, sha, chunk_size, chunks) = (row.int(0), row.text(1), row.int(2), row.int(3));
     if Some(size) != body.byte_size || Some(&sha) != body.sha256.as_ref() {
         return Err(staged_missing("its size or hash differs from the request's"));
     }
@@ -167,10 +163,10 @@ fn from_staged(req: &Request, body: &Upload, staged_id: &str) -> HResult<Success
         db::execute(
             "INSERT INTO ingestion_chunks (business_id, version_id, stream, seq, data) \
              SELECT ?1, ?2, 0, seq, data FROM staged_upload_chunks WHERE upload_id = ?3 AND business_id = ?1 ORDER BY seq",
-            &[biz.into(), version_id.into(), staged_id.into()],
+            &params![biz, version_id, staged_id],
         )?;
-        db::execute("DELETE FROM staged_upload_chunks WHERE upload_id = ?1 AND business_id = ?2", &[staged_id.into(), biz.into()])?;
-        db::execute("DELETE FROM staged_uploads WHERE id = ?1 AND business_id = ?2", &[staged_id.into(), biz.into()])?;
+        db::execute("DELETE FROM staged_upload_chunks WHERE upload_id = ?1 AND business_id = ?2", &params![staged_id, biz])?;
+        db::execute("DELETE FROM staged_uploads WHERE id = ?1 AND business_id = ?2", &params![staged_id, biz])?;
         Ok(())
     })
 }
@@ -183,14 +179,14 @@ fn from_staged(req: &Request, body: &Upload, staged_id: &str) -> HResult<Success
 fn accept(req: &Request, body: &Upload, size: i64, chunk_size: i64, store_chunks: impl FnOnce(&str, &str) -> HResult<()>) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let src = sources::find(biz, &body.data_source_id)?.ok_or_else(sources::not_found)?;
-    let source_id = src.text(0);
-    if src.boolean(5) {
+    let source_id = src.id;
+    if src.built_in {
         return Err(fail::conflict("built_in_source", "assets cannot be uploaded into the built-in Contacts source; use the contacts import"));
     }
-    if src.text(6) == "archived" {
+    if src.status == "archived" {
         return Err(fail::conflict("data_source_archived", "the data source is archived"));
     }
-    if src.text(3) != "structured" {
+    if src.class != "structured" {
         return Err(fail::conflict("unstructured_source", "assets can only be uploaded into structured data sources; update an unstructured source's `content` instead"));
     }
     if matches!(body.format.as_str(), "xlsx" | "xlsm") && size > xlsx::MAX_FILE_BYTES as i64 {
@@ -203,22 +199,11 @@ fn accept(req: &Request, body: &Upload, size: i64, chunk_size: i64, store_chunks
     }
     let version_id = new_id();
     let now = now();
-    let number = db::query_one("SELECT COALESCE(MAX(version_number), 0) + 1 FROM ingestion_versions WHERE business_id = ?1 AND data_source_id = ?2", &[biz.into(), source_id.as_str().into()])?
-        .map_or(1, |r| r.int(0));
+    let number = db::query_one_as::<i64>("SELECT COALESCE(MAX(version_number), 0) + 1 FROM ingestion_versions WHERE business_id = ?1 AND data_source_id = ?2", &params![biz, &source_id])?.unwrap_or(1);
     db::execute(
         "INSERT INTO ingestion_versions (id, business_id, data_source_id, version_number, file_name, format, byte_size, chunk_size, stage, created_at, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'received', ?9, ?9)",
-        &[
-            version_id.as_str().into(),
-            biz.into(),
-            source_id.as_str().into(),
-            number.into(),
-            body.file_name.as_str().into(),
-            body.format.as_str().into(),
-            size.into(),
-            chunk_size.into(),
-            now.as_str().into(),
-        ],
+        &params![&version_id, biz, &source_id, number, &body.file_name, &body.format, size, chunk_size, &now],
     )?;
     store_chunks(biz, &version_id)?;
     job::enqueue(biz, &DataSourcesJob::Ingest(ingest::Payload::start(&version_id)))?;

@@ -21,10 +21,10 @@
 //! source is marked embedded with the model.
 
 use switchboard_guest::ai;
-use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::job::{self, retry, run_step, AreaJob};
 use switchboard_guest::job_types::{Job, Outcome};
-use switchboard_guest::{knowledge, Failure, Value};
+use switchboard_guest::{knowledge, params, Failure, Value};
 
 use super::DataSourcesJob;
 
@@ -41,19 +41,19 @@ pub use switchboard_guest::job_kinds::data_sources::Embed as Payload;
 /// plugin declares embeddings (the host asks it), else the server's while
 /// `serve` runs with one.
 pub fn enabled_model(biz: &str) -> Result<Option<String>, Failure> {
-    Ok(db::query_one(
+    Ok(db::query_one_as::<Option<String>>(
         "SELECT COALESCE((SELECT embeddings_model FROM provider_choices WHERE business_id = ?1 AND interface = 'ai'), \
          (SELECT model FROM knowledge_embedding WHERE id = 1 AND enabled = 1))",
-        &[biz.into()],
+        &params![biz],
     )?
-    .and_then(|r| r.opt_text(0)))
+    .flatten())
 }
 
 /// After an unstructured source's content changed (its passages were
 /// indexed again by `knowledge::index_content`): the source is no longer
 /// embedded, and with an embeddings model its job is enqueued.
 pub fn enqueue_if_enabled(biz: &str, source_id: &str) -> Result<(), Failure> {
-    db::execute("UPDATE data_sources SET embedded_model = NULL WHERE business_id = ?1 AND id = ?2", &[biz.into(), source_id.into()])?;
+    db::execute("UPDATE data_sources SET embedded_model = NULL WHERE business_id = ?1 AND id = ?2", &params![biz, source_id])?;
     if enabled_model(biz)?.is_some() {
         job::enqueue(biz, &DataSourcesJob::Embed(Payload::start(source_id)))?;
     }
@@ -67,39 +67,35 @@ pub fn run(job: &Job, p: Payload) -> Outcome {
 fn step(job: &Job, p: Payload) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
     let Some(model) = enabled_model(biz)? else { return Ok(Outcome::Done) };
-    let live = db::query_one("SELECT 1 FROM data_sources WHERE business_id = ?1 AND id = ?2 AND class = 'unstructured' AND status <> 'archived'", &[biz.into(), p.source_id.as_str().into()])?;
+    let live = db::query_one("SELECT 1 FROM data_sources WHERE business_id = ?1 AND id = ?2 AND class = 'unstructured' AND status <> 'archived'", &params![biz, &p.source_id])?;
     if live.is_none() {
         return Ok(Outcome::Done);
     }
     let scope = knowledge::scope_token(&p.source_id, "");
-    let batch = db::query(
+    let batch: Vec<(i64, String)> = db::query_as(
         &format!(
             "SELECT rowid, text FROM knowledge_fts WHERE knowledge_fts MATCH ?1 AND rowid > ?2 AND business_id = ?3 \
              AND NOT EXISTS (SELECT 1 FROM knowledge_vectors v WHERE v.fts_rowid = knowledge_fts.rowid) ORDER BY rowid LIMIT {BATCH}"
         ),
-        &[knowledge::scope_query(&p.source_id, "").into(), p.after.into(), biz.into()],
+        &params![knowledge::scope_query(&p.source_id, ""), p.after, biz],
     )?;
     if batch.is_empty() {
-        db::execute("UPDATE data_sources SET embedded_model = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), p.source_id.as_str().into(), model.into()])?;
+        db::execute("UPDATE data_sources SET embedded_model = ?3 WHERE business_id = ?1 AND id = ?2", &params![biz, &p.source_id, model])?;
         return Ok(Outcome::Done);
     }
-    let texts: Vec<String> = batch.iter().map(|r| r.text(1)).collect();
+    let texts: Vec<String> = batch.iter().map(|(_, text)| text.clone()).collect();
     let vectors = match ai::embed(&texts) {
         Ok(Some(v)) => v,
         Ok(None) => return Ok(Outcome::Done),
         Err(e) if job.attempt >= MAX_ATTEMPTS => return Ok(Outcome::Dead(format!("embeddings failed {MAX_ATTEMPTS} times: {e}"))),
         Err(e) => return Ok(retry(job.attempt, e)),
     };
-    let rows: Vec<Vec<Value>> = batch
-        .iter()
-        .zip(vectors)
-        .map(|(r, v)| vec![r.int(0).into(), biz.into(), p.source_id.as_str().into(), scope.as_str().into(), Value::Blob(knowledge::vector_blob(&v)), r.text(1).into()])
-        .collect();
+    let rows: Vec<Vec<Value>> = batch.iter().zip(vectors).map(|((rowid, text), v)| params![*rowid, biz, &p.source_id, &scope, knowledge::vector_blob(&v), text]).collect();
     db::execute_many(
         "INSERT OR IGNORE INTO knowledge_vectors (fts_rowid, business_id, data_source_id, version_id, scope, embedding) \
          SELECT ?1, ?2, ?3, '', ?4, ?5 WHERE EXISTS (SELECT 1 FROM knowledge_fts WHERE rowid = ?1 AND text = ?6)",
         &rows,
     )?;
-    let after = batch.last().map_or(p.after, |r| r.int(0));
+    let after = batch.last().map_or(p.after, |(rowid, _)| *rowid);
     Ok(DataSourcesJob::Embed(Payload { source_id: p.source_id, after }).continue_after(0))
 }

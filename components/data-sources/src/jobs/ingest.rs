@@ -32,8 +32,9 @@
 //! retries it with backoff.
 
 use serde_json::json;
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{now, Failure, Value};
+use switchboard_guest::db;
+use switchboard_guest::{now, params, Failure, Value};
+use switchboard_sql::{Columns, FromRow, Mismatch, Row};
 use switchboard_tabular::infer::{self, ColumnStats};
 
 use super::{ingest_parse, DataSourcesJob};
@@ -81,6 +82,13 @@ pub struct Version {
     pub stage: String,
 }
 
+impl FromRow for Version {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let (id, biz, source_id, format, size, chunk_size, stage) = FromRow::from_row(row)?;
+        Ok(Version { id, biz, source_id, format, size, chunk_size, stage })
+    }
+}
+
 /// A column as stored.
 pub struct Column {
     pub position: i64,
@@ -93,6 +101,22 @@ pub struct Column {
     pub lookup: bool,
 }
 
+/// Read from `position, name, field_key, stats, type, declared, lookup`.
+impl FromRow for Column {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        Ok(Column {
+            position: c.read()?,
+            name: c.read()?,
+            key: c.read()?,
+            stats: serde_json::from_str(&c.read::<String>()?).unwrap_or_default(),
+            ty: c.read()?,
+            declared: c.read()?,
+            lookup: c.read()?,
+        })
+    }
+}
+
 pub fn run(job: &Job, p: Payload) -> Outcome {
     run_step("during ingestion", || match step(&job.business_id, p) {
         Ok(Some(next)) => Ok(DataSourcesJob::Ingest(next).continue_after(0)),
@@ -103,8 +127,7 @@ pub fn run(job: &Job, p: Payload) -> Outcome {
 }
 
 fn load_version(biz: &str, id: &str) -> Result<Option<Version>, Failure> {
-    Ok(db::query_one("SELECT id, business_id, data_source_id, format, byte_size, chunk_size, stage FROM ingestion_versions WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?
-        .map(|r| Version { id: r.text(0), biz: r.text(1), source_id: r.text(2), format: r.text(3), size: r.int(4), chunk_size: r.int(5), stage: r.text(6) }))
+    db::query_one_as("SELECT id, business_id, data_source_id, format, byte_size, chunk_size, stage FROM ingestion_versions WHERE business_id = ?1 AND id = ?2", &params![biz, id])
 }
 
 /// One step; `Ok(Some(payload))` to continue, `Ok(None)` when finished.
@@ -136,7 +159,7 @@ fn step(biz: &str, p: Payload) -> Step<Option<Payload>> {
 }
 
 pub fn set_stage(v: &Version, stage: &str) -> Result<(), Failure> {
-    db::execute("UPDATE ingestion_versions SET stage = ?3, updated_at = ?4 WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.id.as_str().into(), stage.into(), now().into()])?;
+    db::execute("UPDATE ingestion_versions SET stage = ?3, updated_at = ?4 WHERE business_id = ?1 AND id = ?2", &params![&v.biz, &v.id, stage, now()])?;
     Ok(())
 }
 
@@ -144,11 +167,8 @@ pub fn set_stage(v: &Version, stage: &str) -> Result<(), Failure> {
 /// chunks); the upload itself and the issues stay for inspection.
 fn fail(v: &Version, reason: &str) -> Result<(), Failure> {
     let reason: String = reason.chars().take(500).collect();
-    db::execute(
-        "UPDATE ingestion_versions SET stage = 'failed', failure_reason = ?3, row_count = 0, updated_at = ?4 WHERE business_id = ?1 AND id = ?2",
-        &[v.biz.as_str().into(), v.id.as_str().into(), reason.into(), now().into()],
-    )?;
-    let params: [Value; 2] = [v.biz.as_str().into(), v.id.as_str().into()];
+    db::execute("UPDATE ingestion_versions SET stage = 'failed', failure_reason = ?3, row_count = 0, updated_at = ?4 WHERE business_id = ?1 AND id = ?2", &params![&v.biz, &v.id, reason, now()])?;
+    let params = params![&v.biz, &v.id];
     db::execute("DELETE FROM ingestion_rows WHERE business_id = ?1 AND version_id = ?2", &params)?;
     db::execute("DELETE FROM ingestion_chunks WHERE business_id = ?1 AND version_id = ?2 AND stream = 1", &params)?;
     Ok(())
@@ -178,21 +198,7 @@ fn start(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
 }
 
 pub fn load_columns(v: &Version) -> Result<Vec<Column>, Failure> {
-    Ok(db::query(
-        "SELECT position, name, field_key, stats, type, declared, lookup FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position",
-        &[v.biz.as_str().into(), v.id.as_str().into()],
-    )?
-    .into_iter()
-    .map(|r| Column {
-        position: r.int(0),
-        name: r.text(1),
-        key: r.text(2),
-        stats: serde_json::from_str(&r.text(3)).unwrap_or_default(),
-        ty: r.opt_text(4),
-        declared: r.boolean(5),
-        lookup: r.boolean(6),
-    })
-    .collect())
+    db::query_as("SELECT position, name, field_key, stats, type, declared, lookup FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position", &params![&v.biz, &v.id])
 }
 
 /// Records issues (kind `parse` or `type`), storing at most
@@ -201,13 +207,12 @@ pub fn add_issues(v: &Version, kind: &str, issues: &[(Option<i64>, Option<String
     if issues.is_empty() {
         return Ok(());
     }
-    let stored = db::query_one("SELECT COUNT(*) FROM ingestion_issues WHERE version_id = ?1 AND business_id = ?2", &[v.id.as_str().into(), v.biz.as_str().into()])?.map_or(0, |r| r.int(0));
+    let stored = db::query_one_as::<i64>("SELECT COUNT(*) FROM ingestion_issues WHERE version_id = ?1 AND business_id = ?2", &params![&v.id, &v.biz])?.unwrap_or(0);
     let room = (MAX_STORED_ISSUES - stored).max(0) as usize;
-    let rows: Vec<Vec<Value>> =
-        issues.iter().take(room).map(|(row, col, problem)| vec![v.biz.as_str().into(), v.id.as_str().into(), kind.into(), (*row).into(), col.clone().into(), problem.as_str().into()]).collect();
+    let rows: Vec<Vec<Value>> = issues.iter().take(room).map(|(row, col, problem)| params![&v.biz, &v.id, kind, *row, col.as_deref(), problem]).collect();
     db::execute_many("INSERT INTO ingestion_issues (business_id, version_id, kind, row_number, column_name, problem) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &rows)?;
     let counter = if kind == "parse" { "parse_issue_count" } else { "type_issue_count" };
-    db::execute(&format!("UPDATE ingestion_versions SET {counter} = {counter} + ?3 WHERE business_id = ?1 AND id = ?2"), &[v.biz.as_str().into(), v.id.as_str().into(), (issues.len() as i64).into()])?;
+    db::execute(&format!("UPDATE ingestion_versions SET {counter} = {counter} + ?3 WHERE business_id = ?1 AND id = ?2"), &params![&v.biz, &v.id, issues.len() as i64])?;
     Ok(())
 }
 
@@ -243,12 +248,11 @@ pub fn interpret_row<'c>(cols: &[Column], types: &[&str], cell: impl Fn(usize) -
 pub fn finish_parse(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
     let cols = load_columns(v)?;
     // Declared fields the file lacks.
-    let declared = db::query_one("SELECT fields_declared FROM data_sources WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.source_id.as_str().into()])?.is_some_and(|r| r.boolean(0));
+    let declared = db::query_one_as::<bool>("SELECT fields_declared FROM data_sources WHERE business_id = ?1 AND id = ?2", &params![&v.biz, &v.source_id])?.unwrap_or(false);
     if declared {
         let missing: Vec<(Option<i64>, Option<String>, String)> =
-            db::query("SELECT field_key FROM data_source_fields WHERE business_id = ?1 AND data_source_id = ?2 ORDER BY position", &[v.biz.as_str().into(), v.source_id.as_str().into()])?
-                .iter()
-                .map(|r| r.text(0))
+            db::query_as::<String>("SELECT field_key FROM data_source_fields WHERE business_id = ?1 AND data_source_id = ?2 ORDER BY position", &params![&v.biz, &v.source_id])?
+                .into_iter()
                 .filter(|k| !cols.iter().any(|c| c.declared && c.key == *k))
                 .map(|k| (None, Some(k.clone()), format!("declared field `{k}` is missing from the file")))
                 .collect();
@@ -258,10 +262,10 @@ pub fn finish_parse(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
     for c in cols.iter().filter(|c| !c.declared) {
         let d = infer::decide(&c.stats);
         let review = (!d.review.is_empty()).then(|| json!(d.review).to_string());
-        updates.push(vec![v.biz.as_str().into(), v.id.as_str().into(), c.position.into(), d.suggested.into(), review.into()]);
+        updates.push(params![&v.biz, &v.id, c.position, d.suggested, review]);
     }
     db::execute_many("UPDATE ingestion_columns SET type = ?4, review_types = ?5 WHERE business_id = ?1 AND version_id = ?2 AND position = ?3", &updates)?;
-    db::execute("DELETE FROM ingestion_chunks WHERE business_id = ?1 AND version_id = ?2 AND stream = 1", &[v.biz.as_str().into(), v.id.as_str().into()])?;
+    db::execute("DELETE FROM ingestion_chunks WHERE business_id = ?1 AND version_id = ?2 AND stream = 1", &params![&v.biz, &v.id])?;
     set_stage(v, "validating")?;
     // Every row was interpreted as it was stored, with the types decided
     // now and without a misfit: nothing is left for the interpret pass.
@@ -276,26 +280,26 @@ pub fn finish_parse(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
 }
 
 fn interpret_step(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
-    let params: [Value; 2] = [v.biz.as_str().into(), v.id.as_str().into()];
+    let params = params![&v.biz, &v.id];
     if p.row == 0 {
         // (Re)start: type issues are recomputed from scratch.
         db::execute("DELETE FROM ingestion_issues WHERE business_id = ?1 AND version_id = ?2 AND kind = 'type'", &params)?;
         db::execute("UPDATE ingestion_versions SET type_issue_count = 0 WHERE business_id = ?1 AND id = ?2", &params)?;
     }
     let cols = load_columns(v)?;
-    let rows = db::query(
+    let rows: Vec<(i64, String)> = db::query_as(
         &format!("SELECT row_number, original FROM ingestion_rows WHERE business_id = ?1 AND version_id = ?2 AND row_number > ?3 ORDER BY row_number LIMIT {STEP_ROWS}"),
-        &[v.biz.as_str().into(), v.id.as_str().into(), p.row.into()],
+        &params![&v.biz, &v.id, p.row],
     )?;
     let types: Vec<&str> = cols.iter().map(|c| c.ty.as_deref().unwrap_or("text")).collect();
     let mut updates = Vec::with_capacity(rows.len());
     let mut issues = Vec::new();
-    for r in &rows {
-        let n = r.int(0);
-        let original: Vec<Option<String>> = serde_json::from_str(&r.text(1)).unwrap_or_default();
+    for (n, original) in &rows {
+        let n = *n;
+        let original: Vec<Option<String>> = serde_json::from_str(original).unwrap_or_default();
         let interpreted =
             interpret_row(&cols, &types, |i| original.get(i).and_then(|c| c.as_deref()), |c, ty, problem| issues.push((Some(n), Some(c.name.clone()), format!("{problem} (column type {ty})"))));
-        updates.push(vec![v.biz.as_str().into(), v.id.as_str().into(), n.into(), interpreted.into()]);
+        updates.push(params![&v.biz, &v.id, n, interpreted]);
         p.row = n;
     }
     db::execute_many("UPDATE ingestion_rows SET interpreted = ?4 WHERE business_id = ?1 AND version_id = ?2 AND row_number = ?3", &updates)?;
@@ -316,13 +320,11 @@ type Guard = (Option<i64>, Option<String>, String);
 /// waits in `needs_review` and the active version keeps answering.
 fn replacement_guards(v: &Version) -> Result<Vec<Guard>, Failure> {
     let mut guards = Vec::new();
-    let rows = db::query_one("SELECT row_count FROM ingestion_versions WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.id.as_str().into()])?.map_or(0, |r| r.int(0));
+    let rows = db::query_one_as::<i64>("SELECT row_count FROM ingestion_versions WHERE business_id = ?1 AND id = ?2", &params![&v.biz, &v.id])?.unwrap_or(0);
     if rows == 0 {
         guards.push((None, None, "the file has no data rows; it replaces the active version only when resolved".to_string()));
     }
-    let keys = |sql: &str| -> Result<std::collections::BTreeSet<String>, Failure> {
-        Ok(db::query(sql, &[v.biz.as_str().into(), v.source_id.as_str().into(), v.id.as_str().into()])?.iter().map(|r| r.text(0)).collect())
-    };
+    let keys = |sql: &str| -> Result<std::collections::BTreeSet<String>, Failure> { Ok(db::query_as::<String>(sql, &params![&v.biz, &v.source_id, &v.id])?.into_iter().collect()) };
     let active = keys(
         "SELECT c.field_key FROM data_sources s JOIN ingestion_columns c ON c.business_id = s.business_id AND c.version_id = s.active_version_id \
          WHERE s.business_id = ?1 AND s.id = ?2 AND s.active_version_id IS NOT NULL AND s.active_version_id <> ?3",
@@ -357,12 +359,12 @@ fn finish(v: &Version, p: &Payload) -> Result<(), Failure> {
         return Ok(());
     }
     add_issues(v, "parse", &replacement_guards(v)?)?;
-    let pending = db::query_one(
+    let pending = db::query_one_as::<(i64, i64)>(
         "SELECT (SELECT COUNT(*) FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 AND review_types IS NOT NULL AND reviewed = 0), \
                 (SELECT parse_issue_count + type_issue_count FROM ingestion_versions WHERE business_id = ?1 AND id = ?2)",
-        &[v.biz.as_str().into(), v.id.as_str().into()],
+        &params![&v.biz, &v.id],
     )?
-    .map_or((0, 0), |r| (r.int(0), r.int(1)));
+    .unwrap_or((0, 0));
     if pending.0 > 0 || pending.1 > 0 {
         set_stage(v, "needs_review")
     } else {

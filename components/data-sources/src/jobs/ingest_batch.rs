@@ -4,8 +4,8 @@
 //! passages and lookup keys, and the issues; saved together at the step's
 //! end.
 
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{knowledge, Failure, Value};
+use switchboard_guest::db;
+use switchboard_guest::{knowledge, params, Failure, Value};
 use switchboard_tabular::infer;
 
 use super::ingest::{add_issues, column_type, interpret_row, load_columns, Column, Payload, Step, Stop, Version, MAX_COLUMNS};
@@ -142,18 +142,18 @@ impl Batch<'_> {
         p.typed_as = std::mem::take(&mut self.typed_as);
         p.untyped = self.untyped;
         let v = self.v;
-        let (biz, id): (Value, Value) = (v.biz.as_str().into(), v.id.as_str().into());
+        let (biz, id) = (Value::from(&v.biz), Value::from(&v.id));
         // Each table's rows go in as one JSON array that SQLite's
         // `json_each` walks (a few statements per step), rather than a
         // statement per row whose every value crosses into the host alone.
         insert_json(
             "INSERT INTO ingestion_rows (business_id, version_id, row_number, original, interpreted) SELECT ?1, ?2, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?3)",
-            &[biz.clone(), id.clone()],
+            &params![&biz, &id],
             &self.rows,
         )?;
         insert_json(
             "INSERT INTO knowledge_fts (text, scope, business_id, data_source_id, version_id, item) SELECT value ->> 1, ?1, ?2, ?3, ?4, value ->> 0 FROM json_each(?5)",
-            &[self.scope.as_str().into(), biz.clone(), v.source_id.as_str().into(), id.clone()],
+            &params![&self.scope, &biz, &v.source_id, &id],
             &self.passages,
         )?;
         // In key order: neighbouring inserts then land on the same pages
@@ -163,16 +163,13 @@ impl Batch<'_> {
         insert_json("INSERT INTO lookup_values (business_id, version_id, field_key, value, row_number) SELECT ?1, ?2, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?3)", &[biz, id], &lookups)?;
         add_issues(v, "parse", &self.issues)?;
         let first_new = self.cols.len() - self.new_cols;
-        let inserts: Vec<Vec<Value>> = self.cols[first_new..]
-            .iter()
-            .map(|c| vec![v.biz.as_str().into(), v.id.as_str().into(), c.position.into(), c.name.as_str().into(), c.key.as_str().into(), c.ty.clone().into(), c.declared.into(), c.lookup.into()])
-            .collect();
+        let inserts: Vec<Vec<Value>> = self.cols[first_new..].iter().map(|c| params![&v.biz, &v.id, c.position, &c.name, &c.key, c.ty.as_deref(), c.declared, c.lookup]).collect();
         db::execute_many("INSERT INTO ingestion_columns (business_id, version_id, position, name, field_key, type, declared, lookup) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &inserts)?;
-        let stats: Vec<Vec<Value>> = self.cols.iter().map(|c| vec![v.biz.as_str().into(), v.id.as_str().into(), c.position.into(), serde_json::to_string(&c.stats).unwrap().into()]).collect();
+        let stats: Vec<Vec<Value>> = self.cols.iter().map(|c| params![&v.biz, &v.id, c.position, serde_json::to_string(&c.stats).unwrap()]).collect();
         db::execute_many("UPDATE ingestion_columns SET stats = ?4 WHERE business_id = ?1 AND version_id = ?2 AND position = ?3", &stats)?;
         db::execute(
             "UPDATE ingestion_versions SET row_count = row_count + ?3, updated_at = ?4 WHERE business_id = ?1 AND id = ?2",
-            &[v.biz.as_str().into(), v.id.as_str().into(), (self.rows.len() as i64).into(), switchboard_guest::now().into()],
+            &params![&v.biz, &v.id, self.rows.len() as i64, switchboard_guest::now()],
         )?;
         Ok(())
     }
@@ -218,16 +215,16 @@ pub(super) struct Declared {
 
 /// The source's declared fields, if it declared any.
 fn declared_fields(v: &Version) -> Result<Vec<Declared>, Failure> {
-    let declared = db::query_one("SELECT fields_declared FROM data_sources WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.source_id.as_str().into()])?.is_some_and(|r| r.boolean(0));
+    let declared = db::query_one_as::<bool>("SELECT fields_declared FROM data_sources WHERE business_id = ?1 AND id = ?2", &params![&v.biz, &v.source_id])?.unwrap_or(false);
     if !declared {
         return Ok(Vec::new());
     }
-    Ok(db::query(
+    Ok(db::query_as::<(String, String, String, bool)>(
         "SELECT field_key, label, type, lookup FROM data_source_fields WHERE business_id = ?1 AND data_source_id = ?2 ORDER BY position",
-        &[v.biz.as_str().into(), v.source_id.as_str().into()],
+        &params![&v.biz, &v.source_id],
     )?
     .into_iter()
-    .map(|r| Declared { key: r.text(0), label: r.text(1), ty: r.text(2), lookup: r.boolean(3) })
+    .map(|(key, label, ty, lookup)| Declared { key, label, ty, lookup })
     .collect())
 }
 

@@ -3,9 +3,9 @@
 //! spreadsheet → CSV conversion.
 
 use serde_json::value::RawValue;
-use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::job_kinds::data_sources as cursor;
-use switchboard_guest::{Failure, Value};
+use switchboard_guest::{params, Failure};
 use switchboard_tabular::{csv, infer, jsonscan, xlsx};
 
 use super::ingest::{finish_parse, Payload, Step, Stop, Version, STEP_BYTES, STEP_ROWS};
@@ -23,14 +23,13 @@ fn read_window(v: &Version, stream: i64, start: u64, end: u64) -> Result<Vec<u8>
         return Ok(Vec::new());
     }
     let (first, last) = (start / cs, (end - 1) / cs);
-    let rows = db::query(
+    let rows: Vec<(i64, Vec<u8>)> = db::query_as(
         "SELECT seq, data FROM ingestion_chunks WHERE version_id = ?1 AND stream = ?2 AND seq BETWEEN ?3 AND ?4 AND business_id = ?5 ORDER BY seq",
-        &[v.id.as_str().into(), stream.into(), (first as i64).into(), (last as i64).into(), v.biz.as_str().into()],
+        &params![&v.id, stream, first as i64, last as i64, &v.biz],
     )?;
     let mut out = Vec::with_capacity((end - start) as usize);
-    for r in rows {
-        let base = r.int(0) as u64 * cs;
-        let Value::Blob(data) = &r[1] else { panic!("chunk is not a blob") };
+    for (seq, data) in rows {
+        let base = seq as u64 * cs;
         let from = start.saturating_sub(base) as usize;
         let to = ((end - base) as usize).min(data.len());
         if from < to {
@@ -196,7 +195,7 @@ fn json(v: &Version, mut p: Payload) -> Step<Option<Payload>> {
         p.offset += pos as u64;
         b.save(&mut p)?;
         if done {
-            let total = db::query_one("SELECT row_count FROM ingestion_versions WHERE business_id = ?1 AND id = ?2", &[v.biz.as_str().into(), v.id.as_str().into()])?.map_or(0, |r| r.int(0));
+            let total = db::query_one_as::<i64>("SELECT row_count FROM ingestion_versions WHERE business_id = ?1 AND id = ?2", &params![&v.biz, &v.id])?.unwrap_or(0);
             if total == 0 && p.bad_elements > 0 {
                 return Err(Stop::Fail("the JSON file must be an array of objects; none of its elements is an object".into()));
             }
@@ -326,10 +325,7 @@ pub fn convert_spreadsheet(v: &Version) -> Step<(u64, Vec<(usize, cursor::SheetD
         while buf.len() >= cs || (all && !buf.is_empty()) {
             let n = buf.len().min(cs);
             let chunk: Vec<u8> = buf.drain(..n).collect();
-            db::execute(
-                "INSERT INTO ingestion_chunks (business_id, version_id, stream, seq, data) VALUES (?1, ?2, 1, ?3, ?4)",
-                &[v.biz.as_str().into(), v.id.as_str().into(), (*seq).into(), Value::Blob(chunk)],
-            )?;
+            db::execute("INSERT INTO ingestion_chunks (business_id, version_id, stream, seq, data) VALUES (?1, ?2, 1, ?3, ?4)", &params![&v.biz, &v.id, *seq, chunk])?;
             *seq += 1;
         }
         Ok(())
