@@ -74,7 +74,7 @@ pub fn reserve_for(biz: &str, reference: &str, amount: i64, needs: &str) -> HRes
 pub fn price_at_placement(biz: &str, call_id: &str, max_duration_s: i64, reserved: i64) -> HResult<(i64, i64)> {
     let price = account(biz)?.price_per_block;
     let reserved = credits::adjust(&Store, biz, call_id, reserved, maximum_charge(max_duration_s, price))?;
-    db::execute("UPDATE calls SET price_per_block = ?3, reserved = ?4 WHERE business_id = ?1 AND id = ?2", &[biz.into(), call_id.into(), price.into(), reserved.into()])?;
+    db::execute("UPDATE calls SET price_per_block = ?3, reserved = ?4 WHERE business_id = ?1 AND id = ?2", &switchboard_guest::params![biz, call_id, price, reserved])?;
     Ok((price, reserved))
 }
 
@@ -88,8 +88,8 @@ pub fn settle(biz: &str, call_id: &str, reserved: i64, charge: i64) -> HResult<(
 pub fn credits(r: &switchboard_guest::Request) -> HResult<switchboard_guest::Success> {
     let biz = r.business_id.as_str();
     let (available, reserved) = credits::balance(&Store, biz)?;
-    let (rows, next) = switchboard_guest::page::by_id_newest_first(r, credits::LEDGER, vec![biz.into()], "id")?;
-    let entries: Vec<Entry> = rows.iter().map(|e| Entry::of(e)).collect();
+    let (rows, next) = switchboard_guest::page::by_id_newest_first(r, credits::LEDGER, switchboard_guest::params![biz], "id")?;
+    let entries: Vec<Entry> = switchboard_sql::decode_rows(rows)?;
     switchboard_guest::ok(&serde_json::json!({
         "availableMicrocredits": available, "reservedMicrocredits": reserved, "entries": entries, "nextCursor": next,
     }))

@@ -15,8 +15,8 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use switchboard_agent_runtime::template::Unfilled;
 use switchboard_agent_runtime::turn;
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{download, fail, job, new_id, now, ok, page, recording_links, req, success, HResult, Request, Success};
+use switchboard_guest::db;
+use switchboard_guest::{download, fail, job, new_id, now, ok, page, params, recording_links, req, success, HResult, Request, Success};
 
 use crate::billing;
 use crate::conversation;
@@ -81,8 +81,7 @@ pub struct Plan {
 impl Plan {
     pub fn new(biz: &str, agent_id: &str, test_variables: BTreeMap<String, String>, source: &'static str) -> HResult<Plan> {
         let agent = resolve::agent(biz, agent_id)?;
-        let declared: Vec<String> =
-            db::query("SELECT alias FROM agent_variables WHERE business_id = ?1 AND agent_id = ?2", &[biz.into(), agent.id.as_str().into()])?.iter().map(|r| r.text(0)).collect();
+        let declared: Vec<String> = db::query_as("SELECT alias FROM agent_variables WHERE business_id = ?1 AND agent_id = ?2", &params![biz, &agent.id])?;
         for (alias, value) in &test_variables {
             if !declared.contains(alias) {
                 return Err(fail::conflict("test_variable_not_declared", format!("`testVariables.{}`: the agent declares no variable of that alias", fail::quote(alias, 64))));
@@ -143,29 +142,29 @@ impl Plan {
                                 variables_json, call_data_json, settings_json, greeting, max_duration_s, price_per_block, reserved, created_at, \
                                 job_id, campaign_id, iteration_id, member_id, member_claim) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'queued', ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
-            &[
-                biz.into(),
-                id.as_str().into(),
-                self.agent.id.as_str().into(),
-                self.agent.name.as_str().into(),
-                contact_id.as_deref().into(),
-                contact_name.as_deref().into(),
-                self.source.into(),
-                destination.as_str().into(),
-                self.caller_number.as_deref().into(),
-                json!(values).to_string().into(),
-                json!(self.test_variables).to_string().into(),
-                Value::Object(self.agent.settings.clone()).to_string().into(),
-                greeting.into(),
-                self.max_duration_s.into(),
-                self.price.into(),
-                reserve.into(),
-                now().into(),
-                job_id.as_str().into(),
-                member.map(|m| m.campaign_id).into(),
-                member.map(|m| m.iteration_id).into(),
-                member.map(|m| m.member_id).into(),
-                member.map(|m| m.claim).into(),
+            &params![
+                biz,
+                &id,
+                &self.agent.id,
+                &self.agent.name,
+                contact_id.as_deref(),
+                contact_name.as_deref(),
+                self.source,
+                &destination,
+                self.caller_number.as_deref(),
+                json!(values).to_string(),
+                json!(self.test_variables).to_string(),
+                Value::Object(self.agent.settings.clone()).to_string(),
+                greeting,
+                self.max_duration_s,
+                self.price,
+                reserve,
+                now(),
+                &job_id,
+                member.map(|m| m.campaign_id),
+                member.map(|m| m.iteration_id),
+                member.map(|m| m.member_id),
+                member.map(|m| m.claim),
             ],
         )?;
         Ok((id, destination, contact_id))
@@ -213,7 +212,7 @@ pub fn batch(r: &Request) -> HResult<Success> {
 pub fn list(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
     let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM calls c WHERE c.business_id = ?1");
-    let mut params: Vec<switchboard_guest::Value> = vec![biz.into()];
+    let mut params: Vec<switchboard_guest::Value> = params![biz];
     req::narrow(
         r,
         &mut sql,
@@ -228,7 +227,7 @@ pub fn list(r: &Request) -> HResult<Success> {
         ],
     )?;
     let (rows, next) = page::by_id_newest_first(r, &sql, params, "c.id")?;
-    let calls: Vec<Value> = rows.iter().map(model::summary).collect();
+    let calls: Vec<Value> = switchboard_sql::decode_rows(rows)?.iter().map(model::summary).collect();
     ok(&json!({"calls": calls, "nextCursor": next}))
 }
 
@@ -295,8 +294,8 @@ pub fn cancel(r: &Request) -> HResult<Success> {
 /// iteration): `cancelled` at once without a carrier call, else
 /// `cancelling` (the call's job hangs up). 409 once it has ended.
 pub fn request_cancel(biz: &str, id: &str) -> HResult<&'static str> {
-    let row = db::query_one("SELECT status, carrier_state, reserved FROM calls WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?.ok_or_else(|| model::call_not_found(id))?;
-    let stored = row.text(0);
+    let (stored, carrier_state, reserved) = db::query_one_as::<(String, String, i64)>("SELECT status, carrier_state, reserved FROM calls WHERE business_id = ?1 AND id = ?2", &params![biz, id])?
+        .ok_or_else(|| model::call_not_found(id))?;
     let status = CallStatus::parse(&stored);
     if status.is_none_or(CallStatus::is_terminal) {
         return Err(fail::conflict("call_already_ended", format!("call `{id}` has already ended ({stored})")));
@@ -304,18 +303,18 @@ pub fn request_cancel(biz: &str, id: &str) -> HResult<&'static str> {
     if status == Some(CallStatus::Cancelling) {
         return Ok(CallStatus::Cancelling.as_str());
     }
-    if CarrierState::parse(&row.text(1)) == Some(CarrierState::None) {
-        billing::settle(biz, id, row.int(2), 0)?;
+    if CarrierState::parse(&carrier_state) == Some(CarrierState::None) {
+        billing::settle(biz, id, reserved, 0)?;
         db::execute(
             "UPDATE calls SET status = 'cancelled', ended_by = 'operator', end_reason = 'operator_cancelled', end_intent = 'operator', \
                               reserved = 0, holds_line = 0, ended_at = ?3 WHERE business_id = ?1 AND id = ?2",
-            &[biz.into(), id.into(), now().into()],
+            &params![biz, id, now()],
         )?;
         crate::jobs::call::append_timeline(biz, id)?;
         // It may have been the call a freed line woke: the next one goes.
         crate::jobs::call::wake::next_waiting(biz)?;
         return Ok(CallStatus::Cancelled.as_str());
     }
-    db::execute("UPDATE calls SET status = 'cancelling', end_intent = 'operator' WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?;
+    db::execute("UPDATE calls SET status = 'cancelling', end_intent = 'operator' WHERE business_id = ?1 AND id = ?2", &params![biz, id])?;
     Ok(CallStatus::Cancelling.as_str())
 }

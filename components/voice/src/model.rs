@@ -3,14 +3,63 @@
 //! the transcript download and the contact's timeline.
 
 use serde_json::{json, Map, Value};
-use switchboard_guest::db::{self, Row, RowExt};
-use switchboard_guest::{fail, Failure, HResult};
+use switchboard_guest::db;
+use switchboard_guest::{fail, params, Failure, HResult};
+use switchboard_sql::{Columns, FromRow, Mismatch, Row};
 
 /// The columns [`summary`] reads, in order (prefix `c.` is the calls table).
 pub const SUMMARY_COLUMNS: &str = "c.id, c.status, c.agent_name, c.contact_id, c.contact_name, c.source, c.call_data_json, c.callee_number, \
      c.connected_ms, c.started_at, c.ended_at, c.created_at, c.charged, c.ended_by, c.end_reason, \
      EXISTS (SELECT 1 FROM call_turns t WHERE t.business_id = c.business_id AND t.call_id = c.id), c.recording_ext, \
      (SELECT k.name FROM campaigns k WHERE k.business_id = c.business_id AND k.id = c.campaign_id)";
+
+/// A row of [`SUMMARY_COLUMNS`].
+pub struct SummaryRow {
+    id: String,
+    status: String,
+    agent_name: String,
+    contact_id: Option<String>,
+    contact_name: Option<String>,
+    source: String,
+    call_data_json: String,
+    callee_number: String,
+    connected_ms: i64,
+    started_at: Option<String>,
+    ended_at: Option<String>,
+    created_at: String,
+    charged: i64,
+    ended_by: Option<String>,
+    end_reason: Option<String>,
+    has_turns: bool,
+    recording_ext: Option<String>,
+    campaign_name: Option<String>,
+}
+
+impl FromRow for SummaryRow {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        Ok(SummaryRow {
+            id: c.read()?,
+            status: c.read()?,
+            agent_name: c.read()?,
+            contact_id: c.read()?,
+            contact_name: c.read()?,
+            source: c.read()?,
+            call_data_json: c.read()?,
+            callee_number: c.read()?,
+            connected_ms: c.read()?,
+            started_at: c.read()?,
+            ended_at: c.read()?,
+            created_at: c.read()?,
+            charged: c.read()?,
+            ended_by: c.read()?,
+            end_reason: c.read()?,
+            has_turns: c.read()?,
+            recording_ext: c.read()?,
+            campaign_name: c.read()?,
+        })
+    }
+}
 
 /// A call's status and the terminal ones, declared once beside the voice
 /// job's kind (`switchboard_job_kinds::voice`), where the host's recording
@@ -95,37 +144,36 @@ fn source_name(source: &str) -> &'static str {
 }
 
 /// A row of [`SUMMARY_COLUMNS`] as a call summary.
-pub fn summary(r: &Row) -> Value {
-    let call_data: Map<String, Value> = serde_json::from_str(&r.text(6)).unwrap_or_default();
-    let connected_ms = r.int(8);
+pub fn summary(r: &SummaryRow) -> Value {
+    let call_data: Map<String, Value> = serde_json::from_str(&r.call_data_json).unwrap_or_default();
     json!({
-        "id": r.text(0),
-        "status": r.text(1),
-        "agentName": r.text(2),
-        "campaignName": r.opt_text(17),
-        "contactId": r.opt_text(3),
-        "contactName": r.opt_text(4),
-        "sourceName": source_name(&r.text(5)),
+        "id": r.id,
+        "status": r.status,
+        "agentName": r.agent_name,
+        "campaignName": r.campaign_name,
+        "contactId": r.contact_id,
+        "contactName": r.contact_name,
+        "sourceName": source_name(&r.source),
         "callData": call_data,
-        "calleeNumber": r.text(7),
-        "durationSeconds": duration_seconds(connected_ms),
-        "startedAt": r.opt_text(9),
-        "endedAt": r.opt_text(10),
+        "calleeNumber": r.callee_number,
+        "durationSeconds": duration_seconds(r.connected_ms),
+        "startedAt": r.started_at,
+        "endedAt": r.ended_at,
         "recordingAvailable": recording_file(r).is_some(),
-        "transcriptAvailable": r.boolean(15),
-        "createdAt": r.text(11),
-        "chargedMicrocredits": r.int(12),
-        "endedBy": r.opt_text(13),
-        "endReason": r.opt_text(14),
+        "transcriptAvailable": r.has_turns,
+        "createdAt": r.created_at,
+        "chargedMicrocredits": r.charged,
+        "endedBy": r.ended_by,
+        "endReason": r.end_reason,
     })
 }
 
 /// The recording's file name (`call-<id>.wav`), once the carrier has one
 /// for the ended call; a safe name by construction (a uuid and a known
 /// extension).
-pub fn recording_file(r: &Row) -> Option<String> {
-    let ext = r.opt_text(16).filter(|e| e == "wav" || e == "opus")?;
-    is_terminal(&r.text(1)).then(|| format!("call-{}.{ext}", r.text(0)))
+pub fn recording_file(r: &SummaryRow) -> Option<String> {
+    let ext = r.recording_ext.as_deref().filter(|e| *e == "wav" || *e == "opus")?;
+    is_terminal(&r.status).then(|| format!("call-{}.{ext}", r.id))
 }
 
 pub fn call_not_found(id: &str) -> Failure {
@@ -133,8 +181,8 @@ pub fn call_not_found(id: &str) -> Failure {
 }
 
 /// The summary row of one call of this business.
-pub fn one(biz: &str, call_id: &str) -> HResult<Row> {
-    db::query_one(&format!("SELECT {SUMMARY_COLUMNS} FROM calls c WHERE c.business_id = ?1 AND c.id = ?2"), &[biz.into(), call_id.into()])?.ok_or_else(|| call_not_found(call_id))
+pub fn one(biz: &str, call_id: &str) -> HResult<SummaryRow> {
+    db::query_one_as(&format!("SELECT {SUMMARY_COLUMNS} FROM calls c WHERE c.business_id = ?1 AND c.id = ?2"), &params![biz, call_id])?.ok_or_else(|| call_not_found(call_id))
 }
 
 /// One transcript turn.
@@ -156,13 +204,18 @@ const TURN_ORDER: &str = "ORDER BY audio_offset_ms IS NULL, audio_offset_ms, seq
 /// after the first `skip` (a download's piece).
 pub fn transcript(biz: &str, call_id: &str, page: Option<(i64, i64)>) -> Result<Vec<Turn>, Failure> {
     let window = page.map_or(String::new(), |(skip, limit)| format!(" LIMIT {limit} OFFSET {skip}"));
-    Ok(db::query(
+    db::query_as(
         &format!("SELECT speaker, text, created_at, audio_offset_ms, audio_end_offset_ms FROM call_turns WHERE business_id = ?1 AND call_id = ?2 {TURN_ORDER}{window}"),
-        &[biz.into(), call_id.into()],
-    )?
-    .iter()
-    .map(|r| Turn { speaker: r.text(0), text: r.text(1), created_at: r.text(2), offset_ms: r.opt_int(3), end_offset_ms: r.opt_int(4) })
-    .collect())
+        &params![biz, call_id],
+    )
+}
+
+/// Read from `speaker, text, created_at, audio_offset_ms, audio_end_offset_ms`.
+impl FromRow for Turn {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let (speaker, text, created_at, offset_ms, end_offset_ms) = FromRow::from_row(row)?;
+        Ok(Turn { speaker, text, created_at, offset_ms, end_offset_ms })
+    }
 }
 
 impl Turn {

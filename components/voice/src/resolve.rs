@@ -19,9 +19,10 @@
 
 use serde::Serialize;
 use std::collections::BTreeMap;
-use switchboard_guest::db::{self, RowExt};
+use switchboard_channel_connections::Channel;
+use switchboard_guest::db;
 use switchboard_guest::knowledge::lookup_value;
-use switchboard_guest::{fail, is_uuid, ok, req, HResult, Request, Success};
+use switchboard_guest::{fail, is_uuid, ok, params, req, HResult, Request, Success};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -58,18 +59,18 @@ pub fn agent(biz: &str, agent_id: &str) -> HResult<Agent> {
     if !is_uuid(&agent_id) {
         return Err(not_found());
     }
-    let row = db::query_one(
+    let (channel, status, contact_required, name, instructions, settings) = db::query_one_as::<(Channel, String, bool, String, String, String)>(
         "SELECT channel, status, contact_context_required, name, instructions, IFNULL(voice_settings_json, '{}') FROM agents WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), agent_id.as_str().into()],
+        &params![biz, &agent_id],
     )?
     .ok_or_else(not_found)?;
-    if row.text(0) != "voice" {
-        return Err(fail::conflict("agent_not_voice", format!("agent `{agent_id}` is a {} agent; calls need a voice agent", row.text(0))));
+    if channel != Channel::Voice {
+        return Err(fail::conflict("agent_not_voice", format!("agent `{agent_id}` is a {} agent; calls need a voice agent", channel.name())));
     }
-    if row.text(1) != "active" {
+    if status != "active" {
         return Err(fail::conflict("agent_archived", format!("agent `{agent_id}` is archived")));
     }
-    Ok(Agent { contact_required: row.boolean(2), name: row.text(3), instructions: row.text(4), settings: serde_json::from_str(&row.text(5)).unwrap_or_default(), id: agent_id })
+    Ok(Agent { contact_required, name, instructions, settings: serde_json::from_str(&settings).unwrap_or_default(), id: agent_id })
 }
 
 /// A contact a call of `agent` may reach, with the agent's declared values.
@@ -90,43 +91,43 @@ pub fn contact(biz: &str, agent: &Agent, contact_id: &str) -> HResult<ContactTar
     if !is_uuid(&contact_id) {
         return Err(not_found());
     }
-    let contact =
-        db::query_one("SELECT mobile, name, fields_json, communication_blocked FROM contacts WHERE business_id = ?1 AND id = ?2", &[biz.into(), contact_id.as_str().into()])?.ok_or_else(not_found)?;
-    if contact.boolean(3) {
+    let (mobile, name, fields, blocked) =
+        db::query_one_as::<(String, String, String, bool)>("SELECT mobile, name, fields_json, communication_blocked FROM contacts WHERE business_id = ?1 AND id = ?2", &params![biz, &contact_id])?
+            .ok_or_else(not_found)?;
+    if blocked {
         return Err(fail::conflict("contact_blocked", "communication with this contact is blocked"));
     }
     let out_of_scope = db::query_one(
         "SELECT 1 FROM agent_categories a WHERE a.business_id = ?1 AND a.agent_id = ?2 \
          AND NOT EXISTS (SELECT 1 FROM agent_categories s JOIN contact_categories c ON c.business_id = s.business_id AND c.category_id = s.category_id \
                          WHERE s.business_id = ?1 AND s.agent_id = ?2 AND c.contact_id = ?3) LIMIT 1",
-        &[biz.into(), agent.id.as_str().into(), contact_id.as_str().into()],
+        &params![biz, &agent.id, &contact_id],
     )?
     .is_some();
     if out_of_scope {
         return Err(fail::conflict("contact_out_of_scope", "the contact is in none of the agent's contact categories"));
     }
-    let fields: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&contact.text(2)).unwrap_or_default();
-    let (mobile, name) = (contact.text(0), contact.text(1));
+    let fields: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&fields).unwrap_or_default();
     let mut values = BTreeMap::new();
     // Each other source's row of this contact, found once for its variables.
     let mut rows: BTreeMap<String, Option<Vec<(String, String)>>> = BTreeMap::new();
-    for v in db::query(
+    for (alias, field_key, built_in, source_id, version_id) in db::query_as::<(String, String, bool, String, String)>(
         "SELECT v.alias, v.field_key, s.built_in, s.id, IFNULL(s.active_version_id, '') FROM agent_variables v \
          JOIN data_sources s ON s.business_id = v.business_id AND s.id = v.data_source_id \
          WHERE v.business_id = ?1 AND v.agent_id = ?2 AND (s.built_in = 1 OR (s.class = 'structured' AND s.status = 'active')) ORDER BY v.position",
-        &[biz.into(), agent.id.as_str().into()],
+        &params![biz, &agent.id],
     )? {
-        let value = if v.boolean(2) {
-            contact_value(&v.text(1), &mobile, &name, &fields)
+        let value = if built_in {
+            contact_value(&field_key, &mobile, &name, &fields)
         } else {
-            let row = match rows.entry(v.text(3)) {
+            let row = match rows.entry(source_id) {
                 std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::btree_map::Entry::Vacant(e) => e.insert(source_row(biz, &v.text(4), &mobile, &fields)?),
+                std::collections::btree_map::Entry::Vacant(e) => e.insert(source_row(biz, &version_id, &mobile, &fields)?),
             };
-            row.as_ref().and_then(|row| row.iter().find(|(key, _)| *key == v.text(1)).map(|(_, cell)| cell.clone()))
+            row.as_ref().and_then(|row| row.iter().find(|(key, _)| *key == field_key).map(|(_, cell)| cell.clone()))
         };
         if let Some(value) = value {
-            values.insert(v.text(0), value);
+            values.insert(alias, value);
         }
     }
     Ok(ContactTarget { id: contact_id, name, mobile, values })
@@ -146,27 +147,29 @@ fn source_row(biz: &str, version_id: &str, mobile: &str, fields: &serde_json::Ma
     }
     // The version's columns, read once: the lookup fields to match on, and
     // every column's key for the row's cells.
-    let columns = db::query("SELECT position, field_key, lookup FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position", &[biz.into(), version_id.into()])?;
+    let columns: Vec<(i64, String, Option<i64>)> =
+        db::query_as("SELECT position, field_key, lookup FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position", &params![biz, version_id])?;
     // Each candidate is one seek of the lookup index (version, field, value).
-    let lookup_fields: Vec<String> = columns.iter().filter(|c| c.opt_int(2) == Some(1)).map(|c| c.text(1)).collect();
+    let lookup_fields: Vec<String> = columns.iter().filter(|(_, _, lookup)| *lookup == Some(1)).map(|(_, key, _)| key.clone()).collect();
     let by_mobile = lookup_fields.iter().filter_map(|f| Some((f.as_str(), lookup_value(mobile)?)));
     let by_key = lookup_fields.iter().filter_map(|f| Some((f.as_str(), fields.get(f).and_then(field_text).as_deref().and_then(lookup_value)?)));
     let mut row = None;
     for (field, value) in by_mobile.chain(by_key).flat_map(|(f, v)| written_forms(&v).into_iter().map(move |v| (f, v))) {
-        row = db::query_one(
+        row = db::query_one_as::<i64>(
             "SELECT row_number FROM lookup_values WHERE business_id = ?1 AND version_id = ?2 AND field_key = ?3 AND value = ?4 ORDER BY row_number LIMIT 1",
-            &[biz.into(), version_id.into(), field.into(), value.into()],
+            &params![biz, version_id, field, value],
         )?;
         if row.is_some() {
             break;
         }
     }
     let Some(row) = row else { return Ok(None) };
-    let Some(cells) = db::query_one("SELECT original FROM ingestion_rows WHERE business_id = ?1 AND version_id = ?2 AND row_number = ?3", &[biz.into(), version_id.into(), row.int(0).into()])? else {
+    let Some(cells) = db::query_one_as::<String>("SELECT original FROM ingestion_rows WHERE business_id = ?1 AND version_id = ?2 AND row_number = ?3", &params![biz, version_id, row])? else {
         return Ok(None);
     };
-    let cells: Vec<serde_json::Value> = serde_json::from_str(&cells.text(0)).unwrap_or_default();
-    Ok(Some(columns.iter().filter_map(|k| Some((k.text(1), cell_text(cells.get(usize::try_from(k.int(0)).ok()?)?)?))).collect()))
+    // The row's cells are JSON, one per column of the version (read above).
+    let cells: Vec<serde_json::Value> = serde_json::from_str(&cells).unwrap_or_default();
+    Ok(Some(columns.iter().filter_map(|(position, key, _)| Some((key.clone(), cell_text(cells.get(usize::try_from(*position).ok()?)?)?))).collect()))
 }
 
 /// A contact field's value as text (a number as it is written).

@@ -13,8 +13,8 @@
 use serde::Deserialize;
 use serde_json::{json, Value as J};
 use std::str::FromStr;
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{fail, now, ok, req, Failure, HResult, Request, Success};
+use switchboard_guest::db;
+use switchboard_guest::{fail, now, ok, params, req, Failure, HResult, Request, Success};
 
 /// The calling code of an ISO 3166-1 alpha-2 country (upper case), if it
 /// is a country with one.
@@ -29,9 +29,9 @@ fn answer(country: Option<String>, updated_at: Option<String>) -> J {
 }
 
 pub fn get(r: &Request) -> HResult<Success> {
-    let row = db::query_one("SELECT phone_country, updated_at FROM business_settings WHERE business_id = ?1", &[r.business_id.as_str().into()])?;
+    let row = db::query_one_as::<(Option<String>, String)>("SELECT phone_country, updated_at FROM business_settings WHERE business_id = ?1", &params![&r.business_id])?;
     let (country, at) = match row {
-        Some(r) => (r.opt_text(0), Some(r.text(1))),
+        Some((country, at)) => (country, Some(at)),
         None => (None, None),
     };
     ok(&answer(country, at))
@@ -72,7 +72,7 @@ pub fn update(r: &Request) -> HResult<Success> {
     db::execute(
         "INSERT INTO business_settings (business_id, phone_country, updated_at) VALUES (?1, ?2, ?3) \
          ON CONFLICT (business_id) DO UPDATE SET phone_country = excluded.phone_country, updated_at = excluded.updated_at",
-        &[biz.into(), country.clone().into(), at.as_str().into()],
+        &params![biz, country.as_deref(), &at],
     )?;
     ok(&answer(country, Some(at)))
 }

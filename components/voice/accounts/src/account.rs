@@ -2,7 +2,7 @@
 //! voice configure`) and what the voice area and campaigns read.
 
 use crate::MAX_AMOUNT;
-use switchboard_sql::{Cells, Refused, Sql};
+use switchboard_sql::{params, Columns, FromRow, Mismatch, Refused, Row, Sql};
 
 /// Lines (concurrent carrier calls) a business has until it buys more.
 pub const DEFAULT_LINES: i64 = 1;
@@ -22,21 +22,36 @@ pub struct Account {
     pub window: Option<(i64, i64)>,
 }
 
-/// The business's lines, active price, caller line and default window.
-pub fn read<S: Sql>(s: &S, biz: &str) -> Result<Account, S::Error> {
-    Ok(s.query_one("SELECT lines, price_per_block_microcredits, caller_number, time_zone, window_start, window_end FROM voice_accounts WHERE business_id = ?1", &[biz.into()])?.map_or(
-        Account { lines: DEFAULT_LINES, price_per_block: DEFAULT_PRICE_PER_BLOCK, caller_number: None, time_zone: None, window: None },
-        |r| Account {
-            lines: r.int(0),
-            price_per_block: r.int(1),
-            caller_number: r.opt_text(2),
-            time_zone: r.opt_text(3),
-            window: match (r.opt_int(4), r.opt_int(5)) {
+/// Read from `lines, price_per_block_microcredits, caller_number,
+/// time_zone, window_start, window_end`.
+impl FromRow for Account {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        Ok(Account {
+            lines: c.read()?,
+            price_per_block: c.read()?,
+            caller_number: c.read()?,
+            time_zone: c.read()?,
+            window: match (c.read()?, c.read()?) {
                 (Some(start), Some(end)) => Some((start, end)),
                 _ => None,
             },
-        },
-    ))
+        })
+    }
+}
+
+/// The business's lines, active price, caller line and default window.
+pub fn read<S: Sql>(s: &S, biz: &str) -> Result<Account, S::Error>
+where
+    S::Error: From<Mismatch>,
+{
+    Ok(s.query_one_as("SELECT lines, price_per_block_microcredits, caller_number, time_zone, window_start, window_end FROM voice_accounts WHERE business_id = ?1", &params![biz])?.unwrap_or(Account {
+        lines: DEFAULT_LINES,
+        price_per_block: DEFAULT_PRICE_PER_BLOCK,
+        caller_number: None,
+        time_zone: None,
+        window: None,
+    }))
 }
 
 /// What a change may set (None: keep).
@@ -104,12 +119,12 @@ pub fn configure<S: Sql>(s: &S, biz: &str, c: &Checked) -> Result<(), S::Error> 
          ON CONFLICT (business_id) DO UPDATE SET lines = COALESCE(?2, lines), \
            price_per_block_microcredits = COALESCE(?3, price_per_block_microcredits), \
            caller_number = COALESCE(?4, caller_number), updated_at = ?7",
-        &[biz.into(), c.lines.into(), c.price_per_block.into(), c.caller_number.clone().into(), DEFAULT_LINES.into(), DEFAULT_PRICE_PER_BLOCK.into(), now.into()],
+        &params![biz, c.lines, c.price_per_block, c.caller_number.as_deref(), DEFAULT_LINES, DEFAULT_PRICE_PER_BLOCK, now],
     )?;
     s.execute(
         "UPDATE voice_accounts SET time_zone = COALESCE(?2, time_zone), window_start = COALESCE(?3, window_start), window_end = COALESCE(?4, window_end) \
          WHERE business_id = ?1",
-        &[biz.into(), c.time_zone.clone().into(), c.window.map(|w| w.0).into(), c.window.map(|w| w.1).into()],
+        &params![biz, c.time_zone.as_deref(), c.window.map(|w| w.0), c.window.map(|w| w.1)],
     )?;
     Ok(())
 }
@@ -125,15 +140,26 @@ pub struct Stored {
     pub updated_at: String,
 }
 
+/// Read from `lines, price_per_block_microcredits, caller_number,
+/// updated_at, time_zone` and the calling window as text.
+impl FromRow for Stored {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        Ok(Stored { lines: c.read()?, price_per_block: c.read()?, caller_number: c.read()?, updated_at: c.read()?, time_zone: c.read()?, calling_window: c.read()? })
+    }
+}
+
 /// The business's stored account (None: never configured).
-pub fn stored<S: Sql>(s: &S, biz: &str) -> Result<Option<Stored>, S::Error> {
-    Ok(s.query_one(
+pub fn stored<S: Sql>(s: &S, biz: &str) -> Result<Option<Stored>, S::Error>
+where
+    S::Error: From<Mismatch>,
+{
+    s.query_one_as(
         "SELECT lines, price_per_block_microcredits, caller_number, updated_at, time_zone, \
                 CASE WHEN window_start IS NULL THEN NULL ELSE printf('%02d:%02d-%02d:%02d', window_start / 60, window_start % 60, window_end / 60, window_end % 60) END \
          FROM voice_accounts WHERE business_id = ?1",
-        &[biz.into()],
-    )?
-    .map(|r| Stored { lines: r.int(0), price_per_block: r.int(1), caller_number: r.opt_text(2), updated_at: r.text(3), time_zone: r.opt_text(4), calling_window: r.opt_text(5) }))
+        &params![biz],
+    )
 }
 
 #[cfg(test)]

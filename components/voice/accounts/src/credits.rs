@@ -6,20 +6,23 @@
 //! `release` when it ends.
 
 use crate::MAX_AMOUNT;
-use switchboard_sql::{Cells, Refused, Sql, Value};
+use switchboard_sql::{params, Columns, FromRow, Mismatch, Refused, Row, Sql};
 
 /// The longest note a grant takes.
 pub const MAX_NOTE_CHARS: usize = 200;
 
 /// (available, reserved) of the business; zeros before its first grant.
-pub fn balance<S: Sql>(s: &S, biz: &str) -> Result<(i64, i64), S::Error> {
-    Ok(s.query_one("SELECT available, reserved FROM credit_balances WHERE business_id = ?1", &[biz.into()])?.map_or((0, 0), |r| (r.int(0), r.int(1))))
+pub fn balance<S: Sql>(s: &S, biz: &str) -> Result<(i64, i64), S::Error>
+where
+    S::Error: From<Mismatch>,
+{
+    Ok(s.query_one_as("SELECT available, reserved FROM credit_balances WHERE business_id = ?1", &params![biz])?.unwrap_or((0, 0)))
 }
 
 fn ledger<S: Sql>(s: &S, biz: &str, kind: &str, amount: i64, reference: Option<&str>, note: Option<&str>) -> Result<(), S::Error> {
     s.execute(
         "INSERT INTO credit_ledger (id, business_id, kind, amount, reference, note, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        &[s.new_id().into(), biz.into(), kind.into(), amount.into(), reference.into(), note.into(), s.now().into()],
+        &params![s.new_id(), biz, kind, amount, reference, note, s.now()],
     )?;
     Ok(())
 }
@@ -47,7 +50,7 @@ pub fn grant<S: Sql>(s: &S, biz: &str, g: &Grant) -> Result<(), S::Error> {
     s.execute(
         "INSERT INTO credit_balances (business_id, available, reserved, updated_at) VALUES (?1, ?2, 0, ?3) \
          ON CONFLICT (business_id) DO UPDATE SET available = available + ?2, updated_at = ?3",
-        &[biz.into(), g.microcredits.into(), s.now().into()],
+        &params![biz, g.microcredits, s.now()],
     )?;
     ledger(s, biz, "grant", g.microcredits, None, g.note.as_deref())
 }
@@ -63,12 +66,13 @@ pub enum Reservation {
 
 /// Moves `amount` from available to reserved for `reference` (a call, a
 /// summary run), or nothing when the balance cannot cover it.
-pub fn reserve<S: Sql>(s: &S, biz: &str, reference: &str, amount: i64) -> Result<Reservation, S::Error> {
+pub fn reserve<S: Sql>(s: &S, biz: &str, reference: &str, amount: i64) -> Result<Reservation, S::Error>
+where
+    S::Error: From<Mismatch>,
+{
     if amount > 0 {
-        let moved = s.execute(
-            "UPDATE credit_balances SET available = available - ?2, reserved = reserved + ?2, updated_at = ?3 WHERE business_id = ?1 AND available >= ?2",
-            &[biz.into(), amount.into(), s.now().into()],
-        )?;
+        let moved =
+            s.execute("UPDATE credit_balances SET available = available - ?2, reserved = reserved + ?2, updated_at = ?3 WHERE business_id = ?1 AND available >= ?2", &params![biz, amount, s.now()])?;
         if moved == 0 {
             return Ok(Reservation::Short { available: balance(s, biz)?.0 });
         }
@@ -81,7 +85,10 @@ pub fn reserve<S: Sql>(s: &S, biz: &str, reference: &str, amount: i64) -> Result
 /// repriced at placement): a rise is reserved on top when the balance covers
 /// it, a fall goes back to available. Returns the reservation as it stands
 /// (unchanged when a rise is short: the charge stays capped by it).
-pub fn adjust<S: Sql>(s: &S, biz: &str, reference: &str, reserved: i64, wanted: i64) -> Result<i64, S::Error> {
+pub fn adjust<S: Sql>(s: &S, biz: &str, reference: &str, reserved: i64, wanted: i64) -> Result<i64, S::Error>
+where
+    S::Error: From<Mismatch>,
+{
     if wanted > reserved {
         return Ok(match reserve(s, biz, reference, wanted - reserved)? {
             Reservation::Made => wanted,
@@ -90,7 +97,7 @@ pub fn adjust<S: Sql>(s: &S, biz: &str, reference: &str, reserved: i64, wanted: 
     }
     if wanted < reserved {
         let back = reserved - wanted.max(0);
-        s.execute("UPDATE credit_balances SET reserved = reserved - ?2, available = available + ?2, updated_at = ?3 WHERE business_id = ?1", &[biz.into(), back.into(), s.now().into()])?;
+        s.execute("UPDATE credit_balances SET reserved = reserved - ?2, available = available + ?2, updated_at = ?3 WHERE business_id = ?1", &params![biz, back, s.now()])?;
         ledger(s, biz, "release", back, Some(reference), None)?;
         return Ok(reserved - back);
     }
@@ -102,17 +109,14 @@ pub fn adjust<S: Sql>(s: &S, biz: &str, reference: &str, reserved: i64, wanted: 
 pub fn settle<S: Sql>(s: &S, biz: &str, reference: &str, reserved: i64, charge: i64) -> Result<(), S::Error> {
     let charge = charge.clamp(0, reserved.max(0));
     if reserved > 0 {
-        s.execute(
-            "UPDATE credit_balances SET reserved = reserved - ?2, available = available + ?3, updated_at = ?4 WHERE business_id = ?1",
-            &[biz.into(), reserved.into(), (reserved - charge).into(), s.now().into()],
-        )?;
+        s.execute("UPDATE credit_balances SET reserved = reserved - ?2, available = available + ?3, updated_at = ?4 WHERE business_id = ?1", &params![biz, reserved, reserved - charge, s.now()])?;
     }
     ledger(s, biz, "charge", charge, Some(reference), None)?;
     ledger(s, biz, "release", reserved - charge, Some(reference), None)
 }
 
 /// The ledger of `?1`, for a listing: a `SELECT … WHERE` without ORDER BY
-/// (its first column is the id), whose rows [`Entry::of`] reads.
+/// (its first column is the id), whose rows read as [`Entry`]s.
 pub const LEDGER: &str = "SELECT id, kind, amount, reference, note, created_at FROM credit_ledger WHERE business_id = ?1";
 
 /// One ledger row as the API and the admin command show it.
@@ -128,15 +132,20 @@ pub struct Entry {
     pub created_at: String,
 }
 
-impl Entry {
-    pub fn of(r: &[Value]) -> Entry {
-        Entry { id: r.text(0), kind: r.text(1), amount: r.int(2), reference: r.opt_text(3), note: r.opt_text(4), created_at: r.text(5) }
+/// Read from the columns of [`LEDGER`].
+impl FromRow for Entry {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        Ok(Entry { id: c.read()?, kind: c.read()?, amount: c.read()?, reference: c.read()?, note: c.read()?, created_at: c.read()? })
     }
 }
 
 /// The newest `limit` entries.
-pub fn newest<S: Sql>(s: &S, biz: &str, limit: u32) -> Result<Vec<Entry>, S::Error> {
-    Ok(s.query(&format!("{LEDGER} ORDER BY id DESC LIMIT {limit}"), &[biz.into()])?.iter().map(|r| Entry::of(r)).collect())
+pub fn newest<S: Sql>(s: &S, biz: &str, limit: u32) -> Result<Vec<Entry>, S::Error>
+where
+    S::Error: From<Mismatch>,
+{
+    s.query_as(&format!("{LEDGER} ORDER BY id DESC LIMIT {limit}"), &params![biz])
 }
 
 #[cfg(test)]

@@ -52,18 +52,7 @@ pub(super) fn finish(biz: &str, c: &Call, end: Ending) -> Result<(), Failure> {
              WHERE business_id = ?1 AND id = ?2 AND status NOT IN ({})",
             model::terminal_sql_list()
         ),
-        &[
-            biz.into(),
-            c.id.as_str().into(),
-            end.status.as_str().into(),
-            end.ended_by.into(),
-            end.reason.into(),
-            (end.connected_ms.min(i64::MAX as u64) as i64).into(),
-            charge.into(),
-            now().into(),
-            c.memo.as_deref().into(),
-            end.recording_ext.as_deref().into(),
-        ],
+        &params![biz, &c.id, end.status.as_str(), end.ended_by, end.reason, end.connected_ms.min(i64::MAX as u64) as i64, charge, now(), c.memo.as_deref(), end.recording_ext.as_deref(),],
     )?;
     if changed == 1 {
         billing::settle(biz, &c.id, c.reserved, charge)?;
@@ -76,25 +65,55 @@ pub(super) fn finish(biz: &str, c: &Call, end: Ending) -> Result<(), Failure> {
 /// The call's entry on its contact's timeline (a `toNumber` call has none):
 /// outcome, duration, who ended it, whether a transcript exists.
 pub fn append_timeline(biz: &str, call_id: &str) -> Result<(), Failure> {
-    let Some(r) = db::query_one(
+    let Some(r) = db::query_one_as::<TimelineRow>(
         "SELECT contact_id, status, connected_ms, ended_by, end_reason, created_at, agent_name, \
                 EXISTS (SELECT 1 FROM call_turns t WHERE t.business_id = c.business_id AND t.call_id = c.id), campaign_id \
          FROM calls c WHERE business_id = ?1 AND id = ?2 AND contact_id IS NOT NULL",
-        &[biz.into(), call_id.into()],
+        &params![biz, call_id],
     )?
     else {
         return Ok(());
     };
     let summary = json!({
         "callId": call_id,
-        "status": r.text(1),
-        "durationSeconds": duration_seconds(r.int(2)),
-        "endedBy": r.opt_text(3),
-        "endReason": r.opt_text(4),
-        "agentName": r.text(6),
-        "transcriptAvailable": r.boolean(7),
+        "status": r.status,
+        "durationSeconds": duration_seconds(r.connected_ms),
+        "endedBy": r.ended_by,
+        "endReason": r.end_reason,
+        "agentName": r.agent_name,
+        "transcriptAvailable": r.has_turns,
     });
-    timeline::append_call(biz, &r.text(0), &r.text(5), r.opt_text(8).as_deref(), &summary)
+    timeline::append_call(biz, &r.contact_id, &r.created_at, r.campaign_id.as_deref(), &summary)
+}
+
+/// What a call's timeline entry is made of.
+struct TimelineRow {
+    contact_id: String,
+    status: String,
+    connected_ms: i64,
+    ended_by: Option<String>,
+    end_reason: Option<String>,
+    created_at: String,
+    agent_name: String,
+    has_turns: bool,
+    campaign_id: Option<String>,
+}
+
+impl FromRow for TimelineRow {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        Ok(TimelineRow {
+            contact_id: c.read()?,
+            status: c.read()?,
+            connected_ms: c.read()?,
+            ended_by: c.read()?,
+            end_reason: c.read()?,
+            created_at: c.read()?,
+            agent_name: c.read()?,
+            has_turns: c.read()?,
+            campaign_id: c.read()?,
+        })
+    }
 }
 
 #[cfg(test)]

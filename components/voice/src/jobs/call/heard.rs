@@ -47,22 +47,25 @@ impl Posted {
 /// The call's latest posts, oldest first (empty: its carrier does not hear
 /// in turns, or has not posted yet).
 pub(super) fn latest(biz: &str, call_id: &str) -> Result<Vec<Posted>, Failure> {
-    let rows = db::query(
+    let rows: Vec<PostedRow> = db::query_as(
         "SELECT turn, heard_json, received_at_ms, partial_at_ms, answer_json, answered_at_ms FROM carrier_turns \
          WHERE business_id = ?1 AND call_id = ?2 ORDER BY turn DESC LIMIT 4",
-        &[biz.into(), call_id.into()],
+        &params![biz, call_id],
     )?;
     let json = |t: Option<String>| t.and_then(|t| serde_json::from_str::<Value>(&t).ok());
     Ok(rows
-        .iter()
+        .into_iter()
         .rev()
-        .map(|r| Posted { turn: r.int(0), heard: json(r.opt_text(1)), received_ms: r.opt_int(2).unwrap_or(0), partial_ms: r.opt_int(3), answer: json(r.opt_text(4)), answered_ms: r.opt_int(5) })
+        .map(|(turn, heard, received_ms, partial_ms, answer, answered_ms)| Posted { turn, heard: json(heard), received_ms: received_ms.unwrap_or(0), partial_ms, answer: json(answer), answered_ms })
         .collect())
 }
 
+/// `turn, heard_json, received_at_ms, partial_at_ms, answer_json, answered_at_ms`.
+type PostedRow = (i64, Option<String>, Option<i64>, Option<i64>, Option<String>, Option<i64>);
+
 /// Whether a post of the call waits for its answer.
 pub(super) fn waiting(biz: &str, call_id: &str) -> Result<bool, Failure> {
-    Ok(db::query_one("SELECT 1 FROM carrier_turns WHERE business_id = ?1 AND call_id = ?2 AND heard_json IS NOT NULL AND answer_json IS NULL LIMIT 1", &[biz.into(), call_id.into()])?.is_some())
+    Ok(db::query_one("SELECT 1 FROM carrier_turns WHERE business_id = ?1 AND call_id = ?2 AND heard_json IS NOT NULL AND answer_json IS NULL LIMIT 1", &params![biz, call_id])?.is_some())
 }
 
 /// The share (percent) of the answer to the turn before `p` played when
@@ -94,7 +97,7 @@ pub(super) fn listen_seconds(c: &Call, now_ms: i64) -> u32 {
 pub(super) fn answer(biz: &str, call_id: &str, turn: i64, answer: &Value) -> Result<(), Failure> {
     db::execute(
         "UPDATE carrier_turns SET answer_json = ?4, answered_at_ms = ?5 WHERE business_id = ?1 AND call_id = ?2 AND turn = ?3 AND answer_json IS NULL",
-        &[biz.into(), call_id.into(), turn.into(), answer.to_string().into(), clock::now_ms().into()],
+        &params![biz, call_id, turn, answer.to_string(), clock::now_ms()],
     )?;
     Ok(())
 }

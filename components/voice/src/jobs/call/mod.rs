@@ -37,11 +37,12 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use switchboard_agent_runtime::turn::{self, Turn};
 use switchboard_guest::carrier::{self, CallEvent, EndCause, Progress};
-use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Continuation, Job, Outcome};
 use switchboard_guest::jobs::{self, EffectStart};
-use switchboard_guest::{clock, log, now, time, timeline, Failure};
+use switchboard_guest::{clock, log, now, params, time, timeline, Failure};
+use switchboard_sql::{Columns, FromRow, Mismatch, Row};
 
 use crate::billing;
 use crate::conversation::{self, Conversation, Next};
@@ -114,36 +115,44 @@ struct Call {
     interrupted: Option<i64>,
 }
 
+/// Read from [`COLUMNS`]; the id is not among them ([`load`] sets it).
+impl FromRow for Call {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut r = Columns::new(row);
+        Ok(Call {
+            id: String::new(),
+            // Text no version wrote reads as ended (failed) or placed: the
+            // step then leaves the call alone or asks the carrier.
+            status: CallStatus::parse(&r.read::<String>()?).unwrap_or(CallStatus::Failed),
+            carrier_state: CarrierState::parse(&r.read::<String>()?).unwrap_or(CarrierState::Placed),
+            placements: r.read()?,
+            memo: r.read()?,
+            requested_at_ms: r.read()?,
+            callee: r.read()?,
+            caller: r.read()?,
+            settings: serde_json::from_str(&r.read::<String>()?).unwrap_or_default(),
+            max_duration_s: r.read()?,
+            end_intent: r.read::<Option<String>>()?.as_deref().and_then(EndIntent::parse),
+            hangup_sent: r.read()?,
+            greeting: r.read()?,
+            utterances: r.read()?,
+            played: r.read()?,
+            greeting_played: r.read()?,
+            awaiting_reply: r.read()?,
+            last_activity_ms: r.read()?,
+            nudged: r.read()?,
+            answered_ms: r.read()?,
+            reserved: r.read()?,
+            price: r.read()?,
+            agent_id: r.read()?,
+            variables: serde_json::from_str(&r.read::<String>()?).unwrap_or_default(),
+            interrupted: r.read()?,
+        })
+    }
+}
+
 fn load(biz: &str, id: &str) -> Result<Option<Call>, Failure> {
-    Ok(db::query_one(&format!("SELECT {COLUMNS} FROM calls WHERE business_id = ?1 AND id = ?2"), &[biz.into(), id.into()])?.map(|r| Call {
-        id: id.to_string(),
-        // Text no version wrote reads as ended (failed) or placed: the
-        // step then leaves the call alone or asks the carrier.
-        status: CallStatus::parse(&r.text(0)).unwrap_or(CallStatus::Failed),
-        carrier_state: CarrierState::parse(&r.text(1)).unwrap_or(CarrierState::Placed),
-        placements: r.int(2),
-        memo: r.opt_text(3),
-        requested_at_ms: r.opt_int(4),
-        callee: r.text(5),
-        caller: r.opt_text(6),
-        settings: serde_json::from_str(&r.text(7)).unwrap_or_default(),
-        max_duration_s: r.int(8),
-        end_intent: r.opt_text(9).as_deref().and_then(EndIntent::parse),
-        hangup_sent: r.boolean(10),
-        greeting: r.opt_text(11),
-        utterances: r.int(12),
-        played: r.int(13),
-        greeting_played: r.int(14),
-        awaiting_reply: r.boolean(15),
-        last_activity_ms: r.opt_int(16),
-        nudged: r.boolean(17),
-        answered_ms: r.opt_int(18),
-        reserved: r.int(19),
-        price: r.int(20),
-        agent_id: r.text(21),
-        variables: serde_json::from_str(&r.text(22)).unwrap_or_default(),
-        interrupted: r.opt_int(23),
-    }))
+    Ok(db::query_one_as::<Call>(&format!("SELECT {COLUMNS} FROM calls WHERE business_id = ?1 AND id = ?2"), &params![biz, id])?.map(|c| Call { id: id.to_string(), ..c }))
 }
 
 pub fn run(job: &Job, call_id: &str) -> Outcome {

@@ -13,7 +13,7 @@ pub(super) fn lease(job: &Job, c: &Call) -> Result<Outcome, Failure> {
          WHERE business_id = ?1 AND id = ?2 AND carrier_state = 'none' AND status = 'queued' \
            AND (SELECT COUNT(*) FROM calls WHERE business_id = ?1 AND holds_line = 1) \
                < IFNULL((SELECT lines FROM voice_accounts WHERE business_id = ?1), ?3)",
-        &[job.business_id.as_str().into(), c.id.as_str().into(), billing::DEFAULT_LINES.into()],
+        &params![&job.business_id, &c.id, billing::DEFAULT_LINES],
     )?;
     if leased == 1 {
         // The request time is read only now, after the line is ours: a
@@ -21,23 +21,17 @@ pub(super) fn lease(job: &Job, c: &Call) -> Result<Outcome, Failure> {
         // lock at a replica) while another call ends and frees the line,
         // and a time read before that wait would date this call's ringing
         // before that call's end.
-        db::execute(
-            "UPDATE calls SET requested_at_ms = IFNULL(requested_at_ms, ?3) WHERE business_id = ?1 AND id = ?2",
-            &[job.business_id.as_str().into(), c.id.as_str().into(), clock::now_ms().into()],
-        )?;
+        db::execute("UPDATE calls SET requested_at_ms = IFNULL(requested_at_ms, ?3) WHERE business_id = ?1 AND id = ?2", &params![&job.business_id, &c.id, clock::now_ms()])?;
         return Ok(again(0, job));
     }
     // Every line is taken: the end of another call wakes this one; the poll
     // is the safety net (`wake.rs`).
-    db::execute("UPDATE calls SET line_waits = line_waits + 1 WHERE business_id = ?1 AND id = ?2", &[job.business_id.as_str().into(), c.id.as_str().into()])?;
+    db::execute("UPDATE calls SET line_waits = line_waits + 1 WHERE business_id = ?1 AND id = ?2", &params![&job.business_id, &c.id])?;
     Ok(again(wake::line_poll_ms()?, job))
 }
 
 fn set_state(biz: &str, c: &Call, state: CarrierState, placements: i64, memo: Option<&str>) -> Result<(), Failure> {
-    db::execute(
-        "UPDATE calls SET carrier_state = ?3, placements = ?4, memo = IFNULL(?5, memo) WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), c.id.as_str().into(), state.as_str().into(), placements.into(), memo.into()],
-    )?;
+    db::execute("UPDATE calls SET carrier_state = ?3, placements = ?4, memo = IFNULL(?5, memo) WHERE business_id = ?1 AND id = ?2", &params![biz, &c.id, state.as_str(), placements, memo])?;
     Ok(())
 }
 
@@ -46,7 +40,7 @@ fn set_state(biz: &str, c: &Call, state: CarrierState, placements: i64, memo: Op
 /// placement it got is kept for its recording (`placement_json`).
 fn placed(biz: &str, c: &mut Call) -> Result<(), Failure> {
     (c.price, c.reserved) = billing::price_at_placement(biz, &c.id, c.max_duration_s, c.reserved)?;
-    db::execute("UPDATE calls SET placement_json = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.id.as_str().into(), placement::to_json(&placement::of(c)).into()])?;
+    db::execute("UPDATE calls SET placement_json = ?3 WHERE business_id = ?1 AND id = ?2", &params![biz, &c.id, placement::to_json(&placement::of(c))])?;
     Ok(())
 }
 

@@ -98,23 +98,23 @@ fn write_step(biz: &str, c: &Call, notes: &Notes, answers: &[Answer]) -> Result<
                           end_intent = CASE WHEN end_intent = 'operator' THEN end_intent ELSE ?12 END, hangup_sent = ?13, \
                           ringing_at = IFNULL(ringing_at, ?14), started_at = IFNULL(started_at, ?15), interrupted_percent = ?16 \
          WHERE business_id = ?1 AND id = ?2",
-        &[
-            biz.into(),
-            c.id.as_str().into(),
-            c.status.as_str().into(),
-            c.memo.as_deref().into(),
-            c.greeting_played.into(),
-            c.played.into(),
-            c.awaiting_reply.into(),
-            c.last_activity_ms.into(),
-            c.nudged.into(),
-            c.answered_ms.into(),
-            c.utterances.into(),
-            c.end_intent.map(EndIntent::as_str).into(),
-            c.hangup_sent.into(),
-            notes.ringing_at.as_deref().into(),
-            notes.started_at.as_deref().into(),
-            c.interrupted.into(),
+        &params![
+            biz,
+            &c.id,
+            c.status.as_str(),
+            c.memo.as_deref(),
+            c.greeting_played,
+            c.played,
+            c.awaiting_reply,
+            c.last_activity_ms,
+            c.nudged,
+            c.answered_ms,
+            c.utterances,
+            c.end_intent.map(EndIntent::as_str),
+            c.hangup_sent,
+            notes.ringing_at.as_deref(),
+            notes.started_at.as_deref(),
+            c.interrupted,
         ],
     )?;
     Ok(())
@@ -124,8 +124,8 @@ fn write_step(biz: &str, c: &Call, notes: &Notes, answers: &[Answer]) -> Result<
 /// intent as it stands now, and everything an end writes (`ending.rs`).
 fn end_call(biz: &str, c: &mut Call, end: carrier::Ended, driven: bool, recording_ext: Option<String>) -> Result<(), Failure> {
     // Read inside the step's write transaction: the intent as it stands.
-    if let Some(row) = db::query_one("SELECT end_intent FROM calls WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.id.as_str().into()])? {
-        c.end_intent = row.opt_text(0).as_deref().and_then(EndIntent::parse).or(c.end_intent);
+    if let Some(intent) = db::query_one_as::<Option<String>>("SELECT end_intent FROM calls WHERE business_id = ?1 AND id = ?2", &params![biz, &c.id])? {
+        c.end_intent = intent.as_deref().and_then(EndIntent::parse).or(c.end_intent);
     }
     // A carrier that hears in turns hangs up after an `end_call`
     // answer on its own: that hang-up is the agent's.

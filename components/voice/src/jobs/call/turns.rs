@@ -33,12 +33,12 @@ pub(super) fn utterance_id(call_id: &str, n: i64) -> String {
 /// text, whether it ends the call and what it drew on; `None` when the AI
 /// did not answer this time (the customer's input stays awaiting a reply).
 pub(super) fn agent_turn(biz: &str, c: &Call, fresh: &[NewTurn]) -> Result<Option<(String, bool, Option<String>)>, Failure> {
-    let instructions = db::query_one("SELECT instructions FROM agents WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.agent_id.as_str().into()])?.map(|r| r.text(0)).unwrap_or_default();
+    let instructions = db::query_one_as::<String>("SELECT instructions FROM agents WHERE business_id = ?1 AND id = ?2", &params![biz, &c.agent_id])?.unwrap_or_default();
     let mut history: Vec<(String, String)> =
-        db::query(&format!("SELECT speaker, text FROM call_turns WHERE business_id = ?1 AND call_id = ?2 ORDER BY seq DESC LIMIT {HISTORY}"), &[biz.into(), c.id.as_str().into()])?
-            .iter()
+        db::query_as::<(String, String)>(&format!("SELECT speaker, text FROM call_turns WHERE business_id = ?1 AND call_id = ?2 ORDER BY seq DESC LIMIT {HISTORY}"), &params![biz, &c.id])?
+            .into_iter()
             .rev()
-            .map(|r| (role(&r.text(0)).to_string(), r.text(1)))
+            .map(|(speaker, text)| (role(&speaker).to_string(), text))
             .collect();
     history.extend(fresh.iter().map(|t| (role(t.speaker).to_string(), t.text.clone())));
     let skip = history.len().saturating_sub(HISTORY as usize);
@@ -61,8 +61,8 @@ pub(super) fn with_interrupted_sentence(biz: &str, c: &Call, reply: String, end_
     if end_call || latest < 0 || !conversation::repeat_interrupted(&c.settings) {
         return Ok(reply);
     }
-    let said = db::query_one("SELECT text FROM call_turns WHERE business_id = ?1 AND call_id = ?2 AND utterance_id = ?3", &[biz.into(), c.id.as_str().into(), utterance_id(&c.id, latest).into()])?;
-    Ok(match said.and_then(|r| conversation::interrupted_sentence(&r.text(0), share)) {
+    let said = db::query_one_as::<String>("SELECT text FROM call_turns WHERE business_id = ?1 AND call_id = ?2 AND utterance_id = ?3", &params![biz, &c.id, utterance_id(&c.id, latest)])?;
+    Ok(match said.and_then(|said| conversation::interrupted_sentence(&said, share)) {
         Some(sentence) => format!("{reply} {sentence}"),
         None => reply,
     })
@@ -70,11 +70,11 @@ pub(super) fn with_interrupted_sentence(biz: &str, c: &Call, reply: String, end_
 
 /// The audio span a receipt stored on an utterance's turn, if one did.
 pub(super) fn stored_span(biz: &str, call_id: &str, utterance: &str) -> Result<Option<(u64, u64)>, Failure> {
-    let row = db::query_one(
+    let row = db::query_one_as::<(i64, i64)>(
         "SELECT audio_offset_ms, audio_end_offset_ms FROM call_turns WHERE business_id = ?1 AND call_id = ?2 AND utterance_id = ?3 AND audio_end_offset_ms > audio_offset_ms",
-        &[biz.into(), call_id.into(), utterance.into()],
+        &params![biz, call_id, utterance],
     )?;
-    Ok(row.map(|r| (r.int(0).max(0) as u64, r.int(1).max(0) as u64)))
+    Ok(row.map(|(offset, end)| (offset.max(0) as u64, end.max(0) as u64)))
 }
 
 fn role(speaker: &str) -> &'static str {
@@ -87,30 +87,19 @@ fn role(speaker: &str) -> &'static str {
 
 pub(super) fn write_turns(biz: &str, call_id: &str, turns: &[NewTurn], offsets: &[(String, u64, u64)]) -> Result<(), Failure> {
     if !turns.is_empty() {
-        let next = db::query_one("SELECT IFNULL(MAX(seq), -1) + 1 FROM call_turns WHERE business_id = ?1 AND call_id = ?2", &[biz.into(), call_id.into()])?.map_or(0, |r| r.int(0));
+        let next = db::query_one_as::<i64>("SELECT IFNULL(MAX(seq), -1) + 1 FROM call_turns WHERE business_id = ?1 AND call_id = ?2", &params![biz, call_id])?.unwrap_or(0);
         for (i, t) in turns.iter().enumerate() {
             db::execute(
                 "INSERT INTO call_turns (business_id, call_id, seq, speaker, text, utterance_id, audio_offset_ms, audio_end_offset_ms, created_at, grounding_json) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                &[
-                    biz.into(),
-                    call_id.into(),
-                    (next + i as i64).into(),
-                    t.speaker.into(),
-                    t.text.as_str().into(),
-                    t.utterance_id.as_deref().into(),
-                    t.offset_ms.into(),
-                    t.end_offset_ms.into(),
-                    t.at.as_str().into(),
-                    t.grounding.as_deref().into(),
-                ],
+                &params![biz, call_id, next + i as i64, t.speaker, &t.text, t.utterance_id.as_deref(), t.offset_ms, t.end_offset_ms, &t.at, t.grounding.as_deref()],
             )?;
         }
     }
     for (utterance, offset, end) in offsets {
         db::execute(
             "UPDATE call_turns SET audio_offset_ms = ?4, audio_end_offset_ms = ?5 WHERE business_id = ?1 AND call_id = ?2 AND utterance_id = ?3",
-            &[biz.into(), call_id.into(), utterance.as_str().into(), (*offset as i64).into(), (*end as i64).into()],
+            &params![biz, call_id, utterance, *offset as i64, *end as i64],
         )?;
     }
     Ok(())

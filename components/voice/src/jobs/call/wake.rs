@@ -24,7 +24,7 @@ const CANDIDATES: i64 = 32;
 
 /// The safety-net poll, as `serve` stored it in `runtime_settings`.
 pub fn line_poll_ms() -> Result<u64, Failure> {
-    Ok(db::query_one("SELECT value FROM runtime_settings WHERE name = 'voice_line_poll_ms'", &[])?.and_then(|r| r.text(0).parse().ok()).unwrap_or(LINE_POLL_MS))
+    Ok(db::query_one_as::<String>("SELECT value FROM runtime_settings WHERE name = 'voice_line_poll_ms'", &params![])?.and_then(|v| v.parse().ok()).unwrap_or(LINE_POLL_MS))
 }
 
 /// Makes the job of the oldest waiting call of `biz` whose job is pending
@@ -39,7 +39,7 @@ pub fn next_waiting(biz: &str) -> Result<(), Failure> {
            WHERE j.state = 'pending' AND j.due_at_ms > ?3 ORDER BY w.id LIMIT 1) \
          AND (SELECT COUNT(*) FROM calls WHERE business_id = ?1 AND holds_line = 1) \
              < IFNULL((SELECT lines FROM voice_accounts WHERE business_id = ?1), ?2)",
-        &[biz.into(), billing::DEFAULT_LINES.into(), clock::now_ms().into(), CANDIDATES.into()],
+        &params![biz, billing::DEFAULT_LINES, clock::now_ms(), CANDIDATES],
     )?;
     Ok(())
 }
