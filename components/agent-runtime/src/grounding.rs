@@ -25,9 +25,9 @@
 //! version switches retrieval in the same commit and archiving or pausing a
 //! source stops it.
 
-use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::knowledge::{header, lookup_value, row_passage, scope_token, vector_blob};
-use switchboard_guest::{ai, log, Failure, Value};
+use switchboard_guest::{ai, log, params, Failure, Value};
 
 mod lookup;
 pub mod retrieval;
@@ -126,15 +126,13 @@ struct AgentSource {
 /// The agent's active sources: read once per turn, for both the passages
 /// and the lookups.
 fn agent_sources(biz: &str, agent_id: &str) -> Result<Vec<AgentSource>, Failure> {
-    Ok(db::query(
+    let rows: Vec<(String, String, bool, String)> = db::query_as(
         "SELECT s.id, s.name, s.class = 'structured', IFNULL(s.active_version_id, '') FROM agent_data_sources a \
          JOIN data_sources s ON s.business_id = a.business_id AND s.id = a.data_source_id \
          WHERE a.business_id = ?1 AND a.agent_id = ?2 AND s.status = 'active' AND s.built_in = 0 ORDER BY s.name",
-        &[biz.into(), agent_id.into()],
-    )?
-    .iter()
-    .map(|r| AgentSource { id: r.text(0), name: r.text(1), structured: r.boolean(2), version_id: r.text(3) })
-    .collect())
+        &params![biz, agent_id],
+    )?;
+    Ok(rows.into_iter().map(|(id, name, structured, version_id)| AgentSource { id, name, structured, version_id }).collect())
 }
 
 /// The passages of the agent's `sources` that best match `message`, best
@@ -181,21 +179,21 @@ pub struct Matched {
 /// One FTS5 search in the agent's scopes: at most [`POOL`] matches, in
 /// the index's order, of the agent's own sources' active versions.
 fn search(biz: &str, sources: &[AgentSource], query: &str) -> Result<Vec<Matched>, Failure> {
-    let rows = db::query(
+    let rows: Vec<(String, String, i64, String, i64, String)> = db::query_as(
         &format!(
             "SELECT data_source_id, version_id, item, text, rowid, highlight(knowledge_fts, 0, char(1), char(2)) FROM knowledge_fts \
              WHERE knowledge_fts MATCH ?1 AND business_id = ?2 LIMIT {POOL}"
         ),
-        &[query.into(), biz.into()],
+        &params![query, biz],
     )?;
     Ok(rows
-        .iter()
-        .filter_map(|r| {
+        .into_iter()
+        .filter_map(|(source_id, version_id, item, text, id, marked)| {
             // The scope names the source and version already; this keeps
             // the answer to what the agent sees even if a token collided.
-            let source = sources.iter().find(|s| s.id == r.text(0) && s.version_id == r.text(1))?;
-            let passage = Passage { id: r.int(4), source_id: source.id.clone(), source_name: source.name.clone(), version_id: r.text(1), item: r.int(2), text: r.text(3) };
-            Some(Matched { passage, marked: r.text(5) })
+            let source = sources.iter().find(|s| s.id == source_id && s.version_id == version_id)?;
+            let passage = Passage { id, source_id: source.id.clone(), source_name: source.name.clone(), version_id, item, text };
+            Some(Matched { passage, marked })
         })
         .collect())
 }
@@ -268,13 +266,14 @@ fn nearest_to(biz: &str, sources: &[AgentSource], vector: &[f32]) -> Result<Vec<
         return Ok(Vec::new());
     }
     let query = vector_blob(vector);
-    let mut params: Vec<Value> = vec![Value::Blob(query), biz.into()];
+    let mut params: Vec<Value> = params![query, biz];
     params.extend(scopes.iter().map(|s| s.as_str().into()));
     let within = db::placeholders(3, scopes.len());
     // Counted only as far as the choice below needs (a source's whole
     // count read its index to the end: milliseconds at 100,000 vectors).
-    let count = db::query_one(&format!("SELECT COUNT(*) FROM (SELECT 1 FROM knowledge_vectors WHERE scope IN ({}) LIMIT {})", db::placeholders(1, scopes.len()), EXACT_VECTORS + 1), &params[2..])?
-        .map_or(0, |r| r.int(0));
+    let count =
+        db::query_one_as::<i64>(&format!("SELECT COUNT(*) FROM (SELECT 1 FROM knowledge_vectors WHERE scope IN ({}) LIMIT {})", db::placeholders(1, scopes.len()), EXACT_VECTORS + 1), &params[2..])?
+            .unwrap_or(0);
     if count == 0 {
         return Ok(Vec::new());
     }
@@ -284,10 +283,10 @@ fn nearest_to(biz: &str, sources: &[AgentSource], vector: &[f32]) -> Result<Vec<
     // too few of the agent's (the index lists them nearest first, so the
     // first ones found are the same either way).
     let reach: &[usize] = if count <= EXACT_VECTORS { &[0] } else { &[ANN_FIRST, ANN_NEIGHBOURS] };
-    let mut rows = Vec::new();
+    let mut rows: Vec<(String, String, i64, String, i64)> = Vec::new();
     for &k in reach {
         let from = if k == 0 { "knowledge_vectors v".to_string() } else { format!("vector_top_k('knowledge_vectors_ann', vector32(?1), {k}) t JOIN knowledge_vectors v ON v.rowid = t.id") };
-        rows = db::query(
+        rows = db::query_as(
             &format!(
                 // The nearest first, then only their passages' text.
                 "SELECT f.data_source_id, f.version_id, f.item, f.text, n.fts_rowid FROM \
@@ -302,10 +301,10 @@ fn nearest_to(biz: &str, sources: &[AgentSource], vector: &[f32]) -> Result<Vec<
         }
     }
     Ok(rows
-        .iter()
-        .filter_map(|r| {
-            let source = sources.iter().find(|s| s.id == r.text(0))?;
-            Some(Passage { id: r.int(4), source_id: source.id.clone(), source_name: source.name.clone(), version_id: r.text(1), item: r.int(2), text: r.text(3) })
+        .into_iter()
+        .filter_map(|(source_id, version_id, item, text, id)| {
+            let source = sources.iter().find(|s| s.id == source_id)?;
+            Some(Passage { id, source_id: source.id.clone(), source_name: source.name.clone(), version_id, item, text })
         })
         .collect())
 }

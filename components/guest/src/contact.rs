@@ -8,8 +8,8 @@
 //! link, "Outbound" for a first send), reused case-insensitively and created
 //! when missing, since every contact has at least one category.
 
-use crate::db::{self, RowExt};
-use crate::{new_id, Failure, Value};
+use crate::db;
+use crate::{new_id, params, Failure, Value};
 
 /// A resolved contact.
 pub struct Contact {
@@ -22,17 +22,13 @@ pub struct Contact {
 
 /// The contact of (`biz`, `mobile`), if any.
 pub fn find(biz: &str, mobile: &str) -> Result<Option<Contact>, Failure> {
-    Ok(db::query_one("SELECT id, name, communication_blocked FROM contacts WHERE business_id = ?1 AND mobile = ?2", &[biz.into(), mobile.into()])?.map(|r| Contact {
-        id: r.text(0),
-        name: r.text(1),
-        blocked: r.boolean(2),
-        created: false,
-    }))
+    Ok(db::query_one_as::<(String, String, bool)>("SELECT id, name, communication_blocked FROM contacts WHERE business_id = ?1 AND mobile = ?2", &params![biz, mobile])?
+        .map(|(id, name, blocked)| Contact { id, name, blocked, created: false }))
 }
 
 /// True when communication with contact `id` is blocked.
 pub fn blocked(biz: &str, id: &str) -> Result<bool, Failure> {
-    Ok(db::query_one("SELECT communication_blocked FROM contacts WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?.is_some_and(|r| r.boolean(0)))
+    Ok(db::query_one_as::<bool>("SELECT communication_blocked FROM contacts WHERE business_id = ?1 AND id = ?2", &params![biz, id])?.unwrap_or(false))
 }
 
 /// The contact of (`biz`, `mobile`), created with `name` and `category` when missing.
@@ -40,7 +36,7 @@ pub fn resolve(biz: &str, mobile: &str, name: &str, category: &str, now: &str) -
     let created = db::execute(
         "INSERT INTO contacts (id, business_id, mobile, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5) \
          ON CONFLICT (business_id, mobile) DO NOTHING",
-        &[new_id().into(), biz.into(), mobile.into(), name.into(), now.into()],
+        &params![new_id(), biz, mobile, name, now],
     )?;
     let mut contact = find(biz, mobile)?.expect("contact exists after insert");
     if created > 0 {
@@ -53,18 +49,18 @@ pub fn resolve(biz: &str, mobile: &str, name: &str, category: &str, now: &str) -
 
 /// The business's category `name` (any case), created when missing.
 pub fn category_id(biz: &str, name: &str, now: &str) -> Result<String, Failure> {
-    let find = || db::query_one("SELECT id FROM categories WHERE business_id = ?1 AND name = ?2 COLLATE NOCASE ORDER BY id LIMIT 1", &[biz.into(), name.into()]);
-    if let Some(r) = find()? {
-        return Ok(r.text(0));
+    let find = || db::query_one_as::<String>("SELECT id FROM categories WHERE business_id = ?1 AND name = ?2 COLLATE NOCASE ORDER BY id LIMIT 1", &params![biz, name]);
+    if let Some(id) = find()? {
+        return Ok(id);
     }
-    db::execute("INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING", &[new_id().into(), biz.into(), name.into(), now.into()])?;
-    Ok(find()?.expect("category exists after insert").text(0))
+    db::execute("INSERT INTO categories (id, business_id, name, created_at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING", &params![new_id(), biz, name, now])?;
+    Ok(find()?.expect("category exists after insert"))
 }
 
 /// Adds contact `contact_id` to each category (ids of this business, already
 /// checked); a link that exists is kept.
 pub fn link_categories(biz: &str, contact_id: &str, category_ids: &[String]) -> Result<(), Failure> {
-    let rows: Vec<Vec<Value>> = category_ids.iter().map(|k| vec![biz.into(), contact_id.into(), k.into()]).collect();
+    let rows: Vec<Vec<Value>> = category_ids.iter().map(|k| params![biz, contact_id, k]).collect();
     db::execute_many("INSERT OR IGNORE INTO contact_categories (business_id, contact_id, category_id) VALUES (?1, ?2, ?3)", &rows)?;
     Ok(())
 }

@@ -13,9 +13,9 @@
 use serde_json::Value;
 pub use switchboard_job_kinds::webhooks::{Delivery, WebhooksJob};
 
-use crate::db::{self, RowExt};
+use crate::db;
 use crate::job;
-use crate::Failure;
+use crate::{params, Failure};
 
 /// `contractVersion` of every event payload and the
 /// `X-Service-Contract-Version` header of every delivery.
@@ -34,14 +34,14 @@ pub fn wants(events_json: &str, event_type: &str) -> bool {
 /// `payload` has no `retryNumber`: each attempt adds it.
 pub fn fan_out(biz: &str, channel: &str, sender_id: &str, event_type: &str, event_id: &str, payload: &Value) -> Result<(), Failure> {
     // A subscription names exactly one of the two (a CHECK of the table).
-    let subscriptions = db::query(
+    let subscriptions: Vec<(String, String)> = db::query_as(
         "SELECT id, events_json FROM webhook_subscriptions \
          WHERE business_id = ?1 AND channel = ?2 AND IFNULL(phone_number_id, provider_account_id) = ?3 \
            AND status IN ('active', 'paused') ORDER BY id",
-        &[biz.into(), channel.into(), sender_id.into()],
+        &params![biz, channel, sender_id],
     )?;
-    for s in subscriptions.iter().filter(|s| wants(&s.text(1), event_type)) {
-        let delivery = Delivery { subscription_id: s.text(0), event_id: event_id.to_string(), attempt: 0, payload: payload.clone(), first_attempt: 0 };
+    for (subscription_id, _) in subscriptions.into_iter().filter(|(_, events)| wants(events, event_type)) {
+        let delivery = Delivery { subscription_id, event_id: event_id.to_string(), attempt: 0, payload: payload.clone(), first_attempt: 0 };
         job::enqueue(biz, &WebhooksJob::Deliver(delivery))?;
     }
     Ok(())

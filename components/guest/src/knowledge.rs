@@ -15,7 +15,7 @@
 //! ([`vector_blob`]).
 
 use crate::db;
-use crate::Failure;
+use crate::{params, Failure};
 
 /// Characters of one passage of an unstructured source.
 pub const PASSAGE_CHARS: usize = 600;
@@ -94,13 +94,10 @@ pub fn scope_query(source_id: &str, version_id: &str) -> String {
 /// drops their vectors (inside the caller's transaction; the caller
 /// enqueues the embedding of the new ones).
 pub fn index_content(biz: &str, source_id: &str, content: Option<&str>) -> Result<(), Failure> {
-    db::execute("DELETE FROM knowledge_fts WHERE knowledge_fts MATCH ?1 AND business_id = ?2", &[scope_query(source_id, "").into(), biz.into()])?;
-    db::execute("DELETE FROM knowledge_vectors WHERE data_source_id = ?1 AND version_id = '' AND business_id = ?2", &[source_id.into(), biz.into()])?;
-    let rows: Vec<Vec<crate::Value>> = split_passages(content.unwrap_or_default())
-        .into_iter()
-        .enumerate()
-        .map(|(i, text)| vec![text.into(), scope_token(source_id, "").into(), biz.into(), source_id.into(), (i as i64).into()])
-        .collect();
+    db::execute("DELETE FROM knowledge_fts WHERE knowledge_fts MATCH ?1 AND business_id = ?2", &params![scope_query(source_id, ""), biz])?;
+    db::execute("DELETE FROM knowledge_vectors WHERE data_source_id = ?1 AND version_id = '' AND business_id = ?2", &params![source_id, biz])?;
+    let rows: Vec<Vec<crate::Value>> =
+        split_passages(content.unwrap_or_default()).into_iter().enumerate().map(|(i, text)| params![text, scope_token(source_id, ""), biz, source_id, i as i64]).collect();
     db::execute_many("INSERT INTO knowledge_fts (text, scope, business_id, data_source_id, version_id, item) VALUES (?1, ?2, ?3, ?4, '', ?5)", &rows)?;
     Ok(())
 }

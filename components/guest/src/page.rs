@@ -2,8 +2,9 @@
 //! creation order): one place for `limit`, `cursor` and `nextCursor`.
 
 use crate::cursor::Cursor;
-use crate::db::{self, Row, RowExt};
-use crate::{req, HResult, Request, Value};
+use crate::db::{self, Row};
+use crate::{req, FromRow, HResult, Request, Value};
+use switchboard_sql::decode_rows;
 
 /// Default and largest page sizes of every list.
 pub const DEFAULT_LIMIT: u32 = 50;
@@ -22,6 +23,19 @@ pub fn by_id_newest_first(req: &Request, select: &str, params: Vec<Value>, id_co
     ordered(req, select, params, id_column, true)
 }
 
+/// [`by_id`] with each row read as `T` (a tuple of the columns' types, or a
+/// row struct).
+pub fn by_id_as<T: FromRow>(req: &Request, select: &str, params: Vec<Value>, id_column: &str) -> HResult<(Vec<T>, Option<String>)> {
+    let (rows, next) = ordered(req, select, params, id_column, false)?;
+    Ok((decode_rows(rows)?, next))
+}
+
+/// [`by_id_newest_first`] with each row read as `T`.
+pub fn by_id_newest_first_as<T: FromRow>(req: &Request, select: &str, params: Vec<Value>, id_column: &str) -> HResult<(Vec<T>, Option<String>)> {
+    let (rows, next) = ordered(req, select, params, id_column, true)?;
+    Ok((decode_rows(rows)?, next))
+}
+
 fn ordered(req: &Request, select: &str, mut params: Vec<Value>, id_column: &str, newest_first: bool) -> HResult<(Vec<Row>, Option<String>)> {
     let limit = req::limit(req, DEFAULT_LIMIT, MAX_LIMIT)?;
     let (past, direction) = if newest_first { ("<", "DESC") } else { (">", "ASC") };
@@ -34,7 +48,8 @@ fn ordered(req: &Request, select: &str, mut params: Vec<Value>, id_column: &str,
     let mut rows = db::query(&sql, &params)?;
     let next = if rows.len() > limit as usize {
         rows.truncate(limit as usize);
-        rows.last().map(|r| Cursor::from_id(&r.text(0)).encode())
+        // The caller's select decides the row's width; its first column is the id.
+        rows.last().and_then(|r| r.first()).map(|id| Cursor::from_id(&id.text()).encode())
     } else {
         None
     };

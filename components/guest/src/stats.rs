@@ -1,8 +1,8 @@
 //! The period of the daily figures (operations 67-69, ours): `days`
 //! calendar days in UTC ending today, the same for every area that counts.
 
-use crate::db::{self, RowExt};
-use crate::{fail, req, Failure, Request};
+use crate::db;
+use crate::{fail, params, req, Failure, Request};
 
 /// The period a request asks for.
 pub struct Period {
@@ -21,10 +21,11 @@ pub fn period(r: &Request) -> Result<Period, Failure> {
         None => 14,
         Some(v) => v.parse().ok().filter(|n| (1..=90).contains(n)).ok_or_else(|| fail::validation("invalid_query_parameter", "query parameter `days` must be an integer from 1 to 90"))?,
     };
-    let row = db::query_one("SELECT date(?1, ?2), date(?1), CAST(strftime('%s', date(?1, ?2)) AS INTEGER) * 1000", &[crate::now().into(), format!("-{} days", days - 1).into()])?
-        .ok_or_else(|| fail::internal("internal_error", "the period could not be computed"))?;
-    let ms = row.int(2).max(0) as u64;
-    Ok(Period { from: row.text(0), to: row.text(1), first_id: format!("{:08x}-{:04x}-0000-0000-000000000000", ms >> 16, ms & 0xffff) })
+    let (from, to, ms) =
+        db::query_one_as::<(String, String, i64)>("SELECT date(?1, ?2), date(?1), CAST(strftime('%s', date(?1, ?2)) AS INTEGER) * 1000", &params![crate::now(), format!("-{} days", days - 1)])?
+            .ok_or_else(|| fail::internal("internal_error", "the period could not be computed"))?;
+    let ms = ms.max(0) as u64;
+    Ok(Period { from, to, first_id: format!("{:08x}-{:04x}-0000-0000-000000000000", ms >> 16, ms & 0xffff) })
 }
 
 /// The days of the period as a recursive CTE named `d(day)`, for statements

@@ -13,9 +13,9 @@
 
 use serde_json::json;
 use switchboard_agent_runtime::grounding::{retrieval, Passage};
-use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::req::query;
-use switchboard_guest::{fail, ok, Failure, Request, Success};
+use switchboard_guest::{fail, ok, params, Failure, Request, Success};
 
 fn ids(found: Vec<Passage>) -> serde_json::Value {
     json!({ "passages": found.iter().map(|p| p.id).collect::<Vec<_>>() })
@@ -28,8 +28,8 @@ pub fn handle(req: Request) -> Result<Success, Failure> {
     let vector = || -> Result<Vec<f32>, Failure> { serde_json::from_str(req.body.as_deref().unwrap_or("[]")).map_err(|e| fail::internal("bad_vector", e.to_string())) };
     match arg("kind") {
         "baseline" => {
-            let row = db::query_one("SELECT name FROM agents WHERE id = ?1 AND business_id = ?2", &[agent.into(), biz.into()])?;
-            ok(&json!({ "name": row.map(|r| r.text(0)) }))
+            let name = db::query_one_as::<String>("SELECT name FROM agents WHERE id = ?1 AND business_id = ?2", &params![agent, biz])?;
+            ok(&json!({ "name": name }))
         }
         "words" => ok(&ids(retrieval::by_words(biz, agent, arg("message"))?)),
         "meaning" => ok(&ids(retrieval::by_meaning(biz, agent, &vector()?)?)),

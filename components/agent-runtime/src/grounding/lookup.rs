@@ -38,11 +38,13 @@ impl Offered<'_> {
 pub(super) fn offered<'a>(biz: &str, sources: &'a [AgentSource]) -> Result<Vec<Offered<'a>>, Failure> {
     let mut out = Vec::new();
     for source in sources.iter().filter(|s| s.structured && !s.version_id.is_empty()) {
-        let columns: Vec<OfferedColumn> =
-            db::query("SELECT field_key, name, lookup FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position", &[biz.into(), source.version_id.as_str().into()])?
-                .iter()
-                .map(|r| OfferedColumn { key: r.text(0), header: header(&r.text(1), &r.text(0)).to_string(), lookup: r.boolean(2) })
-                .collect();
+        let columns: Vec<OfferedColumn> = db::query_as::<(String, String, bool)>(
+            "SELECT field_key, name, lookup FROM ingestion_columns WHERE business_id = ?1 AND version_id = ?2 ORDER BY position",
+            &params![biz, &source.version_id],
+        )?
+        .into_iter()
+        .map(|(key, name, lookup)| OfferedColumn { header: header(&name, &key).to_string(), key, lookup })
+        .collect();
         if columns.iter().any(|c| c.lookup) {
             out.push(Offered { source, columns });
         }
@@ -65,14 +67,14 @@ pub(super) fn run_lookup(biz: &str, offered: &[Offered], call: &ai::Lookup) -> R
         return Ok((format!("{NO_ROWS} {} cannot be looked up by {:?}; its lookup fields: {}.", source.name, call.field, offer.lookup_fields().join(", ")), Vec::new()));
     };
     let Some(value) = lookup_value(&call.value) else { return Ok((NO_ROWS.to_string(), Vec::new())) };
-    let rows = db::query(
+    let rows: Vec<(i64, String)> = db::query_as(
         &format!(
             "SELECT r.row_number, r.original FROM lookup_values l \
              JOIN ingestion_rows r ON r.version_id = l.version_id AND r.row_number = l.row_number \
              WHERE l.version_id = ?2 AND l.field_key = ?3 AND l.value = ?4 AND l.business_id = ?1 AND r.business_id = ?1 \
              ORDER BY l.row_number LIMIT {LOOKUP_ROWS}"
         ),
-        &[biz.into(), source.version_id.as_str().into(), key.as_str().into(), value.into()],
+        &params![biz, &source.version_id, key, value],
     )?;
     if rows.is_empty() {
         return Ok((NO_ROWS.to_string(), Vec::new()));
@@ -80,10 +82,10 @@ pub(super) fn run_lookup(biz: &str, offered: &[Offered], call: &ai::Lookup) -> R
     let headers: Vec<&str> = offer.columns.iter().map(|c| c.header.as_str()).collect();
     let mut lines = Vec::new();
     let mut used = Vec::new();
-    for r in &rows {
-        let cells: Vec<Option<String>> = serde_json::from_str(&r.text(1)).unwrap_or_default();
+    for (row_number, original) in &rows {
+        let cells: Vec<Option<String>> = serde_json::from_str(original).unwrap_or_default();
         lines.push(row_passage(&headers, &cells));
-        used.push((source.id.clone(), source.version_id.clone(), r.int(0)));
+        used.push((source.id.clone(), source.version_id.clone(), *row_number));
     }
     Ok((lines.join("\n"), used))
 }
