@@ -9,8 +9,8 @@
 use serde::Deserialize;
 use serde_json::{json, Value as J};
 use switchboard_channel_connections::{self as connections, Channel};
-use switchboard_guest::db::{self, RowExt, Store};
-use switchboard_guest::{fail, now, ok, req, Failure, HResult, Request, Success};
+use switchboard_guest::db::{self, Store};
+use switchboard_guest::{fail, now, ok, params, req, Failure, HResult, Request, Success};
 
 use crate::agents::{self, agent_not_found};
 use crate::rules::quote;
@@ -57,12 +57,12 @@ pub fn readiness(biz: &str, channel: Channel) -> HResult<(bool, bool)> {
 
 /// The current assignment of one target: (aiAgentId, autoReplyEnabled, humanHandoffActive).
 fn read_assignment(biz: &str, channel: Channel, target: &str) -> HResult<(Option<String>, bool, bool)> {
-    Ok(db::query_one(
+    Ok(db::query_one_as(
         "SELECT ai_agent_id, auto_reply_enabled, human_handoff_active FROM channel_assignments \
          WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3",
-        &[biz.into(), channel.name().into(), target.into()],
+        &params![biz, channel, target],
     )?
-    .map_or((None, false, false), |r| (r.opt_text(0), r.boolean(1), r.boolean(2))))
+    .unwrap_or((None, false, false)))
 }
 
 pub fn write_assignment(biz: &str, channel: Channel, target: &str, agent: Option<&str>, auto: bool, handoff: bool, now: &str) -> HResult<()> {
@@ -71,14 +71,14 @@ pub fn write_assignment(biz: &str, channel: Channel, target: &str, agent: Option
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
          ON CONFLICT (business_id, channel, provider_id) DO UPDATE SET ai_agent_id = excluded.ai_agent_id, \
          auto_reply_enabled = excluded.auto_reply_enabled, human_handoff_active = excluded.human_handoff_active, updated_at = excluded.updated_at",
-        &[biz.into(), channel.name().into(), target.into(), agent.into(), auto.into(), handoff.into(), now.into()],
+        &params![biz, channel, target, agent, auto, handoff, now],
     )?;
     Ok(())
 }
 
 /// Unassigns an (archived) agent everywhere.
 pub fn clear_agent_assignments(biz: &str, agent: &str, now: &str) -> HResult<()> {
-    db::execute("UPDATE channel_assignments SET ai_agent_id = NULL, updated_at = ?3 WHERE business_id = ?1 AND ai_agent_id = ?2", &[biz.into(), agent.into(), now.into()])?;
+    db::execute("UPDATE channel_assignments SET ai_agent_id = NULL, updated_at = ?3 WHERE business_id = ?1 AND ai_agent_id = ?2", &params![biz, agent, now])?;
     Ok(())
 }
 
@@ -204,10 +204,9 @@ pub fn disconnect_photoapp(req: &Request) -> HResult<Success> {
 
 /// Active agents of a channel, as assignable.
 fn assignable(biz: &str, channel: Channel) -> HResult<Vec<J>> {
-    Ok(db::query("SELECT id, name, reference_name, status FROM agents WHERE business_id = ?1 AND channel = ?2 AND status = 'active' ORDER BY id", &[biz.into(), channel.name().into()])?
-        .iter()
-        .map(|r| json!({"id": r.text(0), "name": r.text(1), "referenceName": r.text(2), "status": r.text(3)}))
-        .collect())
+    let rows: Vec<(String, String, String, String)> =
+        db::query_as("SELECT id, name, reference_name, status FROM agents WHERE business_id = ?1 AND channel = ?2 AND status = 'active' ORDER BY id", &params![biz, channel])?;
+    Ok(rows.into_iter().map(|(id, name, reference_name, status)| json!({"id": id, "name": name, "referenceName": reference_name, "status": status})).collect())
 }
 
 fn assignment_json(biz: &str, channel: Channel, target: Option<&str>) -> HResult<J> {
@@ -279,10 +278,10 @@ pub fn update_assignment(req: &Request) -> HResult<Success> {
     let target = resolve_target(biz, channel, b.phone_number_id.as_deref(), b.provider_account_id.as_deref(), "")?;
     if let Some(id) = b.ai_agent_id.as_deref() {
         let row = agents::load_row(biz, id)?.ok_or_else(|| agent_not_found(id))?;
-        if Channel::parse(&row.text(1)) != Some(channel) {
-            return Err(fail::validation("agent_channel_mismatch", format!("`aiAgentId`: agent `{id}` is a `{}` agent and cannot be assigned to channel `{channel}`", row.text(1))));
+        if row.channel != channel {
+            return Err(fail::validation("agent_channel_mismatch", format!("`aiAgentId`: agent `{id}` is a `{}` agent and cannot be assigned to channel `{channel}`", row.channel)));
         }
-        if row.text(5) != "active" {
+        if row.status != "active" {
             return Err(fail::conflict("agent_archived", format!("`aiAgentId`: agent `{id}` is archived and cannot be assigned")));
         }
     }

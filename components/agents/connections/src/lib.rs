@@ -14,7 +14,7 @@
 //! Entry points: [`check`], [`connect`], [`disconnect_photoapp`],
 //! [`is_connected`], [`chatapp_numbers`], [`photoapp_account`].
 
-use switchboard_sql::{Cells, FromValue, Refusal, Refused, Sql, Value};
+use switchboard_sql::{params, FromValue, Mismatch, Refusal, Refused, Sql, Value};
 
 /// A channel of agents, assignments and connections (the `channel` column
 /// of `agents`, `channel_assignments` and `channel_connections`). Chatapp
@@ -105,13 +105,13 @@ pub fn check(channel: &str, provider_id: &str, label: Option<&str>) -> Result<Ch
 /// made of `random` (connecting another photoapp account disconnects the
 /// previous one); the connection's id. A number or account connected to
 /// another business is refused (`providerId`).
-pub fn connect<S: Sql>(s: &S, biz: &str, c: &Checked, random: &[u8; 32]) -> Result<String, Refusal<S::Error>> {
+pub fn connect<S: Sql>(s: &S, biz: &str, c: &Checked, random: &[u8; 32]) -> Result<String, Refusal<S::Error>>
+where
+    S::Error: From<Mismatch>,
+{
     let (channel, provider_id) = (c.channel.name(), c.provider_id.as_str());
     let elsewhere = s
-        .query_one(
-            "SELECT business_id FROM channel_connections WHERE channel = ?1 AND provider_id = ?2 AND status = 'connected' AND business_id <> ?3",
-            &[channel.into(), provider_id.into(), biz.into()],
-        )
+        .query_one("SELECT business_id FROM channel_connections WHERE channel = ?1 AND provider_id = ?2 AND status = 'connected' AND business_id <> ?3", &params![channel, provider_id, biz])
         .map_err(Refusal::Store)?;
     if elsewhere.is_some() {
         return Err(Refusal::Refused(Refused::new("providerId", format!("{provider_id} is connected to another business; disconnect it there first"))));
@@ -120,7 +120,10 @@ pub fn connect<S: Sql>(s: &S, biz: &str, c: &Checked, random: &[u8; 32]) -> Resu
     write(s, biz, c, &token_ref).map_err(Refusal::Store)
 }
 
-fn write<S: Sql>(s: &S, biz: &str, c: &Checked, token_ref: &str) -> Result<String, S::Error> {
+fn write<S: Sql>(s: &S, biz: &str, c: &Checked, token_ref: &str) -> Result<String, S::Error>
+where
+    S::Error: From<Mismatch>,
+{
     let (channel, provider_id) = (c.channel.name(), c.provider_id.as_str());
     let (id, now) = (s.new_id(), s.now());
     if c.channel == Channel::Photoapp {
@@ -134,11 +137,9 @@ fn write<S: Sql>(s: &S, biz: &str, c: &Checked, token_ref: &str) -> Result<Strin
          token_ref = excluded.token_ref, provider_assets_json = excluded.provider_assets_json, \
          connected_at = CASE WHEN channel_connections.status = 'connected' THEN channel_connections.connected_at ELSE excluded.connected_at END, \
          updated_at = excluded.updated_at",
-        &[id.into(), biz.into(), channel.into(), provider_id.into(), c.label.clone().into(), token_ref.into(), now.into()],
+        &params![id, biz, channel, provider_id, c.label.clone(), token_ref, now],
     )?;
-    Ok(s.query_one("SELECT id FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3", &[biz.into(), channel.into(), provider_id.into()])?
-        .map(|r| r.text(0))
-        .unwrap_or_default())
+    Ok(s.query_one_as::<String>("SELECT id FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3", &params![biz, channel, provider_id])?.unwrap_or_default())
 }
 
 /// Disconnects the business's photoapp account (idempotent): the token
@@ -153,13 +154,13 @@ fn disconnect_photoapp_except<S: Sql>(s: &S, biz: &str, keep: Option<&str>, now:
     s.execute(
         "DELETE FROM channel_assignments WHERE business_id = ?1 AND channel = 'photoapp' AND provider_id IN \
          (SELECT provider_id FROM channel_connections WHERE business_id = ?1 AND channel = 'photoapp' AND status = 'connected' AND provider_id IS NOT ?2)",
-        &[biz.into(), keep.into()],
+        &params![biz, keep],
     )?;
     s.execute(
         "UPDATE channel_connections SET status = 'disconnected', token_ref = NULL, provider_assets_json = NULL, label = NULL, \
          disconnected_at = ?3, updated_at = ?3 \
          WHERE business_id = ?1 AND channel = 'photoapp' AND status = 'connected' AND provider_id IS NOT ?2",
-        &[biz.into(), keep.into(), now.into()],
+        &params![biz, keep, now],
     )?;
     Ok(())
 }
@@ -167,26 +168,27 @@ fn disconnect_photoapp_except<S: Sql>(s: &S, biz: &str, keep: Option<&str>, now:
 /// True when `provider_id` is a connected number or account of `channel`
 /// (`chatapp`, `photoapp`) of the business.
 pub fn is_connected<S: Sql>(s: &S, biz: &str, channel: &str, provider_id: &str) -> Result<bool, S::Error> {
-    Ok(s.query_one("SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3 AND status = 'connected'", &[biz.into(), channel.into(), provider_id.into()])?
-        .is_some())
+    Ok(s.query_one("SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3 AND status = 'connected'", &params![biz, channel, provider_id])?.is_some())
 }
 
 /// The business's connected chatapp numbers: (phoneNumberId, label), oldest
 /// connection first.
-pub fn chatapp_numbers<S: Sql>(s: &S, biz: &str) -> Result<Vec<(String, Option<String>)>, S::Error> {
-    Ok(s.query("SELECT provider_id, label FROM channel_connections WHERE business_id = ?1 AND channel = 'chatapp' AND status = 'connected' ORDER BY connected_at, id", &[biz.into()])?
-        .iter()
-        .map(|r| (r.text(0), r.opt_text(1)))
-        .collect())
+pub fn chatapp_numbers<S: Sql>(s: &S, biz: &str) -> Result<Vec<(String, Option<String>)>, S::Error>
+where
+    S::Error: From<Mismatch>,
+{
+    s.query_as("SELECT provider_id, label FROM channel_connections WHERE business_id = ?1 AND channel = 'chatapp' AND status = 'connected' ORDER BY connected_at, id", &params![biz])
 }
 
 /// The business's connected photoapp account: (providerAccountId, username).
-pub fn photoapp_account<S: Sql>(s: &S, biz: &str) -> Result<Option<(String, Option<String>)>, S::Error> {
-    Ok(s.query_one(
+pub fn photoapp_account<S: Sql>(s: &S, biz: &str) -> Result<Option<(String, Option<String>)>, S::Error>
+where
+    S::Error: From<Mismatch>,
+{
+    s.query_one_as(
         "SELECT provider_id, label FROM channel_connections WHERE business_id = ?1 AND channel = 'photoapp' AND status = 'connected' ORDER BY connected_at DESC, id DESC LIMIT 1",
-        &[biz.into()],
-    )?
-    .map(|r| (r.text(0), r.opt_text(1))))
+        &params![biz],
+    )
 }
 
 /// The business's latest photoapp connection, connected or not.
@@ -200,19 +202,25 @@ pub struct PhotoappConnection {
 }
 
 /// The connected photoapp connection, else the latest disconnected one.
-pub fn latest_photoapp<S: Sql>(s: &S, biz: &str) -> Result<Option<PhotoappConnection>, S::Error> {
-    Ok(s.query_one(
+pub fn latest_photoapp<S: Sql>(s: &S, biz: &str) -> Result<Option<PhotoappConnection>, S::Error>
+where
+    S::Error: From<Mismatch>,
+{
+    Ok(s.query_one_as::<(String, Option<String>, String, String, Option<String>)>(
         "SELECT provider_id, label, status, connected_at, disconnected_at FROM channel_connections \
          WHERE business_id = ?1 AND channel = 'photoapp' \
          ORDER BY status = 'connected' DESC, COALESCE(disconnected_at, connected_at) DESC, id DESC LIMIT 1",
-        &[biz.into()],
+        &params![biz],
     )?
-    .map(|r| PhotoappConnection { account: r.text(0), username: r.opt_text(1), status: r.text(2), connected_at: r.text(3), disconnected_at: r.opt_text(4) }))
+    .map(|(account, username, status, connected_at, disconnected_at)| PhotoappConnection { account, username, status, connected_at, disconnected_at }))
 }
 
 /// The business `provider_id` of `channel` is connected to, if any.
-pub fn owner<S: Sql>(s: &S, channel: &str, provider_id: &str) -> Result<Option<String>, S::Error> {
-    Ok(s.query_one("SELECT business_id FROM channel_connections WHERE channel = ?1 AND provider_id = ?2 AND status = 'connected'", &[channel.into(), provider_id.into()])?.map(|r| r.text(0)))
+pub fn owner<S: Sql>(s: &S, channel: &str, provider_id: &str) -> Result<Option<String>, S::Error>
+where
+    S::Error: From<Mismatch>,
+{
+    s.query_one_as("SELECT business_id FROM channel_connections WHERE channel = ?1 AND provider_id = ?2 AND status = 'connected'", &params![channel, provider_id])
 }
 
 #[cfg(test)]
