@@ -19,9 +19,10 @@ use serde::Deserialize;
 use serde_json::{json, Value as J};
 use switchboard_agent_runtime::template::Unfilled;
 use switchboard_agent_runtime::turn;
+use switchboard_channel_connections::Channel;
 use switchboard_guest::db::{self, Row, RowExt};
 use switchboard_guest::job_kinds::messaging::{MessagingJob, TestTurnRef};
-use switchboard_guest::{fail, job, new_id, now, req, success, Failure, HResult, Request, Success};
+use switchboard_guest::{fail, job, new_id, now, params, req, success, Failure, HResult, Request, Success};
 
 /// Turns a test conversation shows (the contract: at most 40 visible).
 pub const VISIBLE: usize = 40;
@@ -32,7 +33,7 @@ const MAX_PENDING: i64 = 1;
 pub struct Agent {
     pub id: String,
     pub name: String,
-    pub channel: String,
+    pub channel: Channel,
     pub instructions: String,
     pub settings: serde_json::Map<String, J>,
     /// A photoapp agent that asks for the customer's mobile.
@@ -41,13 +42,13 @@ pub struct Agent {
 
 /// The agent named by the path, unless archived or of another business.
 pub fn agent(biz: &str, agent_id: &str) -> Result<Agent, Failure> {
-    let row = db::query_one(
+    let row = db::query_one_as::<(String, String, Channel, String, Option<String>, bool)>(
         "SELECT id, name, channel, instructions, voice_settings_json, IFNULL(photoapp_collect_mobile, 0) FROM agents WHERE business_id = ?1 AND id = ?2 AND status = 'active'",
-        &[biz.into(), agent_id.to_ascii_lowercase().into()],
+        &params![biz, agent_id.to_ascii_lowercase()],
     )?;
-    let Some(r) = row else { return Err(fail::not_found("agent_not_found", "agent not found (or archived)")) };
-    let settings = r.opt_text(4).and_then(|t| serde_json::from_str::<J>(&t).ok()).and_then(|v| v.as_object().cloned()).unwrap_or_default();
-    Ok(Agent { id: r.text(0), name: r.text(1), channel: r.text(2), instructions: r.text(3), settings, collect_mobile: r.boolean(5) })
+    let Some((id, name, channel, instructions, settings, collect_mobile)) = row else { return Err(fail::not_found("agent_not_found", "agent not found (or archived)")) };
+    let settings = settings.and_then(|t| serde_json::from_str::<J>(&t).ok()).and_then(|v| v.as_object().cloned()).unwrap_or_default();
+    Ok(Agent { id, name, channel, instructions, settings, collect_mobile })
 }
 
 fn caller(req: &Request) -> Result<&str, Failure> {
@@ -103,7 +104,7 @@ pub fn say(req: &Request) -> HResult<Success> {
     let at = now();
     // A voice call opens with the agent's greeting (the call's variables
     // filled in), before the customer says anything.
-    if !started && agent.channel == "voice" {
+    if !started && agent.channel == Channel::Voice {
         let greeting = turn::greeting(&agent.settings, &variables).map_err(|e| match e {
             Unfilled::Missing(alias) => fail::conflict("variable_missing", format!("the greeting uses `{{{{{alias}}}}}`: give it a value in `testVariables`")),
             // Never for an agent the API wrote: the agents area checks greetings with the same parser.
@@ -200,7 +201,7 @@ fn conversation(biz: &str, user: &str, agent: &Agent) -> Result<J, Failure> {
     Ok(json!({
         "agentId": agent.id,
         "agentName": agent.name,
-        "channel": agent.channel,
+        "channel": agent.channel.name(),
         "testVariables": variables(biz, user, &agent.id)?,
         "messages": messages,
         "pending": pending,

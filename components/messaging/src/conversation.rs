@@ -5,6 +5,7 @@
 //! the shared library (`switchboard_guest::contact`), the timeline entry
 //! appended by `switchboard_guest::timeline`.
 
+use switchboard_channel_connections::Channel;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job_kinds::messaging::{MessageRef, MessagingJob};
 use switchboard_guest::{job, new_id, timeline, Failure};
@@ -12,8 +13,8 @@ use switchboard_guest::{job, new_id, timeline, Failure};
 /// An outbound message to queue.
 pub struct Outbound<'a> {
     pub business: &'a str,
-    /// `chatapp` or `photoapp`.
-    pub channel: &'a str,
+    /// Chatapp or photoapp.
+    pub channel: Channel,
     pub conversation_id: &'a str,
     /// None for a photoapp participant not linked to a contact (no timeline).
     pub contact_id: Option<&'a str>,
@@ -106,7 +107,7 @@ fn queue(m: &Outbound, reply_to: Option<&PrivateReplyTo>) -> Result<(String, Str
         if let Some(r) = reply_to {
             summary["privateReplyTo"] = r.comment_id.into();
         }
-        timeline::append_message(m.business, contact_id, m.channel, "outbound", m.now, &summary)?;
+        timeline::append_message(m.business, contact_id, m.channel.name(), "outbound", m.now, &summary)?;
     }
     Ok((message_id, task_ref, correlation_id))
 }
@@ -119,7 +120,7 @@ pub fn already_stored(biz: &str, provider_message_id: &str) -> Result<bool, Fail
 /// An inbound text message to store.
 pub struct InboundText<'a> {
     pub business: &'a str,
-    pub channel: &'a str,
+    pub channel: Channel,
     pub conversation_id: &'a str,
     /// None for a photoapp participant not linked to a contact (no timeline).
     pub contact_id: Option<&'a str>,
@@ -142,7 +143,7 @@ pub fn store_inbound(m: &InboundText) -> Result<Option<String>, Failure> {
         return Ok(None);
     }
     if let Some(contact_id) = m.contact_id {
-        timeline::append_message(m.business, contact_id, m.channel, "inbound", m.now, &serde_json::json!({"messageId": message_id, "text": m.text}))?;
+        timeline::append_message(m.business, contact_id, m.channel.name(), "inbound", m.now, &serde_json::json!({"messageId": message_id, "text": m.text}))?;
     }
     Ok(Some(message_id))
 }

@@ -31,6 +31,7 @@
 use crate::status::MessageStatus;
 use serde::Deserialize;
 use serde_json::{json, Value as J};
+use switchboard_channel_connections::Channel;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{e164, fail, is_uuid, now, ok, req, success, HResult, Request, Success};
 
@@ -63,7 +64,7 @@ struct SendBody {
 pub fn send(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
     let b: SendBody = req::body(r)?;
-    if b.channel.as_deref() == Some("photoapp") {
+    if b.channel.as_deref().and_then(Channel::parse) == Some(Channel::Photoapp) {
         let account = b.photoapp_account_id.clone().unwrap_or_default();
         if !switchboard_channel_connections::is_connected(&db::Store, biz, "photoapp", &account)? {
             return Err(fail::not_found("photoapp_account_not_connected", "`photoappAccountId` is not the connected photoapp account of this business"));
@@ -83,7 +84,7 @@ pub fn send(r: &Request) -> HResult<Success> {
         let now = now();
         let (message_id, task_ref, correlation_id) = conversation::queue_outbound(&conversation::Outbound {
             business: biz,
-            channel: "photoapp",
+            channel: Channel::Photoapp,
             conversation_id: &p.conversation_id,
             contact_id: p.contact_id.as_deref(),
             phone_number_id: &account,
@@ -129,7 +130,7 @@ pub fn send(r: &Request) -> HResult<Success> {
     let conversation_id = conversation::conversation(biz, &pnid, &c.id, &now)?;
     let (message_id, task_ref, correlation_id) = conversation::queue_outbound(&conversation::Outbound {
         business: biz,
-        channel: "chatapp",
+        channel: Channel::Chatapp,
         conversation_id: &conversation_id,
         contact_id: Some(&c.id),
         phone_number_id: &pnid,
@@ -172,7 +173,7 @@ pub fn get(r: &Request) -> HResult<Success> {
         "businessId": row.text(1),
         "conversationId": row.opt_text(2),
         // A photoapp message has an account, not a number.
-        "phoneNumberId": if row.text(17) == "chatapp" { row.opt_text(3) } else { None },
+        "phoneNumberId": if Channel::parse(&row.text(17)) == Some(Channel::Chatapp) { row.opt_text(3) } else { None },
         "recipient": row.text(4),
         "type": row.text(5),
         "status": row.text(6),

@@ -23,6 +23,7 @@
 
 use serde::Deserialize;
 use serde_json::json;
+use switchboard_channel_connections::Channel;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::{clock, contact, fail, now, req, success, time, HResult, Request, Success};
 
@@ -72,7 +73,7 @@ pub fn send(r: &Request) -> HResult<Success> {
     let (message_id, task_ref, correlation_id) = conversation::queue_private_reply(
         &conversation::Outbound {
             business: biz,
-            channel: "photoapp",
+            channel: Channel::Photoapp,
             conversation_id: &conversation_id,
             contact_id: contact_id.as_deref(),
             phone_number_id: &b.photoapp_account_id,

@@ -3,6 +3,8 @@
 //! job, the message read and the campaigns' member outcomes compare it,
 //! never the strings.
 
+use switchboard_channel_connections::Channel;
+
 /// Where an outbound message is on its way to the recipient.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MessageStatus {
@@ -61,15 +63,15 @@ impl MessageStatus {
     /// The delivery event of this status on `channel`, if it has one:
     /// chatapp reports sent/delivered/read/failed; photoapp sent/seen/failed
     /// (its `read` is `photoapp.message.seen`; it has no delivered event).
-    pub fn event_type(self, channel: &str) -> Option<&'static str> {
+    pub fn event_type(self, channel: Channel) -> Option<&'static str> {
         Some(match (channel, self) {
-            ("chatapp", Self::Sent) => "chatapp.message.sent",
-            ("chatapp", Self::Delivered) => "chatapp.message.delivered",
-            ("chatapp", Self::Read) => "chatapp.message.read",
-            ("chatapp", Self::Failed) => "chatapp.message.failed",
-            ("photoapp", Self::Sent) => "photoapp.message.sent",
-            ("photoapp", Self::Read) => "photoapp.message.seen",
-            ("photoapp", Self::Failed) => "photoapp.message.failed",
+            (Channel::Chatapp, Self::Sent) => "chatapp.message.sent",
+            (Channel::Chatapp, Self::Delivered) => "chatapp.message.delivered",
+            (Channel::Chatapp, Self::Read) => "chatapp.message.read",
+            (Channel::Chatapp, Self::Failed) => "chatapp.message.failed",
+            (Channel::Photoapp, Self::Sent) => "photoapp.message.sent",
+            (Channel::Photoapp, Self::Read) => "photoapp.message.seen",
+            (Channel::Photoapp, Self::Failed) => "photoapp.message.failed",
             _ => return None,
         })
     }
@@ -78,6 +80,7 @@ impl MessageStatus {
 #[cfg(test)]
 mod tests {
     use super::MessageStatus::{self, *};
+    use switchboard_channel_connections::Channel;
 
     #[test]
     fn statuses_read_back_and_every_reported_one_has_a_column() {
@@ -90,9 +93,10 @@ mod tests {
 
     #[test]
     fn delivery_events_per_channel() {
-        assert_eq!(Delivered.event_type("chatapp"), Some("chatapp.message.delivered"));
-        assert_eq!(Read.event_type("photoapp"), Some("photoapp.message.seen"));
-        assert_eq!(Delivered.event_type("photoapp"), None);
-        assert_eq!(Accepted.event_type("chatapp"), None);
+        assert_eq!(Delivered.event_type(Channel::Chatapp), Some("chatapp.message.delivered"));
+        assert_eq!(Read.event_type(Channel::Photoapp), Some("photoapp.message.seen"));
+        assert_eq!(Delivered.event_type(Channel::Photoapp), None);
+        assert_eq!(Accepted.event_type(Channel::Chatapp), None);
+        assert_eq!(Sent.event_type(Channel::Voice), None);
     }
 }

@@ -29,11 +29,12 @@
 //! is retried with backoff, then the job is dead (no reply).
 
 use switchboard_agent_runtime::turn::{self, Turn};
-use switchboard_guest::db::{self, RowExt};
+use switchboard_channel_connections::Channel;
+use switchboard_guest::db;
 use switchboard_guest::job::{self, retry, run_step};
 use switchboard_guest::job_kinds::messaging::{MessageRef, MessagingJob};
 use switchboard_guest::job_types::{Job, Outcome};
-use switchboard_guest::{now, Failure};
+use switchboard_guest::{now, params, Failure};
 
 use crate::conversation;
 use crate::conversations::handoff;
@@ -49,7 +50,7 @@ const MAX_ATTEMPTS: u32 = 6;
 /// active or paused (a paused integrator still owns the replies; answering
 /// then would give the customer two answers after it resumes), and after
 /// revocation as the assignment says.
-pub fn eligible(biz: &str, channel: &str, sender: &str) -> Result<Option<(String, String, bool)>, Failure> {
+pub fn eligible(biz: &str, channel: Channel, sender: &str) -> Result<Option<(String, String, bool)>, Failure> {
     assigned_agent(biz, channel, sender, None)
 }
 
@@ -59,8 +60,8 @@ pub fn eligible(biz: &str, channel: &str, sender: &str) -> Result<Option<(String
 /// subscription (every one is external automation) when `owning_event` is
 /// None, else one that receives `owning_event` (comments:
 /// `comment_reply.rs`). (id, instructions, photoapp_collect_mobile).
-pub fn assigned_agent(biz: &str, channel: &str, sender: &str, owning_event: Option<&str>) -> Result<Option<(String, String, bool)>, Failure> {
-    let row = db::query_one(
+pub fn assigned_agent(biz: &str, channel: Channel, sender: &str, owning_event: Option<&str>) -> Result<Option<(String, String, bool)>, Failure> {
+    db::query_one_as(
         "SELECT a.id, a.instructions, IFNULL(a.photoapp_collect_mobile, 0) FROM channel_assignments ca \
          JOIN agents a ON a.business_id = ca.business_id AND a.id = ca.ai_agent_id \
          WHERE ca.business_id = ?1 AND ca.channel = ?2 AND ca.provider_id = ?3 \
@@ -70,13 +71,12 @@ pub fn assigned_agent(biz: &str, channel: &str, sender: &str, owning_event: Opti
                            AND IFNULL(ws.phone_number_id, ws.provider_account_id) = ?3 AND ws.status IN ('active', 'paused') \
                            AND ws.external_automation = 1 \
                            AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(ws.events_json) e WHERE e.value = ?4)))",
-        &[biz.into(), channel.into(), sender.into(), owning_event.into()],
-    )?;
-    Ok(row.map(|r| (r.text(0), r.text(1), r.boolean(2))))
+        &params![biz, channel, sender, owning_event],
+    )
 }
 
 /// Called by the inbound jobs after storing `message_id`.
-pub fn maybe_enqueue(biz: &str, channel: &str, sender: &str, message_id: &str) -> Result<(), Failure> {
+pub fn maybe_enqueue(biz: &str, channel: Channel, sender: &str, message_id: &str) -> Result<(), Failure> {
     if eligible(biz, channel, sender)?.is_some() && !handoff::taken_over(biz, message_id)? {
         job::enqueue(biz, &MessagingJob::Autoreply(MessageRef { message_id: message_id.to_string() }))?;
     }
@@ -107,35 +107,33 @@ fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
     // The sender is the chatapp number or the photoapp account; the
     // recipient the contact's mobile or the photoapp user; the contact may be
     // absent for a photoapp participant not linked yet.
-    let Some(m) = db::query_one(
+    let Some((conversation_id, contact_id, channel, sender, blocked, recipient)) = db::query_one_as::<(String, Option<String>, Channel, String, bool, Option<String>)>(
         "SELECT m.conversation_id, m.contact_id, c.channel, IFNULL(c.phone_number_id, c.provider_account_id), \
                 IFNULL(k.communication_blocked, 0), CASE c.channel WHEN 'chatapp' THEN k.mobile ELSE c.participant_id END \
          FROM messages m \
          JOIN conversations c ON c.business_id = m.business_id AND c.id = m.conversation_id \
          LEFT JOIN contacts k ON k.business_id = m.business_id AND k.id = m.contact_id \
          WHERE m.business_id = ?1 AND m.id = ?2 AND m.direction = 'inbound'",
-        &[biz.into(), message_id.into()],
+        &params![biz, message_id],
     )?
     else {
         return Ok(Outcome::Dead("the inbound message no longer exists".into()));
     };
-    let (conversation_id, contact_id, channel, sender, recipient) = (m.text(0), m.opt_text(1), m.text(2), m.text(3), m.opt_text(5));
     let Some(recipient) = recipient else { return Ok(Outcome::Dead("the conversation has no recipient".into())) };
-    if m.boolean(4) {
+    if blocked {
         return Ok(Outcome::Done);
     }
-    let Some((agent, instructions, collect_mobile)) = eligible(biz, &channel, &sender)? else {
+    let Some((agent, instructions, collect_mobile)) = eligible(biz, channel, &sender)? else {
         return Ok(Outcome::Done);
     };
     if handoff::taken_over(biz, message_id)? {
         return Ok(Outcome::Done);
     }
 
-    let rows = db::query(
+    let rows: Vec<(String, Option<String>)> = db::query_as(
         &format!("SELECT direction, text FROM messages WHERE business_id = ?1 AND conversation_id = ?2 ORDER BY created_at DESC, id DESC LIMIT {HISTORY}"),
-        &[biz.into(), conversation_id.as_str().into()],
+        &params![biz, &conversation_id],
     )?;
-    let rows: Vec<(String, Option<String>)> = rows.iter().map(|r| (r.text(0), r.opt_text(1))).collect();
     // Grounded in the agent's own sources (passages, and lookups of its
     // structured ones).
     let (text, used) = match turn::answer(biz, &agent, &instructions, Turn::Message { collect_mobile }, &history(&rows))? {
@@ -152,7 +150,7 @@ fn reply(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
     let now = now();
     let (reply_id, _, _) = conversation::queue_outbound(&conversation::Outbound {
         business: biz,
-        channel: &channel,
+        channel,
         conversation_id: &conversation_id,
         contact_id: contact_id.as_deref(),
         phone_number_id: &sender,

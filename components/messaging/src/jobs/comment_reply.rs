@@ -21,6 +21,7 @@
 
 use serde_json::json;
 use switchboard_agent_runtime::turn::{self, Turn};
+use switchboard_channel_connections::Channel;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Job, Outcome};
@@ -39,7 +40,7 @@ const MAX_ATTEMPTS: u32 = 5;
 /// the comments when it receives `photoapp.comment.received`). Its turn is
 /// a [`Turn::Comment`]: the agent runtime tells it the reply is public.
 pub fn eligible(biz: &str, account: &str) -> Result<Option<(String, String)>, Failure> {
-    Ok(super::autoreply::assigned_agent(biz, "photoapp", account, Some(super::photoapp_signal::COMMENT_EVENT))?.map(|(id, instructions, _)| (id, instructions)))
+    Ok(super::autoreply::assigned_agent(biz, Channel::Photoapp, account, Some(super::photoapp_signal::COMMENT_EVENT))?.map(|(id, instructions, _)| (id, instructions)))
 }
 
 pub fn run(job: &Job, comment: &str) -> Outcome {

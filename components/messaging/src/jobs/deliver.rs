@@ -23,13 +23,15 @@
 //! message id so an adapter can make the resubmission idempotent).
 
 use serde_json::{json, Value};
-use switchboard_guest::db::{self, Row, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Continuation, Job, Outcome};
 use switchboard_guest::messenger::{self, OutboundMessage, ProviderError, StatusReport};
-use switchboard_guest::{events, log, now, Failure};
+use switchboard_guest::{events, log, now, params, Failure};
+use switchboard_sql::{Columns, FromRow, Mismatch, Row};
 
 use crate::status::MessageStatus;
+use switchboard_channel_connections::Channel;
 
 /// Transient submit failures tolerated before the message fails.
 pub const MAX_SUBMIT_ATTEMPTS: u32 = 8;
@@ -40,17 +42,49 @@ pub fn run(job: &Job, message_id: &str) -> Outcome {
 
 const COLUMNS: &str = "status, recipient, phone_number_id, conversation_id, provider_message_id, channel, type, text, media_id, reply_to_comment";
 
+/// An outbound message as delivery reads it ([`COLUMNS`]).
+struct Message {
+    status: String,
+    recipient: String,
+    /// The sender: the chatapp number or the photoapp account.
+    phone_number_id: Option<String>,
+    conversation_id: Option<String>,
+    provider_message_id: Option<String>,
+    channel: Channel,
+    kind: String,
+    text: Option<String>,
+    media_id: Option<String>,
+    reply_to_comment: Option<String>,
+}
+
+impl FromRow for Message {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        Ok(Message {
+            status: c.read()?,
+            recipient: c.read()?,
+            phone_number_id: c.read()?,
+            conversation_id: c.read()?,
+            provider_message_id: c.read()?,
+            channel: c.read()?,
+            kind: c.read()?,
+            text: c.read()?,
+            media_id: c.read()?,
+            reply_to_comment: c.read()?,
+        })
+    }
+}
+
 fn step(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
-    let Some(m) = db::query_one(&format!("SELECT {COLUMNS} FROM messages WHERE business_id = ?1 AND id = ?2 AND direction = 'outbound'"), &[biz.into(), message_id.into()])? else {
+    let Some(m) = db::query_one_as::<Message>(&format!("SELECT {COLUMNS} FROM messages WHERE business_id = ?1 AND id = ?2 AND direction = 'outbound'"), &params![biz, message_id])? else {
         return Ok(Outcome::Done);
     };
-    let (stored, recipient) = (m.text(0), m.text(1));
-    match MessageStatus::parse(&stored) {
+    match MessageStatus::parse(&m.status) {
         Some(MessageStatus::Queued) => submit(job, message_id, &m),
         Some(status) if status.is_tracked() => {
-            let Some(provider_id) = m.opt_text(4) else { return Ok(Outcome::Dead("a submitted message without a provider id".into())) };
-            match messenger::track(&provider_id, &recipient, status.as_str()) {
+            let Some(provider_id) = &m.provider_message_id else { return Ok(Outcome::Dead("a submitted message without a provider id".into())) };
+            match messenger::track(provider_id, &m.recipient, status.as_str()) {
                 Ok(progress) => {
                     if let Some(report) = progress.report {
                         apply(biz, message_id, &m, &report)?;
@@ -72,29 +106,29 @@ fn step(job: &Job, message_id: &str) -> Result<Outcome, Failure> {
     }
 }
 
-fn submit(job: &Job, message_id: &str, m: &Row) -> Result<Outcome, Failure> {
+fn submit(job: &Job, message_id: &str, m: &Message) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
-    let provider_media_id = match m.opt_text(8) {
-        Some(media_id) => db::query_one("SELECT provider_media_id FROM media WHERE business_id = ?1 AND id = ?2", &[biz.into(), media_id.into()])?.map(|r| r.text(0)),
+    let provider_media_id = match &m.media_id {
+        Some(media_id) => db::query_one_as::<String>("SELECT provider_media_id FROM media WHERE business_id = ?1 AND id = ?2", &params![biz, media_id])?,
         None => None,
     };
     let outbound = OutboundMessage {
         message_id: message_id.to_string(),
-        channel: m.text(5),
-        sender_id: m.opt_text(2).unwrap_or_default(),
-        recipient: m.text(1),
-        kind: m.text(6),
-        text: m.opt_text(7),
+        channel: m.channel.name().to_string(),
+        sender_id: m.phone_number_id.clone().unwrap_or_default(),
+        recipient: m.recipient.clone(),
+        kind: m.kind.clone(),
+        text: m.text.clone(),
         provider_media_id,
         // A photoapp private reply names its comment (private_reply.rs).
-        reply_to_comment: m.opt_text(9),
+        reply_to_comment: m.reply_to_comment.clone(),
     };
     match messenger::submit(&outbound) {
         Ok(provider_id) => {
             db::execute(
                 "UPDATE messages SET status = ?5, provider_status = ?5, submitted_at = ?3, provider_message_id = ?4 \
                  WHERE business_id = ?1 AND id = ?2 AND status = ?6",
-                &[biz.into(), message_id.into(), now().as_str().into(), provider_id.as_str().into(), MessageStatus::Submitted.as_str().into(), MessageStatus::Queued.as_str().into()],
+                &params![biz, message_id, now(), provider_id, MessageStatus::Submitted.as_str(), MessageStatus::Queued.as_str()],
             )?;
             Ok(Outcome::Continue(Continuation { delay_ms: 0, payload_json: job.payload_json.clone() }))
         }
@@ -109,10 +143,7 @@ fn submit(job: &Job, message_id: &str, m: &Row) -> Result<Outcome, Failure> {
             // provider's reference of the refused attempt, or the message id
             // the attempt was submitted under when it gave none.
             let reference = e.reference.clone().unwrap_or_else(|| message_id.to_string());
-            db::execute(
-                "UPDATE messages SET provider_message_id = ?3 WHERE business_id = ?1 AND id = ?2 AND provider_message_id IS NULL",
-                &[biz.into(), message_id.into(), reference.as_str().into()],
-            )?;
+            db::execute("UPDATE messages SET provider_message_id = ?3 WHERE business_id = ?1 AND id = ?2 AND provider_message_id IS NULL", &params![biz, message_id, reference])?;
             let report = StatusReport { status: MessageStatus::Failed.as_str().into(), provider_status: "rejected".into(), failure: Some(e) };
             apply(biz, message_id, m, &report)?;
             Ok(Outcome::Done)
@@ -121,7 +152,7 @@ fn submit(job: &Job, message_id: &str, m: &Row) -> Result<Outcome, Failure> {
 }
 
 /// Stores `report` and emits its delivery event.
-fn apply(biz: &str, message_id: &str, m: &Row, report: &StatusReport) -> Result<(), Failure> {
+fn apply(biz: &str, message_id: &str, m: &Message, report: &StatusReport) -> Result<(), Failure> {
     let Some((to, column)) = MessageStatus::parse(&report.status).and_then(|s| Some((s, s.timestamp_column()?))) else {
         log::log(log::Level::Warn, &format!("message {message_id}: the provider reported an unknown status"));
         return Ok(());
@@ -137,17 +168,18 @@ fn apply(biz: &str, message_id: &str, m: &Row, report: &StatusReport) -> Result<
              failure_code = IFNULL(?6, failure_code), failure_message = IFNULL(?7, failure_message) \
              WHERE business_id = ?1 AND id = ?2"
         ),
-        &[biz.into(), message_id.into(), to.as_str().into(), report.provider_status.as_str().into(), now.as_str().into(), code.into(), text.into()],
+        &params![biz, message_id, to.as_str(), &report.provider_status, &now, code, text],
     )?;
-    let channel = m.text(5);
-    let Some(event_type) = to.event_type(&channel) else { return Ok(()) };
-    let r = db::query_one(
+    let channel = m.channel;
+    let Some(event_type) = to.event_type(channel) else { return Ok(()) };
+    type Stamps = (Option<String>, Option<String>, Option<String>, Option<String>, Option<String>, Option<String>, Option<String>);
+    let (sent_at, delivered_at, read_at, failed_at, failure_code, failure_message, provider_message_id) = db::query_one_as::<Stamps>(
         "SELECT sent_at, delivered_at, read_at, failed_at, failure_code, failure_message, provider_message_id FROM messages WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), message_id.into()],
+        &params![biz, message_id],
     )?
     .expect("message exists");
-    let failure = if to == MessageStatus::Failed { json!({"code": r.opt_text(4), "message": r.opt_text(5)}) } else { Value::Null };
-    let sender = m.opt_text(2).unwrap_or_default();
+    let failure = if to == MessageStatus::Failed { json!({"code": failure_code, "message": failure_message}) } else { Value::Null };
+    let sender = m.phone_number_id.clone().unwrap_or_default();
     let event_id = format!("{message_id}.{}", to.as_str());
     let mut event = json!({
         "contractVersion": events::CONTRACT_VERSION,
@@ -156,28 +188,28 @@ fn apply(biz: &str, message_id: &str, m: &Row, report: &StatusReport) -> Result<
         "occurredAt": now,
         "businessId": biz,
         "phoneNumberId": sender,
-        "channel": channel,
-        "conversationId": m.opt_text(3),
+        "channel": channel.name(),
+        "conversationId": m.conversation_id,
         "messageId": message_id,
-        "providerMessageId": r.opt_text(6),
-        "recipient": {"mobileE164": m.text(1)},
+        "providerMessageId": provider_message_id,
+        "recipient": {"mobileE164": m.recipient},
         "delivery": {
             "status": to.as_str(),
             "providerStatus": report.provider_status,
-            "sentAt": r.opt_text(0),
-            "deliveredAt": r.opt_text(1),
-            "readAt": r.opt_text(2),
-            "failedAt": r.opt_text(3),
+            "sentAt": sent_at,
+            "deliveredAt": delivered_at,
+            "readAt": read_at,
+            "failedAt": failed_at,
             "failure": failure,
         },
     });
-    if channel == "photoapp" {
+    if channel == Channel::Photoapp {
         // Our photoapp shape (the contract leaves it open): the account in
         // place of the number, the user id in place of the mobile.
         let o = event.as_object_mut().expect("an object");
         o.shift_remove("phoneNumberId");
         o.insert("providerAccountId".into(), json!(sender));
-        o.insert("recipient".into(), json!({"photoappUserId": m.text(1)}));
+        o.insert("recipient".into(), json!({"photoappUserId": m.recipient}));
     }
-    events::fan_out(biz, &channel, &sender, event_type, &event_id, &event)
+    events::fan_out(biz, channel.name(), &sender, event_type, &event_id, &event)
 }

@@ -20,6 +20,7 @@
 //!    `messaging.autoreply` job is enqueued (autoreply.rs writes the reply).
 
 use serde_json::json;
+use switchboard_channel_connections::Channel;
 use switchboard_guest::job::run_step;
 use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::{contact, e164, events, now, Failure};
@@ -96,7 +97,7 @@ fn process(biz: &str, p: &Payload, mobile: &str) -> Result<(), Failure> {
     // The message and its timeline entry.
     let Some(message_id) = conversation::store_inbound(&conversation::InboundText {
         business: biz,
-        channel: "chatapp",
+        channel: Channel::Chatapp,
         conversation_id: &conversation_id,
         contact_id: Some(&contact_id),
         text: &p.text,
@@ -108,7 +109,7 @@ fn process(biz: &str, p: &Payload, mobile: &str) -> Result<(), Failure> {
     };
 
     // The agent's reply, when the service answers this number (autoreply.rs).
-    super::autoreply::maybe_enqueue(biz, "chatapp", pnid, &message_id)?;
+    super::autoreply::maybe_enqueue(biz, Channel::Chatapp, pnid, &message_id)?;
 
     // Fan-out of `chatapp.message.received`, in the same transaction.
     let customer_name = profile_name(p.name.as_deref()).unwrap_or(stored_name);

@@ -19,6 +19,7 @@
 //! the replies (autoreply.rs, as for chatapp).
 
 use serde_json::json;
+use switchboard_channel_connections::Channel;
 use switchboard_guest::job::run_step;
 use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::{events, now, Failure};
@@ -79,7 +80,7 @@ fn process(biz: &str, p: &Payload) -> Result<(), Failure> {
 
     let Some(message_id) = conversation::store_inbound(&conversation::InboundText {
         business: biz,
-        channel: "photoapp",
+        channel: Channel::Photoapp,
         conversation_id: &c.conversation_id,
         contact_id: c.contact_id.as_deref(),
         text: &p.text,
@@ -90,7 +91,7 @@ fn process(biz: &str, p: &Payload) -> Result<(), Failure> {
         return Ok(());
     };
     // The agent's reply, when the service answers this account (autoreply.rs).
-    super::autoreply::maybe_enqueue(biz, "photoapp", &p.account_id, &message_id)?;
+    super::autoreply::maybe_enqueue(biz, Channel::Photoapp, &p.account_id, &message_id)?;
     let event = event_payload(biz, &p.account_id, &c.conversation_id, c.contact_id.as_deref(), pmid, &now, (&p.from, c.name.as_deref()), &p.text);
     events::fan_out(biz, "photoapp", &p.account_id, EVENT, pmid, &event)
 }

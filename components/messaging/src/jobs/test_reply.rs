@@ -6,6 +6,7 @@
 //! `testVariables`. The reply is written to the test turn only.
 
 use switchboard_agent_runtime::turn::{self, Turn};
+use switchboard_channel_connections::Channel;
 use switchboard_guest::db::{self, RowExt};
 use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Job, Outcome};
@@ -40,11 +41,11 @@ fn reply(job: &Job, turn_id: &str) -> Result<Outcome, switchboard_guest::Failure
     )?;
     let mut history: Vec<(String, String)> = rows.iter().map(|r| (r.text(0), r.text(1))).collect();
     history.reverse();
-    let variables = if agent.channel == "voice" { agent_test::variables(biz, &user, &agent_id)? } else { Default::default() };
-    let turn = match agent.channel.as_str() {
-        "voice" => Turn::Call { variables: &variables },
+    let variables = if agent.channel == Channel::Voice { agent_test::variables(biz, &user, &agent_id)? } else { Default::default() };
+    let turn = match agent.channel {
+        Channel::Voice => Turn::Call { variables: &variables },
         // As a real photoapp reply is told (`autoreply::eligible`).
-        "photoapp" => Turn::Message { collect_mobile: agent.collect_mobile },
+        Channel::Photoapp => Turn::Message { collect_mobile: agent.collect_mobile },
         _ => Turn::Message { collect_mobile: false },
     };
     match turn::answer(biz, &agent.id, &agent.instructions, turn, &history)? {
