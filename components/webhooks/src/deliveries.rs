@@ -16,9 +16,9 @@
 
 use serde::Deserialize;
 use serde_json::{json, Value as J};
-use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::events::{Delivery, WebhooksJob};
-use switchboard_guest::{fail, job, page, req, success, HResult, Request, Success};
+use switchboard_guest::{fail, job, page, params, req, success, HResult, Request, Success};
 
 use crate::subscriptions::{load, path_id, revoked};
 
@@ -41,26 +41,26 @@ pub fn list(req: &Request) -> HResult<Success> {
         "SELECT id, event_id, IFNULL(event_type, ''), retry_number, attempted_at, status_code, error, latency_ms \
          FROM webhook_attempts WHERE business_id = ?1 AND subscription_id = ?2",
     );
-    let mut params = vec![biz.into(), id.into()];
+    let mut params = params![biz, id];
     if let Some(event) = req::query_nonempty(req, "eventId") {
         sql += " AND event_id = ?3";
         params.push(event.into());
     }
-    let (rows, next) = page::by_id_newest_first(req, &sql, params, "id")?;
+    type Attempt = (String, String, String, i64, String, Option<i64>, Option<String>, Option<i64>);
+    let (rows, next) = page::by_id_newest_first_as::<Attempt>(req, &sql, params, "id")?;
     let attempts: Vec<J> = rows
-        .iter()
-        .map(|r| {
-            let (status, error) = (r.opt_int(5), r.opt_text(6));
+        .into_iter()
+        .map(|(id, event_id, event_type, retry_number, attempted_at, status, error, latency_ms)| {
             json!({
-                "id": r.text(0),
-                "eventId": r.text(1),
-                "eventType": r.text(2),
-                "retryNumber": r.int(3),
-                "attemptedAt": r.text(4),
+                "id": id,
+                "eventId": event_id,
+                "eventType": event_type,
+                "retryNumber": retry_number,
+                "attemptedAt": attempted_at,
                 "outcome": outcome(status, error.as_deref()),
                 "statusCode": status,
                 "error": error,
-                "latencyMs": r.opt_int(7),
+                "latencyMs": latency_ms,
             })
         })
         .collect();
@@ -79,16 +79,16 @@ pub fn redeliver(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let id = path_id(req)?;
     let sub = load(biz, id)?;
-    if sub.text(7) == "revoked" {
+    if sub.status == "revoked" {
         return Err(revoked(id));
     }
     let body: RedeliverBody = req::body(req)?;
-    let Some(event) = db::query_one(
+    let Some((payload, last_retry)) = db::query_one_as::<(String, i64)>(
         "SELECT payload_json, (SELECT MAX(retry_number) FROM webhook_attempts \
                                WHERE business_id = ?1 AND subscription_id = ?2 AND event_id = ?3) \
          FROM webhook_attempts WHERE business_id = ?1 AND subscription_id = ?2 AND event_id = ?3 AND payload_json IS NOT NULL \
          ORDER BY id LIMIT 1",
-        &[biz.into(), id.into(), body.event_id.as_str().into()],
+        &params![biz, id, &body.event_id],
     )?
     else {
         // Never sent to this subscription, or its log was purged (the
@@ -101,9 +101,9 @@ pub fn redeliver(req: &Request) -> HResult<Success> {
             ),
         ));
     };
-    let payload: J = serde_json::from_str(&event.text(0)).map_err(|_| fail::internal("logged_event_unreadable", "a logged event could not be read"))?;
-    let next = event.int(1) as u64 + 1;
+    let payload: J = serde_json::from_str(&payload).map_err(|_| fail::internal("logged_event_unreadable", "a logged event could not be read"))?;
+    let next = last_retry as u64 + 1;
     let delivery = Delivery { subscription_id: id.to_string(), event_id: body.event_id.clone(), attempt: next, payload, first_attempt: next };
     job::enqueue(biz, &WebhooksJob::Deliver(delivery))?;
-    success(202, &json!({"subscriptionId": id, "eventId": body.event_id, "retryNumber": next, "status": sub.text(7)}))
+    success(202, &json!({"subscriptionId": id, "eventId": body.event_id, "retryNumber": next, "status": sub.status}))
 }

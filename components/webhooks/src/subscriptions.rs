@@ -10,8 +10,8 @@
 
 use serde::Deserialize;
 use serde_json::{json, Value as J};
-use switchboard_guest::db::{self, Row, RowExt};
-use switchboard_guest::{created, fail, ids, new_id, now, ok, page, req, Failure, HResult, Request, Success};
+use switchboard_guest::db::{self, Row};
+use switchboard_guest::{created, fail, ids, new_id, now, ok, page, params, req, Columns, Failure, FromRow, HResult, Mismatch, Request, Success};
 
 use crate::rules::{self, quote, Channel};
 
@@ -29,28 +29,68 @@ pub(crate) fn revoked(id: &str) -> Failure {
     fail::conflict("subscription_revoked", format!("webhook subscription `{id}` is revoked; revocation is permanent, create a new subscription"))
 }
 
-fn render(r: &Row) -> J {
-    let events: J = serde_json::from_str(&r.text(6)).unwrap_or_else(|_| J::Array(Vec::new()));
+/// A subscription row, selected with [`SUB_COLS`].
+pub(crate) struct Subscription {
+    id: String,
+    business_id: String,
+    /// Chatapp or photoapp (the table's check).
+    channel: Channel,
+    phone_number_id: Option<String>,
+    provider_account_id: Option<String>,
+    callback_url: String,
+    events_json: String,
+    /// `active`, `paused` or `revoked`.
+    pub(crate) status: String,
+    external_automation: bool,
+    secret_last4: String,
+    created_at: String,
+    updated_at: String,
+    revoked_at: Option<String>,
+}
+
+impl FromRow for Subscription {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        Ok(Subscription {
+            id: c.read()?,
+            business_id: c.read()?,
+            channel: c.read()?,
+            phone_number_id: c.read()?,
+            provider_account_id: c.read()?,
+            callback_url: c.read()?,
+            events_json: c.read()?,
+            status: c.read()?,
+            external_automation: c.read()?,
+            secret_last4: c.read()?,
+            created_at: c.read()?,
+            updated_at: c.read()?,
+            revoked_at: c.read()?,
+        })
+    }
+}
+
+fn render(r: Subscription) -> J {
+    let events: J = serde_json::from_str(&r.events_json).unwrap_or_else(|_| J::Array(Vec::new()));
     json!({
-        "id": r.text(0),
-        "businessId": r.text(1),
-        "channel": r.text(2),
-        "phoneNumberId": r.opt_text(3),
-        "providerAccountId": r.opt_text(4),
-        "callbackUrl": r.text(5),
+        "id": r.id,
+        "businessId": r.business_id,
+        "channel": r.channel.name(),
+        "phoneNumberId": r.phone_number_id,
+        "providerAccountId": r.provider_account_id,
+        "callbackUrl": r.callback_url,
         "events": events,
-        "status": r.text(7),
-        "externalAutomation": r.boolean(8),
-        "secretLast4": r.text(9),
-        "createdAt": r.text(10),
-        "updatedAt": r.text(11),
-        "revokedAt": r.opt_text(12),
+        "status": r.status,
+        "externalAutomation": r.external_automation,
+        "secretLast4": r.secret_last4,
+        "createdAt": r.created_at,
+        "updatedAt": r.updated_at,
+        "revokedAt": r.revoked_at,
     })
 }
 
 /// The subscription `id` of the business (any status), or 404.
-pub(crate) fn load(biz: &str, id: &str) -> HResult<Row> {
-    db::query_one(&format!("SELECT {SUB_COLS} FROM webhook_subscriptions WHERE business_id = ?1 AND id = ?2"), &[biz.into(), id.into()])?.ok_or_else(not_found)
+pub(crate) fn load(biz: &str, id: &str) -> HResult<Subscription> {
+    db::query_one_as(&format!("SELECT {SUB_COLS} FROM webhook_subscriptions WHERE business_id = ?1 AND id = ?2"), &params![biz, id])?.ok_or_else(not_found)
 }
 
 pub(crate) fn path_id(req: &Request) -> HResult<&str> {
@@ -65,8 +105,8 @@ fn new_secret() -> String {
 /// Subscriptions in effect (active and paused), in creation order.
 pub fn list(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
-    let (rows, next) = page::by_id(req, &format!("SELECT {SUB_COLS} FROM webhook_subscriptions WHERE business_id = ?1 AND status <> 'revoked'"), vec![biz.into()], "id")?;
-    ok(&json!({"subscriptions": rows.iter().map(render).collect::<Vec<_>>(), "nextCursor": next}))
+    let (rows, next) = page::by_id_as::<Subscription>(req, &format!("SELECT {SUB_COLS} FROM webhook_subscriptions WHERE business_id = ?1 AND status <> 'revoked'"), params![biz], "id")?;
+    ok(&json!({"subscriptions": rows.into_iter().map(render).collect::<Vec<_>>(), "nextCursor": next}))
 }
 
 #[derive(Deserialize)]
@@ -81,11 +121,7 @@ struct CreateBody {
 }
 
 fn connected(biz: &str, channel: Channel, provider_id: &str) -> HResult<bool> {
-    Ok(db::query_one(
-        "SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3 AND status = 'connected'",
-        &[biz.into(), channel.name().into(), provider_id.into()],
-    )?
-    .is_some())
+    Ok(db::query_one("SELECT 1 FROM channel_connections WHERE business_id = ?1 AND channel = ?2 AND provider_id = ?3 AND status = 'connected'", &params![biz, channel, provider_id])?.is_some())
 }
 
 /// Creates an active subscription for a phone number (chatapp) or account
@@ -128,20 +164,9 @@ pub fn create(req: &Request) -> HResult<Success> {
         "INSERT INTO webhook_subscriptions (id, business_id, channel, phone_number_id, provider_account_id, callback_url, events_json, \
          status, external_automation, signing_secret, secret_last4, created_at, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'active', 1, ?8, ?9, ?10, ?10)",
-        &[
-            id.as_str().into(),
-            biz.into(),
-            channel.name().into(),
-            phone.into(),
-            account.into(),
-            b.callback_url.as_str().into(),
-            J::from(b.events.clone()).to_string().into(),
-            secret.as_str().into(),
-            rules::last4(&secret).into(),
-            now.as_str().into(),
-        ],
+        &params![&id, biz, channel, phone, account, &b.callback_url, J::from(b.events.clone()).to_string(), &secret, rules::last4(&secret), &now],
     )?;
-    created(&json!({"subscription": render(&load(biz, &id)?), "signingSecret": secret}))
+    created(&json!({"subscription": render(load(biz, &id)?), "signingSecret": secret}))
 }
 
 #[derive(Deserialize)]
@@ -159,7 +184,7 @@ pub fn update(req: &Request) -> HResult<Success> {
     let id = path_id(req)?;
     let b: UpdateBody = req::body(req)?;
     let row = load(biz, id)?;
-    if row.text(7) == "revoked" {
+    if row.status == "revoked" {
         return Err(revoked(id));
     }
     if b.callback_url.is_none() && b.events.is_none() && b.status.is_none() {
@@ -169,9 +194,7 @@ pub fn update(req: &Request) -> HResult<Success> {
         rules::check_callback_url(u)?;
     }
     if let Some(ev) = &b.events {
-        // A stored channel no version wrote reads as chatapp, whose events
-        // are then checked as they were.
-        rules::check_events(rules::subscription_channel(&row.text(2)).unwrap_or(Channel::Chatapp), ev)?;
+        rules::check_events(row.channel, ev)?;
     }
     if let Some(s) = b.status.as_deref() {
         if s != "active" && s != "paused" {
@@ -181,9 +204,9 @@ pub fn update(req: &Request) -> HResult<Success> {
     db::execute(
         "UPDATE webhook_subscriptions SET callback_url = COALESCE(?3, callback_url), events_json = COALESCE(?4, events_json), \
          status = COALESCE(?5, status), updated_at = ?6 WHERE business_id = ?1 AND id = ?2 AND status <> 'revoked'",
-        &[biz.into(), id.into(), b.callback_url.into(), b.events.map(|e| J::from(e).to_string()).into(), b.status.into(), now().into()],
+        &params![biz, id, b.callback_url, b.events.map(|e| J::from(e).to_string()), b.status, now()],
     )?;
-    ok(&json!({"subscription": render(&load(biz, id)?)}))
+    ok(&json!({"subscription": render(load(biz, id)?)}))
 }
 
 /// Revokes permanently and clears the stored secret; revoking a revoked
@@ -192,15 +215,15 @@ pub fn revoke(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let id = path_id(req)?;
     let row = load(biz, id)?;
-    if row.text(7) != "revoked" {
+    if row.status != "revoked" {
         let now = now();
         db::execute(
             "UPDATE webhook_subscriptions SET status = 'revoked', signing_secret = NULL, revoked_at = ?3, updated_at = ?3 \
              WHERE business_id = ?1 AND id = ?2",
-            &[biz.into(), id.into(), now.as_str().into()],
+            &params![biz, id, &now],
         )?;
     }
-    ok(&json!({"subscription": render(&load(biz, id)?)}))
+    ok(&json!({"subscription": render(load(biz, id)?)}))
 }
 
 /// Replaces the secret (the old one is gone at once: only the current one
@@ -210,13 +233,13 @@ pub fn rotate(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let id = path_id(req)?;
     let row = load(biz, id)?;
-    if row.text(7) == "revoked" {
+    if row.status == "revoked" {
         return Err(revoked(id));
     }
     let secret = new_secret();
     db::execute(
         "UPDATE webhook_subscriptions SET signing_secret = ?3, secret_last4 = ?4, updated_at = ?5 WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), id.into(), secret.as_str().into(), rules::last4(&secret).into(), now().into()],
+        &params![biz, id, &secret, rules::last4(&secret), now()],
     )?;
-    ok(&json!({"subscription": render(&load(biz, id)?), "signingSecret": secret}))
+    ok(&json!({"subscription": render(load(biz, id)?), "signingSecret": secret}))
 }

@@ -20,12 +20,12 @@
 use hmac::{Hmac, Mac};
 use serde_json::{json, Map, Value};
 use sha2::Sha256;
-use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::events::{Delivery, WebhooksJob, CONTRACT_VERSION};
 use switchboard_guest::http_out;
 use switchboard_guest::job::AreaJob;
 use switchboard_guest::job_types::{Job, Outcome};
-use switchboard_guest::{clock, ids, log};
+use switchboard_guest::{clock, ids, log, params};
 
 /// How often a paused subscription is checked for resumption.
 const PAUSED_RECHECK_MS: u64 = 5_000;
@@ -34,19 +34,22 @@ pub fn run(job: &Job, outbox: Delivery) -> Outcome {
     let attempt = outbox.attempt;
     let sub_id = outbox.subscription_id.clone();
     let event_id = outbox.event_id.clone();
-    let row =
-        match db::query_one("SELECT status, callback_url, signing_secret FROM webhook_subscriptions WHERE business_id = ?1 AND id = ?2", &[job.business_id.as_str().into(), sub_id.as_str().into()]) {
-            Ok(r) => r,
-            Err(_) => return hold(outbox, PAUSED_RECHECK_MS),
-        };
-    let Some(row) = row else { return Outcome::Done };
-    match row.text(0).as_str() {
+    // The secret is NULL only once revoked.
+    let row = match db::query_one_as::<(String, String, Option<String>)>(
+        "SELECT status, callback_url, signing_secret FROM webhook_subscriptions WHERE business_id = ?1 AND id = ?2",
+        &params![&job.business_id, &sub_id],
+    ) {
+        Ok(r) => r,
+        Err(_) => return hold(outbox, PAUSED_RECHECK_MS),
+    };
+    let Some((status, url, secret)) = row else { return Outcome::Done };
+    match status.as_str() {
         "active" => {}
         "paused" => return hold(outbox, PAUSED_RECHECK_MS),
         // Revoked: dropped for good.
         _ => return Outcome::Done,
     }
-    let (url, secret) = (row.text(1), row.text(2));
+    let secret = secret.unwrap_or_default();
     // Never two requests under one key, so `retryNumber` keeps rising: the
     // claim that started this step committed before it ran and counted
     // itself (`job.attempt`), and every run of this kind that ends moves
@@ -186,25 +189,12 @@ struct Attempted<'a> {
 /// The delivery log's row of one attempt. The delivery's first attempt also
 /// keeps the event, so it can be redelivered on demand.
 fn record_attempt(job: &Job, outbox: &Delivery, a: Attempted) {
-    use switchboard_guest::Value as V;
     let event_type = outbox.payload.get("eventType").and_then(Value::as_str).unwrap_or_default();
     let payload = (outbox.attempt == outbox.first_attempt).then(|| outbox.payload.to_string());
     let r = db::execute(
         "INSERT INTO webhook_attempts (id, business_id, subscription_id, event_id, retry_number, status_code, error, attempted_at, \
          event_type, latency_ms, payload_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        &[
-            ids::uuid_v7().into(),
-            job.business_id.as_str().into(),
-            outbox.subscription_id.as_str().into(),
-            outbox.event_id.as_str().into(),
-            (outbox.attempt as i64).into(),
-            a.status.map(Into::into).unwrap_or(V::Null),
-            a.error.map(Into::into).unwrap_or(V::Null),
-            clock::now_rfc3339().into(),
-            event_type.into(),
-            a.latency_ms.map(Into::into).unwrap_or(V::Null),
-            payload.map(Into::into).unwrap_or(V::Null),
-        ],
+        &params![ids::uuid_v7(), &job.business_id, &outbox.subscription_id, &outbox.event_id, outbox.attempt as i64, a.status, a.error, clock::now_rfc3339(), event_type, a.latency_ms, payload],
     );
     if r.is_err() {
         log::log(log::Level::Warn, "could not record a webhook attempt");
