@@ -14,8 +14,8 @@
 //! uuid v7's first 80 bits, numbered in the audience's order after it, so
 //! id order is admission order.
 
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{new_id, now, HResult, Value};
+use switchboard_guest::db;
+use switchboard_guest::{new_id, now, params, HResult};
 
 /// Where the candidates come from.
 pub enum Candidates<'a> {
@@ -105,16 +105,15 @@ fn inputs<'a>(c: &Candidates<'a>) -> (String, &'a str) {
 /// preview (ours 70).
 pub fn count(biz: &str, agent_id: &str, candidates_from: &Candidates) -> HResult<Admission> {
     let (list, earlier) = inputs(candidates_from);
-    let mut params: Vec<Value> = vec![biz.into(), agent_id.into(), list.into()];
+    let mut params = params![biz, agent_id, list];
     // A statement is given no parameter it does not name.
     if !earlier.is_empty() {
         params.push(earlier.into());
     }
     let with = format!("WITH cand(contact_id, pos) AS ({}), {CLASSIFIED}", candidates(candidates_from));
     let mut a = Admission::default();
-    for r in db::query(&format!("{with} SELECT IFNULL(skip, 'accepted'), COUNT(*) FROM classified GROUP BY 1"), &params)? {
-        let n = r.int(1);
-        match r.text(0).as_str() {
+    for (reason, n) in db::query_as::<(String, i64)>(&format!("{with} SELECT IFNULL(skip, 'accepted'), COUNT(*) FROM classified GROUP BY 1"), &params)? {
+        match reason.as_str() {
             "accepted" => a.accepted = n,
             "blocked" => a.blocked = n,
             "out_of_scope" => a.out_of_scope = n,
@@ -135,14 +134,14 @@ pub fn count(biz: &str, agent_id: &str, candidates_from: &Candidates) -> HResult
 /// the campaign admission preview (ours 70) names, beside its counts.
 pub fn skipped(biz: &str, agent_id: &str, candidates_from: &Candidates, limit: i64) -> HResult<Vec<serde_json::Value>> {
     let (list, earlier) = inputs(candidates_from);
-    let mut params: Vec<Value> = vec![biz.into(), agent_id.into(), list.into()];
+    let mut params = params![biz, agent_id, list];
     if !earlier.is_empty() {
         params.push(earlier.into());
     }
     let with = format!("WITH cand(contact_id, pos) AS ({}), {CLASSIFIED}", candidates(candidates_from));
     let limit_param = params.len() + 1;
     params.push(limit.into());
-    let rows = db::query(
+    let rows = db::query_as::<(String, Option<String>, Option<String>, String, Option<String>)>(
         &format!(
             "{with} SELECT k.contact_id, k.name, c.mobile, k.skip, \
                (SELECT json_group_array(v.field_key) FROM agent_variables v JOIN data_sources s ON s.business_id = v.business_id AND s.id = v.data_source_id AND s.built_in = 1 \
@@ -154,15 +153,15 @@ pub fn skipped(biz: &str, agent_id: &str, candidates_from: &Candidates, limit: i
         &params,
     )?;
     let mut out: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|r| {
-            let reason = match r.text(3).as_str() {
+        .into_iter()
+        .map(|(contact, name, mobile, skip, missing)| {
+            let reason = match skip.as_str() {
                 "blocked" => "blocked",
                 "out_of_scope" => "outOfScope",
                 _ => "variableMissing",
             };
-            let missing: Vec<String> = serde_json::from_str(&r.text(4)).unwrap_or_default();
-            serde_json::json!({"contactId": r.text(0), "name": r.opt_text(1), "mobile": r.opt_text(2), "reason": reason, "missingFields": missing})
+            let missing: Vec<String> = missing.and_then(|m| serde_json::from_str(&m).ok()).unwrap_or_default();
+            serde_json::json!({"contactId": contact, "name": name, "mobile": mobile, "reason": reason, "missingFields": missing})
         })
         .collect();
     // Listed ids that are no contact of this business (explicit lists only).
@@ -170,9 +169,9 @@ pub fn skipped(biz: &str, agent_id: &str, candidates_from: &Candidates, limit: i
         let room = (limit as usize).saturating_sub(out.len());
         if room > 0 {
             let wanted: Vec<String> = ids.iter().map(|i| i.to_ascii_lowercase()).collect();
-            let probe: Vec<Value> = vec![biz.into(), serde_json::to_string(&wanted).expect("strings serialise").into()];
+            let probe = params![biz, serde_json::to_string(&wanted).expect("strings serialise")];
             let found: std::collections::HashSet<String> =
-                db::query("SELECT c.id FROM contacts c WHERE c.business_id = ?1 AND c.id IN (SELECT value FROM json_each(?2))", &probe)?.iter().map(|r| r.text(0)).collect();
+                db::query_as::<String>("SELECT c.id FROM contacts c WHERE c.business_id = ?1 AND c.id IN (SELECT value FROM json_each(?2))", &probe)?.into_iter().collect();
             let mut seen = std::collections::HashSet::new();
             for id in wanted.into_iter().filter(|i| !found.contains(i) && seen.insert(i.clone())).take(room) {
                 out.push(serde_json::json!({"contactId": id, "name": null, "mobile": null, "reason": "notFound", "missingFields": []}));
@@ -188,7 +187,7 @@ pub fn admit(biz: &str, campaign_id: &str, iteration_id: &str, agent_id: &str, c
     let a = count(biz, agent_id, candidates_from)?;
     if a.accepted > 0 {
         let (list, earlier) = inputs(candidates_from);
-        let params: Vec<Value> = vec![biz.into(), agent_id.into(), list.into(), earlier.into(), iteration_id.into(), new_id().into(), campaign_id.into(), now().into()];
+        let params = params![biz, agent_id, list, earlier, iteration_id, new_id(), campaign_id, now()];
         let with = format!("WITH cand(contact_id, pos) AS ({}), {CLASSIFIED}", candidates(candidates_from));
         db::execute(
             &format!(

@@ -3,8 +3,9 @@
 
 use serde::Deserialize;
 use serde_json::json;
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{fail, is_uuid, new_id, now, ok, page, req, success, HResult, Request, Success};
+use switchboard_channel_connections::Channel;
+use switchboard_guest::db;
+use switchboard_guest::{fail, is_uuid, new_id, now, ok, page, params, req, success, HResult, Request, Success};
 
 use crate::audience::{self, Candidates};
 use crate::jobs::queue;
@@ -79,41 +80,42 @@ pub const DEFAULT_RETRY_DELAY_MINUTES: i64 = 60;
 /// none (400 `opening_message_not_allowed`: the agent's greeting opens a
 /// call). The document states both (one iteration shape per channel) and
 /// the gateway refuses them first; kept so no caller can store a mismatch.
-pub fn iteration_agent(biz: &str, channel: &str, agent_id: &str, opening: Option<&str>) -> HResult<String> {
-    match (channel, opening) {
-        ("voice", None) | ("chatapp", Some(_)) => {}
-        ("voice", Some(_)) => return Err(fail::validation("opening_message_not_allowed", "`openingMessage` is for chatapp iterations; a voice call opens with the agent's greeting")),
-        ("chatapp", None) => return Err(fail::validation("opening_message_required", "a chatapp iteration needs `openingMessage`, the first message each member receives")),
+/// `channel` is the body's, parsed (None: no channel's name). The
+/// iteration's channel and the agent's id.
+pub fn iteration_agent(biz: &str, channel: Option<Channel>, agent_id: &str, opening: Option<&str>) -> HResult<(Channel, String)> {
+    let channel = match (channel, opening) {
+        (Some(c @ Channel::Voice), None) | (Some(c @ Channel::Chatapp), Some(_)) => c,
+        (Some(Channel::Voice), Some(_)) => return Err(fail::validation("opening_message_not_allowed", "`openingMessage` is for chatapp iterations; a voice call opens with the agent's greeting")),
+        (Some(Channel::Chatapp), None) => return Err(fail::validation("opening_message_required", "a chatapp iteration needs `openingMessage`, the first message each member receives")),
         _ => return Err(fail::conflict("channel_not_available", "sms is coming later: sms iterations cannot be created yet; use a voice or chatapp iteration")),
-    }
+    };
     let id = agent_id.to_ascii_lowercase();
     let not_found = || fail::not_found("agent_not_found", format!("agent `{id}` not found"));
     if !is_uuid(&id) {
         return Err(not_found());
     }
-    let row = db::query_one("SELECT channel, status FROM agents WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into()])?.ok_or_else(not_found)?;
-    if row.text(1) != "active" {
+    let (agent_channel, status) = db::query_one_as::<(Channel, String)>("SELECT channel, status FROM agents WHERE business_id = ?1 AND id = ?2", &params![biz, &id])?.ok_or_else(not_found)?;
+    if status != "active" {
         return Err(fail::conflict("agent_archived", format!("agent `{id}` is archived")));
     }
-    if row.text(0) != channel {
-        return Err(fail::conflict("agent_channel_mismatch", format!("agent `{id}` is a {} agent; a {channel} iteration needs a {channel} agent", row.text(0))));
+    if agent_channel != channel {
+        return Err(fail::conflict("agent_channel_mismatch", format!("agent `{id}` is a {agent_channel} agent; a {channel} iteration needs a {channel} agent")));
     }
-    if channel == "chatapp" && sender(biz, &id)?.is_none() {
+    if channel == Channel::Chatapp && sender(biz, &id)?.is_none() {
         return Err(fail::conflict("agent_not_assigned", format!("agent `{id}` is assigned to no connected chatapp number; assign it with PATCH /channels/assignments first")));
     }
-    Ok(id)
+    Ok((channel, id))
 }
 
 /// The connected chatapp number a chatapp agent is assigned to: the sender
 /// of its iterations' messages.
 pub fn sender(biz: &str, agent_id: &str) -> HResult<Option<String>> {
-    Ok(db::query_one(
+    db::query_one_as(
         "SELECT ca.provider_id FROM channel_assignments ca JOIN channel_connections cc \
            ON cc.business_id = ca.business_id AND cc.channel = 'chatapp' AND cc.provider_id = ca.provider_id AND cc.status = 'connected' \
          WHERE ca.business_id = ?1 AND ca.channel = 'chatapp' AND ca.ai_agent_id = ?2 ORDER BY ca.provider_id LIMIT 1",
-        &[biz.into(), agent_id.into()],
-    )?
-    .map(|r| r.text(0)))
+        &params![biz, agent_id],
+    )
 }
 
 /// How an iteration runs: retries, the budget cap, the calling window, the
@@ -147,34 +149,19 @@ impl Limits {
 }
 
 /// Inserts an iteration in `draft`.
-pub fn insert_iteration(biz: &str, campaign_id: &str, sequence: i64, channel: &str, agent_id: &str, audience: &str, limits: &Limits) -> HResult<String> {
+pub fn insert_iteration(biz: &str, campaign_id: &str, sequence: i64, channel: Channel, agent_id: &str, audience: &str, limits: &Limits) -> HResult<String> {
     let id = new_id();
     let now = now();
     db::execute(
         "INSERT INTO campaign_iterations (business_id, id, campaign_id, sequence, channel, agent_id, status, audience, max_retries, retry_delay_minutes, max_spend, created_at, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'draft', ?7, ?8, ?9, ?11, ?10, ?10)",
-        &[
-            biz.into(),
-            id.as_str().into(),
-            campaign_id.into(),
-            sequence.into(),
-            channel.into(),
-            agent_id.into(),
-            audience.into(),
-            limits.max_retries.into(),
-            limits.retry_delay_minutes.into(),
-            now.as_str().into(),
-            limits.max_spend.into(),
-        ],
+        &params![biz, &id, campaign_id, sequence, channel, agent_id, audience, limits.max_retries, limits.retry_delay_minutes, &now, limits.max_spend],
     )?;
     if let Some(text) = &limits.opening {
-        db::execute("UPDATE campaign_iterations SET opening_message = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), text.as_str().into()])?;
+        db::execute("UPDATE campaign_iterations SET opening_message = ?3 WHERE business_id = ?1 AND id = ?2", &params![biz, &id, text])?;
     }
     if let Some(w) = limits.window {
-        db::execute(
-            "UPDATE campaign_iterations SET window_start = ?3, window_end = ?4 WHERE business_id = ?1 AND id = ?2",
-            &[biz.into(), id.as_str().into(), i64::from(w.start).into(), i64::from(w.end).into()],
-        )?;
+        db::execute("UPDATE campaign_iterations SET window_start = ?3, window_end = ?4 WHERE business_id = ?1 AND id = ?2", &params![biz, &id, w.start, w.end])?;
     }
     Ok(id)
 }
@@ -186,7 +173,7 @@ fn audience_of<'a>(biz: &str, contact_ids: &'a Option<Vec<String>>, category_ids
         (Some(ids), None) => Ok((Candidates::Contacts(ids), "contacts")),
         (None, Some(ids)) => {
             for id in ids {
-                let known = is_uuid(id) && db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.to_ascii_lowercase().into()])?.is_some();
+                let known = is_uuid(id) && db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &params![biz, id.to_ascii_lowercase()])?.is_some();
                 if !known {
                     return Err(fail::not_found("category_not_found", format!("category `{}` not found", fail::quote(id, 64))));
                 }
@@ -207,9 +194,10 @@ pub const PREVIEW_SKIPPED: i64 = 50;
 pub fn preview(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
     let body: AudienceIn = req::body(r)?;
+    let channel = Channel::parse(&body.channel);
     // A chatapp iteration's opening message is not the preview's business.
-    let opening = (body.channel == "chatapp").then_some("");
-    let agent = iteration_agent(biz, &body.channel, &body.agent_id, opening)?;
+    let opening = (channel == Some(Channel::Chatapp)).then_some("");
+    let (_, agent) = iteration_agent(biz, channel, &body.agent_id, opening)?;
     let (candidates, _) = audience_of(biz, &body.contact_ids, &body.category_ids)?;
     let admission = audience::count(biz, &agent, &candidates)?.json();
     ok(&json!({"admission": admission, "skippedContacts": audience::skipped(biz, &agent, &candidates, PREVIEW_SKIPPED)?}))
@@ -229,15 +217,12 @@ pub fn create(r: &Request) -> HResult<Success> {
         return Err(fail::validation("invalid_objective", "`objective` must contain a non-space character"));
     }
     let (it, limits) = (&body.iteration.audience, Limits::from_body(&body.iteration.limits)?);
-    let agent = iteration_agent(biz, &it.channel, &it.agent_id, limits.opening.as_deref())?;
+    let (channel, agent) = iteration_agent(biz, Channel::parse(&it.channel), &it.agent_id, limits.opening.as_deref())?;
     let (candidates, audience) = audience_of(biz, &it.contact_ids, &it.category_ids)?;
     let campaign_id = new_id();
     let now = now();
-    db::execute(
-        "INSERT INTO campaigns (business_id, id, name, objective, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
-        &[biz.into(), campaign_id.as_str().into(), name.into(), body.objective.trim().into(), now.as_str().into()],
-    )?;
-    let iteration = insert_iteration(biz, &campaign_id, 1, &it.channel, &agent, audience, &limits)?;
+    db::execute("INSERT INTO campaigns (business_id, id, name, objective, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)", &params![biz, &campaign_id, name, body.objective.trim(), &now])?;
+    let iteration = insert_iteration(biz, &campaign_id, 1, channel, &agent, audience, &limits)?;
     let admission = audience::admit(biz, &campaign_id, &iteration, &agent, &candidates)?;
     if admission.accepted == 0 {
         return Err(fail::conflict("empty_audience", admission.why_empty()));
@@ -250,8 +235,9 @@ pub fn create(r: &Request) -> HResult<Success> {
 /// 44: newest first.
 pub fn list(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
-    let (rows, next) = page::by_id_newest_first(r, "SELECT k.id FROM campaigns k WHERE k.business_id = ?1", vec![biz.into()], "k.id")?;
-    let campaigns = rows.iter().map(|row| model::result(biz, &row.text(0))).collect::<HResult<Vec<_>>>()?;
+    let (rows, next) = page::by_id_newest_first(r, "SELECT k.id FROM campaigns k WHERE k.business_id = ?1", params![biz], "k.id")?;
+    let ids: Vec<String> = switchboard_sql::decode_rows(rows)?;
+    let campaigns = ids.iter().map(|id| model::result(biz, id)).collect::<HResult<Vec<_>>>()?;
     ok(&json!({"campaigns": campaigns, "nextCursor": next}))
 }
 
@@ -281,8 +267,7 @@ pub fn update(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
     let id = campaign_id(r)?;
     let body: UpdateBody = req::body(r)?;
-    let current = model::current(biz, &id)?;
-    let (iteration, stored) = (current.text(0), current.text(5));
+    let model::IterationRow { id: iteration, status: stored, .. } = model::current(biz, &id)?;
     let status = IterationStatus::parse(&stored);
     let now = now();
     let target = match body.action.as_str() {
@@ -301,9 +286,9 @@ pub fn update(r: &Request) -> HResult<Success> {
                 started_at = CASE WHEN ?3 = 'running' THEN IFNULL(started_at, ?4) ELSE started_at END, \
                 ended_at = CASE WHEN ?3 = 'cancelled' THEN ?4 ELSE ended_at END \
          WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), iteration.as_str().into(), target.as_str().into(), now.as_str().into()],
+        &params![biz, &iteration, target.as_str(), &now],
     )?;
-    db::execute("UPDATE campaigns SET updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), now.as_str().into()])?;
+    db::execute("UPDATE campaigns SET updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &params![biz, &id, &now])?;
     match target {
         IterationStatus::Running => queue::enqueue_dispatch(biz, &iteration)?,
         IterationStatus::Cancelled => cancel_members(biz, &iteration)?,
@@ -328,18 +313,18 @@ fn cancel_members(biz: &str, iteration: &str) -> HResult<()> {
     model::record_all(biz, iteration, waiting, "cancelled")?;
     db::execute(
         &format!("UPDATE campaign_members AS m SET outcome = 'cancelled', retry_at_ms = NULL, updated_at = ?3 WHERE m.business_id = ?1 AND m.iteration_id = ?2 AND {waiting}"),
-        &[biz.into(), iteration.into(), now().into()],
+        &params![biz, iteration, now()],
     )?;
-    let calls = db::query(
+    let calls: Vec<String> = db::query_as(
         &format!(
             "SELECT c.id FROM campaign_members m JOIN calls c ON c.business_id = m.business_id AND c.id = m.call_id \
              WHERE m.business_id = ?1 AND m.iteration_id = ?2 AND m.outcome = 'in_progress' AND c.status NOT IN ({})",
             switchboard_voice_area::model::terminal_sql_list()
         ),
-        &[biz.into(), iteration.into()],
+        &params![biz, iteration],
     )?;
     for c in &calls {
-        switchboard_voice_area::calls::request_cancel(biz, &c.text(0))?;
+        switchboard_voice_area::calls::request_cancel(biz, c)?;
     }
     if !calls.is_empty() {
         queue::enqueue_dispatch(biz, iteration)?;

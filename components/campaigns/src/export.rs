@@ -16,8 +16,8 @@
 //! memory stays flat however many contacts the run has.
 
 use csv_core::{Terminator, WriteResult, Writer, WriterBuilder};
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{download, fail, req, HResult, Request, Success};
+use switchboard_guest::db;
+use switchboard_guest::{download, fail, params, req, HResult, Request, Success};
 
 use crate::campaigns::campaign_id;
 use crate::summaries;
@@ -41,21 +41,24 @@ pub fn csv(r: &Request) -> HResult<Success> {
         }
         record(&mut w, &mut out, &HEADER);
     }
-    let rows = db::query(
+    let rows = db::query_as::<(String, Option<String>, Option<String>, Option<String>, Option<String>)>(
         "SELECT contact_id, contact_name, contact_mobile, summary, next_action FROM summary_assessments \
          WHERE business_id = ?1 AND run_id = ?2 AND contact_id > ?3 ORDER BY contact_id LIMIT ?4",
-        &[biz.into(), run_id.as_str().into(), after.unwrap_or_default().into(), ROWS_PER_PIECE.into()],
+        &params![biz, &run_id, after.unwrap_or_default(), ROWS_PER_PIECE],
     )?;
-    for row in &rows {
-        let contact = match (row.opt_text(1).filter(|n| !n.is_empty()), row.opt_text(2)) {
+    let full = rows.len() as i64 == ROWS_PER_PIECE;
+    let mut last = None;
+    for (contact_id, name, mobile, summary, next_action) in rows {
+        let contact = match (name.filter(|n| !n.is_empty()), mobile) {
             (Some(name), Some(mobile)) => format!("{name} ({mobile})"),
             (Some(name), None) => name,
             (None, Some(mobile)) => mobile,
             (None, None) => String::new(),
         };
-        record(&mut w, &mut out, &[&contact, &row.opt_text(3).unwrap_or_default(), &row.opt_text(4).unwrap_or_default()]);
+        record(&mut w, &mut out, &[&contact, &summary.unwrap_or_default(), &next_action.unwrap_or_default()]);
+        last = Some(contact_id);
     }
-    let next = (rows.len() as i64 == ROWS_PER_PIECE).then(|| rows.last().expect("a full page").text(0));
+    let next = last.filter(|_| full);
     let name = format!("campaign-{campaign}-summary-{run_id}.csv");
     download::piece("text/csv; charset=utf-8", Some(&download::attachment(&name)), out, next)
 }

@@ -3,12 +3,13 @@
 
 use serde::Deserialize;
 use serde_json::json;
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{fail, now, ok, page, req, success, HResult, Request, Success};
+use switchboard_channel_connections::Channel;
+use switchboard_guest::db;
+use switchboard_guest::{fail, now, ok, page, params, req, success, HResult, Request, Success};
 
 use crate::audience::{self, Candidates};
 use crate::campaigns::{campaign_id, insert_iteration, iteration_agent, Limits, LimitsIn};
-use crate::model::{self, ITERATION_COLUMNS};
+use crate::model::{self, IterationRow, ITERATION_COLUMNS};
 use crate::summaries;
 
 /// 48: in sequence order (the ids are uuid v7, created in sequence).
@@ -16,7 +17,8 @@ pub fn list(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
     let id = campaign_id(r)?;
     model::current(biz, &id)?;
-    let (rows, next) = page::by_id(r, &format!("SELECT {ITERATION_COLUMNS} FROM campaign_iterations i WHERE i.business_id = ?1 AND i.campaign_id = ?2"), vec![biz.into(), id.as_str().into()], "i.id")?;
+    let (rows, next) = page::by_id(r, &format!("SELECT {ITERATION_COLUMNS} FROM campaign_iterations i WHERE i.business_id = ?1 AND i.campaign_id = ?2"), params![biz, &id], "i.id")?;
+    let rows: Vec<IterationRow> = switchboard_sql::decode_rows(rows)?;
     let iterations = rows.iter().map(|row| model::iteration(biz, row)).collect::<Result<Vec<_>, _>>()?;
     ok(&json!({"iterations": iterations, "nextCursor": next}))
 }
@@ -52,13 +54,13 @@ pub fn create(r: &Request) -> HResult<Success> {
     let id = campaign_id(r)?;
     let body: CreateBody = req::body(r)?;
     let current = model::current(biz, &id)?;
-    if !model::is_terminal(&current.text(5)) {
+    if !model::is_terminal(&current.status) {
         return Err(fail::conflict(
             "iteration_not_finished",
-            format!("iteration {} is {}; one iteration runs at a time, so a follow-up waits until it is completed or cancelled", current.int(2), current.text(5)),
+            format!("iteration {} is {}; one iteration runs at a time, so a follow-up waits until it is completed or cancelled", current.sequence, current.status),
         ));
     }
-    let previous = current.text(0);
+    let previous = current.id;
     let recommended_by;
     let (candidates, audience_kind) = match (&body.selection.from_outcomes, body.selection.ai_recommended) {
         (Some(o), None) => (Candidates::Outcomes(&previous, o), "outcomes"),
@@ -71,18 +73,18 @@ pub fn create(r: &Request) -> HResult<Success> {
         _ => return Err(fail::validation("selection_required", "`selection` takes exactly one of `fromOutcomes` and `aiRecommended`")),
     };
     let limits = Limits::from_body(&body.limits)?;
-    let agent = iteration_agent(biz, &body.channel, &body.agent_id, limits.opening.as_deref())?;
-    let iteration = insert_iteration(biz, &id, current.int(2) + 1, &body.channel, &agent, audience_kind, &limits)?;
+    let (channel, agent) = iteration_agent(biz, Channel::parse(&body.channel), &body.agent_id, limits.opening.as_deref())?;
+    let iteration = insert_iteration(biz, &id, current.sequence + 1, channel, &agent, audience_kind, &limits)?;
     let admission = audience::admit(biz, &id, &iteration, &agent, &candidates)?;
     if admission.accepted == 0 {
         let whom = match candidates {
             Candidates::Recommended(_) => "the summary run recommends following up no contact this agent can reach".to_string(),
-            _ => format!("no member of iteration {} has one of those outcomes and can be reached by this agent", current.int(2)),
+            _ => format!("no member of iteration {} has one of those outcomes and can be reached by this agent", current.sequence),
         };
         return Err(fail::conflict("empty_audience", format!("{whom}; {}", admission.why_empty())));
     }
-    db::execute("UPDATE campaigns SET updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), now().into()])?;
-    let row =
-        db::query_one(&format!("SELECT {ITERATION_COLUMNS} FROM campaign_iterations i WHERE i.business_id = ?1 AND i.id = ?2"), &[biz.into(), iteration.as_str().into()])?.expect("inserted above");
+    db::execute("UPDATE campaigns SET updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &params![biz, &id, now()])?;
+    let row: IterationRow =
+        db::query_one_as(&format!("SELECT {ITERATION_COLUMNS} FROM campaign_iterations i WHERE i.business_id = ?1 AND i.id = ?2"), &params![biz, &iteration])?.expect("inserted above");
     success(201, &json!({"iteration": model::iteration(biz, &row)?, "admission": admission.json()}))
 }

@@ -1,8 +1,10 @@
 //! listMemberships (50), listActivities (51) and listRecipients (ours 90).
 
 use serde_json::{json, Value};
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{fail, ok, page, req, HResult, Request, Success};
+use switchboard_channel_connections::Channel;
+use switchboard_guest::db;
+use switchboard_guest::{fail, ok, page, params, req, HResult, Request, Success};
+use switchboard_sql::{decode_rows, Columns, FromRow, Mismatch, Row};
 
 use crate::campaigns::campaign_id;
 use crate::model;
@@ -14,7 +16,7 @@ fn filtered(r: &Request, id: &str, select: &str, filters: &[(&str, &str, bool)])
     let biz = r.business_id.as_str();
     model::current(biz, id)?;
     let mut sql = select.to_string();
-    let mut params: Vec<switchboard_guest::Value> = vec![biz.into(), id.into()];
+    let mut params = params![biz, id];
     req::narrow(r, &mut sql, &mut params, filters)?;
     Ok((sql, params))
 }
@@ -34,22 +36,23 @@ pub fn memberships(r: &Request) -> HResult<Success> {
     // Member ids begin with their iteration's creation time, so id order is
     // iteration order, then admission order.
     let (rows, next) = page::by_id(r, &sql, params, "m.id")?;
-    let ids: Vec<String> = rows.iter().map(|row| row.text(0)).collect();
+    let rows = decode_rows::<(String, String, String, Option<String>, String, i64, String)>(rows)?;
+    let ids: Vec<String> = rows.iter().map(|row| row.0.clone()).collect();
     let history = model::history(biz, &ids)?;
     let memberships: Vec<Value> = rows
-        .iter()
-        .map(|row| {
-            let mine: Vec<Value> = history.iter().filter(|(m, _)| *m == row.text(0)).map(|(_, h)| h.clone()).collect();
+        .into_iter()
+        .map(|(member, iteration, contact, contact_name, outcome, attempts, created_at)| {
+            let mine: Vec<Value> = history.iter().filter(|(m, _)| *m == member).map(|(_, h)| h.clone()).collect();
             json!({
-                "id": row.text(0),
+                "id": member,
                 "campaignId": id,
-                "iterationId": row.text(1),
-                "contactId": row.text(2),
-                "contactName": row.opt_text(3),
-                "outcome": row.text(4),
-                "attempts": row.int(5),
+                "iterationId": iteration,
+                "contactId": contact,
+                "contactName": contact_name,
+                "outcome": outcome,
+                "attempts": attempts,
                 "history": mine,
-                "createdAt": row.text(6),
+                "createdAt": created_at,
             })
         })
         .collect();
@@ -73,30 +76,32 @@ pub fn activities(r: &Request) -> HResult<Success> {
            WHERE o.business_id = ?1 AND o.campaign_id = ?2) a WHERE 1 = 1",
         &[("contactId", "a.contact_id", true), ("iterationId", "a.iteration_id", true), ("status", "a.status", false)],
     )?;
-    match req::query_nonempty(r, "channel") {
-        Some("voice") => sql += " AND a.kind = 'call'",
-        Some("chatapp") => sql += " AND a.kind = 'message'",
+    match req::query_nonempty(r, "channel").map(Channel::parse) {
+        Some(Some(Channel::Voice)) => sql += " AND a.kind = 'call'",
+        Some(Some(Channel::Chatapp)) => sql += " AND a.kind = 'message'",
         Some(_) => sql += " AND 0",
         None => {}
     }
     let (rows, next) = page::by_id_newest_first(r, &sql, params, "a.id")?;
+    let rows = decode_rows::<(String, String, String, Option<String>, String, Option<i64>, String, String)>(rows)?;
     let activities: Vec<Value> = rows
-        .iter()
-        .map(|row| {
-            let call = row.text(7) == "call";
+        .into_iter()
+        .map(|(activity, iteration, contact, contact_name, status, connected_ms, occurred_at, kind)| {
+            let call = kind == "call";
             json!({
-                "id": row.text(0),
+                "id": activity,
                 "campaignId": id,
-                "iterationId": row.text(1),
-                "contactId": row.text(2),
-                "contactName": row.opt_text(3),
-                "channel": if call { "voice" } else { "chatapp" },
-                "kind": row.text(7),
-                "callId": if call { json!(row.text(0)) } else { Value::Null },
-                "messageId": if call { Value::Null } else { json!(row.text(0)) },
-                "status": row.text(4),
-                "durationSeconds": if call { json!(switchboard_voice_area::model::duration_seconds(row.int(5))) } else { Value::Null },
-                "occurredAt": row.text(6),
+                "iterationId": iteration,
+                "contactId": contact,
+                "contactName": contact_name,
+                "channel": (if call { Channel::Voice } else { Channel::Chatapp }).name(),
+                "kind": kind,
+                "callId": if call { json!(activity) } else { Value::Null },
+                "messageId": if call { Value::Null } else { json!(activity) },
+                "status": status,
+                // A call's connected time is never NULL (the messages' column is).
+                "durationSeconds": if call { json!(switchboard_voice_area::model::duration_seconds(connected_ms.unwrap_or_default())) } else { Value::Null },
+                "occurredAt": occurred_at,
             })
         })
         .collect();
@@ -112,11 +117,11 @@ pub fn recipients(r: &Request) -> HResult<Success> {
     let (biz, id) = (r.business_id.as_str(), campaign_id(r)?);
     let current = model::current(biz, &id)?;
     let iteration = match req::query_uuid(r, "iterationId")? {
-        None => current.text(0),
+        None => current.id,
         Some(it) => {
             let it = it.to_ascii_lowercase();
-            let found = db::query_one("SELECT id FROM campaign_iterations WHERE business_id = ?1 AND campaign_id = ?2 AND id = ?3", &[biz.into(), id.as_str().into(), it.as_str().into()])?;
-            found.ok_or_else(|| fail::not_found("iteration_not_found", format!("no iteration {it} in campaign {id}")))?.text(0)
+            let found: Option<String> = db::query_one_as("SELECT id FROM campaign_iterations WHERE business_id = ?1 AND campaign_id = ?2 AND id = ?3", &params![biz, &id, &it])?;
+            found.ok_or_else(|| fail::not_found("iteration_not_found", format!("no iteration {it} in campaign {id}")))?
         }
     };
     let mut sql = String::from(
@@ -133,37 +138,84 @@ pub fn recipients(r: &Request) -> HResult<Success> {
          LEFT JOIN messages k ON k.business_id = m.business_id AND k.id = m.message_id \
          WHERE m.business_id = ?1 AND m.iteration_id = ?2",
     );
-    let mut params: Vec<switchboard_guest::Value> = vec![biz.into(), iteration.as_str().into()];
+    let mut params = params![biz, &iteration];
     req::narrow(r, &mut sql, &mut params, &[("outcome", "m.outcome", false)])?;
     let (rows, next) = page::by_id(r, &sql, params, "m.id")?;
+    let rows: Vec<RecipientRow> = decode_rows(rows)?;
     let recipients: Vec<Value> = rows
-        .iter()
+        .into_iter()
         .map(|row| {
-            let call = row.opt_text(6).filter(|_| row.opt_text(7).is_some()).map(|call_id| {
+            let call = row.call_id.zip(row.call_status).map(|(call_id, status)| {
                 json!({
                     "id": call_id,
-                    "status": row.text(7),
-                    "durationSeconds": switchboard_voice_area::model::duration_seconds(row.opt_int(8).unwrap_or(0)),
-                    "endedBy": row.opt_text(9),
+                    "status": status,
+                    "durationSeconds": switchboard_voice_area::model::duration_seconds(row.connected_ms.unwrap_or(0)),
+                    "endedBy": row.ended_by,
                 })
             });
-            let opening = row.opt_text(10).filter(|_| row.opt_text(11).is_some()).map(|message_id| json!({"messageId": message_id, "status": row.text(11)}));
-            let reply = row.opt_text(13).map(|at| json!({"text": row.opt_text(12), "receivedAt": at}));
+            let opening = row.message_id.zip(row.message_status).map(|(message_id, status)| json!({"messageId": message_id, "status": status}));
+            let reply = row.reply_at.map(|at| json!({"text": row.reply_text, "receivedAt": at}));
             json!({
-                "memberId": row.text(0),
+                "memberId": row.member_id,
                 "iterationId": iteration,
-                "contactId": row.text(1),
-                "contactExists": row.boolean(15),
-                "name": row.opt_text(2),
-                "mobile": row.opt_text(3),
-                "outcome": row.text(4),
-                "attempts": row.int(5),
+                "contactId": row.contact_id,
+                "contactExists": row.contact_exists,
+                "name": row.name,
+                "mobile": row.mobile,
+                "outcome": row.outcome,
+                "attempts": row.attempts,
                 "call": call,
                 "opening": opening,
                 "reply": reply,
-                "updatedAt": row.text(14),
+                "updatedAt": row.updated_at,
             })
         })
         .collect();
     ok(&json!({"recipients": recipients, "iterationId": iteration, "nextCursor": next}))
+}
+
+/// A row of [`recipients`]' statement: the member, its contact as it is
+/// now, its latest call and opening message, and the first reply.
+struct RecipientRow {
+    member_id: String,
+    contact_id: String,
+    name: Option<String>,
+    mobile: Option<String>,
+    outcome: String,
+    attempts: i64,
+    call_id: Option<String>,
+    /// NULL when the call is gone.
+    call_status: Option<String>,
+    connected_ms: Option<i64>,
+    ended_by: Option<String>,
+    message_id: Option<String>,
+    message_status: Option<String>,
+    reply_text: Option<String>,
+    reply_at: Option<String>,
+    updated_at: String,
+    contact_exists: bool,
+}
+
+impl FromRow for RecipientRow {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        Ok(RecipientRow {
+            member_id: c.read()?,
+            contact_id: c.read()?,
+            name: c.read()?,
+            mobile: c.read()?,
+            outcome: c.read()?,
+            attempts: c.read()?,
+            call_id: c.read()?,
+            call_status: c.read()?,
+            connected_ms: c.read()?,
+            ended_by: c.read()?,
+            message_id: c.read()?,
+            message_status: c.read()?,
+            reply_text: c.read()?,
+            reply_at: c.read()?,
+            updated_at: c.read()?,
+            contact_exists: c.read()?,
+        })
+    }
 }

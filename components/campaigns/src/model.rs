@@ -2,8 +2,12 @@
 //! move: written once here, used by the requests and the dispatch job.
 
 use serde_json::{json, Map, Value};
-use switchboard_guest::db::{self, Row, RowExt};
-use switchboard_guest::{fail, now, Failure, HResult};
+use switchboard_channel_connections::Channel;
+use switchboard_guest::db;
+use switchboard_guest::{fail, now, params, Failure, HResult};
+use switchboard_sql::{Columns, FromRow, Mismatch, Row};
+
+use crate::window::Window;
 
 /// Every outcome a member can have (the `counts` keys besides `total`).
 pub const OUTCOMES: [&str; 12] = ["pending", "in_progress", "completed", "no_answer", "busy", "failed", "cancelled", "sent", "delivered", "read", "replied", "skipped"];
@@ -54,7 +58,7 @@ pub fn is_terminal(status: &str) -> bool {
     IterationStatus::parse(status).is_some_and(IterationStatus::is_terminal)
 }
 
-/// The columns [`iteration`] reads, in order (prefix `i.`).
+/// The columns an [`IterationRow`] reads, in order (prefix `i.`).
 pub const ITERATION_COLUMNS: &str = "i.id, i.campaign_id, i.sequence, i.channel, i.agent_id, i.status, i.audience, i.max_retries, i.retry_delay_minutes, \
      i.started_at, i.ended_at, i.created_at, i.updated_at, i.paused_reason, i.max_spend, \
      (SELECT IFNULL(SUM(k.charged), 0) FROM calls k WHERE k.business_id = i.business_id AND k.campaign_id = i.campaign_id AND k.iteration_id = i.id), \
@@ -68,39 +72,97 @@ pub fn counts(biz: &str, iteration_id: &str) -> Result<Value, Failure> {
         out.insert(o.into(), json!(0));
     }
     let mut total = 0;
-    for r in db::query("SELECT outcome, COUNT(*) FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2 GROUP BY outcome", &[biz.into(), iteration_id.into()])? {
-        total += r.int(1);
-        out.insert(r.text(0), json!(r.int(1)));
+    let rows: Vec<(String, i64)> = db::query_as("SELECT outcome, COUNT(*) FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2 GROUP BY outcome", &params![biz, iteration_id])?;
+    for (outcome, n) in rows {
+        total += n;
+        out.insert(outcome, json!(n));
     }
     out.insert("total".into(), json!(total));
     Ok(Value::Object(out))
 }
 
+/// A row of [`ITERATION_COLUMNS`].
+pub struct IterationRow {
+    pub id: String,
+    pub campaign_id: String,
+    pub sequence: i64,
+    pub channel: Channel,
+    pub agent_id: String,
+    /// As stored (`IterationStatus` names it).
+    pub status: String,
+    pub audience: String,
+    pub max_retries: i64,
+    pub retry_delay_minutes: i64,
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub paused_reason: Option<String>,
+    pub max_spend: Option<i64>,
+    /// What the iteration's calls were charged.
+    pub spent: i64,
+    pub window_start: Option<i64>,
+    pub window_end: Option<i64>,
+    pub opening_message: Option<String>,
+}
+
+impl FromRow for IterationRow {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        Ok(IterationRow {
+            id: c.read()?,
+            campaign_id: c.read()?,
+            sequence: c.read()?,
+            channel: c.read()?,
+            agent_id: c.read()?,
+            status: c.read()?,
+            audience: c.read()?,
+            max_retries: c.read()?,
+            retry_delay_minutes: c.read()?,
+            started_at: c.read()?,
+            ended_at: c.read()?,
+            created_at: c.read()?,
+            updated_at: c.read()?,
+            paused_reason: c.read()?,
+            max_spend: c.read()?,
+            spent: c.read()?,
+            window_start: c.read()?,
+            window_end: c.read()?,
+            opening_message: c.read()?,
+        })
+    }
+}
+
+/// An iteration's calling window, when it has both ends.
+pub fn window_of(start: Option<i64>, end: Option<i64>) -> Option<Window> {
+    match (start, end) {
+        (Some(start), Some(end)) => Some(Window { start: start as u32, end: end as u32 }),
+        _ => None,
+    }
+}
+
 /// A row of [`ITERATION_COLUMNS`] as an iteration, with live counts.
-pub fn iteration(biz: &str, r: &Row) -> Result<Value, Failure> {
+pub fn iteration(biz: &str, r: &IterationRow) -> Result<Value, Failure> {
     Ok(json!({
-        "id": r.text(0),
-        "campaignId": r.text(1),
-        "sequence": r.int(2),
-        "channel": r.text(3),
-        "agentId": r.text(4),
-        "status": r.text(5),
-        "pausedReason": r.opt_text(13),
-        "audience": r.text(6),
-        "maxRetries": r.int(7),
-        "retryDelayMinutes": r.int(8),
-        "maxSpendMicrocredits": r.opt_int(14),
-        "spentMicrocredits": r.int(15),
-        "openingMessage": r.opt_text(18),
-        "callingWindow": match (r.opt_int(16), r.opt_int(17)) {
-            (Some(start), Some(end)) => crate::window::Window { start: start as u32, end: end as u32 }.json(),
-            _ => Value::Null,
-        },
-        "counts": counts(biz, &r.text(0))?,
-        "startedAt": r.opt_text(9),
-        "endedAt": r.opt_text(10),
-        "createdAt": r.text(11),
-        "updatedAt": r.text(12),
+        "id": r.id,
+        "campaignId": r.campaign_id,
+        "sequence": r.sequence,
+        "channel": r.channel.name(),
+        "agentId": r.agent_id,
+        "status": r.status,
+        "pausedReason": r.paused_reason,
+        "audience": r.audience,
+        "maxRetries": r.max_retries,
+        "retryDelayMinutes": r.retry_delay_minutes,
+        "maxSpendMicrocredits": r.max_spend,
+        "spentMicrocredits": r.spent,
+        "openingMessage": r.opening_message,
+        "callingWindow": window_of(r.window_start, r.window_end).map_or(Value::Null, |w| w.json()),
+        "counts": counts(biz, &r.id)?,
+        "startedAt": r.started_at,
+        "endedAt": r.ended_at,
+        "createdAt": r.created_at,
+        "updatedAt": r.updated_at,
     }))
 }
 
@@ -111,36 +173,33 @@ pub fn campaign_not_found(id: &str) -> Failure {
 /// A campaign of this business with its current (latest) iteration, as
 /// `CampaignResult`.
 pub fn result(biz: &str, campaign_id: &str) -> HResult<Value> {
-    let c = db::query_one(
+    let (id, name, objective, created_at, updated_at, iteration_count) = db::query_one_as::<(String, String, String, String, String, i64)>(
         "SELECT id, name, objective, created_at, updated_at, \
                 (SELECT COUNT(*) FROM campaign_iterations i WHERE i.business_id = k.business_id AND i.campaign_id = k.id) \
          FROM campaigns k WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), campaign_id.into()],
+        &params![biz, campaign_id],
     )?
     .ok_or_else(|| campaign_not_found(campaign_id))?;
     let current = current(biz, campaign_id)?;
     Ok(json!({
         "campaign": {
-            "id": c.text(0),
+            "id": id,
             "businessId": biz,
-            "name": c.text(1),
-            "objective": c.text(2),
-            "iterationCount": c.int(5),
-            "currentIterationId": current.text(0),
-            "createdAt": c.text(3),
-            "updatedAt": c.text(4),
+            "name": name,
+            "objective": objective,
+            "iterationCount": iteration_count,
+            "currentIterationId": current.id,
+            "createdAt": created_at,
+            "updatedAt": updated_at,
         },
         "currentIteration": iteration(biz, &current)?,
     }))
 }
 
 /// The campaign's latest iteration.
-pub fn current(biz: &str, campaign_id: &str) -> HResult<Row> {
-    db::query_one(
-        &format!("SELECT {ITERATION_COLUMNS} FROM campaign_iterations i WHERE i.business_id = ?1 AND i.campaign_id = ?2 ORDER BY i.sequence DESC LIMIT 1"),
-        &[biz.into(), campaign_id.into()],
-    )?
-    .ok_or_else(|| campaign_not_found(campaign_id))
+pub fn current(biz: &str, campaign_id: &str) -> HResult<IterationRow> {
+    db::query_one_as(&format!("SELECT {ITERATION_COLUMNS} FROM campaign_iterations i WHERE i.business_id = ?1 AND i.campaign_id = ?2 ORDER BY i.sequence DESC LIMIT 1"), &params![biz, campaign_id])?
+        .ok_or_else(|| campaign_not_found(campaign_id))
 }
 
 /// Records a member's new outcome in its history (the caller has set it).
@@ -148,7 +207,7 @@ pub fn record(biz: &str, member_id: &str, outcome: &str) -> Result<(), Failure> 
     db::execute(
         "INSERT INTO campaign_member_events (business_id, member_id, seq, outcome, occurred_at) \
          SELECT ?1, ?2, IFNULL(MAX(seq), 0) + 1, ?3, ?4 FROM campaign_member_events WHERE business_id = ?1 AND member_id = ?2",
-        &[biz.into(), member_id.into(), outcome.into(), now().into()],
+        &params![biz, member_id, outcome, now()],
     )?;
     Ok(())
 }
@@ -163,7 +222,7 @@ pub fn record_all(biz: &str, iteration_id: &str, filter: &str, outcome: &str) ->
                     (SELECT IFNULL(MAX(e.seq), 0) + 1 FROM campaign_member_events e WHERE e.business_id = m.business_id AND e.member_id = m.id), ?3, ?4 \
              FROM campaign_members m WHERE m.business_id = ?1 AND m.iteration_id = ?2 AND {filter}"
         ),
-        &[biz.into(), iteration_id.into(), outcome.into(), now().into()],
+        &params![biz, iteration_id, outcome, now()],
     )?;
     Ok(())
 }
@@ -171,7 +230,7 @@ pub fn record_all(biz: &str, iteration_id: &str, filter: &str, outcome: &str) ->
 /// The length of a retry-delay "minute" (`serve --campaign-minute-ms`;
 /// 60,000 unless shortened for tests and demos), as `serve` stored it.
 pub fn minute_ms() -> Result<i64, Failure> {
-    Ok(db::query_one("SELECT value FROM runtime_settings WHERE name = 'campaign_minute_ms'", &[])?.and_then(|r| r.text(0).parse().ok()).unwrap_or(60_000))
+    Ok(db::query_one_as::<String>("SELECT value FROM runtime_settings WHERE name = 'campaign_minute_ms'", &[])?.and_then(|v| v.parse().ok()).unwrap_or(60_000))
 }
 
 /// A member's history, oldest first.
@@ -179,15 +238,13 @@ pub fn history(biz: &str, member_ids: &[String]) -> Result<Vec<(String, Value)>,
     if member_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut params: Vec<switchboard_guest::Value> = vec![biz.into()];
-    params.extend(member_ids.iter().map(|m| m.as_str().into()));
-    Ok(db::query(
+    let mut params = params![biz];
+    params.extend(member_ids.iter().map(switchboard_guest::Value::from));
+    let rows: Vec<(String, String, String)> = db::query_as(
         &format!("SELECT member_id, outcome, occurred_at FROM campaign_member_events WHERE business_id = ?1 AND member_id IN ({}) ORDER BY member_id, seq", db::placeholders(2, member_ids.len())),
         &params,
-    )?
-    .iter()
-    .map(|r| (r.text(0), json!({"outcome": r.text(1), "occurredAt": r.text(2)})))
-    .collect())
+    )?;
+    Ok(rows.into_iter().map(|(member, outcome, at)| (member, json!({"outcome": outcome, "occurredAt": at}))).collect())
 }
 
 #[cfg(test)]

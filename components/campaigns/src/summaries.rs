@@ -21,8 +21,9 @@
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use switchboard_guest::db::{self, Row, RowExt};
-use switchboard_guest::{clock, fail, new_id, now, ok, page, req, success, time, Failure, HResult, Request, Success};
+use switchboard_guest::db;
+use switchboard_guest::{clock, fail, new_id, now, ok, page, params, req, success, time, Failure, HResult, Request, Success};
+use switchboard_sql::{decode_rows, Columns, FromRow, Mismatch, Row};
 use switchboard_voice_area::billing;
 
 use crate::campaigns::campaign_id;
@@ -32,8 +33,8 @@ use crate::{material, model};
 /// An unconfirmed estimate expires after a day.
 pub const ESTIMATE_TTL_MS: i64 = 24 * 3600 * 1000;
 
-/// The columns [`run`] reads, in order (and last the campaign state the
-/// estimate saw, which confirm compares).
+/// The columns a [`RunRow`] reads, in order (and last the campaign state
+/// the estimate saw, which confirm compares).
 pub const RUN_COLUMNS: &str = "id, campaign_id, status, maximum_charge, charged, contact_count, assessed_count, failed_count, material_chars, \
      price_per_contact, price_per_thousand, cost_json, expires_at_ms, expires_at, confirmed_at, completed_at, created_at, campaign_state";
 
@@ -90,39 +91,88 @@ impl RunStatus {
     }
 }
 
-/// The status a row of [`RUN_COLUMNS`] shows: an estimate past its
-/// deadline is expired whether or not a newer one marked it so.
-pub fn shown_status(r: &Row) -> RunStatus {
-    match RunStatus::parse(&r.text(2)) {
-        Some(RunStatus::Estimated) if r.int(12) <= clock::now_ms() => RunStatus::Expired,
+/// A row of [`RUN_COLUMNS`].
+pub struct RunRow {
+    pub id: String,
+    pub campaign_id: String,
+    /// As stored ([`shown_status`] reads it).
+    pub status: String,
+    pub maximum_charge: i64,
+    pub charged: i64,
+    pub contact_count: i64,
+    pub assessed_count: i64,
+    pub failed_count: i64,
+    pub material_chars: i64,
+    pub price_per_contact: i64,
+    pub price_per_thousand: i64,
+    pub cost_json: Option<String>,
+    pub expires_at_ms: i64,
+    pub expires_at: String,
+    pub confirmed_at: Option<String>,
+    pub completed_at: Option<String>,
+    pub created_at: String,
+    pub campaign_state: String,
+}
+
+impl FromRow for RunRow {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        Ok(RunRow {
+            id: c.read()?,
+            campaign_id: c.read()?,
+            status: c.read()?,
+            maximum_charge: c.read()?,
+            charged: c.read()?,
+            contact_count: c.read()?,
+            assessed_count: c.read()?,
+            failed_count: c.read()?,
+            material_chars: c.read()?,
+            price_per_contact: c.read()?,
+            price_per_thousand: c.read()?,
+            cost_json: c.read()?,
+            expires_at_ms: c.read()?,
+            expires_at: c.read()?,
+            confirmed_at: c.read()?,
+            completed_at: c.read()?,
+            created_at: c.read()?,
+            campaign_state: c.read()?,
+        })
+    }
+}
+
+/// The status a run shows: an estimate past its deadline is expired
+/// whether or not a newer one marked it so.
+pub fn shown_status(r: &RunRow) -> RunStatus {
+    match RunStatus::parse(&r.status) {
+        Some(RunStatus::Estimated) if r.expires_at_ms <= clock::now_ms() => RunStatus::Expired,
         // Text no version wrote reads as a failed run (nothing runs or bills it).
         other => other.unwrap_or(RunStatus::Failed),
     }
 }
 
-/// A row of [`RUN_COLUMNS`] as a `SummaryRun`.
-pub fn run(r: &Row) -> Value {
+/// A run as a `SummaryRun`.
+pub fn run(r: &RunRow) -> Value {
     let status = shown_status(r);
     let finished = status.is_finished();
-    let reserved = if status.is_active() { r.int(3) } else { 0 };
+    let reserved = if status.is_active() { r.maximum_charge } else { 0 };
     json!({
-        "id": r.text(0),
-        "campaignId": r.text(1),
+        "id": r.id,
+        "campaignId": r.campaign_id,
         "status": status.as_str(),
-        "maximumChargeMicrocredits": r.int(3),
+        "maximumChargeMicrocredits": r.maximum_charge,
         "reservedMicrocredits": reserved,
-        "chargedMicrocredits": r.int(4),
-        "contactCount": r.int(5),
-        "assessedCount": r.int(6),
-        "failedCount": r.int(7),
-        "processedCount": r.int(6) + r.int(7),
-        "materialCharacters": r.int(8),
-        "price": {"perContactMicrocredits": r.int(9), "perThousandCharactersMicrocredits": r.int(10)},
-        "costPerOutcome": if finished { r.opt_text(11).and_then(|c| serde_json::from_str(&c).ok()).unwrap_or(Value::Null) } else { Value::Null },
-        "estimateExpiresAt": r.text(13),
-        "confirmedAt": r.opt_text(14),
-        "completedAt": r.opt_text(15),
-        "createdAt": r.text(16),
+        "chargedMicrocredits": r.charged,
+        "contactCount": r.contact_count,
+        "assessedCount": r.assessed_count,
+        "failedCount": r.failed_count,
+        "processedCount": r.assessed_count + r.failed_count,
+        "materialCharacters": r.material_chars,
+        "price": {"perContactMicrocredits": r.price_per_contact, "perThousandCharactersMicrocredits": r.price_per_thousand},
+        "costPerOutcome": if finished { r.cost_json.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or(Value::Null) } else { Value::Null },
+        "estimateExpiresAt": r.expires_at,
+        "confirmedAt": r.confirmed_at,
+        "completedAt": r.completed_at,
+        "createdAt": r.created_at,
     })
 }
 
@@ -131,9 +181,8 @@ pub fn run_not_found(id: &str) -> Failure {
 }
 
 /// The run `id` of `campaign` (404 otherwise).
-pub fn load(biz: &str, campaign: &str, id: &str) -> HResult<Row> {
-    db::query_one(&format!("SELECT {RUN_COLUMNS} FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2 AND id = ?3"), &[biz.into(), campaign.into(), id.into()])?
-        .ok_or_else(|| run_not_found(id))
+pub fn load(biz: &str, campaign: &str, id: &str) -> HResult<RunRow> {
+    db::query_one_as(&format!("SELECT {RUN_COLUMNS} FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2 AND id = ?3"), &params![biz, campaign, id])?.ok_or_else(|| run_not_found(id))
 }
 
 /// 52: newest first.
@@ -141,7 +190,8 @@ pub fn list(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
     let id = campaign_id(r)?;
     model::current(biz, &id)?;
-    let (rows, next) = page::by_id_newest_first(r, &format!("SELECT {RUN_COLUMNS} FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2"), vec![biz.into(), id.as_str().into()], "id")?;
+    let (rows, next) = page::by_id_newest_first(r, &format!("SELECT {RUN_COLUMNS} FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2"), params![biz, &id], "id")?;
+    let rows: Vec<RunRow> = decode_rows(rows)?;
     ok(&json!({"summaryRuns": rows.iter().map(run).collect::<Vec<_>>(), "nextCursor": next}))
 }
 
@@ -175,8 +225,7 @@ pub fn create(r: &Request) -> HResult<Success> {
 /// What the estimate was made over: the campaign's iterations and their
 /// last change. A new iteration or any change of one makes it stale.
 fn campaign_state(biz: &str, campaign: &str) -> Result<String, Failure> {
-    Ok(db::query_one("SELECT COUNT(*) || ':' || IFNULL(MAX(updated_at), '') FROM campaign_iterations WHERE business_id = ?1 AND campaign_id = ?2", &[biz.into(), campaign.into()])?
-        .map(|r| r.text(0))
+    Ok(db::query_one_as::<String>("SELECT COUNT(*) || ':' || IFNULL(MAX(updated_at), '') FROM campaign_iterations WHERE business_id = ?1 AND campaign_id = ?2", &params![biz, campaign])?
         .unwrap_or_default())
 }
 
@@ -184,16 +233,15 @@ fn campaign_state(biz: &str, campaign: &str) -> Result<String, Failure> {
 /// one, made over the campaign as it is now (no iteration added or changed
 /// since its estimate). What an AI-recommended follow-up selects from.
 pub fn current_run(biz: &str, campaign: &str) -> Result<Option<String>, Failure> {
-    Ok(db::query_one(
+    db::query_one_as(
         "SELECT id FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2 AND status IN ('completed', 'partial') AND campaign_state = ?3 ORDER BY id DESC LIMIT 1",
-        &[biz.into(), campaign.into(), campaign_state(biz, campaign)?.into()],
-    )?
-    .map(|r| r.text(0)))
+        &params![biz, campaign, campaign_state(biz, campaign)?],
+    )
 }
 
 /// A run of the campaign that is queued or running, if any.
 fn in_progress(biz: &str, campaign: &str) -> Result<Option<String>, Failure> {
-    Ok(db::query_one("SELECT id FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2 AND status IN ('queued', 'running') LIMIT 1", &[biz.into(), campaign.into()])?.map(|r| r.text(0)))
+    db::query_one_as("SELECT id FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2 AND status IN ('queued', 'running') LIMIT 1", &params![biz, campaign])
 }
 
 /// The business's price: (per contact, per started 1,000 characters),
@@ -203,11 +251,11 @@ pub fn price(biz: &str) -> Result<(i64, i64), Failure> {
 }
 
 fn estimate(biz: &str, campaign: &str) -> HResult<Success> {
-    if let Some(r) = db::query_one(
+    if let Some((sequence, status)) = db::query_one_as::<(i64, String)>(
         "SELECT sequence, status FROM campaign_iterations WHERE business_id = ?1 AND campaign_id = ?2 AND status NOT IN ('completed', 'cancelled') ORDER BY sequence LIMIT 1",
-        &[biz.into(), campaign.into()],
+        &params![biz, campaign],
     )? {
-        return Err(fail::conflict("iterations_not_finished", format!("iteration {} is {}; a summary run is estimated once every iteration is completed or cancelled", r.int(0), r.text(1))));
+        return Err(fail::conflict("iterations_not_finished", format!("iteration {sequence} is {status}; a summary run is estimated once every iteration is completed or cancelled")));
     }
     if let Some(running) = in_progress(biz, campaign)? {
         return Err(fail::conflict("summary_run_in_progress", format!("summary run {running} of this campaign is still processing; estimate again when it has finished")));
@@ -216,19 +264,16 @@ fn estimate(biz: &str, campaign: &str) -> HResult<Success> {
     // was assessed under them).
     db::execute(
         "DELETE FROM summary_assessments WHERE business_id = ?1 AND run_id IN (SELECT id FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2 AND status = 'estimated')",
-        &[biz.into(), campaign.into()],
+        &params![biz, campaign],
     )?;
     let now = now();
-    db::execute(
-        "UPDATE summary_runs SET status = 'expired', updated_at = ?3 WHERE business_id = ?1 AND campaign_id = ?2 AND status = 'estimated'",
-        &[biz.into(), campaign.into(), now.as_str().into()],
-    )?;
+    db::execute("UPDATE summary_runs SET status = 'expired', updated_at = ?3 WHERE business_id = ?1 AND campaign_id = ?2 AND status = 'estimated'", &params![biz, campaign, &now])?;
     let id = new_id();
     let (per_contact, per_thousand) = price(biz)?;
     material::estimate(biz, campaign, &id, per_contact, per_thousand)?;
-    let totals = db::query_one(
+    let (contact_count, material_chars, maximum_charge) = db::query_one_as::<(i64, i64, i64)>(
         "SELECT COUNT(*), IFNULL(SUM(material_chars), 0), IFNULL(SUM(maximum_charge), 0) FROM summary_assessments WHERE business_id = ?1 AND run_id = ?2",
-        &[biz.into(), id.as_str().into()],
+        &params![biz, &id],
     )?
     .expect("an aggregate has a row");
     let expires_ms = clock::now_ms() + ESTIMATE_TTL_MS;
@@ -236,20 +281,7 @@ fn estimate(biz: &str, campaign: &str) -> HResult<Success> {
         "INSERT INTO summary_runs (business_id, id, campaign_id, status, campaign_state, price_per_contact, price_per_thousand, contact_count, material_chars, \
                                    maximum_charge, expires_at_ms, expires_at, created_at, updated_at) \
          VALUES (?1, ?2, ?3, 'estimated', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)",
-        &[
-            biz.into(),
-            id.as_str().into(),
-            campaign.into(),
-            campaign_state(biz, campaign)?.into(),
-            per_contact.into(),
-            per_thousand.into(),
-            totals.int(0).into(),
-            totals.int(1).into(),
-            totals.int(2).into(),
-            expires_ms.into(),
-            time::rfc3339_ms(expires_ms).into(),
-            now.into(),
-        ],
+        &params![biz, &id, campaign, campaign_state(biz, campaign)?, per_contact, per_thousand, contact_count, material_chars, maximum_charge, expires_ms, time::rfc3339_ms(expires_ms), now],
     )?;
     success(201, &json!({"summaryRun": run(&load(biz, campaign, &id)?)}))
 }
@@ -261,11 +293,11 @@ fn confirm(biz: &str, campaign: &str, estimate_id: &str, figure: f64) -> HResult
         RunStatus::Expired => return Err(fail::conflict("estimate_expired", format!("estimate {estimate_id} has expired (a newer estimate or its deadline); estimate again"))),
         status => return Err(fail::conflict("estimate_already_confirmed", format!("estimate {estimate_id} was already confirmed; the run is {}", status.as_str()))),
     }
-    let maximum = row.int(3);
+    let maximum = row.maximum_charge;
     if figure != maximum as f64 {
         return Err(fail::conflict("maximum_charge_mismatch", format!("the estimate's maximum charge is {maximum} microcredits; confirm must repeat exactly that figure")));
     }
-    if row.text(17) != campaign_state(biz, campaign)? {
+    if row.campaign_state != campaign_state(biz, campaign)? {
         return Err(fail::conflict("estimate_stale", "the campaign changed since this estimate (an iteration was added or changed); estimate again"));
     }
     if let Some(running) = in_progress(biz, campaign)? {
@@ -273,7 +305,7 @@ fn confirm(biz: &str, campaign: &str, estimate_id: &str, figure: f64) -> HResult
     }
     billing::reserve_for(biz, estimate_id, maximum, "the summary run needs a reservation of its maximum charge, {amount} microcredits")?;
     let now = now();
-    db::execute("UPDATE summary_runs SET status = 'queued', confirmed_at = ?3, updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), estimate_id.into(), now.into()])?;
+    db::execute("UPDATE summary_runs SET status = 'queued', confirmed_at = ?3, updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &params![biz, estimate_id, now])?;
     queue::enqueue_summarize(biz, estimate_id)?;
     ok(&json!({"summaryRun": run(&load(biz, campaign, estimate_id)?)}))
 }
