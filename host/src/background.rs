@@ -125,7 +125,7 @@ pub(crate) fn spawn_usage_flush(shared: Arc<Shared>, loops: &Supervisor) {
     loops.spawn("usage", |mut stop| async move {
         while stop.sleep(crate::usage::FLUSH_EVERY).await {
             let r = shared.clone();
-            let _ = tokio::task::spawn_blocking(move || crate::usage::flush(r.app.dbs.main())).await;
+            let _ = tokio::task::spawn_blocking(move || r.app.usage.flush(r.app.dbs.main())).await;
         }
     });
 }

@@ -7,14 +7,17 @@ use crate::pipeline::unavailable;
 use switchboard_gateway::{Failure, KeyDirectory, KeyRecord, SessionRecord};
 
 /// The keys and console sessions admission looks callers up in: storage,
-/// behind the key cache.
-pub struct Keys<'a>(pub &'a Db);
+/// behind the key cache; each use found is noted in the server's usage.
+pub struct Keys<'a> {
+    pub db: &'a Db,
+    pub usage: &'a switchboard_admin::usage::Usage,
+}
 
 impl Keys<'_> {
     /// The key for `key_hash` as storage has it (`KeyCache` calls this on
     /// a miss).
     fn read_key(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
-        let db = self.0;
+        let db = self.db;
         let lookup = |mut c: &crate::db::Connection| switchboard_gateway::storage::find_key(&mut c, key_hash).map_err(|_| unavailable());
         let pooled = db.read_conn().map_err(|_| unavailable())?;
         let mut found = lookup(&pooled)?;
@@ -40,14 +43,18 @@ impl Keys<'_> {
 
 impl KeyDirectory for Keys<'_> {
     fn find_by_hash(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
-        let found = self.0.keys().get(key_hash, || self.read_key(key_hash))?;
+        let found = self.db.keys().get(key_hash, || self.read_key(key_hash))?;
         if let Some(k) = found.as_ref().filter(|k| !k.revoked) {
-            crate::usage::note(&k.key_id);
+            self.usage.note_key(&k.key_id);
         }
         Ok(found)
     }
 
     fn find_session(&self, token_hash: &str) -> Result<Option<SessionRecord>, Failure> {
-        crate::admin::sessions::find(self.0, token_hash).map_err(|_| unavailable())
+        let found = crate::admin::sessions::find(self.db, token_hash).map_err(|_| unavailable())?;
+        if let Some(s) = &found {
+            self.usage.note_session(&s.session_id);
+        }
+        Ok(found)
     }
 }

@@ -150,6 +150,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         sandbox_routes: args.sandbox_routes,
         max_upload_bytes: usize::try_from(args.max_upload_bytes).unwrap_or(usize::MAX),
         bells: Default::default(),
+        usage: Default::default(),
     };
     let settings = server::Settings {
         addr: args.listen,

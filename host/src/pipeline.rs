@@ -28,6 +28,8 @@ pub struct App {
     pub max_upload_bytes: usize,
     /// Each database's job runner bell, rung when a step is made due now.
     pub bells: crate::background::Bells,
+    /// The uses of keys and sessions noted and not yet written.
+    pub usage: crate::usage::Usage,
 }
 
 /// What goes back over HTTP.
@@ -256,7 +258,7 @@ impl App {
 
     /// The keys and console sessions admission looks callers up in: main's.
     pub fn keys(&self) -> Keys<'_> {
-        Keys(self.dbs.main())
+        Keys { db: self.dbs.main(), usage: &self.usage }
     }
 
     /// The database `business` lives in (main for a request of no
@@ -282,17 +284,7 @@ impl App {
 
     /// The component's view of the request; the body moves into it.
     fn request(&self, a: &mut Admitted, request_id: &str) -> wit::Request {
-        wit::Request {
-            operation: a.op.id.as_str().to_string(),
-            business_id: a.business_id.clone().unwrap_or_default(),
-            path_params: a.path_params.clone(),
-            query: a.query.clone(),
-            body: a.body.take(),
-            caller: a.caller.clone(),
-            request_id: request_id.to_string(),
-            stream_cursor: None,
-            prepared: None,
-        }
+        switchboard_gateway::component_request!(wit::Request, a, request_id)
     }
 
     /// Runs the prepare step of a mutation that has one

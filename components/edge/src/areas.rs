@@ -5,7 +5,7 @@
 
 use crate::bindings::switchboard::platform::transaction;
 use crate::store::{unavailable, EdgeSql};
-use crate::{log_error, Answer};
+use crate::{log_event, Answer};
 use switchboard_gateway::exchange::{self, Outcome, Reply};
 use switchboard_gateway::operations::{Component, OperationId};
 use switchboard_gateway::{Admitted, Failure};
@@ -48,17 +48,7 @@ pub(crate) fn prepare_step(component: Component) -> Option<Prepare> {
 
 /// The component's view of the request; the body moves into it.
 pub(crate) fn request(a: &mut Admitted, request_id: &str) -> Request {
-    Request {
-        operation: a.op.id.as_str().to_string(),
-        business_id: a.business_id.clone().unwrap_or_default(),
-        path_params: a.path_params.clone(),
-        query: a.query.clone(),
-        body: a.body.take(),
-        caller: a.caller.clone(),
-        request_id: request_id.to_string(),
-        stream_cursor: None,
-        prepared: None,
-    }
+    switchboard_gateway::component_request!(Request, a, request_id)
 }
 
 /// A read on the transaction already begun (one snapshot); it ends after
@@ -98,14 +88,14 @@ pub(crate) fn write(a: &Admitted, mut req: Request, handle: Handle, request_id: 
         };
         if matches!(&result, Ok(s) if s.body.is_some()) {
             // Downloads are reads (see the host's pipeline).
-            log_error(&format!("requestId={request_id} {} (a mutation) answered with a raw body piece", a.op.id));
+            log_event("error", "a mutation answered with a raw body piece", &[("requestId", &request_id), ("operation", &a.op.id)]);
             result =
                 Err(switchboard_guest::Failure { status: 500, code: "internal_error".into(), message: "the handler produced an invalid answer".into(), category: "internal".into(), retryable: false });
         }
         (tx, render(a, result, request_id))
     });
     if let Err(e) = transaction::control("COMMIT") {
-        log_error(&format!("requestId={request_id} could not commit: {}", e.message));
+        log_event("error", "could not commit", &[("requestId", &request_id), ("error", &e.message)]);
         let failure = if e.kind == "busy" { unavailable() } else { Failure::internal("the change could not be saved; nothing was written, retry").retryable(true) };
         return Reply::failure(&failure, request_id);
     }
@@ -118,7 +108,7 @@ pub(crate) fn render(a: &Admitted, result: Result<Success, switchboard_guest::Fa
         Err(f) => Outcome::Failed { status: f.status, code: f.code, message: f.message, category: f.category, retryable: f.retryable },
     };
     if let Some(fault) = outcome.fault() {
-        log_error(&format!("requestId={request_id} {fault}"));
+        log_event("error", "request failed inside the service", &[("requestId", &request_id), ("fault", &fault)]);
     }
     exchange::render(a.op, outcome, request_id)
 }

@@ -89,7 +89,7 @@ pub fn take_outparam() -> Option<ResponseOutparam> {
 
 fn answer_failure(what: &str) {
     let request_id = REQUEST_ID.with(|r| r.borrow().clone());
-    crate::log_error(&format!("requestId={request_id} {what}"));
+    crate::log_event("error", "request failed inside the service", &[("requestId", &request_id), ("fault", &what)]);
     let failure = Failure::internal("the request failed inside the service; nothing was written");
     // Only if nothing was sent yet; an answer already under way is cut.
     crate::http::send(Reply::failure(&failure, &request_id), &request_id);

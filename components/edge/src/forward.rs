@@ -18,11 +18,12 @@
 //! Bodies stream both ways (a 64 MiB raw upload is never held here); no
 //! wait goes past the request's deadline (`SWITCHBOARD_EDGE_DEADLINE_MS`).
 
-use crate::http::Head;
+use crate::head::Head;
+use crate::settings::Node;
 use switchboard_gateway::Failure;
 use wasip2::http::outgoing_handler;
 use wasip2::http::types::{
-    ErrorCode, Fields, FutureIncomingResponse, IncomingBody, IncomingRequest, IncomingResponse, Method, OutgoingBody, OutgoingRequest, OutgoingResponse, RequestOptions, ResponseOutparam, Scheme,
+    ErrorCode, Fields, FutureIncomingResponse, IncomingBody, IncomingRequest, IncomingResponse, Method, OutgoingBody, OutgoingRequest, OutgoingResponse, RequestOptions, ResponseOutparam,
 };
 use wasip2::io::streams::{InputStream, OutputStream, StreamError};
 
@@ -39,27 +40,6 @@ const CONTENT_HEADERS: [&str; 8] = ["content-type", "content-length", "content-r
 
 /// Nanoseconds to connect to the write node.
 const CONNECT_TIMEOUT_NS: u64 = 3_000_000_000;
-
-/// Where the write node is.
-pub struct Node {
-    scheme: Scheme,
-    authority: String,
-    /// The URL's path, without a trailing slash ("" for the root).
-    prefix: String,
-}
-
-impl Node {
-    /// From `SWITCHBOARD_WRITE_NODE`; `None` when unset or empty.
-    pub fn from_env() -> Option<Result<Node, String>> {
-        let url = std::env::var("SWITCHBOARD_WRITE_NODE").ok().filter(|u| !u.trim().is_empty())?;
-        Some(Node::parse(url.trim()))
-    }
-
-    fn parse(url: &str) -> Result<Node, String> {
-        let u = switchboard_gateway::base_url::BaseUrl::parse("SWITCHBOARD_WRITE_NODE", url)?;
-        Ok(Node { scheme: if u.https { Scheme::Https } else { Scheme::Http }, authority: u.authority, prefix: u.prefix })
-    }
-}
 
 /// What a forward came to.
 pub enum Forwarded {
@@ -121,7 +101,7 @@ pub fn forward(node: &Node, request: &IncomingRequest, head: &Head, request_id: 
     let pending = match outgoing_handler::handle(outgoing, Some(options)) {
         Ok(p) => p,
         Err(e) => {
-            crate::log_error(&format!("requestId={request_id} forwarding: {e:?}"));
+            crate::log_event("error", "forwarding failed", &[("requestId", &request_id), ("error", &format!("{e:?}"))]);
             return Forwarded::Failed(unreachable());
         }
     };
@@ -204,13 +184,13 @@ fn answer_head(pending: &FutureIncomingResponse, request_id: &str, deadline: u64
     let woke = wasip2::io::poll::poll(&[&ready, &timer]);
     drop(ready);
     if !woke.contains(&0) {
-        crate::log_error(&format!("requestId={request_id} the write node did not answer before the deadline"));
+        crate::log_event("error", "the write node did not answer before the deadline", &[("requestId", &request_id)]);
         return Err(too_late());
     }
     match pending.get() {
         Some(Ok(Ok(r))) => Ok(r),
         Some(Ok(Err(e))) => {
-            crate::log_error(&format!("requestId={request_id} forwarding: {e:?}"));
+            crate::log_event("error", "forwarding failed", &[("requestId", &request_id), ("error", &format!("{e:?}"))]);
             Err(if connect_failed(&e) {
                 unreachable()
             } else if timed_out(&e) {
@@ -255,7 +235,7 @@ fn stream_answer(response: IncomingResponse, request_id: &str, deadline: u64) ->
     } else {
         // A body cut short is a broken transfer for the client, never a
         // short answer that looks whole.
-        crate::log_error(&format!("requestId={request_id} the write node's answer was cut; the transfer is cut"));
+        crate::log_event("error", "the write node's answer was cut; the transfer is cut", &[("requestId", &request_id)]);
     }
     Forwarded::Answered(status)
 }
@@ -300,19 +280,4 @@ fn write_all(output: &OutputStream, mut bytes: &[u8]) -> bool {
         bytes = &bytes[n..];
     }
     true
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_write_node_url_needs_a_scheme_and_a_host() {
-        let n = Node::parse("http://10.0.0.5:8081/").unwrap();
-        assert_eq!((n.authority.as_str(), n.prefix.as_str()), ("10.0.0.5:8081", ""));
-        assert_eq!(Node::parse("https://writes.example/api/").unwrap().prefix, "/api");
-        for bad in ["10.0.0.5:8081", "ftp://x", "http://", "http://user:pw@x"] {
-            assert!(Node::parse(bad).is_err(), "{bad}");
-        }
-    }
 }

@@ -3,22 +3,12 @@
 //! and a download streamed piece by piece.
 
 use crate::bindings::switchboard::platform::transaction;
+use crate::head::Head;
 use crate::{fault, forward, Answer};
 use switchboard_gateway::exchange::Reply;
 use switchboard_gateway::Failure;
 use wasip2::http::types::{Fields, IncomingBody, IncomingRequest, Method, OutgoingBody, OutgoingResponse, ResponseOutparam};
 use wasip2::io::streams::{OutputStream, StreamError};
-
-/// The parts of the request the router reads before its body.
-pub struct Head {
-    pub method: String,
-    pub path: String,
-    pub query: Option<String>,
-    pub authorization: Option<String>,
-    pub idempotency_key: Option<String>,
-    pub content_type: Option<String>,
-    pub content_length: Option<u64>,
-}
 
 /// A header's value as text; `Err` when it is not visible ASCII/UTF-8.
 fn header(fields: &Fields, name: &str) -> Option<Result<String, ()>> {
@@ -102,7 +92,7 @@ fn answer(request: &IncomingRequest, request_id: &str, deadline: u64) -> (Answer
             let node = match node {
                 Ok(n) => n,
                 Err(why) => {
-                    crate::log_error(why);
+                    crate::log_event("error", "the write node setting is not valid", &[("requestId", &request_id), ("error", why)]);
                     let f = Failure::new(500, "configuration", "write_node_misconfigured", "this edge node's write node setting is not valid").retryable(false);
                     return (Answer::Whole(Reply::failure(&f, request_id)), false);
                 }
@@ -205,7 +195,7 @@ fn download(status: u16, first: switchboard_guest::bindings::switchboard::platfo
                 rest = piece.next_cursor.map(|c| (switchboard_guest::Request { stream_cursor: Some(c), ..req }, handle));
             }
             _ => {
-                crate::log_error(&format!("requestId={request_id} a download's next piece failed; the transfer is cut"));
+                crate::log_event("error", "a download's next piece failed; the transfer is cut", &[("requestId", &request_id)]);
                 ok = false;
             }
         }

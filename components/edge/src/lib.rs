@@ -38,6 +38,7 @@
 mod areas;
 mod fault;
 mod forward;
+mod head;
 mod http;
 mod keys;
 mod limits;
@@ -57,7 +58,7 @@ mod bindings {
 
 use areas::{area, not_at_the_edge, read, request, served_here, write, Handle};
 use bindings::switchboard::platform::transaction;
-use http::Head;
+use head::Head;
 pub use keys::after_answer;
 use keys::{Assumed, Known, Pending, PrimaryKeys};
 pub use settings::{settings, Settings};
@@ -296,7 +297,29 @@ fn ready() -> Result<(), String> {
 }
 
 fn log_error(line: &str) {
-    eprintln!("level=error msg=\"{}\"", line.replace('"', "'"));
+    log_event("error", line, &[]);
+}
+
+/// One log line in the key=value form the runtime's stderr carries: a
+/// short, stable message and its fields (`requestId`, `error`, ...), each
+/// value quoted when it holds a space, a quote or an `=`.
+fn log_event(level: &str, message: &str, fields: &[(&str, &dyn std::fmt::Display)]) {
+    eprintln!("{}", log_line(level, message, fields));
+}
+
+fn log_line(level: &str, message: &str, fields: &[(&str, &dyn std::fmt::Display)]) -> String {
+    let quoted = |v: &str| {
+        if v.is_empty() || v.contains([' ', '"', '=', '\\']) || v.contains(char::is_control) {
+            format!("{v:?}")
+        } else {
+            v.to_string()
+        }
+    };
+    let mut line = format!("level={level} msg={}", quoted(message));
+    for (name, value) in fields {
+        line.push_str(&format!(" {name}={}", quoted(&value.to_string())));
+    }
+    line
 }
 
 struct Edge;
@@ -309,3 +332,14 @@ impl wasip2::exports::http::incoming_handler::Guest for Edge {
 
 #[cfg(target_arch = "wasm32")]
 wasip2::http::proxy::export!(Edge);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn log_lines_keep_their_fields_apart_and_quote_what_would_blur_them() {
+        let e = "connection refused: \"node\" a=b";
+        let line = super::log_line("error", "forwarding failed", &[("requestId", &"r-1"), ("error", &e), ("attempt", &2)]);
+        assert_eq!(line, r#"level=error msg="forwarding failed" requestId=r-1 error="connection refused: \"node\" a=b" attempt=2"#);
+        assert_eq!(super::log_line("info", "ready", &[("note", &"")]), r#"level=info msg=ready note="""#);
+    }
+}

@@ -68,9 +68,7 @@ pub fn find(db: &Db, token_hash: &str) -> Result<Option<SessionRecord>> {
     )?;
     Ok(rows.into_iter().next().map(|r| {
         let t = |i: usize| db::text(&r[i]);
-        let record = SessionRecord { session_id: t(0), user_id: t(1), business_id: t(2), csrf_token: t(3), scopes: auth::role_scopes(&t(4)), role: t(4) };
-        crate::usage::note(&format!("session:{}", record.session_id));
-        record
+        SessionRecord { session_id: t(0), user_id: t(1), business_id: t(2), csrf_token: t(3), scopes: auth::role_scopes(&t(4)), role: t(4) }
     }))
 }
 

@@ -7,35 +7,54 @@
 use crate::db::{self, Db};
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::LazyLock;
 use std::time::Duration;
 
 pub const FLUSH_EVERY: Duration = Duration::from_secs(15);
 
-/// key id or `session:<id>` → the latest use (ms since the epoch).
-static SEEN: LazyLock<Mutex<HashMap<String, i64>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+/// The uses noted by one server and not yet written: key id or
+/// `session:<id>` → the latest use (ms since the epoch). The server holds
+/// one (`App::usage`), admission notes in it, a loop flushes it.
+#[derive(Default)]
+pub struct Usage {
+    seen: Mutex<HashMap<String, i64>>,
+}
 
-/// Notes a use of an API key (`id`) or a session (`session:<id>`).
-pub fn note(id: &str) {
-    let now = crate::clock::now_ms();
-    let mut seen = SEEN.lock();
-    match seen.get_mut(id) {
-        Some(at) => *at = now,
-        None => {
-            seen.insert(id.to_string(), now);
+impl Usage {
+    /// Notes a use of an API key (its id).
+    pub fn note_key(&self, key_id: &str) {
+        self.note(key_id);
+    }
+
+    /// Notes a use of a console session (its id).
+    pub fn note_session(&self, session_id: &str) {
+        self.note(&format!("session:{session_id}"));
+    }
+
+    fn note(&self, id: &str) {
+        let now = crate::clock::now_ms();
+        let mut seen = self.seen.lock();
+        match seen.get_mut(id) {
+            Some(at) => *at = now,
+            None => {
+                seen.insert(id.to_string(), now);
+            }
         }
+    }
+
+    /// A use of a key noted and not yet written (ms since the epoch).
+    pub fn pending_key(&self, key_id: &str) -> Option<i64> {
+        self.seen.lock().get(key_id).copied()
+    }
+
+    /// Writes what was noted since the last flush; on any failure the notes
+    /// wait for the next round (newer notes win).
+    pub fn flush(&self, db: &Db) {
+        flush(&self.seen, db)
     }
 }
 
-/// A use noted in this process and not yet written (ms since the epoch).
-pub fn pending(id: &str) -> Option<i64> {
-    SEEN.lock().get(id).copied()
-}
-
-/// Writes what was noted since the last flush; on any failure the notes
-/// wait for the next round (newer notes win).
-pub fn flush(db: &Db) {
-    let noted = std::mem::take(&mut *SEEN.lock());
+fn flush(seen: &Mutex<HashMap<String, i64>>, db: &Db) {
+    let noted = std::mem::take(&mut *seen.lock());
     if noted.is_empty() {
         return;
     }
@@ -52,9 +71,24 @@ pub fn flush(db: &Db) {
         })
     });
     if written.is_err() {
-        let mut seen = SEEN.lock();
+        let mut seen = seen.lock();
         for (k, v) in noted {
             seen.entry(k).or_insert(v);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Usage;
+
+    #[test]
+    fn each_server_notes_its_own_uses_keys_and_sessions_apart() {
+        let (a, b) = (Usage::default(), Usage::default());
+        a.note_key("k1");
+        a.note_session("k1");
+        assert!(a.pending_key("k1").is_some());
+        assert_eq!(b.pending_key("k1"), None, "another server's notes are its own");
+        assert_eq!(a.seen.lock().len(), 2, "a session never stands for a key of the same id");
     }
 }

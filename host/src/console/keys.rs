@@ -28,7 +28,7 @@ pub fn list(app: &App, s: &SessionRecord) -> Result<serde_json::Value, Failure> 
     let mut keys = crate::admin::key_rows(&c, &s.business_id).map_err(unavailable)?;
     // A use not yet written by the usage flush is already known here.
     for k in &mut keys {
-        if let Some(at) = k["keyId"].as_str().and_then(crate::usage::pending) {
+        if let Some(at) = k["keyId"].as_str().and_then(|id| app.usage.pending_key(id)) {
             let newer = k["lastUsedAt"].as_str().is_none_or(|stored| stored < crate::clock::rfc3339(at).as_str());
             if newer {
                 k["lastUsedAt"] = json!(crate::clock::rfc3339(at));

@@ -255,28 +255,8 @@ fn async_instances_against_blocking() {
     let (seconds, rounds, concurrency) = (env("SWITCHBOARD_ASYNC_SECONDS", 5), env("SWITCHBOARD_ASYNC_ROUNDS", 3), env("SWITCHBOARD_ASYNC_CONCURRENCY", 32));
     let scratch = std::env::temp_dir().join(format!("switchboard-async-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&scratch).unwrap();
-    let plugins = crate::plugins::Registry::start(None, &scratch, true).unwrap();
-    let cache = super::artifact_dir(None, &scratch);
-    let c = Arc::new(
-        Components::load(
-            &cache,
-            &[],
-            crate::engine::Setup {
-                outbound: OutboundPolicy::default(),
-                provider_settings: Default::default(),
-                plugins,
-                server_ai: Default::default(),
-                keys: Default::default(),
-                recording_links: None,
-            },
-        )
-        .unwrap(),
-    );
-    let db = Arc::new(Db::open(&scratch.join("data")).unwrap());
-    let ids = Arc::new(seed(&c, &db));
-    let way = Arc::new(AsyncWay::new(&c));
+    let bed = Bed::start(&scratch);
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let readers = Arc::new(Readers::start(4));
     println!("getContact from {concurrency} tasks on two tokio workers, {seconds} s a round, process CPU per read:");
     let mut results: Vec<(&str, Round)> = Vec::new();
     // `SWITCHBOARD_ASYNC_WAY=blocking` (or `async`) runs one way only, for
@@ -287,61 +267,7 @@ fn async_instances_against_blocking() {
         if !only.is_empty() && only != if asynchronous { "async" } else { "blocking" } {
             continue;
         }
-        let stop = Arc::new(AtomicBool::new(false));
-        let (cpu_before, switches_before) = (cpu(), switches());
-        let started = Instant::now();
-        let latencies: Vec<Vec<Duration>> = rt.block_on(async {
-            let mut tasks = Vec::new();
-            for t in 0..concurrency {
-                let (c, db, ids, way, readers, stop) = (c.clone(), db.clone(), ids.clone(), way.clone(), readers.clone(), stop.clone());
-                tasks.push(tokio::spawn(async move {
-                    let mut lat = Vec::new();
-                    let mut n = t * 31;
-                    while !stop.load(Ordering::Relaxed) {
-                        n += 1;
-                        let req = get(&ids[n % ids.len()], n);
-                        let t0 = Instant::now();
-                        // Each read is a task of its own, as a request is
-                        // polled by its connection's task when the socket
-                        // wakes it: the read waits for a free worker like
-                        // a request would, and a worker with reads queued
-                        // wakes the other.
-                        let (c, db, way, readers) = (c.clone(), db.clone(), way.clone(), readers.clone());
-                        tokio::spawn(async move {
-                            if asynchronous {
-                                let conn = begin(&db);
-                                let (conn, answer) = way.call(&c, conn, &req).await;
-                                end(&db, conn, &answer);
-                            } else {
-                                readers
-                                    .run(move || {
-                                        let (conn, answer) = c.call("contacts", begin(&db), &req, DEADLINE);
-                                        end(&db, conn, &answer);
-                                    })
-                                    .await;
-                            }
-                        })
-                        .await
-                        .unwrap();
-                        lat.push(t0.elapsed());
-                    }
-                    lat
-                }));
-            }
-            tokio::time::sleep(Duration::from_secs(seconds as u64)).await;
-            stop.store(true, Ordering::Relaxed);
-            let mut all = Vec::new();
-            for t in tasks {
-                all.push(t.await.unwrap());
-            }
-            all
-        });
-        let secs = started.elapsed().as_secs_f64();
-        let (cpu, switches) = (cpu() - cpu_before, switches().saturating_sub(switches_before));
-        let mut all: Vec<Duration> = latencies.into_iter().flatten().collect();
-        all.sort();
-        let pct = |p: f64| all[((all.len() as f64 * p) as usize).min(all.len() - 1)].as_secs_f64() * 1000.0;
-        let r = Round { reads: all.len(), secs, cpu, switches, p50: pct(0.5), p99: pct(0.99) };
+        let r = bed.round(&rt, asynchronous, concurrency, seconds);
         let name = if asynchronous { "async" } else { "blocking" };
         println!(
             "  round {} {name:>8}: {:>7.0} reads/s, {:>5.1} us CPU per read ({:.2} cores busy), {:.2} context switches per read, p50 {:.3} ms, p99 {:.3} ms",
@@ -362,4 +288,93 @@ fn async_instances_against_blocking() {
         println!("  async / blocking: reads/s {:.2}, CPU per read {:.2}", rate(a) / rate(b), per(a) / per(b));
     }
     let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// The components, a seeded database and both ways of calling them.
+struct Bed {
+    c: Arc<Components>,
+    db: Arc<Db>,
+    ids: Arc<Vec<String>>,
+    way: Arc<AsyncWay>,
+    readers: Arc<Readers>,
+}
+
+impl Bed {
+    fn start(scratch: &std::path::Path) -> Bed {
+        let plugins = crate::plugins::Registry::start(None, scratch, true).unwrap();
+        let cache = super::artifact_dir(None, scratch);
+        let setup = crate::engine::Setup {
+            outbound: OutboundPolicy::default(),
+            provider_settings: Default::default(),
+            plugins,
+            server_ai: Default::default(),
+            keys: Default::default(),
+            recording_links: None,
+        };
+        let c = Arc::new(Components::load(&cache, &[], setup).unwrap());
+        let db = Arc::new(Db::open(&scratch.join("data")).unwrap());
+        let ids = Arc::new(seed(&c, &db));
+        let way = Arc::new(AsyncWay::new(&c));
+        Bed { c, db, ids, way, readers: Arc::new(Readers::start(4)) }
+    }
+
+    /// One round: `concurrency` tasks read contacts one way for `seconds`.
+    fn round(&self, rt: &tokio::runtime::Runtime, asynchronous: bool, concurrency: usize, seconds: usize) -> Round {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (cpu_before, switches_before) = (cpu(), switches());
+        let started = Instant::now();
+        let latencies: Vec<Vec<Duration>> = rt.block_on(async {
+            let tasks: Vec<_> = (0..concurrency).map(|t| tokio::spawn(self.reader(t, asynchronous, stop.clone()))).collect();
+            tokio::time::sleep(Duration::from_secs(seconds as u64)).await;
+            stop.store(true, Ordering::Relaxed);
+            let mut all = Vec::new();
+            for t in tasks {
+                all.push(t.await.unwrap());
+            }
+            all
+        });
+        let secs = started.elapsed().as_secs_f64();
+        let (cpu, switches) = (cpu() - cpu_before, switches().saturating_sub(switches_before));
+        let mut all: Vec<Duration> = latencies.into_iter().flatten().collect();
+        all.sort();
+        let pct = |p: f64| all[((all.len() as f64 * p) as usize).min(all.len() - 1)].as_secs_f64() * 1000.0;
+        Round { reads: all.len(), secs, cpu, switches, p50: pct(0.5), p99: pct(0.99) }
+    }
+
+    /// One task's reads until `stop`, each read's latency.
+    fn reader(&self, t: usize, asynchronous: bool, stop: Arc<AtomicBool>) -> impl std::future::Future<Output = Vec<Duration>> + Send + 'static {
+        let (c, db, ids, way, readers) = (self.c.clone(), self.db.clone(), self.ids.clone(), self.way.clone(), self.readers.clone());
+        async move {
+            let mut lat = Vec::new();
+            let mut n = t * 31;
+            while !stop.load(Ordering::Relaxed) {
+                n += 1;
+                let req = get(&ids[n % ids.len()], n);
+                let t0 = Instant::now();
+                // Each read is a task of its own, as a request is polled by
+                // its connection's task when the socket wakes it: the read
+                // waits for a free worker like a request would, and a worker
+                // with reads queued wakes the other.
+                let (c, db, way, readers) = (c.clone(), db.clone(), way.clone(), readers.clone());
+                tokio::spawn(async move {
+                    if asynchronous {
+                        let conn = begin(&db);
+                        let (conn, answer) = way.call(&c, conn, &req).await;
+                        end(&db, conn, &answer);
+                    } else {
+                        readers
+                            .run(move || {
+                                let (conn, answer) = c.call("contacts", begin(&db), &req, DEADLINE);
+                                end(&db, conn, &answer);
+                            })
+                            .await;
+                    }
+                })
+                .await
+                .unwrap();
+                lat.push(t0.elapsed());
+            }
+            lat
+        }
+    }
 }

@@ -1,0 +1,13 @@
+//! The request's head: what the router reads before the body, parsed by
+//! [`http`](crate::http), read by the router and [`forward`](crate::forward).
+
+/// The parts of the request the router reads before its body.
+pub struct Head {
+    pub method: String,
+    pub path: String,
+    pub query: Option<String>,
+    pub authorization: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub content_type: Option<String>,
+    pub content_length: Option<u64>,
+}
