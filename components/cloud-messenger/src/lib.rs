@@ -44,6 +44,30 @@ use serde_json::{json, Value};
 /// How long the API keeps uploaded media.
 pub const MEDIA_LIFETIME_MS: i64 = 30 * 24 * 3600 * 1000;
 
+/// The two channels this plugin carries, by the names the provider package
+/// gives them (a plugin's own enum: it depends on that package only). A
+/// message's `channel` is parsed once, where it comes in.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Channel {
+    Chatapp,
+    Photoapp,
+}
+
+impl Channel {
+    /// Its name in the provider package.
+    pub fn name(self) -> &'static str {
+        match self {
+            Channel::Chatapp => "chatapp",
+            Channel::Photoapp => "photoapp",
+        }
+    }
+
+    /// The channel of a name, if it is one of the two.
+    pub fn parse(name: &str) -> Option<Channel> {
+        [Channel::Chatapp, Channel::Photoapp].into_iter().find(|c| c.name() == name)
+    }
+}
+
 fn error(code: &str, message: impl Into<String>, retryable: bool) -> ProviderError {
     ProviderError { code: code.into(), message: message.into(), retryable, reference: None }
 }
@@ -175,7 +199,7 @@ pub fn read(body: &Value) -> Pushed {
                 let (Some(id), Some(from), Some(text)) = (m["id"].as_str(), m["from"].as_str(), m["text"]["body"].as_str()) else { continue };
                 let name = value["contacts"].as_array().into_iter().flatten().find(|c| c["wa_id"].as_str() == Some(from)).and_then(|c| c["profile"]["name"].as_str());
                 out.messages.push(InboundMessage {
-                    channel: "chatapp".into(),
+                    channel: Channel::Chatapp.name().into(),
                     recipient_id: recipient.into(),
                     sender: format!("+{}", from.trim_start_matches('+')),
                     name: name.map(String::from),
@@ -200,7 +224,7 @@ impl Guest for CloudMessenger {
     }
 
     fn submit(m: OutboundMessage) -> Result<String, ProviderError> {
-        if m.channel == "photoapp" {
+        if Channel::parse(&m.channel) == Some(Channel::Photoapp) {
             let body = photoapp::message_body(&m).ok_or_else(|| error("unsupported_message", "a photoapp message is text only", false))?;
             let answer = call("POST", format!("{}/{}/messages", base()?, m.sender_id), "application/json", body.to_string().into_bytes())?;
             return answer["message_id"].as_str().map(String::from).ok_or_else(|| error("provider_bad_answer", "the send's answer has no message id", true));

@@ -18,6 +18,7 @@
 
 use crate::bindings::exports::switchboard::provider::messenger::OutboundMessage;
 use crate::bindings::exports::switchboard::provider::messenger_webhooks::{InboundComment, InboundMessage, InboundReaction, InboundReferral, Pushed};
+use crate::Channel;
 use serde_json::{json, Value};
 
 /// The send request's body for a photoapp message: text only.
@@ -82,7 +83,14 @@ pub fn read(body: &Value, out: &mut Pushed) {
                 continue;
             }
             if let (Some(mid), Some(text)) = (m["mid"].as_str(), m["text"].as_str()) {
-                out.messages.push(InboundMessage { channel: "photoapp".into(), recipient_id: account.into(), sender: sender.into(), name: None, text: text.into(), provider_message_id: mid.into() });
+                out.messages.push(InboundMessage {
+                    channel: Channel::Photoapp.name().into(),
+                    recipient_id: account.into(),
+                    sender: sender.into(),
+                    name: None,
+                    text: text.into(),
+                    provider_message_id: mid.into(),
+                });
             }
         }
         for change in entry["changes"].as_array().into_iter().flatten().filter(|c| c["field"] == "comments") {

@@ -15,8 +15,8 @@
 
 use serde::Deserialize;
 use serde_json::json;
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{fail, now, ok, req, HResult, Request, Success, Value};
+use switchboard_guest::db;
+use switchboard_guest::{fail, now, ok, params, req, HResult, Request, Success, Value};
 
 use crate::contacts::Filters;
 use crate::model;
@@ -46,7 +46,7 @@ pub fn matched_ids(biz: &str, m: &Matching) -> HResult<Vec<String>> {
     let filters = Filters::new(m.search.as_deref(), m.name.as_deref(), m.category_id.as_deref())?;
     let (from, params) = filters.selection(biz)?;
     // One more than the bound is enough to refuse.
-    let rows = db::query(&format!("SELECT c.id {from} ORDER BY c.id LIMIT {}", MAX_MATCHED + 1), &params)?;
+    let rows: Vec<String> = db::query_as(&format!("SELECT c.id {from} ORDER BY c.id LIMIT {}", MAX_MATCHED + 1), &params)?;
     if rows.len() > MAX_MATCHED {
         return Err(fail::conflict("too_many_contacts", format!("more than {MAX_MATCHED} contacts match; narrow `matching` (a category, a name or a mobile) and act on each part")));
     }
@@ -56,7 +56,7 @@ pub fn matched_ids(biz: &str, m: &Matching) -> HResult<Vec<String>> {
             format!("{} contacts match now, not the {} of `matching.count`; nothing was changed. List them again and send the new count", rows.len(), m.count),
         ));
     }
-    Ok(rows.iter().map(|r| r.text(0)).collect())
+    Ok(rows)
 }
 
 /// The ids of `ids` that are contacts of `biz` (lower-cased, each once).
@@ -65,14 +65,14 @@ fn existing_ids(biz: &str, ids: &[String]) -> HResult<Vec<String>> {
         return Err(fail::validation("invalid_contact_ids", "`contactIds` must contain 1 to 1000 contact ids"));
     }
     let list = serde_json::to_string(&ids.iter().map(|i| i.to_ascii_lowercase()).collect::<Vec<_>>()).unwrap_or_default();
-    Ok(db::query("SELECT c.id FROM contacts c WHERE c.business_id = ?1 AND c.id IN (SELECT value FROM json_each(?2)) ORDER BY c.id", &[biz.into(), list.into()])?.iter().map(|r| r.text(0)).collect())
+    db::query_as("SELECT c.id FROM contacts c WHERE c.business_id = ?1 AND c.id IN (SELECT value FROM json_each(?2)) ORDER BY c.id", &params![biz, list])
 }
 
 /// Deletes these contacts of `biz` with their category links and timeline
 /// entries; answers how many.
 pub fn delete_ids(biz: &str, ids: &[String]) -> HResult<u64> {
     let list: Value = serde_json::to_string(ids).unwrap_or_default().into();
-    let p = [Value::from(biz), list];
+    let p = params![biz, list];
     const IDS: &str = "SELECT value FROM json_each(?2)";
     db::execute(&format!("DELETE FROM contact_categories WHERE business_id = ?1 AND contact_id IN ({IDS})"), &p)?;
     db::execute(&format!("DELETE FROM timeline_entries WHERE business_id = ?1 AND contact_id IN ({IDS})"), &p)?;
@@ -119,13 +119,13 @@ pub fn update(req: &Request) -> HResult<Success> {
                AND ({blocked_differs} OR EXISTS (SELECT 1 FROM json_each(?3) k \
                     WHERE NOT EXISTS (SELECT 1 FROM contact_categories cc WHERE cc.contact_id = contacts.id AND cc.category_id = k.value)))"
         ),
-        &[biz.into(), list.clone(), cats.clone(), now().into()],
+        &params![biz, &list, &cats, now()],
     )?;
     if !categories.is_empty() {
         db::execute(
             "INSERT OR IGNORE INTO contact_categories (business_id, contact_id, category_id) \
              SELECT ?1, i.value, k.value FROM json_each(?2) i, json_each(?3) k",
-            &[biz.into(), list, cats],
+            &params![biz, list, cats],
         )?;
     }
     ok(&json!({"matched": ids.len(), "updated": updated}))

@@ -2,9 +2,9 @@
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value as J};
-use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::page;
-use switchboard_guest::{created, e164, fail, new_id, now, ok, req, HResult, Request, Success, Value};
+use switchboard_guest::{created, e164, fail, new_id, now, ok, params, req, HResult, Request, Success, Value};
 
 use crate::bulk;
 use crate::fields;
@@ -83,9 +83,9 @@ impl Filters {
     /// category is `404 category_not_found`.
     pub fn selection(&self, biz: &str) -> HResult<(String, Vec<Value>)> {
         let mut sql = "FROM contacts c WHERE c.business_id = ?1".to_string();
-        let mut params: Vec<Value> = vec![biz.into()];
+        let mut params: Vec<Value> = params![biz];
         if let Some(cat) = &self.category {
-            if db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), cat.as_str().into()])?.is_none() {
+            if db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &params![biz, cat.as_str()])?.is_none() {
                 return Err(model::category_not_found(cat));
             }
             params.push(cat.as_str().into());
@@ -106,7 +106,7 @@ impl Filters {
 /// How many contacts of `biz` match `filters`.
 pub fn count(biz: &str, filters: &Filters) -> HResult<i64> {
     let (from, params) = filters.selection(biz)?;
-    Ok(db::query_one(&format!("SELECT COUNT(*) {from}"), &params)?.map(|r| r.int(0)).unwrap_or(0))
+    Ok(db::query_one_as::<i64>(&format!("SELECT COUNT(*) {from}"), &params)?.unwrap_or(0))
 }
 
 pub fn list(req: &Request) -> HResult<Success> {
@@ -129,10 +129,10 @@ pub fn list(req: &Request) -> HResult<Success> {
         params.extend(values.into_iter().map(Value::from));
     }
     sql += &format!("{} LIMIT {}", sort.order_by(), limit + 1);
-    let mut rows = db::query(&sql, &params)?;
+    let mut rows: Vec<model::ContactRow> = db::query_as(&sql, &params)?;
     let next = if rows.len() > limit as usize {
         rows.truncate(limit as usize);
-        rows.last().map(|r| sort.cursor(&sort.key_index().map(|i| r.text(i)).unwrap_or_default(), &r.text(0)))
+        rows.last().map(|r| sort.cursor(sort.key_of(r).unwrap_or_default(), &r.id))
     } else {
         None
     };
@@ -144,7 +144,7 @@ pub fn list(req: &Request) -> HResult<Success> {
         #[serde(skip_serializing_if = "Option::is_none")]
         total: Option<i64>,
     }
-    ok(&Page { contacts: model::render_contacts(biz, &rows)?, next_cursor: next, total })
+    ok(&Page { contacts: model::render_contacts(biz, rows)?, next_cursor: next, total })
 }
 
 #[derive(Deserialize)]
@@ -167,7 +167,7 @@ pub fn create(req: &Request) -> HResult<Success> {
     fields::check_fields(&body.fields).map_err(violation)?;
     let categories = model::resolve_categories(biz, &body.category_ids)?;
 
-    if db::query_one("SELECT 1 FROM contacts WHERE business_id = ?1 AND mobile = ?2", &[biz.into(), mobile.as_str().into()])?.is_some() {
+    if db::query_one("SELECT 1 FROM contacts WHERE business_id = ?1 AND mobile = ?2", &params![biz, mobile.as_str()])?.is_some() {
         return Err(mobile_exists());
     }
     let id = new_id();
@@ -176,7 +176,7 @@ pub fn create(req: &Request) -> HResult<Success> {
     db::execute_or(
         "INSERT INTO contacts (id, business_id, mobile, name, fields_json, communication_blocked, created_at, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
-        &[id.as_str().into(), biz.into(), mobile.into(), name.into(), fields_json.into(), body.communication_blocked.into(), now.as_str().into()],
+        &params![id.as_str(), biz, mobile, name, fields_json, body.communication_blocked, now.as_str()],
         mobile_exists,
     )?;
     model::link_categories(biz, &id, &categories)?;
@@ -225,18 +225,19 @@ pub fn update(req: &Request) -> HResult<Success> {
     if body.name.is_none() && body.mobile.is_none() && body.fields.is_none() && body.category_ids.is_none() && body.communication_blocked.is_none() {
         return Err(fail::validation("empty_update", "give at least one of `name`, `mobile`, `fields`, `categoryIds`, `communicationBlocked`"));
     }
-    let row =
-        db::query_one("SELECT mobile, name, fields_json, communication_blocked FROM contacts WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?.ok_or_else(model::contact_not_found)?;
+    let (stored_mobile, stored_name, fields_json, stored_blocked) =
+        db::query_one_as::<(String, String, String, bool)>("SELECT mobile, name, fields_json, communication_blocked FROM contacts WHERE business_id = ?1 AND id = ?2", &params![biz, id])?
+            .ok_or_else(model::contact_not_found)?;
 
     let name = match &body.name {
         Some(n) => fields::contact_name(n).map_err(violation)?,
-        None => row.text(1),
+        None => stored_name,
     };
     let mobile = match &body.mobile {
         Some(m) => mobile(m)?,
-        None => row.text(0),
+        None => stored_mobile.clone(),
     };
-    let mut stored = model::parse_fields(&row.text(2));
+    let mut stored = model::parse_fields(&fields_json);
     let mut new_keys: Vec<String> = Vec::new();
     if let Some(patch) = &body.fields {
         for (k, v) in patch {
@@ -257,20 +258,20 @@ pub fn update(req: &Request) -> HResult<Success> {
         }
     }
     let categories = body.category_ids.as_deref().map(|ids| model::resolve_categories(biz, ids)).transpose()?;
-    let blocked = body.communication_blocked.unwrap_or_else(|| row.boolean(3));
+    let blocked = body.communication_blocked.unwrap_or(stored_blocked);
 
-    if mobile != row.text(0) && db::query_one("SELECT 1 FROM contacts WHERE business_id = ?1 AND mobile = ?2 AND id <> ?3", &[biz.into(), mobile.as_str().into(), id.into()])?.is_some() {
+    if mobile != stored_mobile && db::query_one("SELECT 1 FROM contacts WHERE business_id = ?1 AND mobile = ?2 AND id <> ?3", &params![biz, &mobile, id])?.is_some() {
         return Err(mobile_exists());
     }
     let now = now();
     db::execute_or(
         "UPDATE contacts SET name = ?3, mobile = ?4, fields_json = ?5, communication_blocked = ?6, updated_at = ?7 \
          WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), id.into(), name.into(), mobile.into(), J::Object(stored).to_string().into(), blocked.into(), now.as_str().into()],
+        &params![biz, id, name, mobile, J::Object(stored).to_string(), blocked, &now],
         mobile_exists,
     )?;
     if let Some(cats) = categories {
-        db::execute("DELETE FROM contact_categories WHERE business_id = ?1 AND contact_id = ?2", &[biz.into(), id.into()])?;
+        db::execute("DELETE FROM contact_categories WHERE business_id = ?1 AND contact_id = ?2", &params![biz, id])?;
         model::link_categories(biz, id, &cats)?;
     }
     model::register_field_keys(biz, new_keys.iter(), &now)?;
@@ -303,13 +304,13 @@ pub fn delete(req: &Request) -> HResult<Success> {
             let mut unique: Vec<&String> = ids.iter().collect();
             unique.sort();
             unique.dedup();
-            let rows: Vec<Vec<Value>> = unique.iter().map(|id| vec![biz.into(), Value::from(*id)]).collect();
+            let rows: Vec<Vec<Value>> = unique.iter().map(|id| params![biz, *id]).collect();
             db::execute_many("DELETE FROM contact_categories WHERE business_id = ?1 AND contact_id = ?2", &rows)?;
             db::execute_many("DELETE FROM timeline_entries WHERE business_id = ?1 AND contact_id = ?2", &rows)?;
             db::execute_many("DELETE FROM contacts WHERE business_id = ?1 AND id = ?2", &rows)?
         }
         (None, Some(cat), None) => {
-            if !switchboard_guest::is_uuid(&cat) || db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &[biz.into(), cat.as_str().into()])?.is_none() {
+            if !switchboard_guest::is_uuid(&cat) || db::query_one("SELECT 1 FROM categories WHERE business_id = ?1 AND id = ?2", &params![biz, cat.as_str()])?.is_none() {
                 return Err(model::category_not_found(&cat));
             }
             // The IN subqueries are uncorrelated, so SQLite evaluates each once

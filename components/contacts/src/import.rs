@@ -40,8 +40,8 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as J};
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{contact, e164, fail, new_id, now, ok, req, Failure, HResult, Request, Success, Value};
+use switchboard_guest::db;
+use switchboard_guest::{contact, e164, fail, new_id, now, ok, params, req, Failure, HResult, Request, Success, Value};
 
 use crate::csv::{self, Record};
 use crate::fields;
@@ -286,8 +286,10 @@ fn flush(ctx: &Ctx, batch: &mut Vec<ImportRow>, report: &mut Report, used_keys: 
     let (params, ph) = model::in_params(ctx.biz, &mobiles);
     // Current custom fields of every mobile seen so far in this batch
     // (stored ones first); presence means "merge".
-    let mut seen: HashMap<String, Map<String, J>> =
-        db::query(&format!("SELECT mobile, fields_json FROM contacts WHERE business_id = ?1 AND mobile IN ({ph})"), &params)?.iter().map(|r| (r.text(0), model::parse_fields(&r.text(1)))).collect();
+    let mut seen: HashMap<String, Map<String, J>> = db::query_as::<(String, String)>(&format!("SELECT mobile, fields_json FROM contacts WHERE business_id = ?1 AND mobile IN ({ph})"), &params)?
+        .into_iter()
+        .map(|(mobile, fields)| (mobile, model::parse_fields(&fields)))
+        .collect();
 
     let mut inserts: Vec<Vec<Value>> = Vec::new();
     let mut updates: Vec<Vec<Value>> = Vec::new();
@@ -302,7 +304,7 @@ fn flush(ctx: &Ctx, batch: &mut Vec<ImportRow>, report: &mut Report, used_keys: 
                     report.fail(Some(listed(row.row, None, "too_many_fields", &message)));
                     continue;
                 }
-                updates.push(vec![ctx.biz.into(), row.mobile.as_str().into(), row.name.clone().into(), J::Object(merged.clone()).to_string().into(), ctx.now.as_str().into()]);
+                updates.push(params![ctx.biz, &row.mobile, row.name.clone(), J::Object(merged.clone()).to_string(), &ctx.now]);
                 *current = merged;
                 mark_used(&row, used_keys, keys);
             }
@@ -310,7 +312,7 @@ fn flush(ctx: &Ctx, batch: &mut Vec<ImportRow>, report: &mut Report, used_keys: 
         } else {
             let name = row.name.clone().unwrap_or_else(|| row.mobile.clone());
             let fields = as_map(&row.fields);
-            inserts.push(vec![new_id().into(), ctx.biz.into(), row.mobile.as_str().into(), name.into(), J::Object(fields.clone()).to_string().into(), ctx.now.as_str().into()]);
+            inserts.push(params![new_id(), ctx.biz, &row.mobile, name, J::Object(fields.clone()).to_string(), &ctx.now]);
             mark_used(&row, used_keys, keys);
             seen.insert(row.mobile.clone(), fields);
             report.created += 1;

@@ -5,13 +5,32 @@ use std::collections::HashMap;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value as J};
-use switchboard_guest::db::{self, Row, RowExt};
-use switchboard_guest::{fail, is_uuid, Failure, HResult, Value};
+use switchboard_channel_connections::Channel;
+use switchboard_guest::db::{self, Row};
+use switchboard_guest::{fail, is_uuid, params, Columns, Failure, FromRow, HResult, Mismatch, Value};
 
 use crate::fields::{self, Violation};
 
-/// Columns of a contact row, in the order [`render_contacts`] reads them.
+/// Columns of a contact row, in the order [`ContactRow`] reads them.
 pub const CONTACT_COLS: &str = "c.id, c.mobile, c.name, c.fields_json, c.communication_blocked, c.created_at, c.updated_at";
+
+/// A contact row, selected with [`CONTACT_COLS`].
+pub struct ContactRow {
+    pub id: String,
+    pub mobile: String,
+    pub name: String,
+    fields_json: String,
+    communication_blocked: bool,
+    created_at: String,
+    updated_at: String,
+}
+
+impl FromRow for ContactRow {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        Ok(ContactRow { id: c.read()?, mobile: c.read()?, name: c.read()?, fields_json: c.read()?, communication_blocked: c.read()?, created_at: c.read()?, updated_at: c.read()? })
+    }
+}
 
 pub fn violation(v: Violation) -> Failure {
     fail::validation(v.0, v.1)
@@ -28,7 +47,7 @@ pub fn category_not_found(id: &str) -> Failure {
 /// `[biz, ids...]` as parameters, with the `?2..` placeholder list for the ids.
 pub fn in_params<S: AsRef<str>>(biz: &str, ids: &[S]) -> (Vec<Value>, String) {
     let mut params: Vec<Value> = Vec::with_capacity(ids.len() + 1);
-    params.push(biz.into());
+    params.push(Value::from(biz));
     params.extend(ids.iter().map(|s| Value::from(s.as_ref())));
     (params, db::placeholders(2, ids.len()))
 }
@@ -80,12 +99,12 @@ struct ChannelActivity {
 }
 
 impl Activity {
-    fn channel(&mut self, channel: &str) -> Option<&mut ChannelActivity> {
+    fn channel(&mut self, channel: Channel) -> Option<&mut ChannelActivity> {
         match channel {
-            "chatapp" => Some(&mut self.chatapp),
-            "photoapp" => Some(&mut self.photoapp),
-            "voice" => Some(&mut self.voice),
-            _ => None,
+            Channel::Chatapp => Some(&mut self.chatapp),
+            Channel::Photoapp => Some(&mut self.photoapp),
+            Channel::Voice => Some(&mut self.voice),
+            Channel::Sms | Channel::Other => None,
         }
     }
 }
@@ -103,15 +122,15 @@ fn fields_object(text: String) -> Box<RawValue> {
 /// Renders contact rows (selected with [`CONTACT_COLS`]) with their categories
 /// and activity rollups: one query for the categories of all rows and one for
 /// their activity, whatever the number of rows.
-pub fn render_contacts(biz: &str, rows: &[Row]) -> HResult<Vec<ContactView>> {
+pub fn render_contacts(biz: &str, rows: Vec<ContactRow>) -> HResult<Vec<ContactView>> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    let ids: Vec<String> = rows.iter().map(|r| r.text(0)).collect();
+    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
     let (params, ph) = in_params(biz, &ids);
 
     let mut categories: HashMap<String, Vec<CategoryRef>> = HashMap::with_capacity(rows.len());
-    for r in db::query(
+    for (contact, id, name) in db::query_as::<(String, String, String)>(
         &format!(
             "SELECT cc.contact_id, k.id, k.name FROM contact_categories cc \
              JOIN categories k ON k.id = cc.category_id AND k.business_id = ?1 \
@@ -120,11 +139,11 @@ pub fn render_contacts(biz: &str, rows: &[Row]) -> HResult<Vec<ContactView>> {
         ),
         &params,
     )? {
-        categories.entry(r.text(0)).or_default().push(CategoryRef { id: r.text(1), name: r.text(2) });
+        categories.entry(contact).or_default().push(CategoryRef { id, name });
     }
 
     let mut activity: HashMap<String, Activity> = HashMap::new();
-    for r in db::query(
+    for (contact, channel, count, last_activity_at) in db::query_as::<(String, Channel, i64, Option<String>)>(
         &format!(
             "SELECT contact_id, channel, COUNT(*), MAX(occurred_at) FROM timeline_entries \
              WHERE business_id = ?1 AND contact_id IN ({ph}) AND channel IN ('chatapp', 'photoapp', 'voice') \
@@ -132,32 +151,31 @@ pub fn render_contacts(biz: &str, rows: &[Row]) -> HResult<Vec<ContactView>> {
         ),
         &params,
     )? {
-        if let Some(ch) = activity.entry(r.text(0)).or_default().channel(&r.text(1)) {
-            *ch = ChannelActivity { count: r.int(2), last_activity_at: r.opt_text(3) };
+        if let Some(ch) = activity.entry(contact).or_default().channel(channel) {
+            *ch = ChannelActivity { count, last_activity_at };
         }
     }
 
     Ok(rows
-        .iter()
-        .zip(ids)
-        .map(|(r, id)| ContactView {
-            mobile: r.text(1),
-            name: r.text(2),
-            fields: fields_object(r.text(3)),
-            communication_blocked: r.boolean(4),
-            categories: categories.remove(&id).unwrap_or_default(),
-            activity: activity.remove(&id).unwrap_or_default(),
-            created_at: r.text(5),
-            updated_at: r.text(6),
-            id,
+        .into_iter()
+        .map(|r| ContactView {
+            mobile: r.mobile,
+            name: r.name,
+            fields: fields_object(r.fields_json),
+            communication_blocked: r.communication_blocked,
+            categories: categories.remove(&r.id).unwrap_or_default(),
+            activity: activity.remove(&r.id).unwrap_or_default(),
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            id: r.id,
         })
         .collect())
 }
 
 /// One contact of this business, rendered; `None` if there is none.
 pub fn load_contact(biz: &str, id: &str) -> HResult<Option<ContactView>> {
-    let rows = db::query(&format!("SELECT {CONTACT_COLS} FROM contacts c WHERE c.business_id = ?1 AND c.id = ?2"), &[biz.into(), id.into()])?;
-    Ok(render_contacts(biz, &rows)?.into_iter().next())
+    let rows = db::query_as::<ContactRow>(&format!("SELECT {CONTACT_COLS} FROM contacts c WHERE c.business_id = ?1 AND c.id = ?2"), &params![biz, id])?;
+    Ok(render_contacts(biz, rows)?.into_iter().next())
 }
 
 /// Checks a `categoryIds` list (1..=50 entries) and that every id is a
@@ -180,7 +198,7 @@ pub fn resolve_categories(biz: &str, ids: &[String]) -> HResult<Vec<String>> {
         return Err(category_not_found(bad));
     }
     let (params, ph) = in_params(biz, &unique);
-    let found: Vec<String> = db::query(&format!("SELECT id FROM categories WHERE business_id = ?1 AND id IN ({ph})"), &params)?.iter().map(|r| r.text(0)).collect();
+    let found: Vec<String> = db::query_as(&format!("SELECT id FROM categories WHERE business_id = ?1 AND id IN ({ph})"), &params)?;
     if let Some(missing) = unique.iter().find(|id| !found.contains(id)) {
         return Err(category_not_found(missing));
     }
@@ -192,30 +210,33 @@ pub use switchboard_guest::contact::link_categories;
 
 /// Records custom field keys in the business's key registry (`contact_fields`).
 pub fn register_field_keys<'a>(biz: &str, keys: impl Iterator<Item = &'a String>, now: &str) -> HResult<()> {
-    let rows: Vec<Vec<Value>> = keys.map(|k| vec![biz.into(), k.into(), now.into()]).collect();
+    let rows: Vec<Vec<Value>> = keys.map(|k| params![biz, k, now]).collect();
     db::execute_many("INSERT OR IGNORE INTO contact_fields (business_id, field_key, created_at) VALUES (?1, ?2, ?3)", &rows)?;
     Ok(())
 }
 
+/// A category row: (id, name, created_at), selected with [`CATEGORY_COLS`].
+pub type CategoryRow = (String, String, String);
+
 /// A category as listed: `{id, name, contactCount, createdAt}`.
-pub fn render_categories(biz: &str, rows: &[Row]) -> HResult<Vec<J>> {
+pub fn render_categories(biz: &str, rows: Vec<CategoryRow>) -> HResult<Vec<J>> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    let ids: Vec<String> = rows.iter().map(|r| r.text(0)).collect();
+    let ids: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
     let (params, ph) = in_params(biz, &ids);
-    let counts: HashMap<String, i64> = db::query(&format!("SELECT category_id, COUNT(*) FROM contact_categories WHERE business_id = ?1 AND category_id IN ({ph}) GROUP BY category_id"), &params)?
-        .iter()
-        .map(|r| (r.text(0), r.int(1)))
-        .collect();
+    let counts: HashMap<String, i64> =
+        db::query_as::<(String, i64)>(&format!("SELECT category_id, COUNT(*) FROM contact_categories WHERE business_id = ?1 AND category_id IN ({ph}) GROUP BY category_id"), &params)?
+            .into_iter()
+            .collect();
     Ok(rows
-        .iter()
-        .map(|r| {
-            let id = r.text(0);
-            json!({"id": id, "name": r.text(1), "contactCount": counts.get(&id).copied().unwrap_or(0), "createdAt": r.text(2)})
+        .into_iter()
+        .map(|(id, name, created_at)| {
+            let count = counts.get(&id).copied().unwrap_or(0);
+            json!({"id": id, "name": name, "contactCount": count, "createdAt": created_at})
         })
         .collect())
 }
 
-/// Columns of a category row for [`render_categories`].
+/// Columns of a category row for [`render_categories`] ([`CategoryRow`]).
 pub const CATEGORY_COLS: &str = "id, name, created_at";

@@ -85,13 +85,12 @@ impl Sort {
         }
     }
 
-    /// The column of a contact row ([`crate::model::CONTACT_COLS`]) that
-    /// holds the key: mobile 1, name 2.
-    pub fn key_index(self) -> Option<usize> {
+    /// The key of a contact row in this order: its name or mobile.
+    pub fn key_of(self, row: &crate::model::ContactRow) -> Option<&str> {
         match self {
             Sort::CreatedAt | Sort::CreatedAtDesc => None,
-            Sort::Name | Sort::NameDesc => Some(2),
-            Sort::Mobile | Sort::MobileDesc => Some(1),
+            Sort::Name | Sort::NameDesc => Some(&row.name),
+            Sort::Mobile | Sort::MobileDesc => Some(&row.mobile),
         }
     }
 

@@ -21,8 +21,9 @@
 
 use serde::Deserialize;
 use serde_json::json;
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{contact, e164, fail, now, ok, req, timeline, Failure, HResult, Request, Success};
+use switchboard_channel_connections::Channel;
+use switchboard_guest::db;
+use switchboard_guest::{contact, e164, fail, now, ok, params, req, timeline, Failure, HResult, Request, Success};
 
 use crate::fields;
 use crate::model::violation;
@@ -52,10 +53,13 @@ pub fn link(req: &Request) -> HResult<Success> {
         Some(n) => fields::contact_name(n).map_err(violation)?,
         None => mobile.clone(),
     };
-    let conv =
-        db::query_one("SELECT contact_id, phone_number_id FROM conversations WHERE business_id = ?1 AND id = ?2 AND channel = ?3", &[biz.into(), conversation.into(), body.channel.as_str().into()])?
-            .ok_or_else(participant_not_found)?;
-    let (old_contact, number) = (conv.opt_text(0), conv.opt_text(1));
+    // A name that is no channel has no conversation.
+    let channel = Channel::parse(&body.channel).ok_or_else(participant_not_found)?;
+    let (old_contact, number) = db::query_one_as::<(Option<String>, Option<String>)>(
+        "SELECT contact_id, phone_number_id FROM conversations WHERE business_id = ?1 AND id = ?2 AND channel = ?3",
+        &params![biz, conversation, channel],
+    )?
+    .ok_or_else(participant_not_found)?;
     let now = now();
 
     // The mobile-first contact, resolved or created.
@@ -72,32 +76,25 @@ pub fn link(req: &Request) -> HResult<Success> {
             "UPDATE timeline_entries SET contact_id = ?3 WHERE business_id = ?1 AND contact_id = ?4 AND kind = 'message' \
              AND (json_extract(summary_json, '$.messageId') IN (SELECT id FROM messages WHERE business_id = ?1 AND conversation_id = ?2) \
                   OR json_extract(summary_json, '$.commentId') IN (SELECT id FROM photoapp_comments WHERE business_id = ?1 AND conversation_id = ?2))",
-            &[biz.into(), conversation.into(), contact.as_str().into(), old.as_str().into()],
+            &params![biz, conversation, &contact, old],
         )?,
         None => first_timeline_entries(biz, conversation, &contact)?,
     };
     // A chatapp contact's existing conversation on the same number, if any
     // (a photoapp conversation is one user's, never merged).
-    let existing = if body.channel == "chatapp" {
-        db::query_one(
-            "SELECT id FROM conversations WHERE business_id = ?1 AND channel = ?2 AND phone_number_id IS ?3 AND contact_id = ?4",
-            &[biz.into(), body.channel.as_str().into(), number.clone().into(), contact.as_str().into()],
-        )?
-        .map(|r| r.text(0))
+    let existing = if channel == Channel::Chatapp {
+        db::query_one_as::<String>("SELECT id FROM conversations WHERE business_id = ?1 AND channel = ?2 AND phone_number_id IS ?3 AND contact_id = ?4", &params![biz, channel, number, &contact])?
     } else {
         None
     };
     match existing {
         Some(target) => {
-            db::execute(
-                "UPDATE messages SET contact_id = ?3, conversation_id = ?4 WHERE business_id = ?1 AND conversation_id = ?2",
-                &[biz.into(), conversation.into(), contact.as_str().into(), target.into()],
-            )?;
-            db::execute("DELETE FROM conversations WHERE business_id = ?1 AND id = ?2", &[biz.into(), conversation.into()])?;
+            db::execute("UPDATE messages SET contact_id = ?3, conversation_id = ?4 WHERE business_id = ?1 AND conversation_id = ?2", &params![biz, conversation, &contact, target])?;
+            db::execute("DELETE FROM conversations WHERE business_id = ?1 AND id = ?2", &params![biz, conversation])?;
         }
         None => {
-            db::execute("UPDATE messages SET contact_id = ?3 WHERE business_id = ?1 AND conversation_id = ?2", &[biz.into(), conversation.into(), contact.as_str().into()])?;
-            db::execute("UPDATE conversations SET contact_id = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), conversation.into(), contact.as_str().into()])?;
+            db::execute("UPDATE messages SET contact_id = ?3 WHERE business_id = ?1 AND conversation_id = ?2", &params![biz, conversation, &contact])?;
+            db::execute("UPDATE conversations SET contact_id = ?3 WHERE business_id = ?1 AND id = ?2", &params![biz, conversation, &contact])?;
         }
     }
     ok(&json!({"contactId": contact, "linkedEntries": linked}))
@@ -106,36 +103,40 @@ pub fn link(req: &Request) -> HResult<Success> {
 /// Timeline entries for every message, comment and public reply of a
 /// conversation that had no contact; returns how many.
 fn first_timeline_entries(biz: &str, conversation: &str, contact: &str) -> HResult<u64> {
-    let messages = db::query(
+    type Message = (String, Channel, String, String, Option<String>, String, Option<String>);
+    let messages: Vec<Message> = db::query_as(
         "SELECT m.id, m.channel, m.direction, m.type, m.text, m.created_at, c.id FROM messages m \
          LEFT JOIN photoapp_comments c ON c.business_id = m.business_id AND c.private_reply_message_id = m.id \
          WHERE m.business_id = ?1 AND m.conversation_id = ?2 ORDER BY m.created_at, m.id",
-        &[biz.into(), conversation.into()],
+        &params![biz, conversation],
     )?;
-    for m in &messages {
-        let mut summary = json!({"messageId": m.text(0), "type": m.text(3), "text": m.opt_text(4)});
+    let message_count = messages.len();
+    for (id, channel, direction, kind, text, created_at, comment) in messages {
+        let mut summary = json!({"messageId": id, "type": kind, "text": text});
         // A photoapp private reply names its comment (the messaging area writes the same).
-        if let Some(comment) = m.opt_text(6) {
+        if let Some(comment) = comment {
             summary["privateReplyTo"] = comment.into();
         }
-        timeline::append_message(biz, contact, &m.text(1), &m.text(2), &m.text(5), &summary)?;
+        timeline::append_message(biz, contact, channel.name(), &direction, &created_at, &summary)?;
     }
     // A photoapp participant's public comments (the messaging area writes
     // the same summary for a linked commenter).
-    let comments = db::query(
+    type Comment = (String, String, Option<String>, String, String, Option<String>, Option<String>);
+    let comments: Vec<Comment> = db::query_as(
         "SELECT id, provider_comment_id, post_id, text, created_at, reply_text, replied_at FROM photoapp_comments WHERE business_id = ?1 AND conversation_id = ?2 ORDER BY created_at, id",
-        &[biz.into(), conversation.into()],
+        &params![biz, conversation],
     )?;
+    let comment_count = comments.len();
     let mut replies = 0;
-    for c in &comments {
-        let summary = json!({"type": "comment", "commentId": c.text(0), "providerCommentId": c.text(1), "postId": c.opt_text(2), "text": c.text(3)});
-        timeline::append_message(biz, contact, "photoapp", "inbound", &c.text(4), &summary)?;
+    for (id, provider_comment_id, post_id, text, created_at, reply_text, replied_at) in comments {
+        let summary = json!({"type": "comment", "commentId": id, "providerCommentId": provider_comment_id, "postId": post_id, "text": text});
+        timeline::append_message(biz, contact, Channel::Photoapp.name(), "inbound", &created_at, &summary)?;
         // Its public reply, once sent.
-        if let (Some(reply), Some(at)) = (c.opt_text(5), c.opt_text(6)) {
-            let summary = json!({"type": "comment_reply", "commentId": c.text(0), "providerCommentId": c.text(1), "postId": c.opt_text(2), "text": reply});
-            timeline::append_message(biz, contact, "photoapp", "outbound", &at, &summary)?;
+        if let (Some(reply), Some(at)) = (reply_text, replied_at) {
+            let summary = json!({"type": "comment_reply", "commentId": id, "providerCommentId": provider_comment_id, "postId": post_id, "text": reply});
+            timeline::append_message(biz, contact, Channel::Photoapp.name(), "outbound", &at, &summary)?;
             replies += 1;
         }
     }
-    Ok((messages.len() + comments.len() + replies) as u64)
+    Ok((message_count + comment_count + replies) as u64)
 }

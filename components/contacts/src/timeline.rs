@@ -2,8 +2,8 @@
 
 use serde_json::json;
 use switchboard_guest::cursor::Cursor;
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{ok, req, HResult, Request, Success, Value};
+use switchboard_guest::db;
+use switchboard_guest::{ok, params, req, HResult, Request, Success, Value};
 
 use crate::model;
 
@@ -14,7 +14,7 @@ pub fn get(req: &Request) -> HResult<Success> {
     let cursor = req::query_nonempty(req, "cursor").map(Cursor::parse).transpose()?;
     let campaign = req::query_uuid(req, "campaignId")?;
 
-    if db::query_one("SELECT 1 FROM contacts WHERE business_id = ?1 AND id = ?2", &[biz.into(), contact.into()])?.is_none() {
+    if db::query_one("SELECT 1 FROM contacts WHERE business_id = ?1 AND id = ?2", &params![biz, contact])?.is_none() {
         return Err(model::contact_not_found());
     }
 
@@ -22,7 +22,7 @@ pub fn get(req: &Request) -> HResult<Success> {
         "SELECT id, channel, kind, direction, occurred_at, campaign_id, summary_json FROM timeline_entries \
          WHERE business_id = ?1 AND contact_id = ?2",
     );
-    let mut params: Vec<Value> = vec![biz.into(), contact.into()];
+    let mut params: Vec<Value> = params![biz, contact];
     if let Some(c) = campaign {
         params.push(c.into());
         sql += &format!(" AND campaign_id = ?{}", params.len());
@@ -35,27 +35,29 @@ pub fn get(req: &Request) -> HResult<Success> {
     }
     sql += &format!(" ORDER BY occurred_at DESC, id DESC LIMIT {}", limit + 1);
 
-    let mut rows = db::query(&sql, &params)?;
+    // The channel as stored (chatapp, photoapp, voice, sms or other; the column is not checked).
+    type Entry = (String, String, String, Option<String>, String, Option<String>, String);
+    let mut rows: Vec<Entry> = db::query_as(&sql, &params)?;
     let next = if rows.len() > limit as usize {
         rows.truncate(limit as usize);
-        rows.last().map(|r| Cursor::new(r.text(4), r.text(0)).encode())
+        rows.last().map(|(id, _, _, _, occurred_at, _, _)| Cursor::new(occurred_at.clone(), id.clone()).encode())
     } else {
         None
     };
     let entries: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|r| {
-            let summary = match serde_json::from_str::<serde_json::Value>(&r.text(6)) {
+        .into_iter()
+        .map(|(id, channel, kind, direction, occurred_at, campaign_id, summary)| {
+            let summary = match serde_json::from_str::<serde_json::Value>(&summary) {
                 Ok(v @ serde_json::Value::Object(_)) => v,
                 _ => json!({}),
             };
             json!({
-                "id": r.text(0),
-                "channel": r.text(1),
-                "kind": r.text(2),
-                "direction": r.opt_text(3),
-                "occurredAt": r.text(4),
-                "campaignId": r.opt_text(5),
+                "id": id,
+                "channel": channel,
+                "kind": kind,
+                "direction": direction,
+                "occurredAt": occurred_at,
+                "campaignId": campaign_id,
                 "summary": summary,
             })
         })
