@@ -17,8 +17,8 @@
 
 use switchboard_guest::ai::{AssessmentInput, AssessmentOutcome};
 use switchboard_guest::campaign_summary;
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::Failure;
+use switchboard_guest::db;
+use switchboard_guest::{params, Failure};
 
 /// At most this many characters of a contact's material are sent and paid
 /// for (the latest ones: earlier turns are left out first).
@@ -36,7 +36,7 @@ pub fn charge(chars: i64, per_contact: i64, per_thousand: i64) -> i64 {
 /// rows, then what was said (calls) and written (chatapp conversations)
 /// added per contact, then the cap and the price.
 pub fn estimate(biz: &str, campaign: &str, run_id: &str, per_contact: i64, per_thousand: i64) -> Result<(), Failure> {
-    let ids: [switchboard_guest::Value; 3] = [biz.into(), campaign.into(), run_id.into()];
+    let ids = params![biz, campaign, run_id];
     db::execute(
         "INSERT INTO summary_assessments (business_id, run_id, contact_id, final_outcome, material_chars, maximum_charge) \
          SELECT ?1, ?3, contact_id, outcome, 0, 0 FROM ( \
@@ -68,7 +68,7 @@ pub fn estimate(biz: &str, campaign: &str, run_id: &str, per_contact: i64, per_t
     db::execute(
         "UPDATE summary_assessments SET material_chars = MIN(material_chars, ?3), maximum_charge = ?4 + ?5 * ((MIN(material_chars, ?3) + 999) / 1000) \
          WHERE business_id = ?1 AND run_id = ?2",
-        &[biz.into(), run_id.into(), MAX_CHARS.into(), per_contact.into(), per_thousand.into()],
+        &params![biz, run_id, MAX_CHARS, per_contact, per_thousand],
     )?;
     Ok(())
 }
@@ -81,21 +81,21 @@ pub fn of(biz: &str, campaign: &str, objective: &str, contact: &str) -> Result<(
     let mut conversation: Vec<(String, String)> = Vec::new();
     for m in campaign_summary::memberships(biz, contact, campaign)? {
         outcomes.push(AssessmentOutcome { sequence: m.sequence as u32, channel: m.channel, outcome: m.outcome, attempts: m.attempts as u32 });
-        for t in db::query(
+        for (speaker, text) in db::query_as::<(String, String)>(
             "SELECT t.speaker, t.text FROM calls k INDEXED BY calls_contact JOIN call_turns t ON t.business_id = k.business_id AND t.call_id = k.id \
              WHERE k.business_id = ?1 AND k.contact_id = ?4 AND k.campaign_id = ?2 AND k.iteration_id = ?3 ORDER BY k.id, t.seq",
-            &[biz.into(), campaign.into(), m.iteration_id.as_str().into(), contact.into()],
+            &params![biz, campaign, &m.iteration_id, contact],
         )? {
-            conversation.push((if t.text(0) == "customer" { "user" } else { "assistant" }.into(), t.text(1)));
+            conversation.push((if speaker == "customer" { "user" } else { "assistant" }.into(), text));
         }
         if let Some(opening) = m.message_id {
-            for x in db::query(
+            for (direction, text) in db::query_as::<(String, String)>(
                 "SELECT x.direction, x.text FROM messages o JOIN messages x ON x.business_id = o.business_id AND x.conversation_id = o.conversation_id \
                  WHERE o.id = ?2 AND o.business_id = ?1 AND x.created_at >= o.created_at AND (?3 IS NULL OR x.created_at <= ?3) AND x.text IS NOT NULL \
                  ORDER BY x.created_at, x.id",
-                &[biz.into(), opening.into(), m.ended_at.into()],
+                &params![biz, opening, m.ended_at],
             )? {
-                conversation.push((if x.text(0) == "inbound" { "user" } else { "assistant" }.into(), x.text(1)));
+                conversation.push((if direction == "inbound" { "user" } else { "assistant" }.into(), text));
             }
         }
     }

@@ -32,9 +32,10 @@
 
 use std::collections::BTreeMap;
 
-use switchboard_guest::db::{self, RowExt};
+use switchboard_channel_connections::Channel;
+use switchboard_guest::db;
 use switchboard_guest::job_types::{Job, Outcome};
-use switchboard_guest::{clock, now, Failure};
+use switchboard_guest::{clock, now, params, Failure};
 use switchboard_voice_area::calls::{Attribution, Plan, Target};
 
 use super::{CampaignsJob, IterationRef};
@@ -79,7 +80,7 @@ struct Iteration {
     retry_delay_minutes: i64,
     max_spend: Option<i64>,
     window: Option<Window>,
-    channel: String,
+    channel: Channel,
     opening: Option<String>,
 }
 
@@ -98,31 +99,29 @@ pub const REPLY_WINDOW_MINUTES: i64 = 1_440;
 
 fn step(job: &Job, r: &IterationRef) -> Result<Outcome, Failure> {
     let (biz, iteration_id, quiet) = (job.business_id.as_str(), r.iteration_id.as_str(), r.quiet);
-    let Some(row) = db::query_one(
-        "SELECT campaign_id, agent_id, status, max_retries, retry_delay_minutes, max_spend, window_start, window_end, channel, opening_message \
-         FROM campaign_iterations WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), iteration_id.into()],
-    )?
+    let Some((campaign_id, agent_id, status, max_retries, retry_delay_minutes, max_spend, window_start, window_end, channel, opening)) =
+        db::query_one_as::<(String, String, String, i64, i64, Option<i64>, Option<i64>, Option<i64>, Channel, Option<String>)>(
+            "SELECT campaign_id, agent_id, status, max_retries, retry_delay_minutes, max_spend, window_start, window_end, channel, opening_message \
+             FROM campaign_iterations WHERE business_id = ?1 AND id = ?2",
+            &params![biz, iteration_id],
+        )?
     else {
         return Ok(Outcome::Dead("the iteration no longer exists".into()));
     };
     let it = Iteration {
-        campaign_id: row.text(0),
-        agent_id: row.text(1),
+        campaign_id,
+        agent_id,
         // Text no version wrote: held like a pause (nothing claimed, nothing cancelled).
-        status: IterationStatus::parse(&row.text(2)).unwrap_or(IterationStatus::Paused),
-        max_retries: row.int(3),
-        retry_delay_minutes: row.int(4),
-        max_spend: row.opt_int(5),
-        window: match (row.opt_int(6), row.opt_int(7)) {
-            (Some(start), Some(end)) => Some(Window { start: start as u32, end: end as u32 }),
-            _ => None,
-        },
-        channel: row.text(8),
-        opening: row.opt_text(9),
+        status: IterationStatus::parse(&status).unwrap_or(IterationStatus::Paused),
+        max_retries,
+        retry_delay_minutes,
+        max_spend,
+        window: model::window_of(window_start, window_end),
+        channel,
+        opening,
     };
     let now_ms = clock::now_ms();
-    let mut moved = if it.channel == "chatapp" { settle_messages(biz, iteration_id, &it, now_ms)? } else { settle(biz, iteration_id, &it, now_ms)? };
+    let mut moved = if it.channel == Channel::Chatapp { settle_messages(biz, iteration_id, &it, now_ms)? } else { settle(biz, iteration_id, &it, now_ms)? };
     let mut sweep = Sweep::default();
     if it.status == IterationStatus::Running {
         sweep = claim(biz, iteration_id, &it, now_ms, r.window_cursor.as_deref())?;
@@ -135,17 +134,16 @@ fn step(job: &Job, r: &IterationRef) -> Result<Outcome, Failure> {
     let again = |delay_ms: u64| again(iteration_id, delay_ms, quiet, sweep.cursor.clone());
     // What is left of the members, in one pass: in calls (or messages not
     // sent yet), waiting (pending or for a retry) and open for a reply.
-    let left = db::query_one(
+    let (in_calls, waiting, pending, next_retry, open, next_close) = db::query_one_as::<(i64, i64, i64, Option<i64>, i64, Option<i64>)>(
         "SELECT IFNULL(SUM(outcome = 'in_progress'), 0), IFNULL(SUM(outcome = 'pending' OR retry_at_ms IS NOT NULL), 0), \
                 IFNULL(SUM(outcome = 'pending'), 0), MIN(retry_at_ms), \
                 IFNULL(SUM(outcome IN ('sent', 'delivered', 'read') AND open_until_ms > ?3), 0), \
                 MIN(CASE WHEN outcome IN ('sent', 'delivered', 'read') AND open_until_ms > ?3 THEN open_until_ms END) \
          FROM campaign_members WHERE business_id = ?1 AND iteration_id = ?2",
-        &[biz.into(), iteration_id.into(), now_ms.into()],
+        &params![biz, iteration_id, now_ms],
     )?
     .expect("an aggregate has a row");
-    let (in_calls, waiting, pending, next_retry, open, next_close) = (left.int(0), left.int(1), left.int(2), left.opt_int(3), left.int(4), left.opt_int(5));
-    let status = db::query_one("SELECT status FROM campaign_iterations WHERE business_id = ?1 AND id = ?2", &[biz.into(), iteration_id.into()])?.and_then(|r| IterationStatus::parse(&r.text(0)));
+    let status = db::query_one_as::<String>("SELECT status FROM campaign_iterations WHERE business_id = ?1 AND id = ?2", &params![biz, iteration_id])?.and_then(|s| IterationStatus::parse(&s));
     if status != Some(IterationStatus::Running) {
         // Paused (by an operator or for credit) or cancelled: only the calls
         // in progress are left to settle.
@@ -155,9 +153,9 @@ fn step(job: &Job, r: &IterationRef) -> Result<Outcome, Failure> {
         let now = now();
         db::execute(
             "UPDATE campaign_iterations SET status = 'completed', ended_at = ?3, updated_at = ?3 WHERE business_id = ?1 AND id = ?2 AND status = 'running'",
-            &[biz.into(), iteration_id.into(), now.as_str().into()],
+            &params![biz, iteration_id, &now],
         )?;
-        db::execute("UPDATE campaigns SET updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), it.campaign_id.as_str().into(), now.into()])?;
+        db::execute("UPDATE campaigns SET updated_at = ?3 WHERE business_id = ?1 AND id = ?2", &params![biz, &it.campaign_id, now])?;
         return Ok(Outcome::Done);
     }
     let delay = if in_calls == 0 && open == 0 && moved == 0 && sweep.ended {

@@ -16,10 +16,10 @@
 //! maximum) and the rest of the reservation is released.
 
 use serde_json::{json, Value};
-use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::job::{run_step, AreaJob};
 use switchboard_guest::job_types::{Job, Outcome};
-use switchboard_guest::{ai, clock, fail, log, now, Failure};
+use switchboard_guest::{ai, clock, fail, log, now, params, Failure};
 use switchboard_voice_area::billing;
 
 use super::{CampaignsJob, RunRef};
@@ -49,53 +49,56 @@ struct Run {
 }
 
 fn step(biz: &str, run_id: &str) -> Result<Outcome, Failure> {
-    let Some(row) = db::query_one("SELECT campaign_id, status, price_per_contact, price_per_thousand FROM summary_runs WHERE business_id = ?1 AND id = ?2", &[biz.into(), run_id.into()])? else {
+    let Some((campaign_id, status, per_contact, per_thousand)) = db::query_one_as::<(String, String, i64, i64)>(
+        "SELECT campaign_id, status, price_per_contact, price_per_thousand FROM summary_runs WHERE business_id = ?1 AND id = ?2",
+        &params![biz, run_id],
+    )?
+    else {
         return Ok(Outcome::Dead("the summary run no longer exists".into()));
     };
-    let Some(status) = RunStatus::parse(&row.text(1)).filter(|s| s.is_active()) else { return Ok(Outcome::Done) };
-    let run = Run { campaign_id: row.text(0), status, per_contact: row.int(2), per_thousand: row.int(3) };
+    let Some(status) = RunStatus::parse(&status).filter(|s| s.is_active()) else { return Ok(Outcome::Done) };
+    let run = Run { campaign_id, status, per_contact, per_thousand };
     let now_ms = clock::now_ms();
-    let due = db::query(
+    let due: Vec<(String, i64, i64)> = db::query_as(
         "SELECT contact_id, maximum_charge, attempts FROM summary_assessments INDEXED BY summary_assessments_pending \
          WHERE business_id = ?1 AND run_id = ?2 AND status = 'pending' AND retry_at_ms <= ?3 ORDER BY contact_id LIMIT ?4",
-        &[biz.into(), run_id.into(), now_ms.into(), BATCH.into()],
+        &params![biz, run_id, now_ms, BATCH],
     )?;
     if due.is_empty() {
-        let next = db::query_one(
+        let next = db::query_one_as::<Option<i64>>(
             "SELECT MIN(retry_at_ms) FROM summary_assessments INDEXED BY summary_assessments_pending WHERE business_id = ?1 AND run_id = ?2 AND status = 'pending'",
-            &[biz.into(), run_id.into()],
+            &params![biz, run_id],
         )?
-        .and_then(|r| r.opt_int(0));
+        .flatten();
         return match next {
             Some(at) => Ok(CampaignsJob::Summarize(RunRef { run_id: run_id.to_string() }).continue_after((at - now_ms).max(1) as u64)),
             None => finish(biz, run_id, &run.campaign_id).map(|_| Outcome::Done),
         };
     }
-    let objective = db::query_one("SELECT objective FROM campaigns WHERE business_id = ?1 AND id = ?2", &[biz.into(), run.campaign_id.as_str().into()])?.map(|r| r.text(0)).unwrap_or_default();
+    let objective = db::query_one_as::<String>("SELECT objective FROM campaigns WHERE business_id = ?1 AND id = ?2", &params![biz, &run.campaign_id])?.unwrap_or_default();
     // Ask first (reads only), write after.
     let mut answers = Vec::new();
-    for d in &due {
-        let contact = d.text(0);
+    for (contact, maximum, attempts) in due {
         let (input, chars) = material::of(biz, &run.campaign_id, &objective, &contact)?;
         let answer = ai::assess(&input);
-        answers.push((contact, d.int(1), d.int(2) + 1, chars, answer));
+        answers.push((contact, maximum, attempts + 1, chars, answer));
         if clock::now_ms() - now_ms > STEP_BUDGET_MS {
             break;
         }
     }
     let now = now();
     if run.status == RunStatus::Queued {
-        db::execute("UPDATE summary_runs SET status = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), run_id.into(), RunStatus::Running.as_str().into()])?;
+        db::execute("UPDATE summary_runs SET status = ?3 WHERE business_id = ?1 AND id = ?2", &params![biz, run_id, RunStatus::Running.as_str()])?;
     }
     let (mut charged, mut assessed, mut failed) = (0, 0, 0);
     for (contact, maximum, attempts, chars, answer) in answers {
-        let who = db::query_one(
+        let who = db::query_one_as::<(Option<String>, Option<String>)>(
             "SELECT c.name, c.mobile FROM contacts c WHERE c.business_id = ?1 AND c.id = ?2 \
              UNION ALL SELECT m.contact_name, NULL FROM campaign_members m INDEXED BY campaign_members_contact \
                        WHERE m.business_id = ?1 AND m.contact_id = ?2 AND m.campaign_id = ?3 LIMIT 1",
-            &[biz.into(), contact.as_str().into(), run.campaign_id.as_str().into()],
+            &params![biz, &contact, &run.campaign_id],
         )?;
-        let (name, mobile) = who.map_or((None, None), |r| (r.opt_text(0), r.opt_text(1)));
+        let (name, mobile) = who.unwrap_or_default();
         match answer {
             Ok(a) => {
                 let charge = material::charge(chars, run.per_contact, run.per_thousand).min(maximum);
@@ -103,19 +106,7 @@ fn step(biz: &str, run_id: &str) -> Result<Outcome, Failure> {
                     "UPDATE summary_assessments SET status = 'assessed', attempts = ?4, summary = ?5, next_action = ?6, follow_up = ?7, charged = ?8, \
                             contact_name = ?9, contact_mobile = ?10, error = NULL, assessed_at = ?11 \
                      WHERE business_id = ?1 AND run_id = ?2 AND contact_id = ?3",
-                    &[
-                        biz.into(),
-                        run_id.into(),
-                        contact.as_str().into(),
-                        attempts.into(),
-                        a.summary.into(),
-                        a.next_action.into(),
-                        a.follow_up.into(),
-                        charge.into(),
-                        name.into(),
-                        mobile.into(),
-                        now.as_str().into(),
-                    ],
+                    &params![biz, run_id, &contact, attempts, a.summary, a.next_action, a.follow_up, charge, name, mobile, &now],
                 )?;
                 charged += charge;
                 assessed += 1;
@@ -125,14 +116,14 @@ fn step(biz: &str, run_id: &str) -> Result<Outcome, Failure> {
                 db::execute(
                     "UPDATE summary_assessments SET status = 'failed', attempts = ?4, error = ?5, contact_name = ?6, contact_mobile = ?7, assessed_at = ?8 \
                      WHERE business_id = ?1 AND run_id = ?2 AND contact_id = ?3",
-                    &[biz.into(), run_id.into(), contact.as_str().into(), attempts.into(), fail::quote(&e, ERROR_CHARS).into(), name.into(), mobile.into(), now.as_str().into()],
+                    &params![biz, run_id, &contact, attempts, fail::quote(&e, ERROR_CHARS), name, mobile, &now],
                 )?;
                 failed += 1;
             }
             Err(_) => {
                 db::execute(
                     "UPDATE summary_assessments SET attempts = ?4, retry_at_ms = ?5 WHERE business_id = ?1 AND run_id = ?2 AND contact_id = ?3",
-                    &[biz.into(), run_id.into(), contact.as_str().into(), attempts.into(), (clock::now_ms() + (RETRY_BASE_MS << (attempts - 1).min(10))).into()],
+                    &params![biz, run_id, &contact, attempts, clock::now_ms() + (RETRY_BASE_MS << (attempts - 1).min(10))],
                 )?;
             }
         }
@@ -140,7 +131,7 @@ fn step(biz: &str, run_id: &str) -> Result<Outcome, Failure> {
     db::execute(
         "UPDATE summary_runs SET charged = charged + ?3, assessed_count = assessed_count + ?4, failed_count = failed_count + ?5, updated_at = ?6 \
          WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), run_id.into(), charged.into(), assessed.into(), failed.into(), now.into()],
+        &params![biz, run_id, charged, assessed, failed, now],
     )?;
     Ok(CampaignsJob::Summarize(RunRef { run_id: run_id.to_string() }).continue_after(0))
 }
@@ -148,8 +139,9 @@ fn step(biz: &str, run_id: &str) -> Result<Outcome, Failure> {
 /// Ends the run: its status, the charge of what was used (the rest of the
 /// reservation released) and the cost per final outcome.
 fn finish(biz: &str, run_id: &str, campaign: &str) -> Result<(), Failure> {
-    let r = db::query_one("SELECT maximum_charge, charged, assessed_count, failed_count FROM summary_runs WHERE business_id = ?1 AND id = ?2", &[biz.into(), run_id.into()])?.expect("read above");
-    let (maximum, charged, assessed, failed) = (r.int(0), r.int(1), r.int(2), r.int(3));
+    let (maximum, charged, assessed, failed) =
+        db::query_one_as::<(i64, i64, i64, i64)>("SELECT maximum_charge, charged, assessed_count, failed_count FROM summary_runs WHERE business_id = ?1 AND id = ?2", &params![biz, run_id])?
+            .expect("read above");
     let status = match (assessed, failed) {
         (_, 0) => RunStatus::Completed,
         (0, _) => RunStatus::Failed,
@@ -159,7 +151,7 @@ fn finish(biz: &str, run_id: &str, campaign: &str) -> Result<(), Failure> {
     let now = now();
     db::execute(
         "UPDATE summary_runs SET status = ?3, cost_json = ?4, completed_at = ?5, updated_at = ?5 WHERE business_id = ?1 AND id = ?2",
-        &[biz.into(), run_id.into(), status.as_str().into(), cost_per_outcome(biz, run_id, campaign)?.to_string().into(), now.into()],
+        &params![biz, run_id, status.as_str(), cost_per_outcome(biz, run_id, campaign)?.to_string(), now],
     )?;
     Ok(())
 }
@@ -168,21 +160,20 @@ fn finish(biz: &str, run_id: &str, campaign: &str) -> Result<(), Failure> {
 /// and their assessments (chatapp messages are not priced), in total and
 /// per contact.
 fn cost_per_outcome(biz: &str, run_id: &str, campaign: &str) -> Result<Value, Failure> {
-    let rows = db::query(
+    let rows: Vec<(String, i64, i64, i64)> = db::query_as(
         "WITH spent AS ( \
              SELECT contact_id, SUM(charged) AS n FROM calls INDEXED BY calls_campaign \
              WHERE business_id = ?1 AND campaign_id = ?3 AND campaign_id IS NOT NULL AND contact_id IS NOT NULL GROUP BY contact_id) \
          SELECT a.final_outcome, COUNT(*), IFNULL(SUM(a.charged), 0), IFNULL(SUM(s.n), 0) \
          FROM summary_assessments a LEFT JOIN spent s ON s.contact_id = a.contact_id \
          WHERE a.business_id = ?1 AND a.run_id = ?2 GROUP BY a.final_outcome ORDER BY a.final_outcome",
-        &[biz.into(), run_id.into(), campaign.into()],
+        &params![biz, run_id, campaign],
     )?;
     Ok(Value::Array(
-        rows.iter()
-            .map(|r| {
-                let (contacts, assessment, calls) = (r.int(1), r.int(2), r.int(3));
+        rows.into_iter()
+            .map(|(outcome, contacts, assessment, calls)| {
                 json!({
-                    "outcome": r.text(0),
+                    "outcome": outcome,
                     "contacts": contacts,
                     "callMicrocredits": calls,
                     "messageMicrocredits": 0,

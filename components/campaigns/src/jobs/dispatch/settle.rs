@@ -12,20 +12,20 @@ pub fn retried(status: CallStatus, attempts: i64, max_retries: i64) -> bool {
 
 /// Step 1: the outcomes of ended calls; how many were settled.
 pub(super) fn settle(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<usize, Failure> {
-    let ended = db::query(
+    let ended: Vec<(String, i64, i64, String)> = db::query_as(
         &format!(
             "SELECT m.id, m.claim, m.attempts, c.status FROM campaign_members m \
              JOIN calls c ON c.business_id = m.business_id AND c.id = m.call_id AND c.member_claim = m.claim \
              WHERE m.business_id = ?1 AND m.iteration_id = ?2 AND m.outcome = 'in_progress' AND c.status IN ({})",
             switchboard_voice_area::model::terminal_sql_list()
         ),
-        &[biz.into(), iteration_id.into()],
+        &params![biz, iteration_id],
     )?;
     let delay_ms = it.retry_delay_minutes * model::minute_ms()?;
-    for r in &ended {
-        let (member, claim, attempts, stored) = (r.text(0), r.int(1), r.int(2), r.text(3));
+    for (member, claim, attempts, stored) in &ended {
+        let (claim, attempts) = (*claim, *attempts);
         // Read by the terminal list above, so always a known call status.
-        let Some(status) = CallStatus::parse(&stored) else { continue };
+        let Some(status) = CallStatus::parse(stored) else { continue };
         // A running iteration retries; a paused one keeps the retry for when it resumes; a cancelled one never.
         let cancelled = it.status == IterationStatus::Cancelled;
         let retry_at = (!cancelled && retried(status, attempts, it.max_retries)).then_some(now_ms + delay_ms);
@@ -33,9 +33,9 @@ pub(super) fn settle(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64)
         let outcome = if cancelled && status != CallStatus::Completed { "cancelled" } else { status.as_str() };
         db::execute(
             "UPDATE campaign_members SET outcome = ?4, retry_at_ms = ?5, updated_at = ?6 WHERE business_id = ?1 AND iteration_id = ?2 AND id = ?3 AND claim = ?7",
-            &[biz.into(), iteration_id.into(), member.as_str().into(), outcome.into(), retry_at.into(), now().into(), claim.into()],
+            &params![biz, iteration_id, member, outcome, retry_at, now(), claim],
         )?;
-        model::record(biz, &member, outcome)?;
+        model::record(biz, member, outcome)?;
     }
     Ok(ended.len())
 }
@@ -46,26 +46,25 @@ pub(super) fn settle(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64)
 /// window is open; a `failed` opening with retries left gets a retry time,
 /// as a failed call does; how many moved.
 pub(super) fn settle_messages(biz: &str, iteration_id: &str, it: &Iteration, now_ms: i64) -> Result<usize, Failure> {
-    let rows = db::query(
+    let rows: Vec<(String, String, String, i64, bool)> = db::query_as(
         "SELECT m.id, m.outcome, k.status, m.attempts, \
                 EXISTS (SELECT 1 FROM messages i WHERE i.business_id = k.business_id AND i.conversation_id = k.conversation_id \
                         AND i.direction = 'inbound' AND i.created_at > k.created_at) \
          FROM campaign_members m JOIN messages k ON k.business_id = m.business_id AND k.id = m.message_id \
          WHERE m.business_id = ?1 AND m.iteration_id = ?2 AND m.outcome IN ('in_progress', 'sent', 'delivered', 'read') \
            AND (m.outcome = 'in_progress' OR m.open_until_ms > ?3)",
-        &[biz.into(), iteration_id.into(), now_ms.into()],
+        &params![biz, iteration_id, now_ms],
     )?;
     let delay_ms = it.retry_delay_minutes * model::minute_ms()?;
     let mut moved = 0;
-    for r in &rows {
-        let (member, before, attempts) = (r.text(0), r.text(1), r.int(3));
-        let after = if r.boolean(4) { "replied" } else { message_outcome(&r.text(2)) };
+    for (member, before, message_status, attempts, replied) in rows {
+        let after = if replied { "replied" } else { message_outcome(&message_status) };
         if after != before {
             // A running iteration retries; a paused one keeps the retry for when it resumes; a cancelled one never.
             let retry_at = (it.status != IterationStatus::Cancelled && opening_retried(after, attempts, it.max_retries)).then_some(now_ms + delay_ms);
             db::execute(
                 "UPDATE campaign_members SET outcome = ?4, retry_at_ms = ?5, updated_at = ?6 WHERE business_id = ?1 AND iteration_id = ?2 AND id = ?3",
-                &[biz.into(), iteration_id.into(), member.as_str().into(), after.into(), retry_at.into(), now().into()],
+                &params![biz, iteration_id, &member, after, retry_at, now()],
             )?;
             model::record(biz, &member, after)?;
             moved += 1;
