@@ -53,16 +53,6 @@ pub fn init() -> tracing_appender::non_blocking::WorkerGuard {
     guard
 }
 
-/// A free-text event at `level` (`debug`, `info`, `warn`, `error`).
-pub fn line(level: &str, msg: &str) {
-    match level {
-        "error" => tracing::error!("{msg}"),
-        "warn" => tracing::warn!("{msg}"),
-        "debug" => tracing::debug!("{msg}"),
-        _ => tracing::info!("{msg}"),
-    }
-}
-
 /// One finished job step (inside its `job_step` span): how it ended and
 /// how long it ran.
 pub fn job_step(outcome: &str, millis: i64) {
