@@ -7,8 +7,9 @@
 
 use crate::errors::{status_for_category, success_envelope, Failure, CATEGORIES};
 use crate::operations::Response;
-use crate::storage::{self, Sql, REDACTED};
+use crate::storage::{self, Statements, REDACTED};
 use crate::{Admitted, Operation};
+use switchboard_sql::Mismatch;
 
 /// An answer ready for HTTP.
 #[derive(Debug)]
@@ -84,8 +85,10 @@ impl Outcome {
     }
 }
 
-/// The owner of a write transaction, as the mutation flow needs it.
-pub trait Owner: Sql {
+/// The owner of a write transaction, as the mutation flow needs it: its
+/// statements (a failure the flow logs and answers as [`Owner::unavailable`]
+/// or 500), and what it answers and logs itself.
+pub trait Owner: Statements<Error: std::fmt::Display + From<Mismatch>> {
     /// Storage could not take the request (busy, or the primary is away).
     fn unavailable(&self) -> Failure;
     fn log_error(&self, line: &str);
@@ -108,34 +111,34 @@ fn moving() -> Failure {
 /// component (getting the owner back with its answer); a 2xx/3xx answer
 /// keeps its changes, anything else is rolled back, and 4xx answers are
 /// recorded too so that a retry replays them (5xx are not).
-pub fn mutation<S: Owner>(mut sql: S, a: &Admitted, request_id: &str, now_ms: i64, call: impl FnOnce(S) -> (S, Reply)) -> (S, Reply) {
-    if sql.execute("SAVEPOINT request", vec![]).is_err() {
+pub fn mutation<S: Owner>(sql: S, a: &Admitted, request_id: &str, now_ms: i64, call: impl FnOnce(S) -> (S, Reply)) -> (S, Reply) {
+    if sql.execute("SAVEPOINT request", &[]).is_err() {
         let f = sql.unavailable();
         return (sql, Reply::failure(&f, request_id));
     }
     // Undoes what this request wrote and ends its savepoint.
-    let undo = |sql: &mut S| {
-        let _ = sql.execute("ROLLBACK TO request", vec![]).and_then(|_| sql.execute("RELEASE request", vec![]));
+    let undo = |sql: &S| {
+        let _ = sql.execute("ROLLBACK TO request", &[]).and_then(|_| sql.execute("RELEASE request", &[]));
     };
     let business = a.business_id.clone().unwrap_or_default();
     // A business moving to another database (or moved, at a node whose
     // placement is stale) writes nothing here, and nothing is recorded.
-    match storage::business_moving(&mut sql, &business) {
+    match storage::business_moving(&sql, &business) {
         Ok(false) => {}
         Ok(true) => {
-            undo(&mut sql);
+            undo(&sql);
             return (sql, Reply::failure(&moving(), request_id));
         }
         Err(_) => {
-            undo(&mut sql);
+            undo(&sql);
             let f = sql.unavailable();
             return (sql, Reply::failure(&f, request_id));
         }
     }
     if let Some(key) = &a.idempotency_key {
-        match storage::stored_result(&mut sql, &business, a.op.id.as_str(), key, now_ms) {
+        match storage::stored_result(&sql, &business, a.op.id.as_str(), key, now_ms) {
             Ok(Some((fingerprint, status, body))) => {
-                undo(&mut sql);
+                undo(&sql);
                 let reply = if fingerprint != a.fingerprint {
                     Reply::failure(&Failure::conflict("idempotency_key_conflict", "this Idempotency-Key was already used with a different request body; use a new key for a new request"), request_id)
                 } else if body.contains(REDACTED) {
@@ -157,27 +160,24 @@ pub fn mutation<S: Owner>(mut sql: S, a: &Admitted, request_id: &str, now_ms: i6
             }
             Ok(None) => {}
             Err(_) => {
-                undo(&mut sql);
+                undo(&sql);
                 let f = sql.unavailable();
                 return (sql, Reply::failure(&f, request_id));
             }
         }
     }
-    let (mut sql, reply) = call(sql);
-    let record = |sql: &mut S, reply: &Reply| match &a.idempotency_key {
+    let (sql, reply) = call(sql);
+    let record = |sql: &S, reply: &Reply| match &a.idempotency_key {
         Some(key) => storage::record_result(sql, &business, a.op, key, &a.fingerprint, reply.status, &reply.body, now_ms),
         None => Ok(()),
     };
     let outcome = if reply.status < 400 {
-        record(&mut sql, &reply).and_then(|_| sql.execute("RELEASE request", vec![]).map(|_| ()))
+        record(&sql, &reply).and_then(|_| sql.execute("RELEASE request", &[]).map(|_| ()))
     } else {
-        sql.execute("ROLLBACK TO request", vec![])
-            .map(|_| ())
-            .and_then(|_| if reply.status < 500 { record(&mut sql, &reply) } else { Ok(()) })
-            .and_then(|_| sql.execute("RELEASE request", vec![]).map(|_| ()))
+        sql.execute("ROLLBACK TO request", &[]).map(|_| ()).and_then(|_| if reply.status < 500 { record(&sql, &reply) } else { Ok(()) }).and_then(|_| sql.execute("RELEASE request", &[]).map(|_| ()))
     };
     if let Err(e) = outcome {
-        undo(&mut sql);
+        undo(&sql);
         sql.log_error(&format!("requestId={request_id} could not be saved: {e}"));
         let reply = Reply::failure(&Failure::internal("the change could not be saved; nothing was written, retry").retryable(true), request_id);
         return (sql, reply);

@@ -2,21 +2,17 @@
 //! through a component: the API-key lookup, idempotency records, the jobs a
 //! component enqueues, and the rule of which statements belong to the
 //! transaction's owner. The native host runs these through libsql, the edge
-//! build through Hrana pipelines over `wasi:http`; both through [`Sql`], so
-//! each statement is written once.
+//! build through Hrana pipelines over `wasi:http`; both through the one
+//! statement trait, [`Statements`] (components/sql), so each statement is
+//! written once.
 
 use crate::admit::KeyRecord;
 use crate::idempotency::RETENTION_SECONDS;
+use switchboard_sql::{params, Columns, FromRow, Mismatch, Row};
 
-/// One SQL value, bound or read: the one value enum of the statements
-/// written once for several callers (components/sql).
-pub use switchboard_sql::Value;
-
-/// A connection (or a stream) inside the caller's transaction.
-pub trait Sql {
-    fn query(&mut self, sql: &str, params: Vec<Value>) -> Result<Vec<Vec<Value>>, String>;
-    fn execute(&mut self, sql: &str, params: Vec<Value>) -> Result<u64, String>;
-}
+/// One SQL value, bound or read, and the one statement trait: those of
+/// every statement written once for several callers (components/sql).
+pub use switchboard_sql::{Statements, Value};
 
 /// Statements that would end, split or widen the owner's transaction (the
 /// request's, or a write batch's) or change the connection: the host (or
@@ -35,19 +31,19 @@ pub fn reads_only(sql: &str) -> bool {
 /// The key behind a hash, revoked or not.
 pub const FIND_KEY: &str = "SELECT id, business_id, scopes, revoked_at IS NOT NULL FROM api_keys WHERE key_hash = ?1";
 
-/// Reads one row of [`FIND_KEY`].
-pub fn key_record(row: &[Value]) -> KeyRecord {
-    KeyRecord {
-        key_id: row[0].text(),
-        business_id: row[1].text(),
-        scopes: row[2].text().split(',').filter(|s| !s.is_empty()).map(String::from).collect(),
-        revoked: matches!(row[3], Value::Integer(1)),
+/// A row of [`FIND_KEY`].
+impl FromRow for KeyRecord {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        Ok(KeyRecord { key_id: c.read()?, business_id: c.read()?, scopes: c.read::<String>()?.split(',').filter(|s| !s.is_empty()).map(String::from).collect(), revoked: c.read()? })
     }
 }
 
-pub fn find_key(sql: &mut dyn Sql, key_hash: &str) -> Result<Option<KeyRecord>, String> {
-    let rows = sql.query(FIND_KEY, vec![Value::Text(key_hash.to_string())])?;
-    Ok(rows.first().map(|r| key_record(r)))
+pub fn find_key<S: Statements>(sql: &S, key_hash: &str) -> Result<Option<KeyRecord>, S::Error>
+where
+    S::Error: From<Mismatch>,
+{
+    sql.query_one_as(FIND_KEY, &params![key_hash])
 }
 
 /// A job for the dispatcher, written in the caller's transaction.
@@ -61,19 +57,10 @@ pub struct NewJob {
     pub delay_ms: u64,
 }
 
-pub fn enqueue_job(sql: &mut dyn Sql, job: NewJob, now_ms: i64) -> Result<(), String> {
+pub fn enqueue_job<S: Statements>(sql: &S, job: NewJob, now_ms: i64) -> Result<(), S::Error> {
     sql.execute(
         "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, calls_out, lane) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        vec![
-            Value::Text(job.id),
-            Value::Text(job.kind),
-            Value::Text(job.business_id),
-            Value::Text(job.payload_json),
-            Value::Integer(now_ms + job.delay_ms as i64),
-            Value::Integer(now_ms),
-            Value::Integer(job.calls_out as i64),
-            job.lane.map(Value::Text).unwrap_or(Value::Null),
-        ],
+        &params![job.id, job.kind, job.business_id, job.payload_json, now_ms + job.delay_ms as i64, now_ms, job.calls_out, job.lane],
     )
     .map(|_| ())
 }
@@ -82,21 +69,24 @@ pub fn enqueue_job(sql: &mut dyn Sql, job: NewJob, now_ms: i64) -> Result<(), St
 pub type StoredResult = (String, u16, String);
 
 /// A stored, unexpired result for this (business, operation, key).
-pub fn stored_result(sql: &mut dyn Sql, business: &str, op: &str, key: &str, now_ms: i64) -> Result<Option<StoredResult>, String> {
+pub fn stored_result<S: Statements>(sql: &S, business: &str, op: &str, key: &str, now_ms: i64) -> Result<Option<StoredResult>, S::Error>
+where
+    S::Error: From<Mismatch>,
+{
     let oldest = now_ms - RETENTION_SECONDS * 1000;
-    let rows = sql.query(
+    let row = sql.query_one_as::<(String, i64, String)>(
         "SELECT fingerprint, status, response_body FROM idempotency_records \
          WHERE business_id = ?1 AND operation_id = ?2 AND idem_key = ?3 AND created_at_ms >= ?4",
-        vec![Value::Text(business.into()), Value::Text(op.into()), Value::Text(key.into()), Value::Integer(oldest)],
+        &params![business, op, key, oldest],
     )?;
-    Ok(rows.into_iter().next().map(|r| (r[0].text(), r[1].text().parse().unwrap_or(500), r[2].text())))
+    Ok(row.map(|(fingerprint, status, body)| (fingerprint, u16::try_from(status).unwrap_or(500), body)))
 }
 
 /// Whether `business` is fenced in the database a write runs in: moving
 /// out of it, or moved away (`moved_businesses`, issue 47's moves). Read
 /// in the write's own transaction, so no write slips past a move's fence.
-pub fn business_moving(sql: &mut dyn Sql, business: &str) -> Result<bool, String> {
-    Ok(!sql.query("SELECT 1 FROM moved_businesses WHERE business_id = ?1", vec![Value::Text(business.into())])?.is_empty())
+pub fn business_moving<S: Statements>(sql: &S, business: &str) -> Result<bool, S::Error> {
+    Ok(sql.query_one("SELECT 1 FROM moved_businesses WHERE business_id = ?1", &params![business])?.is_some())
 }
 
 /// Stands in for a copy-once secret in a stored idempotency record.
@@ -104,7 +94,7 @@ pub const REDACTED: &str = "__switchboard_redacted_secret__";
 
 // One argument per column of the record: a struct would only rename them.
 #[allow(clippy::too_many_arguments)]
-pub fn record_result(sql: &mut dyn Sql, business: &str, op: &crate::Operation, key: &str, fingerprint: &str, status: u16, body: &str, now_ms: i64) -> Result<(), String> {
+pub fn record_result<S: Statements>(sql: &S, business: &str, op: &crate::Operation, key: &str, fingerprint: &str, status: u16, body: &str, now_ms: i64) -> Result<(), S::Error> {
     let mut body = body.to_string();
     if !op.secret_fields().is_empty() {
         if let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&body) {
@@ -119,15 +109,7 @@ pub fn record_result(sql: &mut dyn Sql, business: &str, op: &crate::Operation, k
     sql.execute(
         "INSERT OR REPLACE INTO idempotency_records (business_id, operation_id, idem_key, fingerprint, status, response_body, created_at_ms) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        vec![
-            Value::Text(business.into()),
-            Value::Text(op.id.into()),
-            Value::Text(key.into()),
-            Value::Text(fingerprint.into()),
-            Value::Integer(status as i64),
-            Value::Text(body),
-            Value::Integer(now_ms),
-        ],
+        &params![business, op.id.as_str(), key, fingerprint, status, body, now_ms],
     )
     .map(|_| ())
 }

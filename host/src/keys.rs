@@ -18,7 +18,7 @@ impl Keys<'_> {
     /// a miss).
     fn read_key(&self, key_hash: &str) -> Result<Option<KeyRecord>, Failure> {
         let db = self.db;
-        let lookup = |mut c: &crate::db::Connection| switchboard_gateway::storage::find_key(&mut c, key_hash).map_err(|_| unavailable());
+        let lookup = |c: &crate::db::Connection| switchboard_gateway::storage::find_key(c, key_hash).map_err(|_| unavailable());
         let pooled = db.read_conn().map_err(|_| unavailable())?;
         let mut found = lookup(&pooled)?;
         drop(pooled);

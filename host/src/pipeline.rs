@@ -331,7 +331,7 @@ impl App {
         // where main places it now; while its move is under way, this
         // database's frozen copy is still its own.
         if let Some(business) = a.business_id.as_deref() {
-            if switchboard_gateway::storage::business_moving(&mut &conn, business).unwrap_or(false) {
+            if switchboard_gateway::storage::business_moving(&conn, business).unwrap_or(false) {
                 self.dbs.forget(business);
                 if let Ok(home) = self.home(Some(business)) {
                     if !Arc::ptr_eq(&home.db, &db) {

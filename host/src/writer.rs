@@ -11,6 +11,7 @@ use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_gateway::exchange::{self, Reply};
+use switchboard_gateway::storage::Statements;
 use switchboard_gateway::Failure;
 
 /// Most mutations one write transaction takes: under load, a batch holds
@@ -254,12 +255,13 @@ impl App {
 /// The batch's connection as the shared mutation flow's transaction owner.
 struct HostTx(db::Connection);
 
-impl switchboard_gateway::storage::Sql for HostTx {
-    fn query(&mut self, sql: &str, params: Vec<switchboard_gateway::storage::Value>) -> Result<Vec<Vec<switchboard_gateway::storage::Value>>, String> {
-        switchboard_gateway::storage::Sql::query(&mut &self.0, sql, params)
+impl Statements for HostTx {
+    type Error = anyhow::Error;
+    fn query(&self, sql: &str, params: &[db::SqlValue]) -> anyhow::Result<Vec<Vec<db::SqlValue>>> {
+        Statements::query(&self.0, sql, params)
     }
-    fn execute(&mut self, sql: &str, params: Vec<switchboard_gateway::storage::Value>) -> Result<u64, String> {
-        switchboard_gateway::storage::Sql::execute(&mut &self.0, sql, params)
+    fn execute(&self, sql: &str, params: &[db::SqlValue]) -> anyhow::Result<u64> {
+        Statements::execute(&self.0, sql, params)
     }
 }
 

@@ -70,15 +70,17 @@ fn refuse_control(sql: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Runs a statement for the shared code in this crate (`jobs.enqueue`).
-struct Statements;
+/// Runs a statement for the shared code in this crate (`jobs.enqueue`) on
+/// the request's stream.
+struct OnStream;
 
-impl shared::Sql for Statements {
-    fn query(&mut self, sql: &str, params: Vec<Value>) -> Result<Vec<Vec<Value>>, String> {
-        with_stream(|s| s.run(hrana::stmt(sql, &params, true), false)).map(|r| r.rows).map_err(|e| e.message)
+impl shared::Statements for OnStream {
+    type Error = String;
+    fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, String> {
+        with_stream(|s| s.run(hrana::stmt(sql, params, true), false)).map(|r| r.rows).map_err(|e| e.message)
     }
-    fn execute(&mut self, sql: &str, params: Vec<Value>) -> Result<u64, String> {
-        with_stream(|s| s.run(hrana::stmt(sql, &params, false), false)).map(|r| r.affected).map_err(|e| e.message)
+    fn execute(&self, sql: &str, params: &[Value]) -> Result<u64, String> {
+        with_stream(|s| s.run(hrana::stmt(sql, params, false), false)).map(|r| r.affected).map_err(|e| e.message)
     }
 }
 
@@ -120,7 +122,7 @@ impl jobs::Guest for EdgeStore {
     fn enqueue(kind: String, business_id: String, payload_json: String, options: JobOptions) -> Result<String, StoreError> {
         let id = uuid::Uuid::now_v7().to_string();
         let job = shared::NewJob { id: id.clone(), kind, business_id, payload_json, calls_out: options.calls_out, lane: options.lane, delay_ms: options.delay_ms };
-        shared::enqueue_job(&mut Statements, job, now_ms()).map_err(|message| StoreError { kind: "other".into(), message })?;
+        shared::enqueue_job(&OnStream, job, now_ms()).map_err(|message| StoreError { kind: "other".into(), message })?;
         Ok(id)
     }
 

@@ -8,8 +8,9 @@ use crate::bindings::switchboard::platform::transaction;
 use crate::limits;
 use crate::store::{to_wit, unavailable, EdgeSql};
 use crate::{log_error, settings};
-use switchboard_gateway::storage::{self, Sql, Value};
+use switchboard_gateway::storage::{self, Statements, Value};
 use switchboard_gateway::{Admitted, Failure, KeyDirectory, KeyRecord, SessionRecord};
+use switchboard_guest::FromRow;
 
 /// The key lookup, the rate limit's update and the placement of the
 /// business the request names, of one request, queued to travel with its
@@ -33,7 +34,7 @@ impl Pending {
         if begin {
             let _ = transaction::control("BEGIN");
         }
-        let key = transaction::prefetch(storage::FIND_KEY, &[switchboard_guest::db::StoreValue::Text(hash.to_string())]);
+        let key = transaction::prefetch(storage::FIND_KEY, &to_wit(&switchboard_guest::params![hash]));
         let place = business.map(|b| (b.to_string(), transaction::place(b)));
         Pending { key, rate, place }
     }
@@ -50,7 +51,8 @@ impl Pending {
     /// The key's row (sent now if nothing carried it yet).
     pub(crate) fn key(&self) -> Result<Option<KeyRecord>, Failure> {
         let rows = transaction::prefetched(self.key).map_err(|_| unavailable())?;
-        Ok(rows.first().map(|r| storage::key_record(&r.iter().cloned().map(Value::from).collect::<Vec<_>>())))
+        let row = rows.into_iter().next().map(|r| r.into_iter().map(Value::from).collect());
+        row.map(KeyRecord::from_row).transpose().map_err(|_| unavailable())
     }
 
     /// The answer's `RateLimit-*` headers, or the 429. A limit that could
@@ -83,7 +85,7 @@ thread_local! {
 pub fn after_answer() {
     let _ = transaction::control("ROLLBACK");
     if MAKE_RATE_TABLE.with(|m| m.replace(false)) {
-        if let Err(e) = EdgeSql.execute(limits::TABLE, vec![]) {
+        if let Err(e) = EdgeSql.execute(limits::TABLE, &[]) {
             log_error(&format!("the rate-limit table could not be made: {e}"));
         }
     }

@@ -65,7 +65,7 @@ pub use settings::{settings, Settings};
 use store::{unavailable, EdgeSql};
 use switchboard_gateway::exchange::Reply;
 use switchboard_gateway::operations::{BusinessIn, DEFAULT_MAX_BODY_BYTES};
-use switchboard_gateway::storage::Sql;
+use switchboard_gateway::storage::Statements;
 use switchboard_gateway::{Admitted, Failure, Gateway, Incoming};
 use switchboard_guest::Request;
 
@@ -293,7 +293,7 @@ fn probe(result: Result<(), String>, request_id: &str) -> Reply {
 
 /// Ready when the primary answers a statement.
 fn ready() -> Result<(), String> {
-    EdgeSql.query("SELECT 1", vec![]).map(|_| ()).map_err(|_| "the database primary cannot be reached".to_string())
+    EdgeSql.query("SELECT 1", &[]).map(|_| ()).map_err(|_| "the database primary cannot be reached".to_string())
 }
 
 fn log_error(line: &str) {

@@ -4,7 +4,7 @@
 use crate::bindings::switchboard::platform::transaction;
 use crate::log_error;
 use switchboard_gateway::exchange;
-use switchboard_gateway::storage::{self, Sql, Value};
+use switchboard_gateway::storage::{self, Statements, Value};
 use switchboard_gateway::Failure;
 
 pub(crate) fn unavailable() -> Failure {
@@ -18,19 +18,20 @@ pub(crate) struct EdgeSql;
 /// switchboard_guest's, one for every component).
 pub(crate) use switchboard_guest::db::to_store as to_wit;
 
-impl Sql for EdgeSql {
-    fn query(&mut self, sql: &str, params: Vec<Value>) -> Result<Vec<Vec<Value>>, String> {
+impl Statements for EdgeSql {
+    type Error = String;
+    fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, String> {
         if storage::transaction_control(sql) {
             return transaction::control(sql).map(|_| Vec::new()).map_err(|e| e.message);
         }
-        let rows = switchboard_guest::store::query(sql, &to_wit(&params)).map_err(|e| e.message)?;
+        let rows = switchboard_guest::store::query(sql, &to_wit(params)).map_err(|e| e.message)?;
         Ok(rows.into_iter().map(|r| r.into_iter().map(Value::from).collect()).collect())
     }
-    fn execute(&mut self, sql: &str, params: Vec<Value>) -> Result<u64, String> {
+    fn execute(&self, sql: &str, params: &[Value]) -> Result<u64, String> {
         if storage::transaction_control(sql) {
             return transaction::control(sql).map(|_| 0).map_err(|e| e.message);
         }
-        switchboard_guest::store::execute(sql, &to_wit(&params)).map_err(|e| e.message)
+        switchboard_guest::store::execute(sql, &to_wit(params)).map_err(|e| e.message)
     }
 }
 

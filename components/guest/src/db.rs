@@ -101,7 +101,7 @@ pub fn contains_pattern(text: &str) -> String {
 /// on (voice accounts and credits, summary prices, channel connections).
 pub struct Store;
 
-impl switchboard_sql::Sql for Store {
+impl switchboard_sql::Statements for Store {
     type Error = Failure;
     fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>, Failure> {
         query(sql, params)
@@ -109,6 +109,9 @@ impl switchboard_sql::Sql for Store {
     fn execute(&self, sql: &str, params: &[Value]) -> Result<u64, Failure> {
         execute(sql, params)
     }
+}
+
+impl switchboard_sql::Sql for Store {
     fn now(&self) -> String {
         crate::now()
     }

@@ -1,15 +1,21 @@
-//! The storage trait of the rules written once for both halves. A table an
-//! area owns but the operator also sets (voice accounts and credits, summary
-//! prices, channel connections) has its statements in one binding-free crate
-//! of that area, written against [`Sql`]: the area runs it over its `store`
-//! import (`switchboard_guest::db::Store`), the admin commands over a
-//! storage connection (`crates/admin`), each inside its own transaction.
+//! The storage layer's shape: one SQL value, one statement trait, typed
+//! rows and parameters, for every statement written once for several
+//! callers. A table an area owns but the operator also sets (voice accounts
+//! and credits, summary prices, channel connections) has its statements in
+//! one binding-free crate of that area, written against [`Sql`]: the area
+//! runs it over its `store` import (`switchboard_guest::db::Store`), the
+//! admin commands over a storage connection (`crates/admin`), each inside
+//! its own transaction. The request path's own statements
+//! (`switchboard_gateway::storage`: keys, idempotency, enqueued jobs) run on
+//! [`Statements`] over libsql at a node and over Hrana at the edge.
 //!
 //! Never: bindings, a database driver, I/O of its own. It is only the shape
-//! both sides fill in.
+//! every side fills in.
 //!
-//! Entry point: [`Sql`]; rows read as Rust types and parameters bound
-//! from them: [`FromRow`], [`params!`].
+//! Entry points: [`Statements`] (the one statement trait: the request
+//! path's own statements run on it too) and [`Sql`] (a rule's transaction:
+//! statements plus the clock and ids of its rows); rows read as Rust types
+//! and parameters bound from them: [`FromRow`], [`params!`].
 
 mod row;
 pub use row::{decode_rows, Columns, FromRow, FromValue, Mismatch};
@@ -37,18 +43,24 @@ impl Value {
 
 pub type Row = Vec<Value>;
 
-/// The caller's transaction, and the clock and ids its rows take (the
-/// guest's from its imports, the host's from its own clock and UUID v7s).
-pub trait Sql {
+/// The one way a statement written once for several callers runs: a
+/// connection, a stream or the `store` import, inside the caller's
+/// transaction. The host runs these over libsql (`crates/storage`), the
+/// areas over their `store` import (`switchboard_guest::db::Store`), the
+/// edge over the request's Hrana stream; each converts [`Value`] to its own
+/// only there.
+///
+/// Object safe: the typed reads ([`query_as`](Statements::query_as),
+/// [`query_one_as`](Statements::query_one_as)) are for sized callers, and a
+/// reference to any implementation is one too, so a generic statement
+/// (`fn find<S: Statements>(sql: &S, ..)`) runs on `&conn` and on a
+/// `&dyn Statements<Error = E>` alike.
+pub trait Statements {
     /// A store failure, as the caller reports it (the guest's failure
-    /// envelope, the host's error).
+    /// envelope, the host's error, the request path's text).
     type Error;
     fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>, Self::Error>;
     fn execute(&self, sql: &str, params: &[Value]) -> Result<u64, Self::Error>;
-    /// Now, as RFC 3339 UTC with milliseconds.
-    fn now(&self) -> String;
-    /// A new UUID v7 (id order is creation order).
-    fn new_id(&self) -> String;
 
     /// The first row of a query, if any.
     fn query_one(&self, sql: &str, params: &[Value]) -> Result<Option<Row>, Self::Error> {
@@ -59,6 +71,7 @@ pub trait Sql {
     /// columns' types, or a row struct); a cell of another type is an error.
     fn query_as<T: FromRow>(&self, sql: &str, params: &[Value]) -> Result<Vec<T>, Self::Error>
     where
+        Self: Sized,
         Self::Error: From<Mismatch>,
     {
         Ok(decode_rows(self.query(sql, params)?)?)
@@ -67,12 +80,42 @@ pub trait Sql {
     /// The first row of a query read as `T`, if any.
     fn query_one_as<T: FromRow>(&self, sql: &str, params: &[Value]) -> Result<Option<T>, Self::Error>
     where
+        Self: Sized,
         Self::Error: From<Mismatch>,
     {
         match self.query(sql, params)?.into_iter().next() {
             Some(row) => Ok(Some(T::from_row(row)?)),
             None => Ok(None),
         }
+    }
+}
+
+impl<S: Statements + ?Sized> Statements for &S {
+    type Error = S::Error;
+    fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>, S::Error> {
+        (**self).query(sql, params)
+    }
+    fn execute(&self, sql: &str, params: &[Value]) -> Result<u64, S::Error> {
+        (**self).execute(sql, params)
+    }
+}
+
+/// A rule's transaction: its [`Statements`], and the clock and ids the rows
+/// it writes take (the guest's from its `clock` and `ids` imports, so a
+/// replayed step writes the same; the host's from its own clock and UUID
+/// v7s). What the binding-free rule crates are written against.
+pub trait Sql: Statements {
+    /// Now, as RFC 3339 UTC with milliseconds.
+    fn now(&self) -> String;
+    /// A new UUID v7 (id order is creation order).
+    fn new_id(&self) -> String;
+}
+
+/// A mismatch as its text, for a caller whose store failures are text (the
+/// request path's own statements, `switchboard_gateway::storage`).
+impl From<Mismatch> for String {
+    fn from(m: Mismatch) -> Self {
+        m.to_string()
     }
 }
 

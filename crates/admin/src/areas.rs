@@ -8,21 +8,25 @@
 use crate::db;
 pub use switchboard_channel_connections as connections;
 pub use switchboard_sql::{Refusal, Refused};
-use switchboard_sql::{Row, Sql, Value};
+use switchboard_sql::{Row, Sql, Statements, Value};
 pub use switchboard_summary_prices as summary_prices;
 pub use switchboard_voice_accounts as voice_accounts;
 
-/// A storage connection (inside the caller's transaction, if it opened one).
+/// A storage connection (inside the caller's transaction, if it opened one)
+/// with this process's clock and ids: a rule's transaction.
 pub struct Tx<'a>(pub &'a db::Connection);
 
-impl Sql for Tx<'_> {
+impl Statements for Tx<'_> {
     type Error = anyhow::Error;
     fn query(&self, sql: &str, params: &[Value]) -> anyhow::Result<Vec<Row>> {
-        db::query_rows(self.0, sql, params.to_vec())
+        Statements::query(self.0, sql, params)
     }
     fn execute(&self, sql: &str, params: &[Value]) -> anyhow::Result<u64> {
-        db::execute(self.0, sql, params.to_vec())
+        Statements::execute(self.0, sql, params)
     }
+}
+
+impl Sql for Tx<'_> {
     fn now(&self) -> String {
         crate::clock::now_rfc3339()
     }

@@ -21,7 +21,7 @@ pub fn enqueue<J: JobKind>(c: &Connection, business: &str, job: &J) -> Result<St
     let JobOptions { calls_out, lane, delay_ms } = job.options();
     let id = uuid::Uuid::now_v7().to_string();
     let row = NewJob { id: id.clone(), kind, business_id: business.to_string(), payload_json, calls_out, lane, delay_ms };
-    enqueue_job(&mut &*c, row, switchboard_ops::clock::now_ms()).map_err(|e| anyhow::anyhow!("enqueuing a job: {e}"))?;
+    enqueue_job(c, row, switchboard_ops::clock::now_ms()).map_err(|e| anyhow::anyhow!("enqueuing a job: {e}"))?;
     Ok(id)
 }
 

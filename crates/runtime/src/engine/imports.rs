@@ -327,7 +327,7 @@ impl jobs::Host for RequestState {
         self.begin_write()?;
         let id = uuid::Uuid::now_v7().to_string();
         let job = switchboard_gateway::storage::NewJob { id: id.clone(), kind, business_id, payload_json, calls_out: options.calls_out, lane: options.lane, delay_ms: options.delay_ms };
-        switchboard_gateway::storage::enqueue_job(&mut self.conn(), job, crate::clock::now_ms()).map_err(store_error_text)?;
+        switchboard_gateway::storage::enqueue_job(self.conn(), job, crate::clock::now_ms()).map_err(|e| store_error_text(e.to_string()))?;
         Ok(id)
     }
 

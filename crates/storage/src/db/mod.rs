@@ -134,14 +134,16 @@ pub fn in_transaction<T>(c: &Connection, f: impl FnOnce() -> Result<T>) -> Resul
     }
 }
 
-/// The shared request path's statements (`switchboard_gateway::storage`)
-/// run on a connection through this.
-impl switchboard_gateway::storage::Sql for &Connection {
-    fn query(&mut self, sql: &str, params: Vec<SqlValue>) -> Result<Vec<Vec<SqlValue>>, String> {
-        self.query_rows(sql, params).map_err(|e| e.to_string())
+/// A connection runs the statements written once for several callers
+/// (`switchboard_gateway::storage`'s request path, the areas' rule crates
+/// through `crates/admin`'s `Tx`) through the one statement trait.
+impl switchboard_sql::Statements for Connection {
+    type Error = anyhow::Error;
+    fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
+        Ok(self.query_rows(sql, params.to_vec())?)
     }
-    fn execute(&mut self, sql: &str, params: Vec<SqlValue>) -> Result<u64, String> {
-        Connection::execute(self, sql, params).map_err(|e| e.to_string())
+    fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64> {
+        Ok(Connection::execute(self, sql, params.to_vec())?)
     }
 }
 
