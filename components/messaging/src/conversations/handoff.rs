@@ -15,8 +15,8 @@
 //! in public under a post, not in the conversation a person took over.
 
 use serde::Deserialize;
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{fail, is_uuid, now, req, Failure, HResult, Request, Success};
+use switchboard_guest::db;
+use switchboard_guest::{fail, is_uuid, now, params, req, Failure, HResult, Request, Success};
 
 use super::{path_id, result};
 
@@ -84,20 +84,21 @@ pub fn update(r: &Request) -> HResult<Success> {
 /// step's transaction first: the write gate, and at a replica node the
 /// primary's lock and everything the primary holds.
 pub fn taken_over_now(biz: &str, message_id: &str) -> Result<bool, Failure> {
-    Ok(db::query_one(
+    Ok(db::query_one_as::<Option<i64>>(
         "VALUES ((SELECT c.handoff_active FROM messages m JOIN conversations c ON c.business_id = m.business_id AND c.id = m.conversation_id \
           WHERE m.business_id = ?1 AND m.id = ?2))",
-        &[biz.into(), message_id.into()],
+        &params![biz, message_id],
     )?
-    .is_some_and(|r| r.opt_int(0) == Some(1)))
+    .flatten()
+        == Some(1))
 }
 
 /// True when a person has taken the conversation of `message_id` over.
 pub fn taken_over(biz: &str, message_id: &str) -> Result<bool, Failure> {
-    Ok(db::query_one(
+    Ok(db::query_one_as::<bool>(
         "SELECT c.handoff_active FROM messages m JOIN conversations c ON c.business_id = m.business_id AND c.id = m.conversation_id \
          WHERE m.business_id = ?1 AND m.id = ?2",
-        &[biz.into(), message_id.into()],
+        &params![biz, message_id],
     )?
-    .is_some_and(|r| r.boolean(0)))
+    .unwrap_or(false))
 }

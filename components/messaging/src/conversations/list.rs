@@ -18,10 +18,10 @@
 
 use serde_json::json;
 use switchboard_guest::cursor::Cursor;
-use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::{fail, ok, req, HResult, Request, Success, Value};
 
-use super::{conversation_json, has_unread, select, Reader, STATUS};
+use super::{conversation_json, has_unread, select, Conversation, Reader, STATUS};
 
 pub fn list(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
@@ -66,10 +66,10 @@ pub fn list(r: &Request) -> HResult<Success> {
     }
     sql += &format!(" ORDER BY c.last_activity_at DESC, c.id DESC LIMIT {}", limit + 1);
 
-    let mut rows = db::query(&sql, &params)?;
+    let mut rows: Vec<Conversation> = db::query_as(&sql, &params)?;
     let next = if rows.len() > limit as usize {
         rows.truncate(limit as usize);
-        rows.last().map(|r| Cursor::new(r.text(13), r.text(0)).encode())
+        rows.last().map(|r| Cursor::new(&r.last_activity_at, &r.id).encode())
     } else {
         None
     };

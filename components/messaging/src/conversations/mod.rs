@@ -29,8 +29,10 @@ pub mod team;
 mod thread;
 
 use serde_json::{json, Value as J};
-use switchboard_guest::db::{self, Row, RowExt};
-use switchboard_guest::{fail, Failure, HResult, Request, Success};
+use switchboard_channel_connections::Channel;
+use switchboard_guest::db;
+use switchboard_guest::{fail, params, Failure, HResult, Request, Success};
+use switchboard_sql::{Columns, FromRow, Mismatch, Row};
 
 pub use list::list;
 pub use read::mark_read;
@@ -115,12 +117,26 @@ pub(crate) fn sender_columns(m: &str) -> String {
     )
 }
 
-/// The `sentBy` of an outbound message from [`sender_columns`] at `at`
-/// (null for inbound ones and for messages sent before it was kept).
-pub(crate) fn sent_by(r: &Row, at: usize) -> J {
-    match r.opt_text(at) {
-        None => J::Null,
-        Some(kind) => json!({"kind": kind, "id": r.opt_text(at + 1), "name": r.opt_text(at + 2)}),
+/// Who sent an outbound message, as [`sender_columns`] select it (all
+/// null for inbound ones and for messages sent before it was kept).
+pub(crate) struct SentBy {
+    kind: Option<String>,
+    id: Option<String>,
+    name: Option<String>,
+}
+
+impl SentBy {
+    /// The three columns of [`sender_columns`], next in `c`.
+    pub(crate) fn read(c: &mut Columns) -> Result<Self, Mismatch> {
+        Ok(SentBy { kind: c.read()?, id: c.read()?, name: c.read()? })
+    }
+
+    /// The message's `sentBy` (null without a kind).
+    pub(crate) fn json(&self) -> J {
+        match &self.kind {
+            None => J::Null,
+            Some(kind) => json!({"kind": kind, "id": self.id, "name": self.name}),
+        }
     }
 }
 
@@ -153,48 +169,130 @@ fn select(reader: Reader) -> String {
     )
 }
 
+/// A row of [`select`]: the conversation, its last message (`lm_*`, all
+/// null without one) and its last comment (`lc_*`).
+struct Conversation {
+    id: String,
+    channel: Channel,
+    phone_number_id: Option<String>,
+    provider_account_id: Option<String>,
+    recipient: String,
+    contact_id: Option<String>,
+    contact_name: Option<String>,
+    participant_name: Option<String>,
+    agent_id: Option<String>,
+    agent_name: Option<String>,
+    status: String,
+    handoff_active: bool,
+    last_activity_at: String,
+    created_at: String,
+    lm_id: Option<String>,
+    lm_direction: Option<String>,
+    lm_type: Option<String>,
+    lm_text: String,
+    lm_status: Option<String>,
+    lm_created_at: Option<String>,
+    lc_id: Option<String>,
+    lc_text: Option<String>,
+    lc_status: Option<String>,
+    lc_created_at: Option<String>,
+    lm_text_null: bool,
+    assigned_user_id: Option<String>,
+    assignee_email: Option<String>,
+    state: String,
+    resolved_at: Option<String>,
+    unread: i64,
+    lm_sent_by: SentBy,
+}
+
+impl FromRow for Conversation {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        // Fields are read in the order written, the statement's.
+        Ok(Conversation {
+            id: c.read()?,
+            channel: c.read()?,
+            phone_number_id: c.read()?,
+            provider_account_id: c.read()?,
+            recipient: c.read()?,
+            contact_id: c.read()?,
+            contact_name: c.read()?,
+            participant_name: c.read()?,
+            agent_id: c.read()?,
+            agent_name: c.read()?,
+            status: c.read()?,
+            handoff_active: c.read()?,
+            // c.unread_count is skipped: `unread` is the reader's count.
+            last_activity_at: {
+                c.skip();
+                c.read()?
+            },
+            created_at: c.read()?,
+            lm_id: c.read()?,
+            lm_direction: c.read()?,
+            lm_type: c.read()?,
+            lm_text: c.read()?,
+            lm_status: c.read()?,
+            lm_created_at: c.read()?,
+            lc_id: c.read()?,
+            lc_text: c.read()?,
+            lc_status: c.read()?,
+            lc_created_at: c.read()?,
+            lm_text_null: c.read()?,
+            assigned_user_id: c.read()?,
+            assignee_email: c.read()?,
+            state: c.read()?,
+            resolved_at: c.read()?,
+            unread: c.read()?,
+            lm_sent_by: SentBy::read(&mut c)?,
+        })
+    }
+}
+
 /// A row of [`select`] as a `Conversation` of the document.
-fn conversation_json(r: &Row) -> J {
-    let contact = r.opt_text(5).map(|id| json!({"id": id, "name": r.opt_text(6).unwrap_or_default()}));
-    let agent = r.opt_text(8).map(|id| json!({"id": id, "name": r.opt_text(9).unwrap_or_default()}));
+fn conversation_json(r: &Conversation) -> J {
+    let contact = r.contact_id.as_ref().map(|id| json!({"id": id, "name": r.contact_name.clone().unwrap_or_default()}));
+    let agent = r.agent_id.as_ref().map(|id| json!({"id": id, "name": r.agent_name.clone().unwrap_or_default()}));
     // The newest of the last message and the last comment.
-    let message = r.opt_text(15).map(|id| {
-        let text = if r.boolean(25) { J::Null } else { J::String(r.text(18)) };
-        (r.text(20), json!({"id": id, "kind": "message", "direction": r.text(16), "type": r.text(17), "text": text, "status": r.text(19), "createdAt": r.text(20), "sentBy": sent_by(r, 31)}))
+    let message = r.lm_id.as_ref().map(|id| {
+        let text = if r.lm_text_null { J::Null } else { J::String(r.lm_text.clone()) };
+        let at = r.lm_created_at.clone().unwrap_or_default();
+        (at, json!({"id": id, "kind": "message", "direction": r.lm_direction, "type": r.lm_type, "text": text, "status": r.lm_status, "createdAt": r.lm_created_at, "sentBy": r.lm_sent_by.json()}))
     });
-    let comment = r
-        .opt_text(21)
-        .map(|id| (r.text(24), json!({"id": id, "kind": "comment", "direction": "inbound", "type": "text", "text": r.text(22), "status": r.text(23), "createdAt": r.text(24), "sentBy": null})));
-    let assignee = r.opt_text(26).map(|id| json!({"userId": id, "email": r.opt_text(27)}));
+    let comment = r.lc_id.as_ref().map(|id| {
+        let at = r.lc_created_at.clone().unwrap_or_default();
+        (at, json!({"id": id, "kind": "comment", "direction": "inbound", "type": "text", "text": r.lc_text, "status": r.lc_status, "createdAt": r.lc_created_at, "sentBy": null}))
+    });
+    let assignee = r.assigned_user_id.as_ref().map(|id| json!({"userId": id, "email": r.assignee_email}));
     let last = match (message, comment) {
         (Some(m), Some(c)) => Some(if c.0 > m.0 { c.1 } else { m.1 }),
         (m, c) => m.or(c).map(|(_, v)| v),
     };
     json!({
-        "id": r.text(0),
-        "channel": r.text(1),
-        "phoneNumberId": r.opt_text(2),
-        "providerAccountId": r.opt_text(3),
-        "recipient": r.text(4),
+        "id": r.id,
+        "channel": r.channel.name(),
+        "phoneNumberId": r.phone_number_id,
+        "providerAccountId": r.provider_account_id,
+        "recipient": r.recipient,
         "contact": contact,
-        "participantName": r.opt_text(7),
+        "participantName": r.participant_name,
         "agent": agent,
-        "status": r.text(10),
-        "humanHandoffActive": r.boolean(11),
-        "unreadCount": r.int(30),
+        "status": r.status,
+        "humanHandoffActive": r.handoff_active,
+        "unreadCount": r.unread,
         "assignee": assignee,
-        "state": r.text(28),
-        "resolvedAt": r.opt_text(29),
-        "lastActivityAt": r.text(13),
+        "state": r.state,
+        "resolvedAt": r.resolved_at,
+        "lastActivityAt": r.last_activity_at,
         "lastEntry": last,
-        "createdAt": r.text(14),
+        "createdAt": r.created_at,
     })
 }
 
 /// The conversation of this business named by the path, as JSON
 /// (`404 conversation_not_found` otherwise).
 fn load(biz: &str, id: &str, reader: Reader) -> Result<J, Failure> {
-    let row = db::query_one(&format!("{} WHERE c.business_id = ?1 AND c.id = ?2", select(reader)), &[biz.into(), id.into()])?.ok_or_else(not_found)?;
+    let row = db::query_one_as::<Conversation>(&format!("{} WHERE c.business_id = ?1 AND c.id = ?2", select(reader)), &params![biz, id])?.ok_or_else(not_found)?;
     Ok(conversation_json(&row))
 }
 

@@ -6,7 +6,7 @@
 
 use serde::Deserialize;
 use serde_json::json;
-use switchboard_guest::{created, fail, new_id, now, req, HResult, Request, Success};
+use switchboard_guest::{created, fail, new_id, now, params, req, HResult, Request, Success};
 
 use super::path_id;
 
@@ -40,9 +40,7 @@ pub fn create(r: &Request) -> HResult<Success> {
         &[biz.into(), note.as_str().into(), id.as_str().into(), author.into(), text.into(), at.as_str().into()],
     )?;
     let email = match author {
-        Some(u) => {
-            switchboard_guest::db::query_one("SELECT email FROM team_members WHERE business_id = ?1 AND user_id = ?2", &[biz.into(), u.into()])?.map(|row| switchboard_guest::db::RowExt::text(&row, 0))
-        }
+        Some(u) => switchboard_guest::db::query_one_as::<String>("SELECT email FROM team_members WHERE business_id = ?1 AND user_id = ?2", &params![biz, u])?,
         None => None,
     };
     created(&json!({"entry": {

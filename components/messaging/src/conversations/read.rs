@@ -9,8 +9,8 @@
 //! changes nothing.
 
 use serde::Deserialize;
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{fail, is_uuid, now, req, HResult, Request, Success};
+use switchboard_guest::db;
+use switchboard_guest::{fail, is_uuid, now, params, req, HResult, Request, Success};
 
 use super::{path_id, result, Reader};
 
@@ -28,13 +28,13 @@ pub fn mark_read(r: &Request) -> HResult<Success> {
     let Some(entry) = b.last_seen_entry_id.map(|e| e.to_ascii_lowercase()) else {
         db::execute("UPDATE conversations SET unread_count = 0, read_at = ?3 WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.as_str().into(), now().into()])?;
         // The person has seen the newest entry there is.
-        let newest = db::query_one(
+        let newest = db::query_one_as::<(String, String)>(
             "SELECT created_at, id FROM (SELECT created_at, id FROM messages WHERE business_id = ?1 AND conversation_id = ?2 \
                UNION ALL SELECT created_at, id FROM photoapp_comments WHERE business_id = ?1 AND conversation_id = ?2) ORDER BY 1 DESC, 2 DESC LIMIT 1",
-            &[biz.into(), id.as_str().into()],
+            &params![biz, &id],
         )?;
-        if let Some(n) = newest {
-            mark_mine(r, &id, &n.text(0), &n.text(1))?;
+        if let Some((at, entry)) = newest {
+            mark_mine(r, &id, &at, &entry)?;
         }
         return result(r, &id);
     };
@@ -42,14 +42,13 @@ pub fn mark_read(r: &Request) -> HResult<Success> {
     if !is_uuid(&entry) {
         return Err(missing());
     }
-    let seen_at = db::query_one(
+    let seen_at = db::query_one_as::<String>(
         "SELECT created_at FROM messages WHERE business_id = ?1 AND conversation_id = ?2 AND id = ?3 \
          UNION ALL SELECT created_at FROM photoapp_comments WHERE business_id = ?1 AND conversation_id = ?2 AND id = ?3 \
          UNION ALL SELECT created_at FROM conversation_notes WHERE business_id = ?1 AND conversation_id = ?2 AND id = ?3",
-        &[biz.into(), id.as_str().into(), entry.as_str().into()],
+        &params![biz, &id, &entry],
     )?
-    .ok_or_else(missing)?
-    .text(0);
+    .ok_or_else(missing)?;
     // What is still unread after the entry: inbound messages and comments
     // after it in the thread's order (created at, id).
     db::execute(

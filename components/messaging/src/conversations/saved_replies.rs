@@ -4,19 +4,22 @@
 
 use serde::Deserialize;
 use serde_json::{json, Value as J};
-use switchboard_guest::db::{self, Row, RowExt};
-use switchboard_guest::{created, fail, new_id, now, ok, req, Failure, HResult, Request, Success};
+use switchboard_guest::db;
+use switchboard_guest::{created, fail, new_id, now, ok, params, req, Failure, HResult, Request, Success};
 
 pub const MAX_SAVED_REPLIES: i64 = 500;
 const MAX_TITLE_CHARS: usize = 100;
 const MAX_TEXT_CHARS: usize = 4096;
 
-fn reply_json(r: &Row) -> J {
-    json!({"id": r.text(0), "title": r.text(1), "text": r.text(2), "createdAt": r.text(3), "updatedAt": r.text(4)})
+/// A saved reply as read: id, title, text, created at, updated at.
+type Reply = (String, String, String, String, String);
+
+fn reply_json((id, title, text, created_at, updated_at): &Reply) -> J {
+    json!({"id": id, "title": title, "text": text, "createdAt": created_at, "updatedAt": updated_at})
 }
 
 pub fn list(r: &Request) -> HResult<Success> {
-    let rows = db::query("SELECT id, title, text, created_at, updated_at FROM saved_replies WHERE business_id = ?1 ORDER BY lower(title), id", &[r.business_id.as_str().into()])?;
+    let rows: Vec<Reply> = db::query_as("SELECT id, title, text, created_at, updated_at FROM saved_replies WHERE business_id = ?1 ORDER BY lower(title), id", &params![&r.business_id])?;
     ok(&json!({"savedReplies": rows.iter().map(reply_json).collect::<Vec<_>>()}))
 }
 
@@ -46,7 +49,7 @@ pub fn create(r: &Request) -> HResult<Success> {
     let b: Fields = req::body(r)?;
     let title = checked(b.title, "title", "The title", MAX_TITLE_CHARS)?.ok_or_else(|| fail::validation("title_required", "The title is required"))?;
     let text = checked(b.text, "text", "The text", MAX_TEXT_CHARS)?.ok_or_else(|| fail::validation("text_required", "The text is required"))?;
-    let count = db::query_one("SELECT count(*) FROM saved_replies WHERE business_id = ?1", &[biz.into()])?.map_or(0, |c| c.int(0));
+    let count = db::query_one_as::<i64>("SELECT count(*) FROM saved_replies WHERE business_id = ?1", &params![biz])?.unwrap_or(0);
     if count >= MAX_SAVED_REPLIES {
         return Err(fail::conflict("too_many_saved_replies", format!("A business keeps at most {MAX_SAVED_REPLIES} saved replies; delete one first")));
     }
@@ -66,7 +69,7 @@ fn path_id(r: &Request) -> Result<String, Failure> {
 }
 
 fn load(biz: &str, id: &str) -> Result<J, Failure> {
-    db::query_one("SELECT id, title, text, created_at, updated_at FROM saved_replies WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?
+    db::query_one_as::<Reply>("SELECT id, title, text, created_at, updated_at FROM saved_replies WHERE business_id = ?1 AND id = ?2", &params![biz, id])?
         .map(|r| reply_json(&r))
         .ok_or_else(|| fail::not_found("saved_reply_not_found", "saved reply not found"))
 }

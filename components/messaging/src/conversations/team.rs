@@ -5,12 +5,12 @@
 //! them (owners and support agents) and names who sent a message.
 
 use serde_json::json;
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{ok, HResult, Request, Success};
+use switchboard_guest::db;
+use switchboard_guest::{ok, params, HResult, Request, Success};
 
 pub fn list(r: &Request) -> HResult<Success> {
-    let rows = db::query("SELECT user_id, email, role FROM team_members WHERE business_id = ?1 AND active = 1 ORDER BY email, user_id", &[r.business_id.as_str().into()])?;
+    let rows: Vec<(String, String, String)> = db::query_as("SELECT user_id, email, role FROM team_members WHERE business_id = ?1 AND active = 1 ORDER BY email, user_id", &params![&r.business_id])?;
     let me = r.caller.as_deref();
-    let members: Vec<_> = rows.iter().map(|m| json!({"userId": m.text(0), "email": m.text(1), "role": m.text(2), "you": me == Some(m.text(0).as_str())})).collect();
+    let members: Vec<_> = rows.iter().map(|(user_id, email, role)| json!({"userId": user_id, "email": email, "role": role, "you": me == Some(user_id.as_str())})).collect();
     ok(&json!({"members": members}))
 }

@@ -6,10 +6,11 @@
 
 use serde_json::{json, Value as J};
 use switchboard_guest::cursor::Cursor;
-use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::{ok, req, HResult, Request, Success, Value};
+use switchboard_sql::{Columns, FromRow, Mismatch, Row};
 
-use super::{path_id, result, sender_columns, sent_by};
+use super::{path_id, result, sender_columns, SentBy};
 
 pub fn get(r: &Request) -> HResult<Success> {
     // The read itself answers conversation_not_found: no existence check first.
@@ -49,40 +50,90 @@ pub fn thread(r: &Request) -> HResult<Success> {
          ORDER BY 8 DESC, 1 DESC LIMIT {}",
         limit + 1
     );
-    let mut rows = db::query(&sql, &params)?;
+    let mut rows: Vec<Entry> = db::query_as(&sql, &params)?;
     let next = if rows.len() > limit as usize {
         rows.truncate(limit as usize);
-        rows.last().map(|r| Cursor::new(r.text(7), r.text(0)).encode())
+        rows.last().map(|r| Cursor::new(&r.created_at, &r.id).encode())
     } else {
         None
     };
-    let entries: Vec<J> = rows
-        .iter()
-        .map(|r| {
-            let comment = r.text(1) == "comment";
-            let failed = r.text(6) == "failed";
-            let failure = (r.opt_text(12).is_some() || r.opt_text(13).is_some() || failed).then(|| json!({"code": r.opt_text(12), "message": r.opt_text(13)}));
-            let reply = r.opt_text(16).filter(|_| comment && r.text(6) == "replied").map(|text| json!({"text": text, "repliedAt": r.opt_text(17)}));
-            json!({
-                "id": r.text(0),
-                "kind": r.text(1),
-                "direction": r.text(2),
-                "type": r.text(3),
-                "text": r.opt_text(4),
-                "mediaId": r.opt_text(5),
-                "status": r.text(6),
-                "createdAt": r.text(7),
-                "sentAt": r.opt_text(8),
-                "deliveredAt": r.opt_text(9),
-                "readAt": r.opt_text(10),
-                "failedAt": r.opt_text(11),
-                "failure": failure,
-                "reaction": r.opt_text(14),
-                "postId": r.opt_text(15),
-                "reply": reply,
-                "sentBy": sent_by(r, 18),
-            })
-        })
-        .collect();
+    let entries: Vec<J> = rows.iter().map(entry_json).collect();
     ok(&json!({"entries": entries, "nextCursor": next}))
+}
+
+/// A row of the thread's statement: a message, a comment or a note.
+struct Entry {
+    id: String,
+    kind: String,
+    direction: String,
+    message_type: String,
+    text: Option<String>,
+    media_id: Option<String>,
+    status: String,
+    created_at: String,
+    sent_at: Option<String>,
+    delivered_at: Option<String>,
+    read_at: Option<String>,
+    failed_at: Option<String>,
+    failure_code: Option<String>,
+    failure_message: Option<String>,
+    reaction: Option<String>,
+    post_id: Option<String>,
+    reply_text: Option<String>,
+    replied_at: Option<String>,
+    sent_by: SentBy,
+}
+
+impl FromRow for Entry {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        // Fields are read in the order written, the statement's.
+        Ok(Entry {
+            id: c.read()?,
+            kind: c.read()?,
+            direction: c.read()?,
+            message_type: c.read()?,
+            text: c.read()?,
+            media_id: c.read()?,
+            status: c.read()?,
+            created_at: c.read()?,
+            sent_at: c.read()?,
+            delivered_at: c.read()?,
+            read_at: c.read()?,
+            failed_at: c.read()?,
+            failure_code: c.read()?,
+            failure_message: c.read()?,
+            reaction: c.read()?,
+            post_id: c.read()?,
+            reply_text: c.read()?,
+            replied_at: c.read()?,
+            sent_by: SentBy::read(&mut c)?,
+        })
+    }
+}
+
+fn entry_json(r: &Entry) -> J {
+    let comment = r.kind == "comment";
+    let failed = r.status == "failed";
+    let failure = (r.failure_code.is_some() || r.failure_message.is_some() || failed).then(|| json!({"code": r.failure_code, "message": r.failure_message}));
+    let reply = r.reply_text.as_ref().filter(|_| comment && r.status == "replied").map(|text| json!({"text": text, "repliedAt": r.replied_at}));
+    json!({
+        "id": r.id,
+        "kind": r.kind,
+        "direction": r.direction,
+        "type": r.message_type,
+        "text": r.text,
+        "mediaId": r.media_id,
+        "status": r.status,
+        "createdAt": r.created_at,
+        "sentAt": r.sent_at,
+        "deliveredAt": r.delivered_at,
+        "readAt": r.read_at,
+        "failedAt": r.failed_at,
+        "failure": failure,
+        "reaction": r.reaction,
+        "postId": r.post_id,
+        "reply": reply,
+        "sentBy": r.sent_by.json(),
+    })
 }
