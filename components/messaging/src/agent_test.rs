@@ -20,7 +20,7 @@ use serde_json::{json, Value as J};
 use switchboard_agent_runtime::template::Unfilled;
 use switchboard_agent_runtime::turn;
 use switchboard_channel_connections::Channel;
-use switchboard_guest::db::{self, Row, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::job_kinds::messaging::{MessagingJob, TestTurnRef};
 use switchboard_guest::{fail, job, new_id, now, params, req, success, Failure, HResult, Request, Success};
 
@@ -84,11 +84,8 @@ pub fn say(req: &Request) -> HResult<Success> {
     if text.is_empty() {
         return Err(fail::validation("text_required", "`text` must hold more than white space"));
     }
-    let pending = db::query_one(
-        "SELECT COUNT(*) FROM agent_test_messages WHERE business_id = ?1 AND user_id = ?2 AND agent_id = ?3 AND status = 'pending'",
-        &[biz.into(), user.into(), agent.id.as_str().into()],
-    )?
-    .map_or(0, |r| r.int(0));
+    let pending = db::query_one_as::<i64>("SELECT COUNT(*) FROM agent_test_messages WHERE business_id = ?1 AND user_id = ?2 AND agent_id = ?3 AND status = 'pending'", &params![biz, user, &agent.id])?
+        .unwrap_or(0);
     if pending >= MAX_PENDING {
         return Err(fail::conflict("agent_test_reply_pending", "the agent is still answering your last message; wait for its reply"));
     }
@@ -144,7 +141,7 @@ fn check_variables(biz: &str, agent: &Agent, given: &BTreeMap<String, String>) -
     if given.is_empty() {
         return Ok(());
     }
-    let declared: Vec<String> = db::query("SELECT alias FROM agent_variables WHERE business_id = ?1 AND agent_id = ?2", &[biz.into(), agent.id.as_str().into()])?.iter().map(|r| r.text(0)).collect();
+    let declared: Vec<String> = db::query_as("SELECT alias FROM agent_variables WHERE business_id = ?1 AND agent_id = ?2", &params![biz, &agent.id])?;
     for alias in given.keys() {
         if !declared.contains(alias) {
             return Err(fail::conflict("test_variable_not_declared", format!("`testVariables.{}`: the agent declares no variable of that alias", fail::quote(alias, 64))));
@@ -155,12 +152,12 @@ fn check_variables(biz: &str, agent: &Agent, given: &BTreeMap<String, String>) -
 
 /// The variables of the conversation: those of its latest user turn.
 pub fn variables(biz: &str, user: &str, agent_id: &str) -> Result<BTreeMap<String, String>, Failure> {
-    let row = db::query_one(
+    let vars = db::query_one_as::<Option<String>>(
         "SELECT variables_json FROM agent_test_messages WHERE business_id = ?1 AND user_id = ?2 AND agent_id = ?3 AND role = 'user' \
          ORDER BY id DESC LIMIT 1",
-        &[biz.into(), user.into(), agent_id.into()],
+        &params![biz, user, agent_id],
     )?;
-    Ok(row.and_then(|r| r.opt_text(0)).and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default())
+    Ok(vars.flatten().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -174,30 +171,34 @@ fn insert(biz: &str, user: &str, agent_id: &str, role: &str, text: Option<&str>,
     Ok(id)
 }
 
-fn turn(r: &Row) -> J {
+/// A turn as [`conversation`] reads it: id, role, text, status, error,
+/// grounding (JSON), created at.
+type Turn = (String, String, Option<String>, String, Option<String>, Option<String>, String);
+
+fn turn((id, role, text, status, error, grounding, created_at): &Turn) -> J {
     json!({
-        "id": r.text(0),
-        "role": r.text(1),
-        "text": r.opt_text(2),
-        "status": r.text(3),
-        "error": r.opt_text(4),
-        "grounding": r.opt_text(5).and_then(|t| serde_json::from_str::<J>(&t).ok()).filter(J::is_object),
-        "createdAt": r.text(6),
+        "id": id,
+        "role": role,
+        "text": text,
+        "status": status,
+        "error": error,
+        "grounding": grounding.as_deref().and_then(|t| serde_json::from_str::<J>(t).ok()).filter(J::is_object),
+        "createdAt": created_at,
     })
 }
 
 /// The last [`VISIBLE`] turns, oldest first.
 fn conversation(biz: &str, user: &str, agent: &Agent) -> Result<J, Failure> {
-    let rows = db::query(
+    let rows: Vec<Turn> = db::query_as(
         &format!(
             "SELECT id, role, text, status, error, grounding_json, created_at FROM agent_test_messages \
              WHERE business_id = ?1 AND user_id = ?2 AND agent_id = ?3 ORDER BY id DESC LIMIT {VISIBLE}"
         ),
-        &[biz.into(), user.into(), agent.id.as_str().into()],
+        &params![biz, user, &agent.id],
     )?;
     let mut messages: Vec<J> = rows.iter().map(turn).collect();
     messages.reverse();
-    let pending = rows.iter().any(|r| r.text(3) == "pending");
+    let pending = rows.iter().any(|r| r.3 == "pending");
     Ok(json!({
         "agentId": agent.id,
         "agentName": agent.name,

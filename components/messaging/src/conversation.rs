@@ -6,9 +6,9 @@
 //! appended by `switchboard_guest::timeline`.
 
 use switchboard_channel_connections::Channel;
-use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::job_kinds::messaging::{MessageRef, MessagingJob};
-use switchboard_guest::{job, new_id, timeline, Failure};
+use switchboard_guest::{job, new_id, params, timeline, Failure};
 
 /// An outbound message to queue.
 pub struct Outbound<'a> {
@@ -159,12 +159,12 @@ pub struct Participant {
 /// The conversation of photoapp user `participant` with `account`, if the
 /// user has written (only then may the business send).
 pub fn photoapp_participant(biz: &str, account: &str, participant: &str) -> Result<Option<Participant>, Failure> {
-    Ok(db::query_one(
+    Ok(db::query_one_as::<(String, Option<String>, Option<String>)>(
         "SELECT id, contact_id, participant_name FROM conversations \
          WHERE business_id = ?1 AND channel = 'photoapp' AND provider_account_id = ?2 AND participant_id = ?3",
-        &[biz.into(), account.into(), participant.into()],
+        &params![biz, account, participant],
     )?
-    .map(|r| Participant { conversation_id: r.text(0), contact_id: r.opt_text(1), name: r.opt_text(2) }))
+    .map(|(conversation_id, contact_id, name)| Participant { conversation_id, contact_id, name }))
 }
 
 /// The conversation of photoapp user `participant` with `account`, started
@@ -192,10 +192,9 @@ pub fn conversation(biz: &str, phone_number_id: &str, contact_id: &str, now: &st
          VALUES (?1, ?2, ?3, 'chatapp', ?4, ?5) ON CONFLICT (business_id, channel, phone_number_id, contact_id) DO NOTHING",
         &[new_id().into(), biz.into(), contact_id.into(), phone_number_id.into(), now.into()],
     )?;
-    Ok(db::query_one(
+    Ok(db::query_one_as::<String>(
         "SELECT id FROM conversations WHERE business_id = ?1 AND channel = 'chatapp' AND phone_number_id = ?2 AND contact_id = ?3",
-        &[biz.into(), phone_number_id.into(), contact_id.into()],
+        &params![biz, phone_number_id, contact_id],
     )?
-    .expect("conversation exists after insert")
-    .text(0))
+    .expect("conversation exists after insert"))
 }

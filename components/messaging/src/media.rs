@@ -19,8 +19,8 @@
 use serde::Deserialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{clock, created, fail, new_id, req, time, HResult, Request, Success, Value};
+use switchboard_guest::db;
+use switchboard_guest::{clock, created, fail, new_id, params, req, time, HResult, Request, Success};
 
 use switchboard_tabular::base64;
 
@@ -88,13 +88,13 @@ pub fn upload(r: &Request) -> HResult<Success> {
     let now_ms = clock::now_ms();
     let uploaded_at = time::rfc3339_ms(now_ms);
     // The provider upload, or its cached id for the same bytes.
-    let cached = db::query_one(
+    let cached = db::query_one_as::<(String, String, String)>(
         "SELECT provider_media_id, expires_at, provider_status FROM media WHERE business_id = ?1 AND phone_number_id = ?2 AND content_sha256 = ?3 \
          AND expires_at > ?4 ORDER BY expires_at DESC LIMIT 1",
-        &[biz.into(), b.phone_number_id.as_str().into(), sha.as_str().into(), uploaded_at.as_str().into()],
+        &params![biz, &b.phone_number_id, &sha, &uploaded_at],
     )?;
     let (provider_id, expires_at, provider_status) = match cached {
-        Some(row) => (row.text(0), row.text(1), row.text(2)),
+        Some(row) => row,
         None => {
             let stored = messenger::upload_media(&messenger::Media {
                 channel: "chatapp".into(),
@@ -113,21 +113,21 @@ pub fn upload(r: &Request) -> HResult<Success> {
         "INSERT INTO media (id, business_id, phone_number_id, mime_type, file_name, client_asset_id, content_sha256, size_bytes, bytes, \
          provider_media_id, provider_status, uploaded_at, expires_at, correlation_id) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?14, ?11, ?12, ?13)",
-        &[
-            media_id.as_str().into(),
-            biz.into(),
-            b.phone_number_id.as_str().into(),
-            b.mime_type.as_str().into(),
-            b.file_name.as_str().into(),
-            b.client_asset_id.clone().into(),
-            sha.as_str().into(),
-            (bytes.len() as i64).into(),
-            Value::Blob(bytes),
-            provider_id.as_str().into(),
-            uploaded_at.as_str().into(),
-            expires_at.as_str().into(),
-            correlation_id.as_str().into(),
-            provider_status.as_str().into(),
+        &params![
+            &media_id,
+            biz,
+            &b.phone_number_id,
+            &b.mime_type,
+            &b.file_name,
+            b.client_asset_id.clone(),
+            &sha,
+            bytes.len() as i64,
+            bytes,
+            &provider_id,
+            &uploaded_at,
+            &expires_at,
+            &correlation_id,
+            &provider_status,
         ],
     )?;
     created(&json!({

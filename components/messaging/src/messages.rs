@@ -32,8 +32,9 @@ use crate::status::MessageStatus;
 use serde::Deserialize;
 use serde_json::{json, Value as J};
 use switchboard_channel_connections::Channel;
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{e164, fail, is_uuid, now, ok, req, success, HResult, Request, Success};
+use switchboard_guest::db;
+use switchboard_guest::{e164, fail, is_uuid, now, ok, params, req, success, HResult, Request, Success};
+use switchboard_sql::{Columns, FromRow, Mismatch, Row};
 
 use crate::conversation;
 use crate::media::{chatapp_connected, not_connected};
@@ -114,9 +115,8 @@ pub fn send(r: &Request) -> HResult<Success> {
             if !is_uuid(&id) {
                 return Err(missing());
             }
-            let row = db::query_one("SELECT expires_at FROM media WHERE business_id = ?1 AND id = ?2 AND phone_number_id = ?3", &[biz.into(), id.as_str().into(), pnid.as_str().into()])?
-                .ok_or_else(missing)?;
-            if row.text(0) <= now {
+            let expires_at = db::query_one_as::<String>("SELECT expires_at FROM media WHERE business_id = ?1 AND id = ?2 AND phone_number_id = ?3", &params![biz, &id, &pnid])?.ok_or_else(missing)?;
+            if expires_at <= now {
                 return Err(fail::conflict("media_expired", "the media has expired at the provider; upload it again"));
             }
             (b.caption.clone().or(b.text.clone()), Some(id))
@@ -155,36 +155,84 @@ fn blocked() -> switchboard_guest::Failure {
 pub fn get(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
     let id = req::path_uuid(r, "messageId", "message_not_found", "message")?;
-    let row = db::query_one(
+    let m = db::query_one_as::<Message>(
         "SELECT m.id, m.business_id, m.conversation_id, m.phone_number_id, m.recipient, m.type, m.status, IFNULL(j.state, 'unknown'), \
          m.provider_message_id, m.provider_status, m.queued_at, m.sent_at, m.delivered_at, m.read_at, m.failed_at, m.failure_code, m.failure_message, m.channel \
          FROM messages m LEFT JOIN jobs j ON j.id = m.task_ref \
          WHERE m.business_id = ?1 AND m.id = ?2 AND m.direction = 'outbound'",
-        &[biz.into(), id.into()],
+        &params![biz, id],
     )?
     .ok_or_else(|| fail::not_found("message_not_found", "message not found"))?;
-    let failure = if row.opt_text(15).is_some() || row.opt_text(16).is_some() || MessageStatus::parse(&row.text(6)) == Some(MessageStatus::Failed) {
-        json!({"code": row.opt_text(15), "message": row.opt_text(16)})
+    let failure = if m.failure_code.is_some() || m.failure_message.is_some() || MessageStatus::parse(&m.status) == Some(MessageStatus::Failed) {
+        json!({"code": m.failure_code, "message": m.failure_message})
     } else {
         J::Null
     };
     ok(&json!({
-        "messageId": row.text(0),
-        "businessId": row.text(1),
-        "conversationId": row.opt_text(2),
+        "messageId": m.id,
+        "businessId": m.business_id,
+        "conversationId": m.conversation_id,
         // A photoapp message has an account, not a number.
-        "phoneNumberId": if Channel::parse(&row.text(17)) == Some(Channel::Chatapp) { row.opt_text(3) } else { None },
-        "recipient": row.text(4),
-        "type": row.text(5),
-        "status": row.text(6),
-        "taskStatus": row.text(7),
-        "providerMessageId": row.opt_text(8),
-        "providerStatus": row.opt_text(9),
-        "queuedAt": row.text(10),
-        "sentAt": row.opt_text(11),
-        "deliveredAt": row.opt_text(12),
-        "readAt": row.opt_text(13),
-        "failedAt": row.opt_text(14),
+        "phoneNumberId": if m.channel == Channel::Chatapp { m.phone_number_id } else { None },
+        "recipient": m.recipient,
+        "type": m.kind,
+        "status": m.status,
+        "taskStatus": m.task_status,
+        "providerMessageId": m.provider_message_id,
+        "providerStatus": m.provider_status,
+        "queuedAt": m.queued_at,
+        "sentAt": m.sent_at,
+        "deliveredAt": m.delivered_at,
+        "readAt": m.read_at,
+        "failedAt": m.failed_at,
         "failure": failure,
     }))
+}
+
+/// An outbound message as getMessage reads it (with its delivery job's state).
+struct Message {
+    id: String,
+    business_id: String,
+    conversation_id: Option<String>,
+    phone_number_id: Option<String>,
+    recipient: String,
+    kind: String,
+    status: String,
+    task_status: String,
+    provider_message_id: Option<String>,
+    provider_status: Option<String>,
+    queued_at: String,
+    sent_at: Option<String>,
+    delivered_at: Option<String>,
+    read_at: Option<String>,
+    failed_at: Option<String>,
+    failure_code: Option<String>,
+    failure_message: Option<String>,
+    channel: Channel,
+}
+
+impl FromRow for Message {
+    fn from_row(row: Row) -> Result<Self, Mismatch> {
+        let mut c = Columns::new(row);
+        Ok(Message {
+            id: c.read()?,
+            business_id: c.read()?,
+            conversation_id: c.read()?,
+            phone_number_id: c.read()?,
+            recipient: c.read()?,
+            kind: c.read()?,
+            status: c.read()?,
+            task_status: c.read()?,
+            provider_message_id: c.read()?,
+            provider_status: c.read()?,
+            queued_at: c.read()?,
+            sent_at: c.read()?,
+            delivered_at: c.read()?,
+            read_at: c.read()?,
+            failed_at: c.read()?,
+            failure_code: c.read()?,
+            failure_message: c.read()?,
+            channel: c.read()?,
+        })
+    }
 }

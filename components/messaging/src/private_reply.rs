@@ -24,8 +24,8 @@
 use serde::Deserialize;
 use serde_json::json;
 use switchboard_channel_connections::Channel;
-use switchboard_guest::db::{self, RowExt};
-use switchboard_guest::{clock, contact, fail, now, req, success, time, HResult, Request, Success};
+use switchboard_guest::db;
+use switchboard_guest::{clock, contact, fail, now, params, req, success, time, HResult, Request, Success};
 
 use crate::conversation;
 
@@ -47,15 +47,15 @@ pub fn send(r: &Request) -> HResult<Success> {
         return Err(fail::not_found("photoapp_account_not_connected", "`photoappAccountId` is not the connected photoapp account of this business"));
     }
     let text = Some(b.text.clone()).filter(|t| !t.trim().is_empty()).ok_or_else(|| fail::validation("text_required", "`text` must not be blank"))?;
-    let c = db::query_one(
+    type Comment = (String, String, String, Option<String>, String, String, Option<String>);
+    let (comment_id, provider_comment_id, commented_at, private_reply, conversation_id, commenter, contact_id) = db::query_one_as::<Comment>(
         "SELECT c.id, c.provider_comment_id, IFNULL(c.commented_at, c.created_at), c.private_reply_message_id, v.id, v.participant_id, v.contact_id \
          FROM photoapp_comments c JOIN conversations v ON v.business_id = c.business_id AND v.id = c.conversation_id \
          WHERE c.business_id = ?1 AND c.account_id = ?2 AND (c.provider_comment_id = ?3 OR c.id = ?3)",
-        &[biz.into(), b.photoapp_account_id.as_str().into(), b.comment_id.as_str().into()],
+        &params![biz, &b.photoapp_account_id, &b.comment_id],
     )?
     .ok_or_else(|| fail::not_found("comment_not_found", "`commentId` names no comment on this account's posts"))?;
-    let (comment_id, provider_comment_id, commented_at) = (c.text(0), c.text(1), c.text(2));
-    if c.opt_text(3).is_some() {
+    if private_reply.is_some() {
         return Err(fail::conflict("private_reply_already_sent", "this comment was answered privately already; a comment takes one private reply"));
     }
     // Stored times share one form (UTC, milliseconds), so they compare as text.
@@ -63,7 +63,6 @@ pub fn send(r: &Request) -> HResult<Success> {
     if commented_at <= opened_after {
         return Err(fail::conflict("private_reply_window_closed", format!("a comment may be answered privately within 7 days of it; this one was written at {commented_at}")));
     }
-    let (conversation_id, commenter, contact_id) = (c.text(4), c.text(5), c.opt_text(6));
     if let Some(id) = &contact_id {
         if contact::blocked(biz, id)? {
             return Err(fail::conflict("contact_blocked", "communication with this contact is blocked"));

@@ -22,12 +22,12 @@
 use serde_json::json;
 use switchboard_agent_runtime::turn::{self, Turn};
 use switchboard_channel_connections::Channel;
-use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Job, Outcome};
 use switchboard_guest::jobs::{self, EffectStart};
 use switchboard_guest::messenger::{self, CommentReply};
-use switchboard_guest::{events, now, timeline, Failure};
+use switchboard_guest::{events, now, params, timeline, Failure};
 
 use crate::conversation;
 
@@ -57,19 +57,24 @@ struct Comment {
 
 fn reply(job: &Job, id: &str) -> Result<Outcome, Failure> {
     let biz = job.business_id.as_str();
-    let Some(r) = db::query_one("SELECT account_id, conversation_id, provider_comment_id, post_id, text, status FROM photoapp_comments WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?
+    type Stored = (String, String, String, Option<String>, String, String);
+    let Some((account, conversation_id, provider_comment_id, post_id, text, status)) =
+        db::query_one_as::<Stored>("SELECT account_id, conversation_id, provider_comment_id, post_id, text, status FROM photoapp_comments WHERE business_id = ?1 AND id = ?2", &params![biz, id])?
     else {
         return Ok(Outcome::Dead("the comment no longer exists".into()));
     };
-    if r.text(5) != "replying" {
+    if status != "replying" {
         return Ok(Outcome::Done);
     }
-    let c = Comment { account: r.text(0), conversation_id: r.text(1), provider_comment_id: r.text(2), post_id: r.opt_text(3), text: r.text(4) };
-    let Some(p) = db::query_one("SELECT participant_id, contact_id, participant_name FROM conversations WHERE business_id = ?1 AND id = ?2", &[biz.into(), c.conversation_id.as_str().into()])? else {
+    let c = Comment { account, conversation_id, provider_comment_id, post_id, text };
+    let Some((commenter, contact_id, name)) = db::query_one_as::<(String, Option<String>, Option<String>)>(
+        "SELECT participant_id, contact_id, participant_name FROM conversations WHERE business_id = ?1 AND id = ?2",
+        &params![biz, &c.conversation_id],
+    )?
+    else {
         return Ok(Outcome::Dead("the commenter's conversation no longer exists".into()));
     };
-    let commenter = p.text(0);
-    let who = conversation::Participant { conversation_id: c.conversation_id.clone(), contact_id: p.opt_text(1), name: p.opt_text(2) };
+    let who = conversation::Participant { conversation_id: c.conversation_id.clone(), contact_id, name };
     let Some((agent, instructions)) = eligible(biz, &c.account)? else {
         // The integrator took the comments over, or the agent stopped answering.
         db::execute("UPDATE photoapp_comments SET status = 'received' WHERE business_id = ?1 AND id = ?2", &[biz.into(), id.into()])?;

@@ -28,11 +28,11 @@
 //! completion once; a retried step commits nothing before it).
 
 use serde_json::{json, Value};
-use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::job::run_step;
 use switchboard_guest::job_kinds::messaging::{CommentRef, MessagingJob};
 use switchboard_guest::job_types::{Job, Outcome};
-use switchboard_guest::{events, log, new_id, now, Failure};
+use switchboard_guest::{events, log, new_id, now, params, Failure};
 
 use crate::conversation;
 use switchboard_guest::{job, timeline};
@@ -84,16 +84,16 @@ fn reaction(biz: &str, job_id: &str, p: &Reaction) -> Result<(), Failure> {
     };
     // The message reacted to: named, or the latest we sent the user.
     let target = match &p.message_id {
-        Some(id) => db::query_one(
+        Some(id) => db::query_one_as::<(String, Option<String>)>(
             "SELECT id, provider_message_id FROM messages WHERE business_id = ?1 AND conversation_id = ?2 AND (id = ?3 OR provider_message_id = ?3)",
-            &[biz.into(), c.conversation_id.as_str().into(), id.as_str().into()],
+            &params![biz, &c.conversation_id, id],
         )?,
-        None => db::query_one(
+        None => db::query_one_as::<(String, Option<String>)>(
             "SELECT id, provider_message_id FROM messages WHERE business_id = ?1 AND conversation_id = ?2 AND direction = 'outbound' ORDER BY created_at DESC, id DESC LIMIT 1",
-            &[biz.into(), c.conversation_id.as_str().into()],
+            &params![biz, &c.conversation_id],
         )?,
     };
-    let Some(target) = target else {
+    let Some((target_id, target_provider_id)) = target else {
         log::log(log::Level::Info, "photoapp reaction to a message this conversation does not have: ignored");
         return Ok(());
     };
@@ -104,7 +104,7 @@ fn reaction(biz: &str, job_id: &str, p: &Reaction) -> Result<(), Failure> {
     let changed = db::execute(
         "UPDATE messages SET reaction = ?3, reacted_at = ?4 WHERE business_id = ?1 AND id = ?2 \
          AND (reacted_at IS NULL OR reacted_at < ?4 OR (reacted_at = ?4 AND reaction IS NOT ?3))",
-        &[biz.into(), target.text(0).into(), (!p.removed).then(|| p.reaction.clone()).into(), at.as_str().into()],
+        &params![biz, &target_id, (!p.removed).then(|| p.reaction.clone()), &at],
     )?;
     if changed == 0 {
         log::log(log::Level::Info, "photoapp reaction older than the message's stored one: ignored");
@@ -112,8 +112,8 @@ fn reaction(biz: &str, job_id: &str, p: &Reaction) -> Result<(), Failure> {
     }
     let event_id = format!("reaction.{job_id}");
     let mut event = envelope(biz, REACTION_EVENT, &event_id, &at, &p.account_id, &c, &p.from);
-    event["messageId"] = json!(target.text(0));
-    event["providerMessageId"] = json!(target.opt_text(1));
+    event["messageId"] = json!(target_id);
+    event["providerMessageId"] = json!(target_provider_id);
     event["reaction"] = json!({"emoji": p.reaction, "action": if p.removed { "removed" } else { "added" }});
     events::fan_out(biz, "photoapp", &p.account_id, REACTION_EVENT, &event_id, &event)
 }
@@ -155,12 +155,8 @@ fn comment(biz: &str, p: &Comment) -> Result<(), Failure> {
     if stored == 0 {
         return Ok(()); // a redelivered comment
     }
-    let id = db::query_one(
-        "SELECT id FROM photoapp_comments WHERE business_id = ?1 AND account_id = ?2 AND provider_comment_id = ?3",
-        &[biz.into(), p.account_id.as_str().into(), p.comment_id.as_str().into()],
-    )?
-    .expect("stored above")
-    .text(0);
+    let id = db::query_one_as::<String>("SELECT id FROM photoapp_comments WHERE business_id = ?1 AND account_id = ?2 AND provider_comment_id = ?3", &params![biz, &p.account_id, &p.comment_id])?
+        .expect("stored above");
     // A linked participant's comment joins the contact's timeline (an
     // inbound photoapp message entry of type `comment`; operation 34 writes
     // the entries of comments made before the link).

@@ -7,9 +7,10 @@
 
 use switchboard_agent_runtime::turn::{self, Turn};
 use switchboard_channel_connections::Channel;
-use switchboard_guest::db::{self, RowExt};
+use switchboard_guest::db;
 use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Job, Outcome};
+use switchboard_guest::params;
 
 use super::autoreply::HISTORY;
 use crate::agent_test;
@@ -23,23 +24,23 @@ pub fn run(job: &Job, turn_id: &str) -> Outcome {
 
 fn reply(job: &Job, turn_id: &str) -> Result<Outcome, switchboard_guest::Failure> {
     let biz = job.business_id.as_str();
-    let Some(t) = db::query_one("SELECT user_id, agent_id FROM agent_test_messages WHERE business_id = ?1 AND id = ?2 AND status = 'pending'", &[biz.into(), turn_id.into()])? else {
+    let Some((user, agent_id)) =
+        db::query_one_as::<(String, String)>("SELECT user_id, agent_id FROM agent_test_messages WHERE business_id = ?1 AND id = ?2 AND status = 'pending'", &params![biz, turn_id])?
+    else {
         // Reset (or answered) meanwhile.
         return Ok(Outcome::Done);
     };
-    let (user, agent_id) = (t.text(0), t.text(1));
     let agent = match agent_test::agent(biz, &agent_id) {
         Ok(a) => a,
         Err(_) => return finish(biz, turn_id, Err("the agent was archived".into()), None),
     };
-    let rows = db::query(
+    let mut history: Vec<(String, String)> = db::query_as(
         &format!(
             "SELECT role, text FROM agent_test_messages WHERE business_id = ?1 AND user_id = ?2 AND agent_id = ?3 \
              AND id < ?4 AND status = 'done' AND text IS NOT NULL ORDER BY id DESC LIMIT {HISTORY}"
         ),
-        &[biz.into(), user.as_str().into(), agent_id.as_str().into(), turn_id.into()],
+        &params![biz, &user, &agent_id, turn_id],
     )?;
-    let mut history: Vec<(String, String)> = rows.iter().map(|r| (r.text(0), r.text(1))).collect();
     history.reverse();
     let variables = if agent.channel == Channel::Voice { agent_test::variables(biz, &user, &agent_id)? } else { Default::default() };
     let turn = match agent.channel {
