@@ -102,7 +102,7 @@ pub(crate) fn spawn_maintenance(shared: Arc<Shared>, loops: &Supervisor, upload_
             let _ = tokio::task::spawn_blocking(move || {
                 for (_, db) in j.app.dbs.all() {
                     if round % 12 == 0 {
-                        crate::pipeline::purge_expired_idempotency(&db);
+                        purge_expired_idempotency(&db);
                         crate::plugins::pushed::purge(&db);
                         crate::jobs::purge_finished(&db, crate::clock::now_ms());
                         crate::jobs::purge_webhook_log(&db, crate::clock::now_ms(), webhook_log_retention);
@@ -128,30 +128,6 @@ pub(crate) fn spawn_usage_flush(shared: Arc<Shared>, loops: &Supervisor) {
             let _ = tokio::task::spawn_blocking(move || r.app.usage.flush(r.app.dbs.main())).await;
         }
     });
-}
-
-/// Each database's runner bell (`Runner::bell`), by the database: the
-/// app's (`App::bells`), hung by the runner this node runs for it.
-#[derive(Default)]
-pub(crate) struct Bells(parking_lot::Mutex<Vec<(std::sync::Weak<Db>, Arc<crate::jobs::Wake>)>>);
-
-impl Bells {
-    /// Ends the idle wait of `db`'s job runner on this node, if it runs
-    /// here: a step made due now starts at once instead of at the next
-    /// round (up to 25 ms later).
-    pub(crate) fn ring(&self, db: &Arc<Db>) {
-        for (d, bell) in self.0.lock().iter() {
-            if d.upgrade().is_some_and(|d| Arc::ptr_eq(&d, db)) {
-                bell.notify();
-            }
-        }
-    }
-
-    fn hang(&self, db: &Arc<Db>, bell: Arc<crate::jobs::Wake>) {
-        let mut bells = self.0.lock();
-        bells.retain(|(d, _)| d.strong_count() > 0);
-        bells.push((Arc::downgrade(db), bell));
-    }
 }
 
 /// Runs job rounds of one database on a blocking thread until the node
@@ -197,4 +173,13 @@ pub(crate) fn spawn_plugin_reloads(shared: Arc<Shared>, loops: &Supervisor) {
     });
     #[cfg(not(unix))]
     let _ = (shared, loops);
+}
+
+/// Deletes idempotency records past their retention.
+fn purge_expired_idempotency(db: &Db) {
+    let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return };
+    if let Ok(c) = db.conn() {
+        let oldest = crate::clock::now_ms() - switchboard_gateway::idempotency::RETENTION_SECONDS * 1000;
+        let _ = crate::db::execute(&c, "DELETE FROM idempotency_records WHERE created_at_ms < ?1", crate::db::params![oldest]);
+    }
 }

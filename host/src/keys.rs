@@ -3,7 +3,7 @@
 //! the key cache. `App::keys` hands it to admission.
 
 use crate::db::Db;
-use crate::pipeline::unavailable;
+use switchboard_storage::unavailable;
 use switchboard_gateway::{Failure, KeyDirectory, KeyRecord, SessionRecord};
 
 /// The keys and console sessions admission looks callers up in: storage,

@@ -9,6 +9,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod admin_cli;
 mod answer;
 mod background;
+mod bells;
 mod bench_native;
 mod carrier_events;
 mod cli;

@@ -2,14 +2,14 @@
 //! host applies idempotency and the transaction, the owning component
 //! answers, the host builds the envelope. Runs on a blocking thread.
 
-use crate::db::{self, Db, SqlValue};
+use crate::db::{self, Db};
 use crate::engine::switchboard::platform::types as wit;
 use crate::engine::{CallError, Components};
 use crate::keys::Keys;
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_gateway::exchange::{self, Outcome};
-use switchboard_gateway::{idempotency, Admitted, Failure, Gateway, Incoming};
+use switchboard_gateway::{Admitted, Failure, Gateway, Incoming};
 use switchboard_storage::databases::{self, Databases};
 
 pub struct App {
@@ -27,7 +27,7 @@ pub struct App {
     /// Body limit of a raw (streamed) upload.
     pub max_upload_bytes: usize,
     /// Each database's job runner bell, rung when a step is made due now.
-    pub bells: crate::background::Bells,
+    pub bells: crate::bells::Bells,
     /// The uses of keys and sessions noted and not yet written.
     pub usage: crate::usage::Usage,
 }
@@ -439,11 +439,3 @@ impl App {
     }
 }
 
-/// Deletes idempotency records past their retention.
-pub fn purge_expired_idempotency(db: &Db) {
-    let Some(_gate) = db.write_gate(Duration::from_secs(5)) else { return };
-    if let Ok(c) = db.conn() {
-        let oldest = crate::clock::now_ms() - idempotency::RETENTION_SECONDS * 1000;
-        let _ = db::execute(&c, "DELETE FROM idempotency_records WHERE created_at_ms < ?1", vec![SqlValue::Integer(oldest)]);
-    }
-}
