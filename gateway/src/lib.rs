@@ -10,6 +10,7 @@ mod admit;
 pub mod auth;
 pub mod base_url;
 pub mod canonical;
+mod component_request;
 pub mod contract;
 pub mod errors;
 pub mod exchange;

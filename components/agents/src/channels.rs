@@ -274,7 +274,7 @@ struct AssignmentUpdate {
 pub fn update_assignment(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let b: AssignmentUpdate = req::body(req)?;
-    let channel = agents::channel(&b.channel)?;
+    let channel = crate::body::channel(&b.channel)?;
     let target = resolve_target(biz, channel, b.phone_number_id.as_deref(), b.provider_account_id.as_deref(), "")?;
     if let Some(id) = b.ai_agent_id.as_deref() {
         let row = agents::load_row(biz, id)?.ok_or_else(|| agent_not_found(id))?;

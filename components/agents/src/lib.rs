@@ -20,6 +20,7 @@
 pub mod rules;
 
 mod agents;
+mod body;
 mod channels;
 
 use switchboard_guest::operations::agents::Operation;
