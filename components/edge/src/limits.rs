@@ -19,6 +19,7 @@
 use std::time::Duration;
 use switchboard_gateway::rate_limit::{self, Whose};
 use switchboard_gateway::storage::Value;
+use switchboard_guest::{params, FromRow};
 use switchboard_gateway::Failure;
 
 /// The table, made by the first request that finds it missing.
@@ -46,15 +47,15 @@ impl Rates {
     /// bucket, tat_us, tau_us, refused, now_us.
     pub fn statement(&self, key_hash: &str) -> (String, Vec<Value>) {
         let mut arms = Vec::new();
-        let mut params = vec![Value::Text(key_hash.to_string())];
+        let mut params = params![key_hash];
         for (kind, column, rate) in [("key:", "id", self.per_key), ("business:", "business_id", self.per_business)] {
             if rate == 0 {
                 continue;
             }
             let t = 1_000_000 / i64::from(rate);
             let burst = i64::from(rate_limit::burst(rate));
-            params.push(Value::Integer(t.max(1)));
-            params.push(Value::Integer(t.max(1) * burst));
+            params.push(t.max(1).into());
+            params.push((t.max(1) * burst).into());
             let (tp, taup) = (params.len() - 1, params.len());
             arms.push(format!("SELECT '{kind}' || {column} AS bucket, ?{tp} AS t, ?{taup} AS tau FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL"));
         }
@@ -89,21 +90,14 @@ impl Rates {
     /// What the statement's rows say: the answer's `RateLimit-*` headers
     /// (for the tighter bucket), or the 429.
     pub fn outcome(&self, rows: &[Vec<Value>]) -> Result<Vec<(&'static str, String)>, Failure> {
-        let int = |v: &Value| match v {
-            Value::Integer(i) => *i,
-            other => other.text().parse().unwrap_or(0),
-        };
         let mut tightest: Option<(u32, u32)> = None;
         for row in rows {
-            if row.len() < 5 {
-                continue;
-            }
-            let bucket = row[0].text();
-            let (tat, tau, refused, now) = (int(&row[1]), int(&row[2]), int(&row[3]), int(&row[4]));
+            // The statement's RETURNING: bucket, tat_us, tau_us, refused, now.
+            let Ok((bucket, tat, tau, refused, now)) = <(String, i64, i64, bool, i64)>::from_row(row.clone()) else { continue };
             let rate = self.rate_of(&bucket).max(1);
             let burst = rate_limit::burst(rate);
             let t = (1_000_000 / i64::from(rate)).max(1);
-            if refused != 0 {
+            if refused {
                 // A token is back when the bucket's arrival time, one more
                 // emission later, fits the burst window again.
                 let wait = Duration::from_micros((tat + t - tau - now).max(0) as u64);

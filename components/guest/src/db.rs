@@ -18,10 +18,6 @@ use switchboard_sql::{decode_rows, FromRow};
 
 pub type Row = Vec<Value>;
 
-/// Positional reads of a row's cells, for the few rows whose width is
-/// decided at run time (e.g. a source's own columns).
-pub use switchboard_sql::Cells as RowExt;
-
 /// Maps a store error to a failure. `busy` is a retryable 503; anything else
 /// is a 500 whose message stays generic (details go to the host log).
 pub fn store_failure(e: StoreError) -> Failure {

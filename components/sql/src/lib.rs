@@ -141,52 +141,6 @@ pub enum Refusal<E> {
     Store(E),
 }
 
-/// Typed reads of a row's cells (a rule's own statements, so a cell of
-/// another type is a programming error and panics).
-pub trait Cells {
-    fn opt_text(&self, i: usize) -> Option<String>;
-    fn opt_int(&self, i: usize) -> Option<i64>;
-    fn text(&self, i: usize) -> String {
-        self.opt_text(i).unwrap_or_else(|| panic!("column {i} is NULL"))
-    }
-    fn int(&self, i: usize) -> i64 {
-        self.opt_int(i).unwrap_or_else(|| panic!("column {i} is NULL"))
-    }
-    fn boolean(&self, i: usize) -> bool {
-        self.int(i) != 0
-    }
-}
-
-impl Cells for [Value] {
-    fn opt_text(&self, i: usize) -> Option<String> {
-        match &self[i] {
-            Value::Null => None,
-            Value::Text(s) => Some(s.clone()),
-            Value::Integer(n) => Some(n.to_string()),
-            Value::Real(f) => Some(f.to_string()),
-            Value::Blob(b) => Some(String::from_utf8_lossy(b).into_owned()),
-        }
-    }
-    fn opt_int(&self, i: usize) -> Option<i64> {
-        match &self[i] {
-            Value::Null => None,
-            Value::Integer(n) => Some(*n),
-            Value::Real(f) => Some(*f as i64),
-            Value::Text(s) => Some(s.parse().unwrap_or_else(|_| panic!("column {i} is not an integer"))),
-            Value::Blob(_) => panic!("column {i} is a blob"),
-        }
-    }
-}
-
-impl Cells for Vec<Value> {
-    fn opt_text(&self, i: usize) -> Option<String> {
-        self.as_slice().opt_text(i)
-    }
-    fn opt_int(&self, i: usize) -> Option<i64> {
-        self.as_slice().opt_int(i)
-    }
-}
-
 impl From<&str> for Value {
     fn from(s: &str) -> Self {
         Value::Text(s.to_string())

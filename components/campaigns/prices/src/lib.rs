@@ -10,7 +10,7 @@
 //!
 //! Entry points: [`read`], [`check`], [`configure`], [`stored`].
 
-use switchboard_sql::{Cells, Refused, Sql};
+use switchboard_sql::{Mismatch, Refused, Sql};
 
 /// The documented defaults, for a business without a row.
 pub const DEFAULT_PER_CONTACT: i64 = 2_000;
@@ -19,9 +19,11 @@ pub const DEFAULT_PER_THOUSAND: i64 = 500;
 pub const MAX_PRICE: i64 = 1_000_000_000_000;
 
 /// The business's price: (per contact, per started 1,000 characters).
-pub fn read<S: Sql>(s: &S, biz: &str) -> Result<(i64, i64), S::Error> {
-    Ok(s.query_one("SELECT price_per_contact, price_per_thousand FROM summary_prices WHERE business_id = ?1", &[biz.into()])?
-        .map_or((DEFAULT_PER_CONTACT, DEFAULT_PER_THOUSAND), |r| (r.int(0), r.int(1))))
+pub fn read<S: Sql>(s: &S, biz: &str) -> Result<(i64, i64), S::Error>
+where
+    S::Error: From<Mismatch>,
+{
+    Ok(s.query_one_as::<(i64, i64)>("SELECT price_per_contact, price_per_thousand FROM summary_prices WHERE business_id = ?1", &[biz.into()])?.unwrap_or((DEFAULT_PER_CONTACT, DEFAULT_PER_THOUSAND)))
 }
 
 /// A change that passed [`check`] (None: keep).
@@ -54,8 +56,11 @@ pub fn configure<S: Sql>(s: &S, biz: &str, c: &Change) -> Result<(), S::Error> {
 
 /// The stored price as the operator sees it: (per contact, per thousand,
 /// updated at); None when never set.
-pub fn stored<S: Sql>(s: &S, biz: &str) -> Result<Option<(i64, i64, String)>, S::Error> {
-    Ok(s.query_one("SELECT price_per_contact, price_per_thousand, updated_at FROM summary_prices WHERE business_id = ?1", &[biz.into()])?.map(|r| (r.int(0), r.int(1), r.text(2))))
+pub fn stored<S: Sql>(s: &S, biz: &str) -> Result<Option<(i64, i64, String)>, S::Error>
+where
+    S::Error: From<Mismatch>,
+{
+    s.query_one_as("SELECT price_per_contact, price_per_thousand, updated_at FROM summary_prices WHERE business_id = ?1", &[biz.into()])
 }
 
 #[cfg(test)]
