@@ -19,8 +19,8 @@
 use std::time::Duration;
 use switchboard_gateway::rate_limit::{self, Whose};
 use switchboard_gateway::storage::Value;
-use switchboard_guest::{params, FromRow};
 use switchboard_gateway::Failure;
+use switchboard_guest::{params, FromRow};
 
 /// The table, made by the first request that finds it missing.
 pub const TABLE: &str = "CREATE TABLE IF NOT EXISTS edge_rate_limits (bucket TEXT PRIMARY KEY, tat_us INTEGER NOT NULL, tau_us INTEGER NOT NULL, refused INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID";
