@@ -3,8 +3,8 @@
 //! the key cache. `App::keys` hands it to admission.
 
 use crate::db::Db;
-use switchboard_storage::unavailable;
 use switchboard_gateway::{Failure, KeyDirectory, KeyRecord, SessionRecord};
+use switchboard_storage::unavailable;
 
 /// The keys and console sessions admission looks callers up in: storage,
 /// behind the key cache; each use found is noted in the server's usage.

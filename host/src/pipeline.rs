@@ -438,4 +438,3 @@ impl App {
         Answer { status: r.status, content_type: r.content_type, body: r.body, headers: r.headers, operation: "-", download: None }
     }
 }
-
