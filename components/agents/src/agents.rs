@@ -1,13 +1,14 @@
 //! listAgents, createAgent, updateAgent, archiveAgent.
 
 use std::collections::HashMap;
+use switchboard_guest::row_struct;
 
 use serde::Deserialize;
 use serde_json::{json, Value as J};
 use switchboard_channel_connections::Channel;
-use switchboard_guest::db::{self, Row};
+use switchboard_guest::db::{self};
 use switchboard_guest::page;
-use switchboard_guest::{created, fail, ids, new_id, now, ok, params, req, Columns, Failure, FromRow, HResult, Mismatch, Request, Success, Value};
+use switchboard_guest::{created, fail, ids, new_id, now, ok, params, req, Failure, FromRow, HResult, Request, Success, Value};
 
 use crate::body::{channel, check, AgentBody, Checked, CHUNK};
 use crate::channels;
@@ -17,44 +18,25 @@ use crate::rules::{self, quote};
 pub const AGENT_COLS: &str = "id, channel, name, instructions, language_code, status, reference_name, \
     contact_context_required, voice_settings_json, photoapp_collect_mobile, created_at, updated_at, archived_at";
 
-/// An agent row, selected with [`AGENT_COLS`].
-pub struct AgentRow {
-    pub id: String,
-    pub channel: Channel,
-    name: String,
-    instructions: String,
-    language_code: String,
-    /// `active` or `archived`.
-    pub status: String,
-    reference_name: String,
-    contact_context_required: bool,
-    /// NULL unless a voice agent.
-    voice_settings_json: Option<String>,
-    /// NULL unless a photoapp agent.
-    photoapp_collect_mobile: Option<bool>,
-    created_at: String,
-    updated_at: String,
-    archived_at: Option<String>,
-}
-
-impl FromRow for AgentRow {
-    fn from_row(row: Row) -> Result<Self, Mismatch> {
-        let mut c = Columns::new(row);
-        Ok(AgentRow {
-            id: c.read()?,
-            channel: c.read()?,
-            name: c.read()?,
-            instructions: c.read()?,
-            language_code: c.read()?,
-            status: c.read()?,
-            reference_name: c.read()?,
-            contact_context_required: c.read()?,
-            voice_settings_json: c.read()?,
-            photoapp_collect_mobile: c.read()?,
-            created_at: c.read()?,
-            updated_at: c.read()?,
-            archived_at: c.read()?,
-        })
+row_struct! {
+    /// An agent row, selected with [`AGENT_COLS`].
+    pub struct AgentRow {
+        pub id: String,
+        pub channel: Channel,
+        name: String,
+        instructions: String,
+        language_code: String,
+        /// `active` or `archived`.
+        pub status: String,
+        reference_name: String,
+        contact_context_required: bool,
+        /// NULL unless a voice agent.
+        voice_settings_json: Option<String>,
+        /// NULL unless a photoapp agent.
+        photoapp_collect_mobile: Option<bool>,
+        created_at: String,
+        updated_at: String,
+        archived_at: Option<String>,
     }
 }
 

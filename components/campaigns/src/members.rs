@@ -3,8 +3,9 @@
 use serde_json::{json, Value};
 use switchboard_channel_connections::Channel;
 use switchboard_guest::db;
+use switchboard_guest::row_struct;
 use switchboard_guest::{fail, ok, page, params, req, HResult, Request, Success};
-use switchboard_sql::{decode_rows, Columns, FromRow, Mismatch, Row};
+use switchboard_sql::decode_rows;
 
 use crate::campaigns::campaign_id;
 use crate::model;
@@ -174,48 +175,26 @@ pub fn recipients(r: &Request) -> HResult<Success> {
     ok(&json!({"recipients": recipients, "iterationId": iteration, "nextCursor": next}))
 }
 
-/// A row of [`recipients`]' statement: the member, its contact as it is
-/// now, its latest call and opening message, and the first reply.
-struct RecipientRow {
-    member_id: String,
-    contact_id: String,
-    name: Option<String>,
-    mobile: Option<String>,
-    outcome: String,
-    attempts: i64,
-    call_id: Option<String>,
-    /// NULL when the call is gone.
-    call_status: Option<String>,
-    connected_ms: Option<i64>,
-    ended_by: Option<String>,
-    message_id: Option<String>,
-    message_status: Option<String>,
-    reply_text: Option<String>,
-    reply_at: Option<String>,
-    updated_at: String,
-    contact_exists: bool,
-}
-
-impl FromRow for RecipientRow {
-    fn from_row(row: Row) -> Result<Self, Mismatch> {
-        let mut c = Columns::new(row);
-        Ok(RecipientRow {
-            member_id: c.read()?,
-            contact_id: c.read()?,
-            name: c.read()?,
-            mobile: c.read()?,
-            outcome: c.read()?,
-            attempts: c.read()?,
-            call_id: c.read()?,
-            call_status: c.read()?,
-            connected_ms: c.read()?,
-            ended_by: c.read()?,
-            message_id: c.read()?,
-            message_status: c.read()?,
-            reply_text: c.read()?,
-            reply_at: c.read()?,
-            updated_at: c.read()?,
-            contact_exists: c.read()?,
-        })
+row_struct! {
+    /// A row of [`recipients`]' statement: the member, its contact as it is
+    /// now, its latest call and opening message, and the first reply.
+    struct RecipientRow {
+        member_id: String,
+        contact_id: String,
+        name: Option<String>,
+        mobile: Option<String>,
+        outcome: String,
+        attempts: i64,
+        call_id: Option<String>,
+        /// NULL when the call is gone.
+        call_status: Option<String>,
+        connected_ms: Option<i64>,
+        ended_by: Option<String>,
+        message_id: Option<String>,
+        message_status: Option<String>,
+        reply_text: Option<String>,
+        reply_at: Option<String>,
+        updated_at: String,
+        contact_exists: bool,
     }
 }

@@ -4,8 +4,8 @@
 use serde_json::{json, Map, Value};
 use switchboard_channel_connections::Channel;
 use switchboard_guest::db;
+use switchboard_guest::row_struct;
 use switchboard_guest::{fail, now, params, Failure, HResult};
-use switchboard_sql::{Columns, FromRow, Mismatch, Row};
 
 use crate::window::Window;
 
@@ -81,55 +81,30 @@ pub fn counts(biz: &str, iteration_id: &str) -> Result<Value, Failure> {
     Ok(Value::Object(out))
 }
 
-/// A row of [`ITERATION_COLUMNS`].
-pub struct IterationRow {
-    pub id: String,
-    pub campaign_id: String,
-    pub sequence: i64,
-    pub channel: Channel,
-    pub agent_id: String,
-    /// As stored (`IterationStatus` names it).
-    pub status: String,
-    pub audience: String,
-    pub max_retries: i64,
-    pub retry_delay_minutes: i64,
-    pub started_at: Option<String>,
-    pub ended_at: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-    pub paused_reason: Option<String>,
-    pub max_spend: Option<i64>,
-    /// What the iteration's calls were charged.
-    pub spent: i64,
-    pub window_start: Option<i64>,
-    pub window_end: Option<i64>,
-    pub opening_message: Option<String>,
-}
-
-impl FromRow for IterationRow {
-    fn from_row(row: Row) -> Result<Self, Mismatch> {
-        let mut c = Columns::new(row);
-        Ok(IterationRow {
-            id: c.read()?,
-            campaign_id: c.read()?,
-            sequence: c.read()?,
-            channel: c.read()?,
-            agent_id: c.read()?,
-            status: c.read()?,
-            audience: c.read()?,
-            max_retries: c.read()?,
-            retry_delay_minutes: c.read()?,
-            started_at: c.read()?,
-            ended_at: c.read()?,
-            created_at: c.read()?,
-            updated_at: c.read()?,
-            paused_reason: c.read()?,
-            max_spend: c.read()?,
-            spent: c.read()?,
-            window_start: c.read()?,
-            window_end: c.read()?,
-            opening_message: c.read()?,
-        })
+row_struct! {
+    /// A row of [`ITERATION_COLUMNS`].
+    pub struct IterationRow {
+        pub id: String,
+        pub campaign_id: String,
+        pub sequence: i64,
+        pub channel: Channel,
+        pub agent_id: String,
+        /// As stored (`IterationStatus` names it).
+        pub status: String,
+        pub audience: String,
+        pub max_retries: i64,
+        pub retry_delay_minutes: i64,
+        pub started_at: Option<String>,
+        pub ended_at: Option<String>,
+        pub created_at: String,
+        pub updated_at: String,
+        pub paused_reason: Option<String>,
+        pub max_spend: Option<i64>,
+        /// What the iteration's calls were charged.
+        pub spent: i64,
+        pub window_start: Option<i64>,
+        pub window_end: Option<i64>,
+        pub opening_message: Option<String>,
     }
 }
 

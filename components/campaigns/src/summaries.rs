@@ -22,8 +22,9 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 use switchboard_guest::db;
+use switchboard_guest::row_struct;
 use switchboard_guest::{clock, fail, new_id, now, ok, page, params, req, success, time, Failure, HResult, Request, Success};
-use switchboard_sql::{decode_rows, Columns, FromRow, Mismatch, Row};
+use switchboard_sql::decode_rows;
 use switchboard_voice_area::billing;
 
 use crate::campaigns::campaign_id;
@@ -91,52 +92,28 @@ impl RunStatus {
     }
 }
 
-/// A row of [`RUN_COLUMNS`].
-pub struct RunRow {
-    pub id: String,
-    pub campaign_id: String,
-    /// As stored ([`shown_status`] reads it).
-    pub status: String,
-    pub maximum_charge: i64,
-    pub charged: i64,
-    pub contact_count: i64,
-    pub assessed_count: i64,
-    pub failed_count: i64,
-    pub material_chars: i64,
-    pub price_per_contact: i64,
-    pub price_per_thousand: i64,
-    pub cost_json: Option<String>,
-    pub expires_at_ms: i64,
-    pub expires_at: String,
-    pub confirmed_at: Option<String>,
-    pub completed_at: Option<String>,
-    pub created_at: String,
-    pub campaign_state: String,
-}
-
-impl FromRow for RunRow {
-    fn from_row(row: Row) -> Result<Self, Mismatch> {
-        let mut c = Columns::new(row);
-        Ok(RunRow {
-            id: c.read()?,
-            campaign_id: c.read()?,
-            status: c.read()?,
-            maximum_charge: c.read()?,
-            charged: c.read()?,
-            contact_count: c.read()?,
-            assessed_count: c.read()?,
-            failed_count: c.read()?,
-            material_chars: c.read()?,
-            price_per_contact: c.read()?,
-            price_per_thousand: c.read()?,
-            cost_json: c.read()?,
-            expires_at_ms: c.read()?,
-            expires_at: c.read()?,
-            confirmed_at: c.read()?,
-            completed_at: c.read()?,
-            created_at: c.read()?,
-            campaign_state: c.read()?,
-        })
+row_struct! {
+    /// A row of [`RUN_COLUMNS`].
+    pub struct RunRow {
+        pub id: String,
+        pub campaign_id: String,
+        /// As stored ([`shown_status`] reads it).
+        pub status: String,
+        pub maximum_charge: i64,
+        pub charged: i64,
+        pub contact_count: i64,
+        pub assessed_count: i64,
+        pub failed_count: i64,
+        pub material_chars: i64,
+        pub price_per_contact: i64,
+        pub price_per_thousand: i64,
+        pub cost_json: Option<String>,
+        pub expires_at_ms: i64,
+        pub expires_at: String,
+        pub confirmed_at: Option<String>,
+        pub completed_at: Option<String>,
+        pub created_at: String,
+        pub campaign_state: String,
     }
 }
 

@@ -1,34 +1,30 @@
 //! Loading and rendering contacts and categories, shared by the operations.
 
 use std::collections::HashMap;
+use switchboard_guest::row_struct;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value as J};
 use switchboard_channel_connections::Channel;
-use switchboard_guest::db::{self, Row};
-use switchboard_guest::{fail, is_uuid, params, Columns, Failure, FromRow, HResult, Mismatch, Value};
+use switchboard_guest::db::{self};
+use switchboard_guest::{fail, is_uuid, params, Failure, HResult, Value};
 
 use crate::fields::{self, Violation};
 
 /// Columns of a contact row, in the order [`ContactRow`] reads them.
 pub const CONTACT_COLS: &str = "c.id, c.mobile, c.name, c.fields_json, c.communication_blocked, c.created_at, c.updated_at";
 
-/// A contact row, selected with [`CONTACT_COLS`].
-pub struct ContactRow {
-    pub id: String,
-    pub mobile: String,
-    pub name: String,
-    fields_json: String,
-    communication_blocked: bool,
-    created_at: String,
-    updated_at: String,
-}
-
-impl FromRow for ContactRow {
-    fn from_row(row: Row) -> Result<Self, Mismatch> {
-        let mut c = Columns::new(row);
-        Ok(ContactRow { id: c.read()?, mobile: c.read()?, name: c.read()?, fields_json: c.read()?, communication_blocked: c.read()?, created_at: c.read()?, updated_at: c.read()? })
+row_struct! {
+    /// A contact row, selected with [`CONTACT_COLS`].
+    pub struct ContactRow {
+        pub id: String,
+        pub mobile: String,
+        pub name: String,
+        fields_json: String,
+        communication_blocked: bool,
+        created_at: String,
+        updated_at: String,
     }
 }
 

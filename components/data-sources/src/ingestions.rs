@@ -13,8 +13,9 @@
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 use switchboard_guest::db;
+use switchboard_guest::row_struct;
 use switchboard_guest::{fail, job, now, ok, params, req, HResult, Request, Success};
-use switchboard_sql::{Columns, FromRow, Mismatch, Row};
+use switchboard_sql::{FromRow, Mismatch, Row};
 
 use crate::activate::activate;
 use crate::jobs::{ingest, DataSourcesJob};
@@ -28,33 +29,18 @@ fn not_found() -> switchboard_guest::Failure {
 
 const VCOLS: &str = "id, data_source_id, version_number, stage, failure_reason, row_count, parse_issue_count + type_issue_count, created_at, updated_at";
 
-/// A version's row, selected with `VCOLS`.
-struct VersionRow {
-    id: String,
-    source_id: String,
-    number: i64,
-    stage: String,
-    failure_reason: Option<String>,
-    row_count: i64,
-    issue_count: i64,
-    created_at: String,
-    updated_at: String,
-}
-
-impl FromRow for VersionRow {
-    fn from_row(row: Row) -> Result<Self, Mismatch> {
-        let mut c = Columns::new(row);
-        Ok(VersionRow {
-            id: c.read()?,
-            source_id: c.read()?,
-            number: c.read()?,
-            stage: c.read()?,
-            failure_reason: c.read()?,
-            row_count: c.read()?,
-            issue_count: c.read()?,
-            created_at: c.read()?,
-            updated_at: c.read()?,
-        })
+row_struct! {
+    /// A version's row, selected with `VCOLS`.
+    struct VersionRow {
+        id: String,
+        source_id: String,
+        number: i64,
+        stage: String,
+        failure_reason: Option<String>,
+        row_count: i64,
+        issue_count: i64,
+        created_at: String,
+        updated_at: String,
     }
 }
 

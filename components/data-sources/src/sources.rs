@@ -9,48 +9,31 @@
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 use switchboard_guest::db;
+use switchboard_guest::row_struct;
 use switchboard_guest::{created, fail, is_uuid, new_id, now, ok, params, req, HResult, Request, Success, Value};
 use switchboard_guest::{knowledge, page};
-use switchboard_sql::{decode_rows, Columns, FromRow, Mismatch, Row};
+use switchboard_sql::decode_rows;
 
 const COLS: &str = "d.id, d.name, d.description, d.class, d.kind, d.built_in, d.status, d.active_version_id, d.created_at, d.updated_at, \
      (d.content IS NOT NULL AND d.content <> ''), (SELECT v.row_count FROM ingestion_versions v WHERE v.business_id = d.business_id AND v.id = d.active_version_id)";
 
-/// A source's row, selected with `COLS`.
-pub struct Source {
-    pub id: String,
-    name: String,
-    description: Option<String>,
-    pub class: String,
-    kind: String,
-    pub built_in: bool,
-    pub status: String,
-    active_version_id: Option<String>,
-    created_at: String,
-    updated_at: String,
-    /// An unstructured source has non-empty content.
-    has_content: bool,
-    /// The active version's rows (none without an active version).
-    row_count: Option<i64>,
-}
-
-impl FromRow for Source {
-    fn from_row(row: Row) -> Result<Self, Mismatch> {
-        let mut c = Columns::new(row);
-        Ok(Source {
-            id: c.read()?,
-            name: c.read()?,
-            description: c.read()?,
-            class: c.read()?,
-            kind: c.read()?,
-            built_in: c.read()?,
-            status: c.read()?,
-            active_version_id: c.read()?,
-            created_at: c.read()?,
-            updated_at: c.read()?,
-            has_content: c.read()?,
-            row_count: c.read()?,
-        })
+row_struct! {
+    /// A source's row, selected with `COLS`.
+    pub struct Source {
+        pub id: String,
+        name: String,
+        description: Option<String>,
+        pub class: String,
+        kind: String,
+        pub built_in: bool,
+        pub status: String,
+        active_version_id: Option<String>,
+        created_at: String,
+        updated_at: String,
+        /// An unstructured source has non-empty content.
+        has_content: bool,
+        /// The active version's rows (none without an active version).
+        row_count: Option<i64>,
     }
 }
 

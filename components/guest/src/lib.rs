@@ -68,7 +68,7 @@ pub use bindings::switchboard::platform::{http_out, job_types, jobs, recording_l
 pub use bindings::switchboard::provider::{ai, carrier, clock, ids, log, messenger};
 /// The one SQL value of every area's statements, bound and read
 /// ([`db`] converts it to the `store` import's value at the WIT edge).
-pub use switchboard_sql::{params, Columns, FromRow, FromValue, Mismatch, Value};
+pub use switchboard_sql::{params, row_struct, Columns, FromRow, FromValue, Mismatch, Value};
 
 /// The component of an area whose code is a library crate (requests as
 /// `pub fn handle(req) -> HResult<Success>`, which parses

@@ -33,8 +33,8 @@ use serde::Deserialize;
 use serde_json::{json, Value as J};
 use switchboard_channel_connections::Channel;
 use switchboard_guest::db;
+use switchboard_guest::row_struct;
 use switchboard_guest::{e164, fail, is_uuid, now, ok, params, req, success, HResult, Request, Success};
-use switchboard_sql::{Columns, FromRow, Mismatch, Row};
 
 use crate::conversation;
 use crate::media::{chatapp_connected, not_connected};
@@ -189,50 +189,26 @@ pub fn get(r: &Request) -> HResult<Success> {
     }))
 }
 
-/// An outbound message as getMessage reads it (with its delivery job's state).
-struct Message {
-    id: String,
-    business_id: String,
-    conversation_id: Option<String>,
-    phone_number_id: Option<String>,
-    recipient: String,
-    kind: String,
-    status: String,
-    task_status: String,
-    provider_message_id: Option<String>,
-    provider_status: Option<String>,
-    queued_at: String,
-    sent_at: Option<String>,
-    delivered_at: Option<String>,
-    read_at: Option<String>,
-    failed_at: Option<String>,
-    failure_code: Option<String>,
-    failure_message: Option<String>,
-    channel: Channel,
-}
-
-impl FromRow for Message {
-    fn from_row(row: Row) -> Result<Self, Mismatch> {
-        let mut c = Columns::new(row);
-        Ok(Message {
-            id: c.read()?,
-            business_id: c.read()?,
-            conversation_id: c.read()?,
-            phone_number_id: c.read()?,
-            recipient: c.read()?,
-            kind: c.read()?,
-            status: c.read()?,
-            task_status: c.read()?,
-            provider_message_id: c.read()?,
-            provider_status: c.read()?,
-            queued_at: c.read()?,
-            sent_at: c.read()?,
-            delivered_at: c.read()?,
-            read_at: c.read()?,
-            failed_at: c.read()?,
-            failure_code: c.read()?,
-            failure_message: c.read()?,
-            channel: c.read()?,
-        })
+row_struct! {
+    /// An outbound message as getMessage reads it (with its delivery job's state).
+    struct Message {
+        id: String,
+        business_id: String,
+        conversation_id: Option<String>,
+        phone_number_id: Option<String>,
+        recipient: String,
+        kind: String,
+        status: String,
+        task_status: String,
+        provider_message_id: Option<String>,
+        provider_status: Option<String>,
+        queued_at: String,
+        sent_at: Option<String>,
+        delivered_at: Option<String>,
+        read_at: Option<String>,
+        failed_at: Option<String>,
+        failure_code: Option<String>,
+        failure_message: Option<String>,
+        channel: Channel,
     }
 }

@@ -226,6 +226,36 @@ impl Columns {
     }
 }
 
+/// A row struct whose fields are a statement's columns in order: the
+/// struct and its [`FromRow`] (each field read as its type, in the order
+/// written) from one list of fields.
+///
+/// ```
+/// switchboard_sql::row_struct! {
+///     /// A contact as the list reads it.
+///     pub struct Contact { pub id: String, pub name: Option<String>, pub blocked: bool }
+/// }
+/// use switchboard_sql::{FromRow, Value};
+/// let c = Contact::from_row(vec![Value::Text("c1".into()), Value::Null, Value::Integer(0)]).unwrap();
+/// assert_eq!((c.id.as_str(), c.name, c.blocked), ("c1", None, false));
+/// ```
+#[macro_export]
+macro_rules! row_struct {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident { $($(#[$fmeta:meta])* $fvis:vis $field:ident : $ty:ty),* $(,)? }) => {
+        $(#[$meta])*
+        $vis struct $name {
+            $($(#[$fmeta])* $fvis $field: $ty,)*
+        }
+
+        impl $crate::FromRow for $name {
+            fn from_row(row: $crate::Row) -> ::core::result::Result<Self, $crate::Mismatch> {
+                let mut columns = $crate::Columns::new(row);
+                Ok($name { $($field: columns.read()?,)* })
+            }
+        }
+    };
+}
+
 /// Every row of a query read as `T`.
 pub fn decode_rows<T: FromRow>(rows: Vec<Row>) -> Result<Vec<T>, Mismatch> {
     rows.into_iter().map(T::from_row).collect()

@@ -4,8 +4,9 @@
 
 use serde_json::{json, Map, Value};
 use switchboard_guest::db;
+use switchboard_guest::row_struct;
 use switchboard_guest::{fail, params, Failure, HResult};
-use switchboard_sql::{Columns, FromRow, Mismatch, Row};
+use switchboard_sql::{FromRow, Mismatch, Row};
 
 /// The columns [`summary`] reads, in order (prefix `c.` is the calls table).
 pub const SUMMARY_COLUMNS: &str = "c.id, c.status, c.agent_name, c.contact_id, c.contact_name, c.source, c.call_data_json, c.callee_number, \
@@ -13,51 +14,27 @@ pub const SUMMARY_COLUMNS: &str = "c.id, c.status, c.agent_name, c.contact_id, c
      EXISTS (SELECT 1 FROM call_turns t WHERE t.business_id = c.business_id AND t.call_id = c.id), c.recording_ext, \
      (SELECT k.name FROM campaigns k WHERE k.business_id = c.business_id AND k.id = c.campaign_id)";
 
-/// A row of [`SUMMARY_COLUMNS`].
-pub struct SummaryRow {
-    id: String,
-    status: String,
-    agent_name: String,
-    contact_id: Option<String>,
-    contact_name: Option<String>,
-    source: String,
-    call_data_json: String,
-    callee_number: String,
-    connected_ms: i64,
-    started_at: Option<String>,
-    ended_at: Option<String>,
-    created_at: String,
-    charged: i64,
-    ended_by: Option<String>,
-    end_reason: Option<String>,
-    has_turns: bool,
-    recording_ext: Option<String>,
-    campaign_name: Option<String>,
-}
-
-impl FromRow for SummaryRow {
-    fn from_row(row: Row) -> Result<Self, Mismatch> {
-        let mut c = Columns::new(row);
-        Ok(SummaryRow {
-            id: c.read()?,
-            status: c.read()?,
-            agent_name: c.read()?,
-            contact_id: c.read()?,
-            contact_name: c.read()?,
-            source: c.read()?,
-            call_data_json: c.read()?,
-            callee_number: c.read()?,
-            connected_ms: c.read()?,
-            started_at: c.read()?,
-            ended_at: c.read()?,
-            created_at: c.read()?,
-            charged: c.read()?,
-            ended_by: c.read()?,
-            end_reason: c.read()?,
-            has_turns: c.read()?,
-            recording_ext: c.read()?,
-            campaign_name: c.read()?,
-        })
+row_struct! {
+    /// A row of [`SUMMARY_COLUMNS`].
+    pub struct SummaryRow {
+        id: String,
+        status: String,
+        agent_name: String,
+        contact_id: Option<String>,
+        contact_name: Option<String>,
+        source: String,
+        call_data_json: String,
+        callee_number: String,
+        connected_ms: i64,
+        started_at: Option<String>,
+        ended_at: Option<String>,
+        created_at: String,
+        charged: i64,
+        ended_by: Option<String>,
+        end_reason: Option<String>,
+        has_turns: bool,
+        recording_ext: Option<String>,
+        campaign_name: Option<String>,
     }
 }
 

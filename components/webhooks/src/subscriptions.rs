@@ -10,8 +10,9 @@
 
 use serde::Deserialize;
 use serde_json::{json, Value as J};
-use switchboard_guest::db::{self, Row};
-use switchboard_guest::{created, fail, ids, new_id, now, ok, page, params, req, Columns, Failure, FromRow, HResult, Mismatch, Request, Success};
+use switchboard_guest::db::{self};
+use switchboard_guest::row_struct;
+use switchboard_guest::{created, fail, ids, new_id, now, ok, page, params, req, Failure, HResult, Request, Success};
 
 use crate::rules::{self, quote, Channel};
 
@@ -29,43 +30,24 @@ pub(crate) fn revoked(id: &str) -> Failure {
     fail::conflict("subscription_revoked", format!("webhook subscription `{id}` is revoked; revocation is permanent, create a new subscription"))
 }
 
-/// A subscription row, selected with [`SUB_COLS`].
-pub(crate) struct Subscription {
-    id: String,
-    business_id: String,
-    /// Chatapp or photoapp (the table's check).
-    channel: Channel,
-    phone_number_id: Option<String>,
-    provider_account_id: Option<String>,
-    callback_url: String,
-    events_json: String,
-    /// `active`, `paused` or `revoked`.
-    pub(crate) status: String,
-    external_automation: bool,
-    secret_last4: String,
-    created_at: String,
-    updated_at: String,
-    revoked_at: Option<String>,
-}
-
-impl FromRow for Subscription {
-    fn from_row(row: Row) -> Result<Self, Mismatch> {
-        let mut c = Columns::new(row);
-        Ok(Subscription {
-            id: c.read()?,
-            business_id: c.read()?,
-            channel: c.read()?,
-            phone_number_id: c.read()?,
-            provider_account_id: c.read()?,
-            callback_url: c.read()?,
-            events_json: c.read()?,
-            status: c.read()?,
-            external_automation: c.read()?,
-            secret_last4: c.read()?,
-            created_at: c.read()?,
-            updated_at: c.read()?,
-            revoked_at: c.read()?,
-        })
+row_struct! {
+    /// A subscription row, selected with [`SUB_COLS`].
+    pub(crate) struct Subscription {
+        id: String,
+        business_id: String,
+        /// Chatapp or photoapp (the table's check).
+        channel: Channel,
+        phone_number_id: Option<String>,
+        provider_account_id: Option<String>,
+        callback_url: String,
+        events_json: String,
+        /// `active`, `paused` or `revoked`.
+        pub(crate) status: String,
+        external_automation: bool,
+        secret_last4: String,
+        created_at: String,
+        updated_at: String,
+        revoked_at: Option<String>,
     }
 }
 

@@ -27,8 +27,8 @@ use switchboard_guest::db;
 use switchboard_guest::job::{retry, run_step};
 use switchboard_guest::job_types::{Continuation, Job, Outcome};
 use switchboard_guest::messenger::{self, OutboundMessage, ProviderError, StatusReport};
+use switchboard_guest::row_struct;
 use switchboard_guest::{events, log, now, params, Failure};
-use switchboard_sql::{Columns, FromRow, Mismatch, Row};
 
 use crate::status::MessageStatus;
 use switchboard_channel_connections::Channel;
@@ -42,36 +42,20 @@ pub fn run(job: &Job, message_id: &str) -> Outcome {
 
 const COLUMNS: &str = "status, recipient, phone_number_id, conversation_id, provider_message_id, channel, type, text, media_id, reply_to_comment";
 
-/// An outbound message as delivery reads it ([`COLUMNS`]).
-struct Message {
-    status: String,
-    recipient: String,
-    /// The sender: the chatapp number or the photoapp account.
-    phone_number_id: Option<String>,
-    conversation_id: Option<String>,
-    provider_message_id: Option<String>,
-    channel: Channel,
-    kind: String,
-    text: Option<String>,
-    media_id: Option<String>,
-    reply_to_comment: Option<String>,
-}
-
-impl FromRow for Message {
-    fn from_row(row: Row) -> Result<Self, Mismatch> {
-        let mut c = Columns::new(row);
-        Ok(Message {
-            status: c.read()?,
-            recipient: c.read()?,
-            phone_number_id: c.read()?,
-            conversation_id: c.read()?,
-            provider_message_id: c.read()?,
-            channel: c.read()?,
-            kind: c.read()?,
-            text: c.read()?,
-            media_id: c.read()?,
-            reply_to_comment: c.read()?,
-        })
+row_struct! {
+    /// An outbound message as delivery reads it ([`COLUMNS`]).
+    struct Message {
+        status: String,
+        recipient: String,
+        /// The sender: the chatapp number or the photoapp account.
+        phone_number_id: Option<String>,
+        conversation_id: Option<String>,
+        provider_message_id: Option<String>,
+        channel: Channel,
+        kind: String,
+        text: Option<String>,
+        media_id: Option<String>,
+        reply_to_comment: Option<String>,
     }
 }
 

@@ -2,6 +2,7 @@
 //! voice configure`) and what the voice area and campaigns read.
 
 use crate::MAX_AMOUNT;
+use switchboard_sql::row_struct;
 use switchboard_sql::{params, Columns, FromRow, Mismatch, Refused, Row, Sql};
 
 /// Lines (concurrent carrier calls) a business has until it buys more.
@@ -129,23 +130,16 @@ pub fn configure<S: Sql>(s: &S, biz: &str, c: &Checked) -> Result<(), S::Error> 
     Ok(())
 }
 
-/// A stored voice account as the operator sees it.
-pub struct Stored {
-    pub lines: i64,
-    pub price_per_block: i64,
-    pub caller_number: Option<String>,
-    pub time_zone: Option<String>,
-    /// `HH:MM-HH:MM`.
-    pub calling_window: Option<String>,
-    pub updated_at: String,
-}
-
-/// Read from `lines, price_per_block_microcredits, caller_number,
-/// updated_at, time_zone` and the calling window as text.
-impl FromRow for Stored {
-    fn from_row(row: Row) -> Result<Self, Mismatch> {
-        let mut c = Columns::new(row);
-        Ok(Stored { lines: c.read()?, price_per_block: c.read()?, caller_number: c.read()?, updated_at: c.read()?, time_zone: c.read()?, calling_window: c.read()? })
+row_struct! {
+    /// A stored voice account as the operator sees it.
+    pub struct Stored {
+        pub lines: i64,
+        pub price_per_block: i64,
+        pub caller_number: Option<String>,
+        pub updated_at: String,
+        pub time_zone: Option<String>,
+        /// `HH:MM-HH:MM`.
+        pub calling_window: Option<String>,
     }
 }
 

@@ -6,7 +6,8 @@
 //! `release` when it ends.
 
 use crate::MAX_AMOUNT;
-use switchboard_sql::{params, Columns, FromRow, Mismatch, Refused, Row, Sql};
+use switchboard_sql::row_struct;
+use switchboard_sql::{params, Mismatch, Refused, Sql};
 
 /// The longest note a grant takes.
 pub const MAX_NOTE_CHARS: usize = 200;
@@ -119,24 +120,18 @@ pub fn settle<S: Sql>(s: &S, biz: &str, reference: &str, reserved: i64, charge: 
 /// (its first column is the id), whose rows read as [`Entry`]s.
 pub const LEDGER: &str = "SELECT id, kind, amount, reference, note, created_at FROM credit_ledger WHERE business_id = ?1";
 
-/// One ledger row as the API and the admin command show it.
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Entry {
-    pub id: String,
-    pub kind: String,
-    #[serde(rename = "amountMicrocredits")]
-    pub amount: i64,
-    pub reference: Option<String>,
-    pub note: Option<String>,
-    pub created_at: String,
-}
-
-/// Read from the columns of [`LEDGER`].
-impl FromRow for Entry {
-    fn from_row(row: Row) -> Result<Self, Mismatch> {
-        let mut c = Columns::new(row);
-        Ok(Entry { id: c.read()?, kind: c.read()?, amount: c.read()?, reference: c.read()?, note: c.read()?, created_at: c.read()? })
+row_struct! {
+    /// One ledger row as the API and the admin command show it.
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Entry {
+        pub id: String,
+        pub kind: String,
+        #[serde(rename = "amountMicrocredits")]
+        pub amount: i64,
+        pub reference: Option<String>,
+        pub note: Option<String>,
+        pub created_at: String,
     }
 }
 

@@ -4,6 +4,7 @@
 //! timeline entry, once.
 
 use super::*;
+use switchboard_guest::row_struct;
 
 /// How a call ends.
 pub(super) struct Ending<'a> {
@@ -86,33 +87,18 @@ pub fn append_timeline(biz: &str, call_id: &str) -> Result<(), Failure> {
     timeline::append_call(biz, &r.contact_id, &r.created_at, r.campaign_id.as_deref(), &summary)
 }
 
-/// What a call's timeline entry is made of.
-struct TimelineRow {
-    contact_id: String,
-    status: String,
-    connected_ms: i64,
-    ended_by: Option<String>,
-    end_reason: Option<String>,
-    created_at: String,
-    agent_name: String,
-    has_turns: bool,
-    campaign_id: Option<String>,
-}
-
-impl FromRow for TimelineRow {
-    fn from_row(row: Row) -> Result<Self, Mismatch> {
-        let mut c = Columns::new(row);
-        Ok(TimelineRow {
-            contact_id: c.read()?,
-            status: c.read()?,
-            connected_ms: c.read()?,
-            ended_by: c.read()?,
-            end_reason: c.read()?,
-            created_at: c.read()?,
-            agent_name: c.read()?,
-            has_turns: c.read()?,
-            campaign_id: c.read()?,
-        })
+row_struct! {
+    /// What a call's timeline entry is made of.
+    struct TimelineRow {
+        contact_id: String,
+        status: String,
+        connected_ms: i64,
+        ended_by: Option<String>,
+        end_reason: Option<String>,
+        created_at: String,
+        agent_name: String,
+        has_turns: bool,
+        campaign_id: Option<String>,
     }
 }
 
