@@ -1,5 +1,5 @@
-//! The request's head: what the router reads before the body, parsed by
-//! [`http`](crate::http), read by the router and [`forward`](crate::forward).
+//! The request's head: what the router reads before the body (the
+//! incoming request's parser fills it; the router and the forward read it).
 
 /// The parts of the request the router reads before its body.
 pub struct Head {
