@@ -9,7 +9,7 @@
 //! Every function here is synchronous libSQL work: call it on a blocking
 //! thread.
 
-use crate::db::{self, Db, SqlValue};
+use crate::db::{self, params, Db};
 use std::time::Duration;
 use switchboard_gateway::Failure;
 
@@ -131,28 +131,19 @@ pub fn write(db: &Db, id: &str, business: &str, seq: i64, data: Option<&[u8]>, s
     in_write_tx(db, |c| {
         let now = crate::clock::now_ms();
         let state = if complete.is_some() { "complete" } else { "receiving" };
-        let sha = complete.map_or(SqlValue::Null, |s| SqlValue::Text(s.into()));
         if seq == 0 {
             db::execute(
                 c,
                 "INSERT INTO staged_uploads (id, business_id, chunk_size, byte_size, sha256, state, created_at_ms, updated_at_ms) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
-                vec![
-                    SqlValue::Text(id.into()),
-                    SqlValue::Text(business.into()),
-                    SqlValue::Integer(CHUNK_BYTES as i64),
-                    SqlValue::Integer(staged_bytes as i64),
-                    sha,
-                    SqlValue::Text(state.into()),
-                    SqlValue::Integer(now),
-                ],
+                params![id, business, CHUNK_BYTES as i64, staged_bytes as i64, complete, state, now],
             )
             .map_err(store_err)?;
         } else {
             let n = db::execute(
                 c,
                 "UPDATE staged_uploads SET byte_size = ?1, sha256 = ?2, state = ?3, updated_at_ms = ?4 WHERE id = ?5 AND state = 'receiving'",
-                vec![SqlValue::Integer(staged_bytes as i64), sha, SqlValue::Text(state.into()), SqlValue::Integer(now), SqlValue::Text(id.into())],
+                params![staged_bytes as i64, complete, state, now, id],
             )
             .map_err(store_err)?;
             if n == 0 {
@@ -161,12 +152,7 @@ pub fn write(db: &Db, id: &str, business: &str, seq: i64, data: Option<&[u8]>, s
             }
         }
         if let Some(data) = data {
-            db::execute(
-                c,
-                "INSERT INTO staged_upload_chunks (business_id, upload_id, seq, data) VALUES (?1, ?2, ?3, ?4)",
-                vec![SqlValue::Text(business.into()), SqlValue::Text(id.into()), SqlValue::Integer(seq), SqlValue::Blob(data.to_vec())],
-            )
-            .map_err(store_err)?;
+            db::execute(c, "INSERT INTO staged_upload_chunks (business_id, upload_id, seq, data) VALUES (?1, ?2, ?3, ?4)", params![business, id, seq, data]).map_err(store_err)?;
         }
         Ok(())
     })
@@ -182,7 +168,7 @@ pub fn discard(db: &Db, id: &str) {
                 c,
                 "DELETE FROM staged_upload_chunks WHERE upload_id = ?1 AND seq IN \
                  (SELECT seq FROM staged_upload_chunks WHERE upload_id = ?1 ORDER BY seq LIMIT ?2)",
-                vec![SqlValue::Text(id.into()), SqlValue::Integer(DISCARD_BATCH)],
+                params![id, DISCARD_BATCH],
             )
             .map_err(store_err)
         });
@@ -192,7 +178,7 @@ pub fn discard(db: &Db, id: &str) {
             Err(_) => return,
         }
     }
-    let _ = in_write_tx(db, |c| db::execute(c, "DELETE FROM staged_uploads WHERE id = ?1", vec![SqlValue::Text(id.into())]).map_err(store_err));
+    let _ = in_write_tx(db, |c| db::execute(c, "DELETE FROM staged_uploads WHERE id = ?1", params![id]).map_err(store_err));
 }
 
 /// Removes uploads with no progress for `idle` (abandoned mid-stream: the
@@ -200,14 +186,14 @@ pub fn discard(db: &Db, id: &str) {
 /// (a chunk write that lost a race with a discard).
 pub fn sweep(db: &Db, idle: Duration) {
     let oldest = crate::clock::now_ms() - idle.as_millis() as i64;
-    let stale = match db.conn().and_then(|c| db::query_strings(&c, "SELECT id FROM staged_uploads WHERE updated_at_ms < ?1", vec![SqlValue::Integer(oldest)])) {
+    let stale = match db.conn().and_then(|c| db::query_as::<String>(&c, "SELECT id FROM staged_uploads WHERE updated_at_ms < ?1", params![oldest])) {
         Ok(ids) => ids,
         Err(_) => return,
     };
     for id in &stale {
         discard(db, id);
     }
-    let orphans = db.conn().and_then(|c| db::query_strings(&c, "SELECT DISTINCT upload_id FROM staged_upload_chunks WHERE upload_id NOT IN (SELECT id FROM staged_uploads)", vec![]));
+    let orphans = db.conn().and_then(|c| db::query_as::<String>(&c, "SELECT DISTINCT upload_id FROM staged_upload_chunks WHERE upload_id NOT IN (SELECT id FROM staged_uploads)", params![]));
     for id in orphans.unwrap_or_default() {
         discard(db, &id);
     }

@@ -183,7 +183,7 @@ impl transaction::Guest for EdgeStore {
                 return handle;
             }
             s.prefetched.push(None);
-            s.deferred.push(Deferred { stmt: hrana::stmt(PLACEMENT, &[Value::Text(business_id)], true), prefetch: Some(handle), control: false });
+            s.deferred.push(Deferred { stmt: hrana::stmt(PLACEMENT, &switchboard_sql::params![business_id], true), prefetch: Some(handle), control: false });
             s.placing = Some(handle);
             handle
         })

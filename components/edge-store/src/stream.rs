@@ -5,6 +5,7 @@
 //! and the request's deadline on every wait.
 
 use super::*;
+use switchboard_sql::FromRow;
 
 /// The name of the main database (where keys and placement live).
 const MAIN: &str = "main";
@@ -166,16 +167,14 @@ impl Stream {
             None => return Err("the business's placement was not sent".into()),
         };
         let Some(row) = rows.first() else { return Ok(None) };
-        let name = match row.first() {
-            Some(Value::Text(name)) => name.as_str(),
-            _ => return Err("the business's placement is not a database name".into()),
-        };
+        // (the database's name, its url: none when it is not registered)
+        let Ok((name, url)) = <(String, Option<String>)>::from_row(row.clone()) else { return Err("the business's placement is not a database name".into()) };
         if name == MAIN {
             return Ok(None);
         }
-        let Some(Value::Text(url)) = row.get(1) else { return Err(format!("the business's database {name} is not registered")) };
+        let Some(url) = url else { return Err(format!("the business's database {name} is not registered")) };
         match &self.primary {
-            Some(Ok(main)) => main.database(name, url).map(Some),
+            Some(Ok(main)) => main.database(&name, &url).map(Some),
             _ => Err("the primary is not configured".into()),
         }
     }

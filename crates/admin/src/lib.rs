@@ -26,21 +26,12 @@ use switchboard_gateway::auth;
 use switchboard_job_kinds::messaging::{self as kinds, MessagingJob};
 use switchboard_ops::clock;
 use switchboard_storage::databases::{self, Databases};
-use switchboard_storage::db::{self, Db, SqlValue};
+use switchboard_storage::db::{self, Db};
 use switchboard_storage::jobs;
 
 pub(crate) use db::in_transaction;
 
 pub(crate) use db::require_business;
-
-/// A stored cell as JSON: text and integers as they are, anything else null.
-pub(crate) fn json_of(v: &SqlValue) -> serde_json::Value {
-    match v {
-        SqlValue::Text(s) => json!(s),
-        SqlValue::Integer(i) => json!(i),
-        _ => serde_json::Value::Null,
-    }
-}
 
 /// `+`, a digit 1 to 9, then 7 to 14 digits (the contract's E.164 pattern,
 /// the components' one rule).

@@ -13,8 +13,8 @@
 //! commit (two databases have no common transaction; a copy that failed
 //! is made again at the business's next console login or page load).
 
-use crate::db::{self, Db, SqlValue};
-use crate::{in_transaction, json_of, require_business};
+use crate::db::{self, params, Db};
+use crate::{in_transaction, require_business};
 use anyhow::{bail, Result};
 use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
@@ -148,15 +148,15 @@ impl NewUser {
             c,
             "INSERT INTO console_users (id, business_id, email, role, password_hash, setup_token_hash, setup_expires_at_ms, created_at) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            vec![
-                SqlValue::Text(self.id.clone()),
-                SqlValue::Text(self.business.clone()),
-                SqlValue::Text(self.email.clone()),
-                SqlValue::Text(self.role.clone()),
-                self.hash.clone().map_or(SqlValue::Null, SqlValue::Text),
-                self.token.as_deref().map_or(SqlValue::Null, |t| SqlValue::Text(auth::hash_key(t))),
-                self.token.as_ref().map_or(SqlValue::Null, |_| SqlValue::Integer(crate::clock::now_ms() + SETUP_TTL_MS)),
-                SqlValue::Text(crate::clock::now_rfc3339()),
+            params![
+                &self.id,
+                &self.business,
+                &self.email,
+                &self.role,
+                self.hash.as_deref(),
+                self.token.as_deref().map(auth::hash_key),
+                self.token.as_ref().map(|_| crate::clock::now_ms() + SETUP_TTL_MS),
+                crate::clock::now_rfc3339(),
             ],
         )?;
         Ok(())
@@ -183,8 +183,8 @@ pub struct Member {
 }
 
 fn members_of(c: &db::Connection, sql: &str, business: &str) -> Result<Vec<Member>> {
-    let rows = db::query_rows(c, sql, vec![SqlValue::Text(business.to_string())])?;
-    Ok(rows.iter().map(|r| Member { user_id: db::text(&r[0]), email: db::text(&r[1]), role: db::text(&r[2]), active: matches!(r[3], SqlValue::Integer(1)) }).collect())
+    let rows: Vec<(String, String, String, bool)> = db::query_as(c, sql, params![business])?;
+    Ok(rows.into_iter().map(|(user_id, email, role, active)| Member { user_id, email, role, active }).collect())
 }
 
 /// The business's console users (disabled ones too) as its team should
@@ -206,7 +206,7 @@ pub fn write_team(c: &db::Connection, business: &str, members: &[Member]) -> Res
             c,
             "INSERT INTO team_members (business_id, user_id, email, role, active) VALUES (?1, ?2, ?3, ?4, ?5) \
              ON CONFLICT (business_id, user_id) DO UPDATE SET email = excluded.email, role = excluded.role, active = excluded.active",
-            vec![SqlValue::Text(business.into()), SqlValue::Text(m.user_id.clone()), SqlValue::Text(m.email.clone()), SqlValue::Text(m.role.clone()), SqlValue::Integer(i64::from(m.active))],
+            params![business, &m.user_id, &m.email, &m.role, m.active],
         )?;
     }
     Ok(())
@@ -238,16 +238,15 @@ fn with_team<T>(dbs: &Databases, business: &str, change: impl FnOnce(&db::Connec
 /// `admin user list`.
 pub fn list(db: &Db, business: &str) -> Result<serde_json::Value> {
     let c = db.conn()?;
-    let rows = db::query_rows(
+    let rows: Vec<(String, String, String, bool, String, Option<String>)> = db::query_as(
         &c,
         "SELECT id, email, role, password_hash IS NOT NULL, created_at, disabled_at FROM console_users WHERE business_id = ?1 ORDER BY created_at, id",
-        vec![SqlValue::Text(business.to_ascii_lowercase())],
+        params![business.to_ascii_lowercase()],
     )?;
     let users: Vec<_> = rows
-        .iter()
-        .map(|r| {
-            json!({"userId": json_of(&r[0]), "email": json_of(&r[1]), "role": json_of(&r[2]),
-                   "passwordSet": matches!(r[3], SqlValue::Integer(1)), "createdAt": json_of(&r[4]), "disabledAt": json_of(&r[5])})
+        .into_iter()
+        .map(|(id, email, role, password_set, created_at, disabled_at)| {
+            json!({"userId": id, "email": email, "role": role, "passwordSet": password_set, "createdAt": created_at, "disabledAt": disabled_at})
         })
         .collect();
     Ok(json!({"users": users}))
@@ -260,15 +259,15 @@ pub fn disable(dbs: &Databases, user: &str) -> Result<serde_json::Value> {
     let user = user.to_ascii_lowercase();
     let business = {
         let c = dbs.main().conn()?;
-        db::query_strings(&c, "SELECT business_id FROM console_users WHERE id = ?1", vec![SqlValue::Text(user.clone())])?.pop()
+        db::query_one_as::<String>(&c, "SELECT business_id FROM console_users WHERE id = ?1", params![&user])?
     };
     let Some(business) = business else { bail!("no console user {user}") };
     with_team(dbs, &business, |c| disable_on(c, &user))
 }
 
 fn disable_on(c: &db::Connection, user: &str) -> Result<serde_json::Value> {
-    let n = db::execute(c, "UPDATE console_users SET disabled_at = ?2 WHERE id = ?1 AND disabled_at IS NULL", vec![SqlValue::Text(user.into()), SqlValue::Text(crate::clock::now_rfc3339())])?;
-    if n == 0 && db::query_strings(c, "SELECT id FROM console_users WHERE id = ?1", vec![SqlValue::Text(user.into())])?.is_empty() {
+    let n = db::execute(c, "UPDATE console_users SET disabled_at = ?2 WHERE id = ?1 AND disabled_at IS NULL", params![user, crate::clock::now_rfc3339()])?;
+    if n == 0 && db::query_one_as::<String>(c, "SELECT id FROM console_users WHERE id = ?1", params![user])?.is_none() {
         bail!("no console user {user}");
     }
     let ended = super::sessions::revoke_all_of(c, user)?;
@@ -292,32 +291,21 @@ pub struct LoginUser {
 }
 
 pub fn find_by_email(c: &db::Connection, email: &str) -> Result<Option<LoginUser>> {
-    let rows = db::query_rows(c, "SELECT id, business_id, role, password_hash FROM console_users WHERE email = ?1 AND disabled_at IS NULL", vec![SqlValue::Text(email.to_string())])?;
-    Ok(rows.into_iter().next().map(|r| LoginUser {
-        id: db::text(&r[0]),
-        business_id: db::text(&r[1]),
-        role: db::text(&r[2]),
-        password_hash: match &r[3] {
-            SqlValue::Text(h) => Some(h.clone()),
-            _ => None,
-        },
-    }))
+    let row =
+        db::query_one_as::<(String, String, String, Option<String>)>(c, "SELECT id, business_id, role, password_hash FROM console_users WHERE email = ?1 AND disabled_at IS NULL", params![email])?;
+    Ok(row.map(|(id, business_id, role, password_hash)| LoginUser { id, business_id, role, password_hash }))
 }
 
 /// Sets the password of the user whose setup token this is (once; the token
 /// ends with it). The user id, or None for an unknown or expired token.
 pub fn set_password_with_token(c: &db::Connection, token: &str, password_hash: &str) -> Result<Option<String>> {
-    let rows = db::query_strings(
+    let id = db::query_one_as::<String>(
         c,
         "SELECT id FROM console_users WHERE setup_token_hash = ?1 AND setup_expires_at_ms > ?2 AND disabled_at IS NULL",
-        vec![SqlValue::Text(auth::hash_key(token)), SqlValue::Integer(crate::clock::now_ms())],
+        params![auth::hash_key(token), crate::clock::now_ms()],
     )?;
-    let Some(id) = rows.into_iter().next() else { return Ok(None) };
-    db::execute(
-        c,
-        "UPDATE console_users SET password_hash = ?2, setup_token_hash = NULL, setup_expires_at_ms = NULL WHERE id = ?1",
-        vec![SqlValue::Text(id.clone()), SqlValue::Text(password_hash.to_string())],
-    )?;
+    let Some(id) = id else { return Ok(None) };
+    db::execute(c, "UPDATE console_users SET password_hash = ?2, setup_token_hash = NULL, setup_expires_at_ms = NULL WHERE id = ?1", params![&id, password_hash])?;
     // A new password ends the sessions made with the old one.
     super::sessions::revoke_all_of(c, &id)?;
     Ok(Some(id))
@@ -326,7 +314,7 @@ pub fn set_password_with_token(c: &db::Connection, token: &str, password_hash: &
 /// True when any console user (of any business, disabled or not) has this
 /// normalized email (emails are unique).
 pub fn find_any_by_email(c: &db::Connection, email: &str) -> Result<bool> {
-    Ok(!db::query_strings(c, "SELECT id FROM console_users WHERE email = ?1", vec![SqlValue::Text(email.to_string())])?.is_empty())
+    Ok(db::query_one_as::<String>(c, "SELECT id FROM console_users WHERE email = ?1", params![email])?.is_some())
 }
 
 /// What a change of another user of the business came to.
@@ -341,18 +329,13 @@ pub enum Change {
 
 /// The business's active user `user`'s role, if there is one.
 fn active_role(c: &db::Connection, business: &str, user: &str) -> Result<Option<String>> {
-    let rows = db::query_strings(c, "SELECT role FROM console_users WHERE id = ?1 AND business_id = ?2 AND disabled_at IS NULL", vec![SqlValue::Text(user.into()), SqlValue::Text(business.into())])?;
-    Ok(rows.into_iter().next())
+    db::query_one_as::<String>(c, "SELECT role FROM console_users WHERE id = ?1 AND business_id = ?2 AND disabled_at IS NULL", params![user, business])
 }
 
 /// True when `user` is the business's only active owner.
 fn only_owner(c: &db::Connection, business: &str, user: &str) -> Result<bool> {
-    let others = db::query_strings(
-        c,
-        "SELECT id FROM console_users WHERE business_id = ?1 AND role = 'owner' AND disabled_at IS NULL AND id <> ?2 LIMIT 1",
-        vec![SqlValue::Text(business.into()), SqlValue::Text(user.into())],
-    )?;
-    Ok(others.is_empty())
+    let other = db::query_one_as::<String>(c, "SELECT id FROM console_users WHERE business_id = ?1 AND role = 'owner' AND disabled_at IS NULL AND id <> ?2 LIMIT 1", params![business, user])?;
+    Ok(other.is_none())
 }
 
 /// Sets an active user's role (the console's users page; inside the
@@ -367,7 +350,7 @@ pub fn set_role(c: &db::Connection, business: &str, user: &str, role: &str) -> R
         return Ok(Change::LastOwner);
     }
     if was != role {
-        db::execute(c, "UPDATE console_users SET role = ?2 WHERE id = ?1", vec![SqlValue::Text(user.into()), SqlValue::Text(role.into())])?;
+        db::execute(c, "UPDATE console_users SET role = ?2 WHERE id = ?1", params![user, role])?;
         super::sessions::revoke_all_of(c, user)?;
     }
     Ok(Change::Done)
@@ -381,7 +364,7 @@ pub fn remove(c: &db::Connection, business: &str, user: &str) -> Result<Change> 
     if was == "owner" && only_owner(c, business, user)? {
         return Ok(Change::LastOwner);
     }
-    db::execute(c, "UPDATE console_users SET disabled_at = ?2 WHERE id = ?1", vec![SqlValue::Text(user.into()), SqlValue::Text(crate::clock::now_rfc3339())])?;
+    db::execute(c, "UPDATE console_users SET disabled_at = ?2 WHERE id = ?1", params![user, crate::clock::now_rfc3339()])?;
     super::sessions::revoke_all_of(c, user)?;
     Ok(Change::Done)
 }

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use switchboard_ops::{clock, logging, metrics};
 use switchboard_runtime::engine::{CallError, Components, Job, Outcome};
-use switchboard_storage::db::{self, Db, SqlValue};
+use switchboard_storage::db::{self, Db};
 
 /// How long a claimed job stays ours without completing.
 pub const JOB_LEASE: Duration = Duration::from_secs(60);
@@ -58,12 +58,4 @@ pub struct Claim {
     pub calls_out: bool,
     /// The job's lane, if any (see `PICK_FAIR`).
     pub lane: Option<String>,
-}
-
-/// A column as an integer (0 when it is not one).
-pub(crate) fn i(v: &SqlValue) -> i64 {
-    match v {
-        SqlValue::Integer(i) => *i,
-        _ => 0,
-    }
 }

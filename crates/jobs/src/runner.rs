@@ -214,7 +214,7 @@ impl Runner {
         }
         let settled = (|| -> anyhow::Result<u64> {
             let mut gate = db.background_gate(Duration::from_secs(5)).ok_or_else(|| anyhow::anyhow!("the write gate is busy"))?;
-            let rows = claims.iter().map(|(id, fence)| vec![SqlValue::Text(id.clone()), SqlValue::Integer(*fence)]).collect();
+            let rows = claims.iter().map(|(id, fence)| db::params![id, *fence]).collect();
             gate.transaction(|c| Ok(c.execute_many("UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL WHERE id = ?1 AND fence = ?2 AND state = 'leased'", rows)?))
         })();
         if settled.is_err() {
@@ -254,12 +254,12 @@ impl Runner {
         }
         let Some(_gate) = db.background_gate(Duration::from_secs(5)) else { return };
         let Ok(c) = db.conn() else { return };
-        let until = SqlValue::Integer(now + JOB_LEASE.as_millis() as i64);
+        let until = now + JOB_LEASE.as_millis() as i64;
         if db::execute(&c, "BEGIN IMMEDIATE", vec![]).is_err() {
             return;
         }
         for (id, fence) in running {
-            let _ = db::execute(&c, "UPDATE jobs SET lease_until_ms = ?3 WHERE id = ?1 AND fence = ?2 AND state = 'leased'", vec![SqlValue::Text(id), SqlValue::Integer(fence), until.clone()]);
+            let _ = db::execute(&c, "UPDATE jobs SET lease_until_ms = ?3 WHERE id = ?1 AND fence = ?2 AND state = 'leased'", db::params![id, fence, until]);
         }
         if db::execute(&c, "COMMIT", vec![]).is_err() {
             let _ = db::execute(&c, "ROLLBACK", vec![]);
@@ -275,7 +275,7 @@ impl Runner {
         }
         let Some(_gate) = db.background_gate(Duration::from_secs(5)) else { return };
         let Ok(c) = db.conn() else { return };
-        let released = db::execute(&c, "UPDATE leases SET expires_at_ms = 0 WHERE name = 'dispatcher' AND owner = ?1", vec![SqlValue::Text(self.node.clone())]);
+        let released = db::execute(&c, "UPDATE leases SET expires_at_ms = 0 WHERE name = 'dispatcher' AND owner = ?1", db::params![&self.node]);
         if released.is_ok_and(|n| n == 1) {
             tracing::info!("gave the dispatcher lease up");
         }
@@ -298,32 +298,32 @@ impl Runner {
         // a node of a primary: from its replica), and asks for it only once
         // it looks expired.
         if self.leader_until_ms == 0 {
-            if let Ok(row) = db::query_rows(&c, "SELECT owner, expires_at_ms FROM leases WHERE name = 'dispatcher'", vec![]) {
-                if row.first().is_some_and(|r| db::text(&r[0]) != self.node && i(&r[1]) >= now) {
+            if let Ok(row) = db::query_one_as::<(String, i64)>(&c, "SELECT owner, expires_at_ms FROM leases WHERE name = 'dispatcher'", db::params![]) {
+                if row.is_some_and(|(owner, expires)| owner != self.node && expires >= now) {
                     return false;
                 }
             }
         }
         let Some(_gate) = db.background_gate(Duration::from_secs(5)) else { return false };
         let until = now + LEADER_LEASE.as_millis() as i64;
-        let me = SqlValue::Text(self.node.clone());
+        let me = &self.node;
         let mut took_over = false;
         let result = (|| -> anyhow::Result<bool> {
             db::execute(&c, "BEGIN IMMEDIATE", vec![])?;
             db::execute(&c, "INSERT OR IGNORE INTO leases (name, owner, fence, expires_at_ms) VALUES ('dispatcher', '', 0, 0)", vec![])?;
-            let row = db::query_rows(&c, "SELECT owner, expires_at_ms FROM leases WHERE name = 'dispatcher'", vec![])?;
-            let (owner, expires) = row.first().map(|r| (db::text(&r[0]), i(&r[1]))).unwrap_or_default();
+            let row = db::query_one_as::<(String, i64)>(&c, "SELECT owner, expires_at_ms FROM leases WHERE name = 'dispatcher'", db::params![])?;
+            let (owner, expires) = row.unwrap_or_default();
             if owner != self.node && expires >= now {
                 return Ok(false);
             }
-            db::execute(&c, "UPDATE leases SET fence = fence + (owner <> ?1), owner = ?1, expires_at_ms = ?2 WHERE name = 'dispatcher'", vec![me.clone(), SqlValue::Integer(until)])?;
+            db::execute(&c, "UPDATE leases SET fence = fence + (owner <> ?1), owner = ?1, expires_at_ms = ?2 WHERE name = 'dispatcher'", db::params![me, until])?;
             if owner != self.node {
                 took_over = true;
                 let released = db::execute(
                     &c,
                     "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL \
                      WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' AND lease_owner <> ?1)",
-                    vec![me.clone()],
+                    db::params![me],
                 )?;
                 if released > 0 {
                     tracing::info!(released, "took over the dispatcher lease and released the orphaned jobs");
@@ -350,15 +350,14 @@ impl Runner {
 /// write gate.
 pub(crate) fn has_due(db: &Db) -> bool {
     let Ok(c) = db.read_conn() else { return false };
-    let now = SqlValue::Integer(crate::clock::now_ms());
-    db::query_rows(
+    let now = crate::clock::now_ms();
+    db::query_one_as::<bool>(
         &c,
         "SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_pending_due WHERE state = 'pending' AND due_at_ms <= ?1) \
              OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' AND lease_until_ms < ?1)",
-        vec![now],
+        db::params![now],
     )
-    .map(|r| matches!(r.first().and_then(|r| r.first()), Some(SqlValue::Integer(1))))
-    .unwrap_or(false)
+    .is_ok_and(|due| due == Some(true))
 }
 
 #[cfg(test)]

@@ -26,40 +26,39 @@ pub enum Next {
 /// Writes the job's next state, only if `fence` is still its fence. Returns
 /// false for a stale fence (the caller must roll back the job's writes).
 pub fn complete(c: &crate::db::Connection, claim: &Claim, next: &Next) -> anyhow::Result<bool> {
-    let id = SqlValue::Text(claim.id.clone());
-    let fence = SqlValue::Integer(claim.fence);
+    let (id, fence) = (&claim.id, claim.fence);
     let n = match next {
         Next::Done => {
-            db::execute(c, "UPDATE jobs SET state = 'done', lease_owner = NULL, lease_until_ms = NULL, last_error = NULL WHERE id = ?1 AND fence = ?2 AND state = 'leased'", vec![id.clone(), fence])?
+            db::execute(c, "UPDATE jobs SET state = 'done', lease_owner = NULL, lease_until_ms = NULL, last_error = NULL WHERE id = ?1 AND fence = ?2 AND state = 'leased'", db::params![id, fence])?
         }
         Next::Pending { due_at_ms, payload, attempts, error } => db::execute(
             c,
             "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL, due_at_ms = ?3, \
              payload = COALESCE(?4, payload), attempts = CASE ?5 WHEN 1 THEN 0 WHEN 2 THEN MAX(attempts - 1, 0) ELSE attempts END, last_error = ?6 \
              WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
-            vec![
-                id.clone(),
+            db::params![
+                id,
                 fence,
-                SqlValue::Integer(*due_at_ms),
-                payload.clone().map(SqlValue::Text).unwrap_or(SqlValue::Null),
-                SqlValue::Integer(match attempts {
-                    Count::Keep => 0,
+                *due_at_ms,
+                payload.as_deref(),
+                match attempts {
+                    Count::Keep => 0i64,
                     Count::Reset => 1,
                     Count::Uncount => 2,
-                }),
-                error.clone().map(SqlValue::Text).unwrap_or(SqlValue::Null),
+                },
+                error.as_deref(),
             ],
         )?,
         Next::Dead(reason) => db::execute(
             c,
             "UPDATE jobs SET state = 'dead', lease_owner = NULL, lease_until_ms = NULL, last_error = ?3 WHERE id = ?1 AND fence = ?2 AND state = 'leased'",
-            vec![id.clone(), fence, SqlValue::Text(reason.clone())],
+            db::params![id, fence, reason],
         )?,
     };
     // A job finished for good needs no memory of its effects. (Under a
     // stale fence nothing matched, and the caller rolls the step back.)
     if n == 1 && matches!(next, Next::Done | Next::Dead(_)) {
-        db::execute(c, "DELETE FROM job_effects WHERE job_id = ?1", vec![id])?;
+        db::execute(c, "DELETE FROM job_effects WHERE job_id = ?1", db::params![id])?;
     }
     Ok(n == 1)
 }
@@ -84,15 +83,7 @@ pub(crate) fn record_run(c: &crate::db::Connection, claim: &Claim, node: &str, s
     let _ = db::execute(
         c,
         "INSERT OR REPLACE INTO job_runs (job_id, fence, node, started_at_ms, ended_at_ms, outcome, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        vec![
-            SqlValue::Text(claim.id.clone()),
-            SqlValue::Integer(claim.fence),
-            SqlValue::Text(node.into()),
-            SqlValue::Integer(started),
-            SqlValue::Integer(crate::clock::now_ms()),
-            SqlValue::Text(outcome.into()),
-            detail.map(SqlValue::Text).unwrap_or(SqlValue::Null),
-        ],
+        db::params![&claim.id, claim.fence, node, started, crate::clock::now_ms(), outcome, detail],
     );
 }
 

@@ -7,7 +7,7 @@ fn temp_db() -> (Db, std::path::PathBuf) {
 
 fn enqueue(db: &Db, id: &str) {
     let c = db.conn().unwrap();
-    db::execute(&c, "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms) VALUES (?1, 'test', 'b', '{}', 0, 0)", vec![SqlValue::Text(id.into())]).unwrap();
+    db::execute(&c, "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms) VALUES (?1, 'test', 'b', '{}', 0, 0)", db::params![id]).unwrap();
 }
 
 fn expire_leases(db: &Db) {
@@ -82,7 +82,7 @@ fn enqueue_as(db: &Db, id: &str, business: &str, due: i64, calls_out: bool, lane
     db::execute(
         &c,
         "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, calls_out, lane) VALUES (?1, 'test', ?2, '{}', ?3, 0, ?4, ?5)",
-        vec![SqlValue::Text(id.into()), SqlValue::Text(business.into()), SqlValue::Integer(due), SqlValue::Integer(calls_out as i64), lane.map(|l| SqlValue::Text(l.into())).unwrap_or(SqlValue::Null)],
+        db::params![id, business, due, calls_out, lane],
     )
     .unwrap();
 }
@@ -152,11 +152,11 @@ fn finished_jobs_and_their_runs_go_after_the_retention_and_nothing_else_does() {
     }
     let c = db.conn().unwrap();
     for (id, state) in [("done-old", "done"), ("dead-old", "dead"), ("leased-old", "leased"), ("done-new", "done")] {
-        db::execute(&c, "UPDATE jobs SET state = ?2 WHERE id = ?1", vec![SqlValue::Text(id.into()), SqlValue::Text(state.into())]).unwrap();
-        db::execute(&c, "INSERT INTO job_runs (job_id, fence, node, started_at_ms, ended_at_ms, outcome) VALUES (?1, 1, 'n', 0, 0, 'done')", vec![SqlValue::Text(id.into())]).unwrap();
+        db::execute(&c, "UPDATE jobs SET state = ?2 WHERE id = ?1", db::params![id, state]).unwrap();
+        db::execute(&c, "INSERT INTO job_runs (job_id, fence, node, started_at_ms, ended_at_ms, outcome) VALUES (?1, 1, 'n', 0, 0, 'done')", db::params![id]).unwrap();
     }
     assert_eq!(purge_finished(&db, now), 2);
-    let left = |table: &str, column: &str| -> Vec<String> { db::query_rows(&c, &format!("SELECT {column} FROM {table} ORDER BY {column}"), vec![]).unwrap().iter().map(|r| db::text(&r[0])).collect() };
+    let left = |table: &str, column: &str| -> Vec<String> { db::query_as(&c, &format!("SELECT {column} FROM {table} ORDER BY {column}"), db::params![]).unwrap() };
     assert_eq!(left("jobs", "id"), vec!["done-new", "leased-old", "pending-old"]);
     assert_eq!(left("job_runs", "job_id"), vec!["done-new", "leased-old"]);
     drop(c);
@@ -200,11 +200,11 @@ fn the_webhook_log_goes_after_its_retention_and_nothing_newer_does() {
     let c = db.conn().unwrap();
     c.execute_many(
         "INSERT INTO webhook_attempts (id, business_id, subscription_id, event_id, retry_number, attempted_at) VALUES (?1, 'b', 's', ?2, 0, 'x')",
-        rows.iter().map(|(id, event)| vec![SqlValue::Text(id.clone()), SqlValue::Text((*event).into())]).collect(),
+        rows.iter().map(|(id, event)| db::params![id, *event]).collect(),
     )
     .unwrap();
     assert_eq!(purge_webhook_log(&db, now, retention), PURGE_BATCH as u64 + 101);
-    let left: Vec<String> = db::query_rows(&c, "SELECT event_id FROM webhook_attempts ORDER BY id", vec![]).unwrap().iter().map(|r| db::text(&r[0])).collect();
+    let left: Vec<String> = db::query_as(&c, "SELECT event_id FROM webhook_attempts ORDER BY id", db::params![]).unwrap();
     assert_eq!(left, vec!["at-cutoff", "new"]);
     // A shorter retention takes what the longer one kept.
     assert_eq!(purge_webhook_log(&db, now, Duration::from_secs(3600)), 1);
@@ -215,7 +215,7 @@ fn the_webhook_log_goes_after_its_retention_and_nothing_newer_does() {
 
 fn marked(db: &Db, id: &str) -> bool {
     let c = db.conn().unwrap();
-    !db::query_rows(&c, "SELECT 1 FROM jobs WHERE id = ?1", vec![SqlValue::Text(id.into())]).unwrap().is_empty()
+    db::query_one_as::<i64>(&c, "SELECT 1 FROM jobs WHERE id = ?1", db::params![id]).unwrap().is_some()
 }
 
 /// Two steps that call out share one commit: the first keeps its writes and
@@ -243,8 +243,7 @@ fn a_step_whose_lease_was_lost_inside_a_group_commit_commits_nothing_and_undoes_
     let step = |claim: &Claim, marker: &str| {
         let mut gate = db.gate().try_lock_arc_for(Duration::from_secs(5)).unwrap();
         let conn = gate.begin_locking().unwrap();
-        db::execute(&conn, "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, state) VALUES (?1, 'marker', 'b', '{}', 0, 0, 'done')", vec![SqlValue::Text(marker.into())])
-            .unwrap();
+        db::execute(&conn, "INSERT INTO jobs (id, kind, business_id, payload, due_at_ms, created_at_ms, state) VALUES (?1, 'marker', 'b', '{}', 0, 0, 'done')", db::params![marker]).unwrap();
         let keep = complete(&conn, claim, &Next::Done).unwrap();
         (gate, conn, keep)
     };
@@ -270,8 +269,8 @@ fn a_step_whose_lease_was_lost_inside_a_group_commit_commits_nothing_and_undoes_
     assert!(marked(&db, "written-by-kept"));
     assert!(!marked(&db, "written-by-lost"), "the step that lost its lease wrote nothing");
     let c = db.conn().unwrap();
-    let states = db::query_rows(&c, "SELECT id, state FROM jobs WHERE id IN ('kept', 'lost') ORDER BY id", vec![]).unwrap();
-    assert_eq!(states.iter().map(|r| db::text(&r[1])).collect::<Vec<_>>(), ["done", "leased"]);
+    let states: Vec<(String, String)> = db::query_as(&c, "SELECT id, state FROM jobs WHERE id IN ('kept', 'lost') ORDER BY id", db::params![]).unwrap();
+    assert_eq!(states.into_iter().map(|(_, state)| state).collect::<Vec<_>>(), ["done", "leased"]);
     drop(c);
     drop(db);
     let _ = std::fs::remove_dir_all(dir);
@@ -302,7 +301,7 @@ fn taking_the_write_gate_commits_an_open_group() {
         drop(gate);
     });
     let c = db.conn().unwrap();
-    assert_eq!(db::query_strings(&c, "SELECT state FROM jobs WHERE id = 'j1'", vec![]).unwrap(), ["done"]);
+    assert_eq!(db::query_as::<String>(&c, "SELECT state FROM jobs WHERE id = 'j1'", db::params![]).unwrap(), ["done"]);
     drop(c);
     drop(db);
     let _ = std::fs::remove_dir_all(dir);

@@ -26,27 +26,27 @@ pub fn queue_gauges<'a>(dbs: impl IntoIterator<Item = &'a Db>) {
     let (mut rows_held, mut versions) = (0i64, 0i64);
     for db in dbs {
         let Ok(conn) = db.conn() else { continue };
-        let rows = db::query_rows(
+        let rows: Vec<(String, String, i64, i64)> = db::query_as(
             &conn,
             "SELECT kind, 'pending', COUNT(*), MIN(due_at_ms) FROM jobs INDEXED BY jobs_pending_due WHERE state = 'pending' GROUP BY kind \
              UNION ALL SELECT kind, 'leased', COUNT(*), MIN(due_at_ms) FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' GROUP BY kind",
             vec![],
         )
         .unwrap_or_default();
-        for r in rows {
-            let key = (db::text(&r[0]), db::text(&r[1]));
+        for (kind, state, n, due) in rows {
+            let key = (kind, state);
             match queued.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, (count, oldest))) => {
-                    *count += i(&r[2]);
-                    *oldest = (*oldest).min(i(&r[3]));
+                    *count += n;
+                    *oldest = (*oldest).min(due);
                 }
-                None => queued.push((key, (i(&r[2]), i(&r[3])))),
+                None => queued.push((key, (n, due))),
             }
         }
-        let held = db::query_rows(&conn, "SELECT IFNULL(SUM(row_count), 0), COUNT(*) FROM ingestion_versions", vec![]).unwrap_or_default();
-        if let Some(r) = held.first() {
-            rows_held += i(&r[0]);
-            versions += i(&r[1]);
+        let held = db::query_one_as::<(i64, i64)>(&conn, "SELECT IFNULL(SUM(row_count), 0), COUNT(*) FROM ingestion_versions", db::params![]);
+        if let Ok(Some((rows, count))) = held {
+            rows_held += rows;
+            versions += count;
         }
     }
     let mut seen = QUEUE_LABELS.lock();
@@ -74,18 +74,16 @@ pub fn queue_gauges<'a>(dbs: impl IntoIterator<Item = &'a Db>) {
 /// a batch per short write transaction so writers never wait long. Returns
 /// how many jobs went.
 pub fn purge_finished(db: &Db, now_ms: i64) -> u64 {
-    let cutoff = SqlValue::Integer(now_ms - FINISHED_RETENTION.as_millis() as i64);
+    let cutoff = now_ms - FINISHED_RETENTION.as_millis() as i64;
     let mut purged = 0;
     for state in ["done", "dead"] {
         loop {
             // Found by a read, outside the write gate: no index holds
             // finished jobs (every state change would rewrite it), so this
             // scans the table, oldest rows first.
-            let picked = db.read_conn().and_then(|c| {
-                db::query_rows(&c, "SELECT id FROM jobs WHERE state = ?1 AND due_at_ms < ?2 LIMIT ?3", vec![SqlValue::Text(state.into()), cutoff.clone(), SqlValue::Integer(PURGE_BATCH)])
-            });
-            let ids: Vec<SqlValue> = match picked {
-                Ok(rows) => rows.into_iter().filter_map(|mut r| r.pop()).collect(),
+            let picked = db.read_conn().and_then(|c| db::query_as::<String>(&c, "SELECT id FROM jobs WHERE state = ?1 AND due_at_ms < ?2 LIMIT ?3", db::params![state, cutoff, PURGE_BATCH]));
+            let ids: Vec<String> = match picked {
+                Ok(ids) => ids,
                 Err(e) => {
                     tracing::warn!(error = %e, "purging finished jobs failed");
                     return purged;
@@ -97,8 +95,8 @@ pub fn purge_finished(db: &Db, now_ms: i64) -> u64 {
             let Some(mut gate) = db.background_gate(Duration::from_secs(5)) else { return purged };
             let found = ids.len();
             let deleted = gate.transaction(|c| {
-                c.execute_many("DELETE FROM job_runs WHERE job_id = ?1", ids.iter().map(|id| vec![id.clone()]).collect())?;
-                Ok(c.execute_many("DELETE FROM jobs WHERE id = ?1 AND state = ?2", ids.iter().map(|id| vec![id.clone(), SqlValue::Text(state.into())]).collect())?)
+                c.execute_many("DELETE FROM job_runs WHERE job_id = ?1", ids.iter().map(|id| db::params![id]).collect())?;
+                Ok(c.execute_many("DELETE FROM jobs WHERE id = ?1 AND state = ?2", ids.iter().map(|id| db::params![id, state]).collect())?)
             });
             match deleted {
                 Ok(n) => purged += n,
@@ -126,12 +124,12 @@ pub const WEBHOOK_LOG_RETENTION_DAYS: u32 = 30;
 /// transaction. An event whose first attempt went can no longer be
 /// redelivered (`404 event_not_found`). Returns how many attempts went.
 pub fn purge_webhook_log(db: &Db, now_ms: i64, retention: Duration) -> u64 {
-    let cutoff = SqlValue::Text(v7_floor(now_ms - retention.as_millis() as i64));
+    let cutoff = v7_floor(now_ms - retention.as_millis() as i64);
     let mut purged = 0;
     loop {
-        let picked = db.read_conn().and_then(|c| db::query_rows(&c, "SELECT id FROM webhook_attempts WHERE id < ?1 ORDER BY id LIMIT ?2", vec![cutoff.clone(), SqlValue::Integer(PURGE_BATCH)]));
-        let ids: Vec<Vec<SqlValue>> = match picked {
-            Ok(rows) => rows,
+        let picked = db.read_conn().and_then(|c| db::query_as::<String>(&c, "SELECT id FROM webhook_attempts WHERE id < ?1 ORDER BY id LIMIT ?2", db::params![&cutoff, PURGE_BATCH]));
+        let ids: Vec<String> = match picked {
+            Ok(ids) => ids,
             Err(e) => {
                 tracing::warn!(error = %e, "purging the webhook delivery log failed");
                 return purged;
@@ -142,7 +140,7 @@ pub fn purge_webhook_log(db: &Db, now_ms: i64, retention: Duration) -> u64 {
         }
         let Some(mut gate) = db.background_gate(Duration::from_secs(5)) else { return purged };
         let found = ids.len();
-        match gate.transaction(|c| Ok(c.execute_many("DELETE FROM webhook_attempts WHERE id = ?1", ids)?)) {
+        match gate.transaction(|c| Ok(c.execute_many("DELETE FROM webhook_attempts WHERE id = ?1", ids.iter().map(|id| db::params![id]).collect())?)) {
             Ok(n) => purged += n,
             Err(e) => {
                 tracing::warn!(error = %e, "purging the webhook delivery log failed");

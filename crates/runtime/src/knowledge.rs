@@ -27,7 +27,7 @@
 //! leaves them alone whatever the server's model, and a change of that
 //! choice re-embeds the business's sources ([`embeddings_changed`]).
 
-use crate::db::SqlValue;
+use crate::db::params;
 use anyhow::{Context, Result};
 
 use crate::db::{self, Db};
@@ -85,9 +85,9 @@ pub fn prepare(db: &Db, embeddings: Option<&Embeddings>) -> Result<usize> {
     // Read and change in one write transaction: nodes starting together on
     // one primary make the table once.
     db::in_transaction(&c, || {
-        let row = db::query_rows(&c, "SELECT IFNULL(model, ''), dimensions FROM knowledge_embedding WHERE id = 1", vec![])?;
-        let (model, dimensions) = match row.first().map(|r| (&r[0], &r[1])) {
-            Some((SqlValue::Text(m), SqlValue::Integer(d))) => (m.clone(), *d),
+        let row = db::query_one_as::<(String, Option<i64>)>(&c, "SELECT IFNULL(model, ''), dimensions FROM knowledge_embedding WHERE id = 1", params![])?;
+        let (model, dimensions) = match row {
+            Some((m, Some(d))) => (m, d),
             _ => (String::new(), 0),
         };
         let wanted = embeddings.map_or(if dimensions == 0 { DEFAULT_DIMENSIONS as i64 } else { dimensions }, |e| e.dimensions as i64);
@@ -109,19 +109,15 @@ pub fn prepare(db: &Db, embeddings: Option<&Embeddings>) -> Result<usize> {
             db::block(c.execute_batch(&script)).map_err(|e| anyhow::anyhow!("preparing the vector table: {e}"))?;
         }
         let model_after = embeddings.map_or(if dimensions == wanted { model } else { String::new() }, |e| e.model.clone());
-        db::execute(
-            &c,
-            "UPDATE knowledge_embedding SET model = NULLIF(?1, ''), dimensions = ?2, enabled = ?3 WHERE id = 1",
-            vec![SqlValue::Text(model_after), SqlValue::Integer(wanted), SqlValue::Integer(embeddings.is_some() as i64)],
-        )?;
+        db::execute(&c, "UPDATE knowledge_embedding SET model = NULLIF(?1, ''), dimensions = ?2, enabled = ?3 WHERE id = 1", params![model_after, wanted, embeddings.is_some()])?;
         Ok(())
     })?;
     // The backfill: the sources not embedded with the model that serves
     // their business (its AI plugin's, else this server's).
     let serving = "COALESCE((SELECT p.embeddings_model FROM provider_choices p WHERE p.business_id = s.business_id AND p.interface = 'ai'), ?1)";
     match embeddings {
-        Some(e) => backfill(&c, &format!("IFNULL(s.embedded_model, '') <> {serving}"), SqlValue::Text(e.model.clone())),
-        None => backfill(&c, &format!("s.business_id IN ({PLUGIN_EMBEDDERS}) AND IFNULL(s.embedded_model, '') <> {serving}"), SqlValue::Text(String::new())),
+        Some(e) => backfill(&c, &format!("IFNULL(s.embedded_model, '') <> {serving}"), &e.model),
+        None => backfill(&c, &format!("s.business_id IN ({PLUGIN_EMBEDDERS}) AND IFNULL(s.embedded_model, '') <> {serving}"), ""),
     }
 }
 
@@ -132,8 +128,8 @@ const PLUGIN_EMBEDDERS: &str = "SELECT business_id FROM provider_choices WHERE i
 /// matches `filter` (over `s`, the source; `?1` is `param`) and has no embed
 /// job waiting already (in its lane: ?2 is the lanes' prefix, the kind's
 /// `embed_lane` of no source). Returns how many were enqueued.
-fn backfill(c: &db::Connection, filter: &str, param: SqlValue) -> Result<usize> {
-    let sources = db::query_rows(
+fn backfill(c: &db::Connection, filter: &str, param: &str) -> Result<usize> {
+    let sources: Vec<(String, String)> = db::query_as(
         c,
         &format!(
             "SELECT s.business_id, s.id FROM data_sources s \
@@ -141,17 +137,13 @@ fn backfill(c: &db::Connection, filter: &str, param: SqlValue) -> Result<usize> 
                AND NOT EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_lane_ready WHERE j.lane = ?2 || s.id AND j.lane IS NOT NULL AND j.state = 'pending') \
                AND NOT EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_leased WHERE j.state = 'leased' AND j.lane = ?2 || s.id)"
         ),
-        vec![param, SqlValue::Text(embed_lane(""))],
+        params![param, embed_lane("")],
     )?;
-    let mut enqueued = 0;
-    for r in &sources {
-        if let (SqlValue::Text(business), SqlValue::Text(source)) = (&r[0], &r[1]) {
-            // The area's own kind: its options give the source's lane.
-            jobs::enqueue(c, business, &DataSourcesJob::Embed(Embed::start(source))).context("enqueuing the embeddings backfill")?;
-            enqueued += 1;
-        }
+    for (business, source) in &sources {
+        // The area's own kind: its options give the source's lane.
+        jobs::enqueue(c, business, &DataSourcesJob::Embed(Embed::start(source))).context("enqueuing the embeddings backfill")?;
     }
-    Ok(enqueued)
+    Ok(sources.len())
 }
 
 /// The model that embeds `business`'s passages changed (its `ai` plugin
@@ -161,17 +153,17 @@ fn backfill(c: &db::Connection, filter: &str, param: SqlValue) -> Result<usize> 
 /// transaction.
 pub fn embeddings_changed(c: &db::Connection, business: &str) -> Result<()> {
     // A data dir no `serve` has opened yet has no vector table: nothing stored.
-    let made = db::query_rows(c, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'knowledge_vectors'", vec![])?;
-    if !made.is_empty() {
-        db::execute(c, "DELETE FROM knowledge_vectors WHERE business_id = ?1", vec![SqlValue::Text(business.into())])?;
+    let made = db::query_one_as::<i64>(c, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'knowledge_vectors'", params![])?.is_some();
+    if made {
+        db::execute(c, "DELETE FROM knowledge_vectors WHERE business_id = ?1", params![business])?;
     }
-    db::execute(c, "UPDATE data_sources SET embedded_model = NULL WHERE business_id = ?1 AND embedded_model IS NOT NULL", vec![SqlValue::Text(business.into())])?;
-    let plugin = db::query_rows(c, "SELECT 1 FROM provider_choices WHERE business_id = ?1 AND interface = 'ai' AND embeddings_model IS NOT NULL", vec![SqlValue::Text(business.into())])?;
-    let server = db::query_rows(c, "SELECT 1 FROM knowledge_embedding WHERE id = 1 AND enabled = 1", vec![])?;
-    if made.is_empty() || (plugin.is_empty() && server.is_empty()) {
+    db::execute(c, "UPDATE data_sources SET embedded_model = NULL WHERE business_id = ?1 AND embedded_model IS NOT NULL", params![business])?;
+    let plugin = db::query_one_as::<i64>(c, "SELECT 1 FROM provider_choices WHERE business_id = ?1 AND interface = 'ai' AND embeddings_model IS NOT NULL", params![business])?.is_some();
+    let server = db::query_one_as::<i64>(c, "SELECT 1 FROM knowledge_embedding WHERE id = 1 AND enabled = 1", params![])?.is_some();
+    if !made || (!plugin && !server) {
         return Ok(());
     }
-    backfill(c, "s.business_id = ?1", SqlValue::Text(business.into()))?;
+    backfill(c, "s.business_id = ?1", business)?;
     Ok(())
 }
 
@@ -183,9 +175,9 @@ mod tests {
         Embeddings { url: String::new(), model: model.into(), dimensions, ask_dimensions: false, api_key: None }
     }
 
-    fn one(db: &Db, sql: &str) -> Vec<SqlValue> {
+    fn one<T: db::FromRow>(db: &Db, sql: &str) -> T {
         let c = db.conn().unwrap();
-        db::query_rows(&c, sql, vec![]).unwrap().remove(0)
+        db::query_one_as(&c, sql, params![]).unwrap().unwrap()
     }
 
     #[test]
@@ -194,37 +186,35 @@ mod tests {
         let db = Db::open(&dir).unwrap();
         // Without a model: a table of the default dimension, disabled.
         assert_eq!(prepare(&db, None).unwrap(), 0);
-        assert_eq!(one(&db, "SELECT dimensions, enabled FROM knowledge_embedding"), vec![SqlValue::Integer(1536), SqlValue::Integer(0)]);
+        assert_eq!(one::<(i64, bool)>(&db, "SELECT dimensions, enabled FROM knowledge_embedding"), (1536, false));
         let c = db.conn().unwrap();
-        let v = |x: f32| SqlValue::Text(format!("[{x}, 0, 1]"));
+        let v = |x: f32| format!("[{x}, 0, 1]");
         db::execute(&c, "INSERT INTO data_sources (id, business_id, name, class, kind, built_in, status, content, created_at, updated_at) VALUES ('s1', 'b', 'Notes', 'unstructured', 'text', 0, 'active', 'Open 9 to 5.', '', '')", vec![]).unwrap();
         drop(c);
         // A model of 3 dimensions: the table is made again, and the source is backfilled.
         assert_eq!(prepare(&db, Some(&embeddings("m1", 3))).unwrap(), 1);
         assert_eq!(prepare(&db, Some(&embeddings("m1", 3))).unwrap(), 0, "a waiting job is not enqueued twice");
         // The area's kind, in the source's lane, calling out.
-        let job = one(&db, "SELECT kind, business_id, payload, calls_out, lane FROM jobs");
-        let text = |s: &str| SqlValue::Text(s.into());
-        assert_eq!(job, vec![text("data-sources.embed"), text("b"), text(r#"{"sourceId":"s1","after":0}"#), SqlValue::Integer(1), text("embed:s1")]);
+        let job = one::<(String, String, String, bool, String)>(&db, "SELECT kind, business_id, payload, calls_out, lane FROM jobs");
+        assert_eq!(job, ("data-sources.embed".into(), "b".into(), r#"{"sourceId":"s1","after":0}"#.into(), true, "embed:s1".into()));
         let c = db.conn().unwrap();
         for (id, x) in [(1, 1.0f32), (2, -1.0), (3, 0.9)] {
-            db::execute(&c, "INSERT INTO knowledge_vectors VALUES (?1, 'b', 's1', '', 'scope', vector32(?2))", vec![SqlValue::Integer(id), v(x)]).unwrap();
+            db::execute(&c, "INSERT INTO knowledge_vectors VALUES (?1, 'b', 's1', '', 'scope', vector32(?2))", params![id, v(x)]).unwrap();
         }
         // libSQL's own vector search answers over the index.
-        let near = db::query_rows(&c, "SELECT id FROM vector_top_k('knowledge_vectors_ann', vector32('[1, 0, 1]'), 2)", vec![]).unwrap();
-        let mut ids: Vec<SqlValue> = near.into_iter().map(|mut r| r.remove(0)).collect();
-        ids.sort_by_key(|v| if let SqlValue::Integer(i) = v { *i } else { 0 });
-        assert_eq!(ids, vec![SqlValue::Integer(1), SqlValue::Integer(3)]);
+        let mut ids: Vec<i64> = db::query_as(&c, "SELECT id FROM vector_top_k('knowledge_vectors_ann', vector32('[1, 0, 1]'), 2)", params![]).unwrap();
+        ids.sort();
+        assert_eq!(ids, vec![1, 3]);
         drop(c);
         // Another model of the same dimension: its vectors are gone.
         db::execute(&db.conn().unwrap(), "DELETE FROM jobs", vec![]).unwrap();
         db::execute(&db.conn().unwrap(), "UPDATE data_sources SET embedded_model = 'm1'", vec![]).unwrap();
         assert_eq!(prepare(&db, Some(&embeddings("m2", 3))).unwrap(), 1);
-        assert_eq!(one(&db, "SELECT COUNT(*) FROM knowledge_vectors"), vec![SqlValue::Integer(0)]);
-        assert_eq!(one(&db, "SELECT model, enabled FROM knowledge_embedding"), vec![SqlValue::Text("m2".into()), SqlValue::Integer(1)]);
+        assert_eq!(one::<i64>(&db, "SELECT COUNT(*) FROM knowledge_vectors"), 0);
+        assert_eq!(one::<(String, bool)>(&db, "SELECT model, enabled FROM knowledge_embedding"), ("m2".into(), true));
         // Off again: kept, disabled.
         assert_eq!(prepare(&db, None).unwrap(), 0);
-        assert_eq!(one(&db, "SELECT model, dimensions, enabled FROM knowledge_embedding"), vec![SqlValue::Text("m2".into()), SqlValue::Integer(3), SqlValue::Integer(0)]);
+        assert_eq!(one::<(String, i64, bool)>(&db, "SELECT model, dimensions, enabled FROM knowledge_embedding"), ("m2".into(), 3, false));
         drop(db);
         let _ = std::fs::remove_dir_all(&dir);
     }

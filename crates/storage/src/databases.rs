@@ -21,7 +21,7 @@
 //!
 //! Never: HTTP, wasmtime, domain rules.
 
-use crate::db::{self, query_rows, query_strings, Db, Durability, SqlValue, Storage};
+use crate::db::{self, params, query_as, query_one_as, Db, Durability, Storage};
 use anyhow::{anyhow, bail, Context, Result};
 use parking_lot::{Mutex, RwLock};
 use serde_json::json;
@@ -136,7 +136,7 @@ impl Databases {
         }
         let read = || -> Result<Option<String>> {
             let c = self.main.read_conn()?;
-            Ok(query_strings(&c, "SELECT database FROM businesses WHERE id = ?1", vec![SqlValue::Text(business.to_string())])?.pop())
+            query_one_as::<String>(&c, "SELECT database FROM businesses WHERE id = ?1", params![business])
         };
         let mut found = read()?;
         if found.is_none() && self.main.pull_for_missing_key() {
@@ -180,8 +180,8 @@ impl Databases {
     /// The registered databases (main not among them), by name.
     pub fn registry(&self) -> Result<Vec<Registered>> {
         let c = self.main.read_conn()?;
-        let rows = query_rows(&c, "SELECT name, url FROM databases ORDER BY name", vec![])?;
-        Ok(rows.iter().map(|r| Registered { name: db::text(&r[0]), url: db::text(&r[1]) }).collect())
+        let rows: Vec<(String, String)> = query_as(&c, "SELECT name, url FROM databases ORDER BY name", params![])?;
+        Ok(rows.into_iter().map(|(name, url)| Registered { name, url }).collect())
     }
 
     fn open_one(&self, r: &Registered) -> Result<Arc<Db>> {
@@ -249,13 +249,7 @@ impl Databases {
         // never registered.
         self.open_one(&r)?;
         let c = self.main.conn()?;
-        db::in_transaction(&c, || {
-            db::execute(
-                &c,
-                "INSERT INTO databases (name, url, created_at) VALUES (?1, ?2, ?3)",
-                vec![SqlValue::Text(r.name.clone()), SqlValue::Text(r.url.clone()), SqlValue::Text(switchboard_ops::clock::now_rfc3339())],
-            )
-        })?;
+        db::in_transaction(&c, || db::execute(&c, "INSERT INTO databases (name, url, created_at) VALUES (?1, ?2, ?3)", params![&r.name, &r.url, switchboard_ops::clock::now_rfc3339()]))?;
         Ok(json!({"name": r.name, "url": r.url}))
     }
 
@@ -276,17 +270,8 @@ impl Databases {
 
     fn counts(&self) -> Result<HashMap<String, i64>> {
         let c = self.main.conn()?;
-        let rows = query_rows(&c, "SELECT database, COUNT(*) FROM businesses GROUP BY database", vec![])?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let n = match r[1] {
-                    SqlValue::Integer(n) => n,
-                    _ => 0,
-                };
-                (db::text(&r[0]), n)
-            })
-            .collect())
+        let rows: Vec<(String, i64)> = query_as(&c, "SELECT database, COUNT(*) FROM businesses GROUP BY database", params![])?;
+        Ok(rows.into_iter().collect())
     }
 
     /// Where the new business `business` goes: `requested` if given (it
@@ -324,11 +309,7 @@ impl Databases {
     /// The business's own rows are written there first by the caller, so
     /// a business is never placed where its rows are not.
     pub fn place(&self, c: &db::Connection, business: &str, name: &str, created_at: &str, database: &str) -> Result<()> {
-        db::execute(
-            c,
-            "INSERT INTO businesses (id, name, created_at, database) VALUES (?1, ?2, ?3, ?4)",
-            vec![SqlValue::Text(business.to_string()), SqlValue::Text(name.to_string()), SqlValue::Text(created_at.to_string()), SqlValue::Text(database.to_string())],
-        )?;
+        db::execute(c, "INSERT INTO businesses (id, name, created_at, database) VALUES (?1, ?2, ?3, ?4)", params![business, name, created_at, database])?;
         Ok(())
     }
 }

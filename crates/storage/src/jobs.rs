@@ -29,7 +29,7 @@ pub fn enqueue<J: JobKind>(c: &Connection, business: &str, job: &J) -> Result<St
 mod tests {
     use switchboard_job_kinds::messaging::{Inbound, MessageRef, MessagingJob};
 
-    use crate::db::{query_rows, Db, SqlValue};
+    use crate::db::{params, query_one_as, Db};
 
     #[test]
     fn a_typed_job_is_written_with_its_kinds_options() {
@@ -39,13 +39,12 @@ mod tests {
         let deliver = super::enqueue(&c, "b1", &MessagingJob::Deliver(MessageRef { message_id: "m1".into() })).expect("enqueue");
         let inbound = Inbound { phone_number_id: "pn".into(), from: "+14155550123".into(), name: None, text: "hi".into(), provider_message_id: "p1".into() };
         let inbound = super::enqueue(&c, "b1", &MessagingJob::Inbound(inbound)).expect("enqueue");
-        let row = |id: &str| {
-            query_rows(&c, "SELECT kind, business_id, payload, calls_out, lane, state, due_at_ms = created_at_ms FROM jobs WHERE id = ?1", vec![SqlValue::Text(id.into())]).unwrap().remove(0)
-        };
-        let text = |s: &str| SqlValue::Text(s.into());
-        assert_eq!(row(&deliver), vec![text("messaging.deliver"), text("b1"), text(r#"{"messageId":"m1"}"#), SqlValue::Integer(1), text("message:m1"), text("pending"), SqlValue::Integer(1)]);
+        type Row = (String, String, String, bool, Option<String>, String, bool);
+        let row = |id: &str| -> Row { query_one_as(&c, "SELECT kind, business_id, payload, calls_out, lane, state, due_at_ms = created_at_ms FROM jobs WHERE id = ?1", params![id]).unwrap().unwrap() };
+        let s = |s: &str| s.to_string();
+        assert_eq!(row(&deliver), (s("messaging.deliver"), s("b1"), s(r#"{"messageId":"m1"}"#), true, Some(s("message:m1")), s("pending"), true));
         let payload = r#"{"phoneNumberId":"pn","from":"+14155550123","name":null,"text":"hi","providerMessageId":"p1"}"#;
-        assert_eq!(row(&inbound), vec![text("messaging.inbound"), text("b1"), text(payload), SqlValue::Integer(0), SqlValue::Null, text("pending"), SqlValue::Integer(1)]);
+        assert_eq!(row(&inbound), (s("messaging.inbound"), s("b1"), s(payload), false, None, s("pending"), true));
         drop(c);
         drop(db);
         let _ = std::fs::remove_dir_all(&dir);

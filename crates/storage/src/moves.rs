@@ -33,7 +33,7 @@
 //! long as its copy takes.
 
 use crate::databases::{Databases, MAIN};
-use crate::db::{self, query_rows, query_strings, Connection, Db, SqlValue};
+use crate::db::{self, params, query_as, query_one_as, query_rows, Connection, Db, SqlValue};
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::json;
 use std::collections::BTreeSet;
@@ -82,7 +82,7 @@ pub fn move_business(dbs: &Databases, business: &str, to: &str, after_copy: Afte
                 db::execute(
                     &c,
                     "INSERT INTO business_moves (business_id, from_database, to_database, phase, started_at) VALUES (?1, ?2, ?3, 'fencing', ?4)",
-                    vec![text(&business), text(&from), text(to), text(&switchboard_ops::clock::now_rfc3339())],
+                    params![&business, &from, to, switchboard_ops::clock::now_rfc3339()],
                 )
             })?;
             (from, "fencing".to_string())
@@ -104,8 +104,8 @@ pub fn move_business(dbs: &Databases, business: &str, to: &str, after_copy: Afte
     if phase == "copied" {
         let c = main.conn()?;
         db::in_transaction(&c, || {
-            db::execute(&c, "UPDATE businesses SET database = ?2 WHERE id = ?1", vec![text(&business), text(to)])?;
-            db::execute(&c, "UPDATE business_moves SET phase = 'placed' WHERE business_id = ?1", vec![text(&business)])
+            db::execute(&c, "UPDATE businesses SET database = ?2 WHERE id = ?1", params![&business, to])?;
+            db::execute(&c, "UPDATE business_moves SET phase = 'placed' WHERE business_id = ?1", params![&business])
         })?;
         dbs.forget(&business);
         phase = "placed".into();
@@ -115,7 +115,7 @@ pub fn move_business(dbs: &Databases, business: &str, to: &str, after_copy: Afte
     if phase == "placed" {
         clean(&source, &business)?;
         let c = main.conn()?;
-        db::in_transaction(&c, || db::execute(&c, "DELETE FROM business_moves WHERE business_id = ?1", vec![text(&business)]))?;
+        db::in_transaction(&c, || db::execute(&c, "DELETE FROM business_moves WHERE business_id = ?1", params![&business]))?;
         say(&format!("removed the business's rows from {from}"));
     }
     Ok(json!({"businessId": business, "from": from, "database": to, "moved": true, "tookMs": started.elapsed().as_millis() as u64, "writesRefusedMs": writes_waited_ms}))
@@ -130,25 +130,20 @@ pub struct Control {
 
 fn business_row(main: &Db, business: &str) -> Result<Option<Control>> {
     let c = main.conn()?;
-    let rows = query_rows(&c, "SELECT name, created_at, database FROM businesses WHERE id = ?1", vec![text(business)])?;
-    Ok(rows.first().map(|r| Control { name: db::text(&r[0]), created_at: db::text(&r[1]), database: db::text(&r[2]) }))
+    let row = query_one_as::<(String, String, String)>(&c, "SELECT name, created_at, database FROM businesses WHERE id = ?1", params![business])?;
+    Ok(row.map(|(name, created_at, database)| Control { name, created_at, database }))
 }
 
 /// The move of `business` under way: (from, to, phase).
 fn under_way(main: &Db, business: &str) -> Result<Option<(String, String, String)>> {
     let c = main.conn()?;
-    let rows = query_rows(&c, "SELECT from_database, to_database, phase FROM business_moves WHERE business_id = ?1", vec![text(business)])?;
-    Ok(rows.first().map(|r| (db::text(&r[0]), db::text(&r[1]), db::text(&r[2]))))
+    query_one_as(&c, "SELECT from_database, to_database, phase FROM business_moves WHERE business_id = ?1", params![business])
 }
 
 fn set_phase(main: &Db, business: &str, phase: &str) -> Result<String> {
     let c = main.conn()?;
-    db::in_transaction(&c, || db::execute(&c, "UPDATE business_moves SET phase = ?2 WHERE business_id = ?1", vec![text(business), text(phase)]))?;
+    db::in_transaction(&c, || db::execute(&c, "UPDATE business_moves SET phase = ?2 WHERE business_id = ?1", params![business, phase]))?;
     Ok(phase.to_string())
-}
-
-fn text(s: &str) -> SqlValue {
-    SqlValue::Text(s.to_string())
 }
 
 /// Phase 1, at the source.
@@ -159,9 +154,9 @@ fn fence(source: &Db, business: &str, to: &str) -> Result<()> {
             &c,
             "INSERT INTO moved_businesses (business_id, to_database, moved_at, cleaning) VALUES (?1, ?2, ?3, 0) \
              ON CONFLICT (business_id) DO UPDATE SET to_database = excluded.to_database, moved_at = excluded.moved_at, cleaning = 0",
-            vec![text(business), text(to), text(&switchboard_ops::clock::now_rfc3339())],
+            params![business, to, switchboard_ops::clock::now_rfc3339()],
         )?;
-        db::execute(&c, "UPDATE jobs SET state = 'moving' WHERE business_id = ?1 AND state IN ('pending', 'leased')", vec![text(business)])?;
+        db::execute(&c, "UPDATE jobs SET state = 'moving' WHERE business_id = ?1 AND state IN ('pending', 'leased')", params![business])?;
         guard(&c)
     })
 }
@@ -172,10 +167,10 @@ fn fence(source: &Db, business: &str, to: &str) -> Result<()> {
 /// businesses are literals in each trigger's condition, so a write of
 /// any other business pays a lookup in a short constant list.
 pub fn guard(c: &Connection) -> Result<()> {
-    for old in query_strings(c, "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'switchboard\\_moved\\_%' ESCAPE '\\'", vec![])? {
+    for old in query_as::<String>(c, "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'switchboard\\_moved\\_%' ESCAPE '\\'", params![])? {
         db::execute(c, &format!("DROP TRIGGER IF EXISTS \"{old}\""), vec![])?;
     }
-    let list = |sql: &str| -> Result<String> { Ok(query_strings(c, sql, vec![])?.iter().map(|b| format!("'{}'", b.replace('\'', "''"))).collect::<Vec<_>>().join(", ")) };
+    let list = |sql: &str| -> Result<String> { Ok(query_as::<String>(c, sql, params![])?.iter().map(|b| format!("'{}'", b.replace('\'', "''"))).collect::<Vec<_>>().join(", ")) };
     let fenced = list("SELECT business_id FROM moved_businesses ORDER BY business_id")?;
     let uncleaned = list("SELECT business_id FROM moved_businesses WHERE cleaning = 0 ORDER BY business_id")?;
     for table in business_tables(c)?.into_iter().filter(|t| t.has_business_id && !t.is_virtual) {
@@ -208,46 +203,40 @@ struct Table {
 /// that other (a message's trigger updates its conversation: copied after
 /// the messages, the conversation keeps its own values).
 fn business_tables(c: &Connection) -> Result<Vec<Table>> {
-    let rows = query_rows(
+    let rows: Vec<(String, Option<String>)> = query_as(
         c,
         "SELECT t.name, t.sql FROM sqlite_master AS t WHERE t.type = 'table' AND t.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND t.name NOT LIKE 'libsql\\_%' ESCAPE '\\' \
          AND t.name NOT LIKE '%\\_shadow' ESCAPE '\\' \
          AND NOT EXISTS (SELECT 1 FROM sqlite_master AS v WHERE v.type = 'table' AND v.sql LIKE 'CREATE VIRTUAL%' AND t.name LIKE v.name || '\\_%' ESCAPE '\\') \
          ORDER BY t.name",
-        vec![],
+        params![],
     )?;
     let mut tables = Vec::new();
-    for r in rows {
-        let (name, sql) = (db::text(&r[0]), db::text(&r[1]));
+    for (name, sql) in rows {
+        let sql = sql.unwrap_or_default();
         if NOT_COPIED.contains(&name.as_str()) {
             continue;
         }
-        let info = query_rows(c, &format!("SELECT name, pk FROM pragma_table_info('{name}') ORDER BY cid"), vec![])?;
-        let columns: Vec<String> = info.iter().map(|i| db::text(&i[0])).collect();
+        let info: Vec<(String, i64)> = query_as(c, &format!("SELECT name, pk FROM pragma_table_info('{name}') ORDER BY cid"), params![])?;
+        let columns: Vec<String> = info.iter().map(|(column, _)| column.clone()).collect();
         let has_business_id = columns.iter().any(|c| c == "business_id");
         if !has_business_id && !JOB_ROWS.contains(&name.as_str()) {
             continue;
         }
         let without_rowid = sql.to_ascii_uppercase().contains("WITHOUT ROWID");
-        let mut pk: Vec<(i64, String)> = info
-            .iter()
-            .filter_map(|i| match i[1] {
-                SqlValue::Integer(n) if n > 0 => Some((n, db::text(&i[0]))),
-                _ => None,
-            })
-            .collect();
+        let mut pk: Vec<(i64, String)> = info.into_iter().filter(|(_, n)| *n > 0).map(|(column, n)| (n, column)).collect();
         pk.sort();
         let key = if without_rowid { pk.into_iter().map(|(_, c)| c).collect() } else { vec!["rowid".to_string()] };
         tables.push(Table { name, columns, key, has_business_id, is_virtual: sql.starts_with("CREATE VIRTUAL") });
     }
     // Triggers: table → the tables their bodies name.
-    let triggers = query_rows(c, "SELECT tbl_name, sql FROM sqlite_master WHERE type = 'trigger' AND name NOT LIKE 'switchboard\\_%' ESCAPE '\\'", vec![])?;
+    let triggers: Vec<(String, Option<String>)> = query_as(c, "SELECT tbl_name, sql FROM sqlite_master WHERE type = 'trigger' AND name NOT LIKE 'switchboard\\_%' ESCAPE '\\'", params![])?;
     let names: Vec<String> = tables.iter().map(|t| t.name.clone()).collect();
     let mut after: Vec<(String, String)> = Vec::new();
-    for t in &triggers {
-        let (on, body) = (db::text(&t[0]), db::text(&t[1]));
-        for other in names.iter().filter(|n| **n != on) {
-            if names_word(&body, other) {
+    for (on, body) in &triggers {
+        let body = body.as_deref().unwrap_or_default();
+        for other in names.iter().filter(|n| *n != on) {
+            if names_word(body, other) {
                 after.push((on.clone(), other.clone()));
             }
         }
@@ -306,10 +295,10 @@ fn copy(source: &Db, target: &Db, business: &str, control: &Control, to: &str, a
     {
         let c = target.conn()?;
         db::in_transaction(&c, || {
-            db::execute(&c, "DELETE FROM moved_businesses WHERE business_id = ?1", vec![text(business)])?;
+            db::execute(&c, "DELETE FROM moved_businesses WHERE business_id = ?1", params![business])?;
             guard(&c)?;
             for t in deletion_order(&tables) {
-                db::execute(&c, &format!("DELETE FROM \"{}\" WHERE {}", t.name, filter(t)), vec![text(business)])?;
+                db::execute(&c, &format!("DELETE FROM \"{}\" WHERE {}", t.name, filter(t)), params![business])?;
             }
             Ok(())
         })?;
@@ -325,12 +314,14 @@ fn copy(source: &Db, target: &Db, business: &str, control: &Control, to: &str, a
         let mut last: Option<Vec<SqlValue>> = None;
         loop {
             let (sql, mut params) = match &last {
-                None => (format!("SELECT {keys}, {cols} FROM \"{}\" WHERE {} ORDER BY {keys} LIMIT {CHUNK}", t.name, filter(t)), vec![text(business)]),
-                Some(_) => (format!("SELECT {keys}, {cols} FROM \"{}\" WHERE {} AND {after_key} ORDER BY {keys} LIMIT {CHUNK}", t.name, filter(t)), vec![text(business)]),
+                None => (format!("SELECT {keys}, {cols} FROM \"{}\" WHERE {} ORDER BY {keys} LIMIT {CHUNK}", t.name, filter(t)), params![business]),
+                Some(_) => (format!("SELECT {keys}, {cols} FROM \"{}\" WHERE {} AND {after_key} ORDER BY {keys} LIMIT {CHUNK}", t.name, filter(t)), params![business]),
             };
             if let Some(k) = &last {
                 params.extend(k.iter().cloned());
             }
+            // Positional: a table's width (its key, then its columns) is
+            // read from its schema at run time.
             let rows = query_rows(&src, &sql, params)?;
             let Some(tail) = rows.last() else { break };
             last = Some(tail[..n].to_vec());
@@ -349,17 +340,9 @@ fn copy(source: &Db, target: &Db, business: &str, control: &Control, to: &str, a
     // business's own row there; then the caller's part.
     let c = target.conn()?;
     db::in_transaction(&c, || {
-        db::execute(
-            &c,
-            "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL, fence = fence + 1 WHERE business_id = ?1 AND state IN ('moving', 'leased')",
-            vec![text(business)],
-        )?;
+        db::execute(&c, "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL, fence = fence + 1 WHERE business_id = ?1 AND state IN ('moving', 'leased')", params![business])?;
         if to != MAIN {
-            db::execute(
-                &c,
-                "INSERT OR REPLACE INTO businesses (id, name, created_at, database) VALUES (?1, ?2, ?3, ?4)",
-                vec![text(business), text(&control.name), text(&control.created_at), text(to)],
-            )?;
+            db::execute(&c, "INSERT OR REPLACE INTO businesses (id, name, created_at, database) VALUES (?1, ?2, ?3, ?4)", params![business, &control.name, &control.created_at, to])?;
         }
         after_copy(&c, business)
     })?;
@@ -375,25 +358,25 @@ fn clean(source: &Db, business: &str) -> Result<()> {
     };
     let c = source.conn()?;
     db::in_transaction(&c, || {
-        db::execute(&c, "UPDATE moved_businesses SET cleaning = 1 WHERE business_id = ?1", vec![text(business)])?;
+        db::execute(&c, "UPDATE moved_businesses SET cleaning = 1 WHERE business_id = ?1", params![business])?;
         guard(&c)
     })?;
     for t in deletion_order(&tables) {
-        db::in_transaction(&c, || db::execute(&c, &format!("DELETE FROM \"{}\" WHERE {}", t.name, filter(t)), vec![text(business)]))?;
+        db::in_transaction(&c, || db::execute(&c, &format!("DELETE FROM \"{}\" WHERE {}", t.name, filter(t)), params![business]))?;
     }
-    let vectors = query_strings(&c, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'knowledge_vectors'", vec![])?;
+    let vectors = query_one_as::<String>(&c, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'knowledge_vectors'", params![])?.is_some();
     db::in_transaction(&c, || {
-        if !vectors.is_empty() {
-            db::execute(&c, "DELETE FROM knowledge_vectors WHERE business_id = ?1", vec![text(business)])?;
+        if vectors {
+            db::execute(&c, "DELETE FROM knowledge_vectors WHERE business_id = ?1", params![business])?;
         }
         // Main keeps the control row (it names the target now).
-        db::execute(&c, "DELETE FROM businesses WHERE id = ?1 AND database <> ?2", vec![text(business), text(&to_of(&c, business)?)])
+        db::execute(&c, "DELETE FROM businesses WHERE id = ?1 AND database <> ?2", params![business, to_of(&c, business)?])
     })?;
     Ok(())
 }
 
 fn to_of(c: &Connection, business: &str) -> Result<String> {
-    Ok(query_strings(c, "SELECT to_database FROM moved_businesses WHERE business_id = ?1", vec![text(business)])?.pop().unwrap_or_default())
+    Ok(query_one_as::<String>(c, "SELECT to_database FROM moved_businesses WHERE business_id = ?1", params![business])?.unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@
 //! Tables without `business_id` (the job runner's, the migrations') keep
 //! SQLite's defaults. The rows are rewritten only when they differ.
 
-use crate::db::{self, Connection, SqlValue};
+use crate::db::{self, params, Connection};
 use anyhow::Result;
 
 /// Columns with a handful of distinct values.
@@ -31,26 +31,24 @@ const FEW_VALUES: [&str; 15] =
 
 /// `(table, index or None, stat)` rows for the current schema.
 pub fn wanted(c: &Connection) -> Result<Vec<(String, Option<String>, String)>> {
-    let text = |v: &SqlValue| if let SqlValue::Text(s) = v { s.clone() } else { String::new() };
-    let int = |v: &SqlValue| if let SqlValue::Integer(i) = v { *i } else { 0 };
     let mut out = Vec::new();
-    let tables = db::query_rows(
+    let tables: Vec<(String, bool)> = db::query_as(
         c,
         "SELECT s.name, s.sql NOT LIKE '%WITHOUT ROWID%' FROM sqlite_schema s \
          WHERE s.type = 'table' AND s.name NOT LIKE 'sqlite_%' AND s.sql NOT LIKE 'CREATE VIRTUAL%' \
            AND EXISTS (SELECT 1 FROM pragma_table_info(s.name) p WHERE p.name = 'business_id') ORDER BY s.name",
-        vec![],
+        params![],
     )?;
-    for t in &tables {
-        let table = text(&t[0]);
-        if int(&t[1]) == 1 {
+    for (table, rowid) in tables {
+        if rowid {
             out.push((table.clone(), None, "1000000".to_string()));
         }
-        for ix in db::query_rows(c, "SELECT name, \"unique\", partial FROM pragma_index_list(?1) ORDER BY name", vec![SqlValue::Text(table.clone())])? {
-            let index = text(&ix[0]);
-            let columns: Vec<String> =
-                db::query_rows(c, "SELECT name FROM pragma_index_xinfo(?1) WHERE key = 1 ORDER BY seqno", vec![SqlValue::Text(index.clone())])?.iter().map(|r| text(&r[0])).collect();
-            out.push((table.clone(), Some(index), stat(&columns, int(&ix[1]) == 1, int(&ix[2]) == 1)));
+        let indexes: Vec<(String, bool, bool)> = db::query_as(c, "SELECT name, \"unique\", partial FROM pragma_index_list(?1) ORDER BY name", params![&table])?;
+        for (index, unique, partial) in indexes {
+            // An expression's column has no name.
+            let columns: Vec<Option<String>> = db::query_as(c, "SELECT name FROM pragma_index_xinfo(?1) WHERE key = 1 ORDER BY seqno", params![&index])?;
+            let columns: Vec<String> = columns.into_iter().map(Option::unwrap_or_default).collect();
+            out.push((table.clone(), Some(index), stat(&columns, unique, partial)));
         }
     }
     Ok(out)
@@ -88,9 +86,7 @@ pub fn seed(c: &Connection) -> Result<()> {
     // Creates sqlite_stat1 if it is missing, analysing nothing.
     db::query_rows(c, "ANALYZE sqlite_schema", vec![])?;
     let wanted = wanted(c)?;
-    let text = |v: &SqlValue| if let SqlValue::Text(s) = v { Some(s.clone()) } else { None };
-    let mut stored: Vec<(String, Option<String>, String)> =
-        db::query_rows(c, "SELECT tbl, idx, stat FROM sqlite_stat1", vec![])?.iter().map(|r| (text(&r[0]).unwrap_or_default(), text(&r[1]), text(&r[2]).unwrap_or_default())).collect();
+    let mut stored: Vec<(String, Option<String>, String)> = db::query_as(c, "SELECT tbl, idx, stat FROM sqlite_stat1", params![])?;
     stored.sort();
     let mut sorted = wanted.clone();
     sorted.sort();
@@ -100,11 +96,7 @@ pub fn seed(c: &Connection) -> Result<()> {
     db::block(c.execute_batch("BEGIN IMMEDIATE; DELETE FROM sqlite_stat1;"))?;
     let written = (|| -> Result<()> {
         for (table, index, stat) in &wanted {
-            db::execute(
-                c,
-                "INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?1, ?2, ?3)",
-                vec![SqlValue::Text(table.clone()), index.clone().map_or(SqlValue::Null, SqlValue::Text), SqlValue::Text(stat.clone())],
-            )?;
+            db::execute(c, "INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?1, ?2, ?3)", params![table, index.as_deref(), stat])?;
         }
         Ok(())
     })();

@@ -424,15 +424,15 @@ impl Savepoints {
 pub fn install_guard(db: &crate::db::Db) -> Result<()> {
     let missing = {
         let c = db.read_conn()?;
-        let tables = crate::db::query_strings(
+        let tables: Vec<String> = crate::db::query_as(
             &c,
             "SELECT name FROM sqlite_master AS t WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'libsql\\_%' ESCAPE '\\' \
              AND name NOT LIKE '\\_%' ESCAPE '\\' AND name NOT LIKE '%\\_shadow' ESCAPE '\\' AND name NOT IN ('switchboard_write_epoch', 'edge_rate_limits') AND sql NOT LIKE 'CREATE VIRTUAL%' \
              AND NOT EXISTS (SELECT 1 FROM sqlite_master AS v WHERE v.type = 'table' AND v.sql LIKE 'CREATE VIRTUAL%' AND t.name LIKE v.name || '\\_%' ESCAPE '\\') ORDER BY name",
             vec![],
         )?;
-        let triggers = crate::db::query_strings(&c, "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'switchboard\\_epoch\\_%' ESCAPE '\\'", vec![])?;
-        let epoch = crate::db::query_strings(&c, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'switchboard_write_epoch'", vec![])?;
+        let triggers: Vec<String> = crate::db::query_as(&c, "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'switchboard\\_epoch\\_%' ESCAPE '\\'", vec![])?;
+        let epoch: Vec<String> = crate::db::query_as(&c, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'switchboard_write_epoch'", vec![])?;
         let mut script = String::new();
         if epoch.is_empty() {
             script

@@ -25,7 +25,7 @@
 //! hears in turns) or `call_not_found`; 400 for a post the plugin cannot
 //! read; 503 (retryable) when the plugin is not loaded or failed.
 
-use crate::db::{self, SqlValue};
+use crate::db::{self, params};
 use crate::engine::providers::carrier::{Heard, TurnAnswer};
 use crate::pipeline::{Answer, App};
 use serde_json::{json, Value};
@@ -66,14 +66,12 @@ fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec
     let conn = db.conn().map_err(|_| unavailable())?;
     let (carrier, settings) = super::carrier_of(app, &conn, business)?;
     let heard = carrier.hear(&settings, &super::called_url(app, path, query), &headers, &body).map_err(super::refusal)?;
-    let business_text = SqlValue::Text(business.into());
-    let call = SqlValue::Text(heard.call_id.clone());
     let known = voice::call_exists(&crate::admin::areas::Tx(&conn), business, &heard.call_id).map_err(|_| unavailable())?;
     if !known {
         return Err(Failure::new(404, "not_found", "call_not_found", "no call of this business has this id"));
     }
     let now = crate::clock::now_ms();
-    let turn = SqlValue::Integer(i64::from(heard.turn));
+    let (call, turn) = (&heard.call_id, heard.turn);
     let gate = db.write_gate(Duration::from_secs(10)).ok_or_else(unavailable)?;
     let recorded = db::in_transaction(&conn, || {
         if partial {
@@ -81,7 +79,7 @@ fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec
                 &conn,
                 "INSERT INTO carrier_turns (business_id, call_id, turn, partial_at_ms) VALUES (?1, ?2, ?3, ?4) \
                  ON CONFLICT (business_id, call_id, turn) DO UPDATE SET partial_at_ms = IFNULL(partial_at_ms, excluded.partial_at_ms)",
-                vec![business_text.clone(), call.clone(), turn.clone(), SqlValue::Integer(now)],
+                params![business, call, turn, now],
             )?;
             return Ok(false);
         }
@@ -91,7 +89,7 @@ fn take(app: &App, business: &str, path: &str, query: Option<&str>, headers: Vec
             "INSERT INTO carrier_turns (business_id, call_id, turn, heard_json, received_at_ms) VALUES (?1, ?2, ?3, ?4, ?5) \
              ON CONFLICT (business_id, call_id, turn) DO UPDATE SET heard_json = excluded.heard_json, received_at_ms = excluded.received_at_ms \
              WHERE carrier_turns.heard_json IS NULL",
-            vec![business_text.clone(), call.clone(), turn.clone(), SqlValue::Text(heard_json), SqlValue::Integer(now)],
+            params![business, call, turn, heard_json, now],
         )?;
         if fresh == 1 {
             wake(&conn, business, &heard.call_id, now)?;
@@ -139,15 +137,15 @@ static ANSWER: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 fn wait_for_answer(app: &App, db: &std::sync::Arc<crate::db::Db>, business: &str, heard: &Heard) -> Result<TurnAnswer, Failure> {
     let started = Instant::now();
     let mut pause = Duration::from_micros(500);
-    let params = vec![SqlValue::Text(business.into()), SqlValue::Text(heard.call_id.clone()), SqlValue::Integer(i64::from(heard.turn))];
     let base = TurnAnswer { call_id: heard.call_id.clone(), turn: heard.turn, text: None, end_call: false, barge_in: false, listen_seconds: 0, hold: false };
     let mut last_wake = Instant::now();
     loop {
         let conn = db.conn().map_err(|_| crate::pipeline::unavailable())?;
-        let rows = db::query_rows(&conn, &ANSWER, [params.clone(), vec![SqlValue::Integer(crate::clock::now_ms())]].concat()).map_err(|_| crate::pipeline::unavailable())?;
-        let row = rows.into_iter().next().unwrap_or_default();
-        if let Some(SqlValue::Text(answer)) = row.first() {
-            let a: Value = serde_json::from_str(answer).unwrap_or(Value::Null);
+        let row = db::query_one_as::<(Option<String>, Option<bool>, Option<bool>)>(&conn, &ANSWER, params![business, &heard.call_id, heard.turn, crate::clock::now_ms()])
+            .map_err(|_| crate::pipeline::unavailable())?;
+        let (answer, ended, waits) = row.unwrap_or_default();
+        if let Some(answer) = answer {
+            let a: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
             return Ok(TurnAnswer {
                 text: a["text"].as_str().map(String::from),
                 end_call: a["endCall"].as_bool().unwrap_or(false),
@@ -156,7 +154,7 @@ fn wait_for_answer(app: &App, db: &std::sync::Arc<crate::db::Db>, business: &str
                 ..base
             });
         }
-        if matches!(row.get(1), Some(SqlValue::Integer(1))) {
+        if ended == Some(true) {
             return Ok(TurnAnswer { end_call: true, ..base });
         }
         if started.elapsed() >= HOLD {
@@ -164,7 +162,7 @@ fn wait_for_answer(app: &App, db: &std::sync::Arc<crate::db::Db>, business: &str
         }
         // The step was running when the post came: it is pending again,
         // due later; bring it forward (at most every 20 ms).
-        if matches!(row.get(2), Some(SqlValue::Integer(1))) && last_wake.elapsed() >= Duration::from_millis(20) {
+        if waits == Some(true) && last_wake.elapsed() >= Duration::from_millis(20) {
             last_wake = Instant::now();
             if let Some(gate) = db.write_gate(Duration::from_secs(1)) {
                 let now = crate::clock::now_ms();

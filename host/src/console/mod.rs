@@ -324,15 +324,15 @@ fn login(app: &App, console: &Console, r: &ConsoleRequest) -> Result<Done, Failu
 /// token and when the session ends.
 fn whoami(app: &App, s: &SessionRecord) -> Result<serde_json::Value, Failure> {
     let c = app.dbs.main().conn().map_err(unavailable)?;
-    let rows = crate::db::query_rows(
+    let row = crate::db::query_one_as::<(String, String, i64)>(
         &c,
         "SELECT u.email, b.name, s.expires_at_ms FROM console_sessions s JOIN console_users u ON u.id = s.user_id \
          JOIN businesses b ON b.id = s.business_id WHERE s.id = ?1",
-        vec![crate::db::SqlValue::Text(s.session_id.clone())],
+        crate::db::params![&s.session_id],
     )
     .map_err(unavailable)?;
     drop(c);
-    let (email, business_name, expires) = rows.first().map(|r| (crate::db::text(&r[0]), crate::db::text(&r[1]), crate::db::text(&r[2]).parse::<i64>().unwrap_or(0))).unwrap_or_default();
+    let (email, business_name, expires) = row.unwrap_or_default();
     Ok(serde_json::json!({
         "userId": s.user_id,
         "email": email,

@@ -217,7 +217,7 @@ fn connect_channel(app: &App, s: &SessionRecord, body: Value) -> Result<Value, F
     let (_gate, db) = business_writer(app, &s.business_id)?;
     let c = db.conn().map_err(unavailable)?;
     let messenger = Interface::named("messenger").ok_or_else(|| Failure::internal("the messenger interface is not built in"))?;
-    if choice::read(&c, &s.business_id, messenger).map_err(|e| unavailable(e.into()))?.is_some() {
+    if choice::read(&c, &s.business_id, messenger).map_err(unavailable)?.is_some() {
         return Err(Failure::conflict(
             "sandbox_messenger_required",
             "this business's messages go through a plugin: connect its numbers with that provider; the console connects numbers and accounts of the embedded sandbox only",

@@ -28,7 +28,7 @@ pub fn show(app: &App, s: &SessionRecord) -> Result<serde_json::Value, Failure> 
     let registry = &app.components.providers().plugins;
     let mut current = Vec::new();
     for interface in Interface::ALL {
-        let chosen = choice::read(&c, &s.business_id, interface).map_err(|e| unavailable(e.into()))?;
+        let chosen = choice::read(&c, &s.business_id, interface).map_err(unavailable)?;
         current.push(match &chosen {
             Some(ch) => {
                 let loaded = registry.get(&ch.plugin);
@@ -84,7 +84,7 @@ pub fn set(app: &App, s: &SessionRecord, interface: Interface, body: &[u8]) -> R
         .get(&name)
         .filter(|l| l.manifest.interface == interface)
         .ok_or_else(|| Failure::not_found("plugin_not_found", format!("no {} plugin named `{}` is loaded in this server", interface.name(), name.escape_debug())))?;
-    let mut settings = match choice::read(&c, &s.business_id, interface).map_err(|e| unavailable(e.into()))? {
+    let mut settings = match choice::read(&c, &s.business_id, interface).map_err(unavailable)? {
         Some(ch) if ch.plugin == name => ch.open(&app.components.providers().keys).map_err(|e| Failure::validation("settings_sealed", format!("{e:#}")))?,
         _ => Default::default(),
     };

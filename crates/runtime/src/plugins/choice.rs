@@ -12,7 +12,7 @@
 use super::sealed::{self, Binding, Keys};
 use super::{Interface, Manifest};
 use crate::db::in_transaction;
-use crate::db::{self, require_business, Db, SqlValue};
+use crate::db::{self, params, require_business, Db};
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 use std::collections::HashMap;
@@ -57,21 +57,19 @@ impl Choice {
 }
 
 /// The choice of `business` for `interface`, if it made one.
-pub fn read(conn: &db::Connection, business: &str, interface: Interface) -> Result<Option<Choice>, libsql::Error> {
-    let rows = conn.query_rows(
+pub fn read(conn: &db::Connection, business: &str, interface: Interface) -> Result<Option<Choice>> {
+    let row = db::query_one_as::<(String, String, String, Option<String>)>(
+        conn,
         "SELECT plugin, settings_json, secret_settings_json, embeddings_model FROM provider_choices WHERE business_id = ?1 AND interface = ?2",
-        vec![SqlValue::Text(business.to_string()), SqlValue::Text(interface.name().into())],
+        params![business, interface.name()],
     )?;
-    Ok(rows.into_iter().next().map(|r| Choice {
+    Ok(row.map(|(plugin, settings, sealed, embeddings_model)| Choice {
         business: business.to_string(),
         interface,
-        plugin: db::text(&r[0]),
-        settings: serde_json::from_str(&db::text(&r[1])).unwrap_or_default(),
-        sealed: serde_json::from_str(&db::text(&r[2])).unwrap_or_default(),
-        embeddings_model: match &r[3] {
-            SqlValue::Text(m) => Some(m.clone()),
-            _ => None,
-        },
+        plugin,
+        settings: serde_json::from_str(&settings).unwrap_or_default(),
+        sealed: serde_json::from_str(&sealed).unwrap_or_default(),
+        embeddings_model,
     }))
 }
 
@@ -128,9 +126,8 @@ pub fn sealed_choice(keys: &Keys, business: &str, interface: Interface, plugin: 
 /// table, one dimension); refused with both numbers otherwise.
 pub fn fits_the_index(c: &db::Connection, manifest: &Manifest) -> Result<()> {
     let Some(e) = &manifest.embeddings else { return Ok(()) };
-    let rows = db::query_rows(c, "SELECT dimensions FROM knowledge_embedding WHERE id = 1", vec![])?;
-    if let Some(SqlValue::Integer(d)) = rows.first().map(|r| &r[0]) {
-        if *d > 0 && *d != e.dimensions as i64 {
+    if let Some(d) = db::query_one_as::<i64>(c, "SELECT dimensions FROM knowledge_embedding WHERE id = 1", params![])? {
+        if d > 0 && d != e.dimensions as i64 {
             bail!("`{}` makes embeddings of {} dimensions; this server's vector index holds {d} (serve --ai-embeddings-dimensions)", manifest.name, e.dimensions);
         }
     }
@@ -147,14 +144,14 @@ pub fn write(c: &db::Connection, choice: &Choice) -> Result<()> {
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
          ON CONFLICT (business_id, interface) DO UPDATE SET plugin = excluded.plugin, settings_json = excluded.settings_json, \
          secret_settings_json = excluded.secret_settings_json, embeddings_model = excluded.embeddings_model, updated_at_ms = excluded.updated_at_ms",
-        vec![
-            SqlValue::Text(choice.business.clone()),
-            SqlValue::Text(choice.interface.name().into()),
-            SqlValue::Text(choice.plugin.clone()),
-            SqlValue::Text(serde_json::to_string(&choice.settings)?),
-            SqlValue::Text(serde_json::to_string(&choice.sealed)?),
-            choice.embeddings_model.clone().map_or(SqlValue::Null, SqlValue::Text),
-            SqlValue::Integer(crate::clock::now_ms()),
+        params![
+            &choice.business,
+            choice.interface.name(),
+            &choice.plugin,
+            serde_json::to_string(&choice.settings)?,
+            serde_json::to_string(&choice.sealed)?,
+            choice.embeddings_model.as_deref(),
+            crate::clock::now_ms(),
         ],
     )?;
     if before != choice.embeddings_model {
@@ -172,12 +169,12 @@ pub fn reseal(db: &Db, keys: &Keys, plugin_dir: Option<&Path>) -> Result<serde_j
         bail!("reseal needs the new key in {}", sealed::KEY_VAR);
     }
     let c = db.conn()?;
-    let rows = c.query_rows("SELECT business_id, interface FROM provider_choices ORDER BY business_id, interface", vec![])?;
+    let rows: Vec<(String, String)> = db::query_as(&c, "SELECT business_id, interface FROM provider_choices ORDER BY business_id, interface", params![])?;
     let mut resealed = 0u32;
     in_transaction(&c, || {
-        for r in &rows {
-            let Some(interface) = Interface::named(&db::text(&r[1])) else { continue };
-            let Some(mut choice) = read(&c, &db::text(&r[0]), interface)? else { continue };
+        for (business, interface) in &rows {
+            let Some(interface) = Interface::named(interface) else { continue };
+            let Some(mut choice) = read(&c, business, interface)? else { continue };
             let manifest = plugin_dir.and_then(|d| super::read_manifest(&d.join(&choice.plugin)).ok());
             let legacy: Vec<String> = choice.settings.keys().filter(|k| manifest.as_ref().and_then(|m| m.settings.get(*k)).is_some_and(|s| s.secret)).cloned().collect();
             let stale: Vec<String> = choice.sealed.iter().filter(|(_, t)| !keys.is_current(t)).map(|(k, _)| k.clone()).collect();
@@ -207,7 +204,7 @@ pub fn reseal(db: &Db, keys: &Keys, plugin_dir: Option<&Path>) -> Result<serde_j
 /// server's model.
 pub fn clear(c: &db::Connection, business: &str, interface: Interface) -> Result<()> {
     let had_embeddings = read(c, business, interface)?.is_some_and(|ch| ch.embeddings_model.is_some());
-    db::execute(c, "DELETE FROM provider_choices WHERE business_id = ?1 AND interface = ?2", vec![SqlValue::Text(business.into()), SqlValue::Text(interface.name().into())])?;
+    db::execute(c, "DELETE FROM provider_choices WHERE business_id = ?1 AND interface = ?2", params![business, interface.name()])?;
     if had_embeddings {
         crate::knowledge::embeddings_changed(c, business)?;
     }

@@ -406,7 +406,7 @@ impl Db {
         execute(&c, "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)", vec![])?;
         let known: Vec<&str> = MIGRATIONS.iter().map(|(n, _)| *n).collect();
         let next = || -> Result<Option<&str>> {
-            let applied = query_strings(&c, "SELECT name FROM schema_migrations ORDER BY name", vec![])?;
+            let applied: Vec<String> = query_as(&c, "SELECT name FROM schema_migrations ORDER BY name", params![])?;
             if let Some(unknown) = applied.iter().find(|a| !known.contains(&a.as_str())) {
                 bail!(
                     "this database was migrated by a newer Switchboard (it has migration {unknown}, which this binary does not know); \
@@ -415,7 +415,7 @@ impl Db {
             }
             let Some((name, sql)) = MIGRATIONS.iter().find(|(n, _)| !applied.iter().any(|a| a == n)) else { return Ok(None) };
             block(c.execute_batch(sql)).map_err(|e| anyhow!("migration {name} failed: {e}"))?;
-            execute(&c, "INSERT INTO schema_migrations(name, applied_at) VALUES (?1, datetime('now'))", vec![SqlValue::Text(name.to_string())])?;
+            execute(&c, "INSERT INTO schema_migrations(name, applied_at) VALUES (?1, datetime('now'))", params![*name])?;
             Ok(Some(name))
         };
         while let Some(name) = in_transaction(&c, next)? {

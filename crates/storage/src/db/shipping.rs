@@ -223,10 +223,7 @@ impl Connection {
     fn note_epoch(&self, ship: &Shipping, out: u64) -> Result<u64, libsql::Error> {
         match self.query_rows_here(crate::ship::READ_EPOCH, vec![]) {
             Ok(rows) => {
-                let epoch = match rows.first().and_then(|r| r.first()) {
-                    Some(SqlValue::Integer(n)) => *n,
-                    _ => 0,
-                };
+                let epoch = rows.into_iter().next().and_then(|r| i64::from_row(r).ok()).unwrap_or(0);
                 ship.epoch.set(Some(epoch));
                 Ok(out)
             }

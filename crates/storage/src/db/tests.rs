@@ -8,10 +8,8 @@ fn temp_db() -> (Db, std::path::PathBuf) {
 /// Frames in the WAL after a PASSIVE pass.
 fn wal_frames(db: &Db) -> i64 {
     let c = db.conn().expect("conn");
-    match &query_rows(&c, "PRAGMA wal_checkpoint(PASSIVE)", vec![]).expect("checkpoint")[0][1] {
-        SqlValue::Integer(n) => *n,
-        other => panic!("frames: {other:?}"),
-    }
+    let (_busy, frames, _copied) = query_one_as::<(i64, i64, i64)>(&c, "PRAGMA wal_checkpoint(PASSIVE)", vec![]).expect("checkpoint").expect("a row");
+    frames
 }
 
 fn write_pages(db: &Db, rows: usize) {
@@ -55,11 +53,11 @@ fn a_reused_statement_starts_from_fresh_bindings() {
     let (db, dir) = temp_db();
     let c = db.conn().expect("conn");
     let sql = "SELECT ?1, ?2";
-    let first = c.query_rows(sql, vec![SqlValue::Integer(1), SqlValue::Text("two".into())]).expect("first");
+    let first = c.query_rows(sql, params![1i64, "two"]).expect("first");
     assert_eq!(first, vec![vec![SqlValue::Integer(1), SqlValue::Text("two".into())]]);
     // The same text, cached, with one parameter short: the missing one is
     // NULL as in a fresh statement, not the previous run's "two".
-    let second = c.query_rows(sql, vec![SqlValue::Integer(3)]).expect("second");
+    let second = c.query_rows(sql, params![3i64]).expect("second");
     assert_eq!(second, vec![vec![SqlValue::Integer(3), SqlValue::Null]]);
     drop(c);
     drop(db);
@@ -72,16 +70,16 @@ fn a_cached_statement_holds_no_snapshot_after_use() {
     let reader = db.conn().expect("reader").detach();
     let writer = db.conn().expect("writer").detach();
     writer.execute("CREATE TABLE t (v INTEGER)", vec![]).expect("create");
-    let count = |c: &Connection| c.query_rows("SELECT COUNT(*) FROM t", vec![]).expect("count")[0][0].clone();
-    assert_eq!(count(&reader), SqlValue::Integer(0));
+    let count = |c: &Connection| query_one_as::<i64>(c, "SELECT COUNT(*) FROM t", vec![]).expect("count").expect("a row");
+    assert_eq!(count(&reader), 0);
     // Were the reader's statement left mid-read, it would keep its
     // snapshot and miss this row.
     writer.execute("INSERT INTO t VALUES (1)", vec![]).expect("insert");
-    assert_eq!(count(&reader), SqlValue::Integer(1));
+    assert_eq!(count(&reader), 1);
     // A failed statement is reset too and can run again.
     assert!(writer.execute("INSERT INTO missing VALUES (1)", vec![]).is_err());
     writer.execute("INSERT INTO t VALUES (2)", vec![]).expect("insert after a failure");
-    assert_eq!(count(&reader), SqlValue::Integer(2));
+    assert_eq!(count(&reader), 2);
     drop((reader, writer, db));
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -38,12 +38,8 @@ impl Db {
         }
         // (frames in the WAL, frames copied into the database)
         let passive = || -> (i64, i64) {
-            let rows = query_rows(&c, "PRAGMA wal_checkpoint(PASSIVE)", vec![]).unwrap_or_default();
-            let int = |i: usize| match rows.first().and_then(|r| r.get(i)) {
-                Some(SqlValue::Integer(n)) => *n,
-                _ => 0,
-            };
-            (int(1), int(2))
+            let row = query_one_as::<(i64, i64, i64)>(&c, "PRAGMA wal_checkpoint(PASSIVE)", vec![]).ok().flatten();
+            row.map_or((0, 0), |(_busy, frames, copied)| (frames, copied))
         };
         let mut frames = passive().0;
         if frames <= WAL_RESTART_FRAMES {
