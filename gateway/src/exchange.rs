@@ -91,7 +91,9 @@ impl Outcome {
 pub trait Owner: Statements<Error: std::fmt::Display + From<Mismatch>> {
     /// Storage could not take the request (busy, or the primary is away).
     fn unavailable(&self) -> Failure;
-    fn log_error(&self, line: &str);
+    /// Logs a failure of the flow: a stable `message` (what failed), the
+    /// request's id and the failure as fields.
+    fn log_error(&self, request_id: &str, message: &'static str, error: &str);
 }
 
 /// The code of a write refused because its business is moving to another
@@ -178,7 +180,7 @@ pub fn mutation<S: Owner>(sql: S, a: &Admitted, request_id: &str, now_ms: i64, c
     };
     if let Err(e) = outcome {
         undo(&sql);
-        sql.log_error(&format!("requestId={request_id} could not be saved: {e}"));
+        sql.log_error(request_id, "the change could not be saved", &e.to_string());
         let reply = Reply::failure(&Failure::internal("the change could not be saved; nothing was written, retry").retryable(true), request_id);
         return (sql, reply);
     }

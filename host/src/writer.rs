@@ -269,9 +269,9 @@ impl exchange::Owner for HostTx {
     fn unavailable(&self) -> Failure {
         unavailable()
     }
-    /// The shared flow's line, written inside the request's span (which
-    /// carries the request id as a field).
-    fn log_error(&self, line: &str) {
-        tracing::error!("{line}");
+    /// The shared flow's event, inside the request's span (which carries
+    /// the request id as its field).
+    fn log_error(&self, _request_id: &str, message: &'static str, error: &str) {
+        tracing::error!(error, "{message}");
     }
 }

@@ -7,7 +7,7 @@
 use crate::bindings::switchboard::platform::transaction;
 use crate::limits;
 use crate::store::{to_wit, unavailable, EdgeSql};
-use crate::{log_error, settings};
+use crate::{log_event, settings};
 use switchboard_gateway::storage::{self, Statements, Value};
 use switchboard_gateway::{Admitted, Failure, KeyDirectory, KeyRecord, SessionRecord};
 use switchboard_guest::FromRow;
@@ -66,7 +66,7 @@ impl Pending {
                 if limits::table_missing(&e.message) {
                     MAKE_RATE_TABLE.with(|m| m.set(true));
                 } else {
-                    log_error(&format!("the rate limit could not be read: {}", e.message));
+                    log_event("error", "the rate limit could not be read", &[("error", &e.message)]);
                 }
                 Ok(Vec::new())
             }
@@ -86,7 +86,7 @@ pub fn after_answer() {
     let _ = transaction::control("ROLLBACK");
     if MAKE_RATE_TABLE.with(|m| m.replace(false)) {
         if let Err(e) = EdgeSql.execute(limits::TABLE, &[]) {
-            log_error(&format!("the rate-limit table could not be made: {e}"));
+            log_event("error", "the rate-limit table could not be made", &[("error", &e)]);
         }
     }
 }

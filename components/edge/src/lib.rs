@@ -296,10 +296,6 @@ fn ready() -> Result<(), String> {
     EdgeSql.query("SELECT 1", &[]).map(|_| ()).map_err(|_| "the database primary cannot be reached".to_string())
 }
 
-fn log_error(line: &str) {
-    log_event("error", line, &[]);
-}
-
 /// One log line in the key=value form the runtime's stderr carries: a
 /// short, stable message and its fields (`requestId`, `error`, ...), each
 /// value quoted when it holds a space, a quote or an `=`.

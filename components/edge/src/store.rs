@@ -2,7 +2,6 @@
 //! storage`, the mutation flow), on the request's stream to the primary.
 
 use crate::bindings::switchboard::platform::transaction;
-use crate::log_error;
 use switchboard_gateway::exchange;
 use switchboard_gateway::storage::{self, Statements, Value};
 use switchboard_gateway::Failure;
@@ -39,7 +38,7 @@ impl exchange::Owner for EdgeSql {
     fn unavailable(&self) -> Failure {
         unavailable()
     }
-    fn log_error(&self, line: &str) {
-        log_error(line);
+    fn log_error(&self, request_id: &str, message: &'static str, error: &str) {
+        crate::log_event("error", message, &[("requestId", &request_id), ("error", &error)]);
     }
 }
