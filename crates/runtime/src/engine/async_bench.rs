@@ -157,7 +157,7 @@ impl AsyncWay {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).unwrap();
         super::ResourceArea::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).unwrap();
         super::imports::add_to_linker(&mut linker).unwrap();
-        super::providers::add_to_linker(&mut linker).unwrap();
+        super::providers::add_to_linker(&mut linker, super::imports::provider_call).unwrap();
         let component = c.pres["contacts"].instance_pre().component();
         let pre = AsyncPre::new(linker.instantiate_pre(component).unwrap()).unwrap();
         AsyncWay { pre, warm: warm::WarmInstances::new() }

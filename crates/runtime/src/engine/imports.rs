@@ -2,12 +2,15 @@
 //! `jobs`, `clock`, `ids`, `log`, `http-out`), and the state of one call: a
 //! request or a job step. Provider interfaces live in `providers/`.
 
-use super::dispatcher_world::switchboard::platform::http_out;
-use super::providers::Providers;
-use super::switchboard::platform::{jobs, store, types};
-use super::switchboard::provider::log;
-use super::OutboundPolicy;
+use super::basics::{clock_and_ids, log_event};
+use super::bindings::dispatcher_world::switchboard::platform::http_out;
+use super::bindings::switchboard::platform::{jobs, store, types};
+use super::bindings::switchboard::provider::log;
+use super::bindings::voice_world::switchboard::platform::recording_links;
+use super::limits::{store_limits, Limits};
+use super::providers::adapters::{ProviderCall, Providers, PROVIDER_REFUSED_IN_PREPARE};
 use crate::db::SqlValue;
+use crate::outbound::OutboundPolicy;
 use std::sync::Arc;
 use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
@@ -30,7 +33,7 @@ pub struct Capabilities {
 pub struct RequestState {
     wasi: WasiCtx,
     table: ResourceTable,
-    pub(super) limits: super::warm::Limits,
+    pub(super) limits: Limits,
     /// The call's connection; mutations arrive with a write transaction
     /// already open on it. None between the calls of a warm instance
     /// (`warm.rs`), when the connection went back to its caller, and in a
@@ -95,7 +98,7 @@ impl RequestState {
         RequestState {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
-            limits: super::warm::Limits::new(super::store_limits()),
+            limits: Limits::new(store_limits()),
             conn,
             log_context,
             business_id: business_id.to_string(),
@@ -220,7 +223,7 @@ impl WasiView for RequestState {
 /// cover (the dispatcher's `http-out`, the voice area's recording links).
 pub fn add_to_linker(linker: &mut Linker<RequestState>) -> anyhow::Result<()> {
     http_out::add_to_linker::<_, HasSelf<_>>(linker, |s| s)?;
-    super::voice_world::switchboard::platform::recording_links::add_to_linker::<_, HasSelf<_>>(linker, |s| s)?;
+    recording_links::add_to_linker::<_, HasSelf<_>>(linker, |s| s)?;
     Ok(())
 }
 
@@ -270,26 +273,12 @@ fn store_error_text(message: String) -> store::StoreError {
 
 impl types::Host for RequestState {}
 
-/// What a provider import answers a prepare step.
-pub const PROVIDER_REFUSED_IN_PREPARE: &str = "a prepare step runs before the transaction: it may not call a provider";
-
 impl RequestState {
     fn refuse_in_prepare(&self) -> Result<(), store::StoreError> {
         if self.preparing {
             return Err(store::StoreError { kind: "other".into(), message: "a prepare step runs before the transaction: it may not read or write storage".into() });
         }
         Ok(())
-    }
-
-    /// The connection a provider import reads the business's choices on,
-    /// or, in a prepare step (which must never reach a provider),
-    /// [`PROVIDER_REFUSED_IN_PREPARE`]. Every provider import asks for it
-    /// before it does anything else.
-    pub(super) fn provider_conn(&self) -> Result<&crate::db::Connection, &'static str> {
-        if self.preparing {
-            return Err(PROVIDER_REFUSED_IN_PREPARE);
-        }
-        Ok(self.conn())
     }
 }
 
@@ -336,44 +325,7 @@ impl jobs::Host for RequestState {
     }
 }
 
-/// `clock` and `ids` are the same for every store (a call's or a provider's).
-macro_rules! clock_and_ids {
-    ($state:ty) => {
-        impl $crate::engine::switchboard::provider::clock::Host for $state {
-            fn now_ms(&mut self) -> i64 {
-                crate::clock::now_ms()
-            }
-            fn now_rfc3339(&mut self) -> String {
-                crate::clock::now_rfc3339()
-            }
-        }
-
-        impl $crate::engine::switchboard::provider::ids::Host for $state {
-            fn uuid_v7(&mut self) -> String {
-                uuid::Uuid::now_v7().to_string()
-            }
-            /// At most 4 KiB from the CSPRNG.
-            fn random_bytes(&mut self, len: u32) -> Vec<u8> {
-                let mut v = vec![0u8; len.min(4096) as usize];
-                rand::fill(&mut v[..]);
-                v
-            }
-        }
-    };
-}
-pub(crate) use clock_and_ids;
 clock_and_ids!(RequestState);
-
-/// A component's own log line at its level: its text is the message, and
-/// `context` (the component and its request or job) a field.
-pub fn log_event(level: log::Level, context: &str, message: &str) {
-    match level {
-        log::Level::Debug => tracing::debug!(context, "{message}"),
-        log::Level::Info => tracing::info!(context, "{message}"),
-        log::Level::Warn => tracing::warn!(context, "{message}"),
-        log::Level::Error => tracing::error!(context, "{message}"),
-    }
-}
 
 impl log::Host for RequestState {
     fn log(&mut self, level: log::Level, message: String) {
@@ -383,11 +335,11 @@ impl log::Host for RequestState {
 
 /// `recording-links`: signed with the process's links; empty links in a
 /// process that serves none.
-impl super::voice_world::switchboard::platform::recording_links::Host for RequestState {
-    fn sign(&mut self, business_id: String, call_id: String, file_name: String) -> super::voice_world::switchboard::platform::recording_links::Links {
+impl recording_links::Host for RequestState {
+    fn sign(&mut self, business_id: String, call_id: String, file_name: String) -> recording_links::Links {
         let now = crate::clock::now_ms();
         let sign = |disposition| self.recording_links().map(|l| l.sign(&business_id, &call_id, &file_name, disposition, now)).unwrap_or_default();
-        super::voice_world::switchboard::platform::recording_links::Links { url: sign("inline"), download_url: sign("attachment") }
+        recording_links::Links { url: sign("inline"), download_url: sign("attachment") }
     }
 }
 
@@ -404,4 +356,12 @@ impl http_out::Host for RequestState {
         }
         crate::outbound::post(&self.caps.outbound, &url, &headers, &body)
     }
+}
+
+/// The provider imports' view of a call (wasmtime's `HasData` getter,
+/// [`super::providers::add_to_linker`]): the process's providers, the
+/// business, the call's connection, and whether it is a prepare step (which
+/// must never reach a provider).
+pub fn provider_call(state: &mut RequestState) -> ProviderCall<'_> {
+    ProviderCall { providers: &state.caps.providers, business_id: &state.business_id, log_context: &state.log_context, conn: state.conn.as_ref(), preparing: state.preparing }
 }

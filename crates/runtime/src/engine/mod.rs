@@ -10,11 +10,19 @@
 //! * [`providers`]: the registry of provider interfaces (messenger,
 //!   carrier, ai), one file each implementing `Provider`, composed by one
 //!   list, each answered by a provider component (its embedded default or
-//!   a business's plugin).
+//!   a business's plugin);
+//! * the leaves the others share: [`bindings`] (the platform worlds),
+//!   [`embedded`] (the components build.rs embedded), [`limits`] (what a
+//!   store may use) and [`basics`] (clock, ids and log, alike for every
+//!   store).
 
 #[cfg(test)]
 mod async_bench;
+pub mod basics;
+pub mod bindings;
+pub mod embedded;
 pub mod imports;
+pub mod limits;
 mod prepare;
 pub mod providers;
 #[cfg(test)]
@@ -34,67 +42,18 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker};
-use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime::{Config, Engine, Store};
 
-include!(concat!(env!("OUT_DIR"), "/components.rs"));
+pub use bindings::{dispatcher_world, switchboard, types, voice_world, Job, Outcome, ResourceArea, ResourceAreaPre};
+pub use embedded::COMPONENTS;
+pub use limits::{store_limits, INSTANCE_MEMORY_LIMIT, MAX_INSTANCES};
 
-wasmtime::component::bindgen!({
-    path: "../../wit",
-    world: "resource-area",
-});
-
-pub use switchboard::platform::types;
-
-/// The dispatcher's world shares every import with `resource-area` (and the
-/// providers' interfaces), so one set of host implementations serves both.
-pub mod dispatcher_world {
-    wasmtime::component::bindgen!({
-        path: "../../wit",
-        world: "dispatcher",
-        with: {
-            "switchboard:platform/types": super::switchboard::platform::types,
-            "switchboard:platform/store": super::switchboard::platform::store,
-            "switchboard:platform/jobs": super::switchboard::platform::jobs,
-            "switchboard:provider/clock": super::switchboard::provider::clock,
-            "switchboard:provider/ids": super::switchboard::provider::ids,
-            "switchboard:provider/log": super::switchboard::provider::log,
-        },
-    });
-}
-pub use dispatcher_world::switchboard::platform::job_types::{Job, Outcome};
-
-/// The voice area's world: `resource-area` plus the signed recording links
-/// (answered in `recordings.rs`).
-pub mod voice_world {
-    wasmtime::component::bindgen!({
-        path: "../../wit",
-        world: "voice-area",
-        with: {
-            "switchboard:platform/types": super::switchboard::platform::types,
-            "switchboard:platform/store": super::switchboard::platform::store,
-            "switchboard:platform/jobs": super::switchboard::platform::jobs,
-            "switchboard:provider/clock": super::switchboard::provider::clock,
-            "switchboard:provider/ids": super::switchboard::provider::ids,
-            "switchboard:provider/log": super::switchboard::provider::log,
-        },
-    });
-}
 use dispatcher_world::DispatcherPre;
 
 /// The embedded component that runs background jobs.
 pub const DISPATCHER: &str = "dispatcher";
 /// How long one job step may run.
 pub const JOB_DEADLINE: Duration = Duration::from_secs(60);
-
-/// Linear memory a single instance may grow to.
-pub const INSTANCE_MEMORY_LIMIT: usize = 256 << 20;
-/// Instances alive at once (also bounds the pooling allocator's reservation).
-pub const MAX_INSTANCES: u32 = 128;
-
-/// The limits every store gets (request, job step or provider call).
-pub fn store_limits() -> StoreLimits {
-    StoreLimitsBuilder::new().memory_size(INSTANCE_MEMORY_LIMIT).instances(16).trap_on_grow_failure(true).build()
-}
 
 /// What `serve` configures for the components' imports (host/src/main.rs
 /// builds it from the command line and hands it to [`Components::load`]):
@@ -169,7 +128,7 @@ impl Components {
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         ResourceArea::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
         imports::add_to_linker(&mut linker)?;
-        providers::add_to_linker(&mut linker)?;
+        providers::add_to_linker(&mut linker, imports::provider_call)?;
 
         // Without it every artifact is compiled in memory (write_artifact fails).
         let _ = std::fs::create_dir_all(cache_dir);
@@ -336,16 +295,9 @@ fn classify(e: wasmtime::Error) -> CallError {
             _ => CallError::Trap(format!("{e:#}")),
         };
     }
-    if hit_memory_limit(&e) {
+    if limits::hit_memory_limit(&e) {
         CallError::ResourceLimit
     } else {
         CallError::Trap(format!("{e:#}"))
     }
-}
-
-/// Whether a call failed on its store's memory limit. With
-/// trap_on_grow_failure the error is not a Trap: look at the cause.
-pub(crate) fn hit_memory_limit(e: &wasmtime::Error) -> bool {
-    let text = format!("{e:?}");
-    text.contains("forcing trap when growing memory") || text.contains("memory") && text.contains("limit")
 }

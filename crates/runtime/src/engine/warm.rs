@@ -16,8 +16,8 @@
 //! `SWITCHBOARD_WARM_INSTANCES=0` turns reuse off (a fresh instance per
 //! call, as before): the side-by-side bench uses it.
 
+use super::bindings::ResourceArea;
 use super::imports::RequestState;
-use super::ResourceArea;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -152,57 +152,6 @@ impl<I> Idle<I> {
     }
 }
 
-/// Linear memory above which an instance is not kept warm: a call that
-/// grew it (a large import, a long page) would otherwise keep that memory
-/// resident while the instance waits.
-const MAX_KEPT_MEMORY: usize = 16 << 20;
-
-/// A store's limits, noting the largest memory its instances grew to (so a
-/// large one is not kept warm).
-pub struct Limits {
-    inner: wasmtime::StoreLimits,
-    largest_memory: usize,
-}
-
-impl Limits {
-    pub fn new(inner: wasmtime::StoreLimits) -> Limits {
-        Limits { inner, largest_memory: 0 }
-    }
-
-    /// Whether the memory stayed small enough to keep.
-    pub fn small(&self) -> bool {
-        self.largest_memory <= MAX_KEPT_MEMORY
-    }
-}
-
-impl wasmtime::ResourceLimiter for Limits {
-    fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
-        let allowed = self.inner.memory_growing(current, desired, maximum)?;
-        if allowed {
-            self.largest_memory = self.largest_memory.max(desired);
-        }
-        Ok(allowed)
-    }
-    fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
-        self.inner.memory_grow_failed(error)
-    }
-    fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
-        self.inner.table_growing(current, desired, maximum)
-    }
-    fn table_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
-        self.inner.table_grow_failed(error)
-    }
-    fn instances(&self) -> usize {
-        self.inner.instances()
-    }
-    fn tables(&self) -> usize {
-        self.inner.tables()
-    }
-    fn memories(&self) -> usize {
-        self.inner.memories()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,7 +160,7 @@ mod tests {
     /// A reusable store with no instance in it (`Warm<()>`).
     struct Fixture {
         engine: wasmtime::Engine,
-        caps: Arc<super::super::Capabilities>,
+        caps: Arc<crate::engine::imports::Capabilities>,
     }
 
     impl Fixture {
@@ -220,7 +169,7 @@ mod tests {
             std::fs::create_dir_all(&scratch).unwrap();
             let plugins = crate::plugins::Registry::start(None, &scratch, true).unwrap();
             let _ = std::fs::remove_dir_all(&scratch);
-            let caps = super::super::Capabilities { outbound: Default::default(), providers: super::super::providers::Providers::none(plugins), recording_links: None };
+            let caps = crate::engine::imports::Capabilities { outbound: Default::default(), providers: crate::engine::providers::Providers::none(plugins), recording_links: None };
             Fixture { engine: wasmtime::Engine::default(), caps: Arc::new(caps) }
         }
 

@@ -15,8 +15,9 @@
 //! call reuses a slot's pages: with the on-demand allocator a plugin call
 //! cost 8.5 times an embedded one, with the pool 1.09; bench/plugins.py).
 
-use super::{http, Manifest};
-use crate::engine::providers::{Adapter, CallLimits};
+use super::http;
+use super::manifest::{self, Manifest};
+use crate::engine::providers::adapter::{Adapter, CallLimits};
 use anyhow::{Context, Result};
 use parking_lot::RwLock;
 use std::collections::HashMap;
@@ -29,7 +30,7 @@ use wasmtime::{Config, Engine};
 /// One loaded plugin.
 pub struct Loaded {
     pub manifest: Manifest,
-    /// Its adapter, of the [`Provider`](crate::engine::providers::Provider)
+    /// Its adapter, of the [`Provider`](crate::engine::providers::adapter::Provider)
     /// type of its manifest's interface.
     pub provider: Adapter,
 }
@@ -57,7 +58,7 @@ pub fn engine() -> Result<Engine> {
     let mut config = Config::new();
     config
         // Its own pool: a fresh instance per call reuses a slot's pages.
-        .allocation_strategy(crate::compiled::pooling(PLUGIN_INSTANCES, (super::MAX_MEMORY_MIB as usize) << 20))
+        .allocation_strategy(crate::compiled::pooling(PLUGIN_INSTANCES, (manifest::MAX_MEMORY_MIB as usize) << 20))
         .wasm_component_model(true)
         .epoch_interruption(true)
         .consume_fuel(true);
@@ -158,9 +159,9 @@ impl Registry {
     }
 
     fn load_one(&self, source: &Source, folder: &Path) -> Result<Loaded> {
-        let (manifest, wasm) = super::read(folder)?;
+        let (manifest, wasm) = manifest::read(folder)?;
         let component = crate::compiled::compile_cached(&source.engine, &source.cache_dir, &format!("plugin-{}", manifest.name), &wasm)
-            .with_context(|| format!("{}: not a WebAssembly component this build can compile", folder.join(super::COMPONENT).display()))?;
+            .with_context(|| format!("{}: not a WebAssembly component this build can compile", folder.join(manifest::COMPONENT).display()))?;
         let provider = link(&source.engine, &manifest, &component, self.public_only)?;
         Ok(Loaded { manifest, provider })
     }

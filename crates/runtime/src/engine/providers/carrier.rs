@@ -7,9 +7,10 @@
 //! trap becomes a retryable `carrier_unavailable`. Its settings come from
 //! `--carrier-setting NAME=VALUE` and `SWITCHBOARD_CARRIER_<NAME>`.
 
-use super::{CallLimits, Provider, ProviderState, Providers, Settings, SettingsFlag, Unavailable};
-use crate::engine::dispatcher_world::switchboard::provider::carrier as import;
-use crate::engine::imports::RequestState;
+use super::adapter::{CallLimits, Provider, Settings, SettingsFlag, Unavailable};
+use super::adapters::{ProviderCall, ProviderImports, Providers};
+use super::calls::{self, ProviderState};
+use crate::engine::bindings::dispatcher_world::switchboard::provider::carrier as import;
 use anyhow::Result;
 use std::sync::Arc;
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -20,12 +21,12 @@ mod world {
         path: "../../wit",
         world: "switchboard:provider/carrier-provider",
         with: {
-            "switchboard:provider/clock": crate::engine::switchboard::provider::clock,
-            "switchboard:provider/ids": crate::engine::switchboard::provider::ids,
-            "switchboard:provider/log": crate::engine::switchboard::provider::log,
+            "switchboard:provider/clock": crate::engine::bindings::switchboard::provider::clock,
+            "switchboard:provider/ids": crate::engine::bindings::switchboard::provider::ids,
+            "switchboard:provider/log": crate::engine::bindings::switchboard::provider::log,
             // One host implementation of these serves every provider world.
-            "switchboard:provider/settings": crate::engine::providers::settings,
-            "switchboard:provider/http": crate::engine::providers::provider_http,
+            "switchboard:provider/settings": crate::engine::providers::calls::settings,
+            "switchboard:provider/http": crate::engine::providers::calls::provider_http,
         },
     });
 }
@@ -37,11 +38,11 @@ mod hooks_world {
         path: "../../wit",
         world: "switchboard:provider/carrier-webhooks-provider",
         with: {
-            "switchboard:provider/clock": crate::engine::switchboard::provider::clock,
-            "switchboard:provider/ids": crate::engine::switchboard::provider::ids,
-            "switchboard:provider/log": crate::engine::switchboard::provider::log,
-            "switchboard:provider/settings": crate::engine::providers::settings,
-            "switchboard:provider/http": crate::engine::providers::provider_http,
+            "switchboard:provider/clock": crate::engine::bindings::switchboard::provider::clock,
+            "switchboard:provider/ids": crate::engine::bindings::switchboard::provider::ids,
+            "switchboard:provider/log": crate::engine::bindings::switchboard::provider::log,
+            "switchboard:provider/settings": crate::engine::providers::calls::settings,
+            "switchboard:provider/http": crate::engine::providers::calls::provider_http,
         },
     });
 }
@@ -69,14 +70,16 @@ impl Provider for Carrier {
     const TEMPLATE_SETTINGS: &'static [&'static str] = &["step-delay-ms"];
 
     fn link(engine: &Engine, component: &Component, limits: CallLimits) -> Result<Carrier> {
-        let pre = super::instance_pre(engine, component, &limits, |l| world::CarrierProvider::add_to_linker::<_, HasSelf<_>>(l, |s| s))?;
+        let pre = calls::instance_pre(engine, component, &limits, |l| world::CarrierProvider::add_to_linker::<_, HasSelf<_>>(l, |s| s))?;
         let hooks = hooks_world::CarrierWebhooksProviderPre::new(pre.clone()).ok();
         Ok(Carrier { engine: engine.clone(), pre: world::CarrierProviderPre::new(pre)?, hooks, limits })
     }
+}
 
-    fn add_to_linker(linker: &mut Linker<RequestState>) -> Result<()> {
-        Ok(import::add_to_linker::<_, HasSelf<_>>(linker, |s| s)?)
-    }
+/// Links the `carrier` import the areas and the dispatcher call; its host
+/// side is on the call's [`ProviderCall`] (below).
+pub fn add_to_linker<T: 'static>(linker: &mut Linker<T>, view: fn(&mut T) -> ProviderCall<'_>) -> Result<()> {
+    Ok(import::add_to_linker::<T, ProviderImports>(linker, view)?)
 }
 
 impl Providers {
@@ -89,7 +92,7 @@ impl Providers {
 impl Carrier {
     /// Calls the carrier in a fresh, bounded store of its own.
     fn call<T>(&self, settings: &Settings, f: impl FnOnce(&provider::Guest, &mut Store<ProviderState>) -> wasmtime::Result<Result<T, CarrierError>>) -> Result<T, CarrierError> {
-        let answer = super::call(&self.engine, &self.limits, settings.clone(), "voice", |store, instantiated| {
+        let answer = calls::call(&self.engine, &self.limits, settings.clone(), "voice", |store, instantiated| {
             let instance = self.pre.instantiate(&mut *store)?;
             instantiated();
             f(instance.switchboard_provider_carrier(), store)
@@ -110,7 +113,7 @@ impl Carrier {
         let Some(hooks) = &self.hooks else {
             return Err(CarrierError { code: "not_supported".into(), message: "this carrier adapter takes no callbacks".into(), retryable: false });
         };
-        let answer = super::call(&self.engine, &self.limits, settings.clone(), "voice", |store, instantiated| {
+        let answer = calls::call(&self.engine, &self.limits, settings.clone(), "voice", |store, instantiated| {
             let instance = hooks.instantiate(&mut *store)?;
             instantiated();
             instance.switchboard_provider_carrier_webhooks().call_receive(store, url, headers, body)
@@ -148,7 +151,7 @@ impl Carrier {
         let Some(hooks) = &self.hooks else {
             return Err(CarrierError { code: "not_supported".into(), message: "this carrier adapter takes no callbacks".into(), retryable: false });
         };
-        let answer = super::call(&self.engine, &self.limits, settings.clone(), "voice", |store, instantiated| {
+        let answer = calls::call(&self.engine, &self.limits, settings.clone(), "voice", |store, instantiated| {
             let instance = hooks.instantiate(&mut *store)?;
             instantiated();
             f(instance.switchboard_provider_carrier_webhooks(), store)
@@ -253,11 +256,11 @@ fn progress(p: Progress) -> import::Progress {
     import::Progress { events, memo: p.memo, check_after_ms: p.check_after_ms }
 }
 
-impl RequestState {
+impl ProviderCall<'_> {
     /// The carrier of the business this call runs for.
     fn carrier(&self) -> Result<(Arc<Carrier>, Settings), import::CarrierError> {
-        let conn = self.provider_conn().map_err(|m| import::CarrierError { code: "prepare_refused".into(), message: m.into(), retryable: false })?;
-        self.providers().carrier_for(conn, self.business_id()).map_err(|u| {
+        let conn = self.connection().map_err(|m| import::CarrierError { code: "prepare_refused".into(), message: m.into(), retryable: false })?;
+        self.providers.carrier_for(conn, self.business_id).map_err(|u| {
             let (code, message, retryable) = u.describe("carrier");
             import::CarrierError { code, message, retryable }
         })
@@ -265,7 +268,7 @@ impl RequestState {
 }
 
 /// `carrier`: the business's carrier answers.
-impl import::Host for RequestState {
+impl import::Host for ProviderCall<'_> {
     fn place(&mut self, call: import::Placement) -> Result<import::Progress, import::CarrierError> {
         let (c, settings) = self.carrier()?;
         c.place(&settings, &placement(call)).map(progress).map_err(error)
@@ -316,7 +319,7 @@ mod tests {
         let mut config = wasmtime::Config::new();
         config.wasm_component_model(true).epoch_interruption(true);
         let engine = Engine::new(&config).unwrap();
-        let wasm = crate::engine::COMPONENTS.iter().find(|(name, _)| *name == Carrier::COMPONENT).unwrap().1;
+        let wasm = crate::engine::embedded::COMPONENTS.iter().find(|(name, _)| *name == Carrier::COMPONENT).unwrap().1;
         let component = Component::new(&engine, wasm).unwrap();
         let settings: Settings = Arc::new(std::collections::HashMap::from([("step-delay-ms".to_string(), step_ms.to_string())]));
         Sandbox(Carrier::link(&engine, &component, CallLimits::embedded(Carrier::COMPONENT)).unwrap(), settings)

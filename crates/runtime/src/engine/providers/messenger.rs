@@ -4,12 +4,13 @@
 //! whole process with `--component-override sandbox-messenger=FILE`), a
 //! business may choose a messenger plugin instead. The host answers the
 //! areas' `messenger` import by calling the business's adapter in a small
-//! store of its own ([`super::call`]), and hands a provider's pushed
+//! store of its own ([`calls::call`]), and hands a provider's pushed
 //! webhooks to it ([`Messenger::receive`]).
 
-use super::{CallLimits, Provider, ProviderState, Providers, Settings, SettingsFlag, Unavailable};
-use crate::engine::dispatcher_world::switchboard::provider::messenger;
-use crate::engine::imports::RequestState;
+use super::adapter::{CallLimits, Provider, Settings, SettingsFlag, Unavailable};
+use super::adapters::{ProviderCall, ProviderImports, Providers};
+use super::calls::{self, ProviderState};
+use crate::engine::bindings::dispatcher_world::switchboard::provider::messenger;
 use anyhow::Result;
 use std::sync::Arc;
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -20,9 +21,12 @@ pub mod world {
         path: "../../wit",
         world: "switchboard:provider/messenger-provider",
         with: {
-            "switchboard:provider/clock": crate::engine::switchboard::provider::clock,
-            "switchboard:provider/ids": crate::engine::switchboard::provider::ids,
-            "switchboard:provider/log": crate::engine::switchboard::provider::log,
+            "switchboard:provider/clock": crate::engine::bindings::switchboard::provider::clock,
+            "switchboard:provider/ids": crate::engine::bindings::switchboard::provider::ids,
+            "switchboard:provider/log": crate::engine::bindings::switchboard::provider::log,
+            // One host implementation of these serves every provider world.
+            "switchboard:provider/settings": crate::engine::providers::calls::settings,
+            "switchboard:provider/http": crate::engine::providers::calls::provider_http,
         },
     });
 }
@@ -45,13 +49,15 @@ impl Provider for Messenger {
     const TEMPLATE_SETTINGS: &'static [&'static str] = &["step-delay-ms"];
 
     fn link(engine: &Engine, component: &Component, limits: CallLimits) -> Result<Messenger> {
-        let pre = super::instance_pre(engine, component, &limits, |l| world::MessengerProvider::add_to_linker::<_, HasSelf<_>>(l, |s| s))?;
+        let pre = calls::instance_pre(engine, component, &limits, |l| world::MessengerProvider::add_to_linker::<_, HasSelf<_>>(l, |s| s))?;
         Ok(Messenger { engine: engine.clone(), pre: world::MessengerProviderPre::new(pre)?, limits })
     }
+}
 
-    fn add_to_linker(linker: &mut Linker<RequestState>) -> Result<()> {
-        Ok(messenger::add_to_linker::<_, HasSelf<_>>(linker, |s| s)?)
-    }
+/// Links the `messenger` import the areas and the dispatcher call; its host
+/// side is on the call's [`ProviderCall`] (below).
+pub fn add_to_linker<T: 'static>(linker: &mut Linker<T>, view: fn(&mut T) -> ProviderCall<'_>) -> Result<()> {
+    Ok(messenger::add_to_linker::<T, ProviderImports>(linker, view)?)
 }
 
 impl Providers {
@@ -69,7 +75,7 @@ impl Messenger {
         context: &str,
         f: impl FnOnce(&world::MessengerProvider, &mut Store<ProviderState>) -> wasmtime::Result<Result<T, provider::ProviderError>>,
     ) -> Result<T, messenger::ProviderError> {
-        let answer = super::call(&self.engine, &self.limits, settings, context, |store, instantiated| {
+        let answer = calls::call(&self.engine, &self.limits, settings, context, |store, instantiated| {
             let instance = self.pre.instantiate(&mut *store)?;
             instantiated();
             f(&instance, store)
@@ -128,11 +134,11 @@ fn provider_error(e: provider::ProviderError) -> messenger::ProviderError {
     messenger::ProviderError { code: e.code, message: e.message, retryable: e.retryable, reference: e.reference }
 }
 
-impl RequestState {
+impl ProviderCall<'_> {
     /// The messenger of the business this call runs for.
     fn messenger(&self) -> Result<(Arc<Messenger>, Settings), messenger::ProviderError> {
-        let conn = self.provider_conn().map_err(|m| messenger::ProviderError { code: "prepare_refused".into(), message: m.into(), retryable: false, reference: None })?;
-        self.providers().messenger_for(conn, self.business_id()).map_err(|u| {
+        let conn = self.connection().map_err(|m| messenger::ProviderError { code: "prepare_refused".into(), message: m.into(), retryable: false, reference: None })?;
+        self.providers.messenger_for(conn, self.business_id).map_err(|u| {
             let (code, message, retryable) = u.describe("messenger");
             messenger::ProviderError { code, message, retryable, reference: None }
         })
@@ -140,11 +146,11 @@ impl RequestState {
 }
 
 /// `messenger`: the business's adapter answers.
-impl messenger::Host for RequestState {
+impl messenger::Host for ProviderCall<'_> {
     fn upload_media(&mut self, m: messenger::Media) -> Result<messenger::StoredMedia, messenger::ProviderError> {
         let (p, settings) = self.messenger()?;
         let m = provider::Media { channel: m.channel, sender_id: m.sender_id, mime_type: m.mime_type, file_name: m.file_name, sha256_hex: m.sha256_hex, bytes: m.bytes };
-        let stored = p.call(settings, self.log_context(), |i, s| i.switchboard_provider_messenger().call_upload_media(s, &m))?;
+        let stored = p.call(settings, self.log_context, |i, s| i.switchboard_provider_messenger().call_upload_media(s, &m))?;
         Ok(messenger::StoredMedia { provider_media_id: p.id(stored.provider_media_id)?, provider_status: stored.provider_status, expires_at_ms: stored.expires_at_ms })
     }
 
@@ -160,14 +166,14 @@ impl messenger::Host for RequestState {
             provider_media_id: m.provider_media_id,
             reply_to_comment: m.reply_to_comment,
         };
-        let id = p.call(settings, self.log_context(), |i, s| i.switchboard_provider_messenger().call_submit(s, &m))?;
+        let id = p.call(settings, self.log_context, |i, s| i.switchboard_provider_messenger().call_submit(s, &m))?;
         p.id(id)
     }
 
     fn reply_to_comment(&mut self, r: messenger::CommentReply) -> Result<String, messenger::ProviderError> {
         let (p, settings) = self.messenger()?;
         let r = provider::CommentReply { reply_id: r.reply_id, channel: r.channel, sender_id: r.sender_id, comment_id: r.comment_id, commenter: r.commenter, text: r.text };
-        let id = p.call(settings, self.log_context(), |i, s| i.switchboard_provider_messenger().call_reply_to_comment(s, &r))?;
+        let id = p.call(settings, self.log_context, |i, s| i.switchboard_provider_messenger().call_reply_to_comment(s, &r))?;
         p.id(id)
     }
 
@@ -176,7 +182,7 @@ impl messenger::Host for RequestState {
     fn track(&mut self, provider_message_id: String, recipient: String, last_status: String) -> Result<messenger::Progress, messenger::ProviderError> {
         let (p, settings) = self.messenger()?;
         if p.is_plugin() {
-            let pushed = crate::plugins::pushed::next_pushed(self.conn(), self.business_id(), &provider_message_id, &last_status).map_err(|e| messenger::ProviderError {
+            let pushed = crate::plugins::pushed::next_pushed(self.conn.expect("a call's connection is set while it runs"), self.business_id, &provider_message_id, &last_status).map_err(|e| messenger::ProviderError {
                 code: "provider_choice_unreadable".into(),
                 message: format!("the pushed statuses could not be read: {e}"),
                 retryable: true,
@@ -186,7 +192,7 @@ impl messenger::Host for RequestState {
                 return Ok(messenger::Progress { report: Some(report), check_after_ms: more.then_some(0) });
             }
         }
-        let progress = p.call(settings, self.log_context(), |i, s| i.switchboard_provider_messenger().call_track(s, &provider_message_id, &recipient, &last_status))?;
+        let progress = p.call(settings, self.log_context, |i, s| i.switchboard_provider_messenger().call_track(s, &provider_message_id, &recipient, &last_status))?;
         Ok(messenger::Progress {
             report: progress.report.map(|r| messenger::StatusReport { status: r.status, provider_status: r.provider_status, failure: r.failure.map(provider_error) }),
             check_after_ms: progress.check_after_ms,

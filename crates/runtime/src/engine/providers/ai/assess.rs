@@ -8,7 +8,7 @@
 //! in `components/sandbox-ai/src/assess.rs`.)
 
 use super::endpoint::{Endpoint, ServerAi};
-use crate::engine::dispatcher_world::switchboard::provider::ai::{Assessment, AssessmentInput};
+use crate::engine::bindings::dispatcher_world::switchboard::provider::ai::{Assessment, AssessmentInput};
 
 /// Longest summary and next action kept from a provider.
 const SUMMARY_CHARS: usize = 600;
@@ -69,7 +69,7 @@ pub fn assess(ai: &ServerAi, e: &Endpoint, input: &AssessmentInput) -> Result<As
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::dispatcher_world::switchboard::provider::ai::AssessmentOutcome;
+    use crate::engine::bindings::dispatcher_world::switchboard::provider::ai::AssessmentOutcome;
 
     fn input(outcomes: &[(&str, &str, u32)], said: &[(&str, &str)]) -> AssessmentInput {
         AssessmentInput {

@@ -11,7 +11,7 @@
 //! --ai-embeddings-model`) come from the same provider, whoever answers the
 //! turns: one index, one model.
 
-use crate::engine::dispatcher_world::switchboard::provider::ai;
+use crate::engine::bindings::dispatcher_world::switchboard::provider::ai;
 pub use crate::knowledge::{Embeddings, DEFAULT_DIMENSIONS};
 use std::sync::OnceLock;
 use std::time::Duration;

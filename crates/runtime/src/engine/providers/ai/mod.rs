@@ -19,9 +19,10 @@ pub mod endpoint;
 
 pub use endpoint::{embeddings_url, Embeddings, Endpoint, ServerAi, API_KEY_VAR, DEFAULT_DIMENSIONS};
 
-use super::{CallLimits, Provider, ProviderState, Settings};
-use crate::engine::dispatcher_world::switchboard::provider::ai as import;
-use crate::engine::imports::RequestState;
+use super::adapter::{CallLimits, Interface, Provider, Settings, Unavailable};
+use super::adapters::{ProviderCall, ProviderImports};
+use super::calls::{self, ProviderState};
+use crate::engine::bindings::dispatcher_world::switchboard::provider::ai as import;
 use anyhow::Result;
 use std::sync::Arc;
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -32,18 +33,18 @@ mod world {
         path: "../../wit",
         world: "switchboard:provider/ai-provider",
         with: {
-            "switchboard:provider/clock": crate::engine::switchboard::provider::clock,
-            "switchboard:provider/ids": crate::engine::switchboard::provider::ids,
-            "switchboard:provider/log": crate::engine::switchboard::provider::log,
-            "switchboard:provider/settings": crate::engine::providers::settings,
-            "switchboard:provider/http": crate::engine::providers::provider_http,
+            "switchboard:provider/clock": crate::engine::bindings::switchboard::provider::clock,
+            "switchboard:provider/ids": crate::engine::bindings::switchboard::provider::ids,
+            "switchboard:provider/log": crate::engine::bindings::switchboard::provider::log,
+            "switchboard:provider/settings": crate::engine::providers::calls::settings,
+            "switchboard:provider/http": crate::engine::providers::calls::provider_http,
         },
     });
 }
 use world::exports::switchboard::provider::ai as provider;
 
 /// A linked AI adapter: the sandbox AI or a business's plugin. Called like
-/// every adapter, in a fresh bounded store ([`super::call`]); its errors and
+/// every adapter, in a fresh bounded store ([`calls::call`]); its errors and
 /// faults become the `ai` import's error text.
 pub struct Ai {
     engine: Engine,
@@ -59,18 +60,20 @@ impl Provider for Ai {
     const BUILT_IN: &'static str = "native";
 
     fn link(engine: &Engine, component: &Component, limits: CallLimits) -> Result<Ai> {
-        let pre = super::instance_pre(engine, component, &limits, |l| world::AiProvider::add_to_linker::<_, HasSelf<_>>(l, |s| s))?;
+        let pre = calls::instance_pre(engine, component, &limits, |l| world::AiProvider::add_to_linker::<_, HasSelf<_>>(l, |s| s))?;
         Ok(Ai { engine: engine.clone(), pre: world::AiProviderPre::new(pre)?, limits })
     }
+}
 
-    fn add_to_linker(linker: &mut Linker<RequestState>) -> Result<()> {
-        Ok(import::add_to_linker::<_, HasSelf<_>>(linker, |s| s)?)
-    }
+/// Links the `ai` import the areas and the dispatcher call; its host
+/// side is on the call's [`ProviderCall`] (below).
+pub fn add_to_linker<T: 'static>(linker: &mut Linker<T>, view: fn(&mut T) -> ProviderCall<'_>) -> Result<()> {
+    Ok(import::add_to_linker::<T, ProviderImports>(linker, view)?)
 }
 
 impl Ai {
     fn call<T>(&self, settings: &Settings, f: impl FnOnce(&provider::Guest, &mut wasmtime::Store<ProviderState>) -> wasmtime::Result<Result<T, String>>) -> Result<T, String> {
-        let answer = super::call(&self.engine, &self.limits, settings.clone(), "ai", |store, instantiated| {
+        let answer = calls::call(&self.engine, &self.limits, settings.clone(), "ai", |store, instantiated| {
             let instance = self.pre.instantiate(&mut *store)?;
             instantiated();
             f(instance.switchboard_provider_ai(), store)
@@ -143,7 +146,7 @@ enum Answerer<'a> {
 }
 
 /// Why no AI adapter can answer, as the `ai` import words its failures.
-fn unavailable(u: super::Unavailable) -> String {
+fn unavailable(u: Unavailable) -> String {
     let (code, message, _) = u.describe("ai");
     format!("{code}: {message}")
 }
@@ -153,12 +156,12 @@ fn refused(message: &str) -> String {
     format!("prepare_refused: {message}")
 }
 
-impl RequestState {
+impl ProviderCall<'_> {
     /// The business's `ai` plugin, else the configured endpoint, else the
     /// sandbox AI.
     fn ai(&self) -> Result<Answerer<'_>, String> {
-        let providers = self.providers();
-        if let Some((plugin, settings)) = providers.plugin_for::<Ai>(self.provider_conn().map_err(refused)?, self.business_id()).map_err(unavailable)? {
+        let providers = self.providers;
+        if let Some((plugin, settings)) = providers.plugin_for::<Ai>(self.connection().map_err(refused)?, self.business_id).map_err(unavailable)? {
             return Ok(Answerer::Adapter(plugin, settings));
         }
         if let Some(e) = providers.server_ai.endpoint() {
@@ -170,22 +173,21 @@ impl RequestState {
     /// The business's `ai` plugin when it makes the business's embeddings,
     /// with the dimension it declares.
     fn embedder(&self) -> Result<Option<(Arc<Ai>, Settings, u32)>, String> {
-        let interface = super::Interface::named(Ai::NAME).expect("ai is in the list");
-        let choice = crate::plugins::choice::read(self.provider_conn().map_err(refused)?, self.business_id(), interface)
+        let choice = crate::plugins::choice::read(self.connection().map_err(refused)?, self.business_id, Interface::of::<Ai>())
             .map_err(|_| "provider_choice_unreadable: the business's AI choice could not be read".to_string())?;
         let Some(choice) = choice.filter(|c| c.embeddings_model.is_some()) else { return Ok(None) };
-        let providers = self.providers();
+        let providers = self.providers;
         // The loaded version's declaration (a reload may have dropped it).
-        let loaded = providers.plugins.get(&choice.plugin).ok_or_else(|| unavailable(super::Unavailable::PluginNotLoaded(choice.plugin.clone())))?;
+        let loaded = providers.plugins.get(&choice.plugin).ok_or_else(|| unavailable(Unavailable::PluginNotLoaded(choice.plugin.clone())))?;
         let dimensions = loaded.manifest.embeddings.as_ref().map(|e| e.dimensions).ok_or("plugin_embeddings_undeclared: the business's AI plugin no longer declares embeddings")?;
-        let (plugin, settings) = providers.chosen::<Ai>(&choice, self.business_id()).map_err(unavailable)?;
+        let (plugin, settings) = providers.chosen::<Ai>(&choice, self.business_id).map_err(unavailable)?;
         Ok(Some((plugin, settings, dimensions)))
     }
 }
 
 /// `ai`: the business's adapter (or the endpoint) answers; embeddings come
 /// from a plugin that declares them, else the server's model.
-impl import::Host for RequestState {
+impl import::Host for ProviderCall<'_> {
     fn complete(&mut self, instructions: String, history: Vec<(String, String)>) -> Result<String, String> {
         match self.ai()? {
             Answerer::Adapter(a, settings) => a.complete(&settings, &instructions, &history),
@@ -211,7 +213,7 @@ impl import::Host for RequestState {
         if let Some((plugin, settings, dimensions)) = self.embedder()? {
             return plugin.embed(&settings, &texts, dimensions).map(Some);
         }
-        self.providers().server_ai.embed(&texts)
+        self.providers.server_ai.embed(&texts)
     }
 
     fn assess(&mut self, input: import::AssessmentInput) -> Result<import::Assessment, String> {
@@ -230,9 +232,9 @@ mod tests {
     /// The embedded sandbox AI, linked as `serve` links it.
     fn sandbox() -> Ai {
         let mut config = wasmtime::Config::new();
-        config.allocation_strategy(crate::engine::pooling(8, crate::engine::INSTANCE_MEMORY_LIMIT)).wasm_component_model(true).epoch_interruption(true);
+        config.allocation_strategy(crate::compiled::pooling(8, crate::engine::limits::INSTANCE_MEMORY_LIMIT)).wasm_component_model(true).epoch_interruption(true);
         let engine = Engine::new(&config).unwrap();
-        let wasm = crate::engine::COMPONENTS.iter().find(|(name, _)| *name == Ai::COMPONENT).expect("build.rs embeds every sandbox-* component").1;
+        let wasm = crate::engine::embedded::COMPONENTS.iter().find(|(name, _)| *name == Ai::COMPONENT).expect("build.rs embeds every sandbox-* component").1;
         let component = Component::new(&engine, wasm).unwrap();
         Ai::link(&engine, &component, CallLimits::embedded(Ai::COMPONENT)).unwrap()
     }
