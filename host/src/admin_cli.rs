@@ -62,7 +62,7 @@ pub(crate) fn run(args: AdminArgs) -> Result<serde_json::Value> {
             let say = |line: &str| {
                 let _ = writeln!(std::io::stderr(), "switchboard admin: {line}");
             };
-            switchboard_storage::moves::move_business(&dbs, &business, &to, &embed, &say)
+            switchboard_storage::moves::move_business(&dbs, &business, &to, &switchboard_jobs::MovedJobs, &embed, &say)
         }
         AdminCommand::Key(KeyCommand::Create { business, scopes }) => admin::create_key(&db, &business, &scopes),
         AdminCommand::Key(KeyCommand::List { business }) => admin::list_keys(&db, &business),

@@ -13,6 +13,7 @@
 //! `JobHost` (the database and the components).
 
 mod claims;
+mod moving;
 mod runner;
 mod step;
 #[cfg(test)]
@@ -21,6 +22,7 @@ mod upkeep;
 mod wake;
 
 pub use claims::*;
+pub use moving::MovedJobs;
 pub use runner::*;
 pub use step::*;
 pub use upkeep::*;

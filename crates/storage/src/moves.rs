@@ -49,8 +49,23 @@ const CHUNK: usize = 2_000;
 /// full-text table's rowids, which a copy does not keep.
 const NOT_COPIED: [&str; 7] = ["api_keys", "console_users", "console_sessions", "businesses", "moved_businesses", "business_moves", "knowledge_vectors"];
 
-/// Tables of a business's rows that have no `business_id`: rows of its jobs.
-const JOB_ROWS: [&str; 2] = ["job_runs", "job_effects"];
+/// A business's jobs in a move. Their rows and statements are the job
+/// runner's (`switchboard_jobs::MovedJobs`), which depends on this crate:
+/// the caller hands them in.
+pub trait Jobs {
+    /// At the source, in the fence's transaction: the business's pending
+    /// and leased jobs are set aside (no runner claims them, a step in
+    /// flight cannot complete).
+    fn set_aside(&self, c: &Connection, business: &str) -> Result<u64>;
+    /// At the target, in the copy's last transaction: the set-aside and
+    /// leased jobs are pending again, under a new fence.
+    fn take_up(&self, c: &Connection, business: &str) -> Result<u64>;
+    /// The tables of a job's own rows, which have no `business_id`.
+    fn row_tables(&self) -> &'static [&'static str];
+    /// The condition that selects the business's rows of such a table
+    /// (`?1` is the business).
+    fn rows_of_business(&self) -> &'static str;
+}
 
 /// What a move does at the target once the rows are there, in the copy's
 /// last transaction (the host: the business's passages are embedded again
@@ -59,7 +74,7 @@ pub type AfterCopy<'a> = &'a dyn Fn(&Connection, &str) -> Result<()>;
 
 /// `admin business move --business ID --to NAME`: moves the business, or
 /// finishes the move under way. `say` hears each phase as it ends.
-pub fn move_business(dbs: &Databases, business: &str, to: &str, after_copy: AfterCopy, say: &dyn Fn(&str)) -> Result<serde_json::Value> {
+pub fn move_business(dbs: &Databases, business: &str, to: &str, jobs: &dyn Jobs, after_copy: AfterCopy, say: &dyn Fn(&str)) -> Result<serde_json::Value> {
     let business = business.to_ascii_lowercase();
     let main = dbs.main();
     let control = business_row(main, &business)?.ok_or_else(|| anyhow!("no business {business} in this data dir"))?;
@@ -91,13 +106,13 @@ pub fn move_business(dbs: &Databases, business: &str, to: &str, after_copy: Afte
     let (source, target) = (dbs.named(&from)?, dbs.named(to)?);
     let started = std::time::Instant::now();
     if phase == "fencing" {
-        fence(&source, &business, to)?;
+        fence(&source, &business, to, jobs)?;
         phase = set_phase(main, &business, "fenced")?;
         say(&format!("fenced at {from}: the business's writes wait until the move ends"));
     }
     let fenced_at = std::time::Instant::now();
     if phase == "fenced" {
-        let rows = copy(&source, &target, &business, &control, to, after_copy)?;
+        let rows = copy(&source, &target, &business, &control, to, jobs, after_copy)?;
         phase = set_phase(main, &business, "copied")?;
         say(&format!("copied {rows} rows to {to}"));
     }
@@ -113,7 +128,7 @@ pub fn move_business(dbs: &Databases, business: &str, to: &str, after_copy: Afte
     }
     let writes_waited_ms = fenced_at.elapsed().as_millis() as u64;
     if phase == "placed" {
-        clean(&source, &business)?;
+        clean(&source, &business, jobs)?;
         let c = main.conn()?;
         db::in_transaction(&c, || db::execute(&c, "DELETE FROM business_moves WHERE business_id = ?1", params![&business]))?;
         say(&format!("removed the business's rows from {from}"));
@@ -147,7 +162,7 @@ fn set_phase(main: &Db, business: &str, phase: &str) -> Result<String> {
 }
 
 /// Phase 1, at the source.
-fn fence(source: &Db, business: &str, to: &str) -> Result<()> {
+fn fence(source: &Db, business: &str, to: &str, jobs: &dyn Jobs) -> Result<()> {
     let c = source.conn()?;
     db::in_transaction(&c, || {
         db::execute(
@@ -156,7 +171,7 @@ fn fence(source: &Db, business: &str, to: &str) -> Result<()> {
              ON CONFLICT (business_id) DO UPDATE SET to_database = excluded.to_database, moved_at = excluded.moved_at, cleaning = 0",
             params![business, to, switchboard_ops::clock::now_rfc3339()],
         )?;
-        db::execute(&c, "UPDATE jobs SET state = 'moving' WHERE business_id = ?1 AND state IN ('pending', 'leased')", params![business])?;
+        jobs.set_aside(&c, business)?;
         guard(&c)
     })
 }
@@ -173,7 +188,7 @@ pub fn guard(c: &Connection) -> Result<()> {
     let list = |sql: &str| -> Result<String> { Ok(query_as::<String>(c, sql, params![])?.iter().map(|b| format!("'{}'", b.replace('\'', "''"))).collect::<Vec<_>>().join(", ")) };
     let fenced = list("SELECT business_id FROM moved_businesses ORDER BY business_id")?;
     let uncleaned = list("SELECT business_id FROM moved_businesses WHERE cleaning = 0 ORDER BY business_id")?;
-    for table in business_tables(c)?.into_iter().filter(|t| t.has_business_id && !t.is_virtual) {
+    for table in business_tables(c, None)?.into_iter().filter(|t| t.has_business_id && !t.is_virtual) {
         let t = &table.name;
         for (event, row, list) in [("INSERT", "NEW", &fenced), ("UPDATE", "OLD", &fenced), ("DELETE", "OLD", &uncleaned)] {
             if list.is_empty() {
@@ -196,13 +211,16 @@ struct Table {
     key: Vec<String>,
     has_business_id: bool,
     is_virtual: bool,
+    /// The condition that selects the business's rows (`?1`).
+    rows_of_business: &'static str,
 }
 
-/// Every table of a business's rows in `c`'s database, in the order a
-/// copy inserts them: a table whose triggers write another comes before
-/// that other (a message's trigger updates its conversation: copied after
-/// the messages, the conversation keeps its own values).
-fn business_tables(c: &Connection) -> Result<Vec<Table>> {
+/// Every table of a business's rows in `c`'s database (with the rows of
+/// its `jobs`, when given), in the order a copy inserts them: a table whose
+/// triggers write another comes before that other (a message's trigger
+/// updates its conversation: copied after the messages, the conversation
+/// keeps its own values).
+fn business_tables(c: &Connection, jobs: Option<&dyn Jobs>) -> Result<Vec<Table>> {
     let rows: Vec<(String, Option<String>)> = query_as(
         c,
         "SELECT t.name, t.sql FROM sqlite_master AS t WHERE t.type = 'table' AND t.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND t.name NOT LIKE 'libsql\\_%' ESCAPE '\\' \
@@ -220,14 +238,16 @@ fn business_tables(c: &Connection) -> Result<Vec<Table>> {
         let info: Vec<(String, i64)> = query_as(c, &format!("SELECT name, pk FROM pragma_table_info('{name}') ORDER BY cid"), params![])?;
         let columns: Vec<String> = info.iter().map(|(column, _)| column.clone()).collect();
         let has_business_id = columns.iter().any(|c| c == "business_id");
-        if !has_business_id && !JOB_ROWS.contains(&name.as_str()) {
-            continue;
-        }
+        let rows_of_business = match jobs {
+            _ if has_business_id => "business_id = ?1",
+            Some(jobs) if jobs.row_tables().contains(&name.as_str()) => jobs.rows_of_business(),
+            _ => continue,
+        };
         let without_rowid = sql.to_ascii_uppercase().contains("WITHOUT ROWID");
         let mut pk: Vec<(i64, String)> = info.into_iter().filter(|(_, n)| *n > 0).map(|(column, n)| (n, column)).collect();
         pk.sort();
         let key = if without_rowid { pk.into_iter().map(|(_, c)| c).collect() } else { vec!["rowid".to_string()] };
-        tables.push(Table { name, columns, key, has_business_id, is_virtual: sql.starts_with("CREATE VIRTUAL") });
+        tables.push(Table { name, columns, key, has_business_id, is_virtual: sql.starts_with("CREATE VIRTUAL"), rows_of_business });
     }
     // Triggers: table → the tables their bodies name.
     let triggers: Vec<(String, Option<String>)> = query_as(c, "SELECT tbl_name, sql FROM sqlite_master WHERE type = 'trigger' AND name NOT LIKE 'switchboard\\_%' ESCAPE '\\'", params![])?;
@@ -272,22 +292,15 @@ fn deletion_order(tables: &[Table]) -> Vec<&Table> {
     job_rows.into_iter().chain(rest.into_iter().rev()).collect()
 }
 
-/// The rows of `t` that are the business's.
-fn filter(t: &Table) -> &'static str {
-    if t.has_business_id {
-        "business_id = ?1"
-    } else {
-        "job_id IN (SELECT id FROM jobs WHERE business_id = ?1)"
-    }
-}
-
 /// Phase 2: the target's leftovers go, then every row is copied.
-fn copy(source: &Db, target: &Db, business: &str, control: &Control, to: &str, after_copy: AfterCopy) -> Result<u64> {
+// One argument per part of the move: a struct would only rename them.
+#[allow(clippy::too_many_arguments)]
+fn copy(source: &Db, target: &Db, business: &str, control: &Control, to: &str, jobs: &dyn Jobs, after_copy: AfterCopy) -> Result<u64> {
     // The source's replica holds the fence and everything before it.
     source.pull()?;
     let tables = {
         let c = source.read_conn()?;
-        business_tables(&c)?
+        business_tables(&c, Some(jobs))?
     };
     // The target owns the business from now on (a move back to a database
     // it left drops that database's tombstone), and holds none of its rows
@@ -298,7 +311,7 @@ fn copy(source: &Db, target: &Db, business: &str, control: &Control, to: &str, a
             db::execute(&c, "DELETE FROM moved_businesses WHERE business_id = ?1", params![business])?;
             guard(&c)?;
             for t in deletion_order(&tables) {
-                db::execute(&c, &format!("DELETE FROM \"{}\" WHERE {}", t.name, filter(t)), params![business])?;
+                db::execute(&c, &format!("DELETE FROM \"{}\" WHERE {}", t.name, t.rows_of_business), params![business])?;
             }
             Ok(())
         })?;
@@ -314,8 +327,8 @@ fn copy(source: &Db, target: &Db, business: &str, control: &Control, to: &str, a
         let mut last: Option<Vec<SqlValue>> = None;
         loop {
             let (sql, mut params) = match &last {
-                None => (format!("SELECT {keys}, {cols} FROM \"{}\" WHERE {} ORDER BY {keys} LIMIT {CHUNK}", t.name, filter(t)), params![business]),
-                Some(_) => (format!("SELECT {keys}, {cols} FROM \"{}\" WHERE {} AND {after_key} ORDER BY {keys} LIMIT {CHUNK}", t.name, filter(t)), params![business]),
+                None => (format!("SELECT {keys}, {cols} FROM \"{}\" WHERE {} ORDER BY {keys} LIMIT {CHUNK}", t.name, t.rows_of_business), params![business]),
+                Some(_) => (format!("SELECT {keys}, {cols} FROM \"{}\" WHERE {} AND {after_key} ORDER BY {keys} LIMIT {CHUNK}", t.name, t.rows_of_business), params![business]),
             };
             if let Some(k) = &last {
                 params.extend(k.iter().cloned());
@@ -340,7 +353,7 @@ fn copy(source: &Db, target: &Db, business: &str, control: &Control, to: &str, a
     // business's own row there; then the caller's part.
     let c = target.conn()?;
     db::in_transaction(&c, || {
-        db::execute(&c, "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_until_ms = NULL, fence = fence + 1 WHERE business_id = ?1 AND state IN ('moving', 'leased')", params![business])?;
+        jobs.take_up(&c, business)?;
         if to != MAIN {
             db::execute(&c, "INSERT OR REPLACE INTO businesses (id, name, created_at, database) VALUES (?1, ?2, ?3, ?4)", params![business, &control.name, &control.created_at, to])?;
         }
@@ -351,10 +364,10 @@ fn copy(source: &Db, target: &Db, business: &str, control: &Control, to: &str, a
 
 /// Phase 4, at the source: its rows of the business go; the tombstone
 /// stays.
-fn clean(source: &Db, business: &str) -> Result<()> {
+fn clean(source: &Db, business: &str, jobs: &dyn Jobs) -> Result<()> {
     let tables = {
         let c = source.read_conn()?;
-        business_tables(&c)?
+        business_tables(&c, Some(jobs))?
     };
     let c = source.conn()?;
     db::in_transaction(&c, || {
@@ -362,7 +375,7 @@ fn clean(source: &Db, business: &str) -> Result<()> {
         guard(&c)
     })?;
     for t in deletion_order(&tables) {
-        db::in_transaction(&c, || db::execute(&c, &format!("DELETE FROM \"{}\" WHERE {}", t.name, filter(t)), params![business]))?;
+        db::in_transaction(&c, || db::execute(&c, &format!("DELETE FROM \"{}\" WHERE {}", t.name, t.rows_of_business), params![business]))?;
     }
     let vectors = query_one_as::<String>(&c, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'knowledge_vectors'", params![])?.is_some();
     db::in_transaction(&c, || {
