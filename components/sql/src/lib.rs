@@ -166,3 +166,42 @@ impl<T: Into<Value>> From<Option<T>> for Value {
         o.map_or(Value::Null, Into::into)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Answers every query with the same rows.
+    struct Fixed(Vec<Row>);
+
+    impl Statements for Fixed {
+        type Error = String;
+        fn query(&self, _: &str, _: &[Value]) -> Result<Vec<Row>, String> {
+            Ok(self.0.clone())
+        }
+        fn execute(&self, _: &str, _: &[Value]) -> Result<u64, String> {
+            Ok(0)
+        }
+    }
+
+    /// A statement written once, as the gateway's are.
+    fn count<S: Statements>(sql: &S) -> Result<Option<i64>, S::Error>
+    where
+        S::Error: From<Mismatch>,
+    {
+        sql.query_one_as("SELECT COUNT(*) FROM t", &[])
+    }
+
+    #[test]
+    fn a_statement_runs_on_an_implementation_a_reference_or_a_trait_object() {
+        let fixed = Fixed(vec![vec![Value::Integer(3)]]);
+        assert_eq!(count(&fixed), Ok(Some(3)));
+        assert_eq!(count(&&fixed), Ok(Some(3)));
+        let object: &dyn Statements<Error = String> = &fixed;
+        assert_eq!(count(&object), Ok(Some(3)));
+        assert_eq!(object.query_one("SELECT 1", &[]), Ok(Some(vec![Value::Integer(3)])));
+        assert_eq!(count(&Fixed(vec![])), Ok(None));
+        // A cell of another type is the caller's error, as text here.
+        assert_eq!(count(&Fixed(vec![vec![Value::Text("3".into())]])), Err("column 0: wanted integer, found text".to_string()));
+    }
+}
