@@ -7,7 +7,7 @@
 //! `GET /console/api/session` and must come back in `X-CSRF-Token` on every
 //! state-changing request.
 
-use crate::db::{self, Db, SqlValue};
+use crate::db::{self, Db};
 use crate::users::{random_hex, LoginUser};
 use anyhow::Result;
 use switchboard_gateway::{auth, SessionRecord};
@@ -36,22 +36,10 @@ pub fn create(c: &db::Connection, user: &LoginUser) -> Result<(String, SessionRe
         c,
         "INSERT INTO console_sessions (id, token_hash, user_id, business_id, csrf_token, created_at_ms, last_seen_at_ms, expires_at_ms) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)",
-        vec![
-            SqlValue::Text(record.session_id.clone()),
-            SqlValue::Text(auth::hash_key(&token)),
-            SqlValue::Text(record.user_id.clone()),
-            SqlValue::Text(record.business_id.clone()),
-            SqlValue::Text(record.csrf_token.clone()),
-            SqlValue::Integer(now),
-            SqlValue::Integer(now + ABSOLUTE_MS),
-        ],
+        db::params![&record.session_id, auth::hash_key(&token), &record.user_id, &record.business_id, &record.csrf_token, now, now + ABSOLUTE_MS],
     )?;
     // Ended sessions of this user are cleared as new ones begin.
-    db::execute(
-        c,
-        "DELETE FROM console_sessions WHERE user_id = ?1 AND (revoked_at_ms IS NOT NULL OR expires_at_ms < ?2 OR last_seen_at_ms < ?3)",
-        vec![SqlValue::Text(record.user_id.clone()), SqlValue::Integer(now), SqlValue::Integer(now - IDLE_MS)],
-    )?;
+    db::execute(c, "DELETE FROM console_sessions WHERE user_id = ?1 AND (revoked_at_ms IS NOT NULL OR expires_at_ms < ?2 OR last_seen_at_ms < ?3)", db::params![&record.user_id, now, now - IDLE_MS])?;
     Ok((token, record))
 }
 
@@ -59,27 +47,24 @@ pub fn create(c: &db::Connection, user: &LoginUser) -> Result<(String, SessionRe
 pub fn find(db: &Db, token_hash: &str) -> Result<Option<SessionRecord>> {
     let now = crate::clock::now_ms();
     let c = db.read_conn()?;
-    let rows = db::query_rows(
+    let rows = db::query_as::<(String, String, String, String, String)>(
         &c,
         "SELECT s.id, s.user_id, s.business_id, s.csrf_token, u.role FROM console_sessions s \
          JOIN console_users u ON u.id = s.user_id \
          WHERE s.token_hash = ?1 AND s.revoked_at_ms IS NULL AND s.expires_at_ms > ?2 AND s.last_seen_at_ms > ?3 AND u.disabled_at IS NULL",
-        vec![SqlValue::Text(token_hash.to_string()), SqlValue::Integer(now), SqlValue::Integer(now - IDLE_MS)],
+        db::params![token_hash, now, now - IDLE_MS],
     )?;
-    Ok(rows.into_iter().next().map(|r| {
-        let t = |i: usize| db::text(&r[i]);
-        SessionRecord { session_id: t(0), user_id: t(1), business_id: t(2), csrf_token: t(3), scopes: auth::role_scopes(&t(4)), role: t(4) }
-    }))
+    Ok(rows.into_iter().next().map(|(session_id, user_id, business_id, csrf_token, role)| SessionRecord { session_id, user_id, business_id, csrf_token, scopes: auth::role_scopes(&role), role }))
 }
 
 pub fn revoke(c: &db::Connection, session_id: &str) -> Result<()> {
-    db::execute(c, "UPDATE console_sessions SET revoked_at_ms = ?2 WHERE id = ?1 AND revoked_at_ms IS NULL", vec![SqlValue::Text(session_id.to_string()), SqlValue::Integer(crate::clock::now_ms())])?;
+    db::execute(c, "UPDATE console_sessions SET revoked_at_ms = ?2 WHERE id = ?1 AND revoked_at_ms IS NULL", db::params![session_id, crate::clock::now_ms()])?;
     Ok(())
 }
 
 /// Ends every session of a user; how many were live.
 pub fn revoke_all_of(c: &db::Connection, user_id: &str) -> Result<u64> {
-    db::execute(c, "UPDATE console_sessions SET revoked_at_ms = ?2 WHERE user_id = ?1 AND revoked_at_ms IS NULL", vec![SqlValue::Text(user_id.to_string()), SqlValue::Integer(crate::clock::now_ms())])
+    db::execute(c, "UPDATE console_sessions SET revoked_at_ms = ?2 WHERE user_id = ?1 AND revoked_at_ms IS NULL", db::params![user_id, crate::clock::now_ms()])
 }
 
 /// The session token of a `Cookie` header, if it has ours.

@@ -29,8 +29,8 @@ pub struct RecordingLinks {
 pub fn load_secret(db: &crate::db::Db) -> anyhow::Result<Vec<u8>> {
     let conn = db.conn()?;
     let fresh = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
-    crate::db::execute(&conn, "INSERT OR IGNORE INTO server_secrets (name, value) VALUES ('recording_links', ?1)", vec![crate::db::SqlValue::Text(fresh)])?;
-    let value = crate::db::query_strings(&conn, "SELECT value FROM server_secrets WHERE name = 'recording_links'", vec![])?;
+    crate::db::execute(&conn, "INSERT OR IGNORE INTO server_secrets (name, value) VALUES ('recording_links', ?1)", crate::db::params![fresh])?;
+    let value = crate::db::query_as::<String>(&conn, "SELECT value FROM server_secrets WHERE name = 'recording_links'", vec![])?;
     Ok(value.into_iter().next().unwrap_or_default().into_bytes())
 }
 

@@ -147,21 +147,6 @@ impl switchboard_sql::Statements for Connection {
     }
 }
 
-/// A column as text: text as it is, an integer in decimal, anything else empty.
-pub fn text(v: &SqlValue) -> String {
-    match v {
-        SqlValue::Text(s) => s.clone(),
-        SqlValue::Integer(i) => i.to_string(),
-        _ => String::new(),
-    }
-}
-
-/// Runs a query and returns the first column of every row as text.
-pub fn query_strings(c: &Connection, sql: &str, params: Vec<SqlValue>) -> Result<Vec<String>> {
-    let rows = query_rows(c, sql, params)?;
-    Ok(rows.iter().map(|r| r.first().map(text).unwrap_or_default()).collect())
-}
-
 /// Runs a query and collects all rows (through the connection's statement cache).
 pub fn query_rows(c: &Connection, sql: &str, params: Vec<SqlValue>) -> Result<Vec<Vec<SqlValue>>> {
     Ok(c.query_rows(sql, params)?)
