@@ -10,37 +10,34 @@ wasmtime::component::bindgen!({
 
 pub use switchboard::platform::types;
 
+/// A world that extends `resource-area`, its shared interfaces taken from
+/// the bindings above (one set of host implementations serves every world).
+macro_rules! area_world {
+    ($world:literal) => {
+        wasmtime::component::bindgen!({
+            path: "../../wit",
+            world: $world,
+            with: {
+                "switchboard:platform/types": super::switchboard::platform::types,
+                "switchboard:platform/store": super::switchboard::platform::store,
+                "switchboard:platform/jobs": super::switchboard::platform::jobs,
+                "switchboard:provider/clock": super::switchboard::provider::clock,
+                "switchboard:provider/ids": super::switchboard::provider::ids,
+                "switchboard:provider/log": super::switchboard::provider::log,
+            },
+        });
+    };
+}
+
 /// The dispatcher's world shares every import with `resource-area` (and the
 /// providers' interfaces), so one set of host implementations serves both.
 pub mod dispatcher_world {
-    wasmtime::component::bindgen!({
-        path: "../../wit",
-        world: "dispatcher",
-        with: {
-            "switchboard:platform/types": super::switchboard::platform::types,
-            "switchboard:platform/store": super::switchboard::platform::store,
-            "switchboard:platform/jobs": super::switchboard::platform::jobs,
-            "switchboard:provider/clock": super::switchboard::provider::clock,
-            "switchboard:provider/ids": super::switchboard::provider::ids,
-            "switchboard:provider/log": super::switchboard::provider::log,
-        },
-    });
+    area_world!("dispatcher");
 }
 pub use dispatcher_world::switchboard::platform::job_types::{Job, Outcome};
 
 /// The voice area's world: `resource-area` plus the signed recording links
 /// (answered in `recordings.rs`).
 pub mod voice_world {
-    wasmtime::component::bindgen!({
-        path: "../../wit",
-        world: "voice-area",
-        with: {
-            "switchboard:platform/types": super::switchboard::platform::types,
-            "switchboard:platform/store": super::switchboard::platform::store,
-            "switchboard:platform/jobs": super::switchboard::platform::jobs,
-            "switchboard:provider/clock": super::switchboard::provider::clock,
-            "switchboard:provider/ids": super::switchboard::provider::ids,
-            "switchboard:provider/log": super::switchboard::provider::log,
-        },
-    });
+    area_world!("voice-area");
 }
