@@ -2,6 +2,7 @@
 """Server memory after a contacts import, and where it goes.
 
     bench/import_rss.py [ROWS] [PER_IMPORT]      (default 100000, all in one import)
+    ROUNDS_SECONDS=10 bench/import_rss.py          (issue 52's protocol)
 
 Starts the release binary (SWITCHBOARD_BIN=PATH for another build) on a fresh
 data dir, imports ROWS contacts in imports of PER_IMPORT rows, and prints the
@@ -28,6 +29,24 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 BIN = os.environ.get("SWITCHBOARD_BIN") or os.path.join(ROOT, os.environ.get("CARGO_TARGET_DIR", "target"), "release", "switchboard")
 ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
 PER_IMPORT = int(sys.argv[2]) if len(sys.argv) > 2 else ROWS
+ROUNDS_SECONDS = int(os.environ.get("ROUNDS_SECONDS", "0"))
+
+
+def rounds(base, key, biz, seconds):
+    """bench/run.sh's rounds against this server: reads, a list, creates."""
+    seeded = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "seed_contacts.py"), base, key, biz], check=True, capture_output=True, text=True).stdout.split()
+    cat, contact = seeded[0], seeded[1]
+    auth = ["-H", f"Authorization: Bearer {key}"]
+    runs = [
+        [f"{base}/api/v1/contacts/{contact}?businessId={biz}"],
+        [f"{base}/api/v1/contacts?businessId={biz}&limit=50"],
+        ["-s", os.path.join(ROOT, "bench", "post_contact.lua"), f"{base}/api/v1/contacts"],
+    ]
+    env = dict(os.environ, KEY=key, BIZ=biz, CAT=cat)
+    for args in runs:
+        out = subprocess.run(["wrk", "-t2", "-c32", f"-d{seconds}s", *auth, *args], check=True, capture_output=True, text=True, env=env).stdout
+        rps = next((line.split()[1] for line in out.splitlines() if line.startswith("Requests/sec")), "?")
+        print(f"  round {args[-1].split('/api/v1/')[1][:40]}: {rps} req/s")
 
 
 def main():
@@ -65,6 +84,9 @@ def main():
 
         category = call("/api/v1/contacts/categories", {"businessId": biz, "name": "All"}, "cat")["category"]["id"]
         idle = mib("VmRSS:")
+        if ROUNDS_SECONDS:
+            rounds(base, key, biz, ROUNDS_SECONDS)
+            print(f"after the rounds: {mib('VmRSS:')} MiB")
         for start in range(0, ROWS, PER_IMPORT):
             rows = "".join(f"+1{2000000000 + i},Contact {i}\n" for i in range(start, min(start + PER_IMPORT, ROWS)))
             call("/api/v1/contacts/imports", {"businessId": biz, "categoryIds": [category], "csv": "mobile,name\n" + rows}, f"imp-{start}")
@@ -81,6 +103,19 @@ def main():
         print(f"{ROWS:,} contacts in imports of {PER_IMPORT:,}: idle {idle} MiB, after {after} MiB (peak {peak} MiB), 3 s later {mib('VmRSS:')} MiB")
         for name, kib in kinds.most_common(4):
             print(f"  {kib // 1024:5d} MiB  {name}")
+        if os.environ.get("RSS_MAPPINGS"):
+            # The largest resident mappings one by one (size, resident).
+            maps, cur = [], None
+            for line in open(f"/proc/{server.pid}/smaps"):
+                f = line.split()
+                if "-" in f[0] and not f[0].endswith(":"):
+                    lo, hi = (int(x, 16) for x in f[0].split("-"))
+                    cur = [hi - lo, 0, f[5] if len(f) > 5 else ""]
+                    maps.append(cur)
+                elif f[0] == "Rss:":
+                    cur[1] = int(f[1])
+            for size, rss, name in sorted(maps, key=lambda m: -m[1])[:12]:
+                print(f"    {rss // 1024:5d} MiB resident of {size / (1 << 20):10.1f} MiB  {name}")
     finally:
         server.terminate()
         server.wait(timeout=120)

@@ -32,8 +32,12 @@ pub fn pooling(instances: u32, max_memory: usize) -> InstanceAllocationStrategy 
         // Reusing a slot should not page-fault: with PAGEMAP_SCAN (Linux
         // 6.7+) only the pages a call dirtied are reset, by memset, up to
         // this much; without it the low bytes are memset and the rest is
-        // returned with madvise.
-        .linear_memory_keep_resident(16 << 20)
+        // returned with madvise. At 4 MiB a fresh instance's GET or list
+        // costs what it did at 16 (bench/README.md, issue 52), and a slot a
+        // large call grew (an import's prepare and write: such an instance
+        // is never kept warm, engine/limits.rs) keeps 4 MiB of it resident,
+        // not 16: 13-21 MiB less after a 100k import.
+        .linear_memory_keep_resident(4 << 20)
         .table_keep_resident(1 << 16)
         .pagemap_scan(wasmtime::Enabled::Auto);
     InstanceAllocationStrategy::Pooling(pool)
