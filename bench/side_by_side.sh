@@ -6,6 +6,9 @@
 # server's user + system CPU (/proc/PID/stat) divided by the requests it
 # served; then the B/A ratio of each pair. CPU per request is the figure to
 # read on a shared machine; requests/s moves with the others' load.
+# Then the same for idempotent creates (bench/post_contact.lua: a fresh
+# mobile and Idempotency-Key per request; at most 9 rounds, each round's
+# keys its own). RUNS picks the kinds (default "get list create").
 #
 #   A_BIN=... B_BIN=... A_ENV='X=1' B_ENV='' bench/side_by_side.sh [SECONDS] [ROUNDS] [CONNECTIONS]
 #   (defaults: both target/release/switchboard, no extra environment; 8 s, 3, 32)
@@ -38,17 +41,17 @@ start() { # NAME BIN ENV -> sets ${NAME}_PID ${NAME}_BASE ${NAME}_KEY ${NAME}_BI
   biz=$("$2" admin --data-dir "$data" business create --name Bench | json 'd["businessId"]')
   key=$("$2" admin --data-dir "$data" key create --business "$biz" --scopes all | json 'd["apiKey"]')
   read -r cat contact < <(python3 bench/seed_contacts.py "$base" "$key" "$biz")
-  eval "${1}_BASE=$base ${1}_KEY=$key ${1}_BIZ=$biz ${1}_CONTACT=$contact"
+  eval "${1}_BASE=$base ${1}_KEY=$key ${1}_BIZ=$biz ${1}_CONTACT=$contact ${1}_CAT=$cat"
 }
 start A "$A_BIN" "${A_ENV:-}"
 start B "$B_BIN" "${B_ENV:-}"
 echo "A: $A_BIN ${A_ENV:-}; B: $B_BIN ${B_ENV:-}; $CONNS connections, $DURATION s a run, $(nproc) cores" >&2
 
-run() { # SIDE PATH -> "rps cpu_us_per_request"
-  local pid base key t0 t1 out rps n
-  eval "pid=\$${1}_PID base=\$${1}_BASE key=\$${1}_KEY"
+run() { # SIDE PATH [LUA_SCRIPT ROUND] -> "rps cpu_us_per_request"
+  local pid base key biz cat t0 t1 out rps n
+  eval "pid=\$${1}_PID base=\$${1}_BASE key=\$${1}_KEY biz=\$${1}_BIZ cat=\$${1}_CAT"
   t0=$(ticks "$pid")
-  out=$(wrk -t2 -c"$CONNS" -d"${DURATION}"s -H "Authorization: Bearer $key" "$base$2")
+  out=$(KEY=$key BIZ=$biz CAT=$cat RUN=${4:-0} wrk -t2 -c"$CONNS" -d"${DURATION}"s -H "Authorization: Bearer $key" ${3:+-s "$3"} "$base$2")
   t1=$(ticks "$pid")
   rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
   n=$(awk '/requests in/ {print $1}' <<<"$out")
@@ -58,7 +61,7 @@ for side in A B; do # warm-up
   eval "base=\$${side}_BASE key=\$${side}_KEY biz=\$${side}_BIZ contact=\$${side}_CONTACT"
   wrk -t1 -c4 -d2s -H "Authorization: Bearer $key" "$base/api/v1/contacts/$contact?businessId=$biz" >/dev/null
 done
-for what in get list; do
+for what in ${RUNS:-get list create}; do
   for round in $(seq 1 "$ROUNDS"); do
     line="$what round $round:"
     declare -A got=()
@@ -66,8 +69,13 @@ for what in get list; do
     order="A B"; [ $((round % 2)) = 0 ] && order="B A"
     for side in $order; do
       eval "biz=\$${side}_BIZ contact=\$${side}_CONTACT"
-      if [ $what = get ]; then path="/api/v1/contacts/$contact?businessId=$biz"; else path="/api/v1/contacts?businessId=$biz&limit=50"; fi
-      read -r rps us < <(run $side "$path")
+      script=""
+      case $what in
+        get) path="/api/v1/contacts/$contact?businessId=$biz" ;;
+        list) path="/api/v1/contacts?businessId=$biz&limit=50" ;;
+        create) path="/api/v1/contacts"; script=bench/post_contact.lua ;;
+      esac
+      read -r rps us < <(run $side "$path" "$script" "$round")
       got[$side]="$rps $us"
       line="$line  $side $rps req/s, $us us CPU/request;"
     done
