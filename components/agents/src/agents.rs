@@ -121,7 +121,7 @@ fn load(biz: &str, id: &str) -> HResult<J> {
 /// `status: archived`.
 pub fn list(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
-    let (rows, next) = page::by_id_as(req, &format!("SELECT {AGENT_COLS} FROM agents WHERE business_id = ?1"), params![biz], "id")?;
+    let (rows, next) = page::by_id::<AgentRow>(req, &format!("SELECT {AGENT_COLS} FROM agents WHERE business_id = ?1"), params![biz], "id")?;
     ok(&json!({"agents": render(biz, rows)?, "nextCursor": next}))
 }
 

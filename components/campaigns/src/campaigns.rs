@@ -235,8 +235,7 @@ pub fn create(r: &Request) -> HResult<Success> {
 /// 44: newest first.
 pub fn list(r: &Request) -> HResult<Success> {
     let biz = r.business_id.as_str();
-    let (rows, next) = page::by_id_newest_first(r, "SELECT k.id FROM campaigns k WHERE k.business_id = ?1", params![biz], "k.id")?;
-    let ids: Vec<String> = switchboard_sql::decode_rows(rows)?;
+    let (ids, next) = page::by_id_newest_first::<String>(r, "SELECT k.id FROM campaigns k WHERE k.business_id = ?1", params![biz], "k.id")?;
     let campaigns = ids.iter().map(|id| model::result(biz, id)).collect::<HResult<Vec<_>>>()?;
     ok(&json!({"campaigns": campaigns, "nextCursor": next}))
 }

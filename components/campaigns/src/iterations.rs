@@ -18,7 +18,6 @@ pub fn list(r: &Request) -> HResult<Success> {
     let id = campaign_id(r)?;
     model::current(biz, &id)?;
     let (rows, next) = page::by_id(r, &format!("SELECT {ITERATION_COLUMNS} FROM campaign_iterations i WHERE i.business_id = ?1 AND i.campaign_id = ?2"), params![biz, &id], "i.id")?;
-    let rows: Vec<IterationRow> = switchboard_sql::decode_rows(rows)?;
     let iterations = rows.iter().map(|row| model::iteration(biz, row)).collect::<Result<Vec<_>, _>>()?;
     ok(&json!({"iterations": iterations, "nextCursor": next}))
 }

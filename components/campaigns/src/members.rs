@@ -5,7 +5,6 @@ use switchboard_channel_connections::Channel;
 use switchboard_guest::db;
 use switchboard_guest::row_struct;
 use switchboard_guest::{fail, ok, page, params, req, HResult, Request, Success};
-use switchboard_sql::decode_rows;
 
 use crate::campaigns::campaign_id;
 use crate::model;
@@ -36,8 +35,7 @@ pub fn memberships(r: &Request) -> HResult<Success> {
     )?;
     // Member ids begin with their iteration's creation time, so id order is
     // iteration order, then admission order.
-    let (rows, next) = page::by_id(r, &sql, params, "m.id")?;
-    let rows = decode_rows::<(String, String, String, Option<String>, String, i64, String)>(rows)?;
+    let (rows, next) = page::by_id::<(String, String, String, Option<String>, String, i64, String)>(r, &sql, params, "m.id")?;
     let ids: Vec<String> = rows.iter().map(|row| row.0.clone()).collect();
     let history = model::history(biz, &ids)?;
     let memberships: Vec<Value> = rows
@@ -83,8 +81,7 @@ pub fn activities(r: &Request) -> HResult<Success> {
         Some(_) => sql += " AND 0",
         None => {}
     }
-    let (rows, next) = page::by_id_newest_first(r, &sql, params, "a.id")?;
-    let rows = decode_rows::<(String, String, String, Option<String>, String, Option<i64>, String, String)>(rows)?;
+    let (rows, next) = page::by_id_newest_first::<(String, String, String, Option<String>, String, Option<i64>, String, String)>(r, &sql, params, "a.id")?;
     let activities: Vec<Value> = rows
         .into_iter()
         .map(|(activity, iteration, contact, contact_name, status, connected_ms, occurred_at, kind)| {
@@ -141,8 +138,7 @@ pub fn recipients(r: &Request) -> HResult<Success> {
     );
     let mut params = params![biz, &iteration];
     req::narrow(r, &mut sql, &mut params, &[("outcome", "m.outcome", false)])?;
-    let (rows, next) = page::by_id(r, &sql, params, "m.id")?;
-    let rows: Vec<RecipientRow> = decode_rows(rows)?;
+    let (rows, next) = page::by_id::<RecipientRow>(r, &sql, params, "m.id")?;
     let recipients: Vec<Value> = rows
         .into_iter()
         .map(|row| {

@@ -24,7 +24,6 @@ use serde_json::{json, Value};
 use switchboard_guest::db;
 use switchboard_guest::row_struct;
 use switchboard_guest::{clock, fail, new_id, now, ok, page, params, req, success, time, Failure, HResult, Request, Success};
-use switchboard_sql::decode_rows;
 use switchboard_voice_area::billing;
 
 use crate::campaigns::campaign_id;
@@ -168,7 +167,6 @@ pub fn list(r: &Request) -> HResult<Success> {
     let id = campaign_id(r)?;
     model::current(biz, &id)?;
     let (rows, next) = page::by_id_newest_first(r, &format!("SELECT {RUN_COLUMNS} FROM summary_runs WHERE business_id = ?1 AND campaign_id = ?2"), params![biz, &id], "id")?;
-    let rows: Vec<RunRow> = decode_rows(rows)?;
     ok(&json!({"summaryRuns": rows.iter().map(run).collect::<Vec<_>>(), "nextCursor": next}))
 }
 

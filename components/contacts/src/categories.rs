@@ -12,7 +12,7 @@ use crate::model::{self, violation, CategoryRow, CATEGORY_COLS};
 /// Categories in creation order (ids are uuid v7), with contact counts.
 pub fn list(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
-    let (rows, next) = page::by_id_as::<CategoryRow>(req, &format!("SELECT {CATEGORY_COLS} FROM categories WHERE business_id = ?1"), params![biz], "id")?;
+    let (rows, next) = page::by_id::<CategoryRow>(req, &format!("SELECT {CATEGORY_COLS} FROM categories WHERE business_id = ?1"), params![biz], "id")?;
     let categories = model::render_categories(biz, rows)?;
     ok(&json!({"categories": categories, "nextCursor": next}))
 }

@@ -12,7 +12,6 @@ use switchboard_guest::db;
 use switchboard_guest::row_struct;
 use switchboard_guest::{created, fail, is_uuid, new_id, now, ok, params, req, HResult, Request, Success, Value};
 use switchboard_guest::{knowledge, page};
-use switchboard_sql::decode_rows;
 
 const COLS: &str = "d.id, d.name, d.description, d.class, d.kind, d.built_in, d.status, d.active_version_id, d.created_at, d.updated_at, \
      (d.content IS NOT NULL AND d.content <> ''), (SELECT v.row_count FROM ingestion_versions v WHERE v.business_id = d.business_id AND v.id = d.active_version_id)";
@@ -129,8 +128,8 @@ pub fn render_one(biz: &str, id: &str) -> HResult<Json> {
 pub fn list(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
     let select = format!("SELECT {COLS} FROM data_sources d WHERE d.business_id = ?1 AND d.status <> 'archived'");
-    let (rows, next) = page::by_id(req, &select, params![biz], "d.id")?;
-    ok(&json!({"dataSources": render(biz, decode_rows::<Source>(rows)?)?, "nextCursor": next}))
+    let (rows, next) = page::by_id::<Source>(req, &select, params![biz], "d.id")?;
+    ok(&json!({"dataSources": render(biz, rows)?, "nextCursor": next}))
 }
 
 #[derive(Deserialize)]

@@ -12,26 +12,16 @@ pub const MAX_LIMIT: u32 = 200;
 
 /// Runs `select` (a `SELECT … WHERE …` whose first column is the id, without
 /// ORDER BY or LIMIT) for the page the request's `cursor` and `limit` ask
-/// for, ordered by `id_column`. Returns the rows and the next page's cursor
+/// for, ordered by `id_column`. Returns the rows, each read as `T` (a tuple
+/// of the columns' types, or a row struct), and the next page's cursor
 /// (None on the last page).
-pub fn by_id(req: &Request, select: &str, params: Vec<Value>, id_column: &str) -> HResult<(Vec<Row>, Option<String>)> {
-    ordered(req, select, params, id_column, false)
-}
-
-/// Like [`by_id`], newest first (a log).
-pub fn by_id_newest_first(req: &Request, select: &str, params: Vec<Value>, id_column: &str) -> HResult<(Vec<Row>, Option<String>)> {
-    ordered(req, select, params, id_column, true)
-}
-
-/// [`by_id`] with each row read as `T` (a tuple of the columns' types, or a
-/// row struct).
-pub fn by_id_as<T: FromRow>(req: &Request, select: &str, params: Vec<Value>, id_column: &str) -> HResult<(Vec<T>, Option<String>)> {
+pub fn by_id<T: FromRow>(req: &Request, select: &str, params: Vec<Value>, id_column: &str) -> HResult<(Vec<T>, Option<String>)> {
     let (rows, next) = ordered(req, select, params, id_column, false)?;
     Ok((decode_rows(rows)?, next))
 }
 
-/// [`by_id_newest_first`] with each row read as `T`.
-pub fn by_id_newest_first_as<T: FromRow>(req: &Request, select: &str, params: Vec<Value>, id_column: &str) -> HResult<(Vec<T>, Option<String>)> {
+/// Like [`by_id`], newest first (a log).
+pub fn by_id_newest_first<T: FromRow>(req: &Request, select: &str, params: Vec<Value>, id_column: &str) -> HResult<(Vec<T>, Option<String>)> {
     let (rows, next) = ordered(req, select, params, id_column, true)?;
     Ok((decode_rows(rows)?, next))
 }

@@ -88,8 +88,7 @@ pub fn settle(biz: &str, call_id: &str, reserved: i64, charge: i64) -> HResult<(
 pub fn credits(r: &switchboard_guest::Request) -> HResult<switchboard_guest::Success> {
     let biz = r.business_id.as_str();
     let (available, reserved) = credits::balance(&Store, biz)?;
-    let (rows, next) = switchboard_guest::page::by_id_newest_first(r, credits::LEDGER, switchboard_guest::params![biz], "id")?;
-    let entries: Vec<Entry> = switchboard_sql::decode_rows(rows)?;
+    let (entries, next) = switchboard_guest::page::by_id_newest_first::<Entry>(r, credits::LEDGER, switchboard_guest::params![biz], "id")?;
     switchboard_guest::ok(&serde_json::json!({
         "availableMicrocredits": available, "reservedMicrocredits": reserved, "entries": entries, "nextCursor": next,
     }))

@@ -227,7 +227,7 @@ pub fn list(r: &Request) -> HResult<Success> {
         ],
     )?;
     let (rows, next) = page::by_id_newest_first(r, &sql, params, "c.id")?;
-    let calls: Vec<Value> = switchboard_sql::decode_rows(rows)?.iter().map(model::summary).collect();
+    let calls: Vec<Value> = rows.iter().map(model::summary).collect();
     ok(&json!({"calls": calls, "nextCursor": next}))
 }
 

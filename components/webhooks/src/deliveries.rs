@@ -47,7 +47,7 @@ pub fn list(req: &Request) -> HResult<Success> {
         params.push(event.into());
     }
     type Attempt = (String, String, String, i64, String, Option<i64>, Option<String>, Option<i64>);
-    let (rows, next) = page::by_id_newest_first_as::<Attempt>(req, &sql, params, "id")?;
+    let (rows, next) = page::by_id_newest_first::<Attempt>(req, &sql, params, "id")?;
     let attempts: Vec<J> = rows
         .into_iter()
         .map(|(id, event_id, event_type, retry_number, attempted_at, status, error, latency_ms)| {

@@ -87,7 +87,7 @@ fn new_secret() -> String {
 /// Subscriptions in effect (active and paused), in creation order.
 pub fn list(req: &Request) -> HResult<Success> {
     let biz = req.business_id.as_str();
-    let (rows, next) = page::by_id_as::<Subscription>(req, &format!("SELECT {SUB_COLS} FROM webhook_subscriptions WHERE business_id = ?1 AND status <> 'revoked'"), params![biz], "id")?;
+    let (rows, next) = page::by_id::<Subscription>(req, &format!("SELECT {SUB_COLS} FROM webhook_subscriptions WHERE business_id = ?1 AND status <> 'revoked'"), params![biz], "id")?;
     ok(&json!({"subscriptions": rows.into_iter().map(render).collect::<Vec<_>>(), "nextCursor": next}))
 }
 
