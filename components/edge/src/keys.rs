@@ -61,7 +61,7 @@ impl Pending {
     pub(crate) fn rate_outcome(&self) -> Result<Vec<(&'static str, String)>, Failure> {
         let (Some(rates), Some(handle)) = (settings().rates, self.rate) else { return Ok(Vec::new()) };
         match transaction::prefetched(handle) {
-            Ok(rows) => rates.outcome(&rows.into_iter().map(|r| r.into_iter().map(Value::from).collect()).collect::<Vec<_>>()),
+            Ok(rows) => rates.outcome(rows.into_iter().map(|r| r.into_iter().map(Value::from).collect()).collect()),
             Err(e) => {
                 if limits::table_missing(&e.message) {
                     MAKE_RATE_TABLE.with(|m| m.set(true));

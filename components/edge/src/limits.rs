@@ -89,11 +89,11 @@ impl Rates {
 
     /// What the statement's rows say: the answer's `RateLimit-*` headers
     /// (for the tighter bucket), or the 429.
-    pub fn outcome(&self, rows: &[Vec<Value>]) -> Result<Vec<(&'static str, String)>, Failure> {
+    pub fn outcome(&self, rows: Vec<Vec<Value>>) -> Result<Vec<(&'static str, String)>, Failure> {
         let mut tightest: Option<(u32, u32)> = None;
         for row in rows {
             // The statement's RETURNING: bucket, tat_us, tau_us, refused, now.
-            let Ok((bucket, tat, tau, refused, now)) = <(String, i64, i64, bool, i64)>::from_row(row.clone()) else { continue };
+            let Ok((bucket, tat, tau, refused, now)) = <(String, i64, i64, bool, i64)>::from_row(row) else { continue };
             let rate = self.rate_of(&bucket).max(1);
             let burst = rate_limit::burst(rate);
             let t = (1_000_000 / i64::from(rate)).max(1);
@@ -130,11 +130,11 @@ mod tests {
         let rates = Rates { per_key: 100, per_business: 5 };
         let now = 1_000_000_000;
         // The first request: 199 left of the key's 200, 9 of the business's 10.
-        let ok = rates.outcome(&[row("key:k", now + 10_000, 2_000_000, 0, now), row("business:b", now + 200_000, 2_000_000, 0, now)]).unwrap();
+        let ok = rates.outcome(vec![row("key:k", now + 10_000, 2_000_000, 0, now), row("business:b", now + 200_000, 2_000_000, 0, now)]).unwrap();
         assert_eq!(ok[0], ("RateLimit-Limit", "10".to_string()));
         assert_eq!(ok[1], ("RateLimit-Remaining", "9".to_string()));
         assert_eq!(ok[2], ("RateLimit-Reset", "1".to_string()));
-        let refused = rates.outcome(&[row("business:b", now + 2_000_000, 2_000_000, 1, now)]).unwrap_err();
+        let refused = rates.outcome(vec![row("business:b", now + 2_000_000, 2_000_000, 1, now)]).unwrap_err();
         assert_eq!((refused.status, refused.category, refused.code.as_str()), (429, "rate_limit", "rate_limited"));
         assert!(refused.headers.iter().any(|(n, v)| *n == "Retry-After" && v == "1"));
         // A statement for the key alone when the business's limit is off.
