@@ -394,26 +394,34 @@ fn the_budget_cap_is_never_passed() {
 }
 
 #[test]
-fn five_hundred_members_never_take_more_than_three_lines() {
+fn hundreds_of_members_never_take_more_than_three_lines() {
     let c = C::new(3, 50_000_000, 60_000, 5);
     let agent = c.voice_agent(json!({}));
+    // At the edge the dispatching node runs on sqld, where each job step
+    // and each claim is a round trip to the primary (about six per call;
+    // 500 calls took 53-66 s there under the suite's load, steps of 44-78
+    // ms, against 6 s on a local node): the same line changes, fewer of
+    // them. How many creates and steps a node on sqld takes is
+    // bench/scale_out.sh's to measure, not this test's.
+    let members: u64 = if edge_target() { 200 } else { 500 };
     // Numbers the sandbox carrier rejects at once (…0000): short calls, many line changes.
-    let rows: Vec<(String, String)> = (0..500u64).map(|i| (format!("+1{}", 3_000_000_000u64 + i * 10_000), format!("R{i}"))).collect();
+    let rows: Vec<(String, String)> = (0..members).map(|i| (format!("+1{}", 3_000_000_000u64 + i * 10_000), format!("R{i}"))).collect();
     c.import(&rows);
     let d = c.create(json!({"channel": "voice", "agentId": agent, "categoryIds": [c.everyone]}));
     let campaign = d.assert_ok(201)["campaign"]["id"].as_str().unwrap().to_string();
-    assert_eq!(d.data()["admission"]["accepted"], 500);
+    assert_eq!(d.data()["admission"]["accepted"], members);
     c.act(&campaign, "start").assert_ok(200);
     let mut most = 0;
-    let it = poll("500 members called", || {
+    let it = poll("every member called", || {
         most = most.max(c.calls_in_progress());
         let it = c.current(&campaign);
         (it["status"] == "completed").then_some(it)
     });
     assert!(most <= 3, "{most} calls at once with 3 lines");
     assert_eq!(c.most_calls_at_once(), 3, "the three lines were used, never more");
-    assert_eq!((it["counts"]["total"].as_i64(), it["counts"]["failed"].as_i64()), (Some(500), Some(500)), "{}", it["counts"]);
-    assert_eq!(c.db(&format!("SELECT COUNT(*), COUNT(DISTINCT member_id) FROM calls WHERE campaign_id = '{campaign}'")), "500|500");
+    let members = members as i64;
+    assert_eq!((it["counts"]["total"].as_i64(), it["counts"]["failed"].as_i64()), (Some(members), Some(members)), "{}", it["counts"]);
+    assert_eq!(c.db(&format!("SELECT COUNT(*), COUNT(DISTINCT member_id) FROM calls WHERE campaign_id = '{campaign}'")), format!("{members}|{members}"));
 }
 
 #[test]

@@ -66,6 +66,15 @@ pub fn all_kinds() -> Vec<String> {
     [of::<messaging::MessagingJob>(), of::<data_sources::DataSourcesJob>(), of::<webhooks::WebhooksJob>(), of::<voice::VoiceJob>(), of::<campaigns::CampaignsJob>()].concat()
 }
 
+/// Makes the pending job of `lane` due by `now_ms` (never later than it
+/// was); how many were woken (0 when the lane has none pending). A job
+/// that is running or done is left alone: its next step reads what
+/// changed. The one statement for the host's wake-ups (crates/jobs) and an
+/// area's (a campaign call's end wakes its iteration's dispatch).
+pub fn wake_lane<S: switchboard_sql::Statements>(s: &S, lane: &str, now_ms: i64) -> Result<u64, S::Error> {
+    s.execute("UPDATE jobs SET due_at_ms = MIN(due_at_ms, ?2) WHERE lane = ?1 AND state = 'pending'", &[lane.into(), now_ms.into()])
+}
+
 /// How the runner treats a job's steps; each kind declares its own
 /// ([`JobKind::options`]). The guest library turns it into the `jobs`
 /// import's options, the host's enqueue writes it into the row.

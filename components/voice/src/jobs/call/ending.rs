@@ -1,9 +1,11 @@
 //! How a call ends: the terminal status, `endedBy` and `endReason` from
 //! the stored intent and the carrier's cause, then the charge and release,
 //! the line freed (and the oldest waiting call woken) and the contact's
-//! timeline entry, once.
+//! timeline entry, once; a campaign call's end wakes its iteration's
+//! dispatch.
 
 use super::*;
+use switchboard_guest::job_kinds::{self, campaigns::dispatch_lane};
 use switchboard_guest::row_struct;
 
 /// How a call ends.
@@ -58,6 +60,11 @@ pub(super) fn finish(biz: &str, c: &Call, end: Ending) -> Result<(), Failure> {
     if changed == 1 {
         billing::settle(biz, &c.id, c.reserved, charge)?;
         super::wake::next_waiting(biz)?;
+        // A campaign's line is free: its dispatch refills it now rather
+        // than at its next poll (which backs off while calls last).
+        if let Some(iteration_id) = &c.iteration_id {
+            job_kinds::wake_lane(&db::Store, &dispatch_lane(iteration_id), clock::now_ms())?;
+        }
         append_timeline(biz, &c.id)?;
     }
     Ok(())

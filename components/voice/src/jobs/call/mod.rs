@@ -81,7 +81,7 @@ pub fn placement_retry_ms(n: i64) -> u64 {
 
 const COLUMNS: &str = "status, carrier_state, placements, memo, requested_at_ms, callee_number, caller_number, settings_json, max_duration_s, \
      end_intent, hangup_sent, greeting, utterances, played, greeting_played, awaiting_reply, last_activity_ms, nudged, answered_ms, \
-     reserved, price_per_block, agent_id, variables_json, interrupted_percent";
+     reserved, price_per_block, agent_id, variables_json, interrupted_percent, iteration_id";
 
 /// The stored call, as a step sees it and changes it.
 #[derive(Clone)]
@@ -113,6 +113,8 @@ struct Call {
     /// The share (percent) of the assistant's latest utterance played when
     /// the customer began speaking over it.
     interrupted: Option<i64>,
+    /// The campaign iteration that placed the call, if one did.
+    iteration_id: Option<String>,
 }
 
 /// Read from [`COLUMNS`]; the id is not among them ([`load`] sets it).
@@ -147,6 +149,7 @@ impl FromRow for Call {
             agent_id: r.read()?,
             variables: serde_json::from_str(&r.read::<String>()?).unwrap_or_default(),
             interrupted: r.read()?,
+            iteration_id: r.read()?,
         })
     }
 }
