@@ -1,6 +1,7 @@
 //! The node's background loops beside the server, each in the node's
 //! [`Supervisor`]: each database's own (its replica's pulls, its
-//! checkpoints, its job runner when this node runs jobs), started for every
+//! checkpoints, its job runner and vector indexer when this node runs
+//! jobs), started for every
 //! database open at start and for those opened later; and the plugin
 //! reloads on SIGHUP.
 
@@ -20,6 +21,10 @@ const WATCH_EVERY: Duration = Duration::from_secs(2);
 const MAINTENANCE_EVERY: Duration = Duration::from_secs(300);
 /// How often a database's write-ahead log is checkpointed.
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+/// How often a database's vector indexer looks for vectors a step stored
+/// (`knowledge::index_pending`), and how long one round moves them at most.
+const INDEX_VECTORS_EVERY: Duration = Duration::from_millis(100);
+const INDEX_VECTORS_ROUND: Duration = Duration::from_secs(1);
 
 /// Each database's loops, started once per database.
 #[derive(Clone)]
@@ -84,6 +89,18 @@ impl DatabaseLoops {
         // A far node leaves background work to the nodes beside the
         // primary: every step's statements would cross its far link.
         if self.shared.write_node.is_none() {
+            // The vectors job steps stored wait for the ANN index: moved
+            // there in short background turns of the write gate.
+            let indexed = db.clone();
+            let database = name.to_string();
+            self.loops.spawn(format!("vectors:{name}"), |mut stop| async move {
+                while stop.sleep(INDEX_VECTORS_EVERY).await {
+                    let d = indexed.clone();
+                    if let Ok(Err(e)) = tokio::task::spawn_blocking(move || switchboard_runtime::knowledge::index_pending(&d, INDEX_VECTORS_ROUND)).await {
+                        tracing::debug!(database = %database, error = %format_args!("{e:#}"), "indexing vectors: the next round tries again");
+                    }
+                }
+            });
             let host = Arc::new(DatabaseJobs { shared: self.shared.clone(), db });
             let (config, wait) = (self.config.clone(), self.wait);
             self.loops.spawn_blocking(format!("jobs:{name}"), move |stop| run_jobs(&host, &stop, config, wait));

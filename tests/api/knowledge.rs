@@ -327,8 +327,9 @@ fn passages_are_found_by_meaning_with_an_embeddings_model() {
     ask(&dir.0, &a, "When can I visit?");
     let prompt = provider.sent("/chat/completions").last().unwrap()["messages"][0]["content"].as_str().unwrap().to_string();
     assert!(!prompt.contains("9 to 5") && !prompt.contains("Knowledge"), "old passages are gone, and a far one is not offered: {prompt}");
-    let stored = sql(&dir.0, &format!("SELECT COUNT(*) FROM knowledge_vectors WHERE data_source_id = '{notes}'"));
-    assert_eq!(stored.trim(), "1", "the replaced passages' vectors are gone");
+    let stored =
+        sql(&dir.0, &format!("SELECT (SELECT COUNT(*) FROM knowledge_vectors WHERE data_source_id = '{notes}') + (SELECT COUNT(*) FROM knowledge_vectors_pending WHERE data_source_id = '{notes}')"));
+    assert_eq!(stored.trim(), "1", "the replaced passages' vectors are gone, indexed or waiting");
 }
 
 #[test]
@@ -365,7 +366,104 @@ fn embedding_resumes_after_kill_9_and_embeds_each_passage_once() {
         assert!(sent.contains(p), "{p} was embedded");
     }
     assert!(sent.len() <= paragraphs + 32, "{} texts sent for {paragraphs} passages", sent.len());
+    // The vectors stored before the crash and after it all reach the index, once.
+    indexed(&dir.0, &notes);
     let stored = sql(&dir.0, &format!("SELECT COUNT(*), COUNT(DISTINCT fts_rowid) FROM knowledge_vectors WHERE data_source_id = '{notes}'"));
     assert_eq!(stored.trim(), format!("{paragraphs}|{paragraphs}"));
     drop(s);
+}
+
+/// Waits until no vector of `source` waits for the ANN index (the node's
+/// indexer moved them all into `knowledge_vectors`).
+fn indexed(dir: &Path, source: &str) {
+    poll("the vectors to reach the index", || {
+        let waiting = sql(dir, &format!("SELECT COUNT(*) FROM knowledge_vectors_pending WHERE data_source_id = '{source}'"));
+        (waiting.trim() == "0").then_some(())
+    });
+}
+
+/// Issue 52, point 3: a step stores its vectors beside the ANN index and
+/// the node's indexer moves them into it, in short turns of the write
+/// gate. The same business's creates go on meanwhile; every vector reaches
+/// the index once; they are found by meaning, and a backup restored keeps
+/// them (nothing embedded again).
+#[test]
+fn vectors_reach_the_index_while_creates_go_on_and_a_restored_backup_keeps_them() {
+    let dir = DataDir::new();
+    let provider = FakeProvider::start(std::time::Duration::ZERO);
+    let mut s = start_with_provider(&dir.0, &provider);
+    let (a, _) = business(&s, &dir.0, "pn-vec-index", &[]);
+    let paragraphs = 600;
+    let mut content: Vec<String> = (0..paragraphs).map(|i| format!("Note {i}: item {i} is kept on shelf {}.", i % 40)).collect();
+    content[300] = "Our hours are 9 to 5 on weekdays.".to_string();
+    let category = create(&s, &a, "/api/v1/contacts/categories", json!({"name": "Leads"}))["category"]["id"].as_str().unwrap().to_string();
+    let notes = unstructured(&s, &a, "Shelf notes", &content.join("\n\n"));
+    agent(&s, &a, &[&notes]);
+    // Creates of the same business (its database and write gate) while its vectors are written and indexed.
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let created = std::thread::scope(|scope| {
+        let creates = scope.spawn(|| {
+            let mut n = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                n += 1;
+                let body = json!({"businessId": a.t.business, "name": format!("P{n}"), "mobile": format!("+1555{n:07}"), "categoryIds": [category]});
+                k(&s, &a).fresh().post("/api/v1/contacts", &body).assert_ok(201);
+                // Within the key's rate limit, beside the polls.
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+            n
+        });
+        assert_eq!(embedded(&s, &a, &notes), json!({"passages": paragraphs, "embeddedPassages": paragraphs}));
+        indexed(&dir.0, &notes);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        creates.join().unwrap()
+    });
+    assert!(created > 0);
+    let stored = sql(&dir.0, &format!("SELECT COUNT(*), COUNT(DISTINCT fts_rowid) FROM knowledge_vectors WHERE data_source_id = '{notes}'"));
+    assert_eq!(stored.trim(), format!("{paragraphs}|{paragraphs}"), "every vector is in the index, once");
+    // Found by meaning alone ("visit" is in no passage).
+    let (_, used) = ask(&dir.0, &a, "When can I visit?");
+    assert!(used.contains(&notes) && used.contains("\"item\":300"), "{used}");
+    let embeddings_sent = provider.sent("/v1/embeddings").len();
+
+    // A backup, restored into a new data dir and served: the vectors are
+    // there and found, and nothing is embedded again but the question.
+    let backup = dir.0.join("vectors.tar");
+    admin(&dir.0, &["backup", "--to", backup.to_str().unwrap()]);
+    s.terminate();
+    let restored = DataDir::new();
+    admin(&restored.0, &["restore", "--from", backup.to_str().unwrap()]);
+    let s = start_with_provider(&restored.0, &provider);
+    assert_eq!(embedded(&s, &a, &notes), json!({"passages": paragraphs, "embeddedPassages": paragraphs}));
+    let stored = sql(&restored.0, &format!("SELECT COUNT(*) FROM knowledge_vectors WHERE data_source_id = '{notes}'"));
+    assert_eq!(stored.trim(), paragraphs.to_string());
+    let (_, used) = ask(&restored.0, &a, "When can I visit?");
+    assert!(used.contains(&notes) && used.contains("\"item\":300"), "{used}");
+    assert_eq!(provider.sent("/v1/embeddings").len(), embeddings_sent + 1, "only the question was embedded");
+}
+
+/// The same on a node of a libSQL primary that ships its writes: the
+/// steps' vectors and the indexer's moves are shipped transactions, and the
+/// vectors reach the primary's index and are found by meaning.
+#[test]
+fn vectors_reach_the_index_of_a_libsql_primary() {
+    let primary = crate::primary::Sqld::start();
+    let (dir, admin_dir) = (DataDir::new(), DataDir::new());
+    std::fs::write(admin_dir.0.join(PRIMARY_MARKER), &primary.url).unwrap();
+    let provider = FakeProvider::start(std::time::Duration::ZERO);
+    let mut flags = provider.flags();
+    flags.extend(["--primary-url".to_string(), primary.url.clone(), "--sync-interval-ms".to_string(), "100".to_string()]);
+    let s = Server::start_with(&dir.0, &flags.iter().map(String::as_str).collect::<Vec<_>>());
+    let (a, _) = business(&s, &admin_dir.0, "pn-vec-primary", &[]);
+    let paragraphs = 100;
+    let mut content: Vec<String> = (0..paragraphs).map(|i| format!("Note {i}: item {i} is kept on shelf {}.", i % 40)).collect();
+    content[70] = "Our hours are 9 to 5 on weekdays.".to_string();
+    let notes = unstructured(&s, &a, "Shelf notes", &content.join("\n\n"));
+    agent(&s, &a, &[&notes]);
+    assert_eq!(embedded(&s, &a, &notes), json!({"passages": paragraphs, "embeddedPassages": paragraphs}));
+    indexed(&admin_dir.0, &notes);
+    let stored = sql(&admin_dir.0, &format!("SELECT COUNT(*), COUNT(DISTINCT fts_rowid) FROM knowledge_vectors WHERE data_source_id = '{notes}'"));
+    assert_eq!(stored.trim(), format!("{paragraphs}|{paragraphs}"), "every vector is in the primary's index, once");
+    let (_, used) = ask(&admin_dir.0, &a, "When can I visit?");
+    assert!(used.contains(&notes) && used.contains("\"item\":70"), "{used}");
 }

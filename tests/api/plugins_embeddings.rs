@@ -98,6 +98,10 @@ fn an_ai_plugin_that_declares_embeddings_makes_the_vectors_retrieval_uses() {
 
     // Back to the server's AI: the plugin's vectors go with it.
     admin(&data.0, &["provider", "reset", "--business", &a.t.business, "--interface", "ai"]);
-    assert_eq!(sql(&data.0, &format!("SELECT COUNT(*) FROM knowledge_vectors WHERE business_id = '{}'", a.t.business)).trim(), "0");
+    assert_eq!(
+        sql(&data.0, &format!("SELECT (SELECT COUNT(*) FROM knowledge_vectors WHERE business_id = '{0}') + (SELECT COUNT(*) FROM knowledge_vectors_pending WHERE business_id = '{0}')", a.t.business))
+            .trim(),
+        "0"
+    );
     assert_eq!(retrieval(&s, &a)["embeddedPassages"], Value::Null);
 }

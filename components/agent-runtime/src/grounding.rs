@@ -12,7 +12,8 @@
 //!
 //! With an embeddings model, the passages of unstructured sources also have
 //! vectors (`knowledge_vectors`, libSQL `F32_BLOB` with a `libsql_vector_idx`
-//! index; written by the data-sources area's `data-sources.embed` job), and
+//! index, or `knowledge_vectors_pending` until the node's indexer moves them
+//! there; written by the data-sources area's `data-sources.embed` job), and
 //! a turn finds passages both ways (`passages`): the full-text matches
 //! (at most [`POOL`] of them, ranked by [`rank`]) and the nearest by meaning (cosine distance, at most
 //! [`MAX_DISTANCE`]), fused by reciprocal rank ([`fuse`]), so a passage both
@@ -271,9 +272,16 @@ fn nearest_to(biz: &str, sources: &[AgentSource], vector: &[f32]) -> Result<Vec<
     let within = db::placeholders(3, scopes.len());
     // Counted only as far as the choice below needs (a source's whole
     // count read its index to the end: milliseconds at 100,000 vectors).
-    let count =
-        db::query_one_as::<i64>(&format!("SELECT COUNT(*) FROM (SELECT 1 FROM knowledge_vectors WHERE scope IN ({}) LIMIT {})", db::placeholders(1, scopes.len()), EXACT_VECTORS + 1), &params[2..])?
-            .unwrap_or(0);
+    // The vectors still waiting for the index count too (`knowledge_vectors_pending`).
+    let scoped = db::placeholders(1, scopes.len());
+    let count = db::query_one_as::<i64>(
+        &format!(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM knowledge_vectors WHERE scope IN ({scoped}) UNION ALL SELECT 1 FROM knowledge_vectors_pending WHERE scope IN ({scoped}) LIMIT {})",
+            EXACT_VECTORS + 1
+        ),
+        &params[2..],
+    )?
+    .unwrap_or(0);
     if count == 0 {
         return Ok(Vec::new());
     }
@@ -281,7 +289,10 @@ fn nearest_to(biz: &str, sources: &[AgentSource], vector: &[f32]) -> Result<Vec<
     // neighbours, narrowed to the agent's scopes: the nearest
     // [`ANN_FIRST`] first, and all [`ANN_NEIGHBOURS`] only when those held
     // too few of the agent's (the index lists them nearest first, so the
-    // first ones found are the same either way).
+    // first ones found are the same either way). Vectors a step stored
+    // that the indexer has yet to move (`knowledge_vectors_pending`, few
+    // but during a backfill) are compared exactly beside them, so a vector
+    // is found from its step on and the answer is the same once indexed.
     let reach: &[usize] = if count <= EXACT_VECTORS { &[0] } else { &[ANN_FIRST, ANN_NEIGHBOURS] };
     let mut rows: Vec<(String, String, i64, String, i64)> = Vec::new();
     for &k in reach {
@@ -290,8 +301,13 @@ fn nearest_to(biz: &str, sources: &[AgentSource], vector: &[f32]) -> Result<Vec<
             &format!(
                 // The nearest first, then only their passages' text.
                 "SELECT f.data_source_id, f.version_id, f.item, f.text, n.fts_rowid FROM \
-                 (SELECT v.fts_rowid, vector_distance_cos(v.embedding, vector32(?1)) AS d FROM {from} \
-                  WHERE v.business_id = ?2 AND v.scope IN ({within}) AND d <= {MAX_DISTANCE} ORDER BY d LIMIT {CANDIDATES}) n \
+                 (SELECT fts_rowid, d FROM \
+                  (SELECT v.fts_rowid, vector_distance_cos(v.embedding, vector32(?1)) AS d FROM {from} \
+                   WHERE v.business_id = ?2 AND v.scope IN ({within}) AND d <= {MAX_DISTANCE} \
+                   UNION ALL \
+                   SELECT p.fts_rowid, vector_distance_cos(p.embedding, vector32(?1)) AS d FROM knowledge_vectors_pending p \
+                   WHERE p.business_id = ?2 AND p.scope IN ({within}) AND d <= {MAX_DISTANCE}) \
+                  ORDER BY d LIMIT {CANDIDATES}) n \
                  JOIN knowledge_fts f ON f.rowid = n.fts_rowid ORDER BY n.d"
             ),
             &params,

@@ -111,7 +111,12 @@ fn render(biz: &str, rows: Vec<Source>) -> HResult<Vec<Json>> {
 fn retrieval(biz: &str, id: &str, embedding: bool) -> HResult<Json> {
     let passages = db::query_one_as::<i64>("SELECT COUNT(*) FROM knowledge_fts WHERE knowledge_fts MATCH ?1 AND business_id = ?2", &params![knowledge::scope_query(id, ""), biz])?.unwrap_or(0);
     let embedded = if embedding {
-        let n = db::query_one_as::<i64>("SELECT COUNT(*) FROM knowledge_vectors WHERE data_source_id = ?1 AND version_id = '' AND business_id = ?2", &params![id, biz])?;
+        // Indexed and waiting for the index alike: retrieval finds both.
+        let n = db::query_one_as::<i64>(
+            "SELECT (SELECT COUNT(*) FROM knowledge_vectors WHERE data_source_id = ?1 AND version_id = '' AND business_id = ?2) \
+             + (SELECT COUNT(*) FROM knowledge_vectors_pending WHERE data_source_id = ?1 AND version_id = '' AND business_id = ?2)",
+            &params![id, biz],
+        )?;
         json!(n.unwrap_or(0))
     } else {
         Json::Null

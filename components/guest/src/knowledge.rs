@@ -12,7 +12,8 @@
 //! set; the ingest job for each parsed row, as a [`row_passage`], with its
 //! cells as lookup keys in `lookup_values`, [`lookup_value`]), and with an
 //! embeddings model, vectors of the passages in `knowledge_vectors`
-//! ([`vector_blob`]).
+//! ([`vector_blob`]), or waiting for its ANN index in
+//! `knowledge_vectors_pending` (migration 0043): readers search both.
 
 use crate::db;
 use crate::{params, Failure};
@@ -96,6 +97,7 @@ pub fn scope_query(source_id: &str, version_id: &str) -> String {
 pub fn index_content(biz: &str, source_id: &str, content: Option<&str>) -> Result<(), Failure> {
     db::execute("DELETE FROM knowledge_fts WHERE knowledge_fts MATCH ?1 AND business_id = ?2", &params![scope_query(source_id, ""), biz])?;
     db::execute("DELETE FROM knowledge_vectors WHERE data_source_id = ?1 AND version_id = '' AND business_id = ?2", &params![source_id, biz])?;
+    db::execute("DELETE FROM knowledge_vectors_pending WHERE data_source_id = ?1 AND version_id = '' AND business_id = ?2", &params![source_id, biz])?;
     let rows: Vec<Vec<crate::Value>> =
         split_passages(content.unwrap_or_default()).into_iter().enumerate().map(|(i, text)| params![text, scope_token(source_id, ""), biz, source_id, i as i64]).collect();
     db::execute_many("INSERT INTO knowledge_fts (text, scope, business_id, data_source_id, version_id, item) VALUES (?1, ?2, ?3, ?4, '', ?5)", &rows)?;

@@ -44,10 +44,11 @@ const CHUNK: usize = 2_000;
 
 /// Tables with a `business_id` that are not a business's own rows: what
 /// main keeps for every business (keys, console users and sessions, the
-/// placement) and what each database keeps for itself. The vectors are
-/// made again at the target (`after_copy`): they are keyed by the
-/// full-text table's rowids, which a copy does not keep.
-const NOT_COPIED: [&str; 7] = ["api_keys", "console_users", "console_sessions", "businesses", "moved_businesses", "business_moves", "knowledge_vectors"];
+/// placement) and what each database keeps for itself. The vectors (those
+/// indexed and those waiting for the index) are made again at the target
+/// (`after_copy`): they are keyed by the full-text table's rowids, which a
+/// copy does not keep.
+const NOT_COPIED: [&str; 8] = ["api_keys", "console_users", "console_sessions", "businesses", "moved_businesses", "business_moves", "knowledge_vectors", "knowledge_vectors_pending"];
 
 /// A business's jobs in a move. Their rows and statements are the job
 /// runner's (`switchboard_jobs::MovedJobs`), which depends on this crate:
@@ -382,6 +383,7 @@ fn clean(source: &Db, business: &str, jobs: &dyn Jobs) -> Result<()> {
         if vectors {
             db::execute(&c, "DELETE FROM knowledge_vectors WHERE business_id = ?1", params![business])?;
         }
+        db::execute(&c, "DELETE FROM knowledge_vectors_pending WHERE business_id = ?1", params![business])?;
         // Main keeps the control row (it names the target now).
         db::execute(&c, "DELETE FROM businesses WHERE id = ?1 AND database <> ?2", params![business, to_of(&c, business)?])
     })?;

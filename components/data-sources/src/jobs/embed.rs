@@ -19,6 +19,12 @@
 //! (the content changed) is not stored: the vector is kept only when the
 //! passage still has the text that was embedded. When no passage is left the
 //! source is marked embedded with the model.
+//!
+//! The vectors go to `knowledge_vectors_pending` (a plain table), not into
+//! the ANN index: each node's vector indexer (`index_pending`,
+//! `crates/runtime/src/knowledge.rs`) moves them there in short turns of the
+//! write gate, so a step holds the gate for its plain inserts only (issue 52,
+//! point 3). Retrieval finds them in either table.
 
 use switchboard_guest::ai;
 use switchboard_guest::db;
@@ -75,7 +81,8 @@ fn step(job: &Job, p: Payload) -> Result<Outcome, Failure> {
     let batch: Vec<(i64, String)> = db::query_as(
         &format!(
             "SELECT rowid, text FROM knowledge_fts WHERE knowledge_fts MATCH ?1 AND rowid > ?2 AND business_id = ?3 \
-             AND NOT EXISTS (SELECT 1 FROM knowledge_vectors v WHERE v.fts_rowid = knowledge_fts.rowid) ORDER BY rowid LIMIT {BATCH}"
+             AND NOT EXISTS (SELECT 1 FROM knowledge_vectors v WHERE v.fts_rowid = knowledge_fts.rowid) \
+             AND NOT EXISTS (SELECT 1 FROM knowledge_vectors_pending p WHERE p.fts_rowid = knowledge_fts.rowid) ORDER BY rowid LIMIT {BATCH}"
         ),
         &params![knowledge::scope_query(&p.source_id, ""), p.after, biz],
     )?;
@@ -90,10 +97,19 @@ fn step(job: &Job, p: Payload) -> Result<Outcome, Failure> {
         Err(e) if job.attempt >= MAX_ATTEMPTS => return Ok(Outcome::Dead(format!("embeddings failed {MAX_ATTEMPTS} times: {e}"))),
         Err(e) => return Ok(retry(job.attempt, e)),
     };
+    // The index refuses vectors of another length (the table's column is
+    // of the dimension `serve` was started with): refused here, before
+    // they wait for it, as the insert into the index refused them before.
+    let dimensions = db::query_one_as::<i64>("SELECT dimensions FROM knowledge_embedding WHERE id = 1", &params![])?.unwrap_or(0);
+    if let Some(v) = vectors.iter().find(|v| v.len() as i64 != dimensions) {
+        let e = format!("the embeddings model gave vectors of {} dimensions, the vector table holds {dimensions}", v.len());
+        return Ok(if job.attempt >= MAX_ATTEMPTS { Outcome::Dead(e) } else { retry(job.attempt, e) });
+    }
     let rows: Vec<Vec<Value>> = batch.iter().zip(vectors).map(|((rowid, text), v)| params![*rowid, biz, &p.source_id, &scope, knowledge::vector_blob(&v), text]).collect();
     db::execute_many(
-        "INSERT OR IGNORE INTO knowledge_vectors (fts_rowid, business_id, data_source_id, version_id, scope, embedding) \
-         SELECT ?1, ?2, ?3, '', ?4, ?5 WHERE EXISTS (SELECT 1 FROM knowledge_fts WHERE rowid = ?1 AND text = ?6)",
+        "INSERT OR IGNORE INTO knowledge_vectors_pending (fts_rowid, business_id, data_source_id, version_id, scope, embedding) \
+         SELECT ?1, ?2, ?3, '', ?4, ?5 WHERE EXISTS (SELECT 1 FROM knowledge_fts WHERE rowid = ?1 AND text = ?6) \
+           AND NOT EXISTS (SELECT 1 FROM knowledge_vectors WHERE fts_rowid = ?1)",
         &rows,
     )?;
     let after = batch.last().map_or(p.after, |(rowid, _)| *rowid);
