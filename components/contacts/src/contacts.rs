@@ -165,7 +165,7 @@ pub fn create(req: &Request) -> HResult<Success> {
     let name = fields::contact_name(&body.name).map_err(violation)?;
     let mobile = mobile(&body.mobile)?;
     fields::check_fields(&body.fields).map_err(violation)?;
-    let categories = model::resolve_categories(biz, &body.category_ids)?;
+    let categories = model::resolve_named_categories(biz, &body.category_ids)?;
 
     if db::query_one("SELECT 1 FROM contacts WHERE business_id = ?1 AND mobile = ?2", &params![biz, mobile.as_str()])?.is_some() {
         return Err(mobile_exists());
@@ -176,13 +176,15 @@ pub fn create(req: &Request) -> HResult<Success> {
     db::execute_or(
         "INSERT INTO contacts (id, business_id, mobile, name, fields_json, communication_blocked, created_at, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
-        &params![id.as_str(), biz, mobile, name, fields_json, body.communication_blocked, now.as_str()],
+        &params![id.as_str(), biz, mobile.as_str(), name.as_str(), fields_json.as_str(), body.communication_blocked, now.as_str()],
         mobile_exists,
     )?;
-    model::link_categories(biz, &id, &categories)?;
+    let ids: Vec<String> = categories.iter().map(|(id, _)| id.clone()).collect();
+    model::link_categories(biz, &id, &ids)?;
     model::register_field_keys(biz, body.fields.keys(), &now)?;
 
-    let contact = model::load_contact(biz, &id)?.ok_or_else(model::contact_not_found)?;
+    // What was just written, not read back (`model::inserted_contact`).
+    let contact = model::inserted_contact(id, mobile, name, fields_json, body.communication_blocked, now, categories);
     created(&json!({"contact": contact}))
 }
 

@@ -174,10 +174,36 @@ pub fn load_contact(biz: &str, id: &str) -> HResult<Option<ContactView>> {
     Ok(render_contacts(biz, rows)?.into_iter().next())
 }
 
+/// A contact just inserted with these values, as [`load_contact`] would
+/// read it back, without reading it: its categories (id, name) in the
+/// order `render_contacts` selects them (`ORDER BY k.name COLLATE NOCASE,
+/// k.id`: the name with ASCII letters folded, byte by byte, then the id),
+/// and no activity (no timeline entry can name an id just made). A create
+/// answers with it: three statements fewer under the write transaction.
+pub fn inserted_contact(id: String, mobile: String, name: String, fields_json: String, communication_blocked: bool, now: String, mut categories: Vec<(String, String)>) -> ContactView {
+    categories.sort_by(|a, b| a.1.to_ascii_lowercase().cmp(&b.1.to_ascii_lowercase()).then_with(|| a.0.cmp(&b.0)));
+    ContactView {
+        id,
+        mobile,
+        name,
+        fields: fields_object(fields_json),
+        communication_blocked,
+        categories: categories.into_iter().map(|(id, name)| CategoryRef { id, name }).collect(),
+        activity: Activity::default(),
+        created_at: now.clone(),
+        updated_at: now,
+    }
+}
+
 /// Checks a `categoryIds` list (1..=50 entries) and that every id is a
 /// category of this business. Returns the ids without duplicates, in order.
 /// A category of another business is indistinguishable from a missing one.
 pub fn resolve_categories(biz: &str, ids: &[String]) -> HResult<Vec<String>> {
+    Ok(resolve_named_categories(biz, ids)?.into_iter().map(|(id, _)| id).collect())
+}
+
+/// [`resolve_categories`] with each category's name: (id, name).
+pub fn resolve_named_categories(biz: &str, ids: &[String]) -> HResult<Vec<(String, String)>> {
     if ids.is_empty() {
         return Err(fail::validation("invalid_category_ids", "`categoryIds` must contain at least one category id (a contact always belongs to a category)"));
     }
@@ -194,11 +220,15 @@ pub fn resolve_categories(biz: &str, ids: &[String]) -> HResult<Vec<String>> {
         return Err(category_not_found(bad));
     }
     let (params, ph) = in_params(biz, &unique);
-    let found: Vec<String> = db::query_as(&format!("SELECT id FROM categories WHERE business_id = ?1 AND id IN ({ph})"), &params)?;
-    if let Some(missing) = unique.iter().find(|id| !found.contains(id)) {
-        return Err(category_not_found(missing));
+    let found: Vec<(String, String)> = db::query_as(&format!("SELECT id, name FROM categories WHERE business_id = ?1 AND id IN ({ph})"), &params)?;
+    let mut named = Vec::with_capacity(unique.len());
+    for id in unique {
+        match found.iter().find(|(f, _)| *f == id) {
+            Some((_, name)) => named.push((id, name.clone())),
+            None => return Err(category_not_found(&id)),
+        }
     }
-    Ok(unique)
+    Ok(named)
 }
 
 /// Adds `contact_id` to each category (already resolved) of this business.
