@@ -367,3 +367,44 @@ fn the_delivery_log_is_purged_after_its_retention_and_a_purged_event_is_a_clear_
     assert_eq!(redeliver(&s, &recent).assert_failure(404, "not_found").code(), "event_not_found");
     assert_eq!(rx.got().len(), 2, "nothing was sent again");
 }
+
+/// One event for two subscriptions of one business: the runner hands both
+/// deliveries to one step (one dispatcher call, both POSTs sent at once),
+/// and each still gets its own outcome: the receiver answering 500 gets
+/// its retry (and then its 200), the one answering 200 is done at once;
+/// every attempt is recorded once, and each is signed with its own
+/// subscription's secret.
+#[test]
+fn deliveries_sent_together_in_one_step_each_get_their_own_outcome() {
+    let dir = DataDir::new();
+    let log = dir.0.join("server.log");
+    let s = Server::start_logged(&dir.0, FAST, &log);
+    let t = tenant(&dir.0, "all");
+    admin(&dir.0, &["channel", "connect", "--business", &t.business, "--channel", "chatapp", "--phone-number-id", PNID]);
+    let c = Ctx { s, t, dir };
+    let failing = Receiver::start();
+    failing.script(vec![Reply::Status(500)]);
+    let fine = Receiver::start();
+    let (sub_failing, secret_failing) = c.subscribe(&failing.url());
+    let (sub_fine, secret_fine) = c.subscribe(&fine.url());
+    let pmid = inbound(&c.dir.0, "+15550009011", "to both");
+    let retried = failing.wait_for(2);
+    let delivered = fine.wait_for(1);
+    for (d, secret, retry) in [(&retried[0], &secret_failing, 0), (&retried[1], &secret_failing, 1), (&delivered[0], &secret_fine, 0)] {
+        assert!(verify(d, secret), "each delivery is signed with its own subscription's secret");
+        assert_eq!(d.json()["eventId"], json!(pmid));
+        assert_eq!(d.json()["retryNumber"], json!(retry));
+    }
+    assert_ne!(retried[0].header("Idempotency-Key"), delivered[0].header("Idempotency-Key"));
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!((failing.got().len(), fine.got().len()), (2, 1), "nothing is sent twice");
+    let attempts = |sub: &str| sql(&c.dir.0, &format!("SELECT retry_number, IFNULL(status_code, 'none') FROM webhook_attempts WHERE subscription_id = '{sub}' ORDER BY retry_number"));
+    assert_eq!(attempts(&sub_failing).trim(), "0|500\n1|200");
+    assert_eq!(attempts(&sub_fine).trim(), "0|200");
+    // Both first attempts ran in one step of two: their step lines say so,
+    // each with its own outcome (the retry, moved on by `continue`, counts
+    // from 1 again and ran alone).
+    let first_steps: Vec<Value> = log_events(&log).into_iter().filter(|v| v["message"] == "job step" && v["span"]["kind"] == "webhooks.deliver" && v["span"]["attempt"] == 1).collect();
+    let outcomes: Vec<(&str, i64)> = first_steps.iter().map(|v| (v["outcome"].as_str().unwrap_or_default(), v["span"]["batch"].as_i64().unwrap_or(1))).collect();
+    assert!(outcomes.contains(&("continue", 2)) && outcomes.contains(&("done", 2)), "{first_steps:?}");
+}

@@ -55,6 +55,18 @@ impl Guest for Dispatcher {
             _ => Outcome::Dead(format!("unknown job kind `{}`", job.kind)),
         }
     }
+
+    fn batched_kinds() -> Vec<String> {
+        switchboard_webhooks_area::jobs::BATCHED_KINDS.iter().map(|k| k.to_string()).collect()
+    }
+
+    fn run_batch(jobs: Vec<Job>) -> Vec<Outcome> {
+        match jobs.first().map(|j| area(&j.kind)) {
+            Some("webhooks") => switchboard_webhooks_area::jobs::run_batch(&jobs),
+            // No other area has a batch form: one after another.
+            _ => jobs.into_iter().map(Self::run).collect(),
+        }
+    }
 }
 
 #[cfg(target_arch = "wasm32")]

@@ -16,6 +16,12 @@ use super::*;
 /// business waiting on a slow AI all run at once (`bench/twilio_turns.sh`).
 pub const DEFAULT_CONCURRENCY: usize = 64;
 
+/// Batches the calls-out claims of one kind and one business are split
+/// into at least (when there are that many), each run on a thread of its
+/// own: one step's guest and completion run while another's requests are
+/// out (see `batches`).
+pub const BATCH_PARTS: usize = 2;
+
 /// How the runner runs steps (`serve` flags).
 #[derive(Debug, Clone)]
 pub struct RunnerConfig {
@@ -90,6 +96,11 @@ pub struct Runner {
     wake: Arc<Wake>,
     /// The group commit of those steps' completions.
     group: Group,
+    /// The job kinds the dispatcher runs several at a time, asked once.
+    batched: Option<Vec<String>>,
+    /// How a round's batched claims are split (`batches`): into up to this
+    /// many steps, of at least this many claims each.
+    split: (usize, usize),
 }
 
 /// A wake-up call for the idle runner.
@@ -126,6 +137,8 @@ impl Runner {
             calling_out: Arc::default(),
             last_renewal_ms: 0,
             wake: Arc::default(),
+            batched: None,
+            split: batch_split(),
         }
     }
 
@@ -168,32 +181,43 @@ impl Runner {
                 running.insert(c.id.clone(), c.fence);
             }
         }
-        for c in remote {
+        let batched = self.batched.get_or_insert_with(|| host.components().batched_kinds());
+        for batch in batches(remote, batched, self.split.0, self.split.1) {
             self.calling_out.fetch_add(1, Ordering::SeqCst);
             let (host, node, in_flight, calling_out, unsettled) = (host.clone(), self.node.clone(), self.in_flight.clone(), self.calling_out.clone(), self.unsettled.clone());
             let (wake, group, slots) = (self.wake.clone(), self.group.clone(), slots.clone());
+            let held = batch.len();
             let spawned = std::thread::Builder::new().name("job-step".into()).spawn(move || {
-                let mut current = c;
+                // A slot per claim running: fewer as lanes run dry.
+                let mut current = batch;
                 for handoffs_left in (0..LANE_HANDOFFS).rev() {
-                    let next = run_one(host.db(), host.components(), &node, &current, handoffs_left > 0, &unsettled, Some(&group));
-                    let mut running = in_flight.lock();
-                    running.remove(&current.id);
-                    match next {
-                        Some(n) => {
-                            running.insert(n.id.clone(), n.fence);
-                            current = n;
+                    let next = run_claims(host.db(), host.components(), &node, &current, handoffs_left > 0, &unsettled, Some(&group));
+                    {
+                        let mut running = in_flight.lock();
+                        for c in &current {
+                            running.remove(&c.id);
                         }
-                        None => break,
+                        for n in &next {
+                            running.insert(n.id.clone(), n.fence);
+                        }
+                    }
+                    if next.len() < current.len() {
+                        slots.give_back(current.len() - next.len());
+                        wake.notify();
+                    }
+                    current = next;
+                    if current.is_empty() {
+                        break;
                     }
                 }
+                slots.give_back(current.len());
                 calling_out.fetch_sub(1, Ordering::SeqCst);
-                slots.give_back(1);
                 wake.notify();
             });
             if spawned.is_err() {
-                // No thread: the lease runs out and the job is claimed again.
+                // No thread: the leases run out and the jobs are claimed again.
                 self.calling_out.fetch_sub(1, Ordering::SeqCst);
-                self.config.slots.give_back(1);
+                self.config.slots.give_back(held);
             }
         }
         for c in local {
@@ -346,15 +370,26 @@ impl Runner {
     }
 }
 
+/// `BATCH_PARTS` and `BATCH_MIN_SPLIT`, unless `SWITCHBOARD_JOB_BATCH_SPLIT`
+/// says `PARTS,MIN` (the benchmarks compare splits; `1,1000` runs every
+/// batched claim of a round in one step, `1000,1` each alone).
+fn batch_split() -> (usize, usize) {
+    let given = std::env::var("SWITCHBOARD_JOB_BATCH_SPLIT").ok().and_then(|v| {
+        let (parts, min) = v.split_once(',')?;
+        Some((parts.trim().parse().ok()?, min.trim().parse().ok()?))
+    });
+    given.unwrap_or((BATCH_PARTS, BATCH_MIN_SPLIT))
+}
+
 /// Whether any job is due (or left with an expired lease), read without the
-/// write gate.
+/// write gate. `+?1`: prepared once, as `PICK_FAIR` says.
 pub(crate) fn has_due(db: &Db) -> bool {
     let Ok(c) = db.read_conn() else { return false };
     let now = crate::clock::now_ms();
     db::query_one_as::<bool>(
         &c,
-        "SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_pending_due WHERE state = 'pending' AND due_at_ms <= ?1) \
-             OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' AND lease_until_ms < ?1)",
+        "SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_pending_due WHERE state = 'pending' AND due_at_ms <= +?1) \
+             OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_leased WHERE state = 'leased' AND lease_until_ms < +?1)",
         db::params![now],
     )
     .is_ok_and(|due| due == Some(true))

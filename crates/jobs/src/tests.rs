@@ -306,3 +306,31 @@ fn taking_the_write_gate_commits_an_open_group() {
     drop(db);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+fn claim_of(id: &str, kind: &str, business: &str) -> Claim {
+    Claim { id: id.into(), kind: kind.into(), business_id: business.into(), payload: "{}".into(), attempts: 1, fence: 1, calls_out: true, lane: Some(id.into()) }
+}
+
+#[test]
+fn batches_hold_one_batched_kind_of_one_business() {
+    let batched = vec!["webhooks.deliver".to_string()];
+    let mut claims: Vec<Claim> = (0..10).map(|i| claim_of(&format!("a{i}"), "webhooks.deliver", "a")).collect();
+    claims.push(claim_of("b0", "webhooks.deliver", "b"));
+    claims.push(claim_of("m0", "messaging.deliver", "a"));
+    claims.push(claim_of("m1", "messaging.deliver", "a"));
+    let out = batches(claims, &batched, 2, BATCH_MIN_SPLIT);
+    let ids = |b: &Vec<Claim>| b.iter().map(|c| c.id.as_str()).collect::<Vec<_>>().join(",");
+    let listed: Vec<String> = out.iter().map(ids).collect();
+    // Kinds without a batch form run alone; one business's deliveries in
+    // two batches (every core busy), another business's in its own.
+    assert_eq!(listed, ["m0", "m1", "a0,a2,a4,a6,a8", "a1,a3,a5,a7,a9", "b0"]);
+    // A few are not split: one step.
+    let few: Vec<Claim> = (0..7).map(|i| claim_of(&format!("a{i}"), "webhooks.deliver", "a")).collect();
+    assert_eq!(batches(few, &batched, 2, BATCH_MIN_SPLIT).len(), 1);
+    // Past BATCH_MAX a group takes more batches, none larger than it.
+    let many: Vec<Claim> = (0..40).map(|i| claim_of(&format!("a{i}"), "webhooks.deliver", "a")).collect();
+    let out = batches(many, &batched, 2, BATCH_MIN_SPLIT);
+    assert_eq!(out.len(), 3);
+    assert!(out.iter().all(|b| b.len() <= BATCH_MAX && b.iter().all(|c| c.business_id == "a")));
+    assert_eq!(out.iter().map(Vec::len).sum::<usize>(), 40);
+}

@@ -12,27 +12,42 @@
 //! rebinding name gets no second resolution to slip 127.0.0.1 in. IP
 //! literals are judged before sending (a client does not resolve them).
 //!
+//! One async client on one small runtime of its own (`Outbound`) serves
+//! every delivery of the process: a step hands it all its POSTs at once
+//! (`post_many`), they go out concurrently on kept-alive connections, and
+//! the step's thread is woken once, when the last has answered (the
+//! blocking client handed each request to its runtime thread and back).
+//!
 //! Of a response only the status counts; up to 64 KiB of its body are read
 //! and dropped so the connection can be reused. Nothing about the request
 //! (it carries a signature) is logged.
 
-use std::io::Read;
+use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 /// How webhook deliveries go out (`serve` flags).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct OutboundPolicy {
     pub timeout: Duration,
     pub retry_delays_ms: Vec<u64>,
     /// Refuse loopback, private, link-local and other non-public targets
     /// (the default; `serve --webhook-allow-private` turns it off).
     pub public_only: bool,
-    /// The HTTP client, built on first use (after the flags set `timeout`)
-    /// and shared, so deliveries to one receiver reuse kept-alive
-    /// connections instead of opening one per POST.
-    pub client: std::sync::OnceLock<reqwest::blocking::Client>,
+    /// The HTTP client and its runtime, built on first use (after the flags
+    /// set `timeout`) and shared, so deliveries to one receiver reuse
+    /// kept-alive connections instead of opening one per POST.
+    pub client: std::sync::OnceLock<Outbound>,
+}
+
+impl Clone for OutboundPolicy {
+    /// The settings; the copy builds a client of its own.
+    fn clone(&self) -> Self {
+        OutboundPolicy { timeout: self.timeout, retry_delays_ms: self.retry_delays_ms.clone(), public_only: self.public_only, client: std::sync::OnceLock::new() }
+    }
 }
 
 impl Default for OutboundPolicy {
@@ -44,46 +59,102 @@ impl Default for OutboundPolicy {
     }
 }
 
-/// Idle kept-alive connections per receiver host (one per delivery lane
-/// that is sending to it at once).
-const IDLE_PER_HOST: usize = 16;
+/// The process's outbound HTTP: one async client and the runtime its
+/// connections and requests run on (one worker thread, `outbound`).
+#[derive(Debug)]
+pub struct Outbound {
+    /// Always set; taken only by `drop`.
+    runtime: Option<tokio::runtime::Runtime>,
+    client: reqwest::Client,
+    public_only: bool,
+}
+
+impl Drop for Outbound {
+    /// Without waiting for its tasks, so it may be dropped anywhere (in an
+    /// async context too, where dropping a runtime would panic).
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// Idle kept-alive connections per receiver host (one per delivery that
+/// is sending to it at once).
+const IDLE_PER_HOST: usize = 64;
 /// A response body up to this size is read (and dropped) so its connection
 /// goes back to the pool; a larger one closes it.
-const DRAIN_RESPONSE_BYTES: u64 = 64 << 10;
+const DRAIN_RESPONSE_BYTES: usize = 64 << 10;
 /// How long the check where a target is set may wait for DNS.
 const RESOLVE_WAIT: Duration = Duration::from_secs(3);
 
 const NOT_PUBLIC: &str = "callback target is not a public address (serve --webhook-allow-private accepts it, for local development)";
 
-fn client(policy: &OutboundPolicy) -> &reqwest::blocking::Client {
+fn outbound(policy: &OutboundPolicy) -> &Outbound {
     policy.client.get_or_init(|| {
-        let mut builder = reqwest::blocking::Client::builder().timeout(policy.timeout).redirect(reqwest::redirect::Policy::none()).pool_max_idle_per_host(IDLE_PER_HOST);
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).thread_name("outbound").enable_all().build().expect("the outbound runtime starts");
+        let mut builder = reqwest::Client::builder().timeout(policy.timeout).redirect(reqwest::redirect::Policy::none()).pool_max_idle_per_host(IDLE_PER_HOST);
         if policy.public_only {
             builder = builder.dns_resolver(Arc::new(PublicOnly));
         }
-        builder.build().expect("the outbound HTTP client builds")
+        Outbound { runtime: Some(runtime), client: builder.build().expect("the outbound HTTP client builds"), public_only: policy.public_only }
     })
 }
 
+/// One request of `post_many`: the URL, the headers, the body.
+pub type Post = (String, Vec<(String, String)>, String);
+
+/// One POST (a step that sends one delivery).
 pub fn post(policy: &OutboundPolicy, url: &str, headers: &[(String, String)], body: &str) -> Result<u16, String> {
-    let parsed = url::Url::parse(url).map_err(|_| "invalid callback URL".to_string())?;
-    if policy.public_only {
+    let (result, _) = post_many(policy, vec![(url.to_string(), headers.to_vec(), body.to_string())]).pop().expect("one answer per request");
+    result
+}
+
+/// POSTs every request at once on the shared client; each one's outcome
+/// (its status, or a short secret-free error) and its time from sending
+/// to that outcome, in milliseconds, in the order given. Blocks the calling
+/// thread (a job step's) until the last has answered; must not be called
+/// from within an async task.
+pub fn post_many(policy: &OutboundPolicy, posts: Vec<Post>) -> Vec<(Result<u16, String>, u64)> {
+    if posts.is_empty() {
+        return Vec::new();
+    }
+    let out = outbound(policy);
+    let n = posts.len();
+    let (client, public_only) = (out.client.clone(), out.public_only);
+    // The requests are polled where their connections' tasks run: the
+    // step's thread is woken once, by the task's end.
+    let runtime = out.runtime.as_ref().expect("set until dropped");
+    let task = runtime.spawn(async move { join_all(posts.into_iter().map(|(url, headers, body)| send(&client, public_only, url, headers, body)).collect()).await });
+    runtime.block_on(task).unwrap_or_else(|_| (0..n).map(|_| (Err("network error".to_string()), 0)).collect())
+}
+
+/// One request on the async client, with its metrics.
+async fn send(client: &reqwest::Client, public_only: bool, url: String, headers: Vec<(String, String)>, body: String) -> (Result<u16, String>, u64) {
+    let started = std::time::Instant::now();
+    let Ok(parsed) = url::Url::parse(&url) else { return (Err("invalid callback URL".to_string()), 0) };
+    if public_only {
         if let Some(ip) = literal_ip(&parsed) {
             if !is_public(ip) {
-                crate::metrics::webhook_attempt("refused", std::time::Instant::now());
-                return Err(NOT_PUBLIC.into());
+                crate::metrics::webhook_attempt("refused", started);
+                return (Err(NOT_PUBLIC.into()), 0);
             }
         }
     }
-    let mut req = client(policy).post(parsed);
-    for (k, v) in headers {
+    let mut req = client.post(parsed);
+    for (k, v) in &headers {
         req = req.header(k.as_str(), v.as_str());
     }
-    let started = std::time::Instant::now();
-    let result = match req.body(body.to_string()).send() {
-        Ok(resp) => {
+    let result = match req.body(body).send().await {
+        Ok(mut resp) => {
             let status = resp.status().as_u16();
-            let _ = std::io::copy(&mut resp.take(DRAIN_RESPONSE_BYTES), &mut std::io::sink());
+            let mut drained = 0;
+            while let Ok(Some(chunk)) = resp.chunk().await {
+                drained += chunk.len();
+                if drained > DRAIN_RESPONSE_BYTES {
+                    break;
+                }
+            }
             Ok(status)
         }
         Err(e) => Err(describe(&e)),
@@ -99,7 +170,32 @@ pub fn post(policy: &OutboundPolicy, url: &str, headers: &[(String, String)], bo
         Err(_) => "other",
     };
     crate::metrics::webhook_attempt(outcome, started);
-    result
+    (result, started.elapsed().as_millis() as u64)
+}
+
+/// Every future run to its end concurrently, on the task that awaits this:
+/// their outputs in the order given.
+async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut futures: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match future.as_mut().poll(cx) {
+                    Poll::Ready(v) => *output = Some(v),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    outputs.into_iter().map(|o| o.expect("every future ended")).collect()
 }
 
 /// A short, secret-free description of a failed attempt (no URL: it may
@@ -273,7 +369,7 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::{BufRead, BufReader, Read, Write};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 

@@ -15,7 +15,9 @@
 //! revoked one drops them. This kind runs in the runner's network mode: the
 //! POST happens before the step's first write, so no lock is held across
 //! it, and the attempt record commits with the job's fenced completion: one
-//! write transaction per delivery.
+//! write transaction per delivery. The runner may hand the step several
+//! deliveries of one business at once ([`run_many`]): their POSTs go out
+//! together, then their records are written, each as alone.
 
 use hmac::{Hmac, Mac};
 use serde_json::{json, Map, Value};
@@ -31,6 +33,66 @@ use switchboard_guest::{clock, ids, log, params};
 const PAUSED_RECHECK_MS: u64 = 5_000;
 
 pub fn run(job: &Job, outbox: Delivery) -> Outcome {
+    match prepare(job, outbox) {
+        Prepared::Send(signed) => {
+            let sent_at = clock::now_ms();
+            let result = http_out::post(&signed.url, &signed.headers, &signed.body);
+            let elapsed_ms = clock::now_ms().saturating_sub(sent_at).max(0) as u64;
+            finish(job, Prepared::Send(signed), Some(http_out::PostOutcome { status: result, elapsed_ms }))
+        }
+        other => finish(job, other, None),
+    }
+}
+
+/// Several deliveries (of one business, each of its own subscription) in
+/// one step: each is read and signed as [`run`] does, then every POST goes
+/// out at once (`http-out.post-many`), and only then is anything written:
+/// the steps' writes still come after their calls. Each delivery's outcome,
+/// attempt record, key and retry schedule are what [`run`] gives it alone.
+pub fn run_many(deliveries: Vec<(&Job, Delivery)>) -> Vec<Outcome> {
+    let prepared: Vec<(&Job, Prepared)> = deliveries.into_iter().map(|(job, outbox)| (job, prepare(job, outbox))).collect();
+    let posts: Vec<http_out::OutboundPost> = prepared
+        .iter()
+        .filter_map(|(_, p)| match p {
+            Prepared::Send(s) => Some(http_out::OutboundPost { url: s.url.clone(), headers: s.headers.clone(), body: s.body.clone() }),
+            _ => None,
+        })
+        .collect();
+    let mut sent = if posts.is_empty() { Vec::new() } else { http_out::post_many(&posts) }.into_iter();
+    prepared
+        .into_iter()
+        .map(|(job, p)| {
+            let result = match &p {
+                Prepared::Send(_) => Some(sent.next().unwrap_or(http_out::PostOutcome { status: Err("network error".into()), elapsed_ms: 0 })),
+                _ => None,
+            };
+            finish(job, p, result)
+        })
+        .collect()
+}
+
+/// A delivery read and judged, before its POST and before any write.
+enum Prepared {
+    /// Answered without an attempt (held while paused or unreadable,
+    /// dropped when revoked or gone).
+    Answered(Outcome),
+    /// A second claim of the same payload: the attempt before was
+    /// interrupted (see [`prepare`]); recorded as such, no POST.
+    Interrupted(Delivery),
+    /// The signed POST to send.
+    Send(Signed),
+}
+
+/// One attempt's signed request.
+struct Signed {
+    outbox: Delivery,
+    url: String,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+/// Reads the subscription as it is now and signs the attempt; reads only.
+fn prepare(job: &Job, outbox: Delivery) -> Prepared {
     let attempt = outbox.attempt;
     let sub_id = outbox.subscription_id.clone();
     let event_id = outbox.event_id.clone();
@@ -40,14 +102,14 @@ pub fn run(job: &Job, outbox: Delivery) -> Outcome {
         &params![&job.business_id, &sub_id],
     ) {
         Ok(r) => r,
-        Err(_) => return hold(outbox, PAUSED_RECHECK_MS),
+        Err(_) => return Prepared::Answered(hold(outbox, PAUSED_RECHECK_MS)),
     };
-    let Some((status, url, secret)) = row else { return Outcome::Done };
+    let Some((status, url, secret)) = row else { return Prepared::Answered(Outcome::Done) };
     match status.as_str() {
         "active" => {}
-        "paused" => return hold(outbox, PAUSED_RECHECK_MS),
+        "paused" => return Prepared::Answered(hold(outbox, PAUSED_RECHECK_MS)),
         // Revoked: dropped for good.
-        _ => return Outcome::Done,
+        _ => return Prepared::Answered(Outcome::Done),
     }
     let secret = secret.unwrap_or_default();
     // Never two requests under one key, so `retryNumber` keeps rising: the
@@ -61,9 +123,7 @@ pub fn run(job: &Job, outbox: Delivery) -> Outcome {
     // committed before every POST: it was half of a delivery's write
     // transactions. A stale node's late completion is refused by its fence.)
     if job.attempt > 1 {
-        let outcome = Attempted { status: None, error: Some("interrupted: the outcome of this attempt is unknown"), latency_ms: None };
-        record_attempt(job, &outbox, outcome);
-        return next_attempt(outbox, attempt);
+        return Prepared::Interrupted(outbox);
     }
     let key = delivery_key(job, attempt);
     let body = with_retry_number(&outbox.payload, attempt);
@@ -84,18 +144,35 @@ pub fn run(job: &Job, outbox: Delivery) -> Outcome {
         headers.push(("webhook-timestamp".to_string(), timestamp.clone()));
         headers.push(("webhook-signature".to_string(), signature));
     }
-    let sent_at = clock::now_ms();
-    let result = http_out::post(&url, &headers, &body);
-    let latency_ms = Some(clock::now_ms().saturating_sub(sent_at) as i64);
-    let outcome = match &result {
-        Ok(code) => Attempted { status: Some(*code as i64), error: None, latency_ms },
-        Err(e) => Attempted { status: None, error: Some(e.as_str()), latency_ms },
-    };
-    record_attempt(job, &outbox, outcome);
-    if matches!(result, Ok(code) if (200..300).contains(&code)) {
-        return Outcome::Done;
+    Prepared::Send(Signed { outbox, url, headers, body })
+}
+
+/// What a prepared delivery comes to, with its POST's outcome when it sent
+/// one: the attempt's record (the step's writes) and the job's outcome.
+fn finish(job: &Job, prepared: Prepared, sent: Option<http_out::PostOutcome>) -> Outcome {
+    match prepared {
+        Prepared::Answered(outcome) => outcome,
+        Prepared::Interrupted(outbox) => {
+            let outcome = Attempted { status: None, error: Some("interrupted: the outcome of this attempt is unknown"), latency_ms: None };
+            record_attempt(job, &outbox, outcome);
+            let attempt = outbox.attempt;
+            next_attempt(outbox, attempt)
+        }
+        Prepared::Send(Signed { outbox, .. }) => {
+            let http_out::PostOutcome { status: result, elapsed_ms } = sent.unwrap_or(http_out::PostOutcome { status: Err("network error".into()), elapsed_ms: 0 });
+            let latency_ms = Some(elapsed_ms as i64);
+            let outcome = match &result {
+                Ok(code) => Attempted { status: Some(*code as i64), error: None, latency_ms },
+                Err(e) => Attempted { status: None, error: Some(e.as_str()), latency_ms },
+            };
+            record_attempt(job, &outbox, outcome);
+            if matches!(result, Ok(code) if (200..300).contains(&code)) {
+                return Outcome::Done;
+            }
+            let attempt = outbox.attempt;
+            next_attempt(outbox, attempt)
+        }
     }
-    next_attempt(outbox, attempt)
 }
 
 /// The idempotency key of one attempt (sent as `Idempotency-Key`): the

@@ -356,6 +356,15 @@ impl http_out::Host for RequestState {
         }
         crate::outbound::post(&self.caps.outbound, &url, &headers, &body)
     }
+
+    fn post_many(&mut self, posts: Vec<http_out::OutboundPost>) -> Vec<http_out::PostOutcome> {
+        if self.preparing {
+            let refused = format!("prepare_refused: {PROVIDER_REFUSED_IN_PREPARE} or send a request out");
+            return posts.iter().map(|_| http_out::PostOutcome { status: Err(refused.clone()), elapsed_ms: 0 }).collect();
+        }
+        let posts = posts.into_iter().map(|p| (p.url, p.headers, p.body)).collect();
+        crate::outbound::post_many(&self.caps.outbound, posts).into_iter().map(|(status, elapsed_ms)| http_out::PostOutcome { status, elapsed_ms }).collect()
+    }
 }
 
 /// The provider imports' view of a call (wasmtime's `HasData` getter,

@@ -19,6 +19,7 @@
 #[cfg(test)]
 mod async_bench;
 pub mod basics;
+mod batch;
 pub mod bindings;
 pub mod embedded;
 pub mod imports;
