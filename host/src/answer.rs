@@ -5,7 +5,7 @@
 //! beside the API or by the API pipeline (admission, a forward at a far
 //! node, the run on a reader or writer thread).
 
-use crate::pipeline::{Answer, Prepared};
+use crate::pipeline::{Answer, OnWorker, Prepared};
 use crate::probes::{metrics_answer, probe, storage_ready};
 use crate::raw_upload::Credentials;
 use crate::server::BENCH_NATIVE_PREFIX;
@@ -253,11 +253,26 @@ fn shutting_down() -> Failure {
     Failure::new(503, "capacity", "shutting_down", "the server is shutting down")
 }
 
-/// Runs an admitted request: a read on a reader thread, a mutation on
-/// the writer thread.
+/// Runs an admitted request: a read on the worker (or a reader thread), a
+/// mutation on the writer thread.
 async fn run_prepared(shared: &Arc<Shared>, prepared: Prepared, request_id: &str) -> Answer {
     match prepared {
         Prepared::Done(answer) => answer,
+        // On the worker itself (`engine/reads.rs`), a panic answered as
+        // the reader threads answer one; what reaches an import that calls
+        // out is finished on a reader thread.
+        Prepared::Read(read) if shared.app.reads_on_worker(&read) => match CatchPanic(shared.app.read_on_worker(read)).await {
+            Some(OnWorker::Done(answer)) => answer,
+            Some(OnWorker::Blocking(begun)) => {
+                let shared2 = shared.clone();
+                let span = tracing::Span::current();
+                match shared.readers.run(move || span.in_scope(|| shared2.app.finish_blocking(*begun))).await {
+                    Some(a) => a,
+                    None => Answer::failure(&internal(), request_id),
+                }
+            }
+            None => Answer::failure(&internal(), request_id),
+        },
         Prepared::Read(read) => {
             let shared2 = shared.clone();
             let span = tracing::Span::current();
@@ -284,6 +299,23 @@ async fn run_prepared(shared: &Arc<Shared>, prepared: Prepared, request_id: &str
                 return Answer::failure(&shutting_down(), request_id);
             }
             answer.await.unwrap_or_else(|_| Answer::failure(&internal(), request_id))
+        }
+    }
+}
+
+/// A future whose panic is caught: `None` instead of unwinding through
+/// the connection's task (the reader threads catch theirs the same way).
+struct CatchPanic<F>(F);
+
+impl<F: std::future::Future> std::future::Future for CatchPanic<F> {
+    type Output = Option<F::Output>;
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        // SAFETY: the inner future is never moved out of `self`.
+        let inner = unsafe { self.map_unchecked_mut(|s| &mut s.0) };
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.poll(cx))) {
+            Ok(std::task::Poll::Ready(v)) => std::task::Poll::Ready(Some(v)),
+            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+            Err(_) => std::task::Poll::Ready(None),
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::db::{self, Db};
 use crate::engine::switchboard::platform::types as wit;
-use crate::engine::{CallError, Components};
+use crate::engine::{AsyncAnswer, CallError, Components};
 use crate::keys::Keys;
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,6 +66,26 @@ pub struct Continuation {
     db: Arc<Db>,
     request: wit::Request,
     component: &'static str,
+}
+
+/// How [`App::read_on_worker`] ended. Made once per read and matched at
+/// once: the answer is not boxed.
+#[allow(clippy::large_enum_variant)]
+pub enum OnWorker {
+    Done(Answer),
+    /// The component reached an import that calls out: a reader thread
+    /// finishes it ([`App::finish_blocking`]).
+    Blocking(Box<Begun>),
+}
+
+/// A read with its transaction begun, for [`App::finish_blocking`].
+pub struct Begun {
+    admitted: Admitted,
+    db: Arc<Db>,
+    conn: crate::db::Connection,
+    req: wit::Request,
+    component: &'static str,
+    request_id: String,
 }
 
 /// One later piece of a streamed answer.
@@ -319,12 +339,57 @@ impl App {
         answer
     }
 
+    /// Whether `r` runs on the tokio worker ([`App::read_on_worker`]): the
+    /// async path is on and its operation was never seen calling out
+    /// (`engine/reads.rs`).
+    pub fn reads_on_worker(&self, r: &Read) -> bool {
+        self.components.reads_on_worker(&r.req.operation)
+    }
+
+    /// [`App::read`] on the calling task (a tokio worker): the component
+    /// runs with `call_async`, yielding the worker at each epoch tick. A
+    /// read whose component reaches an import that calls out comes back as
+    /// [`OnWorker::Blocking`], for a reader thread to finish
+    /// ([`App::finish_blocking`]) on the same snapshot.
+    pub async fn read_on_worker(&self, r: Read) -> OnWorker {
+        let Read { admitted, db, req, component, request_id } = r;
+        let Some((db, conn)) = self.begin_read(&admitted, db) else {
+            return OnWorker::Done(Answer::failure(&unavailable(), &request_id).for_operation(admitted.op.id.as_str()));
+        };
+        match self.components.call_async(component, conn, &req, self.deadline).await {
+            AsyncAnswer::Answered(conn, result) => {
+                let mut answer = self.finish_read(&admitted, db, conn, req, component, result, &request_id);
+                answer.operation = admitted.op.id.as_str();
+                OnWorker::Done(answer)
+            }
+            AsyncAnswer::Blocking(conn) => OnWorker::Blocking(Box::new(Begun { admitted, db, conn, req, component, request_id })),
+        }
+    }
+
+    /// The rest of a read [`App::read_on_worker`] handed back: the blocking
+    /// call, on its connection and snapshot. Runs on a blocking thread.
+    pub fn finish_blocking(&self, b: Begun) -> Answer {
+        let Begun { admitted, db, conn, req, component, request_id } = b;
+        let (conn, result) = self.components.call(component, conn, &req, self.deadline);
+        let mut answer = self.finish_read(&admitted, db, conn, req, component, result, &request_id);
+        answer.operation = admitted.op.id.as_str();
+        answer
+    }
+
     fn read_inner(&self, a: &Admitted, db: Arc<Db>, req: wit::Request, component: &'static str, request_id: &str) -> Answer {
-        let Ok(conn) = db.read_conn().map(|c| c.detach()) else { return Answer::failure(&unavailable(), request_id) };
+        let Some((db, conn)) = self.begin_read(a, db) else { return Answer::failure(&unavailable(), request_id) };
+        let (conn, result) = self.components.call(component, conn, &req, self.deadline);
+        self.finish_read(a, db, conn, req, component, result, request_id)
+    }
+
+    /// A connection of the business's database with its read transaction
+    /// begun, and that database; `None` when the database cannot be read.
+    fn begin_read(&self, a: &Admitted, db: Arc<Db>) -> Option<(Arc<Db>, crate::db::Connection)> {
+        let conn = db.read_conn().map(|c| c.detach()).ok()?;
         // One read transaction: every query of the handler sees one snapshot.
         // READONLY (libSQL's DEFERRED) also keeps a replica's reads local.
         if db::execute(&conn, "BEGIN READONLY", vec![]).is_err() {
-            return Answer::failure(&unavailable(), request_id);
+            return None;
         }
         // A business moved away from this database (`moves.rs`; the same
         // check as a write's, `exchange::mutation`) is read
@@ -337,12 +402,27 @@ impl App {
                     if !Arc::ptr_eq(&home.db, &db) {
                         let _ = db::execute(&conn, "ROLLBACK", vec![]);
                         db.give_back(conn);
-                        return self.read_inner(a, home.db, req, component, request_id);
+                        return self.begin_read(a, home.db);
                     }
                 }
             }
         }
-        let (conn, result) = self.components.call(component, conn, &req, self.deadline);
+        Some((db, conn))
+    }
+
+    /// The answer of a read's call; its transaction ends here, unless the
+    /// answer is the first piece of a stream.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_read(
+        &self,
+        a: &Admitted,
+        db: Arc<Db>,
+        conn: crate::db::Connection,
+        req: wit::Request,
+        component: &'static str,
+        result: Result<Result<wit::Success, wit::Failure>, CallError>,
+        request_id: &str,
+    ) -> Answer {
         match result {
             // The first piece of a streamed answer: the snapshot stays open
             // for the pieces that follow.

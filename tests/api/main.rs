@@ -2,6 +2,7 @@
 //! loopback port with a temp data dir and speaks HTTP to it.
 
 mod agents;
+mod async_reads;
 mod autoreply;
 mod backups;
 mod billing;

@@ -35,23 +35,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 use wasmtime::component::{HasSelf, Linker};
 
-/// The `resource-area` world with `handle` called through `call_async`;
-/// its imports are the engine's own (sync) host implementations.
-mod async_world {
-    wasmtime::component::bindgen!({
-        path: "../../wit",
-        world: "resource-area",
-        exports: { default: async },
-        with: {
-            "switchboard:platform/types": crate::engine::switchboard::platform::types,
-            "switchboard:platform/store": crate::engine::switchboard::platform::store,
-            "switchboard:platform/jobs": crate::engine::switchboard::platform::jobs,
-            "switchboard:provider/clock": crate::engine::switchboard::provider::clock,
-            "switchboard:provider/ids": crate::engine::switchboard::provider::ids,
-            "switchboard:provider/log": crate::engine::switchboard::provider::log,
-        },
-    });
-}
+use super::reads::async_world;
 
 const BIZ: &str = "0190bbbb-0000-7000-8000-000000000001";
 const CATEGORY: &str = "0190bbbb-0000-7000-8000-000000000002";

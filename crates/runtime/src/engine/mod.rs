@@ -26,6 +26,7 @@ pub mod imports;
 pub mod limits;
 mod prepare;
 pub mod providers;
+mod reads;
 #[cfg(test)]
 mod retrieval_bench;
 mod warm;
@@ -38,6 +39,7 @@ pub use imports::Capabilities;
 use imports::{LazyWrite, RequestState, StepContext};
 pub use providers::ai::ServerAi;
 use providers::{ProviderSettings, Providers};
+pub use reads::AsyncAnswer;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -82,6 +84,8 @@ pub struct Components {
     dispatcher: Option<DispatcherPre<RequestState>>,
     caps: Arc<Capabilities>,
     warm: warm::WarmInstances,
+    /// Reads on the tokio worker (`reads.rs`).
+    reads: reads::AsyncReads,
 }
 
 /// How a component call ended when it did not return normally.
@@ -163,6 +167,7 @@ impl Components {
         );
         // Provider components are linked into their own worlds by the registry.
         let providers = Providers::load(&engine, &mut compiled, provider_settings, plugins, server_ai, keys)?;
+        let reads = reads::AsyncReads::link(&engine, compiled.iter().filter(|(name, _)| name.as_str() != DISPATCHER))?;
         let mut pres = HashMap::new();
         let mut dispatcher = None;
         for (name, component) in compiled {
@@ -181,7 +186,7 @@ impl Components {
             ticker.increment_epoch();
         })?;
         let caps = Arc::new(Capabilities { outbound, providers, recording_links });
-        Ok(Components { engine, pres, dispatcher, caps, warm: warm::WarmInstances::new() })
+        Ok(Components { engine, pres, dispatcher, caps, warm: warm::WarmInstances::new(), reads })
     }
 
     pub fn has(&self, name: &str) -> bool {
@@ -192,7 +197,7 @@ impl Components {
     /// more: the pool was full and idle warm instances held slots, which
     /// are dropped now. A request, a prepare step and a job step all ask it.
     fn made_room(&self, e: &CallError) -> bool {
-        matches!(e, CallError::Capacity) && self.warm.clear() > 0
+        matches!(e, CallError::Capacity) && self.warm.clear() + self.reads.clear_warm() > 0
     }
 
     fn store(&self, conn: Option<crate::db::Connection>, log_context: String, business_id: &str, deadline: Duration) -> Store<RequestState> {
