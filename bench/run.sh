@@ -22,10 +22,16 @@ DURATION=${1:-10}
 CONNS=${2:-32}
 
 . bench/wrk.sh
-cargo build --release -q -p switchboard -p bench-hello
-# SWITCHBOARD_BIN compares another build (e.g. an older commit) side by side.
+# SWITCHBOARD_BIN compares another build (e.g. an older commit, or a copy
+# of this one) side by side: the tree is not built then, only the
+# hello-world if it is missing.
 BIN=${SWITCHBOARD_BIN:-${CARGO_TARGET_DIR:-target}/release/switchboard}
 HELLO_BIN=${CARGO_TARGET_DIR:-target}/release/bench-hello
+if [ -n "${SWITCHBOARD_BIN:-}" ]; then
+  [ -x "$HELLO_BIN" ] || cargo build --release -q -p bench-hello
+else
+  cargo build --release -q -p switchboard -p bench-hello
+fi
 
 DATA=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
