@@ -5,8 +5,13 @@
 
     BINS="A:path/to/switchboard B:path/to/other" bench/vectors_gate.py ...
 
-For each build (BINS, default the release binary alone) and round, in the
-order A B A B ...: a fresh server pointed at the fake embeddings provider of
+Two variants of the release binary by default, alternating round by round:
+`in-step` (the ANN index maintained inside each embed step, as before issue
+52's point 3: a trigger the script adds moves each stored vector into the
+indexed table in the step's transaction) and `deferred` (as built: the
+node's indexer moves them in short turns of the write gate); BINS names
+builds instead (a build named `in-step` gets the trigger). For each variant
+and round: a fresh server pointed at the fake embeddings provider of
 `bench/vectors.py` (run in a process of its own, so its work does not share
 the clients' interpreter), one business, then
 
@@ -51,9 +56,9 @@ def provider_process(port_out):
     p.serve_forever()
 
 
-def post(base, key, path, body):
+def post(base, key, path, body, idem):
     req = urllib.request.Request(base + path, method="POST", data=json.dumps(body).encode(),
-                                 headers={"Authorization": "Bearer " + key, "Content-Type": "application/json"})
+                                 headers={"Authorization": "Bearer " + key, "Content-Type": "application/json", "Idempotency-Key": idem})
     with urllib.request.urlopen(req, timeout=120) as r:
         r.read()
         return r.status
@@ -70,7 +75,7 @@ def creates(base, key, biz, category, seconds, tag):
             n += 1
             body = {"businessId": biz, "name": f"P{tag}{c}-{n}", "mobile": f"+1{tag}{c}{n:07d}", "categoryIds": [category]}
             t0 = time.perf_counter()
-            assert post(base, key, "/api/v1/contacts", body) == 201
+            assert post(base, key, "/api/v1/contacts", body, f"c{tag}-{c}-{n}") == 201
             mine.append((time.perf_counter() - t0) * 1000)
         with lock:
             lat.extend(mine)
@@ -99,19 +104,27 @@ def waiting_for_index(data, biz):
         return None  # a build without the table
 
 
-def one_round(name, binary, chat):
+IN_STEP = vectors.IN_STEP
+
+
+def one_round(name, binary, chat, in_step):
     service.BIN = binary
     flags = ["--ai-endpoint", chat, "--ai-model", "chat", "--ai-embeddings-model", "embed", "--ai-embeddings-dimensions", str(vectors.DIMENSIONS)]
     with service.Service(*flags) as s:
         biz = s.admin("business", "create", "--name", "Bench")["businessId"]
         key = s.admin("key", "create", "--business", biz, "--scopes", "all")["apiKey"]
-        category = service.call(s.base, key, "/api/v1/contacts/categories", {"businessId": biz, "name": "Leads"})["category"]["id"]
+        category = service.call(s.base, key, "/api/v1/contacts/categories", {"businessId": biz, "name": "Leads"}, "cat")["category"]["id"]
+        if in_step:
+            c = service.business_db(s.data, biz, read_only=False, timeout=30)
+            c.execute(IN_STEP)
+            c.commit()
+            c.close()
         creates(s.base, key, biz, category, 2, "555")  # warm-up
         quiet = creates(s.base, key, biz, category, SECONDS, "556")
         per = CHUNKS // SOURCES
         for n in range(SOURCES):
             content = "\n\n".join(vectors.chunk(i) for i in range(n * per, (n + 1) * per))
-            service.call(s.base, key, "/api/v1/data-sources", {"businessId": biz, "name": f"Notes {n}", "class": "unstructured", "kind": "text", "content": content})
+            service.call(s.base, key, "/api/v1/data-sources", {"businessId": biz, "name": f"Notes {n}", "class": "unstructured", "kind": "text", "content": content}, f"s{n}")
         backfill = creates(s.base, key, biz, category, SECONDS, "557")
         listed = service.call(s.base, key, f"/api/v1/data-sources?businessId={biz}&limit=50")["dataSources"]
         embedded = sum(d["retrieval"]["embeddedPassages"] or 0 for d in listed if d["retrieval"])
@@ -129,7 +142,7 @@ def one_round(name, binary, chat):
 
 def main():
     bins = os.environ.get("BINS")
-    builds = [tuple(b.split(":", 1)) for b in bins.split()] if bins else [("release", service.BIN)]
+    builds = [tuple(b.split(":", 1)) for b in bins.split()] if bins else [("in-step", service.BIN), ("deferred", service.BIN)]
     q = multiprocessing.Queue()
     provider = multiprocessing.Process(target=provider_process, args=(q,), daemon=True)
     provider.start()
@@ -139,7 +152,7 @@ def main():
     try:
         for _ in range(ROUNDS):
             for name, binary in builds:
-                ratios[name].append(one_round(name, binary, chat))
+                ratios[name].append(one_round(name, binary, chat, name == "in-step"))
     finally:
         provider.terminate()
     for name, rs in ratios.items():
