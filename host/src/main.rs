@@ -16,6 +16,7 @@ mod cli;
 mod console;
 mod download;
 mod keys;
+mod memory;
 mod pipeline;
 mod probes;
 mod provider_events;
@@ -52,6 +53,7 @@ use std::time::Duration;
 use switchboard_storage::databases::Databases;
 
 fn main() {
+    memory::configure();
     let log = logging::init();
     // clap prints usage errors and exits with 2, help and version with 0.
     let cli = Cli::parse();
