@@ -11,8 +11,10 @@
 //!   (four threads on one queue, the next read going to tokio's blocking
 //!   pool when sixteen wait or run, as `host/src/readers.rs` does) and back;
 //!   the instance is called with `call` there;
-//! * `async`: each read runs on the worker itself, `instantiate_async` and
-//!   `call_async` (WASI's async bindings), the store's SQLite calls still
+//! * `async`: each read runs on the worker itself, through the server's
+//!   own async path (`Components::call_async`, `reads.rs`: `instantiate_async`
+//!   and `call_async`, WASI's async bindings, the epoch yields), the
+//!   store's SQLite calls still
 //!   synchronous inside the guest's fiber (a contact read's queries take
 //!   microseconds; making them async would put the hop back, per query).
 //!
@@ -26,16 +28,12 @@
 //! runnable threads get more of a loaded machine's time, which favours the
 //! blocking way's reads per second.
 
-use super::{classify, classify_instantiate, types, warm, CallError, Components, OutboundPolicy};
+use super::{types, AsyncAnswer, CallError, Components, OutboundPolicy};
 use crate::db::{self, Db};
-use async_world::ResourceAreaPre as AsyncPre;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
-use wasmtime::component::{HasSelf, Linker};
-
-use super::reads::async_world;
 
 const BIZ: &str = "0190bbbb-0000-7000-8000-000000000001";
 const CATEGORY: &str = "0190bbbb-0000-7000-8000-000000000002";
@@ -125,52 +123,6 @@ fn end(db: &Db, conn: db::Connection, answer: &Answer) {
         Ok(Err(f)) => panic!("{}: {}", f.code, f.message),
         Err(CallError::Trap(t)) => panic!("trap: {t}"),
         Err(_) => panic!("the call hit a limit"),
-    }
-}
-
-/// What the async way needs besides `Components`: its own linker (WASI's
-/// async bindings) and warm instances of its own bindings.
-struct AsyncWay {
-    pre: AsyncPre<super::RequestState>,
-    warm: warm::WarmInstances<async_world::ResourceArea>,
-}
-
-impl AsyncWay {
-    fn new(c: &Components) -> AsyncWay {
-        let mut linker: Linker<super::RequestState> = Linker::new(&c.engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker).unwrap();
-        super::ResourceArea::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).unwrap();
-        super::imports::add_to_linker(&mut linker).unwrap();
-        super::providers::add_to_linker(&mut linker, super::imports::provider_call).unwrap();
-        let component = c.pres["contacts"].instance_pre().component();
-        let pre = AsyncPre::new(linker.instantiate_pre(component).unwrap()).unwrap();
-        AsyncWay { pre, warm: warm::WarmInstances::new() }
-    }
-
-    /// `Components::call`, on the worker.
-    async fn call(&self, c: &Components, conn: db::Connection, req: &types::Request) -> (db::Connection, Answer) {
-        let log_context = format!("component=contacts requestId={}", req.request_id);
-        let (mut store, instance, uses) = match self.warm.take("contacts", &req.business_id) {
-            Some(warm::Warm { mut store, instance, uses, .. }) => {
-                store.data_mut().renew(conn, log_context);
-                store.set_epoch_deadline(super::deadline_ticks(DEADLINE));
-                (store, Some(instance), uses)
-            }
-            None => (c.store(Some(conn), log_context, &req.business_id, DEADLINE), None, 0),
-        };
-        let instance = match instance {
-            Some(i) => i,
-            None => match self.pre.instantiate_async(&mut store).await {
-                Ok(i) => i,
-                Err(e) => return (store.into_data().take_conn(), Err(classify_instantiate(e))),
-            },
-        };
-        let result = instance.switchboard_platform_handler().call_handle(&mut store, req).await.map_err(classify);
-        let conn = store.data_mut().take_conn();
-        if result.is_ok() {
-            self.warm.put("contacts", &req.business_id, warm::Warm::new(store, instance, uses + 1));
-        }
-        (conn, result)
     }
 }
 
@@ -279,7 +231,6 @@ struct Bed {
     c: Arc<Components>,
     db: Arc<Db>,
     ids: Arc<Vec<String>>,
-    way: Arc<AsyncWay>,
     readers: Arc<Readers>,
 }
 
@@ -298,8 +249,7 @@ impl Bed {
         let c = Arc::new(Components::load(&cache, &[], setup).unwrap());
         let db = Arc::new(Db::open(&scratch.join("data")).unwrap());
         let ids = Arc::new(seed(&c, &db));
-        let way = Arc::new(AsyncWay::new(&c));
-        Bed { c, db, ids, way, readers: Arc::new(Readers::start(4)) }
+        Bed { c, db, ids, readers: Arc::new(Readers::start(4)) }
     }
 
     /// One round: `concurrency` tasks read contacts one way for `seconds`.
@@ -327,7 +277,7 @@ impl Bed {
 
     /// One task's reads until `stop`, each read's latency.
     fn reader(&self, t: usize, asynchronous: bool, stop: Arc<AtomicBool>) -> impl std::future::Future<Output = Vec<Duration>> + Send + 'static {
-        let (c, db, ids, way, readers) = (self.c.clone(), self.db.clone(), self.ids.clone(), self.way.clone(), self.readers.clone());
+        let (c, db, ids, readers) = (self.c.clone(), self.db.clone(), self.ids.clone(), self.readers.clone());
         async move {
             let mut lat = Vec::new();
             let mut n = t * 31;
@@ -339,11 +289,14 @@ impl Bed {
                 // its connection's task when the socket wakes it: the read
                 // waits for a free worker like a request would, and a worker
                 // with reads queued wakes the other.
-                let (c, db, way, readers) = (c.clone(), db.clone(), way.clone(), readers.clone());
+                let (c, db, readers) = (c.clone(), db.clone(), readers.clone());
                 tokio::spawn(async move {
                     if asynchronous {
                         let conn = begin(&db);
-                        let (conn, answer) = way.call(&c, conn, &req).await;
+                        let (conn, answer) = match c.call_async("contacts", conn, &req, DEADLINE).await {
+                            AsyncAnswer::Answered(conn, answer) => (conn, answer),
+                            AsyncAnswer::Blocking(_) => panic!("a contact read reached an import that calls out"),
+                        };
                         end(&db, conn, &answer);
                     } else {
                         readers
