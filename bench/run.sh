@@ -42,7 +42,9 @@ PID=$!
 HELLO_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 $HELLO_BIN 127.0.0.1:$HELLO_PORT >/dev/null &
 HELLO_PID=$!
-trap 'kill $PID $HELLO_PID 2>/dev/null; wait $PID $HELLO_PID 2>/dev/null; rm -rf "$DATA"' EXIT
+# (`|| true`: under `set -e` the killed servers' status would end the trap
+# before the data dir is removed, and be the script's exit status.)
+trap 'kill $PID $HELLO_PID 2>/dev/null; wait $PID $HELLO_PID 2>/dev/null || true; rm -rf "$DATA"' EXIT
 BASE=http://127.0.0.1:$PORT
 for _ in $(seq 1 200); do curl -sf $BASE/api/v1/openapi.json >/dev/null && break; sleep 0.1; done
 

@@ -27,7 +27,7 @@ ticks() { awk '{print $14 + $15}' < <(sed 's/^.*) //; s/^/x x /' "/proc/$1/stat"
 
 PIDS=()
 DIRS=()
-trap 'kill "${PIDS[@]}" 2>/dev/null; wait "${PIDS[@]}" 2>/dev/null; rm -rf "${DIRS[@]}"' EXIT
+trap 'kill "${PIDS[@]}" 2>/dev/null; wait "${PIDS[@]}" 2>/dev/null || true; rm -rf "${DIRS[@]}"' EXIT
 start() { # NAME BIN ENV -> sets ${NAME}_PID ${NAME}_BASE ${NAME}_KEY ${NAME}_BIZ ${NAME}_CONTACT
   local data port base biz key cat contact
   data=$(mktemp -d); port=$(port); base=http://127.0.0.1:$port
