@@ -6,9 +6,10 @@
 use super::*;
 
 /// Makes the pending job of `lane` due by `now_ms` (never later than it
-/// was). How many jobs were woken: 0 when the lane has no pending job.
+/// was). How many jobs were woken: 0 when the lane has no pending job. The
+/// statement is the areas' too (`switchboard_job_kinds::wake_lane`).
 pub fn wake_lane(c: &db::Connection, lane: &str, now_ms: i64) -> anyhow::Result<u64> {
-    db::execute(c, "UPDATE jobs SET due_at_ms = MIN(due_at_ms, ?2) WHERE lane = ?1 AND state = 'pending'", db::params![lane, now_ms])
+    switchboard_job_kinds::wake_lane(c, lane, now_ms)
 }
 
 /// Makes job `id` due by `now_ms` if it is pending (never later than it
