@@ -22,11 +22,8 @@
 //! and dropped so the connection can be reused. Nothing about the request
 //! (it carries a signature) is logged.
 
-use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::Duration;
 
 /// How webhook deliveries go out (`serve` flags).
@@ -125,7 +122,7 @@ pub fn post_many(policy: &OutboundPolicy, posts: Vec<Post>) -> Vec<(Result<u16, 
     // The requests are polled where their connections' tasks run: the
     // step's thread is woken once, by the task's end.
     let runtime = out.runtime.as_ref().expect("set until dropped");
-    let task = runtime.spawn(async move { join_all(posts.into_iter().map(|(url, headers, body)| send(&client, public_only, url, headers, body)).collect()).await });
+    let task = runtime.spawn(async move { futures_util::future::join_all(posts.into_iter().map(|(url, headers, body)| send(&client, public_only, url, headers, body))).await });
     runtime.block_on(task).unwrap_or_else(|_| (0..n).map(|_| (Err("network error".to_string()), 0)).collect())
 }
 
@@ -171,31 +168,6 @@ async fn send(client: &reqwest::Client, public_only: bool, url: String, headers:
     };
     crate::metrics::webhook_attempt(outcome, started);
     (result, started.elapsed().as_millis() as u64)
-}
-
-/// Every future run to its end concurrently, on the task that awaits this:
-/// their outputs in the order given.
-async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
-    let mut futures: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
-    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
-            if output.is_none() {
-                match future.as_mut().poll(cx) {
-                    Poll::Ready(v) => *output = Some(v),
-                    Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending {
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    })
-    .await;
-    outputs.into_iter().map(|o| o.expect("every future ended")).collect()
 }
 
 /// A short, secret-free description of a failed attempt (no URL: it may
