@@ -13,9 +13,11 @@ use crate::shared::Shared;
 use crate::side_routes::Side;
 use crate::write_node::{Head, WriteNode};
 use bytes::Bytes;
+use futures_util::FutureExt;
 use http_body_util::BodyExt;
 use hyper::body::Incoming as HyperBody;
 use hyper::Request;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use switchboard_gateway::{Failure, Incoming, Operation};
 use tokio::sync::SemaphorePermit;
@@ -261,9 +263,9 @@ async fn run_prepared(shared: &Arc<Shared>, prepared: Prepared, request_id: &str
         // On the worker itself (`engine/reads.rs`), a panic answered as
         // the reader threads answer one; what reaches an import that calls
         // out is finished on a reader thread.
-        Prepared::Read(read) if shared.app.reads_on_worker(&read) => match CatchPanic(shared.app.read_on_worker(read)).await {
-            Some(OnWorker::Done(answer)) => answer,
-            Some(OnWorker::Blocking(begun)) => {
+        Prepared::Read(read) if shared.app.reads_on_worker(&read) => match AssertUnwindSafe(shared.app.read_on_worker(read)).catch_unwind().await {
+            Ok(OnWorker::Done(answer)) => answer,
+            Ok(OnWorker::Blocking(begun)) => {
                 let shared2 = shared.clone();
                 let span = tracing::Span::current();
                 match shared.readers.run(move || span.in_scope(|| shared2.app.finish_blocking(*begun))).await {
@@ -271,7 +273,7 @@ async fn run_prepared(shared: &Arc<Shared>, prepared: Prepared, request_id: &str
                     None => Answer::failure(&internal(), request_id),
                 }
             }
-            None => Answer::failure(&internal(), request_id),
+            Err(_) => Answer::failure(&internal(), request_id),
         },
         Prepared::Read(read) => {
             let shared2 = shared.clone();
@@ -299,23 +301,6 @@ async fn run_prepared(shared: &Arc<Shared>, prepared: Prepared, request_id: &str
                 return Answer::failure(&shutting_down(), request_id);
             }
             answer.await.unwrap_or_else(|_| Answer::failure(&internal(), request_id))
-        }
-    }
-}
-
-/// A future whose panic is caught: `None` instead of unwinding through
-/// the connection's task (the reader threads catch theirs the same way).
-struct CatchPanic<F>(F);
-
-impl<F: std::future::Future> std::future::Future for CatchPanic<F> {
-    type Output = Option<F::Output>;
-    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
-        // SAFETY: the inner future is never moved out of `self`.
-        let inner = unsafe { self.map_unchecked_mut(|s| &mut s.0) };
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.poll(cx))) {
-            Ok(std::task::Poll::Ready(v)) => std::task::Poll::Ready(Some(v)),
-            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
-            Err(_) => std::task::Poll::Ready(None),
         }
     }
 }
