@@ -33,15 +33,7 @@ use switchboard_guest::{clock, ids, log, params};
 const PAUSED_RECHECK_MS: u64 = 5_000;
 
 pub fn run(job: &Job, outbox: Delivery) -> Outcome {
-    match prepare(job, outbox) {
-        Prepared::Send(signed) => {
-            let sent_at = clock::now_ms();
-            let result = http_out::post(&signed.url, &signed.headers, &signed.body);
-            let elapsed_ms = clock::now_ms().saturating_sub(sent_at).max(0) as u64;
-            finish(job, Prepared::Send(signed), Some(http_out::PostOutcome { status: result, elapsed_ms }))
-        }
-        other => finish(job, other, None),
-    }
+    run_many(vec![(job, outbox)]).pop().expect("one outcome per delivery")
 }
 
 /// Several deliveries (of one business, each of its own subscription) in
