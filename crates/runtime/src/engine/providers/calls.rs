@@ -41,6 +41,27 @@ mod shared {
 }
 pub use shared::switchboard::provider::{http as provider_http, settings};
 
+/// The bindings of one provider world (`provider_world!("carrier-provider")`
+/// inside the interface file's `mod world`): the imports every provider
+/// world shares name one host implementation (the platform's clock, ids and
+/// log; `settings` and `http` from [`shared`]).
+macro_rules! provider_world {
+    ($world:literal) => {
+        wasmtime::component::bindgen!({
+            path: "../../wit",
+            world: $world,
+            with: {
+                "switchboard:provider/clock": crate::engine::bindings::switchboard::provider::clock,
+                "switchboard:provider/ids": crate::engine::bindings::switchboard::provider::ids,
+                "switchboard:provider/log": crate::engine::bindings::switchboard::provider::log,
+                "switchboard:provider/settings": crate::engine::providers::calls::settings,
+                "switchboard:provider/http": crate::engine::providers::calls::provider_http,
+            },
+        });
+    };
+}
+pub(crate) use provider_world;
+
 /// A provider world's linker (WASI plus the world's imports, added by
 /// `add_world`) instantiating `component`, for the adapter named in `limits`.
 pub fn instance_pre(

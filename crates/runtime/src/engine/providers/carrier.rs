@@ -17,34 +17,13 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Engine, Store};
 
 mod world {
-    wasmtime::component::bindgen!({
-        path: "../../wit",
-        world: "switchboard:provider/carrier-provider",
-        with: {
-            "switchboard:provider/clock": crate::engine::bindings::switchboard::provider::clock,
-            "switchboard:provider/ids": crate::engine::bindings::switchboard::provider::ids,
-            "switchboard:provider/log": crate::engine::bindings::switchboard::provider::log,
-            // One host implementation of these serves every provider world.
-            "switchboard:provider/settings": crate::engine::providers::calls::settings,
-            "switchboard:provider/http": crate::engine::providers::calls::provider_http,
-        },
-    });
+    crate::engine::providers::calls::provider_world!("switchboard:provider/carrier-provider");
 }
 /// The world of a carrier that calls back: the same imports, one more
 /// export. A carrier plugin built for `carrier-provider` links as before;
 /// one built for this world also gets its status callbacks.
 mod hooks_world {
-    wasmtime::component::bindgen!({
-        path: "../../wit",
-        world: "switchboard:provider/carrier-webhooks-provider",
-        with: {
-            "switchboard:provider/clock": crate::engine::bindings::switchboard::provider::clock,
-            "switchboard:provider/ids": crate::engine::bindings::switchboard::provider::ids,
-            "switchboard:provider/log": crate::engine::bindings::switchboard::provider::log,
-            "switchboard:provider/settings": crate::engine::providers::calls::settings,
-            "switchboard:provider/http": crate::engine::providers::calls::provider_http,
-        },
-    });
+    crate::engine::providers::calls::provider_world!("switchboard:provider/carrier-webhooks-provider");
 }
 pub use hooks_world::exports::switchboard::provider::carrier_webhooks::{Heard, TurnAnswer};
 use world::exports::switchboard::provider::carrier as provider;

@@ -17,18 +17,7 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Engine, Store};
 
 pub mod world {
-    wasmtime::component::bindgen!({
-        path: "../../wit",
-        world: "switchboard:provider/messenger-provider",
-        with: {
-            "switchboard:provider/clock": crate::engine::bindings::switchboard::provider::clock,
-            "switchboard:provider/ids": crate::engine::bindings::switchboard::provider::ids,
-            "switchboard:provider/log": crate::engine::bindings::switchboard::provider::log,
-            // One host implementation of these serves every provider world.
-            "switchboard:provider/settings": crate::engine::providers::calls::settings,
-            "switchboard:provider/http": crate::engine::providers::calls::provider_http,
-        },
-    });
+    crate::engine::providers::calls::provider_world!("switchboard:provider/messenger-provider");
 }
 use world::exports::switchboard::provider::messenger as provider;
 pub use world::exports::switchboard::provider::messenger_webhooks::Pushed;

@@ -29,17 +29,7 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::Engine;
 
 mod world {
-    wasmtime::component::bindgen!({
-        path: "../../wit",
-        world: "switchboard:provider/ai-provider",
-        with: {
-            "switchboard:provider/clock": crate::engine::bindings::switchboard::provider::clock,
-            "switchboard:provider/ids": crate::engine::bindings::switchboard::provider::ids,
-            "switchboard:provider/log": crate::engine::bindings::switchboard::provider::log,
-            "switchboard:provider/settings": crate::engine::providers::calls::settings,
-            "switchboard:provider/http": crate::engine::providers::calls::provider_http,
-        },
-    });
+    crate::engine::providers::calls::provider_world!("switchboard:provider/ai-provider");
 }
 use world::exports::switchboard::provider::ai as provider;
 
