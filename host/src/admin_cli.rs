@@ -26,7 +26,7 @@ fn open_admin_data_dir(dir: &Path, create: bool, storage: db::Storage) -> Result
     }
     // A command opens the databases it names; none is prepared for
     // serving (the server does that when it opens one).
-    Databases::open(dir, db::Durability::Normal, storage, Box::new(|_, _| Ok(())))
+    Databases::open(dir, db::OpenOptions::default(), storage, Box::new(|_, _| Ok(())))
 }
 
 /// Runs one admin command: a restore or a local check on the files alone,

@@ -159,7 +159,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         addr: args.listen,
         upload_sweep_after: Duration::from_millis(args.upload_sweep_after_ms),
         shutdown_timeout: Duration::from_millis(args.shutdown_timeout_ms),
-        runner: jobs::RunnerConfig::new(args.job_concurrency as usize),
+        runner: jobs::RunnerConfig::new(args.job_concurrency as usize).with_batch_split(args.switches.job_batch_split.unwrap_or_default()),
         metrics_listen: args.metrics_listen,
         write_node: args.write_node.clone(),
         secure_cookies: public_url.starts_with("https://"),
@@ -192,6 +192,8 @@ fn open_databases(args: &ServeArgs, embeddings: Option<knowledge::Embeddings>) -
         DurabilityArg::Normal => db::Durability::Normal,
         DurabilityArg::Full => db::Durability::Full,
     };
+    let default = db::OpenOptions::default();
+    let options = db::OpenOptions { durability, write_priority: args.switches.write_priority.unwrap_or(default.write_priority), ship_carry: args.switches.ship_carry.unwrap_or(default.ship_carry) };
     let settings = RuntimeSettings { campaign_minute_ms: args.campaign_minute_ms, voice_line_poll_ms: args.voice_line_poll_ms };
     let prepare = move |name: &str, db: &db::Db| -> Result<()> {
         let backfill = knowledge::prepare(db, embeddings.as_ref()).context("the vector store of grounded agents")?;
@@ -205,7 +207,7 @@ fn open_databases(args: &ServeArgs, embeddings: Option<knowledge::Embeddings>) -
         }
         Ok(())
     };
-    let dbs = Arc::new(Databases::open(&args.data_dir, durability, args.primary.storage("serve"), Box::new(prepare))?);
+    let dbs = Arc::new(Databases::open(&args.data_dir, options, args.primary.storage("serve"), Box::new(prepare))?);
     dbs.open_registered();
     Ok(dbs)
 }
@@ -230,7 +232,19 @@ fn components(args: &ServeArgs, server_ai: engine::ServerAi, keys: plugins::seal
         server_ai,
         keys,
         recording_links: Some(recording_links),
+        switches: engine_switches(&args.switches),
     };
     let overrides: Vec<(String, PathBuf)> = args.component_override.iter().map(|(n, p)| (n.clone(), PathBuf::from(p))).collect();
     engine::Components::load(&artifacts, &overrides, setup).context("loading components")
+}
+
+/// The engine's bench switches (`cli::BenchSwitches`): one left out keeps
+/// the engine's default.
+fn engine_switches(switches: &BenchSwitches) -> engine::Switches {
+    let default = engine::Switches::default();
+    engine::Switches {
+        warm_instances: switches.warm_instances.unwrap_or(default.warm_instances),
+        async_reads: switches.async_reads.unwrap_or(default.async_reads),
+        perf_map: switches.perf_map.is_some(),
+    }
 }

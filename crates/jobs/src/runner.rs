@@ -28,6 +28,8 @@ pub struct RunnerConfig {
     /// Steps that call out running at once in this process: every
     /// database's runner together (`--job-concurrency`).
     pub concurrency: usize,
+    /// How a round's batched claims are split into steps.
+    pub batch_split: BatchSplit,
     /// Those steps' slots, shared by the runners made from clones of this
     /// config (one per database).
     slots: Arc<Slots>,
@@ -35,7 +37,39 @@ pub struct RunnerConfig {
 
 impl RunnerConfig {
     pub fn new(concurrency: usize) -> RunnerConfig {
-        RunnerConfig { concurrency, slots: Arc::default() }
+        RunnerConfig { concurrency, batch_split: BatchSplit::default(), slots: Arc::default() }
+    }
+
+    /// The same, with `split` instead of the default split.
+    pub fn with_batch_split(self, split: BatchSplit) -> RunnerConfig {
+        RunnerConfig { batch_split: split, ..self }
+    }
+}
+
+/// How a round's batched claims of one kind and one business are split
+/// (`batches`): into up to `parts` steps of at least `min` claims each.
+/// [`BATCH_PARTS`] and [`BATCH_MIN_SPLIT`] by default; the benchmarks
+/// compare others (`serve`'s hidden `--job-batch-split PARTS,MIN`, set as
+/// `SWITCHBOARD_JOB_BATCH_SPLIT`: `1,1000` runs every batched claim of a
+/// round in one step, `1000,1` each alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchSplit {
+    pub parts: usize,
+    pub min: usize,
+}
+
+impl Default for BatchSplit {
+    fn default() -> Self {
+        BatchSplit { parts: BATCH_PARTS, min: BATCH_MIN_SPLIT }
+    }
+}
+
+impl BatchSplit {
+    /// `PARTS,MIN` (each a whole number, spaces around it allowed); `None`
+    /// for anything else.
+    pub fn parse(text: &str) -> Option<BatchSplit> {
+        let (parts, min) = text.split_once(',')?;
+        Some(BatchSplit { parts: parts.trim().parse().ok()?, min: min.trim().parse().ok()? })
     }
 }
 
@@ -98,9 +132,6 @@ pub struct Runner {
     group: Group,
     /// The job kinds the dispatcher runs several at a time, asked once.
     batched: Option<Vec<String>>,
-    /// How a round's batched claims are split (`batches`): into up to this
-    /// many steps, of at least this many claims each.
-    split: (usize, usize),
 }
 
 /// A wake-up call for the idle runner.
@@ -138,7 +169,6 @@ impl Runner {
             last_renewal_ms: 0,
             wake: Arc::default(),
             batched: None,
-            split: batch_split(),
         }
     }
 
@@ -182,7 +212,7 @@ impl Runner {
             }
         }
         let batched = self.batched.get_or_insert_with(|| host.components().batched_kinds());
-        for batch in batches(remote, batched, self.split.0, self.split.1) {
+        for batch in batches(remote, batched, self.config.batch_split.parts, self.config.batch_split.min) {
             self.calling_out.fetch_add(1, Ordering::SeqCst);
             let (host, node, in_flight, calling_out, unsettled) = (host.clone(), self.node.clone(), self.in_flight.clone(), self.calling_out.clone(), self.unsettled.clone());
             let (wake, group, slots) = (self.wake.clone(), self.group.clone(), slots.clone());
@@ -370,17 +400,6 @@ impl Runner {
     }
 }
 
-/// `BATCH_PARTS` and `BATCH_MIN_SPLIT`, unless `SWITCHBOARD_JOB_BATCH_SPLIT`
-/// says `PARTS,MIN` (the benchmarks compare splits; `1,1000` runs every
-/// batched claim of a round in one step, `1000,1` each alone).
-fn batch_split() -> (usize, usize) {
-    let given = std::env::var("SWITCHBOARD_JOB_BATCH_SPLIT").ok().and_then(|v| {
-        let (parts, min) = v.split_once(',')?;
-        Some((parts.trim().parse().ok()?, min.trim().parse().ok()?))
-    });
-    given.unwrap_or((BATCH_PARTS, BATCH_MIN_SPLIT))
-}
-
 /// Whether any job is due (or left with an expired lease), read without the
 /// write gate. `+?1`: prepared once, as `PICK_FAIR` says.
 pub(crate) fn has_due(db: &Db) -> bool {
@@ -408,5 +427,15 @@ mod slot_tests {
         a.slots.give_back(3);
         assert_eq!(b.slots.take_free(b.concurrency), 3);
         assert_eq!(RunnerConfig::new(4).slots.take_free(4), 4, "another config counts its own");
+    }
+
+    #[test]
+    fn a_batch_split_reads_parts_and_min() {
+        assert_eq!(BatchSplit::parse("5,2"), Some(BatchSplit { parts: 5, min: 2 }));
+        assert_eq!(BatchSplit::parse(" 1 , 1000 "), Some(BatchSplit { parts: 1, min: 1000 }));
+        for bad in ["", "5", "5,", ",2", "a,2", "5,2,1", "-1,2"] {
+            assert_eq!(BatchSplit::parse(bad), None, "{bad}");
+        }
+        assert_eq!(BatchSplit::default(), BatchSplit { parts: BATCH_PARTS, min: BATCH_MIN_SPLIT });
     }
 }

@@ -21,7 +21,7 @@
 //!
 //! Never: HTTP, wasmtime, domain rules.
 
-use crate::db::{self, params, query_as, query_one_as, Db, Durability, Storage};
+use crate::db::{self, params, query_as, query_one_as, Db, OpenOptions, Storage};
 use anyhow::{anyhow, bail, Context, Result};
 use parking_lot::{Mutex, RwLock};
 use serde_json::json;
@@ -44,7 +44,7 @@ pub type Prepare = Box<dyn Fn(&str, &Db) -> Result<()> + Send + Sync>;
 pub struct Databases {
     main: Arc<Db>,
     dir: PathBuf,
-    durability: Durability,
+    options: OpenOptions,
     storage: Storage,
     prepare: Prepare,
     opened: RwLock<BTreeMap<String, Arc<Db>>>,
@@ -66,13 +66,13 @@ impl Databases {
     /// Opens main (`storage` says where) and prepares it. The other
     /// databases open when first named (an admin command opens only those
     /// it works on); a server opens them all (`open_registered`).
-    pub fn open(dir: &Path, durability: Durability, storage: Storage, prepare: Prepare) -> Result<Databases> {
-        let main = Arc::new(Db::open_storage(dir, durability, &storage)?);
+    pub fn open(dir: &Path, options: OpenOptions, storage: Storage, prepare: Prepare) -> Result<Databases> {
+        let main = Arc::new(Db::open_storage(dir, options, &storage)?);
         prepare(MAIN, &main)?;
         let dbs = Databases {
             main: main.clone(),
             dir: dir.to_path_buf(),
-            durability,
+            options,
             storage,
             prepare,
             opened: RwLock::new(BTreeMap::from([(MAIN.to_string(), main)])),
@@ -199,7 +199,7 @@ impl Databases {
             _ => bail!("database {} ({}) cannot be opened by a node whose main database is {}", r.name, r.url, self.main_kind()),
         };
         let open = || -> Result<Arc<Db>> {
-            let db = Arc::new(Db::open_storage(&dir, self.durability, &storage).with_context(|| format!("opening database {}", r.name))?);
+            let db = Arc::new(Db::open_storage(&dir, self.options, &storage).with_context(|| format!("opening database {}", r.name))?);
             (self.prepare)(&r.name, &db).with_context(|| format!("preparing database {}", r.name))?;
             Ok(db)
         };
@@ -388,7 +388,7 @@ mod tests {
     }
 
     fn local(dir: &Path) -> Databases {
-        Databases::open(dir, Durability::Normal, Storage::Local, Box::new(|_, _| Ok(()))).unwrap()
+        Databases::open(dir, OpenOptions::default(), Storage::Local, Box::new(|_, _| Ok(()))).unwrap()
     }
 
     #[test]

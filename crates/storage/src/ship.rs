@@ -84,7 +84,9 @@ impl std::error::Error for ShipError {}
 /// transaction on the writer connection (a job step, upkeep): the local
 /// transaction rolls back and the replica pulls what it shipped. While it
 /// lasts the replica does not pull (`Freshness::carrying`): a pull would
-/// wait for the local transaction's lock.
+/// wait for the local transaction's lock. With `OpenOptions::ship_carry`
+/// off (`SWITCHBOARD_SHIP_CARRY=0`, for a side-by-side bench) no batch
+/// goes on from a carry: every batch pulls before it runs.
 #[derive(Debug, Clone, Copy)]
 pub struct Carry {
     batches: u32,
@@ -107,22 +109,16 @@ impl Carry {
         Carry { batches: self.batches + 1, ..self }
     }
 
-    /// Whether another batch may go on from this carry.
+    /// Whether another batch may go on from this carry (when carries are
+    /// on at all: `OpenOptions::ship_carry`).
     pub(crate) fn may_go_on(&self) -> bool {
-        !carry_off() && self.since.elapsed() < CARRY_FOR
+        self.since.elapsed() < CARRY_FOR
     }
 
     /// Whether the batch that went on from it may keep it for one more.
     pub(crate) fn may_keep(&self) -> bool {
         self.may_go_on() && self.batches < CARRY_BATCHES
     }
-}
-
-/// `SWITCHBOARD_SHIP_CARRY=0`: every batch pulls before it runs, as before
-/// carries (for a side-by-side bench).
-fn carry_off() -> bool {
-    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *OFF.get_or_init(|| std::env::var("SWITCHBOARD_SHIP_CARRY").is_ok_and(|v| v == "0"))
 }
 
 /// What the writer asked of a shipping connection's next transaction.

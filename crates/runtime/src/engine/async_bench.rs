@@ -245,6 +245,7 @@ impl Bed {
             server_ai: Default::default(),
             keys: Default::default(),
             recording_links: None,
+            switches: Default::default(),
         };
         let c = Arc::new(Components::load(&cache, &[], setup).unwrap());
         let db = Arc::new(Db::open(&scratch.join("data")).unwrap());

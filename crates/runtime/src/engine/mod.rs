@@ -76,6 +76,31 @@ pub struct Setup {
     /// The signing of recording links (`--public-url`,
     /// `--recording-link-ttl-ms`, the database's secret).
     pub recording_links: Option<crate::recording_links::RecordingLinks>,
+    /// The engine's bench switches (`serve`'s hidden flags).
+    pub switches: Switches,
+}
+
+/// Switches of the engine that side-by-side benches turn (bench/README.md):
+/// `serve`'s hidden flags, set as their `SWITCHBOARD_*` variables. The
+/// default is every test's and bench's, and `serve`'s without them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Switches {
+    /// An instance that answered may answer its business's next request
+    /// ([`warm`]); off (`SWITCHBOARD_WARM_INSTANCES=0`), a fresh instance
+    /// per call.
+    pub warm_instances: bool,
+    /// Reads run on the tokio worker ([`reads`]), on with
+    /// `SWITCHBOARD_ASYNC_READS=1`; off, on the reader threads.
+    pub async_reads: bool,
+    /// wasmtime writes `/tmp/perf-PID.map`, so `perf` names guest
+    /// functions (`SWITCHBOARD_PERF_MAP` set to anything).
+    pub perf_map: bool,
+}
+
+impl Default for Switches {
+    fn default() -> Self {
+        Switches { warm_instances: true, async_reads: false, perf_map: false }
+    }
 }
 
 pub struct Components {
@@ -120,11 +145,11 @@ impl Components {
     }
 
     pub fn load(cache_dir: &Path, overrides: &[(String, std::path::PathBuf)], setup: Setup) -> Result<Components> {
-        let Setup { outbound, provider_settings, plugins, server_ai, keys, recording_links } = setup;
+        let Setup { outbound, provider_settings, plugins, server_ai, keys, recording_links, switches } = setup;
         let mut config = Config::new();
         config.allocation_strategy(pooling(MAX_INSTANCES, INSTANCE_MEMORY_LIMIT)).epoch_interruption(true).wasm_component_model(true);
         // `perf` can name guest functions (perf-PID.map) when asked to.
-        if std::env::var_os("SWITCHBOARD_PERF_MAP").is_some() {
+        if switches.perf_map {
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);
         }
         let engine = Engine::new(&config)?;
@@ -167,7 +192,7 @@ impl Components {
         );
         // Provider components are linked into their own worlds by the registry.
         let providers = Providers::load(&engine, &mut compiled, provider_settings, plugins, server_ai, keys)?;
-        let reads = reads::AsyncReads::link(&engine, compiled.iter().filter(|(name, _)| name.as_str() != DISPATCHER))?;
+        let reads = reads::AsyncReads::link(&engine, compiled.iter().filter(|(name, _)| name.as_str() != DISPATCHER), switches)?;
         let mut pres = HashMap::new();
         let mut dispatcher = None;
         for (name, component) in compiled {
@@ -186,7 +211,7 @@ impl Components {
             ticker.increment_epoch();
         })?;
         let caps = Arc::new(Capabilities { outbound, providers, recording_links });
-        Ok(Components { engine, pres, dispatcher, caps, warm: warm::WarmInstances::new(), reads })
+        Ok(Components { engine, pres, dispatcher, caps, warm: warm::WarmInstances::new(switches.warm_instances), reads })
     }
 
     pub fn has(&self, name: &str) -> bool {

@@ -30,7 +30,8 @@
 //! fiber: a read's queries take microseconds, and awaiting each would put
 //! a hop back per query.
 //!
-//! Off by default: `SWITCHBOARD_ASYNC_READS=1` turns it on. Measured on
+//! Off by default: `Switches::async_reads` (`serve` with
+//! `SWITCHBOARD_ASYNC_READS=1`) turns it on. Measured on
 //! the two shared cores of the benchmark machine (bench/README.md, "Issue
 //! 52, fifth session: reads on the worker"), it cost the same CPU per read
 //! as the hop (0.88-1.26 of it for a GET, 1.02-1.05 for a list) and served
@@ -90,9 +91,9 @@ pub(super) struct AsyncReads {
 }
 
 impl AsyncReads {
-    /// A linker for `engine` and a linked instance-pre per area component.
-    pub(super) fn link<'a>(engine: &Engine, components: impl Iterator<Item = (&'a String, &'a Component)>) -> anyhow::Result<AsyncReads> {
-        let on = std::env::var("SWITCHBOARD_ASYNC_READS").is_ok_and(|v| v == "1");
+    /// A linker for `engine` and a linked instance-pre per area component;
+    /// on and warm as `switches` say.
+    pub(super) fn link<'a>(engine: &Engine, components: impl Iterator<Item = (&'a String, &'a Component)>, switches: super::Switches) -> anyhow::Result<AsyncReads> {
         let mut linker: Linker<RequestState> = Linker::new(engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         super::ResourceArea::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
@@ -104,7 +105,7 @@ impl AsyncReads {
             let pre = linker.instantiate_pre(component)?;
             pres.insert(name.clone(), AsyncPre::new(pre)?);
         }
-        Ok(AsyncReads { on, pres, warm: warm::WarmInstances::new(), calls_out: RwLock::new(HashSet::new()) })
+        Ok(AsyncReads { on: switches.async_reads, pres, warm: warm::WarmInstances::new(switches.warm_instances), calls_out: RwLock::new(HashSet::new()) })
     }
 
     /// Drops the idle instances (the pool ran out of slots).
@@ -245,8 +246,15 @@ mod tests {
 
     fn components(scratch: &std::path::Path) -> Components {
         let plugins = crate::plugins::Registry::start(None, scratch, true).unwrap();
-        let setup =
-            crate::engine::Setup { outbound: Default::default(), provider_settings: Default::default(), plugins, server_ai: Default::default(), keys: Default::default(), recording_links: None };
+        let setup = crate::engine::Setup {
+            outbound: Default::default(),
+            provider_settings: Default::default(),
+            plugins,
+            server_ai: Default::default(),
+            keys: Default::default(),
+            recording_links: None,
+            switches: Default::default(),
+        };
         let testbed = std::path::PathBuf::from(concat!(env!("OUT_DIR"), "/guest-target/wasm32-wasip2/release/switchboard_testbed.wasm"));
         // The testbed answers `contacts` (it loops on `search=1000`).
         Components::load(&crate::engine::artifact_dir(None, scratch), &[("contacts".to_string(), testbed)], setup).unwrap()

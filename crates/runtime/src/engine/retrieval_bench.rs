@@ -191,7 +191,15 @@ fn retrieval_alone() {
     let components = Components::load(
         &scratch.join("cache"),
         &[("agents".into(), wasm)],
-        crate::engine::Setup { outbound: OutboundPolicy::default(), provider_settings: Default::default(), plugins, server_ai: Default::default(), keys: Default::default(), recording_links: None },
+        crate::engine::Setup {
+            outbound: OutboundPolicy::default(),
+            provider_settings: Default::default(),
+            plugins,
+            server_ai: Default::default(),
+            keys: Default::default(),
+            recording_links: None,
+            switches: Default::default(),
+        },
     )
     .unwrap();
     println!("retrieval alone: {calls} calls per kind, p50 / p99 in ms (ratio of the p50 to the baseline's)");

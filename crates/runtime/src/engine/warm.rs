@@ -13,8 +13,9 @@
 //! deadline or a limit discards it), with no resource left in its table,
 //! and at most `MAX_USES` times; at most `MAX_IDLE` wait in all (the oldest
 //! goes first), so idle instances never take the pool's slots from work.
-//! `SWITCHBOARD_WARM_INSTANCES=0` turns reuse off (a fresh instance per
-//! call, as before): the side-by-side bench uses it.
+//! `Switches::warm_instances` off (`SWITCHBOARD_WARM_INSTANCES=0`) turns
+//! reuse off (a fresh instance per call, as before): the side-by-side bench
+//! uses it.
 
 use super::bindings::ResourceArea;
 use super::imports::RequestState;
@@ -70,8 +71,8 @@ impl<I> Default for Idle<I> {
 }
 
 impl<I> WarmInstances<I> {
-    pub fn new() -> WarmInstances<I> {
-        let on = std::env::var("SWITCHBOARD_WARM_INSTANCES").map_or(true, |v| v != "0");
+    /// Idle instances kept when `on`; none otherwise.
+    pub fn new(on: bool) -> WarmInstances<I> {
         WarmInstances { on, idle: Mutex::new(Idle::default()) }
     }
 
@@ -181,7 +182,7 @@ mod tests {
     }
 
     fn on() -> WarmInstances<()> {
-        WarmInstances { on: true, idle: Mutex::new(Idle::default()) }
+        WarmInstances::new(true)
     }
 
     fn keys(w: &WarmInstances<()>, component: &str) -> usize {

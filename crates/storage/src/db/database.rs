@@ -52,7 +52,8 @@ pub(crate) struct Opener {
     pub(crate) database: Arc<libsql::Database>,
     /// Replica mode: the replica's handle (pragmas are the primary's).
     pub(crate) replica: Option<Arc<libsql::Database>>,
-    pub(crate) durability: Durability,
+    /// What a commit survives, and whether the shipping writer carries.
+    pub(crate) options: OpenOptions,
     /// The writer's opener of a replica that ships its transactions: the
     /// replica's file, opened as a plain database, and the shipper.
     pub(crate) ship: Option<(Arc<libsql::Database>, Arc<crate::ship::Shipper>, Arc<crate::freshness::Freshness>)>,
@@ -75,6 +76,7 @@ impl Opener {
                 locked: RefCell::new(None),
                 carry: std::cell::Cell::new(None),
                 carry_asked: std::cell::Cell::new(crate::ship::CarryAsk::No),
+                carries: self.options.ship_carry,
             }));
             return Ok(c);
         }
@@ -88,7 +90,7 @@ impl Opener {
         // Checkpoints run on their own thread (`checkpoint`), never inside a
         // committing request: an automatic checkpoint's fsync would stall
         // whichever writer happened to cross the threshold.
-        let synchronous = self.durability.pragma();
+        let synchronous = self.options.durability.pragma();
         // temp_store=MEMORY keeps the sub-journal of a request's savepoint in
         // memory: past 64 KiB SQLite spills it to a temporary file, and a
         // call start (about fifteen B-tree pages) crossed that, so every later
@@ -176,15 +178,15 @@ impl Db {
     /// Opens (creating if needed) `<dir>/switchboard.db`, switches on WAL,
     /// applies pending migrations and writes the planner's statistics
     /// (`planner_stats.rs`). Refuses a database newer than this binary.
-    /// Local, with the default durability: the tests' and tools' way in.
+    /// Local, with the default options: the tests' and tools' way in.
     pub fn open(dir: &Path) -> Result<Db> {
-        Db::open_storage(dir, Durability::Normal, &Storage::Local)
+        Db::open_storage(dir, OpenOptions::default(), &Storage::Local)
     }
 
     /// Opens the database where `storage` says: the local file, or an
     /// embedded replica of a primary (synced before anything is read).
     /// Then migrations, which on a primary run at the primary, once.
-    pub fn open_storage(dir: &Path, durability: Durability, storage: &Storage) -> Result<Db> {
+    pub fn open_storage(dir: &Path, options: OpenOptions, storage: &Storage) -> Result<Db> {
         configure_sqlite();
         std::fs::create_dir_all(dir).with_context(|| format!("creating data dir {}", dir.display()))?;
         let db = match storage {
@@ -192,14 +194,14 @@ impl Db {
                 let path = dir.join("switchboard.db");
                 let database = block(libsql::Builder::new_local(&path).flags(unlocked_connections()).build()).with_context(|| format!("opening {}", path.display()))?;
                 let keys = crate::key_cache::KeyCache::local(dir.join(crate::key_cache::SIGNAL_FILE));
-                let db = Db::with_database(database, durability, None, keys);
+                let db = Db::with_database(database, options, None, keys);
                 {
                     let c = db.conn()?;
                     block(c.execute_batch("PRAGMA journal_mode=WAL;"))?;
                 }
                 db
             }
-            Storage::Replica(primary) => Db::open_replica(dir, durability, primary)?,
+            Storage::Replica(primary) => Db::open_replica(dir, options, primary)?,
         };
         db.migrate()?;
         if db.ships_writes() {
@@ -208,19 +210,19 @@ impl Db {
         Ok(db)
     }
 
-    pub(crate) fn with_database(database: libsql::Database, durability: Durability, replica: Option<ReplicaFiles>, keys: crate::key_cache::KeyCache) -> Db {
+    pub(crate) fn with_database(database: libsql::Database, options: OpenOptions, replica: Option<ReplicaFiles>, keys: crate::key_cache::KeyCache) -> Db {
         let database = Arc::new(database);
         let fresh = Arc::new(crate::freshness::Freshness::default());
-        let opener = Opener { database: database.clone(), replica: replica.as_ref().map(|_| database), durability, ship: None };
+        let opener = Opener { database: database.clone(), replica: replica.as_ref().map(|_| database), options, ship: None };
         // A replica's writer ships its transactions (`ship.rs`).
         let writer_opener = Opener { ship: replica.as_ref().and_then(|r| Some((r.reader.clone(), r.shipper.clone()?, fresh.clone()))), ..opener.clone() };
-        Db { keys, fresh, write_gate: Gate::new(Writer { conn: None, opener: writer_opener, held: Vec::new() }), opener, replica, idle: Mutex::new(Vec::new()) }
+        Db { keys, fresh, write_gate: Gate::new(Writer { conn: None, opener: writer_opener, held: Vec::new() }, options.write_priority), opener, replica, idle: Mutex::new(Vec::new()) }
     }
 
     /// `<dir>/replica-<role>/switchboard.db`, a replica of `primary` kept
     /// by libsql's embedded-replica client; one process at a time (a lock
     /// file), since two clients syncing one file would corrupt it.
-    pub(crate) fn open_replica(dir: &Path, durability: Durability, primary: &Primary) -> Result<Db> {
+    pub(crate) fn open_replica(dir: &Path, options: OpenOptions, primary: &Primary) -> Result<Db> {
         let folder = dir.join(format!("replica-{}", primary.role));
         std::fs::create_dir_all(&folder).with_context(|| format!("creating {}", folder.display()))?;
         let lock = std::fs::File::create(folder.join("lock")).with_context(|| format!("creating {}", folder.join("lock").display()))?;
@@ -254,7 +256,7 @@ impl Db {
         let reader = Arc::new(block(libsql::Builder::new_local(&path).flags(unlocked_connections()).build()).with_context(|| format!("opening {} for reading", path.display()))?);
         let keys = crate::key_cache::KeyCache::replica(primary.sync_interval);
         let shipper = if primary.ship_writes { Some(Arc::new(crate::ship::Shipper::new(&primary.url, &primary.auth_token, &primary.namespace)?)) } else { None };
-        Ok(Db::with_database(database, durability, Some(ReplicaFiles { reader, idle_readers: Mutex::new(Vec::new()), shipper, key_pull: Mutex::new(None), _lock: lock }), keys))
+        Ok(Db::with_database(database, options, Some(ReplicaFiles { reader, idle_readers: Mutex::new(Vec::new()), shipper, key_pull: Mutex::new(None), _lock: lock }), keys))
     }
 
     /// Read your writes of what this node wrote at the primary without its

@@ -118,6 +118,31 @@ impl Durability {
     }
 }
 
+/// How a database is opened, besides where it is ([`Storage`]): what a
+/// commit survives, and two switches of its writer that side-by-side
+/// benches turn off (`serve`'s hidden `--write-priority` and
+/// `--ship-carry`, set as `SWITCHBOARD_WRITE_PRIORITY=0` and
+/// `SWITCHBOARD_SHIP_CARRY=0`). `main.rs` builds it from the command
+/// line; the default is every test's and tool's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenOptions {
+    pub durability: Durability,
+    /// The write gate serves requests' writes before background ones
+    /// ([`Priority`]); off, every writer in arrival order, as when the gate
+    /// was a fair mutex.
+    pub write_priority: bool,
+    /// A replica's writer lets a request batch go on from the local
+    /// transaction of the batches before (`ship::Carry`); off, every batch
+    /// pulls before it runs.
+    pub ship_carry: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions { durability: Durability::Normal, write_priority: true, ship_carry: true }
+    }
+}
+
 /// Runs `f` in one write transaction on `c`: committed when it succeeds,
 /// rolled back whole when it fails.
 pub fn in_transaction<T>(c: &Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {

@@ -36,8 +36,9 @@ pub enum Priority {
 pub struct Gate(Arc<GateInner>);
 
 struct GateInner {
-    /// `SWITCHBOARD_WRITE_PRIORITY=0`: every writer is served in arrival
-    /// order, as when the gate was a fair mutex (for a side-by-side bench).
+    /// `OpenOptions::write_priority` off (`SWITCHBOARD_WRITE_PRIORITY=0`):
+    /// every writer is served in arrival order, as when the gate was a fair
+    /// mutex (for a side-by-side bench).
     in_arrival_order: bool,
     /// Locked only by the holder of the turn, so never contended.
     writer: Arc<parking_lot::Mutex<Writer>>,
@@ -105,9 +106,9 @@ impl WriteGuard {
 }
 
 impl Gate {
-    pub(crate) fn new(writer: Writer) -> Gate {
-        let in_arrival_order = std::env::var("SWITCHBOARD_WRITE_PRIORITY").is_ok_and(|v| v == "0");
-        Gate(Arc::new(GateInner { in_arrival_order, writer: Arc::new(parking_lot::Mutex::new(writer)), turns: parking_lot::Mutex::new(Turns::default()) }))
+    /// The gate over `writer`; `write_priority` as `OpenOptions` says.
+    pub(crate) fn new(writer: Writer, write_priority: bool) -> Gate {
+        Gate(Arc::new(GateInner { in_arrival_order: !write_priority, writer: Arc::new(parking_lot::Mutex::new(writer)), turns: parking_lot::Mutex::new(Turns::default()) }))
     }
 
     /// Takes the gate within `wait` (else `None`), as `priority` says.
