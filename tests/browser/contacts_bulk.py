@@ -15,7 +15,8 @@ last contacts gaps):
   is answered, so the agent was at work).
 
 Each check fails on the console without its fix (SWITCHBOARD_TEST_CONSOLE_
-ASSETS serving the older people.js and messages.js: the page sorts only
+ASSETS serving the contacts pages' script, then people.js (now contacts.js
+and contact.js), and messages.js as they were before: the page sorts only
 the rows shown, offers no "all matching", and sends without taking over).
 Usage: tests/browser/contacts_bulk.py [BINARY]
 """

@@ -32,22 +32,22 @@ CASES = [
      "the long sender and URL stay inside their cards and bubbles"),
     ("number-with-an-agent", [("js/agents.js", "disabled: !!holder,", "disabled: false,")],
      "a number that has an agent is not offered to a new one"),
-    ("category-counts", [("js/people.js", "nodes.push(bulkForm(list, cats, refresh)", "nodes.push(bulkForm(list, cats, find)")],
+    ("category-counts", [("js/contacts.js", "nodes.push(bulkForm(list, cats, refresh)", "nodes.push(bulkForm(list, cats, find)")],
      'gold.filter(has_text="2").wait_for()'),
-    ("campaign-listed", [("js/calls.js", "    form.reset();\n    chosen.clear();", "    chosen.clear();")],
+    ("campaign-listed", [("js/campaigns.js", "    form.reset();\n    chosen.clear();", "    chosen.clear();")],
      "a created campaign is listed at once and the form is emptied"),
-    ("setup-link-in-view", [("js/agents.js", "  if (at) at.before(box); else main().prepend(box);\n  box.scrollIntoView({ block: \"center\" });\n"
+    ("setup-link-in-view", [("js/core.js", "  if (at) at.before(box); else main().prepend(box);\n  box.scrollIntoView({ block: \"center\" });\n"
                              "  box.querySelector(\"output\").focus({ preventScroll: true });\n  toast(`${title}: shown once, here.`);",
                              "  main().prepend(box);\n  box.querySelector(\"output\").focus();"),
-                            ("js/agents.js", 'h("output", { id, class: "key", tabindex: "-1", text: secret })', 'h("output", { id, class: "key", text: secret })')],
+                            ("js/core.js", 'h("output", { id, class: "key", tabindex: "-1", text: secret })', 'h("output", { id, class: "key", text: secret })')],
      "the one-time setup link is shown in view"),
     ("hidden-fields-agent", [("console.css", "[hidden] { display: none !important; }", "")],
      "a chat app agent shows neither photoapp nor voice fields"),
-    ("opening-label-on-voice", [("js/calls.js", 'form.querySelector("#cmp-opening-box").hidden = c !== "chatapp";',
+    ("opening-label-on-voice", [("js/campaigns.js", 'form.querySelector("#cmp-opening-box").hidden = c !== "chatapp";',
                                  'form.querySelector("#cmp-opening").hidden = form.querySelector("label[for=cmp-opening]").hidden = c !== "chatapp";'),
                                 ("console.css", "[hidden] { display: none !important; }", "")],
      "a voice campaign shows no opening message field"),
-    ("call-retries-on-chatapp", [("js/calls.js", 'form.querySelector("#cmp-retries-label").textContent = c === "voice" ? "Retries of a busy, unanswered or failed call" : "Retries of an opening message that failed";', "")],
+    ("call-retries-on-chatapp", [("js/campaigns.js", 'form.querySelector("#cmp-retries-label").textContent = c === "voice" ? "Retries of a busy, unanswered or failed call" : "Retries of an opening message that failed";', "")],
      "retries of openings, not of calls"),
     ("key-suffix", [("console.css", "td code.key-display { word-break: normal; white-space: nowrap; }", "")],
      "an API key's suffix stays on one line"),
@@ -59,7 +59,7 @@ CASES = [
      "the axis labels the last"),
     ("one-outcome-legend", [("js/charts.js", '|| kind === "doughnut" || !!o.legend,', '|| kind === "doughnut",')],
      "an outcomes chart of one outcome has its legend"),
-    ("people-rows", [("js/people.js", 'h("div", { id: "users" }, table(["Email", "Standing", "Role", ""], items, "Nobody yet.")),',
+    ("people-rows", [("js/keys.js", 'h("div", { id: "users" }, table(["Email", "Standing", "Role", ""], items, "Nobody yet.")),',
                       # A line each, as before: the address, the standing, then the role form and removal.
                       'h("ul", { class: "plain", id: "users" }, items.map((tr) => { const [e, s, r, x] = tr.children; const f = r.querySelector("form");'
                       ' if (!f) return h("li", {}, ...e.childNodes, " ", ...s.childNodes, " ", ...r.childNodes);'

@@ -1,4 +1,4 @@
-// The console's agent pages: the list, agent testing, the agent form, channels and assignments.
+// The console's agent pages: the list, agent testing, the agent form (channels.js has the channels page).
 "use strict";
 
 // ---- agents and agent testing -----------------------------------------------------------------
@@ -79,24 +79,6 @@ async function agentTestPage(agentId) {
   follow();
 }
 
-// A secret in the one answer that made it (an API key, a signing secret,
-// a setup link): it lives only in this element until the page changes.
-// It is shown just above `near` (the form that made it) when given, else
-// at the page's top, and scrolled into view with a notice.
-function shownOnce(id, title, hint, secret, near) {
-  const box = h("section", { class: "card secret", "aria-labelledby": `${id}-title` },
-    h("h2", { id: `${id}-title`, text: title }),
-    h("p", { text: hint }),
-    h("output", { id, class: "key", tabindex: "-1", text: secret }),
-    h("button", { type: "button", text: "Copy", onclick: () => navigator.clipboard && navigator.clipboard.writeText(secret).then(() => toast("Copied.")) }));
-  const at = near && near.isConnected ? near : null;
-  if (at) at.before(box); else main().prepend(box);
-  box.scrollIntoView({ block: "center" });
-  box.querySelector("output").focus({ preventScroll: true });
-  toast(`${title}: shown once, here.`);
-}
-
-
 // ---- agent create and edit -------------------------------------------------------------
 
 async function findAgent(id) {
@@ -140,69 +122,12 @@ async function agentForm(id) {
     api("GET", "/api/v1/data-sources?" + q({ businessId: biz(), limit: 200 })), allCategories(), api("GET", "/api/v1/channels?" + q({ businessId: biz() }))]);
   const chosen = new Set(agent ? agent.dataSourceIds || [] : []);
   const channel = agent ? agent.channel : "chatapp";
-  const vs = (agent && agent.voiceSettings) || {};
-  const voiceBox = h("fieldset", { id: "a-voice" }, h("legend", { text: "Voice settings" }), VOICE_FIELDS.map(([name, label, kind]) => {
-    const fid = `a-v-${name}`;
-    const field = `voiceSettings.${name}`;
-    if (kind === "boolean") return h("label", { class: "check" }, h("input", { type: "checkbox", id: fid, name: field, checked: !!vs[name] }), " ", label);
-    if (Array.isArray(kind)) {
-      return [h("label", { for: fid, text: label }), h("select", { id: fid, name: field },
-        kind.map((k) => h("option", { value: k, text: k || "not set", selected: (vs[name] || "") === k })))];
-    }
-    return [h("label", { for: fid, text: label }),
-      h("input", { id: fid, name: field, inputmode: kind === "number" ? "decimal" : null, value: vs[name] === undefined || vs[name] === null ? "" : String(vs[name]) })];
-  }));
-  const variables = h("div", { id: "a-variables" });
+  const voiceBox = voiceFields((agent && agent.voiceSettings) || {});
   const structured = sources.dataSources.filter((d) => d.class === "structured");
-  const addVariable = (v) => {
-    const n = variables.children.length;
-    const source = h("select", { id: `a-var-${n}-source`, name: `dataSourceVariables[${n}].sourceId` },
-      structured.map((d) => h("option", { value: d.id, text: d.name, selected: v && v.sourceId === d.id })));
-    const fieldSelect = h("select", { id: `a-var-${n}-field`, name: `dataSourceVariables[${n}].fieldKey` });
-    const fill = () => {
-      const d = structured.find((x) => x.id === source.value);
-      fieldSelect.replaceChildren(...(d ? d.fields : []).map((f) => h("option", { value: f.key, text: f.key, selected: v && v.fieldKey === f.key })));
-    };
-    source.addEventListener("change", fill);
-    fill();
-    const row = h("div", { class: "variable" },
-      h("label", { for: source.id, text: "From" }), source,
-      h("label", { for: fieldSelect.id, text: "field" }), fieldSelect,
-      h("label", { for: `a-var-${n}-alias`, text: "as {{alias}}" }),
-      h("input", { id: `a-var-${n}-alias`, name: `dataSourceVariables[${n}].alias`, value: v ? v.alias : "" }),
-      h("button", { type: "button", class: "secondary", text: "Remove", "aria-label": `Remove variable ${n + 1}`, onclick: () => row.remove() }));
-    variables.append(row);
-  };
+  const { variables, addVariable } = variablesEditor(structured);
   (agent ? agent.dataSourceVariables || [] : []).forEach(addVariable);
   // Where the agent answers (create only: an edit changes it on Channels).
-  const targets = [];
-  for (const c of channels.channels) for (const conn of c.connections) targets.push({ channel: c.key, conn });
-  const assignment = agent ? null : h("div", { id: "a-assignment" });
-  // Which agent answers on each number or account now (create only).
-  const assignedTo = {};
-  if (!agent) {
-    const named = {};
-    for (const a of (await api("GET", "/api/v1/agents?" + q({ businessId: biz(), limit: 200 }))).agents) named[a.id] = a.name;
-    for (const t of targets) {
-      if (t.conn.aiAgentId) assignedTo[`${t.channel}:${t.conn.phoneNumberId || t.conn.providerAccountId}`] = named[t.conn.aiAgentId] || "another agent";
-    }
-  }
-  const drawAssignment = (ch) => {
-    if (!assignment) return;
-    const mine = targets.filter((t) => t.channel === ch);
-    // A number or account that has an agent already is shown, not offered:
-    // creating another agent on it would replace the first without a word.
-    const taken = (t) => assignedTo[`${t.channel}:${t.conn.phoneNumberId || t.conn.providerAccountId}`];
-    const choices = mine.map((t) => {
-      const name = t.conn.label || t.conn.phoneNumberId || t.conn.providerAccountId;
-      const holder = taken(t);
-      return h("option", { value: t.conn.phoneNumberId || t.conn.providerAccountId, disabled: !!holder,
-        text: holder ? `${name} (answered by ${holder}; change it on Channels)` : name });
-    });
-    assignment.replaceChildren(...kids(mine.length ? [h("label", { for: "a-assign", text: "Answer on" }),
-      h("select", { id: "a-assign", name: "assignment" }, h("option", { value: "", text: "not assigned yet" }), choices),
-      mine.some(taken) ? h("p", { class: "muted", id: "a-assign-note", text: "A number that already has an agent is changed on the Channels page." }) : null] : []));
-  };
+  const { assignment, drawAssignment } = agent ? { assignment: null, drawAssignment: () => {} } : await assignmentPicker(channels);
   const form = h("form", { class: "card", novalidate: true, id: "agent-form" },
     h("p", { class: "form-error", role: "alert" }),
     h("label", { for: "a-channel", text: "Channel" }),
@@ -241,31 +166,7 @@ async function agentForm(id) {
     { name: "Name", instructions: "The instructions", languageCode: "The language", ...Object.fromEntries(VOICE_FIELDS.map(([n, l]) => [`voiceSettings.${n}`, l.replace(/ \(.*$/, "")])) });
   onSubmit(form, async (sub) => {
     await check();
-    const ch = channelNow();
-    const body = { businessId: biz(), channel: ch };
-    if (agent) body.agentId = agent.id;
-    body.name = form.name.value;
-    body.instructions = form.instructions.value;
-    body.languageCode = form.languageCode.value;
-    body.dataSourceIds = checked(form, "dataSourceIds");
-    body.contactCategoryIds = checked(form, "contactCategoryIds");
-    body.dataSourceVariables = [...variables.children].map((row) => ({
-      sourceId: row.querySelector("select[name$='.sourceId']").value,
-      fieldKey: row.querySelector("select[name$='.fieldKey']").value,
-      alias: row.querySelector("input[name$='.alias']").value.trim(),
-    }));
-    if (ch === "voice") {
-      body.voiceSettings = {};
-      for (const [name, , kind] of VOICE_FIELDS) {
-        const input = form.querySelector(`[name="voiceSettings.${name}"]`);
-        if (kind === "boolean") body.voiceSettings[name] = input.checked;
-        else if (input.value.trim() !== "") body.voiceSettings[name] = kind === "number" ? Number(input.value) : input.value;
-      }
-    }
-    if (ch === "photoapp") body.photoappCollectMobileEnabled = form.photoappCollectMobileEnabled.checked;
-    const target = form.querySelector("#a-assign");
-    if (!agent && target && target.value) body.assignment = ch === "photoapp" ? { providerAccountId: target.value } : { phoneNumberId: target.value };
-    const r = await api(agent ? "PATCH" : "POST", "/api/v1/agents", body, sub);
+    const r = await api(agent ? "PATCH" : "POST", "/api/v1/agents", agentBody(form, agent, channelNow(), variables), sub);
     toast(agent ? "Agent saved." : "Agent created.");
     location.hash = `#/agents/${r.agent.id}/test`;
   });
@@ -281,247 +182,105 @@ async function agentForm(id) {
     form, call, archive);
 }
 
-// ---- channels and assignments ------------------------------------------------------------
-
-async function channelsPage() {
-  const here = "#/channels";
-  const list = await api("GET", "/api/v1/channels?" + q({ businessId: biz() }));
-  const write = canWrite("channels:write");
-  const sections = [];
-  for (const c of list.channels) {
-    const rows = [];
-    for (const conn of c.connections) {
-      const a = await api("GET", "/api/v1/channels/assignments?" + q({ businessId: biz(), channel: c.key, phoneNumberId: conn.phoneNumberId }));
-      const id = `assign-${c.key}-${conn.phoneNumberId || conn.providerAccountId}`.replace(/[^A-Za-z0-9_-]/g, "-");
-      const form = h("form", { class: "inline", novalidate: true, "aria-label": `Assignment of ${conn.label || conn.phoneNumberId || conn.providerAccountId}` },
-        h("p", { class: "form-error", role: "alert" }),
-        h("label", { for: `${id}-agent`, text: "Agent" }),
-        h("select", { id: `${id}-agent`, name: "aiAgentId", disabled: !write },
-          h("option", { value: "", text: "none" }),
-          a.assignableAgents.map((x) => h("option", { value: x.id, text: x.name, selected: x.id === a.aiAgentId }))),
-        h("label", { class: "check" }, h("input", { type: "checkbox", name: "autoReplyEnabled", checked: a.autoReplyEnabled, disabled: !write }), " auto-reply"),
-        h("label", { class: "check" }, h("input", { type: "checkbox", name: "humanHandoffActive", checked: a.humanHandoffActive, disabled: !write }), " a person has taken over"),
-        write ? h("button", { type: "submit", text: "Save" }) : null);
-      onSubmit(form, async (sub) => {
-        const body = { businessId: biz(), channel: c.key, aiAgentId: form.aiAgentId.value || null,
-          autoReplyEnabled: form.autoReplyEnabled.checked, humanHandoffActive: form.humanHandoffActive.checked };
-        if (conn.phoneNumberId) body.phoneNumberId = conn.phoneNumberId;
-        if (conn.providerAccountId) body.providerAccountId = conn.providerAccountId;
-        await api("PATCH", "/api/v1/channels/assignments", body, sub); toast("Assignment saved.");
-      });
-      rows.push(h("li", {}, h("strong", { text: conn.label || conn.phoneNumberId || conn.providerAccountId }), form));
+// The voice settings of VOICE_FIELDS as fields, holding `vs` (the agent's).
+function voiceFields(vs) {
+  return h("fieldset", { id: "a-voice" }, h("legend", { text: "Voice settings" }), VOICE_FIELDS.map(([name, label, kind]) => {
+    const fid = `a-v-${name}`;
+    const field = `voiceSettings.${name}`;
+    if (kind === "boolean") return h("label", { class: "check" }, h("input", { type: "checkbox", id: fid, name: field, checked: !!vs[name] }), " ", label);
+    if (Array.isArray(kind)) {
+      return [h("label", { for: fid, text: label }), h("select", { id: fid, name: field },
+        kind.map((k) => h("option", { value: k, text: k || "not set", selected: (vs[name] || "") === k })))];
     }
-    sections.push(h("section", { class: "card", "aria-labelledby": `ch-${c.key}` },
-      h("h2", { id: `ch-${c.key}`, text: c.label }),
-      h("p", { text: `${c.ready ? "Ready" : "Not ready yet"} · ${c.live ? "live" : "not live yet"} · ${ASSIGNMENT_WORDS[c.assignmentMode] || "agents are chosen per number"}` }),
-      rows.length ? h("ul", { class: "plain" }, rows) : null));
-  }
-  if (state.me.role === "owner") sections.push(phoneSection(), connectSection(), await voiceSection());
-  sections.push(await providersSection());
-  showOn(here, h("h1", { text: "Channels" }), ...sections);
+    return [h("label", { for: fid, text: label }),
+      h("input", { id: fid, name: field, inputmode: kind === "number" ? "decimal" : null, value: vs[name] === undefined || vs[name] === null ? "" : String(vs[name]) })];
+  }));
 }
 
-// The business's default phone country (updateBusinessSettings): every
-// phone input of the console takes a number written without "+" in it.
-function phoneSection() {
-  const now = state.settings || {};
-  const form = h("form", { class: "card", novalidate: true, id: "phone-country", "aria-labelledby": "phone-country-title" },
-    h("h2", { id: "phone-country-title", text: "Phone numbers" }),
-    h("p", { class: "form-error", role: "alert" }),
-    h("label", { for: "pc-country", text: "Default country (two letters, such as US, GB or DE)" }),
-    h("input", { id: "pc-country", name: "defaultPhoneCountry", value: now.defaultPhoneCountry || "", maxlength: 2, autocomplete: "country",
-      "aria-describedby": "pc-country-hint", "data-hint": "pc-country-hint" }),
-    h("p", { class: "hint", id: "pc-country-hint", text: now.defaultCallingCode
-      ? `A number written without + and a country code is taken in this country (+${now.defaultCallingCode}).`
-      : "Without one, a number written without + is taken in the country of each person's browser." }),
-    h("button", { type: "submit", text: "Save country" }));
-  onSubmit(form, async (sub) => {
-    const typed = form.defaultPhoneCountry.value.trim().toUpperCase();
-    const d = await api("PATCH", "/api/v1/business-settings", { businessId: biz(), defaultPhoneCountry: typed || null }, sub);
-    state.settings = d.settings;
-    await channelsPage();
-    toast(d.settings.defaultPhoneCountry ? `Phone numbers without a country code are now taken as +${d.settings.defaultCallingCode}.` : "Phone numbers take each browser's country again.");
-  });
-  return form;
-}
-
-// How a channel's agents are chosen, in the business's words.
-const ASSIGNMENT_WORDS = {
-  per_phone_number: "an agent per connected number",
-  per_account: "one agent for the account",
-  agent_only: "the agent is chosen for each call or campaign",
-  none: "no agents here yet",
-};
-
-// The rules of an owner route's fields (these routes are not operations,
-// so their rules are said here, in words, as the server checks them).
-const OWNER_RULES = {
-  providerId: { required: true, maxLength: 128, pattern: "^[A-Za-z0-9._:-]+$" },
-  label: { maxLength: 120 },
-  lines: { type: "integer", minimum: 0, maximum: 1000 },
-  pricePerBlockMicrocredits: { type: "number", minimum: 0, maximum: 1000000, credits: true },
-  callerNumber: { pattern: "^\\+[1-9][0-9]{7,14}$" },
-  callingWindow: { pattern: "^([01]?[0-9]|2[0-3]):[0-5][0-9]-([01]?[0-9]|2[0-3]):[0-5][0-9]$" },
-  pricePerContactMicrocredits: { type: "number", minimum: 0, maximum: 1000000, credits: true },
-  pricePerThousandCharactersMicrocredits: { type: "number", minimum: 0, maximum: 1000000, credits: true },
-  microcredits: { type: "number", required: true, minimum: 0.000001, maximum: 1000000, credits: true },
-  email: { required: true, maxLength: 254, pattern: "^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$" },
-};
-// Credits typed (up to six decimals) as the microcredits the routes take.
-function typedCredits(text) { return Math.round(Number(String(text).trim()) * 1e6); }
-function shownCredits(micro) { return micro === null || micro === undefined ? "" : String(micro / 1e6); }
-
-// An owner form's fields checked as typed by OWNER_RULES; answers check().
-function ownerRules(form, labels) {
-  const problem = (input) => {
-    const rule = OWNER_RULES[input.name];
-    if (!rule) return "";
-    const m = ruleProblem(rule, input.value);
-    return m ? `${labels[input.name] || input.name} ${m}` : "";
-  };
-  const inputs = [...form.querySelectorAll("input[name]")].filter((i) => i.type !== "checkbox");
-  inputs.forEach((i) => i.addEventListener("input", () => markField(i, problem(i))));
-  return () => {
-    const details = inputs.map((i) => ({ field: i.name, message: problem(i) })).filter((d) => d.message);
-    if (details.length) throw new ApiError(400, { message: "Check the fields marked below.", details });
-  };
-}
-
-// A number or account of the embedded sandbox (what `admin channel
-// connect` does): the owner route refuses it while messages go through a
-// plugin.
-function connectSection() {
-  const form = h("form", { class: "card", novalidate: true, id: "connect-channel", "aria-labelledby": "connect-title" },
-    h("h2", { id: "connect-title", text: "Connect a sandbox number or account" }),
-    h("p", { class: "muted", text: "Messages to and from it go through the embedded sandbox. A real provider's number is connected with that provider." }),
-    h("p", { class: "form-error", role: "alert" }),
-    h("label", { for: "cn-channel", text: "Channel" }),
-    h("select", { id: "cn-channel", name: "channel" }, h("option", { value: "chatapp", text: "a chat app number" }), h("option", { value: "photoapp", text: "the photo app account (replaces the current one)" })),
-    h("label", { for: "cn-id", text: "Phone number id or account id" }),
-    h("input", { id: "cn-id", name: "providerId", placeholder: "pn-sales" }),
-    h("label", { for: "cn-label", text: "Label or username (optional)" }),
-    h("input", { id: "cn-label", name: "label" }),
-    h("button", { type: "submit", text: "Connect" }));
-  const check = ownerRules(form, { providerId: "The id", label: "The label" });
-  onSubmit(form, async () => {
-    check();
-    const body = { channel: form.channel.value, providerId: form.providerId.value.trim() };
-    if (form.label.value.trim()) body.label = form.label.value.trim();
-    await api("POST", "/console/api/channels", body);
-    await channelsPage(); toast("Connected.");
-  });
-  return form;
-}
-
-// The business's voice lines, prices and credits (what `admin voice
-// configure`, `admin summaries configure` and `admin credits add` do).
-async function voiceSection() {
-  const d = await api("GET", "/console/api/voice");
-  const v = d.voice;
-  const field = (id, name, label, value, extra) => [h("label", { for: id, text: label }),
-    h("input", { id, name, value: value === null || value === undefined ? "" : String(value), ...(extra || {}) })];
-  const voice = h("form", { novalidate: true, id: "voice-settings", "aria-label": "Voice lines and call price" },
-    h("p", { class: "form-error", role: "alert" }),
-    field("vs-lines", "lines", "Lines (calls at once)", v.lines, { inputmode: "numeric" }),
-    field("vs-price", "pricePerBlockMicrocredits", `Price of each started ${v.blockSeconds} seconds of a call, in credits`, shownCredits(v.pricePerBlockMicrocredits), { inputmode: "decimal" }),
-    field("vs-caller", "callerNumber", "Caller number", v.callerNumber, { type: "tel", placeholder: "+14155550100" }),
-    field("vs-zone", "timeZone", "Default time zone (IANA, such as Europe/Paris)", v.timeZone),
-    field("vs-window", "callingWindow", "Default calling window (HH:MM-HH:MM)", v.callingWindow, { placeholder: "09:00-20:00" }),
-    h("button", { type: "submit", text: "Save voice settings" }));
-  const checkVoice = ownerRules(voice, { lines: "Lines", pricePerBlockMicrocredits: "The price", callerNumber: "The caller number", callingWindow: "The calling window" });
-  onSubmit(voice, async () => {
-    checkVoice();
-    const body = {};
-    for (const input of voice.querySelectorAll("input")) {
-      const was = { lines: v.lines, pricePerBlockMicrocredits: shownCredits(v.pricePerBlockMicrocredits), callerNumber: v.callerNumber, timeZone: v.timeZone, callingWindow: v.callingWindow }[input.name];
-      const now = input.value.trim();
-      if (now === "" || now === String(was === null ? "" : was)) continue;
-      const rule = OWNER_RULES[input.name] || {};
-      body[input.name] = rule.credits ? typedCredits(now) : rule.type === "integer" ? Number(now) : now;
-    }
-    if (!Object.keys(body).length) { toast("Nothing changed."); return; }
-    await api("PUT", "/console/api/voice", body); await channelsPage(); toast("Voice settings saved.");
-  });
-  const p = d.summaryPrices;
-  const prices = h("form", { novalidate: true, id: "summary-prices", "aria-label": "Price of campaign summaries" },
-    h("p", { class: "form-error", role: "alert" }),
-    field("sp-contact", "pricePerContactMicrocredits", "Summary price per contact, in credits", shownCredits(p.pricePerContactMicrocredits), { inputmode: "decimal" }),
-    field("sp-thousand", "pricePerThousandCharactersMicrocredits", "…and per started 1,000 characters read, in credits", shownCredits(p.pricePerThousandCharactersMicrocredits), { inputmode: "decimal" }),
-    h("button", { type: "submit", text: "Save prices" }));
-  const checkPrices = ownerRules(prices, { pricePerContactMicrocredits: "The price per contact", pricePerThousandCharactersMicrocredits: "The price per 1,000 characters" });
-  onSubmit(prices, async () => {
-    checkPrices();
-    await api("PUT", "/console/api/summary-prices", { pricePerContactMicrocredits: typedCredits(prices.pricePerContactMicrocredits.value),
-      pricePerThousandCharactersMicrocredits: typedCredits(prices.pricePerThousandCharactersMicrocredits.value) });
-    await channelsPage(); toast("Prices saved. The next estimate uses them.");
-  });
-  let topUp = h("p", { class: "muted", text: "Credits are added by whoever runs this server: ask them when you need more." });
-  if (d.credits.topUpAllowed) {
-    topUp = h("form", { novalidate: true, id: "top-up", "aria-label": "Add credits" },
-      h("p", { class: "form-error", role: "alert" }),
-      field("tu-amount", "microcredits", "Credits to add (a sandbox server: play money)", "", { inputmode: "decimal" }),
-      field("tu-note", "note", "Note (optional)", ""),
-      h("button", { type: "submit", text: "Add credits" }));
-    const checkTopUp = ownerRules(topUp, { microcredits: "The amount" });
-    onSubmit(topUp, async () => {
-      checkTopUp();
-      const body = { microcredits: typedCredits(topUp.microcredits.value) };
-      if (topUp.note.value.trim()) body.note = topUp.note.value.trim();
-      await api("POST", "/console/api/credits", body); await channelsPage(); toast("Credits added.");
-    });
-  }
-  return h("section", { class: "card", "aria-labelledby": "voice-title" },
-    h("h2", { id: "voice-title", text: "Voice lines and prices" }),
-    h("p", { id: "balance", text: `Balance: ${credits(d.credits.availableMicrocredits)} (${credits(d.credits.reservedMicrocredits)} held for calls in progress).` }),
-    voice, prices, topUp);
-}
-
-// Which adapter carries the business's messages and calls: the embedded
-// sandbox or a plugin this server loaded, with the business's settings for
-// it. Secret values never come back ("(set)"); a blank field keeps what is
-// stored.
-async function providersSection() {
-  const data = await api("GET", "/console/api/providers");
-  const owner = state.me.role === "owner";
-  const forms = data.providers.map((p) => {
-    const id = `provider-${p.interface}`;
-    const choices = data.plugins.filter((x) => x.interface === p.interface);
-    const form = h("form", { novalidate: true, "aria-label": `Adapter for ${p.interface}` },
-      h("p", { class: "form-error", role: "alert" }));
-    const fields = h("div", { class: "settings" });
-    const select = h("select", { id: `${id}-plugin`, name: "plugin", disabled: !owner },
-      h("option", { value: "", text: p.interface === "ai" ? "the server's AI" : "embedded sandbox" }),
-      choices.map((x) => h("option", { value: x.name, text: `${x.name} ${x.version}`, selected: p.plugin === x.name })));
-    const drawSettings = () => {
-      const plugin = choices.find((x) => x.name === select.value);
-      fields.replaceChildren(...(plugin ? plugin.settings : []).map((st) => {
-        const stored = p.plugin === plugin.name && p.settings ? p.settings[st.name] : undefined;
-        const fid = `${id}-setting-${st.name}`.replace(/[^A-Za-z0-9_-]/g, "-");
-        return h("p", {},
-          h("label", { for: fid, text: `${st.name}${st.required ? " (required)" : ""}${st.secret ? " (secret)" : ""}` }),
-          h("input", { id: fid, name: `setting:${st.name}`, type: st.secret ? "password" : "text", autocomplete: "off", disabled: !owner,
-            value: st.secret ? "" : (stored || ""), placeholder: st.secret && stored ? "set; leave blank to keep" : "" }));
-      }));
+// The declared variables: a row each (a field of one of the `structured`
+// data sources, read as {{alias}}); addVariable(v) adds one (v: a declared
+// one, or null for a new row).
+function variablesEditor(structured) {
+  const variables = h("div", { id: "a-variables" });
+  const addVariable = (v) => {
+    const n = variables.children.length;
+    const source = h("select", { id: `a-var-${n}-source`, name: `dataSourceVariables[${n}].sourceId` },
+      structured.map((d) => h("option", { value: d.id, text: d.name, selected: v && v.sourceId === d.id })));
+    const fieldSelect = h("select", { id: `a-var-${n}-field`, name: `dataSourceVariables[${n}].fieldKey` });
+    const fill = () => {
+      const d = structured.find((x) => x.id === source.value);
+      fieldSelect.replaceChildren(...(d ? d.fields : []).map((f) => h("option", { value: f.key, text: f.key, selected: v && v.fieldKey === f.key })));
     };
-    select.addEventListener("change", drawSettings);
-    drawSettings();
-    const verb = { messenger: "Messages go through", carrier: "Calls go through", ai: "Agent replies are written by" }[p.interface];
-    add(form, h("label", { for: `${id}-plugin`, text: verb }), select, fields,
-      owner ? h("button", { type: "submit", text: "Save" }) : null);
-    onSubmit(form, async () => {
-      const body = { plugin: select.value || null, settings: {} };
-      for (const input of fields.querySelectorAll("input")) {
-        if (input.value !== "") body.settings[input.name.slice("setting:".length)] = input.value;
-      }
-      await api("PUT", `/console/api/providers/${p.interface}`, body); toast("Adapter saved."); await channelsPage();
+    source.addEventListener("change", fill);
+    fill();
+    const row = h("div", { class: "variable" },
+      h("label", { for: source.id, text: "From" }), source,
+      h("label", { for: fieldSelect.id, text: "field" }), fieldSelect,
+      h("label", { for: `a-var-${n}-alias`, text: "as {{alias}}" }),
+      h("input", { id: `a-var-${n}-alias`, name: `dataSourceVariables[${n}].alias`, value: v ? v.alias : "" }),
+      h("button", { type: "button", class: "secondary", text: "Remove", "aria-label": `Remove variable ${n + 1}`, onclick: () => row.remove() }));
+    variables.append(row);
+  };
+  return { variables, addVariable };
+}
+
+// Where a new agent answers: a choice among the business's numbers and
+// accounts of the channel (`channels`: listChannels' answer), drawn again
+// by drawAssignment(channel) when the channel changes.
+async function assignmentPicker(channels) {
+  const targets = [];
+  for (const c of channels.channels) for (const conn of c.connections) targets.push({ channel: c.key, conn });
+  const assignment = h("div", { id: "a-assignment" });
+  // Which agent answers on each number or account now.
+  const assignedTo = {};
+  const named = {};
+  for (const a of (await api("GET", "/api/v1/agents?" + q({ businessId: biz(), limit: 200 }))).agents) named[a.id] = a.name;
+  for (const t of targets) {
+    if (t.conn.aiAgentId) assignedTo[`${t.channel}:${t.conn.phoneNumberId || t.conn.providerAccountId}`] = named[t.conn.aiAgentId] || "another agent";
+  }
+  const drawAssignment = (ch) => {
+    const mine = targets.filter((t) => t.channel === ch);
+    // A number or account that has an agent already is shown, not offered:
+    // creating another agent on it would replace the first without a word.
+    const taken = (t) => assignedTo[`${t.channel}:${t.conn.phoneNumberId || t.conn.providerAccountId}`];
+    const choices = mine.map((t) => {
+      const name = t.conn.label || t.conn.phoneNumberId || t.conn.providerAccountId;
+      const holder = taken(t);
+      return h("option", { value: t.conn.phoneNumberId || t.conn.providerAccountId, disabled: !!holder,
+        text: holder ? `${name} (answered by ${holder}; change it on Channels)` : name });
     });
-    const builtIn = p.interface === "ai" ? "the server's AI" : "embedded sandbox";
-    const now = p.adapter === "plugin" ? `plugin ${p.plugin}${p.loaded === false ? " (not loaded in this server)" : ""}` : builtIn;
-    const title = { messenger: "Messages", carrier: "Voice calls", ai: "Agent replies" }[p.interface];
-    return h("div", {}, h("h3", { text: title }), h("p", { class: "muted", text: `Now: ${now}` }), form);
-  });
-  return h("section", { class: "card", "aria-labelledby": "ch-providers" },
-    h("h2", { id: "ch-providers", text: "Provider adapters" }),
-    data.plugins.length ? null : h("p", { class: "muted", text: "No plugins are loaded in this server (serve --plugin-dir)." }),
-    ...forms);
+    assignment.replaceChildren(...kids(mine.length ? [h("label", { for: "a-assign", text: "Answer on" }),
+      h("select", { id: "a-assign", name: "assignment" }, h("option", { value: "", text: "not assigned yet" }), choices),
+      mine.some(taken) ? h("p", { class: "muted", id: "a-assign-note", text: "A number that already has an agent is changed on the Channels page." }) : null] : []));
+  };
+  return { assignment, drawAssignment };
+}
+
+// The createAgent or updateAgent body the agent form says, for channel
+// `ch` (an edit names `agent`; its variables are the rows of `variables`).
+function agentBody(form, agent, ch, variables) {
+  const body = { businessId: biz(), channel: ch };
+  if (agent) body.agentId = agent.id;
+  body.name = form.name.value;
+  body.instructions = form.instructions.value;
+  body.languageCode = form.languageCode.value;
+  body.dataSourceIds = checked(form, "dataSourceIds");
+  body.contactCategoryIds = checked(form, "contactCategoryIds");
+  body.dataSourceVariables = [...variables.children].map((row) => ({
+    sourceId: row.querySelector("select[name$='.sourceId']").value,
+    fieldKey: row.querySelector("select[name$='.fieldKey']").value,
+    alias: row.querySelector("input[name$='.alias']").value.trim(),
+  }));
+  if (ch === "voice") {
+    body.voiceSettings = {};
+    for (const [name, , kind] of VOICE_FIELDS) {
+      const input = form.querySelector(`[name="voiceSettings.${name}"]`);
+      if (kind === "boolean") body.voiceSettings[name] = input.checked;
+      else if (input.value.trim() !== "") body.voiceSettings[name] = kind === "number" ? Number(input.value) : input.value;
+    }
+  }
+  if (ch === "photoapp") body.photoappCollectMobileEnabled = form.photoappCollectMobileEnabled.checked;
+  const target = form.querySelector("#a-assign");
+  if (!agent && target && target.value) body.assignment = ch === "photoapp" ? { providerAccountId: target.value } : { phoneNumberId: target.value };
+  return body;
 }

@@ -1,6 +1,6 @@
 // The console's routes: loaded last, once every page function is defined
 // (the scripts are classic and deferred, so they run in document order and
-// share one global scope; DOMContentLoaded in core.js starts the router).
+// share one global scope; DOMContentLoaded in session.js starts the router).
 "use strict";
 
 const routes = [
@@ -11,7 +11,7 @@ const routes = [
   [/^#\/agents$/, agentsPage],
   [/^#\/agents\/([0-9a-f-]{36})\/test$/, agentTestPage],
   // A page of changes names the scope they take: without it, the page is
-  // shown read-only (core.js lockForms), never as a form that would fail.
+  // shown read-only (session.js lockForms), never as a form that would fail.
   [/^#\/agents\/new$/, () => agentForm(null), "agents:write", "Creating an agent takes an owner."],
   [/^#\/agents\/([0-9a-f-]{36})$/, (id) => agentForm(id), "agents:write", "You can read this agent's settings; changing them takes an owner."],
   [/^#\/data-sources$/, dataSourcesPage],

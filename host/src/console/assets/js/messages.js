@@ -23,7 +23,7 @@ function countChars(box, out, max) {
 
 // A chatapp text from one of the business's connected numbers; its
 // delivery state follows below the form until it is delivered, read or failed.
-// `takeover` (the contact page's, people.js contactTakeover): a notice
+// `takeover` (the contact page's, contact.js contactTakeover): a notice
 // shown while the chosen number's conversation is the AI agent's, and the
 // steps before and after a send that take it over.
 async function sendForm(to, onSent, takeover) {
