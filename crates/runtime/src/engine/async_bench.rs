@@ -28,7 +28,7 @@
 //! runnable threads get more of a loaded machine's time, which favours the
 //! blocking way's reads per second.
 
-use super::{types, AsyncAnswer, CallError, Components, OutboundPolicy};
+use super::{types, AsyncAnswer, CallError, Components};
 use crate::db::{self, Db};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -238,15 +238,7 @@ impl Bed {
     fn start(scratch: &std::path::Path) -> Bed {
         let plugins = crate::plugins::Registry::start(None, scratch, true).unwrap();
         let cache = super::artifact_dir(None, scratch);
-        let setup = crate::engine::Setup {
-            outbound: OutboundPolicy::default(),
-            provider_settings: Default::default(),
-            plugins,
-            server_ai: Default::default(),
-            keys: Default::default(),
-            recording_links: None,
-            switches: Default::default(),
-        };
+        let setup = crate::engine::Setup::with_plugins(plugins);
         let c = Arc::new(Components::load(&cache, &[], setup).unwrap());
         let db = Arc::new(Db::open(&scratch.join("data")).unwrap());
         let ids = Arc::new(seed(&c, &db));

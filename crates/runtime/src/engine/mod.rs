@@ -80,6 +80,25 @@ pub struct Setup {
     pub switches: Switches,
 }
 
+impl Setup {
+    /// Every capability at its default (no outbound policy of `serve`'s,
+    /// no provider settings, the sandbox AI, no sealed keys, no recording
+    /// links, the switches off) but the plugins: the in-crate tests' and
+    /// benches' engine.
+    #[cfg(test)]
+    pub(crate) fn with_plugins(plugins: crate::plugins::Registry) -> Setup {
+        Setup {
+            outbound: Default::default(),
+            provider_settings: Default::default(),
+            plugins,
+            server_ai: Default::default(),
+            keys: Default::default(),
+            recording_links: None,
+            switches: Default::default(),
+        }
+    }
+}
+
 /// Switches of the engine that side-by-side benches turn (bench/README.md):
 /// `serve`'s hidden flags, set as their `SWITCHBOARD_*` variables. The
 /// default is every test's and bench's, and `serve`'s without them.

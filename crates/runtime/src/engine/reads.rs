@@ -246,15 +246,7 @@ mod tests {
 
     fn components(scratch: &std::path::Path) -> Components {
         let plugins = crate::plugins::Registry::start(None, scratch, true).unwrap();
-        let setup = crate::engine::Setup {
-            outbound: Default::default(),
-            provider_settings: Default::default(),
-            plugins,
-            server_ai: Default::default(),
-            keys: Default::default(),
-            recording_links: None,
-            switches: Default::default(),
-        };
+        let setup = crate::engine::Setup::with_plugins(plugins);
         let testbed = std::path::PathBuf::from(concat!(env!("OUT_DIR"), "/guest-target/wasm32-wasip2/release/switchboard_testbed.wasm"));
         // The testbed answers `contacts` (it loops on `search=1000`).
         Components::load(&crate::engine::artifact_dir(None, scratch), &[("contacts".to_string(), testbed)], setup).unwrap()

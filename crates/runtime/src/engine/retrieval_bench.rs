@@ -25,7 +25,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
 use crate::db::{self, Db};
-use crate::engine::{types, CallError, Components, OutboundPolicy};
+use crate::engine::{types, CallError, Components};
 use crate::knowledge::Embeddings;
 
 const BIZ: &str = "0190aaaa-0000-7000-8000-000000000001";
@@ -188,20 +188,7 @@ fn retrieval_alone() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/retrieval-bench");
     let scratch = std::env::temp_dir().join(format!("switchboard-retrieval-{}", uuid::Uuid::new_v4()));
     let plugins = crate::plugins::Registry::start(None, &scratch, true).unwrap();
-    let components = Components::load(
-        &scratch.join("cache"),
-        &[("agents".into(), wasm)],
-        crate::engine::Setup {
-            outbound: OutboundPolicy::default(),
-            provider_settings: Default::default(),
-            plugins,
-            server_ai: Default::default(),
-            keys: Default::default(),
-            recording_links: None,
-            switches: Default::default(),
-        },
-    )
-    .unwrap();
+    let components = Components::load(&scratch.join("cache"), &[("agents".into(), wasm)], crate::engine::Setup::with_plugins(plugins)).unwrap();
     println!("retrieval alone: {calls} calls per kind, p50 / p99 in ms (ratio of the p50 to the baseline's)");
     for rows in sizes {
         let dir = root.join(rows.to_string());
