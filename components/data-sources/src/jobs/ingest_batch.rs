@@ -4,8 +4,8 @@
 //! passages and lookup keys, and the issues; saved together at the step's
 //! end.
 
-use switchboard_guest::db;
-use switchboard_guest::{knowledge, params, Failure, Value};
+use switchboard_guest::db::{self, StoreValue};
+use switchboard_guest::{knowledge, params, store, Failure, Value};
 use switchboard_tabular::infer;
 
 use super::ingest::{add_issues, column_type, interpret_row, load_columns, Column, Payload, Step, Stop, Version, MAX_COLUMNS};
@@ -142,67 +142,95 @@ impl Batch<'_> {
         p.typed_as = std::mem::take(&mut self.typed_as);
         p.untyped = self.untyped;
         let v = self.v;
-        let (biz, id) = (Value::from(&v.biz), Value::from(&v.id));
-        // Each table's rows go in as one JSON array that SQLite's
-        // `json_each` walks (a few statements per step), rather than a
-        // statement per row whose every value crosses into the host alone.
-        insert_json(
-            "INSERT INTO ingestion_rows (business_id, version_id, row_number, original, interpreted) SELECT ?1, ?2, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?3)",
-            &params![&biz, &id],
-            &self.rows,
-        )?;
-        insert_json(
-            "INSERT INTO knowledge_fts (text, scope, business_id, data_source_id, version_id, item) SELECT value ->> 1, ?1, ?2, ?3, ?4, value ->> 0 FROM json_each(?5)",
-            &params![&self.scope, &biz, &v.source_id, &id],
-            &self.passages,
-        )?;
+        // Each table's rows go in as multi-row INSERTs whose values are
+        // bound as parameters (a few dozen statements per step), rather
+        // than a statement per row or a JSON array that SQLite's
+        // `json_each` would parse again.
+        let (biz, id) = (StoreValue::Text(v.biz.clone()), StoreValue::Text(v.id.clone()));
+        let mut cells = Vec::with_capacity(self.rows.len() * 3);
+        for (number, original, interpreted) in std::mem::take(&mut self.rows) {
+            cells.extend([StoreValue::Integer(number), StoreValue::Text(original), interpreted.map_or(StoreValue::Null, StoreValue::Text)]);
+        }
+        let stored = cells.len() / 3;
+        insert_values("ingestion_rows (business_id, version_id, row_number, original, interpreted)", &[biz.clone(), id.clone()], 3, ROWS_PER_STATEMENT, cells)?;
+        let mut cells = Vec::with_capacity(self.passages.len() * 2);
+        for (number, text) in std::mem::take(&mut self.passages) {
+            cells.extend([StoreValue::Integer(number), StoreValue::Text(text)]);
+        }
+        let fixed = [StoreValue::Text(std::mem::take(&mut self.scope)), biz.clone(), StoreValue::Text(v.source_id.clone()), id.clone()];
+        insert_values("knowledge_fts (scope, business_id, data_source_id, version_id, item, text)", &fixed, 2, PASSAGES_PER_STATEMENT, cells)?;
         // In key order: neighbouring inserts then land on the same pages
         // of the index.
-        let mut lookups: Vec<(&str, &str, i64)> = self.lookups.iter().map(|(c, value, n)| (self.cols[*c].key.as_str(), value.as_str(), *n)).collect();
+        let cols = &self.cols;
+        let mut lookups: Vec<(&str, String, i64)> = std::mem::take(&mut self.lookups).into_iter().map(|(c, value, n)| (cols[c].key.as_str(), value, n)).collect();
         lookups.sort_unstable();
-        insert_json("INSERT INTO lookup_values (business_id, version_id, field_key, value, row_number) SELECT ?1, ?2, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?3)", &[biz, id], &lookups)?;
+        let mut cells = Vec::with_capacity(lookups.len() * 3);
+        for (key, value, number) in lookups {
+            cells.extend([StoreValue::Text(key.to_string()), StoreValue::Text(value), StoreValue::Integer(number)]);
+        }
+        insert_values("lookup_values (business_id, version_id, field_key, value, row_number)", &[biz, id], 3, ROWS_PER_STATEMENT, cells)?;
         add_issues(v, "parse", &self.issues)?;
         let first_new = self.cols.len() - self.new_cols;
         let inserts: Vec<Vec<Value>> = self.cols[first_new..].iter().map(|c| params![&v.biz, &v.id, c.position, &c.name, &c.key, c.ty.as_deref(), c.declared, c.lookup]).collect();
         db::execute_many("INSERT INTO ingestion_columns (business_id, version_id, position, name, field_key, type, declared, lookup) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &inserts)?;
         let stats: Vec<Vec<Value>> = self.cols.iter().map(|c| params![&v.biz, &v.id, c.position, serde_json::to_string(&c.stats).unwrap()]).collect();
         db::execute_many("UPDATE ingestion_columns SET stats = ?4 WHERE business_id = ?1 AND version_id = ?2 AND position = ?3", &stats)?;
-        db::execute(
-            "UPDATE ingestion_versions SET row_count = row_count + ?3, updated_at = ?4 WHERE business_id = ?1 AND id = ?2",
-            &params![&v.biz, &v.id, self.rows.len() as i64, switchboard_guest::now()],
-        )?;
+        db::execute("UPDATE ingestion_versions SET row_count = row_count + ?3, updated_at = ?4 WHERE business_id = ?1 AND id = ?2", &params![&v.biz, &v.id, stored as i64, switchboard_guest::now()])?;
         Ok(())
     }
 }
 
-/// JSON text per statement of [`insert_json`] (a long row makes one larger).
-const JSON_BATCH_BYTES: usize = 256 << 10;
+/// Rows per statement of [`insert_values`] (the rows, the lookup keys);
+/// fewer left over go in statements of a power of two rows each, so a
+/// table's inserts take at most nine statement shapes, each prepared once
+/// by the writer connection's statement cache.
+const ROWS_PER_STATEMENT: usize = 256;
 
-/// Runs `sql` (an `INSERT … SELECT … FROM json_each(?N)`, N the parameter
-/// after `fixed`) over `items` as JSON arrays of about
-/// [`JSON_BATCH_BYTES`] each.
-fn insert_json<T: serde::Serialize>(sql: &str, fixed: &[Value], items: &[T]) -> Result<(), Failure> {
-    let mut params = fixed.to_vec();
-    let mut buf: Vec<u8> = Vec::new();
-    let mut flush = |buf: &mut Vec<u8>| -> Result<(), Failure> {
-        buf.push(b']');
-        let json = String::from_utf8(std::mem::take(buf)).expect("serde_json writes UTF-8");
-        params.push(json.into());
-        db::execute(sql, &params)?;
-        params.pop();
-        Ok(())
-    };
-    for item in items {
-        buf.push(if buf.is_empty() { b'[' } else { b',' });
-        serde_json::to_writer(&mut buf, item).expect("rows serialise");
-        if buf.len() >= JSON_BATCH_BYTES {
-            flush(&mut buf)?;
-        }
-    }
-    if !buf.is_empty() {
-        flush(&mut buf)?;
+/// Passages per statement: FTS5 writes what it holds in memory as a new
+/// segment at the start of every statement that inserts into it, so more
+/// passages a statement mean fewer, larger segments to merge (a step's
+/// 5,000 passages go in six statements).
+const PASSAGES_PER_STATEMENT: usize = 2048;
+
+/// Inserts rows into `target` (`table (columns)`, the shared columns
+/// first) with multi-row `VALUES` of at most `per_statement` rows (a power
+/// of two): the values every row shares (`fixed`) are bound once as
+/// `?1…?k`, then each row's `width` values (`cells`, row after row) as the
+/// parameters after them. Nothing is written into the statement's text,
+/// and no row passes through JSON.
+fn insert_values(target: &str, fixed: &[StoreValue], width: usize, per_statement: usize, cells: Vec<StoreValue>) -> Result<(), Failure> {
+    let mut rows = cells.len() / width;
+    let mut cells = cells.into_iter();
+    while rows > 0 {
+        let n = if rows >= per_statement { per_statement } else { 1 << rows.ilog2() };
+        let mut params = Vec::with_capacity(fixed.len() + n * width);
+        params.extend_from_slice(fixed);
+        params.extend(cells.by_ref().take(n * width));
+        store::execute(&values_sql(target, fixed.len(), width, n), &params).map_err(db::store_failure)?;
+        rows -= n;
     }
     Ok(())
+}
+
+/// `INSERT INTO {target} VALUES (?1,…,?k,?k+1,…),(?1,…,?k,…),…` for `rows`
+/// rows of `fixed` shared and `width` own parameters.
+fn values_sql(target: &str, fixed: usize, width: usize, rows: usize) -> String {
+    use std::fmt::Write;
+    let mut sql = String::with_capacity(target.len() + 20 + rows * (fixed + width) * 6);
+    let _ = write!(sql, "INSERT INTO {target} VALUES ");
+    let mut next = fixed;
+    for row in 0..rows {
+        sql.push_str(if row == 0 { "(" } else { ",(" });
+        for i in 1..=fixed {
+            let _ = write!(sql, "?{i},");
+        }
+        for j in 0..width {
+            next += 1;
+            let _ = write!(sql, "{}?{next}", if j == 0 { "" } else { "," });
+        }
+        sql.push(')');
+    }
+    sql
 }
 
 /// A declared field of the source.
@@ -244,4 +272,15 @@ pub(super) fn batch<'a>(v: &'a Version, p: &Payload) -> Result<Batch<'a>, Failur
         untyped: p.untyped,
         pending: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::values_sql;
+
+    #[test]
+    fn values_bind_the_shared_parameters_once_and_each_row_after_them() {
+        assert_eq!(values_sql("t (a, b, c)", 1, 2, 1), "INSERT INTO t (a, b, c) VALUES (?1,?2,?3)");
+        assert_eq!(values_sql("t (a, b, c, d, e)", 2, 3, 3), "INSERT INTO t (a, b, c, d, e) VALUES (?1,?2,?3,?4,?5),(?1,?2,?6,?7,?8),(?1,?2,?9,?10,?11)");
+    }
 }
