@@ -229,8 +229,12 @@ pub fn column_type(c: &Column) -> String {
 /// column), given its cells by position (missing ones are empty); each
 /// cell that does not fit its type is null and calls `misfit`.
 pub fn interpret_row<'c>(cols: &[Column], types: &[&str], cell: impl Fn(usize) -> Option<&'c str>, mut misfit: impl FnMut(&Column, &str, String)) -> String {
-    let mut obj = serde_json::Map::with_capacity(cols.len());
-    for (c, ty) in cols.iter().zip(types) {
+    // The object written as it goes, in column order (field keys are
+    // unique per version): what serde_json writes for a map that keeps
+    // insertion order, without building one and cloning every key.
+    let mut out = Vec::with_capacity(16 * cols.len() + 2);
+    out.push(b'{');
+    for (i, (c, ty)) in cols.iter().zip(types).enumerate() {
         let cell = cell(c.position as usize).unwrap_or_default();
         let value = match infer::interpret_cell(ty, cell, c.stats.sheet_date.as_ref()) {
             Ok(v) => v,
@@ -239,9 +243,15 @@ pub fn interpret_row<'c>(cols: &[Column], types: &[&str], cell: impl Fn(usize) -
                 serde_json::Value::Null
             }
         };
-        obj.insert(c.key.clone(), value);
+        if i > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, c.key.as_str()).expect("a key serialises");
+        out.push(b':');
+        serde_json::to_writer(&mut out, &value).expect("a value serialises");
     }
-    serde_json::Value::Object(obj).to_string()
+    out.push(b'}');
+    String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
 /// After the last parse step: type the columns and move to `validating`.
