@@ -331,37 +331,38 @@ pub fn interpret(ty: &str, cell: &str) -> Result<Value, String> {
     if s.is_empty() {
         return Ok(Value::Null);
     }
-    let shown: String = s.chars().take(40).collect();
+    // The cell as an issue shows it, made only for an issue (not once a cell).
+    let shown = || s.chars().take(40).collect::<String>();
     match ty {
         "text" => Ok(Value::String(cell.to_string())),
-        "integer" => s.parse::<i64>().map(Value::from).map_err(|_| format!("`{shown}` is not an integer")),
+        "integer" => s.parse::<i64>().map(Value::from).map_err(|_| format!("`{}` is not an integer", shown())),
         "number" => {
             if let Ok(i) = s.parse::<i64>() {
                 return Ok(Value::from(i));
             }
-            s.parse::<f64>().ok().filter(|f| f.is_finite() && is_number(s)).and_then(serde_json::Number::from_f64).map(Value::Number).ok_or_else(|| format!("`{shown}` is not a number"))
+            s.parse::<f64>().ok().filter(|f| f.is_finite() && is_number(s)).and_then(serde_json::Number::from_f64).map(Value::Number).ok_or_else(|| format!("`{}` is not a number", shown()))
         }
         "boolean" => match s.to_ascii_lowercase().as_str() {
             "true" | "yes" | "1" => Ok(Value::Bool(true)),
             "false" | "no" | "0" => Ok(Value::Bool(false)),
-            _ => Err(format!("`{shown}` is not a boolean (true/false, yes/no, 1/0)")),
+            _ => Err(format!("`{}` is not a boolean (true/false, yes/no, 1/0)", shown())),
         },
-        "date" => iso_date(s).or_else(|| slash_date(s)).map(Value::String).ok_or_else(|| format!("`{shown}` is not a date (YYYY-MM-DD or D/M/YYYY)")),
+        "date" => iso_date(s).or_else(|| slash_date(s)).map(Value::String).ok_or_else(|| format!("`{}` is not a date (YYYY-MM-DD or D/M/YYYY)", shown())),
         "datetime" => {
             if is_datetime(s) {
                 Ok(Value::String(s.to_string()))
             } else if let Some(d) = iso_date(s) {
                 Ok(Value::String(format!("{d}T00:00:00Z")))
             } else {
-                Err(format!("`{shown}` is not a date-time (YYYY-MM-DDTHH:MM[:SS][Z|±HH:MM])"))
+                Err(format!("`{}` is not a date-time (YYYY-MM-DDTHH:MM[:SS][Z|±HH:MM])", shown()))
             }
         }
-        "phone" => phone_value(s).map(Value::String).ok_or_else(|| format!("`{shown}` is not a phone number (8 to 15 digits, optional leading +)")),
+        "phone" => phone_value(s).map(Value::String).ok_or_else(|| format!("`{}` is not a phone number (8 to 15 digits, optional leading +)", shown())),
         "email" => {
             if is_email(s) {
                 Ok(Value::String(s.to_string()))
             } else {
-                Err(format!("`{shown}` is not an email address"))
+                Err(format!("`{}` is not an email address", shown()))
             }
         }
         other => Err(format!("unknown type `{other}`")),
