@@ -1,9 +1,9 @@
 //! Logging through `tracing`: one JSON line per event on stderr, filtered
 //! by `RUST_LOG` (default `info`). Lines are formatted on the caller's
-//! thread and written by a background thread that gathers them for a few
-//! milliseconds (`batched.rs`, lossy): a request never waits for a write
-//! to stderr, and a full, slow or broken stderr drops lines instead of
-//! slowing or stopping the service.
+//! thread and written by a background thread (`tracing-appender`'s
+//! non-blocking writer, lossy): a request never waits for a write to
+//! stderr, and a full, slow or broken stderr drops lines instead of slowing
+//! or stopping the service.
 //!
 //! Callers never pass secrets, keys, request bodies, query strings (they can
 //! carry mobile numbers) or provider ids.
@@ -19,15 +19,18 @@
 //! A test finds an event by its message and reads its fields from the JSON
 //! line (`log_event` in tests/api/harness.rs), never by searching the text.
 
-pub mod batched;
 mod json_line;
 
 use tracing_subscriber::EnvFilter;
 
+/// Lines buffered for the writer thread before new ones are dropped.
+const BUFFERED_LINES: usize = 64 * 1024;
+
 /// Installs the subscriber. Keep the guard alive until the process ends:
 /// dropping it flushes what is buffered.
-pub fn init() -> batched::Guard {
-    let (writer, guard) = batched::start(std::io::stderr());
+pub fn init() -> tracing_appender::non_blocking::WorkerGuard {
+    let stderr = std::io::BufWriter::with_capacity(64 << 10, std::io::stderr());
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default().buffered_lines_limit(BUFFERED_LINES).lossy(true).thread_name("log-writer").finish(stderr);
     // libsql's replica client says "handshake with primary" at info on
     // every periodic sync, and warns of any fetch slower than its average;
     // its errors are what we want.
