@@ -212,7 +212,7 @@ impl Runner {
             }
         }
         let batched = self.batched.get_or_insert_with(|| host.components().batched_kinds());
-        for batch in batches(remote, batched, self.config.batch_split.parts, self.config.batch_split.min) {
+        for batch in batches(remote, batched, self.config.batch_split) {
             self.calling_out.fetch_add(1, Ordering::SeqCst);
             let (host, node, in_flight, calling_out, unsettled) = (host.clone(), self.node.clone(), self.in_flight.clone(), self.calling_out.clone(), self.unsettled.clone());
             let (wake, group, slots) = (self.wake.clone(), self.group.clone(), slots.clone());

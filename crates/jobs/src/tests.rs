@@ -318,7 +318,7 @@ fn batches_hold_one_batched_kind_of_one_business() {
     claims.push(claim_of("b0", "webhooks.deliver", "b"));
     claims.push(claim_of("m0", "messaging.deliver", "a"));
     claims.push(claim_of("m1", "messaging.deliver", "a"));
-    let out = batches(claims, &batched, 2, BATCH_MIN_SPLIT);
+    let out = batches(claims, &batched, BatchSplit { parts: 2, min: BATCH_MIN_SPLIT });
     let ids = |b: &Vec<Claim>| b.iter().map(|c| c.id.as_str()).collect::<Vec<_>>().join(",");
     let listed: Vec<String> = out.iter().map(ids).collect();
     // Kinds without a batch form run alone; one business's deliveries in
@@ -326,10 +326,10 @@ fn batches_hold_one_batched_kind_of_one_business() {
     assert_eq!(listed, ["m0", "m1", "a0,a2,a4,a6,a8", "a1,a3,a5,a7,a9", "b0"]);
     // A few are not split: one step.
     let few: Vec<Claim> = (0..7).map(|i| claim_of(&format!("a{i}"), "webhooks.deliver", "a")).collect();
-    assert_eq!(batches(few, &batched, 2, BATCH_MIN_SPLIT).len(), 1);
+    assert_eq!(batches(few, &batched, BatchSplit { parts: 2, min: BATCH_MIN_SPLIT }).len(), 1);
     // Past BATCH_MAX a group takes more batches, none larger than it.
     let many: Vec<Claim> = (0..40).map(|i| claim_of(&format!("a{i}"), "webhooks.deliver", "a")).collect();
-    let out = batches(many, &batched, 2, BATCH_MIN_SPLIT);
+    let out = batches(many, &batched, BatchSplit { parts: 2, min: BATCH_MIN_SPLIT });
     assert_eq!(out.len(), 3);
     assert!(out.iter().all(|b| b.len() <= BATCH_MAX && b.iter().all(|c| c.business_id == "a")));
     assert_eq!(out.iter().map(Vec::len).sum::<usize>(), 40);

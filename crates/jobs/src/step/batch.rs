@@ -13,11 +13,10 @@ pub const BATCH_MIN_SPLIT: usize = 4;
 
 /// Splits claims into what one step runs: the claims of a kind the
 /// dispatcher runs several at a time (`batched`), of one business, in
-/// batches of at most [`BATCH_MAX`], and into up to `parts` batches of at
-/// least `min_split` ([`BATCH_MIN_SPLIT`]: so that the steps keep every
-/// core busy);
-/// every other claim alone.
-pub fn batches(claims: Vec<Claim>, batched: &[String], parts: usize, min_split: usize) -> Vec<Vec<Claim>> {
+/// batches of at most [`BATCH_MAX`], and as `split` says into up to
+/// `parts` batches of at least `min` claims (by default [`BATCH_MIN_SPLIT`]:
+/// so that the steps keep every core busy); every other claim alone.
+pub fn batches(claims: Vec<Claim>, batched: &[String], split: BatchSplit) -> Vec<Vec<Claim>> {
     let mut out = Vec::new();
     let mut groups: Vec<Vec<Claim>> = Vec::new();
     for c in claims {
@@ -32,12 +31,12 @@ pub fn batches(claims: Vec<Claim>, batched: &[String], parts: usize, min_split: 
     }
     for group in groups {
         let n = group.len();
-        let count = n.div_ceil(BATCH_MAX).max(parts.min(n / min_split.max(1))).max(1);
-        let mut split: Vec<Vec<Claim>> = (0..count).map(|_| Vec::new()).collect();
+        let count = n.div_ceil(BATCH_MAX).max(split.parts.min(n / split.min.max(1))).max(1);
+        let mut shares: Vec<Vec<Claim>> = (0..count).map(|_| Vec::new()).collect();
         for (i, c) in group.into_iter().enumerate() {
-            split[i % count].push(c);
+            shares[i % count].push(c);
         }
-        out.extend(split);
+        out.extend(shares);
     }
     out
 }
