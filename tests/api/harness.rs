@@ -34,8 +34,23 @@ impl Drop for DataDir {
     }
 }
 
+/// A port nothing listens on now, and one this test process has not handed
+/// out before: between this call and the server's bind the port is free,
+/// and two tests running side by side could otherwise be given the same
+/// one. The server that lost the bind exits, but the harness would already
+/// have found the other test's server answering there and used it (keys of
+/// another data dir: "the API key is not valid").
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    static HANDED_OUT: Mutex<Vec<u16>> = Mutex::new(Vec::new());
+    let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+    for _ in 0..1000 {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        if !handed_out.contains(&port) {
+            handed_out.push(port);
+            return port;
+        }
+    }
+    panic!("no port left that this test process has not used");
 }
 
 /// Passed to every server the harness starts: the tests' webhook receivers
