@@ -271,46 +271,45 @@ pub(crate) struct ServeArgs {
 /// compare a measured change with the way before it (or one measured and
 /// left off with the way it replaced). Not product settings: hidden from
 /// `--help`, and set as their `SWITCHBOARD_*` variables (bench scripts'
-/// `A_ENV`/`B_ENV`), or as the hidden flags. Every value is taken, as when
-/// each crate read its own variable; one left out keeps the default of the
+/// `A_ENV`/`B_ENV`), or as the hidden flags. A malformed value is refused
+/// at start, as every serve setting's is (a typo in an A/B run must not
+/// measure the default twice); one left out keeps the default of the
 /// crate it configures (`main.rs` hands each down: the storage's
 /// `OpenOptions`, the job runner's `RunnerConfig`, the engine's `Setup`).
 #[derive(Args)]
 pub(crate) struct BenchSwitches {
     /// `0`: every writer is served in arrival order at a database's write gate, not requests' writes first.
-    #[arg(long, env = "SWITCHBOARD_WRITE_PRIORITY", hide = true, value_name = "0", value_parser = unless_zero())]
+    #[arg(long, env = "SWITCHBOARD_WRITE_PRIORITY", hide = true, value_name = "0|1", value_parser = zero_or_one)]
     pub(crate) write_priority: Option<bool>,
     /// `0`: a replica's writer pulls before every request batch instead of carrying on from the batches before.
-    #[arg(long, env = "SWITCHBOARD_SHIP_CARRY", hide = true, value_name = "0", value_parser = unless_zero())]
+    #[arg(long, env = "SWITCHBOARD_SHIP_CARRY", hide = true, value_name = "0|1", value_parser = zero_or_one)]
     pub(crate) ship_carry: Option<bool>,
-    /// `PARTS,MIN`: a round's batched job claims are split into up to PARTS steps of at least MIN claims (another value keeps the default).
-    #[arg(long, env = "SWITCHBOARD_JOB_BATCH_SPLIT", hide = true, value_name = "PARTS,MIN", value_parser = batch_split())]
+    /// `PARTS,MIN`: a round's batched job claims are split into up to PARTS steps of at least MIN claims.
+    #[arg(long, env = "SWITCHBOARD_JOB_BATCH_SPLIT", hide = true, value_name = "PARTS,MIN", value_parser = batch_split)]
     pub(crate) job_batch_split: Option<crate::jobs::BatchSplit>,
     /// `1`: reads run on the tokio worker instead of the reader threads.
-    #[arg(long, env = "SWITCHBOARD_ASYNC_READS", hide = true, value_name = "1", value_parser = only_one())]
+    #[arg(long, env = "SWITCHBOARD_ASYNC_READS", hide = true, value_name = "0|1", value_parser = zero_or_one)]
     pub(crate) async_reads: Option<bool>,
     /// `0`: a fresh instance per call, none kept warm for the business's next.
-    #[arg(long, env = "SWITCHBOARD_WARM_INSTANCES", hide = true, value_name = "0", value_parser = unless_zero())]
+    #[arg(long, env = "SWITCHBOARD_WARM_INSTANCES", hide = true, value_name = "0|1", value_parser = zero_or_one)]
     pub(crate) warm_instances: Option<bool>,
     /// Set to anything: wasmtime writes /tmp/perf-PID.map, so `perf report` names guest functions.
     #[arg(long, env = "SWITCHBOARD_PERF_MAP", hide = true, value_name = "ANY")]
     pub(crate) perf_map: Option<std::ffi::OsString>,
 }
 
-/// A switch that is on unless its value is `0` (any other, an empty one
-/// included, leaves it on).
-fn unless_zero() -> impl clap::builder::TypedValueParser<Value = bool> {
-    clap::builder::OsStringValueParser::new().map(|v| v != "0")
+/// A switch: `1` on, `0` off, anything else refused.
+fn zero_or_one(value: &str) -> Result<bool, String> {
+    match value {
+        "1" => Ok(true),
+        "0" => Ok(false),
+        _ => Err("must be 0 (off) or 1 (on)".into()),
+    }
 }
 
-/// A switch that is on only when its value is `1`.
-fn only_one() -> impl clap::builder::TypedValueParser<Value = bool> {
-    clap::builder::OsStringValueParser::new().map(|v| v == "1")
-}
-
-/// `PARTS,MIN`; any other value is the default split.
-fn batch_split() -> impl clap::builder::TypedValueParser<Value = crate::jobs::BatchSplit> {
-    clap::builder::OsStringValueParser::new().map(|v| v.to_str().and_then(crate::jobs::BatchSplit::parse).unwrap_or_default())
+/// `PARTS,MIN`, both whole numbers; anything else refused.
+fn batch_split(value: &str) -> Result<crate::jobs::BatchSplit, String> {
+    crate::jobs::BatchSplit::parse(value).ok_or_else(|| "must be PARTS,MIN (two whole numbers, e.g. 5,2)".into())
 }
 
 impl ServeArgs {
@@ -414,18 +413,22 @@ mod tests {
         }
     }
 
-    /// Each bench switch takes every value as its crate read its variable
-    /// before (`0` turns off, `1` turns on, anything else the default; a
-    /// malformed split is the default one), and none is in `--help`.
+    /// Each bench switch takes `0` and `1` (a split `PARTS,MIN`), refuses
+    /// any other value with its name in the message, and none is in
+    /// `--help`.
     #[test]
-    fn bench_switches_take_every_value_and_stay_hidden() {
-        let s = switches(&["--write-priority", "0", "--ship-carry", "", "--warm-instances", "no", "--async-reads", "true", "--job-batch-split", " 5 , 2", "--perf-map", ""]);
-        assert_eq!((s.write_priority, s.ship_carry, s.warm_instances, s.async_reads), (Some(false), Some(true), Some(true), Some(false)));
+    fn bench_switches_take_their_values_refuse_others_and_stay_hidden() {
+        let s = switches(&["--write-priority", "0", "--ship-carry", "1", "--warm-instances", "0", "--async-reads", "1", "--job-batch-split", " 5 , 2", "--perf-map", ""]);
+        assert_eq!((s.write_priority, s.ship_carry, s.warm_instances, s.async_reads), (Some(false), Some(true), Some(false), Some(true)));
         assert_eq!(s.job_batch_split, Some(crate::jobs::BatchSplit { parts: 5, min: 2 }));
         assert!(s.perf_map.is_some(), "set to anything, even nothing");
-        let s = switches(&["--ship-carry", "0", "--async-reads", "1", "--warm-instances", "0", "--job-batch-split", "5"]);
-        assert_eq!((s.ship_carry, s.async_reads, s.warm_instances), (Some(false), Some(true), Some(false)));
-        assert_eq!(s.job_batch_split, Some(crate::jobs::BatchSplit::default()));
+        let s = switches(&[]);
+        assert_eq!((s.write_priority, s.ship_carry, s.warm_instances, s.async_reads, s.job_batch_split), (None, None, None, None, None));
+        for (flag, bad) in [("--write-priority", "no"), ("--ship-carry", ""), ("--warm-instances", "true"), ("--async-reads", "2"), ("--job-batch-split", "5"), ("--job-batch-split", "a,b")] {
+            let refused = Cli::try_parse_from(["switchboard", "serve", flag, bad]).err().unwrap_or_else(|| panic!("{flag} {bad:?} is refused"));
+            let message = refused.to_string();
+            assert!(message.contains(flag) && message.contains("must be"), "{flag} {bad:?}: {message}");
+        }
         let cli = Cli::command();
         let serve = cli.find_subcommand("serve").expect("serve");
         let vars = ["SWITCHBOARD_WRITE_PRIORITY", "SWITCHBOARD_SHIP_CARRY", "SWITCHBOARD_JOB_BATCH_SPLIT", "SWITCHBOARD_ASYNC_READS", "SWITCHBOARD_WARM_INSTANCES", "SWITCHBOARD_PERF_MAP"];
