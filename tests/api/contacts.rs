@@ -289,13 +289,6 @@ fn hundred_thousand_row_import() {
     assert_eq!(one.data()["contacts"][0]["fields"]["ref"], "R99999");
 }
 
-/// A metric's value in the node's `/metrics` text (0 when absent); `name`
-/// includes its labels as the exporter writes them.
-fn metric(s: &Server, name: &str) -> f64 {
-    let text = s.req().get("/metrics").text;
-    text.lines().find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' '))).map_or(0.0, |v| v.trim().parse().unwrap())
-}
-
 /// Issue 41: an import's CSV is parsed in the component's prepare step,
 /// before the write transaction, so the write gate is not held while a
 /// ~10 MB body is parsed: another business's creates are answered while
@@ -333,7 +326,7 @@ fn a_large_import_is_parsed_before_the_write_transaction() {
             answered.store(true, std::sync::atomic::Ordering::SeqCst);
             r
         });
-        poll("the import's prepare step", || (metric(&c.s, "switchboard_prepares_in_flight") >= 1.0).then_some(()));
+        poll("the import's prepare step", || (c.s.metric("switchboard_prepares_in_flight") >= 1.0).then_some(()));
         // Creates of another business, one after another, until the import
         // answers; those answered before it did ran while it was parsed.
         let mut during = 0;
@@ -363,9 +356,9 @@ fn a_large_import_is_parsed_before_the_write_transaction() {
     assert!(during >= 1, "no create of another business was answered while the import was parsed");
     eprintln!("{during} creates answered while the import was parsed");
     // One prepare step ran, the import's; a create has none.
-    assert_eq!(metric(&c.s, r#"switchboard_prepare_seconds_count{operation="importContacts"}"#), 1.0);
-    assert_eq!(metric(&c.s, r#"switchboard_prepare_seconds_count{operation="createContact"}"#), 0.0);
-    assert_eq!(metric(&c.s, "switchboard_prepares_in_flight"), 0.0);
+    assert_eq!(c.s.metric(r#"switchboard_prepare_seconds_count{operation="importContacts"}"#), 1.0);
+    assert_eq!(c.s.metric(r#"switchboard_prepare_seconds_count{operation="createContact"}"#), 0.0);
+    assert_eq!(c.s.metric("switchboard_prepares_in_flight"), 0.0);
     let one = c.list(&format!("&search=%2B1555{:07}", valid - 1));
     assert_eq!(one.data()["contacts"][0]["categories"][0]["id"], json!(cat));
 }

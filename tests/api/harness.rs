@@ -161,6 +161,13 @@ impl Server {
         Req { server: self, key: None, idem: None }
     }
 
+    /// A metric's value in the node's `/metrics` text (0 when absent);
+    /// `name` includes its labels as the exporter writes them.
+    pub fn metric(&self, name: &str) -> f64 {
+        let text = self.req().get("/metrics").text;
+        text.lines().find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' '))).map_or(0.0, |v| v.trim().parse().unwrap())
+    }
+
     pub fn as_key<'a>(&'a self, key: &'a str) -> Req<'a> {
         Req { server: self, key: Some(key.to_string()), idem: None }
     }

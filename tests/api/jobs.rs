@@ -68,3 +68,50 @@ fn two_nodes_on_one_data_dir_never_double_run_a_job() {
     assert_eq!(stored.trim(), format!("{want}|{want}"));
     assert_eq!(sql(&dir.0, "SELECT COUNT(*) FROM jobs WHERE state <> 'done'").trim(), "0");
 }
+
+/// Issue 52: a job step's dispatcher instance runs the same business's
+/// next step (as a request's instance answers its business's next
+/// request), never another business's: each business's deliveries reach
+/// its own receiver, B's first step gets a fresh instance although A's is
+/// idle, and with warm instances off every step gets a fresh one.
+#[test]
+fn job_step_instances_are_reused_within_a_business_only() {
+    let warm_steps = |s: &Server| s.metric(r#"switchboard_job_step_instances_total{origin="warm"}"#);
+    let fresh_steps = |s: &Server| s.metric(r#"switchboard_job_step_instances_total{origin="fresh"}"#);
+    for reuse in [true, false] {
+        let dir = DataDir::new();
+        let s = Server::start_with(&dir.0, if reuse { &[] } else { &["--warm-instances", "0"] });
+        let (rx_a, rx_b) = (Receiver::start(), Receiver::start());
+        let hook = |pnid: &str, url: &str| {
+            let t = tenant(&dir.0, "all");
+            admin(&dir.0, &["channel", "connect", "--business", &t.business, "--channel", "chatapp", "--phone-number-id", pnid]);
+            let body = json!({"businessId": t.business, "channel": "chatapp", "phoneNumberId": pnid, "callbackUrl": url, "events": ["chatapp.message.received"], "externalAutomation": true});
+            s.as_key(&t.key).post("/api/v1/webhook-subscriptions", &body).assert_ok(201);
+            t
+        };
+        let (_a, _b) = (hook("pn-warm-a", &rx_a.url()), hook("pn-warm-b", &rx_b.url()));
+        let inbound = |pnid: &str, from: &str| {
+            admin(&dir.0, &["sandbox", "inbound", "--phone-number-id", pnid, "--from", from, "--text", "hello", "--name", "Ada"]);
+        };
+        // A's deliveries one after another: each is a step of its own.
+        for n in 1..=3 {
+            inbound("pn-warm-a", &format!("+1555000710{n}"));
+            rx_a.wait_for(n);
+        }
+        let (warm, fresh) = (warm_steps(&s), fresh_steps(&s));
+        assert!(fresh >= 1.0, "the first step makes its instance ({warm} warm, {fresh} fresh)");
+        if reuse {
+            assert!(warm >= 2.0, "A's later steps reuse its instance ({warm} warm, {fresh} fresh)");
+        } else {
+            assert_eq!(warm, 0.0, "off, no step reuses an instance");
+        }
+        // B's first delivery: a fresh instance, although A's is idle.
+        inbound("pn-warm-b", "+15550007201");
+        rx_b.wait_for(1);
+        assert!(fresh_steps(&s) > fresh, "another business never gets A's instance");
+        // Each receiver got its own business's deliveries only.
+        let from = |rx: &Receiver| rx.got().iter().map(|d| d.json()["customer"]["mobileE164"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+        assert_eq!(from(&rx_a), ["+15550007101", "+15550007102", "+15550007103"]);
+        assert_eq!(from(&rx_b), ["+15550007201"]);
+    }
+}

@@ -49,6 +49,10 @@ fn describe() {
     describe_histogram!("switchboard_provider_instantiate_seconds", Unit::Seconds, "How long a provider adapter's instance took to make, by kind of adapter.");
     describe_histogram!("switchboard_provider_call_seconds", Unit::Seconds, "How long a whole call into a provider adapter took, by kind of adapter.");
     describe_counter!("switchboard_component_instances_total", "Component instances for requests, by origin: reused from the same business's last request (warm) or made (fresh).");
+    describe_counter!(
+        "switchboard_job_step_instances_total",
+        "Dispatcher instances for job steps (a batch of deliveries is one step), by origin: reused from the same business's last step (warm) or made (fresh)."
+    );
     describe_counter!("switchboard_primary_calls_total", "Calls this node made to its libSQL primary, by kind of call (0 on a node with no primary).");
     describe_gauge!("switchboard_ingestion_rows", Unit::Count, "Rows held by data source ingestions (read at scrape time).");
     describe_gauge!("switchboard_ingestion_versions", Unit::Count, "Data source ingestion versions held (read at scrape time).");
@@ -118,6 +122,7 @@ pub fn start_at_zero(job_kinds: &[String]) {
     }
     for origin in ["warm", "fresh"] {
         counter!("switchboard_component_instances_total", "origin" => origin).increment(0);
+        counter!("switchboard_job_step_instances_total", "origin" => origin).increment(0);
     }
     for call in PRIMARY_CALLS {
         counter!("switchboard_primary_calls_total", "call" => call).increment(0);
@@ -150,6 +155,13 @@ pub fn primary_call(call: &'static str) {
 /// `warm` (the same business's last call left it idle) or `fresh`.
 pub fn component_instance(origin: &'static str) {
     metrics::counter!("switchboard_component_instances_total", "origin" => origin).increment(1);
+}
+
+/// One job step's dispatcher instance (a batch of steps counts once), by
+/// where it came from: `warm` (the same business's last step left it
+/// idle) or `fresh`.
+pub fn job_step_instance(origin: &'static str) {
+    metrics::counter!("switchboard_job_step_instances_total", "origin" => origin).increment(1);
 }
 
 /// One answered request (its status and time to the answer's head).

@@ -3,9 +3,11 @@
 //! dispatcher names the kind in `batched-kinds` (webhook deliveries: their
 //! POSTs go out at once, `http-out.post-many`). One instance, one call, one
 //! lazily begun write transaction for all of them, as [`Components::run_job`]
-//! gives one step.
+//! gives one step (`steps.rs`, which keeps the instance warm for the
+//! business's next step or batch).
 
 use super::imports::LazyWrite;
+use super::steps::StepStore;
 use super::{classify, classify_instantiate, CallError, Components, Job, Outcome, JOB_DEADLINE};
 
 /// What [`Components::run_batch`] hands back, as `run_job` does: the call's
@@ -38,27 +40,37 @@ impl Components {
         };
         let business = jobs.first().map_or("", |j| j.business_id.as_str());
         let kind = jobs.first().map_or("", |j| j.kind.as_str());
-        let mut store = self.store(Some(conn), format!("component=dispatcher jobs={} kind={kind}", jobs.len()), business, JOB_DEADLINE);
+        let StepStore { mut store, instance } = self.step_store(conn, format!("component=dispatcher jobs={} kind={kind}", jobs.len()), business);
         store.data_mut().lazy = Some(LazyWrite::new(lazy_gate));
-        let result = match pre.instantiate(&mut store) {
-            Ok(inst) => inst.switchboard_platform_job_handler().call_run_batch(&mut store, jobs).map_err(classify).and_then(|outcomes| {
+        let (instance, uses) = match instance {
+            Some(warm) => warm,
+            None => match pre.instantiate(&mut store) {
+                Ok(instance) => (instance, 0),
+                Err(e) => {
+                    let e = classify_instantiate(e);
+                    // Nothing ran: the same connection and gate go to a fresh store.
+                    if self.made_room(&e) {
+                        let mut state = store.into_data();
+                        let gate = state.lazy.take().map(LazyWrite::into_gate).expect("set above");
+                        return self.run_batch(state.take_conn(), jobs, gate);
+                    }
+                    let (conn, parts) = self.end_step(store, None, business);
+                    return (conn, parts, Err(e));
+                }
+            },
+        };
+        let result = instance.switchboard_platform_job_handler().call_run_batch(&mut store, jobs).map_err(classify);
+        let kept = result.is_ok().then_some((instance, uses));
+        let (conn, parts) = self.end_step(store, kept, business);
+        let result = result.and_then(
+            |outcomes| {
                 if outcomes.len() == jobs.len() {
                     Ok(outcomes)
                 } else {
                     Err(CallError::Trap(format!("run-batch answered {} outcomes for {} jobs", outcomes.len(), jobs.len())))
                 }
-            }),
-            Err(e) => match classify_instantiate(e) {
-                // Nothing ran: the same connection and gate go to a fresh store.
-                e if self.made_room(&e) => {
-                    let mut state = store.into_data();
-                    let gate = state.lazy.take().map(LazyWrite::into_gate).expect("set above");
-                    return self.run_batch(state.take_conn(), jobs, gate);
-                }
-                e => Err(e),
             },
-        };
-        let mut state = store.into_data();
-        (state.take_conn(), state.lazy.take().and_then(LazyWrite::into_parts), result)
+        );
+        (conn, parts, result)
     }
 }

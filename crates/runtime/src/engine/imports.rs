@@ -144,9 +144,9 @@ impl RequestState {
         self.log_context = log_context;
     }
 
-    /// Whether the instance may answer another call: a request's state
-    /// (not a job step's), with no resource left in its table and a small
-    /// memory.
+    /// Whether the instance may answer another call: nothing of its last
+    /// call left (connection, a step's gate and job: `steps.rs` hands them
+    /// back first), no resource left in its table, and a small memory.
     pub(super) fn reusable(&self) -> bool {
         self.conn.is_none() && self.lazy.is_none() && self.step.is_none() && self.table.is_empty() && self.limits.small()
     }

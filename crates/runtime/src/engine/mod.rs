@@ -3,8 +3,9 @@
 //! * this file: one wasmtime engine with the pooling allocator and its
 //!   limits, each component compiled once per binary (precompiled artifacts
 //!   cached in the user's cache folder: `crate::compiled`), an
-//!   `InstancePre` per component, a bounded store per request (kept warm
-//!   for the same business's next request, [`warm`]) or job step;
+//!   `InstancePre` per component, a bounded store per request or job step
+//!   (kept warm for the same business's next one, [`warm`]; job steps in
+//!   [`steps`] and [`batch`]);
 //! * [`imports`]: the host side of every platform import a component sees
 //!   (store, jobs, clock, ids, log, http-out) and the per-call state;
 //! * [`providers`]: the registry of provider interfaces (messenger,
@@ -29,6 +30,7 @@ pub mod providers;
 mod reads;
 #[cfg(test)]
 mod retrieval_bench;
+mod steps;
 mod warm;
 
 use crate::compiled::load_or_compile;
@@ -36,7 +38,7 @@ pub use crate::compiled::{artifact_dir, deadline_ticks, pooling, Origin, EPOCH_T
 pub use crate::outbound::OutboundPolicy;
 use anyhow::{Context, Result};
 pub use imports::Capabilities;
-use imports::{LazyWrite, RequestState, StepContext};
+use imports::RequestState;
 pub use providers::ai::ServerAi;
 use providers::{ProviderSettings, Providers};
 pub use reads::AsyncAnswer;
@@ -128,6 +130,9 @@ pub struct Components {
     dispatcher: Option<DispatcherPre<RequestState>>,
     caps: Arc<Capabilities>,
     warm: warm::WarmInstances,
+    /// The dispatcher's instances kept between one business's job steps
+    /// (`steps.rs`).
+    warm_steps: warm::WarmInstances<dispatcher_world::Dispatcher>,
     /// Reads on the tokio worker (`reads.rs`).
     reads: reads::AsyncReads,
 }
@@ -230,7 +235,8 @@ impl Components {
             ticker.increment_epoch();
         })?;
         let caps = Arc::new(Capabilities { outbound, providers, recording_links });
-        Ok(Components { engine, pres, dispatcher, caps, warm: warm::WarmInstances::new(switches.warm_instances), reads })
+        let warm_steps = warm::WarmInstances::with_limit(switches.warm_instances, steps::MAX_IDLE_STEPS);
+        Ok(Components { engine, pres, dispatcher, caps, warm: warm::WarmInstances::new(switches.warm_instances), warm_steps, reads })
     }
 
     pub fn has(&self, name: &str) -> bool {
@@ -241,7 +247,7 @@ impl Components {
     /// more: the pool was full and idle warm instances held slots, which
     /// are dropped now. A request, a prepare step and a job step all ask it.
     fn made_room(&self, e: &CallError) -> bool {
-        matches!(e, CallError::Capacity) && self.warm.clear() + self.reads.clear_warm() > 0
+        matches!(e, CallError::Capacity) && self.warm.clear() + self.warm_steps.clear() + self.reads.clear_warm() > 0
     }
 
     fn store(&self, conn: Option<crate::db::Connection>, log_context: String, business_id: &str, deadline: Duration) -> Store<RequestState> {
@@ -250,43 +256,6 @@ impl Components {
         store.limiter(|s| &mut s.limits);
         store.set_epoch_deadline(deadline_ticks(deadline));
         store
-    }
-
-    /// Runs one job step in the dispatcher, on `conn`. Without `lazy_gate`
-    /// the job runner has opened the transaction already; with it (a step
-    /// that calls out) the step's first write takes the gate and begins it
-    /// on the gate's writer connection, and the guard comes back with the
-    /// step's own connection (the connection returned first is then the
-    /// writer's), so the runner commits the completion in the same
-    /// transaction.
-    pub fn run_job(
-        &self,
-        conn: crate::db::Connection,
-        job: &Job,
-        lazy_gate: Option<crate::db::Gate>,
-    ) -> (crate::db::Connection, Option<(crate::db::WriteGuard, crate::db::Connection)>, Result<Outcome, CallError>) {
-        let Some(pre) = &self.dispatcher else {
-            return (conn, None, Err(CallError::Trap("no dispatcher component in this build".into())));
-        };
-        let mut store = self.store(Some(conn), format!("component=dispatcher job={} kind={}", job.id, job.kind), &job.business_id, JOB_DEADLINE);
-        store.data_mut().lazy = lazy_gate.map(LazyWrite::new);
-        store.data_mut().step = Some(StepContext { job_id: job.id.clone(), fence: job.fence as i64 });
-        let result = match pre.instantiate(&mut store) {
-            Ok(inst) => inst.switchboard_platform_job_handler().call_run(&mut store, job).map_err(classify),
-            Err(e) => match classify_instantiate(e) {
-                // Nothing of the step ran: the same connection (with the
-                // runner's transaction, if it opened one) and the same
-                // gate go to a fresh store.
-                e if !store.data().lazy.as_ref().is_some_and(LazyWrite::began) && self.made_room(&e) => {
-                    let mut state = store.into_data();
-                    let gate = state.lazy.take().map(LazyWrite::into_gate);
-                    return self.run_job(state.take_conn(), job, gate);
-                }
-                e => Err(e),
-            },
-        };
-        let mut state = store.into_data();
-        (state.take_conn(), state.lazy.and_then(LazyWrite::into_parts), result)
     }
 
     /// Calls `handle` of `name`: on a warm instance that last answered the

@@ -16,6 +16,10 @@
 //! `Switches::warm_instances` off (`SWITCHBOARD_WARM_INSTANCES=0`) turns
 //! reuse off (a fresh instance per call, as before): the side-by-side bench
 //! uses it.
+//!
+//! Job steps keep the dispatcher's instances the same way, in a set of
+//! their own (`Components::run_job`, `run_batch`): a step's instance may
+//! run the same business's next step.
 
 use super::bindings::ResourceArea;
 use super::imports::RequestState;
@@ -27,7 +31,8 @@ use wasmtime::Store;
 /// Calls one instance answers before it is dropped: bounds what a guest
 /// allocator's fragmentation can grow to.
 const MAX_USES: u32 = 10_000;
-/// Idle instances kept in all, across components and businesses.
+/// Idle instances kept in all, across components and businesses (a set's
+/// default: `with_limit` sets another).
 const MAX_IDLE: usize = 32;
 /// Idle instances kept per (component, business).
 const MAX_IDLE_PER_KEY: usize = 4;
@@ -56,6 +61,8 @@ impl<I> Warm<I> {
 /// Idle instances by component, then by business.
 pub(super) struct WarmInstances<I = ResourceArea> {
     on: bool,
+    /// Idle instances kept in all (at most `MAX_IDLE`).
+    max_idle: usize,
     idle: Mutex<Idle<I>>,
 }
 
@@ -73,7 +80,12 @@ impl<I> Default for Idle<I> {
 impl<I> WarmInstances<I> {
     /// Idle instances kept when `on`; none otherwise.
     pub fn new(on: bool) -> WarmInstances<I> {
-        WarmInstances { on, idle: Mutex::new(Idle::default()) }
+        Self::with_limit(on, MAX_IDLE)
+    }
+
+    /// Like `new`, keeping at most `max_idle` (capped at `MAX_IDLE`).
+    pub fn with_limit(on: bool, max_idle: usize) -> WarmInstances<I> {
+        WarmInstances { on, max_idle: max_idle.min(MAX_IDLE), idle: Mutex::new(Idle::default()) }
     }
 
     /// An idle instance of `component` that last answered `business`.
@@ -101,7 +113,7 @@ impl<I> WarmInstances<I> {
             drop(idle);
             return;
         }
-        let oldest = if idle.count >= MAX_IDLE { idle.remove_oldest() } else { None };
+        let oldest = if idle.count >= self.max_idle { idle.remove_oldest() } else { None };
         // Keys are allocated only for a component or a business not seen
         // (or pruned) before: the common path finds both.
         if !idle.by_component.contains_key(component) {
@@ -237,5 +249,20 @@ mod tests {
             assert_eq!(w.take("contacts", &business).unwrap().store.data().business_id(), business);
         }
         assert_eq!(w.idle.lock().unwrap().count, 0);
+    }
+
+    #[test]
+    fn a_set_with_a_limit_keeps_that_many_the_newest() {
+        let f = Fixture::new();
+        let w = WarmInstances::<()>::with_limit(true, 3);
+        for n in 0..5 {
+            w.put("dispatcher", &format!("b{n}"), f.warm(&format!("b{n}")));
+        }
+        assert_eq!(w.idle.lock().unwrap().count, 3);
+        assert!(w.take("dispatcher", "b0").is_none() && w.take("dispatcher", "b1").is_none(), "the oldest went first");
+        for n in 2..5 {
+            assert!(w.take("dispatcher", &format!("b{n}")).is_some());
+        }
+        assert_eq!(WarmInstances::<()>::with_limit(true, 1000).max_idle, MAX_IDLE);
     }
 }

@@ -1,0 +1,109 @@
+//! Job steps in the dispatcher: one step ([`Components::run_job`]; several
+//! at once are `batch.rs`), and the dispatcher's instances kept warm
+//! between one business's steps, as requests keep theirs (`warm.rs`).
+//!
+//! A step used to instantiate the dispatcher and drop it (resetting the
+//! memory it dirtied) at its end. The dispatcher keeps nothing between
+//! calls (every step reads its job and the store), so an instance whose
+//! call returned may run the same business's next step; never another
+//! business's. Its connection, its lazily taken gate and its job go back to
+//! the runner first: a warm instance's state holds none of them.
+
+use super::dispatcher_world::Dispatcher;
+use super::imports::{LazyWrite, RequestState, StepContext};
+use super::{classify, classify_instantiate, deadline_ticks, warm, CallError, Components, Job, Outcome, DISPATCHER, JOB_DEADLINE};
+use wasmtime::Store;
+
+/// Idle dispatcher instances kept in all, across businesses: about a
+/// database's job concurrency, so idle ones seldom hold the pool's slots
+/// from work (and they are dropped when the pool is full).
+pub(super) const MAX_IDLE_STEPS: usize = 8;
+
+/// The connection a step's call ran on, and the gate and the step's own
+/// connection when it wrote (`LazyWrite::into_parts`).
+pub(super) type StepEnd = (crate::db::Connection, Option<(crate::db::WriteGuard, crate::db::Connection)>);
+
+/// A store for a step of `business` and, when one was idle, the warm
+/// instance that last ran that business's step (with its uses).
+pub(super) struct StepStore {
+    pub store: Store<RequestState>,
+    pub instance: Option<(Dispatcher, u32)>,
+}
+
+impl Components {
+    /// Runs one job step in the dispatcher, on `conn`. Without `lazy_gate`
+    /// the job runner has opened the transaction already; with it (a step
+    /// that calls out) the step's first write takes the gate and begins it
+    /// on the gate's writer connection, and the guard comes back with the
+    /// step's own connection (the connection returned first is then the
+    /// writer's), so the runner commits the completion in the same
+    /// transaction.
+    pub fn run_job(
+        &self,
+        conn: crate::db::Connection,
+        job: &Job,
+        lazy_gate: Option<crate::db::Gate>,
+    ) -> (crate::db::Connection, Option<(crate::db::WriteGuard, crate::db::Connection)>, Result<Outcome, CallError>) {
+        let Some(pre) = &self.dispatcher else {
+            return (conn, None, Err(CallError::Trap("no dispatcher component in this build".into())));
+        };
+        let StepStore { mut store, instance } = self.step_store(conn, format!("component=dispatcher job={} kind={}", job.id, job.kind), &job.business_id);
+        store.data_mut().lazy = lazy_gate.map(LazyWrite::new);
+        store.data_mut().step = Some(StepContext { job_id: job.id.clone(), fence: job.fence as i64 });
+        let (instance, uses) = match instance {
+            Some(warm) => warm,
+            None => match pre.instantiate(&mut store) {
+                Ok(instance) => (instance, 0),
+                Err(e) => {
+                    let e = classify_instantiate(e);
+                    // Nothing of the step ran: the same connection (with
+                    // the runner's transaction, if it opened one) and the
+                    // same gate go to a fresh store.
+                    if self.made_room(&e) {
+                        let mut state = store.into_data();
+                        let gate = state.lazy.take().map(LazyWrite::into_gate);
+                        return self.run_job(state.take_conn(), job, gate);
+                    }
+                    let (conn, parts) = self.end_step(store, None, &job.business_id);
+                    return (conn, parts, Err(e));
+                }
+            },
+        };
+        let result = instance.switchboard_platform_job_handler().call_run(&mut store, job).map_err(classify);
+        let kept = result.is_ok().then_some((instance, uses));
+        let (conn, parts) = self.end_step(store, kept, &job.business_id);
+        (conn, parts, result)
+    }
+
+    /// The store for a step of `business` on `conn`: a warm instance's,
+    /// renewed, when the business's last step left one idle; else a fresh
+    /// store, to instantiate in.
+    pub(super) fn step_store(&self, conn: crate::db::Connection, log_context: String, business: &str) -> StepStore {
+        match self.warm_steps.take(DISPATCHER, business) {
+            Some(warm::Warm { mut store, instance, uses, .. }) => {
+                store.data_mut().renew(conn, log_context);
+                store.set_epoch_deadline(deadline_ticks(JOB_DEADLINE));
+                crate::metrics::job_step_instance("warm");
+                StepStore { store, instance: Some((instance, uses)) }
+            }
+            None => {
+                crate::metrics::job_step_instance("fresh");
+                StepStore { store: self.store(Some(conn), log_context, business, JOB_DEADLINE), instance: None }
+            }
+        }
+    }
+
+    /// Ends a step: its connection and write parts back to the runner, and
+    /// `kept` (the instance, when its call returned) idle for the
+    /// business's next step.
+    pub(super) fn end_step(&self, mut store: Store<RequestState>, kept: Option<(Dispatcher, u32)>, business: &str) -> StepEnd {
+        let state = store.data_mut();
+        let conn = state.take_conn();
+        let parts = state.lazy.take().and_then(LazyWrite::into_parts);
+        state.step = None;
+        if let Some((instance, uses)) = kept {
+            self.warm_steps.put(DISPATCHER, business, warm::Warm::new(store, instance, uses + 1));
+        }
+        (conn, parts)
+    }
+}
