@@ -40,7 +40,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as J};
-use switchboard_guest::db;
+use switchboard_guest::db::{self, StoreValue};
 use switchboard_guest::{contact, e164, fail, new_id, now, ok, params, req, Failure, HResult, Request, Success, Value};
 
 use crate::csv::{self, Record};
@@ -274,6 +274,11 @@ fn as_map(fields: &[(String, String)]) -> Map<String, J> {
     fields.iter().map(|(k, v)| (k.clone(), J::String(v.clone()))).collect()
 }
 
+/// The columns a batch's new contacts are inserted into: the business and
+/// the time every row shares, then each row's own four. One statement per
+/// batch costs less than a statement per row (`db::insert_values`).
+const INSERTED_COLUMNS: &str = "contacts (business_id, created_at, updated_at, id, mobile, name, fields_json)";
+
 /// Writes one batch: inserts new contacts, updates merged ones, links all of
 /// them to the categories. Drains `batch`.
 fn flush(ctx: &Ctx, batch: &mut Vec<ImportRow>, report: &mut Report, used_keys: &mut [bool], keys: &[String]) -> HResult<()> {
@@ -291,8 +296,12 @@ fn flush(ctx: &Ctx, batch: &mut Vec<ImportRow>, report: &mut Report, used_keys: 
         .map(|(mobile, fields)| (mobile, model::parse_fields(&fields)))
         .collect();
 
-    let mut inserts: Vec<Vec<Value>> = Vec::new();
+    // New contacts' own values, row after row (`INSERTED_COLUMNS`).
+    let mut inserts: Vec<StoreValue> = Vec::new();
     let mut updates: Vec<Vec<Value>> = Vec::new();
+    // A new contact is linked to the categories by the id it gets here
+    // (contact, category, row after row); a merged one by its mobile.
+    let mut new_links: Vec<StoreValue> = Vec::new();
     let mut linked: Vec<String> = Vec::new();
     for row in batch.drain(..) {
         if let Some(current) = seen.get_mut(&row.mobile) {
@@ -309,23 +318,25 @@ fn flush(ctx: &Ctx, batch: &mut Vec<ImportRow>, report: &mut Report, used_keys: 
                 mark_used(&row, used_keys, keys);
             }
             report.merged += 1;
+            linked.push(row.mobile);
         } else {
             let name = row.name.clone().unwrap_or_else(|| row.mobile.clone());
             let fields = as_map(&row.fields);
-            inserts.push(params![new_id(), ctx.biz, &row.mobile, name, J::Object(fields.clone()).to_string(), &ctx.now]);
+            let id = new_id();
+            for category in ctx.categories {
+                new_links.extend([StoreValue::Text(id.clone()), StoreValue::Text(category.clone())]);
+            }
+            inserts.extend([StoreValue::Text(id), StoreValue::Text(row.mobile.clone()), StoreValue::Text(name), StoreValue::Text(J::Object(fields.clone()).to_string())]);
             mark_used(&row, used_keys, keys);
-            seen.insert(row.mobile.clone(), fields);
+            seen.insert(row.mobile, fields);
             report.created += 1;
         }
-        linked.push(row.mobile);
     }
 
-    db::execute_many(
-        "INSERT INTO contacts (id, business_id, mobile, name, fields_json, communication_blocked, created_at, updated_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?6)",
-        &inserts,
-    )?;
+    let now = StoreValue::Text(ctx.now.clone());
+    db::insert_values(INSERTED_COLUMNS, &[StoreValue::Text(ctx.biz.to_string()), now.clone(), now], 4, BATCH, inserts)?;
     db::execute_many("UPDATE contacts SET name = COALESCE(?3, name), fields_json = ?4, updated_at = ?5 WHERE business_id = ?1 AND mobile = ?2", &updates)?;
+    db::insert_values("contact_categories (business_id, contact_id, category_id)", &[StoreValue::Text(ctx.biz.to_string())], 2, BATCH, new_links)?;
     linked.sort_unstable();
     linked.dedup();
     contact::link_categories_by_mobile(ctx.biz, &linked, ctx.categories)?;

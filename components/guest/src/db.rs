@@ -60,6 +60,49 @@ pub fn execute_many(sql: &str, rows: &[Vec<Value>]) -> Result<u64, Failure> {
     store::execute_many(sql, &rows).map_err(store_failure)
 }
 
+/// Inserts rows into `target` (`table (columns)`, the shared columns
+/// first) with multi-row `VALUES` of `per_statement` rows, and what is
+/// left below that in powers of two (few statement shapes): the values every row shares (`fixed`) are bound once as
+/// `?1…?k`, then each row's `width` values (`cells`, row after row) as the
+/// parameters after them. Nothing is written into the statement's text,
+/// and no row passes through JSON. One statement per many rows costs
+/// less than `execute_many`'s statement per row (a data source's rows, a
+/// contacts import).
+pub fn insert_values(target: &str, fixed: &[StoreValue], width: usize, per_statement: usize, cells: Vec<StoreValue>) -> Result<(), Failure> {
+    let mut rows = cells.len() / width;
+    let mut cells = cells.into_iter();
+    while rows > 0 {
+        let n = if rows >= per_statement { per_statement } else { 1 << rows.ilog2() };
+        let mut params = Vec::with_capacity(fixed.len() + n * width);
+        params.extend_from_slice(fixed);
+        params.extend(cells.by_ref().take(n * width));
+        store::execute(&values_sql(target, fixed.len(), width, n), &params).map_err(store_failure)?;
+        rows -= n;
+    }
+    Ok(())
+}
+
+/// `INSERT INTO {target} VALUES (?1,…,?k,?k+1,…),(?1,…,?k,…),…` for `rows`
+/// rows of `fixed` shared and `width` own parameters.
+fn values_sql(target: &str, fixed: usize, width: usize, rows: usize) -> String {
+    use std::fmt::Write;
+    let mut sql = String::with_capacity(target.len() + 20 + rows * (fixed + width) * 6);
+    let _ = write!(sql, "INSERT INTO {target} VALUES ");
+    let mut next = fixed;
+    for row in 0..rows {
+        sql.push_str(if row == 0 { "(" } else { ",(" });
+        for i in 1..=fixed {
+            let _ = write!(sql, "?{i},");
+        }
+        for j in 0..width {
+            next += 1;
+            let _ = write!(sql, "{}?{next}", if j == 0 { "" } else { "," });
+        }
+        sql.push(')');
+    }
+    sql
+}
+
 /// Runs a statement; a `constraint` error (UNIQUE/CHECK) becomes the failure
 /// made by `on_constraint`, e.g. a domain `409`.
 pub fn execute_or(sql: &str, params: &[Value], on_constraint: impl FnOnce() -> Failure) -> Result<u64, Failure> {
@@ -156,6 +199,12 @@ impl From<switchboard_sql::Mismatch> for Failure {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn values_bind_the_shared_parameters_once_and_each_row_after_them() {
+        assert_eq!(super::values_sql("t (a, b, c)", 1, 2, 1), "INSERT INTO t (a, b, c) VALUES (?1,?2,?3)");
+        assert_eq!(super::values_sql("t (a, b, c, d, e)", 2, 3, 3), "INSERT INTO t (a, b, c, d, e) VALUES (?1,?2,?3,?4,?5),(?1,?2,?6,?7,?8),(?1,?2,?9,?10,?11)");
+    }
+
     #[test]
     fn like_wildcards_are_literal() {
         assert_eq!(super::contains_pattern("50%_off\\"), "%50\\%\\_off\\\\%");

@@ -5,7 +5,7 @@
 //! end.
 
 use switchboard_guest::db::{self, StoreValue};
-use switchboard_guest::{knowledge, params, store, Failure, Value};
+use switchboard_guest::{knowledge, params, Failure, Value};
 use switchboard_tabular::infer;
 
 use super::ingest::{add_issues, column_type, interpret_row, load_columns, Column, Payload, Step, Stop, Version, MAX_COLUMNS};
@@ -152,13 +152,13 @@ impl Batch<'_> {
             cells.extend([StoreValue::Integer(number), StoreValue::Text(original), interpreted.map_or(StoreValue::Null, StoreValue::Text)]);
         }
         let stored = cells.len() / 3;
-        insert_values("ingestion_rows (business_id, version_id, row_number, original, interpreted)", &[biz.clone(), id.clone()], 3, ROWS_PER_STATEMENT, cells)?;
+        db::insert_values("ingestion_rows (business_id, version_id, row_number, original, interpreted)", &[biz.clone(), id.clone()], 3, ROWS_PER_STATEMENT, cells)?;
         let mut cells = Vec::with_capacity(self.passages.len() * 2);
         for (number, text) in std::mem::take(&mut self.passages) {
             cells.extend([StoreValue::Integer(number), StoreValue::Text(text)]);
         }
         let fixed = [StoreValue::Text(std::mem::take(&mut self.scope)), biz.clone(), StoreValue::Text(v.source_id.clone()), id.clone()];
-        insert_values("knowledge_fts (scope, business_id, data_source_id, version_id, item, text)", &fixed, 2, PASSAGES_PER_STATEMENT, cells)?;
+        db::insert_values("knowledge_fts (scope, business_id, data_source_id, version_id, item, text)", &fixed, 2, PASSAGES_PER_STATEMENT, cells)?;
         // In key order: neighbouring inserts then land on the same pages
         // of the index.
         let cols = &self.cols;
@@ -168,7 +168,7 @@ impl Batch<'_> {
         for (key, value, number) in lookups {
             cells.extend([StoreValue::Text(key.to_string()), StoreValue::Text(value), StoreValue::Integer(number)]);
         }
-        insert_values("lookup_values (business_id, version_id, field_key, value, row_number)", &[biz, id], 3, ROWS_PER_STATEMENT, cells)?;
+        db::insert_values("lookup_values (business_id, version_id, field_key, value, row_number)", &[biz, id], 3, ROWS_PER_STATEMENT, cells)?;
         add_issues(v, "parse", &self.issues)?;
         let first_new = self.cols.len() - self.new_cols;
         let inserts: Vec<Vec<Value>> = self.cols[first_new..].iter().map(|c| params![&v.biz, &v.id, c.position, &c.name, &c.key, c.ty.as_deref(), c.declared, c.lookup]).collect();
@@ -191,47 +191,6 @@ const ROWS_PER_STATEMENT: usize = 256;
 /// passages a statement mean fewer, larger segments to merge (a step's
 /// 5,000 passages go in six statements).
 const PASSAGES_PER_STATEMENT: usize = 2048;
-
-/// Inserts rows into `target` (`table (columns)`, the shared columns
-/// first) with multi-row `VALUES` of at most `per_statement` rows (a power
-/// of two): the values every row shares (`fixed`) are bound once as
-/// `?1…?k`, then each row's `width` values (`cells`, row after row) as the
-/// parameters after them. Nothing is written into the statement's text,
-/// and no row passes through JSON.
-fn insert_values(target: &str, fixed: &[StoreValue], width: usize, per_statement: usize, cells: Vec<StoreValue>) -> Result<(), Failure> {
-    let mut rows = cells.len() / width;
-    let mut cells = cells.into_iter();
-    while rows > 0 {
-        let n = if rows >= per_statement { per_statement } else { 1 << rows.ilog2() };
-        let mut params = Vec::with_capacity(fixed.len() + n * width);
-        params.extend_from_slice(fixed);
-        params.extend(cells.by_ref().take(n * width));
-        store::execute(&values_sql(target, fixed.len(), width, n), &params).map_err(db::store_failure)?;
-        rows -= n;
-    }
-    Ok(())
-}
-
-/// `INSERT INTO {target} VALUES (?1,…,?k,?k+1,…),(?1,…,?k,…),…` for `rows`
-/// rows of `fixed` shared and `width` own parameters.
-fn values_sql(target: &str, fixed: usize, width: usize, rows: usize) -> String {
-    use std::fmt::Write;
-    let mut sql = String::with_capacity(target.len() + 20 + rows * (fixed + width) * 6);
-    let _ = write!(sql, "INSERT INTO {target} VALUES ");
-    let mut next = fixed;
-    for row in 0..rows {
-        sql.push_str(if row == 0 { "(" } else { ",(" });
-        for i in 1..=fixed {
-            let _ = write!(sql, "?{i},");
-        }
-        for j in 0..width {
-            next += 1;
-            let _ = write!(sql, "{}?{next}", if j == 0 { "" } else { "," });
-        }
-        sql.push(')');
-    }
-    sql
-}
 
 /// A declared field of the source.
 pub(super) struct Declared {
@@ -272,15 +231,4 @@ pub(super) fn batch<'a>(v: &'a Version, p: &Payload) -> Result<Batch<'a>, Failur
         untyped: p.untyped,
         pending: Vec::new(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::values_sql;
-
-    #[test]
-    fn values_bind_the_shared_parameters_once_and_each_row_after_them() {
-        assert_eq!(values_sql("t (a, b, c)", 1, 2, 1), "INSERT INTO t (a, b, c) VALUES (?1,?2,?3)");
-        assert_eq!(values_sql("t (a, b, c, d, e)", 2, 3, 3), "INSERT INTO t (a, b, c, d, e) VALUES (?1,?2,?3,?4,?5),(?1,?2,?6,?7,?8),(?1,?2,?9,?10,?11)");
-    }
 }
