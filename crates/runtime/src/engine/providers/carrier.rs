@@ -336,8 +336,13 @@ mod tests {
         let carrier = sandbox(5);
         let call = placement("+15550001234");
         let placed = carrier.place(&call).unwrap();
-        let (memo, seen) = until(&carrier, &call, Some(placed.memo), |e| matches!(e, CallEvent::Answered));
-        assert!(matches!(seen[0], CallEvent::Ringing));
+        // A placement answered more than a step after it was asked for (a
+        // loaded machine) already brings the ringing.
+        let placed_events: Vec<CallEvent> = placed.events.into_iter().map(|e| e.event).collect();
+        let answered = |e: &CallEvent| matches!(e, CallEvent::Answered);
+        let (memo, seen) = if placed_events.iter().any(answered) { (placed.memo, Vec::new()) } else { until(&carrier, &call, Some(placed.memo), answered) };
+        let seen: Vec<&CallEvent> = placed_events.iter().chain(&seen).collect();
+        assert!(matches!(seen[0], CallEvent::Ringing), "{seen:?}");
         let memo = carrier.say(&call, &memo, "u0", "Hello, this is Ada from Acme.", false).unwrap();
         let (memo, seen) = until(&carrier, &call, Some(memo), |e| matches!(e, CallEvent::CustomerSaid(_)));
         assert!(seen.iter().any(|e| matches!(e, CallEvent::Played(p) if p.utterance_id == "u0" && p.played_percent == 100)));
