@@ -600,7 +600,22 @@ fn writes_under_load_are_answered_while_the_primary_compacts_its_log() {
 /// primary holds each exactly once, and A's metrics show batches carried.
 #[test]
 fn carried_batches_read_their_writes_and_commit_once_beside_another_node() {
-    let nodes = two_nodes(&["--rate-limit-key", "0", "--rate-limit-business", "0"]);
+    writes_beside_another_node(&[], true);
+}
+
+/// The same load with carries off (`--ship-carry 0`, the bench's switch):
+/// every batch pulls before it runs, none is carried, and every promise
+/// holds as above.
+#[test]
+fn with_carries_off_no_batch_is_carried_and_every_write_holds() {
+    writes_beside_another_node(&["--ship-carry", "0"], false);
+}
+
+/// 24 writers at node A and 4 at node B, each reading back what it made
+/// at once, for 5 s; `carries` says whether A's metrics must show carried
+/// batches or none.
+fn writes_beside_another_node(flags: &[&str], carries: bool) {
+    let nodes = two_nodes(&[&["--rate-limit-key", "0", "--rate-limit-business", "0"], flags].concat());
     let biz = business_at(&nodes.primary, &nodes.admin.0, &nodes.a);
     nodes.know(&biz.t);
     let until = Instant::now() + Duration::from_secs(5);
@@ -633,7 +648,12 @@ fn carried_batches_read_their_writes_and_commit_once_beside_another_node() {
     let at_primary = nodes.primary.count(&format!("SELECT COUNT(*) FROM contacts WHERE business_id = '{}'", biz.t.business));
     assert_eq!(at_primary, created.len() as i64, "the primary holds each acknowledged create exactly once");
     let metrics = nodes.a.req().get("/metrics").text;
-    assert!(primary_calls(&metrics, "carried") > 0, "A's writer carried batches under this load:\n{}", metrics.lines().filter(|l| l.contains("primary_calls")).collect::<Vec<_>>().join("\n"));
+    let calls = metrics.lines().filter(|l| l.contains("primary_calls")).collect::<Vec<_>>().join("\n");
+    if carries {
+        assert!(primary_calls(&metrics, "carried") > 0, "A's writer carried batches under this load:\n{calls}");
+    } else {
+        assert_eq!(primary_calls(&metrics, "carried"), 0, "carries are off:\n{calls}");
+    }
     eprintln!(
         "carry: {} creates, A's primary calls: carried {}, sync {}, batch {}, conflict {}",
         created.len(),

@@ -157,8 +157,13 @@ impl Connection {
         // request batch may go on from it (`ship::Carry`); otherwise the
         // replica's file keeps no write of ours: it gets the primary's
         // frames by a pull, and lets that pull in before the round trip.
-        let keep =
-            ship.carry_asked.replace(crate::ship::CarryAsk::No) == crate::ship::CarryAsk::AndKeep && ship.locked.borrow().is_none() && !log.is_empty() && ship.carry.get().is_none_or(|c| c.may_keep());
+        // With carries off (`OpenOptions::ship_carry`) nothing is kept: a
+        // kept transaction would only be rolled back at the next BEGIN.
+        let keep = ship.carry_asked.replace(crate::ship::CarryAsk::No) == crate::ship::CarryAsk::AndKeep
+            && ship.carries
+            && ship.locked.borrow().is_none()
+            && !log.is_empty()
+            && ship.carry.get().is_none_or(|c| c.may_keep());
         if !keep {
             ship.roll_back_local(self)?;
         }
