@@ -6,9 +6,7 @@
 //! gives one step (`steps.rs`, which keeps the instance warm for the
 //! business's next step or batch).
 
-use super::imports::LazyWrite;
-use super::steps::StepStore;
-use super::{classify, classify_instantiate, CallError, Components, Job, Outcome, JOB_DEADLINE};
+use super::{CallError, Components, Job, Outcome, JOB_DEADLINE};
 
 /// What [`Components::run_batch`] hands back, as `run_job` does: the call's
 /// connection, the gate and the steps' own connection when they wrote, and
@@ -35,42 +33,21 @@ impl Components {
     /// transaction on the gate's writer connection. Their outcomes come back
     /// in the order of `jobs`.
     pub fn run_batch(&self, conn: crate::db::Connection, jobs: &[Job], lazy_gate: crate::db::Gate) -> BatchEnd {
-        let Some(pre) = &self.dispatcher else {
-            return (conn, None, Err(CallError::Trap("no dispatcher component in this build".into())));
-        };
         let business = jobs.first().map_or("", |j| j.business_id.as_str());
         let kind = jobs.first().map_or("", |j| j.kind.as_str());
-        let StepStore { mut store, instance } = self.step_store(conn, format!("component=dispatcher jobs={} kind={kind}", jobs.len()), business);
-        store.data_mut().lazy = Some(LazyWrite::new(lazy_gate));
-        let (instance, uses) = match instance {
-            Some(warm) => warm,
-            None => match pre.instantiate(&mut store) {
-                Ok(instance) => (instance, 0),
-                Err(e) => {
-                    let e = classify_instantiate(e);
-                    // Nothing ran: the same connection and gate go to a fresh store.
-                    if self.made_room(&e) {
-                        let mut state = store.into_data();
-                        let gate = state.lazy.take().map(LazyWrite::into_gate).expect("set above");
-                        return self.run_batch(state.take_conn(), jobs, gate);
-                    }
-                    let (conn, parts) = self.end_step(store, None, business);
-                    return (conn, parts, Err(e));
-                }
-            },
-        };
-        let result = instance.switchboard_platform_job_handler().call_run_batch(&mut store, jobs).map_err(classify);
-        let kept = result.is_ok().then_some((instance, uses));
-        let (conn, parts) = self.end_step(store, kept, business);
-        let result = result.and_then(
-            |outcomes| {
-                if outcomes.len() == jobs.len() {
-                    Ok(outcomes)
-                } else {
-                    Err(CallError::Trap(format!("run-batch answered {} outcomes for {} jobs", outcomes.len(), jobs.len())))
-                }
-            },
-        );
-        (conn, parts, result)
+        let log_context = format!("component=dispatcher jobs={} kind={kind}", jobs.len());
+        match self.run_step(conn, log_context, business, Some(lazy_gate), None, |instance, store| instance.switchboard_platform_job_handler().call_run_batch(store, jobs)) {
+            Ok((conn, parts, result)) => (conn, parts, result.and_then(|outcomes| one_each(outcomes, jobs.len()))),
+            Err((conn, gate)) => self.run_batch(conn, jobs, gate.expect("a batch always has its gate")),
+        }
+    }
+}
+
+/// The batch's outcomes when there is one for each of its `jobs` steps.
+fn one_each(outcomes: Vec<Outcome>, jobs: usize) -> Result<Vec<Outcome>, CallError> {
+    if outcomes.len() == jobs {
+        Ok(outcomes)
+    } else {
+        Err(CallError::Trap(format!("run-batch answered {} outcomes for {jobs} jobs", outcomes.len())))
     }
 }

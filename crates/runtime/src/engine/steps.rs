@@ -25,10 +25,16 @@ pub(super) type StepEnd = (crate::db::Connection, Option<(crate::db::WriteGuard,
 
 /// A store for a step of `business` and, when one was idle, the warm
 /// instance that last ran that business's step (with its uses).
-pub(super) struct StepStore {
-    pub store: Store<RequestState>,
-    pub instance: Option<(Dispatcher, u32)>,
+struct StepStore {
+    store: Store<RequestState>,
+    instance: Option<(Dispatcher, u32)>,
 }
+
+/// What a step's call came to: its connection, its write parts and the
+/// call's answer (`Ok`); or, when the pool was full and idle instances
+/// were dropped before anything ran, the connection and the gate back to
+/// run the step again on a fresh store (`Err`).
+pub(super) type Ran<T> = Result<(crate::db::Connection, Option<(crate::db::WriteGuard, crate::db::Connection)>, Result<T, CallError>), (crate::db::Connection, Option<crate::db::Gate>)>;
 
 impl Components {
     /// Runs one job step in the dispatcher, on `conn`. Without `lazy_gate`
@@ -44,12 +50,34 @@ impl Components {
         job: &Job,
         lazy_gate: Option<crate::db::Gate>,
     ) -> (crate::db::Connection, Option<(crate::db::WriteGuard, crate::db::Connection)>, Result<Outcome, CallError>) {
+        let log_context = format!("component=dispatcher job={} kind={}", job.id, job.kind);
+        let step = StepContext { job_id: job.id.clone(), fence: job.fence as i64 };
+        match self.run_step(conn, log_context, &job.business_id, lazy_gate, Some(step), |instance, store| instance.switchboard_platform_job_handler().call_run(store, job)) {
+            Ok(ran) => ran,
+            Err((conn, gate)) => self.run_job(conn, job, gate),
+        }
+    }
+
+    /// Calls the dispatcher for a step of `business` (`call`, on an
+    /// instance and its store): on the instance the business's last step
+    /// left idle, else a new one; the store carries `lazy_gate` and `step`
+    /// while the call runs, and hands both back with the connection after
+    /// it (`end_step`).
+    pub(super) fn run_step<T>(
+        &self,
+        conn: crate::db::Connection,
+        log_context: String,
+        business: &str,
+        lazy_gate: Option<crate::db::Gate>,
+        step: Option<StepContext>,
+        call: impl FnOnce(&Dispatcher, &mut Store<RequestState>) -> wasmtime::Result<T>,
+    ) -> Ran<T> {
         let Some(pre) = &self.dispatcher else {
-            return (conn, None, Err(CallError::Trap("no dispatcher component in this build".into())));
+            return Ok((conn, None, Err(CallError::Trap("no dispatcher component in this build".into()))));
         };
-        let StepStore { mut store, instance } = self.step_store(conn, format!("component=dispatcher job={} kind={}", job.id, job.kind), &job.business_id);
+        let StepStore { mut store, instance } = self.step_store(conn, log_context, business);
         store.data_mut().lazy = lazy_gate.map(LazyWrite::new);
-        store.data_mut().step = Some(StepContext { job_id: job.id.clone(), fence: job.fence as i64 });
+        store.data_mut().step = step;
         let (instance, uses) = match instance {
             Some(warm) => warm,
             None => match pre.instantiate(&mut store) {
@@ -62,23 +90,23 @@ impl Components {
                     if self.made_room(&e) {
                         let mut state = store.into_data();
                         let gate = state.lazy.take().map(LazyWrite::into_gate);
-                        return self.run_job(state.take_conn(), job, gate);
+                        return Err((state.take_conn(), gate));
                     }
-                    let (conn, parts) = self.end_step(store, None, &job.business_id);
-                    return (conn, parts, Err(e));
+                    let (conn, parts) = self.end_step(store, None, business);
+                    return Ok((conn, parts, Err(e)));
                 }
             },
         };
-        let result = instance.switchboard_platform_job_handler().call_run(&mut store, job).map_err(classify);
+        let result = call(&instance, &mut store).map_err(classify);
         let kept = result.is_ok().then_some((instance, uses));
-        let (conn, parts) = self.end_step(store, kept, &job.business_id);
-        (conn, parts, result)
+        let (conn, parts) = self.end_step(store, kept, business);
+        Ok((conn, parts, result))
     }
 
     /// The store for a step of `business` on `conn`: a warm instance's,
     /// renewed, when the business's last step left one idle; else a fresh
     /// store, to instantiate in.
-    pub(super) fn step_store(&self, conn: crate::db::Connection, log_context: String, business: &str) -> StepStore {
+    fn step_store(&self, conn: crate::db::Connection, log_context: String, business: &str) -> StepStore {
         match self.warm_steps.take(DISPATCHER, business) {
             Some(warm::Warm { mut store, instance, uses, .. }) => {
                 store.data_mut().renew(conn, log_context);
@@ -96,7 +124,7 @@ impl Components {
     /// Ends a step: its connection and write parts back to the runner, and
     /// `kept` (the instance, when its call returned) idle for the
     /// business's next step.
-    pub(super) fn end_step(&self, mut store: Store<RequestState>, kept: Option<(Dispatcher, u32)>, business: &str) -> StepEnd {
+    fn end_step(&self, mut store: Store<RequestState>, kept: Option<(Dispatcher, u32)>, business: &str) -> StepEnd {
         let state = store.data_mut();
         let conn = state.take_conn();
         let parts = state.lazy.take().and_then(LazyWrite::into_parts);
