@@ -15,8 +15,15 @@
 //! ([`vector_blob`]), or waiting for its ANN index in
 //! `knowledge_vectors_pending` (migration 0043): readers search both.
 
-use crate::db;
+use crate::db::{self, StoreValue};
 use crate::{params, Failure};
+
+/// Passages per statement that inserts them (an unstructured source's
+/// content here, a structured source's rows in the ingestion): FTS5 writes
+/// what it holds in memory as a new segment at the start of every
+/// statement that inserts into it, so more passages a statement mean
+/// fewer, larger segments to merge (5,000 passages go in six statements).
+pub const PASSAGES_PER_STATEMENT: usize = 2048;
 
 /// Characters of one passage of an unstructured source.
 pub const PASSAGE_CHARS: usize = 600;
@@ -98,10 +105,10 @@ pub fn index_content(biz: &str, source_id: &str, content: Option<&str>) -> Resul
     db::execute("DELETE FROM knowledge_fts WHERE knowledge_fts MATCH ?1 AND business_id = ?2", &params![scope_query(source_id, ""), biz])?;
     db::execute("DELETE FROM knowledge_vectors WHERE data_source_id = ?1 AND version_id = '' AND business_id = ?2", &params![source_id, biz])?;
     db::execute("DELETE FROM knowledge_vectors_pending WHERE data_source_id = ?1 AND version_id = '' AND business_id = ?2", &params![source_id, biz])?;
-    let rows: Vec<Vec<crate::Value>> =
-        split_passages(content.unwrap_or_default()).into_iter().enumerate().map(|(i, text)| params![text, scope_token(source_id, ""), biz, source_id, i as i64]).collect();
-    db::execute_many("INSERT INTO knowledge_fts (text, scope, business_id, data_source_id, version_id, item) VALUES (?1, ?2, ?3, ?4, '', ?5)", &rows)?;
-    Ok(())
+    // Many passages a statement (`PASSAGES_PER_STATEMENT`).
+    let cells: Vec<StoreValue> = split_passages(content.unwrap_or_default()).into_iter().enumerate().flat_map(|(i, text)| [StoreValue::Integer(i as i64), StoreValue::Text(text)]).collect();
+    let fixed = [StoreValue::Text(scope_token(source_id, "")), StoreValue::Text(biz.to_string()), StoreValue::Text(source_id.to_string()), StoreValue::Text(String::new())];
+    db::insert_values("knowledge_fts (scope, business_id, data_source_id, version_id, item, text)", &fixed, 2, PASSAGES_PER_STATEMENT, cells)
 }
 
 /// A column's header as passages and lookups show it: its name, or its

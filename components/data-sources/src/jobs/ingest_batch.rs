@@ -158,7 +158,7 @@ impl Batch<'_> {
             cells.extend([StoreValue::Integer(number), StoreValue::Text(text)]);
         }
         let fixed = [StoreValue::Text(std::mem::take(&mut self.scope)), biz.clone(), StoreValue::Text(v.source_id.clone()), id.clone()];
-        db::insert_values("knowledge_fts (scope, business_id, data_source_id, version_id, item, text)", &fixed, 2, PASSAGES_PER_STATEMENT, cells)?;
+        db::insert_values("knowledge_fts (scope, business_id, data_source_id, version_id, item, text)", &fixed, 2, knowledge::PASSAGES_PER_STATEMENT, cells)?;
         // In key order: neighbouring inserts then land on the same pages
         // of the index.
         let cols = &self.cols;
@@ -180,17 +180,11 @@ impl Batch<'_> {
     }
 }
 
-/// Rows per statement of [`insert_values`] (the rows, the lookup keys);
+/// Rows per statement of `db::insert_values` (the rows, the lookup keys);
 /// fewer left over go in statements of a power of two rows each, so a
 /// table's inserts take at most nine statement shapes, each prepared once
 /// by the writer connection's statement cache.
 const ROWS_PER_STATEMENT: usize = 256;
-
-/// Passages per statement: FTS5 writes what it holds in memory as a new
-/// segment at the start of every statement that inserts into it, so more
-/// passages a statement mean fewer, larger segments to merge (a step's
-/// 5,000 passages go in six statements).
-const PASSAGES_PER_STATEMENT: usize = 2048;
 
 /// A declared field of the source.
 pub(super) struct Declared {
