@@ -126,14 +126,16 @@ proxy() {
 # errors} to the results and prints the 2xx rate. A generous --timeout: a
 # slow write counts when it is answered, not as a socket error.
 wrk_writes() {
-  local out before after
-  before=$(curl -sf -m 10 "$2/metrics" || true)
-  out=$(KEY=$3 BIZ=$4 CAT=$5 RUN=$6 timeout $(( DURATION + 60 )) wrk -t2 -c"$CONNS" -d"${DURATION}s" --timeout 30s --latency \
-    -s bench/post_contact.lua "$2/api/v1/contacts" || true)
-  after=$(curl -sf -m 10 "$2/metrics" || true)
-  python3 - "$1" "$7" "$DURATION" "$CONNS" "$out" "$before" "$after" >>"$RESULTS" <<'PY'
+  # wrk's output and the node's /metrics go through files: the metrics
+  # text is longer than one command-line argument may be.
+  curl -sf -m 10 "$2/metrics" >"$TMP/wrk.before" || true
+  KEY=$3 BIZ=$4 CAT=$5 RUN=$6 timeout $(( DURATION + 60 )) wrk -t2 -c"$CONNS" -d"${DURATION}s" --timeout 30s --latency \
+    -s bench/post_contact.lua "$2/api/v1/contacts" >"$TMP/wrk.out" || true
+  curl -sf -m 10 "$2/metrics" >"$TMP/wrk.after" || true
+  python3 - "$1" "$7" "$DURATION" "$CONNS" "$TMP/wrk.out" "$TMP/wrk.before" "$TMP/wrk.after" >>"$RESULTS" <<'PY'
 import json, re, sys
-name, rtt, duration, connections, out, before, after = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], *sys.argv[5:]
+name, rtt, duration, connections = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+out, before, after = (open(path).read() for path in sys.argv[5:8])
 def grab(pattern, default="0"):
     m = re.search(pattern, out, re.M)
     return m.group(1) if m else default
