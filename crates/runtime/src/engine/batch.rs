@@ -6,12 +6,8 @@
 //! gives one step (`steps.rs`, which keeps the instance warm for the
 //! business's next step or batch).
 
+use super::steps::StepEnd;
 use super::{CallError, Components, Job, Outcome, JOB_DEADLINE};
-
-/// What [`Components::run_batch`] hands back, as `run_job` does: the call's
-/// connection, the gate and the steps' own connection when they wrote, and
-/// their outcomes.
-pub type BatchEnd = (crate::db::Connection, Option<(crate::db::WriteGuard, crate::db::Connection)>, Result<Vec<Outcome>, CallError>);
 
 impl Components {
     /// The job kinds the dispatcher runs several at a time (`run-batch`);
@@ -31,8 +27,9 @@ impl Components {
     /// call on `conn`, as [`Self::run_job`] runs one step that calls out:
     /// the first write of any of them takes `lazy_gate` and begins the one
     /// transaction on the gate's writer connection. Their outcomes come back
-    /// in the order of `jobs`.
-    pub fn run_batch(&self, conn: crate::db::Connection, jobs: &[Job], lazy_gate: crate::db::Gate) -> BatchEnd {
+    /// in the order of `jobs`, with the call's connection and write parts
+    /// as `run_job` hands them back.
+    pub fn run_batch(&self, conn: crate::db::Connection, jobs: &[Job], lazy_gate: crate::db::Gate) -> StepEnd<Vec<Outcome>> {
         let business = jobs.first().map_or("", |j| j.business_id.as_str());
         let kind = jobs.first().map_or("", |j| j.kind.as_str());
         let log_context = format!("component=dispatcher jobs={} kind={kind}", jobs.len());

@@ -79,10 +79,6 @@ impl LazyWrite {
     pub fn into_parts(self) -> Option<(crate::db::WriteGuard, crate::db::Connection)> {
         self.guard.zip(self.reader)
     }
-    /// Whether the step took the gate (began its transaction).
-    pub fn began(&self) -> bool {
-        self.guard.is_some()
-    }
     /// The gate, to run a step that never began writing once more.
     pub(super) fn into_gate(self) -> crate::db::Gate {
         debug_assert!(self.guard.is_none(), "only a step that never wrote runs again");

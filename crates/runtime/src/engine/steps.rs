@@ -19,22 +19,15 @@ use wasmtime::Store;
 /// from work (and they are dropped when the pool is full).
 pub(super) const MAX_IDLE_STEPS: usize = 8;
 
-/// The connection a step's call ran on, and the gate and the step's own
-/// connection when it wrote (`LazyWrite::into_parts`).
-pub(super) type StepEnd = (crate::db::Connection, Option<(crate::db::WriteGuard, crate::db::Connection)>);
+/// What a step hands back to the runner: the connection its call ran on,
+/// the gate and the step's own connection when it wrote
+/// (`LazyWrite::into_parts`), and the call's answer.
+pub type StepEnd<T> = (crate::db::Connection, Option<(crate::db::WriteGuard, crate::db::Connection)>, Result<T, CallError>);
 
-/// A store for a step of `business` and, when one was idle, the warm
-/// instance that last ran that business's step (with its uses).
-struct StepStore {
-    store: Store<RequestState>,
-    instance: Option<(Dispatcher, u32)>,
-}
-
-/// What a step's call came to: its connection, its write parts and the
-/// call's answer (`Ok`); or, when the pool was full and idle instances
-/// were dropped before anything ran, the connection and the gate back to
-/// run the step again on a fresh store (`Err`).
-pub(super) type Ran<T> = Result<(crate::db::Connection, Option<(crate::db::WriteGuard, crate::db::Connection)>, Result<T, CallError>), (crate::db::Connection, Option<crate::db::Gate>)>;
+/// What a step's call came to (`Ok`); or, when the pool was full and idle
+/// instances were dropped before anything ran, the connection and the gate
+/// back to run the step again on a fresh store (`Err`).
+type Ran<T> = Result<StepEnd<T>, (crate::db::Connection, Option<crate::db::Gate>)>;
 
 impl Components {
     /// Runs one job step in the dispatcher, on `conn`. Without `lazy_gate`
@@ -44,12 +37,7 @@ impl Components {
     /// step's own connection (the connection returned first is then the
     /// writer's), so the runner commits the completion in the same
     /// transaction.
-    pub fn run_job(
-        &self,
-        conn: crate::db::Connection,
-        job: &Job,
-        lazy_gate: Option<crate::db::Gate>,
-    ) -> (crate::db::Connection, Option<(crate::db::WriteGuard, crate::db::Connection)>, Result<Outcome, CallError>) {
+    pub fn run_job(&self, conn: crate::db::Connection, job: &Job, lazy_gate: Option<crate::db::Gate>) -> StepEnd<Outcome> {
         let log_context = format!("component=dispatcher job={} kind={}", job.id, job.kind);
         let step = StepContext { job_id: job.id.clone(), fence: job.fence as i64 };
         match self.run_step(conn, log_context, &job.business_id, lazy_gate, Some(step), |instance, store| instance.switchboard_platform_job_handler().call_run(store, job)) {
@@ -75,10 +63,23 @@ impl Components {
         let Some(pre) = &self.dispatcher else {
             return Ok((conn, None, Err(CallError::Trap("no dispatcher component in this build".into()))));
         };
-        let StepStore { mut store, instance } = self.step_store(conn, log_context, business);
+        // The instance the business's last step left idle, renewed; else a
+        // fresh store to instantiate in.
+        let (mut store, warm) = match self.warm_steps.take(DISPATCHER, business) {
+            Some(warm::Warm { mut store, instance, uses, .. }) => {
+                store.data_mut().renew(conn, log_context);
+                store.set_epoch_deadline(deadline_ticks(JOB_DEADLINE));
+                crate::metrics::job_step_instance("warm");
+                (store, Some((instance, uses)))
+            }
+            None => {
+                crate::metrics::job_step_instance("fresh");
+                (self.store(Some(conn), log_context, business, JOB_DEADLINE), None)
+            }
+        };
         store.data_mut().lazy = lazy_gate.map(LazyWrite::new);
         store.data_mut().step = step;
-        let (instance, uses) = match instance {
+        let (instance, uses) = match warm {
             Some(warm) => warm,
             None => match pre.instantiate(&mut store) {
                 Ok(instance) => (instance, 0),
@@ -92,39 +93,19 @@ impl Components {
                         let gate = state.lazy.take().map(LazyWrite::into_gate);
                         return Err((state.take_conn(), gate));
                     }
-                    let (conn, parts) = self.end_step(store, None, business);
-                    return Ok((conn, parts, Err(e)));
+                    return Ok(self.end_step(store, None, business, Err(e)));
                 }
             },
         };
         let result = call(&instance, &mut store).map_err(classify);
         let kept = result.is_ok().then_some((instance, uses));
-        let (conn, parts) = self.end_step(store, kept, business);
-        Ok((conn, parts, result))
+        Ok(self.end_step(store, kept, business, result))
     }
 
-    /// The store for a step of `business` on `conn`: a warm instance's,
-    /// renewed, when the business's last step left one idle; else a fresh
-    /// store, to instantiate in.
-    fn step_store(&self, conn: crate::db::Connection, log_context: String, business: &str) -> StepStore {
-        match self.warm_steps.take(DISPATCHER, business) {
-            Some(warm::Warm { mut store, instance, uses, .. }) => {
-                store.data_mut().renew(conn, log_context);
-                store.set_epoch_deadline(deadline_ticks(JOB_DEADLINE));
-                crate::metrics::job_step_instance("warm");
-                StepStore { store, instance: Some((instance, uses)) }
-            }
-            None => {
-                crate::metrics::job_step_instance("fresh");
-                StepStore { store: self.store(Some(conn), log_context, business, JOB_DEADLINE), instance: None }
-            }
-        }
-    }
-
-    /// Ends a step: its connection and write parts back to the runner, and
-    /// `kept` (the instance, when its call returned) idle for the
-    /// business's next step.
-    fn end_step(&self, mut store: Store<RequestState>, kept: Option<(Dispatcher, u32)>, business: &str) -> StepEnd {
+    /// Ends a step: its connection and write parts back to the runner with
+    /// `result`, and `kept` (the instance, when its call returned) idle for
+    /// the business's next step.
+    fn end_step<T>(&self, mut store: Store<RequestState>, kept: Option<(Dispatcher, u32)>, business: &str, result: Result<T, CallError>) -> StepEnd<T> {
         let state = store.data_mut();
         let conn = state.take_conn();
         let parts = state.lazy.take().and_then(LazyWrite::into_parts);
@@ -132,6 +113,6 @@ impl Components {
         if let Some((instance, uses)) = kept {
             self.warm_steps.put(DISPATCHER, business, warm::Warm::new(store, instance, uses + 1));
         }
-        (conn, parts)
+        (conn, parts, result)
     }
 }
