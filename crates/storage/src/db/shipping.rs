@@ -28,8 +28,9 @@ pub(crate) struct Shipping {
     /// holds (`ship::Carry`), and what the next transaction asked for.
     pub(crate) carry: std::cell::Cell<Option<crate::ship::Carry>>,
     pub(crate) carry_asked: std::cell::Cell<crate::ship::CarryAsk>,
-    /// Whether a transaction may go on from a carry at all
-    /// (`OpenOptions::ship_carry`; off, every batch pulls before it runs).
+    /// Whether a commit may keep its local transaction for the next
+    /// request batch, which starts a carry (`OpenOptions::ship_carry`; off,
+    /// no carry ever starts and every batch pulls before it runs).
     pub(crate) carries: bool,
 }
 
@@ -106,7 +107,7 @@ impl Connection {
             // The transaction goes on from the request batches this
             // connection shipped last (`ship::Carry`): no pull, the
             // local transaction already holds what they wrote.
-            if asked != crate::ship::CarryAsk::No && ship.carries && !ship.locking.get() && !self.inner.is_autocommit() && carry.may_go_on() {
+            if asked != crate::ship::CarryAsk::No && !ship.locking.get() && !self.inner.is_autocommit() && carry.may_go_on() {
                 ship.log.borrow_mut().clear();
                 *ship.savepoints.borrow_mut() = Default::default();
                 ship.carry_asked.set(asked);
