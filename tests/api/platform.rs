@@ -497,11 +497,7 @@ fn instances_are_reused_within_a_business_only() {
     let s = Server::start(&dir.0);
     let a = tenant(&dir.0, "all");
     let b = tenant(&dir.0, "all");
-    let metric = |origin: &str| -> f64 {
-        let text = s.req().get("/metrics").text;
-        let name = format!("switchboard_component_instances_total{{origin=\"{origin}\"}} ");
-        text.lines().find_map(|l| l.strip_prefix(name.as_str())).map_or(0.0, |v| v.trim().parse().unwrap())
-    };
+    let metric = |origin: &str| s.metric(&format!("switchboard_component_instances_total{{origin=\"{origin}\"}}"));
     let list = |t: &Tenant| s.as_key(&t.key).get(&format!("/api/v1/contacts?businessId={}", t.business)).assert_ok(200).clone();
     list(&a);
     list(&a);

@@ -402,10 +402,7 @@ fn json_uploads_are_decoded_before_the_write_transaction() {
         csv.push_str(&format!("S{rows:06},{}\n", rows % 97));
         rows += 1;
     }
-    let prepared = |s: &crate::harness::Server| {
-        let text = s.req().get("/metrics").text;
-        text.lines().find_map(|l| l.strip_prefix(r#"switchboard_prepare_seconds_count{operation="uploadDataSourceAsset"} "#).map(|v| v.trim().parse::<u64>().unwrap())).unwrap_or(0)
-    };
+    let prepared = |s: &crate::harness::Server| s.metric(r#"switchboard_prepare_seconds_count{operation="uploadDataSourceAsset"}"#) as u64;
     let v = c.ingest(&src, "parts.csv", "csv", csv.as_bytes());
     let d = c.wait(&v, &["active", "needs_review", "failed"]);
     assert_eq!(d["ingestion"]["stage"], "active", "{d}");
