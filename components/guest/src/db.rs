@@ -62,9 +62,9 @@ pub fn execute_many(sql: &str, rows: &[Vec<Value>]) -> Result<u64, Failure> {
 
 /// Inserts rows into `target` (`table (columns)`, the shared columns
 /// first) with multi-row `VALUES` of `per_statement` rows, and what is
-/// left below that in powers of two (few statement shapes): the values every row shares (`fixed`) are bound once as
-/// `?1…?k`, then each row's `width` values (`cells`, row after row) as the
-/// parameters after them. Nothing is written into the statement's text,
+/// left below that in powers of two (few statement shapes): the values
+/// every row shares (`fixed`) are bound once as `?1…?k`, then each row's
+/// `width` values (`cells`, row after row) as the parameters after them. Nothing is written into the statement's text,
 /// and no row passes through JSON. One statement per many rows costs
 /// less than `execute_many`'s statement per row (a data source's rows, a
 /// contacts import).
